@@ -1,0 +1,54 @@
+// Kiln — reverse-mode autodiff on an eager tape.
+//
+// A tape is recorded only while a grad transform is active (GradScope): outside one, `apply` checks one
+// integer and records nothing. Inside, every op with a watched input (a leaf that the transform watches, or
+// the output of a recorded op) gets a Node holding its inputs, aliases of its outputs and its attributes.
+// `gradient` walks the nodes between the outputs and the leaves in reverse and calls each op's bprop, which
+// is written with Kiln ops: so while an outer transform is active, the backward pass is itself recorded and
+// gradients of gradients work (the "create_graph" semantics of PyTorch, by construction).
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "kiln/op.h"
+
+namespace kiln::autodiff {
+
+// A recorded op application.
+struct Node {
+  OpId op;
+  Attrs attrs;
+  std::vector<Tensor> inputs;       // the inputs as given (with their history)
+  std::vector<Tensor> outputs;      // aliases of the outputs, without history (no reference cycle)
+  std::vector<uint64_t> output_ids; // ids of the real outputs, to find their cotangents
+  uint64_t seq;                     // creation order: reverse order is a valid topological order
+};
+
+// Number of active grad transforms (0: nothing is recorded).
+int grad_level();
+
+// RAII scope of one grad transform. While alive, ops on watched tensors are recorded.
+class GradScope {
+ public:
+  GradScope();
+  ~GradScope();  // unwatches this scope's leaves
+  GradScope(const GradScope&) = delete;
+  GradScope& operator=(const GradScope&) = delete;
+  // Watches `x` in place as a leaf (for Parameters, whose identity must be kept). Returns x.
+  Tensor watch(const Tensor& x);
+  // Returns a new leaf that aliases `x` and is connected to x's history (for function inputs).
+  Tensor watch_input(const Tensor& x);
+ private:
+  std::vector<std::shared_ptr<TensorImpl>> watched_;
+};
+
+// Cotangents of `outputs` (seeded with `sens`, one per output; an undefined sens means ones) with respect to each of
+// `leaves`. A leaf that the outputs do not depend on gets zeros of its shape and dtype. Throws ValueError if
+// sens shapes differ from the outputs. Must be called inside a GradScope that watched the leaves.
+std::vector<Tensor> gradient(const std::vector<Tensor>& outputs, const std::vector<Tensor>& sens,
+                             const std::vector<Tensor>& leaves);
+
+// Drops autodiff history from a tensor (a new alias of its storage).
+Tensor detach(const Tensor& x);
+
+}  // namespace kiln::autodiff

@@ -1,0 +1,96 @@
+// Kiln — element types, NumPy-style type promotion, and 16-bit float storage types.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+namespace kiln {
+
+// The element types a Tensor can hold. The order is the promotion order within a category.
+enum class DType : uint8_t {
+  Bool = 0, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64,
+};
+constexpr int kNumDTypes = 10;
+
+// Size of one element in bytes.
+size_t itemsize(DType t);
+// MindSpore's spelling, e.g. "Float32", "Int64", "Bool", "BFloat16".
+const char* dtype_name(DType t);
+// NumPy's spelling, e.g. "float32", "int64", "bool".
+const char* dtype_numpy_name(DType t);
+inline bool is_floating(DType t) { return t >= DType::Float16; }
+inline bool is_integral(DType t) { return t >= DType::UInt8 && t <= DType::Int64; }
+inline bool is_bool(DType t) { return t == DType::Bool; }
+
+// Result type of a binary op on two tensors (NumPy rules: bool < int < float; within a category the wider type;
+// uint8 with a signed int → the next signed type that holds both; float16 with bfloat16 → float32).
+// `a_weak`/`b_weak` mark 0-d tensors made from Python scalars: a weak operand does not widen the other operand
+// within its category (tensor(float16) + 2.5 stays float16; tensor(int32) + 2.5 becomes float32).
+DType promote_types(DType a, DType b, bool a_weak = false, bool b_weak = false);
+
+// IEEE 754 half precision, stored as bits; arithmetic goes through float.
+struct Half {
+  uint16_t bits = 0;
+  Half() = default;
+  Half(float f);  // round to nearest even
+  operator float() const;
+};
+// bfloat16 (the upper 16 bits of a float32), stored as bits; arithmetic goes through float.
+struct BFloat16 {
+  uint16_t bits = 0;
+  BFloat16() = default;
+  BFloat16(float f) {  // round to nearest even; NaN stays NaN
+    uint32_t u; std::memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) { bits = uint16_t((u >> 16) | 0x40); return; }
+    u += 0x7fffu + ((u >> 16) & 1u);
+    bits = uint16_t(u >> 16);
+  }
+  operator float() const { uint32_t u = uint32_t(bits) << 16; float f; std::memcpy(&f, &u, 4); return f; }
+};
+
+template <typename T> struct dtype_of;
+template <> struct dtype_of<bool> { static constexpr DType value = DType::Bool; };
+template <> struct dtype_of<uint8_t> { static constexpr DType value = DType::UInt8; };
+template <> struct dtype_of<int8_t> { static constexpr DType value = DType::Int8; };
+template <> struct dtype_of<int16_t> { static constexpr DType value = DType::Int16; };
+template <> struct dtype_of<int32_t> { static constexpr DType value = DType::Int32; };
+template <> struct dtype_of<int64_t> { static constexpr DType value = DType::Int64; };
+template <> struct dtype_of<Half> { static constexpr DType value = DType::Float16; };
+template <> struct dtype_of<BFloat16> { static constexpr DType value = DType::BFloat16; };
+template <> struct dtype_of<float> { static constexpr DType value = DType::Float32; };
+template <> struct dtype_of<double> { static constexpr DType value = DType::Float64; };
+
+// The type arithmetic on T is done in: float for the 16-bit float types, T otherwise.
+template <typename T> struct compute_type { using type = T; };
+template <> struct compute_type<Half> { using type = float; };
+template <> struct compute_type<BFloat16> { using type = float; };
+template <typename T> using compute_t = typename compute_type<T>::type;
+
+// Converts one value between element types (bool: nonzero → true; float → int truncates, as static_cast).
+template <typename D, typename S> inline D convert_value(S v) {
+  if constexpr (std::is_same_v<D, S>) return v;
+  else if constexpr (std::is_same_v<D, bool>) return static_cast<compute_t<S>>(v) != compute_t<S>(0);
+  else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) return D(static_cast<float>(static_cast<compute_t<S>>(v)));
+  else return static_cast<D>(static_cast<compute_t<S>>(v));
+}
+
+}  // namespace kiln
+
+// Calls the generic lambda `F` with a value of the C++ element type of `DT` (e.g. `float{}`):
+//   KILN_DISPATCH(dt, [&](auto tag) { using T = decltype(tag); ... });
+#define KILN_DISPATCH(DT, ...)                                                         \
+  [&](auto&& kiln_f_) {                                                                \
+    switch (DT) {                                                                      \
+      case ::kiln::DType::Bool: return kiln_f_(bool{});                                \
+      case ::kiln::DType::UInt8: return kiln_f_(uint8_t{});                            \
+      case ::kiln::DType::Int8: return kiln_f_(int8_t{});                              \
+      case ::kiln::DType::Int16: return kiln_f_(int16_t{});                            \
+      case ::kiln::DType::Int32: return kiln_f_(int32_t{});                            \
+      case ::kiln::DType::Int64: return kiln_f_(int64_t{});                            \
+      case ::kiln::DType::Float16: return kiln_f_(::kiln::Half{});                     \
+      case ::kiln::DType::BFloat16: return kiln_f_(::kiln::BFloat16{});                \
+      case ::kiln::DType::Float32: return kiln_f_(float{});                            \
+      default: return kiln_f_(double{});                                               \
+    }                                                                                  \
+  }(__VA_ARGS__)

@@ -1,0 +1,86 @@
+// The single list of Kiln ops: KILN_OP(Id, "name"). Enums, names and bindings derive from it.
+// The name is MindSpore's primitive name where one exists. Grouped by the file in src/ops/ that defines them.
+// (No include guard: included with different KILN_OP definitions.)
+
+// src/ops/elementwise_binary.cpp
+KILN_OP(Add, "Add")
+KILN_OP(Sub, "Sub")
+KILN_OP(Mul, "Mul")
+KILN_OP(Div, "Div")
+KILN_OP(FloorDiv, "FloorDiv")
+KILN_OP(Mod, "FloorMod")
+KILN_OP(Pow, "Pow")
+KILN_OP(Maximum, "Maximum")
+KILN_OP(Minimum, "Minimum")
+KILN_OP(Equal, "Equal")
+KILN_OP(NotEqual, "NotEqual")
+KILN_OP(Greater, "Greater")
+KILN_OP(GreaterEqual, "GreaterEqual")
+KILN_OP(Less, "Less")
+KILN_OP(LessEqual, "LessEqual")
+KILN_OP(LogicalAnd, "LogicalAnd")
+KILN_OP(LogicalOr, "LogicalOr")
+KILN_OP(LogicalXor, "LogicalXor")
+KILN_OP(Select, "Select")
+
+// src/ops/elementwise_unary.cpp
+KILN_OP(Neg, "Neg")
+KILN_OP(Exp, "Exp")
+KILN_OP(Log, "Log")
+KILN_OP(Sqrt, "Sqrt")
+KILN_OP(Rsqrt, "Rsqrt")
+KILN_OP(Abs, "Abs")
+KILN_OP(Sign, "Sign")
+KILN_OP(Square, "Square")
+KILN_OP(Erf, "Erf")
+KILN_OP(LogicalNot, "LogicalNot")
+KILN_OP(Relu, "ReLU")
+KILN_OP(Sigmoid, "Sigmoid")
+KILN_OP(Tanh, "Tanh")
+KILN_OP(Gelu, "GeLU")
+KILN_OP(Cast, "Cast")
+KILN_OP(Identity, "Identity")
+KILN_OP(StopGradient, "StopGradient")
+
+// src/ops/softmax.cpp
+KILN_OP(Softmax, "Softmax")
+KILN_OP(LogSoftmax, "LogSoftmax")
+
+// src/ops/reduce.cpp
+KILN_OP(ReduceSum, "ReduceSum")
+KILN_OP(ReduceMean, "ReduceMean")
+KILN_OP(ReduceMax, "ReduceMax")
+KILN_OP(ReduceMin, "ReduceMin")
+KILN_OP(ReduceProd, "ReduceProd")
+KILN_OP(Argmax, "Argmax")
+KILN_OP(Argmin, "Argmin")
+
+// src/ops/shape_ops.cpp
+KILN_OP(Reshape, "Reshape")
+KILN_OP(Transpose, "Transpose")
+KILN_OP(BroadcastTo, "BroadcastTo")
+KILN_OP(Concat, "Concat")
+KILN_OP(StridedSlice, "StridedSlice")
+KILN_OP(StridedSliceGrad, "StridedSliceGrad")
+
+// src/ops/index.cpp
+KILN_OP(Gather, "Gather")
+KILN_OP(UnsortedSegmentSum, "UnsortedSegmentSum")
+KILN_OP(NonZero, "NonZero")
+
+// src/ops/matmul.cpp
+KILN_OP(MatMul, "BatchMatMul")
+
+// src/ops/creation.cpp
+KILN_OP(Fill, "Fill")
+KILN_OP(Arange, "Range")
+KILN_OP(StandardNormal, "StandardNormal")
+KILN_OP(UniformReal, "UniformReal")
+KILN_OP(UniformInt, "UniformInt")
+
+// src/ops/state.cpp — ops that write Parameters in place
+KILN_OP(Assign, "Assign")
+KILN_OP(Depend, "Depend")
+KILN_OP(Adam, "Adam")
+KILN_OP(ApplyMomentum, "ApplyMomentum")
+KILN_OP(SGD, "SGD")

@@ -1,0 +1,46 @@
+// Autodiff: GradScope as a Python context manager, gradient(), detach().
+#include <memory>
+
+#include "bindings.h"
+#include "kiln/autodiff.h"
+
+namespace kiln::py {
+namespace {
+// A GradScope whose lifetime is the Python `with` block rather than the Python object's.
+struct PyGradScope {
+  std::unique_ptr<autodiff::GradScope> scope;
+  autodiff::GradScope& get() {
+    KILN_CHECK(scope != nullptr, Runtime, "Kiln: GradScope used outside its `with` block.");
+    return *scope;
+  }
+};
+}  // namespace
+
+void bind_autodiff(nb::module_& m) {
+  nb::class_<PyGradScope>(m, "GradScope",
+                          "One active grad transform: while inside its `with` block, ops on watched tensors are "
+                          "recorded on the tape.")
+      .def(nb::init<>())
+      .def("__enter__", [](PyGradScope& s) -> PyGradScope& { s.scope = std::make_unique<autodiff::GradScope>(); return s; },
+           nb::rv_policy::reference)
+      .def("__exit__", [](PyGradScope& s, nb::handle, nb::handle, nb::handle) { s.scope.reset(); return false; },
+           nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
+      .def("watch", [](PyGradScope& s, const Tensor& x) { return s.get().watch(x); },
+           "Watches a tensor in place as a leaf (Parameters). Returns it.")
+      .def("watch_input", [](PyGradScope& s, const Tensor& x) { return s.get().watch_input(x); },
+           "Returns a new leaf aliasing the tensor (function inputs).");
+  m.def("grad_level", &autodiff::grad_level, "Number of active grad transforms (0: nothing is recorded).");
+  m.def("gradient",
+        [](const std::vector<Tensor>& outputs, const std::vector<std::optional<Tensor>>& sens,
+           const std::vector<Tensor>& leaves) {
+          std::vector<Tensor> s;
+          for (auto& x : sens) s.push_back(x ? *x : Tensor());
+          return autodiff::gradient(outputs, s, leaves);
+        },
+        nb::arg("outputs"), nb::arg("sens"), nb::arg("leaves"),
+        "Cotangents of `outputs` (seeded with `sens`; None entries = ones) w.r.t. each leaf; zeros for "
+        "leaves the outputs do not depend on. Call inside a GradScope that watched the leaves.");
+  m.def("detach", &autodiff::detach, "The same storage without autodiff history.");
+}
+
+}  // namespace kiln::py

@@ -1,0 +1,43 @@
+// Elementwise ops, matmul, creation and random ops. Thin: argument conversion only.
+#include "bindings.h"
+
+namespace kiln::py {
+
+void bind_elementwise(nb::module_& m) {
+  using TL = const TensorLike&;
+#define BIN(NAME) m.def(#NAME, [](TL a, TL b) { return ops::NAME(a, b); }, nb::arg("x"), nb::arg("y"));
+  BIN(add) BIN(sub) BIN(mul) BIN(div) BIN(floor_div) BIN(mod) BIN(pow) BIN(maximum) BIN(minimum)
+  BIN(equal) BIN(not_equal) BIN(greater) BIN(greater_equal) BIN(less) BIN(less_equal)
+  BIN(logical_and) BIN(logical_or) BIN(logical_xor)
+#undef BIN
+#define UN(NAME) m.def(#NAME, [](TL x) { return ops::NAME(x); }, nb::arg("x"));
+  UN(neg) UN(exp) UN(log) UN(sqrt) UN(rsqrt) UN(abs) UN(sign) UN(square) UN(erf) UN(logical_not)
+  UN(relu) UN(sigmoid) UN(tanh) UN(identity) UN(stop_gradient)
+#undef UN
+  m.def("select", [](TL c, TL x, TL y) { return ops::select(c, x, y); }, nb::arg("cond"), nb::arg("x"), nb::arg("y"));
+  m.def("gelu", [](TL x, bool approximate) { return ops::gelu(x, approximate); }, nb::arg("x"),
+        nb::arg("approximate") = false);
+  m.def("clip", [](TL x, std::optional<TensorLike> lo, std::optional<TensorLike> hi) {
+          return ops::clip(x, lo ? lo->t : Tensor(), hi ? hi->t : Tensor());
+        }, nb::arg("x"), nb::arg("lo").none(), nb::arg("hi").none());
+  m.def("cast", [](TL x, DType t) { return ops::cast(x, t); }, nb::arg("x"), nb::arg("dtype"));
+  m.def("matmul", [](TL a, TL b, bool ta, bool tb) { return ops::matmul(a, b, ta, tb); }, nb::arg("a"), nb::arg("b"),
+        nb::arg("transpose_a") = false, nb::arg("transpose_b") = false);
+
+  m.def("full", [](nb::handle shape, double v, DType t) { return ops::full(to_shape(shape, "full"), v, t); },
+        nb::arg("shape"), nb::arg("value"), nb::arg("dtype"));
+  m.def("zeros_like", [](TL x) { return ops::zeros_like(x); });
+  m.def("ones_like", [](TL x) { return ops::ones_like(x); });
+  m.def("arange", &ops::arange, nb::arg("start"), nb::arg("end"), nb::arg("step"), nb::arg("dtype"));
+  m.def("standard_normal", [](nb::handle shape, DType t, uint64_t seed, uint64_t offset) {
+          return ops::standard_normal(to_shape(shape, "randn"), t, seed, offset);
+        }, nb::arg("shape"), nb::arg("dtype"), nb::arg("seed"), nb::arg("offset"));
+  m.def("uniform_real", [](nb::handle shape, DType t, uint64_t seed, uint64_t offset) {
+          return ops::uniform_real(to_shape(shape, "uniform"), t, seed, offset);
+        }, nb::arg("shape"), nb::arg("dtype"), nb::arg("seed"), nb::arg("offset"));
+  m.def("uniform_int", [](nb::handle shape, int64_t lo, int64_t hi, DType t, uint64_t seed, uint64_t offset) {
+          return ops::uniform_int(to_shape(shape, "randint"), lo, hi, t, seed, offset);
+        }, nb::arg("shape"), nb::arg("low"), nb::arg("high"), nb::arg("dtype"), nb::arg("seed"), nb::arg("offset"));
+}
+
+}  // namespace kiln::py

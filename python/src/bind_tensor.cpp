@@ -1,0 +1,193 @@
+// Tensor, DType and conversions between Python objects / NumPy arrays and Tensors.
+#include <nanobind/ndarray.h>
+
+#include "bindings.h"
+#include "kiln/allocator.h"
+
+namespace kiln::py {
+namespace {
+
+nb::object g_converter;  // kiln._convert.to_numpy(obj, dtype) -> C-contiguous ndarray (set from Python)
+nb::object g_factory;    // kiln._convert.make_tensor(input_data, dtype, shape, init) -> Tensor (set from Python)
+
+DType dtype_from_ndarray(const nb::ndarray<>& a) {
+  nb::dlpack::dtype d = a.dtype();
+  using C = nb::dlpack::dtype_code;
+  if (d.code == uint8_t(C::Bool)) return DType::Bool;
+  if (d.code == uint8_t(C::Float)) {
+    if (d.bits == 16) return DType::Float16;
+    if (d.bits == 32) return DType::Float32;
+    if (d.bits == 64) return DType::Float64;
+  }
+  if (d.code == uint8_t(C::Bfloat) && d.bits == 16) return DType::BFloat16;
+  if (d.code == uint8_t(C::Int)) {
+    if (d.bits == 8) return DType::Int8;
+    if (d.bits == 16) return DType::Int16;
+    if (d.bits == 32) return DType::Int32;
+    if (d.bits == 64) return DType::Int64;
+  }
+  if (d.code == uint8_t(C::UInt) && d.bits == 8) return DType::UInt8;
+  KILN_FAIL(Type, "Kiln: unsupported array element type (code ", int(d.code), ", ", int(d.bits), " bits).");
+}
+
+nb::dlpack::dtype dlpack_of(DType t) {
+  using C = nb::dlpack::dtype_code;
+  switch (t) {
+    case DType::Bool: return {uint8_t(C::Bool), 8, 1};
+    case DType::UInt8: return {uint8_t(C::UInt), 8, 1};
+    case DType::Int8: return {uint8_t(C::Int), 8, 1};
+    case DType::Int16: return {uint8_t(C::Int), 16, 1};
+    case DType::Int32: return {uint8_t(C::Int), 32, 1};
+    case DType::Int64: return {uint8_t(C::Int), 64, 1};
+    case DType::Float16: return {uint8_t(C::Float), 16, 1};
+    case DType::BFloat16: return {uint8_t(C::Bfloat), 16, 1};
+    case DType::Float32: return {uint8_t(C::Float), 32, 1};
+    default: return {uint8_t(C::Float), 64, 1};
+  }
+}
+
+// A Tensor copied from a C-contiguous host ndarray.
+Tensor from_ndarray(const nb::ndarray<nb::c_contig, nb::device::cpu>& a) {
+  Shape shape(a.ndim());
+  for (size_t i = 0; i < a.ndim(); ++i) shape[i] = int64_t(a.shape(i));
+  return Tensor::from_data(a.data(), shape, dtype_from_ndarray(a));
+}
+
+// A NumPy array viewing the tensor's storage (kept alive by the array).
+nb::object to_numpy(const Tensor& t) {
+  KILN_CHECK(t.dtype() != DType::BFloat16, Type,
+             "asnumpy: NumPy has no bfloat16; cast the tensor to float32 first (t.astype(kiln.float32)).");
+  auto* keep = new std::shared_ptr<Storage>(t.impl()->storage);
+  nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<Storage>*>(p); });
+  std::vector<size_t> shape(t.shape().begin(), t.shape().end());
+  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
+  nb::ndarray<nb::numpy> arr(t.raw_data(), t.shape().size(), shape.data(), owner, strides.data(), dlpack_of(t.dtype()));
+  return nb::cast(arr, nb::rv_policy::reference);
+}
+
+}  // namespace
+
+Tensor to_tensor(nb::handle obj, const char* what) {
+  if (nb::isinstance<Tensor>(obj)) return nb::cast<const Tensor&>(obj);
+  if (PyBool_Check(obj.ptr())) return Tensor::scalar(obj.ptr() == Py_True ? 1.0 : 0.0, DType::Bool, true);
+  if (PyLong_Check(obj.ptr())) {
+    long long v = PyLong_AsLongLong(obj.ptr());
+    if (v == -1 && PyErr_Occurred()) { PyErr_Clear(); KILN_FAIL(Value, "Kiln: Python int out of the Int64 range."); }
+    Tensor t = Tensor::empty({}, DType::Int64);
+    *t.data<int64_t>() = v;
+    t.impl()->weak = true;
+    return t;
+  }
+  if (PyFloat_Check(obj.ptr())) return Tensor::scalar(PyFloat_AS_DOUBLE(obj.ptr()), DType::Float32, true);
+  KILN_CHECK(g_converter.is_valid(), Runtime, "Kiln: the Python converter is not set (import kiln).");
+  nb::object arr;
+  try {
+    arr = g_converter(obj, nb::none());
+  } catch (nb::python_error& e) {
+    KILN_FAIL(Type, "Kiln: ", what, " of type '", nb::inst_name(obj).c_str(), "' can not be converted to a Tensor.");
+  }
+  return from_ndarray(nb::cast<nb::ndarray<nb::c_contig, nb::device::cpu>>(arr));
+}
+
+std::vector<int64_t> to_axes(nb::handle obj, const char* op) {
+  if (obj.is_none()) return {};
+  if (PyLong_Check(obj.ptr())) return {nb::cast<int64_t>(obj)};
+  if (nb::isinstance<nb::tuple>(obj) || nb::isinstance<nb::list>(obj)) {
+    std::vector<int64_t> r;
+    for (nb::handle h : obj) {
+      KILN_CHECK(PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()), Type, "For '", op,
+                 "', the axis must be an int or a tuple of ints, but got an element of type '",
+                 nb::inst_name(h).c_str(), "'.");
+      r.push_back(nb::cast<int64_t>(h));
+    }
+    return r;
+  }
+  KILN_FAIL(Type, "For '", op, "', the axis must be None, an int or a tuple of ints, but got '",
+            nb::inst_name(obj).c_str(), "'.");
+}
+
+Shape to_shape(nb::handle obj, const char* op) {
+  if (PyLong_Check(obj.ptr())) return {nb::cast<int64_t>(obj)};
+  if (nb::isinstance<nb::tuple>(obj) || nb::isinstance<nb::list>(obj)) {
+    Shape r;
+    for (nb::handle h : obj) {
+      KILN_CHECK(PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()), Type, "For '", op,
+                 "', the shape must be a tuple of ints, but got an element of type '", nb::inst_name(h).c_str(), "'.");
+      r.push_back(nb::cast<int64_t>(h));
+    }
+    return r;
+  }
+  KILN_FAIL(Type, "For '", op, "', the shape must be an int or a tuple of ints, but got '",
+            nb::inst_name(obj).c_str(), "'.");
+}
+
+void bind_tensor(nb::module_& m) {
+  nb::enum_<DType>(m, "DType")
+      .value("Bool", DType::Bool).value("UInt8", DType::UInt8).value("Int8", DType::Int8)
+      .value("Int16", DType::Int16).value("Int32", DType::Int32).value("Int64", DType::Int64)
+      .value("Float16", DType::Float16).value("BFloat16", DType::BFloat16).value("Float32", DType::Float32)
+      .value("Float64", DType::Float64)
+      .def("__str__", [](DType t) { return std::string(dtype_name(t)); })
+      .def("__repr__", [](DType t) { return std::string(dtype_name(t)); });
+  m.def("dtype_itemsize", [](DType t) { return itemsize(t); });
+  m.def("dtype_numpy_name", [](DType t) { return std::string(dtype_numpy_name(t)); });
+  m.def("promote_types", [](DType a, DType b) { return promote_types(a, b); });
+
+  m.def("_set_converter", [](nb::object f) { g_converter = f; });
+  m.def("_set_tensor_factory", [](nb::object f) { g_factory = f; });
+  m.def("_clear_converter", []() { g_converter = nb::object(); g_factory = nb::object(); });
+
+  nb::class_<Tensor>(m, "Tensor", nb::dynamic_attr())
+      .def("__init__",
+           [](Tensor* self, nb::handle input_data, nb::handle dtype, nb::handle shape, nb::handle init, bool internal,
+              bool const_arg) {
+             KILN_CHECK(g_factory.is_valid(), Runtime, "Kiln: the tensor factory is not set (import kiln).");
+             if (nb::isinstance<Tensor>(input_data) && dtype.is_none() && shape.is_none() && init.is_none()) {
+               new (self) Tensor(nb::cast<const Tensor&>(input_data));
+               return;
+             }
+             nb::object r = g_factory(input_data, dtype, shape, init);
+             new (self) Tensor(nb::cast<const Tensor&>(r));
+           },
+           nb::arg("input_data") = nb::none(), nb::arg("dtype") = nb::none(), nb::arg("shape") = nb::none(),
+           nb::arg("init") = nb::none(), nb::arg("internal") = false, nb::arg("const_arg") = false,
+           "Tensor(input_data=None, dtype=None, shape=None, init=None): MindSpore's constructor (see kiln.Tensor).")
+      .def_static("_from_numpy", [](nb::ndarray<nb::c_contig, nb::device::cpu> a) { return from_ndarray(a); },
+                  "Copies a C-contiguous NumPy array into a new Tensor of the same dtype and shape.")
+      .def("asnumpy", &to_numpy, "A NumPy array sharing this tensor's storage (BFloat16: TypeError).")
+      .def_prop_ro("shape", [](const Tensor& t) {
+        nb::tuple r = nb::steal<nb::tuple>(PyTuple_New(Py_ssize_t(t.ndim())));
+        for (int64_t i = 0; i < t.ndim(); ++i) PyTuple_SET_ITEM(r.ptr(), i, PyLong_FromLongLong(t.shape()[size_t(i)]));
+        return r;
+      })
+      .def_prop_ro("dtype", &Tensor::dtype)
+      .def_prop_ro("ndim", &Tensor::ndim)
+      .def_prop_ro("size", &Tensor::numel)
+      .def_prop_ro("itemsize", [](const Tensor& t) { return itemsize(t.dtype()); })
+      .def_prop_ro("nbytes", [](const Tensor& t) { return size_t(t.numel()) * itemsize(t.dtype()); })
+      .def_prop_ro("strides", [](const Tensor& t) {
+        std::vector<int64_t> s(t.strides());
+        for (auto& v : s) v *= int64_t(itemsize(t.dtype()));
+        return nb::tuple(nb::cast(s));
+      })
+      .def_prop_ro("_id", &Tensor::id)
+      .def_prop_ro("_weak", &Tensor::weak)
+      .def_prop_ro("_has_grad_fn", [](const Tensor& t) { return t.impl()->grad_fn != nullptr; })
+      .def("is_contiguous", &Tensor::is_contiguous)
+      .def("contiguous", &Tensor::contiguous)
+      .def("_item", &Tensor::item, "Element 0 as a Python float (ValueError unless exactly one element).")
+      .def("_shares_storage", [](const Tensor& a, const Tensor& b) { return a.impl()->storage == b.impl()->storage; });
+
+  m.def("_allocator_stats", []() {
+    auto s = allocator::stats();
+    nb::dict d;
+    d["bytes_in_use"] = s.bytes_in_use;
+    d["bytes_cached"] = s.bytes_cached;
+    d["peak_bytes_in_use"] = s.peak_bytes_in_use;
+    d["system_allocs"] = s.system_allocs;
+    return d;
+  });
+  m.def("_empty_cache", &allocator::empty_cache);
+}
+
+}  // namespace kiln::py

@@ -1,0 +1,53 @@
+// Shared helpers of the nanobind bindings: the TensorLike argument caster and the per-file bind functions.
+// Bindings stay thin: argument conversion only, no logic that C++ users would also need.
+#pragma once
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "kiln/ops.h"
+
+namespace nb = nanobind;
+
+namespace kiln::py {
+
+// An op argument that accepts a Tensor, a Python bool/int/float (a "weak" 0-d tensor: Bool/Int64/Float32), or
+// anything `kiln.Tensor(...)` accepts (NumPy arrays, lists): the last goes through the Python converter.
+struct TensorLike {
+  Tensor t;
+  operator const Tensor&() const { return t; }
+};
+
+// Converts a Python object to a Tensor as TensorLike does; throws TypeError naming `what` if it cannot.
+Tensor to_tensor(nb::handle obj, const char* what = "argument");
+// Reads an axis argument: None → {} (all axes), int → {i}, tuple/list of ints → as given.
+std::vector<int64_t> to_axes(nb::handle obj, const char* op);
+// Reads a shape: int or tuple/list of ints.
+Shape to_shape(nb::handle obj, const char* op);
+
+void bind_tensor(nb::module_& m);
+void bind_autodiff(nb::module_& m);
+void bind_elementwise(nb::module_& m);
+void bind_reduce_shape(nb::module_& m);
+void bind_nn_ops(nb::module_& m);
+
+}  // namespace kiln::py
+
+namespace nanobind::detail {
+template <> struct type_caster<kiln::py::TensorLike> {
+  NB_TYPE_CASTER(kiln::py::TensorLike, const_name("Tensor"))
+  bool from_python(handle src, uint8_t, cleanup_list*) noexcept {
+    try {
+      value.t = kiln::py::to_tensor(src);
+      return true;
+    } catch (...) {
+      PyErr_Clear();
+      return false;
+    }
+  }
+  static handle from_cpp(const kiln::py::TensorLike& v, rv_policy p, cleanup_list* c) noexcept {
+    return make_caster<kiln::Tensor>::from_cpp(v.t, p, c);
+  }
+};
+}  // namespace nanobind::detail

@@ -1,0 +1,151 @@
+// The eager tape and the reverse pass. See kiln/autodiff.h.
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "kiln/autodiff.h"
+#include "kiln/ops.h"
+
+namespace kiln::autodiff {
+
+namespace {
+thread_local int t_level = 0;         // active GradScopes
+thread_local bool t_recording = true;  // false while an outermost reverse pass runs (nothing can use its tape)
+uint64_t g_seq = 0;
+
+bool tracked(const TensorImpl* t) { return t->grad_fn != nullptr || t->watch_count > 0; }
+
+struct RecordingOff {
+  bool saved;
+  RecordingOff() : saved(t_recording) { t_recording = false; }
+  ~RecordingOff() { t_recording = saved; }
+};
+}  // namespace
+
+int grad_level() { return t_recording ? t_level : 0; }
+
+void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+            const Attrs& attrs) {
+  if (!def.differentiable) return;
+  bool any = false;
+  for (auto& x : inputs) if (tracked(x.impl())) { any = true; break; }
+  if (!any) return;
+  auto node = std::make_shared<Node>();
+  node->op = def.id;
+  node->attrs = attrs;
+  node->inputs = inputs;
+  node->outputs.reserve(outputs.size());
+  for (auto& o : outputs) {
+    // An output that is an input (in-place ops, identity views) keeps its own history.
+    node->outputs.push_back(o.alias());
+    node->output_ids.push_back(o.id());
+  }
+  node->seq = ++g_seq;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    outputs[i].impl()->grad_fn = node;
+    outputs[i].impl()->output_nr = int32_t(i);
+  }
+}
+
+GradScope::GradScope() { t_level++; }
+
+GradScope::~GradScope() {
+  for (auto& impl : watched_) impl->watch_count--;
+  t_level--;
+}
+
+Tensor GradScope::watch(const Tensor& x) {
+  x.impl()->watch_count++;
+  watched_.push_back(x.impl_ptr());
+  return x;
+}
+
+Tensor GradScope::watch_input(const Tensor& x) {
+  // Connected to x's history when an outer transform tracks x, so that outer transforms see through it.
+  Tensor leaf = tracked(x.impl()) ? ops::identity(x) : x.alias();
+  return watch(leaf);
+}
+
+Tensor detach(const Tensor& x) { return x.alias(); }
+
+std::vector<Tensor> gradient(const std::vector<Tensor>& outputs, const std::vector<Tensor>& sens,
+                             const std::vector<Tensor>& leaves) {
+  KILN_CHECK(t_level > 0, Runtime, "Kiln: gradient() must be called inside a GradScope.");
+  KILN_CHECK(sens.empty() || sens.size() == outputs.size(), Value, "Kiln gradient: ", sens.size(),
+             " sens for ", outputs.size(), " outputs.");
+  // The outermost reverse pass need not be recorded: no transform can differentiate it.
+  std::unique_ptr<RecordingOff> off;
+  if (t_level == 1) off = std::make_unique<RecordingOff>();
+
+  std::unordered_set<uint64_t> leaf_ids;
+  for (auto& l : leaves) leaf_ids.insert(l.id());
+
+  // Find the nodes on a path from the outputs to a leaf (memoized DFS, iterative to survive deep tapes).
+  std::unordered_map<Node*, bool> reaches;
+  std::vector<Node*> relevant;
+  {
+    std::vector<std::pair<Node*, size_t>> stack;
+    auto push = [&](Node* n) { if (n && !reaches.count(n)) { reaches[n] = false; stack.push_back({n, 0}); } };
+    for (auto& o : outputs) if (!leaf_ids.count(o.id())) push(o.impl()->grad_fn.get());
+    while (!stack.empty()) {
+      auto& [n, i] = stack.back();
+      if (i < n->inputs.size()) {
+        const Tensor& in = n->inputs[i++];
+        if (!leaf_ids.count(in.id())) push(in.impl()->grad_fn.get());
+        continue;
+      }
+      bool r = false;
+      for (auto& in : n->inputs) {
+        if (leaf_ids.count(in.id())) { r = true; break; }
+        Node* p = in.impl()->grad_fn.get();
+        if (p && reaches[p]) { r = true; break; }
+      }
+      reaches[n] = r;
+      if (r) relevant.push_back(n);
+      stack.pop_back();
+    }
+  }
+  std::sort(relevant.begin(), relevant.end(), [](Node* a, Node* b) { return a->seq > b->seq; });
+
+  std::unordered_map<uint64_t, Tensor> grads;
+  auto accumulate = [&](const Tensor& target, Tensor g) {
+    if (g.shape() != target.shape()) g = ops::sum_to(g, target.shape());
+    if (g.dtype() != target.dtype()) g = ops::cast(g, target.dtype());
+    auto it = grads.find(target.id());
+    if (it == grads.end()) grads.emplace(target.id(), std::move(g));
+    else it->second = ops::add(it->second, g);
+  };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Tensor s = sens.empty() || !sens[i].defined() ? ops::ones_like(outputs[i]) : sens[i];
+    KILN_CHECK(s.shape() == outputs[i].shape(), Value, "Kiln gradient: sens shape ", shape_str(s.shape()),
+               " does not match output shape ", shape_str(outputs[i].shape()), ".");
+    accumulate(outputs[i], s);
+  }
+  for (Node* n : relevant) {
+    std::vector<Tensor> gouts(n->output_ids.size());
+    bool any = false;
+    for (size_t k = 0; k < gouts.size(); ++k) {
+      auto it = grads.find(n->output_ids[k]);
+      if (it != grads.end()) { gouts[k] = it->second; any = true; }
+    }
+    if (!any) continue;
+    const OpDef& def = get_op(n->op);
+    KILN_CHECK(def.bprop != nullptr, Runtime, "Kiln: op '", op_name(n->op), "' has no bprop.");
+    std::vector<Tensor> gin = def.bprop(n->inputs, n->outputs, gouts, n->attrs);
+    for (size_t i = 0; i < n->inputs.size() && i < gin.size(); ++i) {
+      if (!gin[i].defined()) continue;
+      const Tensor& in = n->inputs[i];
+      Node* p = in.impl()->grad_fn.get();
+      if (leaf_ids.count(in.id()) || (p && reaches[p])) accumulate(in, gin[i]);
+    }
+  }
+  std::vector<Tensor> result;
+  result.reserve(leaves.size());
+  for (auto& l : leaves) {
+    auto it = grads.find(l.id());
+    result.push_back(it != grads.end() ? it->second : ops::zeros_like(l));
+  }
+  return result;
+}
+
+}  // namespace kiln::autodiff

@@ -1,0 +1,69 @@
+// Kiln CPU backend — strided N-d loops shared by the elementwise, copy and reduction kernels.
+#pragma once
+#include <array>
+#include <cstdint>
+
+#include "kiln/shape.h"
+
+namespace kiln::cpu {
+
+// Iterates over `shape` with K operands, each with its own strides (0 on broadcast axes). Adjacent axes that
+// are contiguous for every operand are merged and size-1 axes dropped, so a contiguous case is one call.
+// Calls body(offsets, n, inner_strides): offsets[k] = element offset of operand k at the start of an inner run
+// of n elements, inner_strides[k] = its stride along that run.
+template <size_t K, typename F>
+void strided_loop(const Shape& shape, const std::array<const int64_t*, K>& strides, F&& body) {
+  const size_t nd = shape.size();
+  int64_t n_total = 1;
+  for (int64_t d : shape) n_total *= d;
+  std::array<int64_t, K> offs{};
+  if (n_total == 0) return;
+  // Collapse dims (innermost first in the temporaries).
+  int64_t dims[16];
+  int64_t st[K][16];
+  int nd2 = 0;
+  for (size_t ii = nd; ii-- > 0;) {
+    if (shape[ii] == 1) continue;
+    if (nd2 > 0) {
+      bool merge = true;
+      for (size_t k = 0; k < K; ++k)
+        if (strides[k][ii] != st[k][nd2 - 1] * dims[nd2 - 1]) { merge = false; break; }
+      if (merge) { dims[nd2 - 1] *= shape[ii]; continue; }
+    }
+    if (nd2 == 16) break;  // unreachable for rank <= 16
+    dims[nd2] = shape[ii];
+    for (size_t k = 0; k < K; ++k) st[k][nd2] = strides[k][ii];
+    nd2++;
+  }
+  if (nd2 == 0) {  // a single element
+    std::array<int64_t, K> inner{};
+    body(offs.data(), int64_t(1), inner.data());
+    return;
+  }
+  std::array<int64_t, K> inner;
+  for (size_t k = 0; k < K; ++k) inner[k] = st[k][0];
+  int64_t n = dims[0];
+  int64_t idx[16] = {0};
+  for (;;) {
+    body(offs.data(), n, inner.data());
+    int d = 1;
+    for (; d < nd2; ++d) {
+      idx[d]++;
+      for (size_t k = 0; k < K; ++k) offs[k] += st[k][d];
+      if (idx[d] < dims[d]) break;
+      for (size_t k = 0; k < K; ++k) offs[k] -= st[k][d] * dims[d];
+      idx[d] = 0;
+    }
+    if (d >= nd2) return;
+  }
+}
+
+// Strides of a tensor with `shape`/`strides` broadcast to `out_shape` (0 on broadcast axes).
+inline Strides broadcast_strides(const Shape& shape, const Strides& strides, const Shape& out_shape) {
+  Strides r(out_shape.size(), 0);
+  size_t off = out_shape.size() - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i) r[off + i] = shape[i] == 1 ? 0 : strides[i];
+  return r;
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,106 @@
+#include "kiln/dtype.h"
+
+#include <cmath>
+
+namespace kiln {
+
+size_t itemsize(DType t) {
+  switch (t) {
+    case DType::Bool: case DType::UInt8: case DType::Int8: return 1;
+    case DType::Int16: case DType::Float16: case DType::BFloat16: return 2;
+    case DType::Int32: case DType::Float32: return 4;
+    default: return 8;
+  }
+}
+
+const char* dtype_name(DType t) {
+  static const char* names[] = {"Bool", "UInt8", "Int8", "Int16", "Int32", "Int64",
+                                "Float16", "BFloat16", "Float32", "Float64"};
+  return names[int(t)];
+}
+
+const char* dtype_numpy_name(DType t) {
+  static const char* names[] = {"bool", "uint8", "int8", "int16", "int32", "int64",
+                                "float16", "bfloat16", "float32", "float64"};
+  return names[int(t)];
+}
+
+namespace {
+int category(DType t) { return is_bool(t) ? 0 : is_integral(t) ? 1 : 2; }
+}  // namespace
+
+DType promote_types(DType a, DType b, bool a_weak, bool b_weak) {
+  if (a == b) return a;
+  int ca = category(a), cb = category(b);
+  // A weak (Python scalar) operand only decides the category; the other operand's precision is kept.
+  if (a_weak != b_weak) {
+    DType strong = a_weak ? b : a, weak = a_weak ? a : b;
+    int cs = category(strong), cw = category(weak);
+    if (cw <= cs) return strong;
+    return cw == 2 ? DType::Float32 : DType::Int64;  // int tensor + float scalar → float32; bool + int → int64
+  }
+  if (ca != cb) return ca > cb ? a : b;
+  if (ca == 2) {
+    if ((a == DType::Float16 && b == DType::BFloat16) || (a == DType::BFloat16 && b == DType::Float16))
+      return DType::Float32;
+    return a > b ? a : b;
+  }
+  if (ca == 1) {
+    // uint8 with a signed type: the smallest signed type wider than 8 bits that also holds the other.
+    if (a == DType::UInt8 || b == DType::UInt8) {
+      DType other = a == DType::UInt8 ? b : a;
+      return other == DType::Int8 ? DType::Int16 : other;
+    }
+    return a > b ? a : b;
+  }
+  return DType::Bool;
+}
+
+Half::Half(float f) {
+  uint32_t x; std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t mant = x & 0x007fffffu;
+  int32_t exp = int32_t((x >> 23) & 0xff);
+  if (exp == 0xff) {  // inf or nan
+    bits = uint16_t(sign | 0x7c00u | (mant ? 0x200u : 0u));
+    return;
+  }
+  int32_t e = exp - 127 + 15;
+  if (e >= 0x1f) { bits = uint16_t(sign | 0x7c00u); return; }  // overflow → inf
+  if (e <= 0) {                                                 // subnormal or zero
+    if (e < -10) { bits = uint16_t(sign); return; }
+    mant |= 0x00800000u;
+    uint32_t shift = uint32_t(14 - e);
+    uint32_t half_mant = mant >> shift;
+    uint32_t rem = mant & ((1u << shift) - 1u), halfway = 1u << (shift - 1);
+    if (rem > halfway || (rem == halfway && (half_mant & 1u))) half_mant++;
+    bits = uint16_t(sign | half_mant);
+    return;
+  }
+  uint32_t h = sign | (uint32_t(e) << 10) | (mant >> 13);
+  uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;  // may carry into the exponent: correct rounding
+  bits = uint16_t(h);
+}
+
+Half::operator float() const {
+  uint32_t sign = uint32_t(bits & 0x8000u) << 16;
+  uint32_t exp = (bits >> 10) & 0x1fu, mant = bits & 0x3ffu;
+  uint32_t out;
+  if (exp == 0) {
+    if (mant == 0) out = sign;
+    else {  // subnormal: normalize
+      int e = -1;
+      do { mant <<= 1; e++; } while (!(mant & 0x400u));
+      out = sign | (uint32_t(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
+    }
+  } else if (exp == 0x1f) {
+    out = sign | 0x7f800000u | (mant << 13);
+  } else {
+    out = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+  }
+  float f; std::memcpy(&f, &out, 4);
+  return f;
+}
+
+}  // namespace kiln

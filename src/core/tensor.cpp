@@ -1,0 +1,111 @@
+#include "kiln/tensor.h"
+
+#include <atomic>
+#include <cstring>
+
+#include "../backend/cpu/loops.h"
+#include "kiln/allocator.h"
+
+namespace kiln {
+
+namespace {
+std::atomic<uint64_t> g_next_id{1};
+}
+
+Storage::Storage(size_t n, Device d) : data(allocator::allocate(n)), nbytes(n), device(d) {}
+Storage::~Storage() { allocator::release(data, nbytes); }
+
+TensorImpl::TensorImpl() : id(g_next_id.fetch_add(1, std::memory_order_relaxed)) {}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+  for (int64_t d : shape)
+    KILN_CHECK(d >= 0, Value, "Kiln: a tensor shape must not have negative dimensions, but got ", shape_str(shape), ".");
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::make_shared<Storage>(size_t(kiln::numel(shape)) * itemsize(dtype), device);
+  impl->shape = shape;
+  impl->strides = contiguous_strides(shape);
+  impl->dtype = dtype;
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::from_data(const void* src, const Shape& shape, DType dtype) {
+  Tensor t = empty(shape, dtype);
+  std::memcpy(t.raw_data(), src, size_t(t.numel()) * itemsize(dtype));
+  return t;
+}
+
+Tensor Tensor::scalar(double v, DType dtype, bool weak) {
+  Tensor t = empty({}, dtype);
+  KILN_DISPATCH(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    *t.data<T>() = convert_value<T>(v);
+  });
+  t.impl()->weak = weak;
+  return t;
+}
+
+int64_t Tensor::dim(int64_t i) const { return impl_->shape[size_t(normalize_axis(i, ndim(), "Tensor.shape"))]; }
+
+bool Tensor::is_contiguous() const {
+  int64_t acc = 1;
+  for (size_t i = impl_->shape.size(); i-- > 0;) {
+    if (impl_->shape[i] != 1 && impl_->strides[i] != acc) return false;
+    acc *= impl_->shape[i];
+  }
+  return true;
+}
+
+Tensor Tensor::contiguous() const {
+  if (is_contiguous()) return *this;
+  Tensor out = empty(shape(), dtype());
+  copy_into(*this, out);
+  return out;
+}
+
+Tensor Tensor::alias() const { return view(shape(), strides(), offset()); }
+
+Tensor Tensor::view(const Shape& shape, const Strides& strides, int64_t offset) const {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = impl_->storage;
+  impl->shape = shape;
+  impl->strides = strides;
+  impl->offset = offset;
+  impl->dtype = impl_->dtype;
+  impl->weak = impl_->weak;
+  return Tensor(std::move(impl));
+}
+
+double Tensor::item() const {
+  KILN_CHECK(numel() == 1, Value, "Only one element tensors can be converted to Python scalars, but got shape ",
+             shape_str(shape()), ".");
+  return KILN_DISPATCH(dtype(), [&](auto tag) -> double {
+    using T = decltype(tag);
+    return convert_value<double>(*data<T>());
+  });
+}
+
+void copy_into(const Tensor& src, const Tensor& dst) {
+  KILN_CHECK(src.shape() == dst.shape(), Value, "Kiln copy: shape ", shape_str(src.shape()), " vs ",
+             shape_str(dst.shape()), ".");
+  KILN_DISPATCH(src.dtype(), [&](auto stag) {
+    using S = decltype(stag);
+    KILN_DISPATCH(dst.dtype(), [&](auto dtag) {
+      using D = decltype(dtag);
+      const S* s = src.data<S>();
+      D* d = dst.data<D>();
+      std::array<const int64_t*, 2> st{dst.strides().data(), src.strides().data()};
+      cpu::strided_loop<2>(dst.shape(), st, [&](const int64_t* off, int64_t n, const int64_t* inner) {
+        D* dp = d + off[0];
+        const S* sp = s + off[1];
+        if (inner[0] == 1 && inner[1] == 1) {
+          if constexpr (std::is_same_v<D, S>) std::memcpy(dp, sp, size_t(n) * sizeof(D));
+          else for (int64_t i = 0; i < n; ++i) dp[i] = convert_value<D>(sp[i]);
+        } else {
+          for (int64_t i = 0; i < n; ++i) dp[i * inner[0]] = convert_value<D>(sp[i * inner[1]]);
+        }
+      });
+    });
+  });
+}
+
+}  // namespace kiln

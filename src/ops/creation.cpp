@@ -1,0 +1,165 @@
+// Creation ops: Fill (zeros/ones/full), Range (arange) and the random ops on Philox4x32-10.
+#include <cmath>
+
+#include "elementwise.h"
+#include "families.h"
+#include "kiln/random.h"
+
+namespace kiln {
+
+namespace random {
+std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> c, std::array<uint32_t, 2> k) {
+  constexpr uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u, W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
+  for (int r = 0; r < 10; ++r) {
+    uint64_t p0 = uint64_t(M0) * c[0], p1 = uint64_t(M1) * c[2];
+    c = {uint32_t(p1 >> 32) ^ c[1] ^ k[0], uint32_t(p1), uint32_t(p0 >> 32) ^ c[3] ^ k[1], uint32_t(p0)};
+    k[0] += W0;
+    k[1] += W1;
+  }
+  return c;
+}
+}  // namespace random
+
+namespace {
+using TV = std::vector<Tensor>;
+
+Shape attr_shape(const Attrs& a) { return a.ints("shape"); }
+std::vector<TensorMeta> infer_shape_dtype(const TV&, const Attrs& a) { return {{attr_shape(a), a.dtype("dtype")}}; }
+
+void run_fill(const TV&, TV& out, const Attrs& a) {
+  double v = a.f("value");
+  KILN_DISPATCH(out[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T tv = convert_value<T>(v);
+    T* p = out[0].data<T>();
+    for (int64_t i = 0, n = out[0].numel(); i < n; ++i) p[i] = tv;
+  });
+}
+
+std::vector<TensorMeta> infer_range(const TV&, const Attrs& a) {
+  double start = a.f("start"), end = a.f("end"), step = a.f("step");
+  KILN_CHECK(step != 0, Value, "For 'arange', the step must not be 0.");
+  KILN_CHECK(std::isfinite(start) && std::isfinite(end) && std::isfinite(step), Value,
+             "For 'arange', start, end and step must be finite, but got ", start, ", ", end, ", ", step, ".");
+  int64_t n = int64_t(std::ceil((end - start) / step));
+  return {{{n < 0 ? 0 : n}, a.dtype("dtype")}};
+}
+void run_range(const TV&, TV& out, const Attrs& a) {
+  double start = a.f("start"), step = a.f("step");
+  KILN_DISPATCH(out[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* p = out[0].data<T>();
+    for (int64_t i = 0, n = out[0].numel(); i < n; ++i) p[i] = convert_value<T>(start + double(i) * step);
+  });
+}
+
+// Counter for element block i of a draw: (offset, i) so that successive draws with new offsets never overlap.
+std::array<uint32_t, 4> block(const Attrs& a, uint64_t i) {
+  uint64_t off = uint64_t(a.i("offset"));
+  uint64_t seed = uint64_t(a.i("seed"));
+  return random::philox4x32({uint32_t(i), uint32_t(i >> 32), uint32_t(off), uint32_t(off >> 32)},
+                            {uint32_t(seed), uint32_t(seed >> 32)});
+}
+
+// Standard normal by Box-Muller on two double uniforms per pair of outputs (computed in double, then cast).
+void run_normal(const TV&, TV& out, const Attrs& a) {
+  int64_t n = out[0].numel();
+  KILN_DISPATCH(out[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* p = out[0].data<T>();
+    for (int64_t i = 0; i < n; i += 2) {
+      auto w = block(a, uint64_t(i / 2));
+      double u1 = random::u01d(w[0], w[1]), u2 = random::u01d(w[2], w[3]);
+      double r = std::sqrt(-2.0 * std::log1p(-u1)), th = 2.0 * M_PI * u2;  // log1p(-u1): u1 ∈ [0,1) → finite
+      p[i] = convert_value<T>(r * std::cos(th));
+      if (i + 1 < n) p[i + 1] = convert_value<T>(r * std::sin(th));
+    }
+  });
+}
+void run_uniform(const TV&, TV& out, const Attrs& a) {
+  int64_t n = out[0].numel();
+  KILN_DISPATCH(out[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* p = out[0].data<T>();
+    for (int64_t i = 0; i < n; i += 2) {
+      auto w = block(a, uint64_t(i / 2));
+      p[i] = convert_value<T>(random::u01d(w[0], w[1]));
+      if (i + 1 < n) p[i + 1] = convert_value<T>(random::u01d(w[2], w[3]));
+    }
+  });
+}
+// Integers uniform in [low, high) by rejection-free multiply-shift on 64 random bits (bias < 2^-32 for
+// ranges below 2^32).
+void run_uniform_int(const TV&, TV& out, const Attrs& a) {
+  int64_t n = out[0].numel(), low = a.i("low"), high = a.i("high");
+  uint64_t range = uint64_t(high - low);
+  KILN_DISPATCH(out[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* p = out[0].data<T>();
+    for (int64_t i = 0; i < n; i += 2) {
+      auto w = block(a, uint64_t(i / 2));
+      for (int k = 0; k < 2 && i + k < n; ++k) {
+        uint64_t r = (uint64_t(w[2 * k]) << 32) | w[2 * k + 1];
+        uint64_t v = uint64_t((static_cast<unsigned __int128>(r) * range) >> 64);
+        p[i + k] = convert_value<T>(double(low + int64_t(v)));
+      }
+    }
+  });
+}
+
+void reg(OpId id, InferFn infer, KernelFn cpu) {
+  OpDef d;
+  d.id = id;
+  d.infer = infer;
+  d.cpu = cpu;
+  d.differentiable = false;
+  register_op(d);
+}
+
+void check_shape(const Shape& s, const char* op) {
+  for (int64_t d : s)
+    KILN_CHECK(d >= 0, Value, "For '", op, "', the shape must not have negative dimensions, but got ", shape_str(s), ".");
+}
+
+}  // namespace
+
+namespace ops_impl {
+void register_creation() {
+  reg(OpId::Fill, infer_shape_dtype, run_fill);
+  reg(OpId::Arange, infer_range, run_range);
+  reg(OpId::StandardNormal, infer_shape_dtype, run_normal);
+  reg(OpId::UniformReal, infer_shape_dtype, run_uniform);
+  reg(OpId::UniformInt, infer_shape_dtype, run_uniform_int);
+}
+}  // namespace ops_impl
+
+namespace ops {
+Tensor full(const Shape& shape, double value, DType dtype) {
+  check_shape(shape, "full");
+  return apply1(OpId::Fill, {}, {{"shape", shape}, {"value", value}, {"dtype", dtype}});
+}
+Tensor zeros(const Shape& shape, DType dtype) { return full(shape, 0.0, dtype); }
+Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
+Tensor zeros_like(const Tensor& x) { return full(x.shape(), 0.0, x.dtype()); }
+Tensor ones_like(const Tensor& x) { return full(x.shape(), 1.0, x.dtype()); }
+Tensor arange(double start, double end, double step, DType dtype) {
+  return apply1(OpId::Arange, {}, {{"start", start}, {"end", end}, {"step", step}, {"dtype", dtype}});
+}
+Tensor standard_normal(const Shape& shape, DType dtype, uint64_t seed, uint64_t offset) {
+  check_shape(shape, "standard_normal");
+  KILN_CHECK(is_floating(dtype), Value, "For 'randn', the dtype must be a float type, but got ", dtype_name(dtype), ".");
+  return apply1(OpId::StandardNormal, {}, {{"shape", shape}, {"dtype", dtype}, {"seed", int64_t(seed)}, {"offset", int64_t(offset)}});
+}
+Tensor uniform_real(const Shape& shape, DType dtype, uint64_t seed, uint64_t offset) {
+  check_shape(shape, "uniform");
+  KILN_CHECK(is_floating(dtype), Value, "For 'uniform', the dtype must be a float type, but got ", dtype_name(dtype), ".");
+  return apply1(OpId::UniformReal, {}, {{"shape", shape}, {"dtype", dtype}, {"seed", int64_t(seed)}, {"offset", int64_t(offset)}});
+}
+Tensor uniform_int(const Shape& shape, int64_t low, int64_t high, DType dtype, uint64_t seed, uint64_t offset) {
+  check_shape(shape, "randint");
+  KILN_CHECK(high > low, Value, "For 'randint', 'high' must be greater than 'low', but got low=", low, ", high=", high, ".");
+  return apply1(OpId::UniformInt, {}, {{"shape", shape}, {"low", low}, {"high", high}, {"dtype", dtype},
+                                       {"seed", int64_t(seed)}, {"offset", int64_t(offset)}});
+}
+}  // namespace ops
+}  // namespace kiln

@@ -1,0 +1,76 @@
+// Shared machinery of the elementwise op families: broadcasting loops over typed functors, and the
+// inference helpers. Functors take and return values in compute_t<T> (float for the 16-bit floats).
+#pragma once
+#include <cmath>
+
+#include "../backend/cpu/loops.h"
+#include "kiln/op.h"
+#include "kiln/ops.h"
+
+namespace kiln::ew {
+
+// out[i] = f(a[i], b[i]) over the broadcast of a and b (both of dtype T) into contiguous `out` (dtype O).
+template <typename T, typename O, typename F>
+void binary_loop(const Tensor& a, const Tensor& b, const Tensor& out, F f) {
+  using C = compute_t<T>;
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  O* po = out.data<O>();
+  Strides sa = cpu::broadcast_strides(a.shape(), a.strides(), out.shape());
+  Strides sb = cpu::broadcast_strides(b.shape(), b.strides(), out.shape());
+  const Strides& so = out.strides();
+  std::array<const int64_t*, 3> st{so.data(), sa.data(), sb.data()};
+  cpu::strided_loop<3>(out.shape(), st, [&](const int64_t* off, int64_t n, const int64_t* in) {
+    O* o = po + off[0];
+    const T* x = pa + off[1];
+    const T* y = pb + off[2];
+    if (in[0] == 1 && in[1] == 1 && in[2] == 1) {
+      for (int64_t i = 0; i < n; ++i) o[i] = convert_value<O>(f(C(x[i]), C(y[i])));
+    } else if (in[0] == 1 && in[1] == 1 && in[2] == 0) {
+      const C yv = C(*y);
+      for (int64_t i = 0; i < n; ++i) o[i] = convert_value<O>(f(C(x[i]), yv));
+    } else if (in[0] == 1 && in[1] == 0 && in[2] == 1) {
+      const C xv = C(*x);
+      for (int64_t i = 0; i < n; ++i) o[i] = convert_value<O>(f(xv, C(y[i])));
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[i * in[0]] = convert_value<O>(f(C(x[i * in[1]]), C(y[i * in[2]])));
+    }
+  });
+}
+
+// out[i] = f(x[i]) for x of dtype T into contiguous `out` (dtype O, same shape).
+template <typename T, typename O, typename F>
+void unary_loop(const Tensor& x, const Tensor& out, F f) {
+  using C = compute_t<T>;
+  const T* px = x.data<T>();
+  O* po = out.data<O>();
+  std::array<const int64_t*, 2> st{out.strides().data(), x.strides().data()};
+  cpu::strided_loop<2>(out.shape(), st, [&](const int64_t* off, int64_t n, const int64_t* in) {
+    O* o = po + off[0];
+    const T* a = px + off[1];
+    if (in[0] == 1 && in[1] == 1) for (int64_t i = 0; i < n; ++i) o[i] = convert_value<O>(f(C(a[i])));
+    else for (int64_t i = 0; i < n; ++i) o[i * in[0]] = convert_value<O>(f(C(a[i * in[1]])));
+  });
+}
+
+// Result dtype of a binary op (weak scalars respected).
+inline DType binary_dtype(const Tensor& a, const Tensor& b) {
+  return promote_types(a.dtype(), b.dtype(), a.weak(), b.weak());
+}
+// `x` converted to dtype `t` (no copy when it already has it; not recorded on the tape).
+inline Tensor as_dtype(const Tensor& x, DType t) {
+  if (x.dtype() == t) return x;
+  Tensor out = Tensor::empty(x.shape(), t);
+  copy_into(x, out);
+  return out;
+}
+// Float dtype for ops that are only defined on floats (exp, log, div, ...): integers and bool give float32.
+inline DType float_dtype(DType t) { return is_floating(t) ? t : DType::Float32; }
+
+// The cotangent of a broadcast input: g summed down to `like`'s shape and cast to its dtype.
+inline Tensor reduce_grad(const Tensor& g, const Tensor& like) {
+  Tensor r = g.shape() == like.shape() ? g : ops::sum_to(g, like.shape());
+  return r.dtype() == like.dtype() ? r : ops::cast(r, like.dtype());
+}
+
+}  // namespace kiln::ew

@@ -1,0 +1,254 @@
+// Binary elementwise ops: arithmetic, comparisons, logical ops and select. NumPy broadcasting; the result dtype
+// is promote_types of the inputs (true division and pow of integers: see each op).
+#include <cmath>
+
+#include "elementwise.h"
+#include "families.h"
+
+namespace kiln {
+namespace {
+
+using ew::binary_dtype;
+using ew::reduce_grad;
+
+std::vector<TensorMeta> infer_arith(const std::vector<Tensor>& in, const Attrs&, const char* op, bool float_only) {
+  Shape s = broadcast_shapes(in[0].shape(), in[1].shape(), op);
+  DType t = binary_dtype(in[0], in[1]);
+  return {{s, float_only ? ew::float_dtype(t) : t}};
+}
+
+// Runs `F` (a functor template instantiated per compute type) with both inputs cast to the result dtype.
+template <template <typename> class F>
+void run_arith(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Attrs&) {
+  DType t = out[0].dtype();
+  Tensor a = ew::as_dtype(in[0], t), b = ew::as_dtype(in[1], t);
+  KILN_DISPATCH(t, [&](auto tag) {
+    using T = decltype(tag);
+    ew::binary_loop<T, T>(a, b, out[0], F<compute_t<T>>{});
+  });
+}
+
+template <typename C> struct AddF { C operator()(C x, C y) const { if constexpr (std::is_same_v<C, bool>) return x || y; else return x + y; } };
+template <typename C> struct SubF { C operator()(C x, C y) const { if constexpr (std::is_same_v<C, bool>) return x != y; else return x - y; } };
+template <typename C> struct MulF { C operator()(C x, C y) const { if constexpr (std::is_same_v<C, bool>) return x && y; else return x * y; } };
+template <typename C> struct DivF { C operator()(C x, C y) const { return x / y; } };
+template <typename C> struct FloorDivF {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>) return std::floor(x / y);
+    else if constexpr (std::is_same_v<C, bool>) return x;
+    else {
+      if (y == 0) return C(0);  // NumPy gives 0 with a warning for integer division by zero
+      C q = x / y;
+      return (x % y != 0 && ((x < 0) != (y < 0))) ? C(q - 1) : q;
+    }
+  }
+};
+template <typename C> struct ModF {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      C r = std::fmod(x, y);
+      return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+    } else if constexpr (std::is_same_v<C, bool>) {
+      return false;
+    } else {
+      if (y == 0) return C(0);
+      C r = x % y;
+      return (r != 0 && ((r < 0) != (y < 0))) ? C(r + y) : r;
+    }
+  }
+};
+template <typename C> struct PowF {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>) return std::pow(x, y);
+    else if constexpr (std::is_same_v<C, bool>) return x || !y;
+    else {
+      if (y < 0) return x == 1 ? C(1) : (x == C(-1) ? ((y % 2) ? C(-1) : C(1)) : C(0));
+      C r = 1, b = x;
+      for (C e = y; e > 0; e >>= 1) { if (e & 1) r = C(r * b); b = C(b * b); }
+      return r;
+    }
+  }
+};
+template <typename C> struct MaxF { C operator()(C x, C y) const { if constexpr (std::is_floating_point_v<C>) { if (std::isnan(x) || std::isnan(y)) return x + y; } return x > y ? x : y; } };
+template <typename C> struct MinF { C operator()(C x, C y) const { if constexpr (std::is_floating_point_v<C>) { if (std::isnan(x) || std::isnan(y)) return x + y; } return x < y ? x : y; } };
+
+// Comparisons: inputs cast to their promoted dtype, output Bool.
+template <template <typename> class F>
+void run_compare(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Attrs&) {
+  DType t = binary_dtype(in[0], in[1]);
+  Tensor a = ew::as_dtype(in[0], t), b = ew::as_dtype(in[1], t);
+  KILN_DISPATCH(t, [&](auto tag) {
+    using T = decltype(tag);
+    ew::binary_loop<T, bool>(a, b, out[0], F<compute_t<T>>{});
+  });
+}
+template <typename C> struct EqF { bool operator()(C x, C y) const { return x == y; } };
+template <typename C> struct NeF { bool operator()(C x, C y) const { return x != y; } };
+template <typename C> struct GtF { bool operator()(C x, C y) const { return x > y; } };
+template <typename C> struct GeF { bool operator()(C x, C y) const { return x >= y; } };
+template <typename C> struct LtF { bool operator()(C x, C y) const { return x < y; } };
+template <typename C> struct LeF { bool operator()(C x, C y) const { return x <= y; } };
+
+// Logical ops: inputs cast to Bool.
+template <template <typename> class F>
+void run_logical(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Attrs&) {
+  Tensor a = ew::as_dtype(in[0], DType::Bool), b = ew::as_dtype(in[1], DType::Bool);
+  ew::binary_loop<bool, bool>(a, b, out[0], F<bool>{});
+}
+template <typename C> struct AndF { bool operator()(bool x, bool y) const { return x && y; } };
+template <typename C> struct OrF { bool operator()(bool x, bool y) const { return x || y; } };
+template <typename C> struct XorF { bool operator()(bool x, bool y) const { return x != y; } };
+
+std::vector<TensorMeta> infer_bool(const std::vector<Tensor>& in, const char* op) {
+  return {{broadcast_shapes(in[0].shape(), in[1].shape(), op), DType::Bool}};
+}
+
+#define ARITH(ID, NAME, FN, FLOAT_ONLY, BPROP)                                                      \
+  {                                                                                                 \
+    OpDef d;                                                                                        \
+    d.id = OpId::ID;                                                                                \
+    d.infer = [](const std::vector<Tensor>& in, const Attrs& a) { return infer_arith(in, a, NAME, FLOAT_ONLY); }; \
+    d.cpu = run_arith<FN>;                                                                          \
+    d.bprop = BPROP;                                                                                \
+    d.differentiable = BPROP != nullptr;                                                            \
+    register_op(d);                                                                                 \
+  }
+#define PREDICATE(ID, NAME, RUN)                                                                    \
+  {                                                                                                 \
+    OpDef d;                                                                                        \
+    d.id = OpId::ID;                                                                                \
+    d.infer = [](const std::vector<Tensor>& in, const Attrs&) { return infer_bool(in, NAME); };     \
+    d.cpu = RUN;                                                                                    \
+    d.differentiable = false;                                                                       \
+    register_op(d);                                                                                 \
+  }
+
+using TV = std::vector<Tensor>;
+
+TV bprop_add(const TV& in, const TV&, const TV& g, const Attrs&) {
+  return {reduce_grad(g[0], in[0]), reduce_grad(g[0], in[1])};
+}
+TV bprop_sub(const TV& in, const TV&, const TV& g, const Attrs&) {
+  return {reduce_grad(g[0], in[0]), reduce_grad(ops::neg(g[0]), in[1])};
+}
+TV bprop_mul(const TV& in, const TV&, const TV& g, const Attrs&) {
+  return {reduce_grad(ops::mul(g[0], in[1]), in[0]), reduce_grad(ops::mul(g[0], in[0]), in[1])};
+}
+// d(a/b) = g/b, -g·a/b²
+TV bprop_div(const TV& in, const TV&, const TV& g, const Attrs&) {
+  Tensor ga = ops::div(g[0], in[1]);
+  Tensor gb = ops::neg(ops::div(ops::mul(ga, in[0]), in[1]));
+  return {reduce_grad(ga, in[0]), reduce_grad(gb, in[1])};
+}
+// d(a mod b) = g, -g·floor(a/b)
+TV bprop_mod(const TV& in, const TV&, const TV& g, const Attrs&) {
+  return {reduce_grad(g[0], in[0]), reduce_grad(ops::neg(ops::mul(g[0], ops::floor_div(in[0], in[1]))), in[1])};
+}
+// d(a^b) = g·b·a^(b-1), g·a^b·log(a) (taken as 0 where a <= 0, as MindSpore and PyTorch do for the exponent)
+TV bprop_pow(const TV& in, const TV& out, const TV& g, const Attrs&) {
+  const Tensor &a = in[0], &b = in[1];
+  Tensor one = Tensor::scalar(1.0, b.dtype(), true);
+  Tensor ga = ops::mul(g[0], ops::mul(b, ops::pow(a, ops::sub(b, one))));
+  Tensor pos = ops::greater(a, Tensor::scalar(0.0, a.dtype(), true));
+  Tensor safe_a = ops::select(pos, a, ops::ones_like(a));
+  Tensor gb = ops::mul(g[0], ops::select(pos, ops::mul(out[0], ops::log(safe_a)), ops::zeros_like(out[0])));
+  return {reduce_grad(ga, a), reduce_grad(gb, b)};
+}
+// MindSpore's MaximumGrad: ties go to the first input.
+TV bprop_maximum(const TV& in, const TV&, const TV& g, const Attrs&) {
+  Tensor m = ops::greater_equal(in[0], in[1]);
+  Tensor z = ops::zeros_like(g[0]);
+  return {reduce_grad(ops::select(m, g[0], z), in[0]), reduce_grad(ops::select(m, z, g[0]), in[1])};
+}
+TV bprop_minimum(const TV& in, const TV&, const TV& g, const Attrs&) {
+  Tensor m = ops::less_equal(in[0], in[1]);
+  Tensor z = ops::zeros_like(g[0]);
+  return {reduce_grad(ops::select(m, g[0], z), in[0]), reduce_grad(ops::select(m, z, g[0]), in[1])};
+}
+
+// ---- select(cond, x, y) ----
+std::vector<TensorMeta> infer_select(const std::vector<Tensor>& in, const Attrs&) {
+  KILN_CHECK(in[0].dtype() == DType::Bool, Type, "For 'Select', the condition must be a Bool tensor, but got ",
+             dtype_name(in[0].dtype()), ".");
+  Shape s = broadcast_shapes(broadcast_shapes(in[0].shape(), in[1].shape(), "Select"), in[2].shape(), "Select");
+  return {{s, binary_dtype(in[1], in[2])}};
+}
+void run_select(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Attrs&) {
+  DType t = out[0].dtype();
+  const Tensor& c = in[0];
+  Tensor x = ew::as_dtype(in[1], t), y = ew::as_dtype(in[2], t);
+  const Shape& os = out[0].shape();
+  Strides sc = cpu::broadcast_strides(c.shape(), c.strides(), os);
+  Strides sx = cpu::broadcast_strides(x.shape(), x.strides(), os);
+  Strides sy = cpu::broadcast_strides(y.shape(), y.strides(), os);
+  KILN_DISPATCH(t, [&](auto tag) {
+    using T = decltype(tag);
+    const bool* pc = c.data<bool>();
+    const T* px = x.data<T>();
+    const T* py = y.data<T>();
+    T* po = out[0].data<T>();
+    std::array<const int64_t*, 4> st{out[0].strides().data(), sc.data(), sx.data(), sy.data()};
+    cpu::strided_loop<4>(os, st, [&](const int64_t* off, int64_t n, const int64_t* s) {
+      for (int64_t i = 0; i < n; ++i)
+        po[off[0] + i * s[0]] = pc[off[1] + i * s[1]] ? px[off[2] + i * s[2]] : py[off[3] + i * s[3]];
+    });
+  });
+}
+TV bprop_select(const TV& in, const TV&, const TV& g, const Attrs&) {
+  Tensor z = ops::zeros_like(g[0]);
+  return {Tensor(), reduce_grad(ops::select(in[0], g[0], z), in[1]), reduce_grad(ops::select(in[0], z, g[0]), in[2])};
+}
+
+}  // namespace
+
+namespace ops_impl {
+void register_elementwise_binary() {
+  ARITH(Add, "Add", AddF, false, bprop_add)
+  ARITH(Sub, "Sub", SubF, false, bprop_sub)
+  ARITH(Mul, "Mul", MulF, false, bprop_mul)
+  ARITH(Div, "Div", DivF, true, bprop_div)
+  ARITH(FloorDiv, "FloorDiv", FloorDivF, false, nullptr)
+  ARITH(Mod, "FloorMod", ModF, false, bprop_mod)
+  ARITH(Pow, "Pow", PowF, false, bprop_pow)
+  ARITH(Maximum, "Maximum", MaxF, false, bprop_maximum)
+  ARITH(Minimum, "Minimum", MinF, false, bprop_minimum)
+  PREDICATE(Equal, "Equal", run_compare<EqF>)
+  PREDICATE(NotEqual, "NotEqual", run_compare<NeF>)
+  PREDICATE(Greater, "Greater", run_compare<GtF>)
+  PREDICATE(GreaterEqual, "GreaterEqual", run_compare<GeF>)
+  PREDICATE(Less, "Less", run_compare<LtF>)
+  PREDICATE(LessEqual, "LessEqual", run_compare<LeF>)
+  PREDICATE(LogicalAnd, "LogicalAnd", run_logical<AndF>)
+  PREDICATE(LogicalOr, "LogicalOr", run_logical<OrF>)
+  PREDICATE(LogicalXor, "LogicalXor", run_logical<XorF>)
+  OpDef d;
+  d.id = OpId::Select;
+  d.infer = infer_select;
+  d.cpu = run_select;
+  d.bprop = bprop_select;
+  register_op(d);
+}
+}  // namespace ops_impl
+
+namespace ops {
+Tensor add(const Tensor& a, const Tensor& b) { return apply1(OpId::Add, {a, b}); }
+Tensor sub(const Tensor& a, const Tensor& b) { return apply1(OpId::Sub, {a, b}); }
+Tensor mul(const Tensor& a, const Tensor& b) { return apply1(OpId::Mul, {a, b}); }
+Tensor div(const Tensor& a, const Tensor& b) { return apply1(OpId::Div, {a, b}); }
+Tensor floor_div(const Tensor& a, const Tensor& b) { return apply1(OpId::FloorDiv, {a, b}); }
+Tensor mod(const Tensor& a, const Tensor& b) { return apply1(OpId::Mod, {a, b}); }
+Tensor pow(const Tensor& a, const Tensor& b) { return apply1(OpId::Pow, {a, b}); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return apply1(OpId::Maximum, {a, b}); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return apply1(OpId::Minimum, {a, b}); }
+Tensor equal(const Tensor& a, const Tensor& b) { return apply1(OpId::Equal, {a, b}); }
+Tensor not_equal(const Tensor& a, const Tensor& b) { return apply1(OpId::NotEqual, {a, b}); }
+Tensor greater(const Tensor& a, const Tensor& b) { return apply1(OpId::Greater, {a, b}); }
+Tensor greater_equal(const Tensor& a, const Tensor& b) { return apply1(OpId::GreaterEqual, {a, b}); }
+Tensor less(const Tensor& a, const Tensor& b) { return apply1(OpId::Less, {a, b}); }
+Tensor less_equal(const Tensor& a, const Tensor& b) { return apply1(OpId::LessEqual, {a, b}); }
+Tensor logical_and(const Tensor& a, const Tensor& b) { return apply1(OpId::LogicalAnd, {a, b}); }
+Tensor logical_or(const Tensor& a, const Tensor& b) { return apply1(OpId::LogicalOr, {a, b}); }
+Tensor logical_xor(const Tensor& a, const Tensor& b) { return apply1(OpId::LogicalXor, {a, b}); }
+Tensor select(const Tensor& c, const Tensor& x, const Tensor& y) { return apply1(OpId::Select, {c, x, y}); }
+}  // namespace ops
+}  // namespace kiln

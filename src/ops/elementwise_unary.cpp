@@ -1,0 +1,195 @@
+// Unary elementwise ops, activations, cast, identity and stop_gradient.
+#include <cmath>
+
+#include "elementwise.h"
+#include "families.h"
+
+namespace kiln {
+namespace {
+
+using TV = std::vector<Tensor>;
+constexpr double kSqrt2 = 1.4142135623730951, kSqrtPi = 1.7724538509055159;
+constexpr double kSqrt2OverPi = 0.7978845608028654;  // √(2/π)
+constexpr double kGeluC = 0.044715;                  // tanh approximation, Hendrycks & Gimpel (2016)
+
+Tensor sc(double v, const Tensor& like) { return Tensor::scalar(v, like.dtype(), true); }
+
+// Output dtype: same as the input, or float32 for integer/bool inputs of float-only ops.
+template <bool FloatOnly>
+std::vector<TensorMeta> infer_unary(const TV& in, const Attrs&) {
+  return {{in[0].shape(), FloatOnly ? ew::float_dtype(in[0].dtype()) : in[0].dtype()}};
+}
+
+template <template <typename> class F>
+void run_unary(const TV& in, TV& out, const Attrs& attrs) {
+  DType t = out[0].dtype();
+  Tensor x = ew::as_dtype(in[0], t);
+  KILN_DISPATCH(t, [&](auto tag) {
+    using T = decltype(tag);
+    ew::unary_loop<T, T>(x, out[0], F<compute_t<T>>{attrs});
+  });
+}
+
+#define FUNCTOR(NAME, EXPR)                                           \
+  template <typename C> struct NAME {                                 \
+    const Attrs& attrs;                                               \
+    C operator()(C x) const { return EXPR; }                          \
+  };
+
+template <typename C> C neg_v(C x) { if constexpr (std::is_same_v<C, bool>) return x; else if constexpr (std::is_unsigned_v<C>) return C(-x); else return -x; }
+template <typename C> C abs_v(C x) { if constexpr (std::is_same_v<C, bool> || std::is_unsigned_v<C>) return x; else return x < 0 ? C(-x) : x; }
+template <typename C> C sign_v(C x) { if constexpr (std::is_same_v<C, bool>) return x; else return C((C(0) < x) - (x < C(0))); }
+template <typename C> C to_c(double v) { return static_cast<C>(v); }
+
+FUNCTOR(NegF, neg_v(x))
+FUNCTOR(ExpF, std::exp(x))
+FUNCTOR(LogF, std::log(x))
+FUNCTOR(SqrtF, std::sqrt(x))
+FUNCTOR(RsqrtF, C(1) / std::sqrt(x))
+FUNCTOR(AbsF, abs_v(x))
+FUNCTOR(SignF, sign_v(x))
+FUNCTOR(SquareF, C(x * x))
+FUNCTOR(ErfF, std::erf(x))
+FUNCTOR(ReluF, x > C(0) ? x : C(0))
+FUNCTOR(SigmoidF, C(1) / (C(1) + std::exp(-x)))
+FUNCTOR(TanhF, std::tanh(x))
+template <typename C> struct GeluF {
+  const Attrs& attrs;
+  C operator()(C x) const {
+    if (attrs.b("approximate"))
+      return C(0.5) * x * (C(1) + std::tanh(to_c<C>(kSqrt2OverPi) * (x + to_c<C>(kGeluC) * x * x * x)));
+    return C(0.5) * x * (C(1) + std::erf(x / to_c<C>(kSqrt2)));
+  }
+};
+
+void run_logical_not(const TV& in, TV& out, const Attrs&) {
+  Tensor x = ew::as_dtype(in[0], DType::Bool);
+  ew::unary_loop<bool, bool>(x, out[0], [](bool v) { return !v; });
+}
+
+// ---- bprops, written with Kiln ops ----
+TV bp_neg(const TV&, const TV&, const TV& g, const Attrs&) { return {ops::neg(g[0])}; }
+TV bp_exp(const TV&, const TV& o, const TV& g, const Attrs&) { return {ops::mul(g[0], o[0])}; }
+TV bp_log(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::div(g[0], in[0])}; }
+TV bp_sqrt(const TV&, const TV& o, const TV& g, const Attrs&) { return {ops::div(ops::mul(g[0], sc(0.5, g[0])), o[0])}; }
+// d rsqrt(x) = -½ x^(-3/2) = -½ y³
+TV bp_rsqrt(const TV&, const TV& o, const TV& g, const Attrs&) {
+  return {ops::mul(ops::mul(g[0], sc(-0.5, g[0])), ops::mul(o[0], ops::square(o[0])))};
+}
+TV bp_abs(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::mul(g[0], ops::sign(in[0]))}; }
+TV bp_square(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::mul(g[0], ops::mul(in[0], sc(2.0, in[0])))}; }
+// d erf(x) = 2/√π · exp(-x²)
+TV bp_erf(const TV& in, const TV&, const TV& g, const Attrs&) {
+  return {ops::mul(g[0], ops::mul(sc(2.0 / kSqrtPi, in[0]), ops::exp(ops::neg(ops::square(in[0])))))};
+}
+// ReLU: dy·[y > 0] (0 at x = 0, as MindSpore).
+TV bp_relu(const TV&, const TV& o, const TV& g, const Attrs&) {
+  return {ops::select(ops::greater(o[0], sc(0.0, o[0])), g[0], ops::zeros_like(g[0]))};
+}
+TV bp_sigmoid(const TV&, const TV& o, const TV& g, const Attrs&) {
+  return {ops::mul(g[0], ops::mul(o[0], ops::sub(sc(1.0, o[0]), o[0])))};
+}
+TV bp_tanh(const TV&, const TV& o, const TV& g, const Attrs&) {
+  return {ops::mul(g[0], ops::sub(sc(1.0, o[0]), ops::square(o[0])))};
+}
+// exact: Φ(x) + x·φ(x); tanh form: ½(1+t) + ½x(1−t²)·√(2/π)(1 + 3c x²), t = tanh(√(2/π)(x + c x³))
+TV bp_gelu(const TV& in, const TV&, const TV& g, const Attrs& a) {
+  const Tensor& x = in[0];
+  Tensor d;
+  if (a.b("approximate")) {
+    Tensor x2 = ops::square(x);
+    Tensor inner = ops::mul(sc(kSqrt2OverPi, x), ops::add(x, ops::mul(sc(kGeluC, x), ops::mul(x2, x))));
+    Tensor t = ops::tanh(inner);
+    Tensor left = ops::mul(sc(0.5, x), ops::add(sc(1.0, x), t));
+    Tensor dinner = ops::mul(sc(kSqrt2OverPi, x), ops::add(sc(1.0, x), ops::mul(sc(3 * kGeluC, x), x2)));
+    Tensor right = ops::mul(ops::mul(sc(0.5, x), x), ops::mul(ops::sub(sc(1.0, x), ops::square(t)), dinner));
+    d = ops::add(left, right);
+  } else {
+    Tensor cdf = ops::mul(sc(0.5, x), ops::add(sc(1.0, x), ops::erf(ops::mul(x, sc(1.0 / kSqrt2, x)))));
+    Tensor pdf = ops::mul(sc(1.0 / (kSqrt2 * kSqrtPi), x), ops::exp(ops::mul(ops::square(x), sc(-0.5, x))));
+    d = ops::add(cdf, ops::mul(x, pdf));
+  }
+  return {ops::mul(g[0], d)};
+}
+TV bp_identity(const TV&, const TV&, const TV& g, const Attrs&) { return {g[0]}; }
+TV bp_cast(const TV& in, const TV&, const TV& g, const Attrs&) {
+  if (!is_floating(in[0].dtype())) return {Tensor()};
+  return {ops::cast(g[0], in[0].dtype())};
+}
+
+void reg(OpId id, InferFn infer, KernelFn cpu, BpropFn bprop) {
+  OpDef d;
+  d.id = id;
+  d.infer = infer;
+  d.cpu = cpu;
+  d.bprop = bprop;
+  d.differentiable = bprop != nullptr;
+  register_op(d);
+}
+
+}  // namespace
+
+namespace ops_impl {
+void register_elementwise_unary() {
+  reg(OpId::Neg, infer_unary<false>, run_unary<NegF>, bp_neg);
+  reg(OpId::Exp, infer_unary<true>, run_unary<ExpF>, bp_exp);
+  reg(OpId::Log, infer_unary<true>, run_unary<LogF>, bp_log);
+  reg(OpId::Sqrt, infer_unary<true>, run_unary<SqrtF>, bp_sqrt);
+  reg(OpId::Rsqrt, infer_unary<true>, run_unary<RsqrtF>, bp_rsqrt);
+  reg(OpId::Abs, infer_unary<false>, run_unary<AbsF>, bp_abs);
+  reg(OpId::Sign, infer_unary<false>, run_unary<SignF>, nullptr);
+  reg(OpId::Square, infer_unary<false>, run_unary<SquareF>, bp_square);
+  reg(OpId::Erf, infer_unary<true>, run_unary<ErfF>, bp_erf);
+  reg(OpId::Relu, infer_unary<false>, run_unary<ReluF>, bp_relu);
+  reg(OpId::Sigmoid, infer_unary<true>, run_unary<SigmoidF>, bp_sigmoid);
+  reg(OpId::Tanh, infer_unary<true>, run_unary<TanhF>, bp_tanh);
+  reg(OpId::Gelu, infer_unary<true>, run_unary<GeluF>, bp_gelu);
+  reg(OpId::LogicalNot, [](const TV& in, const Attrs&) { return std::vector<TensorMeta>{{in[0].shape(), DType::Bool}}; },
+      run_logical_not, nullptr);
+  reg(OpId::Cast, [](const TV& in, const Attrs& a) { return std::vector<TensorMeta>{{in[0].shape(), a.dtype("dtype")}}; },
+      [](const TV& in, TV& out, const Attrs&) { copy_into(in[0], out[0]); }, bp_cast);
+  // Identity and StopGradient copy nothing: their outputs alias the input storage.
+  OpDef id;
+  id.id = OpId::Identity;
+  id.direct = [](const TV& in, const Attrs&) { return TV{in[0].alias()}; };
+  id.infer = infer_unary<false>;
+  id.bprop = bp_identity;
+  register_op(id);
+  OpDef sg;
+  sg.id = OpId::StopGradient;
+  sg.direct = [](const TV& in, const Attrs&) { return TV{in[0].alias()}; };
+  sg.infer = infer_unary<false>;
+  sg.differentiable = false;
+  register_op(sg);
+}
+}  // namespace ops_impl
+
+namespace ops {
+Tensor neg(const Tensor& x) { return apply1(OpId::Neg, {x}); }
+Tensor exp(const Tensor& x) { return apply1(OpId::Exp, {x}); }
+Tensor log(const Tensor& x) { return apply1(OpId::Log, {x}); }
+Tensor sqrt(const Tensor& x) { return apply1(OpId::Sqrt, {x}); }
+Tensor rsqrt(const Tensor& x) { return apply1(OpId::Rsqrt, {x}); }
+Tensor abs(const Tensor& x) { return apply1(OpId::Abs, {x}); }
+Tensor sign(const Tensor& x) { return apply1(OpId::Sign, {x}); }
+Tensor square(const Tensor& x) { return apply1(OpId::Square, {x}); }
+Tensor erf(const Tensor& x) { return apply1(OpId::Erf, {x}); }
+Tensor logical_not(const Tensor& x) { return apply1(OpId::LogicalNot, {x}); }
+Tensor relu(const Tensor& x) { return apply1(OpId::Relu, {x}); }
+Tensor sigmoid(const Tensor& x) { return apply1(OpId::Sigmoid, {x}); }
+Tensor tanh(const Tensor& x) { return apply1(OpId::Tanh, {x}); }
+Tensor gelu(const Tensor& x, bool approximate) { return apply1(OpId::Gelu, {x}, {{"approximate", approximate}}); }
+Tensor cast(const Tensor& x, DType dtype) {
+  if (x.dtype() == dtype && !x.weak()) return x;
+  return apply1(OpId::Cast, {x}, {{"dtype", dtype}});
+}
+Tensor identity(const Tensor& x) { return apply1(OpId::Identity, {x}); }
+Tensor stop_gradient(const Tensor& x) { return apply1(OpId::StopGradient, {x}); }
+Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi) {
+  Tensor r = x;
+  if (lo.defined()) r = maximum(r, lo);
+  if (hi.defined()) r = minimum(r, hi);
+  return r;
+}
+}  // namespace ops
+}  // namespace kiln

@@ -1,0 +1,27 @@
+// Each op family file defines its ops and registers them here. Registration is explicit (not static
+// initializers) so that linking the core as a static library keeps every op.
+#pragma once
+
+namespace kiln::ops_impl {
+void register_elementwise_binary();
+void register_elementwise_unary();
+void register_softmax();
+void register_reduce();
+void register_shape_ops();
+void register_index();
+void register_matmul();
+void register_creation();
+void register_state();
+
+inline void register_all() {
+  register_elementwise_binary();
+  register_elementwise_unary();
+  register_softmax();
+  register_reduce();
+  register_shape_ops();
+  register_index();
+  register_matmul();
+  register_creation();
+  register_state();
+}
+}  // namespace kiln::ops_impl

@@ -1,0 +1,168 @@
+// BatchMatMul: float32 on oneDNN's sgemm; float16/bfloat16 computed in float32; float64 and integers on
+// Eigen's GEMM (oneDNN has no f64 matmul on CPU). No hand-written GEMM (docs/decisions.md).
+#include <omp.h>
+
+#include <Eigen/Core>
+#include <oneapi/dnnl/dnnl.h>
+
+#include "elementwise.h"
+#include "families.h"
+
+namespace kiln {
+namespace {
+using TV = std::vector<Tensor>;
+
+// Logical (M, K) of an operand after its transpose flag.
+struct MatDims { int64_t rows, cols; };
+MatDims mat_dims(const Tensor& t, bool trans) {
+  int64_t r = t.shape()[t.ndim() - 2], c = t.shape()[t.ndim() - 1];
+  return trans ? MatDims{c, r} : MatDims{r, c};
+}
+
+std::vector<TensorMeta> infer_matmul(const TV& in, const Attrs& a) {
+  const Tensor &x = in[0], &y = in[1];
+  bool ta = a.b("transpose_a"), tb = a.b("transpose_b");
+  KILN_CHECK(x.ndim() >= 2 && y.ndim() >= 2, Value, "For 'MatMul', both inputs must have rank >= 2 here, but got ",
+             shape_str(x.shape()), " and ", shape_str(y.shape()), ".");
+  MatDims dx = mat_dims(x, ta), dy = mat_dims(y, tb);
+  KILN_CHECK(dx.cols == dy.rows, Value, "For 'MatMul', the inner dimensions must match: x ", shape_str(x.shape()),
+             ta ? " (transposed)" : "", " and y ", shape_str(y.shape()), tb ? " (transposed)" : "", " give ", dx.cols,
+             " vs ", dy.rows, ".");
+  KILN_CHECK(x.dtype() != DType::Bool && y.dtype() != DType::Bool, Type,
+             "For 'MatMul', Bool inputs are not supported.");
+  Shape bx(x.shape().begin(), x.shape().end() - 2), by(y.shape().begin(), y.shape().end() - 2);
+  Shape out = broadcast_shapes(bx, by, "MatMul");
+  out.push_back(dx.rows);
+  out.push_back(dy.cols);
+  return {{out, promote_types(x.dtype(), y.dtype())}};
+}
+
+// How an operand's last two dims sit in memory: row-major (ld = row stride) or column-major, or neither.
+struct Layout { bool ok; bool trans; int64_t ld; };
+Layout layout(const Tensor& t, bool logical_trans) {
+  int64_t n = t.ndim();
+  int64_t rows = t.shape()[n - 2], cols = t.shape()[n - 1];
+  int64_t s0 = t.strides()[n - 2], s1 = t.strides()[n - 1];
+  if ((s1 == 1 || cols == 1) && s0 >= std::max<int64_t>(cols, 1)) return {true, logical_trans, s0};
+  if ((s0 == 1 || rows == 1) && s1 >= std::max<int64_t>(rows, 1)) return {true, !logical_trans, s1};
+  return {false, false, 0};
+}
+
+template <typename T>
+void gemm_eigen(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb,
+                T* C, int64_t ldc) {
+  using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using Map = Eigen::Map<const Mat, 0, Eigen::OuterStride<>>;
+  Eigen::Map<Mat, 0, Eigen::OuterStride<>> c(C, M, N, Eigen::OuterStride<>(ldc));
+  Map a(A, ta ? K : M, ta ? M : K, Eigen::OuterStride<>(lda));
+  Map b(B, tb ? N : K, tb ? K : N, Eigen::OuterStride<>(ldb));
+  if (!ta && !tb) c.noalias() = a * b;
+  else if (ta && !tb) c.noalias() = a.transpose() * b;
+  else if (!ta && tb) c.noalias() = a * b.transpose();
+  else c.noalias() = a.transpose() * b.transpose();
+}
+
+// Threads only pay off for large products: a 32x10x16 product costs ~5x more on two threads than on one.
+struct GemmThreads {
+  int saved;
+  explicit GemmThreads(double flops) : saved(omp_get_max_threads()) {
+    if (flops < 2.0 * 128 * 128 * 128) omp_set_num_threads(1);
+  }
+  ~GemmThreads() { omp_set_num_threads(saved); }
+};
+
+void run_matmul(const TV& in, TV& out, const Attrs& a) {
+  DType t = out[0].dtype();
+  DType ct = (t == DType::Float16 || t == DType::BFloat16) ? DType::Float32 : t;
+  Tensor x = ew::as_dtype(in[0], ct), y = ew::as_dtype(in[1], ct);
+  bool ta = a.b("transpose_a"), tb = a.b("transpose_b");
+  Layout lx = layout(x, ta), ly = layout(y, tb);
+  if (!lx.ok) { x = x.contiguous(); lx = layout(x, ta); }
+  if (!ly.ok) { y = y.contiguous(); ly = layout(y, tb); }
+  Tensor o = ct == t ? out[0] : Tensor::empty(out[0].shape(), ct);
+  const Shape& os = o.shape();
+  int64_t nd = int64_t(os.size());
+  int64_t M = os[nd - 2], N = os[nd - 1];
+  int64_t K = mat_dims(x, ta).cols;
+  Shape batch(os.begin(), os.end() - 2);
+  Shape bxs(x.shape().begin(), x.shape().end() - 2), bys(y.shape().begin(), y.shape().end() - 2);
+  Strides sx = cpu::broadcast_strides(bxs, Strides(x.strides().begin(), x.strides().end() - 2), batch);
+  Strides sy = cpu::broadcast_strides(bys, Strides(y.strides().begin(), y.strides().end() - 2), batch);
+  Strides so = contiguous_strides(batch);
+  int64_t nb = numel(batch);
+  GemmThreads threads(2.0 * double(M) * double(N) * double(K) * double(nb));
+  if (M == 0 || N == 0) return;
+  KILN_DISPATCH(ct, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+      KILN_FAIL(Type, "For 'MatMul', unsupported dtype ", dtype_name(ct), ".");
+    } else {
+      for (int64_t bi = 0; bi < nb; ++bi) {
+        int64_t ox = 0, oy = 0, rem = bi;
+        for (size_t d = batch.size(); d-- > 0;) {
+          int64_t idx = rem % batch[d];
+          rem /= batch[d];
+          ox += idx * sx[d];
+          oy += idx * sy[d];
+        }
+        const T* A = x.data<T>() + ox;
+        const T* B = y.data<T>() + oy;
+        T* C = o.data<T>() + bi * (M * N);
+        if (K == 0) { for (int64_t i = 0; i < M * N; ++i) C[i] = T(0); continue; }
+        if constexpr (std::is_same_v<T, float>) {
+          dnnl_status_t st = dnnl_sgemm(lx.trans ? 'T' : 'N', ly.trans ? 'T' : 'N', M, N, K, 1.0f, A, lx.ld, B, ly.ld,
+                                        0.0f, C, N);
+          KILN_CHECK(st == dnnl_success, Runtime, "For 'MatMul', oneDNN sgemm failed with status ", int(st), ".");
+        } else {
+          gemm_eigen<T>(lx.trans, ly.trans, M, N, K, A, lx.ld, B, ly.ld, C, N);
+        }
+      }
+    }
+  });
+  if (ct != t) copy_into(o, out[0]);
+}
+
+// out = op(A)·op(B); see the table in docs/autodiff.md. Batch dims that broadcast are summed away.
+TV bprop_matmul(const TV& in, const TV&, const TV& g, const Attrs& a) {
+  const Tensor &A = in[0], &B = in[1], &G = g[0];
+  bool ta = a.b("transpose_a"), tb = a.b("transpose_b");
+  Tensor dA, dB;
+  if (!ta && !tb) { dA = ops::matmul(G, B, false, true); dB = ops::matmul(A, G, true, false); }
+  else if (!ta && tb) { dA = ops::matmul(G, B, false, false); dB = ops::matmul(G, A, true, false); }
+  else if (ta && !tb) { dA = ops::matmul(B, G, false, true); dB = ops::matmul(A, G, false, false); }
+  else { dA = ops::matmul(B, G, true, true); dB = ops::matmul(G, A, true, true); }
+  return {ew::reduce_grad(dA, A), ew::reduce_grad(dB, B)};
+}
+
+}  // namespace
+
+namespace ops_impl {
+void register_matmul() {
+  OpDef d;
+  d.id = OpId::MatMul;
+  d.infer = infer_matmul;
+  d.cpu = run_matmul;
+  d.bprop = bprop_matmul;
+  register_op(d);
+}
+}  // namespace ops_impl
+
+namespace ops {
+Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
+  KILN_CHECK(a.ndim() >= 1 && b.ndim() >= 1, Value, "For 'MatMul', the inputs must not be 0-d, but got shapes ",
+             shape_str(a.shape()), " and ", shape_str(b.shape()), ".");
+  // NumPy semantics for 1-D operands: prepend (a) / append (b) a unit dim, remove it from the result.
+  bool a1 = a.ndim() == 1, b1 = b.ndim() == 1;
+  Tensor x = a1 ? reshape(a, {1, a.shape()[0]}) : a;
+  Tensor y = b1 ? reshape(b, {b.shape()[0], 1}) : b;
+  Tensor r = apply1(OpId::MatMul, {x, y}, {{"transpose_a", a1 ? false : transpose_a}, {"transpose_b", b1 ? false : transpose_b}});
+  if (a1 || b1) {
+    Shape s(r.shape().begin(), r.shape().end() - 2);
+    if (!a1) s.push_back(r.shape()[r.ndim() - 2]);
+    if (!b1) s.push_back(r.shape()[r.ndim() - 1]);
+    r = reshape(r, s);
+  }
+  return r;
+}
+}  // namespace ops
+}  // namespace kiln

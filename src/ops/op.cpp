@@ -1,0 +1,113 @@
+// The op registry, attributes and the eager dispatcher.
+#include "kiln/op.h"
+
+#include <array>
+#include <sstream>
+
+#include "kiln/autodiff.h"
+#include "families.h"
+
+namespace kiln {
+
+namespace autodiff {
+// Defined in src/autodiff/tape.cpp: records a node if some input is watched.
+void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+            const Attrs& attrs);
+}  // namespace autodiff
+
+namespace {
+const char* const kOpNames[] = {
+#define KILN_OP(ID, NAME) NAME,
+#include "kiln/op_list.h"
+#undef KILN_OP
+};
+std::array<OpDef, size_t(OpId::kCount)>& registry() {
+  static std::array<OpDef, size_t(OpId::kCount)> r{};
+  return r;
+}
+std::array<bool, size_t(OpId::kCount)>& registered() {
+  static std::array<bool, size_t(OpId::kCount)> r{};
+  return r;
+}
+void ensure_registered() {
+  static const bool done = [] { ops_impl::register_all(); return true; }();
+  (void)done;
+}
+}  // namespace
+
+const char* op_name(OpId id) { return kOpNames[size_t(id)]; }
+
+void register_op(const OpDef& def) {
+  registry()[size_t(def.id)] = def;
+  registered()[size_t(def.id)] = true;
+}
+
+bool has_op(OpId id) {
+  ensure_registered();
+  return registered()[size_t(id)];
+}
+
+const OpDef& get_op(OpId id) {
+  KILN_CHECK(has_op(id), Runtime, "Kiln: op '", op_name(id), "' has no definition registered.");
+  return registry()[size_t(id)];
+}
+
+const AttrValue* Attrs::find(const char* name) const {
+  for (auto& kv : items)
+    if (kv.first == name || std::string_view(kv.first) == name) return &kv.second;
+  return nullptr;
+}
+
+template <typename T> static const T& get_attr(const Attrs& a, const char* name) {
+  const AttrValue* v = a.find(name);
+  KILN_CHECK(v != nullptr, Runtime, "Kiln: missing op attribute '", name, "'.");
+  const T* p = std::get_if<T>(v);
+  KILN_CHECK(p != nullptr, Runtime, "Kiln: op attribute '", name, "' has the wrong type.");
+  return *p;
+}
+int64_t Attrs::i(const char* name) const { return get_attr<int64_t>(*this, name); }
+double Attrs::f(const char* name) const { return get_attr<double>(*this, name); }
+bool Attrs::b(const char* name) const { return get_attr<bool>(*this, name); }
+const std::vector<int64_t>& Attrs::ints(const char* name) const { return get_attr<std::vector<int64_t>>(*this, name); }
+DType Attrs::dtype(const char* name) const { return get_attr<DType>(*this, name); }
+
+std::string Attrs::str() const {
+  std::ostringstream s;
+  bool first = true;
+  for (auto& kv : items) {
+    if (!first) s << ", ";
+    first = false;
+    s << kv.first << "=";
+    std::visit([&](auto&& v) {
+      using V = std::decay_t<decltype(v)>;
+      if constexpr (std::is_same_v<V, bool>) s << (v ? "True" : "False");
+      else if constexpr (std::is_same_v<V, std::vector<int64_t>>) s << shape_str(v);
+      else if constexpr (std::is_same_v<V, DType>) s << dtype_name(v);
+      else s << v;
+    }, kv.second);
+  }
+  return s.str();
+}
+
+std::vector<Tensor> apply(OpId id, const std::vector<Tensor>& inputs, const Attrs& attrs) {
+  const OpDef& def = get_op(id);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    KILN_CHECK(inputs[i].defined(), Value, "For '", op_name(id), "', input ", i, " is an undefined tensor.");
+  std::vector<Tensor> outs;
+  if (def.direct) {
+    outs = def.direct(inputs, attrs);
+  } else {
+    std::vector<TensorMeta> metas = def.infer(inputs, attrs);
+    outs.reserve(metas.size());
+    for (auto& m : metas) outs.push_back(Tensor::empty(m.shape, m.dtype));
+    def.cpu(inputs, outs, attrs);
+  }
+  if (autodiff::grad_level() > 0) autodiff::record(def, inputs, outs, attrs);
+  return outs;
+}
+
+Tensor apply1(OpId id, const std::vector<Tensor>& inputs, const Attrs& attrs) {
+  return std::move(apply(id, inputs, attrs)[0]);
+}
+
+}  // namespace kiln
