@@ -7,11 +7,12 @@
 namespace kiln::py {
 namespace {
 
-nb::object g_converter;  // kiln._convert.to_numpy(obj, dtype) -> C-contiguous ndarray (set from Python)
-nb::object g_factory;    // kiln._convert.make_tensor(input_data, dtype, shape, init) -> Tensor (set from Python)
+// Python callables set by kiln._convert at import. Leaked on purpose: destroying Python objects in C++ static
+// destructors would run after the interpreter has finalized.
+nb::object& g_converter = *new nb::object();  // to_numpy(obj, dtype) -> C-contiguous ndarray
+nb::object& g_factory = *new nb::object();    // make_tensor(input_data, dtype, shape, init) -> Tensor
 
-DType dtype_from_ndarray(const nb::ndarray<>& a) {
-  nb::dlpack::dtype d = a.dtype();
+DType dtype_from_ndarray(nb::dlpack::dtype d) {
   using C = nb::dlpack::dtype_code;
   if (d.code == uint8_t(C::Bool)) return DType::Bool;
   if (d.code == uint8_t(C::Float)) {
@@ -50,7 +51,7 @@ nb::dlpack::dtype dlpack_of(DType t) {
 Tensor from_ndarray(const nb::ndarray<nb::c_contig, nb::device::cpu>& a) {
   Shape shape(a.ndim());
   for (size_t i = 0; i < a.ndim(); ++i) shape[i] = int64_t(a.shape(i));
-  return Tensor::from_data(a.data(), shape, dtype_from_ndarray(a));
+  return Tensor::from_data(a.data(), shape, dtype_from_ndarray(a.dtype()));
 }
 
 // A NumPy array viewing the tensor's storage (kept alive by the array).

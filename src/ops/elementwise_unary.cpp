@@ -20,15 +20,17 @@ std::vector<TensorMeta> infer_unary(const TV& in, const Attrs&) {
   return {{in[0].shape(), FloatOnly ? ew::float_dtype(in[0].dtype()) : in[0].dtype()}};
 }
 
-template <template <typename> class F>
+// Float-only functors are instantiated for the float types only (their inputs were converted to float).
+template <template <typename> class F, bool FloatOnly = false>
 void run_unary(const TV& in, TV& out, const Attrs& attrs) {
   DType t = out[0].dtype();
   Tensor x = ew::as_dtype(in[0], t);
   KILN_DISPATCH(t, [&](auto tag) {
     using T = decltype(tag);
-    ew::unary_loop<T, T>(x, out[0], F<compute_t<T>>{attrs});
+    if constexpr (!FloatOnly || std::is_floating_point_v<compute_t<T>>) ew::unary_loop<T, T>(x, out[0], F<compute_t<T>>{attrs});
   });
 }
+template <template <typename> class F> void run_float(const TV& in, TV& out, const Attrs& a) { run_unary<F, true>(in, out, a); }
 
 #define FUNCTOR(NAME, EXPR)                                           \
   template <typename C> struct NAME {                                 \
@@ -48,7 +50,8 @@ FUNCTOR(SqrtF, std::sqrt(x))
 FUNCTOR(RsqrtF, C(1) / std::sqrt(x))
 FUNCTOR(AbsF, abs_v(x))
 FUNCTOR(SignF, sign_v(x))
-FUNCTOR(SquareF, C(x * x))
+template <typename C> C square_v(C x) { if constexpr (std::is_same_v<C, bool>) return x; else return C(x * x); }
+FUNCTOR(SquareF, square_v(x))
 FUNCTOR(ErfF, std::erf(x))
 FUNCTOR(ReluF, x > C(0) ? x : C(0))
 FUNCTOR(SigmoidF, C(1) / (C(1) + std::exp(-x)))
@@ -132,18 +135,18 @@ void reg(OpId id, InferFn infer, KernelFn cpu, BpropFn bprop) {
 namespace ops_impl {
 void register_elementwise_unary() {
   reg(OpId::Neg, infer_unary<false>, run_unary<NegF>, bp_neg);
-  reg(OpId::Exp, infer_unary<true>, run_unary<ExpF>, bp_exp);
-  reg(OpId::Log, infer_unary<true>, run_unary<LogF>, bp_log);
-  reg(OpId::Sqrt, infer_unary<true>, run_unary<SqrtF>, bp_sqrt);
-  reg(OpId::Rsqrt, infer_unary<true>, run_unary<RsqrtF>, bp_rsqrt);
+  reg(OpId::Exp, infer_unary<true>, run_float<ExpF>, bp_exp);
+  reg(OpId::Log, infer_unary<true>, run_float<LogF>, bp_log);
+  reg(OpId::Sqrt, infer_unary<true>, run_float<SqrtF>, bp_sqrt);
+  reg(OpId::Rsqrt, infer_unary<true>, run_float<RsqrtF>, bp_rsqrt);
   reg(OpId::Abs, infer_unary<false>, run_unary<AbsF>, bp_abs);
   reg(OpId::Sign, infer_unary<false>, run_unary<SignF>, nullptr);
   reg(OpId::Square, infer_unary<false>, run_unary<SquareF>, bp_square);
-  reg(OpId::Erf, infer_unary<true>, run_unary<ErfF>, bp_erf);
+  reg(OpId::Erf, infer_unary<true>, run_float<ErfF>, bp_erf);
   reg(OpId::Relu, infer_unary<false>, run_unary<ReluF>, bp_relu);
-  reg(OpId::Sigmoid, infer_unary<true>, run_unary<SigmoidF>, bp_sigmoid);
-  reg(OpId::Tanh, infer_unary<true>, run_unary<TanhF>, bp_tanh);
-  reg(OpId::Gelu, infer_unary<true>, run_unary<GeluF>, bp_gelu);
+  reg(OpId::Sigmoid, infer_unary<true>, run_float<SigmoidF>, bp_sigmoid);
+  reg(OpId::Tanh, infer_unary<true>, run_float<TanhF>, bp_tanh);
+  reg(OpId::Gelu, infer_unary<true>, run_float<GeluF>, bp_gelu);
   reg(OpId::LogicalNot, [](const TV& in, const Attrs&) { return std::vector<TensorMeta>{{in[0].shape(), DType::Bool}}; },
       run_logical_not, nullptr);
   reg(OpId::Cast, [](const TV& in, const Attrs& a) { return std::vector<TensorMeta>{{in[0].shape(), a.dtype("dtype")}}; },

@@ -1,0 +1,41 @@
+"""Kiln: a deep-learning framework with a C++ core that implements the MindSpore 2.x programming model.
+
+    import kiln as ms
+    from kiln import nn, ops, Tensor
+
+Existing MindSpore scripts run unchanged with `python -m kiln.compat script.py`."""
+from ._loader import _core  # noqa: F401
+from . import _convert  # noqa: F401  (registers the Python→Tensor converters with the core)
+from .common import dtype  # noqa: F401
+from .common.dtype import (  # noqa: F401
+    bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, half, single, double, float_, int_,
+    dtype_to_nptype, pytype_to_dtype,
+)
+from .common.tensor import Tensor  # noqa: F401
+from .common.parameter import Parameter, ParameterTuple  # noqa: F401
+from .common.seed import set_seed, get_seed  # noqa: F401
+from .common.api import value_and_grad, grad, get_grad  # noqa: F401
+from .context import (  # noqa: F401
+    set_context, get_context, GRAPH_MODE, PYNATIVE_MODE, STRICT, COMPATIBLE, LAX,
+)
+from . import context  # noqa: F401
+from . import common  # noqa: F401
+from . import ops  # noqa: F401
+
+__version__ = "0.1.0"
+
+
+def _import_optional():
+    # Subpackages written after the foundation (nn, train, ...) import lazily so that a missing one never breaks
+    # `import kiln`.
+    import importlib
+    g = globals()
+    for name in ("nn", "train", "amp", "dataset"):
+        try:
+            g[name] = importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+
+
+_import_optional()

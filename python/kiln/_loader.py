@@ -1,0 +1,29 @@
+"""Loads kiln._core after making its native dependency (oneDNN's libdnnl.so.3 from the onednn-cpu-gomp
+wheel) loadable, wherever pip put that wheel's data files."""
+import ctypes
+import os
+import sys
+from importlib import metadata
+
+
+def _preload_dnnl():
+    candidates = []
+    try:
+        dist = metadata.distribution("onednn-cpu-gomp")
+        for f in dist.files or ():
+            if os.path.basename(str(f)).startswith("libdnnl.so"):
+                candidates.append(os.path.abspath(str(dist.locate_file(f))))
+    except metadata.PackageNotFoundError:
+        pass
+    candidates.append(os.path.join(sys.prefix, "lib", "libdnnl.so.3"))
+    for path in candidates:
+        if os.path.exists(path):
+            try:
+                ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                return
+            except OSError:
+                continue
+
+
+_preload_dnnl()
+from . import _core  # noqa: E402,F401

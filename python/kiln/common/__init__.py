@@ -1,0 +1,7 @@
+"""kiln.common — MindSpore's `mindspore.common`: Tensor, Parameter, dtypes, initializers, seeds."""
+from . import dtype  # noqa: F401
+from .tensor import Tensor  # noqa: F401
+from .parameter import Parameter, ParameterTuple  # noqa: F401
+from .seed import set_seed, get_seed  # noqa: F401
+from .api import value_and_grad, grad  # noqa: F401
+from .dtype import *  # noqa: F401,F403

@@ -1,0 +1,60 @@
+"""MindSpore's Tensor repr: `Tensor(shape=[2], dtype=Float32, value= [ 1.00000000e+00,  2.00000000e+00])`.
+
+Layout as ../shared/reference/mindspore_api.md §2.1: floats `% .8e` (float16 `%11.4e`), ints right-aligned to the widest,
+bools width 5; rows `[[a, b],\n [c, d]]`; dimensions with more than 6 entries (ndim > 1) or 1-D tensors with more than
+1000 entries show the first 3, ` ... `, and the last 3; 1-D floats wrap every 12 elements (ints 24)."""
+import numpy as np
+
+
+def _elem_formatter(arr, dtype_name):
+    if arr.dtype == np.bool_:
+        return lambda v: f"{str(bool(v)):>5}"
+    if arr.dtype.kind == "f":
+        if dtype_name == "Float16":
+            return lambda v: f"{float(v):11.4e}"
+        return lambda v: f"{float(v): .8e}"
+    width = max((len(str(int(v))) for v in arr.flat), default=1)
+    return lambda v: f"{int(v):>{width}}"
+
+
+def _summarize_axis(n, ndim, total):
+    return (ndim > 1 and n > 6) or (ndim == 1 and total > 1000)
+
+
+def _fmt(arr, fmt, depth, total, ndim_total):
+    if arr.ndim == 1:
+        n = arr.shape[0]
+        if _summarize_axis(n, ndim_total if ndim_total > 1 else 1, total if ndim_total == 1 else 0) or \
+                (ndim_total > 1 and n > 6):
+            items = [fmt(v) for v in arr[:3]] + ["..."] + [fmt(v) for v in arr[-3:]]
+        else:
+            items = [fmt(v) for v in arr]
+        per_line = 12 if arr.dtype.kind in "fb" else 24
+        if ndim_total == 1 and len(items) > per_line:
+            lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+            return "[" + ",\n ".join(lines) + "]"
+        return "[" + ", ".join(items) + "]"
+    n = arr.shape[0]
+    rows = [_fmt(arr[i], fmt, depth + 1, total, ndim_total) for i in (range(3) if n > 6 else range(n))]
+    if n > 6:
+        rows += ["..."] + [_fmt(arr[i], fmt, depth + 1, total, ndim_total) for i in range(n - 3, n)]
+    sep = "," + "\n" * (arr.ndim - 1) + " " * (depth + 1)
+    return "[" + sep.join(rows) + "]"
+
+
+def tensor_repr(arr, dtype_name, shape):
+    """The MindSpore repr of a tensor whose values are in NumPy array `arr`."""
+    head = f"Tensor(shape={list(shape)}, dtype={dtype_name}, value="
+    if arr.ndim == 0:
+        v = arr.item()
+        if isinstance(v, bool):
+            s = str(v)
+        elif isinstance(v, float):
+            s = f"{v:g}"
+        else:
+            s = str(v)
+        return head + " " + s + ")"
+    if arr.size == 0:
+        return head + " []" if arr.ndim == 1 else head + "\n[]"
+    body = _fmt(arr, _elem_formatter(arr, dtype_name), 0, arr.size, arr.ndim)
+    return head + ("\n" if arr.ndim > 1 else " ") + body + ")"

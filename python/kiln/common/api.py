@@ -1,0 +1,197 @@
+"""Functional autodiff: `value_and_grad` and `grad`, with MindSpore's argument semantics and return structures
+(../shared/reference/mindspore_api.md §6).
+
+PyNative: the forward runs eagerly under a kiln._core.GradScope that records a tape; the reverse pass runs the ops'
+bprops (written with Kiln ops, so gradients of gradients work when transforms nest)."""
+import functools
+
+from .._loader import _core
+from .parameter import Parameter, ParameterTuple
+from .tensor import Tensor
+
+
+def _normalize_positions(grad_position):
+    if grad_position is None:
+        return None
+    if isinstance(grad_position, bool):
+        grad_position = int(grad_position)
+    if isinstance(grad_position, int):
+        if grad_position < 0:
+            raise ValueError("grad_position must be >= 0.")
+        return (grad_position,)
+    if isinstance(grad_position, tuple):
+        out = []
+        for p in grad_position:
+            if isinstance(p, bool):
+                p = int(p)
+            if not isinstance(p, int):
+                raise TypeError(f"For 'grad', the 'grad_position' must be int or tuple, but got an element of type "
+                                f"{type(p).__name__}.")
+            if p < 0:
+                raise ValueError("The element in grad_position must be >= 0.")
+            out.append(p)
+        if len(set(out)) != len(out):
+            raise ValueError("There are duplicate positions in `grad_position`.")
+        return tuple(out)
+    raise TypeError(f"For 'grad', the 'grad_position' must be int or tuple, but got {type(grad_position).__name__}.")
+
+
+def _normalize_weights(weights):
+    """(list of Parameters, single?)"""
+    if weights is None:
+        return None, False
+    if isinstance(weights, Parameter):
+        return [weights], True
+    if isinstance(weights, (list, tuple, ParameterTuple)):
+        ws = list(weights)
+        for w in ws:
+            if not isinstance(w, Parameter):
+                raise TypeError(f"For 'grad', the 'weights' must be a Parameter, a list/tuple of Parameters or a "
+                                f"ParameterTuple, but got an element of type {type(w).__name__}.")
+        return ws, False
+    if hasattr(weights, "trainable_params"):
+        raise TypeError("For 'grad', the 'weights' must be Parameters; pass net.trainable_params().")
+    raise TypeError(f"For 'grad', the 'weights' must be a Parameter, a list/tuple of Parameters or a ParameterTuple, "
+                    f"but got {type(weights).__name__}.")
+
+
+def _detach_tree(x, outermost):
+    if not outermost:
+        return x
+    if isinstance(x, Tensor):
+        return _core.detach(x)
+    if isinstance(x, tuple):
+        return tuple(_detach_tree(v, True) for v in x)
+    if isinstance(x, list):
+        return [_detach_tree(v, True) for v in x]
+    return x
+
+
+def _tensors_of(out):
+    if isinstance(out, Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        r = []
+        for v in out:
+            r.extend(_tensors_of(v))
+        return r
+    return []
+
+
+def _transform(fn, grad_position, weights, has_aux, return_ids, with_value):
+    positions = _normalize_positions(grad_position)
+    weight_list, single_weight = _normalize_weights(weights)
+    if positions is None and weight_list is None:
+        raise ValueError("`grad_position` and `weight` can not be None at the same time.")
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if positions is not None:
+            for p in positions:
+                if p >= len(args):
+                    raise IndexError(f"Position index {p} is exceed input size {len(args)}.")
+        outermost = _core.grad_level() == 0
+        with _core.GradScope() as scope:
+            call_args = list(args)
+            leaves = []
+            kinds = []  # ("pos", index) or ("w", param)
+            if positions is not None:
+                for p in positions:
+                    a = args[p]
+                    if isinstance(a, Tensor):
+                        call_args[p] = scope.watch_input(a)
+                        leaves.append(call_args[p])
+                        kinds.append(("pos", p))
+            wl = weight_list or []
+            for w in wl:
+                scope.watch(w)
+                leaves.append(w)
+                kinds.append(("w", w))
+            out = fn(*call_args, **kwargs)
+            if has_aux:
+                if not isinstance(out, tuple) or len(out) < 2:
+                    raise ValueError("When has_aux is True, origin fn requires more than one outputs.")
+                targets = _tensors_of(out[0])
+            else:
+                targets = _tensors_of(out)
+            if not targets:
+                raise TypeError(f"For 'grad', the function must return a Tensor (or a tuple starting with one), "
+                                f"but got {type(out).__name__}.")
+            grads = _core.gradient(targets, [None] * len(targets), leaves) if leaves else []
+        grads = [_detach_tree(g, outermost) for g in grads]
+        gi = [g for g, k in zip(grads, kinds) if k[0] == "pos"]
+        gw = [g for g, k in zip(grads, kinds) if k[0] == "w"]
+        if return_ids:
+            gi = [(k[1], g) for g, k in zip(grads, kinds) if k[0] == "pos"]
+            gw = [(k[1].name, g) for g, k in zip(grads, kinds) if k[0] == "w"]
+        if positions is not None:
+            gi_out = gi[0] if len(gi) == 1 else tuple(gi)
+        if weight_list is not None:
+            gw_out = gw[0] if single_weight else tuple(gw)
+        if positions is not None and weight_list is not None:
+            g_out = (gi_out, gw_out)
+        elif positions is not None:
+            g_out = gi_out
+        else:
+            g_out = gw_out
+        if has_aux:
+            aux = tuple(_core.stop_gradient(a) if isinstance(a, Tensor) else a for a in out[1:])
+            value = (out[0],) + aux
+        else:
+            value = out
+        value = _detach_tree(value, outermost)
+        if with_value:
+            return value, g_out
+        if has_aux:
+            return g_out, _detach_tree(tuple(value[1:]), outermost)
+        return g_out
+
+    return wrapper
+
+
+def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False):
+    """A function that returns (value, gradients) of `fn`, as mindspore.value_and_grad.
+
+    Args:
+        fn: a function or Cell returning a Tensor, or a tuple whose first element is the loss (has_aux=True).
+        grad_position: None, an int or a tuple of ints: the positional arguments to differentiate.
+        weights: None, a Parameter, a list/tuple of Parameters, or a ParameterTuple (e.g. optimizer.parameters).
+        has_aux: only fn's first output is differentiated; the value returned is still the whole tuple.
+        return_ids: each gradient becomes (position or parameter name, gradient).
+    Returns:
+        f(*args) -> (value, grads): grads is the input gradient(s) (one Tensor if one position, else a tuple), the
+        weight gradients (a tuple; a Tensor for a single Parameter), or (inputs, weights) when both are requested.
+        The cotangent is ones_like(output): a non-scalar output gives the gradient of its sum.
+    Raises:
+        ValueError: grad_position and weights both None; negative or duplicate positions; has_aux with one output.
+        TypeError: bad grad_position / weights types.
+        IndexError: a position beyond the number of call arguments.
+    """
+    return _transform(fn, grad_position, weights, has_aux, return_ids, True)
+
+
+def grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False):
+    """A function that returns the gradients of `fn` (and `aux`, a tuple, with has_aux=True), as mindspore.grad.
+
+    Arguments, return structure and errors as value_and_grad, without the value."""
+    return _transform(fn, grad_position, weights, has_aux, return_ids, False)
+
+
+def get_grad(gradients, identifier):
+    """Looks up one gradient in the output of grad/value_and_grad with return_ids=True by position or Parameter."""
+    key = identifier.name if isinstance(identifier, Parameter) else identifier
+
+    def search(g):
+        if isinstance(g, tuple) and len(g) == 2 and not isinstance(g[0], (tuple, Tensor)) and g[0] == key:
+            return g[1]
+        if isinstance(g, tuple):
+            for v in g:
+                r = search(v)
+                if r is not None:
+                    return r
+        return None
+
+    r = search(gradients)
+    if r is None:
+        raise ValueError(f"get_grad: no gradient with identifier {key!r}.")
+    return r

@@ -1,0 +1,75 @@
+"""Kiln's dtypes, spelled as MindSpore's `mindspore.common.dtype` (imported as `mstype`).
+
+A dtype is a member of `kiln._core.DType`; `str(kiln.float32)` is "Float32" as in MindSpore."""
+import numpy as np
+
+from .._loader import _core
+
+DType = _core.DType
+Type = DType  # MindSpore's base class name for dtypes
+
+bool_ = DType.Bool
+uint8 = DType.UInt8
+int8 = DType.Int8
+int16 = DType.Int16
+int32 = DType.Int32
+int64 = DType.Int64
+float16 = DType.Float16
+bfloat16 = DType.BFloat16
+float32 = DType.Float32
+float64 = DType.Float64
+half = float16
+single = float32
+double = float64
+float_ = float32
+int_ = int64
+
+number_type = (uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+int_type = (uint8, int8, int16, int32, int64)
+float_type = (float16, bfloat16, float32, float64)
+all_types = (bool_,) + number_type
+
+_TO_NUMPY = {
+    bool_: np.bool_, uint8: np.uint8, int8: np.int8, int16: np.int16, int32: np.int32, int64: np.int64,
+    float16: np.float16, float32: np.float32, float64: np.float64,
+}
+_FROM_NUMPY = {np.dtype(v): k for k, v in _TO_NUMPY.items()}
+
+
+def dtype_to_nptype(dtype):
+    """The NumPy scalar type of a Kiln dtype (bfloat16 has none: float32 is returned)."""
+    if dtype == bfloat16:
+        return np.float32
+    return _TO_NUMPY[dtype]
+
+
+def pytype_to_dtype(obj):
+    """The Kiln dtype for a NumPy dtype / NumPy scalar type / Python type (bool, int, float), as MindSpore maps them.
+
+    Raises TypeError for anything else."""
+    if isinstance(obj, DType):
+        return obj
+    if obj is bool:
+        return bool_
+    if obj is int:
+        return int64
+    if obj is float:
+        return float32
+    try:
+        return _FROM_NUMPY[np.dtype(obj)]
+    except (TypeError, KeyError):
+        raise TypeError(f"The data type {obj!r} is not supported by Kiln.") from None
+
+
+def is_float(dtype):
+    """True for float16, bfloat16, float32, float64."""
+    return dtype in float_type
+
+
+def to_dtype(dtype, what="dtype"):
+    """Validates and normalizes a dtype argument (a Kiln dtype, NumPy dtype or Python type); TypeError otherwise."""
+    try:
+        return pytype_to_dtype(dtype)
+    except TypeError:
+        raise TypeError(f"The argument '{what}' must be a Kiln/MindSpore dtype such as mindspore.float32, "
+                        f"but got {dtype!r}.") from None

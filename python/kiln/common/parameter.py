@@ -1,0 +1,167 @@
+"""Parameter and ParameterTuple (../shared/reference/mindspore_api.md §2.2–2.3).
+
+A Parameter is a Tensor subclass with a name and `requires_grad`. Its storage is updated in place by optimizers
+(`ops.assign`, fused optimizer ops), so every holder of the Parameter object sees the new values."""
+import numbers
+
+import numpy as np
+
+from .._loader import _core
+from . import dtype as mstype
+from .tensor import Tensor
+
+_PLACEHOLDER = "Parameter"
+
+
+class Parameter(Tensor):
+    """Parameter(default_input, name=None, requires_grad=True, layerwise_parallel=False, parallel_optimizer=True).
+
+    default_input: Tensor (copied), float (0-d Float32), int (0-d Int64), NumPy array or list.
+    Raises:
+        ValueError: bool data, or a name that is not a str / longer than 1024 characters.
+        TypeError: other data types.
+    """
+
+    def __init__(self, default_input, name=None, requires_grad=True, layerwise_parallel=False,
+                 parallel_optimizer=True):
+        if isinstance(default_input, bool):
+            raise ValueError("Parameter data can not be `bool`")
+        if isinstance(default_input, Tensor):
+            data = default_input
+            if getattr(default_input, "_lazy_init", None) is not None:
+                data = default_input.init_data()
+            data = _copy_tensor(data)
+        elif isinstance(default_input, (numbers.Number, np.ndarray, np.generic, list, tuple)):
+            data = Tensor(default_input)
+        else:
+            raise TypeError(f"Parameter: default_input of type {type(default_input).__name__!r} is not supported; "
+                            "expected a Tensor, number, NumPy array or list.")
+        super().__init__(data)
+        self._name = None
+        self.name = _PLACEHOLDER if name is None or name == "" else name
+        self.requires_grad = requires_grad
+        self.layerwise_parallel = layerwise_parallel
+        self.parallel_optimizer = parallel_optimizer
+
+    @property
+    def name(self):
+        """The parameter's name (str)."""
+        return self._name
+
+    @name.setter
+    def name(self, value):
+        if value is None or value == "":
+            value = _PLACEHOLDER
+        if not isinstance(value, str):
+            raise ValueError(f"The type of the Parameter's name should be 'str', but got {type(value).__name__}.")
+        if len(value) > 1024:
+            raise ValueError("The length of the Parameter's name should be less than 1024.")
+        self._name = value
+
+    @property
+    def requires_grad(self):
+        """Whether the optimizer/trainable_params include this parameter (bool)."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        if not isinstance(value, bool):
+            raise TypeError(f"The 'requires_grad' must be bool, but got {type(value).__name__}.")
+        self._requires_grad = value
+
+    def __repr__(self):
+        return (f"Parameter (name={self.name}, shape={self.shape}, dtype={self.dtype}, "
+                f"requires_grad={self.requires_grad})")
+
+    __str__ = __repr__
+
+    def __hash__(self):
+        return id(self)
+
+    def __reduce__(self):
+        return (_rebuild_parameter, (self.asnumpy() if self.dtype != mstype.bfloat16 else
+                                     _core.cast(self, mstype.float32).asnumpy(), self.name, self.requires_grad))
+
+    @property
+    def data(self):
+        """The Parameter itself (MindSpore's `.data`)."""
+        return self
+
+    def value(self):
+        """The current value, as a Tensor sharing storage."""
+        return _core.identity(self)
+
+    def set_data(self, data, slice_shape=False):
+        """Replaces the values in place (same shape; dtype cast like MindSpore). Returns self.
+
+        Raises:
+            TypeError: data is not a Tensor/int/float, or would need an implicit cast to a lower type category.
+            ValueError: the shape differs.
+        """
+        if isinstance(data, bool) or not isinstance(data, (Tensor, numbers.Number, np.ndarray)):
+            raise TypeError(f"Parameter.set_data: data must be a Tensor, int or float, but got {type(data).__name__}.")
+        if not isinstance(data, Tensor):
+            if isinstance(data, float) and self.dtype in mstype.int_type:
+                raise TypeError("Parameter.set_data: a float can not be set into an integer Parameter.")
+            data = Tensor(data, self.dtype)
+        if tuple(data.shape) != tuple(self.shape) and not (data.ndim == 0 or slice_shape):
+            raise ValueError(f"Can not change the shape of Parameter which has been initialized. Current shape is "
+                             f"{self.shape}, and incoming is {data.shape}.")
+        _core.assign(self, data)
+        return self
+
+    def clone(self, init="same"):
+        """A new Parameter with the same name, requires_grad and values (init='same')."""
+        p = Parameter(_copy_tensor(self), name=self.name, requires_grad=self.requires_grad)
+        if init != "same":
+            from .initializer import initializer
+            p.set_data(initializer(init, self.shape, self.dtype))
+        return p
+
+    def copy(self):
+        return self.clone()
+
+    def init_data(self, *args, **kwargs):
+        return self
+
+
+def _copy_tensor(t):
+    out = _core.full(list(t.shape), 0.0, t.dtype)
+    _core.assign(out, t)
+    return out
+
+
+def _rebuild_parameter(arr, name, requires_grad):
+    return Parameter(Tensor(arr), name=name, requires_grad=requires_grad)
+
+
+class ParameterTuple(tuple):
+    """A tuple of Parameters with unique names (optimizers expose theirs as `optimizer.parameters`).
+
+    Raises:
+        TypeError: an element is not a Parameter.
+        ValueError: two different Parameters share a name.
+    """
+
+    def __new__(cls, iterable):
+        data = tuple(iterable)
+        seen = {}
+        for x in data:
+            if not isinstance(x, Parameter):
+                raise TypeError(f"ParameterTuple input should be a Parameter or ParameterTuple, but got "
+                                f"{type(x).__name__}.")
+            other = seen.get(x.name)
+            if other is not None and other is not x:
+                raise ValueError(f"The value {x} , its name '{x.name}' already exists. Please set a unique name "
+                                 "for the parameter.")
+            seen[x.name] = x
+        return tuple.__new__(cls, data)
+
+    def clone(self, prefix, init="same"):
+        """A new ParameterTuple of copies named `prefix + '.' + name` (initialized by `init`)."""
+        out = []
+        for p in self:
+            c = p.clone(init)
+            c.name = prefix + "." + p.name
+            out.append(c)
+        return ParameterTuple(out)

@@ -1,0 +1,48 @@
+"""Global seed and the random-op counters (MindSpore semantics, ../shared/reference/mindspore_api.md §1.5).
+
+Random ops draw from Philox4x32-10 keyed by (seed, offset). With a global seed set, every random op call takes the
+next offset of its (op, op_seed) stream, so reruns after `set_seed` repeat the same numbers and successive calls
+differ. Without a global seed, each call draws a fresh seed from the OS (non-deterministic), as MindSpore does."""
+import os
+import zlib
+
+import numpy as np
+
+_global_seed = None
+_counters = {}
+
+
+def set_seed(seed):
+    """Sets the global seed: seeds NumPy's global RNG (used by initializers) and resets every random-op stream.
+
+    Raises:
+        TypeError: seed is not an int.
+        ValueError: seed is negative.
+    """
+    global _global_seed
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise TypeError("The argument 'seed' must be type of int, but got " + type(seed).__name__ + ".")
+    if seed < 0:
+        raise ValueError(f"The argument 'seed' must be greater than or equal to 0, but got {seed}.")
+    np.random.seed(seed % (2**32))
+    _global_seed = seed
+    _counters.clear()
+
+
+def get_seed():
+    """The global seed, or None if set_seed was never called."""
+    return _global_seed
+
+
+def _next_key(op_name, op_seed=None):
+    """(seed, offset) for the next call of random op `op_name` with optional op-level seed."""
+    if op_seed is not None and (not isinstance(op_seed, int) or isinstance(op_seed, bool) or op_seed < 0):
+        raise TypeError(f"For '{op_name}', the 'seed' must be a non-negative int, but got {op_seed!r}.")
+    if _global_seed is None and op_seed is None:
+        return int.from_bytes(os.urandom(8), "little") >> 1, 0
+    g = _global_seed if _global_seed is not None else 0
+    key = (op_name, op_seed or 0)
+    count = _counters.get(key, 0)
+    _counters[key] = count + 1
+    seed = (g * 0x9E3779B97F4A7C15 + (op_seed or 0) * 0xBF58476D1CE4E5B9 + zlib.crc32(op_name.encode())) % (2**63)
+    return seed, count  # the offset is the high half of the Philox counter: calls never overlap

@@ -1,0 +1,435 @@
+"""kiln.ops: MindSpore 2.x's functional op API (`mindspore.ops.xxx`), on Kiln's C++ ops.
+
+Every function dispatches to one C++ op (kiln._core); arguments may be Tensors, Python scalars (weak: they do not
+widen a tensor's dtype), NumPy arrays or lists. Shape/dtype errors raise ValueError/TypeError naming the op."""
+import numbers
+
+import numpy as np
+
+from .._loader import _core
+from ..common import dtype as mstype
+from ..common import seed as _seed
+from ..common.tensor import Tensor
+
+# ---- elementwise arithmetic ----
+add = _core.add
+sub = _core.sub
+subtract = _core.sub
+mul = _core.mul
+multiply = _core.mul
+neg = _core.neg
+negative = _core.neg
+exp = _core.exp
+log = _core.log
+sqrt = _core.sqrt
+rsqrt = _core.rsqrt
+abs = _core.abs  # noqa: A001
+absolute = _core.abs
+square = _core.square
+sign = _core.sign
+erf = _core.erf
+maximum = _core.maximum
+minimum = _core.minimum
+floor_div = _core.floor_div
+floor_divide = _core.floor_div
+floor_mod = _core.mod
+remainder = _core.mod
+
+
+def div(input, other, *, rounding_mode=None):  # noqa: A002
+    """input / other (true division: integers give Float32); rounding_mode 'floor' or 'trunc' rounds the quotient."""
+    if rounding_mode is None:
+        return _core.div(input, other)
+    if rounding_mode == "floor":
+        return _core.floor_div(input, other)
+    if rounding_mode == "trunc":
+        q = _core.div(input, other)
+        return _core.mul(_core.sign(q), _core.floor_div(_core.abs(q), 1.0))
+    raise ValueError(f"For 'div', rounding_mode must be None, 'floor' or 'trunc', but got {rounding_mode!r}.")
+
+
+divide = div
+true_divide = _core.div
+
+
+def pow(input, exponent):  # noqa: A001,A002
+    """input ** exponent, broadcasting; either may be a Python number."""
+    return _core.pow(input, exponent)
+
+
+# ---- comparisons and logic ----
+equal = _core.equal
+eq = _core.equal
+not_equal = _core.not_equal
+ne = _core.not_equal
+greater = _core.greater
+gt = _core.greater
+greater_equal = _core.greater_equal
+ge = _core.greater_equal
+less = _core.less
+lt = _core.less
+less_equal = _core.less_equal
+le = _core.less_equal
+logical_and = _core.logical_and
+logical_or = _core.logical_or
+logical_xor = _core.logical_xor
+logical_not = _core.logical_not
+
+
+def _as_bool_cond(cond, op):
+    if not isinstance(cond, Tensor):
+        cond = Tensor(cond)
+    if cond.dtype != mstype.bool_:
+        raise TypeError(f"For '{op}', the condition must be a Bool tensor, but got {cond.dtype}.")
+    return cond
+
+
+def where(condition, x, y):
+    """condition ? x : y elementwise, broadcasting all three. condition must be Bool (TypeError otherwise)."""
+    return _core.select(_as_bool_cond(condition, "where"), x, y)
+
+
+def select(cond, x, y):
+    """Same as where (MindSpore's ops.select)."""
+    return _core.select(_as_bool_cond(cond, "select"), x, y)
+
+
+def clamp(input, min=None, max=None):  # noqa: A002
+    """min(max(input, min), max); either bound may be None (not both: ValueError)."""
+    if min is None and max is None:
+        raise ValueError("For 'clamp', at least one of 'min' and 'max' must not be None.")
+    return _core.clip(input, min, max)
+
+
+clip = clamp
+
+
+def clip_by_value(x, clip_value_min=None, clip_value_max=None):
+    """Clips x to [clip_value_min, clip_value_max] (MindSpore's ops.clip_by_value)."""
+    return clamp(x, clip_value_min, clip_value_max)
+
+
+# ---- activations ----
+relu = _core.relu
+sigmoid = _core.sigmoid
+tanh = _core.tanh
+
+
+def gelu(input_x, approximate="none"):
+    """GELU: x·Φ(x) with erf ('none', default) or the tanh approximation ('tanh') [Hendrycks & Gimpel 2016]."""
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"For 'gelu', approximate must be 'none' or 'tanh', but got {approximate!r}.")
+    return _core.gelu(input_x, approximate == "tanh")
+
+
+def softmax(x, axis=-1, *, dtype=None):
+    """exp(x - max) / sum(exp(x - max)) along `axis` (float input)."""
+    if dtype is not None:
+        x = _core.cast(x, mstype.to_dtype(dtype))
+    return _core.softmax(x, axis)
+
+
+def log_softmax(logits, axis=-1):
+    """x - max - log(sum(exp(x - max))) along `axis` (float input)."""
+    return _core.log_softmax(logits, axis)
+
+
+# ---- reductions ----
+def _axes(axis, op):
+    if axis is None:
+        return None
+    if isinstance(axis, bool) or not isinstance(axis, (int, tuple, list)):
+        raise TypeError(f"For '{op}', the axis must be None, an int or a tuple of ints, but got "
+                        f"{type(axis).__name__}.")
+    return axis
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001,A002
+    """Sum over `dim` (None = all; int or tuple), keeping reduced dims as size 1 with keepdim."""
+    if dtype is not None:
+        input = _core.cast(input, mstype.to_dtype(dtype))
+    return _core.sum(input, _axes(dim, "sum"), keepdim)
+
+
+def mean(input, axis=None, keep_dims=False):  # noqa: A002
+    """Arithmetic mean over `axis` (None = all)."""
+    return _core.mean(input, _axes(axis, "mean"), keep_dims)
+
+
+def prod(input, axis=None, keep_dims=False):  # noqa: A002
+    """Product over `axis` (None = all)."""
+    return _core.prod(input, _axes(axis, "prod"), keep_dims)
+
+
+def amax(input, axis=None, keepdims=False):  # noqa: A002
+    """Maximum over `axis` (None = all)."""
+    return _core.amax(input, _axes(axis, "amax"), keepdims)
+
+
+def amin(input, axis=None, keepdims=False):  # noqa: A002
+    """Minimum over `axis` (None = all)."""
+    return _core.amin(input, _axes(axis, "amin"), keepdims)
+
+
+def max(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A001,A002
+    """MindSpore 2.x ops.max: with axis=None the maximum value (a 0-d Tensor); with an int axis a tuple
+    (values, indices) along it."""
+    if axis is None:
+        return _core.amax(input, None, keepdims)
+    return _core.amax(input, axis, keepdims), _core.argmax(input, axis, keepdims)
+
+
+def min(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A001,A002
+    """As max, for the minimum: (values, indices) along an int axis."""
+    if axis is None:
+        return _core.amin(input, None, keepdims)
+    return _core.amin(input, axis, keepdims), _core.argmin(input, axis, keepdims)
+
+
+def argmax(input, dim=None, keepdim=False):  # noqa: A002
+    """Index (Int64) of the first maximum along `dim` (None: over the flattened tensor)."""
+    return _core.argmax(input, dim, keepdim)
+
+
+def argmin(input, axis=None, keepdims=False):  # noqa: A002
+    """Index (Int64) of the first minimum along `axis` (None: over the flattened tensor)."""
+    return _core.argmin(input, axis, keepdims)
+
+
+# ---- shapes ----
+def reshape(input, shape):  # noqa: A002
+    """A tensor with the same data and a new shape (one dim may be -1); a view when the strides allow."""
+    if isinstance(shape, int):
+        shape = (shape,)
+    return _core.reshape(input, list(shape))
+
+
+def transpose(input, input_perm):  # noqa: A002
+    """Permutes the dims: output dim i is input dim input_perm[i]. A view."""
+    return _core.transpose(input, list(input_perm))
+
+
+def permute(input, axis):  # noqa: A002
+    """Same as transpose."""
+    return _core.transpose(input, list(axis))
+
+
+def broadcast_to(input, shape):  # noqa: A002
+    """Broadcasts to `shape` (-1 keeps a dim). A view."""
+    return _core.broadcast_to(input, list(shape))
+
+
+def expand_dims(input_x, axis):
+    """Inserts a size-1 dim at `axis`."""
+    return _core.expand_dims(input_x, axis)
+
+
+def unsqueeze(input, dim):  # noqa: A002
+    """Same as expand_dims."""
+    return _core.expand_dims(input, dim)
+
+
+def squeeze(input, axis=None):  # noqa: A002
+    """Removes size-1 dims (all, or those in `axis`; ValueError if one is not size 1)."""
+    if axis is None:
+        return _core.squeeze(input, [])
+    return _core.squeeze(input, [axis] if isinstance(axis, int) else list(axis))
+
+
+def flatten(input, order="C", *, start_dim=1, end_dim=-1):  # noqa: A002
+    """Flattens dims start_dim..end_dim into one (MindSpore default keeps dim 0)."""
+    return input.flatten(start_dim, end_dim)
+
+
+def concat(tensors, axis=0):
+    """Joins tensors along an existing axis (dtypes promoted)."""
+    return _core.concat(list(tensors), axis)
+
+
+cat = concat
+
+
+def stack(tensors, axis=0):
+    """Joins same-shape tensors along a new axis."""
+    return _core.stack(list(tensors), axis)
+
+
+def split(tensor, split_size_or_sections, axis=0):
+    """Splits along `axis` into chunks of size split_size_or_sections (int; the last may be smaller) or of the
+    given section sizes (list/tuple). Returns a tuple."""
+    n = tensor.shape[axis]
+    if isinstance(split_size_or_sections, int):
+        if split_size_or_sections <= 0:
+            raise ValueError(f"For 'split', split_size_or_sections must be > 0, but got {split_size_or_sections}.")
+        s = split_size_or_sections
+        sizes = [s] * (n // s) + ([n % s] if n % s else [])
+    else:
+        sizes = list(split_size_or_sections)
+    return tuple(_core.split(tensor, sizes, axis))
+
+
+def gather(input_params, input_indices, axis, batch_dims=0):
+    """Slices of input_params along `axis` picked by integer input_indices (any shape)."""
+    if batch_dims != 0:
+        raise ValueError("For 'gather', Kiln supports batch_dims=0 only.")
+    return _core.gather(input_params, input_indices, axis)
+
+
+def cast(input, dtype):  # noqa: A002
+    """input converted to `dtype` (float → int truncates toward zero)."""
+    return _core.cast(input, mstype.to_dtype(dtype))
+
+
+def stop_gradient(value):
+    """value, with no gradient flowing through it."""
+    return _core.stop_gradient(value)
+
+
+def matmul(input, other):  # noqa: A002
+    """Matrix product with NumPy semantics (batched, broadcasting batch dims, 1-D operands)."""
+    return _core.matmul(input, other)
+
+
+def numel(input):  # noqa: A002
+    """Number of elements."""
+    return input.size
+
+
+def shape(input_x):
+    """The shape as a tuple of ints."""
+    return input_x.shape
+
+
+def rank(input_x):
+    """The number of dims."""
+    return input_x.ndim
+
+
+# ---- creation ----
+def _size(size, op):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    size = tuple(size)
+    for d in size:
+        if isinstance(d, bool) or not isinstance(d, numbers.Integral):
+            raise TypeError(f"For '{op}', the size must be ints, but got {size!r}.")
+    return size
+
+
+def _shape_arg(size, op):
+    if isinstance(size, numbers.Integral):
+        return (int(size),)
+    if isinstance(size, Tensor):
+        return tuple(int(v) for v in size.asnumpy().reshape(-1))
+    return _size(tuple(size), op)
+
+
+def zeros(size, dtype=None):
+    """A tensor of zeros (dtype default float32)."""
+    return _core.full(list(_shape_arg(size, "zeros")), 0.0, mstype.float32 if dtype is None else mstype.to_dtype(dtype))
+
+
+def ones(shape, dtype=None):
+    """A tensor of ones (dtype default float32)."""
+    return _core.full(list(_shape_arg(shape, "ones")), 1.0, mstype.float32 if dtype is None else mstype.to_dtype(dtype))
+
+
+def full(size, fill_value, *, dtype=None):
+    """A tensor filled with fill_value (dtype: from fill_value when None: bool → Bool, int → Int64, float → Float32)."""
+    if dtype is None:
+        dtype = mstype.pytype_to_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float)) else mstype.float32
+    return _core.full(list(_shape_arg(size, "full")), float(fill_value), mstype.to_dtype(dtype))
+
+
+def zeros_like(input, *, dtype=None):  # noqa: A002
+    """Zeros with input's shape (and dtype unless given)."""
+    return _core.full(list(input.shape), 0.0, input.dtype if dtype is None else mstype.to_dtype(dtype))
+
+
+def ones_like(input, *, dtype=None):  # noqa: A002
+    """Ones with input's shape (and dtype unless given)."""
+    return _core.full(list(input.shape), 1.0, input.dtype if dtype is None else mstype.to_dtype(dtype))
+
+
+def full_like(input, fill_value, *, dtype=None):  # noqa: A002
+    """fill_value with input's shape (and dtype unless given)."""
+    return _core.full(list(input.shape), float(fill_value), input.dtype if dtype is None else mstype.to_dtype(dtype))
+
+
+def arange(start=0, end=None, step=1, *, dtype=None):
+    """[start, end) with `step` (arange(n) = [0, n)); dtype Int64 when all are ints, else Float32, unless given."""
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if dtype is None:
+        dtype = mstype.int64 if all(isinstance(v, numbers.Integral) for v in vals) else mstype.float32
+    if vals[2] == 0:
+        raise ValueError("For 'arange', the step must not be 0.")
+    return _core.arange(float(vals[0]), float(vals[1]), float(vals[2]), mstype.to_dtype(dtype))
+
+
+def eye(n, m=None, dtype=mstype.float32):
+    """The n×m identity matrix."""
+    m = n if m is None else m
+    return Tensor(np.eye(n, m), mstype.to_dtype(dtype))
+
+
+# ---- random (Philox, seeded by set_seed; see kiln.common.seed) ----
+def _float_dtype(dtype, op):
+    dtype = mstype.float32 if dtype is None else mstype.to_dtype(dtype)
+    if not mstype.is_float(dtype):
+        raise ValueError(f"For '{op}', the dtype must be a float type, but got {dtype}.")
+    return dtype
+
+
+def randn(*size, dtype=None, seed=None):
+    """Standard normal samples of shape `size` (ints or one tuple); dtype default float32 (non-float: ValueError)."""
+    shape = _size(size, "randn")
+    s, off = _seed._next_key("randn", seed)
+    return _core.standard_normal(list(shape), _float_dtype(dtype, "randn"), s, off)
+
+
+def standard_normal(shape, seed=None):
+    """Standard normal float32 samples."""
+    s, off = _seed._next_key("standard_normal", seed)
+    return _core.standard_normal(list(_shape_arg(shape, "standard_normal")), mstype.float32, s, off)
+
+
+def rand(*size, dtype=None, seed=None):
+    """Uniform [0, 1) samples of shape `size`."""
+    shape = _size(size, "rand")
+    s, off = _seed._next_key("rand", seed)
+    return _core.uniform_real(list(shape), _float_dtype(dtype, "rand"), s, off)
+
+
+def uniform(shape, minval, maxval, seed=None, dtype=mstype.float32):
+    """Uniform samples in [minval, maxval) (Tensors or numbers; broadcast)."""
+    s, off = _seed._next_key("uniform", seed)
+    u = _core.uniform_real(list(_shape_arg(shape, "uniform")), _float_dtype(dtype, "uniform"), s, off)
+    return _core.add(_core.mul(u, _core.sub(maxval, minval)), minval)
+
+
+def randint(low, high, size, seed=None, *, dtype=None):
+    """Integers uniform in [low, high) of shape `size` (dtype default Int64). ValueError if high <= low."""
+    if not isinstance(low, numbers.Integral) or not isinstance(high, numbers.Integral):
+        raise TypeError("For 'randint', 'low' and 'high' must be ints.")
+    s, off = _seed._next_key("randint", seed)
+    dtype = mstype.int64 if dtype is None else mstype.to_dtype(dtype)
+    return _core.uniform_int(list(_shape_arg(size, "randint")), int(low), int(high), dtype, s, off)
+
+
+# ---- state ----
+def assign(variable, value):
+    """Writes value (broadcast, cast to variable's dtype) into variable in place; returns variable."""
+    return _core.assign(variable, value)
+
+
+def depend(value, expr):
+    """Returns value; in a compiled graph, value is computed after expr (ordering of side effects)."""
+    if isinstance(expr, Tensor):
+        return _core.depend(value, expr)
+    return value
+
+
+__all__ = [_n for _n, _v in list(globals().items())
+           if not _n.startswith("_") and _n not in ("np", "numbers", "mstype", "Tensor")]

@@ -1,0 +1,4 @@
+"""`mindspore.ops.functional` (imported as F): the functional API."""
+from .function import *  # noqa: F401,F403
+from .function import abs, max, min, pow, sum  # noqa: F401,A004
+from ..common.api import grad, value_and_grad  # noqa: F401

@@ -1,0 +1,2 @@
+"""`mindspore.ops.operations` (imported as P): the primitive classes."""
+from .primitives import *  # noqa: F401,F403

@@ -1,0 +1,198 @@
+"""MindSpore's primitive classes (`ops.Add()(x, y)`, `ops.MatMul(transpose_b=True)(a, b)`, ...): each instance
+holds its attributes and calls the same C++ op as the functional API."""
+from .._loader import _core
+from ..common import dtype as mstype
+
+
+class Primitive:
+    """Base of Kiln's primitives: `name` is MindSpore's primitive name; `__call__` runs the op."""
+
+    def __init__(self, name=None):
+        self.name = name or type(self).__name__
+
+    def __repr__(self):
+        return f"Prim[{self.name}]"
+
+    def add_prim_attr(self, name, value):
+        setattr(self, name, value)
+        return self
+
+
+def _simple(name, fn, doc):
+    def __call__(self, *args):
+        return fn(*args)
+    return type(name, (Primitive,), {"__call__": __call__, "__doc__": doc})
+
+
+Add = _simple("Add", _core.add, "x + y (broadcasting).")
+Sub = _simple("Sub", _core.sub, "x - y (broadcasting).")
+Mul = _simple("Mul", _core.mul, "x * y (broadcasting).")
+Div = _simple("Div", _core.div, "x / y (broadcasting).")
+RealDiv = _simple("RealDiv", _core.div, "x / y (broadcasting).")
+Neg = _simple("Neg", _core.neg, "-x.")
+Exp = _simple("Exp", _core.exp, "exp(x).")
+Log = _simple("Log", _core.log, "log(x).")
+Sqrt = _simple("Sqrt", _core.sqrt, "sqrt(x).")
+Rsqrt = _simple("Rsqrt", _core.rsqrt, "1/sqrt(x).")
+Square = _simple("Square", _core.square, "x².")
+Abs = _simple("Abs", _core.abs, "|x|.")
+Pow = _simple("Pow", _core.pow, "x ** y.")
+Maximum = _simple("Maximum", _core.maximum, "max(x, y) elementwise.")
+Minimum = _simple("Minimum", _core.minimum, "min(x, y) elementwise.")
+Equal = _simple("Equal", _core.equal, "x == y (Bool).")
+Greater = _simple("Greater", _core.greater, "x > y (Bool).")
+Less = _simple("Less", _core.less, "x < y (Bool).")
+ReLU = _simple("ReLU", _core.relu, "max(x, 0).")
+Sigmoid = _simple("Sigmoid", _core.sigmoid, "1/(1+exp(-x)).")
+Tanh = _simple("Tanh", _core.tanh, "tanh(x).")
+Select = _simple("Select", _core.select, "cond ? x : y.")
+StopGradient = _simple("StopGradient", _core.stop_gradient, "x without gradient.")
+Depend = _simple("Depend", lambda v, e: _core.depend(v, e) if isinstance(e, _core.Tensor) else v,
+                 "value, ordered after expr.")
+Assign = _simple("Assign", lambda var, val: _core.assign(var, val), "var ← val in place.")
+
+
+class GeLU(Primitive):
+    """MindSpore's GeLU primitive: GELU by the tanh approximation."""
+
+    def __call__(self, x):
+        return _core.gelu(x, True)
+
+
+class MatMul(Primitive):
+    """MatMul(transpose_a=False, transpose_b=False)(a, b): a 2-D matrix product."""
+
+    def __init__(self, transpose_a=False, transpose_b=False):
+        super().__init__("MatMul")
+        self.transpose_a, self.transpose_b = transpose_a, transpose_b
+
+    def __call__(self, a, b):
+        return _core.matmul(a, b, self.transpose_a, self.transpose_b)
+
+
+class BatchMatMul(MatMul):
+    """BatchMatMul(transpose_a=False, transpose_b=False)(a, b): batched matrix product."""
+
+
+class _Reduce(Primitive):
+    _fn = None
+
+    def __init__(self, keep_dims=False):
+        super().__init__()
+        self.keep_dims = keep_dims
+
+    def __call__(self, x, axis=()):
+        axis = None if axis == () or axis == [] else axis
+        return type(self)._fn(x, axis, self.keep_dims)
+
+
+class ReduceSum(_Reduce):
+    """ReduceSum(keep_dims=False)(x, axis=()): sum over axis (() = all)."""
+    _fn = staticmethod(_core.sum)
+
+
+class ReduceMean(_Reduce):
+    """ReduceMean(keep_dims=False)(x, axis=()): mean over axis (() = all)."""
+    _fn = staticmethod(_core.mean)
+
+
+class ReduceMax(_Reduce):
+    """ReduceMax(keep_dims=False)(x, axis=()): max over axis (() = all)."""
+    _fn = staticmethod(_core.amax)
+
+
+class ReduceMin(_Reduce):
+    """ReduceMin(keep_dims=False)(x, axis=()): min over axis (() = all)."""
+    _fn = staticmethod(_core.amin)
+
+
+class Softmax(Primitive):
+    """Softmax(axis=-1)(x)."""
+
+    def __init__(self, axis=-1):
+        super().__init__()
+        self.axis = axis[0] if isinstance(axis, (tuple, list)) else axis
+
+    def __call__(self, x):
+        return _core.softmax(x, self.axis)
+
+
+class LogSoftmax(Softmax):
+    """LogSoftmax(axis=-1)(x)."""
+
+    def __call__(self, x):
+        return _core.log_softmax(x, self.axis)
+
+
+class Reshape(Primitive):
+    """Reshape()(x, shape)."""
+
+    def __call__(self, x, shape):
+        return _core.reshape(x, list(shape))
+
+
+class Transpose(Primitive):
+    """Transpose()(x, perm)."""
+
+    def __call__(self, x, perm):
+        return _core.transpose(x, list(perm))
+
+
+class Cast(Primitive):
+    """Cast()(x, dtype)."""
+
+    def __call__(self, x, dtype):
+        return _core.cast(x, mstype.to_dtype(dtype))
+
+
+class Concat(Primitive):
+    """Concat(axis=0)(tensors)."""
+
+    def __init__(self, axis=0):
+        super().__init__()
+        self.axis = axis
+
+    def __call__(self, tensors):
+        return _core.concat(list(tensors), self.axis)
+
+
+class ExpandDims(Primitive):
+    """ExpandDims()(x, axis)."""
+
+    def __call__(self, x, axis):
+        return _core.expand_dims(x, axis)
+
+
+class Squeeze(Primitive):
+    """Squeeze(axis=())(x)."""
+
+    def __init__(self, axis=()):
+        super().__init__()
+        self.axis = [axis] if isinstance(axis, int) else list(axis)
+
+    def __call__(self, x):
+        return _core.squeeze(x, self.axis)
+
+
+class Gather(Primitive):
+    """Gather()(params, indices, axis)."""
+
+    def __call__(self, params, indices, axis):
+        return _core.gather(params, indices, axis)
+
+
+class OnesLike(Primitive):
+    """OnesLike()(x)."""
+
+    def __call__(self, x):
+        return _core.ones_like(x)
+
+
+class ZerosLike(Primitive):
+    """ZerosLike()(x)."""
+
+    def __call__(self, x):
+        return _core.zeros_like(x)
+
+
+__all__ = [n for n, v in list(globals().items()) if isinstance(v, type) and issubclass(v, Primitive)]

@@ -1,0 +1,66 @@
+"""set_context / get_context / set_seed semantics (reference §1)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln as ms
+from kiln import ops
+
+
+def test_defaults_and_modes():
+    assert ms.GRAPH_MODE == 0 and ms.PYNATIVE_MODE == 1
+    assert ms.get_context("device_target") == "CPU"
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert ms.get_context("mode") == ms.PYNATIVE_MODE
+
+
+def test_unavailable_device_falls_back_to_cpu_with_one_warning():
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        ms.context._warned_targets.clear()
+        ms.set_context(device_target="Ascend")
+        ms.set_context(device_target="Ascend")
+    assert sum("not available" in str(x.message) for x in w) == 1
+    assert ms.get_context("device_target") == "CPU"
+    ms.set_context(device_target="CPU")
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="GRAPH_MODE"):
+        ms.set_context(mode=5)
+    with pytest.raises(TypeError):
+        ms.set_context(mode="graph")
+    with pytest.raises(ValueError, match="must be one of"):
+        ms.set_context(device_target="TPU")
+    with pytest.raises(ValueError, match="not recognized"):
+        ms.set_context(no_such_key=1)
+    with pytest.raises(ValueError, match="not recognized"):
+        ms.get_context("no_such_key")
+    with pytest.raises(ValueError, match="device_id"):
+        ms.set_context(device_id=5000)
+
+
+def test_set_seed_makes_random_ops_repeat():
+    ms.set_seed(7)
+    a1, b1 = ops.randn(4, 3), ops.randn((4, 3))
+    ms.set_seed(7)
+    a2, b2 = ops.randn(4, 3), ops.randn((4, 3))
+    np.testing.assert_array_equal(a1.asnumpy(), a2.asnumpy())
+    np.testing.assert_array_equal(b1.asnumpy(), b2.asnumpy())
+    assert not np.array_equal(a1.asnumpy(), b1.asnumpy())
+    assert ms.get_seed() == 7
+    r = ops.randint(0, 5, (1000,))
+    assert r.dtype == ms.int64 and 0 <= r.asnumpy().min() and r.asnumpy().max() < 5
+    u = ops.uniform((1000,), Tensor_(-2.0), Tensor_(3.0))
+    assert -2.0 <= u.asnumpy().min() and u.asnumpy().max() < 3.0
+    with pytest.raises(TypeError):
+        ms.set_seed(1.5)
+    with pytest.raises(ValueError):
+        ms.set_seed(-1)
+    with pytest.raises(ValueError):
+        ops.randn(2, dtype=ms.int32)
+
+
+def Tensor_(v):
+    return ms.Tensor(v, ms.float32)

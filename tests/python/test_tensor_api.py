@@ -1,0 +1,151 @@
+"""kiln.Tensor's Python API: construction and dtype inference, repr, operators, indexing (vs NumPy)."""
+import numpy as np
+import pytest
+
+import kiln as ms
+from kiln import Tensor
+
+
+def test_dtype_inference_matches_mindspore():
+    assert Tensor(1.5).dtype == ms.float32
+    assert Tensor(3).dtype == ms.int64
+    assert Tensor(True).dtype == ms.bool_
+    assert Tensor([1.0, 2.0]).dtype == ms.float32
+    assert Tensor([1, 2]).dtype == ms.int64
+    assert Tensor(np.zeros(3)).dtype == ms.float64  # ndarray keeps its dtype
+    assert Tensor(np.zeros(3, np.int32)).dtype == ms.int32
+    assert Tensor(np.float64(1.0)).dtype == ms.float64
+    assert Tensor([1, 2], ms.float16).dtype == ms.float16
+    assert Tensor(np.ones(2), dtype=ms.int32).dtype == ms.int32
+    assert str(ms.float32) == "Float32" and str(ms.bfloat16) == "BFloat16"
+
+
+def test_constructor_errors():
+    with pytest.raises(ValueError, match="shape"):
+        Tensor([1, 2], shape=(2,))
+    with pytest.raises(TypeError):
+        Tensor(object())
+    with pytest.raises(TypeError):
+        Tensor(np.array(["a"]))
+    with pytest.raises(TypeError):
+        Tensor([1], dtype="not a dtype")
+
+
+def test_shape_and_zero_init():
+    t = Tensor(shape=(2, 3), dtype=ms.float32, init=None)
+    assert t.shape == (2, 3)
+    np.testing.assert_array_equal(t.asnumpy(), np.zeros((2, 3), np.float32))
+
+
+def test_attributes():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = Tensor(a)
+    assert t.shape == (3, 4) and t.ndim == 2 and t.size == 12 and t.itemsize == 4 and t.nbytes == 48
+    assert t.strides == a.strides
+    assert len(t) == 3
+    np.testing.assert_array_equal(np.asarray(t), a)
+    np.testing.assert_array_equal(t.T.asnumpy(), a.T)
+    with pytest.raises(TypeError, match="0-D"):
+        len(Tensor(1.0))
+
+
+def test_repr_matches_mindspore_format():
+    assert repr(Tensor(np.array([1.0, 2.0, 3.0], np.float32))) == \
+        "Tensor(shape=[3], dtype=Float32, value= [ 1.00000000e+00,  2.00000000e+00,  3.00000000e+00])"
+    assert repr(Tensor(np.array([1, 2]))) == "Tensor(shape=[2], dtype=Int64, value= [1, 2])"
+    assert repr(Tensor(np.float32(0.1))) == "Tensor(shape=[], dtype=Float32, value= 0.1)"
+    assert repr(Tensor(np.array([[1, 2], [3, 4]], np.int32))) == \
+        "Tensor(shape=[2, 2], dtype=Int32, value=\n[[1, 2],\n [3, 4]])"
+    assert str(Tensor(np.array([1.0, 2.0], np.float32))) == "[1. 2.]"
+
+
+def test_scalar_conversions():
+    assert float(Tensor(2.5)) == 2.5 and int(Tensor(7)) == 7 and bool(Tensor(True)) is True
+    assert Tensor(np.array([3.0])).item() == 3.0
+    assert isinstance(Tensor(3).item(), int)
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(Tensor([1.0, 2.0]))
+    with pytest.raises(ValueError):
+        float(Tensor([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("op", ["+", "-", "*", "/", "//", "%", "**", "<", "<=", ">", ">=", "==", "!="])
+def test_binary_operators_vs_numpy(op):
+    rng = np.random.default_rng(0)
+    a = rng.uniform(0.5, 2.0, (3, 4)).astype(np.float32)
+    b = rng.uniform(0.5, 2.0, (4,)).astype(np.float32)
+    got = eval(f"Tensor(a) {op} Tensor(b)").asnumpy()
+    want = eval(f"a {op} b")
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    got = eval(f"Tensor(a) {op} 1.5").asnumpy()
+    np.testing.assert_allclose(got, eval(f"a {op} np.float32(1.5)"), rtol=1e-5)
+    got = eval(f"1.5 {op} Tensor(a)").asnumpy()
+    np.testing.assert_allclose(got, eval(f"np.float32(1.5) {op} a"), rtol=1e-5)
+
+
+def test_matmul_operator_and_unary():
+    a = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)
+    b = np.random.default_rng(2).standard_normal((4, 5)).astype(np.float32)
+    np.testing.assert_allclose((Tensor(a) @ Tensor(b)).asnumpy(), a @ b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose((-Tensor(a)).asnumpy(), -a)
+    np.testing.assert_allclose(abs(Tensor(a)).asnumpy(), np.abs(a))
+    m = Tensor(np.array([True, False]))
+    np.testing.assert_array_equal((~m).asnumpy(), [False, True])
+    np.testing.assert_array_equal((m & True).asnumpy(), [True, False])
+
+
+def test_weak_scalar_promotion():
+    assert (Tensor(np.ones(2, np.float16)) * 2.5).dtype == ms.float16
+    assert (Tensor(np.ones(2, np.int32)) * 2.5).dtype == ms.float32
+    assert (Tensor(np.ones(2, np.int32)) + 2).dtype == ms.int32
+    assert (Tensor(np.ones(2, np.int32)) + Tensor(np.ones(2, np.float32))).dtype == ms.float32
+    assert (Tensor(np.ones(2, np.float16)) + Tensor(np.ones(2, np.float32))).dtype == ms.float32
+
+
+def test_eq_with_foreign_object():
+    t = Tensor([1.0])
+    assert (t == "x") is False and (t != None) is True  # noqa: E711
+
+
+INDEX_CASES = [
+    (1,), (-1,), (slice(1, 3),), (slice(None, None, -1),), (slice(None, None, 2), 1), (Ellipsis, 0),
+    (None, 0), (1, None, slice(0, 2)), ([0, 2],), (np.array([[0, 1], [2, 2]]),), (slice(None), [1, 0]),
+    ([0, 1], [1, 2]), (0, [1, 2]), (np.array([True, False, True]),), (slice(None), slice(1, 2), -1),
+]
+
+
+@pytest.mark.parametrize("key", INDEX_CASES, ids=[repr(k) for k in INDEX_CASES])
+def test_getitem_vs_numpy(key):
+    a = np.arange(3 * 4 * 5, dtype=np.float32).reshape(3, 4, 5)
+    got = Tensor(a)[key if len(key) > 1 else key[0]]
+    want = a[key if len(key) > 1 else key[0]]
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got.asnumpy(), want)
+
+
+def test_getitem_errors():
+    t = Tensor(np.zeros((2, 3), np.float32))
+    with pytest.raises(IndexError, match="out of bounds"):
+        t[2]
+    with pytest.raises(IndexError, match="out of bounds"):
+        t[:, [0, 5]]
+    with pytest.raises(IndexError, match="Too many"):
+        t[0, 0, 0]
+
+
+def test_setitem_in_place():
+    a = np.zeros((3, 4), np.float32)
+    t = Tensor(a)
+    t[1] = 5.0
+    t[:, 2] = Tensor(np.array([1.0, 2.0, 3.0], np.float32))
+    t[[0, 2], 0] = 7.0
+    a[1] = 5.0
+    a[:, 2] = [1.0, 2.0, 3.0]
+    a[[0, 2], 0] = 7.0
+    np.testing.assert_array_equal(t.asnumpy(), a)
+
+
+def test_slice_is_a_view():
+    t = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    v = t[:, 1:]
+    assert v._shares_storage(t)
