@@ -171,6 +171,29 @@ void bind_tensor(nb::module_& m) {
         for (auto& v : s) v *= int64_t(itemsize(t.dtype()));
         return nb::tuple(nb::cast(s));
       })
+      // Python operators in C++ (no Python frame per op). nb::is_operator(): an operand that is not tensor-like
+      // gives NotImplemented, so Python tries the reflected operation and `t == "x"` is False, as MindSpore.
+#define KILN_BINOP(PY, FN)                                                                                  \
+      .def(PY, [](const Tensor& a, const TensorLike& b) { return ops::FN(a, b.t); }, nb::is_operator())
+#define KILN_RBINOP(PY, FN)                                                                                 \
+      .def(PY, [](const Tensor& a, const TensorLike& b) { return ops::FN(b.t, a); }, nb::is_operator())
+      KILN_BINOP("__add__", add) KILN_RBINOP("__radd__", add)
+      KILN_BINOP("__sub__", sub) KILN_RBINOP("__rsub__", sub)
+      KILN_BINOP("__mul__", mul) KILN_RBINOP("__rmul__", mul)
+      KILN_BINOP("__truediv__", div) KILN_RBINOP("__rtruediv__", div)
+      KILN_BINOP("__floordiv__", floor_div) KILN_RBINOP("__rfloordiv__", floor_div)
+      KILN_BINOP("__mod__", mod) KILN_RBINOP("__rmod__", mod)
+      KILN_BINOP("__pow__", pow) KILN_RBINOP("__rpow__", pow)
+      KILN_BINOP("__matmul__", matmul) KILN_RBINOP("__rmatmul__", matmul)
+      KILN_BINOP("__lt__", less) KILN_BINOP("__le__", less_equal)
+      KILN_BINOP("__gt__", greater) KILN_BINOP("__ge__", greater_equal)
+      KILN_BINOP("__eq__", equal) KILN_BINOP("__ne__", not_equal)
+#undef KILN_BINOP
+#undef KILN_RBINOP
+      .def("__neg__", [](const Tensor& a) { return ops::neg(a); })
+      .def("__abs__", [](const Tensor& a) { return ops::abs(a); })
+      .def("__invert__", [](const Tensor& a) { return ops::logical_not(a); })
+      .def("__hash__", [](nb::handle self) { return nb::hash(nb::int_(reinterpret_cast<intptr_t>(self.ptr()))); })
       .def_prop_ro("_id", &Tensor::id)
       .def_prop_ro("_weak", &Tensor::weak)
       .def_prop_ro("_has_grad_fn", [](const Tensor& t) { return t.impl()->grad_fn != nullptr; })

@@ -19,20 +19,6 @@ def _scalar_like(x):
     return isinstance(x, (numbers.Number, np.generic, np.ndarray, list, tuple, Tensor))
 
 
-def _binary(fn, reflected=False):
-    if reflected:
-        def op(self, other):
-            if not _scalar_like(other):
-                return NotImplemented
-            return fn(other, self)
-    else:
-        def op(self, other):
-            if not _scalar_like(other):
-                return NotImplemented
-            return fn(self, other)
-    return op
-
-
 def _asnumpy_for_print(t):
     if t.dtype == mstype.bfloat16:
         return _core.cast(t, mstype.float32).asnumpy()
@@ -85,18 +71,6 @@ def _iter(self):
         raise TypeError("iteration over a 0-d tensor")
     for i in range(self.shape[0]):
         yield self[i]
-
-
-def _eq(self, other):
-    if not _scalar_like(other) or isinstance(other, (list, tuple)):
-        return False
-    return _core.equal(self, other)
-
-
-def _ne(self, other):
-    if not _scalar_like(other) or isinstance(other, (list, tuple)):
-        return True
-    return _core.not_equal(self, other)
 
 
 def _logical(fn):
@@ -153,26 +127,11 @@ _METHODS = {
     "__index__": _index,
     "__len__": _len,
     "__iter__": _iter,
-    "__hash__": lambda self: id(self),
     "__array__": _array,
     "__array_priority__": 100,
     "__getitem__": _indexing.getitem,
     "__setitem__": _indexing.setitem,
-    "__add__": _binary(_core.add), "__radd__": _binary(_core.add, True),
-    "__sub__": _binary(_core.sub), "__rsub__": _binary(_core.sub, True),
-    "__mul__": _binary(_core.mul), "__rmul__": _binary(_core.mul, True),
-    "__truediv__": _binary(_core.div), "__rtruediv__": _binary(_core.div, True),
-    "__floordiv__": _binary(_core.floor_div), "__rfloordiv__": _binary(_core.floor_div, True),
-    "__mod__": _binary(_core.mod), "__rmod__": _binary(_core.mod, True),
-    "__pow__": _binary(_core.pow), "__rpow__": _binary(_core.pow, True),
-    "__matmul__": _binary(_core.matmul), "__rmatmul__": _binary(_core.matmul, True),
-    "__neg__": _core.neg,
     "__pos__": lambda self: self,
-    "__abs__": _core.abs,
-    "__invert__": _core.logical_not,
-    "__eq__": _eq, "__ne__": _ne,
-    "__lt__": _binary(_core.less), "__le__": _binary(_core.less_equal),
-    "__gt__": _binary(_core.greater), "__ge__": _binary(_core.greater_equal),
     "__and__": _logical(_core.logical_and), "__rand__": _logical(_core.logical_and),
     "__or__": _logical(_core.logical_or), "__ror__": _logical(_core.logical_or),
     "__xor__": _logical(_core.logical_xor), "__rxor__": _logical(_core.logical_xor),
