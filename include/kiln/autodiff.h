@@ -20,6 +20,10 @@ struct Node {
   Attrs attrs;
   std::vector<Tensor> inputs;       // the inputs as given (with their history)
   std::vector<Tensor> outputs;      // aliases of the outputs, without history (no reference cycle)
+  // The real outputs, weakly: while a reverse pass is itself recorded (grad of grad), bprops get the real outputs
+  // so that their dependence on the inputs is differentiated too. (They are alive then: a node on the path of a
+  // reverse pass has its outputs held by the consumers that led there.)
+  std::vector<std::weak_ptr<TensorImpl>> output_refs;
   std::vector<uint64_t> output_ids; // ids of the real outputs, to find their cotangents
   uint64_t seq;                     // creation order: reverse order is a valid topological order
 };

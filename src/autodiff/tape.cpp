@@ -39,6 +39,7 @@ void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vect
     // An output that is an input (in-place ops, identity views) keeps its own history.
     node->outputs.push_back(o.alias());
     node->output_ids.push_back(o.id());
+    node->output_refs.push_back(o.impl_ptr());
   }
   node->seq = ++g_seq;
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -131,7 +132,12 @@ std::vector<Tensor> gradient(const std::vector<Tensor>& outputs, const std::vect
     if (!any) continue;
     const OpDef& def = get_op(n->op);
     KILN_CHECK(def.bprop != nullptr, Runtime, "Kiln: op '", op_name(n->op), "' has no bprop.");
-    std::vector<Tensor> gin = def.bprop(n->inputs, n->outputs, gouts, n->attrs);
+    std::vector<Tensor> outs = n->outputs;
+    if (grad_level() > 0) {  // this reverse pass is recorded: give bprops the outputs with their history
+      for (size_t k = 0; k < outs.size(); ++k)
+        if (auto real = n->output_refs[k].lock()) outs[k] = Tensor(std::move(real));
+    }
+    std::vector<Tensor> gin = def.bprop(n->inputs, outs, gouts, n->attrs);
     for (size_t i = 0; i < n->inputs.size() && i < gin.size(); ++i) {
       if (!gin[i].defined()) continue;
       const Tensor& in = n->inputs[i];

@@ -47,7 +47,8 @@ template <typename C> struct ModF {
   C operator()(C x, C y) const {
     if constexpr (std::is_floating_point_v<C>) {
       C r = std::fmod(x, y);
-      return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+      if (r == 0) return std::copysign(C(0), y);  // NumPy: a zero remainder takes the divisor's sign
+      return ((r < 0) != (y < 0)) ? r + y : r;
     } else if constexpr (std::is_same_v<C, bool>) {
       return false;
     } else {
@@ -151,7 +152,8 @@ TV bprop_pow(const TV& in, const TV& out, const TV& g, const Attrs&) {
   Tensor ga = ops::mul(g[0], ops::mul(b, ops::pow(a, ops::sub(b, one))));
   Tensor pos = ops::greater(a, Tensor::scalar(0.0, a.dtype(), true));
   Tensor safe_a = ops::select(pos, a, ops::ones_like(a));
-  Tensor gb = ops::mul(g[0], ops::select(pos, ops::mul(out[0], ops::log(safe_a)), ops::zeros_like(out[0])));
+  Tensor y = out[0];
+  Tensor gb = ops::mul(g[0], ops::select(pos, ops::mul(y, ops::log(safe_a)), ops::zeros_like(y)));
   return {reduce_grad(ga, a), reduce_grad(gb, b)};
 }
 // MindSpore's MaximumGrad: ties go to the first input.

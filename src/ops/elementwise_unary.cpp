@@ -72,12 +72,18 @@ void run_logical_not(const TV& in, TV& out, const Attrs&) {
 
 // ---- bprops, written with Kiln ops ----
 TV bp_neg(const TV&, const TV&, const TV& g, const Attrs&) { return {ops::neg(g[0])}; }
-TV bp_exp(const TV&, const TV& o, const TV& g, const Attrs&) { return {ops::mul(g[0], o[0])}; }
+TV bp_exp(const TV& in, const TV& o, const TV& g, const Attrs&) {
+  return {ops::mul(g[0], o[0])};
+}
 TV bp_log(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::div(g[0], in[0])}; }
-TV bp_sqrt(const TV&, const TV& o, const TV& g, const Attrs&) { return {ops::div(ops::mul(g[0], sc(0.5, g[0])), o[0])}; }
+TV bp_sqrt(const TV& in, const TV& o, const TV& g, const Attrs&) {
+  Tensor y = o[0];
+  return {ops::div(ops::mul(g[0], sc(0.5, g[0])), y)};
+}
 // d rsqrt(x) = -½ x^(-3/2) = -½ y³
-TV bp_rsqrt(const TV&, const TV& o, const TV& g, const Attrs&) {
-  return {ops::mul(ops::mul(g[0], sc(-0.5, g[0])), ops::mul(o[0], ops::square(o[0])))};
+TV bp_rsqrt(const TV& in, const TV& o, const TV& g, const Attrs&) {
+  Tensor y = o[0];
+  return {ops::mul(ops::mul(g[0], sc(-0.5, g[0])), ops::mul(y, ops::square(y)))};
 }
 TV bp_abs(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::mul(g[0], ops::sign(in[0]))}; }
 TV bp_square(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::mul(g[0], ops::mul(in[0], sc(2.0, in[0])))}; }
@@ -89,11 +95,13 @@ TV bp_erf(const TV& in, const TV&, const TV& g, const Attrs&) {
 TV bp_relu(const TV&, const TV& o, const TV& g, const Attrs&) {
   return {ops::select(ops::greater(o[0], sc(0.0, o[0])), g[0], ops::zeros_like(g[0]))};
 }
-TV bp_sigmoid(const TV&, const TV& o, const TV& g, const Attrs&) {
-  return {ops::mul(g[0], ops::mul(o[0], ops::sub(sc(1.0, o[0]), o[0])))};
+TV bp_sigmoid(const TV& in, const TV& o, const TV& g, const Attrs&) {
+  Tensor y = o[0];
+  return {ops::mul(g[0], ops::mul(y, ops::sub(sc(1.0, y), y)))};
 }
-TV bp_tanh(const TV&, const TV& o, const TV& g, const Attrs&) {
-  return {ops::mul(g[0], ops::sub(sc(1.0, o[0]), ops::square(o[0])))};
+TV bp_tanh(const TV& in, const TV& o, const TV& g, const Attrs&) {
+  Tensor y = o[0];
+  return {ops::mul(g[0], ops::sub(sc(1.0, y), ops::square(y)))};
 }
 // exact: Φ(x) + x·φ(x); tanh form: ½(1+t) + ½x(1−t²)·√(2/π)(1 + 3c x²), t = tanh(√(2/π)(x + c x³))
 TV bp_gelu(const TV& in, const TV&, const TV& g, const Attrs& a) {

@@ -1,0 +1,67 @@
+// Reductions, shape ops, indexing and softmax. Thin: argument conversion only (axes via to_axes, shapes via
+// to_shape, lists of tensors for concat/stack).
+#include "bindings.h"
+
+namespace kiln::py {
+
+namespace {
+std::vector<Tensor> to_tensors(nb::handle seq, const char* op) {
+  KILN_CHECK(nb::isinstance<nb::tuple>(seq) || nb::isinstance<nb::list>(seq), Type, "For '", op,
+             "', the input must be a list or tuple of tensors, but got '", nb::inst_name(seq).c_str(), "'.");
+  std::vector<Tensor> r;
+  for (nb::handle h : seq) r.push_back(to_tensor(h, "element"));
+  return r;
+}
+std::optional<int64_t> opt_axis(nb::handle obj, const char* op) {
+  if (obj.is_none()) return std::nullopt;
+  KILN_CHECK(PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr()), Type, "For '", op,
+             "', the axis must be None or an int, but got '", nb::inst_name(obj).c_str(), "'.");
+  return nb::cast<int64_t>(obj);
+}
+}  // namespace
+
+void bind_reduce_shape(nb::module_& m) {
+  using TL = const TensorLike&;
+#define RED(NAME, OP)                                                                                       \
+  m.def(#NAME, [](TL x, nb::handle axis, bool keep_dims) { return ops::NAME(x, to_axes(axis, OP), keep_dims); }, \
+        nb::arg("x"), nb::arg("axis").none() = nb::none(), nb::arg("keep_dims") = false);
+  RED(sum, "ReduceSum") RED(mean, "ReduceMean") RED(amax, "ReduceMax") RED(amin, "ReduceMin") RED(prod, "ReduceProd")
+#undef RED
+  m.def("argmax", [](TL x, nb::handle axis, bool keep_dims) { return ops::argmax(x, opt_axis(axis, "Argmax"), keep_dims); },
+        nb::arg("x"), nb::arg("axis").none() = nb::none(), nb::arg("keep_dims") = false);
+  m.def("argmin", [](TL x, nb::handle axis, bool keep_dims) { return ops::argmin(x, opt_axis(axis, "Argmin"), keep_dims); },
+        nb::arg("x"), nb::arg("axis").none() = nb::none(), nb::arg("keep_dims") = false);
+  m.def("sum_to", [](TL x, nb::handle shape) { return ops::sum_to(x, to_shape(shape, "sum_to")); }, nb::arg("x"),
+        nb::arg("shape"));
+
+  m.def("reshape", [](TL x, nb::handle shape) { return ops::reshape(x, to_shape(shape, "Reshape")); }, nb::arg("x"),
+        nb::arg("shape"));
+  m.def("transpose", [](TL x, nb::handle perm) { return ops::transpose(x, to_axes(perm, "Transpose")); }, nb::arg("x"),
+        nb::arg("perm"));
+  m.def("broadcast_to", [](TL x, nb::handle shape) { return ops::broadcast_to(x, to_shape(shape, "BroadcastTo")); },
+        nb::arg("x"), nb::arg("shape"));
+  m.def("expand_dims", [](TL x, int64_t axis) { return ops::expand_dims(x, axis); }, nb::arg("x"), nb::arg("axis"));
+  m.def("squeeze", [](TL x, nb::handle axis) { return ops::squeeze(x, to_axes(axis, "Squeeze")); }, nb::arg("x"),
+        nb::arg("axis").none() = nb::none());
+  m.def("concat", [](nb::handle xs, int64_t axis) { return ops::concat(to_tensors(xs, "Concat"), axis); },
+        nb::arg("tensors"), nb::arg("axis") = 0);
+  m.def("stack", [](nb::handle xs, int64_t axis) { return ops::stack(to_tensors(xs, "Stack"), axis); },
+        nb::arg("tensors"), nb::arg("axis") = 0);
+  m.def("split", [](TL x, std::vector<int64_t> sizes, int64_t axis) { return ops::split(x, sizes, axis); },
+        nb::arg("x"), nb::arg("sizes"), nb::arg("axis") = 0);
+  // begin/end/step: one entry per leading axis, normalized as Python's slice.indices(dim) returns them.
+  m.def("strided_slice", [](TL x, std::vector<int64_t> b, std::vector<int64_t> e, std::vector<int64_t> s) {
+          return ops::strided_slice(x, b, e, s);
+        }, nb::arg("x"), nb::arg("begin"), nb::arg("end"), nb::arg("step"));
+
+  m.def("gather", [](TL x, TL idx, int64_t axis) { return ops::gather(x, idx, axis); }, nb::arg("x"),
+        nb::arg("indices"), nb::arg("axis") = 0);
+  m.def("unsorted_segment_sum", [](TL x, TL ids, int64_t n) { return ops::unsorted_segment_sum(x, ids, n); },
+        nb::arg("x"), nb::arg("segment_ids"), nb::arg("num_segments"));
+  m.def("nonzero", [](TL x) { return ops::nonzero(x); }, nb::arg("x"));
+  m.def("softmax", [](TL x, int64_t axis) { return ops::softmax(x, axis); }, nb::arg("x"), nb::arg("axis") = -1);
+  m.def("log_softmax", [](TL x, int64_t axis) { return ops::log_softmax(x, axis); }, nb::arg("x"),
+        nb::arg("axis") = -1);
+}
+
+}  // namespace kiln::py

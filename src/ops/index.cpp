@@ -1,0 +1,203 @@
+// Indexing ops: Gather (pick slices along an axis by integer indices), UnsortedSegmentSum (its transpose: sum rows
+// into segments) and NonZero (coordinates of the nonzero elements).
+#include <cstring>
+
+#include "elementwise.h"
+#include "families.h"
+
+namespace kiln {
+namespace {
+
+using TV = std::vector<Tensor>;
+using ops::Axes;
+
+void check_int(const Tensor& t, const char* op, const char* what) {
+  KILN_CHECK(is_integral(t.dtype()), Type, "For '", op, "', the ", what, " must be an integer tensor, but got ",
+             dtype_name(t.dtype()), ".");
+}
+int64_t prod_range(const Shape& s, size_t b, size_t e) {
+  int64_t n = 1;
+  for (size_t i = b; i < e; ++i) n *= s[i];
+  return n;
+}
+
+// ---- Gather(x, indices; axis): out.shape = x.shape[:axis] + indices.shape + x.shape[axis+1:] ----
+std::vector<TensorMeta> infer_gather(const TV& in, const Attrs& a) {
+  const Tensor &x = in[0], &idx = in[1];
+  check_int(idx, "Gather", "indices");
+  KILN_CHECK(x.ndim() > 0, Value, "For 'Gather', the input must have at least one dimension, but got a 0-d tensor.");
+  int64_t ax = normalize_axis(a.i("axis"), x.ndim(), "Gather");
+  Shape s(x.shape().begin(), x.shape().begin() + ax);
+  s.insert(s.end(), idx.shape().begin(), idx.shape().end());
+  s.insert(s.end(), x.shape().begin() + ax + 1, x.shape().end());
+  return {{s, x.dtype()}};
+}
+void run_gather(const TV& in, TV& out, const Attrs& a) {
+  Tensor x = in[0].contiguous();
+  Tensor idx = ew::as_dtype(in[1], DType::Int64).contiguous();
+  const size_t ax = size_t(normalize_axis(a.i("axis"), x.ndim(), "Gather"));
+  const int64_t outer = prod_range(x.shape(), 0, ax), n = x.shape()[ax];
+  const int64_t inner = prod_range(x.shape(), ax + 1, x.shape().size()), m = idx.numel();
+  const int64_t* pi = idx.data<int64_t>();
+  std::vector<int64_t> norm(static_cast<size_t>(m));
+  for (int64_t k = 0; k < m; ++k) {
+    int64_t v = pi[k];
+    KILN_CHECK(v >= -n && v < n, Index, "For 'Gather', the index ", v, " is out of range for axis ", ax,
+               " of size ", n, " (input shape ", shape_str(x.shape()), "); indices must be in [", -n, ", ", n, ").");
+    norm[size_t(k)] = v < 0 ? v + n : v;
+  }
+  const size_t isz = itemsize(x.dtype()), row = size_t(inner) * isz;
+  const char* px = static_cast<const char*>(x.raw_data());
+  char* po = static_cast<char*>(out[0].raw_data());
+  if (row == 0) return;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k = 0; k < m; ++k)
+      std::memcpy(po + size_t(o * m + k) * row, px + size_t(o * n + norm[size_t(k)]) * row, row);
+}
+// d x = UnsortedSegmentSum of g over the (wrapped) indices, with the gathered axis moved to the front and back.
+TV bp_gather(const TV& in, const TV&, const TV& g, const Attrs& a) {
+  const Tensor &x = in[0], &idx = in[1];
+  const int64_t ax = normalize_axis(a.i("axis"), x.ndim(), "Gather");
+  const int64_t q = idx.ndim(), n = x.shape()[size_t(ax)], gnd = g[0].ndim();
+  Tensor ids = ops::select(ops::less(idx, Tensor::scalar(0, idx.dtype(), true)),
+                           ops::add(idx, Tensor::scalar(double(n), idx.dtype(), true)), idx);
+  Tensor gt = g[0];
+  if (ax > 0) {  // (x[:ax], idx, x[ax+1:]) → (idx, x[:ax], x[ax+1:])
+    Axes perm;
+    for (int64_t i = 0; i < q; ++i) perm.push_back(ax + i);
+    for (int64_t i = 0; i < ax; ++i) perm.push_back(i);
+    for (int64_t i = ax + q; i < gnd; ++i) perm.push_back(i);
+    gt = ops::transpose(gt, perm);
+  }
+  Tensor r = ops::unsorted_segment_sum(gt, ids, n);  // (n, x[:ax], x[ax+1:])
+  if (ax > 0) {
+    Axes perm;
+    for (int64_t i = 1; i <= ax; ++i) perm.push_back(i);
+    perm.push_back(0);
+    for (int64_t i = ax + 1; i < x.ndim(); ++i) perm.push_back(i);
+    r = ops::transpose(r, perm);
+  }
+  return {r.dtype() == x.dtype() ? r : ops::cast(r, x.dtype()), Tensor()};
+}
+
+// ---- UnsortedSegmentSum(x, segment_ids; num_segments) ----
+// segment_ids.shape must be a prefix of x.shape; out.shape = (num_segments,) + x.shape[ids.ndim:]. Ids outside
+// [0, num_segments) are ignored (MindSpore's rule).
+std::vector<TensorMeta> infer_uss(const TV& in, const Attrs& a) {
+  const Tensor &x = in[0], &ids = in[1];
+  check_int(ids, "UnsortedSegmentSum", "segment_ids");
+  const int64_t ns = a.i("num_segments");
+  KILN_CHECK(ns >= 0, Value, "For 'UnsortedSegmentSum', num_segments must be >= 0, but got ", ns, ".");
+  bool prefix = ids.ndim() <= x.ndim();
+  for (int64_t i = 0; prefix && i < ids.ndim(); ++i) prefix = ids.shape()[size_t(i)] == x.shape()[size_t(i)];
+  KILN_CHECK(prefix, Value, "For 'UnsortedSegmentSum', the shape of segment_ids ", shape_str(ids.shape()),
+             " must be a prefix of the input shape ", shape_str(x.shape()), ".");
+  Shape s{ns};
+  s.insert(s.end(), x.shape().begin() + ids.ndim(), x.shape().end());
+  return {{s, x.dtype()}};
+}
+void run_uss(const TV& in, TV& out, const Attrs& a) {
+  Tensor x = in[0].contiguous();
+  Tensor ids = ew::as_dtype(in[1], DType::Int64).contiguous();
+  Tensor& o = out[0];
+  const int64_t ns = a.i("num_segments"), m = ids.numel();
+  const int64_t inner = prod_range(x.shape(), size_t(ids.ndim()), x.shape().size());
+  std::memset(o.raw_data(), 0, size_t(o.numel()) * itemsize(o.dtype()));
+  const int64_t* pi = ids.data<int64_t>();
+  KILN_DISPATCH(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    const T* px = x.data<T>();
+    T* po = o.data<T>();
+    for (int64_t i = 0; i < m; ++i) {
+      const int64_t s = pi[i];
+      if (s < 0 || s >= ns) continue;
+      T* dst = po + s * inner;
+      const T* src = px + i * inner;
+      for (int64_t j = 0; j < inner; ++j) {
+        if constexpr (std::is_same_v<C, bool>) dst[j] = dst[j] || src[j];
+        else dst[j] = convert_value<T>(C(C(dst[j]) + C(src[j])));
+      }
+    }
+  });
+}
+// d x[i] = g[ids[i]] where the id is in range, else 0.
+TV bp_uss(const TV& in, const TV&, const TV& g, const Attrs& a) {
+  const Tensor &x = in[0], &ids = in[1];
+  const int64_t ns = a.i("num_segments");
+  Tensor valid = ops::logical_and(ops::greater_equal(ids, Tensor::scalar(0, ids.dtype(), true)),
+                                  ops::less(ids, Tensor::scalar(double(ns), ids.dtype(), true)));
+  Tensor safe = ops::select(valid, ids, ops::zeros_like(ids));
+  Tensor gx = ns > 0 ? ops::gather(g[0], safe, 0) : ops::zeros_like(x);
+  Shape vs = ids.shape();
+  vs.resize(size_t(x.ndim()), 1);
+  Tensor r = ops::select(ops::reshape(valid, vs), gx, ops::zeros_like(gx));
+  return {r.dtype() == x.dtype() ? r : ops::cast(r, x.dtype()), Tensor()};
+}
+
+// ---- NonZero: (n, ndim) Int64 coordinates of the nonzero elements in row-major order ----
+int64_t count_nonzero(const Tensor& x) {
+  Tensor b = ew::as_dtype(x, DType::Bool).contiguous();
+  const bool* p = b.data<bool>();
+  int64_t c = 0;
+  for (int64_t i = 0, n = b.numel(); i < n; ++i) c += p[i];
+  return c;
+}
+// The output shape depends on the data: inference reads the (concrete) input.
+std::vector<TensorMeta> infer_nonzero(const TV& in, const Attrs&) {
+  return {{Shape{count_nonzero(in[0]), in[0].ndim()}, DType::Int64}};
+}
+TV direct_nonzero(const TV& in, const Attrs&) {
+  Tensor b = ew::as_dtype(in[0], DType::Bool).contiguous();
+  const int64_t nd = b.ndim(), n = b.numel();
+  const bool* p = b.data<bool>();
+  int64_t c = 0;
+  for (int64_t i = 0; i < n; ++i) c += p[i];
+  Tensor out = Tensor::empty({c, nd}, DType::Int64);
+  int64_t* po = out.data<int64_t>();
+  std::vector<int64_t> idx(static_cast<size_t>(nd), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    if (p[i]) for (int64_t d = 0; d < nd; ++d) *po++ = idx[size_t(d)];
+    for (int64_t d = nd - 1; d >= 0; --d) {
+      if (++idx[size_t(d)] < b.shape()[size_t(d)]) break;
+      idx[size_t(d)] = 0;
+    }
+  }
+  return {out};
+}
+
+}  // namespace
+
+namespace ops_impl {
+void register_index() {
+  OpDef g;
+  g.id = OpId::Gather;
+  g.infer = infer_gather;
+  g.cpu = run_gather;
+  g.bprop = bp_gather;
+  register_op(g);
+  OpDef u;
+  u.id = OpId::UnsortedSegmentSum;
+  u.infer = infer_uss;
+  u.cpu = run_uss;
+  u.bprop = bp_uss;
+  register_op(u);
+  OpDef nz;
+  nz.id = OpId::NonZero;
+  nz.infer = infer_nonzero;
+  nz.direct = direct_nonzero;
+  nz.differentiable = false;
+  register_op(nz);
+}
+}  // namespace ops_impl
+
+namespace ops {
+Tensor gather(const Tensor& x, const Tensor& indices, int64_t axis) {
+  return apply1(OpId::Gather, {x, indices}, {{"axis", axis}});
+}
+Tensor unsorted_segment_sum(const Tensor& x, const Tensor& segment_ids, int64_t num_segments) {
+  return apply1(OpId::UnsortedSegmentSum, {x, segment_ids}, {{"num_segments", num_segments}});
+}
+Tensor nonzero(const Tensor& x) { return apply1(OpId::NonZero, {x}); }
+}  // namespace ops
+}  // namespace kiln

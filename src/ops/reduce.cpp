@@ -1,0 +1,396 @@
+// Reductions: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd (attrs: axis — a list, empty = all axes —
+// and keep_dims), Argmax/Argmin, and the sum_to helper used by the bprops of broadcasting ops.
+//
+// Result dtypes (the MindSpore reference is silent, so NumPy's rules are followed):
+//   sum, prod: Bool and integer inputs give Int64 (NumPy's default integer); float inputs keep their dtype.
+//   mean: integer/Bool inputs give Float32 (Kiln's default float, as true division does); floats keep theirs.
+//   amax, amin: the input dtype. argmax, argmin: Int64.
+// Accumulation: floating sums/products/means accumulate in double (so Float16/BFloat16/Float32 are summed at
+// least in float32 precision, as required), integer sums/products in int64 (wrapping on overflow, as NumPy).
+// NaN propagates through amax/amin (NumPy's amax); argmax/argmin return the first NaN if any, else the first
+// occurrence of the extreme value. Reducing an empty axis: sum → 0, prod → 1, mean → NaN, amax/amin/argmax/argmin
+// → ValueError (no identity).
+//
+// Gradients: sum broadcasts g back; mean divides by the element count; amax/amin route g to the positions equal
+// to the result and split it equally among ties (MindSpore's rule); prod uses the product of the other elements,
+// computed without dividing by zero (exact when the reduced slice has zero, one or several zeros).
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <numeric>
+
+#include "elementwise.h"
+#include "families.h"
+
+namespace kiln {
+namespace {
+
+using TV = std::vector<Tensor>;
+using ops::Axes;
+
+// Normalized, sorted, de-duplicated reduction axes (empty input list = all axes). Errors name `op`.
+std::vector<int64_t> norm_axes(const Axes& axes, int64_t ndim, const char* op) {
+  std::vector<int64_t> r;
+  if (ndim == 0) {  // a 0-d tensor: axis 0 / -1 are accepted and reduce nothing
+    for (int64_t a : axes) normalize_axis(a, 0, op);
+    return r;
+  }
+  if (axes.empty()) {
+    r.resize(size_t(ndim));
+    std::iota(r.begin(), r.end(), int64_t(0));
+    return r;
+  }
+  for (int64_t a : axes) r.push_back(normalize_axis(a, ndim, op));
+  std::sort(r.begin(), r.end());
+  for (size_t i = 1; i < r.size(); ++i)
+    KILN_CHECK(r[i] != r[i - 1], Value, "For '", op, "', the axis must not contain duplicates, but got ",
+               shape_str(axes), ".");
+  return r;
+}
+
+// The keep_dims shape (reduced axes set to 1) and the final output shape.
+Shape keep_shape(const Shape& s, const std::vector<int64_t>& ax) {
+  Shape k = s;
+  for (int64_t a : ax) k[size_t(a)] = 1;
+  return k;
+}
+Shape out_shape(const Shape& s, const std::vector<int64_t>& ax, bool keep) {
+  if (keep) return keep_shape(s, ax);
+  Shape o;
+  size_t j = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (j < ax.size() && ax[j] == int64_t(i)) { ++j; continue; }
+    o.push_back(s[i]);
+  }
+  return o;
+}
+
+enum class RKind { Sum, Mean, Max, Min, Prod };
+const char* rname(RKind k) {
+  switch (k) {
+    case RKind::Sum: return "ReduceSum";
+    case RKind::Mean: return "ReduceMean";
+    case RKind::Max: return "ReduceMax";
+    case RKind::Min: return "ReduceMin";
+    default: return "ReduceProd";
+  }
+}
+
+DType reduce_dtype(RKind k, DType t) {
+  switch (k) {
+    case RKind::Sum:
+    case RKind::Prod: return is_floating(t) ? t : DType::Int64;
+    case RKind::Mean: return ew::float_dtype(t);
+    default: return t;
+  }
+}
+
+template <RKind K>
+std::vector<TensorMeta> infer_reduce(const TV& in, const Attrs& a) {
+  const Tensor& x = in[0];
+  auto ax = norm_axes(a.ints("axis"), x.ndim(), rname(K));
+  if (K == RKind::Max || K == RKind::Min) {
+    for (int64_t d : ax)
+      KILN_CHECK(x.shape()[size_t(d)] != 0, Value, "For '", rname(K), "', the reduced axis ", d, " of the input of shape ",
+                 shape_str(x.shape()), " is empty: the reduction has no identity.");
+  }
+  return {{out_shape(x.shape(), ax, a.b("keep_dims")), reduce_dtype(K, x.dtype())}};
+}
+
+// Accumulates `x` (element type T) into `acc` (type A, laid out contiguously in the keep_dims shape) with
+// acc = f(acc, x). Iterates in x's memory order; a reduction over the innermost contiguous axis is a tight loop.
+constexpr int kLanes = 8;
+template <typename T, typename A, typename F>
+void accumulate(const Tensor& x, const std::vector<int64_t>& ax, A* acc, F f) {
+  const size_t nd = size_t(x.ndim());
+  Strides os = contiguous_strides(keep_shape(x.shape(), ax));
+  for (int64_t d : ax) os[size_t(d)] = 0;
+  // Order the dims by decreasing input stride so the loop follows memory.
+  std::vector<size_t> perm(nd);
+  std::iota(perm.begin(), perm.end(), size_t(0));
+  std::stable_sort(perm.begin(), perm.end(), [&](size_t i, size_t j) {
+    return std::llabs(x.strides()[i]) > std::llabs(x.strides()[j]);
+  });
+  Shape sh(nd);
+  Strides sx(nd), so(nd);
+  for (size_t i = 0; i < nd; ++i) {
+    sh[i] = x.shape()[perm[i]];
+    sx[i] = x.strides()[perm[i]];
+    so[i] = os[perm[i]];
+  }
+  const T* px = x.data<T>();
+  std::array<const int64_t*, 2> st{so.data(), sx.data()};
+  cpu::strided_loop<2>(sh, st, [&](const int64_t* off, int64_t n, const int64_t* in) {
+    const T* p = px + off[1];
+    A* o = acc + off[0];
+    if (in[0] == 0) {
+      A v = *o;
+      int64_t i = 0;
+      if (in[1] == 1 && n >= 2 * kLanes) {
+        // Independent partial results (f is associative) so the loop pipelines and vectorizes.
+        A lane[kLanes];
+        for (int k = 0; k < kLanes; ++k) lane[k] = A(compute_t<T>(p[k]));
+        for (i = kLanes; i + kLanes <= n; i += kLanes)
+          for (int k = 0; k < kLanes; ++k) lane[k] = f(lane[k], A(compute_t<T>(p[i + k])));
+        for (int k = 0; k < kLanes; ++k) v = f(v, lane[k]);
+      }
+      if (in[1] == 1) for (; i < n; ++i) v = f(v, A(compute_t<T>(p[i])));
+      else for (; i < n; ++i) v = f(v, A(compute_t<T>(p[i * in[1]])));
+      *o = v;
+    } else if (in[0] == 1 && in[1] == 1) {
+      for (int64_t i = 0; i < n; ++i) o[i] = f(o[i], A(compute_t<T>(p[i])));
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[i * in[0]] = f(o[i * in[0]], A(compute_t<T>(p[i * in[1]])));
+    }
+  });
+}
+
+template <RKind K>
+void run_reduce(const TV& in, TV& out, const Attrs& a) {
+  const Tensor& x = in[0];
+  auto ax = norm_axes(a.ints("axis"), x.ndim(), rname(K));
+  Tensor& o = out[0];
+  const int64_t n_out = o.numel();
+  int64_t count = 1;
+  for (int64_t d : ax) count *= x.shape()[size_t(d)];
+  KILN_DISPATCH(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    if constexpr (K == RKind::Max || K == RKind::Min) {
+      // Exact in the compute type; NaN wins.
+      std::unique_ptr<C[]> acc(new C[size_t(n_out)]);  // (not std::vector: vector<bool> has no data())
+      // Seed with the first element of each slice: take the keep-shaped slice at index 0 of the reduced axes.
+      Shape ks = keep_shape(x.shape(), ax);
+      Tensor first = x.view(ks, x.strides(), x.offset());
+      Tensor firstc = Tensor::empty(ks, x.dtype());
+      copy_into(first, firstc);
+      const T* pf = firstc.data<T>();
+      for (int64_t i = 0; i < n_out; ++i) acc[size_t(i)] = C(pf[i]);
+      // Branch-free selects (vectorizable): keep v if it is NaN or not beaten; a NaN e is taken (v >= NaN is false).
+      accumulate<T, C>(x, ax, acc.get(), [](C v, C e) {
+        if constexpr (K == RKind::Max) return (v != v || v >= e) ? v : e;
+        else return (v != v || v <= e) ? v : e;
+      });
+      T* po = o.data<T>();
+      for (int64_t i = 0; i < n_out; ++i) po[i] = convert_value<T>(acc[size_t(i)]);
+    } else {
+      constexpr bool kFloat = std::is_floating_point_v<C>;
+      using A = std::conditional_t<kFloat, double, int64_t>;
+      std::vector<A> acc(size_t(n_out), K == RKind::Prod ? A(1) : A(0));
+      if constexpr (K == RKind::Prod) {
+        accumulate<T, A>(x, ax, acc.data(), [](A v, A e) { return A(v * e); });
+      } else if constexpr (kFloat) {
+        accumulate<T, A>(x, ax, acc.data(), [](A v, A e) { return v + e; });
+      } else {  // integer sums wrap like NumPy's int64 (no signed-overflow UB)
+        accumulate<T, A>(x, ax, acc.data(), [](A v, A e) { return A(uint64_t(v) + uint64_t(e)); });
+      }
+      KILN_DISPATCH(o.dtype(), [&](auto otag) {
+        using O = decltype(otag);
+        O* po = o.data<O>();
+        if constexpr (K == RKind::Mean) {
+          const double inv = count == 0 ? std::nan("") : 1.0 / double(count);
+          for (int64_t i = 0; i < n_out; ++i) po[i] = convert_value<O>(double(acc[size_t(i)]) * inv);
+        } else {
+          for (int64_t i = 0; i < n_out; ++i) po[i] = convert_value<O>(acc[size_t(i)]);
+        }
+      });
+    }
+  });
+}
+
+// g (the output cotangent) reshaped to the keep_dims shape and broadcast to x's shape.
+Tensor expand_grad(const Tensor& g, const Tensor& x, const std::vector<int64_t>& ax) {
+  Tensor gk = g.shape() == keep_shape(x.shape(), ax) ? g : ops::reshape(g, keep_shape(x.shape(), ax));
+  return ops::broadcast_to(gk, x.shape());
+}
+Tensor like_dtype(const Tensor& t, const Tensor& x) { return t.dtype() == x.dtype() ? t : ops::cast(t, x.dtype()); }
+
+TV bp_sum(const TV& in, const TV&, const TV& g, const Attrs& a) {
+  auto ax = norm_axes(a.ints("axis"), in[0].ndim(), "ReduceSum");
+  return {like_dtype(expand_grad(g[0], in[0], ax), in[0])};
+}
+TV bp_mean(const TV& in, const TV&, const TV& g, const Attrs& a) {
+  const Tensor& x = in[0];
+  auto ax = norm_axes(a.ints("axis"), x.ndim(), "ReduceMean");
+  int64_t count = 1;
+  for (int64_t d : ax) count *= x.shape()[size_t(d)];
+  Tensor gs = ops::div(g[0], Tensor::scalar(double(count), g[0].dtype(), true));
+  return {like_dtype(expand_grad(gs, x, ax), x)};
+}
+// g split equally among the positions equal to the extreme value.
+TV bp_extreme(const TV& in, const TV& out, const TV& g, const Attrs& a) {
+  const Tensor& x = in[0];
+  auto ax = norm_axes(a.ints("axis"), x.ndim(), "ReduceMax");
+  Tensor yb = expand_grad(out[0], x, ax);
+  Tensor mask = ops::cast(ops::equal(x, yb), g[0].dtype());
+  Tensor cnt = ops::sum(mask, ax, true);
+  Tensor gk = g[0].shape() == cnt.shape() ? g[0] : ops::reshape(g[0], cnt.shape());
+  Tensor share = ops::div(gk, cnt);
+  return {like_dtype(ops::mul(mask, ops::broadcast_to(share, x.shape())), x)};
+}
+// d prod / d x_i = prod_{j != i} x_j. With z zeros in the slice: z = 0 → prod/x_i; z = 1 → at the zero, the
+// product of the non-zeros, elsewhere 0; z >= 2 → 0.
+TV bp_prod(const TV& in, const TV&, const TV& g, const Attrs& a) {
+  const Tensor& x = in[0];
+  auto ax = norm_axes(a.ints("axis"), x.ndim(), "ReduceProd");
+  Tensor zero = Tensor::scalar(0.0, x.dtype(), true), one = Tensor::scalar(1.0, x.dtype(), true);
+  Tensor is_zero = ops::equal(x, zero);
+  Tensor nz = ops::broadcast_to(ops::sum(ops::cast(is_zero, x.dtype()), ax, true), x.shape());
+  Tensor x_safe = ops::select(is_zero, ops::ones_like(x), x);
+  Tensor p_safe = ops::broadcast_to(ops::prod(x_safe, ax, true), x.shape());
+  Tensor zeros = ops::zeros_like(x);
+  Tensor at_zero = ops::select(ops::equal(nz, one), p_safe, zeros);
+  Tensor elsewhere = ops::select(ops::equal(nz, zero), ops::div(p_safe, x_safe), zeros);
+  Tensor d = ops::select(is_zero, at_zero, elsewhere);
+  return {like_dtype(ops::mul(expand_grad(g[0], x, ax), d), x)};
+}
+
+// ---- Argmax / Argmin: attrs axis (int), has_axis (false: over the flattened tensor), keep_dims ----
+template <bool Max>
+std::vector<TensorMeta> infer_arg(const TV& in, const Attrs& a) {
+  const char* op = Max ? "Argmax" : "Argmin";
+  const Tensor& x = in[0];
+  KILN_CHECK(x.numel() > 0, Value, "For '", op, "', the input of shape ", shape_str(x.shape()),
+             " is empty: attempt to get the ", Max ? "argmax" : "argmin", " of an empty sequence.");
+  if (!a.b("has_axis")) return {{a.b("keep_dims") ? Shape(size_t(x.ndim()), 1) : Shape{}, DType::Int64}};
+  int64_t ax = normalize_axis(a.i("axis"), x.ndim(), op);
+  if (x.ndim() == 0) return {{Shape{}, DType::Int64}};
+  KILN_CHECK(x.shape()[size_t(ax)] > 0, Value, "For '", op, "', the axis ", ax, " of the input of shape ",
+             shape_str(x.shape()), " is empty.");
+  return {{out_shape(x.shape(), {ax}, a.b("keep_dims")), DType::Int64}};
+}
+
+template <bool Max>
+void run_arg(const TV& in, TV& out, const Attrs& a) {
+  Tensor x = in[0].contiguous();
+  int64_t outer = 1, n = x.numel(), inner = 1;
+  if (a.b("has_axis") && x.ndim() > 0) {
+    int64_t ax = normalize_axis(a.i("axis"), x.ndim(), Max ? "Argmax" : "Argmin");
+    outer = 1;
+    for (int64_t i = 0; i < ax; ++i) outer *= x.shape()[size_t(i)];
+    n = x.shape()[size_t(ax)];
+    inner = 1;
+    for (int64_t i = ax + 1; i < x.ndim(); ++i) inner *= x.shape()[size_t(i)];
+  }
+  int64_t* po = out[0].data<int64_t>();
+  KILN_DISPATCH(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    const T* px = x.data<T>();
+    std::vector<C> best(static_cast<size_t>(inner));
+    std::vector<char> done(static_cast<size_t>(inner));
+    if (inner == 1) {  // contiguous along the axis: one tight scan per row
+      for (int64_t o = 0; o < outer; ++o) {
+        const T* row = px + o * n;
+        C b = C(row[0]);
+        int64_t bi = 0;
+        bool nan = false;
+        if constexpr (std::is_floating_point_v<C>) nan = std::isnan(b);
+        for (int64_t k = 1; k < n && !nan; ++k) {
+          const C v = C(row[k]);
+          if (Max ? v > b : v < b) { b = v; bi = k; }
+          if constexpr (std::is_floating_point_v<C>)
+            if (std::isnan(v)) { bi = k; nan = true; }
+        }
+        po[o] = bi;
+      }
+      return;
+    }
+    for (int64_t o = 0; o < outer; ++o) {
+      const T* base = px + o * n * inner;
+      int64_t* res = po + o * inner;
+      for (int64_t j = 0; j < inner; ++j) { best[size_t(j)] = C(base[j]); res[j] = 0; done[size_t(j)] = 0; }
+      if constexpr (std::is_floating_point_v<C>)
+        for (int64_t j = 0; j < inner; ++j) done[size_t(j)] = std::isnan(best[size_t(j)]);
+      for (int64_t k = 1; k < n; ++k) {
+        const T* row = base + k * inner;
+        for (int64_t j = 0; j < inner; ++j) {
+          if (done[size_t(j)]) continue;
+          C v = C(row[j]);
+          bool take;
+          if constexpr (std::is_floating_point_v<C>) {
+            if (std::isnan(v)) { done[size_t(j)] = 1; take = true; }
+            else take = Max ? v > best[size_t(j)] : v < best[size_t(j)];
+          } else {
+            take = Max ? v > best[size_t(j)] : v < best[size_t(j)];
+          }
+          if (take) { best[size_t(j)] = v; res[j] = k; }
+        }
+      }
+    }
+  });
+}
+
+template <RKind K>
+void reg_reduce(OpId id, BpropFn bp) {
+  OpDef d;
+  d.id = id;
+  d.infer = infer_reduce<K>;
+  d.cpu = run_reduce<K>;
+  d.bprop = bp;
+  register_op(d);
+}
+
+Attrs reduce_attrs(const Axes& axes, bool keep) { return Attrs{{"axis", axes}, {"keep_dims", keep}}; }
+
+}  // namespace
+
+namespace ops_impl {
+void register_reduce() {
+  reg_reduce<RKind::Sum>(OpId::ReduceSum, bp_sum);
+  reg_reduce<RKind::Mean>(OpId::ReduceMean, bp_mean);
+  reg_reduce<RKind::Max>(OpId::ReduceMax, bp_extreme);
+  reg_reduce<RKind::Min>(OpId::ReduceMin, bp_extreme);
+  reg_reduce<RKind::Prod>(OpId::ReduceProd, bp_prod);
+  OpDef am;
+  am.id = OpId::Argmax;
+  am.infer = infer_arg<true>;
+  am.cpu = run_arg<true>;
+  am.differentiable = false;
+  register_op(am);
+  OpDef an;
+  an.id = OpId::Argmin;
+  an.infer = infer_arg<false>;
+  an.cpu = run_arg<false>;
+  an.differentiable = false;
+  register_op(an);
+}
+}  // namespace ops_impl
+
+namespace ops {
+Tensor sum(const Tensor& x, const Axes& axes, bool keep_dims) { return apply1(OpId::ReduceSum, {x}, reduce_attrs(axes, keep_dims)); }
+Tensor mean(const Tensor& x, const Axes& axes, bool keep_dims) { return apply1(OpId::ReduceMean, {x}, reduce_attrs(axes, keep_dims)); }
+Tensor amax(const Tensor& x, const Axes& axes, bool keep_dims) { return apply1(OpId::ReduceMax, {x}, reduce_attrs(axes, keep_dims)); }
+Tensor amin(const Tensor& x, const Axes& axes, bool keep_dims) { return apply1(OpId::ReduceMin, {x}, reduce_attrs(axes, keep_dims)); }
+Tensor prod(const Tensor& x, const Axes& axes, bool keep_dims) { return apply1(OpId::ReduceProd, {x}, reduce_attrs(axes, keep_dims)); }
+Tensor argmax(const Tensor& x, std::optional<int64_t> axis, bool keep_dims) {
+  return apply1(OpId::Argmax, {x}, {{"axis", axis.value_or(0)}, {"has_axis", axis.has_value()}, {"keep_dims", keep_dims}});
+}
+Tensor argmin(const Tensor& x, std::optional<int64_t> axis, bool keep_dims) {
+  return apply1(OpId::Argmin, {x}, {{"axis", axis.value_or(0)}, {"has_axis", axis.has_value()}, {"keep_dims", keep_dims}});
+}
+
+// Sums the axes that broadcasting added or expanded from 1 (the dtype is kept). ValueError if `shape` does not
+// broadcast to x's shape.
+Tensor sum_to(const Tensor& x, const Shape& shape) {
+  if (x.shape() == shape) return x;
+  const Shape& xs = x.shape();
+  KILN_CHECK(shape.size() <= xs.size(), Value, "For 'sum_to', the target shape ", shape_str(shape),
+             " has more dimensions than the input shape ", shape_str(xs), ".");
+  const size_t lead = xs.size() - shape.size();
+  Axes axes;
+  for (size_t i = 0; i < lead; ++i) axes.push_back(int64_t(i));
+  for (size_t i = 0; i < shape.size(); ++i) {
+    int64_t d = xs[lead + i];
+    if (shape[i] == d) continue;
+    KILN_CHECK(shape[i] == 1, Value, "For 'sum_to', the shape ", shape_str(shape), " does not broadcast to the input shape ",
+               shape_str(xs), ".");
+    axes.push_back(int64_t(lead + i));
+  }
+  if (axes.empty()) return reshape(x, shape);
+  Tensor r = sum(x, axes, true);
+  if (r.dtype() != x.dtype()) r = cast(r, x.dtype());
+  return r.shape() == shape ? r : reshape(r, shape);
+}
+}  // namespace ops
+}  // namespace kiln

@@ -1,0 +1,121 @@
+// Softmax and LogSoftmax along one axis (attr axis, may be negative). Numerically stable: the max along the
+// axis is subtracted before exponentiating. Float inputs only (TypeError otherwise); the output has the input's
+// dtype, and Float16/BFloat16 are computed in float32.
+// Gradients: softmax: y·(g − Σ g·y); log_softmax: g − exp(y)·Σ g (sums along the axis).
+#include <cmath>
+
+#include "elementwise.h"
+#include "families.h"
+
+namespace kiln {
+namespace {
+
+using TV = std::vector<Tensor>;
+
+template <bool Log>
+std::vector<TensorMeta> infer_softmax(const TV& in, const Attrs& a) {
+  const char* op = Log ? "LogSoftmax" : "Softmax";
+  const Tensor& x = in[0];
+  KILN_CHECK(is_floating(x.dtype()), Type, "For '", op, "', the input must be a float tensor (Float16, BFloat16, ",
+             "Float32 or Float64), but got ", dtype_name(x.dtype()), ".");
+  normalize_axis(a.i("axis"), x.ndim(), op);
+  return {{x.shape(), x.dtype()}};
+}
+
+template <bool Log>
+void run_softmax(const TV& in, TV& out, const Attrs& a) {
+  Tensor x = in[0].contiguous();
+  int64_t outer = 1, n = 1, inner = 1;
+  if (x.ndim() > 0) {
+    const int64_t ax = normalize_axis(a.i("axis"), x.ndim(), Log ? "LogSoftmax" : "Softmax");
+    for (int64_t i = 0; i < ax; ++i) outer *= x.shape()[size_t(i)];
+    n = x.shape()[size_t(ax)];
+    for (int64_t i = ax + 1; i < x.ndim(); ++i) inner *= x.shape()[size_t(i)];
+  }
+  if (outer * n * inner == 0) return;
+  KILN_DISPATCH(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    if constexpr (std::is_floating_point_v<C>) {
+      const T* px = x.data<T>();
+      T* po = out[0].data<T>();
+      std::vector<C> mx(static_cast<size_t>(inner)), sm(static_cast<size_t>(inner));
+      std::vector<C> row(static_cast<size_t>(inner == 1 ? n : 0));
+      for (int64_t o = 0; o < outer; ++o) {
+        const T* xb = px + o * n * inner;
+        T* ob = po + o * n * inner;
+        if (inner == 1) {  // contiguous along the axis: a tight loop per row
+          C m = C(xb[0]);
+          for (int64_t k = 1; k < n; ++k) m = std::max(m, C(xb[k]));
+          C s = 0;
+          if constexpr (Log) {
+            for (int64_t k = 0; k < n; ++k) s += std::exp(C(xb[k]) - m);
+            const C ls = std::log(s);
+            for (int64_t k = 0; k < n; ++k) ob[k] = T((C(xb[k]) - m) - ls);
+          } else {  // exp once, kept in the compute type until normalized
+            for (int64_t k = 0; k < n; ++k) { const C e = std::exp(C(xb[k]) - m); row[size_t(k)] = e; s += e; }
+            const C inv = C(1) / s;
+            for (int64_t k = 0; k < n; ++k) ob[k] = T(row[size_t(k)] * inv);
+          }
+          continue;
+        }
+        for (int64_t j = 0; j < inner; ++j) { mx[size_t(j)] = C(xb[j]); sm[size_t(j)] = 0; }
+        for (int64_t k = 1; k < n; ++k)
+          for (int64_t j = 0; j < inner; ++j) mx[size_t(j)] = std::max(mx[size_t(j)], C(xb[k * inner + j]));
+        for (int64_t k = 0; k < n; ++k)
+          for (int64_t j = 0; j < inner; ++j) sm[size_t(j)] += std::exp(C(xb[k * inner + j]) - mx[size_t(j)]);
+        if constexpr (Log) {
+          for (int64_t j = 0; j < inner; ++j) sm[size_t(j)] = std::log(sm[size_t(j)]);
+          for (int64_t k = 0; k < n; ++k)
+            for (int64_t j = 0; j < inner; ++j)
+              ob[k * inner + j] = T((C(xb[k * inner + j]) - mx[size_t(j)]) - sm[size_t(j)]);
+        } else {
+          for (int64_t j = 0; j < inner; ++j) sm[size_t(j)] = C(1) / sm[size_t(j)];
+          for (int64_t k = 0; k < n; ++k)
+            for (int64_t j = 0; j < inner; ++j)
+              ob[k * inner + j] = T(std::exp(C(xb[k * inner + j]) - mx[size_t(j)]) * sm[size_t(j)]);
+        }
+      }
+    }
+  });
+}
+
+ops::Axes axis_of(const Tensor& x, const Attrs& a) {
+  if (x.ndim() == 0) return {0};
+  return {normalize_axis(a.i("axis"), x.ndim(), "Softmax")};
+}
+TV bp_softmax(const TV& in, const TV& out, const TV& g, const Attrs& a) {
+  Tensor y = out[0];
+  Tensor s = ops::sum(ops::mul(g[0], y), axis_of(y, a), true);
+  return {ops::mul(y, ops::sub(g[0], s))};
+}
+TV bp_log_softmax(const TV& in, const TV& out, const TV& g, const Attrs& a) {
+  Tensor y = out[0];
+  Tensor s = ops::sum(g[0], axis_of(y, a), true);
+  return {ops::sub(g[0], ops::mul(ops::exp(y), s))};
+}
+
+}  // namespace
+
+namespace ops_impl {
+void register_softmax() {
+  OpDef s;
+  s.id = OpId::Softmax;
+  s.infer = infer_softmax<false>;
+  s.cpu = run_softmax<false>;
+  s.bprop = bp_softmax;
+  register_op(s);
+  OpDef l;
+  l.id = OpId::LogSoftmax;
+  l.infer = infer_softmax<true>;
+  l.cpu = run_softmax<true>;
+  l.bprop = bp_log_softmax;
+  register_op(l);
+}
+}  // namespace ops_impl
+
+namespace ops {
+Tensor softmax(const Tensor& x, int64_t axis) { return apply1(OpId::Softmax, {x}, {{"axis", axis}}); }
+Tensor log_softmax(const Tensor& x, int64_t axis) { return apply1(OpId::LogSoftmax, {x}, {{"axis", axis}}); }
+}  // namespace ops
+}  // namespace kiln
