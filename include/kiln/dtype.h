@@ -26,7 +26,8 @@ inline bool is_bool(DType t) { return t == DType::Bool; }
 // Result type of a binary op on two tensors (NumPy rules: bool < int < float; within a category the wider type;
 // uint8 with a signed int → the next signed type that holds both; float16 with bfloat16 → float32).
 // `a_weak`/`b_weak` mark 0-d tensors made from Python scalars: a weak operand does not widen the other operand
-// within its category (tensor(float16) + 2.5 stays float16; tensor(int32) + 2.5 becomes float32).
+// within its category (tensor(float16) + 2.5 stays float16; tensor(int32) + 2.5 becomes float32). Two weak
+// operands give MindSpore's defaults for Python scalars: Float32, Int64 or Bool.
 DType promote_types(DType a, DType b, bool a_weak = false, bool b_weak = false);
 
 // IEEE 754 half precision, stored as bits; arithmetic goes through float.

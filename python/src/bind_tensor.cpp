@@ -79,7 +79,8 @@ Tensor to_tensor(nb::handle obj, const char* what) {
     t.impl()->weak = true;
     return t;
   }
-  if (PyFloat_Check(obj.ptr())) return Tensor::scalar(PyFloat_AS_DOUBLE(obj.ptr()), DType::Float32, true);
+  // A Python float keeps its double precision; being weak, it does not widen a float32 tensor (promote_types).
+  if (PyFloat_Check(obj.ptr())) return Tensor::scalar(PyFloat_AS_DOUBLE(obj.ptr()), DType::Float64, true);
   KILN_CHECK(g_converter.is_valid(), Runtime, "Kiln: the Python converter is not set (import kiln).");
   nb::object arr;
   try {

@@ -1,5 +1,6 @@
 #include "kiln/dtype.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kiln {
@@ -30,6 +31,10 @@ int category(DType t) { return is_bool(t) ? 0 : is_integral(t) ? 1 : 2; }
 }  // namespace
 
 DType promote_types(DType a, DType b, bool a_weak, bool b_weak) {
+  if (a_weak && b_weak) {  // two Python scalars: MindSpore's defaults, Float32 / Int64 / Bool
+    int c = std::max(a == DType::Bool ? 0 : is_integral(a) ? 1 : 2, b == DType::Bool ? 0 : is_integral(b) ? 1 : 2);
+    return c == 2 ? DType::Float32 : c == 1 ? DType::Int64 : DType::Bool;
+  }
   if (a == b) return a;
   int ca = category(a), cb = category(b);
   // A weak (Python scalar) operand only decides the category; the other operand's precision is kept.
