@@ -1,0 +1,17 @@
+"""kiln.nn — MindSpore's `mindspore.nn`: Cell, containers, layers, losses, optimizers and learning-rate schedules.
+
+    from kiln import nn
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Dense(10, 1)
+        def construct(self, x):
+            return self.fc(x)
+"""
+from .cell import Cell  # noqa: F401
+from .layer import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
+from .optim import *  # noqa: F401,F403
+from .learning_rate_schedule import *  # noqa: F401,F403
+from .dynamic_lr import *  # noqa: F401,F403
+from . import layer, loss, optim, learning_rate_schedule, dynamic_lr  # noqa: F401

@@ -1,0 +1,537 @@
+"""nn.Cell: the base class of every network, layer, loss and optimizer (MindSpore's programming model;
+../shared/reference/mindspore_api.md §3).
+
+A Cell registers the Parameters and child Cells assigned to its attributes, in insertion order, and names the
+Parameters by where they sit: assigning a child Cell to `self.fc1` (with `auto_prefix=True`, the default) at once
+renames every Parameter inside it to `fc1.<path>` (`fc1.weight`), recursively, so names are fixed when the network
+is built. Calling a Cell runs its `construct`.
+
+Note [attribute storage]: registered Parameters and Cells live in `_params` / `_cells` (ordered dicts, the source of
+truth for iteration, naming and repr) and are mirrored into the instance `__dict__`, so that `self.fc1` inside
+`construct` is an ordinary attribute read (no `__getattr__` fallback on the hot path). Every change to `_params` /
+`_cells` goes through `_register_param` / `_register_cell` / `_unregister`, which keep the two in step.
+"""
+import inspect
+from collections import OrderedDict
+
+from .._loader import _core
+from ..common import dtype as mstype
+from ..common.parameter import Parameter, ParameterTuple
+from ..ops.primitives import Primitive
+
+_PLACEHOLDER = "Parameter"
+_Tensor = _core.Tensor
+_SIGNATURES = {}  # construct function -> inspect.Signature (computed once per class, only for keyword calls)
+
+
+def _cast_inputs(args, dtype):
+    """Casts float Tensors in args (recursively in tuples/lists) to `dtype`; other values unchanged."""
+    out = []
+    for a in args:
+        if isinstance(a, _Tensor):
+            if a.dtype != dtype and mstype.is_float(a.dtype):
+                a = _core.cast(a, dtype)
+        elif isinstance(a, (tuple, list)):
+            a = type(a)(_cast_inputs(a, dtype))
+        out.append(a)
+    return out
+
+
+class _HookHandle:
+    """Returned by register_forward_(pre_)hook; `remove()` unregisters the hook."""
+
+    def __init__(self, hooks, key, cell):
+        self._hooks, self._key, self._cell = hooks, key, cell
+
+    def remove(self):
+        self._hooks.pop(self._key, None)
+        self._cell._update_hook_flag()
+
+
+class Cell:
+    """Base class for all neural network cells (MindSpore's `nn.Cell`).
+
+    Args:
+        auto_prefix (bool): prefix the names of a child cell's Parameters with the attribute name it is assigned to
+            (default True). Wrappers that must keep the network's names (optimizers, TrainOneStepCell, ...) pass
+            False.
+        flags (dict): attributes set on the cell with `add_flags`.
+
+    Subclasses call `super().__init__()` first, assign layers and Parameters as attributes, and define
+    `construct(self, *inputs)`. `cell(*inputs)` runs `construct` (keyword arguments are bound to its signature
+    first). `training` is False until `set_train()` is called.
+
+    Raises (on attribute assignment):
+        AttributeError: a Parameter or Cell assigned before `Cell.__init__()`.
+        TypeError: a non-Tensor assigned to a Parameter's name, a Parameter to a child cell's name, and so on.
+    """
+
+    def __init__(self, auto_prefix=True, flags=None):
+        d = self.__dict__
+        d["_params"] = OrderedDict()
+        d["_cells"] = OrderedDict()
+        d["_primitives"] = OrderedDict()
+        d["_auto_prefix"] = bool(auto_prefix)
+        d["training"] = False
+        d["requires_grad"] = False
+        d["_phase"] = "predict"
+        d["_mp_dtype"] = None
+        d["_checked"] = False
+        d["_id"] = 1
+        d["_forward_pre_hooks"] = OrderedDict()
+        d["_forward_hooks"] = OrderedDict()
+        d["_has_hooks"] = False
+        d["_fast"] = False
+        d["_dynamic_shape_inputs"] = None
+        d["_jit_config"] = None
+        d["_flags"] = {}
+        if flags:
+            self.add_flags(**flags)
+
+    # ------------------------------------------------------------------------------------------------ naming
+    @property
+    def cls_name(self):
+        """The class name (used in error messages: "For 'Dense', ...")."""
+        return type(self).__name__
+
+    @property
+    def param_prefix(self):
+        return ""
+
+    @property
+    def phase(self):
+        """'train' after set_train(True), else 'predict'."""
+        return self.__dict__.get("_phase", "predict")
+
+    @phase.setter
+    def phase(self, value):
+        self.__dict__["_phase"] = value
+
+    # ------------------------------------------------------------------------------- attribute registration
+    def _register_param(self, name, param):
+        self.__dict__["_params"][name] = param
+        self.__dict__[name] = param
+
+    def _register_cell(self, name, cell):
+        self.__dict__["_cells"][name] = cell
+        self.__dict__[name] = cell
+
+    def _unregister(self, name):
+        d = self.__dict__
+        d["_params"].pop(name, None)
+        d["_cells"].pop(name, None)
+        d.pop(name, None)
+
+    def _replace_cells(self, new_cells):
+        """Replaces the whole ordered dict of children (containers renumber their keys this way)."""
+        d = self.__dict__
+        for k in list(d["_cells"]):
+            if d.get(k) is d["_cells"][k]:
+                d.pop(k, None)
+        d["_cells"] = OrderedDict()
+        for k, c in new_cells.items():
+            self._register_cell(k, c)
+
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        params = d.get("_params")
+        cells = d.get("_cells")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("For 'Cell', can not assign params before Cell.__init__() is called.")
+            if cells and name in cells:
+                raise TypeError(f"For 'Cell', the {name} must be Cell, but got Parameter.")
+            if name in d and name not in params:
+                if d[name] is not None:
+                    raise TypeError(f"For 'Cell', the {name} should not be Parameter.")
+                del d[name]
+            self.insert_param_to_cell(name, value)
+        elif isinstance(value, ParameterTuple) or (isinstance(value, (list, tuple)) and value and
+                                                   all(isinstance(v, Parameter) for v in value)):
+            if params is None:
+                raise AttributeError("For 'Cell', can not assign params before Cell.__init__() is called.")
+            self._set_attr_for_param_sequence(name, value)
+        elif isinstance(value, Cell):
+            if cells is None:
+                raise AttributeError("For 'Cell', can not assign cells before Cell.__init__() is called.")
+            if params and name in params:
+                raise TypeError(f"For 'Cell', the {name} must be Parameter, but got Cell.")
+            if name in d and name not in cells:
+                del d[name]
+            if d["_auto_prefix"]:
+                value.update_parameters_name(name + ".")
+            self._register_cell(name, value)
+        elif params and name in params:
+            if isinstance(value, _Tensor) and params[name] is not None:
+                params[name].set_data(value)
+            elif value is None:
+                self._register_param(name, None)
+            else:
+                raise TypeError(f"For 'Cell', the type of {name} should be Parameter or ParameterTuple, but got "
+                                f"{type(value).__name__}.")
+        elif cells and name in cells:
+            if value is not None:
+                raise TypeError(f"For 'Cell', the type of {name} should be cell, but got {type(value).__name__}.")
+            self._register_cell(name, None)
+        else:
+            if cells is not None and isinstance(value, Primitive):
+                d["_primitives"][name] = value
+            object.__setattr__(self, name, value)
+
+    def _set_attr_for_param_sequence(self, name, value):
+        """A ParameterTuple or a list/tuple of Parameters: each one is registered under its own name (unnamed ones
+        become `Parameter$1`, `Parameter$2`, ...); the sequence itself stays readable as the attribute."""
+        seen_objs, seen_names = set(), set()
+        for p in value:
+            if id(p) in seen_objs:
+                continue
+            seen_objs.add(id(p))
+            if p.name == _PLACEHOLDER:
+                p.name = f"{_PLACEHOLDER}${self.__dict__['_id']}"
+                self.__dict__["_id"] += 1
+            if p.name in seen_names:
+                raise ValueError(f"The value {value} , its name '{p.name}' already exists. Please set a unique name "
+                                 "for the parameter.")
+            seen_names.add(p.name)
+            self.insert_param_to_cell(p.name, p, check_name_contain_dot=False)
+        d = self.__dict__
+        if name in d["_params"]:
+            del d["_params"][name]
+        object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        # Only reached when normal lookup fails (registered members are mirrored in __dict__, see the module note).
+        d = self.__dict__
+        for store in ("_params", "_cells"):
+            s = d.get(store)
+            if s is not None and name in s:
+                return s[name]
+        raise AttributeError(f"The '{type(self).__name__}' object has no attribute '{name}'.")
+
+    def __delattr__(self, name):
+        d = self.__dict__
+        if name in d.get("_params", ()) or name in d.get("_cells", ()):
+            self._unregister(name)
+        else:
+            object.__delattr__(self, name)
+
+    def insert_param_to_cell(self, param_name, param, check_name_contain_dot=True):
+        """Registers `param` (a Parameter or None) under `param_name`; a placeholder-named Parameter takes that name.
+
+        Raises:
+            KeyError: empty name, a name containing '.', or a name used by another attribute.
+            TypeError: param is neither a Parameter nor None.
+            AttributeError: Cell.__init__() was not called.
+        """
+        if not isinstance(param_name, str):
+            raise TypeError(f"For 'insert_param_to_cell', the type of parameter 'param_name' must be str, but got "
+                            f"{type(param_name).__name__}.")
+        if not param_name:
+            raise KeyError("For 'insert_param_to_cell', the argument 'param_name' should not be None.")
+        if check_name_contain_dot and "." in param_name:
+            raise KeyError(f"For 'insert_param_to_cell', the argument 'param_name' should not contain '.', but got "
+                           f"{param_name}.")
+        d = self.__dict__
+        if "_params" not in d:
+            raise AttributeError("For 'insert_param_to_cell', please call Cell.__init__() firstly.")
+        if param_name not in d["_params"] and (param_name in d or hasattr(type(self), param_name)):
+            raise KeyError(f"For 'insert_param_to_cell', the {param_name} parameter already exists in the network. "
+                           "Cannot insert another parameter with the same name.")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"For 'insert_param_to_cell', the argument 'param' must be 'Parameter' if not None, but "
+                            f"got {type(param).__name__}.")
+        if param is not None and param.name == _PLACEHOLDER:
+            param.name = param_name
+        self._register_param(param_name, param)
+
+    def insert_child_to_cell(self, child_name, child_cell):
+        """Registers `child_cell` (a Cell or None) under `child_name` WITHOUT renaming its Parameters.
+
+        Raises:
+            TypeError: child_name is not a str, or child_cell is neither a Cell nor None.
+            KeyError: empty name, a name containing '.', or a name used by a non-cell attribute.
+        """
+        if not isinstance(child_name, str):
+            raise TypeError(f"For 'insert_child_to_cell', the type of parameter 'child_name' must be str, but got "
+                            f"{type(child_name).__name__}.")
+        if not child_name or "." in child_name:
+            raise KeyError("For 'insert_child_to_cell', the parameter 'child_name' can not be None and can not "
+                           f"contain '.', but got {child_name!r}.")
+        d = self.__dict__
+        if "_cells" not in d:
+            raise AttributeError("For 'insert_child_to_cell', please call Cell.__init__() firstly.")
+        if child_name not in d["_cells"] and (child_name in d or hasattr(type(self), child_name)):
+            raise KeyError(f"For 'insert_child_to_cell', the {child_name} child cell already exists in the network. "
+                           "Cannot insert another child cell with the same name.")
+        if child_cell is not None and not isinstance(child_cell, Cell):
+            raise TypeError(f"For 'insert_child_to_cell', the argument 'child_cell' must be 'Cell' if not None, but "
+                            f"got type {type(child_cell)}.")
+        self._register_cell(child_name, child_cell)
+
+    def update_parameters_name(self, prefix="", recurse=True):
+        """Sets every Parameter's name to `prefix + <its path in this cell>` (e.g. 'fc1.' + 'weight')."""
+        if not isinstance(prefix, str):
+            raise TypeError(f"For 'update_parameters_name', the type of 'prefix' must be str, but got "
+                            f"{type(prefix).__name__}.")
+        for path, p in self.parameters_and_names(expand=recurse):
+            p.name = prefix + path
+
+    # ---------------------------------------------------------------------------------------------- calling
+    def construct(self, *args, **kwargs):
+        """The computation of the cell; subclasses define it."""
+        raise AttributeError("For 'Cell', the method 'construct' is not defined.")
+
+    def __call__(self, *args, **kwargs):
+        # Hot path: one flag says "checked, no mixed precision, no hooks"; everything else is in _call_slow.
+        if self._fast and not kwargs:
+            return self._run_construct(args, kwargs)
+        return self._call_slow(args, kwargs)
+
+    def _call_slow(self, args, kwargs):
+        d = self.__dict__
+        if kwargs:
+            args, kwargs = self._bind_kwargs(args, kwargs)
+        if not d["_checked"]:
+            self._check_construct()
+            self._init_check()
+        if d["_mp_dtype"] is not None:
+            args = _cast_inputs(args, d["_mp_dtype"])
+        if d["_has_hooks"]:
+            return self._call_with_hooks(args, kwargs)
+        return self._run_construct(args, kwargs)
+
+    def _update_fast_flag(self):
+        d = self.__dict__
+        d["_fast"] = d["_checked"] and d["_mp_dtype"] is None and not d["_has_hooks"]
+
+    def _run_construct(self, args, kwargs):
+        """Runs construct on (already bound) args. This is the one place where a Cell's computation is executed:
+        PyNative runs it eagerly; GRAPH_MODE compilation hooks in here."""
+        return self.construct(*args, **kwargs)
+
+    def _bind_kwargs(self, args, kwargs):
+        """Binds keyword arguments to construct's signature (defaults applied), as MindSpore does before running."""
+        fn = type(self).construct
+        sig = _SIGNATURES.get(fn)
+        if sig is None:
+            sig = inspect.signature(fn)
+            _SIGNATURES[fn] = sig
+        try:
+            bound = sig.bind(self, *args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"For '{type(self).__name__}', the arguments of construct can not be bound: {e}") from None
+        bound.apply_defaults()
+        return bound.args[1:], bound.kwargs
+
+    def _check_construct(self):
+        if type(self).construct is Cell.construct:
+            raise AttributeError("For 'Cell', the method 'construct' is not defined.")
+
+    def _init_check(self):
+        """Before the first call: if Parameters in the tree share a name, reset every name to its path in this
+        cell and check again (ValueError if a clash remains)."""
+        names = [p.name for _, p in self.parameters_and_names()]
+        if len(set(names)) < len(names):
+            self.update_parameters_name()
+            self.check_names()
+        self.__dict__["_checked"] = True
+        self._update_fast_flag()
+
+    def check_names(self):
+        """ValueError if two different Parameters in the tree share a name."""
+        seen = {}
+        for _, p in self.parameters_and_names():
+            other = seen.get(p.name)
+            if other is not None and other is not p:
+                raise ValueError(f"The value {p} , its name '{p.name}' already exists. Please set a unique name for "
+                                 "the parameter.")
+            seen[p.name] = p
+
+    def _call_with_hooks(self, args, kwargs):
+        for hook in list(self._forward_pre_hooks.values()):
+            res = hook(self, args)
+            if res is not None:
+                args = res if isinstance(res, tuple) else (res,)
+        out = self._run_construct(args, kwargs)
+        for hook in list(self._forward_hooks.values()):
+            res = hook(self, args, out)
+            if res is not None:
+                out = res
+        return out
+
+    def _update_hook_flag(self):
+        self.__dict__["_has_hooks"] = bool(self._forward_pre_hooks or self._forward_hooks)
+        self._update_fast_flag()
+
+    def register_forward_pre_hook(self, hook_fn):
+        """hook_fn(cell, inputs) runs before construct; a non-None result replaces the inputs. Returns a handle
+        with remove()."""
+        key = id(hook_fn)
+        self._forward_pre_hooks[key] = hook_fn
+        self._update_hook_flag()
+        return _HookHandle(self._forward_pre_hooks, key, self)
+
+    def register_forward_hook(self, hook_fn):
+        """hook_fn(cell, inputs, output) runs after construct; a non-None result replaces the output. Returns a
+        handle with remove()."""
+        key = id(hook_fn)
+        self._forward_hooks[key] = hook_fn
+        self._update_hook_flag()
+        return _HookHandle(self._forward_hooks, key, self)
+
+    # --------------------------------------------------------------------------------------------- iteration
+    def cells_and_names(self, cells=None, name_prefix=""):
+        """Yields (path, cell) depth-first: ('', self) — or (name_prefix, self) — first, then children as
+        'fc1', 'block.conv', ... Each cell object is yielded once."""
+        seen = cells if cells is not None else set()
+        if id(self) in seen:
+            return
+        seen.add(id(self))
+        yield name_prefix, self
+        for name, cell in self.__dict__["_cells"].items():
+            if cell is not None:
+                yield from cell.cells_and_names(seen, name_prefix + "." + name if name_prefix else name)
+
+    def parameters_and_names(self, name_prefix="", expand=True):
+        """Yields (path, Parameter): this cell's own Parameters in insertion order, then each child's (depth
+        first). Paths join attribute names with '.'; each Parameter object is yielded once."""
+        cells = self.cells_and_names(name_prefix=name_prefix) if expand else [(name_prefix, self)]
+        seen = set()
+        for cell_name, cell in cells:
+            for pname, p in cell.__dict__["_params"].items():
+                if p is not None and id(p) not in seen:
+                    seen.add(id(p))
+                    yield (cell_name + "." + pname if cell_name else pname), p
+
+    def get_parameters(self, expand=True):
+        """Generator of the Parameters in parameters_and_names order."""
+        for _, p in self.parameters_and_names(expand=expand):
+            yield p
+
+    def trainable_params(self, recurse=True):
+        """List of the Parameters with requires_grad=True."""
+        return [p for p in self.get_parameters(expand=recurse) if p.requires_grad]
+
+    def untrainable_params(self, recurse=True):
+        """List of the Parameters with requires_grad=False."""
+        return [p for p in self.get_parameters(expand=recurse) if not p.requires_grad]
+
+    def parameters_dict(self, recurse=True):
+        """OrderedDict {param.name: Parameter}."""
+        out = OrderedDict()
+        for p in self.get_parameters(expand=recurse):
+            out[p.name] = p
+        return out
+
+    def name_cells(self):
+        """OrderedDict of the direct children {attribute name: cell} (each cell object once)."""
+        out = OrderedDict()
+        seen = set()
+        for name, cell in self.__dict__["_cells"].items():
+            if cell is not None and id(cell) not in seen:
+                seen.add(id(cell))
+                out[name] = cell
+        return out
+
+    def cells(self):
+        """The direct children (values of name_cells())."""
+        return self.name_cells().values()
+
+    def apply(self, fn):
+        """Calls fn(cell) on every sub-cell (children first) and then on self. Returns self."""
+        for cell in self.cells():
+            cell.apply(fn)
+        fn(self)
+        return self
+
+    def init_parameters_data(self, auto_parallel_mode=False):
+        """{Parameter: Parameter} (Kiln initializes Parameters eagerly; kept for API compatibility)."""
+        return {p: p for p in self.get_parameters()}
+
+    # ------------------------------------------------------------------------------------------------- modes
+    def add_flags(self, **flags):
+        """Sets each flag as an attribute of this cell (and records it in get_flags()). Returns self."""
+        d = self.__dict__
+        d.setdefault("_flags", {}).update(flags)
+        for k, v in flags.items():
+            object.__setattr__(self, k, v)
+        return self
+
+    def add_flags_recursive(self, **flags):
+        """add_flags on this cell and every sub-cell. Returns self."""
+        for _, cell in self.cells_and_names():
+            cell.add_flags(**flags)
+        return self
+
+    def get_flags(self):
+        return dict(self.__dict__.get("_flags", {}))
+
+    def set_train(self, mode=True):
+        """Sets `training` to `mode` on this cell and every sub-cell (Dropout/BatchNorm behave accordingly) and the
+        phase to 'train'/'predict'. Returns self."""
+        mode = bool(mode)
+        phase = "train" if mode else "predict"
+        for _, cell in self.cells_and_names():
+            cd = cell.__dict__
+            cd["training"] = mode
+            cd["_phase"] = phase
+        return self
+
+    def set_grad(self, requires_grad=True):
+        """Marks the cell as one whose gradients are taken (PyNative records a tape only under a grad transform,
+        so this is bookkeeping). Returns self."""
+        if not isinstance(requires_grad, bool):
+            raise TypeError(f"For 'set_grad', the argument 'requires_grad' must be bool, but got "
+                            f"{type(requires_grad).__name__}.")
+        self.__dict__["requires_grad"] = requires_grad
+        return self
+
+    def to_float(self, dst_type):
+        """Runs this cell and its sub-cells in `dst_type` (float16, bfloat16 or float32): float Tensor inputs of
+        each sub-cell are cast to it on entry (built-in layers also cast their Parameters). Returns self.
+
+        Raises ValueError for another dtype."""
+        if dst_type not in (mstype.float16, mstype.float32, mstype.bfloat16):
+            raise ValueError(f"For 'to_float', the argument 'dst_type' should be mstype.float32, mstype.float16 or "
+                             f"mstype.bfloat16, but got {dst_type}.")
+        flags = {"fp16": dst_type == mstype.float16, "fp32": dst_type == mstype.float32,
+                 "bf16": dst_type == mstype.bfloat16}
+        for _, cell in self.cells_and_names():
+            cell.add_flags(**flags)
+            cell.__dict__["_mp_dtype"] = dst_type
+            cell._update_fast_flag()
+        return self
+
+    def set_inputs(self, *inputs):
+        """Records the (possibly dynamic-shape) input signature for graph compilation."""
+        self.__dict__["_dynamic_shape_inputs"] = inputs
+        return self
+
+    def get_inputs(self):
+        return self.__dict__.get("_dynamic_shape_inputs")
+
+    def set_jit_config(self, jit_config):
+        self.__dict__["_jit_config"] = jit_config
+        return self
+
+    def recompute(self, **kwargs):
+        """Accepted for compatibility (no effect in Kiln)."""
+        return self
+
+    # ------------------------------------------------------------------------------------------------- repr
+    def extend_repr(self):
+        """Extra information shown inside `Name<...>` (layers override it)."""
+        return ""
+
+    def __repr__(self):
+        extra = self.extend_repr()
+        head = type(self).__name__ + "<"
+        cells = self.__dict__.get("_cells")
+        if cells:
+            body = "\n"
+            if extra:
+                body += extra + "\n"
+            for key, value in cells.items():
+                body += f"({key}): {value!r}\n"
+            return head + body.replace("\n", "\n  ") + ">"
+        return head + extra + ">"

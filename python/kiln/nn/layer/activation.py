@@ -1,0 +1,188 @@
+"""Activation cells (MindSpore's `nn.ReLU`, `nn.GELU`, ...) and `get_activation(name)` used by Dense's
+`activation='relu'`. Each is a thin Cell over one Kiln op (or a short composition), so gradients come from the
+ops' bprops. Formulas are in the class docstrings."""
+from ..._loader import _core
+from ..cell import Cell
+
+__all__ = ["ReLU", "ReLU6", "Sigmoid", "Tanh", "GELU", "FastGelu", "Softmax", "LogSoftmax", "LeakyReLU", "SiLU",
+           "ELU", "HSigmoid", "HSwish", "Softsign", "Softplus", "LogSigmoid", "Mish", "get_activation"]
+
+
+class ReLU(Cell):
+    """max(x, 0) element-wise; gradient dy·[x > 0] (0 at x = 0)."""
+
+    def construct(self, x):
+        return _core.relu(x)
+
+
+class ReLU6(Cell):
+    """min(max(x, 0), 6)."""
+
+    def construct(self, x):
+        return _core.clip(x, 0.0, 6.0)
+
+
+class Sigmoid(Cell):
+    """1 / (1 + exp(−x))."""
+
+    def construct(self, x):
+        return _core.sigmoid(x)
+
+
+class Tanh(Cell):
+    """tanh(x)."""
+
+    def construct(self, x):
+        return _core.tanh(x)
+
+
+class GELU(Cell):
+    """GELU [Hendrycks & Gimpel 2016]: x·Φ(x). approximate=True (MindSpore's default) uses
+    0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))); False the exact erf form."""
+
+    def __init__(self, approximate=True):
+        super().__init__()
+        if not isinstance(approximate, bool):
+            raise TypeError(f"For 'GELU', the 'approximate' must be bool, but got {type(approximate).__name__}.")
+        self.approximate = approximate
+
+    def construct(self, x):
+        return _core.gelu(x, self.approximate)
+
+
+class FastGelu(Cell):
+    """x / (1 + exp(−1.702·|x|)) · exp(0.851·(x − |x|)) = x·sigmoid(1.702·x) (MindSpore's FastGelu)."""
+
+    def construct(self, x):
+        return _core.mul(x, _core.sigmoid(_core.mul(x, 1.702)))
+
+
+class Softmax(Cell):
+    """exp(x − max) / Σ exp(x − max) along `axis` (default −1)."""
+
+    def __init__(self, axis=-1):
+        super().__init__()
+        if isinstance(axis, (tuple, list)):
+            if len(axis) != 1:
+                raise ValueError(f"For 'Softmax', Kiln supports one axis, but got {axis}.")
+            axis = axis[0]
+        if isinstance(axis, bool) or not isinstance(axis, int):
+            raise TypeError(f"For 'Softmax', the 'axis' must be int, but got {type(axis).__name__}.")
+        self.axis = axis
+
+    def construct(self, x):
+        return _core.softmax(x, self.axis)
+
+
+class LogSoftmax(Cell):
+    """x − max − log Σ exp(x − max) along `axis` (default −1)."""
+
+    def __init__(self, axis=-1):
+        super().__init__()
+        if isinstance(axis, bool) or not isinstance(axis, int):
+            raise TypeError(f"For 'LogSoftmax', the 'axis' must be int, but got {type(axis).__name__}.")
+        self.axis = axis
+
+    def construct(self, x):
+        return _core.log_softmax(x, self.axis)
+
+
+class LeakyReLU(Cell):
+    """x if x ≥ 0 else alpha·x, computed as max(alpha·x, x) (alpha ≤ 1) or min(alpha·x, x) (alpha > 1)."""
+
+    def __init__(self, alpha=0.2):
+        super().__init__()
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+            raise TypeError(f"For 'LeakyReLU', the 'alpha' must be a number, but got {type(alpha).__name__}.")
+        self.alpha = float(alpha)
+
+    def construct(self, x):
+        ax = _core.mul(x, self.alpha)
+        return _core.maximum(ax, x) if self.alpha <= 1 else _core.minimum(ax, x)
+
+
+class SiLU(Cell):
+    """x · sigmoid(x)."""
+
+    def construct(self, x):
+        return _core.mul(x, _core.sigmoid(x))
+
+
+class ELU(Cell):
+    """x if x > 0 else alpha·(exp(x) − 1)."""
+
+    def __init__(self, alpha=1.0):
+        super().__init__()
+        self.alpha = float(alpha)
+
+    def construct(self, x):
+        neg = _core.mul(_core.sub(_core.exp(_core.minimum(x, 0.0)), 1.0), self.alpha)
+        return _core.select(_core.greater(x, 0.0), x, neg)
+
+
+class HSigmoid(Cell):
+    """relu6(x + 3) / 6."""
+
+    def construct(self, x):
+        return _core.div(_core.clip(_core.add(x, 3.0), 0.0, 6.0), 6.0)
+
+
+class HSwish(Cell):
+    """x · relu6(x + 3) / 6."""
+
+    def construct(self, x):
+        return _core.mul(x, _core.div(_core.clip(_core.add(x, 3.0), 0.0, 6.0), 6.0))
+
+
+class Softsign(Cell):
+    """x / (1 + |x|)."""
+
+    def construct(self, x):
+        return _core.div(x, _core.add(_core.abs(x), 1.0))
+
+
+def _softplus(x):
+    # log(1 + exp(x)) = max(x, 0) + log(1 + exp(−|x|)), stable for large |x|.
+    return _core.add(_core.maximum(x, 0.0), _core.log(_core.add(_core.exp(_core.neg(_core.abs(x))), 1.0)))
+
+
+class Softplus(Cell):
+    """log(1 + exp(x))."""
+
+    def construct(self, x):
+        return _softplus(x)
+
+
+class LogSigmoid(Cell):
+    """log(sigmoid(x)) = −softplus(−x)."""
+
+    def construct(self, x):
+        return _core.neg(_softplus(_core.neg(x)))
+
+
+class Mish(Cell):
+    """x · tanh(softplus(x)) [Misra 2019]."""
+
+    def construct(self, x):
+        return _core.mul(x, _core.tanh(_softplus(x)))
+
+
+_ACTIVATIONS = {
+    "softmax": Softmax, "logsoftmax": LogSoftmax, "relu": ReLU, "relu6": ReLU6, "tanh": Tanh, "gelu": GELU,
+    "fast_gelu": FastGelu, "elu": ELU, "sigmoid": Sigmoid, "leakyrelu": LeakyReLU, "hswish": HSwish,
+    "hsigmoid": HSigmoid, "logsigmoid": LogSigmoid, "softsign": Softsign, "silu": SiLU, "mish": Mish,
+    "softplus": Softplus,
+}
+
+
+def get_activation(name, prim_name=None):
+    """A new activation cell for `name` ('relu', 'sigmoid', 'tanh', 'gelu', 'softmax', ...), or None for None.
+
+    Raises KeyError for an unknown name (listing the known ones)."""
+    if name is None:
+        return None
+    prefix = f"For '{prim_name}', the" if prim_name else "The"
+    if not isinstance(name, str) or name not in _ACTIVATIONS:
+        raise KeyError(f"{prefix} 'name' must be in {list(_ACTIVATIONS)}, but got {name}.")
+    return _ACTIVATIONS[name]()
+

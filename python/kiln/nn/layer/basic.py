@@ -1,0 +1,199 @@
+"""Basic layers: Dense, Flatten, Identity, Dropout (MindSpore's `nn.Dense`, ...; ../shared/reference/mindspore_api.md
+§4.1)."""
+import math
+import numbers
+
+from ..._loader import _core
+from ...common import dtype as mstype
+from ...common.initializer import HeUniform, Uniform, initializer
+from ...common.parameter import Parameter
+from ...ops import function as F
+from ...ops.primitives import Primitive
+from ..cell import Cell
+from .activation import get_activation
+
+__all__ = ["Dense", "Flatten", "Identity", "Dropout"]
+
+
+def _check_positive_int(value, name, cls_name):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"For '{cls_name}', the '{name}' must be int, but got {type(value).__name__}.")
+    if value <= 0:
+        raise ValueError(f"For '{cls_name}', the '{name}' must be a positive int, but got {value}.")
+    return int(value)
+
+
+class Dense(Cell):
+    r"""Fully connected layer: y = activation(x · Wᵀ + b).
+
+    Args:
+        in_channels (int), out_channels (int): positive.
+        weight_init: Initializer / name / number / Tensor of shape (out_channels, in_channels). Default
+            HeUniform(negative_slope=√5), i.e. W ~ U(−1/√in_channels, 1/√in_channels).
+        bias_init: likewise for the (out_channels,) bias. Default Uniform(1/√in_channels).
+        has_bias (bool): default True.
+        activation: None, a name for get_activation ('relu', ...), a Cell or a Primitive.
+        dtype: Parameter dtype (default float32).
+
+    Inputs: x of shape (*, in_channels) with rank ≥ 2 (ranks > 2 are flattened to (−1, in_channels) and the result
+    reshaped to (*, out_channels)).
+
+    Parameters: `weight` (out_channels, in_channels), `bias` (out_channels,).
+
+    Raises:
+        TypeError / ValueError: bad channel counts, has_bias not bool, activation of another type.
+        ValueError: a Tensor init of the wrong shape; input of rank < 2
+            ("For 'Dense', the dimension of 'x' should not be less than 2, but got 1.").
+    """
+
+    def __init__(self, in_channels, out_channels, weight_init=None, bias_init=None, has_bias=True, activation=None,
+                 dtype=mstype.float32):
+        super().__init__()
+        name = type(self).__name__
+        self.in_channels = _check_positive_int(in_channels, "in_channels", name)
+        self.out_channels = _check_positive_int(out_channels, "out_channels", name)
+        if not isinstance(has_bias, bool):
+            raise TypeError(f"For '{name}', the 'has_bias' must be bool, but got {type(has_bias).__name__}.")
+        self.has_bias = has_bias
+        if isinstance(weight_init, _core.Tensor):
+            if weight_init.ndim != 2 or weight_init.shape[0] != out_channels or weight_init.shape[1] != in_channels:
+                raise ValueError(f"For '{name}', weight init shape error. The ndim of 'weight_init' must be equal "
+                                 f"to 2, and the first dim must be equal to 'out_channels', and the second dim must be "
+                                 f"equal to 'in_channels'. But got 'weight_init' shape {tuple(weight_init.shape)}, "
+                                 f"'out_channels': {out_channels}, 'in_channels': {in_channels}.")
+        if weight_init is None:
+            weight_init = HeUniform(math.sqrt(5))
+        self.weight = Parameter(initializer(weight_init, [out_channels, in_channels], dtype=dtype), name="weight")
+        self.bias = None
+        if self.has_bias:
+            if isinstance(bias_init, _core.Tensor):
+                if bias_init.ndim != 1 or bias_init.shape[0] != out_channels:
+                    raise ValueError(f"For '{name}', bias init shape error. The ndim of 'bias_init' must be equal "
+                                     f"to 1, and the first dim must be equal to 'out_channels'. But got 'bias_init' "
+                                     f"shape {tuple(bias_init.shape)}, 'out_channels': {out_channels}.")
+            if bias_init is None:
+                bias_init = Uniform(scale=1 / math.sqrt(in_channels))
+            self.bias = Parameter(initializer(bias_init, [out_channels], dtype=dtype), name="bias")
+        self.activation = get_activation(activation, name) if isinstance(activation, str) else activation
+        if activation is not None and not isinstance(self.activation, (Cell, Primitive)):
+            raise TypeError(f"For '{name}', the 'activation' must be str or Cell or Primitive, but got "
+                            f"{type(activation).__name__}.")
+        self.activation_flag = self.activation is not None
+
+    def construct(self, x):
+        nd = x.ndim
+        w = self.weight
+        b = self.bias
+        if self._mp_dtype is not None:
+            w = _core.cast(w, self._mp_dtype)
+            if b is not None:
+                b = _core.cast(b, self._mp_dtype)
+        if nd == 2:
+            y = _core.matmul(x, w, False, True)
+            if b is not None:
+                y = _core.add(y, b)
+            if self.activation_flag:
+                y = self.activation(y)
+            return y
+        if nd < 2:
+            raise ValueError(f"For '{type(self).__name__}', the dimension of 'x' should not be less than 2, but got "
+                             f"{nd}.")
+        shape = x.shape
+        y = _core.matmul(_core.reshape(x, [-1, shape[-1]]), w, False, True)
+        if b is not None:
+            y = _core.add(y, b)
+        if self.activation_flag:
+            y = self.activation(y)
+        return _core.reshape(y, list(shape[:-1]) + [y.shape[-1]])
+
+    def extend_repr(self):
+        s = f"input_channels={self.in_channels}, output_channels={self.out_channels}"
+        if self.has_bias:
+            s += f", has_bias={self.has_bias}"
+        if self.activation_flag:
+            s += f", activation={self.activation}"
+        return s
+
+
+class Flatten(Cell):
+    """Flattens dims start_dim..end_dim (default 1..−1: keeps the batch dim) into one.
+
+    Raises ValueError if an axis is out of range for the input or start_dim comes after end_dim."""
+
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        for n, v in (("start_dim", start_dim), ("end_dim", end_dim)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"For 'Flatten', the '{n}' must be int, but got {type(v).__name__}.")
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def construct(self, x):
+        ndim = x.ndim if x.ndim != 0 else 1
+        s, e = self.start_dim, self.end_dim
+        for axis in (s, e):
+            if axis < -ndim or axis >= ndim:
+                raise ValueError(f"For 'Flatten', 'start_dim' or 'end_dim' out of range: got start_dim={s}, "
+                                 f"end_dim={e} for an input of rank {x.ndim}.")
+        s, e = s % ndim, e % ndim
+        if s > e:
+            raise ValueError("For 'Flatten', 'start_dim' cannot come after 'end_dim'.")
+        if x.ndim == 0:
+            return _core.reshape(x, [1])
+        shape = x.shape
+        return _core.reshape(x, list(shape[:s]) + [-1] + list(shape[e + 1:]))
+
+
+class Identity(Cell):
+    """Returns its input unchanged."""
+
+    def construct(self, x):
+        return x
+
+
+class Dropout(Cell):
+    """Dropout: in training, each element is zeroed with probability p (= 1 − keep_prob) and the rest scaled by
+    1/(1 − p); in eval (training=False, the default) the input is returned unchanged.
+
+    Args:
+        keep_prob (float in (0, 1]): MindSpore's older argument (default 0.5), used when p is None.
+        p (float in [0, 1)): drop probability; overrides keep_prob.
+    The mask comes from ops.rand, so kiln.set_seed makes it reproducible.
+
+    Raises:
+        TypeError: keep_prob not a float / p not a number.
+        ValueError: keep_prob outside (0, 1] or p outside [0, 1).
+    """
+
+    def __init__(self, keep_prob=0.5, p=None, dtype=mstype.float32):
+        super().__init__()
+        name = type(self).__name__
+        if p is None:
+            if isinstance(keep_prob, bool) or not isinstance(keep_prob, float):
+                raise TypeError(f"For '{name}', the type of 'keep_prob' should be 'float', but got "
+                                f"{type(keep_prob).__name__}.")
+            if keep_prob <= 0 or keep_prob > 1:
+                raise ValueError(f"For '{name}', the 'keep_prob' must be a number in range (0, 1], but got "
+                                 f"{keep_prob}.")
+        else:
+            if isinstance(p, bool) or not isinstance(p, (int, float)):
+                raise TypeError(f"For '{name}', the type of 'p' should be 'float' or 'int', but got "
+                                f"{type(p).__name__}.")
+            if p < 0 or p >= 1:
+                raise ValueError(f"For '{name}', the 'p' must be a number in range [0, 1), but got {p}.")
+            keep_prob = 1.0 - p
+        self.p = p
+        self.keep_prob = keep_prob
+
+    def construct(self, x):
+        if not self.training or self.keep_prob == 1.0:
+            return x
+        keep = self.keep_prob
+        u = F.rand(*x.shape, dtype=mstype.float32)
+        mask = _core.cast(_core.less(u, keep), x.dtype)
+        return _core.mul(x, _core.mul(mask, 1.0 / keep))
+
+    def extend_repr(self):
+        if self.p is None:
+            return f"keep_prob={self.keep_prob}"
+        return f"p={self.p}"
