@@ -1,0 +1,53 @@
+// State ops (in place): assign, depend and the fused optimizer kernels adam / apply_momentum / sgd.
+// Thin: argument conversion only. In-place targets are `Tensor&` (only a kiln Tensor can be written); values,
+// learning rates and beta powers are TensorLike (Python scalars become weak 0-d tensors).
+#include "bindings.h"
+
+namespace kiln::py {
+
+void bind_nn_ops(nb::module_& m) {
+  using TL = const TensorLike&;
+  m.def("assign",
+        [](nb::object variable, TL value) {
+          KILN_CHECK(nb::isinstance<Tensor>(variable), Type, "For 'Assign', 'variable' must be a Tensor, but got '",
+                     nb::inst_name(variable).c_str(), "'.");
+          ops::assign(nb::cast<const Tensor&>(variable), value);
+          return variable;
+        },
+        nb::arg("variable"), nb::arg("value"),
+        "Writes `value` (broadcast to variable's shape, cast to its dtype) into `variable` in place, through its "
+        "strides. Returns `variable` itself. ValueError if the shapes do not broadcast.");
+  m.def("depend", [](TL value, TL expr) { return ops::depend(value, expr); }, nb::arg("value"), nb::arg("expr"),
+        "Returns `value` (an alias; the gradient flows to `value` only). In a graph, `value` waits for `expr`.");
+  m.def("adam",
+        [](Tensor& param, Tensor& m_, Tensor& v, TL beta1_power, TL beta2_power, TL lr, double beta1, double beta2,
+           double eps, TL grad, bool use_nesterov) {
+          ops::adam(param, m_, v, beta1_power, beta2_power, lr, beta1, beta2, eps, grad, use_nesterov);
+        },
+        nb::arg("param"), nb::arg("m"), nb::arg("v"), nb::arg("beta1_power"), nb::arg("beta2_power"), nb::arg("lr"),
+        nb::arg("beta1"), nb::arg("beta2"), nb::arg("eps"), nb::arg("grad"), nb::arg("use_nesterov") = false,
+        "MindSpore's Adam kernel, in place on param, m, v. beta1_power/beta2_power: β^t after this step's "
+        "multiplication. m ← β1·m + (1−β1)·g; v ← β2·v + (1−β2)·g²; α = lr·√(1−β2ᵗ)/(1−β1ᵗ); "
+        "param ← param − α·m/(√v + eps) (nesterov: β1·m + (1−β1)·g in place of m).");
+  m.def("apply_momentum",
+        [](Tensor& param, Tensor& accum, TL lr, TL grad, double momentum, bool use_nesterov) {
+          ops::apply_momentum(param, accum, lr, grad, momentum, use_nesterov);
+        },
+        nb::arg("param"), nb::arg("accum"), nb::arg("lr"), nb::arg("grad"), nb::arg("momentum"),
+        nb::arg("use_nesterov") = false,
+        "MindSpore's ApplyMomentum, in place: accum ← momentum·accum + grad; param ← param − lr·accum "
+        "(nesterov: param ← param − lr·(grad + momentum·accum)).");
+  m.def("sgd",
+        [](Tensor& param, TL grad, TL lr, Tensor& accum, Tensor& stat, double momentum, double dampening,
+           double weight_decay, bool nesterov) {
+          ops::sgd(param, grad, lr, accum, stat, momentum, dampening, weight_decay, nesterov);
+        },
+        nb::arg("param"), nb::arg("grad"), nb::arg("lr"), nb::arg("accum"), nb::arg("stat"), nb::arg("momentum") = 0.0,
+        nb::arg("dampening") = 0.0, nb::arg("weight_decay") = 0.0, nb::arg("nesterov") = false,
+        "MindSpore's SGD kernel (nn.SGD), in place: g ← grad + weight_decay·param; with momentum > 0: accum ← g on "
+        "the first step (stat > 0, then stat ← 0), else accum ← momentum·accum + (1−dampening)·g; update = "
+        "nesterov ? g + momentum·accum : accum; without momentum update = g; param ← param − lr·update. `stat` is "
+        "one flag or one flag per element (param's shape and dtype).");
+}
+
+}  // namespace kiln::py
