@@ -39,6 +39,9 @@ struct TensorImpl {
   std::shared_ptr<autodiff::Node> grad_fn;
   int32_t output_nr = 0;
   int32_t watch_count = 0;
+  // Graph mode: a symbolic tensor (no storage) stands for value `sym_value` of the graph being traced.
+  const void* sym_graph = nullptr;
+  int32_t sym_value = -1;
   TensorImpl();
 };
 
@@ -67,6 +70,8 @@ class Tensor {
   int64_t dim(int64_t i) const;  // negative i counts from the end
   bool is_contiguous() const;
   bool weak() const { return impl_->weak; }
+  // True for a tensor of a graph under construction (it has a shape and dtype but no data).
+  bool is_symbolic() const { return impl_->sym_graph != nullptr; }
   uint64_t id() const { return impl_->id; }
   TensorImpl* impl() const { return impl_.get(); }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }

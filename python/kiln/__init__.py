@@ -21,21 +21,10 @@ from .context import (  # noqa: F401
 from . import context  # noqa: F401
 from . import common  # noqa: F401
 from . import ops  # noqa: F401
+from .common.jit import jit  # noqa: F401
+from . import nn  # noqa: F401
+import os as _os
+
+_core._set_source_root(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)
 
 __version__ = "0.1.0"
-
-
-def _import_optional():
-    # Subpackages written after the foundation (nn, train, ...) import lazily so that a missing one never breaks
-    # `import kiln`.
-    import importlib
-    g = globals()
-    for name in ("nn", "train", "amp", "dataset"):
-        try:
-            g[name] = importlib.import_module(f".{name}", __name__)
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-
-
-_import_optional()

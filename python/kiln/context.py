@@ -91,6 +91,7 @@ def set_context(**kwargs):
                 raise ValueError("For 'set_context', the argument 'mode' should be context.GRAPH_MODE (0) or "
                                  f"context.PYNATIVE_MODE (1), but got {value}.")
             _context["mode"] = value
+            _update_graph_flag()
         elif key == "device_id":
             _check_type(key, value, (int,), "int")
             if not 0 <= value <= 4095:
@@ -156,8 +157,20 @@ def get_context(attr_key):
     return _context[attr_key]
 
 
+_graph = [False]  # fast flag read on every Cell call: GRAPH_MODE and not forced off by MS_JIT=0
+
+
+def _update_graph_flag():
+    _graph[0] = _context["mode"] == GRAPH_MODE and os.environ.get("MS_JIT") != "0"
+
+
 def _mode():
     """The current mode, with env MS_JIT=0 forcing PyNative as in MindSpore."""
     if os.environ.get("MS_JIT") == "0":
         return PYNATIVE_MODE
     return _context["mode"]
+
+
+def is_graph_mode():
+    """True when Cells and grad functions compile (GRAPH_MODE, unless MS_JIT=0)."""
+    return _graph[0]

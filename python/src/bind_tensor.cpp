@@ -56,6 +56,8 @@ Tensor from_ndarray(const nb::ndarray<nb::c_contig, nb::device::cpu>& a) {
 
 // A NumPy array viewing the tensor's storage (kept alive by the array).
 nb::object to_numpy(const Tensor& t) {
+  KILN_CHECK(!t.is_symbolic(), Runtime, "Kiln: asnumpy() of a tensor inside a compiled (graph-mode) function: its value "
+             "is not known while compiling. Return the tensor from the function and read it outside.");
   KILN_CHECK(t.dtype() != DType::BFloat16, Type,
              "asnumpy: NumPy has no bfloat16; cast the tensor to float32 first (t.astype(kiln.float32)).");
   auto* keep = new std::shared_ptr<Storage>(t.impl()->storage);
@@ -197,6 +199,7 @@ void bind_tensor(nb::module_& m) {
       .def("__hash__", [](nb::handle self) { return nb::hash(nb::int_(reinterpret_cast<intptr_t>(self.ptr()))); })
       .def_prop_ro("_id", &Tensor::id)
       .def_prop_ro("_weak", &Tensor::weak)
+      .def_prop_ro("_symbolic", &Tensor::is_symbolic)
       .def_prop_ro("_has_grad_fn", [](const Tensor& t) { return t.impl()->grad_fn != nullptr; })
       .def("is_contiguous", &Tensor::is_contiguous)
       .def("contiguous", &Tensor::contiguous)

@@ -3,6 +3,7 @@
 #pragma once
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -31,6 +32,7 @@ void bind_autodiff(nb::module_& m);
 void bind_elementwise(nb::module_& m);
 void bind_reduce_shape(nb::module_& m);
 void bind_nn_ops(nb::module_& m);
+void bind_graph(nb::module_& m);
 
 }  // namespace kiln::py
 

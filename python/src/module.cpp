@@ -30,4 +30,5 @@ NB_MODULE(_core, m) {
   kiln::py::bind_elementwise(m);
   kiln::py::bind_reduce_shape(m);
   kiln::py::bind_nn_ops(m);
+  kiln::py::bind_graph(m);
 }

@@ -62,9 +62,22 @@ Tensor Tensor::contiguous() const {
   return out;
 }
 
-Tensor Tensor::alias() const { return view(shape(), strides(), offset()); }
+Tensor Tensor::alias() const {
+  if (is_symbolic()) {
+    auto impl = std::make_shared<TensorImpl>();
+    impl->shape = impl_->shape;
+    impl->strides = impl_->strides;
+    impl->dtype = impl_->dtype;
+    impl->weak = impl_->weak;
+    impl->sym_graph = impl_->sym_graph;
+    impl->sym_value = impl_->sym_value;
+    return Tensor(std::move(impl));
+  }
+  return view(shape(), strides(), offset());
+}
 
 Tensor Tensor::view(const Shape& shape, const Strides& strides, int64_t offset) const {
+  KILN_CHECK(!is_symbolic(), Runtime, "Kiln: a view of a symbolic (graph-mode) tensor can only be made by an op.");
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = impl_->storage;
   impl->shape = shape;
@@ -76,6 +89,7 @@ Tensor Tensor::view(const Shape& shape, const Strides& strides, int64_t offset) 
 }
 
 double Tensor::item() const {
+  KILN_CHECK(!is_symbolic(), Runtime, "Kiln: the value of a tensor is not known while a graph is being compiled.");
   KILN_CHECK(numel() == 1, Value, "Only one element tensors can be converted to Python scalars, but got shape ",
              shape_str(shape()), ".");
   return KILN_DISPATCH(dtype(), [&](auto tag) -> double {

@@ -6,6 +6,7 @@
 
 #include "kiln/autodiff.h"
 #include "families.h"
+#include "kiln/graph.h"
 
 namespace kiln {
 
@@ -91,10 +92,15 @@ std::string Attrs::str() const {
 
 std::vector<Tensor> apply(OpId id, const std::vector<Tensor>& inputs, const Attrs& attrs) {
   const OpDef& def = get_op(id);
-  for (size_t i = 0; i < inputs.size(); ++i)
+  for (size_t i = 0; i < inputs.size(); ++i) {
     KILN_CHECK(inputs[i].defined(), Value, "For '", op_name(id), "', input ", i, " is an undefined tensor.");
+    KILN_CHECK(!inputs[i].is_symbolic() || graph::tracing(), Runtime, "For '", op_name(id),
+               "', input ", i, " is a symbolic tensor of a compiled function's trace, used outside that function.");
+  }
   std::vector<Tensor> outs;
-  if (def.direct) {
+  if (graph::tracing()) {
+    outs = graph::record(def, inputs, attrs);
+  } else if (def.direct) {
     outs = def.direct(inputs, attrs);
   } else {
     std::vector<TensorMeta> metas = def.infer(inputs, attrs);

@@ -8,6 +8,8 @@ import functools
 from .._loader import _core
 from .parameter import Parameter, ParameterTuple
 from .tensor import Tensor
+from .jit import JitFunction
+from ..context import _graph as _graph_flag
 
 
 def _normalize_positions(grad_position):
@@ -84,8 +86,18 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value):
     if positions is None and weight_list is None:
         raise ValueError("`grad_position` and `weight` can not be None at the same time.")
 
+    compiled = []
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        # GRAPH_MODE: the grad function is compiled (positional arguments only, as MindSpore).
+        if _graph_flag[0] and not _core.tracing():
+            if not compiled:
+                compiled.append(JitFunction(run, name=f"grad({getattr(fn, '__qualname__', type(fn).__name__)})"))
+            return compiled[0](*args)
+        return run(*args, **kwargs)
+
+    def run(*args, **kwargs):
         if positions is not None:
             for p in positions:
                 if p >= len(args):

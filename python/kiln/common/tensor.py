@@ -26,10 +26,14 @@ def _asnumpy_for_print(t):
 
 
 def _repr(self):
+    if self._symbolic:
+        return f"Tensor(shape={list(self.shape)}, dtype={self.dtype}, value=<symbolic: being compiled>)"
     return tensor_repr(_asnumpy_for_print(self), str(self.dtype), self.shape)
 
 
 def _str(self):
+    if self._symbolic:
+        return _repr(self)
     return str(_asnumpy_for_print(self))
 
 
@@ -39,17 +43,28 @@ def _check_one(self, what):
                          if what == "bool" else "Only one element tensors can be converted to Python scalars")
 
 
+def _symbolic_error(what):
+    from .jit import symbolic_error
+    return symbolic_error(what)
+
+
 def _bool(self):
+    if self._symbolic:
+        raise _symbolic_error("`if`/`while`/bool()")
     _check_one(self, "bool")
     return bool(self._item())
 
 
 def _float(self):
+    if self._symbolic:
+        raise _symbolic_error("float()")
     _check_one(self, "float")
     return float(self._item())
 
 
 def _int(self):
+    if self._symbolic:
+        raise _symbolic_error("int()")
     _check_one(self, "int")
     return int(self._item())
 
@@ -84,6 +99,8 @@ def _logical(fn):
 def _item(self, index=None):
     """The value of a one-element tensor as a Python scalar (MindSpore 2.5+; index selects an element)."""
     t = self if index is None else self[index]
+    if t._symbolic:
+        raise _symbolic_error("item()")
     if t.size != 1:
         raise ValueError("The tensor should have only one element, but got shape "
                          f"{list(t.shape)}; use item(index) or asnumpy().")

@@ -18,6 +18,8 @@ from .._loader import _core
 from ..common import dtype as mstype
 from ..common.parameter import Parameter, ParameterTuple
 from ..ops.primitives import Primitive
+from ..common.jit import JitFunction, _bump_train_state
+from ..context import _graph as _graph_flag
 
 _PLACEHOLDER = "Parameter"
 _Tensor = _core.Tensor
@@ -306,8 +308,18 @@ class Cell:
 
     def _run_construct(self, args, kwargs):
         """Runs construct on (already bound) args. This is the one place where a Cell's computation is executed:
-        PyNative runs it eagerly; GRAPH_MODE compilation hooks in here."""
+        PyNative runs it eagerly; in GRAPH_MODE the call compiles construct (once per signature, see kiln.jit)
+        and runs the graph; inside a function being compiled it is traced inline."""
+        if _graph_flag[0] and not _core.tracing():
+            return self._compiled_construct()(*args, **kwargs)
         return self.construct(*args, **kwargs)
+
+    def _compiled_construct(self):
+        d = self.__dict__
+        jf = d.get("_jit_construct")
+        if jf is None:
+            jf = d["_jit_construct"] = JitFunction(self.construct, name=f"{type(self).__name__}.construct")
+        return jf
 
     def _bind_kwargs(self, args, kwargs):
         """Binds keyword arguments to construct's signature (defaults applied), as MindSpore does before running."""
@@ -473,6 +485,8 @@ class Cell:
         phase = "train" if mode else "predict"
         for _, cell in self.cells_and_names():
             cd = cell.__dict__
+            if cd.get("training") != mode:
+                _bump_train_state()  # compiled graphs are keyed by the training flags
             cd["training"] = mode
             cd["_phase"] = phase
         return self

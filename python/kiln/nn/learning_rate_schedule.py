@@ -96,6 +96,7 @@ class InverseDecayLR(_DecayBase):
 
 class CosineDecayLR(LearningRateSchedule):
     """min_lr + 0.5·(max_lr − min_lr)·(1 + cos(π·min(step, decay_steps)/decay_steps))."""
+    _host_side = True  # computes on the host (no cos/pow-by-tensor op yet): optimizers using it run eagerly
 
     def __init__(self, min_lr, max_lr, decay_steps):
         super().__init__()
@@ -116,6 +117,7 @@ class CosineDecayLR(LearningRateSchedule):
 
 class PolynomialDecayLR(LearningRateSchedule):
     """(lr − end_lr)·(1 − min(step, decay_steps)/decay_steps)^power + end_lr."""
+    _host_side = True  # computes on the host (no cos/pow-by-tensor op yet): optimizers using it run eagerly
 
     def __init__(self, learning_rate, end_learning_rate, decay_steps, power, update_decay_steps=False):
         super().__init__()

@@ -497,5 +497,15 @@ class Optimizer(Cell):
     def unique(self):
         return True
 
+    def _run_construct(self, args, kwargs):
+        """The update is compiled once per gradient signature in both modes (as MindSpore's @jit-decorated
+        optimizer construct): one graph of fused update nodes, run by the C++ executor. A learning-rate schedule
+        that computes on the host (`_host_side`) runs eagerly instead."""
+        lr = self.learning_rate
+        host = any(getattr(x, "_host_side", False) for x in (lr if isinstance(lr, (tuple, list)) else (lr,)))
+        if _core.tracing() or host:
+            return self.construct(*args, **kwargs)
+        return self._compiled_construct()(*args, **kwargs)
+
     def construct(self, *hyper_params):
         raise NotImplementedError(f"{type(self).__name__}.construct is not implemented.")

@@ -1,0 +1,137 @@
+// Kiln — Graph mode: the IR, tracing, and the executor.
+//
+// IR: a typed SSA graph. Values have a static shape and dtype; each is a graph input (an argument), a capture (an
+// external tensor read by reference at run time: Parameters, optimizer state, constants made while tracing), or
+// the output of a node. Nodes run in program order — the order the Python code issued them — so reads of a
+// Parameter see the value it had before any later assign, as in PyNative. Passes never move a node across a
+// side-effecting node (see `has_side_effect`).
+//
+// Tracing: while a Trace is active, every op call records a node instead of running a kernel (kiln::apply
+// dispatches on it): the same OpDefs and bprops as PyNative, so autodiff inside traced code records the backward
+// pass into the same graph.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kiln/op.h"
+
+namespace kiln::graph {
+
+enum class ValueKind : uint8_t { Input, Capture, Constant, Node };
+
+struct Value {
+  TensorMeta meta;
+  ValueKind kind = ValueKind::Node;
+  int node = -1;          // producing node (kind == Node)
+  int output_index = 0;
+  int input_index = -1;   // argument position (kind == Input)
+  Tensor tensor;          // the external tensor (Capture: read at run time; Constant: a fixed value)
+};
+
+struct Node {
+  OpId op;
+  Attrs attrs;
+  std::vector<int> inputs;   // value ids
+  std::vector<int> outputs;  // value ids
+  std::string loc;           // "file.py:12" of the Python line that issued the op (empty if unknown)
+};
+
+// True for ops that write their inputs in place (Assign, optimizer updates) or draw random numbers: they are
+// never removed, merged or reordered by a pass.
+bool has_side_effect(OpId op);
+// True for random ops (their offset advances on every execution).
+bool is_random(OpId op);
+
+struct Graph {
+  std::string name;
+  std::vector<Value> values;
+  std::vector<Node> nodes;
+  std::vector<int> inputs;   // value ids of the arguments, in order
+  std::vector<int> outputs;  // value ids returned, in order
+
+  // Checks SSA form, that every used value is defined before use, and that node output metas agree with each
+  // op's shape/dtype inference. Throws RuntimeError describing the first problem.
+  void verify() const;
+  // Readable text: one line per node, `%5 = MatMul(%1, %3) {transpose_b=True} : Float32[32, 16]  # model.py:12`.
+  std::string to_text() const;
+  // Graphviz dot.
+  std::string to_dot() const;
+  // Number of nodes of an op (for tests of passes).
+  int count(OpId op) const;
+};
+
+// ---- tracing ----
+
+// Where the op being recorded comes from in the user's program; set by the Python bindings.
+using LocationFn = std::string (*)();
+void set_location_provider(LocationFn fn);
+
+// RAII: while alive, ops record nodes into graph(). Traces nest: an inner trace records into its own graph.
+class Trace {
+ public:
+  explicit Trace(std::string name);
+  ~Trace();
+  Trace(const Trace&) = delete;
+  Trace& operator=(const Trace&) = delete;
+  // A new symbolic argument of the given shape and dtype.
+  Tensor input(const Shape& shape, DType dtype);
+  // Ends the trace with these outputs (symbolic or concrete: concrete ones become captures) and returns the graph.
+  std::shared_ptr<Graph> finish(const std::vector<Tensor>& outputs);
+  Graph& graph() { return *graph_; }
+
+ private:
+  friend std::vector<Tensor> record(const OpDef&, const std::vector<Tensor>&, const Attrs&);
+  int value_of(const Tensor& t);
+  std::shared_ptr<Graph> graph_;
+  std::unordered_map<const TensorImpl*, int> captured_;
+  uint64_t first_id_;  // tensors with a larger id were made while tracing: constants
+  Trace* outer_;
+};
+
+// True while a trace is active on this thread.
+bool tracing();
+// Records one op application into the active trace; returns symbolic outputs. (Called by kiln::apply.)
+std::vector<Tensor> record(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs);
+
+// ---- passes (src/graph/passes/*.cpp). Each returns the number of nodes it changed. ----
+int dead_code_elimination(Graph& g);
+int common_subexpression_elimination(Graph& g);
+int constant_folding(Graph& g);
+int algebraic_simplification(Graph& g);
+int fuse_matmul_bias_activation(Graph& g);
+int fuse_elementwise(Graph& g);
+// The standard pipeline, in order; returns a log line per pass.
+std::vector<std::string> optimize(Graph& g);
+
+// ---- executor ----
+
+// A graph compiled to a flat instruction list. Buffers are released after their last use (liveness), so the
+// caching allocator reuses them within a run.
+class Executable {
+ public:
+  explicit Executable(std::shared_ptr<const Graph> g);
+  // Runs the graph on concrete arguments (shapes/dtypes must match the graph's inputs: ValueError otherwise).
+  std::vector<Tensor> run(const std::vector<Tensor>& args);
+  // Peak bytes of intermediate buffers under the liveness plan (arguments and captures excluded).
+  size_t planned_peak_bytes() const { return planned_peak_bytes_; }
+  const Graph& graph() const { return *graph_; }
+
+ private:
+  struct Instr {
+    const OpDef* def;
+    Attrs attrs;
+    std::vector<int> in, out;
+    std::vector<TensorMeta> out_meta;
+    std::vector<int> release;  // slots whose last use is this instruction
+    bool random;
+  };
+  std::shared_ptr<const Graph> graph_;
+  std::vector<Instr> instrs_;
+  size_t planned_peak_bytes_ = 0;
+  uint64_t runs_ = 0;
+};
+
+}  // namespace kiln::graph

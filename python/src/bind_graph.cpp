@@ -1,0 +1,112 @@
+// Graph mode: tracing, graphs, passes and the executor.
+#include <Python.h>
+#include <frameobject.h>
+
+#include <memory>
+
+#include "bindings.h"
+#include "kiln/graph.h"
+
+namespace kiln::py {
+namespace {
+
+std::string& source_root() {
+  static std::string* root = new std::string();
+  return *root;
+}
+
+// "file.py:12" of the innermost Python frame outside the kiln package (the user's line).
+std::string user_location() {
+  PyFrameObject* f = PyEval_GetFrame();  // borrowed
+  Py_XINCREF(f);
+  std::string loc;
+  while (f) {
+    PyCodeObject* code = PyFrame_GetCode(f);
+    const char* file = PyUnicode_AsUTF8(code->co_filename);
+    std::string fs = file ? file : "";
+    Py_DECREF(code);
+    if (source_root().empty() || fs.rfind(source_root(), 0) != 0) {
+      loc = fs + ":" + std::to_string(PyFrame_GetLineNumber(f));
+      Py_DECREF(f);
+      break;
+    }
+    PyFrameObject* back = PyFrame_GetBack(f);
+    Py_DECREF(f);
+    f = back;
+  }
+  if (PyErr_Occurred()) PyErr_Clear();
+  return loc;
+}
+
+// A Trace whose lifetime is a Python `with` block.
+struct PyTrace {
+  std::string name;
+  std::unique_ptr<graph::Trace> trace;
+  graph::Trace& get() {
+    KILN_CHECK(trace != nullptr, Runtime, "Kiln: Trace used outside its `with` block.");
+    return *trace;
+  }
+};
+
+OpId op_by_name(const std::string& name) {
+  for (int i = 0; i < int(OpId::kCount); ++i)
+    if (name == op_name(OpId(i))) return OpId(i);
+  KILN_FAIL(Value, "Kiln: no op named '", name, "'.");
+}
+
+}  // namespace
+
+void bind_graph(nb::module_& m) {
+  graph::set_location_provider(&user_location);
+  m.def("_set_source_root", [](const std::string& root) { source_root() = root; },
+        "Frames under this path (the kiln package) are skipped when locating the user's line.");
+  m.def("_user_location", &user_location);
+  m.def("tracing", &graph::tracing, "True while a graph is being traced on this thread.");
+
+  nb::class_<graph::Graph>(m, "Graph", "A traced graph (typed SSA IR).")
+      .def_ro("name", &graph::Graph::name)
+      .def("to_text", &graph::Graph::to_text)
+      .def("to_dot", &graph::Graph::to_dot)
+      .def("verify", &graph::Graph::verify)
+      .def("count", [](const graph::Graph& g, const std::string& op) { return g.count(op_by_name(op)); },
+           "Number of nodes of the op with this (MindSpore) name, e.g. 'MatMul' → use 'BatchMatMul'.")
+      .def_prop_ro("num_nodes", [](const graph::Graph& g) { return g.nodes.size(); })
+      .def_prop_ro("ops", [](const graph::Graph& g) {
+        std::vector<std::string> r;
+        for (auto& n : g.nodes) r.push_back(op_name(n.op));
+        return r;
+      })
+      .def("copy", [](const graph::Graph& g) { return std::make_shared<graph::Graph>(g); })
+      .def("optimize", &graph::optimize, "Runs the standard pass pipeline in place; returns one log line per pass.")
+      .def("run_pass", [](graph::Graph& g, const std::string& name) {
+        if (name == "dce") return graph::dead_code_elimination(g);
+        if (name == "cse") return graph::common_subexpression_elimination(g);
+        if (name == "constant_folding") return graph::constant_folding(g);
+        if (name == "algebraic_simplification") return graph::algebraic_simplification(g);
+        if (name == "fuse_matmul_bias_activation") return graph::fuse_matmul_bias_activation(g);
+        if (name == "fuse_elementwise") return graph::fuse_elementwise(g);
+        KILN_FAIL(Value, "Kiln: unknown pass '", name, "'.");
+      }, "Runs one pass in place; returns the number of nodes it changed.");
+
+  nb::class_<PyTrace>(m, "Trace", "Records ops into a new graph while inside its `with` block.")
+      .def(nb::init<std::string>(), nb::arg("name"))
+      .def("__enter__", [](PyTrace& t) -> PyTrace& { t.trace = std::make_unique<graph::Trace>(t.name); return t; },
+           nb::rv_policy::reference)
+      .def("__exit__", [](PyTrace& t, nb::handle, nb::handle, nb::handle) { t.trace.reset(); return false; },
+           nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
+      .def("input", [](PyTrace& t, nb::handle shape, DType dtype) { return t.get().input(to_shape(shape, "jit"), dtype); },
+           "A new symbolic argument.")
+      .def("finish", [](PyTrace& t, const std::vector<Tensor>& outputs) {
+        return std::shared_ptr<graph::Graph>(t.get().finish(outputs));
+      }, "Ends the trace with these outputs; returns the Graph.");
+
+  nb::class_<graph::Executable>(m, "Executable", "A compiled graph, run by the C++ executor.")
+      .def("__init__", [](graph::Executable* self, std::shared_ptr<graph::Graph> g) {
+        new (self) graph::Executable(std::shared_ptr<const graph::Graph>(g));
+      })
+      .def("run", &graph::Executable::run, nb::arg("args"))
+      .def_prop_ro("planned_peak_bytes", &graph::Executable::planned_peak_bytes)
+      .def_prop_ro("graph", [](const graph::Executable& e) { return std::make_shared<graph::Graph>(e.graph()); });
+}
+
+}  // namespace kiln::py

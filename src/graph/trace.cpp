@@ -1,0 +1,120 @@
+// Tracing: kiln::apply records nodes here while a Trace is active.
+#include <sstream>
+
+#include "kiln/graph.h"
+
+namespace kiln::graph {
+
+namespace {
+thread_local Trace* t_trace = nullptr;
+LocationFn g_location = nullptr;
+uint64_t next_tensor_id() { return TensorImpl().id; }  // ids grow monotonically
+}  // namespace
+
+void set_location_provider(LocationFn fn) { g_location = fn; }
+bool tracing() { return t_trace != nullptr; }
+
+bool has_side_effect(OpId op) {
+  switch (op) {
+    case OpId::Assign: case OpId::Adam: case OpId::ApplyMomentum: case OpId::SGD:
+    case OpId::StandardNormal: case OpId::UniformReal: case OpId::UniformInt:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_random(OpId op) {
+  return op == OpId::StandardNormal || op == OpId::UniformReal || op == OpId::UniformInt;
+}
+
+Trace::Trace(std::string name) : graph_(std::make_shared<Graph>()), first_id_(next_tensor_id()), outer_(t_trace) {
+  graph_->name = std::move(name);
+  t_trace = this;
+}
+
+Trace::~Trace() { t_trace = outer_; }
+
+static Tensor symbolic(const Graph* g, int value, const TensorMeta& m) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->shape = m.shape;
+  impl->strides = contiguous_strides(m.shape);
+  impl->dtype = m.dtype;
+  impl->sym_graph = g;
+  impl->sym_value = value;
+  return Tensor(std::move(impl));
+}
+
+Tensor Trace::input(const Shape& shape, DType dtype) {
+  Value v;
+  v.meta = {shape, dtype};
+  v.kind = ValueKind::Input;
+  v.input_index = int(graph_->inputs.size());
+  graph_->values.push_back(v);
+  int id = int(graph_->values.size()) - 1;
+  graph_->inputs.push_back(id);
+  return symbolic(graph_.get(), id, v.meta);
+}
+
+int Trace::value_of(const Tensor& t) {
+  const TensorImpl* impl = t.impl();
+  if (impl->sym_graph == graph_.get()) return impl->sym_value;
+  KILN_CHECK(impl->sym_graph == nullptr, Runtime,
+             "Kiln: a tensor of another compiled function's trace was used inside this one (", graph_->name,
+             "); pass it as an argument instead.");
+  auto it = captured_.find(impl);
+  if (it != captured_.end()) return it->second;
+  Value v;
+  v.meta = {t.shape(), t.dtype()};
+  // Tensors made while tracing (Python scalars, Tensor(...) literals) are constants; older ones (Parameters,
+  // optimizer state, user tensors) are read by reference at every run.
+  v.kind = impl->id >= first_id_ ? ValueKind::Constant : ValueKind::Capture;
+  v.tensor = t;
+  graph_->values.push_back(v);
+  int id = int(graph_->values.size()) - 1;
+  captured_[impl] = id;
+  return id;
+}
+
+std::vector<Tensor> record(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs) {
+  Trace* tr = t_trace;
+  Graph& g = *tr->graph_;
+  std::vector<TensorMeta> metas;
+  try {
+    metas = def.infer(inputs, attrs);
+  } catch (const Error& e) {
+    std::string loc = g_location ? g_location() : std::string();
+    if (loc.empty()) throw;
+    throw Error(e.kind(), std::string(e.what()) + "\n  (while compiling, at " + loc + ")");
+  }
+  Node n;
+  n.op = def.id;
+  n.attrs = attrs;
+  n.inputs.reserve(inputs.size());
+  for (auto& x : inputs) n.inputs.push_back(tr->value_of(x));
+  if (g_location) n.loc = g_location();
+  int node_id = int(g.nodes.size());
+  std::vector<Tensor> outs;
+  outs.reserve(metas.size());
+  for (size_t k = 0; k < metas.size(); ++k) {
+    Value v;
+    v.meta = metas[k];
+    v.kind = ValueKind::Node;
+    v.node = node_id;
+    v.output_index = int(k);
+    g.values.push_back(v);
+    int id = int(g.values.size()) - 1;
+    n.outputs.push_back(id);
+    outs.push_back(symbolic(&g, id, metas[k]));
+  }
+  g.nodes.push_back(std::move(n));
+  return outs;
+}
+
+std::shared_ptr<Graph> Trace::finish(const std::vector<Tensor>& outputs) {
+  for (auto& o : outputs) graph_->outputs.push_back(value_of(o));
+  graph_->verify();
+  return graph_;
+}
+
+}  // namespace kiln::graph
