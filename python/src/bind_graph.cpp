@@ -61,7 +61,35 @@ void bind_graph(nb::module_& m) {
   m.def("_set_source_root", [](const std::string& root) { source_root() = root; },
         "Frames under this path (the kiln package) are skipped when locating the user's line.");
   m.def("_user_location", &user_location);
+  m.def("op_names", []() {
+    std::vector<std::string> r;
+    for (int i = 0; i < int(OpId::kCount); ++i) r.push_back(op_name(OpId(i)));
+    return r;
+  }, "The names of all ops in include/kiln/op_list.h (MindSpore primitive names).");
+  m.def("op_info", [](const std::string& name) {
+    const OpDef& d = get_op(op_by_name(name));
+    nb::dict r;
+    r["differentiable"] = d.differentiable;
+    r["has_bprop"] = d.bprop != nullptr;
+    r["has_cpu_kernel"] = d.cpu != nullptr || d.direct != nullptr;
+    r["has_infer"] = d.infer != nullptr;
+    r["side_effect"] = graph::has_side_effect(d.id);
+    return r;
+  }, "What an op defines: differentiable, has_bprop, has_cpu_kernel, has_infer, side_effect.");
   m.def("tracing", &graph::tracing, "True while a graph is being traced on this thread.");
+  m.def("_tensor_signature", [](nb::args args) -> nb::object {
+    // (dtype, d0, d1, ..., -1, dtype, ...) when every argument is a Tensor, else None: the compile-cache key of a
+    // jit call's fast path.
+    std::vector<int64_t> key;
+    for (nb::handle a : args) {
+      if (!nb::isinstance<Tensor>(a)) return nb::none();
+      const Tensor& t = nb::cast<const Tensor&>(a);
+      key.push_back(int64_t(t.dtype()));
+      key.insert(key.end(), t.shape().begin(), t.shape().end());
+      key.push_back(-1);
+    }
+    return nb::tuple(nb::cast(key));
+  }, "Compile-cache key of positional Tensor arguments (None if one is not a Tensor).");
 
   nb::class_<graph::Graph>(m, "Graph", "A traced graph (typed SSA IR).")
       .def_ro("name", &graph::Graph::name)

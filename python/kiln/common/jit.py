@@ -16,6 +16,7 @@ from .._loader import _core
 from .. import context
 from .tensor import Tensor
 
+_tensor_signature = _core._tensor_signature
 _train_state = [0]  # bumped whenever a Cell's training flag changes: part of every cache key
 _lock = threading.Lock()
 
@@ -109,6 +110,7 @@ class JitFunction:
         self.input_signature = input_signature
         self._key_extra = key_extra
         self._cache = {}
+        self._fast = {}  # (tensor signature, train state, device) -> entry, for calls with positional Tensors only
         self.trace_count = 0
 
     @property
@@ -131,6 +133,13 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if _core.tracing():  # inside another compiled function: inline
             return self.fn(*args, **kwargs)
+        if not kwargs and self._key_extra is None:
+            sig = _tensor_signature(*args)
+            if sig is not None:  # fast path: positional Tensors only
+                entry = self._fast.get((sig, _train_state[0], context._context["device_target"]))
+                if entry is not None:
+                    out = entry.executable.run(list(args))
+                    return _unflatten(entry._out_struct, out)
         tensors = []
         struct = _flatten((args, kwargs), tensors)
         key = (_key_of(struct), tuple((t.shape, t.dtype) for t in tensors), _train_state[0],
@@ -138,6 +147,8 @@ class JitFunction:
         entry = self._cache.get(key)
         if entry is None:
             entry = self._compile(struct, tensors, key)
+            if not kwargs and all(isinstance(a, Tensor) for a in args):
+                self._fast[(_tensor_signature(*args), key[2], key[3])] = entry
         outs = entry.executable.run(tensors)
         return _unflatten(entry._out_struct, outs)
 
