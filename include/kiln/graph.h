@@ -81,6 +81,8 @@ class Trace {
   // Ends the trace with these outputs (symbolic or concrete: concrete ones become captures) and returns the graph.
   std::shared_ptr<Graph> finish(const std::vector<Tensor>& outputs);
   Graph& graph() { return *graph_; }
+  Trace* outer() const { return outer_; }
+  uint64_t first_id() const { return first_id_; }
 
  private:
   friend std::vector<Tensor> record(const OpDef&, const std::vector<Tensor>&, const Attrs&);
@@ -93,6 +95,9 @@ class Trace {
 
 // True while a trace is active on this thread.
 bool tracing();
+// True while tracing if `t` existed before the trace began (a Parameter, optimizer state, a user tensor): its value
+// is read at every run, so reading it while tracing would freeze a stale value into the graph.
+bool is_state_while_tracing(const Tensor& t);
 // Records one op application into the active trace; returns symbolic outputs. (Called by kiln::apply.)
 std::vector<Tensor> record(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs);
 

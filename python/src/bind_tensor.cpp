@@ -3,6 +3,7 @@
 
 #include "bindings.h"
 #include "kiln/allocator.h"
+#include "kiln/graph.h"
 
 namespace kiln::py {
 namespace {
@@ -55,7 +56,14 @@ Tensor from_ndarray(const nb::ndarray<nb::c_contig, nb::device::cpu>& a) {
 }
 
 // A NumPy array viewing the tensor's storage (kept alive by the array).
+void check_readable(const Tensor& t, const char* what) {
+  KILN_CHECK(!graph::is_state_while_tracing(t), Runtime, "Kiln: ", what, " of a Parameter or another tensor made "
+             "outside a compiled (graph-mode) function, while compiling it: its value changes between runs, so "
+             "reading it now would freeze a stale value into the graph. Compute with the tensor (Kiln ops) instead.");
+}
+
 nb::object to_numpy(const Tensor& t) {
+  check_readable(t, "asnumpy()");
   KILN_CHECK(!t.is_symbolic(), Runtime, "Kiln: asnumpy() of a tensor inside a compiled (graph-mode) function: its value "
              "is not known while compiling. Return the tensor from the function and read it outside.");
   KILN_CHECK(t.dtype() != DType::BFloat16, Type,
@@ -203,7 +211,7 @@ void bind_tensor(nb::module_& m) {
       .def_prop_ro("_has_grad_fn", [](const Tensor& t) { return t.impl()->grad_fn != nullptr; })
       .def("is_contiguous", &Tensor::is_contiguous)
       .def("contiguous", &Tensor::contiguous)
-      .def("_item", &Tensor::item, "Element 0 as a Python float (ValueError unless exactly one element).")
+      .def("_item", [](const Tensor& t) { check_readable(t, "reading the value"); return t.item(); }, "Element 0 as a Python float (ValueError unless exactly one element).")
       .def("_shares_storage", [](const Tensor& a, const Tensor& b) { return a.impl()->storage == b.impl()->storage; });
 
   m.def("_allocator_stats", []() {

@@ -12,6 +12,14 @@ uint64_t next_tensor_id() { return TensorImpl().id; }  // ids grow monotonically
 }  // namespace
 
 void set_location_provider(LocationFn fn) { g_location = fn; }
+
+bool is_state_while_tracing(const Tensor& t) {
+  if (!t_trace || t.is_symbolic()) return false;
+  for (Trace* tr = t_trace; tr; tr = tr->outer()) {
+    if (t.id() >= tr->first_id()) return false;
+  }
+  return true;
+}
 bool tracing() { return t_trace != nullptr; }
 
 bool has_side_effect(OpId op) {

@@ -391,7 +391,7 @@ def initializer(init, shape=None, dtype=mstype.float32):
     out = init(arr)
     if isinstance(out, np.ndarray) and out is not arr and out.shape == arr.shape:
         arr = out  # an Initializer whose _initialize returns the data instead of filling arr
-    t = _core.Tensor._from_numpy(np.ascontiguousarray(arr))
+    t = _core.Tensor._from_numpy(np.asarray(arr, order="C"))
     if t.dtype != dtype:
         t = _core.cast(t, dtype)
     return t

@@ -199,7 +199,7 @@ class Optimizer(Cell):
                 raise ValueError(f"For 'Optimizer', a list 'learning_rate' must be a non-empty 1-D sequence of "
                                  f"numbers, but got shape {arr.shape}.")
             self.dynamic_lr = True
-            return _core.Tensor._from_numpy(np.ascontiguousarray(arr))
+            return _core.Tensor._from_numpy(np.asarray(arr, order="C"))
         raise TypeError(f"For 'Optimizer', the argument 'learning_rate' must be int, float, Tensor, Iterable or "
                         f"LearningRateSchedule, but got {type(learning_rate)}.")
 
@@ -501,8 +501,12 @@ class Optimizer(Cell):
         """The update is compiled once per gradient signature in both modes (as MindSpore's @jit-decorated
         optimizer construct): one graph of fused update nodes, run by the C++ executor. A learning-rate schedule
         that computes on the host (`_host_side`) runs eagerly instead."""
-        lr = self.learning_rate
-        host = any(getattr(x, "_host_side", False) for x in (lr if isinstance(lr, (tuple, list)) else (lr,)))
+        d = self.__dict__
+        host = d.get("_host_schedules")
+        if host is None:  # any learning-rate or weight-decay schedule (groups included) marked _host_side
+            cells = list(d.get("_lr_per_param", ())) + list(d.get("_wd_per_param", ()))
+            cells += [getattr(c, "weight_decay", None) for c in cells if isinstance(c, _WrappedWeightDecay)]
+            host = d["_host_schedules"] = any(getattr(c, "_host_side", False) for c in cells)
         if _core.tracing() or host:
             return self.construct(*args, **kwargs)
         return self._compiled_construct()(*args, **kwargs)
