@@ -84,3 +84,30 @@ KILN_OP(Depend, "Depend")
 KILN_OP(Adam, "Adam")
 KILN_OP(ApplyMomentum, "ApplyMomentum")
 KILN_OP(SGD, "SGD")
+
+// src/ops/elementwise_unary.cpp (added with the compiled learning-rate schedules)
+KILN_OP(Cos, "Cos")
+KILN_OP(Sin, "Sin")
+KILN_OP(Floor, "Floor")
+KILN_OP(Ceil, "Ceil")
+
+// src/ops/fused.cpp, fused_matmul.cpp — produced by graph passes only (src/graph/passes/fusion.cpp)
+KILN_OP(FusedElementwise, "FusedElementwise")
+KILN_OP(MatMulBiasAct, "MatMulBiasAct")
+
+// src/ops/conv.cpp
+KILN_OP(Conv2D, "Conv2D")
+KILN_OP(Conv2DBackpropInput, "Conv2DBackpropInput")
+KILN_OP(Conv2DBackpropFilter, "Conv2DBackpropFilter")
+
+// src/ops/pool.cpp
+KILN_OP(MaxPool, "MaxPool")
+KILN_OP(MaxPoolGrad, "MaxPoolGrad")
+KILN_OP(MaxPoolGradGrad, "MaxPoolGradGrad")
+KILN_OP(AvgPool, "AvgPool")
+KILN_OP(AvgPoolGrad, "AvgPoolGrad")
+KILN_OP(AdaptiveAvgPool2D, "AdaptiveAvgPool2D")
+KILN_OP(AdaptiveAvgPool2DGrad, "AdaptiveAvgPool2DGrad")
+
+// src/ops/norm.cpp
+KILN_OP(BatchNorm, "BatchNorm")

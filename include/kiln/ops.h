@@ -137,4 +137,68 @@ void apply_momentum(const Tensor& param, const Tensor& accum, const Tensor& lr, 
 void sgd(const Tensor& param, const Tensor& grad, const Tensor& lr, const Tensor& accum, const Tensor& stat,
          double momentum, double dampening, double weight_decay, bool nesterov);
 
+// ---- elementwise unary, added later (declared here to keep the list above stable) ----
+// cos/sin: integer inputs give float32. Gradients −sin(x)·dy and cos(x)·dy.
+Tensor cos(const Tensor& x);
+Tensor sin(const Tensor& x);
+// floor/ceil: same dtype as the input (integers unchanged); not differentiable (zero gradient, as MindSpore).
+Tensor floor(const Tensor& x);
+Tensor ceil(const Tensor& x);
+
+// ---- convolution (src/ops/conv.cpp), NCHW ----
+// 2-D cross-correlation. x: (N, C, H, W); weight: (O, C/groups, KH, KW), same float dtype. stride {sh, sw} (or one
+// value), pad {top, bottom, left, right} of zeros (or one value, or {vertical, horizontal}), dilation {dh, dw} (or one
+// value). Returns (N, O, OH, OW), OH = ⌊(H + top + bottom − dh·(KH−1) − 1)/sh⌋ + 1 (OW likewise). Float32 runs on
+// oneDNN, float16/bfloat16 in float32, float64 on im2col + Eigen. ValueError for inconsistent shapes/attributes,
+// TypeError for non-float or mismatched dtypes.
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Axes& stride = {1, 1}, const Axes& pad = {0, 0, 0, 0},
+              const Axes& dilation = {1, 1}, int64_t groups = 1);
+// The gradient of conv2d w.r.t. x (a transposed convolution): dout (N, O, OH, OW) → (input_shape).
+Tensor conv2d_backprop_input(const Tensor& dout, const Tensor& weight, const Shape& input_shape,
+                             const Axes& stride = {1, 1}, const Axes& pad = {0, 0, 0, 0},
+                             const Axes& dilation = {1, 1}, int64_t groups = 1);
+// The gradient of conv2d w.r.t. the weight: dout (N, O, OH, OW), x (N, C, H, W) → (filter_shape).
+Tensor conv2d_backprop_filter(const Tensor& dout, const Tensor& x, const Shape& filter_shape,
+                              const Axes& stride = {1, 1}, const Axes& pad = {0, 0, 0, 0},
+                              const Axes& dilation = {1, 1}, int64_t groups = 1);
+
+// ---- pooling (src/ops/pool.cpp), NCHW, 4-D float inputs ----
+// kernel {KH, KW}, stride {sh, sw}, pad {top, bottom, left, right}; output size as conv2d (with ceil_mode: ⌈⌉, and
+// a last window that would start past H + top is dropped). Max pooling ignores padding and its gradient goes to the
+// first maximum of each window; `max_pool2d_with_indices` also returns the Int64 index h·W + w of each maximum.
+Tensor max_pool2d(const Tensor& x, const Axes& kernel, const Axes& stride, const Axes& pad = {0, 0, 0, 0},
+                  const Axes& dilation = {1, 1}, bool ceil_mode = false);
+std::vector<Tensor> max_pool2d_with_indices(const Tensor& x, const Axes& kernel, const Axes& stride,
+                                            const Axes& pad = {0, 0, 0, 0}, const Axes& dilation = {1, 1},
+                                            bool ceil_mode = false);
+// dx of max_pool2d: dout routed to each window's argmax of x.
+Tensor max_pool2d_grad(const Tensor& x, const Tensor& dout, const Axes& kernel, const Axes& stride, const Axes& pad,
+                       const Axes& dilation, bool ceil_mode);
+// The adjoint of max_pool2d_grad in dout: h (x's shape) read at each window's argmax → pooled shape.
+Tensor max_pool2d_grad_grad(const Tensor& x, const Tensor& h, const Axes& kernel, const Axes& stride, const Axes& pad,
+                            const Axes& dilation, bool ceil_mode);
+// Average pooling; the divisor is divisor_override when > 0, else the window area (count_include_pad, clipped to
+// the padded input) or the number of unpadded elements in the window.
+Tensor avg_pool2d(const Tensor& x, const Axes& kernel, const Axes& stride, const Axes& pad = {0, 0, 0, 0},
+                  bool ceil_mode = false, bool count_include_pad = true, int64_t divisor_override = 0);
+Tensor avg_pool2d_grad(const Tensor& dout, const Shape& input_shape, const Axes& kernel, const Axes& stride,
+                       const Axes& pad, bool ceil_mode, bool count_include_pad, int64_t divisor_override);
+// Adaptive average pooling to output_size {OH, OW}: bin i spans [⌊i·H/OH⌋, ⌈(i+1)·H/OH⌉).
+Tensor adaptive_avg_pool2d(const Tensor& x, const Axes& output_size);
+Tensor adaptive_avg_pool2d_grad(const Tensor& dout, const Shape& input_shape);
+
+// ---- normalization (src/ops/norm.cpp) ----
+// BatchNorm over every axis but 1 of x (N, C, ...): returns {y, mean, variance}. training: the batch mean and the
+// biased batch variance (the caller updates moving statistics); else the given mean/variance are used and returned.
+// scale, bias, mean, variance: (C,), one float dtype. y = (x − mean)/√(variance + epsilon)·scale + bias.
+std::vector<Tensor> batch_norm(const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& mean,
+                               const Tensor& variance, bool training, double epsilon);
+// LayerNorm: normalizes over axes [begin_norm_axis, ndim) (biased variance), then ·gamma + beta, whose shape must
+// be x.shape[begin_params_axis:] (either may be undefined). gamma/beta are cast to x's dtype. Composed of Kiln ops.
+Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int64_t begin_norm_axis,
+                  int64_t begin_params_axis, double epsilon);
+// GroupNorm: x (N, C, ...) normalized over each of num_groups channel groups (and all spatial positions), then
+// per-channel ·gamma + beta ((C,), either may be undefined). Composed of Kiln ops.
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& gamma, const Tensor& beta, double epsilon);
+
 }  // namespace kiln::ops

@@ -1,5 +1,6 @@
 // Creation ops: Fill (zeros/ones/full), Range (arange) and the random ops on Philox4x32-10.
 #include <cmath>
+#include <type_traits>
 
 #include "elementwise.h"
 #include "families.h"
@@ -76,6 +77,16 @@ void run_normal(const TV&, TV& out, const Attrs& a) {
     }
   });
 }
+// A double u in [0, 1) rounded to T can become 1.0 (float16: u > 1 - 2^-12; float32: u > 1 - 2^-25): such
+// values are replaced by the largest T below 1, so that the result stays in [0, 1).
+template <typename T> T u01_as(double u) {
+  T v = convert_value<T>(u);
+  if (double(convert_value<double>(v)) < 1.0) return v;
+  if constexpr (std::is_same_v<T, Half>) return convert_value<T>(1.0 - 0x1p-11);
+  else if constexpr (std::is_same_v<T, BFloat16>) return convert_value<T>(1.0 - 0x1p-8);
+  else if constexpr (std::is_floating_point_v<T>) return std::nextafter(T(1), T(0));
+  else return v;
+}
 void run_uniform(const TV&, TV& out, const Attrs& a) {
   int64_t n = out[0].numel();
   KILN_DISPATCH(out[0].dtype(), [&](auto tag) {
@@ -83,8 +94,8 @@ void run_uniform(const TV&, TV& out, const Attrs& a) {
     T* p = out[0].data<T>();
     for (int64_t i = 0; i < n; i += 2) {
       auto w = block(a, uint64_t(i / 2));
-      p[i] = convert_value<T>(random::u01d(w[0], w[1]));
-      if (i + 1 < n) p[i + 1] = convert_value<T>(random::u01d(w[2], w[3]));
+      p[i] = u01_as<T>(random::u01d(w[0], w[1]));
+      if (i + 1 < n) p[i + 1] = u01_as<T>(random::u01d(w[2], w[3]));
     }
   });
 }

@@ -38,6 +38,10 @@ template <typename C> struct FloorDivF {
     else if constexpr (std::is_same_v<C, bool>) return x;
     else {
       if (y == 0) return C(0);  // NumPy gives 0 with a warning for integer division by zero
+      // x / -1 traps (SIGFPE) for x = the most negative value: negate with two's-complement wrap-around, as NumPy.
+      if constexpr (std::is_signed_v<C>) {
+        if (y == C(-1)) return C(std::make_unsigned_t<C>(0) - std::make_unsigned_t<C>(x));
+      }
       C q = x / y;
       return (x % y != 0 && ((x < 0) != (y < 0))) ? C(q - 1) : q;
     }
@@ -53,6 +57,9 @@ template <typename C> struct ModF {
       return false;
     } else {
       if (y == 0) return C(0);
+      if constexpr (std::is_signed_v<C>) {
+        if (y == C(-1)) return C(0);  // x % -1 traps for the most negative x
+      }
       C r = x % y;
       return (r != 0 && ((r < 0) != (y < 0))) ? C(r + y) : r;
     }

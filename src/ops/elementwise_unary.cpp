@@ -56,6 +56,13 @@ FUNCTOR(ErfF, std::erf(x))
 FUNCTOR(ReluF, x > C(0) ? x : C(0))
 FUNCTOR(SigmoidF, C(1) / (C(1) + std::exp(-x)))
 FUNCTOR(TanhF, std::tanh(x))
+FUNCTOR(CosF, std::cos(x))
+FUNCTOR(SinF, std::sin(x))
+// Floor/Ceil keep the input dtype; integers and bools are already whole.
+template <typename C> C floor_v(C x) { if constexpr (std::is_floating_point_v<C>) return std::floor(x); else return x; }
+template <typename C> C ceil_v(C x) { if constexpr (std::is_floating_point_v<C>) return std::ceil(x); else return x; }
+FUNCTOR(FloorF, floor_v(x))
+FUNCTOR(CeilF, ceil_v(x))
 template <typename C> struct GeluF {
   const Attrs& attrs;
   C operator()(C x) const {
@@ -122,6 +129,9 @@ TV bp_gelu(const TV& in, const TV&, const TV& g, const Attrs& a) {
   }
   return {ops::mul(g[0], d)};
 }
+// d cos(x) = −sin(x); d sin(x) = cos(x).
+TV bp_cos(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::neg(ops::mul(g[0], ops::sin(in[0])))}; }
+TV bp_sin(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::mul(g[0], ops::cos(in[0]))}; }
 TV bp_identity(const TV&, const TV&, const TV& g, const Attrs&) { return {g[0]}; }
 TV bp_cast(const TV& in, const TV&, const TV& g, const Attrs&) {
   if (!is_floating(in[0].dtype())) return {Tensor()};
@@ -155,6 +165,11 @@ void register_elementwise_unary() {
   reg(OpId::Sigmoid, infer_unary<true>, run_float<SigmoidF>, bp_sigmoid);
   reg(OpId::Tanh, infer_unary<true>, run_float<TanhF>, bp_tanh);
   reg(OpId::Gelu, infer_unary<true>, run_float<GeluF>, bp_gelu);
+  reg(OpId::Cos, infer_unary<true>, run_float<CosF>, bp_cos);
+  reg(OpId::Sin, infer_unary<true>, run_float<SinF>, bp_sin);
+  // Floor/Ceil are piecewise constant: not differentiable (zero gradient), as MindSpore's bprops return zeros.
+  reg(OpId::Floor, infer_unary<false>, run_unary<FloorF>, nullptr);
+  reg(OpId::Ceil, infer_unary<false>, run_unary<CeilF>, nullptr);
   reg(OpId::LogicalNot, [](const TV& in, const Attrs&) { return std::vector<TensorMeta>{{in[0].shape(), DType::Bool}}; },
       run_logical_not, nullptr);
   reg(OpId::Cast, [](const TV& in, const Attrs& a) { return std::vector<TensorMeta>{{in[0].shape(), a.dtype("dtype")}}; },
@@ -189,6 +204,10 @@ Tensor logical_not(const Tensor& x) { return apply1(OpId::LogicalNot, {x}); }
 Tensor relu(const Tensor& x) { return apply1(OpId::Relu, {x}); }
 Tensor sigmoid(const Tensor& x) { return apply1(OpId::Sigmoid, {x}); }
 Tensor tanh(const Tensor& x) { return apply1(OpId::Tanh, {x}); }
+Tensor cos(const Tensor& x) { return apply1(OpId::Cos, {x}); }
+Tensor sin(const Tensor& x) { return apply1(OpId::Sin, {x}); }
+Tensor floor(const Tensor& x) { return apply1(OpId::Floor, {x}); }
+Tensor ceil(const Tensor& x) { return apply1(OpId::Ceil, {x}); }
 Tensor gelu(const Tensor& x, bool approximate) { return apply1(OpId::Gelu, {x}, {{"approximate", approximate}}); }
 Tensor cast(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype && !x.weak()) return x;

@@ -12,6 +12,10 @@ void register_index();
 void register_matmul();
 void register_creation();
 void register_state();
+void register_fused();
+void register_conv();
+void register_pool();
+void register_norm();
 
 inline void register_all() {
   register_elementwise_binary();
@@ -23,5 +27,9 @@ inline void register_all() {
   register_matmul();
   register_creation();
   register_state();
+  register_fused();
+  register_conv();
+  register_pool();
+  register_norm();
 }
 }  // namespace kiln::ops_impl

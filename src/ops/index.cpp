@@ -145,6 +145,9 @@ int64_t count_nonzero(const Tensor& x) {
 }
 // The output shape depends on the data: inference reads the (concrete) input.
 std::vector<TensorMeta> infer_nonzero(const TV& in, const Attrs&) {
+  // A symbolic input (graph mode / jit) has no data to count: fail cleanly instead of reading null storage.
+  KILN_CHECK(!in[0].is_symbolic(), Runtime, "For 'NonZero', the output shape depends on the input's values, so it "
+             "cannot be compiled into a graph (jit / GRAPH_MODE); call it in PyNative mode.");
   return {{Shape{count_nonzero(in[0]), in[0].ndim()}, DType::Int64}};
 }
 TV direct_nonzero(const TV& in, const Attrs&) {

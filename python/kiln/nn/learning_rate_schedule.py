@@ -1,6 +1,8 @@
 """Learning-rate schedules as Cells (MindSpore's `nn.LearningRateSchedule` family; reference §5.3): an optimizer
 given one calls it with its `global_step` (an Int32 tensor of shape (1,)) at every step and uses the result.
 
+All schedules are tensor code (no host reads), so they run inside compiled optimizer updates and kiln.jit steps.
+
 Formulas (p = global_step / decay_steps, floored when is_stair):
   ExponentialDecayLR:  lr · decay_rate^p
   NaturalExpDecayLR:   lr · exp(−decay_rate · p)
@@ -49,7 +51,14 @@ def _step_f32(global_step):
 
 
 class LearningRateSchedule(Cell):
-    """Base class: `construct(global_step)` returns the learning rate (float32 Tensor) for that step."""
+    """Base class: `construct(global_step)` returns the learning rate (float32 Tensor) for that step.
+
+    Write construct with Kiln ops on tensors: optimizers compile their update (schedule included) into a graph, in
+    which a tensor's value is unknown (`.asnumpy()`, `float(t)` or `if t > 0:` raise). A user schedule that must
+    compute on the host can set the class attribute `_host_side = True`: optimizers using it then run their
+    update eagerly (op by op) instead of compiling it."""
+
+    _host_side = False
 
     def construct(self, global_step):
         raise NotImplementedError
@@ -69,7 +78,7 @@ class _DecayBase(LearningRateSchedule):
     def _p(self, global_step):
         p = _core.div(_step_f32(global_step), float(self.decay_steps))
         if self.is_stair:
-            p = _core.floor_div(p, 1.0)
+            p = _core.floor(p)
         return p
 
 
@@ -95,8 +104,11 @@ class InverseDecayLR(_DecayBase):
 
 
 class CosineDecayLR(LearningRateSchedule):
-    """min_lr + 0.5·(max_lr − min_lr)·(1 + cos(π·min(step, decay_steps)/decay_steps))."""
-    _host_side = True  # computes on the host (no cos/pow-by-tensor op yet): optimizers using it run eagerly
+    """min_lr + 0.5·(max_lr − min_lr)·(1 + cos(π·min(step, decay_steps)/decay_steps)), in float32.
+
+    Args: min_lr (float ≥ 0), max_lr (float > min_lr), decay_steps (int > 0).
+    Raises TypeError/ValueError for bad arguments (max_lr ≤ min_lr: ValueError).
+    Pure tensor code: usable inside compiled optimizer updates and kiln.jit steps."""
 
     def __init__(self, min_lr, max_lr, decay_steps):
         super().__init__()
@@ -107,17 +119,21 @@ class CosineDecayLR(LearningRateSchedule):
             raise ValueError(f"For '{cls}', the 'max_lr' should be greater than 'min_lr', but got 'max_lr' value "
                              f"{max_lr} and 'min_lr' value {min_lr}.")
         self.decay_steps = _check_positive_int(decay_steps, "decay_steps", cls)
+        self.__dict__["_delta"] = 0.5 * (self.max_lr - self.min_lr)
 
     def construct(self, global_step):
-        # Kiln has no cos op yet: the (scalar) schedule is evaluated on the host.
-        step = min(float(_step_f32(global_step).asnumpy().reshape(-1)[0]), float(self.decay_steps))
-        cos = math.cos(math.pi * step / self.decay_steps)
-        return _core.full([], self.min_lr + 0.5 * (self.max_lr - self.min_lr) * (1.0 + cos), mstype.float32)
+        p = _core.minimum(_step_f32(global_step), float(self.decay_steps))
+        cos = _core.cos(_core.mul(p, math.pi / self.decay_steps))
+        return _core.add(_core.mul(_core.add(cos, 1.0), self._delta), self.min_lr)
 
 
 class PolynomialDecayLR(LearningRateSchedule):
-    """(lr − end_lr)·(1 − min(step, decay_steps)/decay_steps)^power + end_lr."""
-    _host_side = True  # computes on the host (no cos/pow-by-tensor op yet): optimizers using it run eagerly
+    """(lr − end_lr)·(1 − step/D)^power + end_lr, in float32, with step = min(global_step, decay_steps) and
+    D = decay_steps; with update_decay_steps: step = global_step and D = decay_steps·max(⌈step/decay_steps⌉, 1).
+
+    Args: learning_rate (float > 0), end_learning_rate (float ≥ 0), decay_steps (int > 0), power (float > 0),
+        update_decay_steps (bool).
+    Pure tensor code: usable inside compiled optimizer updates and kiln.jit steps."""
 
     def __init__(self, learning_rate, end_learning_rate, decay_steps, power, update_decay_steps=False):
         super().__init__()
@@ -129,17 +145,17 @@ class PolynomialDecayLR(LearningRateSchedule):
         if not isinstance(update_decay_steps, bool):
             raise TypeError(f"For '{cls}', the 'update_decay_steps' must be bool.")
         self.update_decay_steps = update_decay_steps
+        self.__dict__["_diff"] = self.start_learning_rate - self.end_learning_rate
 
     def construct(self, global_step):
-        step = float(_step_f32(global_step).asnumpy().reshape(-1)[0])
-        decay_steps = float(self.decay_steps)
+        step = _step_f32(global_step)
+        steps = float(self.decay_steps)
         if self.update_decay_steps:
-            decay_steps *= max(1.0, math.ceil(step / decay_steps))
+            decay = _core.mul(_core.maximum(_core.ceil(_core.div(step, steps)), 1.0), steps)
+            p = _core.div(step, decay)
         else:
-            step = min(step, decay_steps)
-        lr = (self.start_learning_rate - self.end_learning_rate) * (1.0 - step / decay_steps) ** self.power \
-            + self.end_learning_rate
-        return _core.full([], lr, mstype.float32)
+            p = _core.div(_core.minimum(step, steps), steps)
+        return _core.add(_core.mul(_core.pow(_core.sub(1.0, p), self.power), self._diff), self.end_learning_rate)
 
 
 class WarmUpLR(LearningRateSchedule):

@@ -5,3 +5,10 @@ from .basic import *  # noqa: F401,F403
 from . import container, activation, basic
 
 __all__ = container.__all__ + activation.__all__ + basic.__all__
+from .conv import *  # noqa: F401,F403,E402
+from .pooling import *  # noqa: F401,F403,E402
+from .normalization import *  # noqa: F401,F403,E402
+from .embedding import *  # noqa: F401,F403,E402
+from . import conv, pooling, normalization, embedding  # noqa: E402
+
+__all__ = __all__ + conv.__all__ + pooling.__all__ + normalization.__all__ + embedding.__all__

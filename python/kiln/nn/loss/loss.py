@@ -1,6 +1,12 @@
-"""Loss cells (MindSpore's `nn.MSELoss`, `nn.L1Loss`, `nn.SmoothL1Loss`, `nn.SoftmaxCrossEntropyWithLogits`,
-`nn.CrossEntropyLoss`; ../shared/reference/mindspore_api.md §4.3). Each is composed of Kiln ops (so its gradient
-comes from the ops' bprops) and reduced by LossBase.get_loss.
+"""Loss cells (MindSpore's `nn.MSELoss`, `nn.L1Loss`, `nn.SmoothL1Loss`, `nn.HuberLoss`,
+`nn.SoftmaxCrossEntropyWithLogits`, `nn.CrossEntropyLoss`, `nn.NLLLoss`, `nn.BCELoss`, `nn.BCEWithLogitsLoss`,
+`nn.KLDivLoss`; ../shared/reference/mindspore_api.md §4.3). Each is composed of Kiln ops (so its gradient comes from
+the ops' bprops, and it compiles into graphs) and reduced by LossBase.get_loss.
+
+Class-index labels: in PyNative, labels outside [0, C) (other than `ignore_index`) raise ValueError, checked eagerly
+on the labels' values. Inside a compiled function (GRAPH_MODE / kiln.jit) the values are unknown while compiling and
+are not checked: an out-of-range label then contributes nothing (its one-hot row is all zero), like MindSpore's
+one-hot based CPU path — the result is not an error but is not meaningful either.
 
 Precision note: MindSpore's get_loss computes in float32 and casts back. Kiln computes float16/bfloat16 losses in
 float32 the same way, and keeps float64 inputs in float64 (MindSpore would round them to float32)."""
@@ -8,7 +14,8 @@ from ..._loader import _core
 from ...common import dtype as mstype
 from ..cell import Cell
 
-__all__ = ["LossBase", "MSELoss", "L1Loss", "SmoothL1Loss", "SoftmaxCrossEntropyWithLogits", "CrossEntropyLoss"]
+__all__ = ["LossBase", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "SoftmaxCrossEntropyWithLogits",
+           "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss"]
 
 _Tensor = _core.Tensor
 _LOW = (mstype.float16, mstype.bfloat16)
@@ -102,6 +109,24 @@ class SmoothL1Loss(LossBase):
         return self.get_loss(_core.select(_core.less(d, self.beta), quad, lin))
 
 
+def _check_class_labels(labels, n_classes, cls_name, ignore_index=None):
+    """TypeError unless `labels` has an integer dtype; in PyNative, ValueError for a label outside [0, n_classes)
+    that is not `ignore_index`. Not checked while compiling (values unknown; see the module docstring)."""
+    if mstype.is_float(labels.dtype) or labels.dtype == mstype.bool_:
+        raise TypeError(f"For '{cls_name}', class-index labels must be int32 or int64, but got {labels.dtype}.")
+    if _core.tracing() or labels.size == 0:
+        return
+    import numpy as np
+    arr = labels.asnumpy()
+    bad = (arr < 0) | (arr >= n_classes)
+    if ignore_index is not None:
+        bad &= arr != ignore_index
+    if bad.any():
+        extra = f" or equal to ignore_index ({ignore_index})" if ignore_index is not None else ""
+        raise ValueError(f"For '{cls_name}', every label must be in [0, {n_classes}){extra}, but got "
+                         f"{int(arr[bad].reshape(-1)[0])} at index {tuple(int(i) for i in np.argwhere(bad)[0])}.")
+
+
 def _one_hot(labels, num_classes, axis, dtype, cache):
     """One-hot of integer `labels` along `axis` (1.0 where labels == class, else 0.0; out-of-range labels give an
     all-zero row), via equal against a cached arange."""
@@ -125,7 +150,9 @@ class SoftmaxCrossEntropyWithLogits(LossBase):
     Args:
         sparse (bool): labels are class indices of shape (N,) (int32/int64) instead of (N, C) probabilities.
         reduction: default 'none' (as MindSpore): output shape (N,); 'mean'/'sum' give a 0-d tensor.
-    Inputs: logits (N, C) float.
+    Inputs: logits (N, C) float (or (N, ..., C): classes on the last axis); labels (N,) int (sparse) or (N, C).
+    Raises: TypeError (non-Tensor inputs, float sparse labels), ValueError (label shape; in PyNative a sparse label
+        outside [0, C) — see the module docstring for compiled functions).
     """
 
     def __init__(self, sparse=False, reduction="none"):
@@ -141,7 +168,15 @@ class SoftmaxCrossEntropyWithLogits(LossBase):
         _check_is_tensor("labels", labels, type(self).__name__)
         logp = _core.log_softmax(logits, -1)
         if self.sparse:
+            if tuple(labels.shape) != tuple(logits.shape[:-1]):
+                raise ValueError(f"For '{type(self).__name__}', sparse labels must have shape "
+                                 f"{tuple(logits.shape[:-1])} (the logits' shape without the class axis), but got "
+                                 f"{tuple(labels.shape)}.")
+            _check_class_labels(labels, logits.shape[-1], type(self).__name__)
             labels = _one_hot(labels, logits.shape[-1], labels.ndim, logp.dtype, self._classes)
+        elif tuple(labels.shape) != tuple(logits.shape):
+            raise ValueError(f"For '{type(self).__name__}', dense labels must have the logits' shape "
+                             f"{tuple(logits.shape)}, but got {tuple(labels.shape)}.")
         x = _core.neg(_core.sum(_core.mul(labels, logp), -1, False))
         return self.get_loss(x)
 
@@ -161,7 +196,8 @@ class CrossEntropyLoss(LossBase):
                   'mean': (1−ε)·Σ ℓ_n / Σ w_{y_n} + ε/C · mean_n s_n;  'sum': (1−ε)·Σ ℓ + ε/C·Σ s;
                   'none': (1−ε)·ℓ + ε/C·s.
         probabilities: y ← y·(1−ε) + ε/C;  ℓ_n = −Σ_c w_c·y_{n,c}·logp_{n,c};  'mean' divides Σ ℓ by N.
-    Raises TypeError/ValueError for a bad label_smoothing, ignore_index or weight.
+    Raises TypeError/ValueError for a bad label_smoothing, ignore_index or weight; ValueError for a target shape
+    mismatch and, in PyNative, for a class index outside [0, C) that is not ignore_index (see the module docstring).
     """
 
     def __init__(self, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
@@ -230,6 +266,7 @@ class CrossEntropyLoss(LossBase):
         if tuple(target.shape) != expect:
             raise ValueError(f"For '{type(self).__name__}', class-index targets must have shape {expect}, but got "
                              f"{tuple(target.shape)}.")
+        _check_class_labels(target, n_classes, type(self).__name__, self.ignore_index)
         onehot = _one_hot(target, n_classes, class_axis, logp.dtype, self._classes)
         keep = None
         if 0 <= self.ignore_index < n_classes:
@@ -258,3 +295,223 @@ class CrossEntropyLoss(LossBase):
         elif red == "sum":
             smooth = _core.sum(smooth, None, False)
         return _core.add(_core.mul(out, 1.0 - eps), _core.mul(smooth, eps / n_classes))
+
+
+class HuberLoss(LossBase):
+    """Huber loss with d = |logits − labels|: 0.5·d² if d < delta, else delta·(d − 0.5·delta) (broadcasting),
+    reduced by `reduction` (default 'mean').
+
+    Args: reduction ('mean', 'sum', 'none'), delta (float/int > 0, default 1.0).
+    Raises TypeError (delta not a number, inputs not Tensors) / ValueError (delta ≤ 0, bad reduction).
+    SmoothL1Loss(beta) equals HuberLoss(delta=beta) / beta."""
+
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction)
+        name = type(self).__name__
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)):
+            raise TypeError(f"For '{name}', the 'delta' must be float or int, but got {type(delta).__name__}.")
+        if delta <= 0:
+            raise ValueError(f"For '{name}', the 'delta' must be greater than 0, but got {delta}.")
+        self.delta = float(delta)
+
+    def construct(self, logits, labels):
+        _check_is_tensor("logits", logits, type(self).__name__)
+        _check_is_tensor("labels", labels, type(self).__name__)
+        d = _core.abs(_core.sub(logits, labels))
+        quad = _core.mul(_core.square(d), 0.5)
+        lin = _core.mul(_core.sub(d, 0.5 * self.delta), self.delta)
+        return self.get_loss(_core.select(_core.less(d, self.delta), quad, lin))
+
+
+def _check_weight(weight, name, arg="weight"):
+    if weight is None:
+        return None
+    if not isinstance(weight, _Tensor):
+        raise TypeError(f"For '{name}', the '{arg}' must be a Tensor or None, but got {type(weight).__name__}.")
+    if not mstype.is_float(weight.dtype):
+        raise TypeError(f"For '{name}', the '{arg}' must be a float Tensor, but got {weight.dtype}.")
+    return weight
+
+
+def _class_weight(weight, n_classes, ndim, dtype, name):
+    """A (C,) weight reshaped to broadcast along the class axis (1, or 0 for 1-D inputs), in `dtype`."""
+    if tuple(weight.shape) != (n_classes,):
+        raise ValueError(f"For '{name}', the 'weight' must have shape ({n_classes},) (one value per class), but got "
+                         f"{tuple(weight.shape)}.")
+    if ndim > 1:
+        shape = [1] * ndim
+        shape[1] = n_classes
+        weight = _core.reshape(weight, shape)
+    return weight if weight.dtype == dtype else _core.cast(weight, dtype)
+
+
+class NLLLoss(LossBase):
+    """Negative log-likelihood of class-index labels given log-probabilities (MindSpore's nn.NLLLoss):
+
+        ℓ_n = −w_{y_n} · x_{n, y_n}   (0 where y_n == ignore_index)
+        'mean': Σ ℓ_n / Σ_n w_{y_n} over non-ignored n;  'sum': Σ ℓ_n;  'none': ℓ (labels' shape).
+
+    Args: weight (None or a (C,) float Tensor), ignore_index (int, default −100), reduction (default 'mean').
+    Inputs: logits (N, C) or (N, C, d1, ...) float log-probabilities (or (C,)); labels int32/int64 with the
+        logits' shape without the class axis.
+    Raises TypeError (non-Tensor inputs, float labels, bad weight/ignore_index), ValueError (shape mismatch; in
+        PyNative a label outside [0, C) that is not ignore_index)."""
+
+    def __init__(self, weight=None, ignore_index=-100, reduction="mean"):
+        super().__init__(reduction)
+        name = type(self).__name__
+        if isinstance(ignore_index, bool) or not isinstance(ignore_index, int):
+            raise TypeError(f"For '{name}', the 'ignore_index' must be int, but got {type(ignore_index).__name__}.")
+        self.weight = _check_weight(weight, name)
+        self.ignore_index = ignore_index
+        self.__dict__["_classes"] = {}
+
+    def construct(self, logits, labels):
+        name = type(self).__name__
+        _check_is_tensor("logits", logits, name)
+        _check_is_tensor("labels", labels, name)
+        class_axis = 0 if logits.ndim == 1 else 1
+        n_classes = logits.shape[class_axis]
+        expect = tuple(s for i, s in enumerate(logits.shape) if i != class_axis)
+        if tuple(labels.shape) != expect:
+            raise ValueError(f"For '{name}', the labels must have shape {expect} (the logits' shape without the class "
+                             f"axis), but got {tuple(labels.shape)}.")
+        _check_class_labels(labels, n_classes, name, self.ignore_index)
+        dtype = logits.dtype
+        onehot = _one_hot(labels, n_classes, class_axis, dtype, self._classes)
+        if 0 <= self.ignore_index < n_classes:
+            keep = _core.cast(_core.not_equal(labels, self.ignore_index), dtype)
+            onehot = _core.mul(onehot, _core.expand_dims(keep, class_axis))
+        if self.weight is not None:
+            onehot = _core.mul(onehot, _class_weight(self.weight, n_classes, logits.ndim, dtype, name))
+        loss = _core.neg(_core.sum(_core.mul(onehot, logits), class_axis, False))
+        if self.reduction == "none":
+            return loss
+        total = _core.sum(loss, None, False)
+        if self.reduction == "sum":
+            return total
+        return _core.div(total, _core.sum(onehot, None, False))
+
+
+class BCELoss(LossBase):
+    """Binary cross entropy of probabilities (MindSpore's nn.BCELoss and its CPU kernel):
+
+        ℓ = −w · (y·log(x + 1e-12) + (1 − y)·log(1 − x + 1e-12)),  reduced by `reduction` (default 'mean').
+
+    Args: weight (None or a float Tensor broadcastable to the logits: a rescaling weight), reduction.
+    Inputs: logits x (any shape, float, values in [0, 1]); labels y with the same shape and dtype.
+    Raises TypeError (non-Tensor inputs or weight), ValueError (shape mismatch; in PyNative a logit outside
+        [0, 1], as MindSpore's kernel)."""
+
+    _EPS = 1e-12
+
+    def __init__(self, weight=None, reduction="mean"):
+        super().__init__(reduction)
+        self.weight = _check_weight(weight, type(self).__name__)
+
+    def construct(self, logits, labels):
+        name = type(self).__name__
+        _check_is_tensor("logits", logits, name)
+        _check_is_tensor("labels", labels, name)
+        if tuple(logits.shape) != tuple(labels.shape):
+            raise ValueError(f"For '{name}', the 'logits' and 'labels' must have the same shape, but got "
+                             f"{tuple(logits.shape)} and {tuple(labels.shape)}.")
+        if not _core.tracing() and logits.size:
+            arr = logits.asnumpy()
+            if not ((arr >= 0) & (arr <= 1)).all():
+                raise ValueError(f"For '{name}', the values of 'logits' must be probabilities in [0, 1], but got "
+                                 f"{arr[~((arr >= 0) & (arr <= 1))].reshape(-1)[0]}.")
+        eps = self._EPS
+        pos = _core.mul(labels, _core.log(_core.add(logits, eps)))
+        neg = _core.mul(_core.sub(1.0, labels), _core.log(_core.add(_core.sub(1.0, logits), eps)))
+        loss = _core.neg(_core.add(pos, neg))
+        if self.weight is not None:
+            w = self.weight
+            loss = _core.mul(loss, w if w.dtype == loss.dtype else _core.cast(w, loss.dtype))
+        return self.get_loss(loss)
+
+
+def _softplus(z):
+    """log(1 + exp(z)) computed stably as relu(z) + log(1 + exp(−|z|)). −|z| is written as a select whose
+    gradient at z = 0 takes the z branch, so the derivative is exactly σ(z) everywhere (0.5 at 0)."""
+    t = _core.select(_core.greater(z, 0.0), _core.neg(z), z)
+    return _core.add(_core.relu(z), _core.log(_core.add(_core.exp(t), 1.0)))
+
+
+class BCEWithLogitsLoss(LossBase):
+    """Binary cross entropy on logits (MindSpore's nn.BCEWithLogitsLoss), computed stably:
+
+        ℓ = −w·(p·y·log σ(x) + (1 − y)·log(1 − σ(x)))
+          = w·((1 − y)·x + (1 + (p − 1)·y)·softplus(−x)),   reduced by `reduction` (default 'mean').
+
+    Args: reduction, weight (None or a float Tensor broadcastable to the logits), pos_weight (None or a float
+        Tensor broadcastable to the logits, usually (C,): the weight p of positive examples per class).
+    Inputs: logits x and labels y of the same shape, float.
+    Raises TypeError (non-Tensor inputs/weights), ValueError (shape mismatch, bad reduction)."""
+
+    def __init__(self, reduction="mean", weight=None, pos_weight=None):
+        super().__init__(reduction)
+        name = type(self).__name__
+        self.weight = _check_weight(weight, name)
+        self.pos_weight = _check_weight(pos_weight, name, "pos_weight")
+
+    def construct(self, logits, labels):
+        name = type(self).__name__
+        _check_is_tensor("logits", logits, name)
+        _check_is_tensor("labels", labels, name)
+        if tuple(logits.shape) != tuple(labels.shape):
+            raise ValueError(f"For '{name}', the 'logits' and 'labels' must have the same shape, but got "
+                             f"{tuple(logits.shape)} and {tuple(labels.shape)}.")
+        dt = logits.dtype
+        sp = _softplus(_core.neg(logits))
+        if self.pos_weight is not None:
+            p = self.pos_weight if self.pos_weight.dtype == dt else _core.cast(self.pos_weight, dt)
+            coef = _core.add(_core.mul(_core.sub(p, 1.0), labels), 1.0)
+        else:
+            coef = 1.0
+        loss = _core.add(_core.mul(_core.sub(1.0, labels), logits), _core.mul(sp, coef))
+        if self.weight is not None:
+            w = self.weight
+            loss = _core.mul(loss, w if w.dtype == dt else _core.cast(w, dt))
+        return self.get_loss(loss)
+
+
+class KLDivLoss(LossBase):
+    """Kullback-Leibler divergence with log-probability inputs (MindSpore's nn.KLDivLoss, CPU semantics):
+
+        L = y·(log y − x)   (0 where y = 0, the limit of y·log y)
+        'none': L;  'mean': mean(L) over all elements (default);  'sum': Σ L;  'batchmean': Σ L / x.shape[0]
+        (only 'batchmean' is the mathematical KL divergence per sample).
+
+    Args: reduction ('mean', 'batchmean', 'sum', 'none').
+    Inputs: logits x (log-probabilities) and labels y (probabilities), same shape, float.
+    Raises ValueError (bad reduction, shape mismatch), TypeError (non-Tensor inputs), RuntimeError ('batchmean'
+        with 0-d inputs)."""
+
+    def __init__(self, reduction="mean"):
+        if reduction not in ("mean", "batchmean", "sum", "none"):
+            raise ValueError(f"For '{type(self).__name__}', the 'reduction' must be in ['mean', 'batchmean', 'sum', "
+                             f"'none'], but got {reduction}.")
+        super().__init__("mean" if reduction == "batchmean" else reduction)
+        self.reduction = reduction
+
+    def construct(self, logits, labels):
+        name = type(self).__name__
+        _check_is_tensor("logits", logits, name)
+        _check_is_tensor("labels", labels, name)
+        if tuple(logits.shape) != tuple(labels.shape):
+            raise ValueError(f"For '{name}', the 'logits' and 'labels' must have the same shape, but got "
+                             f"{tuple(logits.shape)} and {tuple(labels.shape)}.")
+        if self.reduction == "batchmean" and logits.ndim == 0:
+            raise RuntimeError(f"For '{name}', 'batchmean' needs inputs with a batch dimension, but got 0-d inputs.")
+        positive = _core.greater(labels, 0.0)
+        safe = _core.select(positive, labels, _core.ones_like(labels))
+        loss = _core.mul(labels, _core.sub(_core.log(safe), logits))
+        if self.reduction != "batchmean":
+            return self.get_loss(loss)
+        dtype = loss.dtype
+        low = dtype in _LOW
+        if low:
+            loss = _core.cast(loss, mstype.float32)
+        out = _core.div(_core.sum(loss, None, False), float(logits.shape[0]))
+        return _core.cast(out, dtype) if low else out

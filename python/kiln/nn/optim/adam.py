@@ -139,10 +139,10 @@ class AdamWeightDecay(Optimizer):
         self.__dict__["_hyper"] = (float(beta1), float(beta2), float(eps))
 
     def construct(self, gradients):
+        wds = self.get_weight_decay()  # before _prepare advances global_step (a dynamic decay sees this step)
         grads, lrs = self._prepare(gradients, decay=False)
         beta1, beta2, eps = self._hyper
         flags = self.decay_flags
-        wds = self.get_weight_decay()
         if not isinstance(wds, tuple):
             wds = (wds,) * self.param_length
         for i, (p, m, v, g, lr) in enumerate(zip(self._parameters, self.moments1, self.moments2, grads, lrs)):

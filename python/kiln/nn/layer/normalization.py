@@ -1,0 +1,185 @@
+"""Normalization layers: MindSpore's nn.BatchNorm1d, nn.BatchNorm2d, nn.LayerNorm, nn.GroupNorm (MindSpore 2.x
+mindspore/nn/layer/normalization.py for names, defaults, Parameters and checks).
+
+BatchNorm: in training (or with use_batch_statistics=True) the batch mean and biased batch variance normalize the
+input, and the moving statistics are updated in place with `ops.assign`:
+    moving_mean = momentum·moving_mean + (1 − momentum)·batch_mean      (likewise moving_variance, biased variance)
+— MindSpore's convention (its BatchNorm primitive gets momentum' = 1 − momentum and its CPU kernel updates
+moving·(1 − momentum') + batch·momentum' with oneDNN's biased variance, plugin/device/cpu/kernel/mkldnn/
+batch_norm_cpu_kernel.cc). The assigns are recorded side effects in graph mode, so PyNative and compiled training
+update the statistics identically. In evaluation the moving statistics normalize.
+"""
+import numbers
+
+from ..._loader import _core
+from ...common import dtype as mstype
+from ...common.initializer import initializer
+from ...common.parameter import Parameter
+from ...ops import nn_func as NF
+from ..cell import Cell
+from .basic import _check_positive_int
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm"]
+
+
+class _BatchNorm(Cell):
+    """Batch normalization base: Parameters `gamma`, `beta` (trainable when affine), `moving_mean`,
+    `moving_variance` (not trainable; their Parameter names are 'mean' and 'variance', as MindSpore's, prefixed with
+    the cell's path once the layer sits in a network)."""
+
+    _dims = ()
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.9, affine=True, gamma_init="ones", beta_init="zeros",
+                 moving_mean_init="zeros", moving_var_init="ones", use_batch_statistics=None, data_format="NCHW",
+                 dtype=mstype.float32):
+        super().__init__()
+        name = self.cls_name
+        if isinstance(num_features, bool) or not isinstance(num_features, numbers.Integral):
+            raise TypeError(f"For '{name}', the 'num_features' must be int, but got {type(num_features).__name__}.")
+        if num_features < 1:
+            raise ValueError(f"For '{name}', the 'num_features' must be at least 1, but got {num_features}.")
+        if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
+            raise TypeError(f"For '{name}', the 'eps' must be float, but got {type(eps).__name__}.")
+        if isinstance(momentum, bool) or not isinstance(momentum, numbers.Real) or momentum < 0 or momentum > 1:
+            raise ValueError(f"For '{name}', the 'momentum' must be a number in range [0, 1], but got {momentum}.")
+        if data_format not in ("NCHW", "NHWC"):
+            raise ValueError(f"For '{name}', the 'format' must be one of ['NCHW', 'NHWC'], but got {data_format!r}.")
+        if data_format == "NHWC":
+            raise ValueError(f"For '{name}', the 'NHWC' format only support in GPU target, but got device target CPU.")
+        if use_batch_statistics is not None and not isinstance(use_batch_statistics, bool):
+            raise ValueError(f"For '{name}', the 'use_batch_statistics' must be a boolean value or None, but got "
+                             f"{use_batch_statistics}.")
+        self.num_features = int(num_features)
+        self.eps = float(eps)
+        self.momentum = float(momentum)
+        self.affine = affine
+        self.use_batch_statistics = use_batch_statistics
+        self.format = data_format
+        self.moving_mean = Parameter(initializer(moving_mean_init, num_features, dtype=dtype), name="mean",
+                                     requires_grad=False)
+        self.moving_variance = Parameter(initializer(moving_var_init, num_features, dtype=dtype), name="variance",
+                                         requires_grad=False)
+        self.gamma = Parameter(initializer(gamma_init, num_features, dtype=dtype), name="gamma", requires_grad=affine)
+        self.beta = Parameter(initializer(beta_init, num_features, dtype=dtype), name="beta", requires_grad=affine)
+
+    def _check_input(self, x):
+        name = self.cls_name
+        if not isinstance(x, _core.Tensor):
+            raise TypeError(f"For '{name}', the input must be a Tensor, but got {type(x).__name__}.")
+        if x.ndim not in self._dims:
+            raise ValueError(f"For '{name}', the input must have {' or '.join(map(str, self._dims))} dims, but got "
+                             f"{x.ndim} (shape {tuple(x.shape)}).")
+        if x.shape[1] != self.num_features:
+            raise ValueError(f"For '{name}', the input channels (x.shape[1]) must be equal to num_features "
+                             f"{self.num_features}, but got {x.shape[1]} (x shape {tuple(x.shape)}).")
+
+    def construct(self, x):
+        self._check_input(x)
+        use_batch = self.training if self.use_batch_statistics is None else self.use_batch_statistics
+        mm, mv = self.moving_mean, self.moving_variance
+        y, bm, bv = _core.batch_norm(x, self.gamma, self.beta, mm, mv, use_batch, self.eps)
+        if use_batch:
+            m = self.momentum
+            _core.assign(mm, _core.add(_core.mul(mm, m), _core.mul(_core.stop_gradient(bm), 1.0 - m)))
+            _core.assign(mv, _core.add(_core.mul(mv, m), _core.mul(_core.stop_gradient(bv), 1.0 - m)))
+        return y
+
+    def extend_repr(self):
+        return (f"num_features={self.num_features}, eps={self.eps}, momentum={self.momentum}, gamma={self.gamma}, "
+                f"beta={self.beta}, moving_mean={self.moving_mean}, moving_variance={self.moving_variance}")
+
+
+class BatchNorm1d(_BatchNorm):
+    r"""Batch normalization over (N, C) or (N, C, L): statistics per channel C over the other axes.
+
+    Args: num_features (int ≥ 1), eps (1e-5), momentum (0.9, in [0, 1]), affine (True), gamma_init ('ones'),
+    beta_init ('zeros'), moving_mean_init ('zeros'), moving_var_init ('ones'), use_batch_statistics (None: batch
+    statistics while training, moving ones in evaluation; True/False force one), data_format ('NCHW'), dtype.
+    Raises ValueError for an input of another rank or channel count.
+    """
+    _dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    r"""Batch normalization over (N, C, H, W): statistics per channel over (N, H, W). Args as BatchNorm1d.
+    Raises ValueError for an input that is not 4-D ("For 'BatchNorm2d', the input must have 4 dims, ...") or whose
+    channel count differs from num_features."""
+    _dims = (4,)
+
+
+class LayerNorm(Cell):
+    r"""Layer normalization: y = (x − E[x]) / √(Var[x] + ε) · γ + β over axes begin_norm_axis … R − 1 (biased
+    variance); γ, β have shape normalized_shape = x.shape[begin_params_axis:].
+
+    Args: normalized_shape (tuple/list of ints), begin_norm_axis (-1), begin_params_axis (-1), gamma_init ('ones'),
+    beta_init ('zeros'), epsilon (1e-7, MindSpore's default), dtype.
+    Raises TypeError if normalized_shape is not a tuple/list, ValueError if it is empty or does not match the input.
+    """
+
+    def __init__(self, normalized_shape, begin_norm_axis=-1, begin_params_axis=-1, gamma_init="ones",
+                 beta_init="zeros", epsilon=1e-7, dtype=mstype.float32):
+        super().__init__()
+        name = self.cls_name
+        if not isinstance(normalized_shape, (tuple, list)):
+            raise TypeError(f"For '{name}', the type of 'normalized_shape' must be tuple[int] or list[int], but got "
+                            f"{normalized_shape} and the type is {type(normalized_shape)}.")
+        if not normalized_shape:
+            raise ValueError(f"Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                             f"element, but got normalized_shape = {normalized_shape}")
+        for n, v in (("begin_norm_axis", begin_norm_axis), ("begin_params_axis", begin_params_axis)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"For '{name}', the '{n}' must be int, but got {type(v).__name__}.")
+        if isinstance(epsilon, bool) or not isinstance(epsilon, float):
+            raise TypeError(f"For '{name}', the 'epsilon' must be float, but got {type(epsilon).__name__}.")
+        self.normalized_shape = normalized_shape
+        self.begin_norm_axis = begin_norm_axis
+        self.begin_params_axis = begin_params_axis
+        self.epsilon = epsilon
+        self.gamma = Parameter(initializer(gamma_init, normalized_shape, dtype=dtype), name="gamma")
+        self.beta = Parameter(initializer(beta_init, normalized_shape, dtype=dtype), name="beta")
+
+    def construct(self, input_x):
+        return _core.layer_norm(input_x, self.gamma, self.beta, self.begin_norm_axis, self.begin_params_axis,
+                                self.epsilon)
+
+    def extend_repr(self):
+        return (f"normalized_shape={self.normalized_shape}, begin_norm_axis={self.begin_norm_axis}, "
+                f"begin_params_axis={self.begin_params_axis}, gamma{self.gamma}, beta={self.beta}")
+
+
+class GroupNorm(Cell):
+    r"""Group normalization over (N, C, *): C split into num_groups groups, statistics over each group and all
+    positions (biased variance), then per-channel γ, β ((num_channels,)).
+
+    Args: num_groups, num_channels (positive ints, num_channels divisible by num_groups), eps (1e-5), affine (True),
+    gamma_init ('ones'), beta_init ('zeros'), dtype.
+    Raises ValueError for an input whose channel count differs from num_channels.
+    """
+
+    def __init__(self, num_groups, num_channels, eps=1e-05, affine=True, gamma_init="ones", beta_init="zeros",
+                 dtype=mstype.float32):
+        super().__init__()
+        name = self.cls_name
+        self.num_groups = _check_positive_int(num_groups, "num_groups", name)
+        self.num_channels = _check_positive_int(num_channels, "num_channels", name)
+        if num_channels % num_groups != 0:
+            raise ValueError(f"For '{name}', the 'num_channels' must be divided by 'num_groups', but got "
+                             f"'num_channels': {num_channels}, 'num_groups': {num_groups}.")
+        if not isinstance(eps, float):
+            raise TypeError(f"For '{name}', the 'eps' must be float, but got {type(eps).__name__}.")
+        if not isinstance(affine, bool):
+            raise TypeError(f"For '{name}', the 'affine' must be bool, but got {type(affine).__name__}.")
+        self.eps = eps
+        self.affine = affine
+        self.gamma = Parameter(initializer(gamma_init, num_channels, dtype=dtype), name="gamma", requires_grad=affine)
+        self.beta = Parameter(initializer(beta_init, num_channels, dtype=dtype), name="beta", requires_grad=affine)
+
+    def construct(self, x):
+        if x.ndim < 2 or x.shape[1] != self.num_channels:
+            raise ValueError(f"For '{self.cls_name}', the channel(the second dim of the input 'x') must be equal to "
+                             f"num_channels, but got channel: {x.shape[1] if x.ndim > 1 else None}, num_channels: "
+                             f"{self.num_channels}.")
+        return NF.group_norm(x, self.num_groups, self.gamma, self.beta, self.eps)
+
+    def extend_repr(self):
+        return f"num_groups={self.num_groups}, num_channels={self.num_channels}"

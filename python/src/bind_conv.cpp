@@ -1,0 +1,104 @@
+// Convolution, pooling and normalization ops (src/ops/conv.cpp, pool.cpp, norm.cpp). Thin: argument conversion
+// only; pad modes, 3-D inputs and defaults live in kiln.ops (python/kiln/ops/nn_func.py) and kiln.nn.
+#include "bindings.h"
+
+namespace kiln::py {
+
+namespace {
+using Ints = std::vector<int64_t>;
+Tensor opt(const std::optional<TensorLike>& t) { return t ? t->t : Tensor(); }
+}  // namespace
+
+void bind_conv(nb::module_& m) {
+  using TL = const TensorLike&;
+  m.def("conv2d",
+        [](TL x, TL w, const Ints& stride, const Ints& pad, const Ints& dilation, int64_t groups) {
+          return ops::conv2d(x, w, stride, pad, dilation, groups);
+        },
+        nb::arg("x"), nb::arg("weight"), nb::arg("stride"), nb::arg("pad"), nb::arg("dilation"), nb::arg("groups"),
+        "Conv2D (NCHW): x (N, C, H, W), weight (O, C/groups, KH, KW); pad (top, bottom, left, right).");
+  m.def("conv2d_backprop_input",
+        [](TL dout, TL w, nb::handle input_shape, const Ints& stride, const Ints& pad, const Ints& dilation,
+           int64_t groups) {
+          return ops::conv2d_backprop_input(dout, w, to_shape(input_shape, "Conv2DBackpropInput"), stride, pad,
+                                            dilation, groups);
+        },
+        nb::arg("dout"), nb::arg("weight"), nb::arg("input_shape"), nb::arg("stride"), nb::arg("pad"),
+        nb::arg("dilation"), nb::arg("groups"), "The gradient of conv2d w.r.t. its input (a transposed convolution).");
+  m.def("conv2d_backprop_filter",
+        [](TL dout, TL x, nb::handle filter_shape, const Ints& stride, const Ints& pad, const Ints& dilation,
+           int64_t groups) {
+          return ops::conv2d_backprop_filter(dout, x, to_shape(filter_shape, "Conv2DBackpropFilter"), stride, pad,
+                                             dilation, groups);
+        },
+        nb::arg("dout"), nb::arg("x"), nb::arg("filter_shape"), nb::arg("stride"), nb::arg("pad"),
+        nb::arg("dilation"), nb::arg("groups"), "The gradient of conv2d w.r.t. its weight.");
+
+  m.def("max_pool2d",
+        [](TL x, const Ints& kernel, const Ints& stride, const Ints& pad, const Ints& dilation, bool ceil_mode,
+           bool return_indices) -> nb::object {
+          if (return_indices) {
+            auto r = ops::max_pool2d_with_indices(x, kernel, stride, pad, dilation, ceil_mode);
+            return nb::make_tuple(r[0], r[1]);
+          }
+          return nb::cast(ops::max_pool2d(x, kernel, stride, pad, dilation, ceil_mode));
+        },
+        nb::arg("x"), nb::arg("kernel"), nb::arg("stride"), nb::arg("pad"), nb::arg("dilation"),
+        nb::arg("ceil_mode") = false, nb::arg("return_indices") = false,
+        "MaxPool (NCHW); with return_indices a tuple (y, Int64 argmax h*W + w).");
+  m.def("max_pool2d_grad",
+        [](TL x, TL dout, const Ints& kernel, const Ints& stride, const Ints& pad, const Ints& dilation,
+           bool ceil_mode) { return ops::max_pool2d_grad(x, dout, kernel, stride, pad, dilation, ceil_mode); },
+        nb::arg("x"), nb::arg("dout"), nb::arg("kernel"), nb::arg("stride"), nb::arg("pad"), nb::arg("dilation"),
+        nb::arg("ceil_mode") = false);
+  m.def("max_pool2d_grad_grad",
+        [](TL x, TL h, const Ints& kernel, const Ints& stride, const Ints& pad, const Ints& dilation,
+           bool ceil_mode) { return ops::max_pool2d_grad_grad(x, h, kernel, stride, pad, dilation, ceil_mode); },
+        nb::arg("x"), nb::arg("h"), nb::arg("kernel"), nb::arg("stride"), nb::arg("pad"), nb::arg("dilation"),
+        nb::arg("ceil_mode") = false, "h (x's shape) read at each max-pooling window's argmax of x.");
+  m.def("avg_pool2d",
+        [](TL x, const Ints& kernel, const Ints& stride, const Ints& pad, bool ceil_mode, bool count_include_pad,
+           int64_t divisor_override) {
+          return ops::avg_pool2d(x, kernel, stride, pad, ceil_mode, count_include_pad, divisor_override);
+        },
+        nb::arg("x"), nb::arg("kernel"), nb::arg("stride"), nb::arg("pad"), nb::arg("ceil_mode") = false,
+        nb::arg("count_include_pad") = true, nb::arg("divisor_override") = 0, "AvgPool (NCHW).");
+  m.def("avg_pool2d_grad",
+        [](TL dout, nb::handle input_shape, const Ints& kernel, const Ints& stride, const Ints& pad, bool ceil_mode,
+           bool count_include_pad, int64_t divisor_override) {
+          return ops::avg_pool2d_grad(dout, to_shape(input_shape, "AvgPoolGrad"), kernel, stride, pad, ceil_mode,
+                                      count_include_pad, divisor_override);
+        },
+        nb::arg("dout"), nb::arg("input_shape"), nb::arg("kernel"), nb::arg("stride"), nb::arg("pad"),
+        nb::arg("ceil_mode") = false, nb::arg("count_include_pad") = true, nb::arg("divisor_override") = 0);
+  m.def("adaptive_avg_pool2d", [](TL x, const Ints& output_size) { return ops::adaptive_avg_pool2d(x, output_size); },
+        nb::arg("x"), nb::arg("output_size"), "AdaptiveAvgPool2D (NCHW) to output_size (OH, OW).");
+  m.def("adaptive_avg_pool2d_grad",
+        [](TL dout, nb::handle input_shape) {
+          return ops::adaptive_avg_pool2d_grad(dout, to_shape(input_shape, "AdaptiveAvgPool2DGrad"));
+        },
+        nb::arg("dout"), nb::arg("input_shape"));
+
+  m.def("batch_norm",
+        [](TL x, TL scale, TL bias, TL mean, TL variance, bool training, double epsilon) {
+          auto r = ops::batch_norm(x, scale, bias, mean, variance, training, epsilon);
+          return nb::make_tuple(r[0], r[1], r[2]);
+        },
+        nb::arg("x"), nb::arg("scale"), nb::arg("bias"), nb::arg("mean"), nb::arg("variance"), nb::arg("training"),
+        nb::arg("epsilon"),
+        "BatchNorm over every axis but 1: returns (y, mean, variance) — the batch statistics (biased variance) when "
+        "training, else the given ones.");
+  m.def("layer_norm",
+        [](TL x, std::optional<TensorLike> gamma, std::optional<TensorLike> beta, int64_t begin_norm_axis,
+           int64_t begin_params_axis, double epsilon) {
+          return ops::layer_norm(x, opt(gamma), opt(beta), begin_norm_axis, begin_params_axis, epsilon);
+        },
+        nb::arg("x"), nb::arg("gamma").none(), nb::arg("beta").none(), nb::arg("begin_norm_axis"),
+        nb::arg("begin_params_axis"), nb::arg("epsilon"));
+  m.def("group_norm",
+        [](TL x, int64_t num_groups, std::optional<TensorLike> gamma, std::optional<TensorLike> beta,
+           double epsilon) { return ops::group_norm(x, num_groups, opt(gamma), opt(beta), epsilon); },
+        nb::arg("x"), nb::arg("num_groups"), nb::arg("gamma").none(), nb::arg("beta").none(), nb::arg("epsilon"));
+}
+
+}  // namespace kiln::py

@@ -1,0 +1,343 @@
+// 2-D convolution, NCHW: Conv2D(x, w) and its two gradients as ops of their own, Conv2DBackpropInput(dy, w) and
+// Conv2DBackpropFilter(dy, x), so that every bprop here is again a convolution and derivatives of any order work.
+//
+// Attributes (all three ops): stride [sh, sw] ≥ 1, pad [top, bottom, left, right] ≥ 0 (zeros), dilation [dh, dw]
+// ≥ 1, groups ≥ 1; Conv2DBackpropInput also input_shape [N, C, H, W], Conv2DBackpropFilter filter_shape
+// [O, C/groups, KH, KW]. Shapes: x (N, C, H, W), w (O, C/groups, KH, KW), y (N, O, OH, OW) with
+//   OH = ⌊(H + top + bottom − dh·(KH − 1) − 1) / sh⌋ + 1   (OW likewise)
+// — MindSpore's Conv2D output size for pad_mode "pad"; "same" and "valid" are explicit pads chosen by the caller
+// (kiln.ops.conv2d / nn.Conv2d). Both operands must have one float dtype (TypeError otherwise).
+//
+// Kernels: float32 on oneDNN convolution primitives (forward, backward data, backward weights) on plain NCHW/OIHW
+// layouts, cached per shape and attributes (src/backend/cpu/dnnl_utils.h); float16/bfloat16 are computed in
+// float32; float64 (oneDNN has none on CPU) and any configuration oneDNN declines run im2col + Eigen GEMM.
+//
+// Gradients (y = conv(x, w) is bilinear; ⟨·,·⟩ the elementwise inner product):
+//   Conv2D:              dx = BackpropInput(dy, w),          dw = BackpropFilter(dy, x)
+//   BackpropInput(g, w): dg = Conv2D(gx, w),                 dw = BackpropFilter(g, gx)   (⟨gx, Bᵀg⟩ = ⟨conv(gx,w), g⟩)
+//   BackpropFilter(g,x): dg = Conv2D(x, gw),                 dx = BackpropInput(g, gw)
+#include <omp.h>
+
+#include <cstring>
+
+#include <Eigen/Core>
+
+#include "../backend/cpu/dnnl_utils.h"
+#include "elementwise.h"
+#include "families.h"
+
+namespace kiln {
+namespace {
+
+using TV = std::vector<Tensor>;
+namespace dn = cpu::dnnl;
+
+// The geometry of one convolution, from the input and filter shapes and the attributes.
+struct ConvGeom {
+  int64_t N, C, H, W;   // input
+  int64_t O, KH, KW;    // filter (O, C/G, KH, KW)
+  int64_t OH, OW;       // output
+  int64_t sh, sw, pt, pb, pl, pr, dh, dw, G;
+};
+
+// Validates the attributes and shapes; errors name `op`.
+ConvGeom geometry(const Shape& x, const Shape& w, const Attrs& a, const char* op) {
+  const auto& st = a.ints("stride");
+  const auto& pad = a.ints("pad");
+  const auto& dil = a.ints("dilation");
+  const int64_t G = a.i("groups");
+  KILN_CHECK(st.size() == 2 && st[0] >= 1 && st[1] >= 1, Value, "For '", op,
+             "', 'stride' must be two positive ints, but got ", shape_str(st), ".");
+  KILN_CHECK(dil.size() == 2 && dil[0] >= 1 && dil[1] >= 1, Value, "For '", op,
+             "', 'dilation' must be two positive ints, but got ", shape_str(dil), ".");
+  KILN_CHECK(pad.size() == 4 && pad[0] >= 0 && pad[1] >= 0 && pad[2] >= 0 && pad[3] >= 0, Value, "For '", op,
+             "', 'pad' must be four non-negative ints (top, bottom, left, right), but got ", shape_str(pad), ".");
+  KILN_CHECK(G >= 1, Value, "For '", op, "', 'groups' must be a positive int, but got ", G, ".");
+  KILN_CHECK(x.size() == 4, Value, "For '", op, "', the input 'x' must be 4-D (N, C, H, W), but got shape ",
+             shape_str(x), ".");
+  KILN_CHECK(w.size() == 4, Value, "For '", op, "', the weight must be 4-D (C_out, C_in / groups, KH, KW), but got shape ",
+             shape_str(w), ".");
+  KILN_CHECK(w[0] >= 1 && w[2] >= 1 && w[3] >= 1, Value, "For '", op, "', the weight shape ", shape_str(w),
+             " must have positive C_out, KH and KW.");
+  KILN_CHECK(x[1] % G == 0 && w[0] % G == 0, Value, "For '", op, "', the input channels (x.shape[1] = ", x[1],
+             ") and output channels (weight.shape[0] = ", w[0], ") must both be divisible by groups = ", G, ".");
+  KILN_CHECK(x[1] / G == w[1], Value, "For '", op, "', x.shape[1] / groups must equal weight.shape[1], but got x shape ",
+             shape_str(x), ", weight shape ", shape_str(w), " and groups ", G, ".");
+  ConvGeom g{x[0], x[1], x[2], x[3], w[0], w[2], w[3], 0, 0, st[0], st[1], pad[0], pad[1], pad[2], pad[3], dil[0],
+             dil[1], G};
+  const int64_t span_h = g.H + g.pt + g.pb - g.dh * (g.KH - 1) - 1;
+  const int64_t span_w = g.W + g.pl + g.pr - g.dw * (g.KW - 1) - 1;
+  KILN_CHECK(span_h >= 0 && span_w >= 0, Value, "For '", op, "', the kernel size (", g.KH, ", ", g.KW,
+             ") with dilation (", g.dh, ", ", g.dw, ") is larger than the padded input (", g.H + g.pt + g.pb, ", ",
+             g.W + g.pl + g.pr, ") of x shape ", shape_str(x), ".");
+  g.OH = span_h / g.sh + 1;
+  g.OW = span_w / g.sw + 1;
+  return g;
+}
+
+Shape out_shape(const ConvGeom& g) { return {g.N, g.O, g.OH, g.OW}; }
+
+void check_dtypes(const Tensor& a, const Tensor& b, const char* op, const char* na, const char* nb) {
+  KILN_CHECK(is_floating(a.dtype()), Type, "For '", op, "', '", na,
+             "' must be a float tensor (Float16, BFloat16, Float32 or Float64), but got ", dtype_name(a.dtype()), ".");
+  KILN_CHECK(a.dtype() == b.dtype(), Type, "For '", op, "', '", na, "' and '", nb,
+             "' must have the same dtype, but got ", dtype_name(a.dtype()), " and ", dtype_name(b.dtype()), ".");
+}
+
+void check_dout(const Tensor& dy, const ConvGeom& g, const char* op) {
+  KILN_CHECK(dy.shape() == out_shape(g), Value, "For '", op, "', the output gradient must have the convolution's "
+             "output shape ", shape_str(out_shape(g)), ", but got ", shape_str(dy.shape()), ".");
+}
+
+std::vector<TensorMeta> infer_conv(const TV& in, const Attrs& a) {
+  check_dtypes(in[0], in[1], "Conv2D", "x", "weight");
+  return {{out_shape(geometry(in[0].shape(), in[1].shape(), a, "Conv2D")), in[0].dtype()}};
+}
+std::vector<TensorMeta> infer_conv_input(const TV& in, const Attrs& a) {
+  check_dtypes(in[0], in[1], "Conv2DBackpropInput", "dout", "weight");
+  const Shape& xs = a.ints("input_shape");
+  check_dout(in[0], geometry(xs, in[1].shape(), a, "Conv2DBackpropInput"), "Conv2DBackpropInput");
+  return {{xs, in[0].dtype()}};
+}
+std::vector<TensorMeta> infer_conv_filter(const TV& in, const Attrs& a) {
+  check_dtypes(in[0], in[1], "Conv2DBackpropFilter", "dout", "x");
+  const Shape& ws = a.ints("filter_shape");
+  check_dout(in[0], geometry(in[1].shape(), ws, a, "Conv2DBackpropFilter"), "Conv2DBackpropFilter");
+  return {{ws, in[0].dtype()}};
+}
+
+// What a kernel computes. Operands (a, b) → out:
+//   Fwd:        (x, w)   → y
+//   BwdData:    (dy, w)  → dx
+//   BwdWeights: (dy, x)  → dw
+enum Kind : int64_t { kFwd = 0, kBwdData = 1, kBwdWeights = 2 };
+
+// ---- float32 on oneDNN ----
+dn::Prim make_conv_prim(Kind k, const ConvGeom& g) {
+  dn::MemDesc src({g.N, g.C, g.H, g.W}, dnnl_nchw), dst({g.N, g.O, g.OH, g.OW}, dnnl_nchw);
+  dn::MemDesc wei(g.G == 1 ? std::vector<int64_t>{g.O, g.C, g.KH, g.KW}
+                           : std::vector<int64_t>{g.G, g.O / g.G, g.C / g.G, g.KH, g.KW},
+                  g.G == 1 ? dnnl_oihw : dnnl_goihw);
+  dnnl_dims_t strides{g.sh, g.sw}, dil{g.dh - 1, g.dw - 1}, pad_l{g.pt, g.pl}, pad_r{g.pb, g.pr};
+  dnnl_primitive_desc_t fwd = nullptr;
+  if (dnnl_convolution_forward_primitive_desc_create(&fwd, dn::engine(), dnnl_forward_training, dnnl_convolution_direct,
+                                                     src.md, wei.md, nullptr, dst.md, strides, dil, pad_l, pad_r,
+                                                     nullptr) != dnnl_success)
+    return dn::Prim{};
+  if (k == kFwd)
+    return dn::make_prim(fwd, {{DNNL_ARG_SRC, src.md}, {DNNL_ARG_WEIGHTS, wei.md}, {DNNL_ARG_DST, dst.md}});
+  dnnl_primitive_desc_t pd = nullptr;
+  dnnl_status_t st =
+      k == kBwdData
+          ? dnnl_convolution_backward_data_primitive_desc_create(&pd, dn::engine(), dnnl_convolution_direct, src.md,
+                                                                 wei.md, dst.md, strides, dil, pad_l, pad_r, fwd,
+                                                                 nullptr)
+          : dnnl_convolution_backward_weights_primitive_desc_create(&pd, dn::engine(), dnnl_convolution_direct, src.md,
+                                                                    wei.md, nullptr, dst.md, strides, dil, pad_l,
+                                                                    pad_r, fwd, nullptr);
+  dnnl_primitive_desc_destroy(fwd);
+  if (st != dnnl_success) return dn::Prim{};
+  if (k == kBwdData)
+    return dn::make_prim(pd, {{DNNL_ARG_DIFF_DST, dst.md}, {DNNL_ARG_WEIGHTS, wei.md}, {DNNL_ARG_DIFF_SRC, src.md}});
+  return dn::make_prim(pd, {{DNNL_ARG_DIFF_DST, dst.md}, {DNNL_ARG_SRC, src.md}, {DNNL_ARG_DIFF_WEIGHTS, wei.md}});
+}
+
+bool conv_dnnl(Kind k, const ConvGeom& g, const float* a, const float* b, float* out) {
+  static dn::PrimCache cache;
+  std::vector<int64_t> key{k, g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.sh, g.sw, g.pt, g.pb, g.pl, g.pr, g.dh, g.dw, g.G};
+  static const char* names[] = {"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"};
+  return cache.run(key, [&] { return make_conv_prim(k, g); },
+                   {const_cast<float*>(a), const_cast<float*>(b), out}, names[k]);
+}
+
+// ---- float64 (and fallback): im2col + Eigen GEMM ----
+// col (Cg·KH·KW, OH·OW) holds the input patches of one image and group (zeros where the window is in padding).
+template <typename T>
+void im2col(const ConvGeom& g, const T* x, T* col) {
+  const int64_t Cg = g.C / g.G, P = g.OH * g.OW;
+  for (int64_t c = 0; c < Cg; ++c)
+    for (int64_t i = 0; i < g.KH; ++i)
+      for (int64_t j = 0; j < g.KW; ++j) {
+        T* row = col + ((c * g.KH + i) * g.KW + j) * P;
+        const T* xc = x + c * g.H * g.W;
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          const int64_t ih = oh * g.sh - g.pt + i * g.dh;
+          T* r = row + oh * g.OW;
+          if (ih < 0 || ih >= g.H) { for (int64_t ow = 0; ow < g.OW; ++ow) r[ow] = T(0); continue; }
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            const int64_t iw = ow * g.sw - g.pl + j * g.dw;
+            r[ow] = (iw >= 0 && iw < g.W) ? xc[ih * g.W + iw] : T(0);
+          }
+        }
+      }
+}
+
+// The adjoint of im2col: adds each patch entry back to its input position.
+template <typename T>
+void col2im(const ConvGeom& g, const T* col, T* x) {
+  const int64_t Cg = g.C / g.G, P = g.OH * g.OW;
+  for (int64_t c = 0; c < Cg; ++c)
+    for (int64_t i = 0; i < g.KH; ++i)
+      for (int64_t j = 0; j < g.KW; ++j) {
+        const T* row = col + ((c * g.KH + i) * g.KW + j) * P;
+        T* xc = x + c * g.H * g.W;
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          const int64_t ih = oh * g.sh - g.pt + i * g.dh;
+          if (ih < 0 || ih >= g.H) continue;
+          const T* r = row + oh * g.OW;
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            const int64_t iw = ow * g.sw - g.pl + j * g.dw;
+            if (iw >= 0 && iw < g.W) xc[ih * g.W + iw] += r[ow];
+          }
+        }
+      }
+}
+
+template <typename T>
+void conv_ref(Kind k, const ConvGeom& g, const T* a, const T* b, T* out) {
+  using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using CMap = Eigen::Map<const Mat>;
+  using MMap = Eigen::Map<Mat>;
+  const int64_t Cg = g.C / g.G, Og = g.O / g.G, K = Cg * g.KH * g.KW, P = g.OH * g.OW;
+  std::vector<T> col(size_t(K * P));
+  if (k == kBwdData) std::fill(out, out + g.N * g.C * g.H * g.W, T(0));
+  if (k == kBwdWeights) std::fill(out, out + g.O * K, T(0));
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t grp = 0; grp < g.G; ++grp) {
+      const int64_t x_off = (n * g.C + grp * Cg) * g.H * g.W, y_off = (n * g.O + grp * Og) * P, w_off = grp * Og * K;
+      MMap cm(col.data(), K, P);
+      if (k == kFwd) {
+        im2col(g, a + x_off, col.data());
+        MMap(out + y_off, Og, P).noalias() = CMap(b + w_off, Og, K) * cm;
+      } else if (k == kBwdData) {
+        cm.noalias() = CMap(b + w_off, Og, K).transpose() * CMap(a + y_off, Og, P);
+        col2im(g, col.data(), out + x_off);
+      } else {
+        im2col(g, b + x_off, col.data());
+        MMap(out + w_off, Og, K).noalias() += CMap(a + y_off, Og, P) * cm.transpose();
+      }
+    }
+}
+
+// Threads only pay off for large convolutions: below ~4 MFLOP (LeNet's 8x8 layers) the fork/join of two OpenMP
+// threads costs more than it saves (the same threshold as BatchMatMul's, docs/decisions.md).
+struct ConvThreads {
+  int saved;
+  explicit ConvThreads(const ConvGeom& g) : saved(omp_get_max_threads()) {
+    const double flops = 2.0 * double(g.N) * double(g.O) * double(g.OH * g.OW) * double(g.C / g.G) * double(g.KH * g.KW);
+    if (flops < 2.0 * 128 * 128 * 128) omp_set_num_threads(1);
+  }
+  ~ConvThreads() { omp_set_num_threads(saved); }
+};
+
+template <Kind K>
+void run_conv(const TV& in, TV& out, const Attrs& a) {
+  const ConvGeom g = K == kFwd        ? geometry(in[0].shape(), in[1].shape(), a, "Conv2D")
+                     : K == kBwdData ? geometry(a.ints("input_shape"), in[1].shape(), a, "Conv2DBackpropInput")
+                                     : geometry(in[1].shape(), a.ints("filter_shape"), a, "Conv2DBackpropFilter");
+  const DType t = out[0].dtype();
+  const DType ct = (t == DType::Float16 || t == DType::BFloat16) ? DType::Float32 : t;
+  if (out[0].numel() == 0) return;
+  Tensor A = ew::as_dtype(in[0], ct).contiguous(), B = ew::as_dtype(in[1], ct).contiguous();
+  Tensor o = ct == t ? out[0] : Tensor::empty(out[0].shape(), ct);
+  ConvThreads threads(g);
+  if (A.numel() == 0 || B.numel() == 0) {  // an empty batch: the filter gradient is zero
+    std::memset(o.raw_data(), 0, size_t(o.numel()) * itemsize(ct));
+  } else if (ct == DType::Float32) {
+    if (!conv_dnnl(K, g, A.data<float>(), B.data<float>(), o.data<float>()))
+      conv_ref<float>(K, g, A.data<float>(), B.data<float>(), o.data<float>());
+  } else {
+    conv_ref<double>(K, g, A.data<double>(), B.data<double>(), o.data<double>());
+  }
+  if (ct != t) copy_into(o, out[0]);
+}
+
+struct ConvArgs {
+  ops::Axes stride, pad, dilation;
+  int64_t groups;
+  explicit ConvArgs(const Attrs& a)
+      : stride(a.ints("stride")), pad(a.ints("pad")), dilation(a.ints("dilation")), groups(a.i("groups")) {}
+};
+
+TV bp_conv(const TV& in, const TV&, const TV& g, const Attrs& a) {
+  if (!g[0].defined()) return {Tensor(), Tensor()};
+  ConvArgs c(a);
+  return {ops::conv2d_backprop_input(g[0], in[1], in[0].shape(), c.stride, c.pad, c.dilation, c.groups),
+          ops::conv2d_backprop_filter(g[0], in[0], in[1].shape(), c.stride, c.pad, c.dilation, c.groups)};
+}
+// in = {dy, w}: out = Bᵀ(dy; w).
+TV bp_conv_input(const TV& in, const TV&, const TV& g, const Attrs& a) {
+  if (!g[0].defined()) return {Tensor(), Tensor()};
+  ConvArgs c(a);
+  return {ops::conv2d(g[0], in[1], c.stride, c.pad, c.dilation, c.groups),
+          ops::conv2d_backprop_filter(in[0], g[0], in[1].shape(), c.stride, c.pad, c.dilation, c.groups)};
+}
+// in = {dy, x}: out = dW(dy; x).
+TV bp_conv_filter(const TV& in, const TV&, const TV& g, const Attrs& a) {
+  if (!g[0].defined()) return {Tensor(), Tensor()};
+  ConvArgs c(a);
+  return {ops::conv2d(in[1], g[0], c.stride, c.pad, c.dilation, c.groups),
+          ops::conv2d_backprop_input(in[0], g[0], in[1].shape(), c.stride, c.pad, c.dilation, c.groups)};
+}
+
+// Accepts 1 or 2 values for stride/dilation and 1, 2 (vertical, horizontal) or 4 values for pad.
+ops::Axes pair_of(const ops::Axes& v, const char* name) {
+  if (v.size() == 1) return {v[0], v[0]};
+  KILN_CHECK(v.size() == 2, Value, "For 'Conv2D', '", name, "' must have 1 or 2 values, but got ", shape_str(v), ".");
+  return v;
+}
+ops::Axes pad_of(const ops::Axes& v) {
+  if (v.size() == 1) return {v[0], v[0], v[0], v[0]};
+  if (v.size() == 2) return {v[0], v[0], v[1], v[1]};
+  KILN_CHECK(v.size() == 4, Value, "For 'Conv2D', 'pad' must have 1, 2 or 4 values, but got ", shape_str(v), ".");
+  return v;
+}
+Attrs conv_attrs(const ops::Axes& stride, const ops::Axes& pad, const ops::Axes& dilation, int64_t groups) {
+  return {{"stride", pair_of(stride, "stride")}, {"pad", pad_of(pad)}, {"dilation", pair_of(dilation, "dilation")},
+          {"groups", groups}};
+}
+
+}  // namespace
+
+namespace ops_impl {
+void register_conv() {
+  OpDef f;
+  f.id = OpId::Conv2D;
+  f.infer = infer_conv;
+  f.cpu = run_conv<kFwd>;
+  f.bprop = bp_conv;
+  register_op(f);
+  OpDef d;
+  d.id = OpId::Conv2DBackpropInput;
+  d.infer = infer_conv_input;
+  d.cpu = run_conv<kBwdData>;
+  d.bprop = bp_conv_input;
+  register_op(d);
+  OpDef w;
+  w.id = OpId::Conv2DBackpropFilter;
+  w.infer = infer_conv_filter;
+  w.cpu = run_conv<kBwdWeights>;
+  w.bprop = bp_conv_filter;
+  register_op(w);
+}
+}  // namespace ops_impl
+
+namespace ops {
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Axes& stride, const Axes& pad, const Axes& dilation,
+              int64_t groups) {
+  return apply1(OpId::Conv2D, {x, weight}, conv_attrs(stride, pad, dilation, groups));
+}
+Tensor conv2d_backprop_input(const Tensor& dout, const Tensor& weight, const Shape& input_shape, const Axes& stride,
+                             const Axes& pad, const Axes& dilation, int64_t groups) {
+  Attrs a = conv_attrs(stride, pad, dilation, groups);
+  a.items.emplace_back("input_shape", input_shape);
+  return apply1(OpId::Conv2DBackpropInput, {dout, weight}, a);
+}
+Tensor conv2d_backprop_filter(const Tensor& dout, const Tensor& x, const Shape& filter_shape, const Axes& stride,
+                              const Axes& pad, const Axes& dilation, int64_t groups) {
+  Attrs a = conv_attrs(stride, pad, dilation, groups);
+  a.items.emplace_back("filter_shape", filter_shape);
+  return apply1(OpId::Conv2DBackpropFilter, {dout, x}, a);
+}
+}  // namespace ops
+}  // namespace kiln

@@ -1,0 +1,235 @@
+// FusedElementwise: a chain or tree of elementwise float ops evaluated in one pass over the elements, made by the
+// graph pass fuse_elementwise (src/graph/passes/fusion.cpp) and never by user code. The attribute encoding is in
+// fused.h. The kernel walks the elements in blocks of kBlock: per block, each instruction is one loop over the
+// block into a small scratch register (the last one writes the output), so there are no full-size temporaries
+// and each loop vectorizes like the unfused op's. The bprop re-runs the original ops with kiln::ops and calls their
+// bprops in reverse: autodiff through a fused graph (and grad of grad) gives what the unfused graph gives.
+#include <algorithm>
+#include <vector>
+
+#include "elementwise.h"
+#include "families.h"
+#include "fused.h"
+
+namespace kiln {
+namespace fused {
+
+bool ew_opcode(OpId op, const Attrs& attrs, EwOp* out) {
+  switch (op) {
+    case OpId::Add: *out = EwOp::Add; return true;
+    case OpId::Sub: *out = EwOp::Sub; return true;
+    case OpId::Mul: *out = EwOp::Mul; return true;
+    case OpId::Div: *out = EwOp::Div; return true;
+    case OpId::Pow: *out = EwOp::Pow; return true;
+    case OpId::Maximum: *out = EwOp::Maximum; return true;
+    case OpId::Minimum: *out = EwOp::Minimum; return true;
+    case OpId::Neg: *out = EwOp::Neg; return true;
+    case OpId::Exp: *out = EwOp::Exp; return true;
+    case OpId::Log: *out = EwOp::Log; return true;
+    case OpId::Sqrt: *out = EwOp::Sqrt; return true;
+    case OpId::Rsqrt: *out = EwOp::Rsqrt; return true;
+    case OpId::Abs: *out = EwOp::Abs; return true;
+    case OpId::Square: *out = EwOp::Square; return true;
+    case OpId::Erf: *out = EwOp::Erf; return true;
+    case OpId::Relu: *out = EwOp::Relu; return true;
+    case OpId::Sigmoid: *out = EwOp::Sigmoid; return true;
+    case OpId::Tanh: *out = EwOp::Tanh; return true;
+    case OpId::Gelu: *out = attrs.b("approximate") ? EwOp::GeluTanh : EwOp::GeluErf; return true;
+    default: return false;
+  }
+}
+
+OpId ew_op_id(EwOp op) {
+  static const OpId ids[] = {OpId::Add,  OpId::Sub,  OpId::Mul,   OpId::Div,    OpId::Pow,  OpId::Maximum,
+                             OpId::Minimum, OpId::Neg, OpId::Exp, OpId::Log,    OpId::Sqrt, OpId::Rsqrt,
+                             OpId::Abs,  OpId::Square, OpId::Erf, OpId::Relu,   OpId::Sigmoid, OpId::Tanh,
+                             OpId::Gelu, OpId::Gelu};
+  static_assert(sizeof(ids) / sizeof(ids[0]) == size_t(EwOp::kCount), "one OpId per EwOp");
+  return ids[size_t(op)];
+}
+
+Attrs ew_attrs(EwOp op) {
+  if (op == EwOp::GeluErf) return {{"approximate", false}};
+  if (op == EwOp::GeluTanh) return {{"approximate", true}};
+  return {};
+}
+
+const char* act_name(Act a) {
+  switch (a) {
+    case Act::None: return "none";
+    case Act::Relu: return "relu";
+    case Act::Sigmoid: return "sigmoid";
+    case Act::Tanh: return "tanh";
+    case Act::GeluErf: return "gelu";
+    case Act::GeluTanh: return "gelu_tanh";
+  }
+  return "?";
+}
+
+}  // namespace fused
+
+namespace {
+using TV = std::vector<Tensor>;
+using fused::EwOp;
+constexpr int64_t kBlock = 512;
+
+struct Instr { EwOp op; int64_t a, b; };
+
+// Decodes and checks a program for `n_inputs` inputs (RuntimeError on a malformed one: a bad graph, not user input).
+std::vector<Instr> decode(const std::vector<int64_t>& p, size_t n_inputs) {
+  KILN_CHECK(!p.empty() && p.size() % 3 == 0, Runtime, "For 'FusedElementwise', the program has ", p.size(),
+             " entries; expected a non-empty multiple of 3.");
+  std::vector<Instr> prog;
+  int64_t nreg = int64_t(n_inputs);
+  for (size_t k = 0; k < p.size(); k += 3) {
+    KILN_CHECK(p[k] >= 0 && p[k] < int64_t(EwOp::kCount), Runtime, "For 'FusedElementwise', bad opcode ", p[k], ".");
+    Instr in{EwOp(p[k]), p[k + 1], p[k + 2]};
+    bool bin = fused::is_binary(in.op);
+    KILN_CHECK(in.a >= 0 && in.a < nreg && (bin ? (in.b >= 0 && in.b < nreg) : in.b == -1), Runtime,
+               "For 'FusedElementwise', instruction ", k / 3, " reads a register that is not defined.");
+    prog.push_back(in);
+    nreg++;
+  }
+  return prog;
+}
+
+std::vector<TensorMeta> infer_fused_ew(const TV& in, const Attrs& a) {
+  DType dt = a.dtype("dtype");
+  KILN_CHECK(dt == DType::Float32 || dt == DType::Float64, Type, "For 'FusedElementwise', dtype must be Float32 or "
+             "Float64, but got ", dtype_name(dt), ".");
+  decode(a.ints("program"), in.size());
+  Shape s;
+  for (auto& x : in)
+    if (x.ndim() > 0) { s = x.shape(); break; }
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Tensor& x = in[i];
+    if (x.ndim() == 0) continue;
+    KILN_CHECK(x.shape() == s && x.dtype() == dt, Value, "For 'FusedElementwise', input ", i, " must be 0-d or ",
+               dtype_name(dt), shape_str(s), ", but got ", dtype_name(x.dtype()), shape_str(x.shape()), ".");
+  }
+  return {{s, dt}};
+}
+
+template <typename T>
+void eval(EwOp op, const T* x, const T* y, T* d, int64_t n) {
+  switch (op) {
+    case EwOp::Add: for (int64_t i = 0; i < n; ++i) d[i] = x[i] + y[i]; break;
+    case EwOp::Sub: for (int64_t i = 0; i < n; ++i) d[i] = x[i] - y[i]; break;
+    case EwOp::Mul: for (int64_t i = 0; i < n; ++i) d[i] = x[i] * y[i]; break;
+    case EwOp::Div: for (int64_t i = 0; i < n; ++i) d[i] = x[i] / y[i]; break;
+    case EwOp::Pow: for (int64_t i = 0; i < n; ++i) d[i] = std::pow(x[i], y[i]); break;
+    case EwOp::Maximum: for (int64_t i = 0; i < n; ++i) d[i] = fused::max_f(x[i], y[i]); break;
+    case EwOp::Minimum: for (int64_t i = 0; i < n; ++i) d[i] = fused::min_f(x[i], y[i]); break;
+    case EwOp::Neg: for (int64_t i = 0; i < n; ++i) d[i] = -x[i]; break;
+    case EwOp::Exp: for (int64_t i = 0; i < n; ++i) d[i] = std::exp(x[i]); break;
+    case EwOp::Log: for (int64_t i = 0; i < n; ++i) d[i] = std::log(x[i]); break;
+    case EwOp::Sqrt: for (int64_t i = 0; i < n; ++i) d[i] = std::sqrt(x[i]); break;
+    case EwOp::Rsqrt: for (int64_t i = 0; i < n; ++i) d[i] = T(1) / std::sqrt(x[i]); break;
+    case EwOp::Abs: for (int64_t i = 0; i < n; ++i) d[i] = x[i] < 0 ? T(-x[i]) : x[i]; break;
+    case EwOp::Square: for (int64_t i = 0; i < n; ++i) d[i] = x[i] * x[i]; break;
+    case EwOp::Erf: for (int64_t i = 0; i < n; ++i) d[i] = std::erf(x[i]); break;
+    case EwOp::Relu: for (int64_t i = 0; i < n; ++i) d[i] = fused::relu_f(x[i]); break;
+    case EwOp::Sigmoid: for (int64_t i = 0; i < n; ++i) d[i] = fused::sigmoid_f(x[i]); break;
+    case EwOp::Tanh: for (int64_t i = 0; i < n; ++i) d[i] = fused::tanh_f(x[i]); break;
+    case EwOp::GeluErf: for (int64_t i = 0; i < n; ++i) d[i] = fused::gelu_erf_f(x[i]); break;
+    case EwOp::GeluTanh: for (int64_t i = 0; i < n; ++i) d[i] = fused::gelu_tanh_f(x[i]); break;
+    default: break;
+  }
+}
+
+template <typename T>
+void run_program(const std::vector<Instr>& prog, const TV& in, const Tensor& out) {
+  const int64_t n = out.numel();
+  const size_t nin = in.size(), nreg = nin + prog.size();
+  // Registers: full inputs point into their (contiguous) data and advance per block; 0-d inputs are a block
+  // filled with the value once (stride 0); instruction results live in `scratch`, the last in the output.
+  std::vector<T> scratch((prog.size() + nin) * size_t(kBlock));
+  std::vector<const T*> base(nreg, nullptr);
+  std::vector<bool> moves(nreg, false);
+  std::vector<Tensor> keep;  // contiguous copies of strided inputs
+  const bool scalar_out = out.ndim() == 0;
+  for (size_t i = 0; i < nin; ++i) {
+    if (in[i].ndim() == 0 && !scalar_out) {
+      T v = ew::as_dtype(in[i], out.dtype()).data<T>()[0];
+      T* buf = scratch.data() + (prog.size() + i) * size_t(kBlock);
+      for (int64_t k = 0; k < kBlock; ++k) buf[k] = v;
+      base[i] = buf;
+    } else {
+      Tensor c = ew::as_dtype(in[i], out.dtype()).contiguous();
+      keep.push_back(c);
+      base[i] = c.data<T>();
+      moves[i] = true;
+    }
+  }
+  T* po = out.data<T>();
+  std::vector<const T*> r(nreg);
+  for (int64_t start = 0; start < n; start += kBlock) {
+    const int64_t len = std::min<int64_t>(kBlock, n - start);
+    for (size_t i = 0; i < nin; ++i) r[i] = moves[i] ? base[i] + start : base[i];
+    for (size_t k = 0; k < prog.size(); ++k) {
+      T* d = k + 1 == prog.size() ? po + start : scratch.data() + k * size_t(kBlock);
+      const Instr& ins = prog[k];
+      eval<T>(ins.op, r[size_t(ins.a)], ins.b >= 0 ? r[size_t(ins.b)] : nullptr, d, len);
+      r[nin + k] = d;
+    }
+  }
+}
+
+void run_fused_ew(const TV& in, TV& out, const Attrs& a) {
+  std::vector<Instr> prog = decode(a.ints("program"), in.size());
+  if (out[0].dtype() == DType::Float32) run_program<float>(prog, in, out[0]);
+  else run_program<double>(prog, in, out[0]);
+}
+
+// Re-runs the program with kiln::ops (recorded under an outer grad transform) and applies each op's bprop in
+// reverse, summing the cotangents of registers read more than once.
+TV bprop_fused_ew(const TV& in, const TV& out, const TV& g, const Attrs& a) {
+  std::vector<Instr> prog = decode(a.ints("program"), in.size());
+  DType dt = a.dtype("dtype");
+  const size_t nin = in.size();
+  TV r(in.begin(), in.end());
+  for (size_t k = 0; k < prog.size(); ++k) {
+    const Instr& ins = prog[k];
+    TV args{r[size_t(ins.a)]};
+    if (ins.b >= 0) args.push_back(r[size_t(ins.b)]);
+    Tensor y = apply1(fused::ew_op_id(ins.op), args, fused::ew_attrs(ins.op));
+    r.push_back(y.dtype() == dt ? y : ops::cast(y, dt));
+  }
+  TV gr(r.size());
+  gr.back() = g[0];
+  for (size_t k = prog.size(); k-- > 0;) {
+    const Tensor& gk = gr[nin + k];
+    if (!gk.defined()) continue;
+    const Instr& ins = prog[k];
+    TV args{r[size_t(ins.a)]};
+    if (ins.b >= 0) args.push_back(r[size_t(ins.b)]);
+    const OpDef& def = get_op(fused::ew_op_id(ins.op));
+    if (!def.bprop) continue;
+    TV ga = def.bprop(args, {r[nin + k]}, {gk}, fused::ew_attrs(ins.op));
+    int64_t regs[2] = {ins.a, ins.b};
+    for (size_t j = 0; j < ga.size() && j < 2; ++j) {
+      if (!ga[j].defined() || regs[j] < 0) continue;
+      Tensor& acc = gr[size_t(regs[j])];
+      acc = acc.defined() ? ops::add(acc, ga[j]) : ga[j];
+    }
+  }
+  gr.resize(nin);
+  return gr;
+}
+
+}  // namespace
+
+namespace ops_impl {
+void register_fused_matmul();  // fused_matmul.cpp
+
+void register_fused() {
+  OpDef d;
+  d.id = OpId::FusedElementwise;
+  d.infer = infer_fused_ew;
+  d.cpu = run_fused_ew;
+  d.bprop = bprop_fused_ew;
+  register_op(d);
+  register_fused_matmul();
+}
+}  // namespace ops_impl
+}  // namespace kiln

@@ -1,0 +1,252 @@
+// Normalization: the BatchNorm op (a fused kernel; bprop written with Kiln ops) and LayerNorm / GroupNorm as
+// compositions of Kiln ops (mean and variance by reductions), whose gradients come from their parts.
+//
+// BatchNorm(x, scale, bias, mean, variance), attrs training (bool), epsilon (double). x: (N, C) or (N, C, *), any
+// float dtype; scale/bias/mean/variance: (C,), one float dtype (their dtype is the statistics' dtype). Outputs:
+//   y (x's shape and dtype) = (x − μ) / √(σ² + ε) · scale + bias, per channel (axis 1),
+//   μ, σ² — training: the batch mean and the biased batch variance over every axis but 1;
+//            inference: the given mean and variance (copied).
+// The batch statistics are accumulated in double. Updating moving statistics is the caller's job (nn.BatchNorm*
+// assigns moving = momentum·moving + (1 − momentum)·batch). MindSpore's CPU BatchNorm kernel also updates with the
+// biased variance oneDNN returns (mindspore/ccsrc/plugin/device/cpu/kernel/mkldnn/batch_norm_cpu_kernel.cc).
+// Gradients (training, M = elements per channel, x̂ = (x − μ)·rstd, rstd = 1/√(σ² + ε)):
+//   dbias = Σ dy,  dscale = Σ dy·x̂,  dx = scale·rstd/M · (M·dy − Σ dy − x̂·Σ dy·x̂)  [Ioffe & Szegedy 2015]
+//   (+ dμ/M + dσ²·2(x − μ)/M when the returned statistics are differentiated too);
+// inference: dx = dy·scale·rstd, dscale = Σ dy·x̂, dbias = Σ dy, dμ = −scale·rstd·Σ dy, dσ² = −½·scale·rstd²·Σ dy·x̂
+// (MindSpore's bprop returns zeros for the moving statistics; they are non-trainable Parameters, so training is
+// unaffected, and the exact gradient keeps BatchNorm a correct function of all its inputs).
+// When the backward pass is itself recorded (higher derivatives), the bprop recomputes μ and σ² from x with Kiln
+// ops instead of reading the op's outputs, so second derivatives are exact.
+#include <omp.h>
+
+#include <cmath>
+#include <limits>
+
+#include "elementwise.h"
+#include "kiln/autodiff.h"
+#include "families.h"
+
+namespace kiln {
+namespace {
+
+using TV = std::vector<Tensor>;
+using ops::Axes;
+
+std::vector<TensorMeta> infer_batch_norm(const TV& in, const Attrs& a) {
+  const Tensor& x = in[0];
+  KILN_CHECK(x.ndim() >= 2, Value, "For 'BatchNorm', the input 'x' must have at least 2 dims (N, C, ...), but got shape ",
+             shape_str(x.shape()), ".");
+  KILN_CHECK(is_floating(x.dtype()), Type, "For 'BatchNorm', the input 'x' must be a float tensor, but got ",
+             dtype_name(x.dtype()), ".");
+  const int64_t C = x.shape()[1];
+  static const char* names[] = {"x", "scale", "bias", "mean", "variance"};
+  for (size_t i = 1; i < 5; ++i) {
+    KILN_CHECK(in[i].shape() == Shape({C}), Value, "For 'BatchNorm', '", names[i], "' must have shape (C,) = (", C,
+               ",) for x of shape ", shape_str(x.shape()), ", but got ", shape_str(in[i].shape()), ".");
+    KILN_CHECK(is_floating(in[i].dtype()) && in[i].dtype() == in[1].dtype(), Type, "For 'BatchNorm', 'scale', 'bias', "
+               "'mean' and 'variance' must have one float dtype, but got ", dtype_name(in[1].dtype()), " and ",
+               dtype_name(in[i].dtype()), ".");
+  }
+  return {{x.shape(), x.dtype()}, {{C}, in[1].dtype()}, {{C}, in[1].dtype()}};
+}
+
+// Per-channel batch statistics (training) and y = x·scale_c + shift_c, for one float element type T.
+// x: contiguous (N, C, S); gamma/beta/mean_in/var_in: double (C,); mean/var: the statistics used (written here).
+template <typename T>
+void batch_norm_kernel(const T* px, T* py, int64_t N, int64_t C, int64_t S, bool training, double eps,
+                       const double* gamma, const double* beta, const double* mean_in, const double* var_in,
+                       double* mean, double* var) {
+  using Cp = compute_t<T>;
+  const int64_t M = N * S;
+  if (training) {
+    const bool par = C > 1 && N * C * S >= 32768;
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t c = 0; c < C; ++c) {
+      double s = 0;
+      for (int64_t n = 0; n < N; ++n) {
+        const T* p = px + (n * C + c) * S;
+        for (int64_t i = 0; i < S; ++i) s += double(Cp(p[i]));
+      }
+      const double m = M > 0 ? s / double(M) : std::numeric_limits<double>::quiet_NaN();
+      double q = 0;
+      for (int64_t n = 0; n < N; ++n) {
+        const T* p = px + (n * C + c) * S;
+        for (int64_t i = 0; i < S; ++i) { const double d = double(Cp(p[i])) - m; q += d * d; }
+      }
+      mean[c] = m;
+      var[c] = M > 0 ? q / double(M) : std::numeric_limits<double>::quiet_NaN();
+    }
+  } else {
+    for (int64_t c = 0; c < C; ++c) { mean[c] = mean_in[c]; var[c] = var_in[c]; }
+  }
+  std::vector<Cp> scale(static_cast<size_t>(C)), shift(static_cast<size_t>(C));
+  for (int64_t c = 0; c < C; ++c) {
+    const double sc = gamma[c] / std::sqrt(var[c] + eps);
+    scale[size_t(c)] = Cp(sc);
+    shift[size_t(c)] = Cp(beta[c] - mean[c] * sc);
+  }
+  const bool par = N * C > 1 && N * C * S >= 32768;
+#pragma omp parallel for schedule(static) if (par)
+  for (int64_t nc = 0; nc < N * C; ++nc) {
+    const Cp sc = scale[size_t(nc % C)], sh = shift[size_t(nc % C)];
+    const T* p = px + nc * S;
+    T* q = py + nc * S;
+    for (int64_t i = 0; i < S; ++i) q[i] = T(Cp(p[i]) * sc + sh);
+  }
+}
+
+void run_batch_norm(const TV& in, TV& out, const Attrs& a) {
+  const bool training = a.b("training");
+  const double eps = a.f("epsilon");
+  Tensor x = in[0].contiguous();
+  const int64_t N = x.shape()[0], C = x.shape()[1];
+  const int64_t S = N * C == 0 ? 0 : x.numel() / (N * C);
+  auto as_f64 = [](const Tensor& t) { return ew::as_dtype(t, DType::Float64).contiguous(); };
+  Tensor gamma = as_f64(in[1]), beta = as_f64(in[2]), mi = as_f64(in[3]), vi = as_f64(in[4]);
+  Tensor m = Tensor::empty({C}, DType::Float64), v = Tensor::empty({C}, DType::Float64);
+  KILN_DISPATCH(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<compute_t<T>>)
+      batch_norm_kernel<T>(x.data<T>(), out[0].data<T>(), N, C, S, training, eps, gamma.data<double>(),
+                           beta.data<double>(), mi.data<double>(), vi.data<double>(), m.data<double>(),
+                           v.data<double>());
+  });
+  copy_into(m, out[1]);
+  copy_into(v, out[2]);
+}
+
+// (C,) → (1, C, 1, ..., 1) for broadcasting against an input of rank `nd`.
+Tensor chan(const Tensor& t, int64_t nd) {
+  Shape s(size_t(nd), 1);
+  s[1] = t.shape()[0];
+  return ops::reshape(t, s);
+}
+Axes stat_axes(int64_t nd) {
+  Axes ax{0};
+  for (int64_t i = 2; i < nd; ++i) ax.push_back(i);
+  return ax;
+}
+Tensor weak(double v) { return Tensor::scalar(v, DType::Float64, true); }
+
+TV bp_batch_norm(const TV& in, const TV& out, const TV& g, const Attrs& a) {
+  const Tensor &x = in[0], &gamma = in[1];
+  const int64_t nd = x.ndim();
+  const Axes axes = stat_axes(nd);
+  const bool training = a.b("training");
+  const double eps = a.f("epsilon");
+  Tensor mean = training ? out[1] : in[3], var = training ? out[2] : in[4];
+  if (training && autodiff::grad_level() > 0) {
+    // This backward pass is itself recorded (a higher derivative will be taken): recompute the batch statistics
+    // from x with Kiln ops, so that their dependence on x is on the tape even when the caller dropped the
+    // statistics outputs (the tape only keeps outputs that are still alive).
+    mean = ops::mean(x, axes);
+    var = ops::mean(ops::square(ops::sub(x, chan(mean, nd))), axes);
+  }
+  const Tensor rstd = ops::rsqrt(ops::add(var, weak(eps)));
+  const Tensor xhat = ops::mul(ops::sub(x, chan(mean, nd)), chan(rstd, nd));
+  Tensor dx, dgamma, dbeta;
+  const Tensor& dy = g[0];
+  if (dy.defined()) {
+    dbeta = ops::sum(dy, axes);
+    dgamma = ops::sum(ops::mul(dy, xhat), axes);
+    if (!training) {
+      dx = ops::mul(dy, chan(ops::mul(gamma, rstd), nd));
+    } else {
+      const double M = double(x.numel() / x.shape()[1]);
+      Tensor inner = ops::sub(ops::sub(ops::mul(dy, weak(M)), chan(dbeta, nd)), ops::mul(xhat, chan(dgamma, nd)));
+      dx = ops::mul(inner, chan(ops::mul(ops::mul(gamma, rstd), weak(1.0 / M)), nd));
+    }
+  }
+  if (training && (g[1].defined() || g[2].defined())) {
+    const double M = double(x.numel() / x.shape()[1]);
+    Tensor extra;
+    if (g[1].defined()) extra = chan(ops::mul(g[1], weak(1.0 / M)), nd);
+    if (g[2].defined()) {
+      Tensor t = ops::mul(ops::sub(x, chan(mean, nd)), chan(ops::mul(g[2], weak(2.0 / M)), nd));
+      extra = extra.defined() ? ops::add(extra, t) : t;
+    }
+    dx = dx.defined() ? ops::add(dx, extra) : ops::add(extra, ops::zeros_like(x));
+  }
+  Tensor dmean, dvar;
+  if (!training) {  // y depends on the given statistics: dμ = −scale·rstd·Σdy, dσ² = −½·scale·rstd²·Σdy·x̂
+    if (dy.defined()) {
+      dmean = ops::neg(ops::mul(ops::mul(gamma, rstd), dbeta));
+      dvar = ops::mul(ops::mul(ops::mul(gamma, ops::square(rstd)), dgamma), weak(-0.5));
+    }
+    if (g[1].defined()) dmean = dmean.defined() ? ops::add(dmean, g[1]) : g[1];  // outputs 1, 2 are the inputs
+    if (g[2].defined()) dvar = dvar.defined() ? ops::add(dvar, g[2]) : g[2];
+  }
+  if (dx.defined() && dx.dtype() != x.dtype()) dx = ops::cast(dx, x.dtype());
+  if (dgamma.defined() && dgamma.dtype() != gamma.dtype()) dgamma = ops::cast(dgamma, gamma.dtype());
+  if (dbeta.defined() && dbeta.dtype() != in[2].dtype()) dbeta = ops::cast(dbeta, in[2].dtype());
+  if (dmean.defined() && dmean.dtype() != in[3].dtype()) dmean = ops::cast(dmean, in[3].dtype());
+  if (dvar.defined() && dvar.dtype() != in[4].dtype()) dvar = ops::cast(dvar, in[4].dtype());
+  return {dx, dgamma, dbeta, dmean, dvar};
+}
+
+}  // namespace
+
+namespace ops_impl {
+void register_norm() {
+  OpDef d;
+  d.id = OpId::BatchNorm;
+  d.infer = infer_batch_norm;
+  d.cpu = run_batch_norm;
+  d.bprop = bp_batch_norm;
+  register_op(d);
+}
+}  // namespace ops_impl
+
+namespace ops {
+std::vector<Tensor> batch_norm(const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& mean,
+                               const Tensor& variance, bool training, double epsilon) {
+  return apply(OpId::BatchNorm, {x, scale, bias, mean, variance}, {{"training", training}, {"epsilon", epsilon}});
+}
+
+Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int64_t begin_norm_axis,
+                  int64_t begin_params_axis, double epsilon) {
+  KILN_CHECK(is_floating(x.dtype()), Type, "For 'LayerNorm', the input must be a float tensor, but got ",
+             dtype_name(x.dtype()), ".");
+  const int64_t nd = x.ndim();
+  const int64_t bn = normalize_axis(begin_norm_axis, nd, "LayerNorm");
+  const int64_t bp = normalize_axis(begin_params_axis, nd, "LayerNorm");
+  Axes axes;
+  for (int64_t i = bn; i < nd; ++i) axes.push_back(i);
+  const Shape pshape(x.shape().begin() + bp, x.shape().end());
+  for (const Tensor* p : {&gamma, &beta})
+    if (p->defined())
+      KILN_CHECK(p->shape() == pshape, Value, "For 'LayerNorm', gamma and beta must have the shape of x.shape[",
+                 begin_params_axis, ":] = ", shape_str(pshape), " (x shape ", shape_str(x.shape()), "), but got ",
+                 shape_str(p->shape()), ".");
+  Tensor mu = mean(x, axes, true);
+  Tensor xc = sub(x, mu);
+  Tensor var = mean(square(xc), axes, true);
+  Tensor y = mul(xc, rsqrt(add(var, weak(epsilon))));
+  if (gamma.defined()) y = mul(y, gamma.dtype() == x.dtype() ? gamma : cast(gamma, x.dtype()));
+  if (beta.defined()) y = add(y, beta.dtype() == x.dtype() ? beta : cast(beta, x.dtype()));
+  return y;
+}
+
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& gamma, const Tensor& beta, double epsilon) {
+  KILN_CHECK(is_floating(x.dtype()), Type, "For 'GroupNorm', the input must be a float tensor, but got ",
+             dtype_name(x.dtype()), ".");
+  KILN_CHECK(x.ndim() >= 2, Value, "For 'GroupNorm', the input must have at least 2 dims (N, C, ...), but got shape ",
+             shape_str(x.shape()), ".");
+  const int64_t N = x.shape()[0], C = x.shape()[1];
+  KILN_CHECK(num_groups >= 1 && C % num_groups == 0, Value, "For 'GroupNorm', the channels (x.shape[1] = ", C,
+             ") must be divisible by num_groups = ", num_groups, ".");
+  for (const Tensor* p : {&gamma, &beta})
+    if (p->defined())
+      KILN_CHECK(p->shape() == Shape({C}), Value, "For 'GroupNorm', gamma and beta must have shape (C,) = (", C,
+                 ",), but got ", shape_str(p->shape()), ".");
+  Tensor xg = reshape(x, {N, num_groups, -1});
+  Tensor mu = mean(xg, {2}, true);
+  Tensor xc = sub(xg, mu);
+  Tensor var = mean(square(xc), {2}, true);
+  Tensor y = reshape(mul(xc, rsqrt(add(var, weak(epsilon)))), x.shape());
+  if (gamma.defined()) y = mul(y, chan(gamma.dtype() == x.dtype() ? gamma : cast(gamma, x.dtype()), x.ndim()));
+  if (beta.defined()) y = add(y, chan(beta.dtype() == x.dtype() ? beta : cast(beta, x.dtype()), x.ndim()));
+  return y;
+}
+}  // namespace ops
+}  // namespace kiln
