@@ -42,7 +42,7 @@ struct Node {
 // True for ops that write their inputs in place (Assign, optimizer updates) or draw random numbers: they are
 // never removed, merged or reordered by a pass.
 bool has_side_effect(OpId op);
-// True for random ops (their offset advances on every execution).
+// True for random ops (they draw anew on every execution: see kiln/random.h streams).
 bool is_random(OpId op);
 
 struct Graph {
@@ -131,12 +131,10 @@ class Executable {
     std::vector<int> in, out;
     std::vector<TensorMeta> out_meta;
     std::vector<int> release;  // slots whose last use is this instruction
-    bool random;
   };
   std::shared_ptr<const Graph> graph_;
   std::vector<Instr> instrs_;
   size_t planned_peak_bytes_ = 0;
-  uint64_t runs_ = 0;
 };
 
 }  // namespace kiln::graph

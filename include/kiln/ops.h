@@ -115,10 +115,13 @@ Tensor zeros_like(const Tensor& x);
 Tensor ones_like(const Tensor& x);
 // [start, end) with `step`; dtype Int64 if all are integral else Float32, unless given.
 Tensor arange(double start, double end, double step, DType dtype);
-// Counter-based (Philox4x32-10) random numbers: the same (seed, offset) always gives the same numbers.
-Tensor standard_normal(const Shape& shape, DType dtype, uint64_t seed, uint64_t offset);
-Tensor uniform_real(const Shape& shape, DType dtype, uint64_t seed, uint64_t offset);  // [0, 1)
-Tensor uniform_int(const Shape& shape, int64_t low, int64_t high, DType dtype, uint64_t seed, uint64_t offset);
+// Counter-based (Philox4x32-10) random numbers: the same (seed, offset) always gives the same numbers. With a
+// stream id >= 0 the offset is instead taken from that stream when the kernel runs (kiln/random.h), so the op draws
+// anew on every execution of a compiled graph, in the same sequence as eager execution.
+Tensor standard_normal(const Shape& shape, DType dtype, uint64_t seed, uint64_t offset, int64_t stream = -1);
+Tensor uniform_real(const Shape& shape, DType dtype, uint64_t seed, uint64_t offset, int64_t stream = -1);  // [0, 1)
+Tensor uniform_int(const Shape& shape, int64_t low, int64_t high, DType dtype, uint64_t seed, uint64_t offset,
+                   int64_t stream = -1);
 
 // ---- state (in place) ----
 // Writes `value` (broadcast and cast to variable's dtype) into `variable`'s storage. Returns `variable`.

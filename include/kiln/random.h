@@ -13,4 +13,11 @@ std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> ctr, std::array<uint3
 inline float u01f(uint32_t x) { return float(x >> 8) * (1.0f / 16777216.0f); }
 inline double u01d(uint32_t hi, uint32_t lo) { return double((uint64_t(hi) << 21) ^ (lo >> 11)) * (1.0 / 9007199254740992.0); }
 
+// Random streams: a random op given a stream id (>= 0) takes its counter offset from that stream when its kernel
+// runs — eagerly or inside a compiled graph alike — so a program draws the same sequence in both modes.
+// Returns the stream's next offset (0, 1, 2, ...).
+uint64_t next_offset(int64_t stream);
+// Restarts every stream at 0 (set_seed).
+void reset_streams();
+
 }  // namespace kiln::random

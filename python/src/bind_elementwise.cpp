@@ -1,5 +1,6 @@
 // Elementwise ops, matmul, creation and random ops. Thin: argument conversion only.
 #include "bindings.h"
+#include "kiln/random.h"
 
 namespace kiln::py {
 
@@ -30,15 +31,18 @@ void bind_elementwise(nb::module_& m) {
   m.def("zeros_like", [](TL x) { return ops::zeros_like(x); });
   m.def("ones_like", [](TL x) { return ops::ones_like(x); });
   m.def("arange", &ops::arange, nb::arg("start"), nb::arg("end"), nb::arg("step"), nb::arg("dtype"));
-  m.def("standard_normal", [](nb::handle shape, DType t, uint64_t seed, uint64_t offset) {
-          return ops::standard_normal(to_shape(shape, "randn"), t, seed, offset);
-        }, nb::arg("shape"), nb::arg("dtype"), nb::arg("seed"), nb::arg("offset"));
-  m.def("uniform_real", [](nb::handle shape, DType t, uint64_t seed, uint64_t offset) {
-          return ops::uniform_real(to_shape(shape, "uniform"), t, seed, offset);
-        }, nb::arg("shape"), nb::arg("dtype"), nb::arg("seed"), nb::arg("offset"));
-  m.def("uniform_int", [](nb::handle shape, int64_t lo, int64_t hi, DType t, uint64_t seed, uint64_t offset) {
-          return ops::uniform_int(to_shape(shape, "randint"), lo, hi, t, seed, offset);
-        }, nb::arg("shape"), nb::arg("low"), nb::arg("high"), nb::arg("dtype"), nb::arg("seed"), nb::arg("offset"));
+  m.def("standard_normal", [](nb::handle shape, DType t, uint64_t seed, uint64_t offset, int64_t stream) {
+          return ops::standard_normal(to_shape(shape, "randn"), t, seed, offset, stream);
+        }, nb::arg("shape"), nb::arg("dtype"), nb::arg("seed"), nb::arg("offset"), nb::arg("stream") = -1);
+  m.def("uniform_real", [](nb::handle shape, DType t, uint64_t seed, uint64_t offset, int64_t stream) {
+          return ops::uniform_real(to_shape(shape, "uniform"), t, seed, offset, stream);
+        }, nb::arg("shape"), nb::arg("dtype"), nb::arg("seed"), nb::arg("offset"), nb::arg("stream") = -1);
+  m.def("uniform_int", [](nb::handle shape, int64_t lo, int64_t hi, DType t, uint64_t seed, uint64_t offset,
+                          int64_t stream) {
+          return ops::uniform_int(to_shape(shape, "randint"), lo, hi, t, seed, offset, stream);
+        }, nb::arg("shape"), nb::arg("low"), nb::arg("high"), nb::arg("dtype"), nb::arg("seed"), nb::arg("offset"),
+        nb::arg("stream") = -1);
+  m.def("reset_random_streams", &random::reset_streams, "Restarts every random stream at offset 0 (set_seed).");
 }
 
 }  // namespace kiln::py

@@ -57,7 +57,6 @@ Executable::Executable(std::shared_ptr<const Graph> g) : graph_(std::move(g)) {
     ins.out = n.outputs;
     for (int o : n.outputs) ins.out_meta.push_back(G.values[size_t(o)].meta);
     ins.release = release_at[ni];
-    ins.random = is_random(n.op);
     if (!def.direct)
       for (int o : n.outputs) live += bytes_of(G.values[size_t(o)].meta);
     peak = std::max(peak, live);
@@ -81,7 +80,6 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& args) {
   }
   for (size_t v = 0; v < G.values.size(); ++v)
     if (G.values[v].kind == ValueKind::Capture || G.values[v].kind == ValueKind::Constant) slots[v] = G.values[v].tensor;
-  runs_++;
   std::vector<Tensor> in, out;
   for (const Instr& ins : instrs_) {
     in.clear();
@@ -91,14 +89,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& args) {
     } else {
       out.clear();
       for (auto& m : ins.out_meta) out.push_back(Tensor::empty(m.shape, m.dtype));
-      if (ins.random) {  // a new draw on every run: advance the Philox counter by the run number
-        Attrs a = ins.attrs;
-        for (auto& kv : a.items)
-          if (std::string_view(kv.first) == "offset") kv.second = std::get<int64_t>(kv.second) + int64_t(runs_ << 32);
-        ins.def->cpu(in, out, a);
-      } else {
-        ins.def->cpu(in, out, ins.attrs);
-      }
+      ins.def->cpu(in, out, ins.attrs);  // random ops take their offset from their stream as they run
     }
     for (size_t k = 0; k < ins.out.size(); ++k) slots[size_t(ins.out[k])] = std::move(out[k]);
     for (int v : ins.release) slots[size_t(v)] = Tensor();

@@ -1,5 +1,7 @@
 // Creation ops: Fill (zeros/ones/full), Range (arange) and the random ops on Philox4x32-10.
 #include <cmath>
+#include <mutex>
+#include <unordered_map>
 #include <type_traits>
 
 #include "elementwise.h"
@@ -18,6 +20,23 @@ std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> c, std::array<uint32_
     k[1] += W1;
   }
   return c;
+}
+namespace {
+std::mutex g_streams_mu;
+std::unordered_map<int64_t, uint64_t>& streams() {
+  static auto* m = new std::unordered_map<int64_t, uint64_t>();
+  return *m;
+}
+}  // namespace
+
+uint64_t next_offset(int64_t stream) {
+  std::lock_guard<std::mutex> g(g_streams_mu);
+  return streams()[stream]++;
+}
+
+void reset_streams() {
+  std::lock_guard<std::mutex> g(g_streams_mu);
+  streams().clear();
 }
 }  // namespace random
 
@@ -54,9 +73,15 @@ void run_range(const TV&, TV& out, const Attrs& a) {
   });
 }
 
+// The counter offset of one draw: from the op's stream when it has one (taken as the kernel runs), else the
+// fixed "offset" attribute.
+uint64_t draw_offset(const Attrs& a) {
+  int64_t stream = a.i("stream");
+  return stream >= 0 ? random::next_offset(stream) : uint64_t(a.i("offset"));
+}
+
 // Counter for element block i of a draw: (offset, i) so that successive draws with new offsets never overlap.
-std::array<uint32_t, 4> block(const Attrs& a, uint64_t i) {
-  uint64_t off = uint64_t(a.i("offset"));
+std::array<uint32_t, 4> block(const Attrs& a, uint64_t off, uint64_t i) {
   uint64_t seed = uint64_t(a.i("seed"));
   return random::philox4x32({uint32_t(i), uint32_t(i >> 32), uint32_t(off), uint32_t(off >> 32)},
                             {uint32_t(seed), uint32_t(seed >> 32)});
@@ -64,12 +89,13 @@ std::array<uint32_t, 4> block(const Attrs& a, uint64_t i) {
 
 // Standard normal by Box-Muller on two double uniforms per pair of outputs (computed in double, then cast).
 void run_normal(const TV&, TV& out, const Attrs& a) {
+  const uint64_t off = draw_offset(a);
   int64_t n = out[0].numel();
   KILN_DISPATCH(out[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* p = out[0].data<T>();
     for (int64_t i = 0; i < n; i += 2) {
-      auto w = block(a, uint64_t(i / 2));
+      auto w = block(a, off, uint64_t(i / 2));
       double u1 = random::u01d(w[0], w[1]), u2 = random::u01d(w[2], w[3]);
       double r = std::sqrt(-2.0 * std::log1p(-u1)), th = 2.0 * M_PI * u2;  // log1p(-u1): u1 ∈ [0,1) → finite
       p[i] = convert_value<T>(r * std::cos(th));
@@ -88,12 +114,13 @@ template <typename T> T u01_as(double u) {
   else return v;
 }
 void run_uniform(const TV&, TV& out, const Attrs& a) {
+  const uint64_t off = draw_offset(a);
   int64_t n = out[0].numel();
   KILN_DISPATCH(out[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* p = out[0].data<T>();
     for (int64_t i = 0; i < n; i += 2) {
-      auto w = block(a, uint64_t(i / 2));
+      auto w = block(a, off, uint64_t(i / 2));
       p[i] = u01_as<T>(random::u01d(w[0], w[1]));
       if (i + 1 < n) p[i + 1] = u01_as<T>(random::u01d(w[2], w[3]));
     }
@@ -102,13 +129,14 @@ void run_uniform(const TV&, TV& out, const Attrs& a) {
 // Integers uniform in [low, high) by rejection-free multiply-shift on 64 random bits (bias < 2^-32 for
 // ranges below 2^32).
 void run_uniform_int(const TV&, TV& out, const Attrs& a) {
+  const uint64_t off = draw_offset(a);
   int64_t n = out[0].numel(), low = a.i("low"), high = a.i("high");
   uint64_t range = uint64_t(high - low);
   KILN_DISPATCH(out[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* p = out[0].data<T>();
     for (int64_t i = 0; i < n; i += 2) {
-      auto w = block(a, uint64_t(i / 2));
+      auto w = block(a, off, uint64_t(i / 2));
       for (int k = 0; k < 2 && i + k < n; ++k) {
         uint64_t r = (uint64_t(w[2 * k]) << 32) | w[2 * k + 1];
         uint64_t v = uint64_t((static_cast<unsigned __int128>(r) * range) >> 64);
@@ -156,21 +184,22 @@ Tensor ones_like(const Tensor& x) { return full(x.shape(), 1.0, x.dtype()); }
 Tensor arange(double start, double end, double step, DType dtype) {
   return apply1(OpId::Arange, {}, {{"start", start}, {"end", end}, {"step", step}, {"dtype", dtype}});
 }
-Tensor standard_normal(const Shape& shape, DType dtype, uint64_t seed, uint64_t offset) {
+Tensor standard_normal(const Shape& shape, DType dtype, uint64_t seed, uint64_t offset, int64_t stream) {
   check_shape(shape, "standard_normal");
   KILN_CHECK(is_floating(dtype), Value, "For 'randn', the dtype must be a float type, but got ", dtype_name(dtype), ".");
-  return apply1(OpId::StandardNormal, {}, {{"shape", shape}, {"dtype", dtype}, {"seed", int64_t(seed)}, {"offset", int64_t(offset)}});
+  return apply1(OpId::StandardNormal, {}, {{"shape", shape}, {"dtype", dtype}, {"seed", int64_t(seed)}, {"offset", int64_t(offset)}, {"stream", stream}});
 }
-Tensor uniform_real(const Shape& shape, DType dtype, uint64_t seed, uint64_t offset) {
+Tensor uniform_real(const Shape& shape, DType dtype, uint64_t seed, uint64_t offset, int64_t stream) {
   check_shape(shape, "uniform");
   KILN_CHECK(is_floating(dtype), Value, "For 'uniform', the dtype must be a float type, but got ", dtype_name(dtype), ".");
-  return apply1(OpId::UniformReal, {}, {{"shape", shape}, {"dtype", dtype}, {"seed", int64_t(seed)}, {"offset", int64_t(offset)}});
+  return apply1(OpId::UniformReal, {}, {{"shape", shape}, {"dtype", dtype}, {"seed", int64_t(seed)}, {"offset", int64_t(offset)}, {"stream", stream}});
 }
-Tensor uniform_int(const Shape& shape, int64_t low, int64_t high, DType dtype, uint64_t seed, uint64_t offset) {
+Tensor uniform_int(const Shape& shape, int64_t low, int64_t high, DType dtype, uint64_t seed, uint64_t offset,
+                   int64_t stream) {
   check_shape(shape, "randint");
   KILN_CHECK(high > low, Value, "For 'randint', 'high' must be greater than 'low', but got low=", low, ", high=", high, ".");
   return apply1(OpId::UniformInt, {}, {{"shape", shape}, {"low", low}, {"high", high}, {"dtype", dtype},
-                                       {"seed", int64_t(seed)}, {"offset", int64_t(offset)}});
+                                       {"seed", int64_t(seed)}, {"offset", int64_t(offset)}, {"stream", stream}});
 }
 }  // namespace ops
 }  // namespace kiln

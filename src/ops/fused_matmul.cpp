@@ -3,9 +3,10 @@
 //
 // Two kernels (docs/decisions.md, "MatMulBiasAct"), chosen per call by use_primitive():
 // - oneDNN's matmul primitive with the bias and an eltwise post-op (one pass over the output). Primitives are
-//   cached per (M, N, K, operand layouts, activation, threading) with their memory objects; a run only swaps the
-//   data handles. oneDNN sums in its own order and uses its own (vectorized) activation approximations: results
-//   match the unfused ops to ~1e-6 relative, not bit for bit.
+//   cached per (M, N, K, operand layouts, activation, threading) in a cpu::dnnl::PrimCache; a run only swaps the
+//   data handles; a configuration oneDNN has no primitive for runs the sgemm kernel. oneDNN sums in its own
+//   order and uses its own (vectorized) activation approximations: results match the unfused ops to ~1e-6
+//   relative, not bit for bit.
 // - sgemm, as BatchMatMul does, then the bias and the activation in one loop over the output: bit for bit the
 //   unfused graph's numbers.
 // Measured on the 2-core dev machine, one thread, Dense-sized problems (µs per call, sgemm+loop vs primitive):
@@ -15,12 +16,8 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <map>
-#include <mutex>
-#include <tuple>
 
-#include <oneapi/dnnl/dnnl.h>
-
+#include "../backend/cpu/dnnl_utils.h"
 #include "elementwise.h"
 #include "families.h"
 #include "fused.h"
@@ -36,13 +33,7 @@ void set_matmul_path(MatMulPath p) { g_path = p; }
 namespace {
 using TV = std::vector<Tensor>;
 using fused::Act;
-
-#define DNNL_CHECK(call)                                                                                  \
-  do {                                                                                                    \
-    dnnl_status_t st_ = (call);                                                                           \
-    KILN_CHECK(st_ == dnnl_success, Runtime, "For 'MatMulBiasAct', oneDNN call " #call " failed with status ", \
-               int(st_), ".");                                                                            \
-  } while (0)
+namespace dn = cpu::dnnl;
 
 Act act_of(const Attrs& a) {
   int64_t v = a.i("activation");
@@ -107,29 +98,7 @@ void epilogue(float* o, const float* bias, int64_t M, int64_t N, Act act) {
   }
 }
 
-// ---- the oneDNN primitive path ----
-struct Prim {
-  dnnl_primitive_t prim = nullptr;
-  dnnl_memory_t src = nullptr, wei = nullptr, bias = nullptr, dst = nullptr;
-};
-
-dnnl_engine_t engine() {
-  static dnnl_engine_t e = [] {
-    dnnl_engine_t r = nullptr;
-    DNNL_CHECK(dnnl_engine_create(&r, dnnl_cpu, 0));
-    return r;
-  }();
-  return e;
-}
-dnnl_stream_t stream() {
-  static dnnl_stream_t s = [] {
-    dnnl_stream_t r = nullptr;
-    DNNL_CHECK(dnnl_stream_create(&r, engine(), dnnl_stream_default_flags));
-    return r;
-  }();
-  return s;
-}
-
+// ---- the oneDNN primitive path (src/backend/cpu/dnnl_utils.h: engine, stream, Note [primitive cache]) ----
 dnnl_alg_kind_t alg_of(Act a) {
   switch (a) {
     case Act::Relu: return dnnl_eltwise_relu;
@@ -146,60 +115,40 @@ dnnl_memory_desc_t md2(int64_t rows, int64_t cols, bool trans, int64_t ld) {
   dnnl_memory_desc_t md = nullptr;
   dnnl_dims_t dims = {rows, cols};
   dnnl_dims_t strides = {trans ? 1 : ld, trans ? ld : 1};
-  DNNL_CHECK(dnnl_memory_desc_create_with_strides(&md, 2, dims, dnnl_f32, strides));
+  if (dnnl_memory_desc_create_with_strides(&md, 2, dims, dnnl_f32, strides) != dnnl_success) return nullptr;
   return md;
 }
 
-Prim make_prim(int64_t M, int64_t N, int64_t K, Layout la, Layout lb, Act act) {
+// The matmul primitive with bias and the activation as an eltwise post-op; an empty Prim if oneDNN refuses.
+dn::Prim make_prim(int64_t M, int64_t N, int64_t K, Layout la, Layout lb, Act act) {
   dnnl_memory_desc_t src = md2(M, K, la.trans, la.ld), wei = md2(K, N, lb.trans, lb.ld);
   dnnl_memory_desc_t bias = md2(1, N, false, N), dst = md2(M, N, false, N);
   dnnl_primitive_attr_t attr = nullptr;
   dnnl_post_ops_t po = nullptr;
-  DNNL_CHECK(dnnl_primitive_attr_create(&attr));
-  if (act != Act::None) {
-    DNNL_CHECK(dnnl_post_ops_create(&po));
-    DNNL_CHECK(dnnl_post_ops_append_eltwise(po, alg_of(act), 0.f, 0.f));
-    DNNL_CHECK(dnnl_primitive_attr_set_post_ops(attr, po));
-  }
   dnnl_primitive_desc_t pd = nullptr;
-  Prim p;
-  dnnl_status_t st = dnnl_matmul_primitive_desc_create(&pd, engine(), src, wei, bias, dst, attr);
-  if (st == dnnl_success) st = dnnl_primitive_create(&p.prim, pd);
-  if (st == dnnl_success) st = dnnl_memory_create(&p.src, src, engine(), DNNL_MEMORY_NONE);
-  if (st == dnnl_success) st = dnnl_memory_create(&p.wei, wei, engine(), DNNL_MEMORY_NONE);
-  if (st == dnnl_success) st = dnnl_memory_create(&p.bias, bias, engine(), DNNL_MEMORY_NONE);
-  if (st == dnnl_success) st = dnnl_memory_create(&p.dst, dst, engine(), DNNL_MEMORY_NONE);
-  if (pd) dnnl_primitive_desc_destroy(pd);
+  bool ok = src && wei && bias && dst && dnnl_primitive_attr_create(&attr) == dnnl_success;
+  if (ok && act != Act::None)
+    ok = dnnl_post_ops_create(&po) == dnnl_success &&
+         dnnl_post_ops_append_eltwise(po, alg_of(act), 0.f, 0.f) == dnnl_success &&
+         dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
+  ok = ok && dnnl_matmul_primitive_desc_create(&pd, dn::engine(), src, wei, bias, dst, attr) == dnnl_success;
+  dn::Prim p;
+  if (ok)
+    p = dn::make_prim(pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_BIAS, bias}, {DNNL_ARG_DST, dst}});
   if (po) dnnl_post_ops_destroy(po);
-  dnnl_primitive_attr_destroy(attr);
-  for (auto m : {src, wei, bias, dst}) dnnl_memory_desc_destroy(m);
-  KILN_CHECK(st == dnnl_success, Runtime, "For 'MatMulBiasAct', creating the oneDNN matmul primitive for [", M, ", ",
-             K, "]x[", K, ", ", N, "] failed with status ", int(st), ".");
+  if (attr) dnnl_primitive_attr_destroy(attr);
+  for (auto m : {src, wei, bias, dst})
+    if (m) dnnl_memory_desc_destroy(m);
   return p;
 }
 
-using Key = std::tuple<int64_t, int64_t, int64_t, bool, int64_t, bool, int64_t, int64_t, bool>;
-std::mutex g_mu;
-std::map<Key, Prim>& cache() {
-  static auto* c = new std::map<Key, Prim>();  // never destroyed: primitives outlive static destruction order
-  return *c;
-}
-
-void run_primitive(const float* A, Layout la, const float* B, Layout lb, const float* bias, float* C, int64_t M,
+// Runs the cached primitive; false if oneDNN has none for this configuration (the caller uses sgemm).
+bool run_primitive(const float* A, Layout la, const float* B, Layout lb, const float* bias, float* C, int64_t M,
                    int64_t N, int64_t K, Act act, bool single_thread) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  Key key{M, N, K, la.trans, la.ld, lb.trans, lb.ld, int64_t(act), single_thread};
-  auto it = cache().find(key);
-  if (it == cache().end()) it = cache().emplace(key, make_prim(M, N, K, la, lb, act)).first;
-  Prim& p = it->second;
-  DNNL_CHECK(dnnl_memory_set_data_handle(p.src, const_cast<float*>(A)));
-  DNNL_CHECK(dnnl_memory_set_data_handle(p.wei, const_cast<float*>(B)));
-  DNNL_CHECK(dnnl_memory_set_data_handle(p.bias, const_cast<float*>(bias)));
-  DNNL_CHECK(dnnl_memory_set_data_handle(p.dst, C));
-  dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, p.src}, {DNNL_ARG_WEIGHTS, p.wei}, {DNNL_ARG_BIAS, p.bias},
-                             {DNNL_ARG_DST, p.dst}};
-  DNNL_CHECK(dnnl_primitive_execute(p.prim, stream(), 4, args));
-  DNNL_CHECK(dnnl_stream_wait(stream()));
+  static auto* cache = new dn::PrimCache();  // never destroyed: primitives outlive static destruction order
+  std::vector<int64_t> key{M, N, K, la.trans, la.ld, lb.trans, lb.ld, int64_t(act), single_thread};
+  return cache->run(key, [&] { return make_prim(M, N, K, la, lb, act); },
+                    {const_cast<float*>(A), const_cast<float*>(B), const_cast<float*>(bias), C}, "MatMulBiasAct");
 }
 
 bool use_primitive(double flops, int64_t out_elems, Act act) {
@@ -224,10 +173,9 @@ void run_mba(const TV& in, TV& out, const Attrs& a) {
   if (M == 0 || N == 0) return;
   const double flops = 2.0 * double(M) * double(N) * double(K);
   Threads threads(flops);
-  if (K > 0 && use_primitive(flops, M * N, act)) {
-    run_primitive(x.data<float>(), lx, y.data<float>(), ly, bias.data<float>(), C, M, N, K, act, threads.single);
+  if (K > 0 && use_primitive(flops, M * N, act) &&
+      run_primitive(x.data<float>(), lx, y.data<float>(), ly, bias.data<float>(), C, M, N, K, act, threads.single))
     return;
-  }
   if (K == 0) {
     std::fill(C, C + M * N, 0.f);
   } else {

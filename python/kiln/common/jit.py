@@ -15,6 +15,7 @@ import time
 from .._loader import _core
 from .. import context
 from .tensor import Tensor
+from . import seed as _seed
 
 _tensor_signature = _core._tensor_signature
 _train_state = [0]  # bumped whenever a Cell's training flag changes: part of every cache key
@@ -136,19 +137,20 @@ class JitFunction:
         if not kwargs and self._key_extra is None:
             sig = _tensor_signature(*args)
             if sig is not None:  # fast path: positional Tensors only
-                entry = self._fast.get((sig, _train_state[0], context._context["device_target"]))
+                entry = self._fast.get((sig, _train_state[0], context._context["device_target"], _seed._global_seed))
                 if entry is not None:
                     out = entry.executable.run(list(args))
                     return _unflatten(entry._out_struct, out)
         tensors = []
         struct = _flatten((args, kwargs), tensors)
         key = (_key_of(struct), tuple((t.shape, t.dtype) for t in tensors), _train_state[0],
-               context.get_context("device_target"), self._key_extra() if self._key_extra else None)
+               context.get_context("device_target"), self._key_extra() if self._key_extra else None,
+               _seed._global_seed)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._compile(struct, tensors, key)
             if not kwargs and all(isinstance(a, Tensor) for a in args):
-                self._fast[(_tensor_signature(*args), key[2], key[3])] = entry
+                self._fast[(_tensor_signature(*args), key[2], key[3], key[5])] = entry
         outs = entry.executable.run(tensors)
         return _unflatten(entry._out_struct, outs)
 

@@ -1,12 +1,15 @@
-"""Global seed and the random-op counters (MindSpore semantics, ../shared/reference/mindspore_api.md §1.5).
+"""Global seed and the random-op streams (MindSpore semantics, ../shared/reference/mindspore_api.md §1.5).
 
-Random ops draw from Philox4x32-10 keyed by (seed, offset). With a global seed set, every random op call takes the
-next offset of its (op, op_seed) stream, so reruns after `set_seed` repeat the same numbers and successive calls
-differ. Without a global seed, each call draws a fresh seed from the OS (non-deterministic), as MindSpore does."""
+Random ops draw from Philox4x32-10 keyed by (seed, offset). Each (op, op_seed) pair is a stream (kiln/random.h):
+every execution of a random op — eager or inside a compiled graph — takes the stream's next offset, so reruns after
+`set_seed` repeat the same numbers, successive calls differ, and PyNative and Graph mode draw the same sequence.
+Without any seed, each call site gets a fresh seed from the OS (non-deterministic), as MindSpore does."""
 import os
 import zlib
 
 import numpy as np
+
+from .._loader import _core
 
 _global_seed = None
 _counters = {}
@@ -27,6 +30,7 @@ def set_seed(seed):
     np.random.seed(seed % (2**32))
     _global_seed = seed
     _counters.clear()
+    _core.reset_random_streams()
 
 
 def get_seed():
@@ -35,14 +39,16 @@ def get_seed():
 
 
 def _next_key(op_name, op_seed=None):
-    """(seed, offset) for the next call of random op `op_name` with optional op-level seed."""
+    """(seed, stream id) for a call of random op `op_name` with optional op-level seed; the offset is taken from
+    the stream when the op runs."""
     if op_seed is not None and (not isinstance(op_seed, int) or isinstance(op_seed, bool) or op_seed < 0):
         raise TypeError(f"For '{op_name}', the 'seed' must be a non-negative int, but got {op_seed!r}.")
     if _global_seed is None and op_seed is None:
         return int.from_bytes(os.urandom(8), "little") >> 1, 0
     g = _global_seed if _global_seed is not None else 0
     key = (op_name, op_seed or 0)
-    count = _counters.get(key, 0)
-    _counters[key] = count + 1
+    stream = _counters.get(key)
+    if stream is None:
+        stream = _counters[key] = len(_counters) + 1
     seed = (g * 0x9E3779B97F4A7C15 + (op_seed or 0) * 0xBF58476D1CE4E5B9 + zlib.crc32(op_name.encode())) % (2**63)
-    return seed, count  # the offset is the high half of the Philox counter: calls never overlap
+    return seed, stream

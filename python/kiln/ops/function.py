@@ -385,27 +385,27 @@ def _float_dtype(dtype, op):
 def randn(*size, dtype=None, seed=None):
     """Standard normal samples of shape `size` (ints or one tuple); dtype default float32 (non-float: ValueError)."""
     shape = _size(size, "randn")
-    s, off = _seed._next_key("randn", seed)
-    return _core.standard_normal(list(shape), _float_dtype(dtype, "randn"), s, off)
+    s, stream = _seed._next_key("randn", seed)
+    return _core.standard_normal(list(shape), _float_dtype(dtype, "randn"), s, 0, stream)
 
 
 def standard_normal(shape, seed=None):
     """Standard normal float32 samples."""
-    s, off = _seed._next_key("standard_normal", seed)
-    return _core.standard_normal(list(_shape_arg(shape, "standard_normal")), mstype.float32, s, off)
+    s, stream = _seed._next_key("standard_normal", seed)
+    return _core.standard_normal(list(_shape_arg(shape, "standard_normal")), mstype.float32, s, 0, stream)
 
 
 def rand(*size, dtype=None, seed=None):
     """Uniform [0, 1) samples of shape `size`."""
     shape = _size(size, "rand")
-    s, off = _seed._next_key("rand", seed)
-    return _core.uniform_real(list(shape), _float_dtype(dtype, "rand"), s, off)
+    s, stream = _seed._next_key("rand", seed)
+    return _core.uniform_real(list(shape), _float_dtype(dtype, "rand"), s, 0, stream)
 
 
 def uniform(shape, minval, maxval, seed=None, dtype=mstype.float32):
     """Uniform samples in [minval, maxval) (Tensors or numbers; broadcast)."""
-    s, off = _seed._next_key("uniform", seed)
-    u = _core.uniform_real(list(_shape_arg(shape, "uniform")), _float_dtype(dtype, "uniform"), s, off)
+    s, stream = _seed._next_key("uniform", seed)
+    u = _core.uniform_real(list(_shape_arg(shape, "uniform")), _float_dtype(dtype, "uniform"), s, 0, stream)
     return _core.add(_core.mul(u, _core.sub(maxval, minval)), minval)
 
 
@@ -413,9 +413,9 @@ def randint(low, high, size, seed=None, *, dtype=None):
     """Integers uniform in [low, high) of shape `size` (dtype default Int64). ValueError if high <= low."""
     if not isinstance(low, numbers.Integral) or not isinstance(high, numbers.Integral):
         raise TypeError("For 'randint', 'low' and 'high' must be ints.")
-    s, off = _seed._next_key("randint", seed)
+    s, stream = _seed._next_key("randint", seed)
     dtype = mstype.int64 if dtype is None else mstype.to_dtype(dtype)
-    return _core.uniform_int(list(_shape_arg(size, "randint")), int(low), int(high), dtype, s, off)
+    return _core.uniform_int(list(_shape_arg(size, "randint")), int(low), int(high), dtype, s, 0, stream)
 
 
 # ---- state ----
