@@ -52,8 +52,8 @@ struct Graph {
   std::vector<int> inputs;   // value ids of the arguments, in order
   std::vector<int> outputs;  // value ids returned, in order
 
-  // Checks SSA form, that every used value is defined before use, and that node output metas agree with each
-  // op's shape/dtype inference. Throws RuntimeError describing the first problem.
+  // Checks SSA form: every value is defined once, before its uses, and points back to its node; outputs exist.
+  // Throws RuntimeError describing the first problem.
   void verify() const;
   // Readable text: one line per node, `%5 = MatMul(%1, %3) {transpose_b=True} : Float32[32, 16]  # model.py:12`.
   std::string to_text() const;
@@ -101,7 +101,8 @@ bool is_state_while_tracing(const Tensor& t);
 // Records one op application into the active trace; returns symbolic outputs. (Called by kiln::apply.)
 std::vector<Tensor> record(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs);
 
-// ---- passes (src/graph/passes/*.cpp). Each returns the number of nodes it changed. ----
+// ---- passes (src/graph/passes/*.cpp). Each returns the number of nodes it changed (the fusion passes: the
+// number of original nodes absorbed into fused ones). ----
 int dead_code_elimination(Graph& g);
 int common_subexpression_elimination(Graph& g);
 int constant_folding(Graph& g);

@@ -55,9 +55,13 @@ std::string Graph::to_text() const {
   for (size_t i = 0; i < inputs.size(); ++i)
     s << (i ? ", " : "") << "%" << inputs[i] << ": " << meta_str(values[size_t(inputs[i])].meta);
   s << ") {\n";
+  std::vector<bool> used(values.size(), false);
+  for (const Node& n : nodes)
+    for (int v : n.inputs) used[size_t(v)] = true;
+  for (int v : outputs) used[size_t(v)] = true;
   for (size_t i = 0; i < values.size(); ++i) {
     const Value& v = values[i];
-    if (v.kind == ValueKind::Capture || v.kind == ValueKind::Constant) {
+    if ((v.kind == ValueKind::Capture || v.kind == ValueKind::Constant) && used[i]) {
       s << "  %" << i << " = " << kind_name(v.kind) << " : " << meta_str(v.meta);
       if (v.kind == ValueKind::Constant && v.tensor.defined() && v.tensor.numel() == 1 && !v.tensor.is_symbolic())
         s << " = " << v.tensor.item();

@@ -6,7 +6,7 @@
 
 #include "kiln/autodiff.h"
 #include "kiln/graph.h"
-#include "../../src/ops/fused.h"  // the fused ops' kernel choice (tests force each path)
+#include "ops/fused.h"  // the fused ops' kernel choice (tests force each path)
 #include "test_util.h"
 
 namespace kiln {
