@@ -114,14 +114,15 @@ std::vector<std::string> optimize(Graph& g);
 
 // ---- executor ----
 
-// A graph compiled to a flat instruction list. Buffers are released after their last use (liveness), so the
-// caching allocator reuses them within a run.
+// A graph compiled to a flat instruction list with a static memory plan: intermediates live in persistent buffers
+// assigned by liveness (a buffer is reused once its previous value's last reader has run), so a run allocates only
+// its outputs. Not reentrant: one run at a time per Executable (Python's GIL guarantees it).
 class Executable {
  public:
   explicit Executable(std::shared_ptr<const Graph> g);
   // Runs the graph on concrete arguments (shapes/dtypes must match the graph's inputs: ValueError otherwise).
   std::vector<Tensor> run(const std::vector<Tensor>& args);
-  // Peak bytes of intermediate buffers under the liveness plan (arguments and captures excluded).
+  // Bytes of the planned intermediate buffers (arguments, captures and outputs excluded).
   size_t planned_peak_bytes() const { return planned_peak_bytes_; }
   const Graph& graph() const { return *graph_; }
 
@@ -131,10 +132,16 @@ class Executable {
     Attrs attrs;
     std::vector<int> in, out;
     std::vector<TensorMeta> out_meta;
-    std::vector<int> release;  // slots whose last use is this instruction
+    std::vector<int> release;     // slots whose last use is this instruction
+    std::vector<int> out_buffer;  // planned buffer of each output, or -1 (allocated per run: outputs, views)
+    std::vector<Tensor> planned;  // persistent tensors over the planned buffers (made on the first run)
   };
+  void materialize_buffers();
   std::shared_ptr<const Graph> graph_;
   std::vector<Instr> instrs_;
+  std::vector<size_t> buffer_bytes_;
+  std::vector<std::shared_ptr<Storage>> buffers_;
+  bool materialized_ = false;
   size_t planned_peak_bytes_ = 0;
 };
 

@@ -31,7 +31,47 @@ Executable::Executable(std::shared_ptr<const Graph> g) : graph_(std::move(g)) {
   for (size_t v = 0; v < nv; ++v)
     buffer_end[size_t(owner[v])] = std::max(buffer_end[size_t(owner[v])], last_use[v]);
 
-  instrs_.reserve(G.nodes.size());
+  // Values whose storage may escape the run: graph outputs and everything sharing storage with them.
+  std::vector<bool> escapes(nv, false);
+  for (int v : G.outputs) escapes[size_t(owner[size_t(v)])] = true;
+
+  // Static memory plan: every intermediate that a kernel writes (not views, not in-place results, not escaping
+  // values) gets one of a set of persistent buffers, assigned greedily in program order; a buffer is reused once
+  // the last reader of its previous value has run. The buffers live as long as the Executable, so a run
+  // allocates nothing but its outputs.
+  std::vector<int> buffer_of(nv, -1);
+  std::vector<std::pair<int, size_t>> free_list;  // (buffer, bytes) ready for reuse
+  std::vector<std::vector<int>> frees_after(G.nodes.size());
+  for (size_t ni = 0; ni < G.nodes.size(); ++ni) {
+    const Node& n = G.nodes[ni];
+    if (!get_op(n.op).direct) {
+      for (int o : n.outputs) {
+        if (escapes[size_t(o)]) continue;
+        size_t bytes = std::max<size_t>(bytes_of(G.values[size_t(o)].meta), 1);
+        // best fit among free buffers
+        int best = -1;
+        for (size_t k = 0; k < free_list.size(); ++k)
+          if (free_list[k].second >= bytes && (best < 0 || free_list[k].second < free_list[size_t(best)].second))
+            best = int(k);
+        int buf;
+        if (best >= 0) {
+          buf = free_list[size_t(best)].first;
+          free_list.erase(free_list.begin() + best);
+        } else {
+          buf = int(buffer_bytes_.size());
+          buffer_bytes_.push_back(bytes);
+        }
+        buffer_of[size_t(o)] = buf;
+        int until = buffer_end[size_t(o)] < int(ni) ? int(ni) : buffer_end[size_t(o)];
+        frees_after[size_t(until)].push_back(int(o));
+      }
+    }
+    for (int v : frees_after[ni]) free_list.push_back({buffer_of[size_t(v)], buffer_bytes_[size_t(buffer_of[size_t(v)])]});
+  }
+  planned_peak_bytes_ = 0;
+  for (size_t b : buffer_bytes_) planned_peak_bytes_ += b;
+
+  // Release of slots after their last use (the planned buffers stay; fresh outputs return to the allocator).
   std::vector<std::vector<int>> release_at(G.nodes.size());
   for (size_t v = 0; v < nv; ++v) {
     if (G.values[v].kind != ValueKind::Node) continue;
@@ -39,31 +79,40 @@ Executable::Executable(std::shared_ptr<const Graph> g) : graph_(std::move(g)) {
     int at = lu < 0 ? G.values[v].node : lu;  // unused outputs die right after their node
     if (at < end) release_at[size_t(at)].push_back(int(v));
   }
-  // Planned peak: simulate allocations (non-view outputs) and releases of owned buffers.
-  std::vector<std::vector<int>> buffer_release_at(G.nodes.size());
-  for (size_t v = 0; v < nv; ++v) {
-    if (owner[v] != int(v) || G.values[v].kind != ValueKind::Node) continue;
-    int at = buffer_end[v] < 0 ? G.values[v].node : buffer_end[v];
-    if (at < end && !get_op(G.nodes[size_t(G.values[v].node)].op).direct) buffer_release_at[size_t(at)].push_back(int(v));
-  }
-  size_t live = 0, peak = 0;
+  instrs_.reserve(G.nodes.size());
   for (size_t ni = 0; ni < G.nodes.size(); ++ni) {
     const Node& n = G.nodes[ni];
-    const OpDef& def = get_op(n.op);
     Instr ins;
-    ins.def = &def;
+    ins.def = &get_op(n.op);
     ins.attrs = n.attrs;
     ins.in = n.inputs;
     ins.out = n.outputs;
-    for (int o : n.outputs) ins.out_meta.push_back(G.values[size_t(o)].meta);
+    for (int o : n.outputs) {
+      ins.out_meta.push_back(G.values[size_t(o)].meta);
+      ins.out_buffer.push_back(buffer_of[size_t(o)]);
+    }
     ins.release = release_at[ni];
-    if (!def.direct)
-      for (int o : n.outputs) live += bytes_of(G.values[size_t(o)].meta);
-    peak = std::max(peak, live);
-    for (int v : buffer_release_at[ni]) live -= bytes_of(G.values[size_t(v)].meta);
     instrs_.push_back(std::move(ins));
   }
-  planned_peak_bytes_ = peak;
+}
+
+void Executable::materialize_buffers() {
+  // Persistent output tensors over the planned buffers (made once, on the first run).
+  buffers_.clear();
+  for (size_t b : buffer_bytes_) buffers_.push_back(std::make_shared<Storage>(b));
+  for (Instr& ins : instrs_) {
+    ins.planned.clear();
+    for (size_t k = 0; k < ins.out.size(); ++k) {
+      if (ins.out_buffer[k] < 0) { ins.planned.emplace_back(); continue; }
+      auto impl = std::make_shared<TensorImpl>();
+      impl->storage = buffers_[size_t(ins.out_buffer[k])];
+      impl->shape = ins.out_meta[k].shape;
+      impl->strides = contiguous_strides(impl->shape);
+      impl->dtype = ins.out_meta[k].dtype;
+      ins.planned.emplace_back(std::move(impl));
+    }
+  }
+  materialized_ = true;
 }
 
 std::vector<Tensor> Executable::run(const std::vector<Tensor>& args) {
@@ -80,6 +129,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& args) {
   }
   for (size_t v = 0; v < G.values.size(); ++v)
     if (G.values[v].kind == ValueKind::Capture || G.values[v].kind == ValueKind::Constant) slots[v] = G.values[v].tensor;
+  if (!materialized_) materialize_buffers();
   std::vector<Tensor> in, out;
   for (const Instr& ins : instrs_) {
     in.clear();
@@ -88,7 +138,8 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& args) {
       out = ins.def->direct(in, ins.attrs);
     } else {
       out.clear();
-      for (auto& m : ins.out_meta) out.push_back(Tensor::empty(m.shape, m.dtype));
+      for (size_t k = 0; k < ins.out_meta.size(); ++k)
+        out.push_back(ins.planned[k].defined() ? ins.planned[k] : Tensor::empty(ins.out_meta[k].shape, ins.out_meta[k].dtype));
       ins.def->cpu(in, out, ins.attrs);  // random ops take their offset from their stream as they run
     }
     for (size_t k = 0; k < ins.out.size(); ++k) slots[size_t(ins.out[k])] = std::move(out[k]);
