@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates benchmarks/.venv-peers, a venv of its own (the project's .venv stays lean), with the frameworks that
-# bench_mlp.py compares Kiln with -- each from PyPI, each tried on its own (one that fails is reported and
+# bench_train_step.py compares Kiln with -- each from PyPI, each tried on its own (one that fails is reported and
 # skipped) -- and Kiln built from this repository. Heavy (several GB: PyPI's Linux torch wheel is a CUDA build);
 # never run by the tests or CI.
 #   benchmarks/setup_peers.sh            everything

@@ -254,9 +254,6 @@ def test_advanced_indexing_matches_numpy(data, shape, seed):
     """Integer arrays (broadcast together; adjacent or separated by slices → NumPy's axis placement), boolean masks,
     mixed with ints and slices; the gradient accumulates over repeated indices."""
     key = data.draw(_advanced_key(shape))
-    # KNOWN BUG (test_none_with_advanced_indices below): None combined with array indices places the new axes
-    # wrongly. Those keys are left to that xfail test until kiln/common/_indexing.py is fixed.
-    assume(not _none_with_arrays(key))
     x = _values(shape, np.float64, seed)
     want = x[key]
     got = Tensor(x)[key]
@@ -267,29 +264,16 @@ def test_advanced_indexing_matches_numpy(data, shape, seed):
     _check(g, counts, rtol=0, atol=0)
 
 
-def _none_with_arrays(key):
-    return any(k is None for k in key) and any(isinstance(k, np.ndarray) for k in key)
-
-
 _NONE_ADV_OK = [(None, [0, 2]), ([0, 2], None), ([0, 1], None, [1, 2]), (slice(None), None, [1, 2]),
                 (None, [0, 1], [1, 2]), (0, None, [1, 3]), (None, Ellipsis, np.array([True, False, True, False, True]))]
-_NONE_ADV_BAD = [(None, [0, 1], slice(None), 2),        # Kiln (1, 2, 4), NumPy (2, 1, 4)
-                 ([0, 1], [1, 2], None),                # Kiln (2, 5, 1), NumPy (2, 1, 5)
-                 ([0, 1], slice(None), [1, 2], None),   # Kiln: IndexError from ExpandDims, NumPy (2, 4, 1)
-                 (None, 1, slice(None), [0, 1])]        # Kiln (1, 2, 4), NumPy (2, 1, 4)
+# None among array indices: the new axis takes its place among the other dims after NumPy moves the broadcast
+# index block (e.g. (None, [0, 1], :, 2) → (2, 1, 4)).
+_NONE_ADV_OK += [(None, [0, 1], slice(None), 2), ([0, 1], [1, 2], None), ([0, 1], slice(None), [1, 2], None),
+                 (None, 1, slice(None), [0, 1])]
 
 
 @pytest.mark.parametrize("key", _NONE_ADV_OK, ids=repr)
 def test_none_with_advanced_indices(key):
-    x = np.arange(60.0).reshape(3, 4, 5)
-    _check(Tensor(x)[key], x[key], rtol=0, atol=0)
-
-
-@pytest.mark.xfail(strict=True, reason="BUG in kiln/common/_indexing.py getitem: with array indices present, the "
-                   "positions of None axes ignore that the advanced dims are broadcast into one block (and moved "
-                   "to the front when not adjacent); when fixed, drop this xfail and the assume() above")
-@pytest.mark.parametrize("key", _NONE_ADV_BAD, ids=repr)
-def test_none_with_advanced_indices_known_bug(key):
     x = np.arange(60.0).reshape(3, 4, 5)
     _check(Tensor(x)[key], x[key], rtol=0, atol=0)
 

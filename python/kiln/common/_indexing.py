@@ -18,6 +18,9 @@ def _is_advanced(k):
     return _is_tensor(k) or isinstance(k, (list, np.ndarray)) or (isinstance(k, tuple))
 
 
+_SEPARATOR = object()  # an empty Ellipsis: consumes no dim, but separates array indices
+
+
 def _normalize_key(key, ndim):
     """Key as a list with Ellipsis expanded; returns (items, n_consumed)."""
     if not isinstance(key, tuple):
@@ -42,7 +45,9 @@ def _normalize_key(key, ndim):
         raise IndexError(f"Too many indices for a tensor of rank {ndim}: {consumed} indices given.")
     if n_ell:
         i = next(j for j, k in enumerate(items) if k is Ellipsis)
-        items = items[:i] + [slice(None)] * (ndim - consumed) + items[i + 1:]
+        # An Ellipsis that covers no dims still separates array indices around it (NumPy's placement rule).
+        fill = [slice(None)] * (ndim - consumed) or [_SEPARATOR]
+        items = items[:i] + fill + items[i + 1:]
     else:
         items = items + [slice(None)] * (ndim - consumed)
     return items
@@ -50,27 +55,39 @@ def _normalize_key(key, ndim):
 
 def getitem(x, key):
     """x[key] with NumPy semantics. Raises IndexError for out-of-range indices, naming the index and dim size."""
-    shape = x.shape
     items = _normalize_key(key, x.ndim)
+    # None (and a bare True/False) adds a size-1 axis; NumPy's result is that of indexing the tensor with the axis
+    # already inserted and `:` (True) or `0:0` (False) on it, which also places the axis right among array indices.
+    dim = 0
+    plain = []
+    separated = False  # a slice/None/Ellipsis between two array indices: NumPy moves the index block to the front
+    seen_array = pending_sep = False
+    has_array = any(isinstance(k, np.ndarray) for k in items)
+    for k in items:
+        if isinstance(k, np.ndarray) or (has_array and isinstance(k, numbers.Integral) and not isinstance(k, bool)):
+            if seen_array and pending_sep:
+                separated = True
+            seen_array, pending_sep = True, False
+        elif seen_array and (k is None or k is _SEPARATOR or isinstance(k, (slice, bool))):
+            pending_sep = True
+        if k is _SEPARATOR:
+            continue
+        if k is None or isinstance(k, bool):
+            x = _core.expand_dims(x, dim)
+            plain.append(slice(0, 0) if k is False else slice(None))
+            dim += 1
+        else:
+            plain.append(k)
+            dim += k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else 1
+    items = plain
+    shape = x.shape
     if any(isinstance(k, np.ndarray) for k in items):
         # With array indices present, NumPy treats integer indices as 0-d advanced indices.
-        items = [np.asarray(int(k)) if isinstance(k, numbers.Integral) and not isinstance(k, bool) else k
-                 for k in items]
-    begin, end, step, squeeze_axes, new_axes = [], [], [], [], []
-    adv = []  # (axis in the sliced tensor, int index array)
-    out_axis = 0
+        items = [np.asarray(int(k)) if isinstance(k, numbers.Integral) else k for k in items]
+    begin, end, step, squeeze_axes = [], [], [], []
+    adv = []  # (axis, int index array)
     dim = 0
     for k in items:
-        if k is None:
-            new_axes.append(out_axis)
-            out_axis += 1
-            continue
-        if isinstance(k, bool):  # x[True] / x[False]: a new axis of size 1 / 0
-            new_axes.append(out_axis)
-            out_axis += 1
-            if not k:
-                adv.append(("empty", out_axis - 1))
-            continue
         if isinstance(k, numbers.Integral):
             n = shape[dim]
             i = int(k)
@@ -85,7 +102,6 @@ def getitem(x, key):
             b, e, s = k.indices(shape[dim])
             begin.append(b); end.append(e); step.append(s)
             dim += 1
-            out_axis += 1
             continue
         if isinstance(k, np.ndarray):
             if k.dtype == np.bool_:
@@ -97,7 +113,6 @@ def getitem(x, key):
                     adv.append((dim + j, idx.astype(np.int64)))
                     begin.append(0); end.append(shape[dim + j]); step.append(1)
                 dim += k.ndim
-                out_axis += k.ndim
             else:
                 n = shape[dim]
                 idx = k.astype(np.int64)
@@ -107,29 +122,22 @@ def getitem(x, key):
                 adv.append((dim, np.where(idx < 0, idx + n, idx)))
                 begin.append(0); end.append(n); step.append(1)
                 dim += 1
-                out_axis += 1
             continue
         raise IndexError(f"Tensor indices must be integers, slices, None, Ellipsis, bool or integer tensors/lists, "
                          f"but got {type(k).__name__}.")
     y = x
     if any(b != 0 or e != n or s != 1 for b, e, s, n in zip(begin, end, step, shape)):
         y = _core.strided_slice(x, begin, end, step)
-    empty = [a for a in adv if a[0] == "empty"]
-    adv = [a for a in adv if a[0] != "empty"]
     if adv:
-        y = _gather_advanced(y, adv)
+        y = _gather_advanced(y, adv, separated)
     if squeeze_axes:
         y = _core.squeeze(y, squeeze_axes)
-    for a in new_axes:
-        y = _core.expand_dims(y, a)
-    if empty:
-        y = _core.strided_slice(y, [0] * y.ndim, [0 if i == empty[0][1] else d for i, d in enumerate(y.shape)],
-                                [1] * y.ndim)
     return y
 
 
-def _gather_advanced(y, adv):
-    """Applies integer-array indices `adv` [(axis, int array)] to y (NumPy placement rules)."""
+def _gather_advanced(y, adv, separated=False):
+    """Applies integer-array indices `adv` [(axis, int array)] to y (NumPy placement rules: the broadcast index
+    block replaces adjacent indexed axes in place, and goes to the front when they were separated)."""
     axes = [a for a, _ in adv]
     arrays = np.broadcast_arrays(*[i for _, i in adv])
     bshape = arrays[0].shape
@@ -138,7 +146,7 @@ def _gather_advanced(y, adv):
     for arr, d in zip(arrays, dims):
         lin = lin * d + arr
     rest = [i for i in range(y.ndim) if i not in axes]
-    adjacent = axes == list(range(axes[0], axes[0] + len(axes)))
+    adjacent = not separated and axes == list(range(axes[0], axes[0] + len(axes)))
     perm = axes + rest
     t = _core.transpose(y, perm) if perm != list(range(y.ndim)) else y
     t = _core.reshape(t, [int(np.prod(dims))] + [y.shape[i] for i in rest])

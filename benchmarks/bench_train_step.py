@@ -1,14 +1,17 @@
-"""Training-step throughput (steps/s) of MLPs: Kiln PyNative against PyTorch, JAX, MLX and MindSpore.
+"""Training-step throughput (steps/s): Kiln PyNative and Kiln @jit against PyTorch, JAX, MLX and MindSpore.
 
-Two cases, each one full training step per iteration (forward, loss, backward, Adam update), on a fixed batch:
+Three cases, each one full training step per iteration (forward, loss, backward, Adam update), on a fixed batch:
   small  the seed document's MLP 10-16(ReLU)-1, batch 32, Adam(lr 0.01), MSE
   large  MLP 784-1024(ReLU)-1024(ReLU)-10, batch 256, Adam(lr 1e-3), MSE against one-hot labels
+  lenet  examples/train_lenet_digits.py's CNN on 1x8x8 images (2 conv+BatchNorm+ReLU+max-pool blocks, Dense 128-64-10,
+         no dropout), batch 64, Adam(lr 0.005), softmax cross-entropy (Kiln and PyTorch only)
+Kiln @jit also reports its compile time (trace + passes + lowering of the whole step, the first call).
 Each framework variant runs in its own subprocess (no shared thread pools), warms up, picks a step count that takes
 about --min-time seconds, and reports the median steps/s over --repeats such runs. A framework that does not import
 is reported as "not installed", one that raises, or whose loss does not go down over the run, as "failed: ..."
 -- never a made-up number.
 
-    benchmarks/.venv-peers/bin/python benchmarks/bench_mlp.py [--case small|large|all] [--only kiln,torch,...]
+    benchmarks/.venv-peers/bin/python benchmarks/bench_train_step.py [--case small|large|all] [--only kiln,torch,...]
 (see benchmarks/README.md; setup_peers.sh makes that venv). Any python with kiln importable works too; the peers
 it lacks are then "not installed".
 """
@@ -28,17 +31,25 @@ CASES = {
                   onehot=False),
     "large": dict(title="MLP 784-1024-1024-10, batch 256, Adam(lr 1e-3), MSE on one-hot labels",
                   sizes=[784, 1024, 1024, 10], batch=256, lr=1e-3, onehot=True),
+    "lenet": dict(title="LeNet-style CNN on 1x8x8 digits-sized images, batch 64, Adam(lr 0.005), cross-entropy",
+                  sizes=[64, 10], batch=64, lr=0.005, onehot=False, cnn=True),
 }
 
 
 def make_data(case):
     rng = np.random.default_rng(0)
+    if case.get("cnn"):
+        x = rng.uniform(0, 1, (case["batch"], 1, 8, 8)).astype(np.float32)
+        return x, rng.integers(0, 10, case["batch"]).astype(np.int32)
     x = rng.standard_normal((case["batch"], case["sizes"][0])).astype(np.float32)
     if case["onehot"]:
         y = np.eye(case["sizes"][-1], dtype=np.float32)[rng.integers(0, case["sizes"][-1], case["batch"])]
     else:
         y = rng.standard_normal((case["batch"], case["sizes"][-1])).astype(np.float32)
     return x, y
+
+
+COMPILE_SECONDS = [None]  # set by Kiln @jit builds: the first call's trace + compile time
 
 
 # ---- one builder per framework variant: returns (step, sync, version); step() runs one training step,
@@ -48,13 +59,20 @@ def build_ms_style(ms, case, x, y, use_jit):
     """The MindSpore 2.x training step, written once for both Kiln (`import kiln as ms`) and MindSpore."""
     nn, ops = ms.nn, ms.ops
     sizes = case["sizes"]
-    layers = []
-    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
-        layers.append(nn.Dense(a, b))
-        if i < len(sizes) - 2:
-            layers.append(nn.ReLU())
-    net = nn.SequentialCell(layers)
-    loss_fn = nn.MSELoss()
+    if case.get("cnn"):
+        net = nn.SequentialCell([
+            nn.Conv2d(1, 16, 3, pad_mode="same"), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2, 2),
+            nn.Conv2d(16, 32, 3, pad_mode="same"), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2, 2),
+            nn.Flatten(), nn.Dense(128, 64), nn.ReLU(), nn.Dense(64, 10)])
+        loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    else:
+        layers = []
+        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+            layers.append(nn.Dense(a, b))
+            if i < len(sizes) - 2:
+                layers.append(nn.ReLU())
+        net = nn.SequentialCell(layers)
+        loss_fn = nn.MSELoss()
     optimizer = nn.Adam(net.trainable_params(), learning_rate=case["lr"])
 
     def forward_fn(data, label):
@@ -78,6 +96,10 @@ def build_ms_style(ms, case, x, y, use_jit):
     net.set_train(True)
     xd, yd = ms.Tensor(x), ms.Tensor(y)
     last = {}
+    if use_jit:  # the first call traces and compiles the whole step
+        t0 = time.perf_counter()
+        train_step(xd, yd)
+        COMPILE_SECONDS[0] = time.perf_counter() - t0
 
     def step():
         last["loss"] = train_step(xd, yd)
@@ -115,16 +137,27 @@ def build_torch(case, x, y, compiled=False):
         torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     torch.manual_seed(0)
     sizes = case["sizes"]
-    mods = []
-    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
-        mods.append(torch.nn.Linear(a, b))
-        if i < len(sizes) - 2:
-            mods.append(torch.nn.ReLU())
-    model = torch.nn.Sequential(*mods)
+    tnn = torch.nn
+    if case.get("cnn"):
+        model = tnn.Sequential(
+            tnn.Conv2d(1, 16, 3, padding=1), tnn.BatchNorm2d(16), tnn.ReLU(), tnn.MaxPool2d(2, 2),
+            tnn.Conv2d(16, 32, 3, padding=1), tnn.BatchNorm2d(32), tnn.ReLU(), tnn.MaxPool2d(2, 2),
+            tnn.Flatten(), tnn.Linear(128, 64), tnn.ReLU(), tnn.Linear(64, 10))
+        loss_fn = tnn.CrossEntropyLoss()
+        yt = torch.from_numpy(y.astype(np.int64))
+    else:
+        mods = []
+        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+            mods.append(tnn.Linear(a, b))
+            if i < len(sizes) - 2:
+                mods.append(tnn.ReLU())
+        model = tnn.Sequential(*mods)
+        loss_fn = tnn.MSELoss()
+        yt = torch.from_numpy(y)
+    model.train()
     fwd = torch.compile(model) if compiled else model
     opt = torch.optim.Adam(model.parameters(), lr=case["lr"])
-    loss_fn = torch.nn.MSELoss()
-    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+    xt = torch.from_numpy(x)
     last = {}
 
     def step():
@@ -141,6 +174,8 @@ def build_torch(case, x, y, compiled=False):
 
 
 def build_jax(case, x, y):
+    if case.get("cnn"):
+        raise NotImplementedError("the CNN case is written for Kiln and PyTorch only")
     import jax
     import jax.numpy as jnp
     sizes, lr, b1, b2, eps = case["sizes"], case["lr"], 0.9, 0.999, 1e-8
@@ -186,6 +221,8 @@ def build_jax(case, x, y):
 
 
 def build_mlx(case, x, y, compiled=False):
+    if case.get("cnn"):
+        raise NotImplementedError("the CNN case is written for Kiln and PyTorch only")
     from functools import partial
 
     import mlx.core as mx
@@ -297,7 +334,7 @@ def worker(variant, case_name, args):
         step, sync, version = builder(case, x, y, **kw)
         rate, n, rates = measure(step, sync, args.warmup, args.repeats, args.min_time)
         print(json.dumps({"status": "ok", "rate": rate, "n": n, "rates": rates, "version": version,
-                          "wall": time.perf_counter() - t0}))
+                          "wall": time.perf_counter() - t0, "compile_seconds": COMPILE_SECONDS[0]}))
     except NotImplementedError as e:
         print(json.dumps({"status": "not available", "detail": str(e)}))
     except Exception as e:  # noqa: BLE001 - reported in the table
@@ -325,7 +362,7 @@ def run_variant(variant, case_name, args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--case", choices=["small", "large", "all"], default="all")
+    ap.add_argument("--case", choices=list(CASES) + ["all"], default="all")
     ap.add_argument("--only", default="", help="comma-separated variants, from: " + ", ".join(VARIANTS))
     ap.add_argument("--repeats", type=int, default=5, help="timed runs per variant (median reported; default 5)")
     ap.add_argument("--warmup", type=int, default=20, help="untimed steps first (compilation etc.; default 20)")
@@ -353,7 +390,7 @@ def main():
 
     print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores; "
           f"median of {args.repeats} runs of ~{args.min_time:g} s each after {args.warmup} warm-up steps")
-    print("Kiln/peer = Kiln PyNative steps/s divided by the peer's (above 1: Kiln is faster)")
+    print("Kiln/peer = Kiln PyNative steps/s divided by the peer's; jit/peer = Kiln @jit's (above 1: Kiln is faster)")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     if load > 0.5 * (os.cpu_count() or 1):
         print(f"WARNING: the machine is busy (load average {load:.1f} on {os.cpu_count()} cores): "
@@ -362,9 +399,12 @@ def main():
     for case_name in cases:
         case = CASES[case_name]
         print(f"\n{case_name}: {case['title']}")
-        print(f"  {'framework':<26} {'version':<14} {'steps/s':>11} {'Kiln/peer':>10}  {'steps/run':>9}")
-        print("  " + "-" * 76)
+        print(f"  {'framework':<26} {'version':<14} {'steps/s':>11} {'Kiln/peer':>10} {'jit/peer':>9}  {'steps/run':>9}")
+        print("  " + "-" * 86)
         ref = None
+        ref_jit = None
+        if "kiln-jit" in variants:  # measured first so that every row can show jit/peer
+            variants = ["kiln", "kiln-jit"] + [v for v in variants if v not in ("kiln", "kiln-jit")]
         results[case_name] = {}
         for v in variants:
             r = run_variant(v, case_name, args)
@@ -373,8 +413,15 @@ def main():
             if r["status"] == "ok":
                 if v == "kiln":
                     ref = r["rate"]
+                if v == "kiln-jit":
+                    ref_jit = r["rate"]
                 ratio = f"{ref / r['rate']:.2f}" if ref else "-"
-                print(f"  {label:<26} {r['version'][:14]:<14} {r['rate']:>11,.1f} {ratio:>10}  {r['n']:>9}")
+                ratio_jit = f"{ref_jit / r['rate']:.2f}" if ref_jit else "-"
+                print(f"  {label:<26} {r['version'][:14]:<14} {r['rate']:>11,.1f} {ratio:>10} {ratio_jit:>9}  "
+                      f"{r['n']:>9}")
+                if r.get("compile_seconds") is not None:
+                    print(f"  {'':<26} compile (trace + passes + lowering, first call): "
+                          f"{r['compile_seconds'] * 1e3:.1f} ms")
             else:
                 what = {"not installed": "not installed",
                         "not available": "not available: " + r.get("detail", "")}.get(
