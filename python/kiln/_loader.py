@@ -6,6 +6,13 @@ import sys
 from importlib import metadata
 
 
+# Kiln's OpenMP threads (oneDNN's and Kiln's parallel loops) sleep between parallel regions instead of spinning:
+# on a 2-core machine a spinning worker (GNU OpenMP spins for a while after each region by default) steals the
+# core that the Python thread needs for the serial part of a step — measured: LeNet training step 3.5 ms with
+# passive waiting, 3–100 ms (erratic) with spinning. Must be set before libgomp is loaded; a user's own setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 def _preload_dnnl():
     candidates = []
     try:
