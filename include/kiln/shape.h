@@ -9,7 +9,9 @@ namespace kiln {
 using Shape = std::vector<int64_t>;
 using Strides = std::vector<int64_t>;  // in elements, not bytes
 
-// Number of elements (1 for a 0-d shape).
+// The most elements a tensor may have (2^48: far beyond any memory, far from int64 overflow in byte counts).
+constexpr int64_t kMaxElements = int64_t(1) << 48;
+// Number of elements (1 for a 0-d shape). Throws ValueError if it exceeds kMaxElements (instead of overflowing).
 int64_t numel(const Shape& s);
 // Row-major (C-contiguous) strides for a shape.
 Strides contiguous_strides(const Shape& s);

@@ -19,6 +19,8 @@ def _infer_array(data):
     elif isinstance(data, bool):
         arr = np.asarray(data, dtype=np.bool_)
     elif isinstance(data, int):
+        if not -2**63 <= data < 2**63:
+            raise ValueError(f"Tensor: the int {data} is outside the Int64 range.")
         arr = np.asarray(data, dtype=np.int64)
     elif isinstance(data, float):
         arr = np.asarray(data, dtype=np.float32)
@@ -26,6 +28,8 @@ def _infer_array(data):
         items = [x.asnumpy() if isinstance(x, _core.Tensor) else x for x in data]
         try:
             arr = np.asarray(items)
+        except OverflowError:
+            raise ValueError("Tensor: an int in the list is outside the Int64 range.") from None
         except ValueError as e:
             raise ValueError(f"Tensor: the list/tuple is ragged or invalid: {e}") from None
         if arr.dtype == np.float64:

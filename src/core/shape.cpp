@@ -6,7 +6,14 @@ namespace kiln {
 
 int64_t numel(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  bool zero = false;
+  for (int64_t d : s) zero = zero || d == 0;
+  if (zero) return 0;
+  for (int64_t d : s) {
+    // Overflow would wrap to a small count and let kernels read past their buffers.
+    KILN_CHECK(!__builtin_mul_overflow(n, d, &n) && n <= kMaxElements, Value, "Kiln: the shape ", shape_str(s),
+               " has more elements than a tensor can hold (at most 2^48).");
+  }
   return n;
 }
 

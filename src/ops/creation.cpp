@@ -61,7 +61,10 @@ std::vector<TensorMeta> infer_range(const TV&, const Attrs& a) {
   KILN_CHECK(step != 0, Value, "For 'arange', the step must not be 0.");
   KILN_CHECK(std::isfinite(start) && std::isfinite(end) && std::isfinite(step), Value,
              "For 'arange', start, end and step must be finite, but got ", start, ", ", end, ", ", step, ".");
-  int64_t n = int64_t(std::ceil((end - start) / step));
+  double count = std::ceil((end - start) / step);
+  KILN_CHECK(count <= double(kMaxElements), Value, "For 'arange', [", start, ", ", end, ") with step ", step,
+             " has ", count, " elements: more than a tensor can hold.");
+  int64_t n = int64_t(count);
   return {{{n < 0 ? 0 : n}, a.dtype("dtype")}};
 }
 void run_range(const TV&, TV& out, const Attrs& a) {

@@ -153,6 +153,12 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose
              shape_str(a.shape()), " and ", shape_str(b.shape()), ".");
   // NumPy semantics for 1-D operands: prepend (a) / append (b) a unit dim, remove it from the result.
   bool a1 = a.ndim() == 1, b1 = b.ndim() == 1;
+  if (a1 || b1) {
+    int64_t ka = a1 ? a.shape()[0] : a.shape()[size_t(a.ndim() - (transpose_a ? 2 : 1))];
+    int64_t kb = b1 ? b.shape()[0] : b.shape()[size_t(b.ndim() - (transpose_b ? 1 : 2))];
+    KILN_CHECK(ka == kb, Value, "For 'MatMul', the inner dimensions must match: x ", shape_str(a.shape()), " and y ",
+               shape_str(b.shape()), " give ", ka, " vs ", kb, ".");
+  }
   Tensor x = a1 ? reshape(a, {1, a.shape()[0]}) : a;
   Tensor y = b1 ? reshape(b, {b.shape()[0], 1}) : b;
   Tensor r = apply1(OpId::MatMul, {x, y}, {{"transpose_a", a1 ? false : transpose_a}, {"transpose_b", b1 ? false : transpose_b}});

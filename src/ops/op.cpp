@@ -102,6 +102,7 @@ std::vector<Tensor> apply(OpId id, const std::vector<Tensor>& inputs, const Attr
     outs = graph::record(def, inputs, attrs);
   } else if (def.direct) {
     outs = def.direct(inputs, attrs);
+    for (auto& o : outs) (void)numel(o.shape());  // a view may not exceed the element limit either
   } else {
     std::vector<TensorMeta> metas = def.infer(inputs, attrs);
     outs.reserve(metas.size());

@@ -27,6 +27,10 @@ def _normalize_key(key, ndim):
         key = (key,)
     items = []
     for k in key:
+        if _is_tensor(k) and k._symbolic:
+            raise IndexError("Indexing with a tensor computed inside a compiled (graph-mode) function is not "
+                             "supported yet: its values are not known while compiling. Use ops.gather(x, index, "
+                             "axis) instead, or pass the index as a Python int.")
         if _is_tensor(k):
             k = k.asnumpy() if k.ndim > 0 or k.dtype == _core.DType.Bool else int(k._item())
         elif isinstance(k, list):

@@ -36,6 +36,11 @@ _TO_NUMPY = {
 _FROM_NUMPY = {np.dtype(v): k for k, v in _TO_NUMPY.items()}
 
 
+def dtype_numpy_name(dtype):
+    """NumPy's spelling of a dtype ('float32', 'bfloat16', ...)."""
+    return _core.dtype_numpy_name(dtype)
+
+
 def dtype_to_nptype(dtype):
     """The NumPy scalar type of a Kiln dtype (bfloat16 has none: float32 is returned)."""
     if dtype == bfloat16:

@@ -132,7 +132,9 @@ class JitFunction:
         return jf
 
     def __call__(self, *args, **kwargs):
-        if _core.tracing():  # inside another compiled function: inline
+        # Inside another compiled function: inline. Under a PyNative grad transform (value_and_grad of a function
+        # that calls this one): run eagerly, so that the tape sees the ops and gradients flow through.
+        if _core.tracing() or _core.grad_level() > 0:
             return self.fn(*args, **kwargs)
         if not kwargs and self._key_extra is None:
             sig = _tensor_signature(*args)
@@ -214,7 +216,9 @@ def jit(function=None, *args, input_signature=None, hash_args=None, jit_config=N
     options other than input_signature do not change Kiln's compilation.
 
     Returns a JitFunction: calling it traces `function` once per signature (input shapes/dtypes, non-tensor
-    arguments, training flags, device) and runs the compiled graph. Inside another compiled function it is inlined.
+    arguments, training flags, device) and runs the compiled graph. Inside another compiled function it is inlined;
+    called under a PyNative value_and_grad/grad, it runs eagerly so that gradients flow through it (compile the
+    whole step, gradients included, to get both).
     Raises (at trace time) the op's error with the user's file:line for shape/dtype errors, and RuntimeError for
     `if`/`while`/bool() on a tensor's value (use ops.select / ops.where).
     """

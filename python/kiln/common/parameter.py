@@ -104,6 +104,10 @@ class Parameter(Tensor):
             if isinstance(data, float) and self.dtype in mstype.int_type:
                 raise TypeError("Parameter.set_data: a float can not be set into an integer Parameter.")
             data = Tensor(data, self.dtype)
+        elif data.dtype != self.dtype and _core.promote_types(data.dtype, self.dtype) != self.dtype:
+            raise TypeError(f"Incoming Parameter dtype can not be converted to current dtype implicitly. Current "
+                            f"dtype is {self.dtype}, and incoming is {data.dtype}. Use .set_dtype(xxx) to change the "
+                            "dtype, or cast the data first.")
         if tuple(data.shape) != tuple(self.shape) and not (data.ndim == 0 or slice_shape):
             raise ValueError(f"Can not change the shape of Parameter which has been initialized. Current shape is "
                              f"{self.shape}, and incoming is {data.shape}.")

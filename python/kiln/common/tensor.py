@@ -135,6 +135,22 @@ def _array(self, dtype=None, copy=None):
     return a.astype(dtype) if dtype is not None else a
 
 
+def _rebuild_tensor(array, dtype_name):
+    t = Tensor._from_numpy(np.asarray(array, order="C"))
+    return _core.cast(t, getattr(mstype, dtype_name)) if dtype_name == "bfloat16" else t
+
+
+def _reduce(self):
+    """Pickling (and copy.deepcopy): the values and dtype."""
+    return (_rebuild_tensor, (_asnumpy_for_print(self).copy(), mstype.dtype_numpy_name(self.dtype)))
+
+
+def _format(self, spec):
+    if self.size == 1 and not self._symbolic:
+        return format(self.item(), spec)
+    return format(str(self), spec)
+
+
 _METHODS = {
     "__repr__": _repr,
     "__str__": _str,
@@ -153,6 +169,10 @@ _METHODS = {
     "__or__": _logical(_core.logical_or), "__ror__": _logical(_core.logical_or),
     "__xor__": _logical(_core.logical_xor), "__rxor__": _logical(_core.logical_xor),
     "item": _item,
+    "__reduce__": _reduce,
+    "__format__": _format,
+    "__deepcopy__": lambda self, memo: _copy(self),
+    "__copy__": lambda self: self,
     "numpy": lambda self: self.asnumpy(),
     "tolist": lambda self: _asnumpy_for_print(self).tolist(),
     "astype": _astype,

@@ -76,6 +76,9 @@ class _BatchNorm(Cell):
     def construct(self, x):
         self._check_input(x)
         use_batch = self.training if self.use_batch_statistics is None else self.use_batch_statistics
+        if use_batch and x.size == 0:
+            raise ValueError(f"For '{type(self).__name__}', batch statistics need at least one element per channel, "
+                             f"but the input has shape {x.shape}.")
         mm, mv = self.moving_mean, self.moving_variance
         y, bm, bv = _core.batch_norm(x, self.gamma, self.beta, mm, mv, use_batch, self.eps)
         if use_batch:
