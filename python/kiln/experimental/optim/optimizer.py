@@ -11,13 +11,13 @@ compiled steps), its 'weight_decay' as a float. The update is compiled once per 
 nn.Optimizer's.
 """
 from collections import defaultdict
-from collections.abc import Iterable
 import numbers
 
 from ..._loader import _core
 from ...common import dtype as mstype
 from ...common.parameter import Parameter, ParameterTuple
 from ...nn.cell import Cell
+from ...nn.optim.optimizer import Optimizer as _NnOptimizer
 
 __all__ = ["Optimizer"]
 
@@ -70,17 +70,8 @@ class Optimizer(Cell):
         lines.append(")")
         return "\n".join(lines)
 
-    @staticmethod
-    def _parameters_base_check(parameters, param_info):
-        if parameters is None:
-            raise ValueError(f"For 'Optimizer', the argument {param_info} can not be None.")
-        if not isinstance(parameters, Iterable):
-            raise TypeError(f"For 'Optimizer', the argument {param_info} must be Iterable type, but got "
-                            f"{type(parameters)}.")
-        parameters = list(parameters)
-        if not parameters:
-            raise ValueError(f"For 'Optimizer', the argument {param_info} must not be empty.")
-        return parameters
+    # The same argument checks (and messages) as kiln.nn.Optimizer.
+    _parameters_base_check = staticmethod(_NnOptimizer._parameters_base_check)
 
     def add_param_group(self, group_id, param_group):
         """Adds `param_group` (a dict with 'params') as group `group_id`, filling in the defaults."""
