@@ -71,6 +71,8 @@ def main(argv=None):
                         help="execution mode: pynative (eager, op by op; the default) or graph "
                              "(set_context(mode=GRAPH_MODE): Cells are compiled into static graphs)")
     parser.add_argument("--batch-size", type=int, default=32, help="mini-batch size (default: 32)")
+    parser.add_argument("--print-steps", type=int, default=0,
+                        help="also print the loss of each of the first N steps, to 9 digits (to compare modes)")
     args = parser.parse_args(argv)
 
     ms.set_context(mode={"pynative": ms.PYNATIVE_MODE, "graph": ms.GRAPH_MODE}[args.mode])
@@ -99,6 +101,7 @@ def main(argv=None):
 
     start = time.perf_counter()
     n = len(x_train)
+    step = 0
     for epoch in range(args.epochs):
         net.set_train()
         order = shuffle_rng.permutation(n)
@@ -106,7 +109,11 @@ def main(argv=None):
         for begin in range(0, n, args.batch_size):
             idx = order[begin:begin + args.batch_size]
             loss = train_step(Tensor(x_train[idx]), Tensor(y_train[idx]))
-            total += float(loss.asnumpy()) * len(idx)
+            value = float(loss.asnumpy())
+            total += value * len(idx)
+            step += 1
+            if step <= args.print_steps:
+                print(f"step {step}: loss {value:.9g}")
         print(f"Epoch [{epoch + 1}/{args.epochs}], Loss: {total / n:.4f}")
     elapsed = time.perf_counter() - start
 

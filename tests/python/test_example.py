@@ -72,3 +72,12 @@ def test_command_line():
     r = run_example("--mode", "no_such_mode")
     assert r.returncode == 2 and "invalid choice" in r.stderr
 
+
+
+def test_first_50_step_losses_equal_in_both_modes():
+    """Issue 3's proof: Graph mode's loss trajectory equals PyNative's to 1e-6 relative, from the same seed."""
+    runs = [run_example("--epochs", "5", "--print-steps", "50", *extra) for extra in ((), ("--mode", "graph"))]
+    losses = [[float(v) for v in re.findall(r"step \d+: loss ([-0-9.e]+)", r.stdout)] for r in runs]
+    assert len(losses[0]) == len(losses[1]) == 50, runs[1].stdout
+    for a, b in zip(*losses):
+        assert abs(a - b) <= 1e-6 * abs(a)
