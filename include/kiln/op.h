@@ -20,7 +20,8 @@ enum class OpId : uint16_t {
 const char* op_name(OpId id);
 
 // One attribute value. Attribute names are string literals owned by the op definitions.
-using AttrValue = std::variant<int64_t, double, bool, std::vector<int64_t>, DType>;
+// (Construct string attributes from std::string explicitly: a bare literal would choose bool.)
+using AttrValue = std::variant<int64_t, double, bool, std::vector<int64_t>, DType, std::string>;
 
 // An op's attributes: a small ordered list of (name, value).
 struct Attrs {
@@ -33,6 +34,7 @@ struct Attrs {
   bool b(const char* name) const;
   const std::vector<int64_t>& ints(const char* name) const;
   DType dtype(const char* name) const;
+  const std::string& s(const char* name) const;
   std::string str() const;                              // "axis=[0], keep_dims=False"
 };
 

@@ -85,6 +85,9 @@ KILN_OP(Adam, "Adam")
 KILN_OP(ApplyMomentum, "ApplyMomentum")
 KILN_OP(SGD, "SGD")
 
+// src/ops/print.cpp
+KILN_OP(Print, "Print")
+
 // src/ops/elementwise_unary.cpp (added with the compiled learning-rate schedules)
 KILN_OP(Cos, "Cos")
 KILN_OP(Sin, "Sin")

@@ -204,4 +204,12 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int6
 // per-channel ·gamma + beta ((C,), either may be undefined). Composed of Kiln ops.
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& gamma, const Tensor& beta, double epsilon);
 
+// ---- printing (a side effect: in a compiled graph it prints on every run, in program order) ----
+// Prints `text` with each '\x1f' (the unit separator: never in user text) replaced by the next tensor, formatted
+// as MindSpore's graph-mode print (`Tensor(shape=[3], dtype=Float32, value=[1 2 3])`), then a newline, to the
+// print sink. Returns a 0-d Int32 0. Throws ValueError if the number of slots differs from the number of tensors.
+Tensor print(const std::string& text, const std::vector<Tensor>& tensors);
+// Where printed text goes (default: stdout). The Python bindings send it to sys.stdout.
+void set_print_sink(void (*sink)(const std::string&));
+
 }  // namespace kiln::ops

@@ -48,6 +48,15 @@ void bind_nn_ops(nb::module_& m) {
         "the first step (stat > 0, then stat ← 0), else accum ← momentum·accum + (1−dampening)·g; update = "
         "nesterov ? g + momentum·accum : accum; without momentum update = g; param ← param − lr·update. `stat` is "
         "one flag or one flag per element (param's shape and dtype).");
+  m.def("print_", [](const std::string& text, const std::vector<Tensor>& tensors) { return ops::print(text, tensors); },
+        nb::arg("text"), nb::arg("tensors"),
+        "Prints text with each '\\x1f' replaced by the next tensor (MindSpore graph-print format); a side effect "
+        "that also runs inside compiled graphs, in program order. Returns a 0-d Int32 0.");
+  // Printed text goes to Python's sys.stdout, so that it interleaves correctly with Python's own prints.
+  ops::set_print_sink([](const std::string& text) {
+    nb::gil_scoped_acquire gil;
+    nb::module_::import_("sys").attr("stdout").attr("write")(text);
+  });
 }
 
 }  // namespace kiln::py

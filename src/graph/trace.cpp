@@ -24,7 +24,7 @@ bool tracing() { return t_trace != nullptr; }
 
 bool has_side_effect(OpId op) {
   switch (op) {
-    case OpId::Assign: case OpId::Adam: case OpId::ApplyMomentum: case OpId::SGD:
+    case OpId::Assign: case OpId::Adam: case OpId::ApplyMomentum: case OpId::SGD: case OpId::Print:
     case OpId::StandardNormal: case OpId::UniformReal: case OpId::UniformInt:
       return true;
     default:

@@ -12,6 +12,7 @@ void register_index();
 void register_matmul();
 void register_creation();
 void register_state();
+void register_print();
 void register_fused();
 void register_conv();
 void register_pool();
@@ -27,6 +28,7 @@ inline void register_all() {
   register_matmul();
   register_creation();
   register_state();
+  register_print();
   register_fused();
   register_conv();
   register_pool();

@@ -71,6 +71,7 @@ double Attrs::f(const char* name) const { return get_attr<double>(*this, name); 
 bool Attrs::b(const char* name) const { return get_attr<bool>(*this, name); }
 const std::vector<int64_t>& Attrs::ints(const char* name) const { return get_attr<std::vector<int64_t>>(*this, name); }
 DType Attrs::dtype(const char* name) const { return get_attr<DType>(*this, name); }
+const std::string& Attrs::s(const char* name) const { return get_attr<std::string>(*this, name); }
 
 std::string Attrs::str() const {
   std::ostringstream s;
@@ -84,6 +85,11 @@ std::string Attrs::str() const {
       if constexpr (std::is_same_v<V, bool>) s << (v ? "True" : "False");
       else if constexpr (std::is_same_v<V, std::vector<int64_t>>) s << shape_str(v);
       else if constexpr (std::is_same_v<V, DType>) s << dtype_name(v);
+      else if constexpr (std::is_same_v<V, std::string>) {
+        s << '"';
+        for (char c : v) s << (c == '\n' ? std::string("\\n") : c == '\x1f' ? std::string("|") : std::string(1, c));
+        s << '"';
+      }
       else s << v;
     }, kv.second);
   }

@@ -1553,3 +1553,45 @@ def samples_of(entry, dtype, seed=0):
     """The entry's samples in `dtype`, drawn from a generator seeded by (entry, dtype): stable across runs."""
     rng = np.random.default_rng([seed, sum(map(ord, entry.name)), np.dtype(dtype).num])
     return list(entry.samples(np.dtype(dtype), rng))
+
+
+# ---- Print (a side effect: prints on every run of a compiled graph, in program order) ----
+def _print_samples(dtype, rng):
+    yield Sample((arr(rng, (3,), dtype),), desc="1-D")
+    yield Sample((arr(rng, (2, 2), dtype),), desc="2-D")
+    yield Sample((arr(rng, (), dtype),), desc="0-d")
+
+
+def _print_run(sample, use_jit):
+    import contextlib
+    import io
+    buf = io.StringIO()
+    fn = (lambda x: ops.print_("value:", x, 7)) if not use_jit else kiln.jit(lambda x: (ops.print_("value:", x, 7), x)[1])
+    if use_jit:
+        LAST_JIT[0] = fn
+    with contextlib.redirect_stdout(buf):
+        fn(Tensor(sample.args[0]))
+    want = _print_text(sample)
+    assert buf.getvalue() == want, f"printed {buf.getvalue()!r}, expected {want!r}"
+    return [sample.args[0]]  # (the printed text is compared above, byte for byte)
+
+
+def _print_text(sample):
+    x = sample.args[0]
+    fmt = (lambda v: str(bool(v))) if x.dtype == np.bool_ else \
+        (lambda v: f"{float(v):g}") if x.dtype.kind == "f" else (lambda v: str(int(v)))
+
+    def nested(a, depth):
+        if a.ndim == 1:
+            return "[" + " ".join(fmt(v) for v in a) + "]"
+        return "[" + ("\n" + " " * (depth + 1)).join(nested(r, depth + 1) for r in a) + "]"
+
+    body = fmt(x[()]) if x.ndim == 0 else nested(x, 0)
+    names = {"float32": "Float32", "float64": "Float64", "int32": "Int32", "int64": "Int64", "bool": "Bool",
+             "float16": "Float16"}
+    return (f"value: Tensor(shape={list(x.shape)}, dtype={names[str(x.dtype)]}, value="
+            f"{chr(10) if x.ndim > 1 else ''}{body}) 7\n")
+
+
+register(OpInfo("print_", ("Print",), kind="state", samples=_print_samples, dtypes=(F32, F64, I32, BOOL),
+                run=_print_run, ref=lambda s: [s.args[0]], notes="MindSpore graph-print format; text compared byte for byte"))

@@ -238,3 +238,18 @@ def test_planned_peak_bytes_reported():
 
     f(rand(256, 256))
     assert 0 < f.graphs[0].planned_peak_bytes <= 3 * 256 * 256 * 4
+
+
+def test_print_runs_on_every_execution_in_program_order(capsys):
+    @ms.jit
+    def f(x):
+        y = x * 2.0
+        ops.print_("y:", y)
+        return y + 1.0
+
+    f(Tensor(np.array([1.0, 2.0], np.float32)))
+    f(Tensor(np.array([3.0, 4.0], np.float32)))
+    out = capsys.readouterr().out
+    assert out == ("y: Tensor(shape=[2], dtype=Float32, value=[2 4])\n"
+                   "y: Tensor(shape=[2], dtype=Float32, value=[6 8])\n")
+    assert f.graphs[0].graph.count("Print") == 1

@@ -418,6 +418,23 @@ def randint(low, high, size, seed=None, *, dtype=None):
     return _core.uniform_int(list(_shape_arg(size, "randint")), int(low), int(high), dtype, s, 0, stream)
 
 
+# ---- printing ----
+def print_(*input_x):
+    """Prints its arguments (Tensors, strings, numbers) separated by spaces, as MindSpore's ops.print_.
+
+    A side effect that also works inside compiled functions and GRAPH_MODE Cells: there it prints on every run,
+    in program order, with the values of that run (a plain Python print() inside traced code runs once, while
+    compiling). Tensors print as `Tensor(shape=[3], dtype=Float32, value=[1 2 3])`. Returns None."""
+    parts, tensors = [], []
+    for x in input_x:
+        if isinstance(x, Tensor):
+            parts.append("\x1f")
+            tensors.append(x)
+        else:
+            parts.append(str(x).replace("\x1f", " "))
+    _core.print_(" ".join(parts), tensors)
+
+
 # ---- state ----
 def assign(variable, value):
     """Writes value (broadcast, cast to variable's dtype) into variable in place; returns variable."""

@@ -52,6 +52,14 @@ Depend = _simple("Depend", lambda v, e: _core.depend(v, e) if isinstance(e, _cor
 Assign = _simple("Assign", lambda var, val: _core.assign(var, val), "var ← val in place.")
 
 
+class Print(Primitive):
+    """Print()(*inputs): prints Tensors and strings, also at run time of compiled graphs (see ops.print_)."""
+
+    def __call__(self, *inputs):
+        from .function import print_
+        print_(*inputs)
+
+
 class GeLU(Primitive):
     """MindSpore's GeLU primitive: GELU by the tanh approximation."""
 
