@@ -88,6 +88,20 @@ void for_planes(int64_t planes, int64_t work_per_plane, F f) {
 // Index (h·W + w) of the first maximum of output window (oh, ow) in plane `xp`, or −1 if the window is all padding.
 template <typename C, typename T>
 inline int64_t window_argmax(const PoolGeom& g, const T* xp, int64_t oh, int64_t ow) {
+  const int64_t ih0 = oh * g.sh - g.pt, iw0 = ow * g.sw - g.pl;
+  if (ih0 >= 0 && iw0 >= 0 && ih0 + (g.KH - 1) * g.dh < g.H && iw0 + (g.KW - 1) * g.dw < g.W) {
+    // The window lies inside the plane (the common case): no bounds checks.
+    int64_t bi = ih0 * g.W + iw0;
+    C best = C(xp[bi]);
+    for (int64_t i = 0; i < g.KH; ++i) {
+      const T* row = xp + (ih0 + i * g.dh) * g.W + iw0;
+      for (int64_t j = 0; j < g.KW; ++j) {
+        const C v = C(row[j * g.dw]);
+        if (v > best || (v != v && best == best)) { best = v; bi = (ih0 + i * g.dh) * g.W + iw0 + j * g.dw; }
+      }
+    }
+    return bi;
+  }
   int64_t bi = -1;
   C best = C(0);
   for (int64_t i = 0; i < g.KH; ++i) {
@@ -122,7 +136,7 @@ void run_max_pool(const TV& in, TV& out, const Attrs& a) {
     if constexpr (std::is_floating_point_v<C>) {
       const T* px = x.data<T>();
       T* py = out[0].data<T>();
-      for_planes(g.N * g.C, g.OH * g.OW * g.KH * g.KW, [&](int64_t p) {
+      for_planes(g.N * g.C, g.OH * g.OW * g.KH * g.KW, [&, g](int64_t p) {  // g by value: stores can't alias it
         const T* xp = px + p * g.H * g.W;
         for (int64_t oh = 0; oh < g.OH; ++oh)
           for (int64_t ow = 0; ow < g.OW; ++ow) {
