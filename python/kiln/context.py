@@ -110,6 +110,10 @@ def set_context(**kwargs):
             _context[key] = value
         elif key in ("enable_compile_cache", "pynative_synchronize", "grad_for_scalar"):
             _check_type(key, value, (bool,), "bool")
+            if key == "enable_compile_cache" and value and not _context[key]:
+                warnings.warn("Kiln keeps compiled graphs in memory only (per process): enable_compile_cache has no "
+                              "effect yet. Compiling a training step takes tens of milliseconds.", RuntimeWarning,
+                              stacklevel=2)
             _context[key] = value
         elif key == "jit_syntax_level":
             _check_type(key, value, (int,), "int")

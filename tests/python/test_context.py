@@ -64,3 +64,9 @@ def test_set_seed_makes_random_ops_repeat():
 
 def Tensor_(v):
     return ms.Tensor(v, ms.float32)
+
+
+def test_compile_cache_on_disk_is_not_silently_ignored():
+    with pytest.warns(RuntimeWarning, match="in memory only"):
+        ms.set_context(enable_compile_cache=True)
+    ms.set_context(enable_compile_cache=False)
