@@ -30,6 +30,7 @@ _context = {
     "grad_for_scalar": False,
     "runtime_num_threads": 30,
     "jit_config": None,
+    "jit_cache_size": 32,
 }
 # Accepted for compatibility; they do not change what Kiln does on CPU.
 _PASSIVE_KEYS = {
@@ -75,6 +76,8 @@ def set_context(**kwargs):
     to CPU with a warning), device_id (0..4095), save_graphs (bool or 0..3), save_graphs_path, enable_compile_cache,
     compile_cache_path, jit_syntax_level, max_call_depth, pynative_synchronize, memory_optimize_level, deterministic,
     grad_for_scalar, runtime_num_threads, jit_config; device-specific tuning keys are accepted and ignored.
+    Kiln's own key jit_cache_size (int >= 1, default 32) bounds the compiled graphs kept per compiled function
+    (each Cell in GRAPH_MODE, each kiln.jit function); beyond it the least recently used graph is dropped.
 
     Raises:
         TypeError: a value of the wrong type.
@@ -138,6 +141,11 @@ def set_context(**kwargs):
             _check_type(key, value, (int,), "int")
             if value < 0:
                 raise ValueError(f"For 'set_context', 'runtime_num_threads' must be >= 0, but got {value}.")
+            _context[key] = value
+        elif key == "jit_cache_size":
+            _check_type(key, value, (int,), "int")
+            if value < 1:
+                raise ValueError(f"For 'set_context', the argument 'jit_cache_size' must be >= 1, but got {value}.")
             _context[key] = value
         elif key == "jit_config":
             if not isinstance(value, dict):

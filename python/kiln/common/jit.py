@@ -5,12 +5,28 @@ definitions and bprops as PyNative), Python values and `self.training` are fixed
 flow on them unrolls. The graph is verified, optimized (kiln._core.Graph.optimize: DCE, CSE, constant folding,
 simplification, fusion) and lowered to a flat instruction list run with no Python per op.
 
-Cache key: (input shapes/dtypes, non-tensor arguments, the cells' training flags, mixed-precision level, device).
-A new key traces and compiles a new graph; `input_signature` fixes the key up front."""
+Cache key: (input shapes/dtypes, non-tensor arguments, the training flags of the cells involved, device, seed).
+A new key traces and compiles a new graph; `input_signature` fixes the key up front.
+
+Note [the compile cache] (docs/decisions.md, "Compile cache"):
+* Training flags. The key holds the actual `training` flags of the cells a function depends on — its guard
+  cells: the Cell a method is bound to, every Cell called while tracing, and the Cells the function names (closure,
+  globals), each with its whole sub-tree. Toggling `set_train` back and forth therefore reuses the graphs of the
+  first epoch. The flag tuple is memoized per function and recomputed only after some Cell's flag changed (a global
+  epoch, bumped after every change), so the fast path pays one integer comparison.
+* Bound. Each function keeps at most `cache_size` graphs (jit's argument; default: set_context(jit_cache_size=...),
+  32); beyond that the least recently used graph is dropped and re-traced when needed again.
+* Lifetime. A jit method bound to an instance lives in that instance's `__dict__` and refers to the instance
+  weakly, so dropping a Cell (or a function) drops its graphs; guard cells are weak references too.
+* Threads. Lookups are plain dict reads; every mutation of a cache (insert, evict, guard update, trace count)
+  happens under the function's lock. Tracing runs outside the lock (a trace is per thread), so two threads may
+  compile different signatures of one function at the same time."""
 import functools
+import itertools
 import os
 import threading
 import time
+import weakref
 
 from .._loader import _core
 from .. import context
@@ -18,12 +34,67 @@ from .tensor import Tensor
 from . import seed as _seed
 
 _tensor_signature = _core._tensor_signature
-_train_state = [0]  # bumped whenever a Cell's training flag changes: part of every cache key
 _lock = threading.Lock()
+_flags_epoch = [0]  # bumped (under _lock) after any Cell's training flag changed: memoized flag tuples are stale
+_clock = itertools.count(1)  # use stamps for the LRU (next() is atomic under the GIL)
+_recording = [0]  # number of traces in progress on any thread: Cell calls are recorded only when non-zero
+_local = threading.local()  # .records: this thread's stack of lists of the Cells called while tracing
 
 
 def _bump_train_state():
-    _train_state[0] += 1
+    """Called after a Cell's `training` flag changed: every function recomputes its flag tuple on its next call."""
+    with _lock:
+        _flags_epoch[0] += 1
+
+
+def _record_cell(cell):
+    """Notes that `cell` ran while this thread traces (its training flag then keys the graph being compiled)."""
+    stack = getattr(_local, "records", None)
+    if stack:
+        stack[-1].append(cell)
+
+
+def _default_cache_size():
+    return context._context["jit_cache_size"]
+
+
+def _check_cache_size(size, name):
+    if isinstance(size, bool) or not isinstance(size, int):
+        raise TypeError(f"For jit '{name}', the argument 'cache_size' must be int, but got {type(size).__name__}.")
+    if size < 1:
+        raise ValueError(f"For jit '{name}', the argument 'cache_size' must be >= 1, but got {size}.")
+    return size
+
+
+def _flag_of(ref):
+    cell = ref()
+    return None if cell is None else cell.__dict__.get("training")
+
+
+def _cells_named_by(fn):
+    """The Cells a plain function names through its closure or its globals (one level; calls are recorded)."""
+    from ..nn.cell import Cell
+    out = [fn] if isinstance(fn, Cell) else []
+    self_obj = getattr(fn, "__self__", None)
+    if isinstance(self_obj, Cell):
+        out.append(self_obj)
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return out
+    for c in getattr(fn, "__closure__", None) or ():
+        try:
+            v = c.cell_contents
+        except ValueError:  # an empty closure cell
+            continue
+        if isinstance(v, Cell):
+            out.append(v)
+    glb = getattr(fn, "__globals__", None) or {}
+    for name in code.co_names:
+        v = glb.get(name)
+        if isinstance(v, Cell):
+            out.append(v)
+    return out
 
 
 class _Leaf:
@@ -63,18 +134,22 @@ def _unflatten(struct, tensors):
     return struct
 
 
-def _key_of(struct):
-    """A hashable key for the non-tensor parts of an argument structure."""
+def _key_of(struct, pins):
+    """A hashable key for the non-tensor parts of an argument structure. An unhashable value is keyed by its id and
+    appended to `pins`: the compiled entry keeps it alive, so its id cannot be reused by another object while the
+    entry exists."""
     if isinstance(struct, _Leaf):
         return ("T",)
     if isinstance(struct, (tuple, list)):
-        return (type(struct).__name__,) + tuple(_key_of(v) for v in struct)
+        return (type(struct).__name__,) + tuple(_key_of(v, pins) for v in struct)
     if isinstance(struct, dict):
-        return ("dict",) + tuple((k, _key_of(v)) for k, v in sorted(struct.items(), key=lambda kv: repr(kv[0])))
+        return ("dict",) + tuple((k, _key_of(v, pins))
+                                 for k, v in sorted(struct.items(), key=lambda kv: repr(kv[0])))
     try:
         hash(struct)
         return (type(struct).__name__, struct)
     except TypeError:
+        pins.append(struct)
         return (type(struct).__name__, id(struct))
 
 
@@ -89,6 +164,9 @@ class CompiledGraph:
         self.pass_log = pass_log
         self.compile_seconds = compile_seconds
         self._out_struct = out_struct
+        self._used = next(_clock)  # LRU stamp, refreshed on every hit
+        self._fast_keys = []  # the fast-path keys that lead to this entry (dropped with it)
+        self._pins = []  # unhashable non-tensor arguments keyed by id (see _key_of)
 
     @property
     def planned_peak_bytes(self):
@@ -101,80 +179,243 @@ class CompiledGraph:
 
 
 class JitFunction:
-    """A function compiled per signature (see kiln.jit). `graphs` lists the compiled signatures; `trace_count`
-    counts traces (a cache hit does not trace)."""
+    """A function compiled per signature (see kiln.jit and the module note [the compile cache]).
 
-    def __init__(self, fn, input_signature=None, name=None, key_extra=None):
+    `graphs` lists the cached compiled signatures (compile order); `trace_count` counts traces (a cache hit does
+    not trace); `cache_size` is the most graphs kept (least recently used dropped first); `evictions` counts the
+    graphs dropped so far. Used as a method decorator, each instance gets its own JitFunction (and cache), kept in
+    the instance's `__dict__` and bound to the instance weakly."""
+
+    def __init__(self, fn, input_signature=None, name=None, key_extra=None, cache_size=None, bound_to=None):
         functools.update_wrapper(self, fn, updated=())
         self.fn = fn
         self.name = name or getattr(fn, "__qualname__", getattr(fn, "__name__", "fn"))
         self.input_signature = input_signature
         self._key_extra = key_extra
-        self._cache = {}
-        self._fast = {}  # (tensor signature, train state, device) -> entry, for calls with positional Tensors only
+        self._cache_size = None if cache_size is None else _check_cache_size(cache_size, self.name)
+        self._self_ref = None if bound_to is None else weakref.ref(bound_to)
+        self._cache = {}  # full key -> CompiledGraph, in compile order
+        self._fast = {}  # (tensor signature, flags, device, seed) -> entry, for calls with positional Tensors only
+        self._guard = ((), None, ())  # (weakrefs of the guard cells, epoch of the memo, their training flags)
+        self._lock = threading.RLock()
         self.trace_count = 0
+        self.evictions = 0
 
     @property
     def graphs(self):
-        """The CompiledGraph of every signature compiled so far, in compile order."""
-        return list(self._cache.values())
+        """The CompiledGraph of every cached signature, in compile order."""
+        with self._lock:
+            return list(self._cache.values())
 
+    @property
+    def cache_size(self):
+        """The most compiled graphs this function keeps (jit's `cache_size`, else context `jit_cache_size`)."""
+        return self._cache_size if self._cache_size is not None else _default_cache_size()
+
+    @cache_size.setter
+    def cache_size(self, size):
+        self._cache_size = _check_cache_size(size, self.name)
+        with self._lock:
+            self._evict()
+
+    def clear_cache(self):
+        """Drops every compiled graph of this function (the next call traces again)."""
+        with self._lock:
+            self._cache.clear()
+            self._fast.clear()
+
+    # ----------------------------------------------------------------------------------------- binding
     def __get__(self, obj, objtype=None):
-        if obj is None:
+        if obj is None or self._self_ref is not None:
             return self
-        bound = self.__dict__.get("_bound")
+        d = getattr(obj, "__dict__", None)
+        if d is None:  # an instance without __dict__ (slots): a fresh binding, which compiles on every access
+            return self._bind(obj)
+        bound = d.get("__jit_bound__")
         if bound is None:
-            bound = self.__dict__["_bound"] = {}
-        jf = bound.get(id(obj))
-        if jf is None:
-            jf = JitFunction(self.fn.__get__(obj, objtype), self.input_signature, self.name)
-            bound[id(obj)] = jf
+            bound = d["__jit_bound__"] = {}
+        jf = bound.get(self)
+        if jf is None or jf._target() is not obj:  # a copied instance: bind afresh
+            jf = bound[self] = self._bind(obj)
         return jf
 
+    def _bind(self, obj):
+        try:
+            return JitFunction(self.fn, self.input_signature, self.name, self._key_extra, self._cache_size,
+                               bound_to=obj)
+        except TypeError:  # not weak-referenceable: hold the bound method (a cycle through obj.__dict__, which
+            # the garbage collector frees)
+            return JitFunction(self.fn.__get__(obj, type(obj)), self.input_signature, self.name, self._key_extra,
+                               self._cache_size)
+
+    def _target(self):
+        """The instance this function is bound to (None when unbound or when the instance is gone)."""
+        ref = self._self_ref
+        if ref is None:
+            return getattr(self.fn, "__self__", None)
+        return ref()
+
+    def __deepcopy__(self, memo):
+        # Compiled graphs are not copied: the copy compiles on its first call (bound to the copied instance when
+        # the instance is being copied too).
+        target = self._target() if self._self_ref is not None else None
+        new_target = memo.get(id(target)) if target is not None else None
+        if new_target is not None:
+            return JitFunction(self.fn, self.input_signature, self.name, self._key_extra, self._cache_size,
+                               bound_to=new_target)
+        return JitFunction(self.fn, self.input_signature, self.name, self._key_extra, self._cache_size,
+                           bound_to=target)
+
+    def _python(self, args, kwargs):
+        """Runs the Python function itself (eagerly, or traced when a trace is active)."""
+        ref = self._self_ref
+        if ref is None:
+            return self.fn(*args, **kwargs)
+        obj = ref()
+        if obj is None:
+            raise ReferenceError(f"For jit '{self.name}', the instance this method was bound to no longer exists.")
+        return self.fn(obj, *args, **kwargs)
+
+    # ----------------------------------------------------------------------------------- training flags
+    def _train_flags(self):
+        """The training flags of the guard cells (memoized until some Cell's flag changes)."""
+        epoch = _flags_epoch[0]  # read before the flags: a change after this read bumps the epoch again
+        g = self._guard
+        if g[1] == epoch:
+            return g[2]
+        with self._lock:
+            g = self._guard
+            flags = tuple(_flag_of(r) for r in g[0])
+            self._guard = (g[0], epoch, flags)
+        return flags
+
+    def _add_guard_cells(self, recorded):
+        """Adds the cells this trace depended on (with their sub-trees) to the guard. Must hold self._lock.
+        Returns True when the guard grew (older keys, over fewer flags, can no longer be looked up)."""
+        from ..nn.cell import Cell
+        roots = []
+        target = self._target()
+        if isinstance(target, Cell):
+            roots.append(target)
+        roots += recorded
+        roots += _cells_named_by(self.fn)
+        refs = list(self._guard[0])
+        seen = {id(c) for c in (r() for r in refs) if c is not None}
+        for root in roots:
+            for _, c in root.cells_and_names():
+                if id(c) not in seen:
+                    seen.add(id(c))
+                    refs.append(weakref.ref(c))
+        if len(refs) == len(self._guard[0]):
+            return False
+        self._guard = (tuple(refs), None, ())
+        return True
+
+    # --------------------------------------------------------------------------------------------- calls
     def __call__(self, *args, **kwargs):
         # Inside another compiled function: inline. Under a PyNative grad transform (value_and_grad of a function
         # that calls this one): run eagerly, so that the tape sees the ops and gradients flow through.
         if _core.tracing() or _core.grad_level() > 0:
-            return self.fn(*args, **kwargs)
+            return self._python(args, kwargs)
+        g = self._guard
+        flags = g[2] if g[1] == _flags_epoch[0] else self._train_flags()
         if not kwargs and self._key_extra is None:
             sig = _tensor_signature(*args)
             if sig is not None:  # fast path: positional Tensors only
-                entry = self._fast.get((sig, _train_state[0], context._context["device_target"], _seed._global_seed))
+                entry = self._fast.get((sig, flags, context._context["device_target"], _seed._global_seed))
                 if entry is not None:
+                    entry._used = next(_clock)
                     out = entry.executable.run(list(args))
                     return _unflatten(entry._out_struct, out)
         tensors = []
         struct = _flatten((args, kwargs), tensors)
-        key = (_key_of(struct), tuple((t.shape, t.dtype) for t in tensors), _train_state[0],
-               context.get_context("device_target"), self._key_extra() if self._key_extra else None,
-               _seed._global_seed)
+        pins = []
+        key = self._key(struct, tensors, flags, pins)
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._compile(struct, tensors, key)
-            if not kwargs and all(isinstance(a, Tensor) for a in args):
-                self._fast[(_tensor_signature(*args), key[2], key[3], key[5])] = entry
+            entry = self._compile(struct, tensors, args, kwargs)
+        else:
+            entry._used = next(_clock)
+            if not kwargs and self._key_extra is None and all(isinstance(a, Tensor) for a in args):
+                self._remember_fast(entry, args, key)
         outs = entry.executable.run(tensors)
         return _unflatten(entry._out_struct, outs)
 
-    def _compile(self, struct, tensors, key):
+    def _key(self, struct, tensors, flags, pins):
+        return (_key_of(struct, pins), tuple((t.shape, t.dtype) for t in tensors), flags,
+                context.get_context("device_target"), self._key_extra() if self._key_extra else None,
+                _seed._global_seed)
+
+    def _remember_fast(self, entry, args, key):
+        fk = (_tensor_signature(*args), key[2], key[3], key[5])
+        with self._lock:
+            if self._cache.get(key) is entry and fk not in self._fast:
+                self._fast[fk] = entry
+                entry._fast_keys.append(fk)
+
+    def _compile(self, struct, tensors, args, kwargs):
         if self.input_signature is not None:
             _check_signature(self.input_signature, tensors, self.name)
         t0 = time.perf_counter()
-        self.trace_count += 1
-        with _core.Trace(self.name) as tr:
-            sym = [tr.input(t.shape, t.dtype) for t in tensors]
-            args, kwargs = _unflatten(struct, sym)
-            out = self.fn(*args, **kwargs)
-            out_tensors = []
-            out_struct = _flatten(out, out_tensors)
-            graph = tr.finish(out_tensors)
+        with self._lock:
+            self.trace_count += 1
+        recorded = []
+        stack = getattr(_local, "records", None)
+        if stack is None:
+            stack = _local.records = []
+        stack.append(recorded)
+        with _lock:
+            _recording[0] += 1
+        try:
+            with _core.Trace(self.name) as tr:
+                sym = [tr.input(t.shape, t.dtype) for t in tensors]
+                a, k = _unflatten(struct, sym)
+                out = self._python(a, k)
+                out_tensors = []
+                out_struct = _flatten(out, out_tensors)
+                graph = tr.finish(out_tensors)
+        finally:
+            stack.pop()
+            with _lock:
+                _recording[0] -= 1
         before = graph.copy()
         log = graph.optimize()
         exe = _core.Executable(graph)
         entry = CompiledGraph(self.name, before, graph, exe, log, time.perf_counter() - t0, out_struct)
-        self._cache[key] = entry
-        _save_graphs(entry, len(self._cache))
+        with self._lock:
+            if self._add_guard_cells(recorded):
+                n = len(self._guard[0])
+                for old in [k for k in self._cache if len(k[2]) != n]:
+                    self._drop(old)
+            # The key over the (possibly grown) guard, with the flags this trace saw.
+            key = self._key(struct, tensors, tuple(_flag_of(r) for r in self._guard[0]), entry._pins)
+            existing = self._cache.get(key)
+            if existing is not None:  # another thread compiled the same signature meanwhile
+                entry = existing
+            else:
+                self._cache[key] = entry
+                self._evict(keep=entry)
+            index = len(self._cache)
+        if not kwargs and self._key_extra is None and all(isinstance(a, Tensor) for a in args):
+            self._remember_fast(entry, args, key)
+        _save_graphs(entry, index)
         return entry
+
+    def _drop(self, key):
+        """Removes one cached graph and its fast-path keys. Must hold self._lock."""
+        entry = self._cache.pop(key)
+        for fk in entry._fast_keys:
+            if self._fast.get(fk) is entry:
+                del self._fast[fk]
+        entry._fast_keys = []
+
+    def _evict(self, keep=None):
+        """Drops least recently used graphs beyond cache_size. Must hold self._lock."""
+        size = self.cache_size
+        while len(self._cache) > size:
+            victim = min((kv for kv in self._cache.items() if kv[1] is not keep), key=lambda kv: kv[1]._used)
+            self._drop(victim[0])
+            self.evictions += 1
 
 
 def _check_signature(signature, tensors, name):
@@ -208,27 +449,32 @@ def _save_graphs(entry, index):
 
 
 def jit(function=None, *args, input_signature=None, hash_args=None, jit_config=None, compile_once=False,
-        capture_mode="ast", jit_level="O1", dynamic=0, fullgraph=False, backend="", **options):
+        capture_mode="ast", jit_level="O1", dynamic=0, fullgraph=False, backend="", cache_size=None, **options):
     """Compiles `function` into a graph run by the C++ engine (usable as `@jit` or `@jit(...)`).
 
     Accepts both MindSpore spellings: 2.2's `jit(fn=None, input_signature=None, hash_args=None, jit_config=None,
     compile_once=False)` and 2.6+'s `jit(function=None, *, capture_mode, jit_level, dynamic, fullgraph, backend)`;
-    options other than input_signature do not change Kiln's compilation.
+    options other than input_signature do not change Kiln's compilation. Kiln's own `cache_size` (int >= 1) bounds
+    the number of compiled graphs kept for this function (default: set_context(jit_cache_size=...), 32); beyond
+    it the least recently used graph is dropped and traced again when needed.
 
     Returns a JitFunction: calling it traces `function` once per signature (input shapes/dtypes, non-tensor
-    arguments, training flags, device) and runs the compiled graph. Inside another compiled function it is inlined;
-    called under a PyNative value_and_grad/grad, it runs eagerly so that gradients flow through it (compile the
-    whole step, gradients included, to get both).
+    arguments, training flags of the cells involved, device) and runs the compiled graph. Inside another compiled
+    function it is inlined; called under a PyNative value_and_grad/grad, it runs eagerly so that gradients flow
+    through it (compile the whole step, gradients included, to get both).
     Raises (at trace time) the op's error with the user's file:line for shape/dtype errors, and RuntimeError for
-    `if`/`while`/bool() on a tensor's value (use ops.select / ops.where).
+    `if`/`while`/bool() on a tensor's value (use ops.select / ops.where); TypeError/ValueError for a bad
+    cache_size.
     """
     if args and input_signature is None and not isinstance(args[0], str):
         input_signature = args[0]
 
     def wrap(fn):
         if isinstance(fn, JitFunction):
+            if cache_size is not None:
+                fn.cache_size = cache_size
             return fn
-        return JitFunction(fn, input_signature)
+        return JitFunction(fn, input_signature, cache_size=cache_size)
 
     if function is None:
         return wrap

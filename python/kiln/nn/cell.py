@@ -12,18 +12,21 @@ truth for iteration, naming and repr) and are mirrored into the instance `__dict
 `_cells` goes through `_register_param` / `_register_cell` / `_unregister`, which keep the two in step.
 """
 import inspect
+import weakref
 from collections import OrderedDict
 
 from .._loader import _core
 from ..common import dtype as mstype
 from ..common.parameter import Parameter, ParameterTuple
 from ..ops.primitives import Primitive
-from ..common.jit import JitFunction, _bump_train_state
+from ..common.jit import JitFunction, _bump_train_state, _recording, _record_cell
 from ..context import _graph as _graph_flag
 
 _PLACEHOLDER = "Parameter"
 _Tensor = _core.Tensor
-_SIGNATURES = {}  # construct function -> inspect.Signature (computed once per class, only for keyword calls)
+# construct function -> inspect.Signature (computed once per class, only for keyword calls; weak, so that classes
+# made at run time are freed)
+_SIGNATURES = weakref.WeakKeyDictionary()
 
 
 def _cast_inputs(args, dtype):
@@ -179,6 +182,8 @@ class Cell:
             if cells is not None and isinstance(value, Primitive):
                 d["_primitives"][name] = value
             object.__setattr__(self, name, value)
+            if name == "training":  # compiled graphs are keyed by the training flags
+                _bump_train_state()
 
     def _set_attr_for_param_sequence(self, name, value):
         """A ParameterTuple or a list/tuple of Parameters: each one is registered under its own name (unnamed ones
@@ -312,13 +317,24 @@ class Cell:
         and runs the graph; inside a function being compiled it is traced inline."""
         if _graph_flag[0] and not _core.tracing():
             return self._compiled_construct()(*args, **kwargs)
+        if _recording[0]:  # some thread is compiling: this cell's training flag keys that graph
+            _record_cell(self)
         return self.construct(*args, **kwargs)
 
     def _compiled_construct(self):
+        """The JitFunction that compiles this cell's construct (one per instance, bound to it weakly so that the
+        cell and its graphs are freed together; see kiln.common.jit)."""
         d = self.__dict__
         jf = d.get("_jit_construct")
-        if jf is None:
-            jf = d["_jit_construct"] = JitFunction(self.construct, name=f"{type(self).__name__}.construct")
+        if jf is None or jf._target() is not self:  # first call, or a copied cell
+            construct = type(self).construct
+            if isinstance(construct, JitFunction):  # `@jit def construct`: already compiled per instance
+                jf = self.construct
+            elif "construct" in d:  # construct replaced on the instance
+                jf = JitFunction(d["construct"], name=f"{type(self).__name__}.construct")
+            else:
+                jf = JitFunction(construct, name=f"{type(self).__name__}.construct", bound_to=self)
+            d["_jit_construct"] = jf
         return jf
 
     def _bind_kwargs(self, args, kwargs):
@@ -467,6 +483,8 @@ class Cell:
         d.setdefault("_flags", {}).update(flags)
         for k, v in flags.items():
             object.__setattr__(self, k, v)
+        if "training" in flags:
+            _bump_train_state()
         return self
 
     def add_flags_recursive(self, **flags):
@@ -483,12 +501,14 @@ class Cell:
         phase to 'train'/'predict'. Returns self."""
         mode = bool(mode)
         phase = "train" if mode else "predict"
+        changed = False
         for _, cell in self.cells_and_names():
             cd = cell.__dict__
-            if cd.get("training") != mode:
-                _bump_train_state()  # compiled graphs are keyed by the training flags
+            changed |= cd.get("training") != mode
             cd["training"] = mode
             cd["_phase"] = phase
+        if changed:  # after the change: compiled functions re-read the flags that key their graphs
+            _bump_train_state()
         return self
 
     def set_grad(self, requires_grad=True):

@@ -129,7 +129,8 @@ def _check_class_labels(labels, n_classes, cls_name, ignore_index=None):
 
 def _one_hot(labels, num_classes, axis, dtype, cache):
     """One-hot of integer `labels` along `axis` (1.0 where labels == class, else 0.0; out-of-range labels give an
-    all-zero row), via equal against a cached arange."""
+    all-zero row), via equal against an arange of the classes. The arange is kept in `cache` only when made eagerly:
+    one made while compiling is a node of that trace and must not outlive it (it stays a foldable constant there)."""
     key = (num_classes, axis, labels.ndim)
     classes = cache.get(key)
     if classes is None:
@@ -137,7 +138,8 @@ def _one_hot(labels, num_classes, axis, dtype, cache):
         shape = [1] * (labels.ndim + 1)
         shape[axis] = num_classes
         classes = _core.reshape(classes, shape)
-        cache[key] = classes
+        if not _core.tracing():
+            cache[key] = classes
     lab = _core.expand_dims(labels, axis)
     if lab.dtype != mstype.int64:
         lab = _core.cast(lab, mstype.int64)
