@@ -495,3 +495,16 @@ def test_two_threads_with_different_shapes():
 
 def test_jit_function_object_is_a_jit_function():
     assert isinstance(JitNet.construct, JitFunction)
+
+
+def test_graph_mode_grad_keeps_keyword_arguments():
+    def f(x, scale=1.0):
+        return ops.sum(x * x) * scale
+
+    x = Tensor(np.array([1.0, 2.0], np.float32))
+    want = ms.grad(f)(x, scale=3.0).asnumpy()
+    np.testing.assert_allclose(want, [6.0, 12.0], rtol=1e-6)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    g = ms.grad(f)
+    np.testing.assert_allclose(g(x, scale=3.0).asnumpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(g(x).asnumpy(), [2.0, 4.0], rtol=1e-6)

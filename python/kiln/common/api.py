@@ -90,11 +90,12 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        # GRAPH_MODE: the grad function is compiled (positional arguments only, as MindSpore).
+        # GRAPH_MODE: the grad function is compiled (once per signature; keyword arguments are part of the key).
+        # The JitFunction lives as long as this wrapper: dropping the wrapper frees its graphs.
         if _graph_flag[0] and not _core.tracing():
             if not compiled:
                 compiled.append(JitFunction(run, name=f"grad({getattr(fn, '__qualname__', type(fn).__name__)})"))
-            return compiled[0](*args)
+            return compiled[0](*args, **kwargs)
         return run(*args, **kwargs)
 
     def run(*args, **kwargs):
