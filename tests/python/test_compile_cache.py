@@ -508,3 +508,16 @@ def test_graph_mode_grad_keeps_keyword_arguments():
     g = ms.grad(f)
     np.testing.assert_allclose(g(x, scale=3.0).asnumpy(), want, rtol=1e-6)
     np.testing.assert_allclose(g(x).asnumpy(), [2.0, 4.0], rtol=1e-6)
+
+
+def test_construct_replaced_on_the_instance_compiles_once():
+    ms.set_context(mode=ms.GRAPH_MODE)
+    net = nn.Dense(3, 2)
+    inner = nn.Dense(3, 2)
+    net.construct = lambda x: inner(x) * 2.0
+    x = Tensor(np.ones((2, 3), np.float32))
+    for _ in range(3):
+        out = net(x)
+    assert net._jit_construct.trace_count == 1
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_allclose(out.asnumpy(), inner(x).asnumpy() * 2.0, rtol=1e-6)

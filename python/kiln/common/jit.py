@@ -241,12 +241,13 @@ class JitFunction:
 
     def _bind(self, obj):
         try:
-            return JitFunction(self.fn, self.input_signature, self.name, self._key_extra, self._cache_size,
-                               bound_to=obj)
+            weakref.ref(obj)
         except TypeError:  # not weak-referenceable: hold the bound method (a cycle through obj.__dict__, which
             # the garbage collector frees)
             return JitFunction(self.fn.__get__(obj, type(obj)), self.input_signature, self.name, self._key_extra,
                                self._cache_size)
+        return JitFunction(self.fn, self.input_signature, self.name, self._key_extra, self._cache_size,
+                           bound_to=obj)
 
     def _target(self):
         """The instance this function is bound to (None when unbound or when the instance is gone)."""

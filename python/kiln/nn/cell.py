@@ -326,7 +326,7 @@ class Cell:
         cell and its graphs are freed together; see kiln.common.jit)."""
         d = self.__dict__
         jf = d.get("_jit_construct")
-        if jf is None or jf._target() is not self:  # first call, or a copied cell
+        if jf is None or d["_jit_owner"]() is not self:  # first call, or a copied cell
             construct = type(self).construct
             if isinstance(construct, JitFunction):  # `@jit def construct`: already compiled per instance
                 jf = self.construct
@@ -335,6 +335,7 @@ class Cell:
             else:
                 jf = JitFunction(construct, name=f"{type(self).__name__}.construct", bound_to=self)
             d["_jit_construct"] = jf
+            d["_jit_owner"] = weakref.ref(self)
         return jf
 
     def _bind_kwargs(self, args, kwargs):
