@@ -78,6 +78,14 @@ class Parameter(Tensor):
     def __hash__(self):
         return id(self)
 
+    def __deepcopy__(self, memo):
+        """A new Parameter with a copy of the values and the same name, requires_grad and flags (MindSpore's
+        Parameter.__deepcopy__); copying a Cell with copy.deepcopy gives it Parameters of its own."""
+        new = Parameter(self, name=self.name, requires_grad=self.requires_grad,
+                        layerwise_parallel=self.layerwise_parallel, parallel_optimizer=self.parallel_optimizer)
+        memo[id(self)] = new
+        return new
+
     def __reduce__(self):
         return (_rebuild_parameter, (self.asnumpy() if self.dtype != mstype.bfloat16 else
                                      _core.cast(self, mstype.float32).asnumpy(), self.name, self.requires_grad))

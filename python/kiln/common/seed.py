@@ -5,6 +5,7 @@ every execution of a random op — eager or inside a compiled graph — takes th
 `set_seed` repeat the same numbers, successive calls differ, and PyNative and Graph mode draw the same sequence.
 Without any seed, each call site gets a fresh seed from the OS (non-deterministic), as MindSpore does."""
 import os
+import threading
 import zlib
 
 import numpy as np
@@ -13,6 +14,7 @@ from .._loader import _core
 
 _global_seed = None
 _counters = {}
+_counters_lock = threading.Lock()  # stream ids are handed out from any thread
 
 
 def set_seed(seed):
@@ -29,8 +31,9 @@ def set_seed(seed):
         raise ValueError(f"The argument 'seed' must be greater than or equal to 0, but got {seed}.")
     np.random.seed(seed % (2**32))
     _global_seed = seed
-    _counters.clear()
-    _core.reset_random_streams()
+    with _counters_lock:
+        _counters.clear()
+        _core.reset_random_streams()
 
 
 def get_seed():
@@ -47,8 +50,9 @@ def _next_key(op_name, op_seed=None):
         return int.from_bytes(os.urandom(8), "little") >> 1, 0
     g = _global_seed if _global_seed is not None else 0
     key = (op_name, op_seed or 0)
-    stream = _counters.get(key)
-    if stream is None:
-        stream = _counters[key] = len(_counters) + 1
+    with _counters_lock:  # two threads must never be handed the same stream id for different keys
+        stream = _counters.get(key)
+        if stream is None:
+            stream = _counters[key] = len(_counters) + 1
     seed = (g * 0x9E3779B97F4A7C15 + (op_seed or 0) * 0xBF58476D1CE4E5B9 + zlib.crc32(op_name.encode())) % (2**63)
     return seed, stream
