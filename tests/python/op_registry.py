@@ -811,7 +811,7 @@ def _tsu_samples(dtype, rng):
     yield Sample((a((2, 3, 2)), np.array([[[1, 0]], [[0, 2]]]), a((2, 1, 2))), desc="3-D, batched indices")
     yield Sample((a((5,)), np.array([[2], [4], [2]]), a((3,))), desc="repeated index: the last update wins")
     yield Sample((a((4, 3)), np.zeros((0, 1), np.int64), a((0, 3))), desc="no update")
-    yield Sample((NC(a((3, 4)), "T"), np.array([[1], [0]]), a((2, 3))), desc="view")
+    yield Sample((NC(a((3, 4)), "T"), np.array([[1], [0]]), a((2, 4))), desc="view")
 
 
 register(OpInfo("tensor_scatter_update", ("TensorScatterUpdate",), _core.tensor_scatter_update,
