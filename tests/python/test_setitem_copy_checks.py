@@ -194,6 +194,32 @@ def test_setitem_forward_same_in_both_modes_with_tensor_indices():
         np.testing.assert_array_equal(fn(x, v).asnumpy(), want)
 
 
+@pytest.mark.parametrize("use_jit", [False, True])
+def test_setitem_with_a_computed_mask(use_jit):
+    """y[y < 0] = c (mask computed from the data, symbolic in graphs): values, and gradients w.r.t. x and c."""
+    def f(x, c):
+        y = ops.mul(x, 2.0)
+        y[y < 0] = ops.mul(c, c)
+        y[:, ops.sum(x, 0) > 0.5] = 1.0  # a mask over a later axis (NumPy positions in PyNative)
+        return ops.sum(ops.mul(y, y))
+
+    def np_f(x, c):
+        y = 2 * x
+        y[y < 0] = c * c
+        y[:, x.sum(0) > 0.5] = 1.0
+        return float(np.sum(y * y))
+
+    x0 = np.array([[0.5, -1.0, 2.0], [-0.25, 0.75, -3.0]])
+    c0 = np.array(1.5)
+    vg = kiln.value_and_grad(f, grad_position=(0, 1))
+    if use_jit:
+        vg = kiln.jit(vg)
+    val, (gx, gc) = vg(Tensor(x0), Tensor(c0))
+    np.testing.assert_allclose(float(val), np_f(x0, c0), rtol=1e-12)
+    np.testing.assert_allclose(gx.asnumpy(), _fd(lambda x: np_f(x, c0), x0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gc.asnumpy(), _fd(lambda c: np_f(x0, c), c0), rtol=1e-6, atol=1e-8)
+
+
 def test_setitem_in_plain_pynative_stays_in_place():
     """Without a recorded gradient the write goes into the storage: views see it (NumPy semantics)."""
     t = Tensor(np.zeros((3, 4), np.float32))

@@ -254,23 +254,67 @@ def setitem(x, key, value):
     symbolic = x._symbolic or (_is_tensor(value) and value._symbolic)
     tracing = _core.tracing()
     recorded = _core.grad_level() > 0 and (x._tracked or (_is_tensor(value) and value._tracked))
-    if not (symbolic or tracing or recorded):
+    mask = _symbolic_mask(key, x.ndim)
+    if not (symbolic or tracing or recorded or mask is not None):
         _setitem_in_place(x, key, value)
         return
-    pos = _region_positions(tuple(x.shape), key)
-    v = _value_for(value, pos.shape, x.dtype)
+    if mask is not None:  # x[mask] = scalar with a mask computed in the graph (x[x < 0] = 0): a Select
+        out = _masked_fill(x, mask[1], mask[0], value)
+        pos = None
+    else:
+        pos = _region_positions(tuple(x.shape), key)
+        v = _value_for(value, pos.shape, x.dtype)
+        out = _updated(x, pos, v) if pos.size else x
     keeps_identity = isinstance(x, Parameter) or (tracing and x._is_state_while_tracing)
     if keeps_identity and x._tracked and _core.grad_level() > 0:
         name = getattr(x, "name", "")
         raise RuntimeError(f"Tensor setitem: {'Parameter ' + repr(name) if name else 'this tensor'} is being "
                            "differentiated, so it can not be written in place (its gradient would ignore the write). "
                            "Write into a copy instead: y = x.copy(); y[...] = value.")
-    out = _updated(x, pos, v) if pos.size else x
     if keeps_identity:
-        if pos.size:
+        if pos is None or pos.size:
             _core.assign(x, out)
     else:
         x._rebind(out)
+
+
+def _symbolic_mask(key, ndim):
+    """(first axis, mask) when `key` is one boolean tensor computed inside the function being compiled, alone or
+    after full slices / an Ellipsis (x[m], x[:, m], x[..., m]); else None."""
+    items = key if isinstance(key, tuple) else (key,)
+    masks = [k for k in items if _is_tensor(k) and k._symbolic and k.dtype == _core.DType.Bool]
+    if len(masks) != 1:
+        return None
+    mask = masks[0]
+    i = next(j for j, k in enumerate(items) if k is mask)
+    before, after = items[:i], items[i + 1:]
+    full = lambda k: isinstance(k, slice) and k == slice(None)  # noqa: E731
+    if not all(full(k) or k is Ellipsis for k in before) or not all(full(k) for k in after):
+        return None
+    if any(k is Ellipsis for k in before):
+        return (ndim - mask.ndim - len(after), mask) if sum(k is Ellipsis for k in before) == 1 else None
+    return (len(before), mask)
+
+
+def _masked_fill(x, mask, axis, value):
+    """select(mask, value, x) for a boolean mask over x's dims [axis, axis + mask.ndim) and a one-element value
+    (NumPy's x[..., mask] = v when v broadcasts to every selected element); the value's gradient is the sum over the
+    selected elements."""
+    dims = tuple(x.shape[axis:axis + mask.ndim]) if axis >= 0 else ()
+    if axis < 0 or axis + mask.ndim > x.ndim or tuple(mask.shape) != dims:
+        raise IndexError(f"The boolean index of shape {tuple(mask.shape)} does not match the indexed dimensions "
+                         f"{dims} of the tensor of shape {tuple(x.shape)}.")
+    v = value if _is_tensor(value) else _core.Tensor._from_numpy(np.ascontiguousarray(np.asarray(value)))
+    if v.size != 1:
+        raise IndexError("Item assignment with a boolean mask computed inside a compiled (graph-mode) function "
+                         f"needs a one-element value (its number of selected elements is not known while "
+                         f"compiling), but got a value of shape {tuple(v.shape)}.")
+    if v.dtype != x.dtype:
+        v = _core.cast(v, x.dtype)
+    v = _core.reshape(v, [])
+    m = mask if mask.ndim == x.ndim else \
+        _core.reshape(mask, [1] * axis + list(mask.shape) + [1] * (x.ndim - axis - mask.ndim))
+    return _core.select(m, v, x)
 
 
 def _setitem_in_place(x, key, value):
