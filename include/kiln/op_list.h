@@ -114,3 +114,8 @@ KILN_OP(AdaptiveAvgPool2DGrad, "AdaptiveAvgPool2DGrad")
 
 // src/ops/norm.cpp
 KILN_OP(BatchNorm, "BatchNorm")
+
+// src/ops/scatter.cpp — functional item assignment, copies and value checks
+KILN_OP(TensorScatterUpdate, "TensorScatterUpdate")
+KILN_OP(TensorCopy, "TensorCopy")
+KILN_OP(CheckRange, "CheckRange")

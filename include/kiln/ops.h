@@ -4,6 +4,7 @@
 // and dtypes, and what was expected.
 #pragma once
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "kiln/op.h"
@@ -101,6 +102,19 @@ Tensor gather(const Tensor& x, const Tensor& indices, int64_t axis = 0);
 Tensor unsorted_segment_sum(const Tensor& x, const Tensor& segment_ids, int64_t num_segments);
 // Indices of nonzero elements, shape (n, ndim), Int64 (not differentiable).
 Tensor nonzero(const Tensor& x);
+// MindSpore's TensorScatterUpdate: a copy of x where the slices x[indices[i]] are replaced by updates[i].
+// indices: integer (..., N), N <= x.ndim, coordinates in [0, x.shape[k]) (else IndexError); updates: shape
+// indices.shape[:-1] + x.shape[N:], x's dtype. A repeated index keeps the last update. Differentiable in x (the
+// written slices get zero gradient) and updates (the gradient at its slice; zero for an overwritten repeat).
+// Tensor.__setitem__ is built on it (python/kiln/common/_indexing.py).
+Tensor tensor_scatter_update(const Tensor& x, const Tensor& indices, const Tensor& updates);
+// A new contiguous tensor with x's values and dtype (Tensor.copy()/clone(); MindSpore's TensorMove). Gradient: g.
+Tensor tensor_copy(const Tensor& x);
+// Returns x (an alias) after checking that every value v is in [lower, upper) ([lower, upper] if upper_closed) or
+// equals `ignore`; else ValueError "For '<op>', every <what> must be in [lower, upper)..., but got v at index (..)."
+// Side-effecting in graphs: a compiled graph runs the check at every run (the error names the user's line).
+Tensor check_range(const Tensor& x, const std::string& op, const std::string& what, double lower, double upper,
+                   bool upper_closed = false, std::optional<int64_t> ignore = std::nullopt);
 
 // ---- linear algebra ----
 // Batched matrix product with NumPy matmul semantics (1-D operands are promoted and the added dim removed,

@@ -59,6 +59,14 @@ void bind_reduce_shape(nb::module_& m) {
   m.def("unsorted_segment_sum", [](TL x, TL ids, int64_t n) { return ops::unsorted_segment_sum(x, ids, n); },
         nb::arg("x"), nb::arg("segment_ids"), nb::arg("num_segments"));
   m.def("nonzero", [](TL x) { return ops::nonzero(x); }, nb::arg("x"));
+  m.def("tensor_scatter_update", [](TL x, TL idx, TL upd) { return ops::tensor_scatter_update(x, idx, upd); },
+        nb::arg("input_x"), nb::arg("indices"), nb::arg("updates"));
+  m.def("tensor_copy", [](TL x) { return ops::tensor_copy(x); }, nb::arg("x"));
+  m.def("check_range",
+        [](TL x, const std::string& op, const std::string& what, double lower, double upper, bool upper_closed,
+           std::optional<int64_t> ignore) { return ops::check_range(x, op, what, lower, upper, upper_closed, ignore); },
+        nb::arg("x"), nb::arg("op"), nb::arg("what"), nb::arg("lower"), nb::arg("upper"),
+        nb::arg("upper_closed") = false, nb::arg("ignore") = nb::none());
   m.def("softmax", [](TL x, int64_t axis) { return ops::softmax(x, axis); }, nb::arg("x"), nb::arg("axis") = -1);
   m.def("log_softmax", [](TL x, int64_t axis) { return ops::log_softmax(x, axis); }, nb::arg("x"),
         nb::arg("axis") = -1);

@@ -209,6 +209,13 @@ void bind_tensor(nb::module_& m) {
       .def_prop_ro("_weak", &Tensor::weak)
       .def_prop_ro("_symbolic", &Tensor::is_symbolic)
       .def_prop_ro("_has_grad_fn", [](const Tensor& t) { return t.impl()->grad_fn != nullptr; })
+      .def_prop_ro("_tracked", [](const Tensor& t) { return t.impl()->grad_fn != nullptr || t.impl()->watch_count > 0; },
+                   "True if an active grad transform records ops on this tensor (it has a tape node or is watched).")
+      .def_prop_ro("_is_state_while_tracing", [](const Tensor& t) { return graph::is_state_while_tracing(t); },
+                   "True for a concrete tensor made before the compiled function being traced (a graph capture).")
+      .def("_rebind", [](Tensor& self, const Tensor& other) { self = other; },
+           "Makes this Python object stand for `other` (Tensor.__setitem__'s functional update of a tensor that a "
+           "grad transform records or a trace holds symbolically).")
       .def("is_contiguous", &Tensor::is_contiguous)
       .def("contiguous", &Tensor::contiguous)
       .def("_item", [](const Tensor& t) { check_readable(t, "reading the value"); return t.item(); }, "Element 0 as a Python float (ValueError unless exactly one element).")

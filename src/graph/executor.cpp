@@ -131,16 +131,26 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& args) {
     if (G.values[v].kind == ValueKind::Capture || G.values[v].kind == ValueKind::Constant) slots[v] = G.values[v].tensor;
   if (!materialized_) materialize_buffers();
   std::vector<Tensor> in, out;
-  for (const Instr& ins : instrs_) {
+  for (size_t ii = 0; ii < instrs_.size(); ++ii) {
+    const Instr& ins = instrs_[ii];
     in.clear();
     for (int v : ins.in) in.push_back(slots[size_t(v)]);
-    if (ins.def->direct) {
-      out = ins.def->direct(in, ins.attrs);
-    } else {
-      out.clear();
-      for (size_t k = 0; k < ins.out_meta.size(); ++k)
-        out.push_back(ins.planned[k].defined() ? ins.planned[k] : Tensor::empty(ins.out_meta[k].shape, ins.out_meta[k].dtype));
-      ins.def->cpu(in, out, ins.attrs);  // random ops take their offset from their stream as they run
+    try {
+      if (ins.def->direct) {
+        out = ins.def->direct(in, ins.attrs);
+      } else {
+        out.clear();
+        for (size_t k = 0; k < ins.out_meta.size(); ++k)
+          out.push_back(ins.planned[k].defined() ? ins.planned[k] : Tensor::empty(ins.out_meta[k].shape, ins.out_meta[k].dtype));
+        ins.def->cpu(in, out, ins.attrs);  // random ops take their offset from their stream as they run
+      }
+    } catch (const Error& e) {
+      // A kernel's run-time check (an index or label out of range): name the user's line that issued the op.
+      // instrs_ were made one per graph node, in order.
+      const std::string& loc = G.nodes[ii].loc;
+      if (loc.empty()) throw;
+      throw Error(e.kind(), std::string(e.what()) + "\n  (while running the compiled graph '" + G.name + "', at " +
+                                loc + ")");
     }
     for (size_t k = 0; k < ins.out.size(); ++k) slots[size_t(ins.out[k])] = std::move(out[k]);
     for (int v : ins.release) slots[size_t(v)] = Tensor();

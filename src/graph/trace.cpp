@@ -25,6 +25,7 @@ bool tracing() { return t_trace != nullptr; }
 bool has_side_effect(OpId op) {
   switch (op) {
     case OpId::Assign: case OpId::Adam: case OpId::ApplyMomentum: case OpId::SGD: case OpId::Print:
+    case OpId::CheckRange:  // a value check must run at every run of the graph, never folded or removed
     case OpId::StandardNormal: case OpId::UniformReal: case OpId::UniformInt:
       return true;
     default:

@@ -17,6 +17,7 @@ void register_fused();
 void register_conv();
 void register_pool();
 void register_norm();
+void register_scatter();
 
 inline void register_all() {
   register_elementwise_binary();
@@ -33,5 +34,6 @@ inline void register_all() {
   register_conv();
   register_pool();
   register_norm();
+  register_scatter();
 }
 }  // namespace kiln::ops_impl

@@ -444,5 +444,21 @@ TEST(GraphPipeline, OptimizeKeepsResults) {
   expect_same_results(*g, o, 0.0);
 }
 
+// A value check in a compiled graph runs at every run (side-effecting: never folded or removed), and a
+// kernel's run-time error names the line that issued the op.
+TEST(GraphRun, ValueChecksRunAtRunTimeAndNameTheLine) {
+  graph::set_location_provider([] { return std::string("user.py:7"); });
+  auto g = trace({{{3}, DType::Int64}}, [](const TV& x) {
+    return TV{ops::sum(ops::check_range(x[0], "NLLLoss", "label", 0, 4))};
+  });
+  graph::set_location_provider(nullptr);
+  graph::optimize(*g);
+  graph::Executable exe(g);
+  EXPECT_EQ(values(exe.run({test::make({0, 3, 1}, {3}, DType::Int64)})[0]), std::vector<double>{4});
+  test::expect_error([&] { exe.run({test::make({0, 4, 1}, {3}, DType::Int64)}); }, ErrorKind::Value,
+                     {"every label must be in [0, 4)", "got 4 at index (1,)", "at user.py:7"});
+}
+
 }  // namespace
 }  // namespace kiln
+

@@ -145,6 +145,41 @@ TEST(Index, GatherAndSegmentSum) {
   expect_error([&] { ops::gather(x, make({0.5}, {1}), 0); }, ErrorKind::Type, {"Gather", "Float32"});
 }
 
+TEST(Index, TensorScatterUpdateAndItsGradient) {
+  Tensor x = make({0, 1, 2, 3, 4, 5}, {3, 2}, D::Float64);
+  Tensor rows = make({2, 0, 2}, {3, 1}, D::Int64);  // row 2 twice: the last update wins
+  Tensor upd = make({10, 11, 20, 21, 30, 31}, {3, 2}, D::Float64);
+  expect_near(values(ops::tensor_scatter_update(x, rows, upd)), {20, 21, 2, 3, 30, 31}, 0);
+  Tensor elems = make({1, 1, 0, 0}, {2, 2}, D::Int32);
+  expect_near(values(ops::tensor_scatter_update(x, elems, make({-1, -2}, {2}, D::Float64))), {-2, 1, 2, -1, 4, 5}, 0);
+  // d/dx: zero at the written rows; d/dupdates: one at the surviving update, zero at the overwritten repeat.
+  expect_near(values(grad_of([&](const Tensor& t) { return ops::tensor_scatter_update(t, rows, upd); }, x)),
+              {0, 0, 1, 1, 0, 0}, 0);
+  expect_near(values(grad_of([&](const Tensor& u) { return ops::tensor_scatter_update(x, rows, u); }, upd)),
+              {0, 0, 1, 1, 1, 1}, 0);
+  expect_error([&] { ops::tensor_scatter_update(x, make({3}, {1, 1}, D::Int64), make({0, 0}, {1, 2}, D::Float64)); },
+               ErrorKind::Index, {"TensorScatterUpdate", "[3]", "[0, 3)"});
+  expect_error([&] { ops::tensor_scatter_update(x, rows, make({0, 0}, {1, 2}, D::Float64)); }, ErrorKind::Value,
+               {"TensorScatterUpdate", "[3, 2]", "[1, 2]"});
+  expect_error([&] { ops::tensor_scatter_update(x, rows, ops::cast(upd, D::Float32)); },
+               ErrorKind::Type, {"TensorScatterUpdate", "Float64", "Float32"});
+}
+
+TEST(Index, TensorCopyAndCheckRange) {
+  Tensor x = make({1, 2, 3, 4}, {2, 2});
+  Tensor c = ops::tensor_copy(ops::transpose(x, {1, 0}));
+  EXPECT_NE(c.impl()->storage, x.impl()->storage);
+  expect_near(values(c), {1, 3, 2, 4}, 0);
+  expect_near(values(grad_of([](const Tensor& t) { return ops::mul(ops::tensor_copy(t), t); },
+                             make({1, -2}, {2}, D::Float64))), {2, -4}, 0);
+  Tensor labels = make({0, 3, -100}, {3}, D::Int32);
+  EXPECT_EQ(ops::check_range(labels, "NLLLoss", "label", 0, 4, false, -100).impl()->storage, labels.impl()->storage);
+  expect_error([&] { ops::check_range(labels, "NLLLoss", "label", 0, 3); }, ErrorKind::Value,
+               {"For 'NLLLoss', every label must be in [0, 3)", "got 3 at index (1,)"});
+  expect_error([&] { ops::check_range(make({0.5, NAN}, {1, 2}), "BCELoss", "value", 0, 1, true); }, ErrorKind::Value,
+               {"[0, 1]", "got nan at index (0, 1)"});
+}
+
 TEST(Index, NonZero) {
   Tensor x = make({0, 1, 2, 0}, {2, 2});
   Tensor nz = ops::nonzero(x);

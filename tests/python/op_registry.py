@@ -794,6 +794,89 @@ register(OpInfo("nonzero", ("NonZero",), _core.nonzero, lambda x: np.argwhere(x)
                 notes="not exposed as kiln.ops.nonzero (MindSpore has it); boolean-mask indexing does not use it"))
 
 
+# ---- TensorScatterUpdate, TensorCopy, item assignment (functional: differentiable and traceable) ----
+
+def np_tensor_scatter_update(x, indices, updates):
+    y = np.array(x, copy=True)
+    n = indices.shape[-1]
+    for row, u in zip(indices.reshape(-1, n), updates.reshape((-1,) + x.shape[n:])):
+        y[tuple(row)] = u
+    return y
+
+
+def _tsu_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    yield Sample((a((4, 3)), np.array([[3], [1]]), a((2, 3))), desc="rows")
+    yield Sample((a((4, 3)), np.array([[0, 2], [3, 1], [1, 1]], np.int32), a((3,))), desc="elements, int32 indices")
+    yield Sample((a((2, 3, 2)), np.array([[[1, 0]], [[0, 2]]]), a((2, 1, 2))), desc="3-D, batched indices")
+    yield Sample((a((5,)), np.array([[2], [4], [2]]), a((3,))), desc="repeated index: the last update wins")
+    yield Sample((a((4, 3)), np.zeros((0, 1), np.int64), a((0, 3))), desc="no update")
+    yield Sample((NC(a((3, 4)), "T"), np.array([[1], [0]]), a((2, 4))), desc="view")
+
+
+register(OpInfo("tensor_scatter_update", ("TensorScatterUpdate",), _core.tensor_scatter_update,
+                np_tensor_scatter_update, _tsu_samples, (F32, F64, F16, I32, BOOL), differentiable=True,
+                grad_args=(0, 2), notes="MindSpore's TensorScatterUpdate; out-of-range indices raise IndexError; "
+                "the gradient of an update that a repeated index overwrote is zero"))
+register(OpInfo("tensor_copy", ("TensorCopy",), lambda x: x.copy(), lambda x: x.copy(), unary_samples(), ALL,
+                differentiable=True, notes="Tensor.copy()/clone(): a new tensor, differentiable, traced"))
+
+
+def _setitem_fn(x, value, key):
+    y = x.copy()
+    y[key] = value
+    return y
+
+
+def _np_setitem(x, value, key):
+    y = np.array(x, copy=True)
+    y[key] = value
+    return y
+
+
+_SETITEM_CASES = [  # (key, shape of the tensor value; None: a Python scalar)
+    ((slice(0, 2),), (2, 5)),
+    ((slice(0, 2),), (5,)),
+    ((slice(None), 1), None),
+    ((Ellipsis, slice(None, None, -2)), (4, 1)),
+    ((None, 1, slice(1, 4)), (1, 3)),
+    (([0, 2],), (2, 5)),
+    ((slice(1, None), [4, 0]), (3, 1)),
+    ((np.array([True, False, True, True]),), (5,)),
+    ((np.array([[True, False, False, True, True]] * 4),), (12,)),
+    (([1, 3, 1],), (3, 5)),
+    ((2, [0, 0, 4]), (3,)),
+]
+
+
+def _setitem_samples(dtype, rng):
+    for key, vshape in _SETITEM_CASES:
+        v = (2.5 if dtype.kind == "f" else 3) if vshape is None else arr(rng, vshape, dtype)
+        yield Sample((arr(rng, (4, 5), dtype), v), dict(key=key), desc=f"x[{key!r}] = {vshape}".replace("\n", ""))
+
+
+register(OpInfo("setitem_functional", ("TensorScatterUpdate", "TensorCopy"), _setitem_fn, _np_setitem,
+                _setitem_samples, (F32, F64, I32, BOOL), differentiable=True,
+                notes="y = x.copy(); y[key] = value: basic, integer-array and boolean keys, Python-scalar and "
+                      "broadcast tensor values, repeated indices (last wins); under a gradient and in graphs it is "
+                      "TensorScatterUpdate (gradient zero at overwritten positions; the value's gradient summed over "
+                      "its broadcast), in plain PyNative an in-place write"))
+
+
+def _check_range_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    yield Sample((a((2, 3)),))
+    yield Sample((a(()),), desc="0-d")
+    yield Sample((a((0, 4)),), desc="empty")
+    yield Sample((NC(a((3, 4)), "T"),), desc="view")
+
+
+register(OpInfo("check_range", ("CheckRange",), lambda x: _core.check_range(x, "Test", "value", -2.0, 2.0, True),
+                lambda x: x.copy(), _check_range_samples, (F32, F64, F16, I32), differentiable=True,
+                notes="returns its input after checking the values (ValueError naming the first bad value and "
+                      "its index; test_setitem_copy_checks.py checks the errors in both modes)"))
+
+
 # ---------------------------------------------------------------------------------------------- matmul
 
 def _matmul_samples(dtype, rng):

@@ -313,7 +313,8 @@ def test_losses_compiled_equal_pynative():
         eager = loss(a, b).asnumpy()
         compiled = ms.jit(lambda p, q, loss=loss: loss(p, q))(a, b).asnumpy()
         np.testing.assert_allclose(compiled, eager, rtol=1e-6, err_msg=type(loss).__name__)
-    # inside a compiled function label values are unknown: no range check (documented), no error
+    # a compiled function checks label values at run time, as PyNative does, naming the user's line
     bad = Tensor(np.array([0, 1, 9, 3, 2, 1], np.int32))
-    out = ms.jit(lambda p, q: nn.NLLLoss(reduction="sum")(p, q))(x, bad)
-    assert np.isfinite(out.asnumpy())
+    with pytest.raises(ValueError, match=r"every label must be in \[0, 4\).*but got 9 at index \(2,\)") as e:
+        ms.jit(lambda p, q: nn.NLLLoss(reduction="sum")(p, q))(x, bad)
+    assert "test_losses.py:" in str(e.value)

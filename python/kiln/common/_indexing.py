@@ -1,5 +1,6 @@
 """NumPy-style indexing of Tensors: basic indexing (ints, slices, None, Ellipsis) gives views through
-StridedSlice; integer-array and boolean indexing gather through Gather on a flattened block of axes.
+StridedSlice; integer-array and boolean indexing gather through Gather on a flattened block of axes. Item
+assignment (setitem) is the TensorScatterUpdate op on the flattened tensor (see `setitem`).
 
 Index arithmetic of advanced indices (bounds checks, linearization) is done in NumPy: indices are data, not
 differentiable, and the gathered values keep their gradient through Gather."""
@@ -164,8 +165,161 @@ def _gather_advanced(y, adv, separated=False):
     return out
 
 
+def _numpy_key(key):
+    """The key with Tensors as NumPy arrays (their values are the index data); symbolic tensors raise as getitem."""
+    items = key if isinstance(key, tuple) else (key,)
+    out = []
+    for k in items:
+        if _is_tensor(k):
+            if k._symbolic:
+                raise IndexError("Item assignment with an index tensor computed inside a compiled (graph-mode) "
+                                 "function is not supported yet: its values are not known while compiling. Pass the "
+                                 "index as a Python int, slice or list.")
+            k = k.asnumpy()
+            if k.dtype.kind not in "biu":
+                raise IndexError(f"Tensor index arrays must be integer or bool, but got dtype {k.dtype}.")
+        elif isinstance(k, list):
+            k = np.asarray(k)
+            if k.size and k.dtype.kind not in "biu":
+                raise IndexError(f"Tensor index arrays must be integer or bool, but got dtype {k.dtype}.")
+            if not k.size:
+                k = k.astype(np.int64)
+        out.append(k)
+    return tuple(out)
+
+
+def _region_positions(shape, key):
+    """Flat positions (into a C-ordered tensor of `shape`) of the elements x[key] selects, with x[key]'s shape:
+    NumPy's own indexing of an arange, so basic, integer-array and boolean indices follow NumPy exactly."""
+    size = int(np.prod(shape, dtype=np.int64))
+    try:
+        return np.arange(size, dtype=np.int64).reshape(shape)[_numpy_key(key)]
+    except IndexError as e:
+        raise IndexError(str(e)) from None
+
+
+def _value_for(value, region_shape, dtype):
+    """`value` as a tensor of `dtype` broadcast to the indexed region (NumPy's assignment rule: leading size-1 dims
+    of the value may be dropped)."""
+    if _is_tensor(value):
+        v = value
+    else:
+        try:
+            v = _core.Tensor._from_numpy(np.ascontiguousarray(np.asarray(value)))
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"Tensor setitem: the value of type {type(value).__name__} can not be converted to a "
+                            f"Tensor ({e}).") from None
+    if v.dtype != dtype:
+        v = _core.cast(v, dtype)
+    vs = tuple(v.shape)
+    while len(vs) > len(region_shape) and vs[0] == 1:
+        vs = vs[1:]
+    try:
+        ok = len(vs) <= len(region_shape) and np.broadcast_shapes(vs, region_shape) == tuple(region_shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"Tensor setitem: the value of shape {tuple(v.shape)} can not be broadcast to the indexed "
+                         f"region of shape {tuple(region_shape)}.")
+    if vs != tuple(v.shape):
+        v = _core.reshape(v, list(vs))
+    if vs != tuple(region_shape):
+        v = _core.broadcast_to(v, list(region_shape))
+    return v
+
+
+def _updated(x, pos, v):
+    """A new tensor: x with the flat positions `pos` (region-shaped) set to `v` (region-shaped), through the
+    TensorScatterUpdate op (differentiable in x and v, traceable)."""
+    flat = _core.reshape(x, [-1])
+    idx = _core.Tensor._from_numpy(np.ascontiguousarray(pos.reshape(-1, 1)))
+    out = _core.tensor_scatter_update(flat, idx, _core.reshape(v, [-1]))
+    return _core.reshape(out, list(x.shape))
+
+
 def setitem(x, key, value):
-    """x[key] = value, in place (PyNative). Basic indices write through a view; advanced ones through NumPy."""
+    """x[key] = value with NumPy's indexing (ints, slices, None, Ellipsis, integer arrays/lists/tensors, boolean
+    masks); `value` (a Python scalar, array or Tensor) is cast to x's dtype and broadcast to the indexed region.
+
+    Semantics (MindSpore's PyNative: item assignment makes a new tensor that the same Python object then stands for):
+    - a tensor that a grad transform records (or whose value is recorded: a value computed from watched tensors),
+      and any tensor inside a compiled function: the update is the TensorScatterUpdate op, and `x` is rebound to its
+      result. Earlier uses of x keep the old value and gradient; the gradient w.r.t. the old x is zero at the
+      overwritten positions and the value's gradient is the cotangent summed over its broadcast region.
+      A Parameter (or a tensor made outside the function being compiled) keeps its identity: its storage is
+      written (an Assign in graphs, run at every call); inside a gradient of that Parameter this raises.
+    - otherwise (PyNative, no gradient recorded) the write is in place, so views of x see it, as in NumPy.
+    Raises IndexError (bad or out-of-range index), ValueError (value not broadcastable), TypeError."""
+    from .parameter import Parameter  # noqa: F401 (import cycle: parameter imports tensor)
+    symbolic = x._symbolic or (_is_tensor(value) and value._symbolic)
+    tracing = _core.tracing()
+    recorded = _core.grad_level() > 0 and (x._tracked or (_is_tensor(value) and value._tracked))
+    mask = _symbolic_mask(key, x.ndim)
+    if not (symbolic or tracing or recorded or mask is not None):
+        _setitem_in_place(x, key, value)
+        return
+    if mask is not None:  # x[mask] = scalar with a mask computed in the graph (x[x < 0] = 0): a Select
+        out = _masked_fill(x, mask[1], mask[0], value)
+        pos = None
+    else:
+        pos = _region_positions(tuple(x.shape), key)
+        v = _value_for(value, pos.shape, x.dtype)
+        out = _updated(x, pos, v) if pos.size else x
+    keeps_identity = isinstance(x, Parameter) or (tracing and x._is_state_while_tracing)
+    if keeps_identity and x._tracked and _core.grad_level() > 0:
+        name = getattr(x, "name", "")
+        raise RuntimeError(f"Tensor setitem: {'Parameter ' + repr(name) if name else 'this tensor'} is being "
+                           "differentiated, so it can not be written in place (its gradient would ignore the write). "
+                           "Write into a copy instead: y = x.copy(); y[...] = value.")
+    if keeps_identity:
+        if pos is None or pos.size:
+            _core.assign(x, out)
+    else:
+        x._rebind(out)
+
+
+def _symbolic_mask(key, ndim):
+    """(first axis, mask) when `key` is one boolean tensor computed inside the function being compiled, alone or
+    after full slices / an Ellipsis (x[m], x[:, m], x[..., m]); else None."""
+    items = key if isinstance(key, tuple) else (key,)
+    masks = [k for k in items if _is_tensor(k) and k._symbolic and k.dtype == _core.DType.Bool]
+    if len(masks) != 1:
+        return None
+    mask = masks[0]
+    i = next(j for j, k in enumerate(items) if k is mask)
+    before, after = items[:i], items[i + 1:]
+    full = lambda k: isinstance(k, slice) and k == slice(None)  # noqa: E731
+    if not all(full(k) or k is Ellipsis for k in before) or not all(full(k) for k in after):
+        return None
+    if any(k is Ellipsis for k in before):
+        return (ndim - mask.ndim - len(after), mask) if sum(k is Ellipsis for k in before) == 1 else None
+    return (len(before), mask)
+
+
+def _masked_fill(x, mask, axis, value):
+    """select(mask, value, x) for a boolean mask over x's dims [axis, axis + mask.ndim) and a one-element value
+    (NumPy's x[..., mask] = v when v broadcasts to every selected element); the value's gradient is the sum over the
+    selected elements."""
+    dims = tuple(x.shape[axis:axis + mask.ndim]) if axis >= 0 else ()
+    if axis < 0 or axis + mask.ndim > x.ndim or tuple(mask.shape) != dims:
+        raise IndexError(f"The boolean index of shape {tuple(mask.shape)} does not match the indexed dimensions "
+                         f"{dims} of the tensor of shape {tuple(x.shape)}.")
+    v = value if _is_tensor(value) else _core.Tensor._from_numpy(np.ascontiguousarray(np.asarray(value)))
+    if v.size != 1:
+        raise IndexError("Item assignment with a boolean mask computed inside a compiled (graph-mode) function "
+                         f"needs a one-element value (its number of selected elements is not known while "
+                         f"compiling), but got a value of shape {tuple(v.shape)}.")
+    if v.dtype != x.dtype:
+        v = _core.cast(v, x.dtype)
+    v = _core.reshape(v, [])
+    m = mask if mask.ndim == x.ndim else \
+        _core.reshape(mask, [1] * axis + list(mask.shape) + [1] * (x.ndim - axis - mask.ndim))
+    return _core.select(m, v, x)
+
+
+def _setitem_in_place(x, key, value):
+    """PyNative item assignment without a recorded gradient: basic indices write through a view, advanced ones
+    write x's storage with the TensorScatterUpdate result."""
     try:
         basic = not any(_is_advanced(k) for k in (key if isinstance(key, tuple) else (key,)))
     except TypeError:
@@ -174,15 +328,6 @@ def setitem(x, key, value):
         view = getitem(x, key)
         _core.assign(view, value)
         return
-    arr = x.asnumpy()  # shares storage
-    if _is_tensor(key):
-        key = key.asnumpy()
-    elif isinstance(key, tuple):
-        key = tuple(k.asnumpy() if _is_tensor(k) else k for k in key)
-    v = value.asnumpy() if _is_tensor(value) else np.asarray(value)
-    try:
-        arr[key] = v
-    except IndexError as e:
-        raise IndexError(str(e)) from None
-    except ValueError as e:
-        raise ValueError(f"Tensor setitem: {e}") from None
+    pos = _region_positions(tuple(x.shape), key)
+    if pos.size:
+        _core.assign(x, _updated(x, pos, _value_for(value, pos.shape, x.dtype)))

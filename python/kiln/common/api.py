@@ -113,7 +113,9 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value):
                     a = args[p]
                     if isinstance(a, Tensor):
                         call_args[p] = scope.watch_input(a)
-                        leaves.append(call_args[p])
+                        # A second handle on the same leaf: item assignment inside fn rebinds the object fn
+                        # receives (Tensor.__setitem__), and the gradient is w.r.t. the value fn was called with.
+                        leaves.append(Tensor(call_args[p]))
                         kinds.append(("pos", p))
             wl = weight_list or []
             for w in wl:

@@ -223,8 +223,8 @@ _METHODS = {
 
 
 def _copy(t):
-    return _core.Tensor._from_numpy(np.array(t.asnumpy(), copy=True)) if t.dtype != mstype.bfloat16 else \
-        _core.cast(_core.cast(t, mstype.float32), mstype.bfloat16)
+    """A new tensor with t's values (the TensorCopy op: differentiable, and traced in compiled functions)."""
+    return _core.tensor_copy(t)
 
 
 def _flatten(self, start_dim=0, end_dim=-1):

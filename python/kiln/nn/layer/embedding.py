@@ -64,6 +64,9 @@ class Embedding(Cell):
         table = self.embedding_table
         flat = _core.reshape(ids, [-1])
         if self.use_one_hot:
+            # One-hot rows of out-of-range ids would be all zero: check them as Gather does (also in graphs).
+            if flat.size:
+                flat = _core.check_range(flat, self.cls_name, "id", 0.0, float(self.vocab_size))
             classes = _core.arange(0.0, float(self.vocab_size), 1.0, ids.dtype)
             one_hot = _core.cast(_core.equal(_core.expand_dims(flat, 1), classes), table.dtype)
             out = _core.matmul(one_hot, table, False, False)

@@ -3,10 +3,9 @@
 `nn.KLDivLoss`; ../shared/reference/mindspore_api.md §4.3). Each is composed of Kiln ops (so its gradient comes from
 the ops' bprops, and it compiles into graphs) and reduced by LossBase.get_loss.
 
-Class-index labels: in PyNative, labels outside [0, C) (other than `ignore_index`) raise ValueError, checked eagerly
-on the labels' values. Inside a compiled function (GRAPH_MODE / kiln.jit) the values are unknown while compiling and
-are not checked: an out-of-range label then contributes nothing (its one-hot row is all zero), like MindSpore's
-one-hot based CPU path — the result is not an error but is not meaningful either.
+Class-index labels outside [0, C) (other than `ignore_index`) raise ValueError, in both modes: the check is the
+CheckRange op, which runs eagerly in PyNative and at every run of a compiled function (GRAPH_MODE / kiln.jit), where
+the error also names the user's line. BCELoss checks that its probabilities are in [0, 1] the same way.
 
 Precision note: MindSpore's get_loss computes in float32 and casts back. Kiln computes float16/bfloat16 losses in
 float32 the same way, and keeps float64 inputs in float64 (MindSpore would round them to float32)."""
@@ -110,21 +109,14 @@ class SmoothL1Loss(LossBase):
 
 
 def _check_class_labels(labels, n_classes, cls_name, ignore_index=None):
-    """TypeError unless `labels` has an integer dtype; in PyNative, ValueError for a label outside [0, n_classes)
-    that is not `ignore_index`. Not checked while compiling (values unknown; see the module docstring)."""
+    """`labels` after checking them: TypeError unless they have an integer dtype; ValueError for a label outside
+    [0, n_classes) that is not `ignore_index`, raised by the CheckRange op — eagerly in PyNative, and at every run of
+    a compiled function (naming the user's line), so both modes check the same values."""
     if mstype.is_float(labels.dtype) or labels.dtype == mstype.bool_:
         raise TypeError(f"For '{cls_name}', class-index labels must be int32 or int64, but got {labels.dtype}.")
-    if _core.tracing() or labels.size == 0:
-        return
-    import numpy as np
-    arr = labels.asnumpy()
-    bad = (arr < 0) | (arr >= n_classes)
-    if ignore_index is not None:
-        bad &= arr != ignore_index
-    if bad.any():
-        extra = f" or equal to ignore_index ({ignore_index})" if ignore_index is not None else ""
-        raise ValueError(f"For '{cls_name}', every label must be in [0, {n_classes}){extra}, but got "
-                         f"{int(arr[bad].reshape(-1)[0])} at index {tuple(int(i) for i in np.argwhere(bad)[0])}.")
+    if labels.size == 0:
+        return labels
+    return _core.check_range(labels, cls_name, "label", 0.0, float(n_classes), False, ignore_index)
 
 
 def _one_hot(labels, num_classes, axis, dtype, cache):
@@ -153,8 +145,8 @@ class SoftmaxCrossEntropyWithLogits(LossBase):
         sparse (bool): labels are class indices of shape (N,) (int32/int64) instead of (N, C) probabilities.
         reduction: default 'none' (as MindSpore): output shape (N,); 'mean'/'sum' give a 0-d tensor.
     Inputs: logits (N, C) float (or (N, ..., C): classes on the last axis); labels (N,) int (sparse) or (N, C).
-    Raises: TypeError (non-Tensor inputs, float sparse labels), ValueError (label shape; in PyNative a sparse label
-        outside [0, C) — see the module docstring for compiled functions).
+    Raises: TypeError (non-Tensor inputs, float sparse labels), ValueError (label shape; a sparse label
+        outside [0, C), in both modes — see the module docstring).
     """
 
     def __init__(self, sparse=False, reduction="none"):
@@ -174,7 +166,7 @@ class SoftmaxCrossEntropyWithLogits(LossBase):
                 raise ValueError(f"For '{type(self).__name__}', sparse labels must have shape "
                                  f"{tuple(logits.shape[:-1])} (the logits' shape without the class axis), but got "
                                  f"{tuple(labels.shape)}.")
-            _check_class_labels(labels, logits.shape[-1], type(self).__name__)
+            labels = _check_class_labels(labels, logits.shape[-1], type(self).__name__)
             labels = _one_hot(labels, logits.shape[-1], labels.ndim, logp.dtype, self._classes)
         elif tuple(labels.shape) != tuple(logits.shape):
             raise ValueError(f"For '{type(self).__name__}', dense labels must have the logits' shape "
@@ -199,7 +191,7 @@ class CrossEntropyLoss(LossBase):
                   'none': (1−ε)·ℓ + ε/C·s.
         probabilities: y ← y·(1−ε) + ε/C;  ℓ_n = −Σ_c w_c·y_{n,c}·logp_{n,c};  'mean' divides Σ ℓ by N.
     Raises TypeError/ValueError for a bad label_smoothing, ignore_index or weight; ValueError for a target shape
-    mismatch and, in PyNative, for a class index outside [0, C) that is not ignore_index (see the module docstring).
+    mismatch and, in both modes, for a class index outside [0, C) that is not ignore_index (see the module docstring).
     """
 
     def __init__(self, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
@@ -268,7 +260,7 @@ class CrossEntropyLoss(LossBase):
         if tuple(target.shape) != expect:
             raise ValueError(f"For '{type(self).__name__}', class-index targets must have shape {expect}, but got "
                              f"{tuple(target.shape)}.")
-        _check_class_labels(target, n_classes, type(self).__name__, self.ignore_index)
+        target = _check_class_labels(target, n_classes, type(self).__name__, self.ignore_index)
         onehot = _one_hot(target, n_classes, class_axis, logp.dtype, self._classes)
         keep = None
         if 0 <= self.ignore_index < n_classes:
@@ -357,7 +349,7 @@ class NLLLoss(LossBase):
     Inputs: logits (N, C) or (N, C, d1, ...) float log-probabilities (or (C,)); labels int32/int64 with the
         logits' shape without the class axis.
     Raises TypeError (non-Tensor inputs, float labels, bad weight/ignore_index), ValueError (shape mismatch; in
-        PyNative a label outside [0, C) that is not ignore_index)."""
+        both modes a label outside [0, C) that is not ignore_index)."""
 
     def __init__(self, weight=None, ignore_index=-100, reduction="mean"):
         super().__init__(reduction)
@@ -378,7 +370,7 @@ class NLLLoss(LossBase):
         if tuple(labels.shape) != expect:
             raise ValueError(f"For '{name}', the labels must have shape {expect} (the logits' shape without the class "
                              f"axis), but got {tuple(labels.shape)}.")
-        _check_class_labels(labels, n_classes, name, self.ignore_index)
+        labels = _check_class_labels(labels, n_classes, name, self.ignore_index)
         dtype = logits.dtype
         onehot = _one_hot(labels, n_classes, class_axis, dtype, self._classes)
         if 0 <= self.ignore_index < n_classes:
@@ -402,7 +394,7 @@ class BCELoss(LossBase):
 
     Args: weight (None or a float Tensor broadcastable to the logits: a rescaling weight), reduction.
     Inputs: logits x (any shape, float, values in [0, 1]); labels y with the same shape and dtype.
-    Raises TypeError (non-Tensor inputs or weight), ValueError (shape mismatch; in PyNative a logit outside
+    Raises TypeError (non-Tensor inputs or weight), ValueError (shape mismatch; in both modes a logit outside
         [0, 1], as MindSpore's kernel)."""
 
     _EPS = 1e-12
@@ -418,11 +410,8 @@ class BCELoss(LossBase):
         if tuple(logits.shape) != tuple(labels.shape):
             raise ValueError(f"For '{name}', the 'logits' and 'labels' must have the same shape, but got "
                              f"{tuple(logits.shape)} and {tuple(labels.shape)}.")
-        if not _core.tracing() and logits.size:
-            arr = logits.asnumpy()
-            if not ((arr >= 0) & (arr <= 1)).all():
-                raise ValueError(f"For '{name}', the values of 'logits' must be probabilities in [0, 1], but got "
-                                 f"{arr[~((arr >= 0) & (arr <= 1))].reshape(-1)[0]}.")
+        if logits.size:  # checked by the CheckRange op in PyNative and at every run of a compiled function
+            logits = _core.check_range(logits, name, "value of 'logits' (a probability)", 0.0, 1.0, True)
         eps = self._EPS
         pos = _core.mul(labels, _core.log(_core.add(logits, eps)))
         neg = _core.mul(_core.sub(1.0, labels), _core.log(_core.add(_core.sub(1.0, logits), eps)))
