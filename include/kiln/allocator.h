@@ -1,5 +1,16 @@
-// Kiln — caching host allocator. Freed blocks are kept in per-size-class free lists and reused, so a training
-// loop that allocates the same shapes every step does not call malloc after its first step.
+// Kiln — caching host allocator (policy: docs/decisions.md, "Caching allocator").
+//
+// Small blocks (≤ 1 MiB) come from the C allocator in size classes (multiples of 64 bytes up to 4 KiB, then four
+// classes per power of two: at most 25% rounding) and are cached per class. Large blocks (> 1 MiB) are mapped
+// with mmap in multiples of 64 KiB and cached by size: a request takes the best-fitting cached block at least as
+// large, and a larger one is trimmed to the request (its tail unmapped, so it returns to the system). So a training
+// loop that allocates the same shapes every step does not call the system after its first step, and a change of
+// shapes reuses the cached memory instead of adding to it.
+//
+// The cache is bounded: cached (free) bytes never exceed cache_limit(); when a release would exceed it, the largest
+// cached blocks go back to the system (munmap / free) first. The limit is the larger of 256 MiB and the highest
+// bytes_in_use seen so far, unless set with set_cache_limit(). A failed system allocation empties the cache and
+// retries once. Thread-safe (one mutex).
 #pragma once
 #include <cstddef>
 
@@ -8,16 +19,34 @@ namespace kiln::allocator {
 // Returns a 64-byte aligned block of at least `nbytes` (a zero-byte request returns a valid unique block).
 // Throws RuntimeError if memory is exhausted.
 void* allocate(size_t nbytes);
-// Returns a block obtained from allocate(nbytes) to the cache.
+// Returns a block obtained from allocate(nbytes) to the cache (or to the system, beyond the cache limit).
 void release(void* p, size_t nbytes);
 // Frees every cached block back to the system.
 void empty_cache();
+// The bytes a request of `nbytes` occupies (its size class or rounded large size): what bytes_in_use counts.
+size_t block_size(size_t nbytes);
+
 struct Stats {
-  size_t bytes_in_use = 0;    // allocated and not released
-  size_t bytes_cached = 0;    // released and kept for reuse
-  size_t peak_bytes_in_use = 0;
-  size_t system_allocs = 0;   // calls to the system allocator
+  size_t bytes_in_use = 0;       // blocks handed out and not released (block sizes, see block_size)
+  size_t bytes_cached = 0;       // released blocks kept for reuse
+  size_t peak_bytes_in_use = 0;  // since start or reset_peak_in_use()
+  size_t peak_bytes_reserved = 0;  // peak of bytes_in_use + bytes_cached, since start or reset_peak_reserved()
+  size_t system_allocs = 0;      // calls to the system allocator (malloc / mmap)
+  size_t system_frees = 0;       // blocks returned to the system (free / munmap; trims not counted)
+  size_t cached_blocks = 0;      // number of cached blocks
+  size_t cache_limit = 0;        // the bound on bytes_cached now in force
 };
 Stats stats();
+
+// Sets the bound on cached bytes (releasing cached blocks beyond it now). Returns the previous limit in force.
+// Passing kAutoLimit restores the default (the larger of 256 MiB and the highest bytes_in_use so far).
+constexpr size_t kAutoLimit = ~size_t(0);
+size_t set_cache_limit(size_t nbytes);
+// The bound on cached bytes now in force.
+size_t cache_limit();
+
+// Peak counters restart from the current values.
+void reset_peak_in_use();
+void reset_peak_reserved();
 
 }  // namespace kiln::allocator

@@ -12,6 +12,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -116,7 +117,8 @@ std::vector<std::string> optimize(Graph& g);
 
 // A graph compiled to a flat instruction list with a static memory plan: intermediates live in persistent buffers
 // assigned by liveness (a buffer is reused once its previous value's last reader has run), so a run allocates only
-// its outputs. Not reentrant: one run at a time per Executable (Python's GIL guarantees it).
+// its outputs. One run at a time per Executable: concurrent calls of run() (from several threads) wait for each other
+// (the planned buffers are shared); different Executables run concurrently.
 class Executable {
  public:
   explicit Executable(std::shared_ptr<const Graph> g);
@@ -143,6 +145,7 @@ class Executable {
   std::vector<std::shared_ptr<Storage>> buffers_;
   bool materialized_ = false;
   size_t planned_peak_bytes_ = 0;
+  std::mutex run_mu_;  // held for a whole run
 };
 
 }  // namespace kiln::graph

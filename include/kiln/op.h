@@ -77,4 +77,15 @@ std::vector<Tensor> apply(OpId id, const std::vector<Tensor>& inputs, const Attr
 // Same, for single-output ops.
 Tensor apply1(OpId id, const std::vector<Tensor>& inputs, const Attrs& attrs = {});
 
+// Hooks around kernels that `apply` runs (set by the Python bindings to release the GIL, so that kernels of two
+// Python threads run at the same time): `begin` runs before a kernel whose inputs and outputs hold at least
+// `min_elements` elements in all, and returns a token that `end` gets after the kernel (also when it throws).
+// Kernels never call back into Python (except through hooks that take the GIL themselves, as ops::print's sink).
+// Pass nullptr hooks to remove them. Not synchronized: set them once, before other threads run ops.
+using KernelBeginHook = void* (*)();
+using KernelEndHook = void (*)(void*);
+void set_kernel_hooks(KernelBeginHook begin, KernelEndHook end, int64_t min_elements);
+// The current threshold of set_kernel_hooks (elements).
+int64_t kernel_hook_min_elements();
+
 }  // namespace kiln

@@ -43,6 +43,12 @@ struct TensorImpl {
   const void* sym_graph = nullptr;
   int32_t sym_value = -1;
   TensorImpl();
+  // Releases grad_fn without recursion: a tape is a chain TensorImpl → Node → input TensorImpl → Node …, and
+  // letting shared_ptr destructors walk it would use one C++ stack frame group per op (a 100k-op chain overflows
+  // the stack). Nodes whose last owner is this tensor are unlinked on an explicit work list instead.
+  ~TensorImpl();
+  TensorImpl(const TensorImpl&) = delete;
+  TensorImpl& operator=(const TensorImpl&) = delete;
 };
 
 // A Tensor is a cheap, copyable handle (shared ownership of a TensorImpl). A default-constructed Tensor is

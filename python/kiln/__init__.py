@@ -23,6 +23,7 @@ from . import common  # noqa: F401
 from . import ops  # noqa: F401
 from .common.jit import jit  # noqa: F401
 from . import nn  # noqa: F401
+from . import runtime  # noqa: F401
 import os as _os
 
 _core._set_source_root(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)

@@ -132,7 +132,16 @@ void bind_graph(nb::module_& m) {
       .def("__init__", [](graph::Executable* self, std::shared_ptr<graph::Graph> g) {
         new (self) graph::Executable(std::shared_ptr<const graph::Graph>(g));
       })
-      .def("run", &graph::Executable::run, nb::arg("args"))
+      // The whole run is one C++ call with no Python in it: it runs without the GIL (Executable::run serializes
+      // runs of one Executable itself).
+      .def("run", [](graph::Executable& e, const std::vector<Tensor>& args) {
+        std::vector<Tensor> out;
+        {
+          nb::gil_scoped_release release;
+          out = e.run(args);
+        }
+        return out;
+      }, nb::arg("args"))
       .def_prop_ro("planned_peak_bytes", &graph::Executable::planned_peak_bytes)
       .def_prop_ro("graph", [](const graph::Executable& e) { return std::make_shared<graph::Graph>(e.graph()); });
 }

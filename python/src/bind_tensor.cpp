@@ -221,16 +221,30 @@ void bind_tensor(nb::module_& m) {
       .def("_item", [](const Tensor& t) { check_readable(t, "reading the value"); return t.item(); }, "Element 0 as a Python float (ValueError unless exactly one element).")
       .def("_shares_storage", [](const Tensor& a, const Tensor& b) { return a.impl()->storage == b.impl()->storage; });
 
+  // The caching allocator (kiln/allocator.h); kiln.runtime builds MindSpore's memory API on these.
   m.def("_allocator_stats", []() {
     auto s = allocator::stats();
     nb::dict d;
     d["bytes_in_use"] = s.bytes_in_use;
     d["bytes_cached"] = s.bytes_cached;
     d["peak_bytes_in_use"] = s.peak_bytes_in_use;
+    d["peak_bytes_reserved"] = s.peak_bytes_reserved;
     d["system_allocs"] = s.system_allocs;
+    d["system_frees"] = s.system_frees;
+    d["cached_blocks"] = s.cached_blocks;
+    d["cache_limit"] = s.cache_limit;
     return d;
-  });
-  m.def("_empty_cache", &allocator::empty_cache);
+  }, "The caching allocator's counters (bytes, block counts, the cache limit in force).");
+  m.def("_empty_cache", []() {
+    nb::gil_scoped_release release;  // munmap of a large cache takes a while
+    allocator::empty_cache();
+  }, "Returns every cached block to the system.");
+  m.def("_set_cache_limit", [](std::optional<size_t> n) {
+    return allocator::set_cache_limit(n ? *n : allocator::kAutoLimit);
+  }, nb::arg("nbytes").none(), "Sets the bound on cached bytes (None: automatic); returns the previous bound.");
+  m.def("_reset_peak_in_use", &allocator::reset_peak_in_use, "The peak bytes-in-use counter restarts from now.");
+  m.def("_reset_peak_reserved", &allocator::reset_peak_reserved, "The peak reserved counter restarts from now.");
+  m.def("_block_size", &allocator::block_size, nb::arg("nbytes"), "The block bytes a request of nbytes occupies.");
 }
 
 }  // namespace kiln::py

@@ -19,6 +19,14 @@ void translate(const std::exception_ptr& p, void*) {
     PyErr_SetString(type, e.what());
   }
 }
+
+// Kernel hooks (kiln::set_kernel_hooks): a kernel runs without the GIL, so that kernels of several Python threads
+// run at the same time. A kernel reached while the GIL is already released (a kernel inside a compiled graph's run,
+// an op called from a kernel) leaves it as it is.
+void* release_gil() { return PyGILState_Check() ? static_cast<void*>(PyEval_SaveThread()) : nullptr; }
+void restore_gil(void* state) { if (state) PyEval_RestoreThread(static_cast<PyThreadState*>(state)); }
+// Kernels on fewer elements than this keep the GIL (releasing it costs more than such a kernel).
+constexpr int64_t kGilReleaseMinElements = 8192;
 }  // namespace
 }  // namespace kiln::py
 
@@ -35,4 +43,11 @@ NB_MODULE(_core, m) {
   kiln::py::bind_nn_ops(m);
   kiln::py::bind_graph(m);
   kiln::py::bind_conv(m);
+  kiln::set_kernel_hooks(kiln::py::release_gil, kiln::py::restore_gil, kiln::py::kGilReleaseMinElements);
+  m.def("_set_gil_release_threshold",
+        [](int64_t n) { kiln::set_kernel_hooks(kiln::py::release_gil, kiln::py::restore_gil, n); },
+        nb::arg("min_elements"),
+        "Kernels whose tensors hold at least `min_elements` elements run with the GIL released (default 8192; 0: "
+        "every kernel). For tests that make threads overlap as much as possible.");
+  m.def("_gil_release_threshold", &kiln::kernel_hook_min_elements, "The current value of _set_gil_release_threshold.");
 }

@@ -1,5 +1,6 @@
 // The eager tape and the reverse pass. See kiln/autodiff.h.
 #include <algorithm>
+#include <atomic>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -11,7 +12,7 @@ namespace kiln::autodiff {
 namespace {
 thread_local int t_level = 0;         // active GradScopes
 thread_local bool t_recording = true;  // false while an outermost reverse pass runs (nothing can use its tape)
-uint64_t g_seq = 0;
+std::atomic<uint64_t> g_seq{0};  // atomic: threads may record tapes at the same time
 
 bool tracked(const TensorImpl* t) { return t->grad_fn != nullptr || t->watch_count > 0; }
 

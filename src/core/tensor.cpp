@@ -5,6 +5,7 @@
 
 #include "../backend/cpu/loops.h"
 #include "kiln/allocator.h"
+#include "kiln/autodiff.h"
 
 namespace kiln {
 
@@ -16,6 +17,32 @@ Storage::Storage(size_t n, Device d) : data(allocator::allocate(n)), nbytes(n), 
 Storage::~Storage() { allocator::release(data, nbytes); }
 
 TensorImpl::TensorImpl() : id(g_next_id.fetch_add(1, std::memory_order_relaxed)) {}
+
+namespace {
+// The work list of the outermost ~TensorImpl on this thread that is releasing a tape (nullptr when none is).
+thread_local std::vector<std::shared_ptr<autodiff::Node>>* t_release_list = nullptr;
+}  // namespace
+
+TensorImpl::~TensorImpl() {
+  if (!grad_fn) return;
+  if (t_release_list) {  // inside an outer release: hand the node to its loop instead of recursing
+    t_release_list->push_back(std::move(grad_fn));
+    return;
+  }
+  std::vector<std::shared_ptr<autodiff::Node>> pending;
+  t_release_list = &pending;
+  pending.push_back(std::move(grad_fn));
+  while (!pending.empty()) {
+    std::shared_ptr<autodiff::Node> n = std::move(pending.back());
+    pending.pop_back();
+    if (n.use_count() != 1) continue;  // someone else still holds the node: it is released with their reference
+    // Detach the inputs before the node dies; destroying them here pushes their own nodes onto `pending`.
+    std::vector<Tensor> inputs = std::move(n->inputs);
+    n.reset();
+    inputs.clear();
+  }
+  t_release_list = nullptr;
+}
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   for (int64_t d : shape)

@@ -116,6 +116,7 @@ void Executable::materialize_buffers() {
 }
 
 std::vector<Tensor> Executable::run(const std::vector<Tensor>& args) {
+  std::lock_guard<std::mutex> lock(run_mu_);  // the planned buffers serve one run at a time
   const Graph& G = *graph_;
   KILN_CHECK(args.size() == G.inputs.size(), Value, "Compiled graph '", G.name, "' takes ", G.inputs.size(),
              " tensor arguments, but got ", args.size(), ".");

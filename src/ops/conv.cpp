@@ -113,17 +113,18 @@ std::vector<TensorMeta> infer_conv_filter(const TV& in, const Attrs& a) {
 enum Kind : int64_t { kFwd = 0, kBwdData = 1, kBwdWeights = 2 };
 
 // ---- float32 on oneDNN ----
-dn::Prim make_conv_prim(Kind k, const ConvGeom& g) {
+dn::PrimPtr make_conv_prim(Kind k, const ConvGeom& g) {
   dn::MemDesc src({g.N, g.C, g.H, g.W}, dnnl_nchw), dst({g.N, g.O, g.OH, g.OW}, dnnl_nchw);
   dn::MemDesc wei(g.G == 1 ? std::vector<int64_t>{g.O, g.C, g.KH, g.KW}
                            : std::vector<int64_t>{g.G, g.O / g.G, g.C / g.G, g.KH, g.KW},
                   g.G == 1 ? dnnl_oihw : dnnl_goihw);
   dnnl_dims_t strides{g.sh, g.sw}, dil{g.dh - 1, g.dw - 1}, pad_l{g.pt, g.pl}, pad_r{g.pb, g.pr};
+  dn::Attr attr;  // user-managed scratchpad (dnnl_utils.h, Note [threads])
   dnnl_primitive_desc_t fwd = nullptr;
   if (dnnl_convolution_forward_primitive_desc_create(&fwd, dn::engine(), dnnl_forward_training, dnnl_convolution_direct,
                                                      src.md, wei.md, nullptr, dst.md, strides, dil, pad_l, pad_r,
-                                                     nullptr) != dnnl_success)
-    return dn::Prim{};
+                                                     attr.a) != dnnl_success)
+    return nullptr;
   if (k == kFwd)
     return dn::make_prim(fwd, {{DNNL_ARG_SRC, src.md}, {DNNL_ARG_WEIGHTS, wei.md}, {DNNL_ARG_DST, dst.md}});
   dnnl_primitive_desc_t pd = nullptr;
@@ -131,22 +132,22 @@ dn::Prim make_conv_prim(Kind k, const ConvGeom& g) {
       k == kBwdData
           ? dnnl_convolution_backward_data_primitive_desc_create(&pd, dn::engine(), dnnl_convolution_direct, src.md,
                                                                  wei.md, dst.md, strides, dil, pad_l, pad_r, fwd,
-                                                                 nullptr)
+                                                                 attr.a)
           : dnnl_convolution_backward_weights_primitive_desc_create(&pd, dn::engine(), dnnl_convolution_direct, src.md,
                                                                     wei.md, nullptr, dst.md, strides, dil, pad_l,
-                                                                    pad_r, fwd, nullptr);
+                                                                    pad_r, fwd, attr.a);
   dnnl_primitive_desc_destroy(fwd);
-  if (st != dnnl_success) return dn::Prim{};
+  if (st != dnnl_success) return nullptr;
   if (k == kBwdData)
     return dn::make_prim(pd, {{DNNL_ARG_DIFF_DST, dst.md}, {DNNL_ARG_WEIGHTS, wei.md}, {DNNL_ARG_DIFF_SRC, src.md}});
   return dn::make_prim(pd, {{DNNL_ARG_DIFF_DST, dst.md}, {DNNL_ARG_SRC, src.md}, {DNNL_ARG_DIFF_WEIGHTS, wei.md}});
 }
 
 bool conv_dnnl(Kind k, const ConvGeom& g, const float* a, const float* b, float* out) {
-  static dn::PrimCache cache;
+  static auto* cache = new dn::PrimCache();  // never destroyed: primitives outlive static destruction order
   std::vector<int64_t> key{k, g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.sh, g.sw, g.pt, g.pb, g.pl, g.pr, g.dh, g.dw, g.G};
   static const char* names[] = {"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"};
-  return cache.run(key, [&] { return make_conv_prim(k, g); },
+  return cache->run(key, [&] { return make_conv_prim(k, g); },
                    {const_cast<float*>(a), const_cast<float*>(b), out}, names[k]);
 }
 

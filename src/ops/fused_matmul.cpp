@@ -120,23 +120,22 @@ dnnl_memory_desc_t md2(int64_t rows, int64_t cols, bool trans, int64_t ld) {
 }
 
 // The matmul primitive with bias and the activation as an eltwise post-op; an empty Prim if oneDNN refuses.
-dn::Prim make_prim(int64_t M, int64_t N, int64_t K, Layout la, Layout lb, Act act) {
+dn::PrimPtr make_prim(int64_t M, int64_t N, int64_t K, Layout la, Layout lb, Act act) {
   dnnl_memory_desc_t src = md2(M, K, la.trans, la.ld), wei = md2(K, N, lb.trans, lb.ld);
   dnnl_memory_desc_t bias = md2(1, N, false, N), dst = md2(M, N, false, N);
-  dnnl_primitive_attr_t attr = nullptr;
+  dn::Attr attr;  // user-managed scratchpad (dnnl_utils.h, Note [threads])
   dnnl_post_ops_t po = nullptr;
   dnnl_primitive_desc_t pd = nullptr;
-  bool ok = src && wei && bias && dst && dnnl_primitive_attr_create(&attr) == dnnl_success;
+  bool ok = src && wei && bias && dst;
   if (ok && act != Act::None)
     ok = dnnl_post_ops_create(&po) == dnnl_success &&
          dnnl_post_ops_append_eltwise(po, alg_of(act), 0.f, 0.f) == dnnl_success &&
-         dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
-  ok = ok && dnnl_matmul_primitive_desc_create(&pd, dn::engine(), src, wei, bias, dst, attr) == dnnl_success;
-  dn::Prim p;
+         dnnl_primitive_attr_set_post_ops(attr.a, po) == dnnl_success;
+  ok = ok && dnnl_matmul_primitive_desc_create(&pd, dn::engine(), src, wei, bias, dst, attr.a) == dnnl_success;
+  dn::PrimPtr p;
   if (ok)
     p = dn::make_prim(pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_BIAS, bias}, {DNNL_ARG_DST, dst}});
   if (po) dnnl_post_ops_destroy(po);
-  if (attr) dnnl_primitive_attr_destroy(attr);
   for (auto m : {src, wei, bias, dst})
     if (m) dnnl_memory_desc_destroy(m);
   return p;

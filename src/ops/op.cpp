@@ -96,6 +96,37 @@ std::string Attrs::str() const {
   return s.str();
 }
 
+namespace {
+KernelBeginHook g_begin = nullptr;
+KernelEndHook g_end = nullptr;
+int64_t g_min_elements = 0;
+
+// Calls the kernel hooks around one kernel when its tensors hold at least g_min_elements elements.
+struct KernelSection {
+  void* token = nullptr;
+  bool active = false;
+  KernelSection(const std::vector<Tensor>& ins, const std::vector<Tensor>& outs) {
+    if (!g_begin) return;
+    int64_t n = 0;
+    for (auto& t : ins) n += t.numel();
+    for (auto& t : outs) n += t.numel();
+    if (n < g_min_elements) return;
+    token = g_begin();
+    active = true;
+  }
+  ~KernelSection() { if (active) g_end(token); }
+  KernelSection(const KernelSection&) = delete;
+  KernelSection& operator=(const KernelSection&) = delete;
+};
+}  // namespace
+
+void set_kernel_hooks(KernelBeginHook begin, KernelEndHook end, int64_t min_elements) {
+  g_begin = begin && end ? begin : nullptr;
+  g_end = begin && end ? end : nullptr;
+  g_min_elements = min_elements;
+}
+int64_t kernel_hook_min_elements() { return g_min_elements; }
+
 std::vector<Tensor> apply(OpId id, const std::vector<Tensor>& inputs, const Attrs& attrs) {
   const OpDef& def = get_op(id);
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -107,12 +138,16 @@ std::vector<Tensor> apply(OpId id, const std::vector<Tensor>& inputs, const Attr
   if (graph::tracing()) {
     outs = graph::record(def, inputs, attrs);
   } else if (def.direct) {
-    outs = def.direct(inputs, attrs);
+    {
+      KernelSection section(inputs, {});
+      outs = def.direct(inputs, attrs);
+    }
     for (auto& o : outs) (void)numel(o.shape());  // a view may not exceed the element limit either
   } else {
     std::vector<TensorMeta> metas = def.infer(inputs, attrs);
     outs.reserve(metas.size());
     for (auto& m : metas) outs.push_back(Tensor::empty(m.shape, m.dtype));
+    KernelSection section(inputs, outs);
     def.cpu(inputs, outs, attrs);
   }
   if (autodiff::grad_level() > 0) autodiff::record(def, inputs, outs, attrs);

@@ -315,6 +315,35 @@ TEST(Allocator, SizeZeroAndAlignment) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % 64, 0u);
 }
 
+TEST(Allocator, LargerCachedBlockServesSmallerRequestAndCacheIsBounded) {
+  const size_t MiB = size_t(1) << 20;
+  allocator::empty_cache();
+  EXPECT_EQ(allocator::block_size(4000), 4032u);                    // 64-byte multiples up to 4 KiB
+  EXPECT_EQ(allocator::block_size(20000), 20480u);                  // four classes per power of two
+  EXPECT_EQ(allocator::block_size(3 * MiB + 4), 3 * MiB + 65536u);  // large: 64 KiB multiples
+  void* big = allocator::allocate(20 * MiB);
+  allocator::release(big, 20 * MiB);
+  auto s0 = allocator::stats();
+  void* p = allocator::allocate(12 * MiB);  // best fit: the cached 20 MiB block, its tail unmapped
+  auto s1 = allocator::stats();
+  EXPECT_EQ(s1.system_allocs, s0.system_allocs);
+  EXPECT_EQ(s1.bytes_cached + s1.bytes_in_use, s0.bytes_cached + s0.bytes_in_use - 8 * MiB);
+  static_cast<char*>(p)[12 * MiB - 1] = 1;  // the whole request is usable
+  allocator::release(p, 12 * MiB);
+
+  const size_t old = allocator::set_cache_limit(5 * MiB);
+  std::vector<void*> blocks;
+  for (int i = 0; i < 4; ++i) blocks.push_back(allocator::allocate(2 * MiB));
+  for (void* b : blocks) allocator::release(b, 2 * MiB);
+  EXPECT_LE(allocator::stats().bytes_cached, 5 * MiB);
+  EXPECT_GT(allocator::stats().bytes_cached, 0u);
+  allocator::set_cache_limit(allocator::kAutoLimit);
+  EXPECT_EQ(allocator::cache_limit(), old);
+  allocator::empty_cache();
+  EXPECT_EQ(allocator::stats().bytes_cached, 0u);
+  EXPECT_EQ(allocator::stats().cached_blocks, 0u);
+}
+
 // ---------------------------------------------------------------- Philox
 
 TEST(Philox, KnownAnswer) {

@@ -1,21 +1,32 @@
 // Kiln CPU backend — small helpers over oneDNN's C API (<oneapi/dnnl/dnnl.h>; the C++ header is avoided because
-// it is large and slows builds): the process-wide engine and stream, plain-layout memory descriptors, and a cache
-// of ready-to-run primitives keyed by shape and attributes.
+// it is large and slows builds): the process-wide engine, a stream per thread, plain-layout memory descriptors,
+// and a bounded cache of ready-to-run primitives keyed by shape and attributes.
 //
 // Note [primitive cache]: creating a oneDNN primitive costs tens of microseconds (primitive-descriptor creation and
 // implementation dispatch; JIT kernels are generated once by oneDNN's own cache). Graph mode runs the same shapes
-// every step and PyNative training repeats them too, so each op family keeps a PrimCache: key → a primitive with
-// one dnnl_memory_t per argument, created with no data handle; a run sets the handles and executes. Entries are
-// never freed (a process sees a bounded set of shapes). A cache is guarded by a mutex: kernels may run from several
-// threads (the executor is single-threaded today, but nothing forbids two Python threads).
+// every step and PyNative training repeats them too, so each op family keeps a PrimCache: key → a primitive and
+// the memory descriptors of its arguments. The cache holds at most PrimCache::kCapacity entries (least recently
+// used ones are dropped; an entry in use stays alive until its run ends).
+//
+// Note [threads]: kernels run from any thread, at the same time (two Python threads, with the GIL released around
+// kernels). oneDNN allows a primitive to execute concurrently only if each execution has its own scratchpad and
+// its own memory objects, on a stream of its thread. So: every primitive is created with a user-managed
+// scratchpad (make_prim refuses one that is not: `Attr` makes the attribute), a run takes a private set of memory
+// objects from the entry's pool (made on demand; returned after the run) and a scratchpad block from Kiln's
+// allocator, and executes on stream(), which is per thread. The cache's map is guarded by a mutex; execution runs
+// outside it.
 #pragma once
 #include <oneapi/dnnl/dnnl.h>
 
+#include <cstdint>
+#include <list>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
 
+#include "kiln/allocator.h"
 #include "kiln/error.h"
 
 namespace kiln::cpu::dnnl {
@@ -28,7 +39,7 @@ namespace kiln::cpu::dnnl {
                " failed with status ", int(kiln_dnnl_st_), ".");                                             \
   } while (0)
 
-// The CPU engine and an in-order stream on it (created once, never destroyed: they outlive static destruction).
+// The CPU engine (created once, never destroyed: it outlives static destruction). oneDNN engines are thread-safe.
 inline dnnl_engine_t engine() {
   static dnnl_engine_t e = [] {
     dnnl_engine_t r = nullptr;
@@ -37,13 +48,16 @@ inline dnnl_engine_t engine() {
   }();
   return e;
 }
+
+// An in-order stream of the calling thread (a oneDNN stream must not be used by two threads at once).
 inline dnnl_stream_t stream() {
-  static dnnl_stream_t s = [] {
-    dnnl_stream_t r = nullptr;
-    KILN_DNNL(dnnl_stream_create(&r, engine(), dnnl_stream_default_flags), "oneDNN stream");
-    return r;
-  }();
-  return s;
+  struct Holder {
+    dnnl_stream_t s = nullptr;
+    ~Holder() { if (s) dnnl_stream_destroy(s); }
+  };
+  thread_local Holder h;
+  if (!h.s) KILN_DNNL(dnnl_stream_create(&h.s, engine(), dnnl_stream_default_flags), "oneDNN stream");
+  return h.s;
 }
 
 // A memory descriptor of a dense tensor with the given dims and layout tag (dnnl_nchw, dnnl_oihw, dnnl_goihw, ...).
@@ -60,59 +74,164 @@ struct MemDesc {
   MemDesc& operator=(const MemDesc&) = delete;
 };
 
-// A primitive with one memory object per argument (DNNL_ARG_* ids, in the order `run` takes the data pointers).
-struct Prim {
-  dnnl_primitive_t prim = nullptr;
-  std::vector<dnnl_exec_arg_t> args;
-  bool ok() const { return prim != nullptr; }
+// A primitive attribute with a user-managed scratchpad — what every primitive that Kiln caches must be created
+// with (Note [threads]). Add post-ops etc. to `a` before creating the primitive descriptor.
+struct Attr {
+  dnnl_primitive_attr_t a = nullptr;
+  Attr() {
+    KILN_DNNL(dnnl_primitive_attr_create(&a), "oneDNN primitive attribute");
+    KILN_DNNL(dnnl_primitive_attr_set_scratchpad_mode(a, dnnl_scratchpad_mode_user), "oneDNN primitive attribute");
+  }
+  ~Attr() { if (a) dnnl_primitive_attr_destroy(a); }
+  Attr(const Attr&) = delete;
+  Attr& operator=(const Attr&) = delete;
 };
 
-// Creates the primitive of `pd` and a handle-less memory object for each (arg id, descriptor) pair. Takes
-// ownership of pd (destroyed here). Returns a Prim with prim == nullptr if any step fails (the caller falls back).
-inline Prim make_prim(dnnl_primitive_desc_t pd, const std::vector<std::pair<int, const_dnnl_memory_desc_t>>& args) {
-  Prim p;
-  dnnl_status_t st = dnnl_primitive_create(&p.prim, pd);
-  for (auto& a : args) {
-    if (st != dnnl_success) break;
-    dnnl_memory_t m = nullptr;
-    st = dnnl_memory_create(&m, a.second, engine(), DNNL_MEMORY_NONE);
-    if (st == dnnl_success) p.args.push_back({a.first, m});
+// A primitive, the memory descriptors of its arguments (DNNL_ARG_* ids, in the order `run_prim` takes the data
+// pointers) and of its scratchpad, and a pool of memory-object sets not in use by any run.
+struct Prim {
+  dnnl_primitive_t prim = nullptr;
+  std::vector<int> arg_ids;
+  std::vector<dnnl_memory_desc_t> mds;  // owned clones
+  dnnl_memory_desc_t scratch_md = nullptr;
+  size_t scratch_bytes = 0;
+  std::mutex pool_mu;
+  std::vector<std::vector<dnnl_exec_arg_t>> pool;  // each: one memory object per argument (+ the scratchpad)
+
+  Prim() = default;
+  Prim(const Prim&) = delete;
+  Prim& operator=(const Prim&) = delete;
+  ~Prim() {
+    for (auto& set : pool)
+      for (auto& a : set) dnnl_memory_destroy(a.memory);
+    for (auto m : mds) dnnl_memory_desc_destroy(m);
+    if (scratch_md) dnnl_memory_desc_destroy(scratch_md);
+    if (prim) dnnl_primitive_destroy(prim);
   }
-  dnnl_primitive_desc_destroy(pd);
-  if (st != dnnl_success) {
-    for (auto& a : p.args) dnnl_memory_destroy(a.memory);
-    if (p.prim) dnnl_primitive_destroy(p.prim);
-    return Prim{};
+};
+using PrimPtr = std::shared_ptr<Prim>;
+
+// Creates the primitive of `pd` and keeps a copy of each (arg id, descriptor). Takes ownership of pd (destroyed
+// here). Returns nullptr if oneDNN fails (the caller falls back to its own loops). Throws RuntimeError (an internal
+// error) if pd was not created with a user-managed scratchpad (`Attr`): such a primitive is unsafe across threads.
+inline PrimPtr make_prim(dnnl_primitive_desc_t pd, const std::vector<std::pair<int, const_dnnl_memory_desc_t>>& args) {
+  struct PdGuard {
+    dnnl_primitive_desc_t pd;
+    ~PdGuard() { dnnl_primitive_desc_destroy(pd); }
+  } guard{pd};
+  const_dnnl_primitive_attr_t attr = nullptr;
+  dnnl_scratchpad_mode_t mode = dnnl_scratchpad_mode_library;
+  KILN_DNNL(dnnl_primitive_desc_get_attr(pd, &attr), "oneDNN primitive");
+  KILN_DNNL(dnnl_primitive_attr_get_scratchpad_mode(attr, &mode), "oneDNN primitive");
+  KILN_CHECK(mode == dnnl_scratchpad_mode_user, Runtime,
+             "Kiln internal error: a cached oneDNN primitive must use a user-managed scratchpad (dnnl::Attr).");
+  auto p = std::make_shared<Prim>();
+  if (dnnl_primitive_create(&p->prim, pd) != dnnl_success) { p->prim = nullptr; return nullptr; }
+  for (auto& a : args) {
+    dnnl_memory_desc_t m = nullptr;
+    if (dnnl_memory_desc_clone(&m, a.second) != dnnl_success) return nullptr;
+    p->arg_ids.push_back(a.first);
+    p->mds.push_back(m);
+  }
+  const_dnnl_memory_desc_t smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+  if (smd && dnnl_memory_desc_get_size(smd) > 0) {
+    if (dnnl_memory_desc_clone(&p->scratch_md, smd) != dnnl_success) return nullptr;
+    p->scratch_bytes = dnnl_memory_desc_get_size(smd);
   }
   return p;
 }
 
-// Runs `p` with data pointers given in the order of its args, and waits for completion.
-inline void run_prim(const Prim& p, const std::vector<void*>& data, const char* op) {
-  for (size_t i = 0; i < p.args.size(); ++i) KILN_DNNL(dnnl_memory_set_data_handle(p.args[i].memory, data[i]), op);
-  KILN_DNNL(dnnl_primitive_execute(p.prim, stream(), int(p.args.size()), p.args.data()), op);
-  KILN_DNNL(dnnl_stream_wait(stream()), op);
+// Runs `p` with data pointers given in the order of its args, on this thread's stream, and waits for completion.
+// Safe to call from several threads at once on the same Prim (Note [threads]).
+inline void run_prim(Prim& p, const std::vector<void*>& data, const char* op) {
+  std::vector<dnnl_exec_arg_t> args;
+  {
+    std::lock_guard<std::mutex> g(p.pool_mu);
+    if (!p.pool.empty()) {
+      args = std::move(p.pool.back());
+      p.pool.pop_back();
+    }
+  }
+  // Returns the memory-object set to the pool (or destroys it if it is incomplete) however the run ends.
+  struct Lease {
+    Prim& p;
+    std::vector<dnnl_exec_arg_t>& args;
+    size_t want;
+    ~Lease() {
+      if (args.size() != want) {
+        for (auto& a : args) dnnl_memory_destroy(a.memory);
+        return;
+      }
+      std::lock_guard<std::mutex> g(p.pool_mu);
+      p.pool.push_back(std::move(args));
+    }
+  } lease{p, args, p.mds.size() + (p.scratch_md ? 1 : 0)};
+  if (args.empty()) {
+    for (size_t i = 0; i < p.mds.size(); ++i) {
+      dnnl_memory_t m = nullptr;
+      KILN_DNNL(dnnl_memory_create(&m, p.mds[i], engine(), DNNL_MEMORY_NONE), op);
+      args.push_back({p.arg_ids[i], m});
+    }
+    if (p.scratch_md) {
+      dnnl_memory_t m = nullptr;
+      KILN_DNNL(dnnl_memory_create(&m, p.scratch_md, engine(), DNNL_MEMORY_NONE), op);
+      args.push_back({DNNL_ARG_SCRATCHPAD, m});
+    }
+  }
+  struct Scratch {
+    void* ptr;
+    size_t n;
+    ~Scratch() { if (ptr) allocator::release(ptr, n); }
+  } scratch{p.scratch_bytes ? allocator::allocate(p.scratch_bytes) : nullptr, p.scratch_bytes};
+  for (size_t i = 0; i < data.size(); ++i) KILN_DNNL(dnnl_memory_set_data_handle(args[i].memory, data[i]), op);
+  if (p.scratch_md) KILN_DNNL(dnnl_memory_set_data_handle(args.back().memory, scratch.ptr), op);
+  dnnl_stream_t s = stream();
+  KILN_DNNL(dnnl_primitive_execute(p.prim, s, int(args.size()), args.data()), op);
+  KILN_DNNL(dnnl_stream_wait(s), op);
 }
 
-// Primitives keyed by a vector of integers (op kind, shapes, attributes). `run` creates on a miss with `make`
-// (which may return a Prim with prim == nullptr: the miss is remembered, so a failing configuration is tried once)
-// and returns false when the configuration has no primitive (the caller falls back to its own loops).
+// Primitives keyed by a vector of integers (op kind, shapes, attributes), least recently used dropped beyond
+// kCapacity. `run` creates on a miss with `make` (which may return nullptr: the miss is remembered, so a failing
+// configuration is tried once) and returns false when the configuration has no primitive (the caller falls back
+// to its own loops). Thread-safe (Note [threads]).
 class PrimCache {
  public:
-  // Runs under the cache lock: primitives and their memory objects are not shared between concurrent runs.
+  static constexpr size_t kCapacity = 256;
+
   template <typename Make>
   bool run(const std::vector<int64_t>& key, Make&& make, const std::vector<void*>& data, const char* op) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = map_.find(key);
-    if (it == map_.end()) it = map_.emplace(key, make()).first;
-    if (!it->second.ok()) return false;
-    run_prim(it->second, data, op);
+    PrimPtr p;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = map_.find(key);
+      if (it != map_.end()) {
+        lru_.splice(lru_.begin(), lru_, it->second);  // most recently used first
+        p = it->second->second;
+      } else {
+        p = make();
+        lru_.emplace_front(key, p);
+        map_.emplace(key, lru_.begin());
+        while (lru_.size() > kCapacity) {  // a running entry survives through its own reference `p`
+          map_.erase(lru_.back().first);
+          lru_.pop_back();
+        }
+      }
+    }
+    if (!p) return false;
+    run_prim(*p, data, op);
     return true;
+  }
+  // Number of cached configurations (for tests).
+  size_t size() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return lru_.size();
   }
 
  private:
+  using Entry = std::pair<std::vector<int64_t>, PrimPtr>;
   std::mutex mu_;
-  std::map<std::vector<int64_t>, Prim> map_;
+  std::list<Entry> lru_;
+  std::map<std::vector<int64_t>, std::list<Entry>::iterator> map_;
 };
 
 }  // namespace kiln::cpu::dnnl
