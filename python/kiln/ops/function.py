@@ -453,14 +453,24 @@ def print_(*input_x):
     A side effect that also works inside compiled functions and GRAPH_MODE Cells: there it prints on every run,
     in program order, with the values of that run (a plain Python print() inside traced code runs once, while
     compiling). Tensors print as `Tensor(shape=[3], dtype=Float32, value=[1 2 3])`. Returns None."""
-    parts, tensors = [], []
-    for x in input_x:
-        if isinstance(x, Tensor):
-            parts.append("\x1f")
-            tensors.append(x)
-        else:
-            parts.append(str(x).replace("\x1f", " "))
-    _core.print_(" ".join(parts), tensors)
+    tensors = []
+    _core.print_(" ".join(_print_text(x, tensors) for x in input_x), tensors)
+
+
+def _print_text(x, tensors):
+    """print_'s text for x: each Tensor (also inside tuples/lists/dicts, so that compiled code prints their run-time
+    values) becomes the placeholder \x1f and is appended to `tensors`; other values print as str()."""
+    if isinstance(x, Tensor):
+        tensors.append(x)
+        return "\x1f"
+    if isinstance(x, (tuple, list)) and not hasattr(x, "_fields"):
+        inner = ", ".join(_print_text(v, tensors) for v in x)
+        if isinstance(x, list):
+            return "[" + inner + "]"
+        return "(" + inner + ("," if len(x) == 1 else "") + ")"
+    if isinstance(x, dict):
+        return "{" + ", ".join(f"{k!r}: {_print_text(v, tensors)}" for k, v in x.items()) + "}"
+    return str(x).replace("\x1f", " ")
 
 
 # ---- state ----
