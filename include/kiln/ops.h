@@ -206,7 +206,8 @@ Tensor adaptive_avg_pool2d_grad(const Tensor& dout, const Shape& input_shape);
 
 // ---- normalization (src/ops/norm.cpp) ----
 // BatchNorm over every axis but 1 of x (N, C, ...): returns {y, mean, variance}. training: the batch mean and the
-// biased batch variance (the caller updates moving statistics); else the given mean/variance are used and returned.
+// biased batch variance (the caller updates moving statistics, with the unbiased variance ·M/(M − 1), M = elements
+// per channel); else the given mean/variance are used and returned.
 // scale, bias, mean, variance: (C,), one float dtype. y = (x − mean)/√(variance + epsilon)·scale + bias.
 std::vector<Tensor> batch_norm(const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& mean,
                                const Tensor& variance, bool training, double epsilon);

@@ -12,12 +12,18 @@ namespace kiln {
 
 enum class Device : uint8_t { CPU = 0 };
 
-// A block of device memory obtained from the caching allocator and returned to it on destruction.
+// A block of device memory obtained from the caching allocator and returned to it on destruction — or, when
+// made with the external constructor, memory owned by someone else (a NumPy array shared by Tensor.from_numpy):
+// `external_owner` keeps that memory alive until the last view of this Storage goes, and the allocator never
+// sees it.
 struct Storage {
   void* data = nullptr;
   size_t nbytes = 0;
   Device device = Device::CPU;
+  std::shared_ptr<void> external_owner;  // set only for external memory
   explicit Storage(size_t nbytes, Device device = Device::CPU);
+  // External memory: `data` (nbytes, writable, aligned to the element size) stays valid while `owner` lives.
+  Storage(void* data, size_t nbytes, std::shared_ptr<void> owner, Device device = Device::CPU);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -62,6 +68,11 @@ class Tensor {
   static Tensor empty(const Shape& shape, DType dtype, Device device = Device::CPU);
   // A contiguous tensor holding a copy of `count` elements of type `dtype` at `src` (shape must match count).
   static Tensor from_data(const void* src, const Shape& shape, DType dtype);
+  // A contiguous tensor VIEWING memory it does not own (no copy): `data` holds numel(shape) elements of `dtype`,
+  // C-contiguous, aligned to the element size, writable; `owner` (non-null) keeps it alive and is released when
+  // the last tensor viewing it goes. Writes through the tensor are seen by the owner and vice versa.
+  // Errors: ValueError for a negative dimension or a null owner.
+  static Tensor from_external(void* data, const Shape& shape, DType dtype, std::shared_ptr<void> owner);
   // A 0-d tensor holding `v` converted to `dtype`. `weak` marks a Python scalar.
   static Tensor scalar(double v, DType dtype, bool weak = false);
 

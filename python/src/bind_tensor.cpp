@@ -55,6 +55,15 @@ Tensor from_ndarray(const nb::ndarray<nb::c_contig, nb::device::cpu>& a) {
   return Tensor::from_data(a.data(), shape, dtype_from_ndarray(a.dtype()));
 }
 
+// A Tensor sharing the memory of a C-contiguous, aligned, writable host ndarray (Tensor.from_numpy): the Storage
+// holds the nanobind ndarray handle, which keeps the NumPy array alive and is safe to release without the GIL.
+Tensor share_ndarray(const nb::ndarray<nb::c_contig, nb::device::cpu>& a) {
+  Shape shape(a.ndim());
+  for (size_t i = 0; i < a.ndim(); ++i) shape[i] = int64_t(a.shape(i));
+  auto owner = std::make_shared<nb::ndarray<nb::c_contig, nb::device::cpu>>(a);
+  return Tensor::from_external(a.data(), shape, dtype_from_ndarray(a.dtype()), std::move(owner));
+}
+
 // A NumPy array viewing the tensor's storage (kept alive by the array).
 void check_readable(const Tensor& t, const char* what) {
   KILN_CHECK(!graph::is_state_while_tracing(t), Runtime, "Kiln: ", what, " of a Parameter or another tensor made "
@@ -166,6 +175,10 @@ void bind_tensor(nb::module_& m) {
            "Tensor(input_data=None, dtype=None, shape=None, init=None): MindSpore's constructor (see kiln.Tensor).")
       .def_static("_from_numpy", [](nb::ndarray<nb::c_contig, nb::device::cpu> a) { return from_ndarray(a); },
                   "Copies a C-contiguous NumPy array into a new Tensor of the same dtype and shape.")
+      .def_static("_share_numpy", [](nb::ndarray<nb::c_contig, nb::device::cpu> a) { return share_ndarray(a); },
+                  nb::arg("array").noconvert(),
+                  "A Tensor sharing the memory of a C-contiguous, aligned, writable NumPy array of a Kiln dtype "
+                  "(no copy; kiln.Tensor.from_numpy checks these conditions and copies otherwise).")
       .def("asnumpy", &to_numpy, "A NumPy array sharing this tensor's storage (BFloat16: TypeError).")
       .def_prop_ro("shape", [](const Tensor& t) {
         nb::tuple r = nb::steal<nb::tuple>(PyTuple_New(Py_ssize_t(t.ndim())));

@@ -14,7 +14,11 @@ std::atomic<uint64_t> g_next_id{1};
 }
 
 Storage::Storage(size_t n, Device d) : data(allocator::allocate(n)), nbytes(n), device(d) {}
-Storage::~Storage() { allocator::release(data, nbytes); }
+Storage::Storage(void* d, size_t n, std::shared_ptr<void> owner, Device dev)
+    : data(d), nbytes(n), device(dev), external_owner(std::move(owner)) {}
+Storage::~Storage() {
+  if (!external_owner) allocator::release(data, nbytes);  // external memory goes back to its owner instead
+}
 
 TensorImpl::TensorImpl() : id(g_next_id.fetch_add(1, std::memory_order_relaxed)) {}
 
@@ -59,6 +63,18 @@ Tensor Tensor::from_data(const void* src, const Shape& shape, DType dtype) {
   Tensor t = empty(shape, dtype);
   std::memcpy(t.raw_data(), src, size_t(t.numel()) * itemsize(dtype));
   return t;
+}
+
+Tensor Tensor::from_external(void* data, const Shape& shape, DType dtype, std::shared_ptr<void> owner) {
+  for (int64_t d : shape)
+    KILN_CHECK(d >= 0, Value, "Kiln: a tensor shape must not have negative dimensions, but got ", shape_str(shape), ".");
+  KILN_CHECK(owner != nullptr, Value, "Kiln: Tensor::from_external needs an owner that keeps the memory alive.");
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::make_shared<Storage>(data, size_t(kiln::numel(shape)) * itemsize(dtype), std::move(owner));
+  impl->shape = shape;
+  impl->strides = contiguous_strides(shape);
+  impl->dtype = dtype;
+  return Tensor(std::move(impl));
 }
 
 Tensor Tensor::scalar(double v, DType dtype, bool weak) {

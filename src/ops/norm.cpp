@@ -6,9 +6,10 @@
 //   y (x's shape and dtype) = (x − μ) / √(σ² + ε) · scale + bias, per channel (axis 1),
 //   μ, σ² — training: the batch mean and the biased batch variance over every axis but 1;
 //            inference: the given mean and variance (copied).
-// The batch statistics are accumulated in double. Updating moving statistics is the caller's job (nn.BatchNorm*
-// assigns moving = momentum·moving + (1 − momentum)·batch). MindSpore's CPU BatchNorm kernel also updates with the
-// biased variance oneDNN returns (mindspore/ccsrc/plugin/device/cpu/kernel/mkldnn/batch_norm_cpu_kernel.cc).
+// The batch statistics are accumulated in double. Updating moving statistics is the caller's job: nn.BatchNorm*
+// and ops.batch_norm assign moving = momentum·moving + (1 − momentum)·batch with the UNBIASED batch variance
+// σ²·M/(M − 1) (M = elements per channel), as MindSpore and PyTorch update their running variance; the σ² output
+// here stays the biased variance that normalizes the batch.
 // Gradients (training, M = elements per channel, x̂ = (x − μ)·rstd, rstd = 1/√(σ² + ε)):
 //   dbias = Σ dy,  dscale = Σ dy·x̂,  dx = scale·rstd/M · (M·dy − Σ dy − x̂·Σ dy·x̂)  [Ioffe & Szegedy 2015]
 //   (+ dμ/M + dσ²·2(x − μ)/M when the returned statistics are differentiated too);

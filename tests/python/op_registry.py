@@ -1328,16 +1328,51 @@ if hasattr(ops, "batch_norm"):
         return _run_stateful(lambda t: ops.batch_norm(t, m, v, wt, bt, True, k["momentum"], k["eps"]), [m, v], [x],
                              use_jit)
 
+    def _np_unbiased_var(x):
+        """The unbiased (ddof=1) per-channel variance over every axis but 1: what running/moving variances get."""
+        return x.var(axis=tuple(i for i in range(x.ndim) if i != 1), ddof=1)
+
     def _bn_state_ref(sample):
         x, w, b, m0, v0 = [a.astype(np.float64) for a in sample.args]
-        y, bm, bv = np_batch_norm(x, w, b, m0, v0, True, sample.kwargs["eps"])
+        y, bm, _ = np_batch_norm(x, w, b, m0, v0, True, sample.kwargs["eps"])
         mom = sample.kwargs["momentum"]
-        return [y, (1 - mom) * m0 + mom * bm, (1 - mom) * v0 + mom * bv]
+        return [y, (1 - mom) * m0 + mom * bm, (1 - mom) * v0 + mom * _np_unbiased_var(x)]
 
     register(OpInfo("batch_norm_training_update", ("BatchNorm", "Assign"), kind="state", samples=_bn_state_samples,
                     dtypes=(F32, F64), run=_bn_state_run, ref=_bn_state_ref,
                     notes="ops.batch_norm(training=True) updates the running statistics in place: "
-                          "running = (1 − momentum)·running + momentum·batch (biased batch variance)"))
+                          "running = (1 − momentum)·running + momentum·batch, with the UNBIASED batch variance "
+                          "(ddof=1, as MindSpore/PyTorch); the output is normalized with the biased one"))
+
+    def _bn_cell_samples(dtype, rng):
+        for shape in [(4, 3), (2, 3, 4), (2, 3, 2, 2), (2, 2)]:
+            c = shape[1]
+            yield Sample((arr(rng, shape, dtype), arr(rng, (c,), dtype, -0.5, 0.5), arr(rng, (c,), dtype, 0.5, 1.5)),
+                         dict(momentum=0.9, eps=1e-5), desc=f"{shape}")
+
+    def _bn_cell_run(sample, use_jit):
+        """nn.BatchNorm1d/2d in training, called once (eagerly or inside kiln.jit): y, moving_mean, moving_variance."""
+        x, m0, v0 = sample.args
+        cls = kiln.nn.BatchNorm2d if x.ndim == 4 else kiln.nn.BatchNorm1d
+        bn = cls(x.shape[1], momentum=sample.kwargs["momentum"], eps=sample.kwargs["eps"],
+                 dtype=kiln.float64 if x.dtype == F64 else kiln.float32)
+        bn.set_train(True)
+        ops.assign(bn.moving_mean, Tensor(m0))
+        ops.assign(bn.moving_variance, Tensor(v0))
+        return _run_stateful(bn, [bn.moving_mean, bn.moving_variance], [x], use_jit)
+
+    def _bn_cell_ref(sample):
+        x, m0, v0 = [a.astype(np.float64) for a in sample.args]
+        c = x.shape[1]
+        y, bm, _ = np_batch_norm(x, np.ones(c), np.zeros(c), m0, v0, True, sample.kwargs["eps"])
+        mom = sample.kwargs["momentum"]
+        return [y, mom * m0 + (1 - mom) * bm, mom * v0 + (1 - mom) * _np_unbiased_var(x)]
+
+    register(OpInfo("nn.BatchNorm_training_update", ("BatchNorm", "Assign"), kind="state", samples=_bn_cell_samples,
+                    dtypes=(F32, F64), run=_bn_cell_run, ref=_bn_cell_ref,
+                    notes="nn.BatchNorm1d/2d in training: moving = momentum·moving + (1 − momentum)·batch, with the "
+                          "UNBIASED batch variance (MindSpore: BatchNorm1d(2, momentum=0.9) on [[1,2],[3,6],[5,7],"
+                          "[7,1]] gives moving_variance [1.5667, 1.7667]); the output uses the biased one"))
 
 if hasattr(ops, "layer_norm"):
     def _np_layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):

@@ -298,9 +298,12 @@ def test_batch_norm_layer_training_eval_and_moving_stats():
     ry, rm, rv = np_batch_norm(x.astype(np.float64), ones * 1.0, 0.0 * ones, None, None, True, 1e-5)
     np.testing.assert_allclose(N(y), ry, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(N(bn.moving_mean), 0.2 * rm, rtol=1e-5)
-    np.testing.assert_allclose(N(bn.moving_variance), 0.8 + 0.2 * rv, rtol=1e-5)
+    rv_unbiased = rv * 16 / 15  # the moving variance gets the unbiased batch variance (M = 4·2·2 = 16 per channel)
+    np.testing.assert_allclose(rv_unbiased, x.astype(np.float64).var(axis=(0, 2, 3), ddof=1), rtol=1e-6)
+    np.testing.assert_allclose(N(bn.moving_variance), 0.8 + 0.2 * rv_unbiased, rtol=1e-5)
     bn.set_train(False)
-    np.testing.assert_allclose(N(bn(T(x))), np_batch_norm(x, ones, 0 * ones, 0.2 * rm, 0.8 + 0.2 * rv, False, 1e-5)[0],
+    np.testing.assert_allclose(N(bn(T(x))),
+                               np_batch_norm(x, ones, 0 * ones, 0.2 * rm, 0.8 + 0.2 * rv_unbiased, False, 1e-5)[0],
                                rtol=1e-4, atol=1e-5)
     fixed = nn.BatchNorm1d(3, use_batch_statistics=False)
     fixed.set_train()

@@ -65,7 +65,8 @@ def adam_ref(ws, seq, names, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8, nesterov=False
     return ws
 
 
-def sgd_ref(ws, seq, lrs, momentum=0.0, dampening=0.0, wd=0.0, nesterov=False, loss_scale=1.0):
+def sgd_ref(ws, seq, lrs, momentum=0.0, dampening=0.0, wd=0.0, nesterov=False, loss_scale=1.0, names=None):
+    """names: with wd > 0, parameters whose name holds 'beta'/'gamma' are not decayed (MindSpore's filter)."""
     ws = [w.copy() for w in ws]
     acc = [np.zeros_like(w) for w in ws]
     for step, gs in enumerate(seq):
@@ -73,7 +74,8 @@ def sgd_ref(ws, seq, lrs, momentum=0.0, dampening=0.0, wd=0.0, nesterov=False, l
         for i, g in enumerate(gs):
             if loss_scale != 1.0:
                 g = g * f32(1 / loss_scale)
-            g = g + f32(wd) * ws[i]
+            if names is None or ("beta" not in names[i] and "gamma" not in names[i]):
+                g = g + f32(wd) * ws[i]
             if momentum > 0:
                 acc[i] = g if step == 0 else f32(momentum) * acc[i] + f32(1 - dampening) * g
                 upd = g + f32(momentum) * acc[i] if nesterov else acc[i]
@@ -213,7 +215,7 @@ def test_sgd_matches_numpy(kw):
     got = run(opt, params, seq)
     want = sgd_ref(w0, seq, [0.05], momentum=kw.get("momentum", 0.0), dampening=kw.get("dampening", 0.0),
                    wd=kw.get("weight_decay", 0.0), nesterov=kw.get("nesterov", False),
-                   loss_scale=kw.get("loss_scale", 1.0))
+                   loss_scale=kw.get("loss_scale", 1.0), names=[p.name for p in params])
     check(got, want)
     assert [p.name for p in opt.accum] == ["accum." + p.name for p in params]
     assert [p.name for p in opt.stat] == ["stat." + p.name for p in params]

@@ -170,7 +170,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("kind,kw", CASES)
+@pytest.mark.parametrize("kind,kw", CASES + [("adam", {}), ("sgd", {"momentum": 0.9})])
 def test_optimizer_with_schedule_and_weight_decay_matches_numpy(kind, kw):
     params = make_params()
     names = [p.name for p in params]

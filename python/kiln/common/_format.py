@@ -2,8 +2,40 @@
 
 Layout as ../shared/reference/mindspore_api.md §2.1: floats `% .8e` (float16 `%11.4e`), ints right-aligned to the widest,
 bools width 5; rows `[[a, b],\n [c, d]]`; dimensions with more than 6 entries (ndim > 1) or 1-D tensors with more than
-1000 entries show the first 3, ` ... `, and the last 3; 1-D floats wrap every 12 elements (ints 24)."""
+1000 entries show the first 3, ` ... `, and the last 3; 1-D floats wrap every 12 elements (ints 24).
+
+`shortest_float` gives the shortest decimal that identifies a float16/float32/bfloat16 value (NumPy's float32 repr):
+what str()/format() of tensors and Kiln's reprs of float32 settings (a learning rate) show."""
 import numpy as np
+
+_NP_FLOAT = {"Float16": np.float16, "Float32": np.float32}
+
+
+def _round_bfloat16(x):
+    """x (a Python float) rounded to the nearest bfloat16 (ties to even), as a Python float."""
+    b = np.array([x], np.float32).view(np.uint32)
+    if not np.isfinite(b.view(np.float32)[0]):
+        return float(b.view(np.float32)[0])
+    b = (b + np.uint32(0x7FFF) + ((b >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)
+    return float(b.view(np.float32)[0])
+
+
+def shortest_float(value, dtype_name):
+    """The Python float with the fewest significant digits that rounds back to `value` in the tensor dtype
+    `dtype_name` ('Float16', 'Float32', 'BFloat16'; others: value itself): a float32 0.1 (0.10000000149011612 as a
+    double) gives 0.1, so that printing a low-precision value shows what the user wrote (NumPy's float32 repr)."""
+    value = float(value)
+    if value != value or value in (float("inf"), float("-inf")):
+        return value
+    t = _NP_FLOAT.get(dtype_name)
+    if t is not None:
+        return float(str(t(value)))
+    if dtype_name == "BFloat16":
+        for digits in range(1, 10):
+            cand = float(f"{value:.{digits}g}")
+            if _round_bfloat16(cand) == value:
+                return cand
+    return value
 
 
 def _elem_formatter(arr, dtype_name):

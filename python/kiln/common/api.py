@@ -12,14 +12,15 @@ from .jit import JitFunction
 from ..context import _graph as _graph_flag
 
 
-def _normalize_positions(grad_position):
+def _normalize_positions(grad_position, api="grad"):
+    """grad_position (None, an int ≥ 0 or a tuple of distinct ints ≥ 0; bools count as ints) → None or a tuple."""
     if grad_position is None:
         return None
     if isinstance(grad_position, bool):
         grad_position = int(grad_position)
     if isinstance(grad_position, int):
         if grad_position < 0:
-            raise ValueError("grad_position must be >= 0.")
+            raise ValueError(f"For '{api}', the 'grad_position' must be >= 0, but got {grad_position}.")
         return (grad_position,)
     if isinstance(grad_position, tuple):
         out = []
@@ -27,19 +28,22 @@ def _normalize_positions(grad_position):
             if isinstance(p, bool):
                 p = int(p)
             if not isinstance(p, int):
-                raise TypeError(f"For 'grad', the 'grad_position' must be int or tuple, but got an element of type "
-                                f"{type(p).__name__}.")
+                raise TypeError(f"For '{api}', the 'grad_position' must be int or tuple of ints, but got an element "
+                                f"of type {type(p).__name__}.")
             if p < 0:
-                raise ValueError("The element in grad_position must be >= 0.")
+                raise ValueError(f"For '{api}', the elements of 'grad_position' must be >= 0, but got "
+                                 f"{grad_position}.")
             out.append(p)
         if len(set(out)) != len(out):
-            raise ValueError("There are duplicate positions in `grad_position`.")
+            raise ValueError(f"For '{api}', there are duplicate positions in `grad_position`: {grad_position}.")
         return tuple(out)
-    raise TypeError(f"For 'grad', the 'grad_position' must be int or tuple, but got {type(grad_position).__name__}.")
+    raise TypeError(f"For '{api}', the 'grad_position' must be int or tuple of ints, but got "
+                    f"{type(grad_position).__name__}.")
 
 
-def _normalize_weights(weights):
-    """(list of Parameters, single?)"""
+def _normalize_weights(weights, api="grad"):
+    """weights (None, a Parameter, a list/tuple of Parameters or a ParameterTuple) → (list of Parameters or None,
+    single?). TypeError for anything else (a plain Tensor is not a Parameter: it has no identity to update)."""
     if weights is None:
         return None, False
     if isinstance(weights, Parameter):
@@ -48,12 +52,12 @@ def _normalize_weights(weights):
         ws = list(weights)
         for w in ws:
             if not isinstance(w, Parameter):
-                raise TypeError(f"For 'grad', the 'weights' must be a Parameter, a list/tuple of Parameters or a "
+                raise TypeError(f"For '{api}', the 'weights' must be a Parameter, a list/tuple of Parameters or a "
                                 f"ParameterTuple, but got an element of type {type(w).__name__}.")
         return ws, False
     if hasattr(weights, "trainable_params"):
-        raise TypeError("For 'grad', the 'weights' must be Parameters; pass net.trainable_params().")
-    raise TypeError(f"For 'grad', the 'weights' must be a Parameter, a list/tuple of Parameters or a ParameterTuple, "
+        raise TypeError(f"For '{api}', the 'weights' must be Parameters; pass net.trainable_params().")
+    raise TypeError(f"For '{api}', the 'weights' must be a Parameter, a list/tuple of Parameters or a ParameterTuple, "
                     f"but got {type(weights).__name__}.")
 
 
@@ -69,6 +73,12 @@ def _detach_tree(x, outermost):
     return x
 
 
+def _stop_gradient_tree(x):
+    """x with every Tensor inside tuples/lists/dicts passed through StopGradient (other leaves unchanged)."""
+    from ..ops.function import stop_gradient
+    return stop_gradient(x)
+
+
 def _tensors_of(out):
     if isinstance(out, Tensor):
         return [out]
@@ -80,11 +90,32 @@ def _tensors_of(out):
     return []
 
 
+def _check_positional_inputs(args, positions, api):
+    """The arguments that grad_position selects must exist and be Tensors (only Tensors are differentiable inputs;
+    MindSpore silently returns an empty tuple for a Python number there, which hides the mistake)."""
+    for p in positions:
+        if p >= len(args):
+            raise IndexError(f"For '{api}', the 'grad_position' {p} is out of range: the function was called with "
+                             f"{len(args)} positional argument(s) (Position index {p} is exceed input size "
+                             f"{len(args)}).")
+        a = args[p]
+        if not isinstance(a, Tensor):
+            raise TypeError(f"For '{api}', the argument at grad_position {p} must be a Tensor (only Tensors are "
+                            f"differentiable inputs), but got {type(a).__name__}. Pass it as a Tensor, or leave "
+                            f"position {p} out of grad_position.")
+
+
 def _transform(fn, grad_position, weights, has_aux, return_ids, with_value):
-    positions = _normalize_positions(grad_position)
-    weight_list, single_weight = _normalize_weights(weights)
+    api = "value_and_grad" if with_value else "grad"
+    if not callable(fn):
+        raise TypeError(f"For '{api}', the 'fn' must be a function or a Cell, but got {type(fn).__name__}.")
+    for flag, v in (("has_aux", has_aux), ("return_ids", return_ids)):
+        if not isinstance(v, bool):
+            raise TypeError(f"For '{api}', the '{flag}' must be bool, but got {type(v).__name__}.")
+    positions = _normalize_positions(grad_position, api)
+    weight_list, single_weight = _normalize_weights(weights, api)
     if positions is None and weight_list is None:
-        raise ValueError("`grad_position` and `weight` can not be None at the same time.")
+        raise ValueError(f"For '{api}', `grad_position` and `weight` can not be None at the same time.")
 
     compiled = []
 
@@ -100,9 +131,7 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value):
 
     def run(*args, **kwargs):
         if positions is not None:
-            for p in positions:
-                if p >= len(args):
-                    raise IndexError(f"Position index {p} is exceed input size {len(args)}.")
+            _check_positional_inputs(args, positions, api)
         outermost = _core.grad_level() == 0
         with _core.GradScope() as scope:
             call_args = list(args)
@@ -110,13 +139,11 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value):
             kinds = []  # ("pos", index) or ("w", param)
             if positions is not None:
                 for p in positions:
-                    a = args[p]
-                    if isinstance(a, Tensor):
-                        call_args[p] = scope.watch_input(a)
-                        # A second handle on the same leaf: item assignment inside fn rebinds the object fn
-                        # receives (Tensor.__setitem__), and the gradient is w.r.t. the value fn was called with.
-                        leaves.append(Tensor(call_args[p]))
-                        kinds.append(("pos", p))
+                    call_args[p] = scope.watch_input(args[p])  # a Tensor: checked by _check_positional_inputs
+                    # A second handle on the same leaf: item assignment inside fn rebinds the object fn receives
+                    # (Tensor.__setitem__), and the gradient is w.r.t. the value fn was called with.
+                    leaves.append(Tensor(call_args[p]))
+                    kinds.append(("pos", p))
             wl = weight_list or []
             for w in wl:
                 scope.watch(w)
@@ -125,12 +152,13 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value):
             out = fn(*call_args, **kwargs)
             if has_aux:
                 if not isinstance(out, tuple) or len(out) < 2:
-                    raise ValueError("When has_aux is True, origin fn requires more than one outputs.")
+                    raise ValueError(f"For '{api}', when has_aux is True, origin fn requires more than one outputs, "
+                                     f"but got {type(out).__name__}.")
                 targets = _tensors_of(out[0])
             else:
                 targets = _tensors_of(out)
             if not targets:
-                raise TypeError(f"For 'grad', the function must return a Tensor (or a tuple starting with one), "
+                raise TypeError(f"For '{api}', the function must return a Tensor (or a tuple starting with one), "
                                 f"but got {type(out).__name__}.")
             grads = _core.gradient(targets, [None] * len(targets), leaves) if leaves else []
         grads = [_detach_tree(g, outermost) for g in grads]
@@ -150,7 +178,7 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value):
         else:
             g_out = gw_out
         if has_aux:
-            aux = tuple(_core.stop_gradient(a) if isinstance(a, Tensor) else a for a in out[1:])
+            aux = tuple(_stop_gradient_tree(a) for a in out[1:])
             value = (out[0],) + aux
         else:
             value = out
@@ -179,8 +207,12 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
         The cotangent is ones_like(output): a non-scalar output gives the gradient of its sum.
     Raises:
         ValueError: grad_position and weights both None; negative or duplicate positions; has_aux with one output.
-        TypeError: bad grad_position / weights types.
-        IndexError: a position beyond the number of call arguments.
+        TypeError: fn not callable; has_aux/return_ids not bool; grad_position not an int or tuple of ints;
+            weights not Parameters; at call time, an argument selected by grad_position that is not a Tensor
+            (a Python number, a tuple, a NumPy array: only Tensors are differentiable inputs).
+        IndexError: a position beyond the number of positional call arguments.
+    The same checks run in PyNative and Graph mode (and inside kiln.jit); keyword arguments are passed to fn in
+    both modes (they are never differentiated).
     """
     return _transform(fn, grad_position, weights, has_aux, return_ids, True)
 

@@ -10,7 +10,7 @@ import numpy as np
 from .._loader import _core
 from . import _indexing
 from . import dtype as mstype
-from ._format import tensor_repr
+from ._format import shortest_float, tensor_repr
 
 Tensor = _core.Tensor
 
@@ -32,9 +32,14 @@ def _repr(self):
 
 
 def _str(self):
+    """NumPy's str of the values (MindSpore's Tensor.__str__): float32 0.1 prints as 0.1. BFloat16 values print
+    with the fewest digits that identify them in bfloat16."""
     if self._symbolic:
         return _repr(self)
-    return str(_asnumpy_for_print(self))
+    a = _asnumpy_for_print(self)
+    if self.dtype == mstype.bfloat16:  # NumPy's layout of the values' shortest bfloat16 forms
+        a = np.array([shortest_float(v, "BFloat16") for v in a.reshape(-1).tolist()]).reshape(a.shape)
+    return str(a)
 
 
 def _check_one(self, what):
@@ -145,10 +150,31 @@ def _reduce(self):
     return (_rebuild_tensor, (_asnumpy_for_print(self).copy(), mstype.dtype_numpy_name(self.dtype)))
 
 
+_FLOAT_TYPES = frozenset("eEfFgGn%")
+_INT_TYPES = frozenset("bcdoxXn")
+
+
 def _format(self, spec):
-    if self.size == 1 and not self._symbolic:
-        return format(self.item(), spec)
-    return format(str(self), spec)
+    """format(tensor, spec) / f-strings. An empty spec gives str(tensor) (f"{t}" == str(t), as MindSpore). A spec
+    applies to a one-element tensor's value (f"{loss:.4f}"): with a presentation type (f, e, g, %, d, ...) the exact
+    value is formatted; without one (alignment/width only) the value's shortest form in its dtype (float32 0.1 as
+    0.1). TypeError for a spec on a tensor of another size; RuntimeError inside compiled code (value unknown)."""
+    if not spec:
+        return str(self)
+    if self._symbolic:
+        raise RuntimeError(f"Formatting a tensor's value with the format spec {spec!r} inside a compiled (graph-mode) "
+                           "function: the value is not known while compiling. Return the tensor and format it "
+                           "outside, or print it at run time with ops.print_.")
+    if self.size != 1:
+        raise TypeError(f"For 'Tensor.__format__', the format spec {spec!r} applies only to a one-element tensor, but "
+                        f"got shape {list(self.shape)}; use f\"{{t}}\" (str) or format the elements of t.asnumpy().")
+    v = self.item()
+    kind = spec[-1]
+    if isinstance(v, bool) and kind not in _INT_TYPES and kind not in _FLOAT_TYPES:
+        v = str(v)
+    elif isinstance(v, float) and kind not in _FLOAT_TYPES:
+        v = shortest_float(v, str(self.dtype))
+    return format(v, spec)
 
 
 _METHODS = {
@@ -236,9 +262,33 @@ def _flatten(self, start_dim=0, end_dim=-1):
     return _core.reshape(self, shape)
 
 
+_SHAREABLE_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64,
+                                                    np.float16, np.float32, np.float64))
+
+
 def _from_numpy(array):
-    """A Tensor from a NumPy array (a copy; MindSpore shares memory here — Kiln's allocator owns its buffers)."""
-    return Tensor._from_numpy(np.asarray(array, order="C"))
+    """A Tensor SHARING the memory of NumPy array `array` (MindSpore's Tensor.from_numpy): a write to the array is
+    seen by the tensor and an in-place write to the tensor (setitem, ops.assign, an optimizer step on a Parameter
+    made from it) by the array; the tensor keeps the array's memory alive. Same dtype and shape.
+
+    Shared when the array is C-contiguous, aligned, writable and in native byte order. Otherwise the values are
+    COPIED into a new C-contiguous, native-order tensor (MindSpore also copies non-contiguous arrays; Kiln copies
+    read-only arrays too, so that an in-place op can never write into memory NumPy marked read-only).
+
+    Raises TypeError for a non-ndarray (use Tensor(data)) and for a dtype Kiln lacks (uint16/32/64, complex,
+    strings, objects: convert with array.astype first; MindSpore accepts some of these)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"For 'Tensor.from_numpy', the input must be a numpy.ndarray, but got "
+                        f"{type(array).__name__}; use Tensor(data) for other inputs.")
+    native = array.dtype.newbyteorder("=")
+    if native not in _SHAREABLE_DTYPES:
+        raise TypeError(f"For 'Tensor.from_numpy', the array dtype {array.dtype} is not supported; Kiln supports "
+                        "bool, uint8, int8, int16, int32, int64, float16, float32 and float64 arrays (convert with "
+                        "array.astype(...)).")
+    f = array.flags
+    if f.c_contiguous and f.aligned and f.writeable and array.dtype.isnative:
+        return Tensor._share_numpy(array)
+    return Tensor._from_numpy(np.array(array, dtype=native, order="C", copy=True))
 
 
 def _as_method(fn):

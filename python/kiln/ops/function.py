@@ -280,9 +280,37 @@ def cast(input, dtype):  # noqa: A002
     return _core.cast(input, mstype.to_dtype(dtype))
 
 
+def _map_tensors(fn, value):
+    """value with fn applied to every Tensor inside nested tuples/lists/dicts (containers keep their type; other
+    leaves — numbers, None, strings, arrays — are returned unchanged)."""
+    if isinstance(value, Tensor):
+        return fn(value)
+    if isinstance(value, tuple):
+        items = [_map_tensors(fn, v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)  # namedtuples keep their type
+    if isinstance(value, list):
+        return [_map_tensors(fn, v) for v in value]
+    if isinstance(value, dict):
+        return type(value)((k, _map_tensors(fn, v)) for k, v in value.items())
+    return value
+
+
+def _tensors_in(value):
+    """The Tensors inside nested tuples/lists/dicts, in order."""
+    if isinstance(value, Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in _tensors_in(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors_in(v)]
+    return []
+
+
 def stop_gradient(value):
-    """value, with no gradient flowing through it."""
-    return _core.stop_gradient(value)
+    """value with no gradient flowing through it: a Tensor, or any nesting of tuples/lists/dicts whose Tensors are
+    each stopped (other elements are returned unchanged), as MindSpore's ops.stop_gradient. Same in PyNative and
+    inside compiled code."""
+    return _map_tensors(_core.stop_gradient, value)
 
 
 def matmul(input, other):  # noqa: A002
@@ -425,14 +453,24 @@ def print_(*input_x):
     A side effect that also works inside compiled functions and GRAPH_MODE Cells: there it prints on every run,
     in program order, with the values of that run (a plain Python print() inside traced code runs once, while
     compiling). Tensors print as `Tensor(shape=[3], dtype=Float32, value=[1 2 3])`. Returns None."""
-    parts, tensors = [], []
-    for x in input_x:
-        if isinstance(x, Tensor):
-            parts.append("\x1f")
-            tensors.append(x)
-        else:
-            parts.append(str(x).replace("\x1f", " "))
-    _core.print_(" ".join(parts), tensors)
+    tensors = []
+    _core.print_(" ".join(_print_text(x, tensors) for x in input_x), tensors)
+
+
+def _print_text(x, tensors):
+    """print_'s text for x: each Tensor (also inside tuples/lists/dicts, so that compiled code prints their run-time
+    values) becomes the placeholder \x1f and is appended to `tensors`; other values print as str()."""
+    if isinstance(x, Tensor):
+        tensors.append(x)
+        return "\x1f"
+    if isinstance(x, (tuple, list)) and not hasattr(x, "_fields"):
+        inner = ", ".join(_print_text(v, tensors) for v in x)
+        if isinstance(x, list):
+            return "[" + inner + "]"
+        return "(" + inner + ("," if len(x) == 1 else "") + ")"
+    if isinstance(x, dict):
+        return "{" + ", ".join(f"{k!r}: {_print_text(v, tensors)}" for k, v in x.items()) + "}"
+    return str(x).replace("\x1f", " ")
 
 
 # ---- state ----
@@ -442,10 +480,20 @@ def assign(variable, value):
 
 
 def depend(value, expr):
-    """Returns value; in a compiled graph, value is computed after expr (ordering of side effects)."""
-    if isinstance(expr, Tensor):
-        return _core.depend(value, expr)
-    return value
+    """Returns value; in a compiled graph, value is computed after expr (ordering of side effects).
+
+    value: a Tensor or any nesting of tuples/lists/dicts (each Tensor inside gets the dependency; other elements are
+    returned unchanged); expr: a Tensor, a structure of Tensors, or anything else (no Tensor: nothing to wait for),
+    as MindSpore's ops.depend. Gradients flow to value only."""
+    deps = _tensors_in(expr)
+    if not deps:
+        return value
+
+    def dep(t):
+        for e in deps:
+            t = _core.depend(t, e)
+        return t
+    return _map_tensors(dep, value)
 
 
 __all__ = [_n for _n, _v in list(globals().items())

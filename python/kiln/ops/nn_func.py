@@ -228,15 +228,33 @@ def adaptive_avg_pool1d(input, output_size):  # noqa: A002
 
 
 # ---- normalization ----
+def _unbias_factor(x, name):
+    """M/(M − 1) for the M = x.size / x.shape[1] elements per channel that batch statistics of x (N, C, ...) use
+    (the biased → unbiased variance factor of the moving-variance update). ValueError when M < 2: the unbiased
+    variance of one value is undefined (PyTorch raises the same; MindSpore would store NaN)."""
+    per_channel = x.size // x.shape[1] if x.shape[1] else 0
+    if per_channel < 2:
+        raise ValueError(f"For '{name}', batch statistics in training need more than 1 value per channel (the "
+                         f"moving variance uses the unbiased batch variance), but got input shape {tuple(x.shape)} "
+                         f"({per_channel} value(s) per channel).")
+    return per_channel / (per_channel - 1.0)
+
+
 def batch_norm(input_x, running_mean, running_var, weight, bias, training=False, momentum=0.1, eps=1e-5):
     """Batch normalization over every axis but 1 of input_x (N, C, ...). training: normalizes with the batch mean and
-    biased variance and updates running_mean/running_var in place:
-    running = (1 − momentum)·running + momentum·batch (MindSpore's ops.batch_norm convention); else uses them."""
+    biased variance and updates running_mean/running_var in place (MindSpore's ops.batch_norm convention):
+        running_mean = (1 − momentum)·running_mean + momentum·batch_mean
+        running_var  = (1 − momentum)·running_var  + momentum·batch_var·M/(M − 1)   (the unbiased batch variance;
+    M = elements per channel); else normalizes with running_mean/running_var.
+    Raises ValueError for an input of rank < 2 or > 8, and in training for M < 2 (one value per channel)."""
     _check_ndim(input_x, tuple(range(2, 9)), "batch_norm", "input_x")
+    if training:
+        unbias = _unbias_factor(input_x, "batch_norm")
     y, bm, bv = _core.batch_norm(input_x, weight, bias, running_mean, running_var, bool(training), float(eps))
     if training:
+        bm, bv = _core.stop_gradient(bm), _core.stop_gradient(bv)
         _core.assign(running_mean, _core.add(_core.mul(running_mean, 1.0 - momentum), _core.mul(bm, momentum)))
-        _core.assign(running_var, _core.add(_core.mul(running_var, 1.0 - momentum), _core.mul(bv, momentum)))
+        _core.assign(running_var, _core.add(_core.mul(running_var, 1.0 - momentum), _core.mul(bv, momentum * unbias)))
     return y
 
 

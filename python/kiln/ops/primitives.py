@@ -2,6 +2,7 @@
 holds its attributes and calls the same C++ op as the functional API."""
 from .._loader import _core
 from ..common import dtype as mstype
+from . import function as _fn
 
 
 class Primitive:
@@ -46,9 +47,10 @@ ReLU = _simple("ReLU", _core.relu, "max(x, 0).")
 Sigmoid = _simple("Sigmoid", _core.sigmoid, "1/(1+exp(-x)).")
 Tanh = _simple("Tanh", _core.tanh, "tanh(x).")
 Select = _simple("Select", _core.select, "cond ? x : y.")
-StopGradient = _simple("StopGradient", _core.stop_gradient, "x without gradient.")
-Depend = _simple("Depend", lambda v, e: _core.depend(v, e) if isinstance(e, _core.Tensor) else v,
-                 "value, ordered after expr.")
+StopGradient = _simple("StopGradient", _fn.stop_gradient,
+                       "x without gradient (a Tensor or a tuple/list/dict structure; see ops.stop_gradient).")
+Depend = _simple("Depend", _fn.depend,
+                 "value, ordered after expr (Tensors or structures; see ops.depend).")
 Assign = _simple("Assign", lambda var, val: _core.assign(var, val), "var ← val in place.")
 
 

@@ -15,6 +15,7 @@ import numbers
 
 from ..._loader import _core
 from ...common import dtype as mstype
+from ...common._format import shortest_float
 from ...common.parameter import Parameter, ParameterTuple
 from ...nn.cell import Cell
 from ...nn.optim.optimizer import Optimizer as _NnOptimizer
@@ -64,8 +65,8 @@ class Optimizer(Cell):
                 if key == "params":
                     continue
                 val = group[key]
-                if key == "lr" and isinstance(val, Parameter):
-                    val = float(val.asnumpy())
+                if key == "lr" and isinstance(val, Parameter):  # float32: shortest form (0.1, not 0.100000001)
+                    val = shortest_float(val.asnumpy().item(), str(val.dtype))
                 lines.append(f"    {key}: {val}")
         lines.append(")")
         return "\n".join(lines)

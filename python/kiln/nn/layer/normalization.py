@@ -1,13 +1,16 @@
 """Normalization layers: MindSpore's nn.BatchNorm1d, nn.BatchNorm2d, nn.LayerNorm, nn.GroupNorm (MindSpore 2.x
 mindspore/nn/layer/normalization.py for names, defaults, Parameters and checks).
 
-BatchNorm: in training (or with use_batch_statistics=True) the batch mean and biased batch variance normalize the
-input, and the moving statistics are updated in place with `ops.assign`:
-    moving_mean = momentum·moving_mean + (1 − momentum)·batch_mean      (likewise moving_variance, biased variance)
-— MindSpore's convention (its BatchNorm primitive gets momentum' = 1 − momentum and its CPU kernel updates
-moving·(1 − momentum') + batch·momentum' with oneDNN's biased variance, plugin/device/cpu/kernel/mkldnn/
-batch_norm_cpu_kernel.cc). The assigns are recorded side effects in graph mode, so PyNative and compiled training
-update the statistics identically. In evaluation the moving statistics normalize.
+BatchNorm: in training (or with use_batch_statistics=True) the batch mean and the biased batch variance normalize
+the input, and the moving statistics are updated in place with `ops.assign`, with the UNBIASED batch variance:
+    moving_mean     = momentum·moving_mean     + (1 − momentum)·batch_mean
+    moving_variance = momentum·moving_variance + (1 − momentum)·batch_var·M/(M − 1)
+where M is the number of elements per channel (N for (N, C), N·L or N·H·W otherwise) — what MindSpore 2.x gives
+(BatchNorm1d(2, momentum=0.9) on [[1,2],[3,6],[5,7],[7,1]] leaves moving_variance = [1.5667, 1.7667]) and
+PyTorch's running_var. M = 1 would divide by zero (MindSpore stores NaN); Kiln raises ValueError instead, as
+PyTorch does ("Expected more than 1 value per channel when training"). The assigns are recorded side effects in
+graph mode, so PyNative and compiled training update the statistics identically. In evaluation the moving
+statistics normalize.
 """
 import numbers
 
@@ -76,15 +79,14 @@ class _BatchNorm(Cell):
     def construct(self, x):
         self._check_input(x)
         use_batch = self.training if self.use_batch_statistics is None else self.use_batch_statistics
-        if use_batch and x.size == 0:
-            raise ValueError(f"For '{type(self).__name__}', batch statistics need at least one element per channel, "
-                             f"but the input has shape {x.shape}.")
         mm, mv = self.moving_mean, self.moving_variance
+        if use_batch:
+            unbias = NF._unbias_factor(x, self.cls_name)
         y, bm, bv = _core.batch_norm(x, self.gamma, self.beta, mm, mv, use_batch, self.eps)
         if use_batch:
             m = self.momentum
             _core.assign(mm, _core.add(_core.mul(mm, m), _core.mul(_core.stop_gradient(bm), 1.0 - m)))
-            _core.assign(mv, _core.add(_core.mul(mv, m), _core.mul(_core.stop_gradient(bv), 1.0 - m)))
+            _core.assign(mv, _core.add(_core.mul(mv, m), _core.mul(_core.stop_gradient(bv), (1.0 - m) * unbias)))
         return y
 
     def extend_repr(self):

@@ -94,7 +94,10 @@ class Optimizer(Cell):
             (fixed), a 1-D Tensor or any iterable of numbers (step i uses element i), or a LearningRateSchedule.
         parameters: an iterable of Parameters, or a list of group dicts with keys 'params' (required), 'lr',
             'weight_decay', 'grad_centralization', or one dict {'order_params': params} giving the final order.
-        weight_decay: float/int ≥ 0, or a Cell schedule called with global_step.
+        weight_decay: float/int ≥ 0, or a Cell schedule called with global_step. Without groups it applies only to
+            parameters whose name contains neither 'beta' nor 'gamma' (MindSpore's default decay filter: BatchNorm/
+            LayerNorm scales and shifts are not decayed), in every optimizer; a group's weight_decay (its own or
+            the default) applies to every parameter of the group when > 0.
         loss_scale (float > 0; ints converted): gradients are divided by it.
 
     Attributes: parameters (ParameterTuple), learning_rate, global_step (Int32 Parameter of shape (1,)),

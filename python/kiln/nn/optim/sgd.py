@@ -13,7 +13,8 @@ class SGD(Optimizer):
     r"""Stochastic gradient descent with optional momentum, dampening and Nesterov momentum (MindSpore's SGD
     kernel; the PyTorch formulation of Sutskever et al. 2013):
 
-        g ← g/loss_scale;  g ← g + λ·w                 (λ = weight_decay, applied to every parameter)
+        g ← g/loss_scale;  g ← g + λ·w                 (λ = weight_decay, for the parameters that nn.Optimizer's
+                                                        decay filter selects: not 'beta'/'gamma' names)
         momentum μ > 0:  first step v ← g, later v ← μ·v + (1 − dampening)·g
                          w ← w − lr·(g + μ·v) if nesterov else w − lr·v
         μ = 0:           w ← w − lr·g
@@ -59,9 +60,10 @@ class SGD(Optimizer):
         self.momentum = Parameter(_core.full([], momentum, mstype.float32), name="momentum")
         self.accum = self._parameters.clone(prefix="accum", init="zeros")
         self.stat = self._parameters.clone(prefix="stat", init="ones")
-        # The kernel applies the decay itself, to every parameter, with the λ given by the user.
-        self.__dict__["_sgd_wd"] = [float(w) / self.loss_scale if not isinstance(w, Cell) else 0.0
-                                    for w in self._wd_per_param]
+        # The kernel applies the decay itself, with the λ given by the user, to the parameters that nn.Optimizer's
+        # decay filter selects (decay_flags: names without 'beta'/'gamma', or every parameter of a group with λ > 0).
+        self.__dict__["_sgd_wd"] = [float(w) / self.loss_scale if flag and not isinstance(w, Cell) else 0.0
+                                    for w, flag in zip(self._wd_per_param, self.decay_flags)]
         self.__dict__["_momentum_value"] = momentum
 
     def construct(self, gradients):
