@@ -708,6 +708,50 @@ def test_fused_matmul_bias_act_special_values(act, mkn):
     assert np.isnan(want[0]).all()  # the NaN row stays NaN through every activation
 
 
+# The named values of issue 7 (items 2 and 3) and the corners the registry's points (0, ±1000) do not reach.
+
+def _value_and_grad(fn, x, use_jit):
+    vg = kiln.value_and_grad(lambda a: ops.sum(fn(a)))
+    v, g = (kiln.jit(vg) if use_jit else vg)(x)
+    y = (kiln.jit(fn) if use_jit else fn)(x)
+    return y.asnumpy(), g.asnumpy()
+
+
+@pytest.mark.parametrize("use_jit", [False, True], ids=["pynative", "graph"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_named_special_values(dtype, use_jit):
+    """relu([nan, 1]) = [nan, 1]; sign(nan) = nan; LogSigmoid at 0/−1000/1000 = −log 2/−1000/0 with gradients
+    0.5/1/0; ReLU6's gradient 0 at 0 and 1 at 6, HSigmoid's 0 at ±3 (MindSpore's ReLU6Grad/HSigmoidGrad);
+    float floor division as Python's (1 // 0.1 = 9, −1000 // inf = −1)."""
+    t = lambda v: Tensor(np.array(v, dtype))  # noqa: E731
+    run = (lambda f, *a: kiln.jit(f)(*a)) if use_jit else (lambda f, *a: f(*a))
+    np.testing.assert_array_equal(run(ops.relu, t([np.nan, 1.0, -1.0])).asnumpy(), [np.nan, 1.0, 0.0])
+    np.testing.assert_array_equal(run(ops.sign, t([np.nan, -2.0, 0.0])).asnumpy(), [np.nan, -1.0, 0.0])
+    y, g = _value_and_grad(kiln.nn.LogSigmoid(), t([0.0, -1000.0, 1000.0]), use_jit)
+    np.testing.assert_allclose(y, [-np.log(2.0), -1000.0, 0.0], rtol=1e-7)
+    np.testing.assert_array_equal(g, [0.5, 1.0, 0.0])
+    y, g = _value_and_grad(kiln.nn.ReLU6(), t([0.0, 6.0, 3.0, -1.0, 7.0, np.nan]), use_jit)
+    np.testing.assert_array_equal(y, [0.0, 6.0, 3.0, 0.0, 6.0, np.nan])
+    np.testing.assert_array_equal(g[:5], [0.0, 1.0, 1.0, 0.0, 0.0])
+    y, g = _value_and_grad(kiln.nn.HSigmoid(), t([-3.0, 3.0, 0.0]), use_jit)
+    np.testing.assert_allclose(y, [0.0, 1.0, 0.5])
+    np.testing.assert_allclose(g, [0.0, 0.0, 1 / 6], rtol=1e-7)
+    y, g = _value_and_grad(kiln.nn.HSwish(), t([-3.0, 3.0, 0.0]), use_jit)  # MindSpore's (and PyTorch's) corners
+    np.testing.assert_allclose(g, [-0.5, 1.5, 0.5], rtol=1e-7)
+    q = run(ops.floor_div, t([1.0, -1000.0, 1000.0, 7.0, -7.0]), t([0.1, np.inf, np.inf, -2.0, 0.0])).asnumpy()
+    np.testing.assert_array_equal(q, [9.0, -1.0, 0.0, -4.0, -np.inf])
+
+
+def test_softplus_and_logsigmoid_keep_tiny_tails():
+    """log1p, not log(1 + ·): softplus(−x) = exp(−x)(1 − …) and logsigmoid(x) = −exp(−x)(…) for x = 20..700
+    (log(1 + 2e-9) rounds to 0), float64, to 1e-12 relative."""
+    x = np.array([20.0, 40.0, 100.0, 700.0])
+    want = np.log1p(np.exp(-x))
+    np.testing.assert_allclose(ops.softplus(Tensor(-x)).asnumpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(ops.logsigmoid(Tensor(x)).asnumpy(), -want, rtol=1e-12)
+    np.testing.assert_allclose(kiln.nn.LogSigmoid()(Tensor(x)).asnumpy(), -want, rtol=1e-12)
+
+
 # ---------------------------------------------------------------------------------------------- random ops
 
 @pytest.fixture
