@@ -742,6 +742,34 @@ def test_named_special_values(dtype, use_jit):
     np.testing.assert_array_equal(q, [9.0, -1.0, 0.0, -4.0, -np.inf])
 
 
+@pytest.mark.parametrize("use_jit", [False, True], ids=["pynative", "graph"])
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_softmax_with_a_masked_entry(log, use_jit):
+    """A row with one −inf: softmax [0.5, 0.5, 0] / log_softmax [−log 2, −log 2, −inf], no NaN; the gradient is
+    finite (softmax: y·(g − Σ g·y), 0 at the masked entry; log_softmax: g − exp(y)·Σ g with exp(−inf) = 0).
+    A row of −inf only is NaN (0/0), as NumPy/SciPy and PyTorch."""
+    f = ops.log_softmax if log else ops.softmax
+    x = Tensor(np.array([[0.0, 0.0, -np.inf], [1.0, -np.inf, 2.0], [-np.inf, -np.inf, -np.inf]]))
+    c = Tensor(np.array([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0], [0.0, 0.0, 0.0]]))
+    vg = kiln.value_and_grad(lambda a: ops.sum(ops.mul(f(a, -1)[:2], c[:2])))
+    y = (kiln.jit(lambda a: f(a, -1)) if use_jit else (lambda a: f(a, -1)))(x).asnumpy()
+    _, g = (kiln.jit(vg) if use_jit else vg)(x)
+    xv = x.asnumpy()[:2]
+    e = np.exp(xv - xv.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    want = np.log(p) if log else p
+    with np.errstate(divide="ignore"):
+        np.testing.assert_allclose(y[:2], want, rtol=1e-12)
+    assert np.isnan(y[2]).all()
+    cv = c.asnumpy()[:2]
+    want_g = cv - p * cv.sum(axis=1, keepdims=True) if log else p * (cv - (cv * p).sum(axis=1, keepdims=True))
+    g = g.asnumpy()
+    assert np.isfinite(g[:2]).all(), g
+    np.testing.assert_allclose(g[:2], want_g, rtol=1e-12, atol=1e-15)
+    if not log:  # (log_softmax_k = x_k − LSE: its own cotangent reaches a masked x_k, as the formula says)
+        assert g[0, 2] == 0 and g[1, 1] == 0
+
+
 def test_softplus_and_logsigmoid_keep_tiny_tails():
     """log1p, not log(1 + ·): softplus(−x) = exp(−x)(1 − …) and logsigmoid(x) = −exp(−x)(…) for x = 20..700
     (log(1 + 2e-9) rounds to 0), float64, to 1e-12 relative."""
