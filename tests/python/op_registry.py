@@ -23,7 +23,7 @@ Kiln follows MindSpore, applied in this order by `kiln_result_dtype`:
   R-bool bool (op) bool for Sub/FloorDiv/FloorMod/Pow stays Bool in Kiln (NumPy: int8, or TypeError for
          subtraction); listed per entry in `dtype_exceptions` and not used as forward samples.
 
-Note [special values]: test_op_registry.py runs every "op" entry (float32 and float64 samples) with special values
+Note [special values]: test_op_registry.py runs every "op" entry (float16, float32 and float64 samples) with special values
 put into each float input: NaN (element 0), ±inf (first and last element), and 1000 / −1000 / 0 (first, last and
 middle element). The result must equal the reference's (NumPy: NaN in gives NaN out unless the op defines otherwise —
 comparisons, argmax's first NaN, max/min picking NaN as np.maximum does; overflow to ±inf as the reference's result
@@ -357,8 +357,9 @@ def _pow_samples(dtype, rng):
 def _np_pow_c99(x, y):
     """np.power with the exponent as an array: NumPy (and PyTorch) take sqrt for a scalar exponent 0.5, giving
     pow(−inf, 0.5) = NaN; C99's pow, which Kiln uses, gives +inf (Annex F: pow(−∞, y) = +∞ for y > 0 not odd)."""
-    x, y = np.asarray(x), np.asarray(y)
-    return np.power(x, np.array(np.broadcast_to(y, np.broadcast_shapes(x.shape, y.shape))))
+    dt = np.result_type(x, y)  # (a Python-scalar exponent stays weak, NEP 50)
+    x, ya = np.asarray(x), np.asarray(y)
+    return np.power(x, np.array(np.broadcast_to(ya, np.broadcast_shapes(x.shape, ya.shape)), dtype=dt))
 
 
 register(OpInfo("pow", ("Pow",), ops.pow, np.power, _pow_samples, NUMERIC, differentiable=True, binary=True,
