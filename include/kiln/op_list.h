@@ -94,6 +94,9 @@ KILN_OP(Sin, "Sin")
 KILN_OP(Floor, "Floor")
 KILN_OP(Ceil, "Ceil")
 
+// src/ops/elementwise_unary.cpp (added for numerically stable softplus / log-sigmoid)
+KILN_OP(Log1p, "Log1p")
+
 // src/ops/fused.cpp, fused_matmul.cpp — produced by graph passes only (src/graph/passes/fusion.cpp)
 KILN_OP(FusedElementwise, "FusedElementwise")
 KILN_OP(MatMulBiasAct, "MatMulBiasAct")

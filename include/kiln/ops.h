@@ -43,14 +43,16 @@ Tensor select(const Tensor& cond, const Tensor& x, const Tensor& y);
 Tensor neg(const Tensor& x);
 Tensor exp(const Tensor& x);       // integer inputs give float32 (also log, sqrt, rsqrt, erf, sigmoid, tanh, gelu)
 Tensor log(const Tensor& x);
+// log(1 + x), accurate for small |x| (std::log1p); gradient 1 / (1 + x). Integer inputs give float32.
+Tensor log1p(const Tensor& x);
 Tensor sqrt(const Tensor& x);
 Tensor rsqrt(const Tensor& x);
 Tensor abs(const Tensor& x);
-Tensor sign(const Tensor& x);
+Tensor sign(const Tensor& x);      // −1, 0 or 1; NaN stays NaN (NumPy's np.sign)
 Tensor square(const Tensor& x);
 Tensor erf(const Tensor& x);
 Tensor logical_not(const Tensor& x);
-Tensor relu(const Tensor& x);
+Tensor relu(const Tensor& x);      // max(x, 0); NaN stays NaN (np.maximum(nan, 0), torch.relu); gradient 0 at x = 0
 Tensor sigmoid(const Tensor& x);
 Tensor tanh(const Tensor& x);
 // GELU; approximate=false: x·Φ(x) with erf; true: the tanh approximation (Hendrycks & Gimpel 2016).

@@ -14,7 +14,7 @@ void bind_elementwise(nb::module_& m) {
 #define UN(NAME) m.def(#NAME, [](TL x) { return ops::NAME(x); }, nb::arg("x"));
   UN(neg) UN(exp) UN(log) UN(sqrt) UN(rsqrt) UN(abs) UN(sign) UN(square) UN(erf) UN(logical_not)
   UN(relu) UN(sigmoid) UN(tanh) UN(identity) UN(stop_gradient)
-  UN(cos) UN(sin) UN(floor) UN(ceil)
+  UN(cos) UN(sin) UN(floor) UN(ceil) UN(log1p)
 #undef UN
   m.def("select", [](TL c, TL x, TL y) { return ops::select(c, x, y); }, nb::arg("cond"), nb::arg("x"), nb::arg("y"));
   m.def("gelu", [](TL x, bool approximate) { return ops::gelu(x, approximate); }, nb::arg("x"),

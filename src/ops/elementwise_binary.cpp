@@ -32,9 +32,23 @@ template <typename C> struct AddF { C operator()(C x, C y) const { if constexpr 
 template <typename C> struct SubF { C operator()(C x, C y) const { if constexpr (std::is_same_v<C, bool>) return x != y; else return x - y; } };
 template <typename C> struct MulF { C operator()(C x, C y) const { if constexpr (std::is_same_v<C, bool>) return x && y; else return x * y; } };
 template <typename C> struct DivF { C operator()(C x, C y) const { return x / y; } };
+// Float floor division as Python's // and NumPy's floor_divide (CPython float_divmod, NumPy npy_divmod): the
+// quotient is derived from the exact remainder fmod(x, y), so x == (x // y)·y + x % y holds with ModF below, and
+// floor(x / y) is not used (it is wrong when x / y rounds up to an integer: 1 // 0.1 = 9, not 10; and for an
+// infinite divisor: −1000 // inf = −1, as NumPy and PyTorch). y = 0 gives x / y (±inf, or NaN for 0 / 0).
+template <typename C> C float_floor_div(C x, C y) {
+  const C m = std::fmod(x, y);
+  if (y == C(0)) return x / y;
+  C q = (x - m) / y;
+  if (m != C(0) && ((y < C(0)) != (m < C(0)))) q -= C(1);
+  if (q == C(0)) return std::copysign(C(0), x / y);
+  C f = std::floor(q);
+  if (q - f > C(0.5)) f += C(1);  // q is within rounding of an integer: round to it
+  return f;
+}
 template <typename C> struct FloorDivF {
   C operator()(C x, C y) const {
-    if constexpr (std::is_floating_point_v<C>) return std::floor(x / y);
+    if constexpr (std::is_floating_point_v<C>) return float_floor_div(x, y);
     else if constexpr (std::is_same_v<C, bool>) return x;
     else {
       if (y == 0) return C(0);  // NumPy gives 0 with a warning for integer division by zero

@@ -40,12 +40,23 @@ template <template <typename> class F> void run_float(const TV& in, TV& out, con
 
 template <typename C> C neg_v(C x) { if constexpr (std::is_same_v<C, bool>) return x; else if constexpr (std::is_unsigned_v<C>) return C(-x); else return -x; }
 template <typename C> C abs_v(C x) { if constexpr (std::is_same_v<C, bool> || std::is_unsigned_v<C>) return x; else return x < 0 ? C(-x) : x; }
-template <typename C> C sign_v(C x) { if constexpr (std::is_same_v<C, bool>) return x; else return C((C(0) < x) - (x < C(0))); }
+// NaN propagates through sign and relu as in NumPy (np.sign(nan) = nan, np.maximum(nan, 0) = nan) and PyTorch
+// (torch.relu(nan) = nan): comparisons with NaN are false, so the plain formulas would turn NaN into 0.
+template <typename C> C sign_v(C x) {
+  if constexpr (std::is_same_v<C, bool>) return x;
+  else if constexpr (std::is_floating_point_v<C>) return std::isnan(x) ? x : C((C(0) < x) - (x < C(0)));
+  else return C((C(0) < x) - (x < C(0)));
+}
+template <typename C> C relu_v(C x) {
+  if constexpr (std::is_floating_point_v<C>) return (x > C(0) || std::isnan(x)) ? x : C(0);
+  else return x > C(0) ? x : C(0);
+}
 template <typename C> C to_c(double v) { return static_cast<C>(v); }
 
 FUNCTOR(NegF, neg_v(x))
 FUNCTOR(ExpF, std::exp(x))
 FUNCTOR(LogF, std::log(x))
+FUNCTOR(Log1pF, std::log1p(x))
 FUNCTOR(SqrtF, std::sqrt(x))
 FUNCTOR(RsqrtF, C(1) / std::sqrt(x))
 FUNCTOR(AbsF, abs_v(x))
@@ -53,7 +64,7 @@ FUNCTOR(SignF, sign_v(x))
 template <typename C> C square_v(C x) { if constexpr (std::is_same_v<C, bool>) return x; else return C(x * x); }
 FUNCTOR(SquareF, square_v(x))
 FUNCTOR(ErfF, std::erf(x))
-FUNCTOR(ReluF, x > C(0) ? x : C(0))
+FUNCTOR(ReluF, relu_v(x))
 FUNCTOR(SigmoidF, C(1) / (C(1) + std::exp(-x)))
 FUNCTOR(TanhF, std::tanh(x))
 FUNCTOR(CosF, std::cos(x))
@@ -83,6 +94,8 @@ TV bp_exp(const TV& in, const TV& o, const TV& g, const Attrs&) {
   return {ops::mul(g[0], o[0])};
 }
 TV bp_log(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::div(g[0], in[0])}; }
+// d log1p(x) = 1 / (1 + x)
+TV bp_log1p(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::div(g[0], ops::add(in[0], sc(1.0, in[0])))}; }
 TV bp_sqrt(const TV& in, const TV& o, const TV& g, const Attrs&) {
   Tensor y = o[0];
   return {ops::div(ops::mul(g[0], sc(0.5, g[0])), y)};
@@ -155,6 +168,7 @@ void register_elementwise_unary() {
   reg(OpId::Neg, infer_unary<false>, run_unary<NegF>, bp_neg);
   reg(OpId::Exp, infer_unary<true>, run_float<ExpF>, bp_exp);
   reg(OpId::Log, infer_unary<true>, run_float<LogF>, bp_log);
+  reg(OpId::Log1p, infer_unary<true>, run_float<Log1pF>, bp_log1p);
   reg(OpId::Sqrt, infer_unary<true>, run_float<SqrtF>, bp_sqrt);
   reg(OpId::Rsqrt, infer_unary<true>, run_float<RsqrtF>, bp_rsqrt);
   reg(OpId::Abs, infer_unary<false>, run_unary<AbsF>, bp_abs);
@@ -194,6 +208,7 @@ namespace ops {
 Tensor neg(const Tensor& x) { return apply1(OpId::Neg, {x}); }
 Tensor exp(const Tensor& x) { return apply1(OpId::Exp, {x}); }
 Tensor log(const Tensor& x) { return apply1(OpId::Log, {x}); }
+Tensor log1p(const Tensor& x) { return apply1(OpId::Log1p, {x}); }
 Tensor sqrt(const Tensor& x) { return apply1(OpId::Sqrt, {x}); }
 Tensor rsqrt(const Tensor& x) { return apply1(OpId::Rsqrt, {x}); }
 Tensor abs(const Tensor& x) { return apply1(OpId::Abs, {x}); }

@@ -35,6 +35,7 @@ bool ew_opcode(OpId op, const Attrs& attrs, EwOp* out) {
     case OpId::Sigmoid: *out = EwOp::Sigmoid; return true;
     case OpId::Tanh: *out = EwOp::Tanh; return true;
     case OpId::Gelu: *out = attrs.b("approximate") ? EwOp::GeluTanh : EwOp::GeluErf; return true;
+    case OpId::Log1p: *out = EwOp::Log1p; return true;
     default: return false;
   }
 }
@@ -43,7 +44,7 @@ OpId ew_op_id(EwOp op) {
   static const OpId ids[] = {OpId::Add,  OpId::Sub,  OpId::Mul,   OpId::Div,    OpId::Pow,  OpId::Maximum,
                              OpId::Minimum, OpId::Neg, OpId::Exp, OpId::Log,    OpId::Sqrt, OpId::Rsqrt,
                              OpId::Abs,  OpId::Square, OpId::Erf, OpId::Relu,   OpId::Sigmoid, OpId::Tanh,
-                             OpId::Gelu, OpId::Gelu};
+                             OpId::Gelu, OpId::Gelu, OpId::Log1p};
   static_assert(sizeof(ids) / sizeof(ids[0]) == size_t(EwOp::kCount), "one OpId per EwOp");
   return ids[size_t(op)];
 }
@@ -133,6 +134,7 @@ void eval(EwOp op, const T* x, const T* y, T* d, int64_t n) {
     case EwOp::Tanh: for (int64_t i = 0; i < n; ++i) d[i] = fused::tanh_f(x[i]); break;
     case EwOp::GeluErf: for (int64_t i = 0; i < n; ++i) d[i] = fused::gelu_erf_f(x[i]); break;
     case EwOp::GeluTanh: for (int64_t i = 0; i < n; ++i) d[i] = fused::gelu_tanh_f(x[i]); break;
+    case EwOp::Log1p: for (int64_t i = 0; i < n; ++i) d[i] = std::log1p(x[i]); break;
     default: break;
   }
 }

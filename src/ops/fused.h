@@ -23,6 +23,7 @@ namespace kiln::fused {
 enum class EwOp : int64_t {
   Add, Sub, Mul, Div, Pow, Maximum, Minimum,                                     // binary
   Neg, Exp, Log, Sqrt, Rsqrt, Abs, Square, Erf, Relu, Sigmoid, Tanh, GeluErf, GeluTanh,  // unary
+  Log1p,                                                                                 // unary
   kCount
 };
 inline bool is_binary(EwOp op) { return op <= EwOp::Minimum; }
@@ -46,7 +47,8 @@ void set_matmul_path(MatMulPath path);
 constexpr double kSqrt2 = 1.4142135623730951;
 constexpr double kSqrt2OverPi = 0.7978845608028654;
 constexpr double kGeluC = 0.044715;
-template <typename T> inline T relu_f(T x) { return x > T(0) ? x : T(0); }
+// NaN propagates (as the unfused ReLU: np.maximum(nan, 0) = nan).
+template <typename T> inline T relu_f(T x) { return (x > T(0) || std::isnan(x)) ? x : T(0); }
 template <typename T> inline T sigmoid_f(T x) { return T(1) / (T(1) + std::exp(-x)); }
 template <typename T> inline T tanh_f(T x) { return std::tanh(x); }
 template <typename T> inline T gelu_erf_f(T x) { return T(0.5) * x * (T(1) + std::erf(x / T(kSqrt2))); }

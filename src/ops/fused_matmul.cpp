@@ -2,7 +2,8 @@
 // fuse_matmul_bias_activation (src/graph/passes/fusion.cpp), never by user code.
 //
 // Two kernels (docs/decisions.md, "MatMulBiasAct"), chosen per call by use_primitive():
-// - oneDNN's matmul primitive with the bias and an eltwise post-op (one pass over the output). Primitives are
+// - oneDNN's matmul primitive with the bias and an eltwise post-op (one pass over the output; for ReLU the bias
+//   only, then a NaN-keeping relu loop: oneDNN's relu maps NaN to 0). Primitives are
 //   cached per (M, N, K, operand layouts, activation, threading) in a cpu::dnnl::PrimCache; a run only swaps the
 //   data handles; a configuration oneDNN has no primitive for runs the sgemm kernel. oneDNN sums in its own
 //   order and uses its own (vectorized) activation approximations: results match the unfused ops to ~1e-6
@@ -172,9 +173,16 @@ void run_mba(const TV& in, TV& out, const Attrs& a) {
   if (M == 0 || N == 0) return;
   const double flops = 2.0 * double(M) * double(N) * double(K);
   Threads threads(flops);
+  // oneDNN's relu post-op is max(x, 0) in vector registers, which turns NaN into 0; ReLU must keep NaN (NumPy's
+  // maximum, torch.relu, the unfused op). So the primitive adds the bias only and relu_f runs over the output.
+  const Act prim_act = act == Act::Relu ? Act::None : act;
   if (K > 0 && use_primitive(flops, M * N, act) &&
-      run_primitive(x.data<float>(), lx, y.data<float>(), ly, bias.data<float>(), C, M, N, K, act, threads.single))
+      run_primitive(x.data<float>(), lx, y.data<float>(), ly, bias.data<float>(), C, M, N, K, prim_act,
+                    threads.single)) {
+    if (act == Act::Relu)
+      for (int64_t i = 0; i < M * N; ++i) C[i] = fused::relu_f(C[i]);
     return;
+  }
   if (K == 0) {
     std::fill(C, C + M * N, 0.f);
   } else {

@@ -22,6 +22,18 @@ Kiln follows MindSpore, applied in this order by `kiln_result_dtype`:
          division of ints, exp/log/sqrt/mean of ints, int tensor with a Python float), Kiln makes float32.
   R-bool bool (op) bool for Sub/FloorDiv/FloorMod/Pow stays Bool in Kiln (NumPy: int8, or TypeError for
          subtraction); listed per entry in `dtype_exceptions` and not used as forward samples.
+
+Note [special values]: test_op_registry.py runs every "op" entry (float16, float32 and float64 samples) with special values
+put into each float input: NaN (element 0), ±inf (first and last element), and 1000 / −1000 / 0 (first, last and
+middle element). The result must equal the reference's (NumPy: NaN in gives NaN out unless the op defines otherwise —
+comparisons, argmax's first NaN, max/min picking NaN as np.maximum does; overflow to ±inf as the reference's result
+rounded to the output dtype), in PyNative and under kiln.jit. For gradients (float64) it puts 0, 1000 and −1000 into
+element 0 of each differentiated input: where the function is smooth there (equal one-sided finite differences),
+the gradient must equal the central difference (so it is finite where the function is); where it is not (a kink,
+a jump or a one-sided domain), the entry must list the point in `kinks` with the derivative Kiln defines there
+(None: a singularity, only required not to crash) — an undocumented kink fails. Points where the function value is
+not finite (log 0, exp 1000, 1/0) have no gradient to check. Exceptions are per entry (special_skip, special_ok,
+special_ref) with their reason.
 """
 import dataclasses
 import math
@@ -210,6 +222,16 @@ class OpInfo:
     # kind == "state": run(sample, use_jit) -> list of np arrays (outputs and final state).
     run: Optional[Callable] = None
     notes: str = ""
+    # Special values (test_op_registry.py's test_special_values / test_special_gradient; Note [special values]):
+    # special_skip: why the entry is left out (empty: it is checked); special_ok(sample) -> bool: which samples are;
+    # special_ref: the reference for special-value inputs where `ref` is not the one to use there; kinks: {point:
+    # derivative} for elementwise entries whose one-sided derivatives differ at a special point (the gradient Kiln
+    # defines there, e.g. relu {0.0: 0.0}).
+    special_skip: str = ""
+    special_ok: Optional[Callable] = None
+    special_args: Optional[tuple] = None  # the input positions that get special values (None: every float input)
+    special_ref: Optional[Callable] = None
+    kinks: dict = dataclasses.field(default_factory=dict)
 
     def tolerance(self, dtype):
         dtype = np.dtype(dtype)
@@ -257,6 +279,14 @@ def np_softmax(x, axis=-1):
 
 def np_log_softmax(x, axis=-1):
     return scipy.special.log_softmax(x, axis=axis) if x.size else x.copy()
+
+
+def np_log_softmax_plain(x, axis=-1):
+    """(x − max) − log Σ exp(x − max), without SciPy's replacement of a non-finite max (PyTorch's result)."""
+    if not x.size:
+        return x.copy()
+    t = x - np.max(x, axis=axis, keepdims=True)
+    return t - np.log(np.sum(np.exp(t), axis=axis, keepdims=True))
 
 
 def np_uss(x, ids, num_segments):
@@ -307,7 +337,9 @@ register(OpInfo("floor_div", ("FloorDiv",), ops.floor_div, np.floor_divide,
 register(OpInfo("floor_mod", ("FloorMod",), ops.floor_mod, np.mod,
                 binary_samples(lhs=(-5.0, 5.0, 0.0), rhs=(-3.0, 3.0, 1.0), scalars=(2.5, 3)), NUMERIC,
                 differentiable=True, binary=True, dtype_exceptions={"bool,bool": _BOOL_DIFF},
-                tol={F16: (2e-3, 4e-3)}, notes="sign follows the divisor (Python/NumPy floor modulo)"))
+                tol={F16: (2e-3, 4e-3)}, notes="sign follows the divisor (Python/NumPy floor modulo)",
+                kinks={0.0: 1.0, 1000.0: 1.0, -1000.0: 1.0}))  # x mod y jumps where x is a multiple of y (0; ±1000
+#                                                              for y = 2.5); d/dx is 1 there too
 
 
 def _pow_samples(dtype, rng):
@@ -322,8 +354,18 @@ def _pow_samples(dtype, rng):
                      graph=True)
 
 
+def _np_pow_c99(x, y):
+    """np.power with the exponent as an array: NumPy (and PyTorch) take sqrt for a scalar exponent 0.5, giving
+    pow(−inf, 0.5) = NaN; C99's pow, which Kiln uses, gives +inf (Annex F: pow(−∞, y) = +∞ for y > 0 not odd)."""
+    dt = np.result_type(x, y)  # (a Python-scalar exponent stays weak, NEP 50)
+    x, ya = np.asarray(x), np.asarray(y)
+    return np.power(x, np.array(np.broadcast_to(ya, np.broadcast_shapes(x.shape, ya.shape)), dtype=dt))
+
+
 register(OpInfo("pow", ("Pow",), ops.pow, np.power, _pow_samples, NUMERIC, differentiable=True, binary=True,
-                dtype_exceptions={"bool,bool": _BOOL_DIFF}, tol={F16: (3e-3, 3e-3)}))
+                special_ref=_np_pow_c99,
+                dtype_exceptions={"bool,bool": _BOOL_DIFF}, tol={F16: (3e-3, 3e-3)},
+                kinks={0.0: None}))  # base 0: x^y is undefined left of 0 (the samples' base domain is x > 0)
 register(OpInfo("maximum", ("Maximum",), ops.maximum, np.maximum, binary_samples(), ALL, differentiable=True,
                 binary=True))
 register(OpInfo("minimum", ("Minimum",), ops.minimum, np.minimum, binary_samples(), ALL, differentiable=True,
@@ -381,7 +423,8 @@ for _name, _fn, _ref, _cname in [("operator.add", lambda x, y: x + y, np.add, "A
                                  ("operator.truediv", lambda x, y: x / y, np.true_divide, "Div"),
                                  ("operator.pow", lambda x, y: x ** y, np.power, "Pow")]:
     register(OpInfo(_name, (_cname,), _fn, _ref, _operator_samples(_name.split(".")[1]), (F32, F64),
-                    differentiable=True))
+                    differentiable=True, kinks={0.0: None} if _cname == "Pow" else {},
+                    special_ref=_np_pow_c99 if _cname == "Pow" else None))
 register(OpInfo("operator.floordiv_mod", ("FloorDiv", "FloorMod"), lambda x, y: (x // y, x % y),
                 lambda x, y: (np.floor_divide(x, y), np.mod(x, y)), _operator_samples("div"), (F32, I32)))
 register(OpInfo("operator.compare", ("Less", "GreaterEqual", "Equal", "NotEqual"),
@@ -418,7 +461,9 @@ def _clip_samples(dtype, rng):
 
 register(OpInfo("clamp", ("Maximum", "Minimum"), ops.clamp,
                 lambda x, min=None, max=None: np.clip(x, min, max),  # noqa: A002
-                _clip_samples, NUMERIC, differentiable=True))
+                _clip_samples, NUMERIC, differentiable=True,
+                kinks={0.0: 1.0}, notes="gradient 1 at a bound (x == min or max: Maximum/Minimum give ties to x), "
+                                        "as PyTorch's clamp"))
 
 
 # ---------------------------------------------------------------------------------------------- elementwise unary
@@ -435,13 +480,15 @@ def _unary(name, cname, op, ref, dtypes=FLOATS, low=-2.0, high=2.0, away=0.0, di
 _unary("neg", "Neg", ops.neg, np.negative, NUMERIC)
 _unary("exp", "Exp", ops.exp, np.exp, FLOATS + (I32,), notes="int input → Float32 (R-f32)")
 _unary("log", "Log", ops.log, np.log, FLOATS + (I32,), low=0.5, high=3.0)
-_unary("sqrt", "Sqrt", ops.sqrt, np.sqrt, FLOATS + (I32,), low=0.5, high=3.0)
+_unary("sqrt", "Sqrt", ops.sqrt, np.sqrt, FLOATS + (I32,), low=0.5, high=3.0,
+       kinks={0.0: np.inf})  # d√x/dx → +∞ at 0 (left of 0 undefined); Kiln gives +inf·dy, as PyTorch
 _unary("rsqrt", "Rsqrt", ops.rsqrt, lambda x: 1 / np.sqrt(x), FLOATS, low=0.5, high=3.0)
-_unary("abs", "Abs", ops.abs, np.abs, NUMERIC, high=2.0, away=0.25)
+_unary("abs", "Abs", ops.abs, np.abs, NUMERIC, high=2.0, away=0.25, kinks={0.0: 0.0})  # sign(0) = 0
 _unary("sign", "Sign", ops.sign, np.sign, NUMERIC, diff=False)
 _unary("square", "Square", ops.square, np.square, NUMERIC)
 _unary("erf", "Erf", ops.erf, scipy.special.erf, FLOATS, out_dtype=_same_dtype)
-_unary("relu", "ReLU", ops.relu, lambda x: np.maximum(x, np.zeros((), x.dtype)), NUMERIC, away=0.1)
+_unary("relu", "ReLU", ops.relu, lambda x: np.maximum(x, np.zeros((), x.dtype)), NUMERIC, away=0.1,
+       kinks={0.0: 0.0}, notes="relu(nan) = nan (np.maximum, torch.relu); gradient 0 at 0 (MindSpore)")
 _unary("sigmoid", "Sigmoid", ops.sigmoid, np_sigmoid, FLOATS)
 _unary("tanh", "Tanh", ops.tanh, np.tanh, FLOATS)
 _unary("gelu", "GeLU", ops.gelu, np_gelu, FLOATS, out_dtype=_same_dtype)
@@ -477,7 +524,9 @@ def _np_cast(x, dtype):
 register(OpInfo("cast", ("Cast",), lambda x, dtype: ops.cast(x, dtype), _np_cast, _cast_samples, ALL,
                 out_dtype=lambda s: np.dtype(s.kwargs["dtype"]), ref_upcast=False, differentiable=True,
                 grad_eps=1e-2, grad_tol=(1e-5, 1e-5),
-                notes="float → int truncates toward zero; gradient (float → float) is cast back; FD uses a large "
+                special_ok=lambda s: np.dtype(s.kwargs["dtype"]).kind == "f",
+                notes="special values only for float targets (float NaN/inf → int is undefined: NumPy warns); "
+                      "float → int truncates toward zero; gradient (float → float) is cast back; FD uses a large "
                       "step since Cast is linear and the float32 result is rounded"))
 register(OpInfo("identity", ("Identity",), _core.identity, lambda x: x.copy(), unary_samples(), ALL,
                 differentiable=True, notes="the Python API reaches it through Tensor(tensor) and Parameter.value()"))
@@ -508,7 +557,78 @@ def _softmax_samples(dtype, rng):
 
 register(OpInfo("softmax", ("Softmax",), ops.softmax, np_softmax, _softmax_samples, FLOATS, differentiable=True))
 register(OpInfo("log_softmax", ("LogSoftmax",), ops.log_softmax, np_log_softmax, _softmax_samples, FLOATS,
-                differentiable=True))
+                differentiable=True, special_ref=lambda x, axis=-1: np_log_softmax_plain(x, axis),
+                notes="special values: (x − max) − log Σ exp(x − max) as PyTorch (a +inf entry gives a NaN row); "
+                      "SciPy replaces a non-finite max by 0 and gives −inf for the other entries"))
+
+
+# ---------------------------------------------------------------------------------------------- activations
+# kiln.ops' stable activation functions and kiln.nn's activation cells that compose several ops (the one-op cells —
+# ReLU, Sigmoid, Tanh, GELU, Softmax, LogSoftmax — are the op entries above). References are the textbook formulas
+# in float64 (np.logaddexp for softplus). x·g(x) forms (SiLU, Mish, FastGelu, HSwish, GELU) give NaN at x = −inf
+# (−inf·0), in NumPy, PyTorch and Kiln alike.
+
+def _np_leaky_relu(x):
+    return np.where(x >= 0, x, 0.2 * x)
+
+
+def _np_elu(x):
+    return np.where(x > 0, x, np.expm1(np.minimum(x, 0)))
+
+
+def _np_hsigmoid(x):
+    return np.clip(x + 3, 0, 6) / 6
+
+
+def _cell(cls, *args):
+    cell = cls(*args)
+    return lambda x: cell(x)
+
+
+def _act_samples(dtype, rng):
+    """unary_samples over [−4, 4] (past the corners of relu6/hsigmoid/hswish) without exact corners."""
+    yield from unary_samples(-4.0, 4.0)(dtype, rng)
+
+
+_unary("log1p", "Log1p", ops.log1p, np.log1p, FLOATS + (I32,), low=-0.5, high=2.0,
+       notes="accurate for |x| ≪ 1 (C's log1p); int input → Float32 (R-f32)")
+register(OpInfo("softplus", ("ReLU", "Log1p", "Exp", "Select", "Greater", "Neg"), ops.softplus,
+                lambda x: np.logaddexp(0, x), _act_samples, FLOATS, differentiable=True,
+                notes="max(x, 0) + log1p(exp(−|x|)) [Mächler 2012]: no overflow at ±1000; gradient σ(x) (0.5 at 0)"))
+register(OpInfo("softplus_beta", ("ReLU", "Log1p", "Exp", "Select", "Greater", "Mul", "Div"),
+                lambda x: ops.softplus(x, beta=2, threshold=5),
+                lambda x: np.where(2 * x > 5, x, np.logaddexp(0, 2 * x) / 2), _act_samples, (F32, F64),
+                differentiable=True, notes="log(1 + exp(βx))/β, and x where βx > threshold"))
+register(OpInfo("logsigmoid", ("ReLU", "Log1p", "Exp", "Select", "Neg"), ops.logsigmoid,
+                lambda x: -np.logaddexp(0, -x), _act_samples, FLOATS, differentiable=True,
+                notes="min(x, 0) − log1p(exp(−|x|)): −1000 → −1000 (gradient 1), 1000 → 0 (gradient 0), "
+                      "gradient 0.5 at 0"))
+register(OpInfo("nn.LogSigmoid", ("ReLU", "Log1p", "Exp", "Select", "Neg"), _cell(kiln.nn.LogSigmoid),
+                lambda x: -np.logaddexp(0, -x), _act_samples, FLOATS, differentiable=True))
+register(OpInfo("nn.Softplus", ("ReLU", "Log1p", "Exp", "Select"), _cell(kiln.nn.Softplus),
+                lambda x: np.logaddexp(0, x), _act_samples, FLOATS, differentiable=True))
+register(OpInfo("nn.Mish", ("Mul", "Tanh", "ReLU", "Log1p", "Exp"), _cell(kiln.nn.Mish),
+                lambda x: x * np.tanh(np.logaddexp(0, x)), _act_samples, FLOATS, differentiable=True,
+                tol={F16: (4e-3, 4e-3)}))
+register(OpInfo("nn.ReLU6", ("ReLU", "Minimum"), _cell(kiln.nn.ReLU6), lambda x: np.clip(x, 0, 6), _act_samples,
+                FLOATS, differentiable=True, kinks={0.0: 0.0},
+                notes="gradient dy·[0 < x ≤ 6] (MindSpore's ReLU6Grad: 0 at 0)"))
+register(OpInfo("nn.HSigmoid", ("ReLU", "Minimum", "Add", "Div"), _cell(kiln.nn.HSigmoid), _np_hsigmoid,
+                _act_samples, FLOATS, differentiable=True,
+                notes="gradient dy/6·[−3 < x < 3] (MindSpore's HSigmoidGrad, PyTorch)"))
+register(OpInfo("nn.HSwish", ("Mul", "Maximum", "Minimum", "Add", "Div"), _cell(kiln.nn.HSwish),
+                lambda x: x * _np_hsigmoid(x), _act_samples, FLOATS, differentiable=True))
+register(OpInfo("nn.SiLU", ("Mul", "Sigmoid"), _cell(kiln.nn.SiLU), lambda x: x * np_sigmoid(x), _act_samples,
+                FLOATS, differentiable=True))
+register(OpInfo("nn.FastGelu", ("Mul", "Sigmoid"), _cell(kiln.nn.FastGelu), lambda x: x * np_sigmoid(1.702 * x),
+                _act_samples, FLOATS, differentiable=True, tol={F16: (4e-3, 4e-3)}))
+register(OpInfo("nn.ELU", ("Select", "Exp", "Minimum", "Greater"), _cell(kiln.nn.ELU), _np_elu, _act_samples, FLOATS,
+                differentiable=True, tol={F16: (3e-3, 3e-3)}, notes="alpha = 1: the derivative is 1 at 0 from both sides"))
+register(OpInfo("nn.LeakyReLU", ("Mul", "Maximum"), _cell(kiln.nn.LeakyReLU, 0.2), _np_leaky_relu, _act_samples,
+                FLOATS, differentiable=True, kinks={0.0: 0.2}, notes="gradient alpha at 0 (as PyTorch)"))
+register(OpInfo("nn.Softsign", ("Div", "Abs", "Add"), _cell(kiln.nn.Softsign), lambda x: x / (1 + np.abs(x)),
+                _act_samples, FLOATS, differentiable=True,
+                notes="±inf → inf/inf = NaN (the formula x / (1 + |x|), as PyTorch)"))
 
 
 # ---------------------------------------------------------------------------------------------- reductions
@@ -966,7 +1086,13 @@ def np_adjoint(f, in_shape, y):
         e[i] = 1.0
         cols.append(np.asarray(f(e.reshape(in_shape)), np.float64).reshape(-1))
     jac = np.stack(cols, axis=1) if cols else np.zeros((y.size, 0))
-    return (jac.T @ y.reshape(-1).astype(np.float64)).reshape(in_shape)
+    yv = y.reshape(-1).astype(np.float64)
+    if np.isfinite(yv).all():
+        return (jac.T @ yv).reshape(in_shape)
+    # NaN/±inf in y reach only the entries J connects them to (a structural zero of J times NaN is not NaN)
+    with np.errstate(invalid="ignore"):
+        prod = np.where(jac.T != 0, jac.T * yv[None, :], 0.0)
+    return prod.sum(axis=1).reshape(in_shape)
 
 
 def np_conv2d(x, w, stride=(1, 1), pad=(0, 0, 0, 0), dilation=(1, 1), groups=1):
@@ -1115,8 +1241,10 @@ if hasattr(ops, "conv2d"):
     register(OpInfo("conv_transpose2d", ("Conv2DBackpropInput", "Conv2D", "Conv2DBackpropFilter"),
                     lambda y, w, stride, padding, output_padding: ops.conv_transpose2d(
                         y, w, None, stride, padding, output_padding),
-                    _np_conv_transpose2d, _convt_samples, (F32, F64), differentiable=True,
-                    notes="Conv2DBackpropInput as a forward op; its gradient uses Conv2D (dy) and "
+                    _np_conv_transpose2d, _convt_samples, (F32, F64), differentiable=True, special_args=(0,),
+                    notes="special values in y only: the reference is the adjoint of a NumPy conv built with w "
+                          "fixed, where 0·NaN spreads a NaN/inf of w to every entry; "
+                          "Conv2DBackpropInput as a forward op; its gradient uses Conv2D (dy) and "
                           "Conv2DBackpropFilter (dw)"))
 
     def _cbf_samples(dtype, rng):
@@ -1133,8 +1261,12 @@ if hasattr(ops, "conv2d"):
     register(OpInfo("conv2d_backprop_filter", ("Conv2DBackpropFilter", "Conv2D"),
                     lambda dy, x, filter_shape, stride, pad, dilation, groups: _core.conv2d_backprop_filter(
                         dy, x, list(filter_shape), list(stride), list(pad), list(dilation), groups),
-                    _np_cbf, _cbf_samples, (F32, F64), differentiable=True,
-                    notes="called via kiln._core (no public API); checks Conv2DBackpropFilter's own bprop"))
+                    _np_cbf, _cbf_samples, (F32, F64), differentiable=True, special_args=(0,),
+                    special_ok=lambda s: not any(s.kwargs["pad"]),
+                    notes="special values in dy only (a NaN/inf of x spreads through the reference's 0·NaN), "
+                          "unpadded samples only (Kiln's im2col multiplies dy by padded zeros, 0·NaN = NaN, as "
+                          "GEMM-based kernels do; the reference skips padding); "
+                          "called via kiln._core (no public API); checks Conv2DBackpropFilter's own bprop"))
 
 if hasattr(ops, "max_pool2d"):
     def _maxpool_samples(dtype, rng):
@@ -1308,6 +1440,9 @@ if hasattr(ops, "batch_norm"):
                         _core.batch_norm(x, scale, bias, mean, var, training, eps)),
                     np_batch_norm, _bn_samples, (F32, F64, F16), differentiable=True, out_dtype=_same_dtype,
                     tol={F16: (5e-3, 5e-3), F32: (2e-5, 2e-5)}, grad_tol=(1e-5, 1e-5), grad_args=(0, 1, 2),
+                    special_args=(0,),  # ±inf in scale/mean/var: Kiln folds y = x·a + b (a = scale/√(var + eps),
+                    # b = bias − mean·a, as PyTorch's CPU kernel), so inf − inf = NaN where the unfolded reference
+                    # gives ±inf; special values go into x only
                     notes="BatchNorm (y, batch mean, biased batch variance); training: gradients flow through the "
                           "batch statistics (also from the mean/variance outputs). The mean/variance INPUTS get zero "
                           "gradient, in inference too (MindSpore's bprop: running statistics are state), so they are "

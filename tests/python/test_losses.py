@@ -318,3 +318,96 @@ def test_losses_compiled_equal_pynative():
     with pytest.raises(ValueError, match=r"every label must be in \[0, 4\).*but got 9 at index \(2,\)") as e:
         ms.jit(lambda p, q: nn.NLLLoss(reduction="sum")(p, q))(x, bad)
     assert "test_losses.py:" in str(e.value)
+
+
+# ---- masked logits (−inf): log 2, not NaN; finite gradients (loss.py module docstring, "Masked logits") ----
+
+_MASKED = np.array([[0.0, 0.0, -np.inf], [1.0, -np.inf, 2.0]])
+_MASKED_LABELS = np.array([0, 2])
+
+
+def _masked_ref(x, labels):
+    """Per-row −log softmax(x)[label] and its gradient softmax − onehot (0 at a −inf entry), in float64 NumPy."""
+    m = x.max(axis=1, keepdims=True)
+    e = np.exp(x - m)
+    p = e / e.sum(axis=1, keepdims=True)
+    loss = -(x - m - np.log(e.sum(axis=1, keepdims=True)))[np.arange(len(labels)), labels]
+    onehot = np.eye(x.shape[1])[labels]
+    return loss, p - onehot
+
+
+_MASKED_LOSSES = {
+    "sce_sparse": (lambda: nn.SoftmaxCrossEntropyWithLogits(sparse=True), lambda lab, dt: Tensor(lab.astype(np.int32))),
+    "sce_dense": (lambda: nn.SoftmaxCrossEntropyWithLogits(sparse=False),
+                  lambda lab, dt: Tensor(np.eye(3)[lab].astype(dt))),
+    "ce_indices": (lambda: nn.CrossEntropyLoss(reduction="none"), lambda lab, dt: Tensor(lab.astype(np.int32))),
+    "ce_weighted": (lambda: nn.CrossEntropyLoss(weight=Tensor(np.array([1.0, 1.0, 1.0], np.float32)),
+                                                reduction="none"), lambda lab, dt: Tensor(lab.astype(np.int32))),
+    "ce_probabilities": (lambda: nn.CrossEntropyLoss(reduction="none"),
+                         lambda lab, dt: Tensor(np.eye(3)[lab].astype(dt))),
+    "ce_ignore_index": (lambda: nn.CrossEntropyLoss(reduction="none", ignore_index=1),
+                        lambda lab, dt: Tensor(lab.astype(np.int32))),
+}
+
+
+@pytest.mark.parametrize("use_jit", [False, True], ids=["pynative", "graph"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", list(_MASKED_LOSSES))
+def test_masked_logits_give_finite_loss_and_gradient(name, dtype, use_jit):
+    """logits [[0, 0, −inf]] with label 0 give log 2 = 0.6931 (not NaN), and the gradient softmax − onehot with 0 at
+    the masked entry (finite); a second row masks a non-label class too. Both modes."""
+    make, labels = _MASKED_LOSSES[name]
+    loss_fn = make()
+    x = Tensor(_MASKED.astype(dtype))
+    y = labels(_MASKED_LABELS, dtype)
+    vg = ms.value_and_grad(lambda a: loss_fn(a, y).sum())
+    loss, grad = (ms.jit(vg) if use_jit else vg)(x)
+    per_row = loss_fn(x, y)
+    want_loss, want_grad = _masked_ref(_MASKED, _MASKED_LABELS)
+    tol = dict(rtol=1e-6, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(per_row.asnumpy()[0], np.log(2.0), **tol)
+    np.testing.assert_allclose(per_row.asnumpy(), want_loss, **tol)
+    np.testing.assert_allclose(loss.asnumpy(), want_loss.sum(), **tol)
+    assert np.isfinite(grad.asnumpy()).all(), grad.asnumpy()
+    np.testing.assert_allclose(grad.asnumpy(), want_grad, **tol)
+
+
+@pytest.mark.parametrize("use_jit", [False, True], ids=["pynative", "graph"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_with_masked_log_probabilities(reduction, use_jit):
+    """NLLLoss of log-probabilities holding −inf at non-label classes: −x[label] (log 2 here), gradient −onehot
+    (finite, 0 at the −inf entries); weights and the 'mean' denominator as usual. Both modes."""
+    logp = np.array([[-np.log(2), -np.log(2), -np.inf], [-np.inf, -0.1, -2.4]])
+    labels = np.array([0, 1])
+    w = np.array([0.5, 2.0, 1.0])
+    loss_fn = nn.NLLLoss(weight=Tensor(w), reduction=reduction)
+    vg = ms.value_and_grad(lambda a: loss_fn(a, Tensor(labels.astype(np.int32))).sum())
+    x = Tensor(logp)
+    loss, grad = (ms.jit(vg) if use_jit else vg)(x)
+    per = -w[labels] * logp[np.arange(2), labels]
+    want = {"none": per.sum(), "sum": per.sum(), "mean": per.sum() / w[labels].sum()}[reduction]
+    np.testing.assert_allclose(loss.asnumpy(), want, rtol=1e-12)
+    g = np.zeros_like(logp)
+    g[np.arange(2), labels] = -w[labels] / (w[labels].sum() if reduction == "mean" else 1.0)
+    np.testing.assert_allclose(grad.asnumpy(), g, rtol=1e-12)
+
+
+@pytest.mark.parametrize("use_jit", [False, True], ids=["pynative", "graph"])
+def test_kl_div_with_masked_log_probabilities(use_jit):
+    """KLDivLoss y·(log y − x) with x = −inf where y = 0 contributes 0 there (0·log 0 = 0), not NaN. Both modes."""
+    x = np.array([[np.log(0.5), np.log(0.5), -np.inf]])
+    y = np.array([[0.25, 0.75, 0.0]])
+    loss_fn = nn.KLDivLoss(reduction="sum")
+    vg = ms.value_and_grad(lambda a: loss_fn(a, Tensor(y)))
+    loss, grad = (ms.jit(vg) if use_jit else vg)(Tensor(x))
+    want = 0.25 * (np.log(0.25) - np.log(0.5)) + 0.75 * (np.log(0.75) - np.log(0.5))
+    np.testing.assert_allclose(loss.asnumpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(grad.asnumpy(), -y, rtol=1e-12)
+
+
+def test_label_smoothing_on_a_masked_class_is_infinite():
+    """Label smoothing puts ε/C of the target on every class, so a −inf logit gives +inf (the true value, as
+    PyTorch), never NaN."""
+    loss_fn = nn.CrossEntropyLoss(label_smoothing=0.1)
+    out = loss_fn(Tensor(np.array([[0.0, 0.0, -np.inf]])), Tensor(np.array([0], np.int32)))
+    assert np.isposinf(out.asnumpy()), out

@@ -12,6 +12,12 @@
                           random streams) the same draws in Graph as in PyNative
   test_state_*            in-place state ops (Assign, Adam, ApplyMomentum, SGD, BatchNorm's running statistics) vs
                           NumPy formulas, and Graph vs PyNative
+  test_special_values     NaN, ±inf, ±1000 and 0 in every float input: NumPy's result (NaN propagates), in PyNative
+                          and under kiln.jit (op_registry Note [special values])
+  test_special_gradient   the gradient at 0 and ±1000 (float64): the central difference where the function is
+                          smooth there, the documented value at a kink; PyNative and Graph agree
+  test_fused_*_special_values  the fused kernels (FusedElementwise for every fusable op, MatMulBiasAct on both
+                          paths) give the unfused ops' results on special values, gradients included
   test_registry_covers_every_op, test_every_differentiable_op_has_a_gradient_test, test_entry_ops_are_traced,
   test_op_info_is_consistent, test_entry_differentiable_flags_match_op_info, test_pass_only_ops_are_exercised
                           the registry's completeness and honesty
@@ -461,6 +467,317 @@ def test_int_min_floor_div_does_not_crash():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, f"crashed with return code {r.returncode}: {r.stderr[-500:]}"
     assert r.stdout.split("\n")[:2] == [f"[{-2**31}, -7] [0, 0]", f"[{-2**63}, -7] [0, 0]"], r.stdout
+
+
+# ---------------------------------------------------------------------------------------------- special values
+# op_registry Note [special values].
+
+_SPECIAL_DTYPES = (F32, F64, F16)
+_SPECIAL_TOL = {F32: (1e-4, 1e-3), F64: (1e-9, 1e-9), F16: (4e-3, 2e-2)}  # values up to ~1000: error ~1000·eps per op
+
+
+def _float_array_positions(sample):
+    return [i for i, a in enumerate(sample.args)
+            if isinstance(np_value(a), np.ndarray) and np_value(a).dtype.kind == "f" and np_value(a).size]
+
+
+def _with_values(sample, pos, values):
+    """`sample` with arg `pos` (an ndarray or NC) holding `values` at the given flat indices: {index: value}."""
+    a = sample.args[pos]
+    v = np.array(np_value(a), copy=True)
+    flat = v.reshape(-1)
+    for k, x in values.items():
+        flat[k] = x
+    new = NC(v, a.how) if isinstance(a, NC) else v
+    args = tuple(new if i == pos else b for i, b in enumerate(sample.args))
+    return R.Sample(args, sample.kwargs, sample.desc, sample.grad, sample.graph)
+
+
+def _special_patterns(n):
+    last, mid = n - 1, n // 2
+    yield "nan", {0: np.nan}
+    yield "inf", {0: np.inf, last: -np.inf} if n > 1 else {0: np.inf}
+    yield "-inf", {0: -np.inf}
+    big = {0: 1000.0}
+    if n > 1:
+        big[last] = -1000.0
+    if n > 2:
+        big[mid] = 0.0
+    yield "large", big
+
+
+def _special_params():
+    out = []
+    for e in R.entries("op"):
+        if e.special_skip:
+            continue
+        for dt in e.dtypes:
+            if np.dtype(dt) in _SPECIAL_DTYPES:
+                out.append(pytest.param(e, dt, id=f"{e.name}-{dt}"))
+    return out
+
+
+@pytest.mark.parametrize("entry,dtype", _special_params())
+def test_special_values(entry, dtype):
+    """NaN/±inf/±1000/0 in each float input: values and dtype as the reference's (NaN where NumPy gives NaN), and
+    kiln.jit gives PyNative's results (fused kernels included)."""
+    dtype = np.dtype(dtype)
+    rtol, atol = _SPECIAL_TOL[dtype]
+    ref_entry = entry if entry.special_ref is None else R.OpInfo(entry.name, entry.ops, entry.op, entry.special_ref)
+    problems, checked = [], 0
+    for sample in R.samples_of(entry, dtype):
+        if entry.special_ok is not None and not entry.special_ok(sample):
+            continue
+        for pos in _float_array_positions(sample):
+            if entry.special_args is not None and pos not in entry.special_args:
+                continue
+            n = np_value(sample.args[pos]).size
+            for pattern, values in _special_patterns(n):
+                s = _with_values(sample, pos, values)
+                what = f"{entry.name}{s!r}, {pattern} in input {pos}: "
+                args = [to_kiln(a) for a in s.args]
+                got = _outs(_call(entry, s, args))
+                want, np_dtypes = _reference(ref_entry, s)
+                checked += 1
+                for k, (g, w, nd) in enumerate(zip(got, want, np_dtypes)):
+                    exp = _expected_dtype(entry, s, nd)
+                    try:
+                        with np.errstate(all="ignore"):
+                            w = w.astype(exp)  # the reference rounded to the output dtype (overflow → inf)
+                        _assert_values(g.asnumpy(), w, exp, rtol, atol, f"{what}output {k}: ")
+                    except AssertionError as err:
+                        problems.append(f"{what}output {k}: got " + " ".join(
+                            f"{g.asnumpy().reshape(-1)[:8]}, expected {w.reshape(-1)[:8]}".split()))
+                if entry.graph and s.graph:
+                    graph = _outs(_jit_of(entry, s)(*args))
+                    for k, (g, e) in enumerate(zip(graph, got)):
+                        try:
+                            _assert_ulp(g.asnumpy(), e.asnumpy(), f"{what}Graph vs PyNative output {k}: ")
+                        except AssertionError as err:
+                            problems.append(str(err).strip().splitlines()[0])
+    if not checked:
+        pytest.skip("no sample with a non-empty float input")
+    assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems[:12])
+
+
+def _special_grad_params():
+    out = []
+    for e in R.entries("op"):
+        if e.special_skip or not e.differentiable or F64 not in e.dtypes:
+            continue
+        for point in (0.0, 1000.0, -1000.0):
+            out.append(pytest.param(e, point, id=f"{e.name}-{point:g}"))
+    return out
+
+
+@pytest.mark.parametrize("entry,point", _special_grad_params())
+def test_special_gradient(entry, point):
+    """The gradient (float64) at `point` put into element 0 of each differentiated input: equal to the central
+    finite difference where the one-sided differences agree (so finite wherever the function is smooth), to
+    entry.kinks[point] at a documented kink (elementwise entries), never NaN/inf where the function and both
+    one-sided differences are finite; and the same under kiln.jit."""
+    problems, checked = [], 0
+    rtol, atol = entry.grad_tol
+    for si, sample in enumerate(R.samples_of(entry, F64)):
+        if not _grad_ok(entry, sample, F64) or (entry.special_ok is not None and not entry.special_ok(sample)):
+            continue
+        for pos in _grad_positions(entry, sample):
+            if pos not in _float_array_positions(sample):
+                continue
+            s = _with_values(sample, pos, {0: point})
+            args = [to_kiln(a) for a in s.args]
+            cots = _cotangents(entry, s, args, np.random.default_rng(3))
+            loss = _loss_fn(entry, s, cots)
+            with np.errstate(all="ignore"):
+                f0 = float(loss(*args).asnumpy())
+            if not np.isfinite(f0):
+                continue  # no gradient where the function value is not finite (log 0, exp 1000, x / 0)
+            checked += 1
+            what = f"{entry.name} sample {si} {s!r}, input {pos}[0] = {point:g}: "
+            g = kiln.grad(loss, grad_position=pos)(*args)
+            g0 = float(g.asnumpy().reshape(-1)[0])
+            h = entry.grad_eps * max(1.0, abs(point))
+
+            def at(v):
+                t = [to_kiln(a) for a in _with_values(s, pos, {0: v}).args]
+                return float(loss(*t).asnumpy())
+
+            with np.errstate(all="ignore"):
+                fp, fm = at(point + h), at(point - h)
+                right, left, central = (fp - f0) / h, (f0 - fm) / h, (fp - fm) / (2 * h)
+            smooth = np.isfinite(right) and np.isfinite(left) and abs(right - left) <= 1e-2 * (1 + abs(right) + abs(left))
+            if smooth:
+                if not np.isclose(g0, central, rtol=max(rtol, 1e-5), atol=max(atol, 1e-6) * (1 + abs(central))):
+                    problems.append(f"{what}gradient {g0!r}, central difference {central!r}")
+            elif point not in entry.kinks:
+                problems.append(f"{what}the function is not smooth here (one-sided differences {left!r}, "
+                                f"{right!r}) and the entry documents no gradient for it (OpInfo.kinks); Kiln "
+                                f"gives {g0!r}")
+            else:
+                d = entry.kinks[point]
+                outs = _outs(entry.op(*args, **s.kwargs))
+                elementwise = len(outs) == 1 and tuple(outs[0].shape) == tuple(args[pos].shape)
+                if d is not None and elementwise:
+                    want = float(cots[0].asnumpy().reshape(-1)[0]) * d
+                    if not (g0 == want or np.isclose(g0, want, rtol=1e-12, atol=1e-12)):
+                        problems.append(f"{what}gradient {g0!r} at the kink, documented {d!r}·dy = {want!r}")
+            if entry.graph and s.graph:
+                gg = kiln.jit(kiln.grad(loss, grad_position=pos))(*args)
+                try:
+                    _assert_ulp(gg.asnumpy(), g.asnumpy(), f"{what}Graph vs PyNative gradient: ", maxulp=2)
+                except AssertionError as err:
+                    problems.append(str(err).strip().splitlines()[0])
+    if not checked:
+        pytest.skip("no gradient sample with a finite value at this point")
+    assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems[:12])
+
+
+# The fused kernels of Graph mode on special values: each op FusedElementwise takes, and MatMulBiasAct on both of
+# its kernels (sgemm + loop for small problems, oneDNN's primitive for large ones), against the unfused ops.
+_SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1000.0, -1000.0, 1.0, -1.0, 0.5, -2.5, 30.0])
+_EW_UNARY = {"Neg": ops.neg, "Exp": ops.exp, "Log": ops.log, "Sqrt": ops.sqrt, "Rsqrt": ops.rsqrt, "Abs": ops.abs,
+             "Square": ops.square, "Erf": ops.erf, "ReLU": ops.relu, "Sigmoid": ops.sigmoid, "Tanh": ops.tanh,
+             "GeLU": ops.gelu, "GeLU(tanh)": lambda x: ops.gelu(x, approximate="tanh"), "Log1p": ops.log1p}
+_EW_BINARY = {"Add": ops.add, "Sub": ops.sub, "Mul": ops.mul, "Div": ops.div, "Pow": ops.pow,
+              "Maximum": ops.maximum, "Minimum": ops.minimum}
+
+
+def _fused_text(jf):
+    return jf.graphs[0].graph.to_text()
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("name", list(_EW_UNARY) + list(_EW_BINARY))
+def test_fused_elementwise_special_values(name, dtype):
+    """op(x) (and op(x, y) over every pair of special values) inside a fused chain: the same values as PyNative's
+    unfused op, NaN and ±inf included; and the same gradients."""
+    if name in _EW_UNARY:
+        f = _EW_UNARY[name]
+        xs = (Tensor(_SPECIALS.astype(dtype)),)
+
+        def chain(x):
+            return ops.mul(f(ops.mul(x, 1.5)), 0.5)
+    else:
+        f = _EW_BINARY[name]
+        xs = (Tensor(np.repeat(_SPECIALS, _SPECIALS.size).astype(dtype)),
+              Tensor(np.tile(_SPECIALS, _SPECIALS.size).astype(dtype)))
+
+        def chain(x, y):
+            return ops.mul(f(ops.mul(x, 1.5), y), 0.5)
+    jf = kiln.jit(chain)
+    graph = jf(*xs)
+    assert "FusedElementwise" in _fused_text(jf), _fused_text(jf)
+    _assert_ulp(graph.asnumpy(), chain(*xs).asnumpy(), f"{name}: fused vs PyNative: ", maxulp=0)
+    # gradients through the fused op (its bprop re-runs the unfused ops) on the finite special values
+    finite = [Tensor(np.nan_to_num(x.asnumpy(), nan=0.25, posinf=3.0, neginf=-3.0)) for x in xs]
+    c = Tensor(np.linspace(-1, 1, finite[0].shape[0]).astype(dtype))
+    vg = kiln.value_and_grad(lambda *a: ops.sum(ops.mul(chain(*a), c)), grad_position=tuple(range(len(xs))))
+    (v_e, g_e), (v_g, g_g) = vg(*finite), kiln.jit(vg)(*finite)
+    _assert_ulp(v_g.asnumpy(), v_e.asnumpy(), f"{name} value: ")
+    for a, b in zip(g_g, g_e):
+        _assert_ulp(a.asnumpy(), b.asnumpy(), f"{name} gradient: ", maxulp=2)
+
+
+@pytest.mark.parametrize("act", ["none", "relu", "sigmoid", "tanh", "gelu", "gelu_tanh"])
+@pytest.mark.parametrize("mkn", [(6, 5, 4), (96, 80, 72)], ids=["sgemm", "primitive"])
+def test_fused_matmul_bias_act_special_values(act, mkn):
+    """act(x·w + b) compiled to MatMulBiasAct with NaN, ±inf and ±1000 in x: NaN and ±inf where the unfused ops give
+    them (relu(NaN) = NaN on both kernels), finite values as the unfused ops'."""
+    fns = {"none": lambda z: z, "relu": ops.relu, "sigmoid": ops.sigmoid, "tanh": ops.tanh, "gelu": ops.gelu,
+           "gelu_tanh": lambda z: ops.gelu(z, approximate="tanh")}
+    M, K, N = mkn
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-1, 1, (M, K)).astype(np.float32)
+    x[0, 0], x[1, 0], x[2, 0], x[3, 0], x[4, 1] = np.nan, np.inf, -np.inf, 1000.0, -1000.0
+    w = rng.uniform(-1, 1, (K, N)).astype(np.float32)
+    w[0, 1] = 0.0  # inf·0 = NaN in one column
+    b = rng.uniform(-1, 1, (N,)).astype(np.float32)
+    f = fns[act]
+
+    def dense(x, w, b):
+        return f(ops.add(ops.matmul(x, w), b))
+    jf = kiln.jit(dense)
+    args = (Tensor(x), Tensor(w), Tensor(b))
+    got, want = jf(*args).asnumpy(), dense(*args).asnumpy()
+    assert "MatMulBiasAct" in _fused_text(jf), _fused_text(jf)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=f"{act}: NaN positions")
+    np.testing.assert_array_equal(np.isposinf(got), np.isposinf(want), err_msg=f"{act}: +inf positions")
+    np.testing.assert_array_equal(np.isneginf(got), np.isneginf(want), err_msg=f"{act}: -inf positions")
+    fin = np.isfinite(want)
+    np.testing.assert_allclose(got[fin], want[fin], rtol=1e-4, atol=1e-4 * (1 + np.abs(want[fin]).max()))
+    assert np.isnan(want[0]).all()  # the NaN row stays NaN through every activation
+
+
+# The named values of issue 7 (items 2 and 3) and the corners the registry's points (0, ±1000) do not reach.
+
+def _value_and_grad(fn, x, use_jit):
+    vg = kiln.value_and_grad(lambda a: ops.sum(fn(a)))
+    v, g = (kiln.jit(vg) if use_jit else vg)(x)
+    y = (kiln.jit(fn) if use_jit else fn)(x)
+    return y.asnumpy(), g.asnumpy()
+
+
+@pytest.mark.parametrize("use_jit", [False, True], ids=["pynative", "graph"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_named_special_values(dtype, use_jit):
+    """relu([nan, 1]) = [nan, 1]; sign(nan) = nan; LogSigmoid at 0/−1000/1000 = −log 2/−1000/0 with gradients
+    0.5/1/0; ReLU6's gradient 0 at 0 and 1 at 6, HSigmoid's 0 at ±3 (MindSpore's ReLU6Grad/HSigmoidGrad);
+    float floor division as Python's (1 // 0.1 = 9, −1000 // inf = −1)."""
+    t = lambda v: Tensor(np.array(v, dtype))  # noqa: E731
+    run = (lambda f, *a: kiln.jit(f)(*a)) if use_jit else (lambda f, *a: f(*a))
+    np.testing.assert_array_equal(run(ops.relu, t([np.nan, 1.0, -1.0])).asnumpy(), [np.nan, 1.0, 0.0])
+    np.testing.assert_array_equal(run(ops.sign, t([np.nan, -2.0, 0.0])).asnumpy(), [np.nan, -1.0, 0.0])
+    y, g = _value_and_grad(kiln.nn.LogSigmoid(), t([0.0, -1000.0, 1000.0]), use_jit)
+    np.testing.assert_allclose(y, [-np.log(2.0), -1000.0, 0.0], rtol=1e-7)
+    np.testing.assert_array_equal(g, [0.5, 1.0, 0.0])
+    y, g = _value_and_grad(kiln.nn.ReLU6(), t([0.0, 6.0, 3.0, -1.0, 7.0, np.nan]), use_jit)
+    np.testing.assert_array_equal(y, [0.0, 6.0, 3.0, 0.0, 6.0, np.nan])
+    np.testing.assert_array_equal(g[:5], [0.0, 1.0, 1.0, 0.0, 0.0])
+    y, g = _value_and_grad(kiln.nn.HSigmoid(), t([-3.0, 3.0, 0.0]), use_jit)
+    np.testing.assert_allclose(y, [0.0, 1.0, 0.5])
+    np.testing.assert_allclose(g, [0.0, 0.0, 1 / 6], rtol=1e-7)
+    y, g = _value_and_grad(kiln.nn.HSwish(), t([-3.0, 3.0, 0.0]), use_jit)  # MindSpore's (and PyTorch's) corners
+    np.testing.assert_allclose(g, [-0.5, 1.5, 0.5], rtol=1e-7)
+    q = run(ops.floor_div, t([1.0, -1000.0, 1000.0, 7.0, -7.0]), t([0.1, np.inf, np.inf, -2.0, 0.0])).asnumpy()
+    np.testing.assert_array_equal(q, [9.0, -1.0, 0.0, -4.0, -np.inf])
+
+
+@pytest.mark.parametrize("use_jit", [False, True], ids=["pynative", "graph"])
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_softmax_with_a_masked_entry(log, use_jit):
+    """A row with one −inf: softmax [0.5, 0.5, 0] / log_softmax [−log 2, −log 2, −inf], no NaN; the gradient is
+    finite (softmax: y·(g − Σ g·y), 0 at the masked entry; log_softmax: g − exp(y)·Σ g with exp(−inf) = 0).
+    A row of −inf only is NaN (0/0), as NumPy/SciPy and PyTorch."""
+    f = ops.log_softmax if log else ops.softmax
+    x = Tensor(np.array([[0.0, 0.0, -np.inf], [1.0, -np.inf, 2.0], [-np.inf, -np.inf, -np.inf]]))
+    c = Tensor(np.array([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0], [0.0, 0.0, 0.0]]))
+    vg = kiln.value_and_grad(lambda a: ops.sum(ops.mul(f(a, -1)[:2], c[:2])))
+    y = (kiln.jit(lambda a: f(a, -1)) if use_jit else (lambda a: f(a, -1)))(x).asnumpy()
+    _, g = (kiln.jit(vg) if use_jit else vg)(x)
+    xv = x.asnumpy()[:2]
+    e = np.exp(xv - xv.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    want = np.log(p) if log else p
+    with np.errstate(divide="ignore"):
+        np.testing.assert_allclose(y[:2], want, rtol=1e-12)
+    assert np.isnan(y[2]).all()
+    cv = c.asnumpy()[:2]
+    want_g = cv - p * cv.sum(axis=1, keepdims=True) if log else p * (cv - (cv * p).sum(axis=1, keepdims=True))
+    g = g.asnumpy()
+    assert np.isfinite(g[:2]).all(), g
+    np.testing.assert_allclose(g[:2], want_g, rtol=1e-12, atol=1e-15)
+    if not log:  # (log_softmax_k = x_k − LSE: its own cotangent reaches a masked x_k, as the formula says)
+        assert g[0, 2] == 0 and g[1, 1] == 0
+
+
+def test_softplus_and_logsigmoid_keep_tiny_tails():
+    """log1p, not log(1 + ·): softplus(−x) = exp(−x)(1 − …) and logsigmoid(x) = −exp(−x)(…) for x = 20..700
+    (log(1 + 2e-9) rounds to 0), float64, to 1e-12 relative."""
+    x = np.array([20.0, 40.0, 100.0, 700.0])
+    want = np.log1p(np.exp(-x))
+    np.testing.assert_allclose(ops.softplus(Tensor(-x)).asnumpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(ops.logsigmoid(Tensor(x)).asnumpy(), -want, rtol=1e-12)
+    np.testing.assert_allclose(kiln.nn.LogSigmoid()(Tensor(x)).asnumpy(), -want, rtol=1e-12)
 
 
 # ---------------------------------------------------------------------------------------------- random ops

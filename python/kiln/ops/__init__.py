@@ -11,3 +11,4 @@ F = functional
 from .clip import *  # noqa: F401,F403,E402  (clip_by_value for tuples too, clip_by_global_norm)
 from .math_extra import *  # noqa: F401,F403,E402  (cos, sin, floor, ceil)
 from .nn_func import *  # noqa: F401,F403,E402  (conv2d, max_pool2d, avg_pool2d, batch_norm, layer_norm, ...)
+from .activation_func import *  # noqa: F401,F403,E402  (log1p, softplus, logsigmoid, relu6, hardsigmoid)

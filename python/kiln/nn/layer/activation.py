@@ -2,6 +2,7 @@
 `activation='relu'`. Each is a thin Cell over one Kiln op (or a short composition), so gradients come from the
 ops' bprops. Formulas are in the class docstrings."""
 from ..._loader import _core
+from ...ops import activation_func as _act
 from ..cell import Cell
 
 __all__ = ["ReLU", "ReLU6", "Sigmoid", "Tanh", "GELU", "FastGelu", "Softmax", "LogSoftmax", "LeakyReLU", "SiLU",
@@ -16,10 +17,10 @@ class ReLU(Cell):
 
 
 class ReLU6(Cell):
-    """min(max(x, 0), 6)."""
+    """min(max(x, 0), 6); gradient dy·[0 < x ≤ 6] (MindSpore's ReLU6Grad); NaN stays NaN."""
 
     def construct(self, x):
-        return _core.clip(x, 0.0, 6.0)
+        return _act.relu6(x)
 
 
 class Sigmoid(Cell):
@@ -121,14 +122,15 @@ class ELU(Cell):
 
 
 class HSigmoid(Cell):
-    """relu6(x + 3) / 6."""
+    """relu6(x + 3) / 6; gradient dy/6·[−3 < x < 3] (MindSpore's HSigmoidGrad)."""
 
     def construct(self, x):
-        return _core.div(_core.clip(_core.add(x, 3.0), 0.0, 6.0), 6.0)
+        return _act.hardsigmoid(x)
 
 
 class HSwish(Cell):
-    """x · relu6(x + 3) / 6."""
+    """x · relu6(x + 3) / 6; gradient 0 below −3, (2x + 3)/6 on [−3, 3), 1.5 at 3 and 1 above (MindSpore's and
+    PyTorch's values at the corners: −0.5 at −3, 1.5 at 3)."""
 
     def construct(self, x):
         return _core.mul(x, _core.div(_core.clip(_core.add(x, 3.0), 0.0, 6.0), 6.0))
@@ -141,30 +143,26 @@ class Softsign(Cell):
         return _core.div(x, _core.add(_core.abs(x), 1.0))
 
 
-def _softplus(x):
-    # log(1 + exp(x)) = max(x, 0) + log(1 + exp(−|x|)), stable for large |x|.
-    return _core.add(_core.maximum(x, 0.0), _core.log(_core.add(_core.exp(_core.neg(_core.abs(x))), 1.0)))
-
-
 class Softplus(Cell):
-    """log(1 + exp(x))."""
+    """log(1 + exp(x)), computed stably as max(x, 0) + log1p(exp(−|x|)) (kiln.ops.softplus); gradient σ(x)."""
 
     def construct(self, x):
-        return _softplus(x)
+        return _act._softplus(x)
 
 
 class LogSigmoid(Cell):
-    """log(sigmoid(x)) = −softplus(−x)."""
+    """log(sigmoid(x)) = min(x, 0) − log1p(exp(−|x|)) (kiln.ops.logsigmoid): LogSigmoid(−1000) = −1000 with
+    gradient 1, LogSigmoid(1000) = 0 with gradient 0, gradient 0.5 at 0."""
 
     def construct(self, x):
-        return _core.neg(_softplus(_core.neg(x)))
+        return _act.logsigmoid(x)
 
 
 class Mish(Cell):
-    """x · tanh(softplus(x)) [Misra 2019]."""
+    """x · tanh(softplus(x)) [Misra 2019], with the stable softplus."""
 
     def construct(self, x):
-        return _core.mul(x, _core.tanh(_softplus(x)))
+        return _core.mul(x, _core.tanh(_act._softplus(x)))
 
 
 _ACTIVATIONS = {

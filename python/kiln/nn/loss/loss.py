@@ -7,10 +7,17 @@ Class-index labels outside [0, C) (other than `ignore_index`) raise ValueError, 
 CheckRange op, which runs eagerly in PyNative and at every run of a compiled function (GRAPH_MODE / kiln.jit), where
 the error also names the user's line. BCELoss checks that its probabilities are in [0, 1] the same way.
 
+Masked logits: a −inf logit (a masked class) has log-probability −inf. Every loss here picks the log-probabilities
+it needs with `select` instead of multiplying by a one-hot or probability row (0·(−inf) = NaN), and takes 0·log 0 = 0
+for a zero target probability (the xlogy convention): logits [[0, 0, −inf]] with label 0 give log 2 and the
+gradient [[−0.5, 0.5, 0]] (finite; the masked entry gets 0). A label (or, with label smoothing, any target mass) on
+a −inf class gives +inf, the true value.
+
 Precision note: MindSpore's get_loss computes in float32 and casts back. Kiln computes float16/bfloat16 losses in
 float32 the same way, and keeps float64 inputs in float64 (MindSpore would round them to float32)."""
 from ..._loader import _core
 from ...common import dtype as mstype
+from ...ops import activation_func as _act
 from ..cell import Cell
 
 __all__ = ["LossBase", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "SoftmaxCrossEntropyWithLogits",
@@ -121,8 +128,9 @@ def _check_class_labels(labels, n_classes, cls_name, ignore_index=None):
 
 def _one_hot(labels, num_classes, axis, dtype, cache):
     """One-hot of integer `labels` along `axis` (1.0 where labels == class, else 0.0; out-of-range labels give an
-    all-zero row), via equal against an arange of the classes. The arange is kept in `cache` only when made eagerly:
-    one made while compiling is a node of that trace and must not outlive it (it stays a foldable constant there)."""
+    all-zero row), via equal against an arange of the classes; dtype=None gives the Bool mask itself. The arange is
+    kept in `cache` only when made eagerly: one made while compiling is a node of that trace and must not outlive it
+    (it stays a foldable constant there)."""
     key = (num_classes, axis, labels.ndim)
     classes = cache.get(key)
     if classes is None:
@@ -130,12 +138,24 @@ def _one_hot(labels, num_classes, axis, dtype, cache):
         shape = [1] * (labels.ndim + 1)
         shape[axis] = num_classes
         classes = _core.reshape(classes, shape)
-        if not _core.tracing():
+        if not _core.tracing():  # a tensor made while tracing is symbolic: it must not outlive the trace
             cache[key] = classes
     lab = _core.expand_dims(labels, axis)
     if lab.dtype != mstype.int64:
         lab = _core.cast(lab, mstype.int64)
-    return _core.cast(_core.equal(lab, classes), dtype)
+    mask = _core.equal(lab, classes)
+    return mask if dtype is None else _core.cast(mask, dtype)
+
+
+def _pick(mask, x):
+    """x where `mask` (Bool), else 0: picks log-probabilities without 0·(−inf) = NaN (see the module docstring); the
+    gradient of x is 0 outside the mask."""
+    return _core.select(mask, x, _core.zeros_like(x))
+
+
+def _xlogy_terms(p, logq):
+    """p·logq with 0·logq = 0 where p == 0 (so a −inf logq under a zero target gives 0, not NaN)."""
+    return _core.mul(p, _pick(_core.not_equal(p, 0.0), logq))
 
 
 class SoftmaxCrossEntropyWithLogits(LossBase):
@@ -167,11 +187,12 @@ class SoftmaxCrossEntropyWithLogits(LossBase):
                                  f"{tuple(logits.shape[:-1])} (the logits' shape without the class axis), but got "
                                  f"{tuple(labels.shape)}.")
             labels = _check_class_labels(labels, logits.shape[-1], type(self).__name__)
-            labels = _one_hot(labels, logits.shape[-1], labels.ndim, logp.dtype, self._classes)
-        elif tuple(labels.shape) != tuple(logits.shape):
+            mask = _one_hot(labels, logits.shape[-1], labels.ndim, None, self._classes)
+            return self.get_loss(_core.neg(_core.sum(_pick(mask, logp), -1, False)))
+        if tuple(labels.shape) != tuple(logits.shape):
             raise ValueError(f"For '{type(self).__name__}', dense labels must have the logits' shape "
                              f"{tuple(logits.shape)}, but got {tuple(labels.shape)}.")
-        x = _core.neg(_core.sum(_core.mul(labels, logp), -1, False))
+        x = _core.neg(_core.sum(_xlogy_terms(labels, logp), -1, False))
         return self.get_loss(x)
 
 
@@ -246,7 +267,7 @@ class CrossEntropyLoss(LossBase):
                              f"{tuple(logp.shape)}, but got {tuple(target.shape)}.")
         if eps > 0.0:
             target = _core.add(_core.mul(target, 1.0 - eps), eps / n_classes)
-        prod = _core.mul(logp, target)
+        prod = _xlogy_terms(target, logp)
         if w is not None:
             prod = _core.mul(prod, w)
         if self.reduction == "mean":
@@ -261,13 +282,18 @@ class CrossEntropyLoss(LossBase):
             raise ValueError(f"For '{type(self).__name__}', class-index targets must have shape {expect}, but got "
                              f"{tuple(target.shape)}.")
         target = _check_class_labels(target, n_classes, type(self).__name__, self.ignore_index)
-        onehot = _one_hot(target, n_classes, class_axis, logp.dtype, self._classes)
+        mask = _one_hot(target, n_classes, class_axis, None, self._classes)
         keep = None
         if 0 <= self.ignore_index < n_classes:
-            keep = _core.cast(_core.not_equal(target, self.ignore_index), logp.dtype)
-            onehot = _core.mul(onehot, _core.expand_dims(keep, class_axis))
+            keep_mask = _core.not_equal(target, self.ignore_index)
+            keep = _core.cast(keep_mask, logp.dtype)
+            mask = _core.logical_and(mask, _core.expand_dims(keep_mask, class_axis))
+        onehot = _core.cast(mask, logp.dtype)
         wlogp = logp if w is None else _core.mul(logp, w)
-        loss = _core.neg(_core.sum(_core.mul(onehot, wlogp), class_axis, False))
+        picked = _pick(mask, logp)
+        if w is not None:
+            picked = _core.mul(picked, w)
+        loss = _core.neg(_core.sum(picked, class_axis, False))
         red = self.reduction
         if red == "mean":
             wsum = _core.sum(onehot if w is None else _core.mul(onehot, w), None, False)
@@ -372,13 +398,16 @@ class NLLLoss(LossBase):
                              f"axis), but got {tuple(labels.shape)}.")
         labels = _check_class_labels(labels, n_classes, name, self.ignore_index)
         dtype = logits.dtype
-        onehot = _one_hot(labels, n_classes, class_axis, dtype, self._classes)
+        mask = _one_hot(labels, n_classes, class_axis, None, self._classes)
         if 0 <= self.ignore_index < n_classes:
-            keep = _core.cast(_core.not_equal(labels, self.ignore_index), dtype)
-            onehot = _core.mul(onehot, _core.expand_dims(keep, class_axis))
+            mask = _core.logical_and(mask, _core.expand_dims(_core.not_equal(labels, self.ignore_index), class_axis))
+        onehot = _core.cast(mask, dtype)
+        picked = _pick(mask, logits)
         if self.weight is not None:
-            onehot = _core.mul(onehot, _class_weight(self.weight, n_classes, logits.ndim, dtype, name))
-        loss = _core.neg(_core.sum(_core.mul(onehot, logits), class_axis, False))
+            w = _class_weight(self.weight, n_classes, logits.ndim, dtype, name)
+            onehot = _core.mul(onehot, w)
+            picked = _core.mul(picked, w)
+        loss = _core.neg(_core.sum(picked, class_axis, False))
         if self.reduction == "none":
             return loss
         total = _core.sum(loss, None, False)
@@ -422,11 +451,7 @@ class BCELoss(LossBase):
         return self.get_loss(loss)
 
 
-def _softplus(z):
-    """log(1 + exp(z)) computed stably as relu(z) + log(1 + exp(−|z|)). −|z| is written as a select whose
-    gradient at z = 0 takes the z branch, so the derivative is exactly σ(z) everywhere (0.5 at 0)."""
-    t = _core.select(_core.greater(z, 0.0), _core.neg(z), z)
-    return _core.add(_core.relu(z), _core.log(_core.add(_core.exp(t), 1.0)))
+_softplus = _act._softplus  # relu(z) + log1p(exp(−|z|)), gradient σ(z) (kiln/ops/activation_func.py)
 
 
 class BCEWithLogitsLoss(LossBase):
@@ -497,7 +522,8 @@ class KLDivLoss(LossBase):
             raise RuntimeError(f"For '{name}', 'batchmean' needs inputs with a batch dimension, but got 0-d inputs.")
         positive = _core.greater(labels, 0.0)
         safe = _core.select(positive, labels, _core.ones_like(labels))
-        loss = _core.mul(labels, _core.sub(_core.log(safe), logits))
+        # y·(log y − x) with the xlogy convention 0·(…) = 0 where y = 0, also for a masked x = −inf (0·inf = NaN)
+        loss = _core.mul(labels, _pick(_core.not_equal(labels, 0.0), _core.sub(_core.log(safe), logits)))
         if self.reduction != "batchmean":
             return self.get_loss(loss)
         dtype = loss.dtype
