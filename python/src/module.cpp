@@ -15,8 +15,49 @@ void translate(const std::exception_ptr& p, void*) {
       case ErrorKind::Type: type = PyExc_TypeError; break;
       case ErrorKind::Index: type = PyExc_IndexError; break;
       case ErrorKind::Runtime: type = PyExc_RuntimeError; break;
+      case ErrorKind::Overflow: type = PyExc_OverflowError; break;
     }
     PyErr_SetString(type, e.what());
+  }
+}
+
+// Python callable set by kiln._convert: raises the MindSpore-style TypeError for a call whose arguments nanobind
+// could not convert (see add_argument_error_overloads). Leaked on purpose, like the converters.
+nb::object& g_argument_error = *new nb::object();
+
+// A parameter that converts only in nanobind's second (implicit-conversion) pass over the overloads; see below.
+struct ConvertPass {};
+}  // namespace
+}  // namespace kiln::py
+
+namespace nanobind::detail {
+template <> struct type_caster<kiln::py::ConvertPass> {
+  NB_TYPE_CASTER(kiln::py::ConvertPass, const_name("object"))
+  bool from_python(handle, uint8_t flags, cleanup_list*) noexcept { return flags & (uint8_t) cast_flags::convert; }
+  static handle from_cpp(const kiln::py::ConvertPass&, rv_policy, cleanup_list*) noexcept { return none().release(); }
+};
+}  // namespace nanobind::detail
+
+namespace kiln::py {
+namespace {
+// Gives every function of the module a last overload taking any arguments. nanobind tries it only after the
+// real overload failed to convert its arguments even with implicit conversions (the ConvertPass parameter fails
+// in the strict first pass), and it raises a MindSpore-style TypeError naming the op and the argument (made by
+// kiln._convert._argument_error) instead of nanobind's "incompatible function arguments" list of signatures.
+// Calls whose arguments convert never reach it: no cost on the normal path.
+void add_argument_error_overloads(nb::module_& m) {
+  std::vector<std::string> names;
+  for (auto [key, value] : nb::borrow<nb::dict>(m.attr("__dict__"))) {
+    if (std::string(Py_TYPE(value.ptr())->tp_name) == "nanobind.nb_func") names.push_back(nb::cast<std::string>(key));
+  }
+  for (const std::string& name : names) {
+    const char* stored = (new std::string(name))->c_str();  // nanobind keeps the pointer
+    nb::handle mod = m;
+    m.def(stored, [mod, stored](nb::args args, ConvertPass, nb::kwargs kwargs) -> nb::object {
+      nb::object fn = mod.attr(stored);
+      if (g_argument_error.is_valid()) g_argument_error(nb::str(stored), fn, args, kwargs);  // raises
+      KILN_FAIL(Type, "For '", stored, "', the arguments do not match its signature.");
+    }, nb::arg("args"), nb::arg("_kiln_convert_pass") = 0, nb::arg("kwargs"));
   }
 }
 }  // namespace
@@ -35,4 +76,6 @@ NB_MODULE(_core, m) {
   kiln::py::bind_nn_ops(m);
   kiln::py::bind_graph(m);
   kiln::py::bind_conv(m);
+  m.def("_set_argument_error", [](nb::object f) { kiln::py::g_argument_error = f; });
+  kiln::py::add_argument_error_overloads(m);
 }

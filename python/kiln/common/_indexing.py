@@ -179,7 +179,8 @@ def setitem(x, key, value):
         key = key.asnumpy()
     elif isinstance(key, tuple):
         key = tuple(k.asnumpy() if _is_tensor(k) else k for k in key)
-    v = value.asnumpy() if _is_tensor(value) else np.asarray(value)
+    # Python numbers go to NumPy as they are: an int that does not fit x's dtype raises OverflowError (NumPy 2).
+    v = value.asnumpy() if _is_tensor(value) else value if isinstance(value, (bool, int, float)) else np.asarray(value)
     try:
         arr[key] = v
     except IndexError as e:
