@@ -93,6 +93,23 @@ def _n_positional(fn):
     return max(1, min(n, 4))
 
 
+def _optional_names(fn):
+    """Names of the parameters with defaults (keyword-passable)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in sig.parameters.values()
+            if p.default is not p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def _fuzz_optional(where, fn, n):
+    """Each optional parameter in turn gets each bad value (the required ones a valid float tensor)."""
+    for pname in _optional_names(fn):
+        for name, bad in BAD.items():
+            _call(f"{where} {pname}={name}", fn, [_valid() for _ in range(n)], {pname: bad})
+
+
 def _fuzz(where, fn, n):
     """Each position in turn gets each bad value (the others a valid float tensor); then the big-endian array."""
     for i in range(n):
@@ -134,6 +151,7 @@ def test_ops_function_bad_arguments(name):
     fn = getattr(ops, name)
     ms.set_seed(0)
     _fuzz(f"ops.{name}", fn, _n_positional(fn))
+    _fuzz_optional(f"ops.{name}", fn, _n_positional(fn))
 
 
 def _primitives():
@@ -161,7 +179,7 @@ LAYERS = {
     "Mish": ((), 2),
     "Conv2d": ((1, 2, 3), 4), "Conv1d": ((1, 2, 3), 3), "Conv2dTranspose": ((1, 2, 3), 4),
     "Conv1dTranspose": ((1, 2, 3), 3),
-    "BatchNorm1d": ((1,), 2), "BatchNorm2d": ((1,), 4), "LayerNorm": (((3,),), 2), "GroupNorm": ((1, 1), 4),
+    "BatchNorm1d": ((3,), 2), "BatchNorm2d": ((1,), 4), "LayerNorm": (((3,),), 2), "GroupNorm": ((1, 1), 4),
     "MaxPool2d": ((), 4), "AvgPool2d": ((), 4), "MaxPool1d": ((), 3), "AvgPool1d": ((), 3),
     "AdaptiveAvgPool2d": ((1,), 4), "AdaptiveAvgPool1d": ((1,), 3), "Embedding": ((4, 2), 1),
 }
@@ -171,7 +189,7 @@ LOSSES = ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "SoftmaxCrossEntropy
 
 def test_every_layer_and_loss_is_fuzzed():
     from kiln.nn import layer, loss
-    missing = [n for n in layer.__all__ if n not in LAYERS and n not in ("SequentialCell", "CellList", "CellDict")]
+    missing = [n for n in layer.__all__ if n not in LAYERS and n not in ("SequentialCell", "CellList", "CellDict", "get_activation")]
     missing += [n for n in loss.__all__ if n not in LOSSES and n != "LossBase"]
     assert not missing, f"add these to the fuzz test: {missing}"
 
