@@ -165,6 +165,8 @@ _EXPECTED = {
 
 def _op_name(name):
     """MindSpore's primitive spelling of a core function name: 'floor_div' → 'FloorDiv'."""
+    if "." in name:  # a method: "Tensor.asnumpy"
+        return name
     return "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_")) or name
 
 

@@ -45,10 +45,46 @@ namespace {
 // in the strict first pass), and it raises a MindSpore-style TypeError naming the op and the argument (made by
 // kiln._convert._argument_error) instead of nanobind's "incompatible function arguments" list of signatures.
 // Calls whose arguments convert never reach it: no cost on the normal path.
+// Methods (not operators or __init__, whose failed conversion must stay NotImplemented / is handled by the
+// factory) and static methods of the module's classes get the same overload, named "Tensor.asnumpy" etc.
+void add_method_argument_error_overloads(nb::handle cls) {
+  const std::string cls_name = nb::cast<std::string>(cls.attr("__name__"));
+  std::vector<std::pair<std::string, bool>> names;  // (name, is_method)
+  nb::object members = cls.attr("__dict__");  // a mappingproxy
+  for (nb::handle key : nb::list(members.attr("keys")())) {
+    nb::object value = members[key];
+    std::string name = nb::cast<std::string>(key), type = Py_TYPE(value.ptr())->tp_name;
+    if (name.rfind("__", 0) == 0) continue;
+    if (type == "nanobind.nb_method") names.emplace_back(name, true);
+    if (type == "nanobind.nb_func") names.emplace_back(name, false);
+  }
+  for (const auto& [name, is_method] : names) {
+    const char* stored = (new std::string(name))->c_str();  // nanobind keeps the pointer
+    const char* shown = (new std::string(cls_name + "." + name))->c_str();
+    if (is_method) {
+      nb::cpp_function_def([cls, stored, shown](nb::handle self, nb::args args, ConvertPass, nb::kwargs kwargs) -> nb::object {
+        nb::list all;
+        all.append(self);
+        for (nb::handle a : args) all.append(a);
+        if (g_argument_error.is_valid()) g_argument_error(nb::str(shown), cls.attr(stored), nb::tuple(all), kwargs);
+        KILN_FAIL(Type, "For '", shown, "', the arguments do not match its signature.");
+      }, nb::scope(cls), nb::name(stored), nb::is_method(), nb::arg("args"), nb::arg("_kiln_convert_pass") = 0,
+         nb::arg("kwargs"));
+    } else {
+      nb::cpp_function_def([cls, stored, shown](nb::args args, ConvertPass, nb::kwargs kwargs) -> nb::object {
+        if (g_argument_error.is_valid()) g_argument_error(nb::str(shown), cls.attr(stored), args, kwargs);
+        KILN_FAIL(Type, "For '", shown, "', the arguments do not match its signature.");
+      }, nb::scope(cls), nb::name(stored), nb::arg("args"), nb::arg("_kiln_convert_pass") = 0, nb::arg("kwargs"));
+    }
+  }
+}
+
 void add_argument_error_overloads(nb::module_& m) {
   std::vector<std::string> names;
   for (auto [key, value] : nb::borrow<nb::dict>(m.attr("__dict__"))) {
-    if (std::string(Py_TYPE(value.ptr())->tp_name) == "nanobind.nb_func") names.push_back(nb::cast<std::string>(key));
+    std::string type = Py_TYPE(value.ptr())->tp_name;
+    if (type == "nanobind.nb_func") names.push_back(nb::cast<std::string>(key));
+    if (nb::type_check(value) && !nb::hasattr(value, "__members__")) add_method_argument_error_overloads(value);
   }
   for (const std::string& name : names) {
     const char* stored = (new std::string(name))->c_str();  // nanobind keeps the pointer

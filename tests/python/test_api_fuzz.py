@@ -221,6 +221,18 @@ def test_layer_bad_inputs(name):
             _call(f"nn.{name} constructor arg {i} = {bad_name}", cls, a)
 
 
+def _tensor_methods():
+    return sorted(n for n in dir(Tensor) if not n.startswith("_") and callable(getattr(_valid(), n, None))
+                  and n != "from_numpy")
+
+
+@pytest.mark.parametrize("name", _tensor_methods())
+def test_tensor_method_bad_arguments(name):
+    for bad_name, bad in BAD.items():
+        x = _valid()
+        _call(f"Tensor.{name}({bad_name})", getattr(x, name), [bad])
+
+
 def test_dense_none_input_message():
     with pytest.raises(TypeError, match="For 'Dense', the input 'x' must be a Tensor, but got NoneType"):
         nn.Dense(3, 2)(None)
