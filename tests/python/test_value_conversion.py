@@ -137,6 +137,17 @@ def test_initializers_with_integer_dtypes():
     assert initializer("ones", (2,), ms.int32).asnumpy().tolist() == [1, 1]
 
 
+def test_randint_range_must_fit_the_dtype():
+    with pytest.raises(ValueError):  # the reference
+        np.random.randint(0, 300, (3,), dtype=np.uint8)
+    with pytest.raises(ValueError, match="high - 1 = 299 is out of bounds for UInt8"):
+        ops.randint(0, 300, (3,), dtype=ms.uint8)
+    with pytest.raises(ValueError, match="low = -1"):
+        ops.randint(-1, 3, (3,), dtype=ms.uint8)
+    v = ops.randint(250, 256, (200,), dtype=ms.uint8).asnumpy()
+    assert v.min() >= 250 and v.max() <= 255 and len(set(v.tolist())) == 6
+
+
 def test_unsigned_numpy_arrays_wider_than_uint8():
     for nd in (np.uint16, np.uint32, np.uint64):
         a = np.array([0, 7, np.iinfo(nd).max if nd != np.uint64 else 2**63 - 1], nd)

@@ -453,6 +453,11 @@ def randint(low, high, size, seed=None, *, dtype=None):
         raise TypeError("For 'randint', 'low' and 'high' must be ints.")
     s, stream = _seed._next_key("randint", seed)
     dtype = mstype.int64 if dtype is None else mstype.to_dtype(dtype)
+    if dtype in mstype.int_type:  # NumPy's rule: the range must fit the dtype (values would wrap otherwise)
+        info = np.iinfo(mstype.dtype_to_nptype(dtype))
+        for what, v in (("low", low), ("high - 1", high - 1)):
+            if not info.min <= v <= info.max:
+                raise ValueError(f"For 'randint', {what} = {v} is out of bounds for {dtype}.")
     return _core.uniform_int(list(_shape_arg(size, "randint")), int(low), int(high), dtype, s, 0, stream)
 
 
