@@ -359,7 +359,7 @@ def _fill(shape, fill_value, dtype, op):
         info = np.iinfo(mstype.dtype_to_nptype(dtype))
         if not info.min <= fill_value <= info.max:
             raise OverflowError(f"For '{op}', Python integer {fill_value} out of bounds for {dtype}.")
-        if abs(fill_value) > 2**53:  # not exact through the float64 fill value: build it in NumPy
+        if not -2**53 <= fill_value <= 2**53:  # not exact through the float64 fill value: build it in NumPy
             return Tensor(np.full(shape, fill_value, dtype=mstype.dtype_to_nptype(dtype)))
     return _core.full(list(shape), float(fill_value), dtype)
 
