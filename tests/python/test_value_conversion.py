@@ -166,6 +166,8 @@ def test_big_endian_arrays_keep_their_values(code):
     big = native.astype(">" + code)
     t = Tensor(big)
     assert t.asnumpy().tolist() == native.tolist()
+    assert Tensor.from_numpy(big).asnumpy().tolist() == native.tolist()
+    assert Tensor(big[:, ::2]).asnumpy().tolist() == native[:, ::2].tolist()  # strided too
     assert t.dtype == Tensor(native).dtype
     np.testing.assert_array_equal(ops.add(Tensor(native), big).asnumpy(), Tensor(native + native).asnumpy())
     np.testing.assert_array_equal(Tensor(big[0, 1]).asnumpy(), native[0, 1])  # a NumPy scalar of that order
