@@ -30,6 +30,12 @@ inline bool is_bool(DType t) { return t == DType::Bool; }
 // operands give MindSpore's defaults for Python scalars: Float32, Int64 or Bool.
 DType promote_types(DType a, DType b, bool a_weak = false, bool b_weak = false);
 
+// Whether the integer `v` is representable in `t` (always true for float and bool types: those round/saturate).
+bool int_fits(int64_t v, DType t);
+// Whether the finite value `v` truncated toward zero is representable in the integer type `t` (true for
+// non-integer types; false for NaN and infinities with an integer `t`: converting them is undefined in C++).
+bool double_fits(double v, DType t);
+
 // IEEE 754 half precision, stored as bits; arithmetic goes through float.
 struct Half {
   uint16_t bits = 0;

@@ -6,9 +6,10 @@
 
 namespace kiln {
 
-enum class ErrorKind { Value, Type, Index, Runtime };
+enum class ErrorKind { Value, Type, Index, Runtime, Overflow };
 
-// An error with a kind that maps to Python's ValueError / TypeError / IndexError / RuntimeError.
+// An error with a kind that maps to Python's ValueError / TypeError / IndexError / RuntimeError / OverflowError
+// (Overflow: a value that does not fit the element type it is converted to, as NumPy 2 raises).
 class Error : public std::runtime_error {
  public:
   Error(ErrorKind kind, const std::string& msg) : std::runtime_error(msg), kind_(kind) {}

@@ -9,41 +9,109 @@ from .common import dtype as mstype
 _OK_KINDS = "biuf"
 
 
+def _native(arr):
+    """`arr` in native byte order (a big-endian array from a file or a network protocol keeps its values)."""
+    if not arr.dtype.isnative:
+        return arr.astype(arr.dtype.newbyteorder("="))
+    return arr
+
+
+def _check_kind(arr):
+    if arr.dtype.kind not in _OK_KINDS:
+        what = "object (Python objects such as str or None)" if arr.dtype.kind == "O" else str(arr.dtype)
+        raise TypeError(f"For 'Tensor', the element type {what} of the array is not supported (supported: bool, "
+                        "int8/16/32/64, uint8, float16/32/64).")
+
+
+def _wide_uint_to_int64(arr):
+    """uint16/32/64 arrays become Int64 (Kiln has no wider unsigned dtypes); values above Int64's range raise."""
+    if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+        raise OverflowError(f"For 'Tensor', the uint64 value {int(arr.max())} is out of bounds for Int64 (Kiln has "
+                            "no UInt64 dtype).")
+    return arr.astype(np.int64)
+
+
+def _list_items(data):
+    return [x.asnumpy() if isinstance(x, _core.Tensor) else x for x in data]
+
+
 def _infer_array(data):
     """NumPy array for `data` with MindSpore's default dtypes: Python float / float lists → float32,
-    Python int / int lists → int64, bool → bool, NumPy arrays and scalars keep their dtype."""
+    Python int / int lists → int64, bool → bool, NumPy arrays and scalars keep their dtype (in native byte order).
+
+    Raises TypeError for unsupported types (None, str, object arrays), ValueError for ragged lists and
+    OverflowError for ints outside Int64's range."""
     if isinstance(data, np.ndarray):
-        arr = data
+        arr = _native(data)
     elif isinstance(data, np.generic):
-        arr = np.asarray(data)
+        arr = _native(np.asarray(data))
     elif isinstance(data, bool):
         arr = np.asarray(data, dtype=np.bool_)
     elif isinstance(data, int):
         if not -2**63 <= data < 2**63:
-            raise ValueError(f"Tensor: the int {data} is outside the Int64 range.")
+            raise OverflowError(f"Python integer {data} out of bounds for Int64.")
         arr = np.asarray(data, dtype=np.int64)
     elif isinstance(data, float):
         arr = np.asarray(data, dtype=np.float32)
     elif isinstance(data, (list, tuple)):
-        items = [x.asnumpy() if isinstance(x, _core.Tensor) else x for x in data]
         try:
-            arr = np.asarray(items)
+            arr = np.asarray(_list_items(data))
         except OverflowError:
-            raise ValueError("Tensor: an int in the list is outside the Int64 range.") from None
+            raise OverflowError("For 'Tensor', an int in the list is out of bounds for Int64.") from None
         except ValueError as e:
-            raise ValueError(f"Tensor: the list/tuple is ragged or invalid: {e}") from None
+            raise ValueError(f"For 'Tensor', the list/tuple is ragged or invalid: {e}") from None
+        if arr.dtype.kind == "O":
+            if any(isinstance(v, int) and not isinstance(v, bool) and not -2**63 <= v < 2**63
+                   for v in np.ravel(arr)):
+                raise OverflowError("For 'Tensor', an int in the list is out of bounds for Int64.")
+            _check_kind(arr)
+        arr = _native(arr)
         if arr.dtype == np.float64:
             arr = arr.astype(np.float32)
-        elif arr.dtype.kind in "iu" and arr.dtype != np.uint8:
+        elif arr.dtype.kind == "i" and arr.dtype != np.int64:
             arr = arr.astype(np.int64)
+        elif arr.dtype.kind == "u" and arr.dtype != np.uint8:
+            arr = _wide_uint_to_int64(arr)
     else:
-        raise TypeError(f"Tensor: input_data of type {type(data).__name__!r} is not supported; expected a Tensor, "
-                        "NumPy array, list, tuple, bool, int or float.")
-    if arr.dtype.kind not in _OK_KINDS:
-        raise TypeError(f"Tensor: the element type {arr.dtype} is not supported by Kiln "
-                        "(supported: bool, int8/16/32/64, uint8, float16/32/64).")
+        raise TypeError(f"For 'Tensor', the input_data must be a Tensor, NumPy array, list, tuple, bool, int or "
+                        f"float, but got {type(data).__name__}.")
+    _check_kind(arr)
     if arr.dtype.kind == "u" and arr.dtype != np.uint8:
-        arr = arr.astype(np.int64)
+        arr = _wide_uint_to_int64(arr)
+    return arr
+
+
+def _first_out_of_range(items, np_dtype):
+    """The first Python int in (nested) `items` outside the integer dtype's range, or None."""
+    info = np.iinfo(np_dtype)
+    stack = [items]
+    while stack:
+        v = stack.pop(0)
+        if isinstance(v, (list, tuple)):
+            stack[:0] = list(v)
+        elif isinstance(v, int) and not isinstance(v, bool) and not info.min <= v <= info.max:
+            return v
+    return None
+
+
+def _from_python(data, dtype):
+    """NumPy array of Kiln dtype `dtype` from Python data (scalars, lists, tuples: NumPy 2 raises OverflowError
+    for an int that does not fit, as `np.array([300], np.uint8)`); arrays and Tensors are cast as NumPy's
+    astype does."""
+    np_dtype = mstype.dtype_to_nptype(dtype)
+    if isinstance(data, (bool, int, float, list, tuple)) and np.dtype(np_dtype).kind in "iu":
+        items = _list_items(data) if isinstance(data, (list, tuple)) else data
+        try:
+            arr = np.asarray(items, dtype=np_dtype)
+        except OverflowError as e:
+            bad = _first_out_of_range(items, np.dtype(np_dtype))
+            what = f"Python integer {bad}" if bad is not None else str(e)
+            raise OverflowError(f"For 'Tensor', {what} out of bounds for {dtype}.") from None
+        except (ValueError, TypeError):
+            arr = None  # ragged, None, str...: _infer_array below names the problem
+        if arr is not None:
+            return _native(arr)
+    arr = _infer_array(data)
     return arr
 
 
@@ -73,14 +141,142 @@ def make_tensor(input_data=None, dtype=None, shape=None, init=None):
         return _core.full(shape, 0.0, dtype if dtype is not None else mstype.float32)
     if isinstance(input_data, _core.Tensor):
         return _core.cast(input_data, dtype) if dtype is not None else _core.identity(input_data)
-    arr = _infer_array(input_data)
-    if arr.ndim > 0 and 0 in arr.shape and arr.ndim > 1:
-        pass  # empty multi-dim arrays are allowed by NumPy; Kiln allows them too
+    arr = _infer_array(input_data) if dtype is None else _from_python(input_data, dtype)
     t = _core.Tensor._from_numpy(np.asarray(arr, order="C"))
     if dtype is not None and dtype != t.dtype:
         t = _core.cast(t, dtype)
     return t
 
 
+# ---- MindSpore-style errors for arguments that the C++ bindings can not convert ----
+_EXPECTED = {
+    "Tensor": "a Tensor, a number or an array-like of numbers",
+    "kiln.Tensor": "a Tensor",
+    "int": "an int",
+    "bool": "a bool",
+    "float": "a number",
+    "str": "a str",
+    "kiln._core.DType": "a dtype such as mindspore.float32",
+    "collections.abc.Sequence[int]": "a tuple or list of ints",
+    "collections.abc.Sequence[kiln.Tensor]": "a tuple or list of Tensors",
+    "collections.abc.Sequence[kiln.Tensor | None]": "a tuple or list of Tensors or None",
+}
+
+
+def _op_name(name):
+    """MindSpore's primitive spelling of a core function name: 'floor_div' → 'FloorDiv'."""
+    if "." in name:  # a method: "Tensor.asnumpy"
+        return name
+    return "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_")) or name
+
+
+def _is_int(x):
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+class _Reason(str):
+    """Why an argument does not convert, with the exception type the conversion raised."""
+
+    def __new__(cls, text, kind=TypeError):
+        r = super().__new__(cls, text)
+        r.kind = kind
+        return r
+
+
+def _problem(x, typ):
+    """None when `x` converts to the binding type `typ`; else the reason ('' when the type name says it all)."""
+    if typ.endswith(" | None"):
+        if x is None:
+            return None
+        typ = typ[:-len(" | None")]
+    if typ == "object":
+        return None
+    if typ == "Tensor":
+        if isinstance(x, (_core.Tensor, bool, int, float)):
+            return None
+        if not isinstance(x, (list, tuple, np.ndarray, np.generic)):
+            return ""  # the type name says it all
+        try:
+            to_numpy(x)
+            return None
+        except (TypeError, ValueError, OverflowError) as e:
+            return _Reason(str(e), type(e))
+    if typ == "kiln.Tensor":
+        return None if isinstance(x, _core.Tensor) else ""
+    if typ == "int":
+        return None if _is_int(x) else ""
+    if typ == "bool":
+        return None if isinstance(x, (bool, np.bool_)) else ""
+    if typ == "float":
+        return None if isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) else ""
+    if typ == "str":
+        return None if isinstance(x, str) else ""
+    if typ == "kiln._core.DType":
+        return None if isinstance(x, _core.DType) else ""
+    if typ.startswith("collections.abc.Sequence["):
+        if not isinstance(x, (list, tuple)):
+            return ""
+        inner = typ[len("collections.abc.Sequence["):-1]
+        for i, v in enumerate(x):
+            if _problem(v, inner) is not None:
+                return f"element {i} is {type(v).__name__}"
+        return None
+    return None
+
+
+def _split_params(sig):
+    """[(name, type)] of a nanobind signature 'def f(a: T, b: U = ...) -> R'."""
+    inner = sig[sig.index("(") + 1:sig.rindex(")")]
+    params, depth, cur = [], 0, ""
+    for ch in inner + ",":
+        if ch == "," and depth == 0:
+            cur = cur.strip()
+            if cur and cur not in ("/", "*") and not cur.startswith("*"):
+                name, _, typ = cur.partition(":")
+                params.append((name.strip(), typ.split("=")[0].strip()))
+            cur = ""
+            continue
+        depth += ch == "["
+        depth -= ch == "]"
+        cur += ch
+    return params
+
+
+def _argument_error(name, fn, args, kwargs):
+    """Raises the TypeError for a call of the core function `name` whose arguments could not be converted: it
+    names the op (MindSpore's spelling), the argument, what was expected and what was given. Called by the
+    bindings instead of nanobind's list of signatures."""
+    op = _op_name(name)
+    sigs = [s[0] for s in getattr(fn, "__nb_signature__", ()) if "_kiln_convert_pass" not in s[0]]
+    if not sigs:
+        raise TypeError(f"For '{op}', the arguments are not valid.")
+    params = _split_params(sigs[0])
+    names = [p for p, _ in params]
+    if len(args) > len(params):
+        raise TypeError(f"For '{op}', expected at most {len(params)} arguments ({', '.join(names)}), but got "
+                        f"{len(args)}.")
+    unknown = [k for k in kwargs if k not in names]
+    if unknown:
+        raise TypeError(f"For '{op}', got an unexpected keyword argument {unknown[0]!r} (arguments: "
+                        f"{', '.join(names)}).")
+    given = dict(zip(names, args))
+    given.update(kwargs)
+    for pname, typ in params:
+        if pname not in given:
+            continue
+        x = given[pname]
+        why = _problem(x, typ)
+        if why is not None:
+            expected = _EXPECTED.get(typ.replace(" | None", ""), typ)
+            if typ.endswith(" | None"):
+                expected += " or None"
+            msg = f"For '{op}', the argument '{pname}' must be {expected}, but got {type(x).__name__}"
+            kind = why.kind if isinstance(why, _Reason) and why.kind is OverflowError else TypeError
+            raise kind(msg + (f": {why}" if why else "."))
+    raise TypeError(f"For '{op}', the arguments ({', '.join(type(v).__name__ for v in args)}) do not match its "
+                    f"parameters ({', '.join(names)}).")
+
+
 _core._set_converter(to_numpy)
+_core._set_argument_error(_argument_error)
 _core._set_tensor_factory(make_tensor)

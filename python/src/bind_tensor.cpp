@@ -92,7 +92,7 @@ Tensor to_tensor(nb::handle obj, const char* what) {
   if (PyBool_Check(obj.ptr())) return Tensor::scalar(obj.ptr() == Py_True ? 1.0 : 0.0, DType::Bool, true);
   if (PyLong_Check(obj.ptr())) {
     long long v = PyLong_AsLongLong(obj.ptr());
-    if (v == -1 && PyErr_Occurred()) { PyErr_Clear(); KILN_FAIL(Value, "Kiln: Python int out of the Int64 range."); }
+    if (v == -1 && PyErr_Occurred()) { PyErr_Clear(); KILN_FAIL(Overflow, "Python integer out of bounds for Int64."); }
     Tensor t = Tensor::empty({}, DType::Int64);
     *t.data<int64_t>() = v;
     t.impl()->weak = true;
@@ -173,8 +173,13 @@ void bind_tensor(nb::module_& m) {
            nb::arg("input_data") = nb::none(), nb::arg("dtype") = nb::none(), nb::arg("shape") = nb::none(),
            nb::arg("init") = nb::none(), nb::arg("internal") = false, nb::arg("const_arg") = false,
            "Tensor(input_data=None, dtype=None, shape=None, init=None): MindSpore's constructor (see kiln.Tensor).")
-      .def_static("_from_numpy", [](nb::ndarray<nb::c_contig, nb::device::cpu> a) { return from_ndarray(a); },
-                  "Copies a C-contiguous NumPy array into a new Tensor of the same dtype and shape.")
+      .def_static("_from_numpy", [](nb::handle a) {
+                    // Through the converter: any NumPy array (non-contiguous, big-endian) keeps its values, and an
+                    // unsupported one (object, str) raises its TypeError.
+                    KILN_CHECK(g_converter.is_valid(), Runtime, "Kiln: the Python converter is not set (import kiln).");
+                    return from_ndarray(nb::cast<nb::ndarray<nb::c_contig, nb::device::cpu>>(g_converter(a, nb::none())));
+                  },
+                  "Copies a NumPy array (any layout and byte order) into a new Tensor of the same dtype and shape.")
       .def_static("_share_numpy", [](nb::ndarray<nb::c_contig, nb::device::cpu> a) { return share_ndarray(a); },
                   nb::arg("array").noconvert(),
                   "A Tensor sharing the memory of a C-contiguous, aligned, writable NumPy array of a Kiln dtype "

@@ -26,6 +26,24 @@ const char* dtype_numpy_name(DType t) {
   return names[int(t)];
 }
 
+bool int_fits(int64_t v, DType t) {
+  switch (t) {
+    case DType::UInt8: return v >= 0 && v <= 255;
+    case DType::Int8: return v >= -128 && v <= 127;
+    case DType::Int16: return v >= -32768 && v <= 32767;
+    case DType::Int32: return v >= -2147483648LL && v <= 2147483647LL;
+    default: return true;
+  }
+}
+
+bool double_fits(double v, DType t) {
+  if (!is_integral(t)) return true;
+  if (!std::isfinite(v)) return false;
+  const double tv = std::trunc(v);
+  if (t == DType::Int64) return tv >= -9223372036854775808.0 && tv < 9223372036854775808.0;
+  return int_fits(int64_t(tv), t);
+}
+
 namespace {
 int category(DType t) { return is_bool(t) ? 0 : is_integral(t) ? 1 : 2; }
 }  // namespace

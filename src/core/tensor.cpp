@@ -144,6 +144,20 @@ double Tensor::item() const {
 void copy_into(const Tensor& src, const Tensor& dst) {
   KILN_CHECK(src.shape() == dst.shape(), Value, "Kiln copy: shape ", shape_str(src.shape()), " vs ",
              shape_str(dst.shape()), ".");
+  if (src.weak() && is_integral(dst.dtype()) && src.numel() > 0 && !src.is_symbolic()) {
+    // A Python number (a weak scalar, possibly broadcast) must fit an integer destination, as in NumPy 2
+    // (np.uint8 array + 300 and np.array(300, np.uint8) raise OverflowError); floats out of range would be
+    // undefined behaviour in C++.
+    if (src.dtype() == DType::Int64) {
+      const int64_t v = *src.data<int64_t>();
+      KILN_CHECK(int_fits(v, dst.dtype()), Overflow, "Python integer ", v, " out of bounds for ",
+                 dtype_name(dst.dtype()), ".");
+    } else if (src.dtype() == DType::Float64) {
+      const double v = *src.data<double>();
+      KILN_CHECK(double_fits(v, dst.dtype()), Overflow, "Python float ", v, " out of bounds for ",
+                 dtype_name(dst.dtype()), ".");
+    }
+  }
   KILN_DISPATCH(src.dtype(), [&](auto stag) {
     using S = decltype(stag);
     KILN_DISPATCH(dst.dtype(), [&](auto dtag) {

@@ -178,6 +178,8 @@ void register_creation() {
 namespace ops {
 Tensor full(const Shape& shape, double value, DType dtype) {
   check_shape(shape, "full");
+  KILN_CHECK(double_fits(value, dtype), Overflow, "For 'Fill', the value ", value, " is out of bounds for ",
+             dtype_name(dtype), ".");
   return apply1(OpId::Fill, {}, {{"shape", shape}, {"value", value}, {"dtype", dtype}});
 }
 Tensor zeros(const Shape& shape, DType dtype) { return full(shape, 0.0, dtype); }

@@ -60,15 +60,7 @@ inline DType binary_dtype(const Tensor& a, const Tensor& b) {
 // `x` converted to dtype `t` (no copy when it already has it; not recorded on the tape).
 inline Tensor as_dtype(const Tensor& x, DType t) {
   if (x.dtype() == t) return x;
-  if (x.weak() && is_integral(x.dtype()) && is_integral(t)) {  // a Python int must fit the tensor's dtype
-    const double v = x.item();
-    const double lo = t == DType::UInt8 ? 0 : t == DType::Int8 ? -128 : t == DType::Int16 ? -32768
-                      : t == DType::Int32 ? -2147483648.0 : -9223372036854775808.0;
-    const double hi = t == DType::UInt8 ? 255 : t == DType::Int8 ? 127 : t == DType::Int16 ? 32767
-                      : t == DType::Int32 ? 2147483647.0 : 9223372036854775807.0;
-    KILN_CHECK(v >= lo && v <= hi, Value, "Python integer ", int64_t(v), " is out of bounds for ", dtype_name(t),
-               " (OverflowError in NumPy).");
-  }
+  // copy_into raises OverflowError for a Python int (weak scalar) that does not fit an integer `t`.
   Tensor out = Tensor::empty(x.shape(), t);
   copy_into(x, out);
   return out;

@@ -94,10 +94,22 @@ template <typename C> struct PowF {
 template <typename C> struct MaxF { C operator()(C x, C y) const { if constexpr (std::is_floating_point_v<C>) { if (std::isnan(x) || std::isnan(y)) return x + y; } return x > y ? x : y; } };
 template <typename C> struct MinF { C operator()(C x, C y) const { if constexpr (std::is_floating_point_v<C>) { if (std::isnan(x) || std::isnan(y)) return x + y; } return x < y ? x : y; } };
 
-// Comparisons: inputs cast to their promoted dtype, output Bool.
+// The dtype a comparison runs in: the promoted dtype, except that a Python int outside an integer tensor's range
+// compares exactly in Int64 (NumPy 2: uint8_array == 300 is False, uint8_array < 300 is True).
+DType compare_dtype(const Tensor& a, const Tensor& b) {
+  DType t = binary_dtype(a, b);
+  for (const Tensor* w : {&a, &b}) {
+    if (w->weak() && w->dtype() == DType::Int64 && is_integral(t) && !w->is_symbolic() &&
+        !int_fits(*w->data<int64_t>(), t))
+      return DType::Int64;
+  }
+  return t;
+}
+
+// Comparisons: inputs cast to their promoted dtype (see compare_dtype), output Bool.
 template <template <typename> class F>
 void run_compare(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Attrs&) {
-  DType t = binary_dtype(in[0], in[1]);
+  DType t = compare_dtype(in[0], in[1]);
   Tensor a = ew::as_dtype(in[0], t), b = ew::as_dtype(in[1], t);
   KILN_DISPATCH(t, [&](auto tag) {
     using T = decltype(tag);

@@ -283,6 +283,49 @@ TEST(CopyInto, EveryDTypePair) {
     }
 }
 
+TEST(DType, IntFitsAndDoubleFits) {
+  EXPECT_TRUE(int_fits(255, D::UInt8));
+  EXPECT_FALSE(int_fits(256, D::UInt8));
+  EXPECT_FALSE(int_fits(-1, D::UInt8));
+  EXPECT_TRUE(int_fits(-128, D::Int8));
+  EXPECT_FALSE(int_fits(-129, D::Int8));
+  EXPECT_FALSE(int_fits(32768, D::Int16));
+  EXPECT_TRUE(int_fits(2147483647LL, D::Int32));
+  EXPECT_FALSE(int_fits(3000000000LL, D::Int32));
+  EXPECT_TRUE(int_fits(std::numeric_limits<int64_t>::min(), D::Int64));
+  EXPECT_TRUE(int_fits(1000, D::Float16));  // floats round/saturate: always representable
+  EXPECT_TRUE(double_fits(255.9, D::UInt8));  // truncates toward zero to 255
+  EXPECT_FALSE(double_fits(256.0, D::UInt8));
+  EXPECT_TRUE(double_fits(-0.5, D::UInt8));
+  EXPECT_FALSE(double_fits(1e10, D::Int32));
+  EXPECT_FALSE(double_fits(9223372036854775808.0, D::Int64));
+  EXPECT_TRUE(double_fits(-9223372036854775808.0, D::Int64));
+  EXPECT_FALSE(double_fits(std::nan(""), D::Int32));
+  EXPECT_FALSE(double_fits(INFINITY, D::Int64));
+  EXPECT_TRUE(double_fits(INFINITY, D::Float32));
+}
+
+TEST(CopyInto, PythonScalarsMustFitIntegerDestinations) {
+  // A weak (Python) int out of range raises Overflow, as NumPy 2; in range it converts exactly.
+  Tensor dst = Tensor::empty({2}, D::UInt8);
+  Tensor w300 = Tensor::scalar(300, D::Int64, true);
+  expect_error([&] { copy_into(w300.view({2}, {0}, 0), dst); }, ErrorKind::Overflow, {"300", "UInt8"});
+  copy_into(Tensor::scalar(255, D::Int64, true).view({2}, {0}, 0), dst);
+  EXPECT_EQ(values(dst), (std::vector<double>{255, 255}));
+  expect_error([&] { copy_into(Tensor::scalar(1e10, D::Float64, true).view({2}, {0}, 0), Tensor::empty({2}, D::Int32)); },
+               ErrorKind::Overflow, {"Int32"});
+  // A strong (tensor) value converts as static_cast / NumPy's astype: no check.
+  copy_into(make({300, 1}, {2}, D::Int64), dst);
+  EXPECT_EQ(values(dst), (std::vector<double>{44, 1}));
+  // Through the ops: arithmetic raises, comparisons are exact, full checks its value.
+  Tensor u8 = make({1, 255}, {2}, D::UInt8);
+  expect_error([&] { ops::add(u8, w300); }, ErrorKind::Overflow, {"300", "UInt8"});
+  EXPECT_EQ(values(ops::less(u8, w300)), (std::vector<double>{1, 1}));
+  EXPECT_EQ(values(ops::equal(u8, Tensor::scalar(-1, D::Int64, true))), (std::vector<double>{0, 0}));
+  expect_error([&] { ops::full({2}, 1e10, D::Int32); }, ErrorKind::Overflow, {"'Fill'", "Int32"});
+  EXPECT_EQ(values(ops::full({1}, -128, D::Int8)), (std::vector<double>{-128}));
+}
+
 // ---------------------------------------------------------------- allocator
 
 TEST(Allocator, ReusesBlocks) {

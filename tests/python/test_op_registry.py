@@ -300,6 +300,39 @@ def test_dtype_promotion(entry):
     assert not problems, f"{entry.name}: " + "; ".join(problems)
 
 
+@pytest.mark.parametrize("entry", [e for e in R.entries("op") if e.binary], ids=lambda e: e.name)
+def test_python_int_out_of_range(entry):
+    """A Python int just outside an integer tensor's range, on either side of every binary op: OverflowError exactly
+    where NumPy 2 raises it (arithmetic converts the int to the tensor's dtype, NEP 50), NumPy's values otherwise
+    (comparisons, true division and logical ops see the exact int). It used to wrap silently (uint8 + 300 → 44)."""
+    problems = []
+    for nd in (np.uint8, np.int8, np.int16, np.int32):
+        info = np.iinfo(nd)
+        a = np.array([1, 2, 3], nd)
+        for v in (int(info.max) + 1, int(info.min) - 1):
+            for args in ((a, v), (v, a)):
+                key = f"{'tensor' if args[0] is a else v},{v if args[0] is a else 'tensor'} ({np.dtype(nd).name})"
+                try:
+                    want, _ = _reference(entry, R.Sample(args))
+                except OverflowError:
+                    want = None
+                try:
+                    got = _outs(entry.op(*[to_kiln(x) for x in args]))
+                except OverflowError as e:
+                    if want is not None:
+                        problems.append(f"{key}: OverflowError ({e}), NumPy gives {want[0].tolist()}")
+                    elif str(v) not in str(e):
+                        problems.append(f"{key}: the message does not name the int: {e}")
+                    continue
+                if want is None:
+                    problems.append(f"{key}: no OverflowError (got {[g.asnumpy().tolist() for g in got]})")
+                    continue
+                for g, w in zip(got, want):
+                    np.testing.assert_allclose(g.asnumpy().astype(np.float64), w.astype(np.float64), rtol=1e-6,
+                                               err_msg=f"{entry.name} {key}")
+    assert not problems, f"{entry.name}: " + "; ".join(problems)
+
+
 def test_promotion_rules_documented_examples():
     """The exceptions of Note [dtype rules], spelled out once."""
     i32 = Tensor(np.array([1, 2], np.int32))

@@ -44,8 +44,11 @@ def _rng():
 
 
 def _assign(arr, data):
-    """Writes `data` into the NumPy array `arr` (in place, cast to arr's dtype)."""
-    if arr.shape == ():
+    """Writes `data` into the NumPy array `arr` (in place, cast to arr's dtype). A Python int that does not fit an
+    integer dtype raises OverflowError (NumPy 2's rule)."""
+    if isinstance(data, (bool, int, float)):
+        arr[...] = data
+    elif arr.shape == ():
         arr[()] = np.asarray(data).reshape(()) if np.size(data) == 1 else data
     else:
         arr[...] = data
@@ -388,7 +391,10 @@ def initializer(init, shape=None, dtype=mstype.float32):
         init = Constant(init)
     np_dtype = np.float64 if mstype.is_float(dtype) else mstype.dtype_to_nptype(dtype)
     arr = np.zeros(shape, dtype=np_dtype)
-    out = init(arr)
+    try:
+        out = init(arr)
+    except OverflowError as e:
+        raise OverflowError(f"For 'initializer', {e} (dtype {dtype}).") from None
     if isinstance(out, np.ndarray) and out is not arr and out.shape == arr.shape:
         arr = out  # an Initializer whose _initialize returns the data instead of filling arr
     t = _core.Tensor._from_numpy(np.asarray(arr, order="C"))

@@ -221,7 +221,7 @@ _METHODS = {
     "expand_dims": lambda self, axis: _core.expand_dims(self, axis),
     "unsqueeze": lambda self, dim: _core.expand_dims(self, dim),
     "broadcast_to": lambda self, shape: _core.broadcast_to(self, list(shape)),
-    "expand_as": lambda self, other: _core.broadcast_to(self, list(other.shape)),
+    "expand_as": lambda self, other: _core.broadcast_to(self, list(_other_tensor(other, "expand_as").shape)),
     "sum": lambda self, axis=None, dtype=None, keepdims=False, initial=None:
         _core.sum(self if dtype is None else _core.cast(self, mstype.to_dtype(dtype)), axis, keepdims),
     "mean": lambda self, axis=None, keep_dims=False: _core.mean(self, axis, keep_dims),
@@ -246,6 +246,12 @@ _METHODS = {
     "assign_value": lambda self, value: _core.assign(self, value),
     "set_dtype": lambda self, dtype: _core.cast(self, mstype.to_dtype(dtype)),
 }
+
+
+def _other_tensor(other, op):
+    if not isinstance(other, Tensor):
+        raise TypeError(f"For 'Tensor.{op}', the argument 'other' must be a Tensor, but got {type(other).__name__}.")
+    return other
 
 
 def _copy(t):

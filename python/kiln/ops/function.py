@@ -11,6 +11,13 @@ from ..common import dtype as mstype
 from ..common import seed as _seed
 from ..common.tensor import Tensor
 
+def _tensor_arg(x, op, name="input"):
+    """`x` if it is a Tensor; else TypeError in MindSpore's style naming the op and the argument."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"For '{op}', the argument '{name}' must be a Tensor, but got {type(x).__name__}.")
+    return x
+
+
 # ---- elementwise arithmetic ----
 add = _core.add
 sub = _core.sub
@@ -238,7 +245,7 @@ def squeeze(input, axis=None):  # noqa: A002
 
 def flatten(input, order="C", *, start_dim=1, end_dim=-1):  # noqa: A002
     """Flattens dims start_dim..end_dim into one (MindSpore default keeps dim 0)."""
-    return input.flatten(start_dim, end_dim)
+    return _tensor_arg(input, "flatten").flatten(start_dim, end_dim)
 
 
 def concat(tensors, axis=0):
@@ -257,7 +264,7 @@ def stack(tensors, axis=0):
 def split(tensor, split_size_or_sections, axis=0):
     """Splits along `axis` into chunks of size split_size_or_sections (int; the last may be smaller) or of the
     given section sizes (list/tuple). Returns a tuple."""
-    n = tensor.shape[axis]
+    n = _tensor_arg(tensor, "split", "tensor").shape[axis]
     if isinstance(split_size_or_sections, int):
         if split_size_or_sections <= 0:
             raise ValueError(f"For 'split', split_size_or_sections must be > 0, but got {split_size_or_sections}.")
@@ -320,17 +327,17 @@ def matmul(input, other):  # noqa: A002
 
 def numel(input):  # noqa: A002
     """Number of elements."""
-    return input.size
+    return _tensor_arg(input, "numel").size
 
 
 def shape(input_x):
     """The shape as a tuple of ints."""
-    return input_x.shape
+    return _tensor_arg(input_x, "shape", "input_x").shape
 
 
 def rank(input_x):
     """The number of dims."""
-    return input_x.ndim
+    return _tensor_arg(input_x, "rank", "input_x").ndim
 
 
 # ---- creation ----
@@ -362,26 +369,57 @@ def ones(shape, dtype=None):
     return _core.full(list(_shape_arg(shape, "ones")), 1.0, mstype.float32 if dtype is None else mstype.to_dtype(dtype))
 
 
+def _fill(shape, fill_value, dtype, op):
+    """A tensor of `shape` and Kiln `dtype` filled with the Python number / 0-d Tensor `fill_value`.
+
+    An int that does not fit an integer dtype raises OverflowError, as NumPy 2's np.full; ints beyond float64's
+    53-bit mantissa are stored exactly."""
+    if isinstance(fill_value, Tensor):
+        if fill_value.size != 1:
+            raise ValueError(f"For '{op}', fill_value must be a number or a Tensor with one element, but got shape "
+                             f"{fill_value.shape}.")
+        fill_value = fill_value.item()
+    if isinstance(fill_value, (np.generic,)):
+        fill_value = fill_value.item()
+    if not isinstance(fill_value, (bool, int, float)):
+        raise TypeError(f"For '{op}', fill_value must be a bool, int or float, but got {type(fill_value).__name__}.")
+    if isinstance(fill_value, int) and not isinstance(fill_value, bool) and dtype in mstype.int_type:
+        info = np.iinfo(mstype.dtype_to_nptype(dtype))
+        if not info.min <= fill_value <= info.max:
+            raise OverflowError(f"For '{op}', Python integer {fill_value} out of bounds for {dtype}.")
+        if not -2**53 <= fill_value <= 2**53:  # not exact through the float64 fill value: build it in NumPy
+            return Tensor(np.full(shape, fill_value, dtype=mstype.dtype_to_nptype(dtype)))
+    return _core.full(list(shape), float(fill_value), dtype)
+
+
 def full(size, fill_value, *, dtype=None):
-    """A tensor filled with fill_value (dtype: from fill_value when None: bool → Bool, int → Int64, float → Float32)."""
+    """A tensor filled with fill_value (dtype: from fill_value when None: bool → Bool, int → Int64, float → Float32).
+
+    Raises OverflowError for an int fill_value outside an integer dtype's range (NumPy 2's rule)."""
     if dtype is None:
         dtype = mstype.pytype_to_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float)) else mstype.float32
-    return _core.full(list(_shape_arg(size, "full")), float(fill_value), mstype.to_dtype(dtype))
+    return _fill(_shape_arg(size, "full"), fill_value, mstype.to_dtype(dtype), "full")
+
+
+def fill(type, shape, value):  # noqa: A002
+    """MindSpore's ops.fill(type, shape, value): a tensor of dtype `type` and `shape` filled with `value`."""
+    return _fill(_shape_arg(shape, "fill"), value, mstype.to_dtype(type, "type"), "fill")
 
 
 def zeros_like(input, *, dtype=None):  # noqa: A002
     """Zeros with input's shape (and dtype unless given)."""
-    return _core.full(list(input.shape), 0.0, input.dtype if dtype is None else mstype.to_dtype(dtype))
+    return _core.full(list(_tensor_arg(input, "zeros_like").shape), 0.0, input.dtype if dtype is None else mstype.to_dtype(dtype))
 
 
 def ones_like(input, *, dtype=None):  # noqa: A002
     """Ones with input's shape (and dtype unless given)."""
-    return _core.full(list(input.shape), 1.0, input.dtype if dtype is None else mstype.to_dtype(dtype))
+    return _core.full(list(_tensor_arg(input, "ones_like").shape), 1.0, input.dtype if dtype is None else mstype.to_dtype(dtype))
 
 
 def full_like(input, fill_value, *, dtype=None):  # noqa: A002
     """fill_value with input's shape (and dtype unless given)."""
-    return _core.full(list(input.shape), float(fill_value), input.dtype if dtype is None else mstype.to_dtype(dtype))
+    return _fill(_tensor_arg(input, "full_like").shape, fill_value,
+                 input.dtype if dtype is None else mstype.to_dtype(dtype), "full_like")
 
 
 def arange(start=0, end=None, step=1, *, dtype=None):
@@ -443,6 +481,11 @@ def randint(low, high, size, seed=None, *, dtype=None):
         raise TypeError("For 'randint', 'low' and 'high' must be ints.")
     s, stream = _seed._next_key("randint", seed)
     dtype = mstype.int64 if dtype is None else mstype.to_dtype(dtype)
+    if dtype in mstype.int_type:  # NumPy's rule: the range must fit the dtype (values would wrap otherwise)
+        info = np.iinfo(mstype.dtype_to_nptype(dtype))
+        for what, v in (("low", low), ("high - 1", high - 1)):
+            if not info.min <= v <= info.max:
+                raise ValueError(f"For 'randint', {what} = {v} is out of bounds for {dtype}.")
     return _core.uniform_int(list(_shape_arg(size, "randint")), int(low), int(high), dtype, s, 0, stream)
 
 

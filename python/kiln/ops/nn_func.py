@@ -261,6 +261,8 @@ def batch_norm(input_x, running_mean, running_var, weight, bias, training=False,
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # noqa: A002
     """Layer normalization over the last len(normalized_shape) dims (biased variance), then ·weight + bias (both of
     shape normalized_shape, optional)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"For 'layer_norm', the 'input' must be a Tensor, but got {type(input).__name__}.")
     if _is_int(normalized_shape):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)

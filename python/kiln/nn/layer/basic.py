@@ -9,6 +9,7 @@ from ...common.initializer import HeUniform, Uniform, initializer
 from ...common.parameter import Parameter
 from ...ops import function as F
 from ...ops.primitives import Primitive
+from .._check import check_input
 from ..cell import Cell
 from .activation import get_activation
 
@@ -81,7 +82,7 @@ class Dense(Cell):
         self.activation_flag = self.activation is not None
 
     def construct(self, x):
-        nd = x.ndim
+        nd = check_input(x, type(self).__name__).ndim
         w = self.weight
         b = self.bias
         if self._mp_dtype is not None:
@@ -129,7 +130,7 @@ class Flatten(Cell):
         self.end_dim = end_dim
 
     def construct(self, x):
-        ndim = x.ndim if x.ndim != 0 else 1
+        ndim = check_input(x, "Flatten").ndim or 1
         s, e = self.start_dim, self.end_dim
         for axis in (s, e):
             if axis < -ndim or axis >= ndim:
@@ -189,7 +190,7 @@ class Dropout(Cell):
         if not self.training or self.keep_prob == 1.0:
             return x
         keep = self.keep_prob
-        u = F.rand(*x.shape, dtype=mstype.float32)
+        u = F.rand(*check_input(x, "Dropout").shape, dtype=mstype.float32)
         mask = _core.cast(_core.less(u, keep), x.dtype)
         return _core.mul(x, _core.mul(mask, 1.0 / keep))
 

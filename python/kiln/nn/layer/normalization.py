@@ -19,6 +19,7 @@ from ...common import dtype as mstype
 from ...common.initializer import initializer
 from ...common.parameter import Parameter
 from ...ops import nn_func as NF
+from .._check import check_input
 from ..cell import Cell
 from .basic import _check_positive_int
 
@@ -144,6 +145,7 @@ class LayerNorm(Cell):
         self.beta = Parameter(initializer(beta_init, normalized_shape, dtype=dtype), name="beta")
 
     def construct(self, input_x):
+        check_input(input_x, self.cls_name, "input_x")
         return _core.layer_norm(input_x, self.gamma, self.beta, self.begin_norm_axis, self.begin_params_axis,
                                 self.epsilon)
 
@@ -180,7 +182,7 @@ class GroupNorm(Cell):
         self.beta = Parameter(initializer(beta_init, num_channels, dtype=dtype), name="beta", requires_grad=affine)
 
     def construct(self, x):
-        if x.ndim < 2 or x.shape[1] != self.num_channels:
+        if check_input(x, self.cls_name).ndim < 2 or x.shape[1] != self.num_channels:
             raise ValueError(f"For '{self.cls_name}', the channel(the second dim of the input 'x') must be equal to "
                              f"num_channels, but got channel: {x.shape[1] if x.ndim > 1 else None}, num_channels: "
                              f"{self.num_channels}.")

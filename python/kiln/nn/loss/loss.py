@@ -28,7 +28,7 @@ _LOW = (mstype.float16, mstype.bfloat16)
 
 
 def _check_is_tensor(name, value, cls_name):
-    if value is not None and not isinstance(value, _Tensor):
+    if not isinstance(value, _Tensor):  # None too: it would fail later on a missing attribute
         raise TypeError(f"For '{cls_name}', the '{name}' must be 'Tensor', but got {type(value).__name__}.")
 
 

@@ -119,6 +119,8 @@ class Optimizer(Cell):
                 not all(isinstance(x, dict) for x in parameters):
             raise TypeError("For 'Optimizer', all elements of the argument 'parameters' must be 'Parameter' or "
                             "'dict', please check the 'parameters'.")
+        if isinstance(parameters[0], Parameter):
+            self._check_unique(parameters)
         if isinstance(loss_scale, int) and not isinstance(loss_scale, bool):
             loss_scale = float(loss_scale)
         if not isinstance(loss_scale, float):
@@ -157,6 +159,18 @@ class Optimizer(Cell):
         if not parameters:
             raise ValueError(f"For 'Optimizer', the argument {param_info} must not be empty.")
         return parameters
+
+    @staticmethod
+    def _check_unique(parameters):
+        """RuntimeError naming the first Parameter given twice (the same object, or two with one name: their
+        optimizer states would collide)."""
+        seen = set()
+        for p in parameters:
+            if p.name in seen:
+                raise RuntimeError(f"For 'Optimizer', the {p.name} parameter already exists, it does not support "
+                                   "repeated setting. Please check whether the optimizer parameter has been set "
+                                   "multiple times.")
+            seen.add(p.name)
 
     def _preprocess_weight_decay(self, weight_decay):
         """float λ ≥ 0 → λ·loss_scale; a Cell → a schedule (times loss_scale)."""

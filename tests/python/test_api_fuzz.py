@@ -1,0 +1,277 @@
+"""Fuzz test of the public API's argument checking: every function of kiln.ops, every Primitive, every nn layer and
+loss (constructed with small valid arguments) is called with bad arguments — None, strings, dicts, ragged nested
+lists, object arrays, big-endian arrays, tensors of the wrong rank — one argument at a time.
+
+A call passes when it succeeds (with a big-endian array: with the values of the native array) or raises
+TypeError / ValueError / RuntimeError / IndexError / OverflowError whose message shows no binding internals
+(nanobind's list of signatures, C++ names, Python attribute errors on None)."""
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln as ms
+from kiln import Tensor, nn, ops
+from kiln.ops.primitives import Primitive
+
+FORBIDDEN = ("incompatible function arguments", "nanobind", "kiln._core", "Invoked with", "std::",
+             "'NoneType' object has no attribute", "has no attribute")
+ALLOWED = (TypeError, ValueError, RuntimeError, IndexError, OverflowError, NotImplementedError)
+
+BAD = {
+    "None": None,
+    "str": "a",
+    "dict": {"a": 1},
+    "ragged": [[1.0, 2.0], [3.0]],
+    "object_array": np.array([1, "a", None], dtype=object),
+    "tensor_0d": Tensor(np.float32(1.5)),
+    "tensor_5d": Tensor(np.ones((1, 2, 1, 2, 1), np.float32)),
+}
+# Functions that take callables / control the process rather than tensors; they are checked elsewhere.
+SKIP_OPS = {"print_", "grad", "value_and_grad", "get_grad", "depend", "P", "F", "operations", "functional"}
+
+
+def _valid():
+    return Tensor(np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], np.float32))
+
+
+def _big_endian():
+    return np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], ">f4")
+
+
+def _check_message(where, exc):
+    msg = str(exc)
+    for bad in FORBIDDEN:
+        assert bad not in msg, f"{where}: {type(exc).__name__} shows binding internals: {msg!r}"
+
+
+def _call(where, fn, args, kwargs=None):
+    """Calls fn; returns (ok, result). Fails the test on a disallowed exception type or message."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return True, fn(*args, **(kwargs or {}))
+    except ALLOWED as e:
+        _check_message(where, e)
+        return False, None
+    except Exception as e:  # noqa: BLE001 — any other type is a failure of argument checking
+        pytest.fail(f"{where}: raised {type(e).__name__}: {e}")
+
+
+def _as_list(r):
+    if isinstance(r, Tensor):
+        return [r]
+    if isinstance(r, (tuple, list)):
+        return [x for x in r if isinstance(x, Tensor)]
+    return []
+
+
+def _same_result(where, a, b):
+    la, lb = _as_list(a), _as_list(b)
+    assert len(la) == len(lb), where
+    for x, y in zip(la, lb):
+        if x.dtype == ms.bfloat16:
+            x, y = x.astype(ms.float32), y.astype(ms.float32)
+        np.testing.assert_array_equal(x.asnumpy(), y.asnumpy(), err_msg=where)
+
+
+def _n_positional(fn):
+    """How many arguments to pass: the required positional parameters (at least 1, at most 4)."""
+    try:
+        sig = inspect.signature(fn)
+        req = [p for p in sig.parameters.values()
+               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+        n = len(req)
+    except (TypeError, ValueError):  # a C++ function: count from nanobind's signature
+        sigs = getattr(fn, "__nb_signature__", None)
+        if not sigs:
+            return 1
+        s = sigs[0][0]
+        inner = s[s.index("(") + 1:s.rindex(")")]
+        n = len([p for p in inner.split(",") if p.strip() and "=" not in p and p.strip() not in ("/", "*")])
+    return max(1, min(n, 4))
+
+
+def _optional_names(fn):
+    """Names of the parameters with defaults (keyword-passable)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in sig.parameters.values()
+            if p.default is not p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def _fuzz_optional(where, fn, n):
+    """Each optional parameter in turn gets each bad value (the required ones a valid float tensor)."""
+    for pname in _optional_names(fn):
+        for name, bad in BAD.items():
+            _call(f"{where} {pname}={name}", fn, [_valid() for _ in range(n)], {pname: bad})
+
+
+def _fuzz(where, fn, n):
+    """Each position in turn gets each bad value (the others a valid float tensor); then the big-endian array."""
+    for i in range(n):
+        for name, bad in BAD.items():
+            args = [_valid() for _ in range(n)]
+            args[i] = bad
+            _call(f"{where} arg {i} = {name}", fn, args)
+        args_native = [_valid() for _ in range(n)]
+        args_big = list(args_native)
+        args_big[i] = _big_endian()
+        args_np = list(args_native)
+        args_np[i] = _big_endian().astype("<f4")
+        ok_big, r_big = _call(f"{where} arg {i} = big-endian", fn, args_big)
+        ok_np, r_np = _call(f"{where} arg {i} = native array", fn, args_np)
+        assert ok_big == ok_np, f"{where} arg {i}: a big-endian array behaves differently from the native array"
+        if ok_big:
+            _same_result(f"{where} arg {i}", r_big, r_np)
+
+
+def _public_ops():
+    out = []
+    for name in sorted(dir(ops)):
+        if name.startswith("_") or name in SKIP_OPS:
+            continue
+        obj = getattr(ops, name)
+        if inspect.isclass(obj) or inspect.ismodule(obj) or not callable(obj):
+            continue
+        out.append(name)
+    return out
+
+
+def test_the_fuzzed_api_is_not_empty():
+    assert len(_public_ops()) > 80
+    assert len(_primitives()) > 30
+
+
+@pytest.mark.parametrize("name", _public_ops())
+def test_ops_function_bad_arguments(name):
+    fn = getattr(ops, name)
+    ms.set_seed(0)
+    _fuzz(f"ops.{name}", fn, _n_positional(fn))
+    _fuzz_optional(f"ops.{name}", fn, _n_positional(fn))
+
+
+def _primitives():
+    return sorted(n for n in dir(ops) if inspect.isclass(getattr(ops, n)) and issubclass(getattr(ops, n), Primitive)
+                  and getattr(ops, n) is not Primitive and n != "Print")
+
+
+@pytest.mark.parametrize("name", _primitives())
+def test_primitive_bad_arguments(name):
+    cls = getattr(ops, name)
+    try:
+        prim = cls()
+    except TypeError:
+        pytest.skip(f"{name} needs constructor arguments")
+    call = prim.__call__
+    _fuzz(f"ops.{name}()", call, _n_positional(call))
+
+
+# nn layers and losses with small valid constructor arguments, and the rank of a valid input.
+LAYERS = {
+    "Dense": ((3, 2), 2), "Flatten": ((), 2), "Identity": ((), 2), "Dropout": ((), 2),
+    "ReLU": ((), 2), "ReLU6": ((), 2), "Sigmoid": ((), 2), "Tanh": ((), 2), "GELU": ((), 2), "FastGelu": ((), 2),
+    "Softmax": ((), 2), "LogSoftmax": ((), 2), "LeakyReLU": ((), 2), "SiLU": ((), 2), "ELU": ((), 2),
+    "HSigmoid": ((), 2), "HSwish": ((), 2), "Softsign": ((), 2), "Softplus": ((), 2), "LogSigmoid": ((), 2),
+    "Mish": ((), 2),
+    "Conv2d": ((1, 2, 3), 4), "Conv1d": ((1, 2, 3), 3), "Conv2dTranspose": ((1, 2, 3), 4),
+    "Conv1dTranspose": ((1, 2, 3), 3),
+    "BatchNorm1d": ((3,), 2), "BatchNorm2d": ((1,), 4), "LayerNorm": (((3,),), 2), "GroupNorm": ((1, 1), 4),
+    "MaxPool2d": ((), 4), "AvgPool2d": ((), 4), "MaxPool1d": ((), 3), "AvgPool1d": ((), 3),
+    "AdaptiveAvgPool2d": ((1,), 4), "AdaptiveAvgPool1d": ((1,), 3), "Embedding": ((4, 2), 1),
+}
+LOSSES = ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "SoftmaxCrossEntropyWithLogits", "CrossEntropyLoss",
+          "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss"]
+
+
+def test_every_layer_and_loss_is_fuzzed():
+    from kiln.nn import layer, loss
+    missing = [n for n in layer.__all__ if n not in LAYERS and n not in ("SequentialCell", "CellList", "CellDict", "get_activation")]
+    missing += [n for n in loss.__all__ if n not in LOSSES and n != "LossBase"]
+    assert not missing, f"add these to the fuzz test: {missing}"
+
+
+def _input_of_rank(r):
+    shapes = {1: (4,), 2: (2, 3), 3: (2, 1, 8), 4: (2, 1, 8, 8)}
+    return Tensor(np.random.default_rng(0).standard_normal(shapes[r]).astype(np.float32))
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_layer_bad_inputs(name):
+    args, rank = LAYERS[name]
+    cls = getattr(nn, name)
+    cell = cls(*args)
+    cell.set_train(True)
+    valid = _input_of_rank(rank) if name != "Embedding" else Tensor(np.array([0, 3], np.int32))
+    assert isinstance(cell(valid), (Tensor, tuple))  # the valid input works
+    for bad_name, bad in BAD.items():
+        if name in ("Identity", "Dropout") and not isinstance(bad, Tensor):
+            continue  # MindSpore returns the input unchanged (Dropout: in eval), whatever it is
+        _call(f"nn.{name}(...)({bad_name})", cell, [bad])
+    wrong_rank = _input_of_rank(1 if rank > 1 else 2)
+    _call(f"nn.{name}(...)(rank {wrong_rank.ndim})", cell, [wrong_rank])
+    # constructor arguments: each replaced by a bad value
+    for i in range(len(args)):
+        for bad_name, bad in BAD.items():
+            a = list(args)
+            a[i] = bad
+            _call(f"nn.{name} constructor arg {i} = {bad_name}", cls, a)
+
+
+def _tensor_methods():
+    return sorted(n for n in dir(Tensor) if not n.startswith("_") and callable(getattr(_valid(), n, None))
+                  and n != "from_numpy")
+
+
+@pytest.mark.parametrize("name", _tensor_methods())
+def test_tensor_method_bad_arguments(name):
+    for bad_name, bad in BAD.items():
+        x = _valid()
+        _call(f"Tensor.{name}({bad_name})", getattr(x, name), [bad])
+
+
+def test_dense_none_input_message():
+    with pytest.raises(TypeError, match="For 'Dense', the input 'x' must be a Tensor, but got NoneType"):
+        nn.Dense(3, 2)(None)
+
+
+@pytest.mark.parametrize("name", LOSSES)
+def test_loss_bad_inputs(name):
+    loss = getattr(nn, name)()
+    logits = Tensor(np.array([[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]], np.float32))
+    for bad_name, bad in BAD.items():
+        _call(f"nn.{name}()(logits={bad_name})", loss, [bad, logits])
+        _call(f"nn.{name}()(labels={bad_name})", loss, [logits, bad])
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamWeightDecay", "SGD", "Momentum", "RMSProp", "Adagrad", "Lamb"])
+def test_optimizer_rejects_a_duplicated_parameter_by_name(name):
+    p = ms.Parameter(Tensor(np.ones(2, np.float32)), name="w_dup")
+    q = ms.Parameter(Tensor(np.ones(2, np.float32)), name="w_other")
+    kwargs = {"momentum": 0.9} if name == "Momentum" else {}
+    with pytest.raises(RuntimeError, match="w_dup parameter already exists"):
+        getattr(nn, name)([p, q, p], learning_rate=0.1, **kwargs)
+    getattr(nn, name)([p, q], learning_rate=0.1, **kwargs)  # distinct parameters work
+    for bad_name, bad in BAD.items():
+        _call(f"nn.{name}(params={bad_name})", getattr(nn, name), [bad], {"learning_rate": 0.1, **kwargs})
+
+
+def test_binding_errors_name_the_op_and_the_argument():
+    x = Tensor(np.ones(2, np.float32))
+    with pytest.raises(TypeError, match=r"For 'Add', the argument 'y' must be a Tensor, a number or an array-like"
+                                        r" of numbers, but got str"):
+        ops.add(x, "a")
+    with pytest.raises(TypeError, match="For 'Add', the argument 'x' .* but got NoneType"):
+        ops.add(None, x)
+    with pytest.raises(TypeError, match="For 'Add', .* object"):
+        ops.add(x, np.array([1, "a"], dtype=object))
+    with pytest.raises(TypeError, match="For 'Cast', the argument 'dtype' must be a dtype"):
+        ms._core.cast(x, "float32")
+    with pytest.raises(TypeError, match="For 'Add', expected at most 2 arguments"):
+        ms._core.add(x, x, x)
+    # implicit conversions the bindings accept still work (int for a float parameter, NumPy ints for ints)
+    np.testing.assert_array_equal(ms._core.full([2], 3, ms.float32).asnumpy(), [3.0, 3.0])
+    np.testing.assert_array_equal(ops.expand_dims(x, np.int64(0)).shape, (1, 2))
