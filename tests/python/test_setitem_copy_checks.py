@@ -345,6 +345,8 @@ def test_bce_probabilities_checked_in_both_modes(use_jit):
     with pytest.raises(ValueError, match=r"For 'BCELoss', every value of 'logits' \(a probability\) must be in "
                                          r"\[0, 1\], but got 1.5 at index \(1,\)"):
         f(Tensor(np.array([0.2, 1.5], np.float32)), y)
+    with pytest.raises(ValueError, match=r"must be in \[0, 1\], but got nan at index \(0,\)"):  # as PyTorch
+        f(Tensor(np.array([np.nan, 0.5], np.float32)), y)
 
 
 @pytest.mark.parametrize("use_one_hot", [False, True])

@@ -166,7 +166,11 @@ def test_big_endian_arrays_keep_their_values(code):
     big = native.astype(">" + code)
     t = Tensor(big)
     assert t.asnumpy().tolist() == native.tolist()
-    assert Tensor.from_numpy(big).asnumpy().tolist() == native.tolist()
+    if code == "u2":  # no UInt16 dtype to share memory as: from_numpy refuses rather than silently copy to Int64
+        with pytest.raises(TypeError, match="from_numpy"):
+            Tensor.from_numpy(big)
+    else:
+        assert Tensor.from_numpy(big).asnumpy().tolist() == native.tolist()
     assert Tensor(big[:, ::2]).asnumpy().tolist() == native[:, ::2].tolist()  # strided too
     assert t.dtype == Tensor(native).dtype
     np.testing.assert_array_equal(ops.add(Tensor(native), big).asnumpy(), Tensor(native + native).asnumpy())

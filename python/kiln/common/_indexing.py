@@ -203,6 +203,10 @@ def _value_for(value, region_shape, dtype):
     of the value may be dropped)."""
     if _is_tensor(value):
         v = value
+    elif isinstance(value, (bool, numbers.Number, list, tuple)) and not isinstance(value, np.generic):
+        # Python values are converted straight to x's dtype: an int that does not fit raises OverflowError (NumPy 2)
+        from .._convert import make_tensor
+        v = make_tensor(value, dtype)
     else:
         try:
             v = _core.Tensor._from_numpy(np.ascontiguousarray(np.asarray(value)))
