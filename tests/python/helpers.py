@@ -45,6 +45,21 @@ def numeric_grads(fn, inputs, eps=1e-6):
     return grads
 
 
+def central_difference(f, x, eps=1e-6):
+    """Central finite differences in float64 of a scalar NumPy function f (array -> float) at x (same shape as x)."""
+    x = np.array(x, np.float64, copy=True)
+    g = np.zeros_like(x)
+    for i in np.ndindex(*x.shape):
+        o = x[i]
+        x[i] = o + eps
+        fp = f(x)
+        x[i] = o - eps
+        fm = f(x)
+        x[i] = o
+        g[i] = (fp - fm) / (2 * eps)
+    return g
+
+
 def check_grad(fn, inputs, rtol=1e-5, atol=1e-6):
     """Asserts that Kiln's gradients of sum(fn(*inputs)) match float64 finite differences."""
     inputs = [np.asarray(a, dtype=np.float64) for a in inputs]

@@ -10,22 +10,10 @@ import pytest
 import kiln
 from kiln import Parameter, Tensor, nn, ops
 
+from helpers import central_difference as _fd
+
 F64 = np.float64
 
-
-def _fd(f, x, eps=1e-6):
-    """Central differences of the scalar function f (NumPy float64 array -> float) at x."""
-    x = np.array(x, F64, copy=True)
-    g = np.zeros_like(x)
-    for i in np.ndindex(*x.shape):
-        o = x[i]
-        x[i] = o + eps
-        fp = f(x)
-        x[i] = o - eps
-        fm = f(x)
-        x[i] = o
-        g[i] = (fp - fm) / (2 * eps)
-    return g
 
 
 def _modes(fn):

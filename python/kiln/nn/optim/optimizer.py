@@ -86,6 +86,12 @@ class _WrappedWeightDecay(Cell):
         return wd if self._loss_scale == 1.0 else _core.mul(wd, self._loss_scale)
 
 
+
+def _repeated_parameter(p):
+    """MindSpore's error for a Parameter given to an optimizer twice (the same object or the same name)."""
+    return RuntimeError(f"For 'Optimizer', the {p.name} parameter already exists, it does not support repeated "
+                        "setting. Please check whether the optimizer parameter has been set multiple times.")
+
 class Optimizer(Cell):
     """Base class for optimizers (subclass it and define construct(gradients), or use Adam, SGD, Momentum).
 
@@ -167,9 +173,7 @@ class Optimizer(Cell):
         seen = set()
         for p in parameters:
             if p.name in seen:
-                raise RuntimeError(f"For 'Optimizer', the {p.name} parameter already exists, it does not support "
-                                   "repeated setting. Please check whether the optimizer parameter has been set "
-                                   "multiple times.")
+                raise _repeated_parameter(p)
             seen.add(p.name)
 
     def _preprocess_weight_decay(self, weight_decay):
@@ -285,9 +289,7 @@ class Optimizer(Cell):
                 self.grad_centralization = True
             for p in params:
                 if p.name in seen:
-                    raise RuntimeError(f"For 'Optimizer', the {p.name} parameter already exists, it does not support "
-                                       "repeated setting. Please check whether the optimizer parameter has been set "
-                                       "multiple times.")
+                    raise _repeated_parameter(p)
                 seen.add(p.name)
                 self.group_params.append(p)
                 self.group_lr.append(lr)
