@@ -49,7 +49,7 @@ def _infer_array(data):
         arr = np.asarray(data, dtype=np.bool_)
     elif isinstance(data, int):
         if not -2**63 <= data < 2**63:
-            raise OverflowError(f"Python integer {data} out of bounds for Int64.")
+            raise OverflowError(f"For 'Tensor', Python integer {data} out of bounds for Int64.")
         arr = np.asarray(data, dtype=np.int64)
     elif isinstance(data, float):
         arr = np.asarray(data, dtype=np.float32)
@@ -82,7 +82,9 @@ def _infer_array(data):
 
 
 def _first_out_of_range(items, np_dtype):
-    """The first Python int in (nested) `items` outside the integer dtype's range, or None."""
+    """The first Python int or float in (nested) `items` that does not fit the integer dtype, or None: an int
+    outside its range, a float that is infinite or whose truncation is outside it (NumPy converts a float with
+    int()), or NaN."""
     info = np.iinfo(np_dtype)
     stack = [items]
     while stack:
@@ -90,6 +92,8 @@ def _first_out_of_range(items, np_dtype):
         if isinstance(v, (list, tuple)):
             stack[:0] = list(v)
         elif isinstance(v, int) and not isinstance(v, bool) and not info.min <= v <= info.max:
+            return v
+        elif isinstance(v, float) and (not np.isfinite(v) or not info.min <= int(v) <= info.max):
             return v
     return None
 
@@ -103,11 +107,15 @@ def _from_python(data, dtype):
         items = _list_items(data) if isinstance(data, (list, tuple)) else data
         try:
             arr = np.asarray(items, dtype=np_dtype)
-        except OverflowError as e:
+        except (OverflowError, ValueError, TypeError) as e:
             bad = _first_out_of_range(items, np.dtype(np_dtype))
-            what = f"Python integer {bad}" if bad is not None else str(e)
-            raise OverflowError(f"For 'Tensor', {what} out of bounds for {dtype}.") from None
-        except (ValueError, TypeError):
+            if isinstance(bad, float) and np.isnan(bad):  # NumPy: np.array([nan], np.int32) raises ValueError
+                raise ValueError(f"For 'Tensor', cannot convert float NaN to integer ({dtype}).") from None
+            if bad is not None:
+                kind = "integer" if isinstance(bad, int) else "float"
+                raise OverflowError(f"For 'Tensor', Python {kind} {bad!r} out of bounds for {dtype}.") from None
+            if isinstance(e, OverflowError):
+                raise OverflowError(f"For 'Tensor', a value is out of bounds for {dtype}.") from None
             arr = None  # ragged, None, str...: _infer_array below names the problem
         if arr is not None:
             return _native(arr)
@@ -242,10 +250,31 @@ def _split_params(sig):
     return params
 
 
+def _is_big_int(x):
+    return isinstance(x, int) and not isinstance(x, bool) and not -2**63 <= x < 2**63
+
+
+def _big_int_call(op, fn, names, given, big):
+    """A Python int beyond Int64 given for a tensor argument: against float tensors it is a float (NumPy's rule:
+    the result is the same as with float(x)); otherwise (integer/bool tensors, or no tensor) OverflowError naming
+    the op, as NumPy 2 raises for `np.array([1], np.uint8) * 2**70`."""
+    tensors = [v for v in given.values() if isinstance(v, _core.Tensor)]
+    x = given[big[0]]
+    if tensors and all(mstype.is_float(t.dtype) for t in tensors):
+        try:
+            floats = {p: (float(v) if p in big else v) for p, v in given.items()}
+        except OverflowError:
+            raise OverflowError(f"For '{op}', the Python integer {x} is too large to convert to a float.") from None
+        return fn(**floats)
+    dtype = tensors[0].dtype if tensors else mstype.int64
+    raise OverflowError(f"For '{op}', Python integer {x} out of bounds for {dtype}.")
+
+
 def _argument_error(name, fn, args, kwargs):
     """Raises the TypeError for a call of the core function `name` whose arguments could not be converted: it
     names the op (MindSpore's spelling), the argument, what was expected and what was given. Called by the
-    bindings instead of nanobind's list of signatures."""
+    bindings instead of nanobind's list of signatures. The one case that returns: a Python int beyond Int64
+    against float tensors, computed as a float (see _big_int_call)."""
     op = _op_name(name)
     sigs = [s[0] for s in getattr(fn, "__nb_signature__", ()) if "_kiln_convert_pass" not in s[0]]
     if not sigs:
@@ -261,6 +290,9 @@ def _argument_error(name, fn, args, kwargs):
                         f"{', '.join(names)}).")
     given = dict(zip(names, args))
     given.update(kwargs)
+    big = [p for p, typ in params if p in given and typ == "Tensor" and _is_big_int(given[p])]
+    if big:
+        return _big_int_call(op, fn, names, given, big)
     for pname, typ in params:
         if pname not in given:
             continue

@@ -6,7 +6,9 @@ namespace kiln::py {
 
 void bind_elementwise(nb::module_& m) {
   using TL = const TensorLike&;
-#define BIN(NAME) m.def(#NAME, [](TL a, TL b) { return ops::NAME(a, b); }, nb::arg("x"), nb::arg("y"));
+#define BIN(NAME)                                                                                          \
+  m.def(#NAME, [](TL a, TL b) { return with_op_name(#NAME, [&] { return ops::NAME(a, b); }); }, nb::arg("x"),   \
+        nb::arg("y"));
   BIN(add) BIN(sub) BIN(mul) BIN(div) BIN(floor_div) BIN(mod) BIN(pow) BIN(maximum) BIN(minimum)
   BIN(equal) BIN(not_equal) BIN(greater) BIN(greater_equal) BIN(less) BIN(less_equal)
   BIN(logical_and) BIN(logical_or) BIN(logical_xor)

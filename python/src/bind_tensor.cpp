@@ -110,6 +110,10 @@ Tensor to_tensor(nb::handle obj, const char* what) {
   return from_ndarray(nb::cast<nb::ndarray<nb::c_contig, nb::device::cpu>>(arr));
 }
 
+nb::object big_int_operator(const char* name, nb::handle a, nb::handle b) {
+  return nb::module_::import_("kiln._core").attr(name)(a, b);
+}
+
 std::vector<int64_t> to_axes(nb::handle obj, const char* op) {
   if (obj.is_none()) return {};
   if (PyLong_Check(obj.ptr())) return {nb::cast<int64_t>(obj)};
@@ -203,16 +207,24 @@ void bind_tensor(nb::module_& m) {
       // Python operators in C++ (no Python frame per op). nb::is_operator(): an operand that is not tensor-like
       // gives NotImplemented, so Python tries the reflected operation and `t == "x"` is False, as MindSpore.
 #define KILN_BINOP(PY, FN)                                                                                  \
-      .def(PY, [](const Tensor& a, const TensorLike& b) { return ops::FN(a, b.t); }, nb::is_operator())
+      .def(PY, [](const Tensor& a, const TensorLike& b) { return with_op_name(#FN, [&] { return ops::FN(a, b.t); }); }, \
+           nb::is_operator())
 #define KILN_RBINOP(PY, FN)                                                                                 \
-      .def(PY, [](const Tensor& a, const TensorLike& b) { return ops::FN(b.t, a); }, nb::is_operator())
-      KILN_BINOP("__add__", add) KILN_RBINOP("__radd__", add)
-      KILN_BINOP("__sub__", sub) KILN_RBINOP("__rsub__", sub)
-      KILN_BINOP("__mul__", mul) KILN_RBINOP("__rmul__", mul)
-      KILN_BINOP("__truediv__", div) KILN_RBINOP("__rtruediv__", div)
-      KILN_BINOP("__floordiv__", floor_div) KILN_RBINOP("__rfloordiv__", floor_div)
-      KILN_BINOP("__mod__", mod) KILN_RBINOP("__rmod__", mod)
-      KILN_BINOP("__pow__", pow) KILN_RBINOP("__rpow__", pow)
+      .def(PY, [](const Tensor& a, const TensorLike& b) { return with_op_name(#FN, [&] { return ops::FN(b.t, a); }); }, \
+           nb::is_operator())
+// Arithmetic operators also take a Python int beyond Int64 (see big_int_operator).
+#define KILN_ARITH(PY, RPY, FN)                                                                             \
+      KILN_BINOP(PY, FN) KILN_RBINOP(RPY, FN)                                                               \
+      .def(PY, [](nb::handle a, nb::int_ b) { return big_int_operator(#FN, a, b); }, nb::is_operator())      \
+      .def(RPY, [](nb::handle a, nb::int_ b) { return big_int_operator(#FN, b, a); }, nb::is_operator())
+      KILN_ARITH("__add__", "__radd__", add)
+      KILN_ARITH("__sub__", "__rsub__", sub)
+      KILN_ARITH("__mul__", "__rmul__", mul)
+      KILN_ARITH("__truediv__", "__rtruediv__", div)
+      KILN_ARITH("__floordiv__", "__rfloordiv__", floor_div)
+      KILN_ARITH("__mod__", "__rmod__", mod)
+      KILN_ARITH("__pow__", "__rpow__", pow)
+#undef KILN_ARITH
       KILN_BINOP("__matmul__", matmul) KILN_RBINOP("__rmatmul__", matmul)
       KILN_BINOP("__lt__", less) KILN_BINOP("__le__", less_equal)
       KILN_BINOP("__gt__", greater) KILN_BINOP("__ge__", greater_equal)

@@ -7,6 +7,9 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cctype>
+#include <string>
+
 #include "kiln/ops.h"
 
 namespace nb = nanobind;
@@ -26,6 +29,35 @@ Tensor to_tensor(nb::handle obj, const char* what = "argument");
 std::vector<int64_t> to_axes(nb::handle obj, const char* op);
 // Reads a shape: int or tuple/list of ints.
 Shape to_shape(nb::handle obj, const char* op);
+
+// MindSpore's spelling of a core op name: "floor_div" → "FloorDiv".
+inline std::string op_display_name(const char* name) {
+  std::string r;
+  bool up = true;
+  for (const char* c = name; *c; ++c) {
+    if (*c == '_') { up = true; continue; }
+    r += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(*c))) : *c;
+    up = false;
+  }
+  return r;
+}
+
+// Runs f(); an error whose message does not name an op yet (a Python number out of range for the tensor's dtype,
+// raised deep in the type conversion) gets the prefix "For '<Op>', ".
+template <typename F> auto with_op_name(const char* name, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    if (msg.rfind("For '", 0) == 0) throw;
+    throw Error(e.kind(), "For '" + op_display_name(name) + "', " + msg);
+  }
+}
+
+// The fallback of a Tensor arithmetic operator whose other operand is a Python int that fits no Kiln dtype
+// (beyond Int64): it calls the module function `name` (kiln._core.add...), whose argument-error path either
+// computes it as a float (against a float tensor, as NumPy) or raises OverflowError naming the op.
+nb::object big_int_operator(const char* name, nb::handle a, nb::handle b);
 
 void bind_tensor(nb::module_& m);
 void bind_autodiff(nb::module_& m);

@@ -98,7 +98,8 @@ void add_argument_error_overloads(nb::module_& m) {
     nb::handle mod = m;
     m.def(stored, [mod, stored](nb::args args, ConvertPass, nb::kwargs kwargs) -> nb::object {
       nb::object fn = mod.attr(stored);
-      if (g_argument_error.is_valid()) g_argument_error(nb::str(stored), fn, args, kwargs);  // raises
+      // raises, or (a Python int beyond Int64 against float tensors) returns the result computed with a float
+      if (g_argument_error.is_valid()) return g_argument_error(nb::str(stored), fn, args, kwargs);
       KILN_FAIL(Type, "For '", stored, "', the arguments do not match its signature.");
     }, nb::arg("args"), nb::arg("_kiln_convert_pass") = 0, nb::arg("kwargs"));
   }

@@ -22,6 +22,15 @@ def _is_advanced(k):
 _SEPARATOR = object()  # an empty Ellipsis: consumes no dim, but separates array indices
 
 
+def _list_index(k):
+    """A list used as an index, as a NumPy array; IndexError for a ragged (non-rectangular) or non-numeric list."""
+    try:
+        return np.asarray(k)
+    except (ValueError, TypeError):
+        raise IndexError(f"For 'Tensor indexing', the index list {k!r} is ragged (its sublists have different "
+                         "lengths) or holds non-numbers: an index list must be rectangular, of ints or bools.") from None
+
+
 def _normalize_key(key, ndim):
     """Key as a list with Ellipsis expanded; returns (items, n_consumed)."""
     if not isinstance(key, tuple):
@@ -35,7 +44,7 @@ def _normalize_key(key, ndim):
         if _is_tensor(k):
             k = k.asnumpy() if k.ndim > 0 or k.dtype == _core.DType.Bool else int(k._item())
         elif isinstance(k, list):
-            k = np.asarray(k)
+            k = _list_index(k)
         elif isinstance(k, np.generic):
             k = k.item()
         if isinstance(k, np.ndarray) and k.dtype.kind not in "biu":
@@ -179,7 +188,7 @@ def _numpy_key(key):
             if k.dtype.kind not in "biu":
                 raise IndexError(f"Tensor index arrays must be integer or bool, but got dtype {k.dtype}.")
         elif isinstance(k, list):
-            k = np.asarray(k)
+            k = _list_index(k)
             if k.size and k.dtype.kind not in "biu":
                 raise IndexError(f"Tensor index arrays must be integer or bool, but got dtype {k.dtype}.")
             if not k.size:
@@ -333,5 +342,6 @@ def _setitem_in_place(x, key, value):
         _core.assign(view, value)
         return
     pos = _region_positions(tuple(x.shape), key)
+    v = _value_for(value, pos.shape, x.dtype)  # checked also when nothing is selected (NumPy's shape error)
     if pos.size:
-        _core.assign(x, _updated(x, pos, _value_for(value, pos.shape, x.dtype)))
+        _core.assign(x, _updated(x, pos, v))

@@ -60,9 +60,11 @@ def pytype_to_dtype(obj):
         return int64
     if obj is float:
         return float32
+    if isinstance(obj, _core.Tensor) or obj is None:  # np.dtype() would take a Tensor's .dtype / None as float64
+        raise TypeError(f"The data type {type(obj).__name__} is not supported by Kiln.")
     try:
         return _FROM_NUMPY[np.dtype(obj)]
-    except (TypeError, KeyError):
+    except (TypeError, ValueError, KeyError):
         raise TypeError(f"The data type {obj!r} is not supported by Kiln.") from None
 
 
@@ -71,10 +73,15 @@ def is_float(dtype):
     return dtype in float_type
 
 
-def to_dtype(dtype, what="dtype"):
-    """Validates and normalizes a dtype argument (a Kiln dtype, NumPy dtype or Python type); TypeError otherwise."""
+def to_dtype(dtype, what="dtype", op=None):
+    """Validates and normalizes a dtype argument (a Kiln dtype, NumPy dtype or Python type); TypeError otherwise,
+    naming the op when given (a Tensor passed by mistake is described by its shape and dtype, not printed)."""
     try:
         return pytype_to_dtype(dtype)
     except TypeError:
-        raise TypeError(f"The argument '{what}' must be a Kiln/MindSpore dtype such as mindspore.float32, "
-                        f"but got {dtype!r}.") from None
+        got = (f"Tensor(shape={list(dtype.shape)}, dtype={dtype.dtype})" if isinstance(dtype, _core.Tensor)
+               else f"{type(dtype).__name__} {dtype!r}" if isinstance(dtype, (str, int, float)) or dtype is None
+               else type(dtype).__name__)
+        prefix = f"For '{op}', the" if op else "The argument"
+        raise TypeError(f"{prefix} '{what}' must be a Kiln/MindSpore dtype such as mindspore.float32, "
+                        f"but got {got}.") from None

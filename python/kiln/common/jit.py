@@ -485,8 +485,13 @@ def jit(function=None, *args, input_signature=None, hash_args=None, jit_config=N
 def symbolic_error(what):
     """The error for reading a tensor's value while compiling, naming the user's line."""
     loc = _core._user_location()
-    return RuntimeError(
-        f"{what} of a tensor's value is not supported in a compiled (graph-mode) function, at {loc}: the value is "
-        "not known while compiling. Compute both branches and choose with ops.select(cond, x, y) / ops.where, or "
-        "run this code in PyNative mode (set_context(mode=PYNATIVE_MODE)). Control flow on tensor values is not "
-        "compiled yet.")
+    if what.startswith("`if`") or "bool" in what:  # control flow: a choice between values can be compiled
+        advice = ("Compute both branches and choose with ops.select(cond, x, y) / ops.where, or run this code in "
+                  "PyNative mode (set_context(mode=PYNATIVE_MODE)). Control flow on tensor values is not compiled "
+                  "yet.")
+    else:  # float() / int() / item(): a Python number can not be made from a value computed later
+        advice = ("Keep the value as a Tensor (use it in tensor ops directly, e.g. x * t instead of x * t.item()), "
+                  "return it from the compiled function and convert it outside, or run this code in PyNative mode "
+                  "(set_context(mode=PYNATIVE_MODE)).")
+    return RuntimeError(f"{what} of a tensor's value is not supported in a compiled (graph-mode) function, at "
+                        f"{loc}: the value is not known while compiling. {advice}")

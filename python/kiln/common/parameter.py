@@ -103,11 +103,15 @@ class Parameter(Tensor):
         """Replaces the values in place (same shape; dtype cast like MindSpore). Returns self.
 
         Raises:
-            TypeError: data is not a Tensor/int/float, or would need an implicit cast to a lower type category.
+            TypeError: data is not a Tensor/array/int/float, or (a Tensor or NumPy array) would need an implicit cast to
+                a lower type or a narrower dtype.
+            OverflowError: a Python int outside the Parameter dtype's range.
             ValueError: the shape differs.
         """
         if isinstance(data, bool) or not isinstance(data, (Tensor, numbers.Number, np.ndarray)):
             raise TypeError(f"Parameter.set_data: data must be a Tensor, int or float, but got {type(data).__name__}.")
+        if isinstance(data, (np.ndarray, np.generic)):
+            data = Tensor(data)  # an array keeps its dtype and follows the Tensor rule below (int64 → uint8 refused)
         if not isinstance(data, Tensor):
             if isinstance(data, float) and self.dtype in mstype.int_type:
                 raise TypeError("Parameter.set_data: a float can not be set into an integer Parameter.")

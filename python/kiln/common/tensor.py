@@ -43,6 +43,9 @@ def _str(self):
 
 
 def _check_one(self, what):
+    if self.size == 0 and what == "bool":  # NumPy 2 (and MindSpore) refuse the truth value of an empty tensor
+        raise ValueError("The truth value of an empty Tensor is ambiguous: it has no elements (shape "
+                         f"{list(self.shape)}). Use `tensor.size > 0` to check that a Tensor is not empty.")
     if self.size != 1:
         raise ValueError("The truth value of an array with more than one element is ambiguous."
                          if what == "bool" else "Only one element tensors can be converted to Python scalars")

@@ -10,6 +10,7 @@ from .._loader import _core
 from ..common import dtype as mstype
 from ..common import seed as _seed
 from ..common.tensor import Tensor
+from ._args import axes_arg, dtype_arg, int_arg, number_arg, shape_arg, tensors_arg
 
 def _tensor_arg(x, op, name="input"):
     """`x` if it is a Tensor; else TypeError in MindSpore's style naming the op and the argument."""
@@ -132,29 +133,24 @@ def gelu(input_x, approximate="none"):
 def softmax(x, axis=-1, *, dtype=None):
     """exp(x - max) / sum(exp(x - max)) along `axis` (float input)."""
     if dtype is not None:
-        x = _core.cast(x, mstype.to_dtype(dtype))
-    return _core.softmax(x, axis)
+        x = _core.cast(x, dtype_arg("softmax", "dtype", dtype))
+    return _core.softmax(x, int_arg("softmax", "axis", axis))
 
 
 def log_softmax(logits, axis=-1):
     """x - max - log(sum(exp(x - max))) along `axis` (float input)."""
-    return _core.log_softmax(logits, axis)
+    return _core.log_softmax(logits, int_arg("log_softmax", "axis", axis))
 
 
 # ---- reductions ----
 def _axes(axis, op):
-    if axis is None:
-        return None
-    if isinstance(axis, bool) or not isinstance(axis, (int, tuple, list)):
-        raise TypeError(f"For '{op}', the axis must be None, an int or a tuple of ints, but got "
-                        f"{type(axis).__name__}.")
-    return axis
+    return axes_arg(op, "axis", axis)
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001,A002
     """Sum over `dim` (None = all; int or tuple), keeping reduced dims as size 1 with keepdim."""
     if dtype is not None:
-        input = _core.cast(input, mstype.to_dtype(dtype))
+        input = _core.cast(input, dtype_arg("sum", "dtype", dtype))
     return _core.sum(input, _axes(dim, "sum"), keepdim)
 
 
@@ -183,6 +179,7 @@ def max(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa:
     (values, indices) along it."""
     if axis is None:
         return _core.amax(input, None, keepdims)
+    axis = int_arg("max", "axis", axis)
     return _core.amax(input, axis, keepdims), _core.argmax(input, axis, keepdims)
 
 
@@ -190,57 +187,56 @@ def min(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa:
     """As max, for the minimum: (values, indices) along an int axis."""
     if axis is None:
         return _core.amin(input, None, keepdims)
+    axis = int_arg("min", "axis", axis)
     return _core.amin(input, axis, keepdims), _core.argmin(input, axis, keepdims)
 
 
 def argmax(input, dim=None, keepdim=False):  # noqa: A002
     """Index (Int64) of the first maximum along `dim` (None: over the flattened tensor)."""
-    return _core.argmax(input, dim, keepdim)
+    return _core.argmax(input, None if dim is None else int_arg("argmax", "dim", dim), keepdim)
 
 
 def argmin(input, axis=None, keepdims=False):  # noqa: A002
     """Index (Int64) of the first minimum along `axis` (None: over the flattened tensor)."""
-    return _core.argmin(input, axis, keepdims)
+    return _core.argmin(input, None if axis is None else int_arg("argmin", "axis", axis), keepdims)
 
 
 # ---- shapes ----
 def reshape(input, shape):  # noqa: A002
     """A tensor with the same data and a new shape (one dim may be -1); a view when the strides allow."""
-    if isinstance(shape, int):
-        shape = (shape,)
-    return _core.reshape(input, list(shape))
+    return _core.reshape(input, list(shape_arg("reshape", "shape", shape)))
 
 
 def transpose(input, input_perm):  # noqa: A002
     """Permutes the dims: output dim i is input dim input_perm[i]. A view."""
-    return _core.transpose(input, list(input_perm))
+    return _core.transpose(input, list(shape_arg("transpose", "input_perm", input_perm)))
 
 
 def permute(input, axis):  # noqa: A002
     """Same as transpose."""
-    return _core.transpose(input, list(axis))
+    return _core.transpose(input, list(shape_arg("permute", "axis", axis)))
 
 
 def broadcast_to(input, shape):  # noqa: A002
     """Broadcasts to `shape` (-1 keeps a dim). A view."""
-    return _core.broadcast_to(input, list(shape))
+    return _core.broadcast_to(input, list(shape_arg("broadcast_to", "shape", shape)))
 
 
 def expand_dims(input_x, axis):
     """Inserts a size-1 dim at `axis`."""
-    return _core.expand_dims(input_x, axis)
+    return _core.expand_dims(input_x, int_arg("expand_dims", "axis", axis))
 
 
 def unsqueeze(input, dim):  # noqa: A002
     """Same as expand_dims."""
-    return _core.expand_dims(input, dim)
+    return _core.expand_dims(input, int_arg("unsqueeze", "dim", dim))
 
 
 def squeeze(input, axis=None):  # noqa: A002
     """Removes size-1 dims (all, or those in `axis`; ValueError if one is not size 1)."""
     if axis is None:
         return _core.squeeze(input, [])
-    return _core.squeeze(input, [axis] if isinstance(axis, int) else list(axis))
+    return _core.squeeze(input, list(shape_arg("squeeze", "axis", axis)))
 
 
 def flatten(input, order="C", *, start_dim=1, end_dim=-1):  # noqa: A002
@@ -250,7 +246,7 @@ def flatten(input, order="C", *, start_dim=1, end_dim=-1):  # noqa: A002
 
 def concat(tensors, axis=0):
     """Joins tensors along an existing axis (dtypes promoted)."""
-    return _core.concat(list(tensors), axis)
+    return _core.concat(tensors_arg("concat", "tensors", tensors), int_arg("concat", "axis", axis))
 
 
 cat = concat
@@ -258,20 +254,24 @@ cat = concat
 
 def stack(tensors, axis=0):
     """Joins same-shape tensors along a new axis."""
-    return _core.stack(list(tensors), axis)
+    return _core.stack(tensors_arg("stack", "tensors", tensors), int_arg("stack", "axis", axis))
 
 
 def split(tensor, split_size_or_sections, axis=0):
     """Splits along `axis` into chunks of size split_size_or_sections (int; the last may be smaller) or of the
     given section sizes (list/tuple). Returns a tuple."""
-    n = _tensor_arg(tensor, "split", "tensor").shape[axis]
-    if isinstance(split_size_or_sections, int):
+    _tensor_arg(tensor, "split", "tensor")
+    axis = int_arg("split", "axis", axis)
+    if not -tensor.ndim <= axis < tensor.ndim:
+        raise ValueError(f"For 'split', the 'axis' must be in [{-tensor.ndim}, {tensor.ndim}), but got {axis}.")
+    n = tensor.shape[axis]
+    if isinstance(split_size_or_sections, (int, np.integer)) and not isinstance(split_size_or_sections, bool):
         if split_size_or_sections <= 0:
             raise ValueError(f"For 'split', split_size_or_sections must be > 0, but got {split_size_or_sections}.")
         s = split_size_or_sections
         sizes = [s] * (n // s) + ([n % s] if n % s else [])
     else:
-        sizes = list(split_size_or_sections)
+        sizes = list(shape_arg("split", "split_size_or_sections", split_size_or_sections))
     return tuple(_core.split(tensor, sizes, axis))
 
 
@@ -279,12 +279,12 @@ def gather(input_params, input_indices, axis, batch_dims=0):
     """Slices of input_params along `axis` picked by integer input_indices (any shape)."""
     if batch_dims != 0:
         raise ValueError("For 'gather', Kiln supports batch_dims=0 only.")
-    return _core.gather(input_params, input_indices, axis)
+    return _core.gather(input_params, input_indices, int_arg("gather", "axis", axis))
 
 
 def cast(input, dtype):  # noqa: A002
     """input converted to `dtype` (float → int truncates toward zero)."""
-    return _core.cast(input, mstype.to_dtype(dtype))
+    return _core.cast(input, dtype_arg("cast", "dtype", dtype))
 
 
 def _map_tensors(fn, value):
@@ -342,31 +342,25 @@ def rank(input_x):
 
 # ---- creation ----
 def _size(size, op):
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+    """The shape of randn(*size)/rand(*size): ints, or one tuple/list of ints."""
+    if len(size) == 1 and not isinstance(size[0], (int, np.integer)):
         size = size[0]
-    size = tuple(size)
-    for d in size:
-        if isinstance(d, bool) or not isinstance(d, numbers.Integral):
-            raise TypeError(f"For '{op}', the size must be ints, but got {size!r}.")
-    return size
+    return shape_arg(op, "size", size, minimum=0)
 
 
-def _shape_arg(size, op):
-    if isinstance(size, numbers.Integral):
-        return (int(size),)
-    if isinstance(size, Tensor):
-        return tuple(int(v) for v in size.asnumpy().reshape(-1))
-    return _size(tuple(size), op)
+def _shape_arg(size, op, name="size"):
+    """A created tensor's shape: an int, a tuple/list of ints or a 1-D integer Tensor; dims >= 0."""
+    return shape_arg(op, name, size, minimum=0)
 
 
 def zeros(size, dtype=None):
     """A tensor of zeros (dtype default float32)."""
-    return _core.full(list(_shape_arg(size, "zeros")), 0.0, mstype.float32 if dtype is None else mstype.to_dtype(dtype))
+    return _core.full(list(_shape_arg(size, "zeros")), 0.0, dtype_arg("zeros", "dtype", dtype, mstype.float32))
 
 
 def ones(shape, dtype=None):
     """A tensor of ones (dtype default float32)."""
-    return _core.full(list(_shape_arg(shape, "ones")), 1.0, mstype.float32 if dtype is None else mstype.to_dtype(dtype))
+    return _core.full(list(_shape_arg(shape, "ones", "shape")), 1.0, dtype_arg("ones", "dtype", dtype, mstype.float32))
 
 
 def _fill(shape, fill_value, dtype, op):
@@ -398,51 +392,60 @@ def full(size, fill_value, *, dtype=None):
     Raises OverflowError for an int fill_value outside an integer dtype's range (NumPy 2's rule)."""
     if dtype is None:
         dtype = mstype.pytype_to_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float)) else mstype.float32
-    return _fill(_shape_arg(size, "full"), fill_value, mstype.to_dtype(dtype), "full")
+    return _fill(_shape_arg(size, "full"), fill_value, dtype_arg("full", "dtype", dtype), "full")
 
 
 def fill(type, shape, value):  # noqa: A002
     """MindSpore's ops.fill(type, shape, value): a tensor of dtype `type` and `shape` filled with `value`."""
-    return _fill(_shape_arg(shape, "fill"), value, mstype.to_dtype(type, "type"), "fill")
+    return _fill(_shape_arg(shape, "fill", "shape"), value, dtype_arg("fill", "type", type), "fill")
 
 
 def zeros_like(input, *, dtype=None):  # noqa: A002
     """Zeros with input's shape (and dtype unless given)."""
-    return _core.full(list(_tensor_arg(input, "zeros_like").shape), 0.0, input.dtype if dtype is None else mstype.to_dtype(dtype))
+    return _core.full(list(_tensor_arg(input, "zeros_like").shape), 0.0, dtype_arg("zeros_like", "dtype", dtype, input.dtype))
 
 
 def ones_like(input, *, dtype=None):  # noqa: A002
     """Ones with input's shape (and dtype unless given)."""
-    return _core.full(list(_tensor_arg(input, "ones_like").shape), 1.0, input.dtype if dtype is None else mstype.to_dtype(dtype))
+    return _core.full(list(_tensor_arg(input, "ones_like").shape), 1.0, dtype_arg("ones_like", "dtype", dtype, input.dtype))
 
 
 def full_like(input, fill_value, *, dtype=None):  # noqa: A002
     """fill_value with input's shape (and dtype unless given)."""
     return _fill(_tensor_arg(input, "full_like").shape, fill_value,
-                 input.dtype if dtype is None else mstype.to_dtype(dtype), "full_like")
+                 dtype_arg("full_like", "dtype", dtype, input.dtype), "full_like")
 
 
 def arange(start=0, end=None, step=1, *, dtype=None):
     """[start, end) with `step` (arange(n) = [0, n)); dtype Int64 when all are ints, else Float32, unless given."""
     if end is None:
         start, end = 0, start
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    vals = []
+    for name, v in (("start", start), ("end", end), ("step", step)):
+        if isinstance(v, Tensor):
+            if v.size != 1:
+                raise ValueError(f"For 'arange', the '{name}' must be a number or a Tensor with one element, but got "
+                                 f"a Tensor of shape {list(v.shape)}.")
+            v = v.item()
+        number_arg("arange", name, v)
+        vals.append(v)
     if dtype is None:
         dtype = mstype.int64 if all(isinstance(v, numbers.Integral) for v in vals) else mstype.float32
     if vals[2] == 0:
         raise ValueError("For 'arange', the step must not be 0.")
-    return _core.arange(float(vals[0]), float(vals[1]), float(vals[2]), mstype.to_dtype(dtype))
+    return _core.arange(float(vals[0]), float(vals[1]), float(vals[2]), dtype_arg("arange", "dtype", dtype))
 
 
 def eye(n, m=None, dtype=mstype.float32):
     """The n×m identity matrix."""
-    m = n if m is None else m
-    return Tensor(np.eye(n, m), mstype.to_dtype(dtype))
+    n = int_arg("eye", "n", n, minimum=0)
+    m = n if m is None else int_arg("eye", "m", m, minimum=0)
+    return Tensor(np.eye(n, m), dtype_arg("eye", "dtype", dtype))
 
 
 # ---- random (Philox, seeded by set_seed; see kiln.common.seed) ----
 def _float_dtype(dtype, op):
-    dtype = mstype.float32 if dtype is None else mstype.to_dtype(dtype)
+    dtype = dtype_arg(op, "dtype", dtype, mstype.float32)
     if not mstype.is_float(dtype):
         raise ValueError(f"For '{op}', the dtype must be a float type, but got {dtype}.")
     return dtype
@@ -458,7 +461,7 @@ def randn(*size, dtype=None, seed=None):
 def standard_normal(shape, seed=None):
     """Standard normal float32 samples."""
     s, stream = _seed._next_key("standard_normal", seed)
-    return _core.standard_normal(list(_shape_arg(shape, "standard_normal")), mstype.float32, s, 0, stream)
+    return _core.standard_normal(list(_shape_arg(shape, "standard_normal", "shape")), mstype.float32, s, 0, stream)
 
 
 def rand(*size, dtype=None, seed=None):
@@ -471,7 +474,7 @@ def rand(*size, dtype=None, seed=None):
 def uniform(shape, minval, maxval, seed=None, dtype=mstype.float32):
     """Uniform samples in [minval, maxval) (Tensors or numbers; broadcast)."""
     s, stream = _seed._next_key("uniform", seed)
-    u = _core.uniform_real(list(_shape_arg(shape, "uniform")), _float_dtype(dtype, "uniform"), s, 0, stream)
+    u = _core.uniform_real(list(_shape_arg(shape, "uniform", "shape")), _float_dtype(dtype, "uniform"), s, 0, stream)
     return _core.add(_core.mul(u, _core.sub(maxval, minval)), minval)
 
 
@@ -480,7 +483,7 @@ def randint(low, high, size, seed=None, *, dtype=None):
     if not isinstance(low, numbers.Integral) or not isinstance(high, numbers.Integral):
         raise TypeError("For 'randint', 'low' and 'high' must be ints.")
     s, stream = _seed._next_key("randint", seed)
-    dtype = mstype.int64 if dtype is None else mstype.to_dtype(dtype)
+    dtype = dtype_arg("randint", "dtype", dtype, mstype.int64)
     if dtype in mstype.int_type:  # NumPy's rule: the range must fit the dtype (values would wrap otherwise)
         info = np.iinfo(mstype.dtype_to_nptype(dtype))
         for what, v in (("low", low), ("high - 1", high - 1)):

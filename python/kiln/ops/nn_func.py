@@ -13,6 +13,7 @@ import numbers
 
 from .._loader import _core
 from ..common.tensor import Tensor
+from ._args import int_arg, number_arg, shape_arg
 
 __all__ = ["conv2d", "conv1d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
            "adaptive_avg_pool1d", "batch_norm", "layer_norm", "group_norm"]
@@ -263,18 +264,17 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
     shape normalized_shape, optional)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"For 'layer_norm', the 'input' must be a Tensor, but got {type(input).__name__}.")
-    if _is_int(normalized_shape):
-        normalized_shape = (normalized_shape,)
-    normalized_shape = tuple(normalized_shape)
+    normalized_shape = shape_arg("layer_norm", "normalized_shape", normalized_shape)
     n = len(normalized_shape)
     if n == 0 or tuple(input.shape[input.ndim - n:]) != normalized_shape:
         raise ValueError(f"For 'layer_norm', the normalized_shape {normalized_shape} must match the trailing dims "
                          f"of the input shape {tuple(input.shape)}.")
-    return _core.layer_norm(input, weight, bias, input.ndim - n, input.ndim - n, float(eps))
+    return _core.layer_norm(input, weight, bias, input.ndim - n, input.ndim - n, number_arg("layer_norm", "eps", eps))
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):  # noqa: A002
     """Group normalization of (N, C, ...): statistics over each group of C/num_groups channels and all positions;
     then per-channel ·weight + bias ((C,), optional)."""
-    return _core.group_norm(input, int(num_groups), weight, bias, float(eps))
+    return _core.group_norm(input, int_arg("group_norm", "num_groups", num_groups, minimum=1), weight, bias,
+                            number_arg("group_norm", "eps", eps))
 

@@ -3,6 +3,7 @@ holds its attributes and calls the same C++ op as the functional API."""
 from .._loader import _core
 from ..common import dtype as mstype
 from . import function as _fn
+from ._args import dtype_arg, int_arg, shape_arg, tensors_arg
 
 
 class Primitive:
@@ -121,7 +122,7 @@ class Softmax(Primitive):
 
     def __init__(self, axis=-1):
         super().__init__()
-        self.axis = axis[0] if isinstance(axis, (tuple, list)) else axis
+        self.axis = int_arg(type(self).__name__, "axis", axis[0] if isinstance(axis, (tuple, list)) and axis else axis)
 
     def __call__(self, x):
         return _core.softmax(x, self.axis)
@@ -138,21 +139,21 @@ class Reshape(Primitive):
     """Reshape()(x, shape)."""
 
     def __call__(self, x, shape):
-        return _core.reshape(x, list(shape))
+        return _core.reshape(x, list(shape_arg("Reshape", "shape", shape)))
 
 
 class Transpose(Primitive):
     """Transpose()(x, perm)."""
 
     def __call__(self, x, perm):
-        return _core.transpose(x, list(perm))
+        return _core.transpose(x, list(shape_arg("Transpose", "perm", perm)))
 
 
 class Cast(Primitive):
     """Cast()(x, dtype)."""
 
     def __call__(self, x, dtype):
-        return _core.cast(x, mstype.to_dtype(dtype))
+        return _core.cast(x, dtype_arg("Cast", "dtype", dtype))
 
 
 class Concat(Primitive):
@@ -160,17 +161,17 @@ class Concat(Primitive):
 
     def __init__(self, axis=0):
         super().__init__()
-        self.axis = axis
+        self.axis = int_arg("Concat", "axis", axis)
 
     def __call__(self, tensors):
-        return _core.concat(list(tensors), self.axis)
+        return _core.concat(tensors_arg("Concat", "tensors", tensors), self.axis)
 
 
 class ExpandDims(Primitive):
     """ExpandDims()(x, axis)."""
 
     def __call__(self, x, axis):
-        return _core.expand_dims(x, axis)
+        return _core.expand_dims(x, int_arg("ExpandDims", "axis", axis))
 
 
 class Squeeze(Primitive):
@@ -178,7 +179,7 @@ class Squeeze(Primitive):
 
     def __init__(self, axis=()):
         super().__init__()
-        self.axis = [axis] if isinstance(axis, int) else list(axis)
+        self.axis = list(shape_arg("Squeeze", "axis", axis))
 
     def __call__(self, x):
         return _core.squeeze(x, self.axis)
@@ -188,7 +189,7 @@ class Gather(Primitive):
     """Gather()(params, indices, axis)."""
 
     def __call__(self, params, indices, axis):
-        return _core.gather(params, indices, axis)
+        return _core.gather(params, indices, int_arg("Gather", "axis", axis))
 
 
 class OnesLike(Primitive):
