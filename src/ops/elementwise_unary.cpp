@@ -39,7 +39,7 @@ template <template <typename> class F> void run_float(const TV& in, TV& out, con
   };
 
 template <typename C> C neg_v(C x) { if constexpr (std::is_same_v<C, bool>) return x; else if constexpr (std::is_unsigned_v<C>) return C(-x); else return -x; }
-template <typename C> C abs_v(C x) { if constexpr (std::is_same_v<C, bool> || std::is_unsigned_v<C>) return x; else return x < 0 ? C(-x) : x; }
+template <typename C> C abs_v(C x) { if constexpr (std::is_same_v<C, bool> || std::is_unsigned_v<C>) return x; else return x < 0 ? C(-x) : (x == C(0) ? C(0) : x); }  // -0.0 → +0.0 (NumPy)
 // NaN propagates through sign and relu as in NumPy (np.sign(nan) = nan, np.maximum(nan, 0) = nan) and PyTorch
 // (torch.relu(nan) = nan): comparisons with NaN are false, so the plain formulas would turn NaN into 0.
 template <typename C> C sign_v(C x) {

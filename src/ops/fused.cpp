@@ -126,7 +126,7 @@ void eval(EwOp op, const T* x, const T* y, T* d, int64_t n) {
     case EwOp::Log: for (int64_t i = 0; i < n; ++i) d[i] = std::log(x[i]); break;
     case EwOp::Sqrt: for (int64_t i = 0; i < n; ++i) d[i] = std::sqrt(x[i]); break;
     case EwOp::Rsqrt: for (int64_t i = 0; i < n; ++i) d[i] = T(1) / std::sqrt(x[i]); break;
-    case EwOp::Abs: for (int64_t i = 0; i < n; ++i) d[i] = x[i] < 0 ? T(-x[i]) : x[i]; break;
+    case EwOp::Abs: for (int64_t i = 0; i < n; ++i) d[i] = x[i] < 0 ? T(-x[i]) : (x[i] == T(0) ? T(0) : x[i]); break;  // -0.0 → +0.0
     case EwOp::Square: for (int64_t i = 0; i < n; ++i) d[i] = x[i] * x[i]; break;
     case EwOp::Erf: for (int64_t i = 0; i < n; ++i) d[i] = std::erf(x[i]); break;
     case EwOp::Relu: for (int64_t i = 0; i < n; ++i) d[i] = fused::relu_f(x[i]); break;

@@ -275,3 +275,128 @@ def test_binding_errors_name_the_op_and_the_argument():
     # implicit conversions the bindings accept still work (int for a float parameter, NumPy ints for ints)
     np.testing.assert_array_equal(ms._core.full([2], 3, ms.float32).asnumpy(), [3.0, 3.0])
     np.testing.assert_array_equal(ops.expand_dims(x, np.int64(0)).shape, (1, 2))
+
+
+# ---- argument kinds: a float, None, a str or a Tensor where a shape, axis, int or dtype is expected ----
+SHAPE_LIKE = {"shape": (2, 3), "size": (2, 3), "input_perm": (1, 0), "perm": (1, 0), "axis": 0, "dim": 0,
+              "split_size_or_sections": 1, "normalized_shape": (3,), "num_groups": 1, "n": 2, "m": 2}
+DTYPE_LIKE = {"dtype": None, "type": ms.float32}
+KIND_BAD = {"float": 2.5, "None": None, "str": "abc", "tensor": "TENSOR"}
+BARE_ERRORS = ("object is not iterable", "cannot be interpreted as an integer", "negative dimensions",
+               "float() argument", "invalid literal", "Could not convert", "truth value of an array",
+               "inhomogeneous", "only one element", "do not match its parameters")
+
+
+def _kind_calls(fn):
+    """(parameter, bad-kind name, args, kwargs) for each shape/axis/int/dtype parameter of fn and each bad kind;
+    the other required parameters get a valid float tensor or a valid shape/axis/dtype."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return []
+    params = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD,
+                                                              p.KEYWORD_ONLY)]
+    out = []
+    for target in params:
+        if target.name not in SHAPE_LIKE and target.name not in DTYPE_LIKE:
+            continue
+        for kind, bad in KIND_BAD.items():
+            if bad is None and (target.default is None or target.name in DTYPE_LIKE):
+                continue  # None is the documented default (a dtype: the op's default dtype)
+            if target.name in ("axis", "dim") and kind == "None" and target.default is not target.empty:
+                continue
+            args, kwargs = [], {}
+            for p in params:
+                if p is target:
+                    v = _valid() if bad == "TENSOR" else bad
+                elif p.default is not p.empty:
+                    continue
+                elif p.name in SHAPE_LIKE:
+                    v = SHAPE_LIKE[p.name]
+                elif p.name in DTYPE_LIKE:
+                    v = ms.float32
+                else:
+                    v = _valid()
+                if p.kind == p.POSITIONAL_ONLY:
+                    args.append(v)
+                else:
+                    kwargs[p.name] = v
+            out.append((target.name, kind, args, kwargs))
+    return out
+
+
+def _kind_fuzzed_ops():
+    return [n for n in _public_ops() if _kind_calls(getattr(ops, n))]
+
+
+def test_argument_kinds_cover_the_shape_and_dtype_ops():
+    names = set(_kind_fuzzed_ops())
+    assert {"zeros", "ones", "reshape", "transpose", "broadcast_to", "cat", "stack", "eye", "arange", "split",
+            "squeeze", "layer_norm", "group_norm", "cast", "sum", "softmax", "full"} - {"cat", "stack", "arange"} <= names
+
+
+@pytest.mark.parametrize("name", _kind_fuzzed_ops())
+def test_ops_shape_axis_dtype_arguments_give_op_errors(name):
+    """A wrong kind of value for a shape/axis/int/dtype parameter raises TypeError/ValueError whose message names
+    the op ("For '...'") and is none of the bare Python errors of list()/int()/np.dtype()."""
+    fn = getattr(ops, name)
+    for pname, kind, args, kwargs in _kind_calls(fn):
+        where = f"ops.{name}({pname}={kind})"
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fn(*args, **kwargs)
+        except (TypeError, ValueError) as e:
+            msg = str(e)
+            assert "For '" in msg, f"{where}: message does not name the op: {msg!r}"
+            for bare in BARE_ERRORS:
+                assert bare not in msg, f"{where}: bare Python error: {msg!r}"
+            assert "value=" not in msg, f"{where}: the message prints a tensor's values: {msg!r}"
+            continue
+        pytest.fail(f"{where}: accepted")
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: ops.cat(None), lambda t: ops.stack(1.0), lambda t: ops.cat([t, None]), lambda t: ops.stack([t, "a"]),
+    lambda t: ops.arange(None), lambda t: ops.arange(t), lambda t: ops.arange(0, "a"), lambda t: ops.eye(-2),
+    lambda t: ops.eye("a"), lambda t: ops.zeros(-1), lambda t: ops.randn(2.5), lambda t: ops.rand(None),
+    lambda t: ops.transpose(t, 1.0), lambda t: ops.reshape(t, [2, 3.0]), lambda t: ops.squeeze(t, "a"),
+    lambda t: ops.split(t, [1, 1.5]), lambda t: ops.group_norm(t, "abc"), lambda t: ops.layer_norm(t, t),
+    lambda t: ops.expand_dims(t, 1.0), lambda t: ops.unsqueeze(t, None), lambda t: ops.gather(t, t, "a"),
+    lambda t: ops.max(t, 1.5), lambda t: ops.argmax(t, "a"), lambda t: ops.sum(t, 1.0), lambda t: ops.softmax(t, None),
+    lambda t: ops.cast(t, t), lambda t: ops.ones((2, 3), t), lambda t: ops.full((2,), 1.0, dtype="abc"),
+    lambda t: ops.Reshape()(t, 6.0), lambda t: ops.Transpose()(t, None), lambda t: ops.Cast()(t, t),
+    lambda t: ops.Concat()(None), lambda t: ops.ExpandDims()(t, 0.5), lambda t: ops.Squeeze(1.5),
+])
+def test_named_bad_arguments_give_op_errors(call):
+    """The cases of the tester's list (and the same kinds in their neighbours): MindSpore-style messages."""
+    t = _valid()
+    with pytest.raises((TypeError, ValueError)) as info:
+        call(t)
+    msg = str(info.value)
+    assert "For '" in msg, msg
+    for bare in BARE_ERRORS:
+        assert bare not in msg, msg
+    assert "value=" not in msg, msg
+
+
+TENSOR_SHAPE_METHODS = ["reshape", "view", "transpose", "permute", "squeeze", "expand_dims", "unsqueeze",
+                        "broadcast_to", "flatten", "sum", "astype", "to", "set_dtype"]
+
+
+@pytest.mark.parametrize("name", TENSOR_SHAPE_METHODS)
+def test_tensor_shape_axis_dtype_methods_give_op_errors(name):
+    """Tensor methods taking a shape, axis or dtype: a float, a str or a Tensor raises naming 'Tensor.<method>'
+    (None is the default of some; where it is not, it raises the same way)."""
+    x = _valid()
+    for kind, bad in {"float": 2.5, "str": "abc", "tensor": _valid(), "None": None}.items():
+        try:
+            getattr(x, name)(bad)
+        except (TypeError, ValueError) as e:
+            msg = str(e)
+            assert f"For 'Tensor.{name}'" in msg or "For '" in msg, f"Tensor.{name}({kind}): {msg!r}"
+            for bare in BARE_ERRORS:
+                assert bare not in msg, f"Tensor.{name}({kind}): bare Python error: {msg!r}"
+            assert "value=" not in msg, msg
+            continue
+        assert kind == "None", f"Tensor.{name}({kind}) accepted"

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._loader import _core
 from . import _indexing
+from .._args import axes_arg, dtype_arg, int_arg, shape_arg
 from . import dtype as mstype
 from ._format import shortest_float, tensor_repr
 
@@ -121,21 +122,21 @@ def _item(self, index=None):
 
 
 def _astype(self, dtype, copy=True):
-    return _core.cast(self, mstype.to_dtype(dtype))
+    return _core.cast(self, dtype_arg("Tensor.astype", "dtype", dtype))
 
 
 def _reshape(self, *shape):
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
         shape = shape[0]
-    return _core.reshape(self, list(shape))
+    return _core.reshape(self, list(shape_arg("Tensor.reshape", "shape", shape)))
 
 
 def _transpose(self, *axes):
-    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+    if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
         axes = axes[0]
-    if not axes:
+    if axes is None or (isinstance(axes, (tuple, list)) and not axes):
         axes = tuple(range(self.ndim - 1, -1, -1))
-    return _core.transpose(self, list(axes))
+    return _core.transpose(self, list(shape_arg("Tensor.transpose", "axes", axes)))
 
 
 def _array(self, dtype=None, copy=None):
@@ -205,7 +206,7 @@ _METHODS = {
     "numpy": lambda self: self.asnumpy(),
     "tolist": lambda self: _asnumpy_for_print(self).tolist(),
     "astype": _astype,
-    "to": lambda self, dtype: _astype(self, dtype),
+    "to": lambda self, dtype: _core.cast(self, dtype_arg("Tensor.to", "dtype", dtype)),
     "float": lambda self: _core.cast(self, mstype.float32),
     "half": lambda self: _core.cast(self, mstype.float16),
     "int": lambda self: _core.cast(self, mstype.int32),
@@ -220,13 +221,15 @@ _METHODS = {
     "flatten": lambda self, start_dim=0, end_dim=-1: _flatten(self, start_dim, end_dim),
     "ravel": lambda self: _core.reshape(self, [-1]),
     "squeeze": lambda self, axis=None: _core.squeeze(self, [] if axis is None else
-                                                     ([axis] if isinstance(axis, int) else list(axis))),
-    "expand_dims": lambda self, axis: _core.expand_dims(self, axis),
-    "unsqueeze": lambda self, dim: _core.expand_dims(self, dim),
-    "broadcast_to": lambda self, shape: _core.broadcast_to(self, list(shape)),
+                                                     list(shape_arg("Tensor.squeeze", "axis", axis))),
+    "expand_dims": lambda self, axis: _core.expand_dims(self, int_arg("Tensor.expand_dims", "axis", axis)),
+    "unsqueeze": lambda self, dim: _core.expand_dims(self, int_arg("Tensor.unsqueeze", "dim", dim)),
+    "broadcast_to": lambda self, shape: _core.broadcast_to(self, list(shape_arg("Tensor.broadcast_to", "shape",
+                                                                                shape))),
     "expand_as": lambda self, other: _core.broadcast_to(self, list(_other_tensor(other, "expand_as").shape)),
     "sum": lambda self, axis=None, dtype=None, keepdims=False, initial=None:
-        _core.sum(self if dtype is None else _core.cast(self, mstype.to_dtype(dtype)), axis, keepdims),
+        _core.sum(self if dtype is None else _core.cast(self, dtype_arg("Tensor.sum", "dtype", dtype)),
+                  axes_arg("Tensor.sum", "axis", axis), keepdims),
     "mean": lambda self, axis=None, keep_dims=False: _core.mean(self, axis, keep_dims),
     "prod": lambda self, axis=None, keep_dims=False: _core.prod(self, axis, keep_dims),
     "max": lambda self, axis=None, keepdims=False, **kw: _core.amax(self, axis, keepdims),
@@ -247,7 +250,7 @@ _METHODS = {
     "nelement": lambda self: self.size,
     "is_floating_point": lambda self: mstype.is_float(self.dtype),
     "assign_value": lambda self, value: _core.assign(self, value),
-    "set_dtype": lambda self, dtype: _core.cast(self, mstype.to_dtype(dtype)),
+    "set_dtype": lambda self, dtype: _core.cast(self, dtype_arg("Tensor.set_dtype", "dtype", dtype)),
 }
 
 
@@ -263,6 +266,8 @@ def _copy(t):
 
 
 def _flatten(self, start_dim=0, end_dim=-1):
+    start_dim = int_arg("Tensor.flatten", "start_dim", start_dim)
+    end_dim = int_arg("Tensor.flatten", "end_dim", end_dim)
     nd = self.ndim
     if nd == 0:
         return _core.reshape(self, [1])

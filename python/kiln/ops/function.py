@@ -10,7 +10,7 @@ from .._loader import _core
 from ..common import dtype as mstype
 from ..common import seed as _seed
 from ..common.tensor import Tensor
-from ._args import axes_arg, dtype_arg, int_arg, number_arg, shape_arg, tensors_arg
+from .._args import axes_arg, dtype_arg, int_arg, number_arg, shape_arg, tensors_arg
 
 def _tensor_arg(x, op, name="input"):
     """`x` if it is a Tensor; else TypeError in MindSpore's style naming the op and the argument."""
@@ -61,7 +61,10 @@ true_divide = _core.div
 
 
 def pow(input, exponent):  # noqa: A001,A002
-    """input ** exponent, broadcasting; either may be a Python number."""
+    """input ** exponent, broadcasting; either may be a Python number.
+
+    Integer tensors to negative integer powers give the C integer power, as MindSpore (2 ** -1 = 0,
+    1 ** -1 = 1, (-1) ** -1 = -1); NumPy raises ValueError instead."""
     return _core.pow(input, exponent)
 
 

@@ -13,7 +13,7 @@ import numbers
 
 from .._loader import _core
 from ..common.tensor import Tensor
-from ._args import int_arg, number_arg, shape_arg
+from .._args import int_arg, number_arg, shape_arg
 
 __all__ = ["conv2d", "conv1d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
            "adaptive_avg_pool1d", "batch_norm", "layer_norm", "group_norm"]
@@ -188,6 +188,9 @@ def avg_pool2d(input_x, kernel_size=1, stride=1, padding=0, ceil_mode=False, cou
     k = _int_tuple(kernel_size, 2, "kernel_size", "avg_pool2d")
     s = k if stride is None else _int_tuple(stride, 2, "stride", "avg_pool2d")
     pads = _pads4(padding, "avg_pool2d")
+    if pads[0] + pads[1] > k[0] or pads[2] + pads[3] > k[1]:  # MindSpore's AvgPool rule, as max_pool2d's
+        raise ValueError(f"For 'avg_pool2d', the pads of the two sides of a dim must sum to at most the kernel size, "
+                         f"but got padding {padding!r} and kernel_size {kernel_size!r}.")
     if divisor_override is None:
         divisor_override = 0
     if not _is_int(divisor_override) or divisor_override < 0:

@@ -3,7 +3,7 @@ holds its attributes and calls the same C++ op as the functional API."""
 from .._loader import _core
 from ..common import dtype as mstype
 from . import function as _fn
-from ._args import dtype_arg, int_arg, shape_arg, tensors_arg
+from .._args import dtype_arg, int_arg, shape_arg, tensors_arg
 
 
 class Primitive:

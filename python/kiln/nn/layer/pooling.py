@@ -173,6 +173,10 @@ class AvgPool2d(_PoolNd):
         if self.pad_mode != "PAD" and any(self._padding):
             raise ValueError(f"For '{name}', the 'padding' must be 0 when 'pad_mode' is not 'pad', but got padding "
                              f"{padding!r} and pad_mode {pad_mode}.")
+        for i in range(2):  # MindSpore's rule (pads of both sides ≤ kernel), the same as MaxPool2d's
+            if self._padding[i] > self._k[i] // 2:
+                raise ValueError(f"For '{name}', the 'padding' must be at most half of 'kernel_size', but got "
+                                 f"padding {padding!r} and kernel_size {kernel_size!r}.")
         self.padding = padding
         self.ceil_mode = bool(ceil_mode)
         self.count_include_pad = bool(count_include_pad) and self.pad_mode != "SAME"

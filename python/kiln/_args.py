@@ -8,8 +8,8 @@ import numbers
 
 import numpy as np
 
-from .._loader import _core
-from ..common import dtype as mstype
+from ._loader import _core
+from .common import dtype as mstype
 
 
 def _is_int(v):
