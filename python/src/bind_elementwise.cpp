@@ -18,11 +18,11 @@ void bind_elementwise(nb::module_& m) {
   UN(relu) UN(sigmoid) UN(tanh) UN(identity) UN(stop_gradient)
   UN(cos) UN(sin) UN(floor) UN(ceil) UN(log1p)
 #undef UN
-  m.def("select", [](TL c, TL x, TL y) { return ops::select(c, x, y); }, nb::arg("cond"), nb::arg("x"), nb::arg("y"));
+  m.def("select", [](TL c, TL x, TL y) { return with_op_name("select", [&] { return ops::select(c, x, y); }); }, nb::arg("cond"), nb::arg("x"), nb::arg("y"));
   m.def("gelu", [](TL x, bool approximate) { return ops::gelu(x, approximate); }, nb::arg("x"),
         nb::arg("approximate") = false);
   m.def("clip", [](TL x, std::optional<TensorLike> lo, std::optional<TensorLike> hi) {
-          return ops::clip(x, lo ? lo->t : Tensor(), hi ? hi->t : Tensor());
+          return with_op_name("clip_by_value", [&] { return ops::clip(x, lo ? lo->t : Tensor(), hi ? hi->t : Tensor()); });
         }, nb::arg("x"), nb::arg("lo").none(), nb::arg("hi").none());
   m.def("cast", [](TL x, DType t) { return ops::cast(x, t); }, nb::arg("x"), nb::arg("dtype"));
   m.def("matmul", [](TL a, TL b, bool ta, bool tb) { return ops::matmul(a, b, ta, tb); }, nb::arg("a"), nb::arg("b"),

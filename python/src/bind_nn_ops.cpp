@@ -11,7 +11,7 @@ void bind_nn_ops(nb::module_& m) {
         [](nb::object variable, TL value) {
           KILN_CHECK(nb::isinstance<Tensor>(variable), Type, "For 'Assign', 'variable' must be a Tensor, but got '",
                      nb::inst_name(variable).c_str(), "'.");
-          ops::assign(nb::cast<const Tensor&>(variable), value);
+          with_op_name("assign", [&] { ops::assign(nb::cast<const Tensor&>(variable), value); });
           return variable;
         },
         nb::arg("variable"), nb::arg("value"),

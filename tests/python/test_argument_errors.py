@@ -164,3 +164,19 @@ def test_pow_of_integers_to_negative_powers_follows_mindspore():
     follows MindSpore (documented in ops.pow)."""
     x = Tensor(np.array([2, 1, -1, 3], np.int64))
     np.testing.assert_array_equal(ops.pow(x, -1).asnumpy(), [0, 1, -1, 0])
+
+
+@pytest.mark.parametrize("op, call", [
+    ("Select", lambda u8: ops.where(Tensor(np.array([True, False])), u8, 300)),
+    ("ClipByValue", lambda u8: ops.clamp(u8, 0, 300)),
+    ("Maximum", lambda u8: ops.maximum(u8, 300)),
+    ("Assign", lambda u8: ops.assign(u8, 300)),
+    ("Add", lambda u8: u8 + (-1)),
+    ("Pow", lambda u8: u8 ** 300),
+])
+def test_python_int_out_of_range_names_the_op_of_every_scalar_argument(op, call):
+    """The range check of a Python number against an integer tensor (NumPy 2's rule) names the op it was passed to."""
+    u8 = Tensor(np.array([1, 2], np.uint8))
+    with pytest.raises(OverflowError, match=f"^For '{op}', Python integer -?[0-9]+ out of bounds for UInt8"):
+        call(u8)
+    np.testing.assert_array_equal(u8.asnumpy(), [1, 2])
