@@ -254,12 +254,27 @@ def _is_big_int(x):
     return isinstance(x, int) and not isinstance(x, bool) and not -2**63 <= x < 2**63
 
 
+_ORDER = ("Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual")
+
+
 def _big_int_call(op, fn, names, given, big):
     """A Python int beyond Int64 given for a tensor argument: against float tensors it is a float (NumPy's rule:
     the result is the same as with float(x)); otherwise (integer/bool tensors, or no tensor) OverflowError naming
     the op, as NumPy 2 raises for `np.array([1], np.uint8) * 2**70`."""
     tensors = [v for v in given.values() if isinstance(v, _core.Tensor)]
     x = given[big[0]]
+    if op in _ORDER and len(big) == 1 and len(tensors) == 1 and not mstype.is_float(tensors[0].dtype):
+        # An integer/bool tensor against an int beyond every Kiln integer: the comparison is the same for every
+        # element (NumPy 2 compares exactly too; a float conversion would round 2**63 onto Int64's maximum).
+        t = tensors[0]
+        big_first = names.index(big[0]) < names.index(next(p for p, v in given.items() if v is t))
+        if op in ("Equal", "NotEqual"):
+            value = op == "NotEqual"
+        else:
+            t_is_less = x > 0  # the tensor's values all lie below a positive big int, above a negative one
+            less = op in ("Less", "LessEqual")
+            value = (t_is_less != big_first) == less
+        return _core.full(list(t.shape), float(value), mstype.bool_)
     if tensors and all(mstype.is_float(t.dtype) for t in tensors):
         try:
             floats = {p: (float(v) if p in big else v) for p, v in given.items()}

@@ -229,6 +229,13 @@ void bind_tensor(nb::module_& m) {
       KILN_BINOP("__lt__", less) KILN_BINOP("__le__", less_equal)
       KILN_BINOP("__gt__", greater) KILN_BINOP("__ge__", greater_equal)
       KILN_BINOP("__eq__", equal) KILN_BINOP("__ne__", not_equal)
+// Comparisons with a Python int beyond Int64 are exact, as NumPy 2 (see _convert._big_int_call).
+#define KILN_BIGCMP(PY, FN) \
+      .def(PY, [](nb::handle a, nb::int_ b) { return big_int_operator(#FN, a, b); }, nb::is_operator())
+      KILN_BIGCMP("__lt__", less) KILN_BIGCMP("__le__", less_equal)
+      KILN_BIGCMP("__gt__", greater) KILN_BIGCMP("__ge__", greater_equal)
+      KILN_BIGCMP("__eq__", equal) KILN_BIGCMP("__ne__", not_equal)
+#undef KILN_BIGCMP
 #undef KILN_BINOP
 #undef KILN_RBINOP
       .def("__neg__", [](const Tensor& a) { return ops::neg(a); })

@@ -180,3 +180,17 @@ def test_python_int_out_of_range_names_the_op_of_every_scalar_argument(op, call)
     with pytest.raises(OverflowError, match=f"^For '{op}', Python integer -?[0-9]+ out of bounds for UInt8"):
         call(u8)
     np.testing.assert_array_equal(u8.asnumpy(), [1, 2])
+
+
+@pytest.mark.parametrize("np_dtype", [np.uint8, np.int32, np.int64, np.float32])
+@pytest.mark.parametrize("big", [2**63, 2**70, -2**63 - 1, -2**70])
+def test_comparisons_with_a_big_python_int_are_exact_as_numpy(np_dtype, big):
+    a = np.array([0, 1, np.iinfo(np.int64).max if np_dtype == np.int64 else 1], np_dtype)
+    x = Tensor(a)
+    for fn in (lambda p, q: p < q, lambda p, q: p <= q, lambda p, q: p > q, lambda p, q: p >= q,
+               lambda p, q: p == q, lambda p, q: p != q, lambda p, q: q < p, lambda p, q: q >= p):
+        r = fn(x, big)
+        assert isinstance(r, Tensor)
+        np.testing.assert_array_equal(r.asnumpy(), fn(a, big))
+    np.testing.assert_array_equal(ops.less(x, big).asnumpy(), a < big)
+    np.testing.assert_array_equal(ops.greater(big, x).asnumpy(), big > a)
