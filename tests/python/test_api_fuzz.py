@@ -143,6 +143,7 @@ def _public_ops():
 
 def test_the_fuzzed_api_is_not_empty():
     assert len(_public_ops()) > 80
+    assert not [n for n in _public_ops() if n.endswith("_arg")], "argument validators leaked into kiln.ops"
     assert len(_primitives()) > 30
 
 
@@ -367,6 +368,7 @@ def test_ops_shape_axis_dtype_arguments_give_op_errors(name):
     lambda t: ops.cast(t, t), lambda t: ops.ones((2, 3), t), lambda t: ops.full((2,), 1.0, dtype="abc"),
     lambda t: ops.Reshape()(t, 6.0), lambda t: ops.Transpose()(t, None), lambda t: ops.Cast()(t, t),
     lambda t: ops.Concat()(None), lambda t: ops.ExpandDims()(t, 0.5), lambda t: ops.Squeeze(1.5),
+    lambda t: ops.where(None, t, t), lambda t: ops.select("a", t, t),
 ])
 def test_named_bad_arguments_give_op_errors(call):
     """The cases of the tester's list (and the same kinds in their neighbours): MindSpore-style messages."""

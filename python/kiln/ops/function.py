@@ -89,6 +89,9 @@ logical_not = _core.logical_not
 
 def _as_bool_cond(cond, op):
     if not isinstance(cond, Tensor):
+        if cond is None or isinstance(cond, (str, dict)):
+            raise TypeError(f"For '{op}', the condition must be a Bool Tensor (or bools), but got "
+                            f"{type(cond).__name__}.")
         cond = Tensor(cond)
     if cond.dtype != mstype.bool_:
         raise TypeError(f"For '{op}', the condition must be a Bool tensor, but got {cond.dtype}.")
@@ -546,4 +549,5 @@ def depend(value, expr):
 
 
 __all__ = [_n for _n, _v in list(globals().items())
-           if not _n.startswith("_") and _n not in ("np", "numbers", "mstype", "Tensor")]
+           if not _n.startswith("_") and _n not in ("np", "numbers", "mstype", "Tensor")
+           and getattr(_v, "__module__", None) != "kiln._args"]  # the argument validators are not ops
