@@ -9,6 +9,7 @@ import numpy as np
 
 from .._loader import _core
 from . import _indexing
+from . import _views
 from . import dtype as mstype
 from ._format import shortest_float, tensor_repr
 
@@ -121,10 +122,28 @@ def _astype(self, dtype, copy=True):
     return _core.cast(self, mstype.to_dtype(dtype))
 
 
+def _view_op(self, y, np_fn, kiln_fn):
+    """y = a view op of self; under a grad transform / in compiled code y remembers self (see _views)."""
+    return _views.note_view(self, y, np_fn, kiln_fn) if _views.tracking() else y
+
+
+def _reshape_to(self, shape):
+    shape = [int(d) for d in shape]
+    y = _core.reshape(self, shape)
+    out = list(y.shape)
+    return _view_op(self, y, lambda a: a.reshape(out), lambda t: _core.reshape(t, out))
+
+
 def _reshape(self, *shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return _core.reshape(self, list(shape))
+    return _reshape_to(self, shape)
+
+
+def _transpose_to(self, axes):
+    axes = [int(a) for a in axes]
+    y = _core.transpose(self, axes)
+    return _view_op(self, y, lambda a: a.transpose(axes), lambda t: _core.transpose(t, axes))
 
 
 def _transpose(self, *axes):
@@ -132,7 +151,20 @@ def _transpose(self, *axes):
         axes = axes[0]
     if not axes:
         axes = tuple(range(self.ndim - 1, -1, -1))
-    return _core.transpose(self, list(axes))
+    return _transpose_to(self, axes)
+
+
+def _squeeze(self, axis=None):
+    axes = [] if axis is None else ([axis] if isinstance(axis, int) else list(axis))
+    y = _core.squeeze(self, axes)
+    out = list(y.shape)
+    return _view_op(self, y, lambda a: a.reshape(out), lambda t: _core.squeeze(t, axes))
+
+
+def _expand_dims(self, axis):
+    y = _core.expand_dims(self, axis)
+    out = list(y.shape)
+    return _view_op(self, y, lambda a: a.reshape(out), lambda t: _core.expand_dims(t, axis))
 
 
 def _array(self, dtype=None, copy=None):
@@ -213,13 +245,12 @@ _METHODS = {
     "transpose": _transpose,
     "permute": _transpose,
     "T": property(lambda self: _transpose(self)),
-    "mT": property(lambda self: _core.transpose(self, list(range(self.ndim - 2)) + [self.ndim - 1, self.ndim - 2])),
+    "mT": property(lambda self: _transpose_to(self, list(range(self.ndim - 2)) + [self.ndim - 1, self.ndim - 2])),
     "flatten": lambda self, start_dim=0, end_dim=-1: _flatten(self, start_dim, end_dim),
-    "ravel": lambda self: _core.reshape(self, [-1]),
-    "squeeze": lambda self, axis=None: _core.squeeze(self, [] if axis is None else
-                                                     ([axis] if isinstance(axis, int) else list(axis))),
-    "expand_dims": lambda self, axis: _core.expand_dims(self, axis),
-    "unsqueeze": lambda self, dim: _core.expand_dims(self, dim),
+    "ravel": lambda self: _reshape_to(self, [-1]),
+    "squeeze": _squeeze,
+    "expand_dims": _expand_dims,
+    "unsqueeze": lambda self, dim: _expand_dims(self, dim),
     "broadcast_to": lambda self, shape: _core.broadcast_to(self, list(shape)),
     "expand_as": lambda self, other: _core.broadcast_to(self, list(_other_tensor(other, "expand_as").shape)),
     "sum": lambda self, axis=None, dtype=None, keepdims=False, initial=None:
@@ -243,7 +274,7 @@ _METHODS = {
     "numel": lambda self: self.size,
     "nelement": lambda self: self.size,
     "is_floating_point": lambda self: mstype.is_float(self.dtype),
-    "assign_value": lambda self, value: _core.assign(self, value),
+    "assign_value": lambda self, value: _indexing.assign(self, value, "Tensor.assign_value"),
     "set_dtype": lambda self, dtype: _core.cast(self, mstype.to_dtype(dtype)),
 }
 
@@ -262,10 +293,10 @@ def _copy(t):
 def _flatten(self, start_dim=0, end_dim=-1):
     nd = self.ndim
     if nd == 0:
-        return _core.reshape(self, [1])
+        return _reshape_to(self, [1])
     s, e = start_dim % nd, end_dim % nd
     shape = list(self.shape[:s]) + [-1] + list(self.shape[e + 1:])
-    return _core.reshape(self, shape)
+    return _reshape_to(self, shape)
 
 
 _SHAREABLE_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64,

@@ -518,8 +518,11 @@ def _print_text(x, tensors):
 
 # ---- state ----
 def assign(variable, value):
-    """Writes value (broadcast, cast to variable's dtype) into variable in place; returns variable."""
-    return _core.assign(variable, value)
+    """Writes value (broadcast, cast to variable's dtype) into variable; returns variable. In place in plain PyNative
+    and for Parameters; under a gradient or inside compiled code a functional write that the variable object is
+    rebound to (so the gradient sees it), as Tensor.__setitem__."""
+    from ..common import _indexing
+    return _indexing.assign(variable, value)
 
 
 def depend(value, expr):
