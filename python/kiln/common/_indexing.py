@@ -61,10 +61,10 @@ def _normalize_key(key, ndim):
 
 def getitem(x, key):
     """x[key] with NumPy semantics. Raises IndexError for out-of-range indices, naming the index and dim size.
-    Basic indices (ints, slices, None, Ellipsis) give a view; under a grad transform or in compiled code the view
-    remembers x (see _views), so that a write through it reaches x."""
+    Basic indices (ints, slices, None, Ellipsis) give a view that remembers x (see _views), so that a functional
+    write through it (under a grad transform, in compiled code) reaches x."""
     y = _getitem(x, key)
-    if _views.tracking() and _is_basic(key):
+    if _is_basic(key):
         nk = key
         y = _views.note_view(x, y, lambda a: a[nk], lambda t: _getitem(t, nk))
     return y

@@ -5,9 +5,10 @@ storage, so an in-place write through either is seen by both (NumPy, MindSpore's
 and inside compiled code the write is functional instead (TensorScatterUpdate and a rebinding of the Python object),
 so sharing storage no longer carries it. This module keeps the view relation on the Python side there:
 
-- a view made while a grad transform is active or while tracing remembers its ROOT (the tensor object it was derived
-  from, through any chain of views) and the chain of view steps (each a NumPy function of an index array, to find
-  the positions, and the Kiln op, to re-derive the view);
+- a view (made by Tensor.__getitem__ with basic indices, reshape/view/flatten/ravel, transpose/permute/T/mT,
+  squeeze, expand_dims/unsqueeze, and the ops.* functions of the same names) remembers its ROOT (the tensor object
+  it was derived from, through any chain of views) and the chain of view steps (each a NumPy function of an index
+  array, to find the positions, and the Kiln op, to re-derive the view);
 - the root remembers (weakly) the views derived from it;
 - a functional write into a view becomes a write into the root: root ← root with the view's positions set to the
   updated view; the root object is rebound to that (or assigned, for a Parameter), and every live view of the root,
@@ -30,9 +31,9 @@ def tracking():
 
 def note_view(x, y, np_fn, kiln_fn):
     """Records that `y` was derived from `x` by a view op: `np_fn` maps an index array of x's shape to y's layout,
-    `kiln_fn` re-derives y from a tensor like x. Returns y. Does nothing outside a grad transform or a trace (storage
-    sharing carries the writes there) or when y is a copy rather than a view."""
-    if y is x or not tracking() or not isinstance(y, _core.Tensor):
+    `kiln_fn` re-derives y from a tensor like x. Returns y. Does nothing when y is a copy rather than a view. Views
+    are recorded in plain PyNative too: a view taken there and written under a gradient later must reach its base."""
+    if y is x or not isinstance(y, _core.Tensor):
         return y
     if not (x._symbolic or y._symbolic) and not y._shares_storage(x):
         return y  # the op copied (not a view): a write to y is not a write to x, as in PyNative

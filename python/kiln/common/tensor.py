@@ -123,8 +123,8 @@ def _astype(self, dtype, copy=True):
 
 
 def _view_op(self, y, np_fn, kiln_fn):
-    """y = a view op of self; under a grad transform / in compiled code y remembers self (see _views)."""
-    return _views.note_view(self, y, np_fn, kiln_fn) if _views.tracking() else y
+    """y = a view op of self; y remembers self (see _views), so that a functional write through y reaches self."""
+    return _views.note_view(self, y, np_fn, kiln_fn)
 
 
 def _reshape_to(self, shape):

@@ -208,17 +208,21 @@ def reshape(input, shape):  # noqa: A002
     """A tensor with the same data and a new shape (one dim may be -1); a view when the strides allow."""
     if isinstance(shape, int):
         shape = (shape,)
+    if isinstance(input, _core.Tensor):
+        return input.reshape(list(shape))  # a view that a write under a gradient / in a graph reaches through
     return _core.reshape(input, list(shape))
 
 
 def transpose(input, input_perm):  # noqa: A002
     """Permutes the dims: output dim i is input dim input_perm[i]. A view."""
+    if isinstance(input, _core.Tensor):
+        return input.transpose(list(input_perm))
     return _core.transpose(input, list(input_perm))
 
 
 def permute(input, axis):  # noqa: A002
     """Same as transpose."""
-    return _core.transpose(input, list(axis))
+    return transpose(input, axis)
 
 
 def broadcast_to(input, shape):  # noqa: A002
@@ -228,16 +232,20 @@ def broadcast_to(input, shape):  # noqa: A002
 
 def expand_dims(input_x, axis):
     """Inserts a size-1 dim at `axis`."""
+    if isinstance(input_x, _core.Tensor):
+        return input_x.expand_dims(axis)
     return _core.expand_dims(input_x, axis)
 
 
 def unsqueeze(input, dim):  # noqa: A002
     """Same as expand_dims."""
-    return _core.expand_dims(input, dim)
+    return expand_dims(input, dim)
 
 
 def squeeze(input, axis=None):  # noqa: A002
     """Removes size-1 dims (all, or those in `axis`; ValueError if one is not size 1)."""
+    if isinstance(input, _core.Tensor):
+        return input.squeeze(axis)
     if axis is None:
         return _core.squeeze(input, [])
     return _core.squeeze(input, [axis] if isinstance(axis, int) else list(axis))
