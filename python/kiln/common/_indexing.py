@@ -387,6 +387,8 @@ def assign(variable, value, what="Assign"):
     a gradient or a trace: variable or value recorded by a grad transform, or a tensor made inside the function being
     compiled. Used by Tensor.assign_value, ops.assign and ops.Assign. Raises ValueError (shapes), RuntimeError (a
     Parameter being differentiated)."""
+    if not _is_tensor(variable):
+        return _core.assign(variable, value)  # its TypeError names the op and the argument
     value_t = _is_tensor(value)
     functional = (variable._symbolic or (value_t and value._symbolic) or _core.tracing() or
                   (_core.grad_level() > 0 and (variable._tracked or (value_t and value._tracked))))

@@ -56,16 +56,11 @@ def note_view(x, y, np_fn, kiln_fn):
 
 
 def view_info(x):
-    """(root, chain) when x is a view made under a grad transform / trace whose root still has the shape it had;
-    else None."""
+    """(root, chain) when x is a recorded view (a tensor's shape and dtype never change in place: set_data keeps
+    them, so the chain stays valid); else None."""
     d = getattr(x, "__dict__", None)
     info = d.get("_kiln_view") if d else None
-    if info is None:
-        return None
-    root, shape, chain = info
-    if tuple(root.shape) != shape:
-        return None
-    return root, chain
+    return None if info is None else (info[0], info[2])
 
 
 def positions(shape, chain):
@@ -92,7 +87,7 @@ def refresh_views(root, value, skip_storage_sharing):
         if w is None:
             continue
         info = w.__dict__.get("_kiln_view")
-        if info is None or info[0] is not root or tuple(root.shape) != info[1]:
+        if info is None or info[0] is not root:
             continue
         if skip_storage_sharing and not w._symbolic and w._shares_storage(root):
             continue
@@ -100,8 +95,9 @@ def refresh_views(root, value, skip_storage_sharing):
 
 
 def write_through(x, out):
-    """x (a tensor, possibly a view) becomes `out` (same shape and dtype), functionally. Returns (target, new value)
-    where target is x, or x's root when x is a view, and the new value is what target must become."""
+    """x (a tensor, possibly a view) becomes `out` (same shape and dtype), functionally. Returns (target, new value,
+    chain) where target is x, or x's root when x is a view, the new value is what target must become and chain the
+    view steps from target to x."""
     info = view_info(x)
     if info is None:
         return x, out, ()

@@ -119,7 +119,12 @@ def _item(self, index=None):
 
 
 def _astype(self, dtype, copy=True):
-    return _core.cast(self, mstype.to_dtype(dtype))
+    """self converted to `dtype`; a new tensor (copy=True, MindSpore's default) even when the dtype is already
+    `dtype`, so that a write into the result does not reach self."""
+    y = _core.cast(self, mstype.to_dtype(dtype))
+    if copy and not y._symbolic and y._shares_storage(self):
+        y = _core.tensor_copy(y)
+    return y
 
 
 def _view_op(self, y, np_fn, kiln_fn):

@@ -280,7 +280,16 @@ def split(tensor, split_size_or_sections, axis=0):
         sizes = [s] * (n // s) + ([n % s] if n % s else [])
     else:
         sizes = list(split_size_or_sections)
-    return tuple(_core.split(tensor, sizes, axis))
+    pieces = _core.split(tensor, sizes, axis)
+    # The pieces are views of `tensor` (a write into one under a gradient / in a graph reaches it, see _views).
+    from ..common import _indexing, _views
+    ax = axis % tensor.ndim if tensor.ndim else 0
+    out, start = [], 0
+    for piece, size in zip(pieces, sizes):
+        key = (slice(None),) * ax + (slice(start, start + size),)
+        out.append(_views.note_view(tensor, piece, lambda a, k=key: a[k], lambda t, k=key: _indexing._getitem(t, k)))
+        start += size
+    return tuple(out)
 
 
 def gather(input_params, input_indices, axis, batch_dims=0):
