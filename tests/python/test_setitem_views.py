@@ -64,8 +64,16 @@ def _sibling_views(b, t):
     b[0, 0] = (d[0] * t[:, 0]).sum()     # d sees the write made through c
 
 
+def _mask_and_arrays_through_views(b, t):
+    c = b.T
+    c[c < 0] = 0.0                       # a mask computed from the view (in jit: a Select on the view)
+    d = b[1]
+    d[[0, 2]] = t[0, :2] * 2.0           # integer-array indices into a view
+    b[0] += t[1]                         # augmented item assignment (getitem, add, setitem)
+
+
 CASES = [_chained, _chained_value_from_t, _named_view, _transposed, _reshaped, _view_of_view, _slice_then_none,
-         _earlier_view_sees_write, _sibling_views]
+         _earlier_view_sees_write, _sibling_views, _mask_and_arrays_through_views]
 
 
 def _loss_np(case):
