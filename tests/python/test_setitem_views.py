@@ -347,3 +347,18 @@ def test_error_message_of_a_bad_value_through_a_view():
     with pytest.raises(ValueError, match=re.escape("Tensor setitem: the value of shape (3,) can not be broadcast to "
                                                    "the indexed region of shape (2,)")):
         kiln.grad(f)(Tensor(T0))
+
+
+def test_view_of_a_differentiated_input_taken_before_the_gradient():
+    """row = x[0] is taken before grad(f)(x); f writes row[1] = 5 after using x: the gradient of the use is that of
+    the value before the write (a functional write; in place it would change x under the recorded product)."""
+    x = Tensor(T0.copy())
+    row = x[0]
+
+    def f(t):
+        y = (t * t).sum()
+        row[1] = 5.0
+        return y + (t * 1.0).sum()
+    grad = kiln.grad(f)(x)
+    np.testing.assert_allclose(grad.asnumpy(), central_difference(lambda a: float((a * a).sum() + a.sum()), T0),
+                               rtol=1e-6, atol=1e-6)

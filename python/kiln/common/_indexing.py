@@ -275,7 +275,8 @@ def setitem(x, key, value):
     from .parameter import Parameter  # noqa: F401 (import cycle: parameter imports tensor)
     symbolic = x._symbolic or (_is_tensor(value) and value._symbolic)
     tracing = _core.tracing()
-    recorded = _core.grad_level() > 0 and (x._tracked or (_is_tensor(value) and value._tracked))
+    recorded = _core.grad_level() > 0 and (x._tracked or (_is_tensor(value) and value._tracked) or
+                                           _is_recorded_view(x))
     mask = _symbolic_mask(key, x.ndim)
     if not (symbolic or tracing or recorded or mask is not None):
         _setitem_in_place(x, key, value)
@@ -288,6 +289,13 @@ def setitem(x, key, value):
         v = _value_for(value, pos.shape, x.dtype)
         out = _updated(x, pos, v) if pos.size else x
     commit_write(x, out, "Tensor setitem")
+
+
+def _is_recorded_view(x):
+    """True when x is a view (possibly taken before the grad transform, so itself unrecorded): under a gradient a
+    write into it is functional, since its storage may be that of a recorded tensor (a differentiated argument shares
+    the storage of the tensor passed in) whose saved value the gradient still needs."""
+    return _views.view_info(x) is not None
 
 
 def commit_write(x, out, what):
@@ -391,7 +399,8 @@ def assign(variable, value, what="Assign"):
         return _core.assign(variable, value)  # its TypeError names the op and the argument
     value_t = _is_tensor(value)
     functional = (variable._symbolic or (value_t and value._symbolic) or _core.tracing() or
-                  (_core.grad_level() > 0 and (variable._tracked or (value_t and value._tracked))))
+                  (_core.grad_level() > 0 and (variable._tracked or (value_t and value._tracked) or
+                                               _is_recorded_view(variable))))
     if not functional:
         return _core.assign(variable, value)
     v = value if value_t else _core.Tensor._from_numpy(np.ascontiguousarray(np.asarray(value)))
