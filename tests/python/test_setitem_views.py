@@ -362,3 +362,21 @@ def test_view_of_a_differentiated_input_taken_before_the_gradient():
     grad = kiln.grad(f)(x)
     np.testing.assert_allclose(grad.asnumpy(), central_difference(lambda a: float((a * a).sum() + a.sum()), T0),
                                rtol=1e-6, atol=1e-6)
+
+
+def test_views_made_outside_a_compiled_function_stay_concrete():
+    """zv = z[0] made outside; the compiled function writes zv[1] = 7: z is written at run time (an Assign), zv and
+    zt (views of z) show it and are not bound to anything of the trace."""
+    z = Tensor(np.ones((2, 3)))
+    zv, zt = z[0], z.T
+
+    def f(t):
+        zv[1] = 7.0
+        return (z * t).sum() + (zt[1] * 1.0).sum()
+    jf = kiln.jit(f)
+    for _ in range(2):
+        assert float(jf(Tensor(np.ones((2, 3))))) == 20.0
+        assert not zv._symbolic and not zt._symbolic
+        np.testing.assert_array_equal(z.asnumpy(), [[1.0, 7.0, 1.0], [1.0, 1.0, 1.0]])
+        np.testing.assert_array_equal(zv.asnumpy(), [1.0, 7.0, 1.0])
+        np.testing.assert_array_equal(zt.asnumpy(), [[1.0, 1.0], [7.0, 1.0], [1.0, 1.0]])

@@ -320,7 +320,7 @@ def commit_write(x, out, what):
         if new is not target:
             _core.assign(target, new)
         if tracing:
-            if target is not x:
+            if target is not x and not x._is_state_while_tracing:  # a view made outside shares the storage
                 x._rebind(_views.derive(new, chain))
             _views.refresh_views(target, new, skip_storage_sharing=False)
         elif target is not x and not x._shares_storage(target):

@@ -81,7 +81,9 @@ def derive(t, chain):
 def refresh_views(root, value, skip_storage_sharing):
     """Rebinds every live view of `root` to its re-derivation from `value` (root's new value). With
     `skip_storage_sharing` (a write into the root's storage in PyNative) views that share that storage already see
-    it and are left alone."""
+    it and are left alone. While compiling, views made outside the function are left alone too (nothing of the trace
+    may be bound to them; they share the storage that the root's Assign writes at run time)."""
+    tracing = _core.tracing()
     for r in list(root.__dict__.get("_kiln_views", ())):
         w = r()
         if w is None:
@@ -91,6 +93,9 @@ def refresh_views(root, value, skip_storage_sharing):
             continue
         if skip_storage_sharing and not w._symbolic and w._shares_storage(root):
             continue
+        if tracing and w._is_state_while_tracing:
+            continue  # a view made outside the compiled function: it shares the storage the Assign writes
+
         w._rebind(derive(value, info[2]))
 
 
