@@ -133,8 +133,7 @@ def _view_op(self, y, np_fn, kiln_fn):
 
 
 def _reshape_to(self, shape):
-    shape = [int(d) for d in shape]
-    y = _core.reshape(self, shape)
+    y = _core.reshape(self, list(shape))
     out = list(y.shape)
     return _view_op(self, y, lambda a: a.reshape(out), lambda t: _core.reshape(t, out))
 
@@ -146,7 +145,7 @@ def _reshape(self, *shape):
 
 
 def _transpose_to(self, axes):
-    axes = [int(a) for a in axes]
+    axes = list(axes)
     y = _core.transpose(self, axes)
     return _view_op(self, y, lambda a: a.transpose(axes), lambda t: _core.transpose(t, axes))
 
