@@ -162,7 +162,7 @@ void bind_tensor(nb::module_& m) {
   m.def("_set_tensor_factory", [](nb::object f) { g_factory = f; });
   m.def("_clear_converter", []() { g_converter = nb::object(); g_factory = nb::object(); });
 
-  nb::class_<Tensor>(m, "Tensor", nb::dynamic_attr())
+  nb::class_<Tensor>(m, "Tensor", nb::dynamic_attr(), nb::is_weak_referenceable())
       .def("__init__",
            [](Tensor* self, nb::handle input_data, nb::handle dtype, nb::handle shape, nb::handle init, bool internal,
               bool const_arg) {

@@ -9,6 +9,7 @@ import numbers
 import numpy as np
 
 from .._loader import _core
+from . import _views
 
 
 def _is_tensor(x):
@@ -68,7 +69,24 @@ def _normalize_key(key, ndim):
 
 
 def getitem(x, key):
-    """x[key] with NumPy semantics. Raises IndexError for out-of-range indices, naming the index and dim size."""
+    """x[key] with NumPy semantics. Raises IndexError for out-of-range indices, naming the index and dim size.
+    Basic indices (ints, slices, None, Ellipsis) give a view that remembers x (see _views), so that a functional
+    write through it (under a grad transform, in compiled code) reaches x."""
+    y = _getitem(x, key)
+    if _is_basic(key):
+        nk = key
+        y = _views.note_view(x, y, lambda a: a[nk], lambda t: _getitem(t, nk))
+    return y
+
+
+def _is_basic(key):
+    """True for a key of ints, slices, None, Ellipsis and bools only (NumPy's basic indexing: a view)."""
+    items = key if isinstance(key, tuple) else (key,)
+    return all(k is None or k is Ellipsis or isinstance(k, (slice, numbers.Integral)) and not isinstance(k, np.ndarray)
+               for k in items)
+
+
+def _getitem(x, key):
     items = _normalize_key(key, x.ndim)
     # None (and a bare True/False) adds a size-1 axis; NumPy's result is that of indexing the tensor with the axis
     # already inserted and `:` (True) or `0:0` (False) on it, which also places the axis right among array indices.
@@ -266,7 +284,8 @@ def setitem(x, key, value):
     from .parameter import Parameter  # noqa: F401 (import cycle: parameter imports tensor)
     symbolic = x._symbolic or (_is_tensor(value) and value._symbolic)
     tracing = _core.tracing()
-    recorded = _core.grad_level() > 0 and (x._tracked or (_is_tensor(value) and value._tracked))
+    recorded = _core.grad_level() > 0 and (x._tracked or (_is_tensor(value) and value._tracked) or
+                                           _is_recorded_view(x))
     mask = _symbolic_mask(key, x.ndim)
     if not (symbolic or tracing or recorded or mask is not None):
         _setitem_in_place(x, key, value)
@@ -278,17 +297,49 @@ def setitem(x, key, value):
         pos = _region_positions(tuple(x.shape), key)
         v = _value_for(value, pos.shape, x.dtype)
         out = _updated(x, pos, v) if pos.size else x
-    keeps_identity = isinstance(x, Parameter) or (tracing and x._is_state_while_tracing)
-    if keeps_identity and x._tracked and _core.grad_level() > 0:
-        name = getattr(x, "name", "")
-        raise RuntimeError(f"Tensor setitem: {'Parameter ' + repr(name) if name else 'this tensor'} is being "
-                           "differentiated, so it can not be written in place (its gradient would ignore the write). "
-                           "Write into a copy instead: y = x.copy(); y[...] = value.")
+    commit_write(x, out, "Tensor setitem")
+
+
+def _is_recorded_view(x):
+    """True when x is a view (possibly taken before the grad transform, so itself unrecorded): under a gradient a
+    write into it is functional, since its storage may be that of a recorded tensor (a differentiated argument shares
+    the storage of the tensor passed in) whose saved value the gradient still needs."""
+    return _views.view_info(x) is not None
+
+
+def commit_write(x, out, what):
+    """Makes tensor x (possibly a view) stand for `out` after a functional write (setitem, assign_value): the write
+    reaches x's root when x is a view (see _views), the root is rebound (or assigned, for a Parameter or a tensor
+    from outside the function being compiled), and the root's live views are re-derived from its new value.
+    Raises RuntimeError for a write into a Parameter that is being differentiated."""
+    from .parameter import Parameter  # noqa: F811 (import cycle: parameter imports tensor)
+    if out is x:
+        return
+    tracing = _core.tracing()
+    target, new, chain = _views.write_through(x, out)
+    keeps_identity = isinstance(target, Parameter) or (tracing and target._is_state_while_tracing)
+    if keeps_identity and target._tracked and _core.grad_level() > 0:
+        name = getattr(target, "name", "")
+        via = " through a view of it" if target is not x else ""
+        raise RuntimeError(f"{what}: {'Parameter ' + repr(name) if name else 'this tensor'} is being "
+                           f"differentiated, so it can not be written in place{via} (its gradient would ignore the "
+                           f"write), at {_core._user_location()}. Write into a copy instead: y = x.copy(); "
+                           "y[...] = value.")
     if keeps_identity:
-        if pos is None or pos.size:
-            _core.assign(x, out)
+        if new is not target:
+            _core.assign(target, new)
+        if tracing:
+            if target is not x and not x._is_state_while_tracing:  # a view made outside shares the storage
+                x._rebind(_views.derive(new, chain))
+            _views.refresh_views(target, new, skip_storage_sharing=False)
+        elif target is not x and not x._shares_storage(target):
+            x._rebind(_views.derive(target, chain))
     else:
-        x._rebind(out)
+        if new is not target:
+            target._rebind(new)
+        if target is not x:
+            x._rebind(_views.derive(target, chain))
+        _views.refresh_views(target, target, skip_storage_sharing=False)
 
 
 def _symbolic_mask(key, ndim):
@@ -345,3 +396,34 @@ def _setitem_in_place(x, key, value):
     v = _value_for(value, pos.shape, x.dtype)  # checked also when nothing is selected (NumPy's shape error)
     if pos.size:
         _core.assign(x, _updated(x, pos, v))
+
+
+def assign(variable, value, what="Assign"):
+    """variable ← value (broadcast, cast to variable's dtype); returns variable. The in-place write (the Assign op)
+    in plain PyNative and for Parameters / tensors from outside a compiled function; a functional write (a new value
+    that the Python object is rebound to, reaching the root when variable is a view) where the write must be seen by
+    a gradient or a trace: variable or value recorded by a grad transform, or a tensor made inside the function being
+    compiled. Used by Tensor.assign_value, ops.assign and ops.Assign. Raises ValueError (shapes), RuntimeError (a
+    Parameter being differentiated)."""
+    if not _is_tensor(variable):
+        return _core.assign(variable, value)  # its TypeError names the op and the argument
+    value_t = _is_tensor(value)
+    functional = (variable._symbolic or (value_t and value._symbolic) or _core.tracing() or
+                  (_core.grad_level() > 0 and (variable._tracked or (value_t and value._tracked) or
+                                               _is_recorded_view(variable))))
+    if not functional:
+        return _core.assign(variable, value)
+    v = value if value_t else _core.Tensor._from_numpy(np.ascontiguousarray(np.asarray(value)))
+    if v.dtype != variable.dtype:
+        v = _core.cast(v, variable.dtype)
+    try:
+        ok = np.broadcast_shapes(tuple(v.shape), tuple(variable.shape)) == tuple(variable.shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"For '{what}', the shape of 'value' {list(v.shape)} can not be broadcast to the shape of "
+                         f"'variable' {list(variable.shape)}.")
+    out = _core.broadcast_to(v, list(variable.shape)) if tuple(v.shape) != tuple(variable.shape) else \
+        _core.tensor_copy(v)
+    commit_write(variable, out, f"For '{what}'")
+    return variable

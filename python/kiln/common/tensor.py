@@ -10,6 +10,7 @@ import numpy as np
 from .._loader import _core
 from . import _indexing
 from .._args import axes_arg, dtype_arg, int_arg, shape_arg
+from . import _views
 from . import dtype as mstype
 from ._format import shortest_float, tensor_repr
 
@@ -122,13 +123,35 @@ def _item(self, index=None):
 
 
 def _astype(self, dtype, copy=True):
-    return _core.cast(self, dtype_arg("Tensor.astype", "dtype", dtype))
+    """self converted to `dtype`; a new tensor (copy=True, MindSpore's default) even when the dtype is already
+    `dtype`, so that a write into the result does not reach self."""
+    y = _core.cast(self, dtype_arg("Tensor.astype", "dtype", dtype))
+    if copy and not y._symbolic and y._shares_storage(self):
+        y = _core.tensor_copy(y)
+    return y
+
+
+def _view_op(self, y, np_fn, kiln_fn):
+    """y = a view op of self; y remembers self (see _views), so that a functional write through y reaches self."""
+    return _views.note_view(self, y, np_fn, kiln_fn)
+
+
+def _reshape_to(self, shape):
+    y = _core.reshape(self, list(shape))
+    out = list(y.shape)
+    return _view_op(self, y, lambda a: a.reshape(out), lambda t: _core.reshape(t, out))
 
 
 def _reshape(self, *shape):
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
         shape = shape[0]
-    return _core.reshape(self, list(shape_arg("Tensor.reshape", "shape", shape)))
+    return _reshape_to(self, shape_arg("Tensor.reshape", "shape", shape))
+
+
+def _transpose_to(self, axes):
+    axes = list(axes)
+    y = _core.transpose(self, axes)
+    return _view_op(self, y, lambda a: a.transpose(axes), lambda t: _core.transpose(t, axes))
 
 
 def _transpose(self, *axes):
@@ -136,7 +159,21 @@ def _transpose(self, *axes):
         axes = axes[0]
     if axes is None or (isinstance(axes, (tuple, list)) and not axes):
         axes = tuple(range(self.ndim - 1, -1, -1))
-    return _core.transpose(self, list(shape_arg("Tensor.transpose", "axes", axes)))
+    return _transpose_to(self, shape_arg("Tensor.transpose", "axes", axes))
+
+
+def _squeeze(self, axis=None):
+    axes = [] if axis is None else list(shape_arg("Tensor.squeeze", "axis", axis))
+    y = _core.squeeze(self, axes)
+    out = list(y.shape)
+    return _view_op(self, y, lambda a: a.reshape(out), lambda t: _core.squeeze(t, axes))
+
+
+def _expand_dims(self, axis):
+    axis = int_arg("Tensor.expand_dims", "axis", axis)
+    y = _core.expand_dims(self, axis)
+    out = list(y.shape)
+    return _view_op(self, y, lambda a: a.reshape(out), lambda t: _core.expand_dims(t, axis))
 
 
 def _array(self, dtype=None, copy=None):
@@ -217,13 +254,12 @@ _METHODS = {
     "transpose": _transpose,
     "permute": _transpose,
     "T": property(lambda self: _transpose(self)),
-    "mT": property(lambda self: _core.transpose(self, list(range(self.ndim - 2)) + [self.ndim - 1, self.ndim - 2])),
+    "mT": property(lambda self: _transpose_to(self, list(range(self.ndim - 2)) + [self.ndim - 1, self.ndim - 2])),
     "flatten": lambda self, start_dim=0, end_dim=-1: _flatten(self, start_dim, end_dim),
-    "ravel": lambda self: _core.reshape(self, [-1]),
-    "squeeze": lambda self, axis=None: _core.squeeze(self, [] if axis is None else
-                                                     list(shape_arg("Tensor.squeeze", "axis", axis))),
-    "expand_dims": lambda self, axis: _core.expand_dims(self, int_arg("Tensor.expand_dims", "axis", axis)),
-    "unsqueeze": lambda self, dim: _core.expand_dims(self, int_arg("Tensor.unsqueeze", "dim", dim)),
+    "ravel": lambda self: _reshape_to(self, [-1]),
+    "squeeze": _squeeze,
+    "expand_dims": _expand_dims,
+    "unsqueeze": lambda self, dim: _expand_dims(self, int_arg("Tensor.unsqueeze", "dim", dim)),
     "broadcast_to": lambda self, shape: _core.broadcast_to(self, list(shape_arg("Tensor.broadcast_to", "shape",
                                                                                 shape))),
     "expand_as": lambda self, other: _core.broadcast_to(self, list(_other_tensor(other, "expand_as").shape)),
@@ -249,7 +285,7 @@ _METHODS = {
     "numel": lambda self: self.size,
     "nelement": lambda self: self.size,
     "is_floating_point": lambda self: mstype.is_float(self.dtype),
-    "assign_value": lambda self, value: _core.assign(self, value),
+    "assign_value": lambda self, value: _indexing.assign(self, value, "Tensor.assign_value"),
     "set_dtype": lambda self, dtype: _core.cast(self, dtype_arg("Tensor.set_dtype", "dtype", dtype)),
 }
 
@@ -270,10 +306,10 @@ def _flatten(self, start_dim=0, end_dim=-1):
     end_dim = int_arg("Tensor.flatten", "end_dim", end_dim)
     nd = self.ndim
     if nd == 0:
-        return _core.reshape(self, [1])
+        return _reshape_to(self, [1])
     s, e = start_dim % nd, end_dim % nd
     shape = list(self.shape[:s]) + [-1] + list(self.shape[e + 1:])
-    return _core.reshape(self, shape)
+    return _reshape_to(self, shape)
 
 
 _SHAREABLE_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64,

@@ -210,17 +210,23 @@ def argmin(input, axis=None, keepdims=False):  # noqa: A002
 # ---- shapes ----
 def reshape(input, shape):  # noqa: A002
     """A tensor with the same data and a new shape (one dim may be -1); a view when the strides allow."""
-    return _core.reshape(input, list(shape_arg("reshape", "shape", shape)))
+    shape = shape_arg("reshape", "shape", shape)
+    if isinstance(input, _core.Tensor):
+        return input.reshape(list(shape))  # a view that a write under a gradient / in a graph reaches through
+    return _core.reshape(input, list(shape))
 
 
 def transpose(input, input_perm):  # noqa: A002
     """Permutes the dims: output dim i is input dim input_perm[i]. A view."""
-    return _core.transpose(input, list(shape_arg("transpose", "input_perm", input_perm)))
+    input_perm = shape_arg("transpose", "input_perm", input_perm)
+    if isinstance(input, _core.Tensor):
+        return input.transpose(list(input_perm))
+    return _core.transpose(input, list(input_perm))
 
 
 def permute(input, axis):  # noqa: A002
     """Same as transpose."""
-    return _core.transpose(input, list(shape_arg("permute", "axis", axis)))
+    return transpose(input, shape_arg("permute", "axis", axis))
 
 
 def broadcast_to(input, shape):  # noqa: A002
@@ -230,19 +236,23 @@ def broadcast_to(input, shape):  # noqa: A002
 
 def expand_dims(input_x, axis):
     """Inserts a size-1 dim at `axis`."""
-    return _core.expand_dims(input_x, int_arg("expand_dims", "axis", axis))
+    axis = int_arg("expand_dims", "axis", axis)
+    if isinstance(input_x, _core.Tensor):
+        return input_x.expand_dims(axis)
+    return _core.expand_dims(input_x, axis)
 
 
 def unsqueeze(input, dim):  # noqa: A002
     """Same as expand_dims."""
-    return _core.expand_dims(input, int_arg("unsqueeze", "dim", dim))
+    return expand_dims(input, int_arg("unsqueeze", "dim", dim))
 
 
 def squeeze(input, axis=None):  # noqa: A002
     """Removes size-1 dims (all, or those in `axis`; ValueError if one is not size 1)."""
-    if axis is None:
-        return _core.squeeze(input, [])
-    return _core.squeeze(input, list(shape_arg("squeeze", "axis", axis)))
+    axes = [] if axis is None else list(shape_arg("squeeze", "axis", axis))
+    if isinstance(input, _core.Tensor):
+        return input.squeeze(axes)
+    return _core.squeeze(input, axes)
 
 
 def flatten(input, order="C", *, start_dim=1, end_dim=-1):  # noqa: A002
@@ -278,7 +288,16 @@ def split(tensor, split_size_or_sections, axis=0):
         sizes = [s] * (n // s) + ([n % s] if n % s else [])
     else:
         sizes = list(shape_arg("split", "split_size_or_sections", split_size_or_sections))
-    return tuple(_core.split(tensor, sizes, axis))
+    pieces = _core.split(tensor, sizes, axis)
+    # The pieces are views of `tensor` (a write into one under a gradient / in a graph reaches it, see _views).
+    from ..common import _indexing, _views
+    ax = axis % tensor.ndim if tensor.ndim else 0
+    out, start = [], 0
+    for piece, size in zip(pieces, sizes):
+        key = (slice(None),) * ax + (slice(start, start + size),)
+        out.append(_views.note_view(tensor, piece, lambda a, k=key: a[k], lambda t, k=key: _indexing._getitem(t, k)))
+        start += size
+    return tuple(out)
 
 
 def gather(input_params, input_indices, axis, batch_dims=0):
@@ -527,8 +546,11 @@ def _print_text(x, tensors):
 
 # ---- state ----
 def assign(variable, value):
-    """Writes value (broadcast, cast to variable's dtype) into variable in place; returns variable."""
-    return _core.assign(variable, value)
+    """Writes value (broadcast, cast to variable's dtype) into variable; returns variable. In place in plain PyNative
+    and for Parameters; under a gradient or inside compiled code a functional write that the variable object is
+    rebound to (so the gradient sees it), as Tensor.__setitem__."""
+    from ..common import _indexing
+    return _indexing.assign(variable, value)
 
 
 def depend(value, expr):

@@ -52,7 +52,8 @@ StopGradient = _simple("StopGradient", _fn.stop_gradient,
                        "x without gradient (a Tensor or a tuple/list/dict structure; see ops.stop_gradient).")
 Depend = _simple("Depend", _fn.depend,
                  "value, ordered after expr (Tensors or structures; see ops.depend).")
-Assign = _simple("Assign", lambda var, val: _core.assign(var, val), "var ← val in place.")
+Assign = _simple("Assign", lambda var, val: _fn.assign(var, val), "var ← val (in place; functional under a gradient "
+                 "or in compiled code, as ops.assign).")
 
 
 class Print(Primitive):

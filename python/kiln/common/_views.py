@@ -1,0 +1,116 @@
+"""Views and functional writes (Tensor.__setitem__, Tensor.assign_value) under a gradient and in compiled code.
+
+In plain PyNative a view (basic indexing, reshape/view, transpose/T, squeeze, expand_dims, ...) shares its base's
+storage, so an in-place write through either is seen by both (NumPy, MindSpore's PyNative). Under a gradient transform
+and inside compiled code the write is functional instead (TensorScatterUpdate and a rebinding of the Python object),
+so sharing storage no longer carries it. This module keeps the view relation on the Python side there:
+
+- a view (made by Tensor.__getitem__ with basic indices, reshape/view/flatten/ravel, transpose/permute/T/mT,
+  squeeze, expand_dims/unsqueeze, and the ops.* functions of the same names) remembers its ROOT (the tensor object
+  it was derived from, through any chain of views) and the chain of view steps (each a NumPy function of an index
+  array, to find the positions, and the Kiln op, to re-derive the view);
+- the root remembers (weakly) the views derived from it;
+- a functional write into a view becomes a write into the root: root ← root with the view's positions set to the
+  updated view; the root object is rebound to that (or assigned, for a Parameter), and every live view of the root,
+  the written one included, is rebound to its re-derivation from the new root. Views taken earlier therefore see a
+  later write, as in PyNative, and gradients flow as through the in-place write.
+
+Nothing here is kept longer than the tensors it describes: the root holds weak references to its views, and a view's
+strong reference to its root is what a storage view holds anyway."""
+import weakref
+
+import numpy as np
+
+from .._loader import _core
+
+
+def tracking():
+    """True where writes are functional (a grad transform is active, or a function is being compiled)."""
+    return _core.grad_level() > 0 or _core.tracing()
+
+
+def note_view(x, y, np_fn, kiln_fn):
+    """Records that `y` was derived from `x` by a view op: `np_fn` maps an index array of x's shape to y's layout,
+    `kiln_fn` re-derives y from a tensor like x. Returns y. Does nothing when y is a copy rather than a view. Views
+    are recorded in plain PyNative too: a view taken there and written under a gradient later must reach its base."""
+    if y is x or not isinstance(y, _core.Tensor):
+        return y
+    if not (x._symbolic or y._symbolic) and not y._shares_storage(x):
+        return y  # the op copied (not a view): a write to y is not a write to x, as in PyNative
+    info = view_info(x)
+    root, chain = info if info is not None else (x, ())
+    if _core.tracing() and root._is_state_while_tracing:
+        # A view of a Parameter / outside tensor inside a compiled function: the write through it is an Assign of the
+        # root; the relation lives on the (traced) view only, nothing of the trace is stored on the outside tensor.
+        y._kiln_view = (root, tuple(root.shape), chain + ((np_fn, kiln_fn),))
+        return y
+    y._kiln_view = (root, tuple(root.shape), chain + ((np_fn, kiln_fn),))
+    views = root.__dict__.get("_kiln_views")
+    if views is None:
+        views = root._kiln_views = []
+    views.append(weakref.ref(y))
+    if len(views) > 32 and len(views) > 2 * root.__dict__.get("_kiln_views_live", 0):
+        views[:] = [r for r in views if r() is not None]
+        root._kiln_views_live = len(views)
+    return y
+
+
+def view_info(x):
+    """(root, chain) when x is a recorded view (a tensor's shape and dtype never change in place: set_data keeps
+    them, so the chain stays valid); else None."""
+    d = getattr(x, "__dict__", None)
+    info = d.get("_kiln_view") if d else None
+    return None if info is None else (info[0], info[2])
+
+
+def positions(shape, chain):
+    """Flat positions in a C-ordered tensor of `shape` of the elements of the view `chain` derives, in its layout."""
+    a = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
+    for np_fn, _ in chain:
+        a = np_fn(a)
+    return np.asarray(a)
+
+
+def derive(t, chain):
+    """The view `chain` applied to t (the Kiln ops)."""
+    for _, kiln_fn in chain:
+        t = kiln_fn(t)
+    return t
+
+
+def refresh_views(root, value, skip_storage_sharing):
+    """Rebinds every live view of `root` to its re-derivation from `value` (root's new value). With
+    `skip_storage_sharing` (a write into the root's storage in PyNative) views that share that storage already see
+    it and are left alone. While compiling, views made outside the function are left alone too (nothing of the trace
+    may be bound to them; they share the storage that the root's Assign writes at run time)."""
+    tracing = _core.tracing()
+    for r in list(root.__dict__.get("_kiln_views", ())):
+        w = r()
+        if w is None:
+            continue
+        info = w.__dict__.get("_kiln_view")
+        if info is None or info[0] is not root:
+            continue
+        if skip_storage_sharing and not w._symbolic and w._shares_storage(root):
+            continue
+        if tracing and w._is_state_while_tracing:
+            continue  # a view made outside the compiled function: it shares the storage the Assign writes
+
+        w._rebind(derive(value, info[2]))
+
+
+def write_through(x, out):
+    """x (a tensor, possibly a view) becomes `out` (same shape and dtype), functionally. Returns (target, new value,
+    chain) where target is x, or x's root when x is a view, the new value is what target must become and chain the
+    view steps from target to x."""
+    info = view_info(x)
+    if info is None:
+        return x, out, ()
+    root, chain = info
+    pos = positions(tuple(root.shape), chain)
+    if pos.size == 0:
+        return root, root, chain
+    flat = _core.reshape(root, [-1])
+    idx = _core.Tensor._from_numpy(np.ascontiguousarray(pos.reshape(-1, 1)))
+    new = _core.tensor_scatter_update(flat, idx, _core.reshape(out, [-1]))
+    return root, _core.reshape(new, list(root.shape)), chain
