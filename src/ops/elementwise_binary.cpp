@@ -31,9 +31,15 @@ void run_arith(const std::vector<Tensor>& in, std::vector<Tensor>& out, const At
 // Integer +, −, × wrap modulo 2^bits as NumPy's: computed in the unsigned type at least as wide as int (C++ would
 // promote uint16 × uint16 to a signed int, whose overflow is undefined, as is int32/int64 overflow).
 template <typename C> using wrap_t = std::make_unsigned_t<std::common_type_t<C, unsigned>>;
-template <typename C> C wrap_add(C x, C y) { if constexpr (std::is_integral_v<C>) return C(wrap_t<C>(x) + wrap_t<C>(y)); else return x + y; }
-template <typename C> C wrap_sub(C x, C y) { if constexpr (std::is_integral_v<C>) return C(wrap_t<C>(x) - wrap_t<C>(y)); else return x - y; }
-template <typename C> C wrap_mul(C x, C y) { if constexpr (std::is_integral_v<C>) return C(wrap_t<C>(x) * wrap_t<C>(y)); else return x * y; }
+template <typename C> C wrap_add(C x, C y) {
+  if constexpr (std::is_integral_v<C>) return C(wrap_t<C>(x) + wrap_t<C>(y)); else return x + y;
+}
+template <typename C> C wrap_sub(C x, C y) {
+  if constexpr (std::is_integral_v<C>) return C(wrap_t<C>(x) - wrap_t<C>(y)); else return x - y;
+}
+template <typename C> C wrap_mul(C x, C y) {
+  if constexpr (std::is_integral_v<C>) return C(wrap_t<C>(x) * wrap_t<C>(y)); else return x * y;
+}
 template <typename C> struct AddF { C operator()(C x, C y) const { if constexpr (std::is_same_v<C, bool>) return x || y; else return wrap_add(x, y); } };
 template <typename C> struct SubF { C operator()(C x, C y) const { if constexpr (std::is_same_v<C, bool>) return x != y; else return wrap_sub(x, y); } };
 template <typename C> struct MulF { C operator()(C x, C y) const { if constexpr (std::is_same_v<C, bool>) return x && y; else return wrap_mul(x, y); } };

@@ -77,7 +77,8 @@ TEST(DTypePromotion, UnsignedOnlyWithItselfOrBool) {
         if (w && D(j) != D::Int64 && D(j) != D::Float32) continue;  // Python ints / floats are weak Int64 / Float32
         const std::string other = w ? std::string("Tensor[") + dtype_name(D(j)) + "]" : dtype_name(D(j));
         expect_error([&] { promote_types(u, D(j), false, w); }, ErrorKind::Type,
-                     {"ype implicit conversion between ", std::string(dtype_name(u)) + " and " + other, "not supported"});
+                     {"ype implicit conversion between ", std::string(dtype_name(u)) + " and " + other,
+                      "not supported"});
         expect_error([&] { promote_types(D(j), u, w, false); }, ErrorKind::Type,
                      {other + " and " + dtype_name(u)});
       }

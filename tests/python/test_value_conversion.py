@@ -149,7 +149,7 @@ def test_randint_range_must_fit_the_dtype():
 
 
 def test_unsigned_numpy_arrays_wider_than_uint8():
-    """uint16/32/64 arrays keep their dtype and values (they used to become Int64, and 2**64 − 1 raised or was −1)."""
+    """uint16/32/64 arrays keep their dtype and values (they used to become Int64; 2**64 − 1 raised or was −1)."""
     for nd, kd in ((np.uint16, ms.uint16), (np.uint32, ms.uint32), (np.uint64, ms.uint64)):
         a = np.array([0, 7, np.iinfo(nd).max], nd)
         t = Tensor(a)

@@ -33,7 +33,8 @@ float_type = (float16, bfloat16, float32, float64)
 all_types = (bool_,) + number_type
 
 _TO_NUMPY = {
-    bool_: np.bool_, uint8: np.uint8, uint16: np.uint16, uint32: np.uint32, uint64: np.uint64, int8: np.int8, int16: np.int16, int32: np.int32, int64: np.int64,
+    bool_: np.bool_, uint8: np.uint8, uint16: np.uint16, uint32: np.uint32, uint64: np.uint64,
+    int8: np.int8, int16: np.int16, int32: np.int32, int64: np.int64,
     float16: np.float16, float32: np.float32, float64: np.float64,
 }
 _FROM_NUMPY = {np.dtype(v): k for k, v in _TO_NUMPY.items()}
