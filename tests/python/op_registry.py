@@ -676,21 +676,21 @@ def _np_reduce(fn):
 
 
 register(OpInfo("sum", ("ReduceSum",), lambda x, axis=None, keepdims=False: ops.sum(x, axis, keepdims),
-                _np_reduce(np.sum), _reduce_samples(), ALL, differentiable=True,
-                notes="int32/bool sums are Int64 (as NumPy on Linux)"))
+                _np_reduce(np.sum), _reduce_samples(), ALL + UINTS, differentiable=True,
+                notes="int32/bool sums are Int64 (as NumPy on Linux); UInt16/32/64 sums are UInt64 (NumPy)"))
 register(OpInfo("tensor.sum", ("ReduceSum",), lambda x, axis=None, keepdims=False: x.sum(axis, keepdims=keepdims),
                 _np_reduce(np.sum), _reduce_samples(empty=False), (F32,), differentiable=True))
 register(OpInfo("mean", ("ReduceMean",), lambda x, axis=None, keepdims=False: ops.mean(x, axis, keepdims),
-                _np_reduce(np.mean), _reduce_samples(empty=False), FLOATS + (I32,), differentiable=True,
+                _np_reduce(np.mean), _reduce_samples(empty=False), FLOATS + (I32,) + UINTS, differentiable=True,
                 notes="int input → Float32 (R-f32); the mean over an empty axis is NaN (not sampled: NumPy warns)"))
 register(OpInfo("prod", ("ReduceProd",), lambda x, axis=None, keepdims=False: ops.prod(x, axis, keepdims),
-                _np_reduce(np.prod), _reduce_samples(0.5, 1.5, 0.5), FLOATS + (I32,), differentiable=True,
+                _np_reduce(np.prod), _reduce_samples(0.5, 1.5, 0.5), FLOATS + (I32,) + UINTS, differentiable=True,
                 tol={F16: (4e-3, 4e-3)}))
 register(OpInfo("amax", ("ReduceMax",), lambda x, axis=None, keepdims=False: ops.amax(x, axis, keepdims),
-                _np_reduce(np.max), _reduce_samples(empty=False), NUMERIC + (BOOL,), differentiable=True,
+                _np_reduce(np.max), _reduce_samples(empty=False), NUMERIC + (BOOL,) + UINTS, differentiable=True,
                 notes="an empty reduced axis raises ValueError (no identity), as NumPy"))
 register(OpInfo("amin", ("ReduceMin",), lambda x, axis=None, keepdims=False: ops.amin(x, axis, keepdims),
-                _np_reduce(np.min), _reduce_samples(empty=False), NUMERIC, differentiable=True))
+                _np_reduce(np.min), _reduce_samples(empty=False), NUMERIC + UINTS, differentiable=True))
 
 
 def _arg_samples(dtype, rng):
@@ -705,10 +705,10 @@ def _arg_samples(dtype, rng):
 
 register(OpInfo("argmax", ("Argmax",), lambda x, axis=None, keepdims=False: ops.argmax(x, axis, keepdims),
                 lambda x, axis=None, keepdims=False: np.asarray(np.argmax(x, axis=axis, keepdims=keepdims)),
-                _arg_samples, NUMERIC, ref_upcast=False))
+                _arg_samples, NUMERIC + UINTS, ref_upcast=False))
 register(OpInfo("argmin", ("Argmin",), lambda x, axis=None, keepdims=False: ops.argmin(x, axis, keepdims),
                 lambda x, axis=None, keepdims=False: np.asarray(np.argmin(x, axis=axis, keepdims=keepdims)),
-                _arg_samples, NUMERIC, ref_upcast=False))
+                _arg_samples, NUMERIC + UINTS, ref_upcast=False))
 register(OpInfo("max_with_indices", ("ReduceMax", "Argmax"), lambda x, axis: ops.max(x, axis),
                 lambda x, axis: (np.max(x, axis), np.argmax(x, axis)),
                 lambda dtype, rng: iter([Sample((arr(rng, (3, 4), dtype),), dict(axis=1)),
