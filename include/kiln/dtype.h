@@ -7,11 +7,12 @@
 
 namespace kiln {
 
-// The element types a Tensor can hold. The order is the promotion order within a category.
+// The element types a Tensor can hold. The order is the promotion order within a category (the wide unsigned
+// types, appended last, do not promote with other types: see promote_types).
 enum class DType : uint8_t {
-  Bool = 0, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64,
+  Bool = 0, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64, UInt16, UInt32, UInt64,
 };
-constexpr int kNumDTypes = 10;
+constexpr int kNumDTypes = 13;
 
 // Size of one element in bytes.
 size_t itemsize(DType t);
@@ -19,8 +20,10 @@ size_t itemsize(DType t);
 const char* dtype_name(DType t);
 // NumPy's spelling, e.g. "float32", "int64", "bool".
 const char* dtype_numpy_name(DType t);
-inline bool is_floating(DType t) { return t >= DType::Float16; }
-inline bool is_integral(DType t) { return t >= DType::UInt8 && t <= DType::Int64; }
+inline bool is_floating(DType t) { return t >= DType::Float16 && t <= DType::Float64; }
+// UInt16, UInt32, UInt64: MindSpore does not convert them implicitly to or from any other type but Bool.
+inline bool is_wide_unsigned(DType t) { return t >= DType::UInt16 && t <= DType::UInt64; }
+inline bool is_integral(DType t) { return (t >= DType::UInt8 && t <= DType::Int64) || is_wide_unsigned(t); }
 inline bool is_bool(DType t) { return t == DType::Bool; }
 
 // Result type of a binary op on two tensors (NumPy rules: bool < int < float; within a category the wider type;
@@ -28,10 +31,30 @@ inline bool is_bool(DType t) { return t == DType::Bool; }
 // `a_weak`/`b_weak` mark 0-d tensors made from Python scalars: a weak operand does not widen the other operand
 // within its category (tensor(float16) + 2.5 stays float16; tensor(int32) + 2.5 becomes float32). Two weak
 // operands give MindSpore's defaults for Python scalars: Float32, Int64 or Bool.
+// UInt16/32/64 (MindSpore 2.x): with the same type or with Bool (a tensor or a Python bool) the result is that
+// type; with any other type, Python ints and floats included, TypeError "For '<op>', type implicit conversion
+// between X and UInt64 is not supported." (<op>: the op running on this thread, see current_op_name).
 DType promote_types(DType a, DType b, bool a_weak = false, bool b_weak = false);
 
 // Whether the integer `v` is representable in `t` (always true for float and bool types: those round/saturate).
 bool int_fits(int64_t v, DType t);
+// Whether the unsigned integer `v` is representable in `t` (same rules as int_fits).
+bool uint_fits(uint64_t v, DType t);
+
+// The name of the op whose inference or kernel runs on this thread ("" outside ops); set by OpNameScope.
+const char* current_op_name();
+// Sets current_op_name for its lifetime (restores the previous name after).
+struct OpNameScope {
+  explicit OpNameScope(const char* name);
+  ~OpNameScope();
+  OpNameScope(const OpNameScope&) = delete;
+  OpNameScope& operator=(const OpNameScope&) = delete;
+ private:
+  const char* prev_;
+};
+// Throws TypeError "For '<op>', the kernel does not support the dtype <t>." (a kernel reached with a dtype it
+// is not instantiated for; KILN_DISPATCH does this for UInt16/32/64).
+[[noreturn]] void fail_unsupported_dtype(DType t);
 // Whether the finite value `v` truncated toward zero is representable in the integer type `t` (true for
 // non-integer types; false for NaN and infinities with an integer `t`: converting them is undefined in C++).
 bool double_fits(double v, DType t);
@@ -63,6 +86,9 @@ template <> struct dtype_of<int8_t> { static constexpr DType value = DType::Int8
 template <> struct dtype_of<int16_t> { static constexpr DType value = DType::Int16; };
 template <> struct dtype_of<int32_t> { static constexpr DType value = DType::Int32; };
 template <> struct dtype_of<int64_t> { static constexpr DType value = DType::Int64; };
+template <> struct dtype_of<uint16_t> { static constexpr DType value = DType::UInt16; };
+template <> struct dtype_of<uint32_t> { static constexpr DType value = DType::UInt32; };
+template <> struct dtype_of<uint64_t> { static constexpr DType value = DType::UInt64; };
 template <> struct dtype_of<Half> { static constexpr DType value = DType::Float16; };
 template <> struct dtype_of<BFloat16> { static constexpr DType value = DType::BFloat16; };
 template <> struct dtype_of<float> { static constexpr DType value = DType::Float32; };
@@ -86,11 +112,34 @@ template <typename D, typename S> inline D convert_value(S v) {
 
 // Calls the generic lambda `F` with a value of the C++ element type of `DT` (e.g. `float{}`):
 //   KILN_DISPATCH(dt, [&](auto tag) { using T = decltype(tag); ... });
+// UInt16/32/64 raise TypeError (fail_unsupported_dtype): kernels that support them use KILN_DISPATCH_ALL.
 #define KILN_DISPATCH(DT, ...)                                                         \
+  [&](auto&& kiln_f_) {                                                                \
+    switch (DT) {                                                                      \
+      case ::kiln::DType::UInt16: case ::kiln::DType::UInt32:                         \
+      case ::kiln::DType::UInt64: ::kiln::fail_unsupported_dtype(DT);                  \
+      case ::kiln::DType::Bool: return kiln_f_(bool{});                                \
+      case ::kiln::DType::UInt8: return kiln_f_(uint8_t{});                            \
+      case ::kiln::DType::Int8: return kiln_f_(int8_t{});                              \
+      case ::kiln::DType::Int16: return kiln_f_(int16_t{});                            \
+      case ::kiln::DType::Int32: return kiln_f_(int32_t{});                            \
+      case ::kiln::DType::Int64: return kiln_f_(int64_t{});                            \
+      case ::kiln::DType::Float16: return kiln_f_(::kiln::Half{});                     \
+      case ::kiln::DType::BFloat16: return kiln_f_(::kiln::BFloat16{});                \
+      case ::kiln::DType::Float32: return kiln_f_(float{});                            \
+      default: return kiln_f_(double{});                                               \
+    }                                                                                  \
+  }(__VA_ARGS__)
+
+// KILN_DISPATCH over every dtype, UInt16/32/64 included (uint16_t{}, uint32_t{}, uint64_t{}).
+#define KILN_DISPATCH_ALL(DT, ...)                                                     \
   [&](auto&& kiln_f_) {                                                                \
     switch (DT) {                                                                      \
       case ::kiln::DType::Bool: return kiln_f_(bool{});                                \
       case ::kiln::DType::UInt8: return kiln_f_(uint8_t{});                            \
+      case ::kiln::DType::UInt16: return kiln_f_(uint16_t{});                          \
+      case ::kiln::DType::UInt32: return kiln_f_(uint32_t{});                          \
+      case ::kiln::DType::UInt64: return kiln_f_(uint64_t{});                          \
       case ::kiln::DType::Int8: return kiln_f_(int8_t{});                              \
       case ::kiln::DType::Int16: return kiln_f_(int16_t{});                            \
       case ::kiln::DType::Int32: return kiln_f_(int32_t{});                            \

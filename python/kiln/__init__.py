@@ -8,7 +8,8 @@ from ._loader import _core  # noqa: F401
 from . import _convert  # noqa: F401  (registers the Python→Tensor converters with the core)
 from .common import dtype  # noqa: F401
 from .common.dtype import (  # noqa: F401
-    bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, half, single, double, float_, int_,
+    bool_, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, bfloat16, float32, float64, half, single,
+    double, float_, int_,
     dtype_to_nptype, pytype_to_dtype,
 )
 from .common.tensor import Tensor  # noqa: F401

@@ -20,14 +20,15 @@ def _check_kind(arr):
     if arr.dtype.kind not in _OK_KINDS:
         what = "object (Python objects such as str or None)" if arr.dtype.kind == "O" else str(arr.dtype)
         raise TypeError(f"For 'Tensor', the element type {what} of the array is not supported (supported: bool, "
-                        "int8/16/32/64, uint8, float16/32/64).")
+                        "int8/16/32/64, uint8/16/32/64, float16/32/64).")
 
 
-def _wide_uint_to_int64(arr):
-    """uint16/32/64 arrays become Int64 (Kiln has no wider unsigned dtypes); values above Int64's range raise."""
-    if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
-        raise OverflowError(f"For 'Tensor', the uint64 value {int(arr.max())} is out of bounds for Int64 (Kiln has "
-                            "no UInt64 dtype).")
+def _list_ints_to_int64(arr):
+    """A list of Python ints that NumPy made unsigned (an int above Int64's range) raises OverflowError: Python int
+    lists become Int64, as in MindSpore; pass dtype=kiln.uint64 for such values."""
+    if arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+        raise OverflowError(f"For 'Tensor', the Python integer {int(arr.max())} in the list is out of bounds for "
+                            "Int64 (pass dtype=kiln.uint64 for unsigned 64-bit values).")
     return arr.astype(np.int64)
 
 
@@ -37,7 +38,8 @@ def _list_items(data):
 
 def _infer_array(data):
     """NumPy array for `data` with MindSpore's default dtypes: Python float / float lists → float32,
-    Python int / int lists → int64, bool → bool, NumPy arrays and scalars keep their dtype (in native byte order).
+    Python int / int lists → int64, bool → bool, NumPy arrays and scalars keep their dtype (in native byte order;
+    uint16/32/64 included).
 
     Raises TypeError for unsupported types (None, str, object arrays), ValueError for ragged lists and
     OverflowError for ints outside Int64's range."""
@@ -71,13 +73,11 @@ def _infer_array(data):
         elif arr.dtype.kind == "i" and arr.dtype != np.int64:
             arr = arr.astype(np.int64)
         elif arr.dtype.kind == "u" and arr.dtype != np.uint8:
-            arr = _wide_uint_to_int64(arr)
+            arr = _list_ints_to_int64(arr)
     else:
         raise TypeError(f"For 'Tensor', the input_data must be a Tensor, NumPy array, list, tuple, bool, int or "
                         f"float, but got {type(data).__name__}.")
     _check_kind(arr)
-    if arr.dtype.kind == "u" and arr.dtype != np.uint8:
-        arr = _wide_uint_to_int64(arr)
     return arr
 
 

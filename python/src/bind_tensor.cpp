@@ -28,7 +28,12 @@ DType dtype_from_ndarray(nb::dlpack::dtype d) {
     if (d.bits == 32) return DType::Int32;
     if (d.bits == 64) return DType::Int64;
   }
-  if (d.code == uint8_t(C::UInt) && d.bits == 8) return DType::UInt8;
+  if (d.code == uint8_t(C::UInt)) {
+    if (d.bits == 8) return DType::UInt8;
+    if (d.bits == 16) return DType::UInt16;
+    if (d.bits == 32) return DType::UInt32;
+    if (d.bits == 64) return DType::UInt64;
+  }
   KILN_FAIL(Type, "Kiln: unsupported array element type (code ", int(d.code), ", ", int(d.bits), " bits).");
 }
 
@@ -37,6 +42,9 @@ nb::dlpack::dtype dlpack_of(DType t) {
   switch (t) {
     case DType::Bool: return {uint8_t(C::Bool), 8, 1};
     case DType::UInt8: return {uint8_t(C::UInt), 8, 1};
+    case DType::UInt16: return {uint8_t(C::UInt), 16, 1};
+    case DType::UInt32: return {uint8_t(C::UInt), 32, 1};
+    case DType::UInt64: return {uint8_t(C::UInt), 64, 1};
     case DType::Int8: return {uint8_t(C::Int), 8, 1};
     case DType::Int16: return {uint8_t(C::Int), 16, 1};
     case DType::Int32: return {uint8_t(C::Int), 32, 1};
@@ -150,6 +158,7 @@ void bind_tensor(nb::module_& m) {
   nb::enum_<DType>(m, "DType")
       .value("Bool", DType::Bool).value("UInt8", DType::UInt8).value("Int8", DType::Int8)
       .value("Int16", DType::Int16).value("Int32", DType::Int32).value("Int64", DType::Int64)
+      .value("UInt16", DType::UInt16).value("UInt32", DType::UInt32).value("UInt64", DType::UInt64)
       .value("Float16", DType::Float16).value("BFloat16", DType::BFloat16).value("Float32", DType::Float32)
       .value("Float64", DType::Float64)
       .def("__str__", [](DType t) { return std::string(dtype_name(t)); })

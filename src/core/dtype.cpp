@@ -1,5 +1,7 @@
 #include "kiln/dtype.h"
 
+#include "kiln/error.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -8,21 +10,21 @@ namespace kiln {
 size_t itemsize(DType t) {
   switch (t) {
     case DType::Bool: case DType::UInt8: case DType::Int8: return 1;
-    case DType::Int16: case DType::Float16: case DType::BFloat16: return 2;
-    case DType::Int32: case DType::Float32: return 4;
+    case DType::Int16: case DType::UInt16: case DType::Float16: case DType::BFloat16: return 2;
+    case DType::Int32: case DType::UInt32: case DType::Float32: return 4;
     default: return 8;
   }
 }
 
 const char* dtype_name(DType t) {
   static const char* names[] = {"Bool", "UInt8", "Int8", "Int16", "Int32", "Int64",
-                                "Float16", "BFloat16", "Float32", "Float64"};
+                                "Float16", "BFloat16", "Float32", "Float64", "UInt16", "UInt32", "UInt64"};
   return names[int(t)];
 }
 
 const char* dtype_numpy_name(DType t) {
   static const char* names[] = {"bool", "uint8", "int8", "int16", "int32", "int64",
-                                "float16", "bfloat16", "float32", "float64"};
+                                "float16", "bfloat16", "float32", "float64", "uint16", "uint32", "uint64"};
   return names[int(t)];
 }
 
@@ -32,8 +34,30 @@ bool int_fits(int64_t v, DType t) {
     case DType::Int8: return v >= -128 && v <= 127;
     case DType::Int16: return v >= -32768 && v <= 32767;
     case DType::Int32: return v >= -2147483648LL && v <= 2147483647LL;
+    case DType::UInt16: return v >= 0 && v <= 65535;
+    case DType::UInt32: return v >= 0 && v <= 4294967295LL;
+    case DType::UInt64: return v >= 0;
     default: return true;
   }
+}
+
+bool uint_fits(uint64_t v, DType t) {
+  if (v <= uint64_t(INT64_MAX)) return int_fits(int64_t(v), t);
+  return !is_integral(t) || t == DType::UInt64;
+}
+
+namespace {
+thread_local const char* g_current_op = "";
+}  // namespace
+
+const char* current_op_name() { return g_current_op; }
+OpNameScope::OpNameScope(const char* name) : prev_(g_current_op) { g_current_op = name ? name : ""; }
+OpNameScope::~OpNameScope() { g_current_op = prev_; }
+
+void fail_unsupported_dtype(DType t) {
+  const char* op = current_op_name();
+  if (*op) KILN_FAIL(Type, "For '", op, "', the kernel does not support the dtype ", dtype_name(t), ".");
+  KILN_FAIL(Type, "Kiln: this operation does not support the dtype ", dtype_name(t), ".");
 }
 
 bool double_fits(double v, DType t) {
@@ -41,6 +65,7 @@ bool double_fits(double v, DType t) {
   if (!std::isfinite(v)) return false;
   const double tv = std::trunc(v);
   if (t == DType::Int64) return tv >= -9223372036854775808.0 && tv < 9223372036854775808.0;
+  if (t == DType::UInt64) return tv >= 0.0 && tv < 18446744073709551616.0;
   return int_fits(int64_t(tv), t);
 }
 
@@ -48,7 +73,23 @@ namespace {
 int category(DType t) { return is_bool(t) ? 0 : is_integral(t) ? 1 : 2; }
 }  // namespace
 
+namespace {
+// MindSpore's name of an operand in a promotion error: a Python scalar is "Tensor[Int64]" / "Tensor[Float32]".
+std::string operand_name(DType t, bool weak) {
+  if (!weak) return dtype_name(t);
+  return std::string("Tensor[") + (t == DType::Bool ? "Bool" : is_integral(t) ? "Int64" : "Float32") + "]";
+}
+}  // namespace
+
 DType promote_types(DType a, DType b, bool a_weak, bool b_weak) {
+  if (is_wide_unsigned(a) || is_wide_unsigned(b)) {  // MindSpore 2.x: only with itself or with Bool
+    if (a == b || b == DType::Bool) return a;
+    if (a == DType::Bool) return b;
+    const char* op = current_op_name();
+    KILN_FAIL(Type, *op ? "For '" : "", op, *op ? "', t" : "T", "ype implicit conversion between ",
+              operand_name(a, a_weak), " and ", operand_name(b, b_weak),
+              " is not supported. Cast one operand first (Tensor.astype).");
+  }
   if (a_weak && b_weak) {  // two Python scalars: MindSpore's defaults, Float32 / Int64 / Bool
     int c = std::max(a == DType::Bool ? 0 : is_integral(a) ? 1 : 2, b == DType::Bool ? 0 : is_integral(b) ? 1 : 2);
     return c == 2 ? DType::Float32 : c == 1 ? DType::Int64 : DType::Bool;

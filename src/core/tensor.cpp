@@ -79,7 +79,7 @@ Tensor Tensor::from_external(void* data, const Shape& shape, DType dtype, std::s
 
 Tensor Tensor::scalar(double v, DType dtype, bool weak) {
   Tensor t = empty({}, dtype);
-  KILN_DISPATCH(dtype, [&](auto tag) {
+  KILN_DISPATCH_ALL(dtype, [&](auto tag) {
     using T = decltype(tag);
     *t.data<T>() = convert_value<T>(v);
   });
@@ -135,7 +135,7 @@ double Tensor::item() const {
   KILN_CHECK(!is_symbolic(), Runtime, "Kiln: the value of a tensor is not known while a graph is being compiled.");
   KILN_CHECK(numel() == 1, Value, "Only one element tensors can be converted to Python scalars, but got shape ",
              shape_str(shape()), ".");
-  return KILN_DISPATCH(dtype(), [&](auto tag) -> double {
+  return KILN_DISPATCH_ALL(dtype(), [&](auto tag) -> double {
     using T = decltype(tag);
     return convert_value<double>(*data<T>());
   });
@@ -158,9 +158,9 @@ void copy_into(const Tensor& src, const Tensor& dst) {
                  dtype_name(dst.dtype()), ".");
     }
   }
-  KILN_DISPATCH(src.dtype(), [&](auto stag) {
+  KILN_DISPATCH_ALL(src.dtype(), [&](auto stag) {
     using S = decltype(stag);
-    KILN_DISPATCH(dst.dtype(), [&](auto dtag) {
+    KILN_DISPATCH_ALL(dst.dtype(), [&](auto dtag) {
       using D = decltype(dtag);
       const S* s = src.data<S>();
       D* d = dst.data<D>();

@@ -137,6 +137,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& args) {
     in.clear();
     for (int v : ins.in) in.push_back(slots[size_t(v)]);
     try {
+      OpNameScope op_scope(op_name(ins.def->id));  // names the op in a kernel's dtype error
       if (ins.def->direct) {
         out = ins.def->direct(in, ins.attrs);
       } else {

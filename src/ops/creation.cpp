@@ -48,7 +48,7 @@ std::vector<TensorMeta> infer_shape_dtype(const TV&, const Attrs& a) { return {{
 
 void run_fill(const TV&, TV& out, const Attrs& a) {
   double v = a.f("value");
-  KILN_DISPATCH(out[0].dtype(), [&](auto tag) {
+  KILN_DISPATCH_ALL(out[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     T tv = convert_value<T>(v);
     T* p = out[0].data<T>();
@@ -69,7 +69,7 @@ std::vector<TensorMeta> infer_range(const TV&, const Attrs& a) {
 }
 void run_range(const TV&, TV& out, const Attrs& a) {
   double start = a.f("start"), step = a.f("step");
-  KILN_DISPATCH(out[0].dtype(), [&](auto tag) {
+  KILN_DISPATCH_ALL(out[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* p = out[0].data<T>();
     for (int64_t i = 0, n = out[0].numel(); i < n; ++i) p[i] = convert_value<T>(start + double(i) * step);

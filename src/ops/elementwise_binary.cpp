@@ -22,15 +22,27 @@ template <template <typename> class F>
 void run_arith(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Attrs&) {
   DType t = out[0].dtype();
   Tensor a = ew::as_dtype(in[0], t), b = ew::as_dtype(in[1], t);
-  KILN_DISPATCH(t, [&](auto tag) {
+  KILN_DISPATCH_ALL(t, [&](auto tag) {
     using T = decltype(tag);
     ew::binary_loop<T, T>(a, b, out[0], F<compute_t<T>>{});
   });
 }
 
-template <typename C> struct AddF { C operator()(C x, C y) const { if constexpr (std::is_same_v<C, bool>) return x || y; else return x + y; } };
-template <typename C> struct SubF { C operator()(C x, C y) const { if constexpr (std::is_same_v<C, bool>) return x != y; else return x - y; } };
-template <typename C> struct MulF { C operator()(C x, C y) const { if constexpr (std::is_same_v<C, bool>) return x && y; else return x * y; } };
+// Integer +, −, × wrap modulo 2^bits as NumPy's: computed in the unsigned type at least as wide as int (C++ would
+// promote uint16 × uint16 to a signed int, whose overflow is undefined, as is int32/int64 overflow).
+template <typename C> using wrap_t = std::make_unsigned_t<std::common_type_t<C, unsigned>>;
+template <typename C> C wrap_add(C x, C y) {
+  if constexpr (std::is_integral_v<C>) return C(wrap_t<C>(x) + wrap_t<C>(y)); else return x + y;
+}
+template <typename C> C wrap_sub(C x, C y) {
+  if constexpr (std::is_integral_v<C>) return C(wrap_t<C>(x) - wrap_t<C>(y)); else return x - y;
+}
+template <typename C> C wrap_mul(C x, C y) {
+  if constexpr (std::is_integral_v<C>) return C(wrap_t<C>(x) * wrap_t<C>(y)); else return x * y;
+}
+template <typename C> struct AddF { C operator()(C x, C y) const { if constexpr (std::is_same_v<C, bool>) return x || y; else return wrap_add(x, y); } };
+template <typename C> struct SubF { C operator()(C x, C y) const { if constexpr (std::is_same_v<C, bool>) return x != y; else return wrap_sub(x, y); } };
+template <typename C> struct MulF { C operator()(C x, C y) const { if constexpr (std::is_same_v<C, bool>) return x && y; else return wrap_mul(x, y); } };
 template <typename C> struct DivF { C operator()(C x, C y) const { return x / y; } };
 // Float floor division as Python's // and NumPy's floor_divide (CPython float_divmod, NumPy npy_divmod): the
 // quotient is derived from the exact remainder fmod(x, y), so x == (x // y)·y + x % y holds with ModF below, and
@@ -86,7 +98,7 @@ template <typename C> struct PowF {
     else {
       if (y < 0) return x == 1 ? C(1) : (x == C(-1) ? ((y % 2) ? C(-1) : C(1)) : C(0));
       C r = 1, b = x;
-      for (C e = y; e > 0; e >>= 1) { if (e & 1) r = C(r * b); b = C(b * b); }
+      for (C e = y; e > 0; e >>= 1) { if (e & 1) r = wrap_mul(r, b); b = wrap_mul(b, b); }
       return r;
     }
   }
@@ -111,7 +123,7 @@ template <template <typename> class F>
 void run_compare(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Attrs&) {
   DType t = compare_dtype(in[0], in[1]);
   Tensor a = ew::as_dtype(in[0], t), b = ew::as_dtype(in[1], t);
-  KILN_DISPATCH(t, [&](auto tag) {
+  KILN_DISPATCH_ALL(t, [&](auto tag) {
     using T = decltype(tag);
     ew::binary_loop<T, bool>(a, b, out[0], F<compute_t<T>>{});
   });
@@ -216,7 +228,7 @@ void run_select(const std::vector<Tensor>& in, std::vector<Tensor>& out, const A
   Strides sc = cpu::broadcast_strides(c.shape(), c.strides(), os);
   Strides sx = cpu::broadcast_strides(x.shape(), x.strides(), os);
   Strides sy = cpu::broadcast_strides(y.shape(), y.strides(), os);
-  KILN_DISPATCH(t, [&](auto tag) {
+  KILN_DISPATCH_ALL(t, [&](auto tag) {
     using T = decltype(tag);
     const bool* pc = c.data<bool>();
     const T* px = x.data<T>();

@@ -104,7 +104,7 @@ void run_uss(const TV& in, TV& out, const Attrs& a) {
   const int64_t inner = prod_range(x.shape(), size_t(ids.ndim()), x.shape().size());
   std::memset(o.raw_data(), 0, size_t(o.numel()) * itemsize(o.dtype()));
   const int64_t* pi = ids.data<int64_t>();
-  KILN_DISPATCH(x.dtype(), [&](auto tag) {
+  KILN_DISPATCH_ALL(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using C = compute_t<T>;
     const T* px = x.data<T>();

@@ -129,6 +129,7 @@ int64_t kernel_hook_min_elements() { return g_min_elements; }
 
 std::vector<Tensor> apply(OpId id, const std::vector<Tensor>& inputs, const Attrs& attrs) {
   const OpDef& def = get_op(id);
+  OpNameScope op_scope(op_name(id));  // names the op in dtype errors raised by promotion and kernels
   for (size_t i = 0; i < inputs.size(); ++i) {
     KILN_CHECK(inputs[i].defined(), Value, "For '", op_name(id), "', input ", i, " is an undefined tensor.");
     KILN_CHECK(!inputs[i].is_symbolic() || graph::tracing(), Runtime, "For '", op_name(id),

@@ -16,10 +16,11 @@ void (*g_sink)(const std::string&) = default_sink;
 void format_values(std::ostringstream& s, const Tensor& t, size_t dim, int64_t offset, int depth) {
   const Shape& sh = t.shape();
   if (sh.empty()) {
-    s << KILN_DISPATCH(t.dtype(), [&](auto tag) -> std::string {
+    s << KILN_DISPATCH_ALL(t.dtype(), [&](auto tag) -> std::string {
       using T = decltype(tag);
       std::ostringstream v;
       if constexpr (std::is_same_v<T, bool>) v << (*reinterpret_cast<const bool*>(t.raw_data()) ? "True" : "False");
+      else if constexpr (std::is_integral_v<T>) v << +t.data<T>()[offset - t.offset()];  // exact, as NumPy
       else v << convert_value<double>(t.data<T>()[offset - t.offset()]);
       return v.str();
     });
@@ -30,11 +31,12 @@ void format_values(std::ostringstream& s, const Tensor& t, size_t dim, int64_t o
     if (i) s << (dim + 1 == sh.size() ? " " : "\n" + std::string(size_t(depth + 1), ' '));
     int64_t off = offset + i * t.strides()[dim];
     if (dim + 1 == sh.size()) {
-      s << KILN_DISPATCH(t.dtype(), [&](auto tag) -> std::string {
+      s << KILN_DISPATCH_ALL(t.dtype(), [&](auto tag) -> std::string {
         using T = decltype(tag);
         std::ostringstream v;
         const T* base = static_cast<const T*>(t.impl()->storage->data);
         if constexpr (std::is_same_v<T, bool>) v << (base[off] ? "True" : "False");
+        else if constexpr (std::is_integral_v<T>) v << +base[off];  // exact, as NumPy (no 1e+18 for big ints)
         else v << convert_value<double>(base[off]);
         return v.str();
       });

@@ -2,11 +2,13 @@
 // and keep_dims), Argmax/Argmin, and the sum_to helper used by the bprops of broadcasting ops.
 //
 // Result dtypes (the MindSpore reference is silent, so NumPy's rules are followed):
-//   sum, prod: Bool and integer inputs give Int64 (NumPy's default integer); float inputs keep their dtype.
+//   sum, prod: Bool and integer inputs give Int64 (NumPy's default integer), UInt16/32/64 give UInt64 (NumPy's);
+//   float inputs keep their dtype.
 //   mean: integer/Bool inputs give Float32 (Kiln's default float, as true division does); floats keep theirs.
 //   amax, amin: the input dtype. argmax, argmin: Int64.
 // Accumulation: floating sums/products/means accumulate in double (so Float16/BFloat16/Float32 are summed at
-// least in float32 precision, as required), integer sums/products in int64 (wrapping on overflow, as NumPy).
+// least in float32 precision, as required), integer sums/products in int64 / uint64 (wrapping on overflow, as
+// NumPy).
 // NaN propagates through amax/amin (NumPy's amax); argmax/argmin return the first NaN if any, else the first
 // occurrence of the extreme value. Reducing an empty axis: sum → 0, prod → 1, mean → NaN, amax/amin/argmax/argmin
 // → ValueError (no identity).
@@ -79,7 +81,8 @@ const char* rname(RKind k) {
 DType reduce_dtype(RKind k, DType t) {
   switch (k) {
     case RKind::Sum:
-    case RKind::Prod: return is_floating(t) ? t : DType::Int64;
+    case RKind::Prod:  // NumPy's: UInt16/32/64 → UInt64 (MindSpore keeps UInt32, which overflows silently)
+      return is_floating(t) ? t : is_wide_unsigned(t) ? DType::UInt64 : DType::Int64;
     case RKind::Mean: return ew::float_dtype(t);
     default: return t;
   }
@@ -153,7 +156,7 @@ void run_reduce(const TV& in, TV& out, const Attrs& a) {
   const int64_t n_out = o.numel();
   int64_t count = 1;
   for (int64_t d : ax) count *= x.shape()[size_t(d)];
-  KILN_DISPATCH(x.dtype(), [&](auto tag) {
+  KILN_DISPATCH_ALL(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using C = compute_t<T>;
     if constexpr (K == RKind::Max || K == RKind::Min) {
@@ -175,16 +178,22 @@ void run_reduce(const TV& in, TV& out, const Attrs& a) {
       for (int64_t i = 0; i < n_out; ++i) po[i] = convert_value<T>(acc[size_t(i)]);
     } else {
       constexpr bool kFloat = std::is_floating_point_v<C>;
-      using A = std::conditional_t<kFloat, double, int64_t>;
+      // Unsigned inputs accumulate in uint64_t: exact modulo 2^64 for UInt64, and no signed-overflow UB. Means
+      // accumulate in double for every input (NumPy's: a wrapped integer sum would give a wrong mean).
+      constexpr bool kDouble = kFloat || K == RKind::Mean;
+      using A = std::conditional_t<kDouble, double, std::conditional_t<std::is_unsigned_v<C>, uint64_t, int64_t>>;
       std::vector<A> acc(size_t(n_out), K == RKind::Prod ? A(1) : A(0));
       if constexpr (K == RKind::Prod) {
-        accumulate<T, A>(x, ax, acc.data(), [](A v, A e) { return A(v * e); });
-      } else if constexpr (kFloat) {
+        accumulate<T, A>(x, ax, acc.data(), [](A v, A e) {
+          if constexpr (kDouble) return A(v * e);
+          else return A(uint64_t(v) * uint64_t(e));  // integers wrap modulo 2^64 (no signed-overflow UB)
+        });
+      } else if constexpr (kDouble) {
         accumulate<T, A>(x, ax, acc.data(), [](A v, A e) { return v + e; });
       } else {  // integer sums wrap like NumPy's int64 (no signed-overflow UB)
         accumulate<T, A>(x, ax, acc.data(), [](A v, A e) { return A(uint64_t(v) + uint64_t(e)); });
       }
-      KILN_DISPATCH(o.dtype(), [&](auto otag) {
+      KILN_DISPATCH_ALL(o.dtype(), [&](auto otag) {
         using O = decltype(otag);
         O* po = o.data<O>();
         if constexpr (K == RKind::Mean) {
@@ -273,7 +282,7 @@ void run_arg(const TV& in, TV& out, const Attrs& a) {
     for (int64_t i = ax + 1; i < x.ndim(); ++i) inner *= x.shape()[size_t(i)];
   }
   int64_t* po = out[0].data<int64_t>();
-  KILN_DISPATCH(x.dtype(), [&](auto tag) {
+  KILN_DISPATCH_ALL(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using C = compute_t<T>;
     const T* px = x.data<T>();

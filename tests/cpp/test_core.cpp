@@ -39,6 +39,7 @@ TEST(DTypePromotion, SymmetricAndIdempotent) {
   for (int i = 0; i < kNumDTypes; ++i) {
     EXPECT_EQ(promote_types(D(i), D(i)), D(i));
     for (int j = 0; j < kNumDTypes; ++j) {
+      if (is_wide_unsigned(D(i)) || is_wide_unsigned(D(j))) continue;  // (UnsignedOnlyWithItselfOrBool)
       EXPECT_EQ(promote_types(D(i), D(j)), promote_types(D(j), D(i)));
       for (bool w : {false, true}) EXPECT_EQ(promote_types(D(i), D(j), w, !w), promote_types(D(j), D(i), !w, w));
     }
@@ -59,6 +60,63 @@ TEST(DTypePromotion, WeakScalars) {
   EXPECT_EQ(promote_types(D::Bool, D::Int64, false, true), D::Int64);          // bool tensor + 3 → int64
   EXPECT_EQ(promote_types(D::Bool, D::Float32, false, true), D::Float32);
   EXPECT_EQ(promote_types(D::Int64, D::Float32, true, true), D::Float32);      // two scalars: normal rules
+}
+
+// MindSpore 2.x: UInt16/32/64 combine only with the same dtype or Bool (tensor or Python bool); every other pair,
+// Python ints and floats included, raises TypeError naming both operands (and the op, inside one).
+TEST(DTypePromotion, UnsignedOnlyWithItselfOrBool) {
+  for (D u : {D::UInt16, D::UInt32, D::UInt64}) {
+    EXPECT_EQ(promote_types(u, u), u);
+    for (bool w : {false, true}) {
+      EXPECT_EQ(promote_types(u, D::Bool, false, w), u);
+      EXPECT_EQ(promote_types(D::Bool, u, w, false), u);
+    }
+    for (int j = 0; j < kNumDTypes; ++j) {
+      if (D(j) == u || D(j) == D::Bool) continue;
+      for (bool w : {false, true}) {
+        if (w && D(j) != D::Int64 && D(j) != D::Float32) continue;  // Python ints / floats are weak Int64 / Float32
+        const std::string other = w ? std::string("Tensor[") + dtype_name(D(j)) + "]" : dtype_name(D(j));
+        expect_error([&] { promote_types(u, D(j), false, w); }, ErrorKind::Type,
+                     {"ype implicit conversion between ", std::string(dtype_name(u)) + " and " + other,
+                      "not supported"});
+        expect_error([&] { promote_types(D(j), u, w, false); }, ErrorKind::Type,
+                     {other + " and " + dtype_name(u)});
+      }
+    }
+  }
+  expect_error([&] { ops::add(make({1}, {1}, D::UInt32), make({1}, {1}, D::Int32)); }, ErrorKind::Type,
+               {"For 'Add', type implicit conversion between UInt32 and Int32 is not supported"});
+  Tensor big = Tensor::empty({2}, D::UInt64);
+  big.data<uint64_t>()[0] = UINT64_MAX;
+  big.data<uint64_t>()[1] = 3;
+  Tensor s = ops::add(big, big);  // wraps modulo 2^64, as NumPy
+  EXPECT_EQ(s.dtype(), D::UInt64);
+  EXPECT_EQ(s.data<uint64_t>()[0], UINT64_MAX - 1);
+  EXPECT_EQ(s.data<uint64_t>()[1], 6u);
+  expect_error([&] { ops::neg(big); }, ErrorKind::Type, {"For 'Neg', the kernel does not support the dtype UInt64."});
+}
+
+TEST(DType, UnsignedRanges) {
+  EXPECT_TRUE(int_fits(65535, D::UInt16));
+  EXPECT_FALSE(int_fits(65536, D::UInt16));
+  EXPECT_FALSE(int_fits(-1, D::UInt16));
+  EXPECT_TRUE(int_fits(4294967295LL, D::UInt32));
+  EXPECT_FALSE(int_fits(4294967296LL, D::UInt32));
+  EXPECT_FALSE(int_fits(-1, D::UInt64));
+  EXPECT_TRUE(int_fits(INT64_MAX, D::UInt64));
+  EXPECT_TRUE(uint_fits(UINT64_MAX, D::UInt64));
+  EXPECT_FALSE(uint_fits(UINT64_MAX, D::Int64));
+  EXPECT_FALSE(uint_fits(uint64_t(INT64_MAX) + 1, D::Int64));
+  EXPECT_TRUE(double_fits(18446744073709549568.0, D::UInt64));  // the largest double below 2^64
+  EXPECT_FALSE(double_fits(18446744073709551616.0, D::UInt64));
+  EXPECT_FALSE(double_fits(-1.0, D::UInt32));
+  EXPECT_TRUE(double_fits(-0.5, D::UInt32));  // truncates to 0
+  EXPECT_STREQ(dtype_name(D::UInt64), "UInt64");
+  EXPECT_STREQ(dtype_numpy_name(D::UInt32), "uint32");
+  EXPECT_EQ(itemsize(D::UInt16), 2u);
+  EXPECT_EQ(itemsize(D::UInt32), 4u);
+  EXPECT_EQ(itemsize(D::UInt64), 8u);
+  EXPECT_TRUE(is_integral(D::UInt64) && !is_floating(D::UInt64));
 }
 
 TEST(DTypePromotion, ThroughOps) {

@@ -51,6 +51,16 @@ FLOATS = (F32, F64, F16)
 INTS = (I32, I64)
 NUMERIC = FLOATS + INTS
 ALL = NUMERIC + (BOOL,)
+# MindSpore's UInt16/32/64: only the ops that support them (arithmetic, comparisons, select, casts, data movement,
+# indexing, creation, Assign); samples draw them non-negative, and Python scalars with them are bools only (MindSpore
+# raises TypeError for a Python int or float with these dtypes: tests/python/test_unsigned_dtypes.py).
+U16, U32, U64 = np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64)
+UINTS = (U16, U32, U64)
+
+
+def is_wide_uint(dtype):
+    """UInt16/32/64 (no implicit conversion with other dtypes but Bool, as in MindSpore)."""
+    return np.dtype(dtype) in UINTS
 
 # Ops that only graph passes produce (fusion): no Python callable makes them, so no entry calls them directly. They
 # are covered by the pass tests (tests/python/test_graph_passes.py, tests/cpp/test_graph.cpp) and by the composite
@@ -138,6 +148,8 @@ def arr(rng, shape, dtype, low=-2.0, high=2.0, away=0.0):
         return rng.random(shape) < 0.5
     if dtype.kind in "iu":
         lo, hi = int(math.floor(low)), int(math.ceil(high))
+        if dtype.kind == "u":  # unsigned: the non-negative part of the range
+            lo, hi = max(lo, 0), max(hi, 0)
         a = rng.integers(lo, hi + 1, shape)
         if away > 0:
             a = np.where(np.abs(a) < away, int(math.ceil(away)), a)
@@ -176,6 +188,10 @@ def binary_samples(lhs=(-2.0, 2.0, 0.0), rhs=(-2.0, 2.0, 0.0), scalars=(2.5, 3))
         yield Sample((a((1,)), b((5,))), desc="size-1")
         yield Sample((a((0, 3)), b((3,))), desc="empty")
         yield Sample((NC(a((3, 4)), "T"), NC(b((3, 4)), "step")), desc="views")
+        if is_wide_uint(dtype):  # a Python bool is the only scalar MindSpore combines with UInt16/32/64
+            yield Sample((a((2, 3)), True), desc="python bool rhs")
+            yield Sample((False, b((2, 3))), desc="python bool lhs")
+            return
         for s in scalars:
             if isinstance(s, float) and dtype.kind != "f":
                 continue
@@ -324,10 +340,11 @@ _NONZERO = (-2.0, 2.0, 0.5)  # (low, high, away): |x| in [0.5, 2] with random si
 _BOOL_DIFF = ("bool op bool stays Bool (NumPy: int8 for floor_divide/mod/power, TypeError for subtract); MindSpore "
               "rejects arithmetic on Bool")
 
-register(OpInfo("add", ("Add",), ops.add, np.add, binary_samples(), ALL, differentiable=True, binary=True))
-register(OpInfo("sub", ("Sub",), ops.sub, np.subtract, binary_samples(), NUMERIC, differentiable=True, binary=True,
+register(OpInfo("add", ("Add",), ops.add, np.add, binary_samples(), ALL + UINTS, differentiable=True, binary=True))
+register(OpInfo("sub", ("Sub",), ops.sub, np.subtract, binary_samples(), NUMERIC + UINTS, differentiable=True,
+                binary=True,
                 dtype_exceptions={"bool,bool": _BOOL_DIFF}))
-register(OpInfo("mul", ("Mul",), ops.mul, np.multiply, binary_samples(), ALL, differentiable=True, binary=True))
+register(OpInfo("mul", ("Mul",), ops.mul, np.multiply, binary_samples(), ALL + UINTS, differentiable=True, binary=True))
 register(OpInfo("div", ("Div",), ops.div, np.true_divide, binary_samples(rhs=_NONZERO, scalars=(2.5, 3)),
                 NUMERIC, differentiable=True, binary=True,
                 notes="int / int is Float32 (MindSpore; NumPy float64): rule R-f32"))
@@ -366,23 +383,23 @@ register(OpInfo("pow", ("Pow",), ops.pow, np.power, _pow_samples, NUMERIC, diffe
                 special_ref=_np_pow_c99,
                 dtype_exceptions={"bool,bool": _BOOL_DIFF}, tol={F16: (3e-3, 3e-3)},
                 kinks={0.0: None}))  # base 0: x^y is undefined left of 0 (the samples' base domain is x > 0)
-register(OpInfo("maximum", ("Maximum",), ops.maximum, np.maximum, binary_samples(), ALL, differentiable=True,
+register(OpInfo("maximum", ("Maximum",), ops.maximum, np.maximum, binary_samples(), ALL + UINTS, differentiable=True,
                 binary=True))
-register(OpInfo("minimum", ("Minimum",), ops.minimum, np.minimum, binary_samples(), ALL, differentiable=True,
+register(OpInfo("minimum", ("Minimum",), ops.minimum, np.minimum, binary_samples(), ALL + UINTS, differentiable=True,
                 binary=True))
 
 
 def _cmp_samples(dtype, rng):
     """Small integers so that ties (equality) occur; also weak scalars and NaN-free floats."""
-    vals = [0, 1] if dtype == BOOL else [-1, 0, 1, 2]
+    vals = [0, 1] if dtype == BOOL else [0, 1, 2, 3] if dtype.kind == "u" else [-1, 0, 1, 2]
     a = lambda s: rng.choice(vals, s).astype(dtype)  # noqa: E731
     yield Sample((a((3, 4)), a((3, 4))))
     yield Sample((a((3, 1)), a((1, 4))), desc="broadcast both")
     yield Sample((a(()), a((2, 3))), desc="0-d lhs")
     yield Sample((a((0, 2)), a((2,))), desc="empty")
     yield Sample((NC(a((3, 4)), "T"), a((4,))), desc="transposed view")
-    yield Sample((a((2, 3)), True if dtype == BOOL else 1), desc="python scalar rhs")
-    if dtype.kind in "iu":
+    yield Sample((a((2, 3)), True if dtype == BOOL or is_wide_uint(dtype) else 1), desc="python scalar rhs")
+    if dtype.kind in "iu" and not is_wide_uint(dtype):
         yield Sample((a((2, 3)), 0.5), desc="int tensor vs python float")
     if dtype.kind == "f":
         yield Sample((1.0, a((2, 3))), desc="python scalar lhs")
@@ -394,7 +411,7 @@ for _name, _op, _ref, _cname in [("equal", ops.equal, np.equal, "Equal"),
                                  ("greater_equal", ops.greater_equal, np.greater_equal, "GreaterEqual"),
                                  ("less", ops.less, np.less, "Less"),
                                  ("less_equal", ops.less_equal, np.less_equal, "LessEqual")]:
-    register(OpInfo(_name, (_cname,), _op, _ref, _cmp_samples, ALL, binary=True))
+    register(OpInfo(_name, (_cname,), _op, _ref, _cmp_samples, ALL + UINTS, binary=True))
 
 for _name, _op, _ref, _cname in [("logical_and", ops.logical_and, np.logical_and, "LogicalAnd"),
                                  ("logical_or", ops.logical_or, np.logical_or, "LogicalOr"),
@@ -444,10 +461,11 @@ def _select_samples(dtype, rng):
     yield Sample((c(()), a((2, 3)), a((3,))), desc="0-d condition")
     yield Sample((c((0, 3)), a((3,)), a((1, 3))), desc="empty")
     yield Sample((NC(c((3, 4)), "T"), NC(a((3, 4)), "step"), a((4,))), desc="views")
-    yield Sample((c((2, 3)), a((2, 3)), 1 if dtype.kind != "f" else 0.5), desc="python scalar y")
+    yield Sample((c((2, 3)), a((2, 3)), True if is_wide_uint(dtype) else 1 if dtype.kind != "f" else 0.5),
+                 desc="python scalar y")
 
 
-register(OpInfo("where", ("Select",), ops.where, np.where, _select_samples, ALL, differentiable=True,
+register(OpInfo("where", ("Select",), ops.where, np.where, _select_samples, ALL + UINTS, differentiable=True,
                 notes="condition must be Bool (TypeError otherwise); gradients go to x and y"))
 
 
@@ -507,8 +525,8 @@ def _cast_samples(dtype, rng):
     # Values with fractions and negatives (float → int truncates toward zero), zeros (→ bool False).
     def x(s):
         return np.round(arr(rng, s, F64, -4, 4), 1).astype(dtype) if dtype.kind == "f" else arr(rng, s, dtype, -4, 4)
-    for target in (F64, F32, F16, I32, I64, BOOL):
-        if target == dtype:
+    for target in (F64, F32, F16, I32, I64, BOOL) + (UINTS if dtype.kind in "biu" else ()):
+        if target == dtype:  # (float → unsigned only for non-negative values: test_unsigned_dtypes.py)
             continue
         small = target.kind == "f" and dtype.kind == "f" and dtype == F64
         yield Sample((x((2, 3)),), dict(dtype=target), desc=f"to {target}", grad=small and target == F32)
@@ -521,18 +539,18 @@ def _np_cast(x, dtype):
     return x.astype(dtype)
 
 
-register(OpInfo("cast", ("Cast",), lambda x, dtype: ops.cast(x, dtype), _np_cast, _cast_samples, ALL,
+register(OpInfo("cast", ("Cast",), lambda x, dtype: ops.cast(x, dtype), _np_cast, _cast_samples, ALL + UINTS,
                 out_dtype=lambda s: np.dtype(s.kwargs["dtype"]), ref_upcast=False, differentiable=True,
                 grad_eps=1e-2, grad_tol=(1e-5, 1e-5),
                 special_ok=lambda s: np.dtype(s.kwargs["dtype"]).kind == "f",
                 notes="special values only for float targets (float NaN/inf → int is undefined: NumPy warns); "
                       "float → int truncates toward zero; gradient (float → float) is cast back; FD uses a large "
                       "step since Cast is linear and the float32 result is rounded"))
-register(OpInfo("identity", ("Identity",), _core.identity, lambda x: x.copy(), unary_samples(), ALL,
+register(OpInfo("identity", ("Identity",), _core.identity, lambda x: x.copy(), unary_samples(), ALL + UINTS,
                 differentiable=True, notes="the Python API reaches it through Tensor(tensor) and Parameter.value()"))
 register(OpInfo("tensor_copy_ctor", (), lambda x: Tensor(x), lambda x: x.copy(), unary_samples(),
                 (F32, I64)))
-register(OpInfo("stop_gradient", ("StopGradient",), ops.stop_gradient, lambda x: x.copy(), unary_samples(), ALL,
+register(OpInfo("stop_gradient", ("StopGradient",), ops.stop_gradient, lambda x: x.copy(), unary_samples(), ALL + UINTS,
                 notes="not differentiable by design; test_stop_gradient_blocks_gradient checks the zero gradient in "
                       "both modes"))
 register(OpInfo("depend", ("Depend",), lambda x, y: ops.depend(x, ops.mul(y, 2.0)), lambda x, y: x.copy(),
@@ -658,21 +676,21 @@ def _np_reduce(fn):
 
 
 register(OpInfo("sum", ("ReduceSum",), lambda x, axis=None, keepdims=False: ops.sum(x, axis, keepdims),
-                _np_reduce(np.sum), _reduce_samples(), ALL, differentiable=True,
-                notes="int32/bool sums are Int64 (as NumPy on Linux)"))
+                _np_reduce(np.sum), _reduce_samples(), ALL + UINTS, differentiable=True,
+                notes="int32/bool sums are Int64 (as NumPy on Linux); UInt16/32/64 sums are UInt64 (NumPy)"))
 register(OpInfo("tensor.sum", ("ReduceSum",), lambda x, axis=None, keepdims=False: x.sum(axis, keepdims=keepdims),
                 _np_reduce(np.sum), _reduce_samples(empty=False), (F32,), differentiable=True))
 register(OpInfo("mean", ("ReduceMean",), lambda x, axis=None, keepdims=False: ops.mean(x, axis, keepdims),
-                _np_reduce(np.mean), _reduce_samples(empty=False), FLOATS + (I32,), differentiable=True,
+                _np_reduce(np.mean), _reduce_samples(empty=False), FLOATS + (I32,) + UINTS, differentiable=True,
                 notes="int input → Float32 (R-f32); the mean over an empty axis is NaN (not sampled: NumPy warns)"))
 register(OpInfo("prod", ("ReduceProd",), lambda x, axis=None, keepdims=False: ops.prod(x, axis, keepdims),
-                _np_reduce(np.prod), _reduce_samples(0.5, 1.5, 0.5), FLOATS + (I32,), differentiable=True,
+                _np_reduce(np.prod), _reduce_samples(0.5, 1.5, 0.5), FLOATS + (I32,) + UINTS, differentiable=True,
                 tol={F16: (4e-3, 4e-3)}))
 register(OpInfo("amax", ("ReduceMax",), lambda x, axis=None, keepdims=False: ops.amax(x, axis, keepdims),
-                _np_reduce(np.max), _reduce_samples(empty=False), NUMERIC + (BOOL,), differentiable=True,
+                _np_reduce(np.max), _reduce_samples(empty=False), NUMERIC + (BOOL,) + UINTS, differentiable=True,
                 notes="an empty reduced axis raises ValueError (no identity), as NumPy"))
 register(OpInfo("amin", ("ReduceMin",), lambda x, axis=None, keepdims=False: ops.amin(x, axis, keepdims),
-                _np_reduce(np.min), _reduce_samples(empty=False), NUMERIC, differentiable=True))
+                _np_reduce(np.min), _reduce_samples(empty=False), NUMERIC + UINTS, differentiable=True))
 
 
 def _arg_samples(dtype, rng):
@@ -687,10 +705,10 @@ def _arg_samples(dtype, rng):
 
 register(OpInfo("argmax", ("Argmax",), lambda x, axis=None, keepdims=False: ops.argmax(x, axis, keepdims),
                 lambda x, axis=None, keepdims=False: np.asarray(np.argmax(x, axis=axis, keepdims=keepdims)),
-                _arg_samples, NUMERIC, ref_upcast=False))
+                _arg_samples, NUMERIC + UINTS, ref_upcast=False))
 register(OpInfo("argmin", ("Argmin",), lambda x, axis=None, keepdims=False: ops.argmin(x, axis, keepdims),
                 lambda x, axis=None, keepdims=False: np.asarray(np.argmin(x, axis=axis, keepdims=keepdims)),
-                _arg_samples, NUMERIC, ref_upcast=False))
+                _arg_samples, NUMERIC + UINTS, ref_upcast=False))
 register(OpInfo("max_with_indices", ("ReduceMax", "Argmax"), lambda x, axis: ops.max(x, axis),
                 lambda x, axis: (np.max(x, axis), np.argmax(x, axis)),
                 lambda dtype, rng: iter([Sample((arr(rng, (3, 4), dtype),), dict(axis=1)),
@@ -717,7 +735,7 @@ def _reshape_samples(dtype, rng):
     yield Sample((NC(a((2, 4)), "step"),), dict(shape=(4, 2)), desc="stepped view")
 
 
-register(OpInfo("reshape", ("Reshape",), ops.reshape, np.reshape, _reshape_samples, ALL, differentiable=True))
+register(OpInfo("reshape", ("Reshape",), ops.reshape, np.reshape, _reshape_samples, ALL + UINTS, differentiable=True))
 
 
 def _transpose_samples(dtype, rng):
@@ -732,7 +750,7 @@ def _transpose_samples(dtype, rng):
 
 
 register(OpInfo("transpose", ("Transpose",), ops.transpose, lambda x, input_perm: np.transpose(x, input_perm),
-                _transpose_samples, ALL, differentiable=True))
+                _transpose_samples, ALL + UINTS, differentiable=True))
 register(OpInfo("tensor.T", ("Transpose",), lambda x: x.T, lambda x: x.T,
                 lambda dtype, rng: iter([Sample((arr(rng, (2, 3, 4), dtype),)), Sample((arr(rng, (5,), dtype),))]),
                 (F32,), differentiable=True))
@@ -749,7 +767,7 @@ def _bcast_samples(dtype, rng):
     yield Sample((a((2, 3)),), dict(shape=(2, 3)), desc="same shape")
 
 
-register(OpInfo("broadcast_to", ("BroadcastTo",), ops.broadcast_to, np_broadcast_to, _bcast_samples, ALL,
+register(OpInfo("broadcast_to", ("BroadcastTo",), ops.broadcast_to, np_broadcast_to, _bcast_samples, ALL + UINTS,
                 differentiable=True))
 
 
@@ -765,7 +783,7 @@ def _concat_samples(dtype, rng):
 
 
 register(OpInfo("concat", ("Concat",), lambda *xs, axis: ops.concat(xs, axis),
-                lambda *xs, axis: np.concatenate(xs, axis), _concat_samples, ALL, differentiable=True))
+                lambda *xs, axis: np.concatenate(xs, axis), _concat_samples, ALL + UINTS, differentiable=True))
 register(OpInfo("stack", ("Reshape", "Concat"), lambda *xs, axis: ops.stack(xs, axis),
                 lambda *xs, axis: np.stack(xs, axis),
                 lambda dtype, rng: iter([Sample((arr(rng, (2, 3), dtype), arr(rng, (2, 3), dtype)), dict(axis=1)),
@@ -819,7 +837,7 @@ def _basic_index_samples(dtype, rng):
 
 
 register(OpInfo("getitem_basic", ("StridedSlice", "Reshape"), lambda x, key: x[key], lambda x, key: x[key].copy(),
-                _basic_index_samples, (F32, F64, F16, I32, BOOL), differentiable=True,
+                _basic_index_samples, (F32, F64, F16, I32, BOOL) + UINTS, differentiable=True,
                 notes="ints, slices with negative steps, None, Ellipsis; results are views"))
 
 _ADV_KEYS = [
@@ -841,7 +859,7 @@ def _adv_index_samples(dtype, rng):
 
 
 register(OpInfo("getitem_advanced", ("Gather", "Reshape"), lambda x, key: x[key], lambda x, key: x[key],
-                _adv_index_samples, (F32, F64, I32, BOOL), differentiable=True,
+                _adv_index_samples, (F32, F64, I32, BOOL) + UINTS, differentiable=True,
                 notes="integer arrays and boolean masks (converted with np.nonzero in Python, so NonZero is not "
                       "used); gradients scatter back through Gather's bprop (repeated indices accumulate)"))
 
@@ -877,7 +895,7 @@ def _gather_samples(dtype, rng):
 
 
 register(OpInfo("gather", ("Gather",), lambda x, idx, axis: ops.gather(x, idx, axis),
-                lambda x, idx, axis: np.take(x, idx, axis=axis), _gather_samples, (F32, F64, F16, I32, BOOL),
+                lambda x, idx, axis: np.take(x, idx, axis=axis), _gather_samples, (F32, F64, F16, I32, BOOL) + UINTS,
                 differentiable=True, grad_args=(0,)))
 
 
@@ -938,8 +956,8 @@ register(OpInfo("tensor_scatter_update", ("TensorScatterUpdate",), _core.tensor_
                 np_tensor_scatter_update, _tsu_samples, (F32, F64, F16, I32, BOOL), differentiable=True,
                 grad_args=(0, 2), notes="MindSpore's TensorScatterUpdate; out-of-range indices raise IndexError; "
                 "the gradient of an update that a repeated index overwrote is zero"))
-register(OpInfo("tensor_copy", ("TensorCopy",), lambda x: x.copy(), lambda x: x.copy(), unary_samples(), ALL,
-                differentiable=True, notes="Tensor.copy()/clone(): a new tensor, differentiable, traced"))
+register(OpInfo("tensor_copy", ("TensorCopy",), lambda x: x.copy(), lambda x: x.copy(), unary_samples(),
+                ALL + UINTS, differentiable=True, notes="Tensor.copy()/clone(): a new tensor, differentiable, traced"))
 
 
 def _setitem_fn(x, value, key):
@@ -1561,9 +1579,9 @@ def _kiln_fill(shape, dtype, value):
 
 
 register(OpInfo("zeros_ones_full", ("Fill",), _kiln_fill, lambda shape, dtype, value: np.full(shape, value, dtype),
-                _fill_samples, ALL, ref_upcast=False, out_dtype=lambda s: np.dtype(s.kwargs["dtype"])))
+                _fill_samples, ALL + UINTS, ref_upcast=False, out_dtype=lambda s: np.dtype(s.kwargs["dtype"])))
 register(OpInfo("zeros_like_ones_like", ("Fill",), lambda x: (ops.zeros_like(x), ops.ones_like(x), ops.full_like(x, 2)),
-                lambda x: (np.zeros_like(x), np.ones_like(x), np.full_like(x, 2)), unary_samples(), ALL,
+                lambda x: (np.zeros_like(x), np.ones_like(x), np.full_like(x, 2)), unary_samples(), ALL + UINTS,
                 ref_upcast=False))
 
 
@@ -1654,7 +1672,8 @@ def _run_stateful(step, state, args, use_jit):
 
 
 def _assign_samples(dtype, rng):
-    a = lambda s, d=dtype: arr(rng, s, d)  # noqa: E731
+    low = 0.0 if dtype.kind == "u" else -2.0  # (a negative float value has no unsigned value: NumPy and C++ differ)
+    a = lambda s, d=dtype: arr(rng, s, d, low)  # noqa: E731
     yield Sample((a((2, 3)), a((2, 3))), desc="same shape")
     yield Sample((a((3, 4)), a((4,))), desc="broadcast value")
     yield Sample((a((2, 2)), a(())), desc="0-d value")
@@ -1682,7 +1701,7 @@ def _assign_view_run(sample, use_jit):
     return [t.asnumpy().T]
 
 
-register(OpInfo("assign", ("Assign",), kind="state", samples=_assign_samples, dtypes=ALL, run=_assign_run,
+register(OpInfo("assign", ("Assign",), kind="state", samples=_assign_samples, dtypes=ALL + UINTS, run=_assign_run,
                 ref=_assign_ref, notes="returns the variable; value broadcast and cast to its dtype"))
 register(OpInfo("assign_view", ("Assign",), kind="state", graph=False,
                 graph_reason="writes through a view of a plain Tensor (not a Parameter): PyNative only",

@@ -282,6 +282,9 @@ def setitem(x, key, value):
     - otherwise (PyNative, no gradient recorded) the write is in place, so views of x see it, as in NumPy.
     Raises IndexError (bad or out-of-range index), ValueError (value not broadcastable), TypeError."""
     from .parameter import Parameter  # noqa: F401 (import cycle: parameter imports tensor)
+    if (isinstance(value, int) and not isinstance(value, bool) and x.dtype == _core.DType.UInt64
+            and 2**63 <= value < 2**64):  # a Python int only UInt64 holds (Python ints are Int64 scalars otherwise)
+        value = _core.Tensor._from_numpy(np.array(value, np.uint64))
     symbolic = x._symbolic or (_is_tensor(value) and value._symbolic)
     tracing = _core.tracing()
     recorded = _core.grad_level() > 0 and (x._tracked or (_is_tensor(value) and value._tracked) or

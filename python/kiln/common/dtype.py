@@ -10,6 +10,9 @@ Type = DType  # MindSpore's base class name for dtypes
 
 bool_ = DType.Bool
 uint8 = DType.UInt8
+uint16 = DType.UInt16
+uint32 = DType.UInt32
+uint64 = DType.UInt64
 int8 = DType.Int8
 int16 = DType.Int16
 int32 = DType.Int32
@@ -24,13 +27,14 @@ double = float64
 float_ = float32
 int_ = int64
 
-number_type = (uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
-int_type = (uint8, int8, int16, int32, int64)
+number_type = (uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+int_type = (uint8, uint16, uint32, uint64, int8, int16, int32, int64)
 float_type = (float16, bfloat16, float32, float64)
 all_types = (bool_,) + number_type
 
 _TO_NUMPY = {
-    bool_: np.bool_, uint8: np.uint8, int8: np.int8, int16: np.int16, int32: np.int32, int64: np.int64,
+    bool_: np.bool_, uint8: np.uint8, uint16: np.uint16, uint32: np.uint32, uint64: np.uint64,
+    int8: np.int8, int16: np.int16, int32: np.int32, int64: np.int64,
     float16: np.float16, float32: np.float32, float64: np.float64,
 }
 _FROM_NUMPY = {np.dtype(v): k for k, v in _TO_NUMPY.items()}

@@ -72,17 +72,25 @@ def _float(self):
     return float(self._item())
 
 
+def _exact_int(t):
+    """The value of a one-element integer tensor as a Python int, exact (through the double of _item, an Int64 or
+    UInt64 value above 2**53 would be rounded)."""
+    return int(t.asnumpy().reshape(-1)[0])
+
+
 def _int(self):
     if self._symbolic:
         raise _symbolic_error("int()")
     _check_one(self, "int")
+    if self.dtype in mstype.int_type:
+        return _exact_int(self)
     return int(self._item())
 
 
 def _index(self):
     if self.dtype not in mstype.int_type or self.size != 1:
         raise TypeError("Only integer tensors with one element can be used as an index.")
-    return int(self._item())
+    return _exact_int(self)
 
 
 def _len(self):
@@ -114,11 +122,11 @@ def _item(self, index=None):
     if t.size != 1:
         raise ValueError("The tensor should have only one element, but got shape "
                          f"{list(t.shape)}; use item(index) or asnumpy().")
+    if t.dtype in mstype.int_type:
+        return _exact_int(t)
     v = t._item()
     if t.dtype == mstype.bool_:
         return bool(v)
-    if t.dtype in mstype.int_type:
-        return int(v)
     return float(v)
 
 
@@ -312,8 +320,8 @@ def _flatten(self, start_dim=0, end_dim=-1):
     return _reshape_to(self, shape)
 
 
-_SHAREABLE_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64,
-                                                    np.float16, np.float32, np.float64))
+_SHAREABLE_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.uint8, np.uint16, np.uint32, np.uint64, np.int8,
+                                                    np.int16, np.int32, np.int64, np.float16, np.float32, np.float64))
 
 
 def _from_numpy(array):
@@ -325,15 +333,15 @@ def _from_numpy(array):
     COPIED into a new C-contiguous, native-order tensor (MindSpore also copies non-contiguous arrays; Kiln copies
     read-only arrays too, so that an in-place op can never write into memory NumPy marked read-only).
 
-    Raises TypeError for a non-ndarray (use Tensor(data)) and for a dtype Kiln lacks (uint16/32/64, complex,
-    strings, objects: convert with array.astype first; MindSpore accepts some of these)."""
+    Raises TypeError for a non-ndarray (use Tensor(data)) and for a dtype Kiln lacks (complex, strings, objects:
+    convert with array.astype first)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"For 'Tensor.from_numpy', the input must be a numpy.ndarray, but got "
                         f"{type(array).__name__}; use Tensor(data) for other inputs.")
     native = array.dtype.newbyteorder("=")
     if native not in _SHAREABLE_DTYPES:
         raise TypeError(f"For 'Tensor.from_numpy', the array dtype {array.dtype} is not supported; Kiln supports "
-                        "bool, uint8, int8, int16, int32, int64, float16, float32 and float64 arrays (convert with "
+                        "bool, uint8/16/32/64, int8/16/32/64, float16, float32 and float64 arrays (convert with "
                         "array.astype(...)).")
     f = array.flags
     if f.c_contiguous and f.aligned and f.writeable and array.dtype.isnative:
