@@ -99,8 +99,8 @@ class LeakyReLU(Cell):
 
     def construct(self, x):
         ax = _core.mul(x, self.alpha)
-        # max(αx, x) for α ≤ 1, min(αx, x) for α > 1: both are x where x > 0, else αx. A select keeps the gradient
-        # at x = 0 at α (PyTorch's rule, the registry's documented kink), where Maximum would split it at the tie.
+        # max(αx, x) for α ≤ 1, min(αx, x) for α > 1: both are x where x > 0, else αx. A select keeps the
+        # gradient at x = 0 at α (PyTorch's rule, the registry's documented kink); Maximum would split the tie.
         return _core.select(_core.greater(x, 0.0), x, ax)
 
 
