@@ -57,7 +57,8 @@ Tensor sigmoid(const Tensor& x);
 Tensor tanh(const Tensor& x);
 // GELU; approximate=false: x·Φ(x) with erf; true: the tanh approximation (Hendrycks & Gimpel 2016).
 Tensor gelu(const Tensor& x, bool approximate = false);
-// min(max(x, lo), hi); either bound may be undefined (no bound).
+// min(max(x, lo), hi); either bound may be undefined (no bound). Gradient of x: g where lo <= x <= hi (bounds
+// included), 0 outside and at NaN (PyTorch's clamp, MindSpore's ops.clamp).
 Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi);
 Tensor cast(const Tensor& x, DType dtype);
 Tensor identity(const Tensor& x);

@@ -201,17 +201,19 @@ TV bprop_pow(const TV& in, const TV& out, const TV& g, const Attrs&) {
   Tensor gb = ops::mul(g[0], ops::select(pos, ops::mul(y, ops::log(safe_a)), ops::zeros_like(y)));
   return {reduce_grad(ga, a), reduce_grad(gb, b)};
 }
-// MindSpore's MaximumGrad: ties go to the first input.
-TV bprop_maximum(const TV& in, const TV&, const TV& g, const Attrs&) {
-  Tensor m = ops::greater_equal(in[0], in[1]);
+// Maximum/Minimum gradients (MindSpore's MaximumGrad/MinimumGrad and PyTorch's maximum/minimum backward agree):
+// g goes to the selected input, split 0.5/0.5 at ties (a == b). An input loses g only where it compares as not
+// selected (a < b for Maximum), so where either input is NaN (the output is NaN) both inputs get g.
+TV bprop_extreme_pair(const TV& in, const TV& g, bool is_max) {
+  const Tensor &a = in[0], &b = in[1];
   Tensor z = ops::zeros_like(g[0]);
-  return {reduce_grad(ops::select(m, g[0], z), in[0]), reduce_grad(ops::select(m, z, g[0]), in[1])};
+  Tensor shared = ops::select(ops::equal(a, b), ops::div(g[0], Tensor::scalar(2.0, g[0].dtype(), true)), g[0]);
+  Tensor a_loses = is_max ? ops::less(a, b) : ops::greater(a, b);
+  Tensor b_loses = is_max ? ops::greater(a, b) : ops::less(a, b);
+  return {reduce_grad(ops::select(a_loses, z, shared), a), reduce_grad(ops::select(b_loses, z, shared), b)};
 }
-TV bprop_minimum(const TV& in, const TV&, const TV& g, const Attrs&) {
-  Tensor m = ops::less_equal(in[0], in[1]);
-  Tensor z = ops::zeros_like(g[0]);
-  return {reduce_grad(ops::select(m, g[0], z), in[0]), reduce_grad(ops::select(m, z, g[0]), in[1])};
-}
+TV bprop_maximum(const TV& in, const TV&, const TV& g, const Attrs&) { return bprop_extreme_pair(in, g, true); }
+TV bprop_minimum(const TV& in, const TV&, const TV& g, const Attrs&) { return bprop_extreme_pair(in, g, false); }
 
 // ---- select(cond, x, y) ----
 std::vector<TensorMeta> infer_select(const std::vector<Tensor>& in, const Attrs&) {

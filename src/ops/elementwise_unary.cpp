@@ -231,10 +231,21 @@ Tensor cast(const Tensor& x, DType dtype) {
 Tensor identity(const Tensor& x) { return apply1(OpId::Identity, {x}); }
 Tensor stop_gradient(const Tensor& x) { return apply1(OpId::StopGradient, {x}); }
 Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi) {
-  Tensor r = x;
-  if (lo.defined()) r = maximum(r, lo);
-  if (hi.defined()) r = minimum(r, hi);
-  return r;
+  // Value: min(max(x, lo), hi) (NaN stays NaN). Gradient (PyTorch's clamp backward, MindSpore's ops.clamp): x gets g
+  // where lo <= x <= hi, bounds included, and 0 outside and at NaN; a bound gets g where it is the result.
+  Tensor r = stop_gradient(x);
+  Tensor inside;
+  if (lo.defined()) {
+    r = maximum(r, lo);
+    inside = greater_equal(x, lo);
+  }
+  if (hi.defined()) {
+    r = minimum(r, hi);
+    Tensor below = less_equal(x, hi);
+    inside = inside.defined() ? logical_and(inside, below) : below;
+  }
+  if (!inside.defined()) return x;
+  return select(inside, x, r);
 }
 }  // namespace ops
 }  // namespace kiln

@@ -14,7 +14,8 @@
 // → ValueError (no identity).
 //
 // Gradients: sum broadcasts g back; mean divides by the element count; amax/amin route g to the positions equal
-// to the result and split it equally among ties (MindSpore's rule); prod uses the product of the other elements,
+// to the result and split it equally among ties (MindSpore's rule) — a NaN result routes g to the NaN inputs only
+// (PyTorch's rule); prod uses the product of the other elements,
 // computed without dividing by zero (exact when the reduced slice has zero, one or several zeros).
 #include <algorithm>
 #include <cmath>
@@ -226,12 +227,15 @@ TV bp_mean(const TV& in, const TV&, const TV& g, const Attrs& a) {
   Tensor gs = ops::div(g[0], Tensor::scalar(double(count), g[0].dtype(), true));
   return {like_dtype(expand_grad(gs, x, ax), x)};
 }
-// g split equally among the positions equal to the extreme value.
+// g split equally among the positions equal to the extreme value. A NaN result came from the NaN inputs (the
+// forward propagates NaN), so g goes to them only (split among several), as PyTorch's max/min backward: the other
+// positions get 0, not NaN (NaN == NaN is false, so a plain equality mask would be empty and g/0 poison all).
 TV bp_extreme(const TV& in, const TV& out, const TV& g, const Attrs& a) {
   const Tensor& x = in[0];
   auto ax = norm_axes(a.ints("axis"), x.ndim(), "ReduceMax");
   Tensor yb = expand_grad(out[0], x, ax);
-  Tensor mask = ops::cast(ops::equal(x, yb), g[0].dtype());
+  Tensor both_nan = ops::logical_and(ops::not_equal(x, x), ops::not_equal(yb, yb));
+  Tensor mask = ops::cast(ops::logical_or(ops::equal(x, yb), both_nan), g[0].dtype());
   Tensor cnt = ops::sum(mask, ax, true);
   Tensor gk = g[0].shape() == cnt.shape() ? g[0] : ops::reshape(g[0], cnt.shape());
   Tensor share = ops::div(gk, cnt);

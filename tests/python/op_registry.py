@@ -248,6 +248,12 @@ class OpInfo:
     special_args: Optional[tuple] = None  # the input positions that get special values (None: every float input)
     special_ref: Optional[Callable] = None
     kinks: dict = dataclasses.field(default_factory=dict)
+    # Selections (test_op_registry.py's test_selection_nan_gradient / test_selection_tie_gradient): nan_wins, the
+    # value a NaN in input 0 acts as for the gradient (+inf for max-like, −inf for min-like: the NaN is the result,
+    # so it gets the gradient and the others get what they get beside a winning ±inf — finite, never NaN); ties,
+    # how a tie shares the gradient: "split" (equally, as amax) or "first" (all to the first, as ArgMaxWithValue).
+    nan_wins: Optional[float] = None
+    ties: str = ""
 
     def tolerance(self, dtype):
         dtype = np.dtype(dtype)
@@ -480,8 +486,8 @@ def _clip_samples(dtype, rng):
 register(OpInfo("clamp", ("Maximum", "Minimum"), ops.clamp,
                 lambda x, min=None, max=None: np.clip(x, min, max),  # noqa: A002
                 _clip_samples, NUMERIC, differentiable=True,
-                kinks={0.0: 1.0}, notes="gradient 1 at a bound (x == min or max: Maximum/Minimum give ties to x), "
-                                        "as PyTorch's clamp"))
+                kinks={0.0: 1.0}, notes="gradient 1 at a bound (x == min or max), 0 outside and at NaN, as "
+                                        "PyTorch's clamp and MindSpore's ops.clamp"))
 
 
 # ---------------------------------------------------------------------------------------------- elementwise unary
@@ -628,11 +634,11 @@ register(OpInfo("nn.Softplus", ("ReLU", "Log1p", "Exp", "Select"), _cell(kiln.nn
 register(OpInfo("nn.Mish", ("Mul", "Tanh", "ReLU", "Log1p", "Exp"), _cell(kiln.nn.Mish),
                 lambda x: x * np.tanh(np.logaddexp(0, x)), _act_samples, FLOATS, differentiable=True,
                 tol={F16: (4e-3, 4e-3)}))
-register(OpInfo("nn.ReLU6", ("ReLU", "Minimum"), _cell(kiln.nn.ReLU6), lambda x: np.clip(x, 0, 6), _act_samples,
-                FLOATS, differentiable=True, kinks={0.0: 0.0},
+register(OpInfo("nn.ReLU6", ("ReLU", "Select", "Greater"), _cell(kiln.nn.ReLU6), lambda x: np.clip(x, 0, 6),
+                _act_samples, FLOATS, differentiable=True, kinks={0.0: 0.0},
                 notes="gradient dy·[0 < x ≤ 6] (MindSpore's ReLU6Grad: 0 at 0)"))
-register(OpInfo("nn.HSigmoid", ("ReLU", "Minimum", "Add", "Div"), _cell(kiln.nn.HSigmoid), _np_hsigmoid,
-                _act_samples, FLOATS, differentiable=True,
+register(OpInfo("nn.HSigmoid", ("ReLU", "Select", "GreaterEqual", "Add", "Div"), _cell(kiln.nn.HSigmoid),
+                _np_hsigmoid, _act_samples, FLOATS, differentiable=True,
                 notes="gradient dy/6·[−3 < x < 3] (MindSpore's HSigmoidGrad, PyTorch)"))
 register(OpInfo("nn.HSwish", ("Mul", "Maximum", "Minimum", "Add", "Div"), _cell(kiln.nn.HSwish),
                 lambda x: x * _np_hsigmoid(x), _act_samples, FLOATS, differentiable=True))
@@ -640,10 +646,10 @@ register(OpInfo("nn.SiLU", ("Mul", "Sigmoid"), _cell(kiln.nn.SiLU), lambda x: x 
                 FLOATS, differentiable=True))
 register(OpInfo("nn.FastGelu", ("Mul", "Sigmoid"), _cell(kiln.nn.FastGelu), lambda x: x * np_sigmoid(1.702 * x),
                 _act_samples, FLOATS, differentiable=True, tol={F16: (4e-3, 4e-3)}))
-register(OpInfo("nn.ELU", ("Select", "Exp", "Minimum", "Greater"), _cell(kiln.nn.ELU), _np_elu, _act_samples, FLOATS,
+register(OpInfo("nn.ELU", ("Select", "Exp", "Greater"), _cell(kiln.nn.ELU), _np_elu, _act_samples, FLOATS,
                 differentiable=True, tol={F16: (3e-3, 3e-3)}, notes="alpha = 1: the derivative is 1 at 0 from both sides"))
-register(OpInfo("nn.LeakyReLU", ("Mul", "Maximum"), _cell(kiln.nn.LeakyReLU, 0.2), _np_leaky_relu, _act_samples,
-                FLOATS, differentiable=True, kinks={0.0: 0.2}, notes="gradient alpha at 0 (as PyTorch)"))
+register(OpInfo("nn.LeakyReLU", ("Mul", "Select", "Greater"), _cell(kiln.nn.LeakyReLU, 0.2), _np_leaky_relu,
+                _act_samples, FLOATS, differentiable=True, kinks={0.0: 0.2}, notes="gradient alpha at 0 (as PyTorch)"))
 register(OpInfo("nn.Softsign", ("Div", "Abs", "Add"), _cell(kiln.nn.Softsign), lambda x: x / (1 + np.abs(x)),
                 _act_samples, FLOATS, differentiable=True,
                 notes="±inf → inf/inf = NaN (the formula x / (1 + |x|), as PyTorch)"))
@@ -688,9 +694,11 @@ register(OpInfo("prod", ("ReduceProd",), lambda x, axis=None, keepdims=False: op
                 tol={F16: (4e-3, 4e-3)}))
 register(OpInfo("amax", ("ReduceMax",), lambda x, axis=None, keepdims=False: ops.amax(x, axis, keepdims),
                 _np_reduce(np.max), _reduce_samples(empty=False), NUMERIC + (BOOL,) + UINTS, differentiable=True,
+                nan_wins=np.inf, ties="split",
                 notes="an empty reduced axis raises ValueError (no identity), as NumPy"))
 register(OpInfo("amin", ("ReduceMin",), lambda x, axis=None, keepdims=False: ops.amin(x, axis, keepdims),
-                _np_reduce(np.min), _reduce_samples(empty=False), NUMERIC + UINTS, differentiable=True))
+                _np_reduce(np.min), _reduce_samples(empty=False), NUMERIC + UINTS, differentiable=True,
+                nan_wins=-np.inf, ties="split"))
 
 
 def _arg_samples(dtype, rng):
@@ -709,16 +717,17 @@ register(OpInfo("argmax", ("Argmax",), lambda x, axis=None, keepdims=False: ops.
 register(OpInfo("argmin", ("Argmin",), lambda x, axis=None, keepdims=False: ops.argmin(x, axis, keepdims),
                 lambda x, axis=None, keepdims=False: np.asarray(np.argmin(x, axis=axis, keepdims=keepdims)),
                 _arg_samples, NUMERIC + UINTS, ref_upcast=False))
-register(OpInfo("max_with_indices", ("ReduceMax", "Argmax"), lambda x, axis: ops.max(x, axis),
+register(OpInfo("max_with_indices", ("Gather", "Argmax"), lambda x, axis: ops.max(x, axis),
                 lambda x, axis: (np.max(x, axis), np.argmax(x, axis)),
                 lambda dtype, rng: iter([Sample((arr(rng, (3, 4), dtype),), dict(axis=1)),
                                          Sample((NC(arr(rng, (3, 4), dtype), "T"),), dict(axis=-1))]),
-                (F32, F64), ref_upcast=False, differentiable=True,
-                notes="ops.max with an int axis returns (values, indices) as MindSpore 2.x"))
-register(OpInfo("min_with_indices", ("ReduceMin", "Argmin"), lambda x, axis: ops.min(x, axis),
+                (F32, F64), ref_upcast=False, differentiable=True, nan_wins=np.inf, ties="first",
+                notes="ops.max with an int axis returns (values, indices) as MindSpore 2.x; the gradient goes to "
+                      "the returned index (ArgMaxWithValue)"))
+register(OpInfo("min_with_indices", ("Gather", "Argmin"), lambda x, axis: ops.min(x, axis),
                 lambda x, axis: (np.min(x, axis), np.argmin(x, axis)),
                 lambda dtype, rng: iter([Sample((arr(rng, (3, 4), dtype),), dict(axis=0))]),
-                (F32, F64), ref_upcast=False, differentiable=True))
+                (F32, F64), ref_upcast=False, differentiable=True, nan_wins=-np.inf, ties="first"))
 
 
 # ---------------------------------------------------------------------------------------------- shapes
@@ -1315,7 +1324,7 @@ if hasattr(ops, "max_pool2d"):
 
     register(OpInfo("max_pool2d", ("MaxPool", "MaxPoolGrad"),
                     lambda x, **kw: ops.max_pool2d(x, **kw), _np_maxpool, _maxpool_samples, FLOATS,
-                    differentiable=True, ref_upcast=False,
+                    differentiable=True, ref_upcast=False, nan_wins=np.inf, ties="first",
                     notes="gradient → the first maximum of each window (MaxPoolGrad)"))
     register(OpInfo("max_pool2d_indices", ("MaxPool",),
                     lambda x, **kw: ops.max_pool2d(x, return_indices=True, **kw),

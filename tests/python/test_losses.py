@@ -296,6 +296,79 @@ def test_bad_inputs():
         nn.SoftmaxCrossEntropyWithLogits()(x, Tensor(randn(3, 5)))
 
 
+# ------------------------------------------------------------------- 'mean' normalisers (weights, ignored, smoothing)
+def _ce_smoothed_ref(logits, target, weight, ignore_index, eps):
+    """PyTorch's documented 'mean' for class-index targets with label smoothing, written as a cross entropy with the
+    smoothed target q = (1−ε)·onehot(y) + ε/C:  Σ_n Σ_c −w_c·q_{n,c}·logp_{n,c} / Σ_n w_{y_n}, sums over the rows
+    whose target is not ignore_index (classes on axis 1)."""
+    c = logits.shape[1]
+    logp = np.moveaxis(_log_softmax(logits, 1), 1, -1).reshape(-1, c)
+    t = target.reshape(-1)
+    w = np.ones(c) if weight is None else weight
+    keep = t != ignore_index
+    q = (1 - eps) * np.eye(c)[np.where(keep, t, 0)] + eps / c
+    num = -(q * w * logp).sum(1)[keep].sum()
+    return num / w[t[keep]].sum()
+
+
+@pytest.mark.parametrize("use_jit", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("ignore_index", [-100, 1])
+@pytest.mark.parametrize("shape", [(7, 4), (2, 4, 3)])
+def test_cross_entropy_mean_normaliser_with_smoothing(use_jit, weighted, ignore_index, shape):
+    """Label smoothing with weights or ignored rows: both the NLL and the smoothing term are divided by
+    Σ w_{y_n} over the non-ignored rows (was: the smoothing term by the row count)."""
+    logits = randn(*shape)
+    target = RNG.integers(0, 4, (shape[0],) + shape[2:])
+    target.reshape(-1)[:3] = [ignore_index, 1, 3]  # at least one ignored row
+    weight = np.array([1.0, 2.0, 0.5, 3.0]) if weighted else None
+    loss = nn.CrossEntropyLoss(weight=None if weight is None else Tensor(weight), ignore_index=ignore_index,
+                               label_smoothing=0.2)
+    fn = ms.jit(lambda a, b: loss(a, b)) if use_jit else loss
+    got = fn(Tensor(logits), Tensor(target.astype(np.int32)))
+    np.testing.assert_allclose(got.asnumpy(), _ce_smoothed_ref(logits, target, weight, ignore_index, 0.2),
+                               rtol=1e-6)
+    # the gradient of the mean follows the same normaliser
+    if not use_jit:
+        check_grads(lambda a: loss(a, Tensor(target.astype(np.int32))), [logits], [0], rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("use_jit", [False, True])
+def test_mean_normalisers_of_weighted_losses(use_jit):
+    """Every loss's 'mean' with weights, against NumPy references of PyTorch's documented formulas: probability
+    targets + class weight divide by the number of rows N (not Σ w); NLLLoss by Σ w_{y_n} over non-ignored rows;
+    SoftmaxCrossEntropyWithLogits by N; BCELoss / BCEWithLogitsLoss (weight, pos_weight) by the element count."""
+    def run(loss, *args):
+        f = ms.jit(lambda *a: loss(*a)) if use_jit else loss
+        return f(*[Tensor(a) for a in args]).asnumpy()
+
+    logits = randn(6, 4)
+    w = np.array([1.0, 2.0, 0.5, 3.0])
+    probs = np.exp(_log_softmax(randn(6, 4), 1))
+    for eps in (0.0, 0.2):
+        q = probs * (1 - eps) + eps / 4
+        want = -(q * w * _log_softmax(logits, 1)).sum() / 6
+        got = run(nn.CrossEntropyLoss(weight=Tensor(w), label_smoothing=eps), logits, probs)
+        np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=f"probabilities, eps={eps}")
+    target = np.array([0, 3, 1, 1, 2, 1])
+    logp = _log_softmax(logits, 1)
+    for ignore in (-100, 1):
+        keep = target != ignore
+        want = -(w[target] * logp[np.arange(6), target])[keep].sum() / w[target[keep]].sum()
+        got = run(nn.NLLLoss(weight=Tensor(w), ignore_index=ignore), logp, target.astype(np.int32))
+        np.testing.assert_allclose(got, want, rtol=1e-10, err_msg=f"NLLLoss ignore_index={ignore}")
+    got = run(nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"), logits, target.astype(np.int32))
+    np.testing.assert_allclose(got, -logp[np.arange(6), target].mean(), rtol=1e-10)
+    x, y = randn(6, 4), RNG.uniform(0, 1, (6, 4))
+    bw, pw = RNG.uniform(0.5, 2, (6, 4)), np.array([0.5, 2.0, 3.0, 1.0])
+    got = run(nn.BCEWithLogitsLoss(weight=Tensor(bw), pos_weight=Tensor(pw)), x, y)
+    np.testing.assert_allclose(got, _bce_logits_ref(x, y, bw, pw).mean(), rtol=1e-10)
+    p = _sigmoid(x)
+    got = run(nn.BCELoss(weight=Tensor(bw)), p, y)
+    want = (-bw * (y * np.log(p + 1e-12) + (1 - y) * np.log(1 - p + 1e-12))).mean()
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
 # --------------------------------------------------------------------------------------- compiled == eager
 def test_losses_compiled_equal_pynative():
     x = Tensor(randn(6, 4).astype(np.float32))

@@ -303,8 +303,8 @@ def _ce_indices_ref(logits, target, weight, ignore_index, reduction, eps, axis=1
     loss = -w[tc] * logp[np.arange(len(t)), tc] * keep
     wsum = (w[tc] * keep).sum()
     smooth = -(logp * w).sum(1) * keep
-    if reduction == "mean":
-        loss, smooth = loss.sum() / wsum, smooth.mean()
+    if reduction == "mean":  # both terms over Σ w_{y_n} of the non-ignored n (PyTorch's and MindSpore's formula)
+        loss, smooth = loss.sum() / wsum, smooth.sum() / wsum
     elif reduction == "sum":
         loss, smooth = loss.sum(), smooth.sum()
     else:

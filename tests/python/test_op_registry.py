@@ -813,6 +813,73 @@ def test_softplus_and_logsigmoid_keep_tiny_tails():
     np.testing.assert_allclose(kiln.nn.LogSigmoid()(Tensor(x)).asnumpy(), -want, rtol=1e-12)
 
 
+# ------------------------------------------------------------------------------------ selections: NaN and ties
+
+def _selection_params(field):
+    return [pytest.param(e, id=e.name) for e in R.entries("op") if getattr(e, field) and F64 in e.dtypes]
+
+
+def _selection_grad(entry, sample, use_jit, cot_rng_seed=5):
+    """The gradient of input 0 of sum(out · cot) for `sample` (float64), eagerly or under kiln.jit."""
+    args = [to_kiln(a) for a in sample.args]
+    cots = _cotangents(entry, sample, args, np.random.default_rng(cot_rng_seed))
+    g = kiln.grad(_loss_fn(entry, sample, cots), grad_position=0)
+    return (kiln.jit(g) if use_jit else g)(*args).asnumpy()
+
+
+@pytest.mark.parametrize("use_jit", [False, True], ids=["pynative", "graph"])
+@pytest.mark.parametrize("entry", _selection_params("nan_wins"))
+def test_selection_nan_gradient(entry, use_jit):
+    """A NaN in the input of a max/min-like selection is the result (the forward propagates NaN), so the gradient
+    goes to it: equal to the gradient with the NaN replaced by entry.nan_wins (±inf, which wins the same way) —
+    finite everywhere, non-zero at the NaN, 0 at the positions it beat; was NaN for every element."""
+    checked = nan_got_gradient = 0
+    for sample in R.samples_of(entry, F64):
+        if not _grad_ok(entry, sample, F64) or 0 not in _grad_positions(entry, sample):
+            continue
+        size = np_value(sample.args[0]).size
+        for k in sorted({0, size // 2, size - 1}):
+            with np.errstate(all="ignore"):
+                got = _selection_grad(entry, _with_values(sample, 0, {k: np.nan}), use_jit)
+                want = _selection_grad(entry, _with_values(sample, 0, {k: entry.nan_wins}), use_jit)
+            what = f"{entry.name} {sample!r}, NaN at flat index {k}"
+            assert np.isfinite(got).all(), f"{what}: gradient {got}"
+            np.testing.assert_array_equal(got, want, err_msg=what)
+            checked += 1
+            nan_got_gradient += bool(got.reshape(-1)[k] != 0)  # 0 only where no output reads it (pool strides)
+    assert checked, f"{entry.name}: no sample checked"
+    assert nan_got_gradient, f"{entry.name}: the NaN never got a gradient"
+
+
+@pytest.mark.parametrize("use_jit", [False, True], ids=["pynative", "graph"])
+@pytest.mark.parametrize("entry", _selection_params("ties"))
+def test_selection_tie_gradient(entry, use_jit):
+    """All-equal input (every element ties) with a cotangent of ones: the gradient conserves the cotangent (sums to
+    the number of outputs); "split" entries share it equally (a uniform gradient, each element being in one slice),
+    "first" entries give each output's whole cotangent to one element (whole numbers: the first of each tie)."""
+    checked = 0
+    for sample in R.samples_of(entry, F64):
+        if not _grad_ok(entry, sample, F64) or 0 not in _grad_positions(entry, sample):
+            continue
+        x = np_value(sample.args[0])
+        s = _with_values(sample, 0, {k: 1.5 for k in range(x.size)})
+        args = [to_kiln(a) for a in s.args]
+        outs = _outs(_call(entry, s, args))
+        cots = [Tensor(np.ones(o.shape)) if o.dtype == kiln.float64 else None for o in outs]
+        g = kiln.grad(_loss_fn(entry, s, cots), grad_position=0)
+        got = (kiln.jit(g) if use_jit else g)(*args).asnumpy()
+        n_out = sum(int(np.prod(o.shape)) for o, c in zip(outs, cots) if c is not None)
+        what = f"{entry.name} {s!r}"
+        np.testing.assert_allclose(got.sum(), n_out, rtol=1e-12, err_msg=what)
+        if entry.ties == "split":
+            np.testing.assert_allclose(got, np.full(got.shape, n_out / got.size), rtol=1e-12, err_msg=what)
+        else:
+            np.testing.assert_array_equal(got, np.round(got), err_msg=what)
+            assert (got == 0).any() or n_out == got.size, f"{what}: the gradient is split, not given to the first"
+        checked += 1
+    assert checked, f"{entry.name}: no sample checked"
+
+
 # ---------------------------------------------------------------------------------------------- random ops
 
 @pytest.fixture

@@ -390,13 +390,15 @@ def test_binary_grad(name, sa, sb):
     check_grad(fa, [a, b])
 
 
-def test_maximum_tie_goes_to_first_input():
+def test_maximum_minimum_tie_splits_the_gradient():
+    """At a == b Maximum/Minimum give each input half (MindSpore's MaximumGrad, PyTorch's maximum backward)."""
     a = np.array([1.0, 2.0])
-    with _core.GradScope() as s:
-        x, y = s.watch_input(T(a)), s.watch_input(T(a))
-        gx, gy = _core.gradient([_core.maximum(x, y)], [None], [x, y])
-    np.testing.assert_array_equal(N(gx), [1, 1])
-    np.testing.assert_array_equal(N(gy), [0, 0])
+    for op in (_core.maximum, _core.minimum):
+        with _core.GradScope() as s:
+            x, y = s.watch_input(T(a)), s.watch_input(T(a))
+            gx, gy = _core.gradient([op(x, y)], [None], [x, y])
+        np.testing.assert_array_equal(N(gx), [0.5, 0.5])
+        np.testing.assert_array_equal(N(gy), [0.5, 0.5])
 
 
 UNARY_GRAD = ["neg", "exp", "log", "sqrt", "rsqrt", "abs", "square", "erf", "relu", "sigmoid", "tanh", "gelu"]

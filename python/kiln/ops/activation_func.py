@@ -58,10 +58,13 @@ def logsigmoid(x):
 
 def relu6(x):
     """min(max(x, 0), 6); NaN stays NaN. Gradient dy·[0 < x ≤ 6] (MindSpore's ReLU6Grad: 0 at x = 0, 1 at 6)."""
-    return _core.minimum(_core.relu(x), 6.0)
+    # select, not minimum: Minimum splits the gradient 0.5/0.5 at the tie x = 6
+    return _core.select(_core.greater(x, 6.0), 6.0, _core.relu(x))
 
 
 def hardsigmoid(input):  # noqa: A002
     """relu6(x + 3) / 6 (MindSpore's HSigmoid); gradient dy/6·[−3 < x < 3] (0 at both corners, as HSigmoidGrad
     and PyTorch); NaN stays NaN."""
-    return _core.div(_core.minimum(6.0, _core.relu(_core.add(input, 3.0))), 6.0)
+    # select, not minimum: Minimum splits the gradient 0.5/0.5 at the tie x = 3
+    r = _core.div(_core.relu(_core.add(input, 3.0)), 6.0)
+    return _core.select(_core.greater_equal(input, 3.0), 1.0, r)

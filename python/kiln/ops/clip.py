@@ -14,11 +14,18 @@ def _clip_one(x, lo, hi):
     if not isinstance(x, _Tensor):
         raise TypeError(f"For 'clip_by_value', the 'x' must be a Tensor or a list/tuple of Tensors, but got an element "
                         f"of type {type(x).__name__}.")
-    return _core.clip(x, lo, hi)
+    # MindSpore's clip_by_value is min(max(x, lo), hi) as ops, so its gradient is theirs: 0.5 to x at a bound (a
+    # tie), 1 at a NaN x — unlike ops.clamp (1 at the bounds, 0 at NaN, as PyTorch's clamp).
+    if lo is not None:
+        x = _core.maximum(x, lo)
+    if hi is not None:
+        x = _core.minimum(x, hi)
+    return x
 
 
 def clip_by_value(x, clip_value_min=None, clip_value_max=None):
-    """Clips `x` elementwise to [clip_value_min, clip_value_max]: min(max(x, min), max).
+    """Clips `x` elementwise to [clip_value_min, clip_value_max]: min(max(x, min), max), differentiated as those
+    ops (MindSpore's rule): x gets 1 inside, 0.5 at a bound, 1 where x is NaN; see ops.clamp for PyTorch's rule.
 
     Args:
         x: a Tensor, or a list/tuple of Tensors (each clipped; the same container type is returned).

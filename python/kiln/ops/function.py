@@ -109,18 +109,14 @@ def select(cond, x, y):
 
 
 def clamp(input, min=None, max=None):  # noqa: A002
-    """min(max(input, min), max); either bound may be None (not both: ValueError)."""
+    """min(max(input, min), max); either bound may be None (not both: ValueError). Gradient of input (MindSpore's
+    ops.clamp, PyTorch's clamp): 1 where min <= input <= max, bounds included; 0 outside and where input is NaN."""
     if min is None and max is None:
         raise ValueError("For 'clamp', at least one of 'min' and 'max' must not be None.")
     return _core.clip(input, min, max)
 
 
 clip = clamp
-
-
-def clip_by_value(x, clip_value_min=None, clip_value_max=None):
-    """Clips x to [clip_value_min, clip_value_max] (MindSpore's ops.clip_by_value)."""
-    return clamp(x, clip_value_min, clip_value_max)
 
 
 # ---- activations ----
@@ -180,21 +176,50 @@ def amin(input, axis=None, keepdims=False):  # noqa: A002
     return _core.amin(input, _axes(axis, "amin"), keepdims)
 
 
+def _value_at_index(x, index, axis, keepdims):
+    """x's value at `index` (Int64, keep_dims shape) along the int `axis`, as MindSpore's ArgMaxWithValue /
+    ArgMinWithValue give it: the gradient goes to that one position (the first extreme, or the first NaN, which is
+    the result then), not split among ties as amax's. A Gather from the rows of x with `axis` moved last, so the
+    value is exact (−0.0, ±inf, NaN, integers) and Gather's gradient is a scatter to that position."""
+    if x.ndim == 0:
+        return x
+    ax = _core_axis(axis, x.ndim)
+    n = x.shape[ax]
+    perm = [d for d in range(x.ndim) if d != ax] + [ax]
+    rows = _core.reshape(_core.transpose(x, perm), [-1])
+    m = x.size // n
+    flat = _core.add(_core.reshape(index, [m]), _core.arange(0.0, float(m * n), float(n), mstype.int64))
+    out_shape = [1 if d == ax else s for d, s in enumerate(x.shape)]
+    if not keepdims:
+        del out_shape[ax]
+    return _core.reshape(_core.gather(rows, flat, 0), out_shape)
+
+
+def _core_axis(axis, ndim):
+    """An int axis already checked by argmax/argmin, made non-negative (0-d tensors take axis 0 or −1)."""
+    return axis % ndim if ndim else 0
+
+
 def max(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A001,A002
-    """MindSpore 2.x ops.max: with axis=None the maximum value (a 0-d Tensor); with an int axis a tuple
-    (values, indices) along it."""
+    """MindSpore 2.x ops.max: with axis=None the maximum value (a 0-d Tensor; gradient split among ties, to the
+    NaN inputs when the result is NaN); with an int axis a tuple (values, indices) along it, the gradient of the
+    values going to the returned index only (MindSpore's ArgMaxWithValue, PyTorch's max(dim))."""
     if axis is None:
         return _core.amax(input, None, keepdims)
     axis = int_arg("max", "axis", axis)
-    return _core.amax(input, axis, keepdims), _core.argmax(input, axis, keepdims)
+    indices = _core.argmax(input, axis, keepdims)
+    index = indices if keepdims else _core.argmax(input, axis, True)
+    return _value_at_index(input, index, axis, keepdims), indices
 
 
 def min(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A001,A002
-    """As max, for the minimum: (values, indices) along an int axis."""
+    """As max, for the minimum: (values, indices) along an int axis (MindSpore's ArgMinWithValue)."""
     if axis is None:
         return _core.amin(input, None, keepdims)
     axis = int_arg("min", "axis", axis)
-    return _core.amin(input, axis, keepdims), _core.argmin(input, axis, keepdims)
+    indices = _core.argmin(input, axis, keepdims)
+    index = indices if keepdims else _core.argmin(input, axis, True)
+    return _value_at_index(input, index, axis, keepdims), indices
 
 
 def argmax(input, dim=None, keepdim=False):  # noqa: A002

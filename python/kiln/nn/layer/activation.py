@@ -99,7 +99,9 @@ class LeakyReLU(Cell):
 
     def construct(self, x):
         ax = _core.mul(x, self.alpha)
-        return _core.maximum(ax, x) if self.alpha <= 1 else _core.minimum(ax, x)
+        # max(αx, x) for α ≤ 1, min(αx, x) for α > 1: both are x where x > 0, else αx. A select keeps the
+        # gradient at x = 0 at α (PyTorch's rule, the registry's documented kink); Maximum would split the tie.
+        return _core.select(_core.greater(x, 0.0), x, ax)
 
 
 class SiLU(Cell):
@@ -117,7 +119,8 @@ class ELU(Cell):
         self.alpha = float(alpha)
 
     def construct(self, x):
-        neg = _core.mul(_core.sub(_core.exp(_core.minimum(x, 0.0)), 1.0), self.alpha)
+        # exp of min(x, 0) (no overflow on the unused branch) as a select: Minimum would halve the gradient at x = 0
+        neg = _core.mul(_core.sub(_core.exp(_core.select(_core.greater(x, 0.0), 0.0, x)), 1.0), self.alpha)
         return _core.select(_core.greater(x, 0.0), x, neg)
 
 

@@ -208,7 +208,8 @@ class CrossEntropyLoss(LossBase):
         indices (int, logits' shape without the class axis) or class probabilities (float, logits' shape).
     Formulas (logp = log_softmax(logits) over the class axis, w = weight or 1, ε = label_smoothing):
         indices:  ℓ_n = −w_{y_n}·logp_{n,y_n},  s_n = −Σ_c w_c·logp_{n,c} (0 for ignored n);
-                  'mean': (1−ε)·Σ ℓ_n / Σ w_{y_n} + ε/C · mean_n s_n;  'sum': (1−ε)·Σ ℓ + ε/C·Σ s;
+                  'mean': ((1−ε)·Σ ℓ_n + ε/C·Σ s_n) / Σ w_{y_n} (sums over non-ignored n, as PyTorch and
+                  MindSpore);  'sum': (1−ε)·Σ ℓ + ε/C·Σ s;
                   'none': (1−ε)·ℓ + ε/C·s.
         probabilities: y ← y·(1−ε) + ε/C;  ℓ_n = −Σ_c w_c·y_{n,c}·logp_{n,c};  'mean' divides Σ ℓ by N.
     Raises TypeError/ValueError for a bad label_smoothing, ignore_index or weight; ValueError for a target shape
@@ -295,7 +296,9 @@ class CrossEntropyLoss(LossBase):
             picked = _core.mul(picked, w)
         loss = _core.neg(_core.sum(picked, class_axis, False))
         red = self.reduction
+        wsum = None
         if red == "mean":
+            # Σ_n w_{y_n} over the non-ignored n: the normaliser of both the NLL and the smoothing term.
             wsum = _core.sum(onehot if w is None else _core.mul(onehot, w), None, False)
             out = _core.div(_core.sum(loss, None, False), wsum)
         elif red == "sum":
@@ -311,7 +314,7 @@ class CrossEntropyLoss(LossBase):
             # Out-of-range targets (the default ignore_index -100) are ignored too: their one-hot row is all zero.
             smooth = _core.mul(smooth, _core.sum(onehot, class_axis, False))
         if red == "mean":
-            smooth = _core.mean(smooth, None, False)
+            smooth = _core.div(_core.sum(smooth, None, False), wsum)
         elif red == "sum":
             smooth = _core.sum(smooth, None, False)
         return _core.add(_core.mul(out, 1.0 - eps), _core.mul(smooth, eps / n_classes))
