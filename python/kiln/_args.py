@@ -13,7 +13,10 @@ from .common import dtype as mstype
 
 
 def _is_int(v):
-    return isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_))
+    t = type(v)
+    if t is int:  # the common case first: these checks run on every op call
+        return True
+    return t is not bool and isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, np.bool_)
 
 
 def _got(value):
@@ -49,7 +52,10 @@ def shape_arg(op, name, value, minimum=None):
     """A shape argument as a tuple of ints: an int (one dim), a tuple/list of ints, or a 1-D (or 0-d) integer
     Tensor. TypeError for anything else (float, None, str, a float Tensor, a list holding a float...);
     ValueError for a dim below `minimum` (e.g. 0 for a created tensor's size)."""
-    if _is_int(value):
+    t = type(value)
+    if (t is tuple or t is list) and all(type(v) is int for v in value):  # fast path: plain Python ints
+        dims = tuple(value)
+    elif _is_int(value):
         dims = (int(value),)
     elif isinstance(value, _core.Tensor):
         if value.dtype not in mstype.int_type or value.ndim > 1:
