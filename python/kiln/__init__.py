@@ -25,6 +25,8 @@ from . import ops  # noqa: F401
 from .common.jit import jit  # noqa: F401
 from . import nn  # noqa: F401
 from . import runtime  # noqa: F401
+from . import train  # noqa: F401
+from .train.serialization import save_checkpoint, load_checkpoint, load_param_into_net  # noqa: F401
 import os as _os
 
 _core._set_source_root(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)

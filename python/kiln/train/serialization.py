@@ -1,0 +1,388 @@
+"""Checkpoints in MindSpore's .ckpt format (MindSpore's `mindspore/train/serialization.py`).
+
+A .ckpt file is one protobuf `Checkpoint` message (MindSpore's checkpoint.proto, proto2):
+
+    message Checkpoint { message Value { required string tag = 1; required TensorProto tensor = 2; }
+                         repeated Value value = 1; }
+    message TensorProto { repeated int64 dims = 1; required string tensor_type = 2; required bytes tensor_content = 3; }
+
+`tensor_content` holds the values in C order, little endian, in the dtype named by `tensor_type` ("Float32",
+"BFloat16", "Int64", "Bool", ...: MindSpore's dtype names). The message classes are built at import from a
+descriptor (google.protobuf descriptor_pb2 + message_factory): no generated file, no hand-written wire parser.
+Loading only decodes protobuf fields into NumPy arrays: no code from the file is ever executed.
+"""
+import numbers
+import os
+import tempfile
+import threading
+from collections import OrderedDict
+
+import numpy as np
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.message import DecodeError
+
+from .._loader import _core
+from ..common import dtype as mstype
+from ..common.parameter import Parameter
+from ..common.tensor import Tensor
+
+__all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net"]
+
+
+def _build_messages():
+    """(Checkpoint, TensorProto) message classes of MindSpore's checkpoint.proto, in a private descriptor pool."""
+    F = descriptor_pb2.FieldDescriptorProto
+    fd = descriptor_pb2.FileDescriptorProto(name="kiln_mindspore_checkpoint.proto", syntax="proto2")
+    tp = fd.message_type.add(name="TensorProto")
+    tp.field.add(name="dims", number=1, type=F.TYPE_INT64, label=F.LABEL_REPEATED)
+    tp.field.add(name="tensor_type", number=2, type=F.TYPE_STRING, label=F.LABEL_REQUIRED)
+    tp.field.add(name="tensor_content", number=3, type=F.TYPE_BYTES, label=F.LABEL_REQUIRED)
+    ck = fd.message_type.add(name="Checkpoint")
+    val = ck.nested_type.add(name="Value")
+    val.field.add(name="tag", number=1, type=F.TYPE_STRING, label=F.LABEL_REQUIRED)
+    val.field.add(name="tensor", number=2, type=F.TYPE_MESSAGE, type_name=".TensorProto", label=F.LABEL_REQUIRED)
+    ck.field.add(name="value", number=1, type=F.TYPE_MESSAGE, type_name=".Checkpoint.Value",
+                 label=F.LABEL_REPEATED)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fd)
+    return (message_factory.GetMessageClass(pool.FindMessageTypeByName("Checkpoint")),
+            message_factory.GetMessageClass(pool.FindMessageTypeByName("TensorProto")))
+
+
+Checkpoint, TensorProto = _build_messages()
+
+# MindSpore's tensor_type string -> (Kiln dtype, NumPy dtype of the stored bytes; bfloat16 is stored as its uint16 bits)
+_TYPES = OrderedDict([
+    ("Bool", (mstype.bool_, np.dtype("?"))),
+    ("Int8", (mstype.int8, np.dtype("<i1"))),
+    ("Int16", (mstype.int16, np.dtype("<i2"))),
+    ("Int32", (mstype.int32, np.dtype("<i4"))),
+    ("Int64", (mstype.int64, np.dtype("<i8"))),
+    ("UInt8", (mstype.uint8, np.dtype("<u1"))),
+    ("UInt16", (mstype.uint16, np.dtype("<u2"))),
+    ("UInt32", (mstype.uint32, np.dtype("<u4"))),
+    ("UInt64", (mstype.uint64, np.dtype("<u8"))),
+    ("Float16", (mstype.float16, np.dtype("<f2"))),
+    ("BFloat16", (mstype.bfloat16, np.dtype("<u2"))),
+    ("Float32", (mstype.float32, np.dtype("<f4"))),
+    ("Float64", (mstype.float64, np.dtype("<f8"))),
+])
+_TYPE_NAME = {kd: name for name, (kd, _) in _TYPES.items()}
+
+_async_threads = []
+_async_lock = threading.Lock()
+
+
+# ------------------------------------------------------------------------------------------------------ encoding
+def _tensor_to_proto(name, data, proto):
+    """Fills `proto` (a TensorProto) with the Tensor `data`'s dims, type name and little-endian bytes."""
+    dt = data.dtype
+    type_name = _TYPE_NAME.get(dt)
+    if type_name is None:
+        raise TypeError(f"For 'save_checkpoint', the dtype {dt} of '{name}' can not be saved.")
+    if dt == mstype.bfloat16:  # exact: every bfloat16 is a float32 whose low 16 bits are zero
+        arr = (np.ascontiguousarray(_core.cast(data, mstype.float32).asnumpy(), "<f4").view("<u4") >> 16)
+        arr = arr.astype("<u2")
+    else:
+        arr = np.ascontiguousarray(data.asnumpy(), _TYPES[type_name][1])
+    proto.dims.extend(int(d) for d in data.shape)
+    proto.tensor_type = type_name
+    proto.tensor_content = arr.tobytes()
+
+
+def _as_tensor(name, value):
+    """A Tensor for a save_checkpoint entry: Tensor/Parameter as is, int -> Int64, float -> Float32, bool -> Bool,
+    NumPy array -> its dtype."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, bool):
+        return Tensor(value, mstype.bool_)
+    if isinstance(value, numbers.Integral):
+        return Tensor(int(value), mstype.int64)
+    if isinstance(value, numbers.Real):
+        return Tensor(float(value), mstype.float32)
+    if isinstance(value, (np.ndarray, np.generic)):
+        return Tensor(np.asarray(value))
+    raise TypeError(f"For 'save_checkpoint', the value of '{name}' must be a Tensor, Parameter, int, float or bool, "
+                    f"but got {type(value).__name__}.")
+
+
+def _entries(save_obj):
+    """[(name, Tensor)] of a Cell, a list of {'name', 'data'} dicts or a dict name -> value."""
+    from ..nn.cell import Cell
+    if isinstance(save_obj, Cell):
+        out, seen = [], set()
+        for _, p in save_obj.parameters_and_names():
+            if p.name not in seen:  # a Parameter shared between cells is saved once, under its name
+                seen.add(p.name)
+                out.append((p.name, p))
+        return out
+    if isinstance(save_obj, dict):
+        return [(str(k), _as_tensor(str(k), v)) for k, v in save_obj.items()]
+    if isinstance(save_obj, (list, tuple)):
+        out = []
+        for item in save_obj:
+            if not isinstance(item, dict) or "name" not in item or "data" not in item:
+                raise TypeError("For 'save_checkpoint', each element of the list 'save_obj' must be a dict with keys "
+                                f"'name' and 'data', but got {item!r}.")
+            out.append((str(item["name"]), _as_tensor(str(item["name"]), item["data"])))
+        return out
+    raise TypeError("For 'save_checkpoint', the argument 'save_obj' must be a Cell, a list of {'name', 'data'} dicts or "
+                    f"a dict, but got {type(save_obj).__name__}.")
+
+
+def _write_atomic(path, payload):
+    """Writes `payload` to a temporary file beside `path`, fsyncs it and renames it onto `path` (os.replace): a
+    crash or error mid-write never leaves a partial file under the final name."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def _wait_async_saves():
+    """Waits until every background save started with async_save=True has finished."""
+    with _async_lock:
+        threads = list(_async_threads)
+        _async_threads.clear()
+    for t in threads:
+        t.join()
+
+
+def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=False, append_dict=None,
+                    enc_key=None, enc_mode="AES-GCM", choice_func=None, crc_check=False, format="ckpt", **kwargs):
+    """Saves Parameters/Tensors to a MindSpore .ckpt file (protobuf `Checkpoint`), which MindSpore can load.
+
+    Args:
+        save_obj: a Cell (every Parameter of `parameters_and_names`, under its name: weights, BatchNorm moving
+            statistics; an optimizer gives its `learning_rate`, `global_step`, `moments.*`, ...), a list of
+            {"name": str, "data": Tensor} dicts, or a dict name -> Tensor/Parameter/int/float/bool.
+        ckpt_file_name (str): the path; ".ckpt" is appended when it does not end with it.
+        integrated_save (bool): accepted for compatibility (single device: parameters are always whole).
+        async_save (bool): the values are captured before returning; the file is written by a background thread.
+        append_dict (dict): extra entries name -> int (saved Int64), float (Float32), bool or Tensor.
+        enc_key, enc_mode: encryption is not supported (NotImplementedError when enc_key is set).
+        choice_func (callable): name -> bool; only the names for which it returns True are saved.
+        crc_check (bool): not supported (NotImplementedError when True).
+        format (str): "ckpt" (the only format supported).
+
+    The file is written atomically: a temporary file in the same folder, renamed onto the final name.
+
+    Raises:
+        TypeError: an unsupported save_obj, entry value or dtype, or append_dict not a dict.
+        NotImplementedError: enc_key, crc_check=True or format other than "ckpt".
+    """
+    if enc_key is not None:
+        raise NotImplementedError("For 'save_checkpoint', encrypted checkpoints (enc_key) are not supported by Kiln.")
+    if crc_check:
+        raise NotImplementedError("For 'save_checkpoint', crc_check=True is not supported by Kiln.")
+    if format != "ckpt":
+        raise NotImplementedError(f"For 'save_checkpoint', format must be 'ckpt' in Kiln, but got {format!r}.")
+    if not isinstance(ckpt_file_name, (str, os.PathLike)):
+        raise TypeError("For 'save_checkpoint', the argument 'ckpt_file_name' must be a str, but got "
+                        f"{type(ckpt_file_name).__name__}.")
+    ckpt_file_name = os.fspath(ckpt_file_name)
+    if not ckpt_file_name.endswith(".ckpt"):
+        ckpt_file_name += ".ckpt"
+    if choice_func is not None and not callable(choice_func):
+        raise TypeError("For 'save_checkpoint', the argument 'choice_func' must be callable.")
+    entries = _entries(save_obj)
+    if append_dict is not None:
+        if not isinstance(append_dict, dict):
+            raise TypeError("For 'save_checkpoint', the argument 'append_dict' must be a dict, but got "
+                            f"{type(append_dict).__name__}.")
+        entries += [(str(k), _as_tensor(str(k), v)) for k, v in append_dict.items()]
+    msg = Checkpoint()
+    for name, data in entries:
+        if choice_func is not None and not choice_func(name):
+            continue
+        value = msg.value.add()
+        value.tag = name
+        _tensor_to_proto(name, data, value.tensor)
+    payload = msg.SerializeToString()  # the values are captured here, also for async_save
+    if not async_save:
+        _write_atomic(ckpt_file_name, payload)
+        return
+    _wait_async_saves()  # one background save at a time, like MindSpore
+    thread = threading.Thread(target=_write_atomic, args=(ckpt_file_name, payload), name="kiln-async-save")
+    with _async_lock:
+        _async_threads.append(thread)
+    thread.start()
+
+
+# ------------------------------------------------------------------------------------------------------ decoding
+def _read_error(path, why):
+    return ValueError(f"Failed to read the checkpoint file {path}. {why} It may be truncated, corrupt or not a "
+                      "MindSpore checkpoint.")
+
+
+def _proto_to_tensor(path, value):
+    """The Tensor of a Checkpoint.Value; ValueError naming the file and the parameter if it is malformed."""
+    tp = value.tensor
+    entry = _TYPES.get(tp.tensor_type)
+    if entry is None:
+        raise _read_error(path, f"The parameter '{value.tag}' has the unsupported tensor_type {tp.tensor_type!r}.")
+    kdtype, npdtype = entry
+    dims = [int(d) for d in tp.dims]
+    if any(d < 0 for d in dims):
+        raise _read_error(path, f"The parameter '{value.tag}' has a negative dimension in {dims}.")
+    count = int(np.prod(dims, dtype=np.int64)) if dims else 1
+    if len(tp.tensor_content) != count * npdtype.itemsize:
+        raise _read_error(path, f"The parameter '{value.tag}' of shape {dims} and type {tp.tensor_type} needs "
+                                f"{count * npdtype.itemsize} bytes, but has {len(tp.tensor_content)}.")
+    arr = np.frombuffer(tp.tensor_content, dtype=npdtype).reshape(dims).copy()
+    if kdtype == mstype.bfloat16:
+        f32 = np.left_shift(arr.astype("<u4"), np.uint32(16)).view("<f4").reshape(dims)  # exact widening
+        return _core.cast(Tensor(f32.astype(np.float32)), mstype.bfloat16)
+    return Tensor(arr.astype(arr.dtype.newbyteorder("=")))
+
+
+def _prefixes(arg, what):
+    if arg is None:
+        return None
+    items = [arg] if isinstance(arg, str) else list(arg) if isinstance(arg, (list, tuple)) else None
+    if items is None or not items or not all(isinstance(s, str) and s for s in items):
+        raise TypeError(f"For 'load_checkpoint', the argument '{what}' must be a non-empty str or a list/tuple of "
+                        f"non-empty str, but got {arg!r}.")
+    return tuple(items)
+
+
+def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=None, dec_key=None, dec_mode="AES-GCM",
+                    specify_prefix=None, choice_func=None, crc_check=False, remove_redundancy=False, format="ckpt"):
+    """Loads a MindSpore .ckpt file into a dict name -> Parameter (file order); with `net`, also loads it into the
+    net (load_param_into_net).
+
+    Args:
+        ckpt_file_name (str): the file; it must end with ".ckpt".
+        net (Cell): if given, the parameters are loaded into it.
+        strict_load (bool): passed to load_param_into_net.
+        filter_prefix (str or list of str): names starting with one of these are not loaded.
+        specify_prefix (str or list of str): only names starting with one of these are loaded.
+        choice_func (callable): name -> bool; only the names for which it returns True are loaded.
+        dec_key, crc_check, remove_redundancy: not supported (NotImplementedError when set).
+        format (str): "ckpt".
+
+    Raises:
+        ValueError: the file does not exist (also a FileNotFoundError), does not end with ".ckpt", or cannot be
+            decoded (truncated, corrupt, unknown tensor type, size mismatch) — the message names the file; both
+            filter_prefix and specify_prefix set.
+        TypeError: bad argument types.
+    """
+    if dec_key is not None:
+        raise NotImplementedError("For 'load_checkpoint', encrypted checkpoints (dec_key) are not supported by Kiln.")
+    if crc_check:
+        raise NotImplementedError("For 'load_checkpoint', crc_check=True is not supported by Kiln.")
+    if remove_redundancy:
+        raise NotImplementedError("For 'load_checkpoint', remove_redundancy=True is not supported by Kiln.")
+    if format != "ckpt":
+        raise NotImplementedError(f"For 'load_checkpoint', format must be 'ckpt' in Kiln, but got {format!r}.")
+    if not isinstance(ckpt_file_name, (str, os.PathLike)):
+        raise TypeError("For 'load_checkpoint', the argument 'ckpt_file_name' must be a str, but got "
+                        f"{type(ckpt_file_name).__name__}.")
+    path = os.fspath(ckpt_file_name)
+    if not path.endswith(".ckpt"):
+        raise ValueError(f"For 'load_checkpoint', the checkpoint file should end with '.ckpt', please input the "
+                         f"correct 'ckpt_file_name', but got {path}.")
+    filters = _prefixes(filter_prefix, "filter_prefix")
+    specify = _prefixes(specify_prefix, "specify_prefix")
+    if filters and specify:
+        raise ValueError("For 'load_checkpoint', 'filter_prefix' and 'specify_prefix' can not be set at the same time.")
+    if choice_func is not None and not callable(choice_func):
+        raise TypeError("For 'load_checkpoint', the argument 'choice_func' must be callable.")
+    _wait_async_saves()
+    if not os.path.isfile(path):
+        raise CheckpointNotFoundError(f"For 'load_checkpoint', the checkpoint file {path} does not exist, please check "
+                                      "whether the 'ckpt_file_name' is correct.")
+    with open(path, "rb") as f:
+        data = f.read()
+    if not data:
+        raise _read_error(path, "The file is empty.")
+    msg = Checkpoint()
+    try:
+        msg.ParseFromString(data)
+    except (DecodeError, RuntimeError, ValueError) as e:
+        raise _read_error(path, f"Protobuf decoding failed ({e}).") from None
+    if not msg.value:
+        raise _read_error(path, "It holds no parameters.")
+    out = OrderedDict()
+    for value in msg.value:
+        name = value.tag
+        if filters and name.startswith(filters):
+            continue
+        if specify and not name.startswith(specify):
+            continue
+        if choice_func is not None and not choice_func(name):
+            continue
+        out[name] = Parameter(_proto_to_tensor(path, value), name=name)
+    if net is not None:
+        load_param_into_net(net, out, strict_load=strict_load)
+    return out
+
+
+class CheckpointNotFoundError(ValueError, FileNotFoundError):
+    """A checkpoint file that does not exist: a ValueError (as MindSpore raises) and a FileNotFoundError."""
+
+
+_FLOATS = (mstype.float16, mstype.bfloat16, mstype.float32, mstype.float64)
+_INTS = (mstype.int8, mstype.int16, mstype.int32, mstype.int64, mstype.uint8, mstype.uint16, mstype.uint32,
+         mstype.uint64)
+
+
+def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundancy=False):
+    """Copies the values of `parameter_dict` (name -> Parameter/Tensor, e.g. from load_checkpoint) into the
+    Parameters of `net` with the same names. Returns (param_not_load, ckpt_not_load): the names of the net's
+    Parameters that got no value, and the dict's names that matched no Parameter.
+
+    A dtype difference is cast (float to float, int to int) unless strict_load=True; other dtype differences raise.
+
+    Raises:
+        TypeError: net not a Cell, parameter_dict not a dict, a value not a Tensor, or a dtype that cannot be
+            converted (naming the parameter and both dtypes).
+        ValueError: a shape differs (naming the parameter and both shapes).
+    """
+    from ..nn.cell import Cell
+    if not isinstance(net, Cell):
+        raise TypeError(f"For 'load_param_into_net', the argument 'net' should be a Cell, but got {type(net).__name__}.")
+    if not isinstance(parameter_dict, dict):
+        raise TypeError("For 'load_param_into_net', the argument 'parameter_dict' should be a dict, but got "
+                        f"{type(parameter_dict).__name__}.")
+    if remove_redundancy:
+        raise NotImplementedError("For 'load_param_into_net', remove_redundancy=True is not supported by Kiln.")
+    params = net.parameters_dict()
+    updates, param_not_load = [], []
+    for name, param in params.items():
+        if name not in parameter_dict:
+            param_not_load.append(name)
+            continue
+        new = parameter_dict[name]
+        if not isinstance(new, Tensor):
+            raise TypeError(f"For 'load_param_into_net', the value of '{name}' in 'parameter_dict' must be a "
+                            f"Parameter or Tensor, but got {type(new).__name__}.")
+        if tuple(new.shape) != tuple(param.shape):
+            raise ValueError(f"For 'load_param_into_net', {name} in the argument 'net' should have the same shape as "
+                             f"{name} in the argument 'parameter_dict'. But got its shape {tuple(param.shape)} in the "
+                             f"argument 'net' and shape {tuple(new.shape)} in the argument 'parameter_dict'.")
+        if new.dtype != param.dtype:
+            same_kind = ((param.dtype in _FLOATS and new.dtype in _FLOATS)
+                         or (param.dtype in _INTS and new.dtype in _INTS))
+            if strict_load or not same_kind:
+                raise TypeError(f"For 'load_param_into_net', {name} {param.dtype} in the argument 'net' should have "
+                                f"the same type as {name} {new.dtype} in the argument 'parameter_dict'.")
+            new = _core.cast(new, param.dtype)
+        updates.append((param, new))
+    for param, new in updates:  # all checks passed: nothing is half loaded on an error
+        _core.assign(param, new)
+    used = set(params)
+    ckpt_not_load = [name for name in parameter_dict if name not in used]
+    return param_not_load, ckpt_not_load
