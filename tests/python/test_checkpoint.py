@@ -380,3 +380,30 @@ def test_compat_names():
     assert kiln.train.save_checkpoint is ms.save_checkpoint is ser.save_checkpoint
     assert kiln.train.load_checkpoint is ms.load_checkpoint
     assert kiln.train.load_param_into_net is ms.load_param_into_net
+
+
+def test_mindspore_names_under_compat():
+    from kiln import compat
+    was = compat.is_installed()
+    compat.install()
+    try:
+        import mindspore
+        import mindspore.train
+        assert mindspore.load_checkpoint is ms.load_checkpoint
+        assert mindspore.train.load_param_into_net is ms.load_param_into_net
+        assert mindspore.save_checkpoint is ms.save_checkpoint
+    finally:
+        if not was:
+            compat.uninstall()
+
+
+def test_compiled_net_sees_loaded_values(tmp_path):
+    src, dst = nn.Dense(3, 2), nn.Dense(3, 2)
+    x = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    f = ms.jit(lambda v: dst(v))
+    before = f(x).asnumpy()
+    ms.save_checkpoint(src, str(tmp_path / "d.ckpt"))
+    ms.load_checkpoint(str(tmp_path / "d.ckpt"), net=dst)
+    after = f(x).asnumpy()
+    np.testing.assert_allclose(after, src(x).asnumpy(), rtol=1e-6)
+    assert not np.allclose(before, after)
