@@ -127,8 +127,8 @@ def _entries(save_obj):
                                 f"'name' and 'data', but got {item!r}.")
             out.append((str(item["name"]), _as_tensor(str(item["name"]), item["data"])))
         return out
-    raise TypeError("For 'save_checkpoint', the argument 'save_obj' must be a Cell, a list of {'name', 'data'} dicts or "
-                    f"a dict, but got {type(save_obj).__name__}.")
+    raise TypeError("For 'save_checkpoint', the argument 'save_obj' must be a Cell, a list of {'name', 'data'} dicts "
+                    f"or a dict, but got {type(save_obj).__name__}.")
 
 
 def _write_atomic(path, payload):
@@ -353,7 +353,8 @@ def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundanc
     """
     from ..nn.cell import Cell
     if not isinstance(net, Cell):
-        raise TypeError(f"For 'load_param_into_net', the argument 'net' should be a Cell, but got {type(net).__name__}.")
+        raise TypeError("For 'load_param_into_net', the argument 'net' should be a Cell, but got "
+                        f"{type(net).__name__}.")
     if not isinstance(parameter_dict, dict):
         raise TypeError("For 'load_param_into_net', the argument 'parameter_dict' should be a dict, but got "
                         f"{type(parameter_dict).__name__}.")
