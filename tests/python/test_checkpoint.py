@@ -13,10 +13,9 @@ from kiln import Parameter, Tensor, nn, ops
 from kiln.train import serialization as ser
 
 _REPO = Path(__file__).resolve().parents[2]
-# The fixtures live in shared/ next to the main checkout (/work/shared for /work/main, also for a worktree
-# /work/wt/<name>) or inside the repository root on a machine that carries shared/.
-_CANDIDATES = [_REPO / "shared", _REPO.parent / "shared", Path(__file__).resolve().parents[3] / "shared",
-               _REPO.parent.parent / "shared"]
+# The fixtures live in shared/ beside the checkout (as run.sh finds ../shared), inside it, or beside the folder that
+# holds a git worktree of it.
+_CANDIDATES = [_REPO.parent / "shared", _REPO / "shared", _REPO.parent.parent / "shared"]
 FIX = next((c / "fixtures" / "mindspore-2.10" for c in _CANDIDATES if (c / "fixtures" / "mindspore-2.10").is_dir()),
            None)
 needs_fixtures = pytest.mark.skipif(FIX is None, reason="the MindSpore 2.10 fixture folder shared/fixtures/"
