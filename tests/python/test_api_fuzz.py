@@ -17,7 +17,7 @@ from kiln.ops.primitives import Primitive
 
 FORBIDDEN = ("incompatible function arguments", "nanobind", "kiln._core", "Invoked with", "std::",
              "'NoneType' object has no attribute", "has no attribute")
-ALLOWED = (TypeError, ValueError, RuntimeError, IndexError, OverflowError, NotImplementedError)
+ALLOWED = (TypeError, ValueError, RuntimeError, IndexError, OverflowError)
 
 BAD = {
     "None": None,
