@@ -160,6 +160,23 @@ def _wait_async_saves():
         t.join()
 
 
+def _check_options(api, ckpt_file_name, crc_check, format, unsupported):  # noqa: A002
+    """The file name as a str, after refusing what Kiln does not support. `unsupported` maps a description of an
+    option to whether it was asked for. Raises NotImplementedError (encryption, crc_check, formats other than
+    'ckpt', ...) and TypeError (a file name that is not a str or os.PathLike)."""
+    asked = dict(unsupported)
+    asked["crc_check=True"] = bool(crc_check)
+    for what, on in asked.items():
+        if on:
+            raise NotImplementedError(f"For '{api}', {what} is not supported by Kiln.")
+    if format != "ckpt":
+        raise NotImplementedError(f"For '{api}', format must be 'ckpt' in Kiln, but got {format!r}.")
+    if not isinstance(ckpt_file_name, (str, os.PathLike)):
+        raise TypeError(f"For '{api}', the argument 'ckpt_file_name' must be a str, but got "
+                        f"{type(ckpt_file_name).__name__}.")
+    return os.fspath(ckpt_file_name)
+
+
 def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=False, append_dict=None,
                     enc_key=None, enc_mode="AES-GCM", choice_func=None, crc_check=False, format="ckpt", **kwargs):
     """Saves Parameters/Tensors to a MindSpore .ckpt file (protobuf `Checkpoint`), which MindSpore can load.
@@ -183,16 +200,8 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
         TypeError: an unsupported save_obj, entry value or dtype, or append_dict not a dict.
         NotImplementedError: enc_key, crc_check=True or format other than "ckpt".
     """
-    if enc_key is not None:
-        raise NotImplementedError("For 'save_checkpoint', encrypted checkpoints (enc_key) are not supported by Kiln.")
-    if crc_check:
-        raise NotImplementedError("For 'save_checkpoint', crc_check=True is not supported by Kiln.")
-    if format != "ckpt":
-        raise NotImplementedError(f"For 'save_checkpoint', format must be 'ckpt' in Kiln, but got {format!r}.")
-    if not isinstance(ckpt_file_name, (str, os.PathLike)):
-        raise TypeError("For 'save_checkpoint', the argument 'ckpt_file_name' must be a str, but got "
-                        f"{type(ckpt_file_name).__name__}.")
-    ckpt_file_name = os.fspath(ckpt_file_name)
+    ckpt_file_name = _check_options("save_checkpoint", ckpt_file_name, crc_check, format,
+                                    {"encrypted checkpoints (enc_key)": enc_key is not None})
     if not ckpt_file_name.endswith(".ckpt"):
         ckpt_file_name += ".ckpt"
     if choice_func is not None and not callable(choice_func):
@@ -279,18 +288,9 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
             filter_prefix and specify_prefix set.
         TypeError: bad argument types.
     """
-    if dec_key is not None:
-        raise NotImplementedError("For 'load_checkpoint', encrypted checkpoints (dec_key) are not supported by Kiln.")
-    if crc_check:
-        raise NotImplementedError("For 'load_checkpoint', crc_check=True is not supported by Kiln.")
-    if remove_redundancy:
-        raise NotImplementedError("For 'load_checkpoint', remove_redundancy=True is not supported by Kiln.")
-    if format != "ckpt":
-        raise NotImplementedError(f"For 'load_checkpoint', format must be 'ckpt' in Kiln, but got {format!r}.")
-    if not isinstance(ckpt_file_name, (str, os.PathLike)):
-        raise TypeError("For 'load_checkpoint', the argument 'ckpt_file_name' must be a str, but got "
-                        f"{type(ckpt_file_name).__name__}.")
-    path = os.fspath(ckpt_file_name)
+    path = _check_options("load_checkpoint", ckpt_file_name, crc_check, format,
+                          {"encrypted checkpoints (dec_key)": dec_key is not None,
+                           "remove_redundancy=True": bool(remove_redundancy)})
     if not path.endswith(".ckpt"):
         raise ValueError(f"For 'load_checkpoint', the checkpoint file should end with '.ckpt', please input the "
                          f"correct 'ckpt_file_name', but got {path}.")
