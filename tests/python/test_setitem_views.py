@@ -76,6 +76,15 @@ CASES = [_chained, _chained_value_from_t, _named_view, _transposed, _reshaped, _
          _earlier_view_sees_write, _sibling_views, _mask_and_arrays_through_views]
 
 
+def _check_value_and_gradient(f, mode, value, grad):
+    """f(T0) equals `value` (1e-12) and kiln.grad(f)(T0) equals `grad` (1e-6), eagerly or both under kiln.jit."""
+    g = kiln.grad(f)
+    if mode == "graph":
+        f, g = kiln.jit(f), kiln.jit(g)
+    np.testing.assert_allclose(f(Tensor(T0)).asnumpy(), value, rtol=1e-12)
+    np.testing.assert_allclose(g(Tensor(T0)).asnumpy(), grad, rtol=1e-6, atol=1e-6)
+
+
 def _loss_np(case):
     def f(t):
         b = t * 1.0
@@ -98,11 +107,7 @@ def test_write_through_a_view_value_and_gradient(case, mode):
     ref_value = _loss_np(case)(T0.copy())
     ref_grad = central_difference(_loss_np(case), T0)
     f = _loss_kiln(case)
-    g = kiln.grad(f)
-    if mode == "graph":
-        f, g = kiln.jit(f), kiln.jit(g)
-    np.testing.assert_allclose(f(Tensor(T0)).asnumpy(), ref_value, rtol=1e-12)
-    np.testing.assert_allclose(g(Tensor(T0)).asnumpy(), ref_grad, rtol=1e-6, atol=1e-6)
+    _check_value_and_gradient(f, mode, ref_value, ref_grad)
     vg = kiln.value_and_grad(_loss_kiln(case))
     value, grad = (kiln.jit(vg) if mode == "graph" else vg)(Tensor(T0))
     np.testing.assert_allclose(value.asnumpy(), ref_value, rtol=1e-12)
@@ -153,11 +158,7 @@ def test_every_view_op_carries_the_write(make_view, mode):
         kiln_write(b, t)
         return (b * t).sum()
 
-    g = kiln.grad(f)
-    if mode == "graph":
-        f, g = kiln.jit(f), kiln.jit(g)
-    np.testing.assert_allclose(f(Tensor(T0)).asnumpy(), np_loss(T0.copy()), rtol=1e-12)
-    np.testing.assert_allclose(g(Tensor(T0)).asnumpy(), central_difference(np_loss, T0), rtol=1e-6, atol=1e-6)
+    _check_value_and_gradient(f, mode, np_loss(T0.copy()), central_difference(np_loss, T0))
 
 
 def test_earlier_view_sees_the_write_in_plain_pynative_and_jit():
@@ -194,11 +195,7 @@ def test_assign_is_differentiable(how, mode):
 
     def np_loss(t):
         return float(((t * 3.0) ** 2).sum())
-    g = kiln.grad(f)
-    if mode == "graph":
-        f, g = kiln.jit(f), kiln.jit(g)
-    np.testing.assert_allclose(f(Tensor(T0)).asnumpy(), np_loss(T0), rtol=1e-12)
-    np.testing.assert_allclose(g(Tensor(T0)).asnumpy(), central_difference(np_loss, T0), rtol=1e-6, atol=1e-6)
+    _check_value_and_gradient(f, mode, np_loss(T0), central_difference(np_loss, T0))
 
 
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
@@ -216,11 +213,7 @@ def test_assign_value_through_a_view_and_broadcast(mode):
         b[0] = t[1] * 2.0
         b.T[2] = t[0, 0]
         return float((b * t).sum())
-    g = kiln.grad(f)
-    if mode == "graph":
-        f, g = kiln.jit(f), kiln.jit(g)
-    np.testing.assert_allclose(f(Tensor(T0)).asnumpy(), np_loss(T0.copy()), rtol=1e-12)
-    np.testing.assert_allclose(g(Tensor(T0)).asnumpy(), central_difference(np_loss, T0), rtol=1e-6, atol=1e-6)
+    _check_value_and_gradient(f, mode, np_loss(T0.copy()), central_difference(np_loss, T0))
 
 
 def test_assign_shape_error_names_the_method():
