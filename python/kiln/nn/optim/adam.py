@@ -37,7 +37,7 @@ class Adam(Optimizer):
         use_locking (bool; no effect), use_nesterov (bool), weight_decay, loss_scale: see nn.Optimizer.
         use_amsgrad (bool). kwargs: use_lazy, use_offload (bool; identical results for dense gradients).
 
-    State Parameters: `beta1_power`, `beta2_power` (float32, shape (1,), start at 1), `moment1.<name>`,
+    State Parameters: `beta1_power`, `beta2_power` (float32, shape () as MindSpore's, start at 1), `moment1.<name>`,
     `moment2.<name>` (zeros like each parameter), `vhat.<name>` with amsgrad; plus `global_step`,
     `learning_rate`.
 
@@ -72,8 +72,8 @@ class Adam(Optimizer):
         self.beta1 = _core.full([], beta1, mstype.float32)
         self.beta2 = _core.full([], beta2, mstype.float32)
         self.eps = _core.full([], eps, mstype.float32)
-        self.beta1_power = Parameter(initializer(1, [1], mstype.float32), name="beta1_power")
-        self.beta2_power = Parameter(initializer(1, [1], mstype.float32), name="beta2_power")
+        self.beta1_power = Parameter(initializer(1, [], mstype.float32), name="beta1_power")
+        self.beta2_power = Parameter(initializer(1, [], mstype.float32), name="beta2_power")
         self.moment1 = self._parameters.clone(prefix="moment1", init="zeros")
         self.moment2 = self._parameters.clone(prefix="moment2", init="zeros")
         if use_amsgrad:
