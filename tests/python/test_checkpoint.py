@@ -406,3 +406,41 @@ def test_compiled_net_sees_loaded_values(tmp_path):
     after = f(x).asnumpy()
     np.testing.assert_allclose(after, src(x).asnumpy(), rtol=1e-6)
     assert not np.allclose(before, after)
+
+
+def test_argument_checks_as_mindspore(tmp_path):
+    """Directory names, async_save values, list entries, strict_load and an empty selection raise as MindSpore's."""
+    net = nn.Dense(3, 2)
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "dd.ckpt").mkdir()
+    for name in ("adir", "dd.ckpt"):
+        with pytest.raises(IsADirectoryError, match="is a directory"):
+            ms.save_checkpoint(net, str(tmp_path / name))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "dd.ckpt"]  # nothing written beside them
+    with pytest.raises(ValueError, match="async_save"):
+        ms.save_checkpoint(net, str(tmp_path / "a.ckpt"), async_save="yes")
+    with pytest.raises(TypeError, match="'name'"):
+        ms.save_checkpoint([{"name": 5, "data": Tensor([1.0])}], str(tmp_path / "a.ckpt"))
+    with pytest.raises(TypeError, match="'data' of 'a'"):
+        ms.save_checkpoint([{"name": "a", "data": np.ones(2)}], str(tmp_path / "a.ckpt"))
+    f = str(tmp_path / "net.ckpt")
+    ms.save_checkpoint(net, f)
+    with pytest.raises(TypeError, match="strict_load"):
+        ms.load_param_into_net(net, {}, strict_load="x")
+    with pytest.raises(ValueError, match="empty after filter or specify"):
+        ms.load_checkpoint(f, specify_prefix="zzz")
+    assert sorted(ms.load_checkpoint(f, specify_prefix="bi")) == ["bias"]
+
+
+def test_adam_state_round_trip_has_mindspore_shapes(tmp_path):
+    """Adam's beta1_power/beta2_power are 0-d as in MindSpore's files, and load back into a fresh Adam."""
+    net = nn.Dense(3, 2)
+    opt = nn.Adam(net.trainable_params(), 0.01)
+    ms.ops.assign(opt.beta1_power, Tensor(np.float32(0.729)))
+    f = str(tmp_path / "adam.ckpt")
+    ms.save_checkpoint(opt, f)
+    loaded = ms.load_checkpoint(f)
+    assert loaded["beta1_power"].shape == () and loaded["beta2_power"].shape == ()
+    fresh = nn.Adam(nn.Dense(3, 2).trainable_params(), 0.01)
+    assert ms.load_param_into_net(fresh, loaded)[0] == []
+    np.testing.assert_array_equal(fresh.beta1_power.asnumpy(), np.float32(0.729))

@@ -125,7 +125,13 @@ def _entries(save_obj):
             if not isinstance(item, dict) or "name" not in item or "data" not in item:
                 raise TypeError("For 'save_checkpoint', each element of the list 'save_obj' must be a dict with keys "
                                 f"'name' and 'data', but got {item!r}.")
-            out.append((str(item["name"]), _as_tensor(str(item["name"]), item["data"])))
+            if not isinstance(item["name"], str):
+                raise TypeError("For 'save_checkpoint', the 'name' of each element of the list 'save_obj' must be a "
+                                f"str, but got {type(item['name']).__name__}.")
+            if not isinstance(item["data"], Tensor):
+                raise TypeError(f"For 'save_checkpoint', the 'data' of '{item['name']}' must be a Tensor or "
+                                f"Parameter, but got {type(item['data']).__name__}.")
+            out.append((item["name"], item["data"]))
         return out
     raise TypeError("For 'save_checkpoint', the argument 'save_obj' must be a Cell, a list of {'name', 'data'} dicts "
                     f"or a dict, but got {type(save_obj).__name__}.")
@@ -202,8 +208,16 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
     """
     ckpt_file_name = _check_options("save_checkpoint", ckpt_file_name, crc_check, format,
                                     {"encrypted checkpoints (enc_key)": enc_key is not None})
+    if os.path.isdir(ckpt_file_name):
+        raise IsADirectoryError(f"For 'save_checkpoint', the argument 'ckpt_file_name' {ckpt_file_name} is a "
+                                "directory, it must be a file name.")
     if not ckpt_file_name.endswith(".ckpt"):
         ckpt_file_name += ".ckpt"
+    if os.path.isdir(ckpt_file_name):
+        raise IsADirectoryError(f"For 'save_checkpoint', {ckpt_file_name} is a directory, it must be a file name.")
+    if not isinstance(async_save, bool) and async_save not in ("process", "thread"):
+        raise ValueError("For 'save_checkpoint', the argument 'async_save' must be a bool, 'process' or 'thread', "
+                         f"but got {async_save!r}.")
     if choice_func is not None and not callable(choice_func):
         raise TypeError("For 'save_checkpoint', the argument 'choice_func' must be callable.")
     entries = _entries(save_obj)
@@ -325,6 +339,9 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
         if choice_func is not None and not choice_func(name):
             continue
         out[name] = Parameter(_proto_to_tensor(path, value), name=name)
+    if not out and (filters or specify or choice_func is not None):
+        raise ValueError(f"For 'load_checkpoint', the loaded parameter dict of {path} is empty after filter or "
+                         "specify (filter_prefix, specify_prefix, choice_func).")
     if net is not None:
         load_param_into_net(net, out, strict_load=strict_load)
     return out
@@ -358,6 +375,9 @@ def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundanc
     if not isinstance(parameter_dict, dict):
         raise TypeError("For 'load_param_into_net', the argument 'parameter_dict' should be a dict, but got "
                         f"{type(parameter_dict).__name__}.")
+    if not isinstance(strict_load, bool):
+        raise TypeError("For 'load_param_into_net', the argument 'strict_load' must be a bool, but got "
+                        f"{type(strict_load).__name__}.")
     if remove_redundancy:
         raise NotImplementedError("For 'load_param_into_net', remove_redundancy=True is not supported by Kiln.")
     params = net.parameters_dict()
