@@ -1,7 +1,25 @@
 """Test helpers: NumPy conversion and gradient checks against central finite differences in float64."""
+import os
+
 import numpy as np
 
+import kiln
 from kiln import _core
+
+# The directory holding the kiln package under test (the installed one under ./run.sh test, python/ in a dev build).
+KILN_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(kiln.__file__)))
+
+
+def subprocess_env(extra_path=()):
+    """Environment for a child interpreter that must import the same kiln as this test process.
+
+    Puts `extra_path` and then the tested package's parent first on PYTHONPATH (never this tree's python/, which holds
+    no built extension when kiln is installed), and forces UTF-8 standard streams."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([*extra_path, KILN_PARENT])
+    env.pop("PYTHONSAFEPATH", None)
+    env["PYTHONIOENCODING"] = "utf-8"
+    return env
 
 
 def T(a, dtype=None):

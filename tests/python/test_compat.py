@@ -12,16 +12,7 @@ import pytest
 
 import kiln
 
-# The subprocesses import the same kiln as this test process (the installed one, or python/ in a dev build).
-_KILN_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(kiln.__file__)))
-
-
-def _env(extra_path=()):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([*extra_path, _KILN_PARENT])
-    env.pop("PYTHONSAFEPATH", None)
-    env["PYTHONIOENCODING"] = "utf-8"
-    return env
+from helpers import subprocess_env as _env
 
 
 def run_py(args, cwd, extra_path=(), stdin=None):

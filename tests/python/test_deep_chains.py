@@ -9,13 +9,12 @@ import subprocess
 import sys
 import textwrap
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from helpers import subprocess_env
 
 
 def _run(*parts):
     code = "".join(textwrap.dedent(p) for p in parts)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(ROOT, "python") + os.pathsep + env.get("PYTHONPATH", "")
+    env = subprocess_env()
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                        timeout=600)
     assert r.returncode == 0, f"exit status {r.returncode}\n{r.stderr[-3000:]}"

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import kiln
+from helpers import subprocess_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLE = os.path.join(ROOT, "examples", "train_mlp.py")
-_KILN_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(kiln.__file__)))
 
 pytest.importorskip("sklearn")
 if not hasattr(kiln, "nn"):
@@ -19,7 +19,7 @@ if not hasattr(kiln, "nn"):
 
 
 def run_example(*args):
-    env = dict(os.environ, PYTHONPATH=_KILN_PARENT, PYTHONIOENCODING="utf-8")
+    env = subprocess_env()
     return subprocess.run([sys.executable, EXAMPLE, *args], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=300)
 

@@ -12,14 +12,14 @@ import pytest
 import kiln as ms
 from kiln import Tensor, nn, ops, runtime
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from helpers import subprocess_env
+
 MiB = 1 << 20
 
 
 def _run(code):
-    """Runs `code` in a fresh interpreter with this tree's kiln; returns its stdout's last line, eval'd."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(ROOT, "python") + os.pathsep + env.get("PYTHONPATH", "")
+    """Runs `code` in a fresh interpreter with the kiln under test; returns its stdout's last line, eval'd."""
+    env = subprocess_env()
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env,
                        timeout=300)
     assert r.returncode == 0, r.stderr
@@ -171,6 +171,6 @@ def test_mindspore_runtime_resolves_under_compat():
          "assert mindspore.runtime is kiln.runtime and ms.runtime.memory_allocated() >= 0\n"
          "from mindspore.runtime import empty_cache, max_memory_reserved; empty_cache(); print('ok')"],
         capture_output=True, text=True,
-        env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python") + os.pathsep + os.environ.get("PYTHONPATH", "")})
+        env=subprocess_env())
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
