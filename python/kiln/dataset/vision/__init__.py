@@ -1,0 +1,1 @@
+"""kiln.dataset.vision — MindSpore's `mindspore.dataset.vision` (issue 8, under construction)."""
