@@ -104,6 +104,21 @@ LAYERS = {
     "KLDivLoss": [(lambda: nn.KLDivLoss(reduction="batchmean"),
                    lambda n: (ops.log_softmax(f32(_r(n), n, 5), -1), probs(_r(n + 9), n, 5)))],
 }
+
+
+def _train_one_step():
+    net = nn.Dense(5, 3)
+    return nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), nn.Momentum(net.trainable_params(), 0.1, 0.9))
+
+
+# wrapper cells (TrainOneStepCell: the cell and its PyNative twin take the same steps, so the losses stay equal)
+LAYERS.update({
+    "WithLossCell": [(lambda: nn.WithLossCell(nn.Dense(5, 3), nn.MSELoss()),
+                      lambda n: (f32(_r(n), n, 5), f32(_r(n + 9), n, 3)))],
+    "WithEvalCell": [(lambda: nn.WithEvalCell(nn.Dense(5, 3), nn.MSELoss()),
+                      lambda n: (f32(_r(n), n, 5), f32(_r(n + 9), n, 3)))],
+    "TrainOneStepCell": [(_train_one_step, lambda n: (f32(_r(n), n, 5), f32(_r(n + 9), n, 3)))],
+})
 for _name in ("ELU", "FastGelu", "GELU", "HSigmoid", "HSwish", "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish",
               "ReLU", "ReLU6", "SiLU", "Sigmoid", "Softmax", "Softplus", "Softsign", "Tanh"):
     LAYERS[_name] = [(getattr(nn, _name), lambda n: (f32(_r(n), n, 5),))]
