@@ -298,3 +298,36 @@ def test_exception_in_callback_propagates_and_breakpoint_is_saved(tmp_path):
         model.train(1, _ArrayDataset(x, y), callbacks=[ckpt, Boom()])
     assert os.listdir(tmp_path) == ["b-1_1_breakpoint.ckpt"]
     assert set(ms.load_checkpoint(str(tmp_path / "b-1_1_breakpoint.ckpt"))) >= {"fc1.weight", "global_step"}
+
+
+def test_data_sink_runs_sink_size_steps_and_loops_the_dataset():
+    x = np.arange(10, dtype=np.float32).reshape(5, 2)
+    ds = _ArrayDataset(x, batch_size=2)  # batches: rows 0-1, 2-3, 4 (first column 0, 2 | 4, 6 | 8)
+    seen = []
+
+    def step(b):
+        seen.append(b.asnumpy()[:, 0].tolist())
+        return b.sum()
+
+    sink = ms.data_sink(step, ds, sink_size=2)
+    assert float(sink().asnumpy()) == 4 + 5 + 6 + 7  # the output of the second step (rows 2-3)
+    assert float(sink().asnumpy()) == 0 + 1 + 2 + 3  # row 4, then the dataset starts again (rows 0-1)
+    assert seen == [[0.0, 2.0], [4.0, 6.0], [8.0], [0.0, 2.0]]
+    jitted = ms.data_sink(lambda b: b * 2.0, _ArrayDataset(x, batch_size=5), sink_size=3, jit_config=True)
+    np.testing.assert_array_equal(jitted().asnumpy(), x * 2)
+    with pytest.raises(ValueError, match="sink_size"):
+        ms.data_sink(step, ds, sink_size=0)
+    with pytest.raises(TypeError, match="sink_size"):
+        ms.data_sink(step, ds, sink_size=1.0)
+    with pytest.raises(ValueError, match="no data"):
+        ms.data_sink(step, _ArrayDataset(x[:0]), 1)()
+
+
+def test_fit_eval_callbacks_are_filtered_as_mindspore(capsys):
+    """During fit's evaluation only custom callbacks and TimeMonitor get the eval hooks."""
+    x, y = regression_data(n=16)
+    model, _, _ = make_regression_model(metrics={"mae"})
+    model.fit(1, _ArrayDataset(x, y), _ArrayDataset(x, y), callbacks=[ms.LossMonitor(1), ms.TimeMonitor()])
+    lines = capsys.readouterr().out.splitlines()
+    assert [ln.split(":")[0] for ln in lines] == ["epoch", "epoch", "Eval epoch time", "Eval result",
+                                                  "Train epoch time"]

@@ -29,7 +29,8 @@ def data_sink(fn, dataset, sink_size=1, jit_config=None, input_signature=None):
         dataset: a kiln.dataset Dataset (anything with create_tuple_iterator(num_epochs, output_numpy) yielding
             lists of Tensors). The dataset is looped: batches continue across dataset epochs.
         sink_size (int > 0): steps per call (default 1).
-        jit_config (JitConfig, optional): when given, `fn` is compiled with kiln.jit (GRAPH semantics);
+        jit_config (optional): when not None, `fn` is compiled with kiln.jit (GRAPH semantics; Kiln has no
+            JitConfig class yet, so its fields are not read);
             default None: `fn` runs as it is (a Cell still compiles itself in GRAPH_MODE).
         input_signature (Tensor or list of Tensors, optional): with jit_config, the input signature of the
             compiled step (shapes/dtypes checked at each step).
