@@ -106,3 +106,82 @@ def test_return_grad_and_errors():
 
     with pytest.raises(TypeError, match="Tensor"):
         nn.TrainOneStepCell(Two(), opt)(Tensor(x), Tensor(y))
+
+
+def _loss_scale_run(mode, make_scale, xs, opt="adam"):
+    ms.set_context(mode=mode)
+    try:
+        ms.set_seed(0)
+        net = nn.Dense(3, 2)
+        optimizer = nn.Adam(net.trainable_params(), 0.1) if opt == "adam" else nn.SGD(net.trainable_params(), 0.1)
+        cell = nn.TrainOneStepWithLossScaleCell(nn.WithLossCell(net, nn.MSELoss()), optimizer, make_scale())
+        y = Tensor(np.zeros((4, 2), np.float32))
+        out = []
+        for x in xs:
+            loss, cond, scale = cell(Tensor(x), y)
+            assert cond.dtype == ms.bool_ and cond.shape == ()
+            out.append((float(loss.asnumpy()), bool(cond.asnumpy()), float(scale.asnumpy()),
+                        float(cell.scale_sense.asnumpy())))
+        return out, net.weight.asnumpy().copy(), int(optimizer.global_step.asnumpy()[0]), cell
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def _xs_with_overflow():
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal((4, 3)).astype(np.float32) for _ in range(6)]
+    xs[2][0, 0] = np.inf
+    xs[4][1, 1] = np.nan
+    return xs
+
+
+@pytest.mark.parametrize("kind", ["tensor", "fixed", "dynamic"])
+def test_loss_scale_cell_skips_overflow_steps_same_in_both_modes(kind):
+    make = {"tensor": lambda: Tensor(np.float32(8.0)), "fixed": lambda: nn.FixedLossScaleUpdateCell(16.0),
+            "dynamic": lambda: nn.DynamicLossScaleUpdateCell(2.0 ** 10, 2, 2)}[kind]
+    xs = _xs_with_overflow()
+    eager, w_e, steps_e, _ = _loss_scale_run(ms.PYNATIVE_MODE, make, xs)
+    graph, w_g, steps_g, cell = _loss_scale_run(ms.GRAPH_MODE, make, xs)
+    assert [r[1] for r in eager] == [False, False, True, False, True, False]
+    assert steps_e == steps_g == 4  # the optimizer ran only on the 4 finite steps (global_step restored)
+    np.testing.assert_array_equal(w_g, w_e)
+    for a, b in zip(eager, graph):
+        np.testing.assert_array_equal(np.array(a), np.array(b))  # NaN == NaN here
+    assert cell._jit_construct.trace_count == 1
+    if kind == "dynamic":
+        # (scale used, scale after): grows after 2 clean steps, halves on each overflow (MindSpore's rule).
+        assert [(r[2], r[3]) for r in eager] == [(1024.0, 1024.0), (1024.0, 2048.0), (2048.0, 1024.0),
+                                                 (1024.0, 1024.0), (1024.0, 512.0), (512.0, 512.0)]
+    else:
+        assert {r[2] for r in eager} == {8.0 if kind == "tensor" else 16.0}
+
+
+def test_loss_scale_cell_steps_equal_the_unscaled_steps():
+    """Without overflow, scaling by a power of two and unscaling gives exactly the plain step."""
+    xs = [x for i, x in enumerate(_xs_with_overflow()) if i not in (2, 4)]
+    scaled, w_s, _, _ = _loss_scale_run(ms.PYNATIVE_MODE, lambda: Tensor(np.float32(1024.0)), xs, opt="sgd")
+    ms.set_seed(0)
+    net = nn.Dense(3, 2)
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params(), 0.1))
+    plain = [float(step(Tensor(x), Tensor(np.zeros((4, 2), np.float32))).asnumpy()) for x in xs]
+    assert [r[0] for r in scaled] == plain
+    np.testing.assert_array_equal(w_s, net.weight.asnumpy())
+
+
+def test_loss_scale_cell_errors_and_set_sense_scale():
+    net = nn.Dense(3, 2)
+    opt = nn.SGD(net.trainable_params(), 0.1)
+    wl = nn.WithLossCell(net, nn.MSELoss())
+    with pytest.raises(TypeError, match="scale_sense"):
+        nn.TrainOneStepWithLossScaleCell(wl, opt, 8.0)
+    with pytest.raises(ValueError, match="shape"):
+        nn.TrainOneStepWithLossScaleCell(wl, opt, Tensor(np.ones(2, np.float32)))
+    cell = nn.TrainOneStepWithLossScaleCell(wl, opt, Tensor(np.array([4.0], np.float32)))
+    cell.set_sense_scale(Tensor(np.array([2.0], np.float32)))
+    assert cell.scale_sense.asnumpy().tolist() == [2.0]
+    with pytest.raises(TypeError, match="sens"):
+        cell.set_sense_scale(2.0)
+    with pytest.raises(ValueError, match="positive"):
+        nn.DynamicLossScaleUpdateCell(8.0, 0, 10)
+    with pytest.raises(TypeError, match="loss_scale_value"):
+        nn.FixedLossScaleUpdateCell("8")

@@ -94,8 +94,8 @@ class TrainOneStepCell(Cell):
     Args:
         network (Cell): returns the loss, a Tensor (usually WithLossCell(net, loss_fn)).
         optimizer (Cell): an nn.Optimizer (anything with `parameters` and called with the gradient tuple).
-        sens (int/float, optional): the gradient of the loss that starts back-propagation (default None: 1.0);
-            the gradients are multiplied by it (a manual loss scale: the optimizer's loss_scale undoes it).
+        sens (int/float, optional): the gradient of the loss that starts back-propagation (default None: 1.0),
+            so the gradients are those of sens·loss (a manual loss scale: the optimizer's loss_scale undoes it).
         return_grad (bool): also return {parameter name: gradient} (default False).
     Output: loss (Tensor), or (loss, {name: grad}) with return_grad=True.
 
@@ -129,16 +129,29 @@ class TrainOneStepCell(Cell):
         self.sens = 1.0 if sens is None else float(sens)
         self.return_grad = return_grad
         self.__dict__["weights_name"] = [p.name for p in self.weights]
-        self.__dict__["_grad_fn"] = value_and_grad(network, None, self.weights)
+        sens_value = self.sens
+
+        def scaled(*inputs):
+            loss = network(*inputs)
+            if not isinstance(loss, _Tensor):
+                raise TypeError(f"For 'TrainOneStepCell', the network must return the loss as a Tensor, but got "
+                                f"{type(loss).__name__}.")
+            # Back-propagation starts from sens (MindSpore's sens = fill(loss.dtype, loss.shape, sens)).
+            return _core.mul(loss, _core.cast(_core.full([], sens_value, mstype.float32), loss.dtype)), loss
+
+        if self.sense_flag:
+            self.__dict__["_grad_fn"] = value_and_grad(scaled, None, self.weights, has_aux=True)
+        else:
+            self.__dict__["_grad_fn"] = value_and_grad(network, None, self.weights)
 
     def construct(self, *inputs):
-        loss, grads = self._grad_fn(*inputs)
+        if self.sense_flag:
+            (_, loss), grads = self._grad_fn(*inputs)
+        else:
+            loss, grads = self._grad_fn(*inputs)
         if not isinstance(loss, _Tensor):
             raise TypeError(f"For 'TrainOneStepCell', the network must return the loss as a Tensor, but got "
                             f"{type(loss).__name__}.")
-        if self.sens != 1.0:
-            grads = tuple(_core.mul(g, _core.cast(_core.full([], self.sens, mstype.float32), g.dtype))
-                          for g in grads)
         loss = depend(loss, self.optimizer(grads))
         if self.return_grad:
             return loss, dict(zip(self.weights_name, grads))
