@@ -250,8 +250,10 @@ def test_argument_errors():
         Model(net, nn.MSELoss(), opt, amp_level="O2")
     with pytest.raises(ValueError, match="optimizer' is None"):
         Model(net, nn.MSELoss(), amp_level="O2")
-    with pytest.raises(ValueError, match="loss_scale_manager"):
+    with pytest.raises(TypeError, match="loss_scale_manager"):
         Model(net, nn.MSELoss(), opt, loss_scale_manager=object())
+    with pytest.raises(ValueError, match="optimizer"):
+        Model(net, nn.MSELoss(), loss_scale_manager=ms.train.FixedLossScaleManager())
     with pytest.raises(ValueError, match="eval_network"):
         Model(net, metrics={"acc"})
     with pytest.raises(ValueError, match="eval_indexes"):
@@ -331,3 +333,33 @@ def test_fit_eval_callbacks_are_filtered_as_mindspore(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert [ln.split(":")[0] for ln in lines] == ["epoch", "epoch", "Eval epoch time", "Eval result",
                                                   "Train epoch time"]
+
+
+def test_model_with_loss_scale_managers(capsys):
+    x, y = regression_data(n=32)
+    x_bad = x.copy()
+    x_bad[9, 0] = np.inf  # batch 2 of 4 overflows
+    ms.set_seed(1)
+    net = MLP()
+    opt = nn.SGD(net.trainable_params(), 0.01)
+    manager = ms.train.DynamicLossScaleManager(init_loss_scale=2.0 ** 10, scale_factor=2, scale_window=2)
+    model = Model(net, nn.MSELoss(), opt, loss_scale_manager=manager)
+    assert isinstance(model.train_network, nn.TrainOneStepWithLossScaleCell)
+    outs = []
+    model.train(1, _ArrayDataset(x_bad, y), callbacks=[
+        ms.LossMonitor(1), LambdaCallback(on_train_step_end=lambda rc: outs.append(rc.original_args().net_outputs))])
+    assert [bool(o[1].asnumpy()) for o in outs] == [False, True, False, False]
+    assert int(opt.global_step.asnumpy()[0]) == 3
+    # Host-side copy (MindSpore's rule): halved by the overflow at step 2, doubled at step 4 ((4 - 2) % 2 == 0).
+    assert manager.get_loss_scale() == 2.0 ** 10
+    # The update cell: 1024 → 512 at step 2, × 2 at step 4 (two steps since the overflow).
+    assert float(model.train_network.scale_sense.asnumpy()) == 2.0 ** 10
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == f"epoch: 1 step: 1, loss is {outs[0][0]}"  # a tuple output: its first Tensor
+    fixed = Model(net, nn.MSELoss(), nn.SGD(net.trainable_params(), 0.01, loss_scale=64.0),
+                  loss_scale_manager=ms.train.FixedLossScaleManager(64.0, drop_overflow_update=False))
+    assert type(fixed.train_network) is nn.TrainOneStepCell and fixed.train_network.sens == 64.0
+    with pytest.raises(ValueError, match="loss_scale"):
+        ms.train.FixedLossScaleManager(0.5)
+    with pytest.raises(ValueError, match="scale_window"):
+        ms.train.DynamicLossScaleManager(scale_window=0)

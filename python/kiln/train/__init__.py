@@ -11,3 +11,4 @@ from .callback import (  # noqa: F401
 )
 from .model import Model  # noqa: F401
 from .data_sink import data_sink  # noqa: F401
+from .loss_scale_manager import LossScaleManager, FixedLossScaleManager, DynamicLossScaleManager  # noqa: F401

@@ -12,11 +12,13 @@ Datasets: Model uses only `get_dataset_size()` and `create_tuple_iterator(num_ep
 import logging
 import numbers
 
+import numpy as np
+
 
 from .._loader import _core
 from .. import context
 from ..nn.cell import Cell
-from ..nn.wrap import WithLossCell, WithEvalCell, TrainOneStepCell
+from ..nn.wrap import WithLossCell, WithEvalCell, TrainOneStepCell, TrainOneStepWithLossScaleCell
 from .metrics import get_metrics, get_metric_fn, Loss
 from .callback import _CallbackManager, _InternalCallbackParam, RunContext, ModelCheckpoint
 from .callback import __all__ as _internal_cb_names
@@ -81,15 +83,19 @@ class Model:
         amp_level (str): 'O0' only (Kiln has no automatic mixed precision yet; use Cell.to_float for manual mixed
             precision).
         boost_level (str): 'O0' only (MindSpore's boost levels are Ascend-specific).
-        **kwargs: loss_scale_manager (None only: loss scaling is not available yet), keep_batchnorm_fp32 (accepted;
-            it only matters with amp), boost_config_dict, acc_level (accepted with boost_level 'O0').
+        **kwargs: loss_scale_manager (a FixedLossScaleManager/DynamicLossScaleManager: the train network becomes
+            TrainOneStepWithLossScaleCell with the manager's update cell, whose output is (loss, overflow, scale);
+            FixedLossScaleManager(drop_overflow_update=False) gives TrainOneStepCell(sens=loss_scale)),
+            keep_batchnorm_fp32 (accepted; it only matters with amp), boost_config_dict, acc_level (accepted with
+            boost_level 'O0').
 
     Properties: train_network, eval_network, predict_network.
 
     Raises:
         TypeError: network not a Cell; loss_fn/optimizer/eval_network not Cells.
-        ValueError: an unknown keyword argument; amp_level/boost_level other than 'O0'; a loss_scale_manager;
-            metrics without loss_fn or eval_network; eval_indexes not a list of three.
+        ValueError: an unknown keyword argument; amp_level/boost_level other than 'O0'; a loss_scale_manager
+            without an optimizer; metrics without loss_fn or eval_network; eval_indexes not a list of three.
+        TypeError: a loss_scale_manager that is not a LossScaleManager.
     """
 
     def __init__(self, network, loss_fn=None, optimizer=None, metrics=None, eval_network=None, eval_indexes=None,
@@ -114,13 +120,18 @@ class Model:
         boost_level = kwargs.get("acc_level", boost_level)
         if boost_level != "O0":
             raise ValueError(f"For 'Model', Kiln supports boost_level='O0' only, but got {boost_level!r}.")
-        if kwargs.get("loss_scale_manager") is not None:
-            raise ValueError("For 'Model', loss_scale_manager must be None: Kiln has no loss scaling yet (it comes "
-                             "with automatic mixed precision).")
+        lsm = kwargs.get("loss_scale_manager")
+        if lsm is not None:
+            from .loss_scale_manager import LossScaleManager
+            if not isinstance(lsm, LossScaleManager):
+                raise TypeError(f"For 'Model', the 'loss_scale_manager' must be a LossScaleManager, but got "
+                                f"{type(lsm).__name__}.")
+            if optimizer is None:
+                raise ValueError("The argument 'optimizer' can not be None when set 'loss_scale_manager'.")
         self._network = network
         self._loss_fn = loss_fn
         self._optimizer = optimizer
-        self._loss_scale_manager = None
+        self._loss_scale_manager = lsm
         self._amp_level = amp_level
         self._boost_level = boost_level
         self._metrics = metrics
@@ -141,7 +152,13 @@ class Model:
         if self._optimizer is not None:
             if self._loss_fn is not None:
                 network = WithLossCell(network, self._loss_fn)
-            network = TrainOneStepCell(network, self._optimizer)
+            lsm = self._loss_scale_manager
+            if lsm is None:
+                return TrainOneStepCell(network, self._optimizer)
+            update_cell = lsm.get_update_cell()
+            if update_cell is not None:
+                return TrainOneStepWithLossScaleCell(network, self._optimizer, scale_sense=update_cell)
+            return TrainOneStepCell(network, self._optimizer, lsm.get_loss_scale())
         elif self._loss_fn is not None:
             network = WithLossCell(network, self._loss_fn)
         return network
@@ -316,7 +333,7 @@ class Model:
         cb_params.network = self._network
         cb_params.last_save_ckpt_step = None
         cb_params.latest_ckpt_file = None
-        cb_params.loss_scale_mananger = None  # (sic) MindSpore's key
+        cb_params.loss_scale_mananger = self._loss_scale_manager  # (sic) MindSpore's key
         valid_infos = valid_infos or (None, 1, False)
         with _CallbackManager(cb_params.list_callback) as list_callback:
             try:
@@ -362,6 +379,7 @@ class Model:
                 if not network.training:  # a callback may have evaluated in between
                     network.set_train(True)
                 cb_params.net_outputs = network(*element)
+                self._update_loss_scale(cb_params.net_outputs)
                 list_callback.on_train_step_end(run_context)
                 if run_context.get_stop_requested():
                     break
@@ -372,6 +390,12 @@ class Model:
             if run_context.get_stop_requested():
                 break
         list_callback.on_train_end(run_context)
+
+    def _update_loss_scale(self, outputs):
+        """MindSpore's rule: with a manager that drops overflow updates, tell it the step's overflow flag."""
+        lsm = self._loss_scale_manager
+        if lsm is not None and lsm.get_drop_overflow_update():
+            lsm.update_loss_scale(bool(np.all(outputs[1].asnumpy())))
 
     def _sink_function(self, network, dataset, sink_size):
         """kiln.data_sink(network, dataset, sink_size), made once per (network, dataset, sink_size): a sunk dataset
