@@ -309,3 +309,38 @@ def test_progress_bar_line_mode_and_dynamic():
         ProgressBar(log_fraction=0)
     with pytest.raises(TypeError, match="dynamic"):
         ProgressBar(dynamic="yes")
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def time(self):
+        return self.now
+
+
+def test_model_checkpoint_by_seconds_and_keep_per_minutes(tmp_path, monkeypatch):
+    from kiln.train.callback import _checkpoint
+    clock = _Clock()
+    monkeypatch.setattr(_checkpoint, "time", clock)
+    net = nn.Dense(2, 1)
+    cb = ModelCheckpoint("t", str(tmp_path), CheckpointConfig(save_checkpoint_steps=None, save_checkpoint_seconds=10,
+                                                             keep_checkpoint_max=None,
+                                                             keep_checkpoint_per_n_minutes=1))
+    rc = RunContext(_params(train_network=net, batch_num=100, cur_epoch_num=1))
+    saved = []
+    for step, t in [(1, 1005), (2, 1011), (3, 1015), (4, 1022), (5, 1040), (6, 1041)]:
+        clock.now = t
+        rc.original_args()["cur_step_num"] = step
+        cb.on_train_step_end(rc)
+        saved.append(sorted(os.listdir(tmp_path)))
+        # Give each file the modification time of its (fake) save time.
+        for f in os.listdir(tmp_path):
+            if f == f"t-1_{step}.ckpt":
+                os.utime(tmp_path / f, (t, t))
+    # Saves when more than 10 s passed since the last save (steps 2, 4, 5); files younger than a minute but the
+    # oldest are removed before each save (one file per minute is kept).
+    assert saved[0] == [] and saved[1] == ["t-1_2.ckpt"]
+    assert saved[3] == ["t-1_2.ckpt", "t-1_4.ckpt"]
+    assert saved[4] == ["t-1_2.ckpt", "t-1_5.ckpt"]
+    assert saved[5] == saved[4]

@@ -363,3 +363,15 @@ def test_model_with_loss_scale_managers(capsys):
         ms.train.FixedLossScaleManager(0.5)
     with pytest.raises(ValueError, match="scale_window"):
         ms.train.DynamicLossScaleManager(scale_window=0)
+
+
+def test_sink_functions_are_bounded_and_reused():
+    x, y = regression_data(n=16)
+    model, _, _ = make_regression_model()
+    ds = _ArrayDataset(x, y)
+    model.train(1, ds, dataset_sink_mode=True, sink_size=1)
+    model.train(2, ds, dataset_sink_mode=True, sink_size=1, initial_epoch=1)
+    assert ds.iterators_made == 1  # the second call continued the first one's pass over the dataset
+    for _ in range(10):
+        model.train(1, _ArrayDataset(x, y), dataset_sink_mode=True)
+    assert len(model._sinks) <= 4

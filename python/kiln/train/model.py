@@ -28,6 +28,7 @@ __all__ = ["Model"]
 _logger = logging.getLogger("kiln.train")
 _Tensor = _core.Tensor
 _KWARGS = ("loss_scale_manager", "keep_batchnorm_fp32", "boost_config_dict", "acc_level")
+_MAX_SINKS = 4  # data_sink functions kept per Model (train and eval datasets of the last calls)
 _OLD_HOOKS = {"begin", "end", "epoch_begin", "epoch_end", "step_begin", "step_end"}
 
 
@@ -401,11 +402,13 @@ class Model:
         """kiln.data_sink(network, dataset, sink_size), made once per (network, dataset, sink_size): a sunk dataset
         keeps its position between calls (and a prefetching implementation its queue)."""
         key = (id(network), id(dataset), sink_size)
-        entry = self._sinks.get(key)
+        entry = self._sinks.pop(key, None)
         if entry is None or entry[0] is not dataset or entry[1] is not network:
             from .data_sink import data_sink
             entry = (dataset, network, data_sink(network, dataset, sink_size=sink_size))
-            self._sinks[key] = entry
+        self._sinks[key] = entry  # most recently used last
+        while len(self._sinks) > _MAX_SINKS:  # bounded: a new dataset per train() call must not pile up
+            self._sinks.pop(next(iter(self._sinks)))
         return entry[2]
 
     def _train_sink_process(self, epoch, train_dataset, list_callback, cb_params, sink_size, initial_epoch,
