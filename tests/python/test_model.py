@@ -375,3 +375,24 @@ def test_sink_functions_are_bounded_and_reused():
     for _ in range(10):
         model.train(1, _ArrayDataset(x, y), dataset_sink_mode=True)
     assert len(model._sinks) <= 4
+
+
+def test_models_train_in_threads(mode):
+    import threading
+    x, y = regression_data()
+    models = [make_regression_model(seed=0, lr=0.01)[0] for _ in range(3)]
+    results, errors = {}, []
+
+    def run(i):
+        try:
+            results[i] = _losses_of(models[i], 2, _ArrayDataset(x, y))
+        except Exception as e:  # noqa: BLE001  (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert results[0] == results[1] == results[2] and len(results[0]) == 16
