@@ -10,7 +10,6 @@ step: forward, gradients, optimizer update), exactly as a user's own `@jit` step
 Datasets: Model uses only `get_dataset_size()` and `create_tuple_iterator(num_epochs=1, output_numpy=False)`
 (one iterator per epoch, yielding lists of Tensors), and in sink mode kiln.train.data_sink."""
 import logging
-import numbers
 
 import numpy as np
 
@@ -22,6 +21,8 @@ from ..nn.wrap import WithLossCell, WithEvalCell, TrainOneStepCell, TrainOneStep
 from .metrics import get_metrics, get_metric_fn, Loss
 from .callback import _CallbackManager, _InternalCallbackParam, RunContext, ModelCheckpoint
 from .callback import __all__ as _internal_cb_names
+from ._model_utils import (_check_int, _check_bool, _check_dataset, _as_tuple, _transform_callbacks, _first_batch,
+                           _precompile)
 
 __all__ = ["Model"]
 
@@ -30,42 +31,6 @@ _Tensor = _core.Tensor
 _KWARGS = ("loss_scale_manager", "keep_batchnorm_fp32", "boost_config_dict", "acc_level")
 _MAX_SINKS = 4  # data_sink functions kept per Model (train and eval datasets of the last calls)
 _OLD_HOOKS = {"begin", "end", "epoch_begin", "epoch_end", "step_begin", "step_end"}
-
-
-def _check_int(value, name, api, minimum=None):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"For '{api}', the '{name}' must be int, but got {type(value).__name__}.")
-    value = int(value)
-    if minimum is not None and value < minimum:
-        raise ValueError(f"For '{api}', the '{name}' must be >= {minimum}, but got {value}.")
-    return value
-
-
-def _check_bool(value, name, api):
-    if not isinstance(value, bool):
-        raise TypeError(f"For '{api}', the '{name}' must be bool, but got {type(value).__name__}.")
-    return value
-
-
-def _check_dataset(dataset, name, api):
-    for attr in ("create_tuple_iterator", "get_dataset_size"):
-        if not callable(getattr(dataset, attr, None)):
-            raise TypeError(f"For '{api}', the '{name}' must be a kiln.dataset Dataset (with {attr}()), but got "
-                            f"{type(dataset).__name__}.")
-
-
-def _as_tuple(element):
-    if isinstance(element, _Tensor):
-        return (element,)
-    return tuple(element)
-
-
-def _transform_callbacks(callbacks):
-    if callbacks is None:
-        return []
-    if isinstance(callbacks, (list, tuple)):
-        return list(callbacks)
-    return [callbacks]
 
 
 class Model:
@@ -599,21 +564,3 @@ class Model:
         if valid_dataset is not None:
             self._eval_network.set_train(False)
             _precompile(self._eval_network, _first_batch(valid_dataset))
-
-
-def _first_batch(dataset):
-    for element in dataset.create_tuple_iterator(num_epochs=1, output_numpy=False):
-        return _as_tuple(element)
-    raise ValueError("There is no valid data in dataset, please check dataset file firstly.")
-
-
-def _precompile(cell, args):
-    """Traces and compiles cell's construct for these arguments without running it (kiln.jit's cache then holds
-    the graph the first real call uses)."""
-    from ..common.jit import _flatten
-    jf = cell._compiled_construct()
-    tensors = []
-    struct = _flatten((tuple(args), {}), tensors)
-    key = jf._key(struct, tensors, jf._train_flags(), [])
-    if key not in jf._cache:
-        jf._compile(struct, tensors, tuple(args), {})
