@@ -27,6 +27,14 @@ from . import nn  # noqa: F401
 from . import runtime  # noqa: F401
 from . import train  # noqa: F401
 from .train.serialization import save_checkpoint, load_checkpoint, load_param_into_net  # noqa: F401
+from .train import Model, data_sink  # noqa: F401  (mindspore.Model, mindspore.data_sink)
+from .train.loss_scale_manager import (  # noqa: F401
+    LossScaleManager, FixedLossScaleManager, DynamicLossScaleManager,
+)
+from .train.callback import (  # noqa: F401  (MindSpore exports the callbacks at top level too)
+    Callback, RunContext, LossMonitor, TimeMonitor, ModelCheckpoint, CheckpointConfig, EarlyStopping,
+    ReduceLROnPlateau, History, LambdaCallback,
+)
 import os as _os
 
 _core._set_source_root(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)

@@ -1,6 +1,14 @@
-"""kiln.train — MindSpore's `mindspore.train`: evaluation metrics (Accuracy, MAE, MSE, Loss, ...) and checkpoints
-(save_checkpoint, load_checkpoint, load_param_into_net)."""
+"""kiln.train — MindSpore's `mindspore.train`: Model, callbacks, evaluation metrics (Accuracy, MAE, MSE, Loss, ...),
+checkpoints (save_checkpoint, load_checkpoint, load_param_into_net) and data_sink."""
 from . import metrics  # noqa: F401
 from .metrics import *  # noqa: F401,F403
 from . import serialization  # noqa: F401
 from .serialization import save_checkpoint, load_checkpoint, load_param_into_net  # noqa: F401
+from . import callback  # noqa: F401
+from .callback import (  # noqa: F401
+    Callback, RunContext, LossMonitor, TimeMonitor, ModelCheckpoint, CheckpointConfig, EarlyStopping,
+    ReduceLROnPlateau, History, LambdaCallback, ProgressBar,
+)
+from .model import Model  # noqa: F401
+from .data_sink import data_sink  # noqa: F401
+from .loss_scale_manager import LossScaleManager, FixedLossScaleManager, DynamicLossScaleManager  # noqa: F401
