@@ -341,3 +341,17 @@ def test_module_paths_and_1x_aliases():
     assert P.Compose is T.Compose and P.RandomOrder is T.RandomOrder
     assert TT.Unique is T.Unique
     assert not hasattr(P, "OneHotOp")
+
+
+def test_operations_pickle_for_worker_processes():
+    import pickle
+    import kiln.dataset.vision as V
+    ops = [T.Compose([T.TypeCast(kiln.float32), T.OneHot(3)]), T.Mask(T.Relational.GE, 2), T.Slice(slice(0, 2)),
+           V.RandomResizedCrop(4), V.Normalize([1] * 3, [2] * 3), V.Pad(1, padding_mode=V.Border.EDGE)]
+    img = np.arange(48, dtype=np.uint8).reshape(4, 4, 3)
+    for op in ops[1:3]:
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(op))(A), op(A))
+    for op in ops[4:]:
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(op))(img), op(img))
+    assert pickle.loads(pickle.dumps(ops[3])).size == 4
+    assert len(pickle.loads(pickle.dumps(ops[0])).transforms) == 2

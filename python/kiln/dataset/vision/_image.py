@@ -157,12 +157,9 @@ def resize_array(img, size, inter):
 
 
 def _affine_resize(im, ow, oh, sx, sy):
-    # pad one replicated pixel on each side so samples near the border interpolate with the edge value (OpenCV's
-    # BORDER_REPLICATE) instead of Pillow's outside-image fill
-    arr = np.asarray(im)
-    padded = Image.fromarray(np.pad(arr, [(1, 1), (1, 1)] + [(0, 0)] * (arr.ndim - 2), mode="edge"), im.mode)
-    return padded.transform((ow, oh), Image.Transform.AFFINE, (sx, 0, 1, 0, sy, 1),
-                            resample=Image.Resampling.BILINEAR)
+    # Pillow samples output pixel x at source (x + 0.5) * sx in its edge-based coordinates, always inside the
+    # image, and clamps the neighbour beyond the last pixel: OpenCV's half-pixel mapping with BORDER_REPLICATE
+    return im.transform((ow, oh), Image.Transform.AFFINE, (sx, 0, 0, 0, sy, 0), resample=Image.Resampling.BILINEAR)
 
 
 def resized_shape(h, w, size):

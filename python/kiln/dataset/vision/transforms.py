@@ -241,11 +241,20 @@ def _normalize(img, mean, std, is_hwc, op):
     if len(mean) not in (1, channels):
         raise RuntimeError(f"{op}: number of channels does not match the size of mean and std vectors, got "
                            f"channels: {channels}, size of mean: {len(mean)}")
+    x = img.astype(np.float32)
+    m = np.asarray(mean, np.float32)
+    s = np.asarray(std, np.float32)
+    if is_hwc:
+        # view each row as (W * C) values so the per-channel constants broadcast along a long inner loop
+        rows = x.reshape(-1, x.shape[-2] * channels)
+        m_row = np.tile(np.broadcast_to(m, (channels,)), x.shape[-2])
+        s_row = np.tile(np.broadcast_to(s, (channels,)), x.shape[-2])
+        np.subtract(rows, m_row, out=rows)
+        np.divide(rows, s_row, out=rows)
+        return x, axis
     shape = [1] * img.ndim
     shape[axis] = len(mean)
-    m = np.asarray(mean, np.float32).reshape(shape)
-    s = np.asarray(std, np.float32).reshape(shape)
-    return (img.astype(np.float32) - m) / s, axis
+    return (x - m.reshape(shape)) / s.reshape(shape), axis
 
 
 class Normalize(TensorOperation):
