@@ -355,3 +355,14 @@ def test_operations_pickle_for_worker_processes():
         np.testing.assert_array_equal(pickle.loads(pickle.dumps(op))(img), op(img))
     assert pickle.loads(pickle.dumps(ops[3])).size == 4
     assert len(pickle.loads(pickle.dumps(ops[0])).transforms) == 2
+
+
+def test_bad_data_errors_name_the_operation():
+    with pytest.raises(RuntimeError, match="TypeCast: cannot cast"):
+        T.TypeCast(kiln.int32)(np.array(["1", "x"]))
+    with pytest.raises(ValueError, match="num_classes"):
+        T.OneHot(10 ** 12)
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        T.Slice([10 ** 18])(A)
+    with pytest.raises(ZeroDivisionError):  # a user function's own exception reaches the caller unchanged
+        T.Compose([lambda x: 1 / 0])(A)

@@ -541,3 +541,25 @@ def test_enums_and_module_paths():
     assert isinstance(P.Decode()(encode(IMG, "PNG")), Image.Image)
     chw = P.ToTensor()(Image.fromarray(IMG))
     np.testing.assert_allclose(P.Normalize([0.5] * 3, [0.25] * 3)(chw), (chw - 0.5) / 0.25, rtol=1e-6)
+
+
+def test_bad_inputs_give_clear_errors():
+    empty = np.zeros((0, 5, 3), np.uint8)
+    for op in (V.Resize((3, 3)), V.CenterCrop(2), V.Rotate(10), V.Pad(1), V.RandomCrop(1), V.RandomResizedCrop(3)):
+        with pytest.raises(RuntimeError, match=f"{type(op).__name__}: the image is empty"):
+            op(empty)
+    with pytest.raises(RuntimeError, match="Pad: the image should be numeric"):
+        V.Pad(1)(np.array([["a"]]))
+    with pytest.raises(TypeError, match="Resize: invalid user input"):
+        V.Resize(3)(None)
+    with pytest.raises(TypeError, match="invalid user input"):
+        V.Resize(3)([[1], [1, 2]])
+    with pytest.raises(RuntimeError, match="Decode: image decode failed"):
+        V.Decode()(encode(BIG, "PNG")[:100])
+    with pytest.raises(RuntimeError, match="Decode: image decode failed"):
+        V.Decode()(np.zeros(0, np.uint8))
+    with pytest.raises(RuntimeError, match="ToType: cannot cast"):
+        V.ToType(np.int32)(np.array([["1", "x"]]))
+    # non-contiguous views and NaN are handled, not rejected
+    assert V.Resize((3, 3))(np.zeros((12, 16, 3), np.uint8)[::2, ::2]).shape == (3, 3, 3)
+    assert np.isnan(V.Normalize([1], [1])(np.full((2, 2), np.nan))).all()

@@ -129,7 +129,11 @@ class TypeCast(TensorOperation):
         self._np_dtype = to_numpy_dtype(data_type)
 
     def _execute(self, x):
-        return x.astype(self._np_dtype)
+        try:
+            return x.astype(self._np_dtype)
+        except (TypeError, ValueError) as exc:
+            raise RuntimeError(f"TypeCast: cannot cast the input of dtype {x.dtype} to {self._np_dtype}: {exc}") \
+                from exc
 
 
 class OneHot(TensorOperation):
@@ -149,6 +153,7 @@ class OneHot(TensorOperation):
         check_type(num_classes, (int,), "num_classes")
         if num_classes <= 0:
             raise ValueError("Input must be greater than 0.")
+        check_range(num_classes, 1, 2147483647, "num_classes")
         check_type(smoothing_rate, (numbers.Real,), "smoothing_rate")
         check_range(smoothing_rate, 0.0, 1.0, "smoothing_rate")
         self.num_classes = num_classes

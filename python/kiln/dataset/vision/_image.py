@@ -21,9 +21,14 @@ _GEOM_DTYPES = (np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.float16, np
 def check_image(img, op, min_rank=2, max_rank=None):
     """RuntimeError (MindSpore's kind) unless `img` is an array of rank in [min_rank, max_rank]."""
     if img.ndim < min_rank or (max_rank is not None and img.ndim > max_rank):
-        want = f"<H,W> or <H,W,C>" if max_rank == 3 else f"at least {min_rank} dimensions"
+        want = "<H,W> or <H,W,C>" if max_rank == 3 else f"at least {min_rank} dimensions"
         raise RuntimeError(f"{op}: the image should have {want}, but got shape {img.shape} "
                            f"(rank {img.ndim}). You may need to perform Decode first.")
+    hw = img.shape[:2] if img.ndim <= 3 else img.shape[-3:-1]
+    if 0 in hw:
+        raise RuntimeError(f"{op}: the image is empty: height and width must be > 0, but got shape {img.shape}.")
+    if img.dtype.kind not in "biuf":
+        raise RuntimeError(f"{op}: the image should be numeric (bool, int, uint or float), but got {img.dtype}.")
 
 
 def check_geom_dtype(img, op):

@@ -185,7 +185,11 @@ class ToType(TensorOperation):
         self._dtype = to_numpy_dtype(data_type)
 
     def _execute(self, img):
-        return img.astype(self._dtype)
+        try:
+            return img.astype(self._dtype)
+        except (TypeError, ValueError) as exc:
+            raise RuntimeError(f"ToType: cannot cast the input of dtype {img.dtype} to {self._dtype}: {exc}") \
+                from exc
 
 
 class HWC2CHW(TensorOperation):
