@@ -563,3 +563,38 @@ def test_bad_inputs_give_clear_errors():
     # non-contiguous views and NaN are handled, not rejected
     assert V.Resize((3, 3))(np.zeros((12, 16, 3), np.uint8)[::2, ::2]).shape == (3, 3, 3)
     assert np.isnan(V.Normalize([1], [1])(np.full((2, 2), np.nan))).all()
+
+
+def test_mindspore_style_eager_script_under_compat(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+    from helpers import subprocess_env
+    script = tmp_path / "eager.py"
+    script.write_text(textwrap.dedent("""
+        import numpy as np
+        from PIL import Image
+        import mindspore
+        import mindspore.dataset.vision as vision
+        import mindspore.dataset.vision.c_transforms as c_vision
+        import mindspore.dataset.vision.py_transforms as py_vision
+        import mindspore.dataset.transforms as transforms
+        import mindspore.dataset.transforms.c_transforms as c_trans
+        from mindspore.dataset.vision import Inter
+        from mindspore.dataset.vision.transforms import HWC2CHW
+        img = (np.arange(32 * 48 * 3) % 251).astype(np.uint8).reshape(32, 48, 3)
+        pil = Image.fromarray(img)
+        x = vision.Pad(2)(vision.CenterCrop((20, 20))(vision.Resize(size=24, interpolation=Inter.BICUBIC)(pil)))
+        assert x.size == (24, 24), x.size
+        y = transforms.Compose([vision.Rescale(1 / 255., 0), vision.Normalize(mean=(0.1307,), std=(0.3081,)),
+                                HWC2CHW()])(img[:, :, :1])
+        assert y.shape == (1, 32, 48) and y.dtype == np.float32
+        assert c_trans.TypeCast(mindspore.int32)(np.array(3)).dtype == np.int32
+        assert py_vision.ToTensor()(pil).shape == (3, 32, 48)
+        assert c_vision.RandomResizedCrop(16)(img).shape == (16, 16, 3)
+        print("ok")
+    """))
+    r = subprocess.run([sys.executable, "-m", "kiln.compat", str(script)], env=subprocess_env(), cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
