@@ -213,3 +213,29 @@ def test_random_pipeline_reproducible_under_seed():
     a, b, c = run(1), run(1), run(2)
     assert all(np.array_equal(x, y) for x, y in zip(a, b))
     assert not all(np.array_equal(x, y) for x, y in zip(a, c))
+
+
+def test_operations_are_safe_from_threads():
+    from concurrent.futures import ThreadPoolExecutor
+    ops = [V.Resize((20, 20)), V.Rotate(17, Inter.BILINEAR), V.Normalize([120] * 3, [60] * 3), V.HWC2CHW(),
+           V.Decode()]
+    imgs = [RS.randint(0, 256, (30, 40, 3)).astype(np.uint8) for _ in range(8)]
+    encoded = [np.frombuffer(_png(i), np.uint8) for i in imgs]
+
+    def pipeline(k):
+        x = ops[4](encoded[k])
+        for op in ops[:4]:
+            x = op(x)
+        return x
+    expected = [pipeline(k) for k in range(8)]
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(3):
+            for k, out in enumerate(pool.map(pipeline, range(8))):
+                np.testing.assert_array_equal(out, expected[k])
+
+
+def _png(arr):
+    import io
+    buf = io.BytesIO()
+    Image.fromarray(arr).save(buf, "PNG")
+    return buf.getvalue()

@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 
-from ._base import PyTensorOperation, TensorOperation, check_range, check_type, is_pil, to_array, to_numpy_dtype
+from ._base import TensorOperation, check_range, check_type, is_pil, to_array, to_numpy_dtype
 
 __all__ = ["Compose", "Concatenate", "Duplicate", "Fill", "Mask", "OneHot", "PadEnd", "RandomApply", "RandomChoice",
            "RandomOrder", "Relational", "Slice", "TypeCast", "Unique"]

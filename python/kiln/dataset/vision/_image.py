@@ -5,6 +5,8 @@ Pillow does the resampling it does the way MindSpore (OpenCV) does: bilinear wit
 ANTIALIAS (`Image.resize`). OpenCV's bicubic (a = -0.75) and pixel-area rules have no Pillow equivalent; they are
 separable weight matrices applied with NumPy (`W_y @ img @ W_x.T`), the formulas of OpenCV's `resize`
 (imgproc/src/resize.cpp, documented in cv::InterpolationFlags). Nearest is an index gather with OpenCV's rule."""
+import math
+
 import numpy as np
 from PIL import Image
 
@@ -190,3 +192,41 @@ def pad_array(img, top, bottom, left, right, fill, mode):
         return out
     value = fills.reshape(-1)[0] if fills.ndim else fills
     return np.pad(img, widths, mode="constant", constant_values=np.asarray(value).astype(img.dtype))
+
+
+def rotate_array(img, degrees, resample, expand, center, fill_value):
+    """Rotates an HW/HWC array `degrees` counter-clockwise as OpenCV's warpAffine does for MindSpore.
+
+    The matrix is OpenCV's `getRotationMatrix2D(center, degrees, 1)` (centre default ((W-1)/2, (H-1)/2) in pixel
+    coordinates); with `expand` the output is round(W|cos| + H|sin|) x round(W|sin| + H|cos|) and the image is
+    recentred by half the unrounded growth. Pillow's `Image.transform(AFFINE)` resamples; the image is first framed with `fill_value` so samples
+    near the border blend with the fill (OpenCV's BORDER_CONSTANT) instead of stopping at the edge. AREA rotates
+    bilinearly, as MindSpore."""
+    mode = {Inter.NEAREST: Image.Resampling.NEAREST, Inter.BILINEAR: Image.Resampling.BILINEAR,
+            Inter.AREA: Image.Resampling.BILINEAR, Inter.BICUBIC: Image.Resampling.BICUBIC}[resample]
+    h, w = img.shape[:2]
+    cx, cy = ((w - 1) / 2.0, (h - 1) / 2.0) if center is None else (float(center[0]), float(center[1]))
+    rad = math.radians(degrees)
+    a, b = math.cos(rad), math.sin(rad)
+    fwd = np.array([[a, b, (1 - a) * cx - b * cy], [-b, a, b * cx + (1 - a) * cy]])
+    ow, oh = w, h
+    if expand:
+        bw, bh = h * abs(b) + w * abs(a), h * abs(a) + w * abs(b)  # the rotated rectangle's bounding box
+        ow, oh = int(round(bw)), int(round(bh))
+        fwd[0, 2] += (bw - w) / 2.0  # recentred with the unrounded box, as MindSpore
+        fwd[1, 2] += (bh - h) / 2.0
+    lin = np.linalg.inv(fwd[:, :2])
+    inv = np.hstack([lin, -lin @ fwd[:, 2:]])  # output pixel -> input pixel (pixel-centre coordinates)
+    pad = 0 if resample == Inter.NEAREST else 2
+    # Pillow samples at pixel centres (+0.5) and its input has `pad` fill pixels before the image
+    ia, ib, ic = inv[0]
+    id_, ie, if_ = inv[1]
+    data = (ia, ib, ic + 0.5 - 0.5 * ia - 0.5 * ib + pad, id_, ie, if_ + 0.5 - 0.5 * id_ - 0.5 * ie + pad)
+
+    def fn(im, fill):
+        if pad:
+            framed = Image.new(im.mode, (im.width + 2 * pad, im.height + 2 * pad), fill)
+            framed.paste(im, (pad, pad))
+            im = framed
+        return im.transform((ow, oh), Image.Transform.AFFINE, data, resample=mode, fillcolor=fill)
+    return pil_apply(img, fn, fill_value)

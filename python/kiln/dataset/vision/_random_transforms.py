@@ -10,7 +10,7 @@ from ..transforms._base import TensorOperation, check_number, check_range, check
 from . import _image
 from ._random import _rng
 from .transforms import (_crop_array, _to_pil_like, check_border, check_fill, check_inter, check_padding,
-                         check_rotation_args, check_size, rotate_array)
+                         check_rotation_args, check_size)
 from .utils import Border, Inter
 
 
@@ -214,7 +214,7 @@ class RandomRotation(TensorOperation):
     def _execute(self, img):
         _image.check_image(img, "RandomRotation", max_rank=3)
         _image.check_geom_dtype(img, "RandomRotation")
-        return rotate_array(img, self._angle(), self.resample, self.expand, self.center, self.fill_value)
+        return _image.rotate_array(img, self._angle(), self.resample, self.expand, self.center, self.fill_value)
 
 
 def _factor_range(value, name, center=1.0, bound=(0.0, float("inf")), non_negative=True):
