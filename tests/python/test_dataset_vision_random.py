@@ -143,7 +143,15 @@ def test_random_rotation_equals_rotate_at_drawn_angle():
     _random.reseed(9)
     angles = [_random._rng().uniform(-15, 15) for _ in range(500)]
     assert min(angles) >= -15 and max(angles) <= 15 and abs(np.mean(angles)) < 1.5
-    assert isinstance(V.RandomRotation(10)(Image.fromarray(IMG)), Image.Image)
+    pil = Image.fromarray(IMG)  # PIL input: Pillow's own rotate at the drawn angle (MindSpore's Python op)
+    _random.reseed(2)
+    angle = _random._rng().uniform(-10, 10)
+    _random.reseed(2)
+    out = V.RandomRotation(10, Inter.BILINEAR, expand=True, fill_value=(1, 2, 3))(pil)
+    ref = pil.rotate(angle, resample=Image.Resampling.BILINEAR, expand=True, fillcolor=(1, 2, 3))
+    assert isinstance(out, Image.Image) and out.size == ref.size
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(ref))
+    assert V.RandomRotation(10, fill_value=9)(Image.fromarray(IMG[:, :, 0])).mode == "L"
     with pytest.raises(ValueError, match="degrees"):
         V.RandomRotation(-5)
     with pytest.raises(ValueError, match=r"\(min,max\)"):

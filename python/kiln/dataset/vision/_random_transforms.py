@@ -168,8 +168,8 @@ class RandomResizedCrop(TensorOperation):
         w, h = img.size
         top, left, ch, cw = resized_crop_box(h, w, self.scale, self.ratio, self.max_attempts, _rng())
         oh, ow = self._out_size()
-        return img.resize((ow, oh), _image._RESAMPLE[self.interpolation],  # pylint: disable=protected-access
-                          box=(left, top, left + cw, top + ch))
+        crop = img.crop((left, top, left + cw, top + ch))  # crop, then resize: MindSpore's Python op
+        return crop.resize((ow, oh), _image._RESAMPLE[self.interpolation])  # pylint: disable=protected-access
 
     def _execute(self, img):
         if self.interpolation == Inter.ANTIALIAS:
@@ -186,7 +186,9 @@ class RandomResizedCrop(TensorOperation):
 class RandomRotation(TensorOperation):
     """Rotates by an angle drawn uniformly from `degrees` ((min, max), or a number d >= 0 meaning (-d, d)).
 
-    Other arguments as `Rotate` (resample default NEAREST, expand, center, fill_value). PIL in gives PIL out."""
+    Other arguments as `Rotate` (resample default NEAREST, expand, center, fill_value). Arrays rotate as `Rotate`
+    (OpenCV's conventions); a PIL Image is rotated by Pillow's `Image.rotate` and returned as a PIL Image, as
+    MindSpore's Python implementation does."""
 
     def __init__(self, degrees, resample=Inter.NEAREST, expand=False, center=None, fill_value=0):
         if isinstance(degrees, numbers.Number) and not isinstance(degrees, bool):
@@ -209,7 +211,15 @@ class RandomRotation(TensorOperation):
         return float(_rng().uniform(self.degrees[0], self.degrees[1]))
 
     def _execute_pil(self, img):
-        return _to_pil_like(self._execute(np.asarray(img)), img)
+        # MindSpore's Python op: Pillow's own rotate (Pillow's centre convention and expanded size)
+        resample = {Inter.NEAREST: Image.Resampling.NEAREST, Inter.BICUBIC: Image.Resampling.BICUBIC}.get(
+            self.resample, Image.Resampling.BILINEAR)
+        fill = self.fill_value
+        if len(img.getbands()) == 1:
+            fill = fill[0] if isinstance(fill, tuple) else fill
+        elif not isinstance(fill, tuple):
+            fill = (fill,) * len(img.getbands())
+        return img.rotate(self._angle(), resample=resample, expand=self.expand, center=self.center, fillcolor=fill)
 
     def _execute(self, img):
         _image.check_image(img, "RandomRotation", max_rank=3)
