@@ -366,3 +366,18 @@ def test_bad_data_errors_name_the_operation():
         T.Slice([10 ** 18])(A)
     with pytest.raises(ZeroDivisionError):  # a user function's own exception reaches the caller unchanged
         T.Compose([lambda x: 1 / 0])(A)
+
+
+def test_compose_returns_a_tuple_when_it_runs_as_a_python_op():
+    # MindSpore 2.10 eager: a PIL input, or a Python-only op inside, makes Compose return a tuple of columns
+    from PIL import Image
+    import kiln.dataset.vision as V
+    img = np.arange(6 * 8 * 3, dtype=np.uint8).reshape(6, 8, 3)
+    out = T.Compose([V.ToPIL(), V.Resize(3)])(img)
+    assert isinstance(out, tuple) and len(out) == 1 and isinstance(out[0], Image.Image)
+    out = T.Compose([V.Resize(3), V.ToTensor()])(Image.fromarray(img))
+    assert isinstance(out, tuple) and out[0].shape == (3, 3, 4)
+    assert isinstance(T.Compose([T.Compose([V.ToPIL()]), V.Resize(3)])(img), tuple)
+    assert isinstance(T.Compose([V.Decode(to_pil=True)]), T.Compose)
+    assert isinstance(T.Compose([V.Rescale(1 / 255, 0), V.HWC2CHW()])(img), np.ndarray)  # C ops only: an array
+    assert isinstance(T.RandomApply([V.ToPIL()], 1.0)(img), Image.Image)  # RandomApply never wraps

@@ -93,6 +93,7 @@ class TensorOperation:
     Image) implement `_execute_pil(img)`."""
 
     _num_inputs = 1  # number of columns the operation takes; None = any
+    _python_impl = False  # MindSpore runs it as a Python (PIL) operation: a Compose holding it returns a tuple
 
     def __call__(self, *args):
         name = type(self).__name__
@@ -114,3 +115,4 @@ class TensorOperation:
 
 class PyTensorOperation(TensorOperation):
     """Base of the operations MindSpore implements in Python on PIL Images (`PyTensorOperation`)."""
+    _python_impl = True

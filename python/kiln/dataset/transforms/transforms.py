@@ -63,15 +63,25 @@ class Compose(TensorOperation):
     Args:
         transforms (list): operations or Python callables (non-empty).
 
-    Returns one array (or PIL Image), or a tuple when the last transform gives several columns.
+    Returns one array, or a tuple when the last transform gives several columns. As in MindSpore's eager mode, the
+    result is always a tuple (of one item for one column) when Compose runs as a Python operation: when its input
+    is one PIL Image or it holds an operation MindSpore implements only in Python (ToPIL, Grayscale,
+    Decode(to_pil=True), or such a Compose). `dataset.map` treats both forms alike.
     Raises TypeError for a non-list or a non-callable entry, ValueError for an empty list."""
     _num_inputs = None
 
     def __init__(self, transforms):
         self.transforms = _check_transforms(transforms)
 
+    @property
+    def _python_impl(self):
+        return any(getattr(t, "_python_impl", False) for t in self.transforms)
+
     def __call__(self, *args):
-        return _result(_apply(self.transforms, _input_row(args)))
+        row = _apply(self.transforms, _input_row(args))
+        if self._python_impl or (len(args) == 1 and is_pil(args[0])):
+            return row
+        return _result(row)
 
 
 class RandomApply(TensorOperation):

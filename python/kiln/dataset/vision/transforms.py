@@ -97,6 +97,7 @@ class Decode(TensorOperation):
     def __init__(self, to_pil=False):
         check_type(to_pil, (bool,), "to_pil")
         self.to_pil = to_pil
+        self._python_impl = to_pil
 
     def __call__(self, img):
         if is_pil(img):
