@@ -378,6 +378,12 @@ def test_compose_returns_a_tuple_when_it_runs_as_a_python_op():
     out = T.Compose([V.Resize(3), V.ToTensor()])(Image.fromarray(img))
     assert isinstance(out, tuple) and out[0].shape == (3, 3, 4)
     assert isinstance(T.Compose([T.Compose([V.ToPIL()]), V.Resize(3)])(img), tuple)
-    assert isinstance(T.Compose([V.Decode(to_pil=True)]), T.Compose)
+    import io
+    buf = io.BytesIO()
+    Image.fromarray(img).save(buf, "PNG")
+    out = T.Compose([V.Decode(to_pil=True), V.Resize((2, 2))])(np.frombuffer(buf.getvalue(), np.uint8))
+    assert isinstance(out, tuple) and out[0].size == (2, 2)
+    out = T.Compose([V.Decode(), V.Resize((2, 2))])(np.frombuffer(buf.getvalue(), np.uint8))
+    assert isinstance(out, np.ndarray) and out.shape == (2, 2, 3)
     assert isinstance(T.Compose([V.Rescale(1 / 255, 0), V.HWC2CHW()])(img), np.ndarray)  # C ops only: an array
     assert isinstance(T.RandomApply([V.ToPIL()], 1.0)(img), Image.Image)  # RandomApply never wraps
