@@ -199,9 +199,9 @@ def rotate_array(img, degrees, resample, expand, center, fill_value):
 
     The matrix is OpenCV's `getRotationMatrix2D(center, degrees, 1)` (centre default ((W-1)/2, (H-1)/2) in pixel
     coordinates); with `expand` the output is round(W|cos| + H|sin|) x round(W|sin| + H|cos|) and the image is
-    recentred by half the unrounded growth. Pillow's `Image.transform(AFFINE)` resamples; the image is first framed with `fill_value` so samples
-    near the border blend with the fill (OpenCV's BORDER_CONSTANT) instead of stopping at the edge. AREA rotates
-    bilinearly, as MindSpore."""
+    recentred by half the unrounded growth. Pillow's `Image.transform(AFFINE)` resamples; the image is first framed
+    with `fill_value` so samples near the border blend with the fill (OpenCV's BORDER_CONSTANT) instead of stopping
+    at the edge. AREA rotates bilinearly, as MindSpore."""
     mode = {Inter.NEAREST: Image.Resampling.NEAREST, Inter.BILINEAR: Image.Resampling.BILINEAR,
             Inter.AREA: Image.Resampling.BILINEAR, Inter.BICUBIC: Image.Resampling.BICUBIC}[resample]
     h, w = img.shape[:2]

@@ -261,8 +261,8 @@ class RandomColorAdjust(TensorOperation):
     Each of brightness/contrast/saturation is a number b >= 0 (factor from U[max(0, 1 - b), 1 + b]) or a
     (min, max) range; hue is h in [0, 0.5] (shift from U[-h, h]) or a range within [-0.5, 0.5]. Defaults leave
     the image unchanged. Adjustments are Pillow's ImageEnhance (Brightness, Contrast, Color) and an HSV hue
-    rotation, the formulas of MindSpore's Python implementation; a neutral factor (1, or 0 for hue) is skipped. Arrays must be HWC uint8 RGB (RuntimeError
-    otherwise); PIL Images give PIL Images."""
+    rotation, the formulas of MindSpore's Python implementation; a neutral factor (1, or 0 for hue) is skipped.
+    Arrays must be HWC uint8 RGB (RuntimeError otherwise); PIL Images give PIL Images."""
 
     def __init__(self, brightness=(1, 1), contrast=(1, 1), saturation=(1, 1), hue=(0, 0)):
         self.brightness = _factor_range(brightness, "brightness")
