@@ -1,1 +1,9 @@
-"""kiln.dataset.vision — MindSpore's `mindspore.dataset.vision` (issue 8, under construction)."""
+"""kiln.dataset.vision — MindSpore's `mindspore.dataset.vision`: image operations (decode, resize, crop, flip,
+pad, rotate, normalize, layout and dtype conversion, random augmentations) on HWC NumPy arrays and PIL Images.
+Decoding and resampling use Pillow; see docs/dataset_transforms.md."""
+from . import transforms, utils  # noqa: F401
+from .transforms import (CenterCrop, ConvertColor, Crop, Decode, Grayscale, HorizontalFlip, HWC2CHW,  # noqa: F401
+                         Normalize, NormalizePad, Pad, RandomColorAdjust, RandomCrop, RandomHorizontalFlip,
+                         RandomResizedCrop, RandomRotation, RandomVerticalFlip, Rescale, Resize, Rotate, ToPIL,
+                         ToTensor, ToType, VerticalFlip)
+from .utils import Border, ConvertMode, ImageBatchFormat, Inter  # noqa: F401
