@@ -248,6 +248,37 @@ def failure_of(stderr, script):
     return line_no, exc
 
 
+def run_process(cmd, cwd, env, timeout):
+    """(returncode or None on timeout, stdout, stderr) of cmd run in its own session (process group).
+
+    On a timeout or Ctrl-C the whole group is killed (SIGKILL), so worker processes a tutorial started (dataset
+    workers) do not outlive it; Ctrl-C is then re-raised."""
+    import signal
+
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+
+    def kill_group():
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        rc = proc.returncode
+    except subprocess.TimeoutExpired:
+        kill_group()
+        out, err = proc.communicate()
+        rc = None
+    except BaseException:
+        kill_group()
+        proc.communicate()
+        raise
+    kill_group()  # anything the tutorial left running in its group
+    return rc, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
 def prepare_data(run_dir, data_dir):
     """MNIST_Data/train and MNIST_Data/test in run_dir: copies of data_dir's four idx files."""
     sys.path.insert(0, os.path.join(REPO, "examples"))
@@ -276,16 +307,7 @@ def run_one(name, script_text, md_lines, origin, args, data_dir, keep_root):
         if any(paths):
             env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in paths if p)
         start = time.perf_counter()
-        try:
-            proc = subprocess.run(cmd, cwd=run_dir, env=env, capture_output=True, timeout=args.timeout,
-                                  stdin=subprocess.DEVNULL)
-            stdout = proc.stdout.decode("utf-8", "replace")
-            stderr = proc.stderr.decode("utf-8", "replace")
-            rc = proc.returncode
-        except subprocess.TimeoutExpired as e:
-            stdout = (e.stdout or b"").decode("utf-8", "replace")
-            stderr = (e.stderr or b"").decode("utf-8", "replace")
-            rc = None
+        rc, stdout, stderr = run_process(cmd, run_dir, env, args.timeout)
         result["seconds"] = round(time.perf_counter() - start, 2)
         result["returncode"] = rc
         if rc == 0:
