@@ -30,7 +30,8 @@ class BatchQueue {
   BatchQueue(const BatchQueue&) = delete;
   BatchQueue& operator=(const BatchQueue&) = delete;
 
-  // Appends a batch, blocking while the queue is full. Returns false (and drops the batch) when the queue is
+  // Appends a batch. When the queue is full it blocks until the queue has drained to half its capacity (so that a
+  // producer faster than its consumer wakes once per capacity/2 batches, not once per batch). Returns false (and drops the batch) when the queue is
   // closed, or was finished/failed (no batch may follow the end of the stream).
   bool push(Batch batch);
   // Like push() but waits at most `timeout` for room: returns false on a timeout too (see closed() to tell apart).
@@ -59,6 +60,7 @@ class BatchQueue {
 
  private:
   bool has_room(size_t incoming) const;  // must hold mu_
+  bool refilled(size_t incoming) const;  // has room and at most capacity/2 batches held; must hold mu_
   PopStatus take(Batch& out);            // must hold mu_, queue non-empty or stream ended
 
   const size_t capacity_, max_bytes_;

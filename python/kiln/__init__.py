@@ -27,6 +27,7 @@ from . import nn  # noqa: F401
 from . import runtime  # noqa: F401
 from . import train  # noqa: F401
 from .train.serialization import save_checkpoint, load_checkpoint, load_param_into_net  # noqa: F401
+from .train.data_sink import data_sink  # noqa: F401
 import os as _os
 
 _core._set_source_root(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)

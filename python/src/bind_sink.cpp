@@ -3,6 +3,10 @@
 
 #include <chrono>
 
+#include <nanobind/ndarray.h>
+
+#include <optional>
+
 #include "bindings.h"
 #include "kiln/sink.h"
 
@@ -19,6 +23,26 @@ const char* status_name(graph::SinkResult::Status s) {
     case graph::SinkResult::Status::Stopped: return "stopped";
   }
   return "?";
+}
+
+using HostArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
+
+// The Kiln dtype of a NumPy element type, or nothing for one Kiln lacks (the caller then uses kiln.Tensor()).
+std::optional<DType> kiln_dtype(nb::dlpack::dtype d) {
+  using C = nb::dlpack::dtype_code;
+  const int b = d.bits;
+  if (d.lanes != 1) return std::nullopt;
+  if (d.code == uint8_t(C::Bool) && b == 8) return DType::Bool;
+  if (d.code == uint8_t(C::Float))
+    return b == 16 ? std::optional(DType::Float16) : b == 32 ? std::optional(DType::Float32)
+         : b == 64 ? std::optional(DType::Float64) : std::nullopt;
+  if (d.code == uint8_t(C::Int))
+    return b == 8 ? std::optional(DType::Int8) : b == 16 ? std::optional(DType::Int16)
+         : b == 32 ? std::optional(DType::Int32) : b == 64 ? std::optional(DType::Int64) : std::nullopt;
+  if (d.code == uint8_t(C::UInt))
+    return b == 8 ? std::optional(DType::UInt8) : b == 16 ? std::optional(DType::UInt16)
+         : b == 32 ? std::optional(DType::UInt32) : b == 64 ? std::optional(DType::UInt64) : std::nullopt;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -57,6 +81,28 @@ void bind_sink(nb::module_& m) {
       .def_prop_ro("max_bytes", &BatchQueue::max_bytes)
       .def_prop_ro("closed", &BatchQueue::closed)
       .def_prop_ro("error", &BatchQueue::error);
+
+  m.def("_tensors_from_arrays", [](nb::handle row) -> nb::object {
+    // The producer's fast path: a batch's column values as new Tensors (copies: the dataset may reuse its arrays),
+    // converted here instead of through kiln.Tensor's Python converter. Handles Tensors (kept) and C-contiguous
+    // NumPy arrays of a Kiln dtype in native byte order; returns None when an element is anything else (the caller
+    // converts the row with kiln.Tensor, which handles every case and raises its errors).
+    std::vector<Tensor> out;
+    for (nb::handle v : row) {
+      if (nb::isinstance<Tensor>(v)) {
+        out.push_back(nb::cast<Tensor>(v));
+        continue;
+      }
+      HostArray a;
+      if (!nb::try_cast<HostArray>(v, a, false)) return nb::none();
+      std::optional<DType> dt = kiln_dtype(a.dtype());
+      if (!dt) return nb::none();
+      Shape shape(a.ndim());
+      for (size_t i = 0; i < a.ndim(); ++i) shape[i] = int64_t(a.shape(i));
+      out.push_back(Tensor::from_data(a.data(), shape, *dt));
+    }
+    return nb::cast(out);
+  }, nb::arg("row"), "Tensors (copies) of a row of NumPy arrays / Tensors, or None when one needs kiln.Tensor().");
 
   m.def("run_sink", [](const std::vector<graph::Executable*>& exes, BatchQueue& queue, int64_t steps,
                        bool check_signals) {

@@ -22,10 +22,15 @@ bool BatchQueue::has_room(size_t incoming) const {
   return max_bytes_ == 0 || bytes_ + incoming <= max_bytes_;
 }
 
+bool BatchQueue::refilled(size_t incoming) const {
+  return has_room(incoming) && items_.size() <= capacity_ / 2;
+}
+
 bool BatchQueue::push(Batch batch) {
   const size_t nb = batch_bytes(batch);
   std::unique_lock<std::mutex> lock(mu_);
-  not_full_.wait(lock, [&] { return state_ != State::Open || has_room(nb); });
+  // Full: wait until the consumer has drained it to half (hysteresis: one wake-up per capacity/2 batches).
+  if (!has_room(nb)) not_full_.wait(lock, [&] { return state_ != State::Open || refilled(nb); });
   if (state_ != State::Open) return false;
   items_.emplace_back(std::move(batch), nb);
   bytes_ += nb;
@@ -37,7 +42,8 @@ bool BatchQueue::push(Batch batch) {
 bool BatchQueue::push_for(Batch& batch, std::chrono::milliseconds timeout) {
   const size_t nb = batch_bytes(batch);
   std::unique_lock<std::mutex> lock(mu_);
-  if (!not_full_.wait_for(lock, timeout, [&] { return state_ != State::Open || has_room(nb); })) return false;
+  if (!has_room(nb) && !not_full_.wait_for(lock, timeout, [&] { return state_ != State::Open || refilled(nb); }))
+    return false;
   if (state_ != State::Open) return false;
   items_.emplace_back(std::move(batch), nb);
   bytes_ += nb;
@@ -52,7 +58,7 @@ BatchQueue::PopStatus BatchQueue::take(Batch& out) {
   out = std::move(items_.front().first);
   bytes_ -= items_.front().second;
   items_.pop_front();
-  not_full_.notify_one();
+  if (items_.size() <= capacity_ / 2) not_full_.notify_all();  // see push(): producers wait for half empty
   return PopStatus::Ok;
 }
 

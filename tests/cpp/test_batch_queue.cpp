@@ -55,6 +55,27 @@ TEST(BatchQueue, BoundedByCountAndBytes) {
   expect_error([] { BatchQueue bad(0); }, ErrorKind::Value, {"capacity must be >= 1", "0"});
 }
 
+TEST(BatchQueue, FullQueueWakesItsProducerAtHalf) {
+  BatchQueue q(4);
+  for (int i = 0; i < 4; ++i) q.push(batch_of(i));
+  std::atomic<bool> done{false};
+  std::thread producer([&] { q.push(batch_of(4)); done = true; });
+  std::this_thread::sleep_for(20ms);  // the producer is blocked in push by now
+  EXPECT_FALSE(done.load());
+  Batch b;
+  ASSERT_EQ(q.pop(b), BatchQueue::PopStatus::Ok);  // 3 left: still more than half full
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(done.load());
+  ASSERT_EQ(q.pop(b), BatchQueue::PopStatus::Ok);  // 2 left: half
+  producer.join();
+  EXPECT_TRUE(done.load());
+  EXPECT_EQ(q.size(), 3u);
+  for (int i = 2; i < 5; ++i) {
+    ASSERT_EQ(q.pop(b), BatchQueue::PopStatus::Ok);
+    EXPECT_EQ(first(b), i);
+  }
+}
+
 TEST(BatchQueue, FailureComesAfterTheQueuedBatches) {
   BatchQueue q(4);
   q.push(batch_of(5));
