@@ -60,7 +60,9 @@ class _Iterator:
         ds = self.ds
         if self.num_epochs != -1 and self.epoch >= self.num_epochs:
             raise StopIteration
-        batches = ds.batches()
+        if self.pos == 0:
+            self.batches = ds.batches()  # one epoch's batches, made when the epoch starts
+        batches = self.batches
         if self.pos >= len(batches):
             self.epoch += 1
             self.pos = 0

@@ -214,16 +214,35 @@ def test_mindspore_docs_example_and_exports(threads_baseline):
     del sink_process
 
 
+def test_jit_config_as_mindspore():
+    # values from MindSpore 2.10
+    assert ms.JitConfig().jit_config_dict == {"jit_level": "", "exc_mode": "auto", "jit_syntax_level": "",
+                                              "debug_level": "RELEASE", "infer_boost": "off"}
+    assert ms.JitConfig(jit_level="O1", foo=1).jit_config_dict == {
+        "foo": 1, "jit_level": "O1", "exc_mode": "auto", "jit_syntax_level": "", "debug_level": "RELEASE",
+        "infer_boost": "off", "backend": "ms_backend"}
+    assert ms.JitConfig(jit_level="O2").jit_config_dict["backend"] == "GE"
+    with pytest.raises(ValueError, match=r"For 'jit_level' must be one of \['O0', 'O1', 'O2'\]"):
+        ms.JitConfig(jit_level="O5")
+    with pytest.raises(ValueError, match="exc_mode"):
+        ms.JitConfig(exc_mode="fast")
+    with pytest.raises(ValueError, match="jit_syntax_level"):
+        ms.JitConfig(jit_syntax_level="loose")
+    with pytest.raises(ValueError, match="debug_level"):
+        ms.JitConfig(debug_level="INFO")
+    with pytest.raises(ValueError, match="infer_boost"):
+        ms.JitConfig(infer_boost="maybe")
+
+
 def test_graph_mode_context_and_jit_config(threads_baseline):
-    class JitConfig:  # MindSpore's JitConfig carries a jit_config_dict
-        jit_config_dict = {"jit_level": "O1"}
+    JitConfig = ms.JitConfig
 
     x, y = regression_data(16)
     ds = ArrayDataset([x, y], 8)
     ms.set_context(mode=ms.GRAPH_MODE)
     try:
         net, opt, fn = build()
-        sink = ms.data_sink(fn, ds, sink_size=4, jit_config=JitConfig())
+        sink = ms.data_sink(fn, ds, sink_size=4, jit_config=JitConfig(jit_level="O1"))
         loss = sink()[0].asnumpy()
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
@@ -305,21 +324,33 @@ def test_keyboard_interrupt_stops_the_loop(threads_baseline):
     del sink
 
 
+def wait_until_idle(ds, seconds=20.0):
+    """Waits until the dataset has yielded nothing new for 0.2 s (the producer is blocked on the full queue)."""
+    deadline = time.time() + seconds
+    last, since = ds.produced, time.time()
+    while time.time() < deadline:
+        time.sleep(0.01)
+        if ds.produced != last:
+            last, since = ds.produced, time.time()
+        elif time.time() - since > 0.2:
+            return
+
+
 def test_prefetch_is_bounded(threads_baseline):
     x, y = regression_data(800)
-    ds = ArrayDataset([x, y], 4)  # 200 batches per epoch
+    ds = ArrayDataset([x, y], 4)  # 200 batches per epoch, far more than the queue holds
     net, opt, fn = build()
     sink = ms.data_sink(fn, ds, sink_size=2)
-    sink()
     state = sink._kiln_sink
-    for _ in range(200):  # let the producer run until the queue is full
-        if state.queue.size == sink_module.QUEUE_CAPACITY:
-            break
-        time.sleep(0.005)
-    time.sleep(0.05)
-    assert state.queue.size == sink_module.QUEUE_CAPACITY
-    # consumed 2, the queue holds QUEUE_CAPACITY, the producer holds at most one more, waiting to push
-    assert 2 + sink_module.QUEUE_CAPACITY <= ds.produced <= 3 + sink_module.QUEUE_CAPACITY
+    cap = sink_module.QUEUE_CAPACITY
+    for consumed in (2, 4, 24):
+        while state.consumed < consumed:
+            sink()
+        wait_until_idle(ds)
+        held = state.queue.size
+        # prefetched: the queue's batches plus at most one in the producer's hands, waiting to be pushed
+        assert cap // 2 <= held <= cap
+        assert consumed + held <= ds.produced <= consumed + held + 1
     del sink, state
 
 
@@ -445,3 +476,24 @@ def test_bad_arguments():
         sink(1)
     np.testing.assert_array_equal(sink().asnumpy(), [[2.0]])
     del sink
+
+
+def test_interpreter_exit_with_a_live_sink_is_clean(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from helpers import subprocess_env
+    script = tmp_path / "live_sink.py"
+    script.write_text(
+        "import numpy as np, kiln as ms\n"
+        "from sink_helpers import ArrayDataset\n"
+        "ds = ArrayDataset([np.ones((64, 3), np.float32)], 4)\n"
+        "sink = ms.data_sink(lambda x: x.sum(), ds, sink_size=3)\n"
+        "print(sink().asnumpy())\n"
+        "GLOBAL = sink  # still alive at exit, its producer blocked on a full queue\n")
+    here = os.path.dirname(os.path.abspath(__file__))
+    r = subprocess.run([sys.executable, str(script)], env=subprocess_env([here]), capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "12.0"
+    assert "Traceback" not in r.stderr and "Exception" not in r.stderr
