@@ -51,9 +51,9 @@ def _as_tensor(value, column):
         return value
     try:
         return Tensor(value)
-    except (TypeError, ValueError) as e:
-        raise TypeError(f"For 'data_sink', column {column} of the dataset holds {type(value).__name__} that does not "
-                        f"convert to a Tensor: {e}") from e
+    except (TypeError, ValueError) as e:  # same kind: TypeError for an element type, ValueError for a ragged list
+        raise type(e)(f"For 'data_sink', column {column} of the dataset holds {type(value).__name__} that does not "
+                      f"convert to a Tensor: {e}") from e
 
 
 def _produce(dataset, queue, box):
