@@ -308,8 +308,11 @@ def test_keyboard_interrupt_stops_the_loop(threads_baseline):
     x, y = regression_data(64)
     ds = ArrayDataset([x, y], 8, delay=0.002)  # a slow dataset: the loop also waits for batches
     net, opt, fn = build()
-    sink = ms.data_sink(fn, ds, sink_size=100000)
-    timer = threading.Timer(0.3, _thread.interrupt_main)
+    step = ms.jit(fn)
+    b = ds.batches()[0]
+    step.graphs or step(ms.Tensor(b[0]), ms.Tensor(b[1]))  # compiled before the timer starts
+    sink = ms.data_sink(step, ds, sink_size=100000)
+    timer = threading.Timer(0.5, _thread.interrupt_main)
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
@@ -317,22 +320,23 @@ def test_keyboard_interrupt_stops_the_loop(threads_baseline):
     finally:
         timer.cancel()
         timer.join()
-    done = int(opt.global_step.asnumpy().reshape(-1)[0])
+    done = int(opt.global_step.asnumpy().reshape(-1)[0]) - 1  # (one step compiled it)
     assert 0 < done < 100000
     with pytest.raises(RuntimeError, match="KeyboardInterrupt"):
         sink()
     del sink
 
 
-def wait_until_idle(ds, seconds=20.0):
-    """Waits until the dataset has yielded nothing new for 0.2 s (the producer is blocked on the full queue)."""
+def wait_until_idle(ds, queue, seconds=20.0):
+    """Waits until the queue is at least half full and the dataset has yielded nothing new for 0.2 s (the producer
+    is blocked on the full queue)."""
     deadline = time.time() + seconds
     last, since = ds.produced, time.time()
     while time.time() < deadline:
         time.sleep(0.01)
         if ds.produced != last:
             last, since = ds.produced, time.time()
-        elif time.time() - since > 0.2:
+        elif time.time() - since > 0.2 and queue.size >= sink_module.QUEUE_CAPACITY // 2:
             return
 
 
@@ -346,7 +350,7 @@ def test_prefetch_is_bounded(threads_baseline):
     for consumed in (2, 4, 24):
         while state.consumed < consumed:
             sink()
-        wait_until_idle(ds)
+        wait_until_idle(ds, state.queue)
         held = state.queue.size
         # prefetched: the queue's batches plus at most one in the producer's hands, waiting to be pushed
         assert cap // 2 <= held <= cap
@@ -497,3 +501,44 @@ def test_interpreter_exit_with_a_live_sink_is_clean(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "12.0"
     assert "Traceback" not in r.stderr and "Exception" not in r.stderr
+
+
+def test_row_conversion_fast_path():
+    """The producer's C++ conversion of NumPy rows: copies, dtypes kept, None for what needs kiln.Tensor."""
+    conv = ms._core._tensors_from_arrays
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    ro = a.copy()
+    ro.flags.writeable = False
+    arrays = [a, ro, np.array([True, False]), np.arange(4, dtype=np.uint16), np.float16([1.5]),
+              np.zeros((0, 3), np.int64), np.array(3.0), np.arange(3, dtype=np.int8)]
+    out = conv(arrays)
+    for arr, t in zip(arrays, out):
+        assert t.dtype == ms.Tensor(arr).dtype  # what kiln.Tensor would make
+        assert t.shape == arr.shape
+        np.testing.assert_array_equal(t.asnumpy(), arr)
+    a[0, 0] = 100  # a copy: the tensor keeps the old value
+    assert out[0].asnumpy()[0, 0] == 0
+    t = ms.Tensor(np.ones(2, np.float32))
+    np.testing.assert_array_equal(conv([t])[0].asnumpy(), [1, 1])
+    scalar = conv([np.float32(2)])[0]
+    assert scalar.dtype == ms.float32 and scalar.shape == () and float(scalar.asnumpy()) == 2.0
+    for other in ([a[:, ::2]], [np.arange(3, dtype=">i4")], [[1, 2]], [np.array(["x"])], [np.zeros(2, np.complex64)]):
+        assert conv(other) is None  # non-contiguous, big-endian, list, str, complex: kiln.Tensor's job
+
+
+def test_tensor_from_read_only_arrays():
+    """Datasets hand out read-only arrays (np.broadcast_to, frozen buffers): kiln.Tensor copies them (it raised
+    RuntimeError std::bad_cast before)."""
+    ro = np.arange(6, dtype=np.float32).reshape(2, 3)
+    ro.flags.writeable = False
+    np.testing.assert_array_equal(ms.Tensor(ro).asnumpy(), ro)
+    np.testing.assert_array_equal(ms.Tensor(np.broadcast_to(np.int32(7), (2, 2))).asnumpy(), np.full((2, 2), 7))
+    x, y = regression_data(16)
+    x.flags.writeable = False
+    ds = ArrayDataset([x, y], 8)
+    net, opt, fn = build()
+    sink = ms.data_sink(fn, ds, sink_size=2)
+    loss = sink()[0].asnumpy()
+    losses, _, _ = per_step_reference(ds, 2)
+    np.testing.assert_array_equal(loss, losses[1])
+    del sink
