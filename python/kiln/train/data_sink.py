@@ -115,9 +115,7 @@ def _check_signature_batch(signature, batch, index):
 def _rewrap(e, message):
     """`e`'s own type with a message that names the batch (ValueError/TypeError/RuntimeError/IndexError), else e."""
     if type(e) in (ValueError, TypeError, RuntimeError, IndexError):
-        new = type(e)(message)
-        new.__cause__ = e
-        return new
+        return type(e)(message)
     return e
 
 
@@ -235,7 +233,10 @@ class _Sink:
             where = (f"on batch {index} of the dataset ({_describe(batch)})" if expected is None else
                      f"batch {index} of the dataset has inputs {_describe(batch)}, but {expected}; on the new "
                      "shapes")
-            raise _rewrap(e, f"For 'data_sink' of '{self.name}': {where} the step failed: {e}") from e
+            new = _rewrap(e, f"For 'data_sink' of '{self.name}': {where} the step failed: {e}")
+            if new is e:  # another kind of error (KeyError, a user's own): as it is
+                raise
+            raise new from e
         entry = _fast_entry(self.jf, batch)
         self._refresh_table()
         if entry is not None:
