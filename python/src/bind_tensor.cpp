@@ -57,7 +57,8 @@ nb::dlpack::dtype dlpack_of(DType t) {
 }
 
 // A Tensor copied from a C-contiguous host ndarray.
-Tensor from_ndarray(const nb::ndarray<nb::c_contig, nb::device::cpu>& a) {
+// Read-only arrays are accepted (the values are copied): np.broadcast_to results, arrays with writeable=False.
+Tensor from_ndarray(const nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>& a) {
   Shape shape(a.ndim());
   for (size_t i = 0; i < a.ndim(); ++i) shape[i] = int64_t(a.shape(i));
   return Tensor::from_data(a.data(), shape, dtype_from_ndarray(a.dtype()));
@@ -115,7 +116,7 @@ Tensor to_tensor(nb::handle obj, const char* what) {
   } catch (nb::python_error& e) {
     KILN_FAIL(Type, "Kiln: ", what, " of type '", nb::inst_name(obj).c_str(), "' can not be converted to a Tensor.");
   }
-  return from_ndarray(nb::cast<nb::ndarray<nb::c_contig, nb::device::cpu>>(arr));
+  return from_ndarray(nb::cast<nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>>(arr));
 }
 
 nb::object big_int_operator(const char* name, nb::handle a, nb::handle b) {
@@ -190,7 +191,7 @@ void bind_tensor(nb::module_& m) {
                     // Through the converter: any NumPy array (non-contiguous, big-endian) keeps its values, and an
                     // unsupported one (object, str) raises its TypeError.
                     KILN_CHECK(g_converter.is_valid(), Runtime, "Kiln: the Python converter is not set (import kiln).");
-                    return from_ndarray(nb::cast<nb::ndarray<nb::c_contig, nb::device::cpu>>(g_converter(a, nb::none())));
+                    return from_ndarray(nb::cast<nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>>(g_converter(a, nb::none())));
                   },
                   "Copies a NumPy array (any layout and byte order) into a new Tensor of the same dtype and shape.")
       .def_static("_share_numpy", [](nb::ndarray<nb::c_contig, nb::device::cpu> a) { return share_ndarray(a); },
