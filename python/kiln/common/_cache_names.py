@@ -1,0 +1,168 @@
+"""Names that survive a process: how the compile cache on disk finds a graph's captures again (docs/compile_cache.md).
+
+A compiled graph reads Parameters, optimizer state and Cell tensor attributes by reference ("captures"). In a new
+process those are different objects, so a graph on disk names each capture by a *path* from the jit function:
+
+* the walk starts at the JitFunction: the instance a method is bound to (`self`), the function's closure variables
+  (`c:<name>`) and the globals its code names (`g:<name>`, nested code objects included); it follows functions found
+  there (closures, globals, `__wrapped__`, bound methods, functools.partial, JitFunctions, lists/tuples) up to
+  depth 6, and stops at each Cell;
+* a capture's name is `<path of a reached Cell>::<name in cell.parameters_and_names()>` for Parameters (optimizer
+  moments, global_step and learning_rate are Parameters of the optimizer Cell) or `...::<sub-cell>.<attribute>` for
+  a plain Tensor attribute of a Cell.
+
+Tensors reached otherwise (a global plain Tensor, a tensor in a closure) have no name: a graph that reads one is
+kept in memory only. A name that two different tensors claim is dropped (never guessed). The same walk gives the
+*structure fingerprint* that keys a file: for every reached Cell and sub-cell its class, `training` flag, plain
+Python attributes (bool/int/float/str/None and tuples/lists of them) and its Parameters' names, shapes, dtypes and
+requires_grad; plus plain-valued globals the walked functions name. Two processes with different network
+configurations (has_bias, dropout rate, hidden size, set_train) therefore never share a file."""
+import functools
+import types
+
+_MAX_DEPTH = 6
+_SIMPLE = (type(None), bool, int, float, str)
+
+
+def _simple(v, depth=0):
+    if isinstance(v, _SIMPLE):
+        return True
+    if isinstance(v, (tuple, list)) and depth < 2 and len(v) <= 64:
+        return all(_simple(x, depth + 1) for x in v)
+    return False
+
+
+def _code_names(code, out):
+    out.update(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _code_names(c, out)
+    return out
+
+
+class Walk:
+    """The Cells reachable from a jit function, by path, and the plain globals its functions read."""
+
+    def __init__(self, jf):
+        from ..nn.cell import Cell
+        from .jit import JitFunction
+        self._Cell, self._Jit = Cell, JitFunction
+        self.cells = {}  # path -> Cell reached by the walk (first path to each Cell)
+        self.globals = []  # (path, repr of a plain value)
+        self._seen = set()
+        self._visit(jf, "", 0)
+        self.all_cells = {}  # path ("<walk path>" or "<walk path>::<sub-cell name>") -> Cell, sub-cells included
+        self.cell_paths = {}  # id(Cell) -> its first path in all_cells
+        for path, cell in self.cells.items():
+            for sub_name, sub in cell.cells_and_names():
+                p = f"{path}::{sub_name}" if sub_name else path
+                self.all_cells[p] = sub
+                self.cell_paths.setdefault(id(sub), p)
+
+    def _step(self, path, step):
+        return f"{path}/{step}" if path else step
+
+    def _visit(self, obj, path, depth):
+        if depth > _MAX_DEPTH or id(obj) in self._seen:
+            return
+        self._seen.add(id(obj))
+        if isinstance(obj, self._Cell):
+            self.cells[path or "fn"] = obj
+            return
+        if isinstance(obj, self._Jit):
+            target = obj._target() if obj._self_ref is not None else None
+            if target is not None:
+                self._visit(target, self._step(path, "self"), depth + 1)
+            self._visit(obj.fn, path, depth + 1)
+            return
+        if isinstance(obj, types.MethodType):
+            self._visit(obj.__self__, self._step(path, "self"), depth + 1)
+            self._visit(obj.__func__, path, depth + 1)
+            return
+        if isinstance(obj, functools.partial):
+            self._visit(obj.func, self._step(path, "func"), depth + 1)
+            for i, a in enumerate(obj.args):
+                self._visit(a, self._step(path, f"arg{i}"), depth + 1)
+            return
+        if isinstance(obj, (list, tuple)) and len(obj) <= 256:
+            for i, v in enumerate(obj):
+                if not isinstance(v, _SIMPLE):
+                    self._visit(v, self._step(path, f"[{i}]"), depth + 1)
+            return
+        if isinstance(obj, types.FunctionType):
+            code = obj.__code__
+            for name, cell in zip(code.co_freevars, obj.__closure__ or ()):
+                try:
+                    v = cell.cell_contents
+                except ValueError:
+                    continue
+                self._visit(v, self._step(path, "c:" + name), depth + 1)
+            glb = obj.__globals__
+            for name in sorted(_code_names(code, set())):
+                if name not in glb:
+                    continue
+                v = glb[name]
+                if _simple(v):
+                    self.globals.append((self._step(path, "g:" + name), repr(v)))
+                elif not isinstance(v, types.ModuleType):
+                    self._visit(v, self._step(path, "g:" + name), depth + 1)
+            w = getattr(obj, "__wrapped__", None)
+            if w is not None:
+                self._visit(w, self._step(path, "w"), depth + 1)
+
+    # ------------------------------------------------------------------------------------------------ names
+    def tensor_names(self):
+        """{tensor id: name} of every nameable tensor (Parameters and Tensor attributes of reached Cells)."""
+        from .tensor import Tensor
+        from .parameter import Parameter
+        by_name = {}
+        for path, cell in self.cells.items():
+            for name, p in cell.parameters_and_names():
+                by_name.setdefault(f"{path}::{name}", []).append(p)
+            for sub_name, sub in cell.cells_and_names():
+                for k, v in vars(sub).items():
+                    if isinstance(v, Tensor) and not isinstance(v, Parameter):
+                        by_name.setdefault(f"{path}::{sub_name + '.' if sub_name else ''}{k}", []).append(v)
+        names = {}
+        for name, ts in by_name.items():
+            if len({t._id for t in ts}) != 1:  # two tensors claim one name: ambiguous, never used
+                continue
+            names.setdefault(ts[0]._id, name)
+        return names
+
+    def tensors_by_name(self):
+        """{name: tensor}: the inverse of tensor_names (ambiguous names left out)."""
+        from .tensor import Tensor
+        from .parameter import Parameter
+        out, bad = {}, set()
+
+        def put(name, t):
+            old = out.get(name)
+            if old is not None and old._id != t._id:
+                bad.add(name)
+            out[name] = t
+
+        for path, cell in self.cells.items():
+            for name, p in cell.parameters_and_names():
+                put(f"{path}::{name}", p)
+            for sub_name, sub in cell.cells_and_names():
+                for k, v in vars(sub).items():
+                    if isinstance(v, Tensor) and not isinstance(v, Parameter):
+                        put(f"{path}::{sub_name + '.' if sub_name else ''}{k}", v)
+        for name in bad:
+            del out[name]
+        return out
+
+    def fingerprint(self):
+        """A JSON-able description of the configuration the graph depends on (see the module docstring)."""
+        cells = []
+        for path, cell in self.cells.items():
+            for sub_name, sub in cell.cells_and_names():
+                t = type(sub)
+                attrs = sorted((k, repr(v)) for k, v in vars(sub).items()
+                               if not k.startswith("__") and _simple(v))
+                cells.append([path, sub_name, f"{t.__module__}.{t.__qualname__}", attrs])
+            params = [[n, list(p.shape), str(p.dtype), bool(p.requires_grad)]
+                      for n, p in cell.parameters_and_names()]
+            cells.append([path, "::params", params])
+        return {"cells": cells, "globals": self.globals}
