@@ -1,0 +1,123 @@
+"""Compile time cold vs from the compile cache on disk (set_context(enable_compile_cache=True), docs/compile_cache.md).
+
+Two programs, each the MindSpore 2.x training step `value_and_grad` + optimizer under `@jit`:
+  seed   the seed document's MLP 10-16(ReLU)-1, batch 32, Adam(lr 0.01), MSE
+  lenet  the LeNet-style CNN of benchmarks/bench_train_step.py (2 conv+BatchNorm+ReLU+max-pool blocks, Dense
+         128-64-10) on 1x8x8 images, batch 64, Adam(lr 0.005), sparse softmax cross-entropy
+For each repeat, a fresh cache directory; one fresh process compiles (cold: trace + passes + lowering, and writes the
+file), then another fresh process runs the same program (warm: reads, validates and binds the file; no trace).
+Reported: the median over --repeats of the jit entry's compile_seconds (cold: trace..lowering; warm: load..lowering)
+and of the whole first call (compile + one step), and cold/warm ratios. Each warm run must have traced nothing and
+produced the cold run's losses bit for bit, else the case is reported as failed.
+
+    PYTHONPATH=python .venv/bin/python benchmarks/bench_compile_cache.py [--case seed|lenet|all] [--repeats 5]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+CASES = {"seed": "seed MLP 10-16-1, batch 32, Adam, MSE", "lenet": "LeNet-style CNN 1x8x8, batch 64, Adam, CE"}
+
+
+def child(case, cache_dir):
+    import numpy as np
+    import kiln as ms
+    from kiln import nn, ops
+    ms.set_context(enable_compile_cache=True, compile_cache_path=cache_dir)
+    ms.set_seed(0)
+    rng = np.random.default_rng(0)
+    if case == "lenet":
+        net = nn.SequentialCell([
+            nn.Conv2d(1, 16, 3, pad_mode="same"), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2, 2),
+            nn.Conv2d(16, 32, 3, pad_mode="same"), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2, 2),
+            nn.Flatten(), nn.Dense(128, 64), nn.ReLU(), nn.Dense(64, 10)])
+        loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+        x = rng.uniform(0, 1, (64, 1, 8, 8)).astype(np.float32)
+        y = rng.integers(0, 10, 64).astype(np.int32)
+        lr = 0.005
+    else:
+        net = nn.SequentialCell([nn.Dense(10, 16), nn.ReLU(), nn.Dense(16, 1)])
+        loss_fn = nn.MSELoss()
+        x = rng.standard_normal((32, 10)).astype(np.float32)
+        y = rng.standard_normal((32, 1)).astype(np.float32)
+        lr = 0.01
+    optimizer = nn.Adam(net.trainable_params(), learning_rate=lr)
+
+    def forward_fn(data, label):
+        logits = net(data)
+        return loss_fn(logits, label), logits
+
+    grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters, has_aux=True)
+
+    @ms.jit
+    def train_step(data, label):
+        (loss, _), grads = grad_fn(data, label)
+        loss = ops.depend(loss, optimizer(grads))
+        return loss
+
+    net.set_train(True)
+    xd, yd = ms.Tensor(x), ms.Tensor(y)
+    t0 = time.perf_counter()
+    losses = [train_step(xd, yd).asnumpy().tobytes().hex()]
+    first_call = time.perf_counter() - t0
+    losses += [train_step(xd, yd).asnumpy().tobytes().hex() for _ in range(4)]
+    (entry,) = train_step.graphs
+    print("RESULT " + json.dumps({"compile": entry.compile_seconds, "first_call": first_call, "losses": losses,
+                                  "traces": train_step.trace_count, "loads": train_step.disk_loads}))
+
+
+def run_child(case, cache_dir):
+    env = dict(os.environ)
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", case, cache_dir], capture_output=True,
+                       text=True, env=env, timeout=300)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"exit {p.returncode}")
+    line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")][-1]
+    return json.loads(line[len("RESULT "):])
+
+
+def bench(case, repeats):
+    cold, warm = [], []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory(prefix="kiln-cc-bench-") as d:
+            c = run_child(case, d)
+            w = run_child(case, d)
+            if c["traces"] != 1 or w["traces"] != 0 or w["loads"] != 1:
+                raise RuntimeError(f"warm run traced ({w['traces']}) or did not load ({w['loads']})")
+            if w["losses"] != c["losses"]:
+                raise RuntimeError("losses from the cache differ from the compiled run")
+            cold.append(c)
+            warm.append(w)
+    med = lambda rs, k: statistics.median(r[k] for r in rs)  # noqa: E731
+    return {k: (med(cold, k), med(warm, k)) for k in ("compile", "first_call")}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--case", default="all", choices=["all", *CASES])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        child(*a.child)
+        return
+    print(f"{'case':<44} {'cold ms':>9} {'cached ms':>10} {'ratio':>7}   {'1st call cold':>13} {'cached':>8} "
+          f"{'ratio':>7}")
+    for case in (CASES if a.case == "all" else [a.case]):
+        try:
+            r = bench(case, a.repeats)
+        except Exception as e:  # noqa: BLE001 (reported, never a made-up number)
+            print(f"{CASES[case]:<44} failed: {e}")
+            continue
+        (cc, wc), (cf, wf) = r["compile"], r["first_call"]
+        print(f"{CASES[case]:<44} {cc * 1e3:9.1f} {wc * 1e3:10.1f} {cc / wc:6.1f}x   {cf * 1e3:13.1f} "
+              f"{wf * 1e3:8.1f} {cf / wf:6.1f}x")
+
+
+if __name__ == "__main__":
+    main()
