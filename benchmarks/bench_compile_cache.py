@@ -4,10 +4,12 @@ Two programs, each the MindSpore 2.x training step `value_and_grad` + optimizer 
   seed   the seed document's MLP 10-16(ReLU)-1, batch 32, Adam(lr 0.01), MSE
   lenet  the LeNet-style CNN of benchmarks/bench_train_step.py (2 conv+BatchNorm+ReLU+max-pool blocks, Dense
          128-64-10) on 1x8x8 images, batch 64, Adam(lr 0.005), sparse softmax cross-entropy
-For each repeat, a fresh cache directory; one fresh process compiles (cold: trace + passes + lowering, and writes the
-file), then another fresh process runs the same program (warm: reads, validates and binds the file; no trace).
-Reported: the median over --repeats of the jit entry's compile_seconds (cold: trace..lowering; warm: load..lowering)
-and of the whole first call (compile + one step), and cold/warm ratios. Each warm run must have traced nothing and
+  deep   a deeper graph: 24 blocks Dense(64, 64) + BatchNorm1d + ReLU, Dense(64, 10), batch 32, Adam, cross-entropy
+         (tracing cost grows with the number of ops; loading with the graph's size)
+For each repeat, three fresh processes: one with the cache off (off: trace + passes + lowering), one with an empty
+cache directory (cold: the same, plus recording the sources and writing the file), then one with the filled
+directory (cached: read, validate, bind the file; no trace). Reported: the median over --repeats of the jit entry's
+compile_seconds and of the whole first call (compile + one step), and off/cached ratios. Each warm run must have traced nothing and
 produced the cold run's losses bit for bit, else the case is reported as failed.
 
     PYTHONPATH=python .venv/bin/python benchmarks/bench_compile_cache.py [--case seed|lenet|all] [--repeats 5]
@@ -21,14 +23,16 @@ import sys
 import tempfile
 import time
 
-CASES = {"seed": "seed MLP 10-16-1, batch 32, Adam, MSE", "lenet": "LeNet-style CNN 1x8x8, batch 64, Adam, CE"}
+CASES = {"seed": "seed MLP 10-16-1, batch 32, Adam, MSE", "lenet": "LeNet-style CNN 1x8x8, batch 64, Adam, CE",
+         "deep": "MLP 24x(Dense 64+BatchNorm+ReLU), batch 32, Adam"}
 
 
 def child(case, cache_dir):
     import numpy as np
     import kiln as ms
     from kiln import nn, ops
-    ms.set_context(enable_compile_cache=True, compile_cache_path=cache_dir)
+    if cache_dir != "off":
+        ms.set_context(enable_compile_cache=True, compile_cache_path=cache_dir)
     ms.set_seed(0)
     rng = np.random.default_rng(0)
     if case == "lenet":
@@ -40,6 +44,15 @@ def child(case, cache_dir):
         x = rng.uniform(0, 1, (64, 1, 8, 8)).astype(np.float32)
         y = rng.integers(0, 10, 64).astype(np.int32)
         lr = 0.005
+    elif case == "deep":
+        layers = []
+        for _ in range(24):
+            layers += [nn.Dense(64, 64), nn.BatchNorm1d(64), nn.ReLU()]
+        net = nn.SequentialCell(layers + [nn.Dense(64, 10)])
+        loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+        x = rng.standard_normal((32, 64)).astype(np.float32)
+        y = rng.integers(0, 10, 32).astype(np.int32)
+        lr = 0.001
     else:
         net = nn.SequentialCell([nn.Dense(10, 16), nn.ReLU(), nn.Dense(16, 1)])
         loss_fn = nn.MSELoss()
@@ -82,19 +95,20 @@ def run_child(case, cache_dir):
 
 
 def bench(case, repeats):
-    cold, warm = [], []
+    cold, warm, off = [], [], []
     for _ in range(repeats):
+        off.append(run_child(case, "off"))
         with tempfile.TemporaryDirectory(prefix="kiln-cc-bench-") as d:
             c = run_child(case, d)
             w = run_child(case, d)
             if c["traces"] != 1 or w["traces"] != 0 or w["loads"] != 1:
                 raise RuntimeError(f"warm run traced ({w['traces']}) or did not load ({w['loads']})")
-            if w["losses"] != c["losses"]:
-                raise RuntimeError("losses from the cache differ from the compiled run")
+            if w["losses"] != c["losses"] or off[-1]["losses"] != c["losses"]:
+                raise RuntimeError("losses with the cache differ from the run without it")
             cold.append(c)
             warm.append(w)
     med = lambda rs, k: statistics.median(r[k] for r in rs)  # noqa: E731
-    return {k: (med(cold, k), med(warm, k)) for k in ("compile", "first_call")}
+    return {k: (med(off, k), med(cold, k), med(warm, k)) for k in ("compile", "first_call")}
 
 
 def main():
@@ -106,17 +120,19 @@ def main():
     if a.child:
         child(*a.child)
         return
-    print(f"{'case':<44} {'cold ms':>9} {'cached ms':>10} {'ratio':>7}   {'1st call cold':>13} {'cached':>8} "
-          f"{'ratio':>7}")
+    print("compile = the jit entry's compile_seconds (trace+passes+lowering, or load+lowering); 1st call = compile + "
+          "one step. Milliseconds, median of --repeats fresh processes each.")
+    print(f"{'case':<40} {'off':>7} {'cold':>7} {'cached':>7} {'off/cached':>10}   {'1st call off':>12} "
+          f"{'cached':>7} {'ratio':>6}")
     for case in (CASES if a.case == "all" else [a.case]):
         try:
             r = bench(case, a.repeats)
         except Exception as e:  # noqa: BLE001 (reported, never a made-up number)
-            print(f"{CASES[case]:<44} failed: {e}")
+            print(f"{CASES[case]:<40} failed: {e}")
             continue
-        (cc, wc), (cf, wf) = r["compile"], r["first_call"]
-        print(f"{CASES[case]:<44} {cc * 1e3:9.1f} {wc * 1e3:10.1f} {cc / wc:6.1f}x   {cf * 1e3:13.1f} "
-              f"{wf * 1e3:8.1f} {cf / wf:6.1f}x")
+        (oc, cc, wc), (of, cf, wf) = r["compile"], r["first_call"]
+        print(f"{CASES[case]:<40} {oc * 1e3:7.1f} {cc * 1e3:7.1f} {wc * 1e3:7.1f} {oc / wc:9.1f}x   "
+              f"{of * 1e3:12.1f} {wf * 1e3:7.1f} {of / wf:5.1f}x")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/graph.h"
@@ -37,7 +38,7 @@ struct LoadedGraph {
 };
 
 // Parses and validates bytes written by serialize. Throws kiln::Error (RuntimeError) describing the first problem.
-LoadedGraph deserialize(const std::string& bytes);
+LoadedGraph deserialize(std::string_view bytes);
 
 // Binds the captures of a loaded graph, in value order, to `tensors` (each must be concrete and have the capture's
 // shape and dtype: ValueError naming the capture otherwise).

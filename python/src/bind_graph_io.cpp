@@ -32,8 +32,7 @@ void bind_graph_io(nb::module_& m) {
       .def("remap_random_streams", &graph::remap_random_streams, nb::arg("from_ids"), nb::arg("to_ids"),
            "Rewrites random nodes' stream ids; returns the number of nodes changed.");
   m.def("deserialize_graph", [](nb::bytes data) {
-    std::string s(static_cast<const char*>(data.data()), data.size());
-    graph::LoadedGraph lg = graph::deserialize(s);
+    graph::LoadedGraph lg = graph::deserialize(std::string_view(static_cast<const char*>(data.data()), data.size()));
     return std::make_pair(lg.graph, lg.capture_names);
   }, nb::arg("data"), "Parses bytes from Graph.serialize: (Graph with unbound captures, capture names). RuntimeError "
      "on any malformed input.");

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 #include "kiln/graph_io.h"
 
@@ -41,7 +43,7 @@ void write_attr(Writer& w, const AttrValue& v) {
 
 // ---- reading ----
 struct Reader {
-  const std::string& in;
+  std::string_view in;
   size_t pos = 0;
   void need(uint64_t n, const char* what) {
     KILN_CHECK(n <= in.size() - pos, Runtime, "Kiln graph file: truncated (reading ", what, " at byte ", pos,
@@ -82,9 +84,15 @@ DType dtype_by_name(const std::string& s) {
 }
 
 OpId op_by_name(const std::string& s) {
-  for (int i = 0; i < int(OpId::kCount); ++i)
-    if (s == op_name(OpId(i))) return OpId(i);
-  KILN_FAIL(Runtime, "Kiln graph file: unknown op '", s, "' (written by another Kiln version?).");
+  static const auto* by_name = [] {
+    auto* m = new std::unordered_map<std::string, OpId>();
+    for (int i = 0; i < int(OpId::kCount); ++i) m->emplace(op_name(OpId(i)), OpId(i));
+    return m;
+  }();
+  auto it = by_name->find(s);
+  KILN_CHECK(it != by_name->end(), Runtime, "Kiln graph file: unknown op '", s,
+             "' (written by another Kiln version?).");
+  return it->second;
 }
 
 // Attribute names are `const char*` owned by the op definitions; names read from a file are interned here (a
@@ -229,7 +237,7 @@ std::string serialize(const Graph& g, const std::vector<std::string>& capture_na
   return std::move(w.out);
 }
 
-LoadedGraph deserialize(const std::string& bytes) {
+LoadedGraph deserialize(std::string_view bytes) {
   Reader r{bytes};
   char magic[sizeof kMagic];
   r.raw(magic, sizeof magic, "magic");

@@ -22,6 +22,9 @@ import types
 
 _MAX_DEPTH = 6
 _SIMPLE = (type(None), bool, int, float, str)
+# Attributes Kiln sets lazily as run-time caches (not configuration): left out of the fingerprint so that an entry
+# compiled before a Cell's first call and one compiled after it share a file.
+_VOLATILE = frozenset({"_checked", "_fast", "_host_schedules"})
 
 
 def _simple(v, depth=0):
@@ -51,10 +54,14 @@ class Walk:
         self.globals = []  # (path, repr of a plain value)
         self._seen = set()
         self._visit(jf, "", 0)
+        # One pass over each reached Cell's tree (Cell.cells_and_names / parameters_and_names are recursive
+        # generators: they are read once here and reused by every method below).
+        self._trees = {path: (list(cell.cells_and_names()), list(cell.parameters_and_names()))
+                       for path, cell in self.cells.items()}
         self.all_cells = {}  # path ("<walk path>" or "<walk path>::<sub-cell name>") -> Cell, sub-cells included
         self.cell_paths = {}  # id(Cell) -> its first path in all_cells
-        for path, cell in self.cells.items():
-            for sub_name, sub in cell.cells_and_names():
+        for path, (subs, _) in self._trees.items():
+            for sub_name, sub in subs:
                 p = f"{path}::{sub_name}" if sub_name else path
                 self.all_cells[p] = sub
                 self.cell_paths.setdefault(id(sub), p)
@@ -97,72 +104,63 @@ class Walk:
                 except ValueError:
                     continue
                 self._visit(v, self._step(path, "c:" + name), depth + 1)
-            glb = obj.__globals__
-            for name in sorted(_code_names(code, set())):
-                if name not in glb:
-                    continue
-                v = glb[name]
-                if _simple(v):
-                    self.globals.append((self._step(path, "g:" + name), repr(v)))
-                elif not isinstance(v, types.ModuleType):
-                    self._visit(v, self._step(path, "g:" + name), depth + 1)
+            # Kiln's own functions (value_and_grad's wrappers...): their closures hold the user's objects, their
+            # globals are Kiln's (covered by Kiln's fingerprint).
+            if not (getattr(obj, "__module__", None) or "").startswith("kiln."):
+                glb = obj.__globals__
+                for name in sorted(_code_names(code, set())):
+                    if name not in glb:
+                        continue
+                    v = glb[name]
+                    if _simple(v):
+                        self.globals.append((self._step(path, "g:" + name), repr(v)))
+                    elif not isinstance(v, (types.ModuleType, type)):
+                        self._visit(v, self._step(path, "g:" + name), depth + 1)
             w = getattr(obj, "__wrapped__", None)
             if w is not None:
                 self._visit(w, self._step(path, "w"), depth + 1)
 
     # ------------------------------------------------------------------------------------------------ names
-    def tensor_names(self):
-        """{tensor id: name} of every nameable tensor (Parameters and Tensor attributes of reached Cells)."""
+    def _named_tensors(self):
+        """(name, tensor) of every Parameter and plain Tensor attribute of the reached Cells."""
         from .tensor import Tensor
         from .parameter import Parameter
-        by_name = {}
-        for path, cell in self.cells.items():
-            for name, p in cell.parameters_and_names():
-                by_name.setdefault(f"{path}::{name}", []).append(p)
-            for sub_name, sub in cell.cells_and_names():
+        for path, (subs, params) in self._trees.items():
+            for name, p in params:
+                yield f"{path}::{name}", p
+            for sub_name, sub in subs:
                 for k, v in vars(sub).items():
                     if isinstance(v, Tensor) and not isinstance(v, Parameter):
-                        by_name.setdefault(f"{path}::{sub_name + '.' if sub_name else ''}{k}", []).append(v)
-        names = {}
-        for name, ts in by_name.items():
-            if len({t._id for t in ts}) != 1:  # two tensors claim one name: ambiguous, never used
-                continue
-            names.setdefault(ts[0]._id, name)
-        return names
+                        yield f"{path}::{sub_name + '.' if sub_name else ''}{k}", v
 
     def tensors_by_name(self):
-        """{name: tensor}: the inverse of tensor_names (ambiguous names left out)."""
-        from .tensor import Tensor
-        from .parameter import Parameter
+        """{name: tensor} of every nameable tensor; a name two different tensors claim is left out (ambiguous)."""
         out, bad = {}, set()
-
-        def put(name, t):
+        for name, t in self._named_tensors():
             old = out.get(name)
             if old is not None and old._id != t._id:
                 bad.add(name)
             out[name] = t
-
-        for path, cell in self.cells.items():
-            for name, p in cell.parameters_and_names():
-                put(f"{path}::{name}", p)
-            for sub_name, sub in cell.cells_and_names():
-                for k, v in vars(sub).items():
-                    if isinstance(v, Tensor) and not isinstance(v, Parameter):
-                        put(f"{path}::{sub_name + '.' if sub_name else ''}{k}", v)
         for name in bad:
             del out[name]
         return out
 
+    def tensor_names(self):
+        """{tensor id: name}: the first unambiguous name of each nameable tensor."""
+        names = {}
+        for name, t in self.tensors_by_name().items():
+            names.setdefault(t._id, name)
+        return names
+
     def fingerprint(self):
         """A JSON-able description of the configuration the graph depends on (see the module docstring)."""
         cells = []
-        for path, cell in self.cells.items():
-            for sub_name, sub in cell.cells_and_names():
+        for path, (subs, params) in self._trees.items():
+            for sub_name, sub in subs:
                 t = type(sub)
                 attrs = sorted((k, repr(v)) for k, v in vars(sub).items()
-                               if not k.startswith("__") and _simple(v))
+                               if not k.startswith("__") and k not in _VOLATILE and _simple(v))
                 cells.append([path, sub_name, f"{t.__module__}.{t.__qualname__}", attrs])
-            params = [[n, list(p.shape), str(p.dtype), bool(p.requires_grad)]
-                      for n, p in cell.parameters_and_names()]
-            cells.append([path, "::params", params])
+            cells.append([path, "::params", [[n, list(p.shape), str(p.dtype), bool(p.requires_grad)]
+                                             for n, p in params]])
         return {"cells": cells, "globals": self.globals}

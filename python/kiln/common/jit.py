@@ -374,13 +374,15 @@ class JitFunction:
         if lookup is not None:
             try:
                 loaded = _disk_cache.load(lookup, recorded)
+                if loaded is not None:
+                    loaded = loaded + (_core.Executable(loaded[0]),)
             except Exception as e:  # noqa: BLE001 — the cache must never break a program: compile instead
                 warnings.warn(f"Kiln compile cache: could not use {lookup.path} ({type(e).__name__}: {e}); "
                               "compiling.", RuntimeWarning, stacklevel=3)
                 recorded.clear()
+                loaded = None
         if loaded is not None:  # from the compile cache on disk: no trace
-            graph, out_struct, log = loaded
-            exe = _core.Executable(graph)
+            graph, out_struct, log, exe = loaded
             entry = CompiledGraph(self.name, graph, graph, exe, log, time.perf_counter() - t0, out_struct)
             entry.from_disk = True
             with self._lock:
