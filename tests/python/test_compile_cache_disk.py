@@ -411,3 +411,33 @@ def test_every_optimizer_step_loads_from_disk(cache_dir, name):
     assert runs[0][2].disk_skipped is None and runs[0][2].trace_count == 1
     assert runs[1][2].trace_count == 0 and runs[1][2].disk_loads == 1
     assert runs[0][0] == runs[1][0] and runs[0][1] == runs[1][1]
+
+
+class _Config:
+    def __init__(self, shift):
+        self.shift = shift
+
+
+def test_plain_values_the_function_reads_key_the_graph(cache_dir):
+    """A factor in a closure and an attribute of a config object are fixed while tracing: other values must never
+    load a graph traced with the first ones."""
+    def make(scale, cfg):
+        ms.set_seed(4)
+        net = nn.Dense(3, 2)
+
+        @ms.jit
+        def f(x):
+            return net(x) * scale + cfg.shift
+        return f
+
+    x = Tensor(np.ones((2, 3), np.float32))
+    base = make(2.0, _Config(1.0))
+    want = base(x).asnumpy()
+    same = make(2.0, _Config(1.0))
+    np.testing.assert_array_equal(same(x).asnumpy(), want)
+    assert same.trace_count == 0
+    other_scale = make(3.0, _Config(1.0))
+    other_cfg = make(2.0, _Config(5.0))
+    np.testing.assert_allclose(other_scale(x).asnumpy(), (want - 1.0) * 1.5 + 1.0, rtol=1e-6)
+    np.testing.assert_allclose(other_cfg(x).asnumpy(), want + 4.0, rtol=1e-6)
+    assert other_scale.trace_count == 1 and other_cfg.trace_count == 1

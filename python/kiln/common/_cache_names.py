@@ -4,9 +4,11 @@ A compiled graph reads Parameters, optimizer state and Cell tensor attributes by
 process those are different objects, so a graph on disk names each capture by a *path* from the jit function:
 
 * the walk starts at the JitFunction: the instance a method is bound to (`self`), the function's closure variables
-  (`c:<name>`) and the globals its code names (`g:<name>`, nested code objects included); it follows functions found
-  there (closures, globals, `__wrapped__`, bound methods, functools.partial, JitFunctions, lists/tuples) up to
-  depth 6, and stops at each Cell;
+  (`c:<name>`), defaults (`d:`) and the globals its code names (`g:<name>`, nested code objects included); it
+  follows what it finds there — functions (closures, defaults, globals, `__wrapped__`), bound methods,
+  functools.partial, JitFunctions, lists/tuples/dicts, and the attributes (`a:<name>`) of the user's own objects
+  (a config object, a trainer) — up to depth 6, and stops at each Cell; Kiln's own functions are followed through
+  their closures only (their globals are Kiln's);
 * a capture's name is `<path of a reached Cell>::<name in cell.parameters_and_names()>` for Parameters (optimizer
   moments, global_step and learning_rate are Parameters of the optimizer Cell) or `...::<sub-cell>.<attribute>` for
   a plain Tensor attribute of a Cell.
@@ -14,9 +16,10 @@ process those are different objects, so a graph on disk names each capture by a 
 Tensors reached otherwise (a global plain Tensor, a tensor in a closure) have no name: a graph that reads one is
 kept in memory only. A name that two different tensors claim is dropped (never guessed). The same walk gives the
 *structure fingerprint* that keys a file: for every reached Cell and sub-cell its class, `training` flag, plain
-Python attributes (bool/int/float/str/None and tuples/lists of them) and its Parameters' names, shapes, dtypes and
-requires_grad; plus plain-valued globals the walked functions name. Two processes with different network
-configurations (has_bias, dropout rate, hidden size, set_train) therefore never share a file."""
+Python attributes (bool/int/float/str/None and short tuples/lists/dicts of them) and its Parameters' names, shapes,
+dtypes and requires_grad; plus every plain value met on the walk (closure values, defaults, globals, attributes of
+config objects). Two processes with different network configurations (has_bias, dropout rate, hidden size,
+set_train, a `scale` in a closure, `cfg.num_layers`) therefore never share a file."""
 import functools
 import types
 
@@ -28,10 +31,13 @@ _VOLATILE = frozenset({"_checked", "_fast", "_host_schedules"})
 
 
 def _simple(v, depth=0):
+    """A plain value: None/bool/int/float/str, or a short tuple/list/dict of them (two levels)."""
     if isinstance(v, _SIMPLE):
         return True
     if isinstance(v, (tuple, list)) and depth < 2 and len(v) <= 64:
         return all(_simple(x, depth + 1) for x in v)
+    if isinstance(v, dict) and depth < 2 and len(v) <= 64:
+        return all(isinstance(k, _SIMPLE) and _simple(x, depth + 1) for k, x in v.items())
     return False
 
 
@@ -49,7 +55,8 @@ class Walk:
     def __init__(self, jf):
         from ..nn.cell import Cell
         from .jit import JitFunction
-        self._Cell, self._Jit = Cell, JitFunction
+        from .tensor import Tensor
+        self._Cell, self._Jit, self._Tensor = Cell, JitFunction, Tensor
         self.cells = {}  # path -> Cell reached by the walk (first path to each Cell)
         self.globals = []  # (path, repr of a plain value)
         self._seen = set()
@@ -70,6 +77,10 @@ class Walk:
         return f"{path}/{step}" if path else step
 
     def _visit(self, obj, path, depth):
+        if _simple(obj):  # a plain value the traced code may read (closure, global, attribute, default)
+            if path:
+                self.globals.append((path, repr(obj)))
+            return
         if depth > _MAX_DEPTH or id(obj) in self._seen:
             return
         self._seen.add(id(obj))
@@ -90,11 +101,18 @@ class Walk:
             self._visit(obj.func, self._step(path, "func"), depth + 1)
             for i, a in enumerate(obj.args):
                 self._visit(a, self._step(path, f"arg{i}"), depth + 1)
+            for k in sorted(obj.keywords, key=str):
+                self._visit(obj.keywords[k], self._step(path, f"kw:{k}"), depth + 1)
             return
-        if isinstance(obj, (list, tuple)) and len(obj) <= 256:
-            for i, v in enumerate(obj):
-                if not isinstance(v, _SIMPLE):
-                    self._visit(v, self._step(path, f"[{i}]"), depth + 1)
+        if isinstance(obj, (list, tuple)):
+            for i, v in enumerate(obj[:256]):
+                self._visit(v, self._step(path, f"[{i}]"), depth + 1)
+            return
+        if isinstance(obj, dict):
+            for i, (k, v) in enumerate(obj.items()):
+                if i >= 256:
+                    break
+                self._visit(v, self._step(path, f"[{k!r}]"), depth + 1)
             return
         if isinstance(obj, types.FunctionType):
             code = obj.__code__
@@ -104,21 +122,33 @@ class Walk:
                 except ValueError:
                     continue
                 self._visit(v, self._step(path, "c:" + name), depth + 1)
+            for i, v in enumerate(obj.__defaults__ or ()):
+                self._visit(v, self._step(path, f"d:{i}"), depth + 1)
+            for k, v in sorted((obj.__kwdefaults__ or {}).items()):
+                self._visit(v, self._step(path, f"d:{k}"), depth + 1)
             # Kiln's own functions (value_and_grad's wrappers...): their closures hold the user's objects, their
             # globals are Kiln's (covered by Kiln's fingerprint).
             if not (getattr(obj, "__module__", None) or "").startswith("kiln."):
                 glb = obj.__globals__
                 for name in sorted(_code_names(code, set())):
-                    if name not in glb:
-                        continue
-                    v = glb[name]
-                    if _simple(v):
-                        self.globals.append((self._step(path, "g:" + name), repr(v)))
-                    elif not isinstance(v, (types.ModuleType, type)):
-                        self._visit(v, self._step(path, "g:" + name), depth + 1)
+                    if name in glb:
+                        self._visit(glb[name], self._step(path, "g:" + name), depth + 1)
             w = getattr(obj, "__wrapped__", None)
             if w is not None:
                 self._visit(w, self._step(path, "w"), depth + 1)
+            return
+        # Any other object of the user's (a config object, a trainer the jit method is bound to): its plain
+        # attributes key the graph and its Cells/functions are followed. Modules, classes, tensors and Kiln's own
+        # objects are not entered.
+        if isinstance(obj, (types.ModuleType, type, self._Tensor)) or \
+                type(obj).__module__.split(".")[0] in ("kiln", "builtins", "numpy"):
+            return
+        d = getattr(obj, "__dict__", None)
+        if isinstance(d, dict):
+            for i, k in enumerate(sorted(d, key=str)):
+                if i >= 256:
+                    break
+                self._visit(d[k], self._step(path, f"a:{k}"), depth + 1)
 
     # ------------------------------------------------------------------------------------------------ names
     def _named_tensors(self):
