@@ -9,10 +9,10 @@ Two programs, each the MindSpore 2.x training step `value_and_grad` + optimizer 
 For each repeat, three fresh processes: one with the cache off (off: trace + passes + lowering), one with an empty
 cache directory (cold: the same, plus recording the sources and writing the file), then one with the filled
 directory (cached: read, validate, bind the file; no trace). Reported: the median over --repeats of the jit entry's
-compile_seconds and of the whole first call (compile + one step), and off/cached ratios. Each warm run must have traced nothing and
-produced the cold run's losses bit for bit, else the case is reported as failed.
+compile_seconds and of the whole first call (compile + one step), and off/cached ratios. Each warm run must have
+traced nothing and produced the cold run's losses bit for bit, else the case is reported as failed.
 
-    PYTHONPATH=python .venv/bin/python benchmarks/bench_compile_cache.py [--case seed|lenet|all] [--repeats 5]
+    PYTHONPATH=python .venv/bin/python benchmarks/bench_compile_cache.py [--case seed|lenet|deep|all] [--repeats 5]
 """
 import argparse
 import json

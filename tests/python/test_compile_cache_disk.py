@@ -5,8 +5,9 @@ Across processes: a second process loads the training step (Adam, Dropout with a
 traced function's print runs only while tracing, and trace_count stays 0 — and gives bit-for-bit the losses,
 parameters and later random draws of a run with the cache off; two processes writing one entry at once leave a valid
 file; an edited source file invalidates. In one process (fresh objects built by the same code stand for a new
-process): shape, Kiln version and configuration changes miss; every public layer, loss and optimizer loads; a damaged file warns and is rewritten; an unwritable
-directory warns and still runs; graphs reading a global Tensor or returning an unsupported value stay in memory."""
+process): shape, Kiln version and configuration changes miss; every public layer, loss and optimizer loads; a
+damaged file warns and is rewritten; an unwritable directory warns and still runs; graphs reading a global Tensor or
+returning an unsupported value stay in memory."""
 import glob
 import json
 import os
@@ -19,7 +20,7 @@ import pytest
 
 import kiln as ms
 import kiln.experimental.optim  # noqa: F401  (AdamW, in the optimizer sweep)
-from kiln import nn, ops, Tensor, context
+from kiln import nn, Tensor, context
 from kiln.common import _disk_cache
 
 from helpers import subprocess_env
@@ -441,3 +442,34 @@ def test_plain_values_the_function_reads_key_the_graph(cache_dir):
     np.testing.assert_allclose(other_scale(x).asnumpy(), (want - 1.0) * 1.5 + 1.0, rtol=1e-6)
     np.testing.assert_allclose(other_cfg(x).asnumpy(), want + 4.0, rtol=1e-6)
     assert other_scale.trace_count == 1 and other_cfg.trace_count == 1
+
+
+class _Shifted(nn.Cell):
+    def __init__(self, shift):
+        super().__init__()
+        self.dense = nn.Dense(3, 3)
+        self.shift = Tensor(np.asarray(shift, np.float32))  # a plain Tensor attribute: a capture named by path
+
+    def construct(self, x):
+        return self.dense(x) + self.shift
+
+
+def test_tensor_attribute_is_rebound_and_checked(cache_dir):
+    x = Tensor(np.ones((2, 3), np.float32))
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        ms.set_seed(6)
+        a = _Shifted([1.0, 2.0, 3.0])
+        want = a(x).asnumpy()
+        ms.set_seed(6)
+        b = _Shifted([10.0, 20.0, 30.0])  # same shape, other values: loaded, reads b's own tensor
+        got = b(x).asnumpy()
+        ms.set_seed(6)
+        c = _Shifted([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])  # another shape: the file does not fit, compiled again
+        got_c = c(x).asnumpy()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_allclose(got, want + np.array([9.0, 18.0, 27.0], np.float32), rtol=1e-6)
+    assert b._compiled_construct().trace_count == 0
+    np.testing.assert_allclose(got_c, want - np.array([1.0, 2.0, 3.0], np.float32) + c.shift.asnumpy(), rtol=1e-6)
+    assert c._compiled_construct().trace_count == 1

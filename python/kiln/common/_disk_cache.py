@@ -307,7 +307,10 @@ def load(lookup, recorded_out):
             if t is None:
                 raise LookupError
             caps.append(t)
-        graph.bind_captures(caps)  # ValueError on a shape/dtype mismatch
+        try:
+            graph.bind_captures(caps)
+        except ValueError:  # a capture's shape or dtype changed (e.g. a Cell's Tensor attribute): stale
+            raise LookupError from None
         cells = [lookup.walk.all_cells.get(p) for p in recorded_paths]
         if any(c is None for c in cells):
             raise LookupError

@@ -188,11 +188,12 @@ class CompiledGraph:
 class JitFunction:
     """A function compiled per signature (see kiln.jit and the module note [the compile cache]).
 
-    `graphs` lists the cached compiled signatures (compile order); `trace_count` counts traces (a cache hit does
-    not trace); `disk_loads` counts graphs loaded from the compile cache on disk (no trace); `disk_skipped` is None
-    or why a graph could not be written to disk (it stays in memory); `cache_size` is the most graphs kept (least recently used dropped first); `evictions` counts the
-    graphs dropped so far. Used as a method decorator, each instance gets its own JitFunction (and cache), kept in
-    the instance's `__dict__` and bound to the instance weakly."""
+    `graphs` lists the cached compiled signatures (compile order); `trace_count` counts traces (a cache hit does not
+    trace); `disk_loads` counts graphs loaded from the compile cache on disk (no trace); `disk_skipped` is None or
+    why a graph could not be written to disk (it stays in memory); `cache_size` is the most graphs kept (least
+    recently used dropped first); `evictions` counts the graphs dropped so far. Used as a method decorator, each
+    instance gets its own JitFunction (and cache), kept in the instance's `__dict__` and bound to the instance
+    weakly."""
 
     def __init__(self, fn, input_signature=None, name=None, key_extra=None, cache_size=None, bound_to=None):
         functools.update_wrapper(self, fn, updated=())
