@@ -220,8 +220,13 @@ class Lookup:
     def __init__(self, jf, struct, tensors, key_extra):
         fn = getattr(jf.fn, "__func__", jf.fn)
         code = getattr(fn, "__code__", None)
+        if code is None:  # a callable object (`jit(net)`): identified by its class's __call__/construct
+            cls = type(fn)
+            meth = getattr(cls, "construct", None) or getattr(cls, "__call__", None)
+            code = getattr(getattr(meth, "fn", meth), "__code__", None)
+            fn = cls
         if code is None:
-            raise Unstorable(f"{jf.name} is not a Python function")
+            raise Unstorable(f"{jf.name} is not Python code")
         target = jf._target()
         owner = "" if target is None else f"{type(target).__module__}.{type(target).__qualname__}"
         self.walk = Walk(jf)
