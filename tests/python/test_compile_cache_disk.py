@@ -473,3 +473,12 @@ def test_tensor_attribute_is_rebound_and_checked(cache_dir):
     assert b._compiled_construct().trace_count == 0
     np.testing.assert_allclose(got_c, want - np.array([1.0, 2.0, 3.0], np.float32) + c.shift.asnumpy(), rtol=1e-6)
     assert c._compiled_construct().trace_count == 1
+
+
+def test_functions_sharing_a_name_do_not_share_a_file(cache_dir):
+    x = Tensor(np.arange(3, dtype=np.float32))
+    double = ms.jit(lambda t: t * 2)
+    plus_one = ms.jit(lambda t: t + 1)  # the same qualified name '<lambda>' in the same file
+    np.testing.assert_array_equal(double(x).asnumpy(), [0, 2, 4])
+    np.testing.assert_array_equal(plus_one(x).asnumpy(), [1, 2, 3])
+    assert plus_one.trace_count == 1 and len(_files(cache_dir)) == 2

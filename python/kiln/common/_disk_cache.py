@@ -23,6 +23,7 @@ import sys
 import sysconfig
 import tempfile
 import threading
+import types
 import warnings
 
 from .._loader import _core
@@ -214,6 +215,26 @@ def _leaves(struct, out):
 
 
 # ------------------------------------------------------------------------------------------------------- keys
+def _code_digest(code):
+    """SHA-256 of a code object's bytecode, constants (nested code objects recursively), names and first line: the
+    same in every process for the same source (marshal's output is not: it depends on reference counts)."""
+    h = hashlib.sha256()
+
+    def add(c):
+        h.update(c.co_code)
+        h.update(repr((c.co_names, c.co_varnames, c.co_freevars, c.co_cellvars, c.co_firstlineno,
+                       c.co_argcount, c.co_kwonlyargcount, c.co_flags)).encode())
+        for k in c.co_consts:
+            if isinstance(k, types.CodeType):
+                add(k)
+            elif isinstance(k, frozenset):  # its order depends on the process's hash seed
+                h.update(repr(sorted(repr(x) for x in k)).encode())
+            else:
+                h.update(repr(k).encode())
+    add(code)
+    return h.hexdigest()
+
+
 class Lookup:
     """The disk key of one call: where its file is, and what the walk found (reused by save)."""
 
@@ -232,7 +253,10 @@ class Lookup:
         self.walk = Walk(jf)
         key = {
             "format": FORMAT,
-            "fn": [os.path.abspath(code.co_filename), getattr(fn, "__qualname__", jf.name), owner, jf.name],
+            # The code object itself (bytecode, constants, names, first line) tells apart functions that
+            # share a qualified name, e.g. two lambdas of one scope.
+            "fn": [os.path.abspath(code.co_filename), getattr(fn, "__qualname__", jf.name), owner, jf.name,
+                   _code_digest(code)],
             "args": encode(struct),
             "tensors": [[list(t.shape), str(t.dtype)] for t in tensors],
             "device": context._context["device_target"],
