@@ -43,6 +43,9 @@ _DEPRECATED_KEYS = {"enable_sparse", "enable_auto_mixed_precision", "enable_dump
 _ASCEND_ONLY = {"precision_mode", "jit_compile", "atomic_clean_policy", "matmul_allow_hf32", "conv_allow_hf32",
                 "op_precision_mode"}
 _warned_targets = set()
+# Keys given to set_context explicitly: an explicit enable_compile_cache / compile_cache_path wins over MindSpore's
+# environment variables MS_COMPILER_CACHE_ENABLE / MS_COMPILER_CACHE_PATH (kiln/common/_disk_cache.py).
+_explicit = set()
 
 
 def _check_type(key, value, types, names):
@@ -78,6 +81,9 @@ def set_context(**kwargs):
     grad_for_scalar, runtime_num_threads, jit_config; device-specific tuning keys are accepted and ignored.
     Kiln's own key jit_cache_size (int >= 1, default 32) bounds the compiled graphs kept per compiled function
     (each Cell in GRAPH_MODE, each kiln.jit function); beyond it the least recently used graph is dropped.
+    enable_compile_cache (bool, default False; else env MS_COMPILER_CACHE_ENABLE=1) also stores optimized graphs in
+    `compile_cache_path/rank_<RANK_ID>/graph_cache/` (default path "."; else env MS_COMPILER_CACHE_PATH), and a later
+    process with unchanged code, Kiln and configuration loads them instead of compiling (docs/compile_cache.md).
 
     Raises:
         TypeError: a value of the wrong type.
@@ -111,13 +117,11 @@ def set_context(**kwargs):
             if not value:
                 raise ValueError(f"For 'set_context', the argument '{key}' must not be empty.")
             _context[key] = value
+            _explicit.add(key)
         elif key in ("enable_compile_cache", "pynative_synchronize", "grad_for_scalar"):
             _check_type(key, value, (bool,), "bool")
-            if key == "enable_compile_cache" and value and not _context[key]:
-                warnings.warn("Kiln keeps compiled graphs in memory only (per process): enable_compile_cache has no "
-                              "effect yet. Compiling a training step takes tens of milliseconds.", RuntimeWarning,
-                              stacklevel=2)
             _context[key] = value
+            _explicit.add(key)
         elif key == "jit_syntax_level":
             _check_type(key, value, (int,), "int")
             if value not in (STRICT, COMPATIBLE, LAX):

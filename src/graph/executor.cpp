@@ -13,6 +13,11 @@ size_t bytes_of(const TensorMeta& m) { return size_t(numel(m.shape)) * itemsize(
 Executable::Executable(std::shared_ptr<const Graph> g) : graph_(std::move(g)) {
   const Graph& G = *graph_;
   const size_t nv = G.values.size();
+  // A graph read from a file has no capture tensors until they are bound (graph_io.h, bind_captures).
+  for (size_t v = 0; v < nv; ++v)
+    if (G.values[v].kind == ValueKind::Capture || G.values[v].kind == ValueKind::Constant)
+      KILN_CHECK(G.values[v].tensor.defined() && !G.values[v].tensor.is_symbolic(), Runtime, "Executable: graph ",
+                 G.name, " value %", v, " (a capture or constant) has no tensor bound.");
   // Liveness: the last instruction that reads each value (outputs live to the end). A view's output shares its
   // input's storage: the input's buffer lives as long as its longest-living view (`owner` chains).
   std::vector<int> last_use(nv, -1);

@@ -66,7 +66,16 @@ def Tensor_(v):
     return ms.Tensor(v, ms.float32)
 
 
-def test_compile_cache_on_disk_is_not_silently_ignored():
-    with pytest.warns(RuntimeWarning, match="in memory only"):
+def test_compile_cache_context_keys():
+    # The cache itself: test_compile_cache_disk.py.
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         ms.set_context(enable_compile_cache=True)
+    assert ms.get_context("enable_compile_cache") is True
     ms.set_context(enable_compile_cache=False)
+    assert ms.get_context("enable_compile_cache") is False
+    with pytest.raises(TypeError):
+        ms.set_context(enable_compile_cache=1)
+    with pytest.raises(ValueError):
+        ms.set_context(compile_cache_path="")

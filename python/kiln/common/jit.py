@@ -20,18 +20,24 @@ Note [the compile cache] (docs/decisions.md, "Compile cache"):
   weakly, so dropping a Cell (or a function) drops its graphs; guard cells are weak references too.
 * Threads. Lookups are plain dict reads; every mutation of a cache (insert, evict, guard update, trace count)
   happens under the function's lock. Tracing runs outside the lock (a trace is per thread), so two threads may
-  compile different signatures of one function at the same time."""
+  compile different signatures of one function at the same time.
+* On disk. With set_context(enable_compile_cache=True) (or MS_COMPILER_CACHE_ENABLE=1) a miss first looks for the
+  graph in the cache directory (kiln/common/_disk_cache.py, docs/compile_cache.md): a usable file is loaded, its
+  captures re-bound by name, and no trace happens; otherwise the function is traced and the optimized graph written
+  (when every capture can be named)."""
 import functools
 import itertools
 import os
 import threading
 import time
+import warnings
 import weakref
 
 from .._loader import _core
 from .. import context
 from .tensor import Tensor
 from . import seed as _seed
+from . import _disk_cache
 
 _tensor_signature = _core._tensor_signature
 _lock = threading.Lock()
@@ -167,6 +173,7 @@ class CompiledGraph:
         self._used = next(_clock)  # LRU stamp, refreshed on every hit
         self._fast_keys = []  # the fast-path keys that lead to this entry (dropped with it)
         self._pins = []  # unhashable non-tensor arguments keyed by id (see _key_of)
+        self.from_disk = False  # loaded from the compile cache on disk (graph_before is then the optimized graph)
 
     @property
     def planned_peak_bytes(self):
@@ -181,10 +188,12 @@ class CompiledGraph:
 class JitFunction:
     """A function compiled per signature (see kiln.jit and the module note [the compile cache]).
 
-    `graphs` lists the cached compiled signatures (compile order); `trace_count` counts traces (a cache hit does
-    not trace); `cache_size` is the most graphs kept (least recently used dropped first); `evictions` counts the
-    graphs dropped so far. Used as a method decorator, each instance gets its own JitFunction (and cache), kept in
-    the instance's `__dict__` and bound to the instance weakly."""
+    `graphs` lists the cached compiled signatures (compile order); `trace_count` counts traces (a cache hit does not
+    trace); `disk_loads` counts graphs loaded from the compile cache on disk (no trace); `disk_skipped` is None or
+    why a graph could not be written to disk (it stays in memory); `cache_size` is the most graphs kept (least
+    recently used dropped first); `evictions` counts the graphs dropped so far. Used as a method decorator, each
+    instance gets its own JitFunction (and cache), kept in the instance's `__dict__` and bound to the instance
+    weakly."""
 
     def __init__(self, fn, input_signature=None, name=None, key_extra=None, cache_size=None, bound_to=None):
         functools.update_wrapper(self, fn, updated=())
@@ -200,6 +209,8 @@ class JitFunction:
         self._lock = threading.RLock()
         self.trace_count = 0
         self.evictions = 0
+        self.disk_loads = 0  # graphs loaded from the compile cache on disk (no trace)
+        self.disk_skipped = None  # why the last graph that could not go to disk stayed in memory (None: none)
 
     @property
     def graphs(self):
@@ -358,31 +369,37 @@ class JitFunction:
         if self.input_signature is not None:
             _check_signature(self.input_signature, tensors, self.name)
         t0 = time.perf_counter()
-        with self._lock:
-            self.trace_count += 1
+        lookup = self._disk_lookup(struct, tensors)
         recorded = []
-        stack = getattr(_local, "records", None)
-        if stack is None:
-            stack = _local.records = []
-        stack.append(recorded)
-        with _lock:
-            _recording[0] += 1
-        try:
-            with _core.Trace(self.name) as tr:
-                sym = [tr.input(t.shape, t.dtype) for t in tensors]
-                a, k = _unflatten(struct, sym)
-                out = self._python(a, k)
-                out_tensors = []
-                out_struct = _flatten(out, out_tensors)
-                graph = tr.finish(out_tensors)
-        finally:
-            stack.pop()
-            with _lock:
-                _recording[0] -= 1
-        before = graph.copy()
-        log = graph.optimize()
-        exe = _core.Executable(graph)
-        entry = CompiledGraph(self.name, before, graph, exe, log, time.perf_counter() - t0, out_struct)
+        loaded = None
+        if lookup is not None:
+            try:
+                loaded = _disk_cache.load(lookup, recorded)
+                if loaded is not None:
+                    loaded = loaded + (_core.Executable(loaded[0]),)
+            except Exception as e:  # noqa: BLE001 — the cache must never break a program: compile instead
+                warnings.warn(f"Kiln compile cache: could not use {lookup.path} ({type(e).__name__}: {e}); "
+                              "compiling.", RuntimeWarning, stacklevel=3)
+                recorded.clear()
+                loaded = None
+        if loaded is not None:  # from the compile cache on disk: no trace
+            graph, out_struct, log, exe = loaded
+            entry = CompiledGraph(self.name, graph, graph, exe, log, time.perf_counter() - t0, out_struct)
+            entry.from_disk = True
+            with self._lock:
+                self.disk_loads += 1
+        else:
+            graph, before, out_struct, sources = self._trace(struct, tensors, recorded, lookup is not None)
+            log = graph.optimize()
+            exe = _core.Executable(graph)
+            entry = CompiledGraph(self.name, before, graph, exe, log, time.perf_counter() - t0, out_struct)
+            if lookup is not None:
+                try:
+                    _disk_cache.save(lookup, graph, out_struct, log, recorded, sources)
+                except _disk_cache.Unstorable as e:
+                    self._note_unstorable(str(e))
+                except Exception as e:  # noqa: BLE001 — the graph is compiled; only the file is missing
+                    self._note_unstorable(f"{type(e).__name__}: {e}")
         with self._lock:
             if self._add_guard_cells(recorded):
                 n = len(self._guard[0])
@@ -401,6 +418,59 @@ class JitFunction:
             self._remember_fast(entry, args, key)
         _save_graphs(entry, index)
         return entry
+
+    def _trace(self, struct, tensors, recorded, record_sources):
+        """Traces the function: (graph, copy before passes, output structure, files of the Python code that ran
+        (None when not recorded))."""
+        with self._lock:
+            self.trace_count += 1
+        stack = getattr(_local, "records", None)
+        if stack is None:
+            stack = _local.records = []
+        stack.append(recorded)
+        with _lock:
+            _recording[0] += 1
+        sources = None
+        try:
+            with _core.Trace(self.name) as tr:
+                sym = [tr.input(t.shape, t.dtype) for t in tensors]
+                a, k = _unflatten(struct, sym)
+                if record_sources:
+                    with _disk_cache.SourceRecorder() as rec:
+                        out = self._python(a, k)
+                    sources = rec.files
+                else:
+                    out = self._python(a, k)
+                out_tensors = []
+                out_struct = _flatten(out, out_tensors)
+                graph = tr.finish(out_tensors)
+        finally:
+            stack.pop()
+            with _lock:
+                _recording[0] -= 1
+        return graph, graph.copy(), out_struct, sources
+
+    def _disk_lookup(self, struct, tensors):
+        """The compile cache's disk key of this call, or None (cache off, or a signature that cannot be stored)."""
+        if _disk_cache.cache_dir() is None:
+            return None
+        try:
+            return _disk_cache.Lookup(self, struct, tensors, self._key_extra() if self._key_extra else None)
+        except _disk_cache.Unstorable as e:
+            self._note_unstorable(str(e))
+            return None
+        except Exception as e:  # noqa: BLE001 — e.g. an argument whose repr/hash fails: stay in memory
+            self._note_unstorable(f"{type(e).__name__}: {e}")
+            return None
+
+    def _note_unstorable(self, why):
+        """Records (and warns once per function) why a graph stays in memory only."""
+        with self._lock:
+            first = self.disk_skipped is None
+            self.disk_skipped = why
+        if first:
+            warnings.warn(f"Kiln compile cache: the graph of '{self.name}' stays in memory only: {why}.",
+                          RuntimeWarning, stacklevel=4)
 
     def _drop(self, key):
         """Removes one cached graph and its fast-path keys. Must hold self._lock."""

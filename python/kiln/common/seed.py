@@ -56,3 +56,19 @@ def _next_key(op_name, op_seed=None):
             stream = _counters[key] = len(_counters) + 1
     seed = (g * 0x9E3779B97F4A7C15 + (op_seed or 0) * 0xBF58476D1CE4E5B9 + zlib.crc32(op_name.encode())) % (2**63)
     return seed, stream
+
+
+def _stream_keys():
+    """{stream id: (op name, op seed)} of the streams handed out so far (the compile cache on disk stores them)."""
+    with _counters_lock:
+        return {s: k for k, s in _counters.items()}
+
+
+def _stream_for(key):
+    """The stream id of (op name, op seed) in this process, handing out a new one as _next_key would."""
+    key = (str(key[0]), int(key[1]))
+    with _counters_lock:
+        stream = _counters.get(key)
+        if stream is None:
+            stream = _counters[key] = len(_counters) + 1
+    return stream

@@ -1,0 +1,428 @@
+"""The compile cache on disk (`set_context(enable_compile_cache=True, compile_cache_path=...)`, or MindSpore's
+environment variables MS_COMPILER_CACHE_ENABLE=1 / MS_COMPILER_CACHE_PATH). Design: docs/compile_cache.md.
+
+One file per (function, signature, configuration) in `<path>/rank_<RANK_ID>/graph_cache/`, named by a SHA-256 of
+the *key*: the function's identity (module file, qualified name, class of the bound instance), the argument
+structure with non-tensor values, input shapes/dtypes, device, global seed, jit's key_extra, and the structure
+fingerprint of every Cell the function reaches (kiln/common/_cache_names.py). Inside, a header that must also
+match before the graph is used: Kiln's fingerprint (version + the _core build + the package's Python files) and the
+SHA-256 of every source file whose Python code ran while tracing (outside Kiln and the standard library). Then the
+optimized graph (C++ serializer, kiln/graph_io.h) with each capture named, the Python structure of the outputs, the
+pass log, the random streams the graph's random ops use, and the paths of the Cells called while tracing (their
+training flags key the in-memory cache). A SHA-256 of all of it closes the file.
+
+Loading never runs code from the file (JSON + the validating C++ reader). A corrupt file warns and is rewritten;
+a stale one (sources, Kiln or a capture changed) is silently recompiled and rewritten; an unwritable directory warns
+once and the graph stays in memory. Writes go to a temporary file renamed over the final name (atomic on POSIX), so
+concurrent processes writing one entry each leave a complete file."""
+import hashlib
+import json
+import os
+import struct
+import sys
+import sysconfig
+import tempfile
+import threading
+import types
+import warnings
+
+from .._loader import _core
+from .. import context
+from . import seed as _seed
+from ._cache_names import Walk
+
+FORMAT = 1
+_MAGIC = b"KILNCC01"
+_lock = threading.Lock()
+_file_hashes = {}  # path -> ((mtime_ns, size), sha256): re-hashed when the file changes
+_kiln_fp = [None]
+_warned_dirs = set()
+_KILN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_STDLIB = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
+
+_UMASK = os.umask(0o022)  # read once at import (os.umask can only be read by setting it)
+os.umask(_UMASK)
+stats = {"loads": 0, "writes": 0, "misses": 0}  # per process: graphs loaded / written / looked up and not usable
+
+
+def _count(what):
+    with _lock:
+        stats[what] += 1
+
+
+class Unstorable(Exception):
+    """This graph (or signature) cannot go to disk; it stays in memory. The message says why."""
+
+
+# ---------------------------------------------------------------------------------------------------- settings
+def cache_dir():
+    """The directory of graph files when the cache is on, else None. set_context(enable_compile_cache=...) wins over
+    MS_COMPILER_CACHE_ENABLE; an explicit compile_cache_path over MS_COMPILER_CACHE_PATH (MindSpore's precedence)."""
+    explicit = context._explicit
+    on = context._context["enable_compile_cache"] if "enable_compile_cache" in explicit else \
+        os.environ.get("MS_COMPILER_CACHE_ENABLE", "0").strip() == "1"
+    if not on:
+        return None
+    base = context._context["compile_cache_path"] if "compile_cache_path" in explicit else \
+        os.environ.get("MS_COMPILER_CACHE_PATH") or context._context["compile_cache_path"]
+    rank = os.environ.get("RANK_ID", "0").strip() or "0"
+    return os.path.join(os.path.abspath(base), f"rank_{rank}", "graph_cache")
+
+
+def _sha_file(path):
+    st = os.stat(path)
+    stamp = (st.st_mtime_ns, st.st_size)
+    with _lock:
+        hit = _file_hashes.get(path)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    with _lock:
+        if len(_file_hashes) > 4096:
+            _file_hashes.clear()
+        _file_hashes[path] = (stamp, h.hexdigest())
+    return h.hexdigest()
+
+
+def kiln_fingerprint():
+    """Kiln's identity for the cache: its version and the size and modification time (ns) of the _core extension
+    and of every Python file of the kiln package, hashed (a rebuild or an edit changes them; stat-ing ~200 files takes
+    about a millisecond, where hashing the contents took ~100 ms per process). Memoized per process except the
+    version, which is read on every call."""
+    if _kiln_fp[0] is None:
+        h = hashlib.sha256(f"format {FORMAT}".encode())
+        files = [os.path.abspath(_core.__file__)]
+        for root, dirs, names in os.walk(_KILN_DIR):
+            dirs.sort()
+            files += [os.path.join(root, n) for n in sorted(names) if n.endswith(".py")]
+        for f in files:
+            st = os.stat(f)
+            h.update(f"{os.path.relpath(f, _KILN_DIR)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        _kiln_fp[0] = h.hexdigest()
+    import kiln
+    return _kiln_fp[0] + ":" + str(getattr(kiln, "__version__", "?"))
+
+
+# ------------------------------------------------------------------------------------------- sources while tracing
+class SourceRecorder:
+    """Context manager: records the file of every Python function that runs on this thread (sys.setprofile).
+    `files` is None when recording was not possible (another profiler is active)."""
+
+    def __enter__(self):
+        self.files = set()
+        self._prev = sys.getprofile()
+        if self._prev is not None:
+            self.files = None
+            return self
+        files = self.files
+
+        def hook(frame, event, arg):
+            if event == "call":
+                files.add(frame.f_code.co_filename)
+        sys.setprofile(hook)
+        return self
+
+    def __exit__(self, *exc):
+        if self.files is not None:
+            sys.setprofile(None)
+        return False
+
+
+def _source_hashes(files):
+    out = []
+    for f in sorted(files):
+        if f.startswith("<frozen"):
+            continue
+        af = os.path.abspath(f)
+        if af.startswith(_KILN_DIR) or af.startswith(_STDLIB):
+            continue
+        if f.startswith("<") or not os.path.isfile(af):
+            raise Unstorable(f"code from {f} ran while tracing and has no source file to check")
+        out.append([af, _sha_file(af)])
+    return out
+
+
+# --------------------------------------------------------------------------------------------------- encoding
+def encode(obj):
+    """JSON form of a jit argument/output structure: _Leaf, tuples, lists, dicts, None/bool/int/float/str (Unstorable
+    for anything else: such a signature or output stays in memory)."""
+    from .jit import _Leaf
+    from . import dtype as mstype
+    if isinstance(obj, _Leaf):
+        return {"L": obj.index}
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, int):
+        return {"I": str(obj)}
+    if isinstance(obj, float):
+        return {"F": repr(obj)}
+    if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
+        return {"T": [encode(v) for v in obj]}
+    if isinstance(obj, list):
+        return {"A": [encode(v) for v in obj]}
+    if isinstance(obj, dict):
+        return {"D": [[encode(k), encode(v)] for k, v in obj.items()]}
+    if isinstance(obj, mstype.DType):
+        return {"dtype": str(obj)}
+    raise Unstorable(f"a value of type {type(obj).__name__} in the arguments or outputs")
+
+
+def decode(obj):
+    from .jit import _Leaf
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if not isinstance(obj, dict) or len(obj) != 1:
+        raise ValueError(f"bad structure entry {obj!r:.80}")
+    (tag, v), = obj.items()
+    if tag == "L":
+        if not isinstance(v, int) or v < 0:
+            raise ValueError("bad output index")
+        return _Leaf(v)
+    if tag == "I":
+        return int(v)
+    if tag == "F":
+        return float(v)
+    if tag == "T":
+        return tuple(decode(x) for x in v)
+    if tag == "A":
+        return [decode(x) for x in v]
+    if tag == "D":
+        return {decode(k): decode(x) for k, x in v}
+    if tag == "dtype":
+        from . import dtype as mstype
+        for name in dir(mstype.DType):
+            d = getattr(mstype.DType, name)
+            if isinstance(d, mstype.DType) and str(d) == v:
+                return d
+        raise ValueError(f"unknown dtype {v!r}")
+    raise ValueError(f"unknown structure tag {tag!r}")
+
+
+def _leaves(struct, out):
+    from .jit import _Leaf
+    if isinstance(struct, _Leaf):
+        out.append(struct.index)
+    elif isinstance(struct, (tuple, list)):
+        for v in struct:
+            _leaves(v, out)
+    elif isinstance(struct, dict):
+        for v in struct.values():
+            _leaves(v, out)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------------- keys
+def _code_digest(code):
+    """SHA-256 of a code object's bytecode, constants (nested code objects recursively), names and first line: the
+    same in every process for the same source (marshal's output is not: it depends on reference counts)."""
+    h = hashlib.sha256()
+
+    def add(c):
+        h.update(c.co_code)
+        h.update(repr((c.co_names, c.co_varnames, c.co_freevars, c.co_cellvars, c.co_firstlineno,
+                       c.co_argcount, c.co_kwonlyargcount, c.co_flags)).encode())
+        for k in c.co_consts:
+            if isinstance(k, types.CodeType):
+                add(k)
+            elif isinstance(k, frozenset):  # its order depends on the process's hash seed
+                h.update(repr(sorted(repr(x) for x in k)).encode())
+            else:
+                h.update(repr(k).encode())
+    add(code)
+    return h.hexdigest()
+
+
+class Lookup:
+    """The disk key of one call: where its file is, and what the walk found (reused by save)."""
+
+    def __init__(self, jf, struct, tensors, key_extra):
+        fn = getattr(jf.fn, "__func__", jf.fn)
+        code = getattr(fn, "__code__", None)
+        if code is None:  # a callable object (`jit(net)`): identified by its class's __call__/construct
+            cls = type(fn)
+            meth = getattr(cls, "construct", None) or getattr(cls, "__call__", None)
+            code = getattr(getattr(meth, "fn", meth), "__code__", None)
+            fn = cls
+        if code is None:
+            raise Unstorable(f"{jf.name} is not Python code")
+        target = jf._target()
+        owner = "" if target is None else f"{type(target).__module__}.{type(target).__qualname__}"
+        self.walk = Walk(jf)
+        key = {
+            "format": FORMAT,
+            # The code object itself (bytecode, constants, names, first line) tells apart functions that
+            # share a qualified name, e.g. two lambdas of one scope.
+            "fn": [os.path.abspath(code.co_filename), getattr(fn, "__qualname__", jf.name), owner, jf.name,
+                   _code_digest(code)],
+            "args": encode(struct),
+            "tensors": [[list(t.shape), str(t.dtype)] for t in tensors],
+            "device": context._context["device_target"],
+            "seed": _seed._global_seed,
+            "extra": None if key_extra is None else encode(key_extra),
+            # The configuration digest: repr of nested lists of strings/numbers is deterministic and ~10x faster to
+            # build than JSON for a large network.
+            "config": hashlib.sha256(repr(self.walk.fingerprint()).encode()).hexdigest(),
+        }
+        self.key_json = json.dumps(key, sort_keys=True)
+        digest = hashlib.sha256(self.key_json.encode()).hexdigest()[:40]
+        safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in jf.name)[:60]
+        self.dir = cache_dir()
+        self.path = os.path.join(self.dir, f"{safe}-{digest}.kgc")
+
+
+# ----------------------------------------------------------------------------------------------------- loading
+def _warn(msg):
+    warnings.warn("Kiln compile cache: " + msg, RuntimeWarning, stacklevel=4)
+
+
+def _read(path):
+    """(header dict, graph bytes) of a file, or raises ValueError describing the damage."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < len(_MAGIC) + 8 + 32 or data[:len(_MAGIC)] != _MAGIC:
+        raise ValueError("not a Kiln compile-cache file (bad magic or too short)")
+    view = memoryview(data)
+    body = view[:-32]
+    if hashlib.sha256(body).digest() != data[-32:]:
+        raise ValueError("checksum mismatch (truncated or damaged)")
+    pos = len(_MAGIC)
+    (hlen,) = struct.unpack_from("<Q", data, pos)
+    pos += 8
+    if hlen > len(body) - pos:
+        raise ValueError("header length exceeds the file")
+    header = json.loads(bytes(view[pos:pos + hlen]).decode("utf-8"))
+    if not isinstance(header, dict):
+        raise ValueError("header is not an object")
+    return header, bytes(body[pos + hlen:])
+
+
+def load(lookup, recorded_out):
+    """The CompiledGraph parts stored for `lookup`: (graph, out_struct, pass_log), appending the Cells called while
+    tracing to `recorded_out`; None when there is no usable file (a damaged one warns)."""
+    path = lookup.path
+    if not os.path.exists(path):
+        _count("misses")
+        return None
+    try:
+        header, graph_bytes = _read(path)
+        if header.get("format") != FORMAT:
+            raise ValueError(f"format {header.get('format')!r}")
+        if header.get("key") != lookup.key_json:
+            raise ValueError("the key inside does not match its name")
+        out_struct = decode(header["out_struct"])
+        pass_log = [str(x) for x in header["pass_log"]]
+        streams = [(int(s), str(op), int(op_seed)) for s, op, op_seed in header["streams"]]
+        recorded_paths = [str(p) for p in header["recorded"]]
+        sources = [(str(p), str(h)) for p, h in header["sources"]]
+        graph, names = _core.deserialize_graph(graph_bytes)
+    except (ValueError, KeyError, TypeError, RuntimeError, OSError, UnicodeDecodeError, struct.error) as e:
+        _warn(f"ignoring damaged cache file {path} ({e}); compiling again and rewriting it.")
+        _count("misses")
+        return None
+    # Stale (not damaged): Kiln, a source file or a capture changed. Compile again; the new graph replaces the file.
+    try:
+        if header.get("kiln") != kiln_fingerprint():
+            raise LookupError
+        for p, h in sources:
+            if not os.path.isfile(p) or _sha_file(p) != h:
+                raise LookupError
+        by_name = lookup.walk.tensors_by_name()
+        caps = []
+        for n in names:
+            t = by_name.get(n)
+            if t is None:
+                raise LookupError
+            caps.append(t)
+        try:
+            graph.bind_captures(caps)
+        except ValueError:  # a capture's shape or dtype changed (e.g. a Cell's Tensor attribute): stale
+            raise LookupError from None
+        cells = [lookup.walk.all_cells.get(p) for p in recorded_paths]
+        if any(c is None for c in cells):
+            raise LookupError
+        leaves = _leaves(out_struct, [])
+        if sorted(leaves) != list(range(graph.num_outputs)):
+            raise ValueError("the output structure does not match the graph's outputs")
+    except LookupError:
+        _count("misses")
+        return None
+    except ValueError as e:
+        _warn(f"ignoring cache file {path} ({e}); compiling again and rewriting it.")
+        _count("misses")
+        return None
+    if streams:
+        graph.remap_random_streams([s for s, _, _ in streams], [_seed._stream_for((op, sd)) for _, op, sd in streams])
+    recorded_out += cells
+    _count("loads")
+    return graph, out_struct, pass_log
+
+
+# ------------------------------------------------------------------------------------------------------ saving
+def save(lookup, graph, out_struct, pass_log, recorded, source_files):
+    """Writes the entry (atomically). Raises Unstorable when the graph cannot be stored faithfully; warns (once per
+    directory) and returns when the directory cannot be written."""
+    if source_files is None:
+        raise Unstorable("another profiler was active while tracing (sources could not be recorded)")
+    sources = _source_hashes(source_files)
+    names_of = lookup.walk.tensor_names()
+    names = []
+    for t in graph.capture_tensors():
+        n = names_of.get(t._id)
+        if n is None:
+            raise Unstorable(f"it reads a {t.dtype}{list(t.shape)} tensor that is neither a Parameter nor a Tensor "
+                             "attribute of a Cell the function reaches (e.g. a global Tensor)")
+        names.append(n)
+    stream_ids = graph.random_streams()
+    streams = []
+    if stream_ids:
+        if _seed._global_seed is None:
+            raise Unstorable("it draws random numbers without a global seed (set_seed)")
+        keys = _seed._stream_keys()
+        for s in sorted(set(stream_ids)):
+            if s not in keys:
+                raise Unstorable(f"random stream {s} is not one of this process's streams")
+            streams.append([s, keys[s][0], keys[s][1]])
+    recorded_paths = []
+    for c in recorded:
+        p = lookup.walk.cell_paths.get(id(c))
+        if p is None:
+            raise Unstorable(f"the Cell {type(c).__name__} called while tracing is not reachable from the function")
+        recorded_paths.append(p)
+    header = {
+        "format": FORMAT, "key": lookup.key_json, "kiln": kiln_fingerprint(), "sources": sources,
+        "out_struct": encode(out_struct), "pass_log": list(pass_log), "streams": streams,
+        "recorded": recorded_paths,
+    }
+    try:
+        graph_bytes = graph.serialize(names)
+    except RuntimeError as e:
+        raise Unstorable(str(e)) from None
+    hb = json.dumps(header).encode("utf-8")
+    body = _MAGIC + struct.pack("<Q", len(hb)) + hb + graph_bytes
+    data = body + hashlib.sha256(body).digest()
+    try:
+        os.makedirs(lookup.dir, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=lookup.dir, prefix=".tmp-", suffix=".kgc")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; a cache file gets the usual permissions
+            os.replace(tmp, lookup.path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except OSError as e:
+        with _lock:
+            first = lookup.dir not in _warned_dirs
+            _warned_dirs.add(lookup.dir)
+        if first:
+            _warn(f"cannot write to {lookup.dir} ({e.strerror or e}); compiled graphs stay in memory.")
+        return
+    _count("writes")
+
