@@ -9,7 +9,7 @@ def _to_tensor(arr):
     from ...common.tensor import Tensor
     if arr.dtype.kind in "USO":  # Kiln tensors hold numbers only: text columns stay NumPy arrays
         return arr
-    return Tensor(np.ascontiguousarray(arr))
+    return Tensor(arr if arr.flags.c_contiguous else arr.copy(order="C"))
 
 
 class _Iterator:

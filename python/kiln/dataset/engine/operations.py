@@ -2,6 +2,7 @@
 filter, split (MindSpore's MapDataset, BatchDataset, ... in `mindspore.dataset.engine.datasets`)."""
 import collections
 import itertools
+import traceback
 
 import numpy as np
 
@@ -9,7 +10,7 @@ from .. import config
 from ._common import (INT32_MAX, as_outputs, check_bool, check_int, check_workers, column_list, place_columns,
                       to_array)
 from .datasets import Dataset, _check_count
-from .workers import OrderedPool, call_user
+from .workers import OrderedPool, call_user, raise_user_error
 
 _CHUNK = 16  # rows per task sent to a worker: amortizes the hand-off cost
 
@@ -57,16 +58,35 @@ class RowPool:
         if not self.parallel:
             return (self.fn(r) for r in rows)
         if self.pool is None:
-            fn = self.fn
-            self.pool = OrderedPool(lambda block: [fn(r) for r in block], self.workers, self.processes,
+            self.pool = OrderedPool(_Block(self.fn), self.workers, self.processes,
                                     max(2, config.get_prefetch_size() // _CHUNK + self.workers), self.what)
             self.ctx.closers.append(self.pool.close)
         return self._flat(self.pool.imap(_chunks(rows, _CHUNK)))
 
-    @staticmethod
-    def _flat(blocks):
+    def _flat(self, blocks):
         for block in blocks:
-            yield from block
+            for ok, value in block:
+                if not ok:
+                    raise_user_error(self.what, value)
+                yield value
+
+
+class _Block:
+    """fn over a chunk of rows in a worker: [(True, result), ...], ending at the first failure with (False,
+    traceback text), so the rows before a failing one still come out."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, block):
+        out = []
+        for r in block:
+            try:
+                out.append((True, self.fn(r)))
+            except Exception:  # noqa: BLE001 — reported in the main process with its traceback
+                out.append((False, traceback.format_exc()))
+                break
+        return out
 
 
 class MapDataset(Dataset):
