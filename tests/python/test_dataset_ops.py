@@ -281,3 +281,27 @@ def test_output_shapes_types_sizes_of_pipelines():
     assert p.get_col_names() == ["x", "y"]
     with pytest.raises(RuntimeError, match="empty"):
         seq(0).output_shapes()
+
+
+def test_iterator_shared_by_threads_hands_out_each_row_once():
+    import threading
+    it = ds.NumpySlicesDataset(np.arange(2000), shuffle=False).map(lambda x: x + 1).create_tuple_iterator(
+        output_numpy=True, num_epochs=1)
+    got, errors = [], []
+
+    def worker():
+        while True:
+            try:
+                got.append(int(next(it)[0]))
+            except StopIteration:
+                return
+            except RuntimeError as e:  # another thread ended the (only) epoch: MindSpore's error past the end
+                if "beyond the specified number of epochs" not in str(e):
+                    errors.append(e)
+                return
+    ts = [threading.Thread(target=worker) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors and sorted(got) == list(range(1, 2001))

@@ -1,5 +1,7 @@
 """Iterators over a dataset: `Dataset.create_tuple_iterator` / `create_dict_iterator` (MindSpore's
 TupleIterator / DictIterator)."""
+import threading
+
 import numpy as np
 
 from ._common import Ctx
@@ -47,12 +49,17 @@ class _Iterator:
         self._cur = None
         self._done = 0
         self._closed = False
+        self._lock = threading.RLock()
         self.dataset = dataset
 
     def __iter__(self):
         return self
 
     def _next_row(self):
+        with self._lock:  # one iterator may be shared by threads: rows are handed out one at a time
+            return self._next_row_locked()
+
+    def _next_row_locked(self):
         if self._closed:
             raise RuntimeError("EOF buffer encountered. User tries to fetch data beyond the specified number of "
                                f"epochs ({self._num_epochs}), or the iterator was stopped.")

@@ -59,7 +59,7 @@ class RowPool:
             return (self.fn(r) for r in rows)
         if self.pool is None:
             self.pool = OrderedPool(_Block(self.fn), self.workers, self.processes,
-                                    max(2, config.get_prefetch_size() // _CHUNK + self.workers), self.what)
+                                    max(2 * self.workers, config.get_prefetch_size() * self.workers // _CHUNK), self.what)
             self.ctx.closers.append(self.pool.close)
         return self._flat(self.pool.imap(_chunks(rows, _CHUNK)))
 
@@ -134,8 +134,15 @@ class MapDataset(Dataset):
         def compute(row):  # runs in the worker: the user's functions and the conversion to arrays
             args = [row[i] for i in in_idx]
             for op in ops:
-                args = as_outputs(op(*args))
-            return [to_array(v, what) for v in args]
+                out = op(*args)
+                args = list(out) if isinstance(out, tuple) else [out]
+            return [v if type(v) is np.ndarray else to_array(v, what) for v in args]
+
+        # where each output goes in the new row, and which input columns are kept where
+        out_pos = [pos[c] for c in out_cols]
+        keep_pos = [(i, pos[c]) for i, c in keep]
+        in_place = len(in_idx) == n_out and all(pos[c] == names.index(i_c) for c, i_c in
+                                                zip(out_cols, self.input_columns)) and len(pos) == len(names)
 
         def finish(row, outs):
             if len(outs) != n_out:
@@ -143,11 +150,14 @@ class MapDataset(Dataset):
                                    f"should match the number of 'output_columns', but got the number of columns "
                                    f"returned in 'map' operations: {len(outs)}, the number of 'output_columns': "
                                    f"{n_out}.")
-            new = [None] * len(pos)
-            for i, c in keep:
-                new[pos[c]] = row[i]
-            for c, v in zip(out_cols, outs):
-                new[pos[c]] = v
+            if in_place:
+                new = list(row)
+            else:
+                new = [None] * len(pos)
+                for i, j in keep_pos:
+                    new[j] = row[i]
+            for j, v in zip(out_pos, outs):
+                new[j] = v
             return tuple(new)
 
         runner = RowPool(ctx, compute, workers, processes, what)
@@ -165,7 +175,11 @@ class MapDataset(Dataset):
                     yield finish(pending.popleft(), outs)
             else:
                 for row in rows:
-                    yield finish(row, call_user(what, compute, row))
+                    try:
+                        outs = compute(row)
+                    except Exception as e:  # noqa: BLE001 — a user function failed: report with its traceback
+                        raise_user_error(what, traceback.format_exc(), e)
+                    yield finish(row, outs)
 
         return epoch
 
