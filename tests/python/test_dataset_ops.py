@@ -190,7 +190,9 @@ def test_zip_concat():
 
 def test_take_skip():
     assert ids(seq().take(3)) == [0, 1, 2] and ids(seq().skip(8)) == [8, 9]
-    assert seq().take(3).get_dataset_size() == 3 and seq().skip(12).get_dataset_size() == 0
+    assert seq().take(3).get_dataset_size() == 3
+    with pytest.warns(UserWarning, match="dataset size is 0"):
+        assert seq().skip(12).get_dataset_size() == 0
     assert seq().take(-1).get_dataset_size() == 10 and ids(seq(3).take(-1)) == [0, 1, 2]
     assert ids(seq().take(20)) == list(range(10))
     with pytest.raises(ValueError, match="count"):
@@ -305,3 +307,13 @@ def test_iterator_shared_by_threads_hands_out_each_row_once():
     for t in ts:
         t.join()
     assert not errors and sorted(got) == list(range(1, 2001))
+
+
+def test_node_classes_are_exported():
+    d = seq(4)
+    assert isinstance(d.map(lambda x: x), ds.MapDataset) and isinstance(d.batch(2), ds.BatchDataset)
+    assert isinstance(d.shuffle(2), ds.ShuffleDataset) and isinstance(d.repeat(2), ds.RepeatDataset)
+    assert isinstance(d.take(1), ds.TakeDataset) and isinstance(d.skip(1), ds.SkipDataset)
+    assert isinstance(d + seq(1), ds.ConcatDataset) and isinstance(d.project("column_0"), ds.ProjectDataset)
+    assert isinstance(d.rename("column_0", "x"), ds.RenameDataset) and isinstance(d.filter(bool), ds.FilterDataset)
+    assert isinstance(d.zip(seq(2).rename("column_0", "y")), ds.ZipDataset) and isinstance(d, ds.Dataset)

@@ -9,7 +9,9 @@ from . import config  # noqa: F401
 from .engine.datasets import Dataset  # noqa: F401
 from .engine.file_sources import Cifar10Dataset, CSVDataset, ImageFolderDataset, MnistDataset, Shuffle  # noqa: F401
 from .engine.iterators import DictIterator, TupleIterator  # noqa: F401
-from .engine.operations import BatchInfo  # noqa: F401
+from .engine.operations import BatchDataset, BatchInfo, FilterDataset, MapDataset  # noqa: F401
+from .engine.structural import (ConcatDataset, ProjectDataset, RenameDataset, RepeatDataset, ShuffleDataset,  # noqa
+                                SkipDataset, TakeDataset, ZipDataset)
 from .engine.sources import GeneratorDataset, NumpySlicesDataset  # noqa: F401
 from .samplers import (DistributedSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,  # noqa
                        SubsetSampler, WeightedRandomSampler)
