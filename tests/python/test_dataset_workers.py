@@ -178,3 +178,27 @@ def test_ctrl_c_stops_cleanly_without_orphans():
             p.kill()
     assert p.returncode != 0 and "KeyboardInterrupt" in err
     assert wait_gone(pids) == []
+
+
+KILN_IN_WORKER = """
+import numpy as np
+import kiln, kiln.dataset as ds
+from kiln import nn, ops
+a = kiln.Tensor(np.random.rand(384, 384).astype(np.float32))
+conv = nn.Conv2d(3, 16, 3)
+x = kiln.Tensor(np.random.rand(8, 3, 64, 64).astype(np.float32))
+ref = (ops.matmul(a, a).asnumpy().sum(), conv(x).asnumpy().sum())  # the parent's kernels ran multi-threaded
+def f(i):
+    return np.array([ops.matmul(a, a).asnumpy().sum(), conv(x).asnumpy().sum()])
+d = ds.NumpySlicesDataset(np.arange(4), shuffle=False).map(f, num_parallel_workers=2, python_multiprocessing=True)
+out = [r[0] for r in d.create_tuple_iterator(output_numpy=True)]
+assert all(np.allclose(o, ref, rtol=1e-4) for o in out), (out, ref)
+print("ok", len(out))
+"""
+
+
+def test_kiln_kernels_in_forked_workers_do_not_hang():
+    # libgomp is not fork-safe: a worker must not reuse the parent's multi-threaded oneDNN primitives
+    p = subprocess.run([sys.executable, "-c", KILN_IN_WORKER], capture_output=True, text=True, timeout=180,
+                       env=subprocess_env())
+    assert p.returncode == 0 and p.stdout.strip() == "ok 4", p.stderr[-2000:]

@@ -200,7 +200,7 @@ class BatchInfo:
 
 
 def _stack(values, col, what):
-    arrays = [to_array(v, what) for v in values]
+    arrays = [v if type(v) is np.ndarray else to_array(v, what) for v in values]
     try:
         return np.stack(arrays)
     except ValueError:

@@ -13,6 +13,7 @@ import atexit
 import collections
 import concurrent.futures as cf
 import multiprocessing
+import os
 import signal
 import sys
 import threading
@@ -25,9 +26,24 @@ _live_lock = threading.Lock()
 _worker_fn = None  # the function, in a worker process
 
 
+def _single_thread_openmp():
+    """In a forked worker: OpenMP (GNU libgomp, which Kiln's kernels use) is not fork-safe — a parallel region in a
+    child of a process that already ran one waits forever for the parent's thread team. Kernels in a worker
+    therefore run single-threaded (the workers are the parallelism), as PyTorch's DataLoader workers do."""
+    import ctypes
+    for name in ("libgomp.so.1", "libgomp.1.dylib", "libomp.so", "libiomp5.so"):
+        try:
+            lib = ctypes.CDLL(name, mode=getattr(os, "RTLD_NOLOAD", 0) | ctypes.RTLD_GLOBAL)
+        except OSError:
+            continue
+        lib.omp_set_num_threads(1)
+    os.environ["OMP_NUM_THREADS"] = "1"
+
+
 def _init_worker(fn):
     global _worker_fn
     _worker_fn = fn
+    _single_thread_openmp()
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     except ValueError:  # not the main thread (never the case in a worker process)
