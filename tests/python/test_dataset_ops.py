@@ -317,3 +317,16 @@ def test_node_classes_are_exported():
     assert isinstance(d + seq(1), ds.ConcatDataset) and isinstance(d.project("column_0"), ds.ProjectDataset)
     assert isinstance(d.rename("column_0", "x"), ds.RenameDataset) and isinstance(d.filter(bool), ds.FilterDataset)
     assert isinstance(d.zip(seq(2).rename("column_0", "y")), ds.ZipDataset) and isinstance(d, ds.Dataset)
+
+
+def test_len_apply_flags_use_sampler():
+    assert len(seq(7).batch(2)) == 4
+    assert abc().apply(lambda d: d.project("a")).get_col_names() == ["a"]
+    with pytest.raises(TypeError, match="must return a Dataset"):
+        abc().apply(lambda d: 5)
+    assert not seq().is_shuffled() and seq().shuffle(2).map(lambda x: x).is_shuffled()
+    assert ds.NumpySlicesDataset([1, 2]).is_shuffled()
+    assert seq(num_shards=2, shard_id=1).batch(2).is_sharded() and not seq().is_sharded()
+    d = seq(6)
+    d.use_sampler(ds.SubsetSampler([4, 2]))
+    assert ids(d) == [4, 2] and d.get_dataset_size() == 2

@@ -271,7 +271,7 @@ def test_image_folder(image_dir):
     ref = np.asarray(Image.open(io.BytesIO((d / "emu" / "c.jpg").read_bytes())).convert("RGB"))
     np.testing.assert_array_equal(jpg[0][0], ref)
     # no extensions: every file; class_indexing: only these classes, with these labels
-    assert ds.ImageFolderDataset(str(d)).get_dataset_size() == 5
+    assert ds.ImageFolderDataset(str(d)).get_dataset_size() == 5 and ds.ImageFolderDataset(str(d)).num_classes() == 3
     ci = ds.ImageFolderDataset(str(d), shuffle=False, class_indexing={"dog": 5}, extensions=[".png"])
     assert [int(x[1]) for x in rows(ci)] == [5, 5]
     # decoding in 2 threads keeps the order

@@ -63,6 +63,31 @@ class Dataset:
                 warnings.warn(f"{type(self).__name__}: the dataset size is 0 (an empty epoch).", stacklevel=2)
         return self._size_cache
 
+    def __len__(self):
+        """len(dataset) is get_dataset_size(), as MindSpore."""
+        return self.get_dataset_size()
+
+    def is_shuffled(self):
+        """True when a node of the pipeline shuffles (a shuffle op or a random sampler)."""
+        return any(c.is_shuffled() for c in self.children)
+
+    def is_sharded(self):
+        """True when the pipeline reads one shard of a source (num_shards / DistributedSampler)."""
+        return any(c.is_sharded() for c in self.children)
+
+    def apply(self, apply_func):
+        """apply_func(self), which must return a Dataset (a reusable pipeline fragment).
+
+        Raises:
+            TypeError: apply_func is not callable or does not return a Dataset.
+        """
+        if not callable(apply_func):
+            raise TypeError(f"apply: apply_func must be a function, but got {type(apply_func).__name__}.")
+        out = apply_func(self)
+        if not isinstance(out, Dataset):
+            raise TypeError(f"apply: apply_func must return a Dataset, but it returned {type(out).__name__}.")
+        return out
+
     def get_batch_size(self):
         """The batch size of the nearest `batch` above the source (1 without batch)."""
         return self.children[0].get_batch_size() if self.children else 1

@@ -280,6 +280,10 @@ class ImageFolderDataset(MappableSource):
         """dict: class folder name -> label."""
         return dict(self.class_indexing)
 
+    def num_classes(self):
+        """Number of classes read (int)."""
+        return len(self.class_indexing)
+
     def _num_rows(self):
         return len(self._files)
 

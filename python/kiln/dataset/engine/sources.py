@@ -7,7 +7,7 @@ import traceback
 
 import numpy as np
 
-from ..samplers import select_sampler
+from ..samplers import DistributedSampler, select_sampler
 from ._common import check_bool, check_workers, column_list, to_array
 from .datasets import Dataset
 from .operations import RowPool
@@ -51,6 +51,24 @@ class MappableSource(Dataset):
         self.sampler = select_sampler(cls, num_samples or None, sampler, shuffle, num_shards, shard_id)
         self.num_shards, self.shard_id = num_shards, shard_id
         self._cls = cls
+
+    def is_shuffled(self):
+        return self.sampler._salted or (isinstance(self.sampler, DistributedSampler) and self.sampler.shuffle)
+
+    def is_sharded(self):
+        return isinstance(self.sampler, DistributedSampler) or bool(self.num_shards)
+
+    def use_sampler(self, new_sampler):
+        """Replaces the source's sampler (a Sampler or a list of indices) in place.
+
+        Raises:
+            TypeError: not a sampler.
+        """
+        if new_sampler is None:
+            raise TypeError(f"{self._cls}: use_sampler needs a sampler, but got None.")
+        self.sampler = select_sampler(self._cls, None, new_sampler, None, None, None)
+        self.num_shards = self.shard_id = None
+        self._size_cache = None
 
     def _num_rows(self):
         raise TypeError(f"{type(self).__name__} does not define its number of rows.")

@@ -6,7 +6,7 @@ import numbers
 import numpy as np
 
 from .. import config
-from ..samplers import DistributedSampler, RandomSampler, SequentialSampler, SubsetRandomSampler, SubsetSampler
+from ..samplers import RandomSampler, SequentialSampler, SubsetRandomSampler, SubsetSampler
 from ._common import INT32_MAX, check_int, column_list
 from .datasets import Dataset, _check_count
 
@@ -22,6 +22,9 @@ class ShuffleDataset(Dataset):
 
     def _compute_size(self):
         return self.children[0].get_dataset_size()
+
+    def is_shuffled(self):
+        return True
 
     def _make(self, ctx):
         child_epoch = self.children[0]._make(ctx)
@@ -300,16 +303,10 @@ def _absolute_sizes(sizes, n):
     return out
 
 
-def _is_sharded(ds):
-    if isinstance(getattr(ds, "sampler", None), DistributedSampler) or getattr(ds, "num_shards", None):
-        return True
-    return any(_is_sharded(c) for c in ds.children)
-
-
 def split_dataset(ds, sizes, randomize):
     """See Dataset.split."""
     from .sources import MappableSource
-    if _is_sharded(ds):
+    if ds.is_sharded():
         raise RuntimeError("split: Dataset should not be sharded before split.")
     n = ds.get_dataset_size()
     if n <= 0:
