@@ -1,7 +1,6 @@
 """kiln.dataset sources against NumPy/Pillow references: NumpySlicesDataset, GeneratorDataset, MnistDataset,
 Cifar10Dataset, ImageFolderDataset, CSVDataset (the file formats are written here with NumPy/Pillow)."""
 import io
-import os
 
 import numpy as np
 import pytest

@@ -8,9 +8,7 @@ seed gives the same orders in a new process."""
 import numbers
 import warnings
 
-import numpy as np
-
-from ._common import INT32_MAX, check_bool, check_int, column_list
+from ._common import INT32_MAX, check_bool
 from .iterators import DictIterator, TupleIterator
 
 
@@ -319,5 +317,3 @@ def _check_count(fn, count, allow_minus_one=True, lo=1):
                          f"{fn}: count should be within the required interval of [{lo}, {INT32_MAX}], got {count}.")
     return count
 
-
-__all__ = ["Dataset", "check_int", "column_list"]

@@ -10,7 +10,7 @@ import threading
 import numpy as np
 
 from ..samplers import BuiltinSampler, DistributedSampler, RandomSampler, SequentialSampler
-from ._common import check_workers, column_list
+from ._common import column_list
 from .sources import MappableSource, _check_source_args
 
 
@@ -111,9 +111,9 @@ class MnistDataset(MappableSource):
             if ip is None or lp is None:
                 if self.usage == "all" and ip is None and lp is None:
                     continue
-                raise RuntimeError(f"MnistDataset: Invalid file, failed to find the mnist {'image' if ip is None else 'label'} "
-                                   f"file {p}-{'images-idx3' if ip is None else 'labels-idx1'}-ubyte in "
-                                   f"{self.dataset_dir}.")
+                kind, name = ("image", "images-idx3") if ip is None else ("label", "labels-idx1")
+                raise RuntimeError(f"MnistDataset: Invalid file, failed to find the mnist {kind} file "
+                                   f"{p}-{name}-ubyte in {self.dataset_dir}.")
             im, lb = _read_idx(ip, 2051, 3), _read_idx(lp, 2049, 1)
             if len(im) != len(lb):
                 raise RuntimeError(f"MnistDataset: Invalid data, {ip} holds {len(im)} images but {lp} holds "

@@ -9,7 +9,7 @@ import numpy as np
 from .. import config
 from ._common import (INT32_MAX, as_outputs, check_bool, check_int, check_workers, column_list, place_columns,
                       to_array)
-from .datasets import Dataset, _check_count
+from .datasets import Dataset
 from .workers import OrderedPool, call_user, raise_user_error
 
 _CHUNK = 16  # rows per task sent to a worker: amortizes the hand-off cost
@@ -58,8 +58,8 @@ class RowPool:
         if not self.parallel:
             return (self.fn(r) for r in rows)
         if self.pool is None:
-            self.pool = OrderedPool(_Block(self.fn), self.workers, self.processes,
-                                    max(2 * self.workers, config.get_prefetch_size() * self.workers // _CHUNK), self.what)
+            window = max(2 * self.workers, config.get_prefetch_size() * self.workers // _CHUNK)
+            self.pool = OrderedPool(_Block(self.fn), self.workers, self.processes, window, self.what)
             self.ctx.closers.append(self.pool.close)
         return self._flat(self.pool.imap(_chunks(rows, _CHUNK)))
 
