@@ -201,3 +201,19 @@ def test_kiln_kernels_in_forked_workers_do_not_hang():
     p = subprocess.run([sys.executable, "-c", KILN_IN_WORKER], capture_output=True, text=True, timeout=180,
                        env=subprocess_env())
     assert p.returncode == 0 and p.stdout.strip() == "ok 4", p.stderr[-2000:]
+
+
+def test_thread_workers_end_with_the_iterator_and_epochs_reuse_one_pool():
+    import threading
+    before = threading.active_count()
+    d = ds.NumpySlicesDataset(np.arange(64), shuffle=False).map(lambda x: x + 1, num_parallel_workers=2)
+    it = d.create_tuple_iterator(output_numpy=True, num_epochs=20)
+    for _ in range(20):
+        assert [int(r[0]) for r in it] == list(range(1, 65))
+        assert threading.active_count() <= before + 2  # one pool of 2 threads for all epochs
+    assert threading.active_count() == before  # the last epoch ended the iterator and its threads
+    it = d.create_tuple_iterator(output_numpy=True)
+    next(it)
+    del it
+    gc.collect()
+    assert threading.active_count() == before
