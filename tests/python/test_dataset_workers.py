@@ -217,3 +217,12 @@ def test_thread_workers_end_with_the_iterator_and_epochs_reuse_one_pool():
     del it
     gc.collect()
     assert threading.active_count() == before
+
+
+def test_worker_processes_draw_different_random_numbers():
+    import random
+    d = ds.NumpySlicesDataset(np.arange(64), shuffle=False).map(
+        lambda x: (np.array(np.random.rand()), np.array(random.random())), output_columns=["a", "b"],
+        num_parallel_workers=2, python_multiprocessing=True)
+    r = list(d.create_tuple_iterator(output_numpy=True))
+    assert len({float(a) for a, _ in r}) == 64 and len({float(b) for _, b in r}) == 64

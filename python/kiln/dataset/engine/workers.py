@@ -14,12 +14,15 @@ import collections
 import concurrent.futures as cf
 import multiprocessing
 import os
+import random
 import signal
 import sys
 import threading
 import traceback
 import weakref
 from concurrent.futures.process import BrokenProcessPool
+
+import numpy as np
 
 _live = weakref.WeakSet()
 _live_lock = threading.Lock()
@@ -44,6 +47,10 @@ def _init_worker(fn):
     global _worker_fn
     _worker_fn = fn
     _single_thread_openmp()
+    # forked workers inherit the parent's RNG states: without a reseed every worker would draw the same "random"
+    # crops and flips (the classic DataLoader pitfall)
+    random.seed(os.urandom(16))
+    np.random.seed(int.from_bytes(os.urandom(4), "little"))
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     except ValueError:  # not the main thread (never the case in a worker process)
