@@ -101,6 +101,11 @@ def test_batch_callable_size_and_per_batch_map():
     assert r.get_col_names() == ["a", "c", "b"]  # as MindSpore: outputs first when the count changes
     assert [x.tolist() for x in rows(r)[0]] == [[0, 1], [0, 2], [0, 1]]
 
+    def all_cols(a, b, info):  # without input_columns, per_batch_map gets every column (MindSpore 2.10)
+        return [x * 10 for x in a], [x * 100 for x in b]
+    r = rows(d.batch(2, per_batch_map=all_cols))
+    assert [[c.tolist() for c in x] for x in r] == [[[0, 10], [0, 100]], [[20, 30], [200, 300]], [[40], [400]]]
+
     def epoch_of(a, info):
         return ([np.full_like(v, info.get_epoch_num()) for v in a],)
     it = seq(3).batch(3, per_batch_map=epoch_of).create_tuple_iterator(num_epochs=2, output_numpy=True)
