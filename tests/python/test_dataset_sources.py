@@ -338,3 +338,31 @@ def test_csv_errors(tmp_path):
         ds.CSVDataset(str(p), field_delim=",,")
     with pytest.raises(TypeError, match="column_defaults"):
         ds.CSVDataset(str(p), column_defaults=[None, 1])
+
+
+def test_generator_batch_sampler_and_collate_fn():
+    class S:
+        def __getitem__(self, i):
+            return np.array([i, i]), i
+
+        def __len__(self):
+            return 7
+
+    # values and sizes as MindSpore 2.10
+    d = ds.GeneratorDataset(S(), ["x", "y"], batch_sampler=[[0, 1, 2], [5, 6], [3]])
+    assert d.get_dataset_size() == 3 and d.get_batch_size() == -1
+    assert [[c.tolist() for c in r] for r in rows(d)] == [[[[0, 0], [1, 1], [2, 2]], [0, 1, 2]],
+                                                         [[[5, 5], [6, 6]], [5, 6]], [[[3, 3]], [3]]]
+
+    def coll(x, y):
+        return np.stack(x).sum(0), np.array(y) * 10
+    d = ds.GeneratorDataset(S(), ["x", "y"], batch_sampler=[[0, 1, 2], [5, 6]], collate_fn=coll)
+    assert [[c.tolist() for c in r] for r in rows(d)] == [[[3, 3], [0, 10, 20]], [[11, 11], [50, 60]]]
+    par = ds.GeneratorDataset(S(), ["x", "y"], batch_sampler=[[i] for i in range(7)], num_parallel_workers=2)
+    assert [int(r[1][0]) for r in rows(par)] == list(range(7))
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        ds.GeneratorDataset(S(), ["x", "y"], batch_sampler=[[0]], shuffle=True)
+    with pytest.raises(ValueError, match="only when batch_sampler"):
+        ds.GeneratorDataset(S(), ["x", "y"], collate_fn=coll)
+    with pytest.raises(IndexError, match="out of range"):
+        rows(ds.GeneratorDataset(S(), ["x", "y"], batch_sampler=[[9]]))

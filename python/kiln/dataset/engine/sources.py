@@ -239,16 +239,39 @@ class GeneratorDataset(MappableSource):
         python_multiprocessing (bool): with num_parallel_workers > 1, read in worker processes (default True),
             else threads. The source is handed to the workers by fork, so it need not be picklable on Linux.
         max_rowsize: accepted for compatibility (rows travel pickled).
+        batch_sampler (iterable of lists of int, optional): each epoch, one output row per index list: the source's
+            rows at those indices stacked per column (a batched source; get_batch_size() is -1). Excludes
+            num_samples, shuffle, num_shards, shard_id and sampler.
+        collate_fn (callable, optional): with batch_sampler, fn(*per-column lists of arrays) -> the batch's columns
+            (replaces the stacking).
 
     Raises:
-        ValueError: no column_names, sampler/sharding on an iterable source, conflicting sampler arguments.
+        ValueError: no column_names, sampler/sharding on an iterable source, conflicting sampler arguments,
+        batch_sampler with those arguments or an iterable source, collate_fn without batch_sampler.
         TypeError: source neither random-access, iterable nor callable; bad argument types. RuntimeError (when
         iterating): the source raised (message holds its traceback), a row with the wrong number of columns.
     """
 
     def __init__(self, source, column_names=None, column_types=None, schema=None, num_samples=None,
                  num_parallel_workers=1, shuffle=None, sampler=None, num_shards=None, shard_id=None,
-                 python_multiprocessing=True, max_rowsize=None):
+                 python_multiprocessing=True, max_rowsize=None, batch_sampler=None, collate_fn=None):
+        if batch_sampler is not None:
+            if any(a is not None for a in (num_samples, shuffle, num_shards, shard_id, sampler)):
+                raise ValueError("GeneratorDataset: batch_sampler is mutually exclusive with num_samples, shuffle, "
+                                 "num_shards, shard_id and sampler.")
+            if isinstance(batch_sampler, (str, bytes)) or not hasattr(batch_sampler, "__iter__"):
+                raise TypeError(f"GeneratorDataset: batch_sampler must be an iterable of lists of indices, but got "
+                                f"{type(batch_sampler).__name__}.")
+            if not (hasattr(source, "__getitem__") and hasattr(source, "__len__")):
+                raise ValueError("GeneratorDataset: batch_sampler needs a random-access source (__getitem__ and "
+                                 "__len__).")
+            shuffle = False
+        if collate_fn is not None:
+            if batch_sampler is None:
+                raise ValueError("GeneratorDataset: collate_fn can be specified only when batch_sampler is set.")
+            if not callable(collate_fn):
+                raise TypeError(f"GeneratorDataset: collate_fn must be callable, but got {type(collate_fn).__name__}.")
+        self.batch_sampler, self.collate_fn = batch_sampler, collate_fn
         if schema is not None:
             raise ValueError("GeneratorDataset: schema is not supported by Kiln; give column_names (and "
                              "column_types).")
@@ -305,7 +328,12 @@ class GeneratorDataset(MappableSource):
     def _reader(self):
         return _RandomAccessReader(self.source, len(self._names), self._cast)
 
+    def get_batch_size(self):
+        return -1 if self.batch_sampler is not None else 1
+
     def _compute_size(self):
+        if self.batch_sampler is not None:
+            return sum(1 for _ in self.batch_sampler)
         if self._random_access:
             return super()._compute_size()
         if hasattr(self.source, "__len__") and not inspect.isgeneratorfunction(self.source):
@@ -314,6 +342,8 @@ class GeneratorDataset(MappableSource):
         return self._count_rows()
 
     def _make(self, ctx):
+        if self.batch_sampler is not None:
+            return self._make_batched(ctx)
         if self._random_access:
             return super()._make(ctx)
         source, ncols, limit, cast = self.source, len(self._names), self._num_samples, self._cast
@@ -335,6 +365,46 @@ class GeneratorDataset(MappableSource):
                 k += 1
 
         return epoch
+
+
+    def _make_batched(self, ctx):
+        """Epochs of batches: for each index list of batch_sampler, the rows stacked per column, or collate_fn of
+        the per-column lists (MindSpore's batch_sampler/collate_fn)."""
+        read = _BatchReader(self._reader(), self.collate_fn, self._names)
+        runner = RowPool(ctx, read, self.num_parallel_workers, self._parallel_processes,
+                         "GeneratorDataset: batch_sampler")
+        batch_sampler, n = self.batch_sampler, self._num_rows()
+
+        def batches():
+            for idx in batch_sampler:
+                if isinstance(idx, (str, bytes)) or not hasattr(idx, "__iter__"):
+                    raise TypeError(f"GeneratorDataset: batch_sampler must yield lists of indices, got {idx!r}.")
+                idx = [int(i) for i in idx]
+                bad = [i for i in idx if not -n <= i < n]
+                if bad:
+                    raise IndexError(f"GeneratorDataset: batch_sampler index {bad[0]} is out of range for a source "
+                                     f"of {n} rows.")
+                yield [i % n for i in idx]
+
+        return lambda: runner.run(batches())
+
+
+class _BatchReader:
+    def __init__(self, read, collate_fn, names):
+        self.read, self.collate_fn, self.names = read, collate_fn, names
+
+    def __call__(self, idx):
+        from .operations import _stack
+        rows = [self.read(i) for i in idx]
+        cols = [[r[k] for r in rows] for k in range(len(self.names))]
+        if self.collate_fn is None:
+            return tuple(_stack(c, name, "GeneratorDataset: batch_sampler") for c, name in zip(cols, self.names))
+        what = "GeneratorDataset: collate_fn"
+        outs = call_user(what, self.collate_fn, *cols)
+        outs = list(outs) if isinstance(outs, tuple) else [outs]
+        if len(outs) != len(self.names):
+            raise RuntimeError(f"{what} returned {len(outs)} columns for {len(self.names)} column_names.")
+        return tuple(to_array(v, what) for v in outs)
 
 
 class _Caster:
