@@ -30,6 +30,8 @@ def set_seed(seed):
     if seed < 0:
         raise ValueError(f"The argument 'seed' must be greater than or equal to 0, but got {seed}.")
     np.random.seed(seed % (2**32))
+    from ..dataset import config as _dataset_config  # MindSpore's set_seed also seeds the data pipeline
+    _dataset_config.set_seed(seed % (2**32))
     _global_seed = seed
     with _counters_lock:
         _counters.clear()

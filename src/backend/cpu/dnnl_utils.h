@@ -17,6 +17,7 @@
 // outside it.
 #pragma once
 #include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
 
 #include <cstdint>
 #include <list>
@@ -199,7 +200,12 @@ class PrimCache {
   static constexpr size_t kCapacity = 256;
 
   template <typename Make>
-  bool run(const std::vector<int64_t>& key, Make&& make, const std::vector<void*>& data, const char* op) {
+  bool run(const std::vector<int64_t>& config, Make&& make, const std::vector<void*>& data, const char* op) {
+    // The OpenMP team size a primitive is created for is part of its identity: oneDNN primitives keep it, and in a
+    // forked child (kiln.dataset worker processes) a team of more than one thread waits forever (libgomp is not
+    // fork-safe); workers switch to one thread, so they must not reuse the parent's primitives.
+    std::vector<int64_t> key(config);
+    key.push_back(omp_get_max_threads());
     PrimPtr p;
     {
       std::lock_guard<std::mutex> lock(mu_);

@@ -1,0 +1,1 @@
+"""The engine of kiln.dataset: pipeline nodes, sources, iterators and workers."""

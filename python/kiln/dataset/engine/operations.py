@@ -1,0 +1,366 @@
+"""Pipeline operations of kiln.dataset: map, batch, shuffle, repeat, project, rename, zip, concat, take, skip,
+filter, split (MindSpore's MapDataset, BatchDataset, ... in `mindspore.dataset.engine.datasets`)."""
+import collections
+import itertools
+import traceback
+
+import numpy as np
+
+from .. import config
+from ._common import (INT32_MAX, as_outputs, check_bool, check_int, check_workers, column_list, place_columns,
+                      to_array)
+from .datasets import Dataset
+from .workers import OrderedPool, call_user, raise_user_error
+
+_CHUNK = 16  # rows per task sent to a worker: amortizes the hand-off cost
+
+
+def _fn_name(fn):
+    return getattr(fn, "__name__", None) or type(fn).__name__
+
+
+def _pool_kwargs(fn, kwargs, extra=()):
+    allowed = {"python_multiprocessing", "max_rowsize", *extra}
+    unknown = sorted(set(kwargs) - allowed)
+    if unknown:
+        raise TypeError(f"{fn}: got an unexpected keyword argument {unknown[0]!r} (supported: {sorted(allowed)}).")
+    pm = check_bool(fn, "python_multiprocessing", kwargs.get("python_multiprocessing", False))
+    mr = kwargs.get("max_rowsize")
+    if mr is not None:
+        items = mr if isinstance(mr, (list, tuple)) else [mr]
+        for v in items:
+            check_int(fn, "max_rowsize", v, -1, INT32_MAX)
+    return pm
+
+
+def _chunks(iterable, k):
+    it = iter(iterable)
+    while True:
+        block = list(itertools.islice(it, k))
+        if not block:
+            return
+        yield block
+
+
+class RowPool:
+    """Runs fn over rows in order for one iterator: inline with one worker, else through an OrderedPool (created at
+    first use, shared by the iterator's epochs, shut down with the iterator) fed in chunks of rows."""
+
+    def __init__(self, ctx, fn, workers, processes, what):
+        self.ctx, self.fn, self.workers, self.processes, self.what = ctx, fn, workers or 1, processes, what
+        self.pool = None
+
+    @property
+    def parallel(self):
+        return self.workers > 1
+
+    def run(self, rows):
+        if not self.parallel:
+            return (self.fn(r) for r in rows)
+        if self.pool is None:
+            window = max(2 * self.workers, config.get_prefetch_size() * self.workers // _CHUNK)
+            self.pool = OrderedPool(_Block(self.fn), self.workers, self.processes, window, self.what)
+            self.ctx.closers.append(self.pool.close)
+        return self._flat(self.pool.imap(_chunks(rows, _CHUNK)))
+
+    def _flat(self, blocks):
+        for block in blocks:
+            for ok, value in block:
+                if not ok:
+                    raise_user_error(self.what, value)
+                yield value
+
+
+class _Block:
+    """fn over a chunk of rows in a worker: [(True, result), ...], ending at the first failure with (False,
+    traceback text), so the rows before a failing one still come out."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, block):
+        out = []
+        for r in block:
+            try:
+                out.append((True, self.fn(r)))
+            except Exception:  # noqa: BLE001 — reported in the main process with its traceback
+                out.append((False, traceback.format_exc()))
+                break
+        return out
+
+
+class MapDataset(Dataset):
+    """The result of `Dataset.map` (see there)."""
+
+    def __init__(self, child, operations, input_columns=None, output_columns=None, num_parallel_workers=None,
+                 **kwargs):
+        super().__init__([child], check_workers("map", num_parallel_workers))
+        self.python_multiprocessing = _pool_kwargs("map", kwargs)
+        ops = list(operations) if isinstance(operations, (list, tuple)) else [operations]
+        if not ops:
+            raise ValueError("map: operations is an empty list; give a callable or a list of callables.")
+        for op in ops:
+            if not callable(op):
+                raise TypeError(f"map: operations must be callables (transforms or Python functions), but got "
+                                f"{op!r} ({type(op).__name__}).")
+        self.operations = ops
+        cols = child.get_col_names()
+        self.input_columns = column_list("map", "input_columns", input_columns) or cols[:1]
+        for c in self.input_columns:
+            if c not in cols:
+                raise ValueError(f"map: input column {c!r} does not exist; the dataset's columns are {cols}.")
+        self.output_columns = column_list("map", "output_columns", output_columns) or list(self.input_columns)
+        self._cols = place_columns(cols, self.input_columns, self.output_columns)
+        if len(set(self._cols)) != len(self._cols):
+            raise ValueError(f"map: output_columns {self.output_columns} clash with the other columns {cols}.")
+        self._what = "map operation: [" + ", ".join(_fn_name(op) for op in ops) + "]"
+
+    def get_col_names(self):
+        return list(self._cols)
+
+    def _compute_size(self):
+        return self.children[0].get_dataset_size()
+
+    def _make(self, ctx):
+        child_epoch = self.children[0]._make(ctx)
+        names = self.children[0].get_col_names()
+        in_idx = [names.index(c) for c in self.input_columns]
+        ops, what, n_out = self.operations, self._what, len(self.output_columns)
+        keep = [(i, c) for i, c in enumerate(names) if c not in self.input_columns]
+        pos = {c: i for i, c in enumerate(self._cols)}
+        workers = self.num_parallel_workers
+        processes, out_cols = self.python_multiprocessing, self.output_columns
+
+        def compute(row):  # runs in the worker: the user's functions and the conversion to arrays
+            args = [row[i] for i in in_idx]
+            for op in ops:
+                out = op(*args)
+                args = list(out) if isinstance(out, tuple) else [out]
+            return [v if type(v) is np.ndarray else to_array(v, what) for v in args]
+
+        # where each output goes in the new row, and which input columns are kept where
+        out_pos = [pos[c] for c in out_cols]
+        keep_pos = [(i, pos[c]) for i, c in keep]
+        in_place = len(in_idx) == n_out and all(pos[c] == names.index(i_c) for c, i_c in
+                                                zip(out_cols, self.input_columns)) and len(pos) == len(names)
+
+        def finish(row, outs):
+            if len(outs) != n_out:
+                raise RuntimeError(f"{what}: Invalid columns, the number of columns returned in 'map' operations "
+                                   f"should match the number of 'output_columns', but got the number of columns "
+                                   f"returned in 'map' operations: {len(outs)}, the number of 'output_columns': "
+                                   f"{n_out}.")
+            if in_place:
+                new = list(row)
+            else:
+                new = [None] * len(pos)
+                for i, j in keep_pos:
+                    new[j] = row[i]
+            for j, v in zip(out_pos, outs):
+                new[j] = v
+            return tuple(new)
+
+        runner = RowPool(ctx, compute, workers, processes, what)
+
+        def epoch():
+            rows = child_epoch()
+            if runner.parallel:
+                pending = collections.deque()  # rows in flight, oldest first: results come back in this order
+
+                def feed():
+                    for r in rows:
+                        pending.append(r)
+                        yield r
+                for outs in runner.run(feed()):
+                    yield finish(pending.popleft(), outs)
+            else:
+                for row in rows:
+                    try:
+                        outs = compute(row)
+                    except Exception as e:  # noqa: BLE001 — a user function failed: report with its traceback
+                        raise_user_error(what, traceback.format_exc(), e)
+                    yield finish(row, outs)
+
+        return epoch
+
+
+class BatchInfo:
+    """What a callable batch_size / per_batch_map learns about the batch being built."""
+
+    def __init__(self, batch_num, epoch_num):
+        self._batch_num, self._epoch_num = batch_num, epoch_num
+
+    def get_batch_num(self):
+        """Index of this batch in the epoch (0-based)."""
+        return self._batch_num
+
+    def get_epoch_num(self):
+        """Index of the epoch (0-based)."""
+        return self._epoch_num
+
+
+def _stack(values, col, what):
+    arrays = [v if type(v) is np.ndarray else to_array(v, what) for v in values]
+    try:
+        return np.stack(arrays)
+    except ValueError:
+        first = arrays[0].shape
+        other = next(a.shape for a in arrays if a.shape != first)
+        raise RuntimeError(f"{what}: Cannot batch tensors with different shapes in column {col!r}. First element "
+                           f"had shape {first} and this element had shape {other}.") from None
+
+
+class BatchDataset(Dataset):
+    """The result of `Dataset.batch` (see there)."""
+
+    def __init__(self, child, batch_size, drop_remainder=False, num_parallel_workers=None, **kwargs):
+        super().__init__([child], check_workers("batch", num_parallel_workers))
+        self.python_multiprocessing = _pool_kwargs("batch", kwargs, ("per_batch_map", "input_columns",
+                                                                     "output_columns"))
+        if callable(batch_size):
+            self.batch_size = batch_size
+        else:
+            self.batch_size = check_int("batch", "batch_size", batch_size, 1, INT32_MAX)
+        self.drop_remainder = check_bool("batch", "drop_remainder", drop_remainder)
+        self.per_batch_map = kwargs.get("per_batch_map")
+        if self.per_batch_map is not None and not callable(self.per_batch_map):
+            raise TypeError(f"batch: per_batch_map must be callable, but got {self.per_batch_map!r}.")
+        cols = child.get_col_names()
+        ic = column_list("batch", "input_columns", kwargs.get("input_columns"))
+        oc = column_list("batch", "output_columns", kwargs.get("output_columns"))
+        if (ic or oc) and self.per_batch_map is None:
+            raise ValueError("batch: input_columns/output_columns are only used with per_batch_map.")
+        self.input_columns = ic or list(cols)
+        for c in self.input_columns:
+            if c not in cols:
+                raise ValueError(f"batch: input column {c!r} does not exist; the dataset's columns are {cols}.")
+        self.output_columns = oc or list(self.input_columns)
+        self._cols = place_columns(cols, self.input_columns, self.output_columns)
+        if len(set(self._cols)) != len(self._cols):
+            raise ValueError(f"batch: output_columns {self.output_columns} clash with the other columns {cols}.")
+        self._what = ("batch: per_batch_map [" + _fn_name(self.per_batch_map) + "]") if self.per_batch_map else \
+            "batch"
+
+    def get_col_names(self):
+        return list(self._cols)
+
+    def get_batch_size(self):
+        return self.batch_size if isinstance(self.batch_size, int) else -1
+
+    def _compute_size(self):
+        if not isinstance(self.batch_size, int):
+            return self._count_rows()
+        n = self.children[0].get_dataset_size()
+        return n // self.batch_size if self.drop_remainder else -(-n // self.batch_size)
+
+    def _make(self, ctx):
+        child_epoch = self.children[0]._make(ctx)
+        names = self.children[0].get_col_names()
+        in_idx = [names.index(c) for c in self.input_columns]
+        keep = [(i, c) for i, c in enumerate(names) if c not in self.input_columns]
+        pos = {c: i for i, c in enumerate(self._cols)}
+        pbm, what, out_cols = self.per_batch_map, self._what, self.output_columns
+        bs = self.batch_size
+        workers = self.num_parallel_workers if pbm is not None else 1
+
+        def build(job):  # rows of one batch -> the batched row; in a worker when per_batch_map runs in parallel
+            rows, info = job
+            if pbm is None:
+                return tuple(_stack([r[i] for r in rows], names[i], what) for i in range(len(names)))
+            outs = as_outputs(pbm(*[[r[i] for r in rows] for i in in_idx], info))
+            if len(outs) != len(out_cols):
+                raise RuntimeError(f"{what}: per_batch_map returned {len(outs)} columns, but output_columns has "
+                                   f"{len(out_cols)} ({out_cols}).")
+            new = [None] * len(pos)
+            for i, c in keep:
+                new[pos[c]] = _stack([r[i] for r in rows], c, what)
+            for c, v in zip(out_cols, outs):
+                new[pos[c]] = v if isinstance(v, np.ndarray) else _stack(list(v), c, what)
+            return tuple(new)
+
+        runner = RowPool(ctx, build, workers, self.python_multiprocessing, what)
+        epochs = itertools.count()
+
+        def size_of(info):
+            if isinstance(bs, int):
+                return bs
+            k = call_user("batch: batch_size function", bs, info)
+            if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
+                raise RuntimeError(f"batch: the batch_size function returned {k!r}; expected a positive int.")
+            return int(k)
+
+        def jobs(rows, epoch_num):
+            batch_num = 0
+            info = BatchInfo(0, epoch_num)
+            want = size_of(info)
+            buf = []
+            for r in rows:
+                buf.append(r)
+                if len(buf) == want:
+                    yield buf, info
+                    batch_num += 1
+                    buf = []
+                    info = BatchInfo(batch_num, epoch_num)
+                    want = size_of(info)
+            if buf and not self.drop_remainder:
+                yield buf, info
+
+        def epoch():
+            todo = jobs(child_epoch(), next(epochs))
+            if runner.parallel:
+                yield from runner.run(todo)
+            else:
+                for job in todo:
+                    yield call_user(what, build, job) if pbm is not None else build(job)
+
+        return epoch
+
+
+class FilterDataset(Dataset):
+    """The result of `Dataset.filter` (see there)."""
+
+    def __init__(self, child, predicate, input_columns=None, num_parallel_workers=None):
+        super().__init__([child], check_workers("filter", num_parallel_workers))
+        if not callable(predicate):
+            raise TypeError(f"filter: predicate must be callable, but got {predicate!r} ({type(predicate).__name__}).")
+        self.predicate = predicate
+        cols = child.get_col_names()
+        self.input_columns = column_list("filter", "input_columns", input_columns) or list(cols)
+        for c in self.input_columns:
+            if c not in cols:
+                raise ValueError(f"filter: input column {c!r} does not exist; the dataset's columns are {cols}.")
+        self._what = "filter: predicate [" + _fn_name(predicate) + "]"
+
+    def _make(self, ctx):
+        child_epoch = self.children[0]._make(ctx)
+        names = self.children[0].get_col_names()
+        in_idx = [names.index(c) for c in self.input_columns]
+        pred, what = self.predicate, self._what
+
+        def test(row):
+            r = np.asarray(pred(*[row[i] for i in in_idx]))
+            if r.size != 1:
+                raise ValueError(f"the predicate returned an array of shape {r.shape}; expected one bool.")
+            return bool(r.reshape(()))
+
+        runner = RowPool(ctx, test, self.num_parallel_workers, False, what)
+
+        def epoch():
+            rows = child_epoch()
+            if runner.parallel:
+                pending = collections.deque()
+
+                def feed():
+                    for r in rows:
+                        pending.append(r)
+                        yield r
+                for ok in runner.run(feed()):
+                    row = pending.popleft()
+                    if ok:
+                        yield row
+            else:
+                for row in rows:
+                    if call_user(what, test, row):
+                        yield row
+
+        return epoch

@@ -1,0 +1,211 @@
+"""Ordered parallel execution for the pipeline: `map`, `filter`, `batch(per_batch_map=...)` and random-access
+`GeneratorDataset` with num_parallel_workers > 1.
+
+Threads (`python_multiprocessing=False`) use `concurrent.futures.ThreadPoolExecutor`; processes use
+`concurrent.futures.ProcessPoolExecutor` with the 'fork' start method where the platform has it (the function is
+handed to the workers when they are forked, so lambdas and closures work; only the rows travel, pickled), 'spawn'
+elsewhere (then the function must be picklable). At most `window` items are in flight (bounded memory), results come
+back in input order. A failure in the function comes back as its formatted traceback and is raised in the caller as
+RuntimeError with that text; a worker process that dies (crash, os._exit, kill) raises RuntimeError instead of
+hanging. Workers ignore SIGINT, so Ctrl-C reaches only the main process, whose iterator shuts the pool down; pools
+still open at interpreter exit are shut down by an atexit hook."""
+import atexit
+import collections
+import concurrent.futures as cf
+import multiprocessing
+import os
+import random
+import signal
+import sys
+import threading
+import traceback
+import weakref
+from concurrent.futures.process import BrokenProcessPool
+
+import numpy as np
+
+_live = weakref.WeakSet()
+_live_lock = threading.Lock()
+_worker_fn = None  # the function, in a worker process
+
+
+def _single_thread_openmp():
+    """In a forked worker: OpenMP (GNU libgomp, which Kiln's kernels use) is not fork-safe — a parallel region in a
+    child of a process that already ran one waits forever for the parent's thread team. Kernels in a worker
+    therefore run single-threaded (the workers are the parallelism), as PyTorch's DataLoader workers do."""
+    import ctypes
+    for name in ("libgomp.so.1", "libgomp.1.dylib", "libomp.so", "libiomp5.so"):
+        try:
+            lib = ctypes.CDLL(name, mode=getattr(os, "RTLD_NOLOAD", 0) | ctypes.RTLD_GLOBAL)
+        except OSError:
+            continue
+        lib.omp_set_num_threads(1)
+    os.environ["OMP_NUM_THREADS"] = "1"
+
+
+def _init_worker(fn):
+    global _worker_fn
+    _worker_fn = fn
+    _single_thread_openmp()
+    # forked workers inherit the parent's RNG states: without a reseed every worker would draw the same "random"
+    # crops and flips (the classic DataLoader pitfall)
+    random.seed(os.urandom(16))
+    np.random.seed(int.from_bytes(os.urandom(4), "little"))
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread (never the case in a worker process)
+        pass
+
+
+def _guarded(fn, item):
+    """(True, result) or (False, traceback text): exceptions travel as text, so unpicklable ones do too."""
+    try:
+        return True, fn(item)
+    except Exception:  # noqa: BLE001 — every failure of user code is reported with its traceback
+        return False, traceback.format_exc()
+
+
+def _call_in_process(item):
+    return _guarded(_worker_fn, item)
+
+
+class UserFunctionError(RuntimeError):
+    """A user function in the pipeline raised; the message holds the function's traceback."""
+
+
+def raise_user_error(what, tb_text, cause=None):
+    """Raises RuntimeError naming the pipeline operation `what`, with the user's traceback text."""
+    raise UserFunctionError(f"Exception thrown from user defined Python function in dataset: {what} failed.\n"
+                            f"------------------------------------------------------------------\n"
+                            f"- Python Call Stack:\n"
+                            f"------------------------------------------------------------------\n{tb_text}") from cause
+
+
+def call_user(what, fn, *args):
+    """fn(*args), with an exception re-raised as RuntimeError naming `what` and holding the traceback."""
+    try:
+        return fn(*args)
+    except UserFunctionError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise_user_error(what, traceback.format_exc(), e)
+
+
+def _start_method():
+    return "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn"
+
+
+class OrderedPool:
+    """Runs `fn` over items in `num_workers` threads or processes, yielding the results in input order.
+
+    Args:
+        fn: item -> result; with processes, its result must be picklable.
+        num_workers (int): >= 2.
+        processes (bool): worker processes instead of threads.
+        window (int): most items in flight at once.
+        what (str): the operation's name for error messages.
+    """
+
+    def __init__(self, fn, num_workers, processes, window, what):
+        self.what = what
+        self.processes = processes
+        self.window = max(int(window), num_workers)
+        self._lock = threading.Lock()
+        if processes:
+            ctx = multiprocessing.get_context(_start_method())
+            self._ex = cf.ProcessPoolExecutor(num_workers, mp_context=ctx, initializer=_init_worker, initargs=(fn,))
+            self._submit = lambda item: self._ex.submit(_call_in_process, item)
+        else:
+            self._ex = cf.ThreadPoolExecutor(num_workers, thread_name_prefix="kiln-dataset")
+            self._submit = lambda item: self._ex.submit(_guarded, fn, item)
+        self._closed = False
+        with _live_lock:
+            _live.add(self)
+
+    def worker_pids(self):
+        """Process ids of the worker processes started so far (empty for threads)."""
+        procs = getattr(self._ex, "_processes", None) or {}
+        return sorted(procs)
+
+    def imap(self, items):
+        """Generator of fn(item) for each item of the iterable `items`, in order."""
+        pending = collections.deque()
+        it = iter(items)
+        exhausted = False
+        try:
+            while True:
+                while not exhausted and len(pending) < self.window:
+                    try:
+                        item = next(it)
+                    except StopIteration:
+                        exhausted = True
+                        break
+                    pending.append(self._submit_checked(item))
+                if not pending:
+                    return
+                yield self._result(pending.popleft())
+        finally:
+            for f in pending:
+                f.cancel()
+
+    def _submit_checked(self, item):
+        if self._closed:
+            raise RuntimeError(f"{self.what}: the worker pool is shut down (its iterator was closed).")
+        try:
+            return self._submit(item)
+        except BrokenProcessPool as e:
+            self.close()
+            raise RuntimeError(f"{self.what}: a worker process exited unexpectedly (crashed or was killed); "
+                               f"{e}") from None
+
+    def _result(self, fut):
+        try:
+            ok, value = fut.result()
+        except BrokenProcessPool as e:
+            self.close()
+            raise RuntimeError(f"{self.what}: a worker process exited unexpectedly (crashed, called os._exit or "
+                               f"was killed) while running the operation; {e}") from None
+        except cf.CancelledError:
+            raise RuntimeError(f"{self.what}: the worker pool was shut down while a row was in flight.") from None
+        except Exception as e:  # a result that could not be pickled back, and similar transport failures
+            self.close()
+            raise RuntimeError(f"{self.what}: a worker process could not return its result: "
+                               f"{type(e).__name__}: {e}") from e
+        if not ok:
+            raise_user_error(self.what, value)
+        return value
+
+    def close(self):
+        """Stops the workers now (queued items are dropped, processes terminated and reaped). Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        ex = self._ex
+        procs = list((getattr(ex, "_processes", None) or {}).values())
+        ex.shutdown(wait=False, cancel_futures=True)
+        for p in procs:
+            p.join(timeout=1.0)
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+        for p in procs:
+            p.join(timeout=5.0)
+            if p.is_alive():
+                p.kill()
+                p.join(timeout=5.0)
+        if not self.processes:
+            ex.shutdown(wait=True, cancel_futures=True)
+        with _live_lock:
+            _live.discard(self)
+
+
+@atexit.register
+def _close_all():
+    with _live_lock:
+        pools = list(_live)
+    for p in pools:
+        try:
+            p.close()
+        except Exception:  # noqa: BLE001 — best effort at exit
+            pass
