@@ -25,7 +25,12 @@ def _check_int(name, value, lo, hi):
 
 
 def set_seed(seed):
-    """Sets the seed of the data pipeline, of Python's `random` and of NumPy's global RNG.
+    """Sets the seed of the data pipeline (shuffles, samplers, and the random operations of `kiln.dataset.vision` and
+    `kiln.dataset.transforms`), of Python's `random` and of NumPy's global RNG.
+
+    A pipeline whose random operations run in one thread (the default) gives the same rows in a new process with
+    the same seed; with `num_parallel_workers` > 1 the rows' assignment to workers is not fixed, so random operations
+    draw differently from run to run (shuffles and samplers stay reproducible).
 
     Args:
         seed (int): in [0, 2**32 - 1].
@@ -39,6 +44,8 @@ def set_seed(seed):
         _state["seed"] = seed
     random.seed(seed)
     np.random.seed(seed)
+    from .vision import _random as _vision_random
+    _vision_random.reseed(seed)
 
 
 def get_seed():
