@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Kiln's two entry points. Both first run tools/setup_env.sh (Debian packages, .venv, build + install of Kiln;
 # a no-op when everything is in place).
-#   ./run.sh train [args]   trains an MLP on scikit-learn's diabetes data (examples/train_mlp.py [args])
+#   ./run.sh train [args]   trains LeNet-5 through kiln.dataset and Model on MNIST-format files
+#                           (examples/train_mnist_model.py [args]; ./run.sh train-mlp: examples/train_mlp.py)
 #   ./run.sh test           C++ tests (GoogleTest via ctest), Python tests (pytest, against the installed Kiln),
 #                           then the seed programs through `python -m kiln.compat` (../shared/acceptance, if present)
 # Seed checks: KILN_SEED_CHECKS selects which of check_seeds.sh's checks run, by name, separated by ';'
@@ -18,7 +19,7 @@ unset PYTHONPATH  # what is tested is what setup_env.sh installed into .venv, ne
 DEFAULT_SEED_CHECKS=all
 
 usage() {
-  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2
 }
 
 step() { echo; echo "=== $* ==="; }
@@ -79,6 +80,10 @@ cmd=${1:-}
 [ $# -gt 0 ] && shift
 case "$cmd" in
   train)
+    bash tools/setup_env.sh
+    exec "$py" examples/train_mnist_model.py "$@"
+    ;;
+  train-mlp)
     bash tools/setup_env.sh
     exec "$py" examples/train_mlp.py "$@"
     ;;

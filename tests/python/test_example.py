@@ -1,4 +1,4 @@
-"""examples/train_mlp.py (the job `./run.sh train` runs): it trains on the diabetes data and reaches test R^2 >= 0.3."""
+"""examples/train_mlp.py (the job `./run.sh train-mlp` runs): it trains on the diabetes data and reaches test R^2 >= 0.3."""
 import os
 import re
 import subprocess
