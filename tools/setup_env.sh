@@ -53,11 +53,11 @@ if [ ! -x "$py" ]; then
   "$PYTHON3" -m venv .venv
 fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
-deps=(numpy pytest hypothesis scikit-learn nanobind scikit-build-core protobuf pillow tqdm matplotlib
+deps=(numpy pytest hypothesis scikit-learn nanobind scikit-build-core protobuf pillow tqdm matplotlib "safetensors>=0.8"
       onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0 ninja)
 deps_stamp=.venv/.kiln-deps
 if [ "$(cat "$deps_stamp" 2>/dev/null)" != "${deps[*]}" ] || \
-   ! "$py" -c 'import numpy, pytest, hypothesis, sklearn, nanobind, scikit_build_core, google.protobuf, PIL, tqdm, matplotlib' >/dev/null 2>&1; then
+   ! "$py" -c 'import numpy, pytest, hypothesis, sklearn, nanobind, scikit_build_core, google.protobuf, PIL, tqdm, matplotlib, safetensors' >/dev/null 2>&1; then
   say "pip install ${deps[*]}"
   "$py" -m pip install -q "${deps[@]}"
   echo "${deps[*]}" > "$deps_stamp"

@@ -320,3 +320,18 @@ def test_model_checkpoint_ckpt_crc(tmp_path):
     assert raw[-17:-10] == b"crc_num" and int.from_bytes(raw[-10:], "big") == binascii.crc32(raw[:-17])
     params = ser.load_checkpoint(cb.latest_ckpt_file_name, crc_check=True)
     np.testing.assert_array_equal(params["fc1.weight"].asnumpy(), net.fc1.weight.asnumpy())
+
+
+# ------------------------------------------------------------------------------------------------- load_checkpoint_async
+def test_load_checkpoint_async_both_formats(tmp_path):
+    fut = ms.load_checkpoint_async(os.path.join(DATA, "ms210_dtypes.safetensors"))  # format from the name
+    _assert_expected(fut.result(timeout=60), ALL)
+    assert fut.done()
+    net = nn.Dense(3, 2)
+    f = str(tmp_path / "d.ckpt")
+    ms.save_checkpoint({"weight": Tensor(np.full((2, 3), 2.0, np.float32))}, f)
+    out = ms.train.load_checkpoint_async(f, net=net, choice_func=lambda n: n == "weight").result(timeout=60)
+    assert list(out) == ["weight"]
+    np.testing.assert_array_equal(net.weight.asnumpy(), np.full((2, 3), 2.0, np.float32))
+    with pytest.raises(ValueError, match="nope.safetensors"):  # errors surface at result()
+        ms.load_checkpoint_async(str(tmp_path / "nope.safetensors")).result(timeout=60)

@@ -53,6 +53,17 @@ _SPEC_NAME = {"Bool": "bool", "Int8": "int8", "Int16": "int16", "Int32": "int32"
 _META_KEYS = ("format", "crc_num", "remove_redundancy")
 
 
+def _safetensors(api):
+    """The safetensors package (>= 0.8: TensorSpec), imported on first use: only format="safetensors" needs it."""
+    try:
+        import safetensors
+        safetensors.TensorSpec  # noqa: B018
+    except (ImportError, AttributeError):
+        raise ImportError(f"For '{api}', format='safetensors' needs the safetensors package, version 0.8 or later "
+                          "(pip install 'safetensors>=0.8').") from None
+    return safetensors
+
+
 # ------------------------------------------------------------------------------------------------------ CRC
 def append_crc(payload):
     """`payload` followed by MindSpore's .ckpt CRC trailer: b"crc_num" + crc32(payload) as 10 big-endian bytes."""
@@ -109,7 +120,7 @@ def safetensors_payload(arrays, crc_check, remove_redundancy):
         crc_check (bool): store metadata["crc_num"].
         remove_redundancy (bool or None): store metadata["remove_redundancy"] = "True"/"False" when a bool.
     """
-    import safetensors
+    safetensors = _safetensors("save_checkpoint")
     latest = OrderedDict()
     for name, type_name, arr in arrays:
         latest[name] = (type_name, arr)
@@ -150,7 +161,7 @@ def read_safetensors(path, data, crc_check):
         ValueError: not a valid safetensors file (the safetensors package's message is included), a dtype Kiln
             cannot hold, a CRC mismatch; each message names the file (and the tensor where one is at fault).
     """
-    import safetensors
+    safetensors = _safetensors("load_checkpoint")
     try:
         tensors = safetensors.deserialize(data)
         with safetensors.safe_open(path, framework="numpy") as f:

@@ -30,7 +30,7 @@ from ..common import dtype as mstype
 from ..common.parameter import Parameter
 from ..common.tensor import Tensor
 
-__all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net"]
+__all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net", "load_checkpoint_async"]
 
 
 def _build_messages():
@@ -420,6 +420,51 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
     if net is not None:
         load_param_into_net(net, out, strict_load=strict_load, remove_redundancy=remove_redundancy)
     return out
+
+
+class _ParamDictFuture:
+    """What load_checkpoint_async returns: `result(timeout=None)` waits for the load and returns its dict, or
+    raises its exception (concurrent.futures.TimeoutError when `timeout` seconds pass first)."""
+
+    def __init__(self, future):
+        self._future = future
+
+    def result(self, timeout=None):
+        return self._future.result(timeout)
+
+    def done(self):
+        """True once the load has finished (successfully or not)."""
+        return self._future.done()
+
+
+def load_checkpoint_async(ckpt_file_name, net=None, strict_load=False, filter_prefix=None, dec_key=None,
+                          dec_mode="AES-GCM", specify_prefix=None, choice_func=None):
+    """Starts load_checkpoint on a background thread and returns at once (MindSpore's load_checkpoint_async).
+
+    The format follows the file name, as in MindSpore 2.10: "safetensors" when it ends with ".safetensors", else
+    "ckpt". The other arguments are load_checkpoint's. Returns an object whose `result(timeout=None)` returns
+    load_checkpoint's dict or raises its exception (bad arguments and bad files alike surface there). The thread
+    ends when the load does: nothing is left running when `result` is never called.
+    """
+    import concurrent.futures
+    path = ckpt_file_name
+    fmt = "safetensors" if isinstance(path, (str, os.PathLike)) and os.fspath(path).endswith(".safetensors") \
+        else "ckpt"
+    future = concurrent.futures.Future()
+
+    def run():
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            out = load_checkpoint(path, net, strict_load, filter_prefix, dec_key, dec_mode, specify_prefix,
+                                  choice_func, format=fmt)
+        except BaseException as e:  # delivered by result()
+            future.set_exception(e)
+        else:
+            future.set_result(out)
+
+    threading.Thread(target=run, name="kiln-load-checkpoint-async", daemon=True).start()
+    return _ParamDictFuture(future)
 
 
 class CheckpointNotFoundError(ValueError, FileNotFoundError):
