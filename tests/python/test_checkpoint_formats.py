@@ -226,7 +226,8 @@ def test_safetensors_crc_matches_mindspore_and_detects_damage(tmp_path, caplog):
     # float16/bfloat16 (MindSpore cannot CRC them): Kiln covers their raw bytes, and finds damage there too
     g = str(tmp_path / "half.safetensors")
     ms.save_checkpoint(_items(), g, format="safetensors", crc_check=True)
-    _assert_expected(ms.load_checkpoint(g, format="safetensors", crc_check=True), sorted(list(ARRAYS) + list(BF16)))
+    _assert_expected(ms.load_checkpoint(g, format="safetensors", crc_check=True),
+                     sorted(list(ARRAYS) + list(BF16)))
     raw = bytearray(open(g, "rb").read())
     off = 8 + struct.unpack("<Q", raw[:8])[0] + _header(g)["bf16"]["data_offsets"][0]
     raw[off] ^= 0x01
