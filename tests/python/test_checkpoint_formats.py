@@ -323,7 +323,7 @@ def test_model_checkpoint_ckpt_crc(tmp_path):
     np.testing.assert_array_equal(params["fc1.weight"].asnumpy(), net.fc1.weight.asnumpy())
 
 
-# ------------------------------------------------------------------------------------------------- load_checkpoint_async
+# ------------------------------------------------------------------------------------------------ load_checkpoint_async
 def test_load_checkpoint_async_both_formats(tmp_path):
     fut = ms.load_checkpoint_async(os.path.join(DATA, "ms210_dtypes.safetensors"))  # format from the name
     _assert_expected(fut.result(timeout=60), ALL)
