@@ -53,7 +53,7 @@ if [ ! -x "$py" ]; then
   "$PYTHON3" -m venv .venv
 fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
-deps=(numpy pytest hypothesis scikit-learn nanobind scikit-build-core protobuf pillow tqdm matplotlib safetensors
+deps=(numpy pytest hypothesis scikit-learn nanobind scikit-build-core protobuf pillow tqdm matplotlib "safetensors>=0.8"
       onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0 ninja)
 deps_stamp=.venv/.kiln-deps
 if [ "$(cat "$deps_stamp" 2>/dev/null)" != "${deps[*]}" ] || \

@@ -27,7 +27,8 @@ from .common.jit_config import JitConfig  # noqa: F401
 from . import nn  # noqa: F401
 from . import runtime  # noqa: F401
 from . import train  # noqa: F401
-from .train.serialization import save_checkpoint, load_checkpoint, load_param_into_net  # noqa: F401
+from .train.serialization import (save_checkpoint, load_checkpoint, load_param_into_net,  # noqa: F401
+                                  load_checkpoint_async)
 from .train import Model, data_sink  # noqa: F401  (mindspore.Model, mindspore.data_sink)
 from .train.loss_scale_manager import (  # noqa: F401
     LossScaleManager, FixedLossScaleManager, DynamicLossScaleManager,

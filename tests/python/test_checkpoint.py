@@ -207,8 +207,8 @@ def test_unsupported_options_raise(tmp_path):
     f = str(tmp_path / "x.ckpt")
     with pytest.raises(NotImplementedError, match="enc_key"):
         ms.save_checkpoint({"a": Tensor([1.0])}, f, enc_key=b"0" * 16)
-    with pytest.raises(NotImplementedError, match="format"):
-        ms.save_checkpoint({"a": Tensor([1.0])}, f, format="safetensors")
+    with pytest.raises(ValueError, match="format must be 'safetensors' or 'ckpt'"):
+        ms.save_checkpoint({"a": Tensor([1.0])}, f, format="pt")
     assert not os.path.exists(f)
     ms.save_checkpoint({"a": Tensor([1.0])}, f)
     with pytest.raises(NotImplementedError, match="dec_key"):

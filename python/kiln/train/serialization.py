@@ -1,4 +1,4 @@
-"""Checkpoints in MindSpore's .ckpt format (MindSpore's `mindspore/train/serialization.py`).
+"""Checkpoints in MindSpore's .ckpt and .safetensors formats (MindSpore's `mindspore/train/serialization.py`).
 
 A .ckpt file is one protobuf `Checkpoint` message (MindSpore's checkpoint.proto, proto2):
 
@@ -10,6 +10,9 @@ A .ckpt file is one protobuf `Checkpoint` message (MindSpore's checkpoint.proto,
 "BFloat16", "Int64", "Bool", ...: MindSpore's dtype names). The message classes are built at import from a
 descriptor (google.protobuf descriptor_pb2 + message_factory): no generated file, no hand-written wire parser.
 Loading only decodes protobuf fields into NumPy arrays: no code from the file is ever executed.
+
+`crc_check=True` (MindSpore's CRC32 trailer of a .ckpt, metadata "crc_num" of a .safetensors) and the
+`format="safetensors"` files (written and read with the `safetensors` package) are in `_ckpt_formats.py`.
 """
 import numbers
 import os
@@ -22,11 +25,12 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 
 from .._loader import _core
+from . import _ckpt_formats as _fmt
 from ..common import dtype as mstype
 from ..common.parameter import Parameter
 from ..common.tensor import Tensor
 
-__all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net"]
+__all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net", "load_checkpoint_async"]
 
 
 def _build_messages():
@@ -74,8 +78,9 @@ _async_lock = threading.Lock()
 
 
 # ------------------------------------------------------------------------------------------------------ encoding
-def _tensor_to_proto(name, data, proto):
-    """Fills `proto` (a TensorProto) with the Tensor `data`'s dims, type name and little-endian bytes."""
+def _stored_array(name, data):
+    """(MindSpore type name, C-contiguous little-endian NumPy array of the bytes stored for the Tensor `data`;
+    bfloat16 as its uint16 bits)."""
     dt = data.dtype
     type_name = _TYPE_NAME.get(dt)
     if type_name is None:
@@ -85,6 +90,12 @@ def _tensor_to_proto(name, data, proto):
         arr = arr.astype("<u2")
     else:
         arr = np.ascontiguousarray(data.asnumpy(), _TYPES[type_name][1])
+    return type_name, arr.reshape(tuple(data.shape))  # ascontiguousarray makes a 0-d array 1-d
+
+
+def _tensor_to_proto(name, data, proto):
+    """Fills `proto` (a TensorProto) with the Tensor `data`'s dims, type name and little-endian bytes."""
+    type_name, arr = _stored_array(name, data)
     proto.dims.extend(int(d) for d in data.shape)
     proto.tensor_type = type_name
     proto.tensor_content = arr.tobytes()
@@ -166,17 +177,27 @@ def _wait_async_saves():
         t.join()
 
 
-def _check_options(api, ckpt_file_name, crc_check, format, unsupported):  # noqa: A002
-    """The file name as a str, after refusing what Kiln does not support. `unsupported` maps a description of an
-    option to whether it was asked for. Raises NotImplementedError (encryption, crc_check, formats other than
-    'ckpt', ...) and TypeError (a file name that is not a str or os.PathLike)."""
-    asked = dict(unsupported)
-    asked["crc_check=True"] = bool(crc_check)
-    for what, on in asked.items():
+_FORMATS = ("ckpt", "safetensors")
+
+
+def _check_options(api, ckpt_file_name, crc_check, format, unsupported, key_arg=None):  # noqa: A002
+    """The file name as a str, after checking the common options.
+
+    `unsupported` maps a description of an option to whether it was asked for (NotImplementedError: encryption of
+    a .ckpt). `key_arg` is (name, value) of enc_key/dec_key: with format="safetensors" a key raises MindSpore's
+    ValueError. Raises ValueError (format not "ckpt"/"safetensors"), TypeError (crc_check not a bool, a file
+    name that is not a str or os.PathLike)."""
+    if not isinstance(format, str) or format not in _FORMATS:
+        raise ValueError(f"For '{api}', the format must be 'safetensors' or 'ckpt', but got {format!r}.")
+    if not isinstance(crc_check, bool):
+        raise TypeError(f"For '{api}', the parameter 'crc_check' must be isinstance of <class 'bool'>, but got "
+                        f"{crc_check!r}.")
+    if format == "safetensors" and key_arg is not None and key_arg[1] is not None:
+        raise ValueError(f"For '{api}', when format is 'safetensors', the parameter '{key_arg[0]}' must be set to "
+                         f"default value 'None', but got {key_arg[1]!r}.")
+    for what, on in unsupported.items():
         if on:
             raise NotImplementedError(f"For '{api}', {what} is not supported by Kiln.")
-    if format != "ckpt":
-        raise NotImplementedError(f"For '{api}', format must be 'ckpt' in Kiln, but got {format!r}.")
     if not isinstance(ckpt_file_name, (str, os.PathLike)):
         raise TypeError(f"For '{api}', the argument 'ckpt_file_name' must be a str, but got "
                         f"{type(ckpt_file_name).__name__}.")
@@ -185,34 +206,52 @@ def _check_options(api, ckpt_file_name, crc_check, format, unsupported):  # noqa
 
 def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=False, append_dict=None,
                     enc_key=None, enc_mode="AES-GCM", choice_func=None, crc_check=False, format="ckpt", **kwargs):
-    """Saves Parameters/Tensors to a MindSpore .ckpt file (protobuf `Checkpoint`), which MindSpore can load.
+    """Saves Parameters/Tensors to a MindSpore .ckpt file (protobuf `Checkpoint`) or, with format="safetensors",
+    a .safetensors file as MindSpore 2.10 writes it; MindSpore loads both.
 
     Args:
         save_obj: a Cell (every Parameter of `parameters_and_names`, under its name: weights, BatchNorm moving
             statistics; an optimizer gives its `learning_rate`, `global_step`, `moments.*`, ...), a list of
             {"name": str, "data": Tensor} dicts, or a dict name -> Tensor/Parameter/int/float/bool.
-        ckpt_file_name (str): the path; ".ckpt" is appended when it does not end with it.
+        ckpt_file_name (str): the path; "." + format is appended when it does not end with the format's name
+            (MindSpore's rule: "net" -> "net.ckpt", "net.safetensors" stays, so does "netckpt").
         integrated_save (bool): accepted for compatibility (single device: parameters are always whole).
         async_save (bool): the values are captured before returning; the file is written by a background thread.
         append_dict (dict): extra entries name -> int (saved Int64), float (Float32), bool or Tensor.
-        enc_key, enc_mode: encryption is not supported (NotImplementedError when enc_key is set).
+        enc_key, enc_mode: encryption is not supported (NotImplementedError when enc_key is set for a .ckpt;
+            ValueError, as in MindSpore, for a .safetensors).
         choice_func (callable): name -> bool; only the names for which it returns True are saved.
-        crc_check (bool): not supported (NotImplementedError when True).
-        format (str): "ckpt" (the only format supported).
+        crc_check (bool): store a CRC32 that load_checkpoint(crc_check=True) verifies, as MindSpore does: for a
+            .ckpt a trailer b"crc_num" + 10-byte big-endian CRC32 of the protobuf bytes; for a .safetensors the
+            metadata "crc_num" (CRC32 chained over the sorted names and their bytes). Default False.
+        format (str): "ckpt" (default) or "safetensors". A .safetensors file holds the tensors in sorted name order
+            with safetensors dtypes (F32, BF16, I64, BOOL, ...), 0-d entries as shape [], and the header metadata
+            {"format": "ms"} (+ "crc_num", + "remove_redundancy").
+        remove_redundancy (bool, keyword): only recorded, as "True"/"False" in a .safetensors file's metadata
+            (MindSpore's flag for checkpoints of parallel training with duplicated slices removed; a single
+            device's checkpoint is always whole). Default None: not recorded.
 
     The file is written atomically: a temporary file in the same folder, renamed onto the final name.
 
     Raises:
-        TypeError: an unsupported save_obj, entry value or dtype, or append_dict not a dict.
-        NotImplementedError: enc_key, crc_check=True or format other than "ckpt".
+        TypeError: an unsupported save_obj, entry value or dtype, append_dict not a dict, crc_check or
+            remove_redundancy not a bool.
+        ValueError: format not "ckpt"/"safetensors"; enc_key with "safetensors"; crc_check=True with a negative
+            0-d integer in "safetensors" (MindSpore's CRC is undefined for it).
+        NotImplementedError: enc_key with "ckpt".
     """
     ckpt_file_name = _check_options("save_checkpoint", ckpt_file_name, crc_check, format,
-                                    {"encrypted checkpoints (enc_key)": enc_key is not None})
+                                    {"encrypted checkpoints (enc_key)": enc_key is not None},
+                                    key_arg=("enc_key", enc_key))
+    remove_redundancy = kwargs.get("remove_redundancy")
+    if remove_redundancy is not None and not isinstance(remove_redundancy, bool):
+        raise TypeError("For 'save_checkpoint', the parameter 'remove_redundancy' must be None or a bool, but got "
+                        f"{remove_redundancy!r}.")
     if os.path.isdir(ckpt_file_name):
         raise IsADirectoryError(f"For 'save_checkpoint', the argument 'ckpt_file_name' {ckpt_file_name} is a "
                                 "directory, it must be a file name.")
-    if not ckpt_file_name.endswith(".ckpt"):
-        ckpt_file_name += ".ckpt"
+    if not ckpt_file_name.endswith(format):
+        ckpt_file_name += "." + format
     if os.path.isdir(ckpt_file_name):
         raise IsADirectoryError(f"For 'save_checkpoint', {ckpt_file_name} is a directory, it must be a file name.")
     if not isinstance(async_save, bool) and async_save not in ("process", "thread"):
@@ -226,14 +265,21 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
             raise TypeError("For 'save_checkpoint', the argument 'append_dict' must be a dict, but got "
                             f"{type(append_dict).__name__}.")
         entries += [(str(k), _as_tensor(str(k), v)) for k, v in append_dict.items()]
-    msg = Checkpoint()
-    for name, data in entries:
-        if choice_func is not None and not choice_func(name):
-            continue
-        value = msg.value.add()
-        value.tag = name
-        _tensor_to_proto(name, data, value.tensor)
-    payload = msg.SerializeToString()  # the values are captured here, also for async_save
+    if choice_func is not None:
+        entries = [(name, data) for name, data in entries if choice_func(name)]
+    # The values are captured in `payload` here, also for async_save.
+    if format == "safetensors":
+        payload = _fmt.safetensors_payload([(name, *_stored_array(name, data)) for name, data in entries],
+                                           crc_check, remove_redundancy)
+    else:
+        msg = Checkpoint()
+        for name, data in entries:
+            value = msg.value.add()
+            value.tag = name
+            _tensor_to_proto(name, data, value.tensor)
+        payload = msg.SerializeToString()
+        if crc_check:
+            payload = _fmt.append_crc(payload)
     if not async_save:
         _write_atomic(ckpt_file_name, payload)
         return
@@ -245,9 +291,7 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
 
 
 # ------------------------------------------------------------------------------------------------------ decoding
-def _read_error(path, why):
-    return ValueError(f"Failed to read the checkpoint file {path}. {why} It may be truncated, corrupt or not a "
-                      "MindSpore checkpoint.")
+_read_error = _fmt.read_error
 
 
 def _proto_to_tensor(path, value):
@@ -264,11 +308,16 @@ def _proto_to_tensor(path, value):
     if len(tp.tensor_content) != count * npdtype.itemsize:
         raise _read_error(path, f"The parameter '{value.tag}' of shape {dims} and type {tp.tensor_type} needs "
                                 f"{count * npdtype.itemsize} bytes, but has {len(tp.tensor_content)}.")
-    arr = np.frombuffer(tp.tensor_content, dtype=npdtype).reshape(dims).copy()
+    return _stored_to_tensor(np.frombuffer(tp.tensor_content, dtype=npdtype).reshape(dims), kdtype)
+
+
+def _stored_to_tensor(arr, kdtype):
+    """The Tensor of dtype `kdtype` whose stored little-endian values are the NumPy array `arr` (bfloat16: the
+    uint16 bits). The values are copied: the Tensor never aliases the file's buffer."""
     if kdtype == mstype.bfloat16:
-        f32 = np.left_shift(arr.astype("<u4"), np.uint32(16)).view("<f4").reshape(dims)  # exact widening
+        f32 = np.left_shift(arr.astype("<u4"), np.uint32(16)).view("<f4").reshape(arr.shape)  # exact widening
         return _core.cast(Tensor(f32.astype(np.float32)), mstype.bfloat16)
-    return Tensor(arr.astype(arr.dtype.newbyteorder("=")))
+    return Tensor(arr.astype(arr.dtype.newbyteorder("="), copy=True))
 
 
 def _prefixes(arg, what):
@@ -283,31 +332,45 @@ def _prefixes(arg, what):
 
 def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=None, dec_key=None, dec_mode="AES-GCM",
                     specify_prefix=None, choice_func=None, crc_check=False, remove_redundancy=False, format="ckpt"):
-    """Loads a MindSpore .ckpt file into a dict name -> Parameter (file order); with `net`, also loads it into the
-    net (load_param_into_net).
+    """Loads a MindSpore .ckpt file (or, with format="safetensors", a .safetensors file) into a dict
+    name -> Parameter; with `net`, also loads it into the net (load_param_into_net).
+
+    The dict is in file order for a .ckpt and in sorted name order for a .safetensors (MindSpore's orders); each
+    Parameter is named by its key.
 
     Args:
-        ckpt_file_name (str): the file; it must end with ".ckpt".
+        ckpt_file_name (str): the file; it must end with the format's name ("ckpt" or "safetensors").
         net (Cell): if given, the parameters are loaded into it.
         strict_load (bool): passed to load_param_into_net.
         filter_prefix (str or list of str): names starting with one of these are not loaded.
         specify_prefix (str or list of str): only names starting with one of these are loaded.
         choice_func (callable): name -> bool; only the names for which it returns True are loaded.
-        dec_key, crc_check, remove_redundancy: not supported (NotImplementedError when set).
-        format (str): "ckpt".
+        dec_key: decryption is not supported (NotImplementedError for a .ckpt; ValueError, as in MindSpore, for a
+            .safetensors).
+        crc_check (bool): verify the CRC32 save_checkpoint(crc_check=True) stored (MindSpore's, see
+            save_checkpoint): a mismatch raises ValueError; a file without CRC loads with a warning (logger
+            "kiln.train"). A .ckpt's CRC trailer is skipped when crc_check is False. Default False.
+        remove_redundancy (bool): MindSpore's flag for checkpoints of parallel training with duplicated slices
+            removed. A .safetensors file's metadata "remove_redundancy" overrides it (with a warning when they
+            differ). Without `net` it has no effect; with `net` and True, load_param_into_net raises TypeError
+            (single device). Default False.
+        format (str): "ckpt" (default) or "safetensors".
 
     Raises:
-        ValueError: the file does not exist (also a FileNotFoundError), does not end with ".ckpt", or cannot be
-            decoded (truncated, corrupt, unknown tensor type, size mismatch) — the message names the file; both
-            filter_prefix and specify_prefix set.
-        TypeError: bad argument types.
+        ValueError: the file does not exist (also a FileNotFoundError), does not end with the format's name, or
+            cannot be decoded (truncated, corrupt, unknown tensor type, size mismatch), a CRC mismatch — the
+            message names the file; both filter_prefix and specify_prefix set; nothing left after the filters;
+            format not "ckpt"/"safetensors".
+        TypeError: bad argument types; remove_redundancy in effect with `net` (see above).
     """
     path = _check_options("load_checkpoint", ckpt_file_name, crc_check, format,
-                          {"encrypted checkpoints (dec_key)": dec_key is not None,
-                           "remove_redundancy=True": bool(remove_redundancy)})
-    if not path.endswith(".ckpt"):
-        raise ValueError(f"For 'load_checkpoint', the checkpoint file should end with '.ckpt', please input the "
-                         f"correct 'ckpt_file_name', but got {path}.")
+                          {"encrypted checkpoints (dec_key)": dec_key is not None}, key_arg=("dec_key", dec_key))
+    if not isinstance(remove_redundancy, bool):
+        raise TypeError("For 'load_checkpoint', the parameter 'remove_redundancy' must be isinstance of "
+                        f"<class 'bool'>, but got {remove_redundancy!r}.")
+    if not path.endswith(format):
+        raise ValueError(f"For 'load_checkpoint', the checkpoint file should end with '.{format}' (the format is "
+                         f"{format!r}), please input the correct 'ckpt_file_name' or 'format', but got {path}.")
     filters = _prefixes(filter_prefix, "filter_prefix")
     specify = _prefixes(specify_prefix, "specify_prefix")
     if filters and specify:
@@ -322,29 +385,86 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
         data = f.read()
     if not data:
         raise _read_error(path, "The file is empty.")
-    msg = Checkpoint()
-    try:
-        msg.ParseFromString(data)
-    except (DecodeError, RuntimeError, ValueError) as e:
-        raise _read_error(path, f"Protobuf decoding failed ({e}).") from None
-    if not msg.value:
-        raise _read_error(path, "It holds no parameters.")
-    out = OrderedDict()
-    for value in msg.value:
-        name = value.tag
+
+    def wanted(name):
         if filters and name.startswith(filters):
-            continue
+            return False
         if specify and not name.startswith(specify):
-            continue
-        if choice_func is not None and not choice_func(name):
-            continue
-        out[name] = Parameter(_proto_to_tensor(path, value), name=name)
+            return False
+        return choice_func is None or bool(choice_func(name))
+
+    out = OrderedDict()
+    if format == "safetensors":
+        entries, metadata = _fmt.read_safetensors(path, data, crc_check)
+        if not entries:
+            raise _read_error(path, "It holds no tensors.")
+        for name, type_name, _, arr in entries:
+            if wanted(name):
+                out[name] = Parameter(_stored_to_tensor(arr, _TYPES[type_name][0]), name=name)
+        remove_redundancy = _fmt.file_remove_redundancy(metadata, remove_redundancy)
+    else:
+        msg = Checkpoint()
+        body = _fmt.split_crc(path, data, crc_check)
+        try:
+            msg.ParseFromString(body)
+        except (DecodeError, RuntimeError, ValueError) as e:
+            raise _read_error(path, f"Protobuf decoding failed ({e}).") from None
+        if not msg.value:
+            raise _read_error(path, "It holds no parameters.")
+        for value in msg.value:
+            if wanted(value.tag):
+                out[value.tag] = Parameter(_proto_to_tensor(path, value), name=value.tag)
     if not out and (filters or specify or choice_func is not None):
         raise ValueError(f"For 'load_checkpoint', the loaded parameter dict of {path} is empty after filter or "
                          "specify (filter_prefix, specify_prefix, choice_func).")
     if net is not None:
-        load_param_into_net(net, out, strict_load=strict_load)
+        load_param_into_net(net, out, strict_load=strict_load, remove_redundancy=remove_redundancy)
     return out
+
+
+class _ParamDictFuture:
+    """What load_checkpoint_async returns: `result(timeout=None)` waits for the load and returns its dict, or
+    raises its exception (concurrent.futures.TimeoutError when `timeout` seconds pass first)."""
+
+    def __init__(self, future):
+        self._future = future
+
+    def result(self, timeout=None):
+        return self._future.result(timeout)
+
+    def done(self):
+        """True once the load has finished (successfully or not)."""
+        return self._future.done()
+
+
+def load_checkpoint_async(ckpt_file_name, net=None, strict_load=False, filter_prefix=None, dec_key=None,
+                          dec_mode="AES-GCM", specify_prefix=None, choice_func=None):
+    """Starts load_checkpoint on a background thread and returns at once (MindSpore's load_checkpoint_async).
+
+    The format follows the file name, as in MindSpore 2.10: "safetensors" when it ends with ".safetensors", else
+    "ckpt". The other arguments are load_checkpoint's. Returns an object whose `result(timeout=None)` returns
+    load_checkpoint's dict or raises its exception (bad arguments and bad files alike surface there). The thread
+    ends when the load does: nothing is left running when `result` is never called.
+    """
+    import concurrent.futures
+    path = ckpt_file_name
+    fmt = "safetensors" if isinstance(path, (str, os.PathLike)) and os.fspath(path).endswith(".safetensors") \
+        else "ckpt"
+    future = concurrent.futures.Future()
+
+    def run():
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            out = load_checkpoint(path, net, strict_load, filter_prefix, dec_key, dec_mode, specify_prefix,
+                                  choice_func, format=fmt)
+        except BaseException as e:  # delivered by result()
+            future.set_exception(e)
+        else:
+            future.set_result(out)
+
+    threading.Thread(target=run, name="kiln-load-checkpoint-async", daemon=True).start()
+    return _ParamDictFuture(future)
 
 
 class CheckpointNotFoundError(ValueError, FileNotFoundError):
@@ -362,10 +482,13 @@ def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundanc
     Parameters that got no value, and the dict's names that matched no Parameter.
 
     A dtype difference is cast (float to float, int to int) unless strict_load=True; other dtype differences raise.
+    remove_redundancy (bool, default False): MindSpore's loading of a checkpoint whose duplicated slices were
+    removed in parallel training; Kiln runs in a single process, where MindSpore 2.10 raises TypeError for True:
+    so does Kiln, before changing any Parameter.
 
     Raises:
         TypeError: net not a Cell, parameter_dict not a dict, a value not a Tensor, or a dtype that cannot be
-            converted (naming the parameter and both dtypes).
+            converted (naming the parameter and both dtypes); remove_redundancy=True or not a bool.
         ValueError: a shape differs (naming the parameter and both shapes).
     """
     from ..nn.cell import Cell
@@ -378,8 +501,12 @@ def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundanc
     if not isinstance(strict_load, bool):
         raise TypeError("For 'load_param_into_net', the argument 'strict_load' must be a bool, but got "
                         f"{type(strict_load).__name__}.")
-    if remove_redundancy:
-        raise NotImplementedError("For 'load_param_into_net', remove_redundancy=True is not supported by Kiln.")
+    if not isinstance(remove_redundancy, bool):
+        raise TypeError("For 'load_param_into_net', the parameter 'remove_redundancy' must be isinstance of "
+                        f"<class 'bool'>, but got {remove_redundancy!r}.")
+    if remove_redundancy:  # MindSpore 2.10 raises the same in a single process (get_group_size() == 1)
+        raise TypeError("For 'load_param_into_net', the deduplication feature for loading checkpoint "
+                        "(remove_redundancy=True) can only be used in parallel scenarios, but got stand_alone.")
     params = net.parameters_dict()
     updates, param_not_load = [], []
     for name, param in params.items():

@@ -1,5 +1,5 @@
 """ModelCheckpoint and CheckpointConfig (MindSpore's file names, policies and append_info), written with
-kiln.train.serialization.save_checkpoint (atomic writes, MindSpore's .ckpt format).
+kiln.train.serialization.save_checkpoint (atomic writes, MindSpore's .ckpt or .safetensors format).
 
 Not written: MindSpore's `{prefix}-graph.meta` file (a MindIR dump of the graph, which Kiln does not produce;
 nothing reads it back when loading a checkpoint)."""
@@ -53,8 +53,13 @@ class CheckpointConfig:
         append_info (list, optional): 'epoch_num' and/or 'step_num' (saved as Int64 entries: the epoch and the
             global step of the save, added to the values of a resumed run), and at most one dict
             {name: int/float/bool/Tensor/Parameter} of extra entries.
-        enc_key, enc_mode, crc_check, format: passed to save_checkpoint; the options Kiln's save_checkpoint does
-            not support (enc_key, crc_check=True, formats other than 'ckpt' today) are refused here, at once.
+        enc_key, enc_mode, crc_check, format: passed to save_checkpoint. format is "ckpt" (default) or
+            "safetensors" (files `{prefix}-{epoch}_{step}.safetensors`); with "safetensors", enc_key, enc_mode,
+            crc_check and exception_save must keep their defaults (MindSpore's rule, ValueError). enc_key (not
+            supported by Kiln) is refused here, at once.
+        remove_redundancy (bool): must be False (MindSpore 2.10 raises TypeError for True outside parallel
+            training; Kiln raises it here, at once). Passed to save_checkpoint, which records it in a
+            .safetensors file's metadata as MindSpore does.
         exception_save (bool): when training raises, save `{prefix}-{epoch}_{step}_breakpoint.ckpt` first
             (default False).
 
@@ -62,7 +67,9 @@ class CheckpointConfig:
         TypeError / ValueError: a count that is not an int ≥ 0; all four policies None or 0; saved_network not a
             Cell; append_info not a list, an unknown string in it, more than one dict, a bad dict entry; a bool
             argument of another type.
-        NotImplementedError: an option save_checkpoint does not support (see above).
+        ValueError: format not "ckpt"/"safetensors", or a non-default option with "safetensors".
+        TypeError: remove_redundancy=True.
+        NotImplementedError: enc_key.
     """
 
     def __init__(self, save_checkpoint_steps=1, save_checkpoint_seconds=0, keep_checkpoint_max=5,
@@ -116,9 +123,20 @@ class CheckpointConfig:
             raise TypeError(f"For 'CheckpointConfig', the 'format' must be str, but got {type(format).__name__}.")
         self.remove_redundancy = check_bool(remove_redundancy, "remove_redundancy", api)
         # What save_checkpoint cannot do is refused now, not at the first save in the middle of training.
-        serialization._check_options("CheckpointConfig", "probe.ckpt", crc_check, format,
-                                     {"encrypted checkpoints (enc_key)": enc_key is not None,
-                                      "remove_redundancy=True (parallel training)": remove_redundancy})
+        serialization._check_options("CheckpointConfig", "probe.ckpt", crc_check, format, {})
+        if format == "safetensors" and (enc_key is not None or enc_mode != "AES-GCM" or crc_check
+                                        or self.exception_save):
+            raise ValueError("For 'CheckpointConfig', when format is 'safetensors', the other parameters (enc_key, "
+                             "enc_mode, crc_check, exception_save) must be default, but got "
+                             f"enc_key={enc_key!r}, enc_mode={enc_mode!r}, crc_check={crc_check!r}, "
+                             f"exception_save={self.exception_save!r}.")
+        if enc_key is not None:
+            raise NotImplementedError("For 'CheckpointConfig', encrypted checkpoints (enc_key) is not supported by "
+                                      "Kiln.")
+        if remove_redundancy:
+            raise TypeError("For 'CheckpointConfig', the deduplication feature for saving checkpoint "
+                            "(remove_redundancy=True) can only be used in parallel scenarios, but got "
+                            "'stand_alone'.")
         self._enc_key = enc_key
         self._enc_mode = enc_mode
         self._format = format
@@ -396,7 +414,8 @@ class ModelCheckpoint(Callback):
         network = cfg.saved_network if cfg.saved_network is not None else cb_params.train_network
         serialization.save_checkpoint(network, path, cfg.integrated_save, cfg.async_save,
                                       self._append_dict or None, cfg.enc_key, cfg.enc_mode,
-                                      crc_check=cfg.crc_check, format=cfg.format)
+                                      crc_check=cfg.crc_check, format=cfg.format,
+                                      remove_redundancy=cfg.remove_redundancy)
         self._manager.note_saved(path)
         self._latest_ckpt_file_name = path
         cb_params["last_save_ckpt_step"] = cb_params.cur_step_num
