@@ -190,9 +190,7 @@ def measure(py, framework, pipeline, path, repeats):
     module = {"kiln": "kiln", "mindspore": "mindspore", "torch": "torch"}[framework]
     if py is None or not os.path.exists(py) or version_of(py, module) is None:
         return None, "not installed"
-    env = dict(os.environ)
-    if framework == "kiln":
-        env.pop("PYTHONPATH", None)
+    env = dict(os.environ)  # PYTHONPATH passes on: the Kiln measured is the one this interpreter imports
     r = subprocess.run([py, os.path.abspath(__file__), "--worker", framework, "--pipeline", pipeline,
                         "--path", path, "--repeats", str(repeats)], capture_output=True, text=True, env=env)
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]

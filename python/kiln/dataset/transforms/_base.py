@@ -94,6 +94,14 @@ class TensorOperation:
 
     _num_inputs = 1  # number of columns the operation takes; None = any
     _python_impl = False  # MindSpore runs it as a Python (PIL) operation: a Compose holding it returns a tuple
+    # True where `_execute_batch` exists: `map` may then run the operation on a stack of equal-shaped rows at once.
+    _batchable = False
+
+    def _execute_batch(self, batch):
+        """The operation on `batch`, an array of equal-shaped rows stacked along a new first axis, giving the stack
+        of the per-row results — bit for bit what `_execute` gives row by row. Returns None where this input is
+        not handled batched (map then runs the rows one by one, which also reports any error per row)."""
+        return None
 
     def __call__(self, *args):
         name = type(self).__name__

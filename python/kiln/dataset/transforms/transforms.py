@@ -138,12 +138,17 @@ class TypeCast(TensorOperation):
         self.data_type = data_type
         self._np_dtype = to_numpy_dtype(data_type)
 
+    _batchable = True
+
     def _execute(self, x):
         try:
             return x.astype(self._np_dtype)
         except (TypeError, ValueError) as exc:
             raise RuntimeError(f"TypeCast: cannot cast the input of dtype {x.dtype} to {self._np_dtype}: {exc}") \
                 from exc
+
+    def _execute_batch(self, batch):
+        return batch.astype(self._np_dtype) if batch.dtype.kind in "biuf" else None
 
 
 class OneHot(TensorOperation):

@@ -5,6 +5,7 @@ Grayscale) return a PIL Image for a PIL Image input; the others convert a PIL in
 arrays. Data errors (wrong rank, channels, dtype) raise RuntimeError as MindSpore's C++ operations do; bad
 constructor arguments raise TypeError / ValueError with MindSpore's messages. See docs/dataset_transforms.md and
 docs/decisions.md for the measured differences from MindSpore's OpenCV kernels."""
+import functools
 import io
 
 import numpy as np
@@ -194,6 +195,13 @@ class ToType(TensorOperation):
 class HWC2CHW(TensorOperation):
     """(H, W, C) -> (C, H, W); (H, W) is returned unchanged. Raises RuntimeError for other ranks."""
 
+    _batchable = True
+
+    def _execute_batch(self, batch):
+        if batch.ndim == 3:  # rows (H, W): unchanged
+            return batch
+        return np.ascontiguousarray(batch.transpose(0, 3, 1, 2)) if batch.ndim == 4 else None
+
     def _execute(self, img):
         if img.ndim == 2:
             return img
@@ -211,10 +219,15 @@ class Rescale(TensorOperation):
         check_number(shift, "shift")
         self.rescale, self.shift = rescale, shift
 
+    _batchable = True
+
     def _execute(self, img):
         if img.dtype.kind not in "biuf":
             raise RuntimeError(f"Rescale: the input should be numeric, but got {img.dtype}.")
         return img.astype(np.float32) * np.float32(self.rescale) + np.float32(self.shift)
+
+    def _execute_batch(self, batch):
+        return self._execute(batch) if batch.dtype.kind in "biuf" else None
 
 
 def _check_mean_std(mean, std):
@@ -232,6 +245,18 @@ def _check_mean_std(mean, std):
     return list(mean), list(std)
 
 
+@functools.lru_cache(maxsize=64)  # thread-safe and bounded; one entry per (mean, std, width, channels) in use
+def _channel_rows(mean, std, width, channels):
+    """Mean and std repeated along an HWC image row of `width` pixels: float32 arrays of width * channels values
+    (read-only: shared by every call)."""
+    rows = []
+    for v in (mean, std):
+        row = np.tile(np.broadcast_to(np.asarray(v, np.float32), (channels,)), width)
+        row.flags.writeable = False
+        rows.append(row)
+    return tuple(rows)
+
+
 def _normalize(img, mean, std, is_hwc, op):
     if img.ndim < 2:
         raise RuntimeError(f"{op}: the image should have at least 2 dimensions, but got shape {img.shape}.")
@@ -245,16 +270,15 @@ def _normalize(img, mean, std, is_hwc, op):
         raise RuntimeError(f"{op}: number of channels does not match the size of mean and std vectors, got "
                            f"channels: {channels}, size of mean: {len(mean)}")
     x = img.astype(np.float32)
-    m = np.asarray(mean, np.float32)
-    s = np.asarray(std, np.float32)
     if is_hwc:
         # view each row as (W * C) values so the per-channel constants broadcast along a long inner loop
         rows = x.reshape(-1, x.shape[-2] * channels)
-        m_row = np.tile(np.broadcast_to(m, (channels,)), x.shape[-2])
-        s_row = np.tile(np.broadcast_to(s, (channels,)), x.shape[-2])
+        m_row, s_row = _channel_rows(tuple(mean), tuple(std), x.shape[-2], channels)
         np.subtract(rows, m_row, out=rows)
         np.divide(rows, s_row, out=rows)
         return x, axis
+    m = np.asarray(mean, np.float32)
+    s = np.asarray(std, np.float32)
     shape = [1] * img.ndim
     shape[axis] = len(mean)
     return (x - m.reshape(shape)) / s.reshape(shape), axis
@@ -274,10 +298,20 @@ class Normalize(TensorOperation):
         check_type(is_hwc, (bool,), "is_hwc")
         self.is_hwc = is_hwc
 
+    _batchable = True
+
     def _execute(self, img):
         squeeze = img.ndim == 2
         out, _ = _normalize(img, self.mean, self.std, self.is_hwc, "Normalize")
         return out.reshape(img.shape) if squeeze else out
+
+    def _execute_batch(self, batch):
+        if batch.ndim != 4 or batch.dtype.kind not in "biuf":  # rows other than (H, W, C) / (C, H, W): row by row
+            return None
+        channels = batch.shape[-1] if self.is_hwc else batch.shape[-3]
+        if len(self.mean) not in (1, channels):
+            return None
+        return _normalize(batch, self.mean, self.std, self.is_hwc, "Normalize")[0]
 
 
 class NormalizePad(TensorOperation):
