@@ -9,7 +9,7 @@ from kiln.dataset import transforms, vision
 
 def _ops():
     return [vision.Rescale(1.0 / 255.0, -0.1), vision.Normalize(mean=(0.1307, 0.2, 0.3), std=(0.3081, 0.5, 0.7)),
-            vision.HWC2CHW(), transforms.TypeCast(np.float64)]
+            vision.HWC2CHW(), vision.ToType(np.float16), transforms.TypeCast(np.float64)]
 
 
 def _per_row(images, ops):

@@ -184,6 +184,11 @@ class ToType(TensorOperation):
         self.data_type = data_type
         self._dtype = to_numpy_dtype(data_type)
 
+    _batchable = True
+
+    def _execute_batch(self, batch):
+        return batch.astype(self._dtype) if batch.dtype.kind in "biuf" else None
+
     def _execute(self, img):
         try:
             return img.astype(self._dtype)
