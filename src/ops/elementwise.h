@@ -2,12 +2,39 @@
 // inference helpers. Functors take and return values in compute_t<T> (float for the 16-bit floats).
 #pragma once
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 
 #include "../backend/cpu/loops.h"
 #include "kiln/op.h"
 #include "kiln/ops.h"
 
 namespace kiln::ew {
+
+template <size_t N> struct UintOf;
+template <> struct UintOf<1> { using type = uint8_t; };
+template <> struct UintOf<2> { using type = uint16_t; };
+template <> struct UintOf<4> { using type = uint32_t; };
+template <> struct UintOf<8> { using type = uint64_t; };
+
+// c ? a : b without a branch (c is a Bool element: 0 or 1): a bit-mask blend of the two values, which GCC
+// vectorizes; NaNs and signed zeros pass through bit for bit. The ?: form compiles to a data-dependent branch,
+// mispredicted half the time on activations (ReLU's backward was 30x slower than a multiply).
+template <typename T> inline T blend(bool c, T a, T b) {
+  if constexpr (std::is_trivially_copyable_v<T> && (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8)) {
+    using U = typename UintOf<sizeof(T)>::type;
+    U ua, ub;
+    std::memcpy(&ua, &a, sizeof(T));
+    std::memcpy(&ub, &b, sizeof(T));
+    const U m = U(U(0) - U(c));
+    const U r = U((ua & m) | (ub & U(~m)));
+    T t;
+    std::memcpy(&t, &r, sizeof(T));
+    return t;
+  } else {
+    return c ? a : b;
+  }
+}
 
 // out[i] = f(a[i], b[i]) over the broadcast of a and b (both of dtype T) into contiguous `out` (dtype O).
 template <typename T, typename O, typename F>
