@@ -52,13 +52,19 @@ void binary_loop(const Tensor& a, const Tensor& b, const Tensor& out, F f) {
     const T* x = pa + off[1];
     const T* y = pb + off[2];
     if (in[0] == 1 && in[1] == 1 && in[2] == 1) {
-      for (int64_t i = 0; i < n; ++i) o[i] = convert_value<O>(f(C(x[i]), C(y[i])));
+      cpu::parallel_runs(n, [&](int64_t s, int64_t m) {
+        for (int64_t i = s; i < s + m; ++i) o[i] = convert_value<O>(f(C(x[i]), C(y[i])));
+      });
     } else if (in[0] == 1 && in[1] == 1 && in[2] == 0) {
       const C yv = C(*y);
-      for (int64_t i = 0; i < n; ++i) o[i] = convert_value<O>(f(C(x[i]), yv));
+      cpu::parallel_runs(n, [&](int64_t s, int64_t m) {
+        for (int64_t i = s; i < s + m; ++i) o[i] = convert_value<O>(f(C(x[i]), yv));
+      });
     } else if (in[0] == 1 && in[1] == 0 && in[2] == 1) {
       const C xv = C(*x);
-      for (int64_t i = 0; i < n; ++i) o[i] = convert_value<O>(f(xv, C(y[i])));
+      cpu::parallel_runs(n, [&](int64_t s, int64_t m) {
+        for (int64_t i = s; i < s + m; ++i) o[i] = convert_value<O>(f(xv, C(y[i])));
+      });
     } else {
       for (int64_t i = 0; i < n; ++i) o[i * in[0]] = convert_value<O>(f(C(x[i * in[1]]), C(y[i * in[2]])));
     }
@@ -75,7 +81,10 @@ void unary_loop(const Tensor& x, const Tensor& out, F f) {
   cpu::strided_loop<2>(out.shape(), st, [&](const int64_t* off, int64_t n, const int64_t* in) {
     O* o = po + off[0];
     const T* a = px + off[1];
-    if (in[0] == 1 && in[1] == 1) for (int64_t i = 0; i < n; ++i) o[i] = convert_value<O>(f(C(a[i])));
+    if (in[0] == 1 && in[1] == 1)
+      cpu::parallel_runs(n, [&](int64_t s, int64_t m) {
+        for (int64_t i = s; i < s + m; ++i) o[i] = convert_value<O>(f(C(a[i])));
+      });
     else for (int64_t i = 0; i < n; ++i) o[i * in[0]] = convert_value<O>(f(C(a[i * in[1]])));
   });
 }

@@ -245,13 +245,19 @@ void run_select(const std::vector<Tensor>& in, std::vector<Tensor>& out, const A
       // Contiguous runs (and a broadcast scalar x or y: the bprops' zero) are branch-free blends GCC vectorizes:
       // ew::blend picks by bit masks, not a (mispredicted) branch.
       if (s[0] == 1 && s[1] == 1 && s[2] == 1 && s[3] == 1) {
-        for (int64_t i = 0; i < n; ++i) o[i] = ew::blend(c1[i], x1[i], y1[i]);
+        cpu::parallel_runs(n, [&](int64_t st, int64_t m) {
+          for (int64_t i = st; i < st + m; ++i) o[i] = ew::blend(c1[i], x1[i], y1[i]);
+        });
       } else if (s[0] == 1 && s[1] == 1 && s[2] == 1 && s[3] == 0) {
         const T b = *y1;
-        for (int64_t i = 0; i < n; ++i) o[i] = ew::blend(c1[i], x1[i], b);
+        cpu::parallel_runs(n, [&](int64_t st, int64_t m) {
+          for (int64_t i = st; i < st + m; ++i) o[i] = ew::blend(c1[i], x1[i], b);
+        });
       } else if (s[0] == 1 && s[1] == 1 && s[2] == 0 && s[3] == 1) {
         const T a = *x1;
-        for (int64_t i = 0; i < n; ++i) o[i] = ew::blend(c1[i], a, y1[i]);
+        cpu::parallel_runs(n, [&](int64_t st, int64_t m) {
+          for (int64_t i = st; i < st + m; ++i) o[i] = ew::blend(c1[i], a, y1[i]);
+        });
       } else {
         for (int64_t i = 0; i < n; ++i) o[i * s[0]] = ew::blend(c1[i * s[1]], x1[i * s[2]], y1[i * s[3]]);
       }

@@ -1,7 +1,5 @@
 // The Float32 kernels of the vectorized unary ops (vmath.h): contiguous runs directly (threaded above
-// vmath::kParallelMin elements), strided runs gathered through a small buffer.
-#include <omp.h>
-
+// cpu::kParallelMin elements), strided runs gathered through a small buffer.
 #include <algorithm>
 
 #include "../backend/cpu/loops.h"
@@ -18,13 +16,7 @@ void run_float32(Fn fn, const Tensor& x, const Tensor& out) {
     float* o = po + off[0];
     const float* a = px + off[1];
     if (in[0] == 1 && in[1] == 1) {
-      constexpr int64_t kChunk = 8192;  // a multiple of the packet size: threads never split a packet
-      const int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-      for (int64_t c = 0; c < chunks; ++c) {
-        const int64_t s = c * kChunk;
-        apply(fn, a + s, o + s, std::min(kChunk, n - s));
-      }
+      cpu::parallel_runs(n, [&](int64_t s, int64_t m) { apply(fn, a + s, o + s, m); });  // 8192: whole packets
       return;
     }
     constexpr int64_t kBuf = 256;

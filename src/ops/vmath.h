@@ -90,9 +90,6 @@ inline void apply(Fn fn, const float* x, float* y, int64_t n) {
 namespace kiln {
 class Tensor;
 namespace vmath {
-// Elements per run above which a vectorized kernel splits its work over the OpenMP threads (see docs/decisions.md:
-// below ~32k elements the fork/join costs more than the second core saves).
-constexpr int64_t kParallelMin = 32768;
 // out = fn(x) for Float32 `x` (any strides) into contiguous Float32 `out` of the same shape (vec_unary.cpp).
 void run_float32(Fn fn, const Tensor& x, const Tensor& out);
 }  // namespace vmath

@@ -92,3 +92,18 @@ def test_relu_gradient_mask():
     x = np.array([-1.0, 0.0, 2.0, np.nan, -np.inf, np.inf, 3.0], np.float32)
     g = kiln.grad(lambda t: ops.sum(ops.mul(ops.relu(t), Tensor(np.arange(7, dtype=np.float32)))))(Tensor(x))
     np.testing.assert_array_equal(g.asnumpy(), [0, 0, 2, 0, 0, 5, 6])  # 0 at x = 0 and at NaN, as before
+
+
+def test_threaded_binary_and_unary_kernels_match_numpy():
+    """Runs above the threading threshold (cpu::kParallelMin = 32768) split into chunks: values as NumPy's."""
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal(100_003).astype(np.float32)
+    b = rng.standard_normal(100_003).astype(np.float32)
+    ia = rng.integers(-1000, 1000, 100_003).astype(np.int32)
+    np.testing.assert_array_equal(ops.add(Tensor(a), Tensor(b)).asnumpy(), a + b)
+    np.testing.assert_array_equal(ops.mul(Tensor(a), 3.0).asnumpy(), a * np.float32(3.0))
+    np.testing.assert_array_equal(ops.sub(2.0, Tensor(a)).asnumpy(), np.float32(2.0) - a)
+    np.testing.assert_array_equal(ops.greater(Tensor(a), Tensor(b)).asnumpy(), a > b)
+    np.testing.assert_array_equal(ops.neg(Tensor(ia)).asnumpy(), -ia)
+    np.testing.assert_array_equal(ops.relu(Tensor(a)).asnumpy(), np.maximum(a, 0))
+    np.testing.assert_array_equal(ops.square(Tensor(ia)).asnumpy(), ia * ia)
