@@ -52,6 +52,11 @@ class GradScope {
 std::vector<Tensor> gradient(const std::vector<Tensor>& outputs, const std::vector<Tensor>& sens,
                              const std::vector<Tensor>& leaves);
 
+// While gradient() runs an op's bprop: whether the cotangent of the op's input `i` is used (it leads to a leaf).
+// A bprop may skip the work for an input that returns false (an undefined Tensor is fine there): PyNative does no
+// gradient work for inputs nothing asked for (e.g. a model's input image). Outside a reverse pass: true.
+bool input_needs_grad(size_t i);
+
 // Drops autodiff history from a tensor (a new alias of its storage).
 Tensor detach(const Tensor& x);
 

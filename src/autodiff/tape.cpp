@@ -70,6 +70,17 @@ Tensor GradScope::watch_input(const Tensor& x) {
 
 Tensor detach(const Tensor& x) { return x.alias(); }
 
+namespace {
+thread_local const std::vector<bool>* t_needed = nullptr;  // the running bprop's input mask (input_needs_grad)
+struct NeededScope {
+  const std::vector<bool>* saved;
+  explicit NeededScope(const std::vector<bool>* m) : saved(t_needed) { t_needed = m; }
+  ~NeededScope() { t_needed = saved; }
+};
+}  // namespace
+
+bool input_needs_grad(size_t i) { return t_needed == nullptr || i >= t_needed->size() || (*t_needed)[i]; }
+
 std::vector<Tensor> gradient(const std::vector<Tensor>& outputs, const std::vector<Tensor>& sens,
                              const std::vector<Tensor>& leaves) {
   KILN_CHECK(t_level > 0, Runtime, "Kiln: gradient() must be called inside a GradScope.");
@@ -138,12 +149,19 @@ std::vector<Tensor> gradient(const std::vector<Tensor>& outputs, const std::vect
       for (size_t k = 0; k < outs.size(); ++k)
         if (auto real = n->output_refs[k].lock()) outs[k] = Tensor(std::move(real));
     }
-    std::vector<Tensor> gin = def.bprop(n->inputs, outs, gouts, n->attrs);
-    for (size_t i = 0; i < n->inputs.size() && i < gin.size(); ++i) {
-      if (!gin[i].defined()) continue;
+    std::vector<bool> needed(n->inputs.size());
+    for (size_t i = 0; i < n->inputs.size(); ++i) {
       const Tensor& in = n->inputs[i];
       Node* p = in.impl()->grad_fn.get();
-      if (leaf_ids.count(in.id()) || (p && reaches[p])) accumulate(in, gin[i]);
+      needed[i] = leaf_ids.count(in.id()) || (p && reaches[p]);
+    }
+    std::vector<Tensor> gin;
+    {
+      NeededScope scope(&needed);
+      gin = def.bprop(n->inputs, outs, gouts, n->attrs);
+    }
+    for (size_t i = 0; i < n->inputs.size() && i < gin.size(); ++i) {
+      if (gin[i].defined() && needed[i]) accumulate(n->inputs[i], gin[i]);
     }
   }
   std::vector<Tensor> result;

@@ -24,6 +24,7 @@
 
 #include "../backend/cpu/dnnl_utils.h"
 #include "elementwise.h"
+#include "kiln/autodiff.h"
 #include "families.h"
 
 namespace kiln {
@@ -263,8 +264,13 @@ struct ConvArgs {
 TV bp_conv(const TV& in, const TV&, const TV& g, const Attrs& a) {
   if (!g[0].defined()) return {Tensor(), Tensor()};
   ConvArgs c(a);
-  return {ops::conv2d_backprop_input(g[0], in[1], in[0].shape(), c.stride, c.pad, c.dilation, c.groups),
-          ops::conv2d_backprop_filter(g[0], in[0], in[1].shape(), c.stride, c.pad, c.dilation, c.groups)};
+  // No dx for an input nothing asked a gradient of (the first layer's image): autodiff::input_needs_grad.
+  Tensor dx, dw;
+  if (autodiff::input_needs_grad(0))
+    dx = ops::conv2d_backprop_input(g[0], in[1], in[0].shape(), c.stride, c.pad, c.dilation, c.groups);
+  if (autodiff::input_needs_grad(1))
+    dw = ops::conv2d_backprop_filter(g[0], in[0], in[1].shape(), c.stride, c.pad, c.dilation, c.groups);
+  return {dx, dw};
 }
 // in = {dy, w}: out = Bᵀ(dy; w).
 TV bp_conv_input(const TV& in, const TV&, const TV& g, const Attrs& a) {

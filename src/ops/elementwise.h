@@ -2,12 +2,39 @@
 // inference helpers. Functors take and return values in compute_t<T> (float for the 16-bit floats).
 #pragma once
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 
 #include "../backend/cpu/loops.h"
 #include "kiln/op.h"
 #include "kiln/ops.h"
 
 namespace kiln::ew {
+
+template <size_t N> struct UintOf;
+template <> struct UintOf<1> { using type = uint8_t; };
+template <> struct UintOf<2> { using type = uint16_t; };
+template <> struct UintOf<4> { using type = uint32_t; };
+template <> struct UintOf<8> { using type = uint64_t; };
+
+// c ? a : b without a branch (c is a Bool element: 0 or 1): a bit-mask blend of the two values, which GCC
+// vectorizes; NaNs and signed zeros pass through bit for bit. The ?: form compiles to a data-dependent branch,
+// mispredicted half the time on activations (ReLU's backward was 30x slower than a multiply).
+template <typename T> inline T blend(bool c, T a, T b) {
+  if constexpr (std::is_trivially_copyable_v<T> && (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8)) {
+    using U = typename UintOf<sizeof(T)>::type;
+    U ua, ub;
+    std::memcpy(&ua, &a, sizeof(T));
+    std::memcpy(&ub, &b, sizeof(T));
+    const U m = U(U(0) - U(c));
+    const U r = U((ua & m) | (ub & U(~m)));
+    T t;
+    std::memcpy(&t, &r, sizeof(T));
+    return t;
+  } else {
+    return c ? a : b;
+  }
+}
 
 // out[i] = f(a[i], b[i]) over the broadcast of a and b (both of dtype T) into contiguous `out` (dtype O).
 template <typename T, typename O, typename F>
@@ -25,13 +52,19 @@ void binary_loop(const Tensor& a, const Tensor& b, const Tensor& out, F f) {
     const T* x = pa + off[1];
     const T* y = pb + off[2];
     if (in[0] == 1 && in[1] == 1 && in[2] == 1) {
-      for (int64_t i = 0; i < n; ++i) o[i] = convert_value<O>(f(C(x[i]), C(y[i])));
+      cpu::parallel_runs(n, [&](int64_t s, int64_t m) {
+        for (int64_t i = s; i < s + m; ++i) o[i] = convert_value<O>(f(C(x[i]), C(y[i])));
+      });
     } else if (in[0] == 1 && in[1] == 1 && in[2] == 0) {
       const C yv = C(*y);
-      for (int64_t i = 0; i < n; ++i) o[i] = convert_value<O>(f(C(x[i]), yv));
+      cpu::parallel_runs(n, [&](int64_t s, int64_t m) {
+        for (int64_t i = s; i < s + m; ++i) o[i] = convert_value<O>(f(C(x[i]), yv));
+      });
     } else if (in[0] == 1 && in[1] == 0 && in[2] == 1) {
       const C xv = C(*x);
-      for (int64_t i = 0; i < n; ++i) o[i] = convert_value<O>(f(xv, C(y[i])));
+      cpu::parallel_runs(n, [&](int64_t s, int64_t m) {
+        for (int64_t i = s; i < s + m; ++i) o[i] = convert_value<O>(f(xv, C(y[i])));
+      });
     } else {
       for (int64_t i = 0; i < n; ++i) o[i * in[0]] = convert_value<O>(f(C(x[i * in[1]]), C(y[i * in[2]])));
     }
@@ -48,7 +81,10 @@ void unary_loop(const Tensor& x, const Tensor& out, F f) {
   cpu::strided_loop<2>(out.shape(), st, [&](const int64_t* off, int64_t n, const int64_t* in) {
     O* o = po + off[0];
     const T* a = px + off[1];
-    if (in[0] == 1 && in[1] == 1) for (int64_t i = 0; i < n; ++i) o[i] = convert_value<O>(f(C(a[i])));
+    if (in[0] == 1 && in[1] == 1)
+      cpu::parallel_runs(n, [&](int64_t s, int64_t m) {
+        for (int64_t i = s; i < s + m; ++i) o[i] = convert_value<O>(f(C(a[i])));
+      });
     else for (int64_t i = 0; i < n; ++i) o[i * in[0]] = convert_value<O>(f(C(a[i * in[1]])));
   });
 }

@@ -238,13 +238,35 @@ void run_select(const std::vector<Tensor>& in, std::vector<Tensor>& out, const A
     T* po = out[0].data<T>();
     std::array<const int64_t*, 4> st{out[0].strides().data(), sc.data(), sx.data(), sy.data()};
     cpu::strided_loop<4>(os, st, [&](const int64_t* off, int64_t n, const int64_t* s) {
-      for (int64_t i = 0; i < n; ++i)
-        po[off[0] + i * s[0]] = pc[off[1] + i * s[1]] ? px[off[2] + i * s[2]] : py[off[3] + i * s[3]];
+      T* o = po + off[0];
+      const bool* c1 = pc + off[1];
+      const T* x1 = px + off[2];
+      const T* y1 = py + off[3];
+      // Contiguous runs (and a broadcast scalar x or y: the bprops' zero) are branch-free blends GCC vectorizes:
+      // ew::blend picks by bit masks, not a (mispredicted) branch.
+      if (s[0] == 1 && s[1] == 1 && s[2] == 1 && s[3] == 1) {
+        cpu::parallel_runs(n, [&](int64_t st, int64_t m) {
+          for (int64_t i = st; i < st + m; ++i) o[i] = ew::blend(c1[i], x1[i], y1[i]);
+        });
+      } else if (s[0] == 1 && s[1] == 1 && s[2] == 1 && s[3] == 0) {
+        const T b = *y1;
+        cpu::parallel_runs(n, [&](int64_t st, int64_t m) {
+          for (int64_t i = st; i < st + m; ++i) o[i] = ew::blend(c1[i], x1[i], b);
+        });
+      } else if (s[0] == 1 && s[1] == 1 && s[2] == 0 && s[3] == 1) {
+        const T a = *x1;
+        cpu::parallel_runs(n, [&](int64_t st, int64_t m) {
+          for (int64_t i = st; i < st + m; ++i) o[i] = ew::blend(c1[i], a, y1[i]);
+        });
+      } else {
+        for (int64_t i = 0; i < n; ++i) o[i * s[0]] = ew::blend(c1[i * s[1]], x1[i * s[2]], y1[i * s[3]]);
+      }
     });
   });
 }
 TV bprop_select(const TV& in, const TV&, const TV& g, const Attrs&) {
-  Tensor z = ops::zeros_like(g[0]);
+  // A 0-d weak zero broadcasts: same result as zeros_like(g) without filling a whole tensor.
+  Tensor z = Tensor::scalar(0.0, g[0].dtype(), true);
   return {Tensor(), reduce_grad(ops::select(in[0], g[0], z), in[1]), reduce_grad(ops::select(in[0], z, g[0]), in[2])};
 }
 

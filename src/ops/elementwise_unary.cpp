@@ -3,6 +3,7 @@
 
 #include "elementwise.h"
 #include "families.h"
+#include "vmath.h"
 
 namespace kiln {
 namespace {
@@ -31,6 +32,12 @@ void run_unary(const TV& in, TV& out, const Attrs& attrs) {
   });
 }
 template <template <typename> class F> void run_float(const TV& in, TV& out, const Attrs& a) { run_unary<F, true>(in, out, a); }
+// Float32 goes through the vectorized vmath functions (the same as the fused kernels'), other dtypes through F.
+template <template <typename> class F, vmath::Fn V>
+void run_vec(const TV& in, TV& out, const Attrs& a) {
+  if (out[0].dtype() == DType::Float32) vmath::run_float32(V, ew::as_dtype(in[0], DType::Float32), out[0]);
+  else run_unary<F, true>(in, out, a);
+}
 
 #define FUNCTOR(NAME, EXPR)                                           \
   template <typename C> struct NAME {                                 \
@@ -75,13 +82,20 @@ template <typename C> C ceil_v(C x) { if constexpr (std::is_floating_point_v<C>)
 FUNCTOR(FloorF, floor_v(x))
 FUNCTOR(CeilF, ceil_v(x))
 template <typename C> struct GeluF {
-  const Attrs& attrs;
+  const bool approximate;  // resolved once per kernel call (not looked up per element)
+  explicit GeluF(const Attrs& attrs) : approximate(attrs.b("approximate")) {}
   C operator()(C x) const {
-    if (attrs.b("approximate"))
+    if (approximate)
       return C(0.5) * x * (C(1) + std::tanh(to_c<C>(kSqrt2OverPi) * (x + to_c<C>(kGeluC) * x * x * x)));
     return C(0.5) * x * (C(1) + std::erf(x / to_c<C>(kSqrt2)));
   }
 };
+void run_gelu(const TV& in, TV& out, const Attrs& a) {
+  if (out[0].dtype() == DType::Float32)
+    vmath::run_float32(a.b("approximate") ? vmath::Fn::GeluTanh : vmath::Fn::GeluErf,
+                       ew::as_dtype(in[0], DType::Float32), out[0]);
+  else run_unary<GeluF, true>(in, out, a);
+}
 
 void run_logical_not(const TV& in, TV& out, const Attrs&) {
   Tensor x = ew::as_dtype(in[0], DType::Bool);
@@ -113,7 +127,7 @@ TV bp_erf(const TV& in, const TV&, const TV& g, const Attrs&) {
 }
 // ReLU: dy·[y > 0] (0 at x = 0, as MindSpore).
 TV bp_relu(const TV&, const TV& o, const TV& g, const Attrs&) {
-  return {ops::select(ops::greater(o[0], sc(0.0, o[0])), g[0], ops::zeros_like(g[0]))};
+  return {ops::select(ops::greater(o[0], sc(0.0, o[0])), g[0], sc(0.0, g[0]))};
 }
 TV bp_sigmoid(const TV& in, const TV& o, const TV& g, const Attrs&) {
   Tensor y = o[0];
@@ -166,7 +180,7 @@ void reg(OpId id, InferFn infer, KernelFn cpu, BpropFn bprop) {
 namespace ops_impl {
 void register_elementwise_unary() {
   reg(OpId::Neg, infer_unary<false>, run_unary<NegF>, bp_neg);
-  reg(OpId::Exp, infer_unary<true>, run_float<ExpF>, bp_exp);
+  reg(OpId::Exp, infer_unary<true>, run_vec<ExpF, vmath::Fn::Exp>, bp_exp);
   reg(OpId::Log, infer_unary<true>, run_float<LogF>, bp_log);
   reg(OpId::Log1p, infer_unary<true>, run_float<Log1pF>, bp_log1p);
   reg(OpId::Sqrt, infer_unary<true>, run_float<SqrtF>, bp_sqrt);
@@ -174,11 +188,11 @@ void register_elementwise_unary() {
   reg(OpId::Abs, infer_unary<false>, run_unary<AbsF>, bp_abs);
   reg(OpId::Sign, infer_unary<false>, run_unary<SignF>, nullptr);
   reg(OpId::Square, infer_unary<false>, run_unary<SquareF>, bp_square);
-  reg(OpId::Erf, infer_unary<true>, run_float<ErfF>, bp_erf);
+  reg(OpId::Erf, infer_unary<true>, run_vec<ErfF, vmath::Fn::Erf>, bp_erf);
   reg(OpId::Relu, infer_unary<false>, run_unary<ReluF>, bp_relu);
-  reg(OpId::Sigmoid, infer_unary<true>, run_float<SigmoidF>, bp_sigmoid);
-  reg(OpId::Tanh, infer_unary<true>, run_float<TanhF>, bp_tanh);
-  reg(OpId::Gelu, infer_unary<true>, run_float<GeluF>, bp_gelu);
+  reg(OpId::Sigmoid, infer_unary<true>, run_vec<SigmoidF, vmath::Fn::Sigmoid>, bp_sigmoid);
+  reg(OpId::Tanh, infer_unary<true>, run_vec<TanhF, vmath::Fn::Tanh>, bp_tanh);
+  reg(OpId::Gelu, infer_unary<true>, run_gelu, bp_gelu);
   reg(OpId::Cos, infer_unary<true>, run_float<CosF>, bp_cos);
   reg(OpId::Sin, infer_unary<true>, run_float<SinF>, bp_sin);
   // Floor/Ceil are piecewise constant: not differentiable (zero gradient), as MindSpore's bprops return zeros.

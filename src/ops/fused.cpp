@@ -10,6 +10,7 @@
 #include "elementwise.h"
 #include "families.h"
 #include "fused.h"
+#include "vmath.h"
 
 namespace kiln {
 namespace fused {
@@ -113,6 +114,20 @@ std::vector<TensorMeta> infer_fused_ew(const TV& in, const Attrs& a) {
 
 template <typename T>
 void eval(EwOp op, const T* x, const T* y, T* d, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {  // the unfused Float32 kernels' vectorized functions (vmath.h)
+    vmath::Fn fn;
+    bool vec = true;
+    switch (op) {
+      case EwOp::Exp: fn = vmath::Fn::Exp; break;
+      case EwOp::Erf: fn = vmath::Fn::Erf; break;
+      case EwOp::Sigmoid: fn = vmath::Fn::Sigmoid; break;
+      case EwOp::Tanh: fn = vmath::Fn::Tanh; break;
+      case EwOp::GeluErf: fn = vmath::Fn::GeluErf; break;
+      case EwOp::GeluTanh: fn = vmath::Fn::GeluTanh; break;
+      default: vec = false; fn = vmath::Fn::Exp; break;
+    }
+    if (vec) { vmath::apply(fn, x, d, n); return; }
+  }
   switch (op) {
     case EwOp::Add: for (int64_t i = 0; i < n; ++i) d[i] = x[i] + y[i]; break;
     case EwOp::Sub: for (int64_t i = 0; i < n; ++i) d[i] = x[i] - y[i]; break;

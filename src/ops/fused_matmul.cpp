@@ -22,6 +22,7 @@
 #include "elementwise.h"
 #include "families.h"
 #include "fused.h"
+#include "vmath.h"
 
 namespace kiln {
 namespace fused {
@@ -88,14 +89,23 @@ void epilogue_loop(float* o, const float* bias, int64_t M, int64_t N, F f) {
   }
 }
 
+void epilogue_vec(float* o, const float* bias, int64_t M, int64_t N, vmath::Fn fn) {
+  for (int64_t i = 0; i < M; ++i) {
+    float* row = o + i * N;
+    for (int64_t j = 0; j < N; ++j) row[j] = row[j] + bias[j];
+    vmath::apply(fn, row, row, N);
+  }
+}
+
 void epilogue(float* o, const float* bias, int64_t M, int64_t N, Act act) {
   switch (act) {
     case Act::None: epilogue_loop(o, bias, M, N, [](float v) { return v; }); break;
     case Act::Relu: epilogue_loop(o, bias, M, N, fused::relu_f<float>); break;
-    case Act::Sigmoid: epilogue_loop(o, bias, M, N, fused::sigmoid_f<float>); break;
-    case Act::Tanh: epilogue_loop(o, bias, M, N, fused::tanh_f<float>); break;
-    case Act::GeluErf: epilogue_loop(o, bias, M, N, fused::gelu_erf_f<float>); break;
-    case Act::GeluTanh: epilogue_loop(o, bias, M, N, fused::gelu_tanh_f<float>); break;
+    // The unfused Float32 kernels' vectorized functions (vmath.h), so that the results match bit for bit.
+    case Act::Sigmoid: epilogue_vec(o, bias, M, N, vmath::Fn::Sigmoid); break;
+    case Act::Tanh: epilogue_vec(o, bias, M, N, vmath::Fn::Tanh); break;
+    case Act::GeluErf: epilogue_vec(o, bias, M, N, vmath::Fn::GeluErf); break;
+    case Act::GeluTanh: epilogue_vec(o, bias, M, N, vmath::Fn::GeluTanh); break;
   }
 }
 

@@ -6,6 +6,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include "elementwise.h"
+#include "kiln/autodiff.h"
 #include "families.h"
 
 namespace kiln {
@@ -126,12 +127,14 @@ void run_matmul(const TV& in, TV& out, const Attrs& a) {
 TV bprop_matmul(const TV& in, const TV&, const TV& g, const Attrs& a) {
   const Tensor &A = in[0], &B = in[1], &G = g[0];
   bool ta = a.b("transpose_a"), tb = a.b("transpose_b");
+  // Only the cotangents that lead to a leaf (autodiff::input_needs_grad): no dA for a model's input batch.
+  const bool na = autodiff::input_needs_grad(0), nb = autodiff::input_needs_grad(1);
   Tensor dA, dB;
-  if (!ta && !tb) { dA = ops::matmul(G, B, false, true); dB = ops::matmul(A, G, true, false); }
-  else if (!ta && tb) { dA = ops::matmul(G, B, false, false); dB = ops::matmul(G, A, true, false); }
-  else if (ta && !tb) { dA = ops::matmul(B, G, false, true); dB = ops::matmul(A, G, false, false); }
-  else { dA = ops::matmul(B, G, true, true); dB = ops::matmul(G, A, true, true); }
-  return {ew::reduce_grad(dA, A), ew::reduce_grad(dB, B)};
+  if (!ta && !tb) { if (na) dA = ops::matmul(G, B, false, true); if (nb) dB = ops::matmul(A, G, true, false); }
+  else if (!ta && tb) { if (na) dA = ops::matmul(G, B, false, false); if (nb) dB = ops::matmul(G, A, true, false); }
+  else if (ta && !tb) { if (na) dA = ops::matmul(B, G, false, true); if (nb) dB = ops::matmul(A, G, false, false); }
+  else { if (na) dA = ops::matmul(B, G, true, true); if (nb) dB = ops::matmul(G, A, true, true); }
+  return {dA.defined() ? ew::reduce_grad(dA, A) : dA, dB.defined() ? ew::reduce_grad(dB, B) : dB};
 }
 
 }  // namespace

@@ -1,11 +1,30 @@
 // Kiln CPU backend — strided N-d loops shared by the elementwise, copy and reduction kernels.
 #pragma once
+#include <omp.h>
+
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
 #include "kiln/shape.h"
 
 namespace kiln::cpu {
+
+// Elements above which an elementwise kernel splits a contiguous run over the OpenMP threads (docs/decisions.md:
+// below ~32k elements the fork/join costs more than the second core saves). Elementwise results do not depend on
+// the split.
+constexpr int64_t kParallelMin = 32768;
+
+// body(start, len) over [0, n): one call below kParallelMin, else chunks of 8192 on the OpenMP threads.
+// `body` must not throw.
+template <typename F>
+void parallel_runs(int64_t n, F&& body) {
+  if (n < kParallelMin || omp_get_max_threads() == 1 || omp_in_parallel()) { body(int64_t(0), n); return; }
+  constexpr int64_t kChunk = 8192;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < chunks; ++c) body(c * kChunk, std::min(kChunk, n - c * kChunk));
+}
 
 // Iterates over `shape` with K operands, each with its own strides (0 on broadcast axes). Adjacent axes that
 // are contiguous for every operand are merged and size-1 axes dropped, so a contiguous case is one call.
