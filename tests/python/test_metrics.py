@@ -167,3 +167,25 @@ def test_metrics_during_training_loop():
     avg.update(loss_fn(logits, y))
     assert 0.0 <= acc.eval() <= 1.0
     assert avg.eval() == pytest.approx(float(loss_fn(logits, y).asnumpy()))
+
+
+def test_error_and_loss_metrics_give_python_floats_accumulated_as_mindspore():
+    """Each batch's sum in float32, the running sum in double (MindSpore under NumPy 1): a Python float, so that
+    json.dumps(model.eval(...)) works, with MindSpore's value."""
+    import json
+    from kiln.train.metrics import MAE, MSE, Loss
+    rng = np.random.default_rng(0)
+    batches = [(rng.standard_normal((5, 1)).astype(np.float32), rng.standard_normal((5, 1)).astype(np.float32))
+               for _ in range(3)]
+    mse, mae, loss = MSE(), MAE(), Loss()
+    for p, y in batches:
+        mse.update(p, y)
+        mae.update(p, y)
+        loss.update(np.float32(((p - y) ** 2).mean()).reshape(1))
+    want_mse = sum(float(((y - p) ** 2).sum()) for p, y in batches) / 15
+    want_mae = sum(float(np.abs(y - p).sum()) for p, y in batches) / 15
+    want_loss = sum(float(np.float32(((p - y) ** 2).mean())) for p, y in batches) / 3
+    assert type(mse.eval()) is float and mse.eval() == want_mse
+    assert type(mae.eval()) is float and mae.eval() == want_mae
+    assert type(loss.eval()) is float and loss.eval() == want_loss
+    json.dumps({"mse": mse.eval(), "mae": mae.eval(), "loss": loss.eval()})

@@ -32,7 +32,9 @@ class _ErrorBase(Metric):
         if y.size != y_pred.size:
             raise ValueError(f"For '{self._name}.update', y (true value) must have as many elements as y_pred "
                              f"(predicted value), but got shapes {y.shape} and {y_pred.shape}.")
-        self._error_sum += self._error(y.reshape(y_pred.shape) - y_pred).sum()
+        # each batch's sum in the input's dtype, accumulated in double as MindSpore does (NumPy 1 promotes the
+        # int-started sum to float64); eval() then gives a Python float with MindSpore's value
+        self._error_sum += float(self._error(y.reshape(y_pred.shape) - y_pred).sum())
         self._samples_num += y.shape[0] if y.ndim else 1
 
     def eval(self):

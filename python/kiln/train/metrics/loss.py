@@ -30,7 +30,9 @@ class Loss(Metric):
             loss = loss.reshape(1)
         if loss.ndim != 1:
             raise ValueError(f"For 'Loss.update', the dimension of your input (loss) must be 1, but got {loss.ndim}.")
-        self._sum_loss += loss.mean(-1)
+        # float: the sum is kept in double as MindSpore's (NumPy 1 promotes int + float32 scalar to float64), so
+        # eval() gives a Python float with MindSpore's value
+        self._sum_loss += float(loss.mean(-1))
         self._total_num += 1
 
     def eval(self):
