@@ -191,7 +191,7 @@ def test_save_cell_append_dict_and_choice_func(tmp_path):
     with pytest.raises(TypeError, match="'name' and 'data'"):
         ms.save_checkpoint([{"name": "x"}], f)
     with pytest.raises(TypeError, match="'s'"):
-        ms.save_checkpoint({"s": "text"}, f)
+        ms.save_checkpoint({"s": object()}, f)
 
 
 def test_async_save_captures_values_at_call(tmp_path):
@@ -444,3 +444,30 @@ def test_adam_state_round_trip_has_mindspore_shapes(tmp_path):
     fresh = nn.Adam(nn.Dense(3, 2).trainable_params(), 0.01)
     assert ms.load_param_into_net(fresh, loaded)[0] == []
     np.testing.assert_array_equal(fresh.beta1_power.asnumpy(), np.float32(0.729))
+
+
+def test_str_entries_round_trip_and_load_from_mindspore_bytes(tmp_path):
+    """append_dict str values: MindSpore's "str" entries (dims [0], NumPy '<U' UTF-32-LE bytes), loaded back as str and
+    reported in ckpt_not_load by load_param_into_net, as MindSpore 2.10 does."""
+    from kiln.train.serialization import Checkpoint
+    net = nn.Dense(2, 1)
+    path = str(tmp_path / "s.ckpt")
+    ms.save_checkpoint(net, path, append_dict={"arch": "résnet50", "empty": "", "epoch": 3})
+    msg = Checkpoint()
+    msg.ParseFromString(open(path, "rb").read())
+    arch = [v for v in msg.value if v.tag == "arch"][0].tensor
+    assert (list(arch.dims), arch.tensor_type) == ([0], "str")
+    assert arch.tensor_content == "résnet50".encode("utf-32-le")  # the bytes MindSpore 2.10 writes
+    assert [v for v in msg.value if v.tag == "empty"][0].tensor.tensor_content == b"\0\0\0\0"
+    loaded = ms.load_checkpoint(path)
+    assert loaded["arch"] == "résnet50" and loaded["empty"] == "" and int(loaded["epoch"].asnumpy()) == 3
+    assert ms.load_param_into_net(nn.Dense(2, 1), loaded) == ([], ["arch", "empty", "epoch"])
+    with pytest.raises(TypeError, match="str value of 'arch'"):
+        ms.save_checkpoint(net, str(tmp_path / "s.safetensors"), append_dict={"arch": "x"}, format="safetensors")
+    bad = Checkpoint()
+    v = bad.value.add()
+    v.tag, v.tensor.tensor_type, v.tensor.tensor_content = "arch", "str", b"abc"
+    v.tensor.dims.append(0)
+    (tmp_path / "bad.ckpt").write_bytes(bad.SerializeToString())
+    with pytest.raises(ValueError, match="bad.ckpt.*not a multiple"):
+        ms.load_checkpoint(str(tmp_path / "bad.ckpt"))

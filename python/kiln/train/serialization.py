@@ -94,7 +94,13 @@ def _stored_array(name, data):
 
 
 def _tensor_to_proto(name, data, proto):
-    """Fills `proto` (a TensorProto) with the Tensor `data`'s dims, type name and little-endian bytes."""
+    """Fills `proto` (a TensorProto) with the Tensor `data`'s dims, type name and little-endian bytes; a str as
+    MindSpore stores one: dims [0], tensor_type "str", the text as NumPy's UTF-32-LE ('<U') bytes."""
+    if isinstance(data, str):
+        proto.dims.append(0)
+        proto.tensor_type = "str"
+        proto.tensor_content = np.array(data, dtype=np.str_).astype("<U").tobytes()
+        return
     type_name, arr = _stored_array(name, data)
     proto.dims.extend(int(d) for d in data.shape)
     proto.tensor_type = type_name
@@ -103,8 +109,8 @@ def _tensor_to_proto(name, data, proto):
 
 def _as_tensor(name, value):
     """A Tensor for a save_checkpoint entry: Tensor/Parameter as is, int -> Int64, float -> Float32, bool -> Bool,
-    NumPy array -> its dtype."""
-    if isinstance(value, Tensor):
+    NumPy array -> its dtype; a str stays a str (stored as MindSpore's "str" entry)."""
+    if isinstance(value, (Tensor, str)):
         return value
     if isinstance(value, bool):
         return Tensor(value, mstype.bool_)
@@ -114,8 +120,8 @@ def _as_tensor(name, value):
         return Tensor(float(value), mstype.float32)
     if isinstance(value, (np.ndarray, np.generic)):
         return Tensor(np.asarray(value))
-    raise TypeError(f"For 'save_checkpoint', the value of '{name}' must be a Tensor, Parameter, int, float or bool, "
-                    f"but got {type(value).__name__}.")
+    raise TypeError(f"For 'save_checkpoint', the value of '{name}' must be a Tensor, Parameter, int, float, bool or "
+                    f"str, but got {type(value).__name__}.")
 
 
 def _entries(save_obj):
@@ -212,12 +218,13 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
     Args:
         save_obj: a Cell (every Parameter of `parameters_and_names`, under its name: weights, BatchNorm moving
             statistics; an optimizer gives its `learning_rate`, `global_step`, `moments.*`, ...), a list of
-            {"name": str, "data": Tensor} dicts, or a dict name -> Tensor/Parameter/int/float/bool.
+            {"name": str, "data": Tensor} dicts, or a dict name -> Tensor/Parameter/int/float/bool/str (str: ckpt only).
         ckpt_file_name (str): the path; "." + format is appended when it does not end with the format's name
             (MindSpore's rule: "net" -> "net.ckpt", "net.safetensors" stays, so does "netckpt").
         integrated_save (bool): accepted for compatibility (single device: parameters are always whole).
         async_save (bool): the values are captured before returning; the file is written by a background thread.
-        append_dict (dict): extra entries name -> int (saved Int64), float (Float32), bool or Tensor.
+        append_dict (dict): extra entries name -> int (saved Int64), float (Float32), bool, Tensor or str (saved as
+            MindSpore's "str" entry, ckpt format only; load_checkpoint gives it back as a str).
         enc_key, enc_mode: encryption is not supported (NotImplementedError when enc_key is set for a .ckpt;
             ValueError, as in MindSpore, for a .safetensors).
         choice_func (callable): name -> bool; only the names for which it returns True are saved.
@@ -269,6 +276,10 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
         entries = [(name, data) for name, data in entries if choice_func(name)]
     # The values are captured in `payload` here, also for async_save.
     if format == "safetensors":
+        for name, data in entries:
+            if isinstance(data, str):
+                raise TypeError(f"For 'save_checkpoint', the str value of '{name}' can only be saved in the 'ckpt' "
+                                "format (safetensors holds tensors only).")
         payload = _fmt.safetensors_payload([(name, *_stored_array(name, data)) for name, data in entries],
                                            crc_check, remove_redundancy)
     else:
@@ -297,6 +308,16 @@ _read_error = _fmt.read_error
 def _proto_to_tensor(path, value):
     """The Tensor of a Checkpoint.Value; ValueError naming the file and the parameter if it is malformed."""
     tp = value.tensor
+    if tp.tensor_type == "str":  # MindSpore's str entry (append_dict): NumPy '<U' bytes, 4 per character
+        if len(tp.tensor_content) % 4:
+            raise _read_error(path, f"The str entry '{value.tag}' has {len(tp.tensor_content)} bytes, not a multiple "
+                                    "of 4 (UTF-32).")
+        if not tp.tensor_content:
+            return ""
+        try:
+            return str(np.frombuffer(tp.tensor_content, dtype=f"<U{len(tp.tensor_content) // 4}")[0])
+        except ValueError as e:
+            raise _read_error(path, f"The str entry '{value.tag}' is not valid UTF-32 ({e}).") from None
     entry = _TYPES.get(tp.tensor_type)
     if entry is None:
         raise _read_error(path, f"The parameter '{value.tag}' has the unsupported tensor_type {tp.tensor_type!r}.")
@@ -413,7 +434,8 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
             raise _read_error(path, "It holds no parameters.")
         for value in msg.value:
             if wanted(value.tag):
-                out[value.tag] = Parameter(_proto_to_tensor(path, value), name=value.tag)
+                data = _proto_to_tensor(path, value)
+                out[value.tag] = data if isinstance(data, str) else Parameter(data, name=value.tag)
     if not out and (filters or specify or choice_func is not None):
         raise ValueError(f"For 'load_checkpoint', the loaded parameter dict of {path} is empty after filter or "
                          "specify (filter_prefix, specify_prefix, choice_func).")
