@@ -212,6 +212,6 @@ class ReduceLROnPlateau(_Plateau):
                     cur_lr.set_data(_core.full([], new_lr, mstype.float32))
                     if self.verbose:
                         print("Epoch %05d: ReduceLROnPlateau reducing learning rate to %s." %
-                              (cb_params.cur_epoch_num, new_lr))
+                              (cb_params.cur_epoch_num, np.float32(new_lr)))  # "0.15", as MindSpore prints
                 self.cooldown_counter = self.cooldown
                 self.wait = 0
