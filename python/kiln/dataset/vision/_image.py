@@ -4,11 +4,23 @@ Pillow does the resampling it does the way MindSpore (OpenCV) does: bilinear wit
 `Image.transform(AFFINE)` (same half-pixel mapping as OpenCV INTER_LINEAR), rotation (`Image.rotate`), PILCUBIC and
 ANTIALIAS (`Image.resize`). OpenCV's bicubic (a = -0.75) and pixel-area rules have no Pillow equivalent; they are
 separable weight matrices applied with NumPy (`W_y @ img @ W_x.T`), the formulas of OpenCV's `resize`
-(imgproc/src/resize.cpp, documented in cv::InterpolationFlags). Nearest is an index gather with OpenCV's rule."""
+(imgproc/src/resize.cpp, documented in cv::InterpolationFlags). Nearest is an index gather with OpenCV's rule.
+
+Where OpenCV itself (opencv-python-headless) is installed, LINEAR, CUBIC and AREA resizes of the dtypes it handles
+(uint8, uint16, int16, float32, float64) run on `cv2.resize` — the library MindSpore's own operations use, so the
+results are MindSpore's, and 10-20x faster than the paths above, which remain for the other dtypes and when OpenCV
+is absent (Note [OpenCV resize], docs/decisions.md)."""
 import math
 
 import numpy as np
 from PIL import Image
+
+try:
+    import cv2 as _cv2
+    _cv2.setNumThreads(1)  # the dataset's workers are the parallelism; OpenCV's own threads would oversubscribe
+except ImportError:  # optional: the NumPy/Pillow paths below give the same rule
+    _cv2 = None
+_CV2_DTYPES = (np.uint8, np.uint16, np.int16, np.float32, np.float64)
 
 from .utils import Inter
 
@@ -144,10 +156,18 @@ def _separable(img, wy, wx):
     return _cast_back(out, img.dtype)
 
 
+_CV2_INTER = {} if _cv2 is None else {Inter.LINEAR: _cv2.INTER_LINEAR, Inter.BICUBIC: _cv2.INTER_CUBIC,
+                                       Inter.AREA: _cv2.INTER_AREA}
+
+
 def resize_array(img, size, inter):
     """Resizes an HW/HWC array to `size` = (h, w) with OpenCV's rule for `inter` (see the module docstring)."""
     oh, ow = size
     ih, iw = img.shape[:2]
+    if _cv2 is not None and inter in _CV2_INTER and img.dtype.type in _CV2_DTYPES and (img.ndim == 2 or
+                                                                                      img.shape[2] <= 512):
+        out = _cv2.resize(np.ascontiguousarray(img), (ow, oh), interpolation=_CV2_INTER[inter])
+        return out.reshape(oh, ow, *img.shape[2:])  # OpenCV drops a single channel axis
     if inter == Inter.NEAREST:
         return img[_nearest_index(ih, oh)][:, _nearest_index(iw, ow)]
     if inter == Inter.BICUBIC:
