@@ -598,3 +598,20 @@ def test_mindspore_style_eager_script_under_compat(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize("inter", ["LINEAR", "BICUBIC", "AREA"])
+@pytest.mark.parametrize("size", [(17, 23), (61, 45)])
+def test_resize_without_opencv_follows_the_same_rule(monkeypatch, inter, size):
+    """The Pillow/NumPy paths (used without OpenCV and for other dtypes) give OpenCV's results within one grey
+    level (rounding of the fixed-point arithmetic), down- and upscaling."""
+    from kiln.dataset.vision import _image
+    if _image._cv2 is None:
+        pytest.skip("OpenCV not installed: the fallback is what every other resize test checks")
+    img = np.random.default_rng(1).integers(0, 256, (40, 30, 3), dtype=np.uint8)
+    mode = getattr(Inter, inter)
+    with_cv2 = V.Resize(size, mode)(img)
+    monkeypatch.setattr(_image, "_cv2", None)
+    without = V.Resize(size, mode)(img)
+    assert without.shape == with_cv2.shape == (*size, 3) and without.dtype == np.uint8
+    assert np.abs(without.astype(int) - with_cv2).max() <= 1
