@@ -131,20 +131,28 @@ class Executable {
  private:
   struct Instr {
     const OpDef* def;
+    const char* name;             // op_name(def->id), looked up once
     Attrs attrs;
     std::vector<int> in, out;
     std::vector<TensorMeta> out_meta;
     std::vector<int> release;     // slots whose last use is this instruction
     std::vector<int> out_buffer;  // planned buffer of each output, or -1 (allocated per run: outputs, views)
     std::vector<Tensor> planned;  // persistent tensors over the planned buffers (made on the first run)
+    bool all_planned = false;     // a kernel op whose outputs are all planned: `planned` is passed as is
   };
   void materialize_buffers();
+  void clear_transient();
   std::shared_ptr<const Graph> graph_;
   std::vector<Instr> instrs_;
   std::vector<size_t> buffer_bytes_;
   std::vector<std::shared_ptr<Storage>> buffers_;
   bool materialized_ = false;
   size_t planned_peak_bytes_ = 0;
+  // Run state, reused across runs (guarded by run_mu_): the slot of every value (captures and constants bound
+  // once; `transient_` lists the others, emptied at the end of each run) and the kernels' argument vectors.
+  std::vector<Tensor> slots_;
+  std::vector<int> transient_;
+  std::vector<Tensor> in_scratch_, out_scratch_;
   std::mutex run_mu_;  // held for a whole run
 };
 
