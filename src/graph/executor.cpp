@@ -123,25 +123,49 @@ void Executable::materialize_buffers() {
       ins.planned.emplace_back(std::move(impl));
     }
   }
-  // The slot table lives across runs: captures and constants are bound once (the Graph is immutable while an
-  // Executable holds it: a capture is read by reference, so in-place updates of a Parameter are seen), the other
-  // slots are filled by each run and emptied before it returns.
+  // Stable values keep the same tensor from run to run: captures and constants (the Graph is immutable while an
+  // Executable holds it; a capture is read by reference, so in-place updates of a Parameter are seen) and the
+  // planned intermediates. They are bound into the kernels' argument vectors once; only the other (dynamic) values
+  // — arguments, views and in-place results of direct ops, values allocated per run — pass through the slot table,
+  // which is emptied at the end of each run. So a run does little reference counting.
   const Graph& G = *graph_;
-  slots_.assign(G.values.size(), Tensor());
+  const size_t nv = G.values.size();
+  std::vector<Tensor> stable(nv);
+  for (size_t v = 0; v < nv; ++v)
+    if (G.values[v].kind == ValueKind::Capture || G.values[v].kind == ValueKind::Constant) stable[v] = G.values[v].tensor;
+  for (const Instr& ins : instrs_)
+    for (size_t k = 0; k < ins.out.size(); ++k) stable[size_t(ins.out[k])] = ins.planned[k];
+  slots_.assign(nv, Tensor());
   transient_.clear();
-  for (size_t v = 0; v < G.values.size(); ++v) {
-    if (G.values[v].kind == ValueKind::Capture || G.values[v].kind == ValueKind::Constant) slots_[v] = G.values[v].tensor;
+  for (size_t v = 0; v < nv; ++v) {
+    if (stable[v].defined()) slots_[v] = stable[v];
     else transient_.push_back(int(v));
+  }
+  for (Instr& ins : instrs_) {
+    ins.args.assign(ins.in.size(), Tensor());
+    ins.dynamic_in.clear();
+    for (size_t j = 0; j < ins.in.size(); ++j) {
+      const Tensor& t = stable[size_t(ins.in[j])];
+      if (t.defined()) ins.args[j] = t;
+      else ins.dynamic_in.push_back(int(j));
+    }
+    std::vector<int> rel;
+    for (int v : ins.release)
+      if (!stable[size_t(v)].defined()) rel.push_back(v);
+    ins.release = std::move(rel);
   }
   materialized_ = true;
 }
 
 void Executable::clear_transient() {
   for (int v : transient_) slots_[size_t(v)] = Tensor();
+  for (Instr& ins : instrs_)
+    for (int j : ins.dynamic_in) ins.args[size_t(j)] = Tensor();
+  out_scratch_.clear();
 }
 
 std::vector<Tensor> Executable::run(const std::vector<Tensor>& args) {
-  std::lock_guard<std::mutex> lock(run_mu_);  // the planned buffers and the slot table serve one run at a time
+  std::lock_guard<std::mutex> lock(run_mu_);  // the planned buffers and the run state serve one run at a time
   const Graph& G = *graph_;
   KILN_CHECK(args.size() == G.inputs.size(), Value, "Compiled graph '", G.name, "' takes ", G.inputs.size(),
              " tensor arguments, but got ", args.size(), ".");
@@ -155,34 +179,31 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& args) {
   if (!materialized_) materialize_buffers();
   std::vector<Tensor>& slots = slots_;
   for (size_t i = 0; i < args.size(); ++i) slots[size_t(G.inputs[i])] = args[i];
-  std::vector<Tensor>& in = in_scratch_;
   std::vector<Tensor>& out = out_scratch_;
   size_t ii = 0;
   try {
     for (; ii < instrs_.size(); ++ii) {
       Instr& ins = instrs_[ii];
-      in.clear();
-      for (int v : ins.in) in.push_back(slots[size_t(v)]);
+      for (int j : ins.dynamic_in) ins.args[size_t(j)] = slots[size_t(ins.in[size_t(j)])];
       OpNameScope op_scope(ins.name);  // names the op in a kernel's dtype error
       if (ins.def->direct) {
-        out = ins.def->direct(in, ins.attrs);
+        out = ins.def->direct(ins.args, ins.attrs);
         for (size_t k = 0; k < ins.out.size(); ++k) slots[size_t(ins.out[k])] = std::move(out[k]);
       } else if (ins.all_planned) {
         // Kernels write into their outputs and never replace them: the persistent tensors are passed as they are.
-        ins.def->cpu(in, ins.planned, ins.attrs);  // random ops take their offset from their stream as they run
-        for (size_t k = 0; k < ins.out.size(); ++k) slots[size_t(ins.out[k])] = ins.planned[k];
+        ins.def->cpu(ins.args, ins.planned, ins.attrs);  // random ops take their offset from their stream as they run
       } else {
         out.clear();
         for (size_t k = 0; k < ins.out_meta.size(); ++k)
           out.push_back(ins.planned[k].defined() ? ins.planned[k] : Tensor::empty(ins.out_meta[k].shape, ins.out_meta[k].dtype));
-        ins.def->cpu(in, out, ins.attrs);
-        for (size_t k = 0; k < ins.out.size(); ++k) slots[size_t(ins.out[k])] = std::move(out[k]);
+        ins.def->cpu(ins.args, out, ins.attrs);
+        for (size_t k = 0; k < ins.out.size(); ++k)
+          if (!ins.planned[k].defined()) slots[size_t(ins.out[k])] = std::move(out[k]);
       }
+      for (int j : ins.dynamic_in) ins.args[size_t(j)] = Tensor();
       for (int v : ins.release) slots[size_t(v)] = Tensor();
     }
   } catch (const Error& e) {
-    in.clear();
-    out.clear();
     clear_transient();
     // A kernel's run-time check (an index or label out of range): name the user's line that issued the op.
     // instrs_ were made one per graph node, in order.
@@ -191,17 +212,16 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& args) {
     throw Error(e.kind(), std::string(e.what()) + "\n  (while running the compiled graph '" + G.name + "', at " +
                               loc + ")");
   } catch (...) {
-    in.clear();
-    out.clear();
     clear_transient();
     throw;
   }
-  in.clear();
   out.clear();
   std::vector<Tensor> result;
   result.reserve(G.outputs.size());
   for (int v : G.outputs) result.push_back(slots[size_t(v)]);
-  clear_transient();  // no reference to the arguments or results stays behind
+  for (int v : G.inputs) slots[size_t(v)] = Tensor();  // no reference to the arguments or results stays behind
+  for (int v : G.outputs)
+    if (G.values[size_t(v)].kind == ValueKind::Node || G.values[size_t(v)].kind == ValueKind::Input) slots[size_t(v)] = Tensor();
   return result;
 }
 
