@@ -141,6 +141,7 @@ class Executable {
     bool all_planned = false;     // a kernel op whose outputs are all planned: `planned` is passed as is
     std::vector<Tensor> args;     // the kernel's inputs: stable values bound once, dynamic ones set per run
     std::vector<int> dynamic_in;  // positions in `args` set from the slot table at each run (emptied after)
+    bool precomputed = false;     // a view of planned buffers, made once by materialize_buffers: not run
   };
   void materialize_buffers();
   void clear_transient();

@@ -133,8 +133,39 @@ void Executable::materialize_buffers() {
   std::vector<Tensor> stable(nv);
   for (size_t v = 0; v < nv; ++v)
     if (G.values[v].kind == ValueKind::Capture || G.values[v].kind == ValueKind::Constant) stable[v] = G.values[v].tensor;
-  for (const Instr& ins : instrs_)
-    for (size_t k = 0; k < ins.out.size(); ++k) stable[size_t(ins.out[k])] = ins.planned[k];
+  // `owned`: the values living in the Executable's own buffers. A view op (direct, no side effect) of owned values
+  // whose outputs share its first input's storage gives the same view at every run: it is made here, once, and
+  // skipped by run() (Reshape of a gradient, Depend). Views of captures are not: a capture's storage may be
+  // replaced between runs (a Parameter's set_data).
+  std::vector<bool> owned(nv, false);
+  for (Instr& ins : instrs_) {
+    ins.precomputed = false;
+    if (ins.def->direct && !has_side_effect(ins.def->id) && !ins.in.empty()) {
+      bool all_owned = true;
+      for (int v : ins.in) all_owned = all_owned && owned[size_t(v)];
+      if (all_owned) {
+        std::vector<Tensor> a;
+        for (int v : ins.in) a.push_back(stable[size_t(v)]);
+        OpNameScope op_scope(ins.name);
+        std::vector<Tensor> o = ins.def->direct(a, ins.attrs);
+        bool views = o.size() == ins.out.size();
+        for (size_t k = 0; views && k < o.size(); ++k)
+          views = o[k].defined() && o[k].impl()->storage == a[0].impl()->storage;
+        if (views) {
+          ins.precomputed = true;
+          for (size_t k = 0; k < o.size(); ++k) {
+            stable[size_t(ins.out[k])] = o[k];
+            owned[size_t(ins.out[k])] = true;
+          }
+          continue;
+        }
+      }
+    }
+    for (size_t k = 0; k < ins.out.size(); ++k) {
+      stable[size_t(ins.out[k])] = ins.planned[k];
+      owned[size_t(ins.out[k])] = ins.planned[k].defined();
+    }
+  }
   slots_.assign(nv, Tensor());
   transient_.clear();
   for (size_t v = 0; v < nv; ++v) {
@@ -184,6 +215,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& args) {
   try {
     for (; ii < instrs_.size(); ++ii) {
       Instr& ins = instrs_[ii];
+      if (ins.precomputed) continue;  // a view of the Executable's own buffers, made once
       for (int j : ins.dynamic_in) ins.args[size_t(j)] = slots[size_t(ins.in[size_t(j)])];
       OpNameScope op_scope(ins.name);  // names the op in a kernel's dtype error
       if (ins.def->direct) {
