@@ -131,20 +131,32 @@ class Executable {
  private:
   struct Instr {
     const OpDef* def;
+    const char* name;             // op_name(def->id), looked up once
     Attrs attrs;
     std::vector<int> in, out;
     std::vector<TensorMeta> out_meta;
-    std::vector<int> release;     // slots whose last use is this instruction
+    std::vector<int> release;     // (dynamic) slots whose last use is this instruction
     std::vector<int> out_buffer;  // planned buffer of each output, or -1 (allocated per run: outputs, views)
     std::vector<Tensor> planned;  // persistent tensors over the planned buffers (made on the first run)
+    bool all_planned = false;     // a kernel op whose outputs are all planned: `planned` is passed as is
+    std::vector<Tensor> args;     // the kernel's inputs: stable values bound once, dynamic ones set per run
+    std::vector<int> dynamic_in;  // positions in `args` set from the slot table at each run (emptied after)
+    bool precomputed = false;     // a view of planned buffers, made once by materialize_buffers: not run
   };
   void materialize_buffers();
+  void clear_transient();
   std::shared_ptr<const Graph> graph_;
   std::vector<Instr> instrs_;
   std::vector<size_t> buffer_bytes_;
   std::vector<std::shared_ptr<Storage>> buffers_;
   bool materialized_ = false;
   size_t planned_peak_bytes_ = 0;
+  // Run state, reused across runs (guarded by run_mu_): the slot of every value (stable values — captures,
+  // constants, planned intermediates — bound once; `transient_` lists the others, emptied by each run) and the
+  // outputs of the current direct op.
+  std::vector<Tensor> slots_;
+  std::vector<int> transient_;
+  std::vector<Tensor> out_scratch_;
   std::mutex run_mu_;  // held for a whole run
 };
 

@@ -89,6 +89,7 @@ Executable::Executable(std::shared_ptr<const Graph> g) : graph_(std::move(g)) {
     const Node& n = G.nodes[ni];
     Instr ins;
     ins.def = &get_op(n.op);
+    ins.name = op_name(n.op);
     ins.attrs = n.attrs;
     ins.in = n.inputs;
     ins.out = n.outputs;
@@ -107,8 +108,13 @@ void Executable::materialize_buffers() {
   for (size_t b : buffer_bytes_) buffers_.push_back(std::make_shared<Storage>(b));
   for (Instr& ins : instrs_) {
     ins.planned.clear();
+    ins.all_planned = !ins.def->direct;
     for (size_t k = 0; k < ins.out.size(); ++k) {
-      if (ins.out_buffer[k] < 0) { ins.planned.emplace_back(); continue; }
+      if (ins.out_buffer[k] < 0) {
+        ins.planned.emplace_back();
+        ins.all_planned = false;
+        continue;
+      }
       auto impl = std::make_shared<TensorImpl>();
       impl->storage = buffers_[size_t(ins.out_buffer[k])];
       impl->shape = ins.out_meta[k].shape;
@@ -117,54 +123,137 @@ void Executable::materialize_buffers() {
       ins.planned.emplace_back(std::move(impl));
     }
   }
+  // Stable values keep the same tensor from run to run: captures and constants (the Graph is immutable while an
+  // Executable holds it; a capture is read by reference, so in-place updates of a Parameter are seen) and the
+  // planned intermediates. They are bound into the kernels' argument vectors once; only the other (dynamic) values
+  // — arguments, views and in-place results of direct ops, values allocated per run — pass through the slot table,
+  // which is emptied at the end of each run. So a run does little reference counting.
+  const Graph& G = *graph_;
+  const size_t nv = G.values.size();
+  std::vector<Tensor> stable(nv);
+  for (size_t v = 0; v < nv; ++v)
+    if (G.values[v].kind == ValueKind::Capture || G.values[v].kind == ValueKind::Constant) stable[v] = G.values[v].tensor;
+  // `owned`: the values living in the Executable's own buffers. A view op (direct, no side effect) of owned values
+  // whose outputs share its first input's storage gives the same view at every run: it is made here, once, and
+  // skipped by run() (Reshape of a gradient, Depend). Views of captures are not: a capture's storage may be
+  // replaced between runs (a Parameter's set_data).
+  std::vector<bool> owned(nv, false);
+  for (Instr& ins : instrs_) {
+    ins.precomputed = false;
+    if (ins.def->direct && !has_side_effect(ins.def->id) && !ins.in.empty()) {
+      bool all_owned = true;
+      for (int v : ins.in) all_owned = all_owned && owned[size_t(v)];
+      if (all_owned) {
+        std::vector<Tensor> a;
+        for (int v : ins.in) a.push_back(stable[size_t(v)]);
+        OpNameScope op_scope(ins.name);
+        std::vector<Tensor> o = ins.def->direct(a, ins.attrs);
+        bool views = o.size() == ins.out.size();
+        for (size_t k = 0; views && k < o.size(); ++k)
+          views = o[k].defined() && o[k].impl()->storage == a[0].impl()->storage;
+        if (views) {
+          ins.precomputed = true;
+          for (size_t k = 0; k < o.size(); ++k) {
+            stable[size_t(ins.out[k])] = o[k];
+            owned[size_t(ins.out[k])] = true;
+          }
+          continue;
+        }
+      }
+    }
+    for (size_t k = 0; k < ins.out.size(); ++k) {
+      stable[size_t(ins.out[k])] = ins.planned[k];
+      owned[size_t(ins.out[k])] = ins.planned[k].defined();
+    }
+  }
+  slots_.assign(nv, Tensor());
+  transient_.clear();
+  for (size_t v = 0; v < nv; ++v) {
+    if (stable[v].defined()) slots_[v] = stable[v];
+    else transient_.push_back(int(v));
+  }
+  for (Instr& ins : instrs_) {
+    ins.args.assign(ins.in.size(), Tensor());
+    ins.dynamic_in.clear();
+    for (size_t j = 0; j < ins.in.size(); ++j) {
+      const Tensor& t = stable[size_t(ins.in[j])];
+      if (t.defined()) ins.args[j] = t;
+      else ins.dynamic_in.push_back(int(j));
+    }
+    std::vector<int> rel;
+    for (int v : ins.release)
+      if (!stable[size_t(v)].defined()) rel.push_back(v);
+    ins.release = std::move(rel);
+  }
   materialized_ = true;
 }
 
+void Executable::clear_transient() {
+  for (int v : transient_) slots_[size_t(v)] = Tensor();
+  for (Instr& ins : instrs_)
+    for (int j : ins.dynamic_in) ins.args[size_t(j)] = Tensor();
+  out_scratch_.clear();
+}
+
 std::vector<Tensor> Executable::run(const std::vector<Tensor>& args) {
-  std::lock_guard<std::mutex> lock(run_mu_);  // the planned buffers serve one run at a time
+  std::lock_guard<std::mutex> lock(run_mu_);  // the planned buffers and the run state serve one run at a time
   const Graph& G = *graph_;
   KILN_CHECK(args.size() == G.inputs.size(), Value, "Compiled graph '", G.name, "' takes ", G.inputs.size(),
              " tensor arguments, but got ", args.size(), ".");
-  std::vector<Tensor> slots(G.values.size());
   for (size_t i = 0; i < args.size(); ++i) {
     const TensorMeta& m = G.values[size_t(G.inputs[i])].meta;
+    KILN_CHECK(args[i].defined(), Value, "Compiled graph '", G.name, "': argument ", i, " is an undefined tensor.");
     KILN_CHECK(args[i].shape() == m.shape && args[i].dtype() == m.dtype, Value, "Compiled graph '", G.name,
                "': argument ", i, " must be ", dtype_name(m.dtype), shape_str(m.shape), ", but got ",
                dtype_name(args[i].dtype()), shape_str(args[i].shape()), ".");
-    slots[size_t(G.inputs[i])] = args[i];
   }
-  for (size_t v = 0; v < G.values.size(); ++v)
-    if (G.values[v].kind == ValueKind::Capture || G.values[v].kind == ValueKind::Constant) slots[v] = G.values[v].tensor;
   if (!materialized_) materialize_buffers();
-  std::vector<Tensor> in, out;
-  for (size_t ii = 0; ii < instrs_.size(); ++ii) {
-    const Instr& ins = instrs_[ii];
-    in.clear();
-    for (int v : ins.in) in.push_back(slots[size_t(v)]);
-    try {
-      OpNameScope op_scope(op_name(ins.def->id));  // names the op in a kernel's dtype error
+  std::vector<Tensor>& slots = slots_;
+  for (size_t i = 0; i < args.size(); ++i) slots[size_t(G.inputs[i])] = args[i];
+  std::vector<Tensor>& out = out_scratch_;
+  size_t ii = 0;
+  try {
+    for (; ii < instrs_.size(); ++ii) {
+      Instr& ins = instrs_[ii];
+      if (ins.precomputed) continue;  // a view of the Executable's own buffers, made once
+      for (int j : ins.dynamic_in) ins.args[size_t(j)] = slots[size_t(ins.in[size_t(j)])];
+      OpNameScope op_scope(ins.name);  // names the op in a kernel's dtype error
       if (ins.def->direct) {
-        out = ins.def->direct(in, ins.attrs);
+        out = ins.def->direct(ins.args, ins.attrs);
+        for (size_t k = 0; k < ins.out.size(); ++k) slots[size_t(ins.out[k])] = std::move(out[k]);
+      } else if (ins.all_planned) {
+        // Kernels write into their outputs and never replace them: the persistent tensors are passed as they are.
+        ins.def->cpu(ins.args, ins.planned, ins.attrs);  // random ops take their offset from their stream as they run
       } else {
         out.clear();
         for (size_t k = 0; k < ins.out_meta.size(); ++k)
           out.push_back(ins.planned[k].defined() ? ins.planned[k] : Tensor::empty(ins.out_meta[k].shape, ins.out_meta[k].dtype));
-        ins.def->cpu(in, out, ins.attrs);  // random ops take their offset from their stream as they run
+        ins.def->cpu(ins.args, out, ins.attrs);
+        for (size_t k = 0; k < ins.out.size(); ++k)
+          if (!ins.planned[k].defined()) slots[size_t(ins.out[k])] = std::move(out[k]);
       }
-    } catch (const Error& e) {
-      // A kernel's run-time check (an index or label out of range): name the user's line that issued the op.
-      // instrs_ were made one per graph node, in order.
-      const std::string& loc = G.nodes[ii].loc;
-      if (loc.empty()) throw;
-      throw Error(e.kind(), std::string(e.what()) + "\n  (while running the compiled graph '" + G.name + "', at " +
-                                loc + ")");
+      for (int j : ins.dynamic_in) ins.args[size_t(j)] = Tensor();
+      for (int v : ins.release) slots[size_t(v)] = Tensor();
     }
-    for (size_t k = 0; k < ins.out.size(); ++k) slots[size_t(ins.out[k])] = std::move(out[k]);
-    for (int v : ins.release) slots[size_t(v)] = Tensor();
+  } catch (const Error& e) {
+    clear_transient();
+    // A kernel's run-time check (an index or label out of range): name the user's line that issued the op.
+    // instrs_ were made one per graph node, in order.
+    const std::string& loc = G.nodes[ii].loc;
+    if (loc.empty()) throw;
+    throw Error(e.kind(), std::string(e.what()) + "\n  (while running the compiled graph '" + G.name + "', at " +
+                              loc + ")");
+  } catch (...) {
+    clear_transient();
+    throw;
   }
+  out.clear();
   std::vector<Tensor> result;
   result.reserve(G.outputs.size());
   for (int v : G.outputs) result.push_back(slots[size_t(v)]);
+  for (int v : G.inputs) slots[size_t(v)] = Tensor();  // no reference to the arguments or results stays behind
+  for (int v : G.outputs)
+    if (G.values[size_t(v)].kind == ValueKind::Node || G.values[size_t(v)].kind == ValueKind::Input) slots[size_t(v)] = Tensor();
   return result;
 }
 

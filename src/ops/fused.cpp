@@ -5,6 +5,7 @@
 // and each loop vectorizes like the unfused op's. The bprop re-runs the original ops with kiln::ops and calls their
 // bprops in reverse: autodiff through a fused graph (and grad of grad) gives what the unfused graph gives.
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "elementwise.h"
@@ -160,7 +161,11 @@ void run_program(const std::vector<Instr>& prog, const TV& in, const Tensor& out
   const size_t nin = in.size(), nreg = nin + prog.size();
   // Registers: full inputs point into their (contiguous) data and advance per block; 0-d inputs are a block
   // filled with the value once (stride 0); instruction results live in `scratch`, the last in the output.
-  std::vector<T> scratch((prog.size() + nin) * size_t(kBlock));
+  // Blocks of min(kBlock, n) elements: a small tensor gets a small, uninitialized (every element read is written
+  // first) scratch instead of zeroing full blocks at every call.
+  const int64_t block = std::max<int64_t>(1, std::min<int64_t>(kBlock, n));
+  std::unique_ptr<T[]> scratch_buf(new T[(prog.size() + nin) * size_t(block)]);
+  T* const scratch = scratch_buf.get();
   std::vector<const T*> base(nreg, nullptr);
   std::vector<bool> moves(nreg, false);
   std::vector<Tensor> keep;  // contiguous copies of strided inputs
@@ -168,8 +173,8 @@ void run_program(const std::vector<Instr>& prog, const TV& in, const Tensor& out
   for (size_t i = 0; i < nin; ++i) {
     if (in[i].ndim() == 0 && !scalar_out) {
       T v = ew::as_dtype(in[i], out.dtype()).data<T>()[0];
-      T* buf = scratch.data() + (prog.size() + i) * size_t(kBlock);
-      for (int64_t k = 0; k < kBlock; ++k) buf[k] = v;
+      T* buf = scratch + (prog.size() + i) * size_t(block);
+      for (int64_t k = 0; k < block; ++k) buf[k] = v;
       base[i] = buf;
     } else {
       Tensor c = ew::as_dtype(in[i], out.dtype()).contiguous();
@@ -184,7 +189,7 @@ void run_program(const std::vector<Instr>& prog, const TV& in, const Tensor& out
     const int64_t len = std::min<int64_t>(kBlock, n - start);
     for (size_t i = 0; i < nin; ++i) r[i] = moves[i] ? base[i] + start : base[i];
     for (size_t k = 0; k < prog.size(); ++k) {
-      T* d = k + 1 == prog.size() ? po + start : scratch.data() + k * size_t(kBlock);
+      T* d = k + 1 == prog.size() ? po + start : scratch + k * size_t(block);
       const Instr& ins = prog[k];
       eval<T>(ins.op, r[size_t(ins.a)], ins.b >= 0 ? r[size_t(ins.b)] : nullptr, d, len);
       r[nin + k] = d;

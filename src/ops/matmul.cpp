@@ -2,6 +2,8 @@
 // Eigen's GEMM (oneDNN has no f64 matmul on CPU). No hand-written GEMM (docs/decisions.md).
 #include <omp.h>
 
+#include <algorithm>
+
 #include <Eigen/Core>
 #include <oneapi/dnnl/dnnl.h>
 
@@ -80,6 +82,19 @@ void run_matmul(const TV& in, TV& out, const Attrs& a) {
   Layout lx = layout(x, ta), ly = layout(y, tb);
   if (!lx.ok) { x = x.contiguous(); lx = layout(x, ta); }
   if (!ly.ok) { y = y.contiguous(); ly = layout(y, tb); }
+  if (t == DType::Float32 && x.ndim() == 2 && y.ndim() == 2) {
+    // Plain 2-D float32 (every Dense layer and its gradients): the sgemm call of the batched loop below for its
+    // single batch, without the batch bookkeeping (small products are dominated by it).
+    const int64_t M = out[0].shape()[0], N = out[0].shape()[1], K = mat_dims(x, ta).cols;
+    if (M == 0 || N == 0) return;
+    float* C = out[0].data<float>();
+    if (K == 0) { std::fill(C, C + M * N, 0.f); return; }
+    GemmThreads threads(2.0 * double(M) * double(N) * double(K));
+    dnnl_status_t st = dnnl_sgemm(lx.trans ? 'T' : 'N', ly.trans ? 'T' : 'N', M, N, K, 1.0f, x.data<float>(), lx.ld,
+                                  y.data<float>(), ly.ld, 0.0f, C, N);
+    KILN_CHECK(st == dnnl_success, Runtime, "For 'MatMul', oneDNN sgemm failed with status ", int(st), ".");
+    return;
+  }
   Tensor o = ct == t ? out[0] : Tensor::empty(out[0].shape(), ct);
   const Shape& os = o.shape();
   int64_t nd = int64_t(os.size());

@@ -11,6 +11,7 @@
 // attributes), so that a compiled graph can feed them per step; the scalar hyper-parameters that never change
 // (beta1, beta2, eps, momentum, dampening, weight_decay, flags) are attributes.
 #include <cmath>
+#include <initializer_list>
 
 #include "elementwise.h"
 #include "families.h"
@@ -47,11 +48,14 @@ void check_like(const Tensor& t, const Tensor& param, const char* op, const char
 }
 
 // In-place state tensors must not overlap each other (each element is read and written once per step).
-void check_distinct(const TV& ts, const std::vector<const char*>& names, const char* op) {
+// (initializer lists, not vectors: no heap allocation per optimizer step)
+void check_distinct(std::initializer_list<const Tensor*> ts, std::initializer_list<const char*> names, const char* op) {
+  const Tensor* const* t = ts.begin();
+  const char* const* nm = names.begin();
   for (size_t i = 0; i < ts.size(); ++i)
     for (size_t j = i + 1; j < ts.size(); ++j)
-      KILN_CHECK(ts[i].impl()->storage != ts[j].impl()->storage, Value, "For '", op, "', '", names[i], "' and '",
-                 names[j], "' must not share storage.");
+      KILN_CHECK(t[i]->impl()->storage != t[j]->impl()->storage, Value, "For '", op, "', '", nm[i], "' and '", nm[j],
+                 "' must not share storage.");
 }
 
 // The gradient in param's dtype (no copy when it already has it).
@@ -121,6 +125,10 @@ TV assign_direct(const TV& in, const Attrs&) {
   }
   // `value` viewed with the variable's shape (stride 0 on broadcast axes); copy_into converts the dtype and
   // writes through the variable's strides.
+  if (value.shape() == var.shape()) {  // nothing to broadcast (the usual case): no view needed
+    copy_into(value, var);
+    return {var};
+  }
   Tensor src = value.view(var.shape(), cpu::broadcast_strides(value.shape(), value.strides(), var.shape()),
                           value.offset());
   copy_into(src, var);
@@ -141,7 +149,7 @@ TV adam_direct(const TV& in, const Attrs& a) {
   check_like(m, var, op, "m", true);
   check_like(v, var, op, "v", true);
   check_like(in[6], var, op, "gradient", false);
-  check_distinct({var, m, v, in[6]}, {"var", "m", "v", "gradient"}, op);
+  check_distinct({&var, &m, &v, &in[6]}, {"var", "m", "v", "gradient"}, op);
   const double b1p = scalar_input(in[3], op, "beta1_power"), b2p = scalar_input(in[4], op, "beta2_power");
   const double lr = scalar_input(in[5], op, "lr");
   const double b1 = a.f("beta1"), b2 = a.f("beta2"), eps = a.f("epsilon");
@@ -181,7 +189,7 @@ TV momentum_direct(const TV& in, const Attrs& a) {
   check_float_param(var, op, "variable");
   check_like(acc, var, op, "accumulation", true);
   check_like(in[3], var, op, "gradient", false);
-  check_distinct({var, acc, in[3]}, {"variable", "accumulation", "gradient"}, op);
+  check_distinct({&var, &acc, &in[3]}, {"variable", "accumulation", "gradient"}, op);
   const double lr = scalar_input(in[2], op, "learning_rate");
   const double mom = a.f("momentum");
   const bool nesterov = a.b("use_nesterov");
@@ -243,11 +251,11 @@ TV sgd_direct(const TV& in, const Attrs& a) {
              " and dampening ", damp, ".");
   Tensor g = grad_as(in[1], var);
   const bool use_mom = mom > 0;
-  if (!use_mom) check_distinct({var, in[1]}, {"parameters", "gradient"}, op);
+  if (!use_mom) check_distinct({&var, &in[1]}, {"parameters", "gradient"}, op);
   bool flag_stat = false, first = false;
   if (use_mom) {
     check_like(acc, var, op, "accum", true);
-    check_distinct({var, in[1], acc, stat}, {"parameters", "gradient", "accum", "stat"}, op);
+    check_distinct({&var, &in[1], &acc, &stat}, {"parameters", "gradient", "accum", "stat"}, op);
     if (stat.numel() == 1) {
       flag_stat = true;
       first = stat.item() > 0;

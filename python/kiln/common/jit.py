@@ -337,7 +337,7 @@ class JitFunction:
                 entry = self._fast.get((sig, flags, context._context["device_target"], _seed._global_seed))
                 if entry is not None:
                     entry._used = next(_clock)
-                    out = entry.executable.run(list(args))
+                    out = entry.executable.run(args)  # a tuple converts as a list does (no copy in Python)
                     return _unflatten(entry._out_struct, out)
         tensors = []
         struct = _flatten((args, kwargs), tensors)
