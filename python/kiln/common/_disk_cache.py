@@ -23,13 +23,12 @@ import sys
 import sysconfig
 import tempfile
 import threading
-import types
 import warnings
 
 from .._loader import _core
 from .. import context
 from . import seed as _seed
-from ._cache_names import Walk
+from ._cache_names import Walk, Unstorable, code_digest as _code_digest  # noqa: F401 (Unstorable: re-exported)
 
 FORMAT = 1
 _MAGIC = b"KILNCC01"
@@ -48,10 +47,6 @@ stats = {"loads": 0, "writes": 0, "misses": 0}  # per process: graphs loaded / w
 def _count(what):
     with _lock:
         stats[what] += 1
-
-
-class Unstorable(Exception):
-    """This graph (or signature) cannot go to disk; it stays in memory. The message says why."""
 
 
 # ---------------------------------------------------------------------------------------------------- settings
@@ -215,26 +210,6 @@ def _leaves(struct, out):
 
 
 # ------------------------------------------------------------------------------------------------------- keys
-def _code_digest(code):
-    """SHA-256 of a code object's bytecode, constants (nested code objects recursively), names and first line: the
-    same in every process for the same source (marshal's output is not: it depends on reference counts)."""
-    h = hashlib.sha256()
-
-    def add(c):
-        h.update(c.co_code)
-        h.update(repr((c.co_names, c.co_varnames, c.co_freevars, c.co_cellvars, c.co_firstlineno,
-                       c.co_argcount, c.co_kwonlyargcount, c.co_flags)).encode())
-        for k in c.co_consts:
-            if isinstance(k, types.CodeType):
-                add(k)
-            elif isinstance(k, frozenset):  # its order depends on the process's hash seed
-                h.update(repr(sorted(repr(x) for x in k)).encode())
-            else:
-                h.update(repr(k).encode())
-    add(code)
-    return h.hexdigest()
-
-
 class Lookup:
     """The disk key of one call: where its file is, and what the walk found (reused by save)."""
 
