@@ -7,7 +7,10 @@ parameters and later random draws of a run with the cache off; two processes wri
 file; an edited source file invalidates. In one process (fresh objects built by the same code stand for a new
 process): shape, Kiln version and configuration changes miss; every public layer, loss and optimizer loads; a
 damaged file warns and is rewritten; an unwritable directory warns and still runs; graphs reading a global Tensor or
-returning an unsupported value stay in memory."""
+returning an unsupported value stay in memory. Values chosen at run time that change the traced graph (a function
+held by a Cell, a global function, a global array made into a constant, a partial's keyword, a primitive's attribute,
+a module attribute) key the graph, in one process and across real processes; values the key cannot describe keep the
+graph in memory."""
 import functools
 import glob
 import json

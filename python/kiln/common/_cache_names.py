@@ -5,21 +5,26 @@ process those are different objects, so a graph on disk names each capture by a 
 
 * the walk starts at the JitFunction: the instance a method is bound to (`self`), the function's closure variables
   (`c:<name>`), defaults (`d:`) and the globals its code names (`g:<name>`, nested code objects included); it
-  follows what it finds there — functions (closures, defaults, globals, `__wrapped__`), bound methods,
-  functools.partial, JitFunctions, lists/tuples/dicts, and the attributes (`a:<name>`) of the user's own objects
-  (a config object, a trainer) — up to depth 6, and stops at each Cell; Kiln's own functions are followed through
-  their closures only (their globals are Kiln's);
+  follows what it finds there — functions (closures, defaults, `__wrapped__`, and for the user's functions the
+  globals they name, recursively), bound methods, functools.partial, JitFunctions, lists/tuples/dicts, user classes
+  (methods, class attributes), the attributes (`a:<name>`) of objects (a config object, a trainer, a primitive) —
+  up to depth 8, and stops at each Cell; then every reached Cell's sub-cells are walked too: their non-plain
+  attributes (`<cell path>.<attr>`: a function held as `self.act`, a partial, an array) and their user classes;
 * a capture's name is `<path of a reached Cell>::<name in cell.parameters_and_names()>` for Parameters (optimizer
   moments, global_step and learning_rate are Parameters of the optimizer Cell) or `...::<sub-cell>.<attribute>` for
   a plain Tensor attribute of a Cell.
 
-Tensors reached otherwise (a global plain Tensor, a tensor in a closure) have no name: a graph that reads one is
+Tensors reached otherwise (a global plain Tensor, a tensor in a closure) have no name: a graph that captures one is
 kept in memory only. A name that two different tensors claim is dropped (never guessed). The same walk gives the
-*structure fingerprint* that keys a file: for every reached Cell and sub-cell its class, `training` flag, plain
-Python attributes (bool/int/float/str/None and short tuples/lists/dicts of them) and its Parameters' names, shapes,
-dtypes and requires_grad; plus every plain value met on the walk (closure values, defaults, globals, attributes of
-config objects). Two processes with different network configurations (has_bias, dropout rate, hidden size,
-set_train, a `scale` in a closure, `cfg.num_layers`) therefore never share a file."""
+*configuration fingerprint* that keys a file (the principle: whatever can change the traced graph without changing
+the rest of the key is described here, or the graph stays in memory): for every reached Cell and sub-cell its class,
+`training` flag, plain Python attributes and its Parameters' names, shapes, dtypes and requires_grad; plus a
+description of every other value met (`Walk.globals`): plain values by repr, functions by module, qualified name and
+code digest, C functions by module and name, NumPy arrays / scalars and Tensors outside the Cells' trees by dtype,
+shape and content hash (bounded), objects by class and attributes. A value the walk cannot describe (no `__dict__`
+and no known type, too large, too deep) raises Unstorable. Two processes with different configurations (has_bias,
+hidden size, set_train, a `scale` in a closure, `cfg.num_layers`, `self.act = ops.relu` or `ops.sigmoid`, a global
+`MEAN` array, a partial's keyword) therefore never share a file."""
 import enum
 import functools
 import hashlib
@@ -72,7 +77,7 @@ def _user_class(cls):
 
 def _simple(v, depth=0):
     """A plain value: None/bool/int/float/str, or a short tuple/list/dict of them (two levels)."""
-    if isinstance(v, _SIMPLE):
+    if type(v) in _SIMPLE or isinstance(v, _SIMPLE):
         return True
     if isinstance(v, (tuple, list)) and depth < 2 and len(v) <= 64:
         return all(_simple(x, depth + 1) for x in v)
@@ -144,6 +149,7 @@ class Walk:
         self._seen = {}  # id -> first path of every non-plain value met
         self._keep = []  # the values in _seen, held so that their ids stay theirs during the walk
         self._trees = {}
+        self._plain = {}  # id(Cell) -> its plain attributes
         self.all_cells = {}  # path ("<walk path>" or "<walk path>::<sub-cell name>") -> Cell, sub-cells included
         self.cell_paths = {}  # id(Cell) -> its first path in all_cells
         self._visit(jf, "", 0)
@@ -177,12 +183,15 @@ class Walk:
         if _user_class(cls):
             self._visit(cls, f"{path}#class", 1)
         d = vars(cell)
+        plain = self._plain[id(cell)] = []  # (name, repr) of its plain attributes, for fingerprint()
         for k in sorted(d, key=str):
+            if k.startswith("__") or k in _VOLATILE or k in _CELL_SKIP:
+                continue
             v = d[k]
-            if (k.startswith("__") or k in _VOLATILE or k in _CELL_SKIP or _simple(v)
-                    or isinstance(v, (self._Tensor, self._Cell))):
-                continue  # plain values: fingerprint(); tensors: captures (by name); Cells: in the tree
-            self._visit(v, f"{path}.{k}", 1)
+            if _simple(v):
+                plain.append((k, repr(v)))
+            elif not isinstance(v, (self._Tensor, self._Cell)):  # tensors: captures (by name); Cells: in the tree
+                self._visit(v, f"{path}.{k}", 1)
 
     def _step(self, path, step):
         return f"{path}/{step}" if path else step
@@ -219,7 +228,7 @@ class Walk:
             self._visit(obj.fn, step(path, "fn"), depth + 1)
             return
         if isinstance(obj, self._Parameter):  # read by reference (a capture): its identity, not its value
-            self._note(path, f"parameter {obj.name} {list(obj.shape)} {obj.dtype} {bool(obj.requires_grad)}")
+            self._note(path, "parameter " + obj.name)  # (its shape/dtype: in its Cell's tree, or it has no name)
             return
         if isinstance(obj, self._Tensor):  # a tensor outside the Cells' trees: its value may become a constant
             n = 1
@@ -355,12 +364,12 @@ class Walk:
 
     def _sequence(self, obj, path, depth):
         kind = _qualname(type(obj))
-        if len(obj) <= _MAX_ITEMS:
+        if len(obj) <= _MAX_PLAIN_ITEMS and all(type(v) in _SIMPLE for v in obj):  # one note for plain values
+            self._note(path, f"{kind} {len(obj)} " + hashlib.sha256(repr(obj).encode()).hexdigest())
+        elif len(obj) <= _MAX_ITEMS:
             self._note(path, f"{kind} {len(obj)}")
             for i, v in enumerate(obj):
                 self._visit(v, self._step(path, f"[{i}]"), depth + 1)
-        elif len(obj) <= _MAX_PLAIN_ITEMS and all(isinstance(v, _SIMPLE) for v in obj):
-            self._note(path, f"{kind} {len(obj)} " + hashlib.sha256(repr(obj).encode()).hexdigest())
         else:
             raise Unstorable(f"a {kind} of {len(obj)} values at {path} is too long to fingerprint")
 
@@ -418,9 +427,7 @@ class Walk:
         for path, (subs, params) in self._trees.items():
             for sub_name, sub in subs:
                 t = type(sub)
-                attrs = sorted((k, repr(v)) for k, v in vars(sub).items()
-                               if not k.startswith("__") and k not in _VOLATILE and _simple(v))
-                cells.append([path, sub_name, f"{t.__module__}.{t.__qualname__}", attrs])
+                cells.append([path, sub_name, f"{t.__module__}.{t.__qualname__}", self._plain[id(sub)]])
             cells.append([path, "::params", [[n, list(p.shape), str(p.dtype), bool(p.requires_grad)]
                                              for n, p in params]])
         return {"cells": cells, "globals": self.globals}

@@ -3,8 +3,10 @@ environment variables MS_COMPILER_CACHE_ENABLE=1 / MS_COMPILER_CACHE_PATH). Desi
 
 One file per (function, signature, configuration) in `<path>/rank_<RANK_ID>/graph_cache/`, named by a SHA-256 of
 the *key*: the function's identity (module file, qualified name, class of the bound instance), the argument
-structure with non-tensor values, input shapes/dtypes, device, global seed, jit's key_extra, and the structure
-fingerprint of every Cell the function reaches (kiln/common/_cache_names.py). Inside, a header that must also
+structure with non-tensor values, input shapes/dtypes, device, global seed, jit's key_extra, and the configuration
+fingerprint: every Cell the function reaches and every value its code can read — functions by code, arrays by
+content, attributes, closures, globals (kiln/common/_cache_names.py; a value it cannot describe keeps the graph in
+memory). Inside, a header that must also
 match before the graph is used: Kiln's fingerprint (version + the _core build + the package's Python files) and the
 SHA-256 of every source file whose Python code ran while tracing (outside Kiln and the standard library). Then the
 optimized graph (C++ serializer, kiln/graph_io.h) with each capture named, the Python structure of the outputs, the
