@@ -697,3 +697,23 @@ def test_run_time_choices_across_processes(tmp_path):
         r = run(v)
         np.testing.assert_allclose(r["got"], ref[v], rtol=1e-5)
         assert (r["traces"], r["loads"]) == (traces, 1 - traces), v
+
+
+class _SlotConfig:
+    __slots__ = ("shift",)
+
+    def __init__(self, shift):
+        self.shift = shift
+
+
+def test_slots_object_and_cycles_are_fingerprinted(cache_dir):
+    """A config object with __slots__ (no __dict__) is walked by slot; a cyclic structure terminates."""
+    x = Tensor(np.ones(2, np.float32))
+    runs = []
+    for shift in (1.0, 2.0, 2.0):
+        cfg = _SlotConfig(shift)
+        loop = {"cfg": cfg}
+        loop["self"] = loop  # a cycle
+        f = ms.jit(lambda t: t + loop["cfg"].shift)
+        runs.append((f(x).asnumpy()[0], f.trace_count, f.disk_skipped))
+    assert runs == [(2.0, 1, None), (3.0, 1, None), (3.0, 0, None)]

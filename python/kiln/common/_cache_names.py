@@ -34,7 +34,7 @@ import sysconfig
 import types
 
 _MAX_DEPTH = 8  # steps from the function (or from a Cell, for its attributes); a deeper non-plain value: unstorable
-_MAX_ITEMS = 4096  # elements of one container walked one by one; longer ones only when all plain (hashed)
+_MAX_ITEMS = 1 << 16  # elements of one container walked one by one; longer ones only when all plain (hashed)
 _MAX_PLAIN_ITEMS = 1 << 20  # a longer list of plain values: unstorable
 _MAX_ARRAY_BYTES = 64 << 20  # arrays / tensors hashed up to this size; larger ones: unstorable
 _SIMPLE = (type(None), bool, int, float, str)
@@ -236,7 +236,11 @@ class Walk:
                 n *= s
             if n > _MAX_ARRAY_BYTES:  # (checked before copying it to the host)
                 raise Unstorable(f"a Tensor{list(obj.shape)} at {path} is too large to fingerprint")
-            self._note(path, _array_digest(obj.asnumpy(), "tensor", path))
+            from . import dtype as mstype
+            if obj.dtype == mstype.bfloat16:  # (NumPy has no bfloat16; float32 holds every value exactly)
+                self._note(path, _array_digest(obj.astype(mstype.float32).asnumpy(), "tensor bf16", path))
+            else:
+                self._note(path, _array_digest(obj.asnumpy(), "tensor", path))
             return
         mod = type(obj).__module__
         if mod == "numpy":
@@ -285,6 +289,9 @@ class Walk:
             if owner is not None and not isinstance(owner, (types.ModuleType, type)):
                 self._visit(owner, step(path, "self"), depth + 1)
             return
+        if isinstance(obj, (types.MemberDescriptorType, types.GetSetDescriptorType)):  # a slot of a class
+            self._note(path, "slot")
+            return
         if isinstance(obj, (staticmethod, classmethod)):
             self._visit(obj.__func__, path, depth + 1)
             return
@@ -318,7 +325,7 @@ class Walk:
         # attributes): its class and its attributes.
         d = getattr(obj, "__dict__", None)
         if not isinstance(d, dict):
-            raise Unstorable(f"a {_qualname(type(obj))} at {path} cannot be fingerprinted")
+            d = self._slots(obj, path)
         self._note(path, f"object {_qualname(type(obj))}")
         if _user_class(type(obj)):
             self._visit(type(obj), step(path, "class"), depth + 1)
@@ -326,6 +333,17 @@ class Walk:
             raise Unstorable(f"the object at {path} has more than {_MAX_ITEMS} attributes")
         for k in sorted(d, key=str):
             self._visit(d[k], step(path, f"a:{k}"), depth + 1)
+
+    def _slots(self, obj, path):
+        """{name: value} of the slots of an instance of a user class with __slots__ and no __dict__."""
+        cls = type(obj)
+        names = []
+        for c in cls.__mro__:
+            sl = c.__dict__.get("__slots__", ())
+            names += [sl] if isinstance(sl, str) else list(sl)
+        if not _user_class(cls) or not names:
+            raise Unstorable(f"a {_qualname(cls)} at {path} cannot be fingerprinted")
+        return {n: getattr(obj, n) for n in names if n not in ("__weakref__", "__dict__") and hasattr(obj, n)}
 
     def _function(self, obj, path, depth):
         code = obj.__code__
