@@ -7,12 +7,17 @@ parameters and later random draws of a run with the cache off; two processes wri
 file; an edited source file invalidates. In one process (fresh objects built by the same code stand for a new
 process): shape, Kiln version and configuration changes miss; every public layer, loss and optimizer loads; a
 damaged file warns and is rewritten; an unwritable directory warns and still runs; graphs reading a global Tensor or
-returning an unsupported value stay in memory."""
+returning an unsupported value stay in memory. Values chosen at run time that change the traced graph (a function
+held by a Cell, a global function, a global array made into a constant, a partial's keyword, a primitive's attribute,
+a module attribute) key the graph, in one process and across real processes; values the key cannot describe keep the
+graph in memory."""
+import functools
 import glob
 import json
 import os
 import subprocess
 import sys
+import types
 import warnings
 
 import numpy as np
@@ -20,8 +25,8 @@ import pytest
 
 import kiln as ms
 import kiln.experimental.optim  # noqa: F401  (AdamW, in the optimizer sweep)
-from kiln import nn, Tensor, context
-from kiln.common import _disk_cache
+from kiln import nn, ops, Tensor, context
+from kiln.common import _disk_cache, _cache_names
 
 from helpers import subprocess_env
 
@@ -139,10 +144,18 @@ def test_edited_source_invalidates(tmp_path):
     assert first["traces"] == 1
     (path,) = _files(cache)
     before = open(path, "rb").read()
-    # The traced forward function's source changes (a factor): traced again, and the entry is rewritten.
+    # A comment added at the end of the file: the code (in the key) is the same, the source file's hash (in the
+    # header) is not: traced again, and the same entry is rewritten.
+    script = _write_script(tmp_path)
+    with open(script, "a") as f:
+        f.write("# an edit that changes no code\n")
+    commented = _result(_start(script, "on", cache))
+    assert commented["traces"] == 1 and commented["loads"] == 0 and commented["out"] == first["out"]
+    assert _files(cache) == [path] and open(path, "rb").read() != before
+    # The traced forward function's code changes (a factor): its code digest is in the key, a new entry.
     edited = _result(_start(_write_script(tmp_path, scale="2.0"), "on", cache))
     assert edited["traces"] == 1 and edited["loads"] == 0 and edited["out"] != first["out"]
-    assert _files(cache) == [path] and open(path, "rb").read() != before
+    assert len(_files(cache)) == 2
 
 
 # ------------------------------------------------------------------------------------------------- in one process
@@ -482,3 +495,225 @@ def test_functions_sharing_a_name_do_not_share_a_file(cache_dir):
     np.testing.assert_array_equal(double(x).asnumpy(), [0, 2, 4])
     np.testing.assert_array_equal(plus_one(x).asnumpy(), [1, 2, 3])
     assert plus_one.trace_count == 1 and len(_files(cache_dir)) == 2
+
+
+# ------------------------------------------------------- values chosen at run time that change the traced graph
+# Each case: a program built with one configuration writes its graph; the same program built with another
+# configuration (what a second process with other command-line arguments sees) must trace again and give its own
+# numbers; built again with the second configuration, it loads.
+_ACTS = {"relu": ops.relu, "sigmoid": ops.sigmoid, "tanh": ops.tanh}
+_ACT_REF = {"relu": lambda v: np.maximum(v, 0), "sigmoid": lambda v: 1 / (1 + np.exp(-v)), "tanh": np.tanh}
+
+
+class _ActNet(nn.Cell):
+    def __init__(self, act):
+        super().__init__()
+        self.fc = nn.Dense(2, 2, weight_init="ones", bias_init="zeros")
+        self.act = _ACTS[act]  # a function chosen at run time, held by the Cell
+
+    def construct(self, x):
+        return self.act(self.fc(x))
+
+
+def _graph_call(cell, *args):
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        out = cell(*args).asnumpy()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    return out, cell._compiled_construct()
+
+
+def test_function_held_by_a_cell_keys_the_graph(cache_dir):
+    x = Tensor(np.array([[1.0, -3.0]], np.float32))
+    for act, traces in (("relu", 1), ("sigmoid", 1), ("tanh", 1), ("sigmoid", 0)):
+        got, jf = _graph_call(_ActNet(act), x)
+        np.testing.assert_allclose(got, _ACT_REF[act](np.array([[-2.0, -2.0]])), rtol=1e-6)
+        assert jf.trace_count == traces and jf.disk_loads == 1 - traces, act
+    assert len(_files(cache_dir)) == 3
+
+
+_PICKED = None  # a global function chosen at run time (set by the tests below)
+_FACTOR = 1.0
+
+
+def _helper(t):
+    return t * _FACTOR  # a global read by a function the traced code calls
+
+
+def test_global_function_and_helper_globals_key_the_graph(cache_dir):
+    global _PICKED, _FACTOR
+    x = Tensor(np.array([3.0], np.float32))
+    try:
+        runs = []
+        for picked, factor in (("sq", 1.0), ("neg", 1.0), ("neg", 4.0), ("neg", 4.0)):
+            _PICKED = {"sq": lambda t: t * t, "neg": lambda t: -t}[picked]
+            _FACTOR = factor
+            f = ms.jit(lambda t: _helper(_PICKED(t)) + 1)
+            runs.append((f(x).asnumpy()[0], f.trace_count))
+    finally:
+        _PICKED, _FACTOR = None, 1.0
+    assert runs == [(10.0, 1), (-2.0, 1), (-11.0, 1), (-11.0, 0)]
+
+
+_MEAN = np.zeros(2, np.float32)
+
+
+class _Centered(nn.Cell):
+    def construct(self, x):
+        return x - Tensor(_MEAN)  # a constant made while tracing from a global array
+
+
+def test_global_array_read_while_tracing_keys_the_graph(cache_dir):
+    global _MEAN
+    x = Tensor(np.array([1.0, 2.0], np.float32))
+    try:
+        runs = []
+        for v in (1.0, 5.0, 5.0):
+            _MEAN = np.array([v, -v], np.float32)
+            got, jf = _graph_call(_Centered(), x)
+            runs.append((got.tolist(), jf.trace_count))
+        _MEAN = np.array([5.0, -5.0], np.float64)  # same values, another dtype: another graph
+        got, jf = _graph_call(_Centered(), x)
+        assert got.tolist() == [-4.0, 7.0] and jf.trace_count == 1
+    finally:
+        _MEAN = np.zeros(2, np.float32)
+    assert runs == [([0.0, 3.0], 1), ([-4.0, 7.0], 1), ([-4.0, 7.0], 0)]
+
+
+def _lrelu(x, alpha):
+    return ops.maximum(x, x * alpha)
+
+
+class _PartialNet(nn.Cell):
+    def __init__(self, alpha):
+        super().__init__()
+        self.act = functools.partial(_lrelu, alpha=alpha)
+
+    def construct(self, x):
+        return self.act(x)
+
+
+def test_partial_keyword_keys_the_graph(cache_dir):
+    x = Tensor(np.array([-1.0, 2.0], np.float32))
+    runs = []
+    for alpha in (0.1, 0.5, 0.5):
+        got, jf = _graph_call(_PartialNet(alpha), x)
+        np.testing.assert_allclose(got, np.maximum([-1.0, 2.0], np.array([-1.0, 2.0]) * alpha), rtol=1e-6)
+        runs.append(jf.trace_count)
+    assert runs == [1, 1, 0]
+
+
+class _Reduce(nn.Cell):
+    def __init__(self, keep):
+        super().__init__()
+        self.sum = ops.ReduceSum(keep_dims=keep)  # a primitive's attribute
+
+    def construct(self, x):
+        return self.sum(x, 1)
+
+
+def test_primitive_attribute_and_module_attribute_key_the_graph(cache_dir, monkeypatch):
+    x = Tensor(np.ones((2, 3), np.float32))
+    assert _graph_call(_Reduce(True), x)[0].shape == (2, 1)
+    out, jf = _graph_call(_Reduce(False), x)
+    assert out.shape == (2,) and jf.trace_count == 1
+    cfg = types.ModuleType("run_config")  # a configuration module: `cfg.scale` read while tracing
+    monkeypatch.setitem(globals(), "_CFG", cfg)
+    runs = []
+    for scale in (2.0, 3.0, 3.0):
+        cfg.scale = scale
+        f = ms.jit(lambda t: t * _CFG.scale)  # noqa: F821 (set above)
+        runs.append((f(x).asnumpy()[0, 0], f.trace_count))
+    assert runs == [(2.0, 1), (3.0, 1), (3.0, 0)]
+
+
+class _Noisy(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.rng = np.random.default_rng(0)  # a generator: its state cannot be fingerprinted
+
+    def construct(self, x):
+        return x + Tensor(self.rng.standard_normal(2).astype(np.float32))
+
+
+def test_unfingerprintable_values_stay_in_memory(cache_dir, monkeypatch):
+    x = Tensor(np.zeros(2, np.float32))
+    with pytest.warns(RuntimeWarning, match="stays in memory only"):
+        got, jf = _graph_call(_Noisy(), x)
+    np.testing.assert_allclose(got, np.random.default_rng(0).standard_normal(2).astype(np.float32))
+    assert "Generator" in jf.disk_skipped and _files(cache_dir) == []
+    # An array above the size the key hashes: memory only too.
+    monkeypatch.setattr(_cache_names, "_MAX_ARRAY_BYTES", 4)
+    with pytest.warns(RuntimeWarning, match="stays in memory only"):
+        got, jf = _graph_call(_Centered(), x)
+    assert "larger than" in jf.disk_skipped and _files(cache_dir) == []
+    np.testing.assert_array_equal(got, [0.0, 0.0])
+
+
+RUN_TIME_SCRIPT = r'''
+import sys, json, functools
+import numpy as np
+import kiln as ms
+from kiln import nn, ops, Tensor
+ms.set_context(enable_compile_cache=True, compile_cache_path=sys.argv[2], mode=ms.GRAPH_MODE)
+v = float(sys.argv[1])
+MEAN = np.array([v, v], np.float32)
+pick = {1.0: ops.relu, 5.0: ops.sigmoid}[v]
+def lrelu(x, alpha): return ops.maximum(x, x * alpha)
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.act = functools.partial(lrelu, alpha=v / 10)
+        self.out = {1.0: ops.tanh, 5.0: ops.exp}[v]
+    def construct(self, x):
+        return self.out(pick(self.act(x) - Tensor(MEAN)))
+net = Net()
+x = np.array([-1.0, 2.0], np.float32)
+got = net(Tensor(x)).asnumpy()
+jf = net._compiled_construct()
+print("RESULT " + json.dumps({"got": got.tolist(), "traces": jf.trace_count, "loads": jf.disk_loads}))
+'''
+
+
+def test_run_time_choices_across_processes(tmp_path):
+    """The tester's programs in real processes: a function picked from argv (global and Cell attribute), a global
+    array made into a constant, a partial's keyword; the second configuration compiles and is right, and loads the
+    third time."""
+    script = tmp_path / "run_time.py"
+    script.write_text(RUN_TIME_SCRIPT)
+    cache = str(tmp_path / "cache")
+
+    def run(v):
+        p = subprocess.run([sys.executable, str(script), v, cache], capture_output=True, text=True,
+                           env=subprocess_env(), timeout=120)
+        assert p.returncode == 0, p.stderr
+        return json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")][-1][7:])
+
+    x = np.array([-1.0, 2.0])
+    ref = {"1": np.tanh(np.maximum(np.maximum(x, x * 0.1) - 1.0, 0)),
+           "5": np.exp(1 / (1 + np.exp(-(np.maximum(x, x * 0.5) - 5.0))))}
+    for v, traces in (("1", 1), ("5", 1), ("5", 0)):
+        r = run(v)
+        np.testing.assert_allclose(r["got"], ref[v], rtol=1e-5)
+        assert (r["traces"], r["loads"]) == (traces, 1 - traces), v
+
+
+class _SlotConfig:
+    __slots__ = ("shift",)
+
+    def __init__(self, shift):
+        self.shift = shift
+
+
+def test_slots_object_and_cycles_are_fingerprinted(cache_dir):
+    """A config object with __slots__ (no __dict__) is walked by slot; a cyclic structure terminates."""
+    x = Tensor(np.ones(2, np.float32))
+    runs = []
+    for shift in (1.0, 2.0, 2.0):
+        cfg = _SlotConfig(shift)
+        loop = {"cfg": cfg}
+        loop["self"] = loop  # a cycle
+        f = ms.jit(lambda t: t + loop["cfg"].shift)
+        runs.append((f(x).asnumpy()[0], f.trace_count, f.disk_skipped))
+    assert runs == [(2.0, 1, None), (3.0, 1, None), (3.0, 0, None)]

@@ -3,8 +3,10 @@ environment variables MS_COMPILER_CACHE_ENABLE=1 / MS_COMPILER_CACHE_PATH). Desi
 
 One file per (function, signature, configuration) in `<path>/rank_<RANK_ID>/graph_cache/`, named by a SHA-256 of
 the *key*: the function's identity (module file, qualified name, class of the bound instance), the argument
-structure with non-tensor values, input shapes/dtypes, device, global seed, jit's key_extra, and the structure
-fingerprint of every Cell the function reaches (kiln/common/_cache_names.py). Inside, a header that must also
+structure with non-tensor values, input shapes/dtypes, device, global seed, jit's key_extra, and the configuration
+fingerprint: every Cell the function reaches and every value its code can read — functions by code, arrays by
+content, attributes, closures, globals (kiln/common/_cache_names.py; a value it cannot describe keeps the graph in
+memory). Inside, a header that must also
 match before the graph is used: Kiln's fingerprint (version + the _core build + the package's Python files) and the
 SHA-256 of every source file whose Python code ran while tracing (outside Kiln and the standard library). Then the
 optimized graph (C++ serializer, kiln/graph_io.h) with each capture named, the Python structure of the outputs, the
@@ -23,13 +25,12 @@ import sys
 import sysconfig
 import tempfile
 import threading
-import types
 import warnings
 
 from .._loader import _core
 from .. import context
 from . import seed as _seed
-from ._cache_names import Walk
+from ._cache_names import Walk, Unstorable, code_digest as _code_digest  # noqa: F401 (Unstorable: re-exported)
 
 FORMAT = 1
 _MAGIC = b"KILNCC01"
@@ -48,10 +49,6 @@ stats = {"loads": 0, "writes": 0, "misses": 0}  # per process: graphs loaded / w
 def _count(what):
     with _lock:
         stats[what] += 1
-
-
-class Unstorable(Exception):
-    """This graph (or signature) cannot go to disk; it stays in memory. The message says why."""
 
 
 # ---------------------------------------------------------------------------------------------------- settings
@@ -215,26 +212,6 @@ def _leaves(struct, out):
 
 
 # ------------------------------------------------------------------------------------------------------- keys
-def _code_digest(code):
-    """SHA-256 of a code object's bytecode, constants (nested code objects recursively), names and first line: the
-    same in every process for the same source (marshal's output is not: it depends on reference counts)."""
-    h = hashlib.sha256()
-
-    def add(c):
-        h.update(c.co_code)
-        h.update(repr((c.co_names, c.co_varnames, c.co_freevars, c.co_cellvars, c.co_firstlineno,
-                       c.co_argcount, c.co_kwonlyargcount, c.co_flags)).encode())
-        for k in c.co_consts:
-            if isinstance(k, types.CodeType):
-                add(k)
-            elif isinstance(k, frozenset):  # its order depends on the process's hash seed
-                h.update(repr(sorted(repr(x) for x in k)).encode())
-            else:
-                h.update(repr(k).encode())
-    add(code)
-    return h.hexdigest()
-
-
 class Lookup:
     """The disk key of one call: where its file is, and what the walk found (reused by save)."""
 
