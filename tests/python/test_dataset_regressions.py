@@ -1,12 +1,18 @@
 """kiln.dataset regressions found by testing against MindSpore 2.10 (values checked on MindSpore): generator
 objects replayed every epoch, per_batch_map row counts, sizes after infinite repeat + take, dtype mixing,
 exception types, sampler semantics."""
+import os
+import signal
+import subprocess
+import sys
+import time
 import warnings
 
 import numpy as np
 import pytest
 
 import kiln.dataset as ds
+from helpers import subprocess_env
 
 
 def rows(d, **kw):
@@ -59,3 +65,65 @@ def test_generator_object_trains_every_epoch():
     Model(net, nn.MSELoss(), nn.SGD(net.trainable_params(), 0.01)).train(3, d, callbacks=[Count()],
                                                                          dataset_sink_mode=False)
     assert Count.steps == 9
+
+
+# ---------------------------------------------------------------- 2. no orphan workers
+KILLED_PARENT = """
+import multiprocessing, os, sys, threading, time
+import numpy as np
+import kiln.dataset as ds
+def work(x):
+    time.sleep(0.01)
+    return x
+def run():
+    d = ds.NumpySlicesDataset(np.arange(100000), shuffle=False).map(work, num_parallel_workers=2,
+                                                                    python_multiprocessing=True)
+    for k, _ in enumerate(d.create_tuple_iterator(output_numpy=True)):
+        if k == 20:
+            for p in multiprocessing.active_children():
+                print(p.pid, flush=True)
+            print("ready", flush=True)
+if sys.argv[1] == "thread":  # workers forked from a pipeline thread: PR_SET_PDEATHSIG cannot be used, the watch can
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+else:
+    run()
+"""
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("where", ["main", "thread"])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_workers_die_with_a_killed_parent(where, sig):
+    p = subprocess.Popen([sys.executable, "-c", KILLED_PARENT, where], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=subprocess_env())
+    pids, left = [], []
+    try:
+        for line in p.stdout:
+            if line.strip() == "ready":
+                break
+            pids.append(int(line))
+        assert len(pids) == 2
+        p.send_signal(sig)
+        p.wait(timeout=30)
+        end = time.monotonic() + 15
+        while time.monotonic() < end and any(_alive(q) for q in pids):
+            time.sleep(0.05)
+        left = [q for q in pids if _alive(q)]
+    finally:
+        if p.poll() is None:
+            p.kill()
+        for q in pids:  # orphans would hold the pipes open
+            if _alive(q):
+                os.kill(q, signal.SIGKILL)
+        p.communicate(timeout=30)
+    assert left == []
