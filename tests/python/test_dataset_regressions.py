@@ -127,3 +127,23 @@ def test_workers_die_with_a_killed_parent(where, sig):
                 os.kill(q, signal.SIGKILL)
         p.communicate(timeout=30)
     assert left == []
+
+
+# ---------------------------------------------------------------- 3. per_batch_map row counts
+def _pbm(f, ic=("a",), oc=None):
+    d = ds.NumpySlicesDataset({"a": np.arange(8), "b": np.arange(8)}, shuffle=False)
+    return d.batch(4, per_batch_map=f, input_columns=list(ic), output_columns=oc)
+
+
+def test_per_batch_map_must_return_one_row_per_batch_row():
+    with pytest.raises(RuntimeError, match=r"column: a expects: 4 rows returned from 'per_batch_map', got: 12"):
+        rows(_pbm(lambda a, info: (a * 3,)))
+    with pytest.raises(RuntimeError, match=r"column: b expects: 4 rows returned from 'per_batch_map', got: 2"):
+        rows(_pbm(lambda a, b, info: (a, b[:2]), ("a", "b")))
+    with pytest.raises(RuntimeError, match=r"column: a expects: 4 rows returned from 'per_batch_map', got: 2"):
+        rows(_pbm(lambda a, info: (a[:2], a), oc=["a", "c"]))
+    # an array is the batched column itself (MindSpore 2.10 takes it as is)
+    assert [[x.tolist() for x in r] for r in rows(_pbm(lambda a, info: (np.arange(3),)))] == \
+        [[[0, 1, 2], [0, 1, 2, 3]], [[0, 1, 2], [4, 5, 6, 7]]]
+    assert [r[0].tolist() for r in rows(_pbm(lambda a, info: ([x * 2 for x in a],)))] == [[0, 2, 4, 6],
+                                                                                          [8, 10, 12, 14]]

@@ -336,7 +336,13 @@ class BatchDataset(Dataset):
             for i, c in keep:
                 new[pos[c]] = _stack([r[i] for r in rows], c, what)
             for c, v in zip(out_cols, outs):
-                new[pos[c]] = v if isinstance(v, np.ndarray) else _stack(list(v), c, what)
+                if not isinstance(v, np.ndarray):  # a list of rows: one per row of the batch (MindSpore's check)
+                    v = list(v)
+                    if len(v) != len(rows):
+                        raise RuntimeError(f"{what}: Invalid data, column: {c} expects: {len(rows)} rows returned "
+                                           f"from 'per_batch_map', got: {len(v)}")
+                    v = _stack(v, c, what)
+                new[pos[c]] = v
             return tuple(new)
 
         runner = RowPool(ctx, build, workers, self.python_multiprocessing, what)
