@@ -147,3 +147,38 @@ def test_per_batch_map_must_return_one_row_per_batch_row():
         [[[0, 1, 2], [0, 1, 2, 3]], [[0, 1, 2], [4, 5, 6, 7]]]
     assert [r[0].tolist() for r in rows(_pbm(lambda a, info: ([x * 2 for x in a],)))] == [[0, 2, 4, 6],
                                                                                           [8, 10, 12, 14]]
+
+
+# ---------------------------------------------------------------- 4. sizes with infinite repeat
+def _b(n=10):
+    return ds.NumpySlicesDataset({"a": np.arange(n)}, shuffle=False)
+
+
+@pytest.mark.parametrize("make,size", [
+    (lambda: _b().repeat().take(25), 25),
+    (lambda: _b().repeat().take(25).batch(5), 5),
+    (lambda: _b().repeat().take(25).batch(4), 7),
+    (lambda: _b().repeat().take(25).batch(4, True), 6),
+    (lambda: _b().repeat().skip(3).take(20), 20),
+    (lambda: _b().repeat(3).take(25), 25),
+    (lambda: _b().repeat(3).skip(25), 5),
+    (lambda: _b().repeat().take(25).zip(ds.NumpySlicesDataset({"c": np.arange(7)}, shuffle=False)), 7),
+    (lambda: _b().repeat().zip(ds.NumpySlicesDataset({"c": np.arange(7)}, shuffle=False)), 7),
+    (lambda: _b(7).concat(_b().repeat().take(25)), 32),
+    (lambda: _b().repeat().take(25).repeat(2), 50),
+    (lambda: _b().repeat().batch(4).take(3), 3),
+    (lambda: _b().repeat().map(lambda x: x).take(25), 25),
+    (lambda: _b().repeat().shuffle(4).take(25), 25),
+    (lambda: _b().repeat().take(25).skip(5), 20),
+    (lambda: _b().repeat().take(25).filter(lambda x: x % 2 == 0), 13),
+])
+def test_size_after_infinite_repeat_is_the_rows_produced(make, size):
+    assert make().get_dataset_size() == size
+    assert len(rows(make())) == size
+
+
+def test_size_of_endless_pipelines():
+    assert _b().repeat().get_dataset_size() == 10  # one pass, as MindSpore
+    assert _b().repeat().skip(3).get_dataset_size() == 7
+    with pytest.raises(RuntimeError, match="endless"):
+        _b().repeat().filter(lambda x: x > 2).get_dataset_size()

@@ -60,6 +60,9 @@ class RepeatDataset(Dataset):
     def get_repeat_count(self):
         return self.count
 
+    def _infinite(self):
+        return self.count == -1 or self.children[0]._infinite()
+
     def _compute_size(self):
         n = self.children[0].get_dataset_size()
         return n if self.count == -1 else n * self.count  # an infinite repeat reports one pass (as MindSpore)
@@ -149,8 +152,12 @@ class ZipDataset(Dataset):
     def get_col_names(self):
         return list(self._cols)
 
+    def _infinite(self):
+        return all(d._infinite() for d in self.children)
+
     def _compute_size(self):
-        return min(d.get_dataset_size() for d in self.children)
+        finite = [d for d in self.children if not d._infinite()]  # an endless input never is the shortest
+        return min(d.get_dataset_size() for d in (finite or self.children))
 
     def _make(self, ctx):
         fns = [d._make(ctx) for d in self.children]
@@ -181,6 +188,9 @@ class ConcatDataset(Dataset):
                 raise ValueError(f"concat: the column names of the datasets must be the same, but got {first} and "
                                  f"{d.get_col_names()}.")
 
+    def _infinite(self):
+        return any(d._infinite() for d in self.children)
+
     def _compute_size(self):
         return sum(d.get_dataset_size() for d in self.children)
 
@@ -201,7 +211,12 @@ class TakeDataset(Dataset):
         super().__init__([child])
         self.count = _check_count("take", count, allow_minus_one=True)
 
+    def _infinite(self):
+        return self.count == -1 and self.children[0]._infinite()
+
     def _compute_size(self):
+        if self.count != -1 and self.children[0]._infinite():
+            return self.count  # take(n) of an endless input gives n rows
         n = self.children[0].get_dataset_size()
         return n if self.count == -1 else min(n, self.count)
 
