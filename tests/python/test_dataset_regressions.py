@@ -182,3 +182,44 @@ def test_size_of_endless_pipelines():
     assert _b().repeat().skip(3).get_dataset_size() == 7
     with pytest.raises(RuntimeError, match="endless"):
         _b().repeat().filter(lambda x: x > 2).get_dataset_size()
+
+
+# ---------------------------------------------------------------- 5. dtype mixing
+def test_concat_of_different_column_types_raises():
+    c = ds.NumpySlicesDataset({"a": np.arange(3)}, shuffle=False) + \
+        ds.NumpySlicesDataset({"a": np.arange(3.0)}, shuffle=False)
+    with pytest.raises(RuntimeError, match=r"concat: column 'a' is int64 in the first dataset but float64 in dataset 1"):
+        rows(c)
+    # text of different lengths is one type; equal types concatenate
+    t = ds.NumpySlicesDataset({"s": ["a", "bb"]}, shuffle=False) + ds.NumpySlicesDataset({"s": ["ccc"]}, shuffle=False)
+    assert [str(r[0]) for r in rows(t)] == ["a", "bb", "ccc"]
+    assert col(ds.NumpySlicesDataset({"a": [1]}, shuffle=False) + ds.NumpySlicesDataset({"a": [2, 3]},
+                                                                                          shuffle=False)) == [1, 2, 3]
+
+
+def test_batch_of_different_row_types_raises():
+    def src(t0, t1):
+        return ds.GeneratorDataset(lambda: ((np.ones(2, t0) if i == 0 else np.ones(2, t1),) for i in range(2)),
+                                   ["x"]).batch(2)
+    with pytest.raises(RuntimeError, match=r"different types in column 'x'. First element had type float32 and "
+                                           r"this element had type int64"):
+        rows(src(np.float32, np.int64))
+    with pytest.raises(RuntimeError, match="type int32 and this element had type int64"):
+        rows(src(np.int32, np.int64))
+    r = rows(src(np.float32, np.float32))
+    assert r[0][0].dtype == np.float32 and r[0][0].tolist() == [[1, 1], [1, 1]]
+
+
+# ---------------------------------------------------------------- 6. exception types
+def test_column_and_sampler_errors_are_runtime_errors_as_mindspore():
+    n = lambda: ds.NumpySlicesDataset({"a": np.arange(4)}, shuffle=False)  # noqa: E731
+    for build, msg in [(lambda: n().map(lambda x: x, input_columns="zz"), "map: input column 'zz' does not exist"),
+                       (lambda: n().project("zz"), "project: column 'zz' does not exist"),
+                       (lambda: ds.zip((n(), n())), "duplicate column a"),
+                       (lambda: rows(n(), columns=["zz"]), "create_tuple_iterator: column 'zz' does not exist")]:
+        with pytest.raises(RuntimeError, match=msg) as e:
+            build()
+        assert isinstance(e.value, ValueError)  # raised when building, as before
+    with pytest.raises(RuntimeError, match="sample index 20 is out of range for a dataset of 4 rows") as e:
+        rows(ds.NumpySlicesDataset({"a": np.arange(4)}, sampler=ds.SubsetSampler([1, 20])))
+    assert isinstance(e.value, IndexError)

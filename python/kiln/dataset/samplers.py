@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 
 from . import config
+from .engine._common import SampleIndexError
 
 _INT64_MAX = 2**63 - 1
 
@@ -66,7 +67,7 @@ class BuiltinSampler:
     def _check_range(self, idx, n):
         bad = [int(i) for i in idx if i >= n or i < -n]
         if bad:
-            raise IndexError(f"{type(self).__name__}: sample index {bad[0]} is out of range for a dataset of {n} "
+            raise SampleIndexError(f"{type(self).__name__}: sample index {bad[0]} is out of range for a dataset of {n} "
                              "rows.")
         return [int(i) % n if n else int(i) for i in idx]
 

@@ -104,3 +104,18 @@ def place_columns(columns, input_columns, output_columns):
         mapping = dict(zip(input_columns, output_columns))
         return [mapping.get(c, c) for c in columns]
     return list(output_columns) + [c for c in columns if c not in input_columns]
+
+
+class ColumnError(ValueError, RuntimeError):
+    """A pipeline names a column that does not exist, or makes two columns of one name. Raised when the pipeline is
+    built (earlier than MindSpore, which raises RuntimeError when it runs), so it is both a ValueError and the
+    RuntimeError that MindSpore code catches."""
+
+
+class SampleIndexError(IndexError, RuntimeError):
+    """A sampler index outside the dataset (MindSpore: RuntimeError "Sample ID (i) is out of bound")."""
+
+
+def same_type(a, b):
+    """True when dtypes a and b are one MindSpore type: equal, or both text (any length of str / of bytes)."""
+    return a == b or (a.kind == b.kind and a.kind in "US")

@@ -7,8 +7,8 @@ import traceback
 import numpy as np
 
 from .. import config
-from ._common import (INT32_MAX, as_outputs, check_bool, check_int, check_workers, column_list, place_columns,
-                      to_array)
+from ._common import (INT32_MAX, ColumnError, as_outputs, check_bool, check_int, check_workers, column_list,
+                      place_columns, same_type, to_array)
 from .datasets import Dataset
 from .workers import OrderedPool, call_user, raise_user_error
 
@@ -109,7 +109,7 @@ class MapDataset(Dataset):
         self.input_columns = column_list("map", "input_columns", input_columns) or cols[:1]
         for c in self.input_columns:
             if c not in cols:
-                raise ValueError(f"map: input column {c!r} does not exist; the dataset's columns are {cols}.")
+                raise ColumnError(f"map: input column {c!r} does not exist; the dataset's columns are {cols}.")
         self.output_columns = column_list("map", "output_columns", output_columns) or list(self.input_columns)
         self._cols = place_columns(cols, self.input_columns, self.output_columns)
         if len(set(self._cols)) != len(self._cols):
@@ -262,6 +262,11 @@ class BatchInfo:
 
 def _stack(values, col, what):
     arrays = [v if type(v) is np.ndarray else to_array(v, what) for v in values]
+    first = arrays[0].dtype
+    other = next((a.dtype for a in arrays if a.dtype != first and not same_type(a.dtype, first)), None)
+    if other is not None:  # np.stack would promote silently; MindSpore refuses
+        raise RuntimeError(f"{what}: Cannot batch tensors with different types in column {col!r}. First element had "
+                           f"type {first} and this element had type {other}.")
     try:
         return np.stack(arrays)
     except ValueError:
@@ -294,7 +299,7 @@ class BatchDataset(Dataset):
         self.input_columns = ic or list(cols)
         for c in self.input_columns:
             if c not in cols:
-                raise ValueError(f"batch: input column {c!r} does not exist; the dataset's columns are {cols}.")
+                raise ColumnError(f"batch: input column {c!r} does not exist; the dataset's columns are {cols}.")
         self.output_columns = oc or list(self.input_columns)
         self._cols = place_columns(cols, self.input_columns, self.output_columns)
         if len(set(self._cols)) != len(self._cols):
@@ -395,7 +400,7 @@ class FilterDataset(Dataset):
         self.input_columns = column_list("filter", "input_columns", input_columns) or list(cols)
         for c in self.input_columns:
             if c not in cols:
-                raise ValueError(f"filter: input column {c!r} does not exist; the dataset's columns are {cols}.")
+                raise ColumnError(f"filter: input column {c!r} does not exist; the dataset's columns are {cols}.")
         self._what = "filter: predicate [" + _fn_name(predicate) + "]"
 
     def _make(self, ctx):

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import config
 from ..samplers import RandomSampler, SequentialSampler, SubsetRandomSampler, SubsetSampler
-from ._common import INT32_MAX, check_int, column_list
+from ._common import INT32_MAX, ColumnError, check_int, column_list, same_type
 from .datasets import Dataset, _check_count
 
 
@@ -94,7 +94,7 @@ class ProjectDataset(Dataset):
         cols = child.get_col_names()
         for c in self.columns:
             if c not in cols:
-                raise ValueError(f"project: column {c!r} does not exist; the dataset's columns are {cols}.")
+                raise ColumnError(f"project: column {c!r} does not exist; the dataset's columns are {cols}.")
         self._idx = [cols.index(c) for c in self.columns]
 
     def get_col_names(self):
@@ -121,7 +121,7 @@ class RenameDataset(Dataset):
         cols = child.get_col_names()
         for c in ic:
             if c not in cols:
-                raise ValueError(f"rename: column {c!r} does not exist; the dataset's columns are {cols}.")
+                raise ColumnError(f"rename: column {c!r} does not exist; the dataset's columns are {cols}.")
         m = dict(zip(ic, oc))
         self._cols = [m.get(c, c) for c in cols]
         if len(set(self._cols)) != len(self._cols):
@@ -145,7 +145,7 @@ class ZipDataset(Dataset):
         cols = [c for d in datasets for c in d.get_col_names()]
         dup = sorted({c for c in cols if cols.count(c) > 1})
         if dup:
-            raise ValueError(f"zip: Invalid data, duplicate column {dup[0]} already exists when zipping datasets; "
+            raise ColumnError(f"zip: Invalid data, duplicate column {dup[0]} already exists when zipping datasets; "
                              "rename the columns first.")
         self._cols = cols
 
@@ -196,12 +196,29 @@ class ConcatDataset(Dataset):
 
     def _make(self, ctx):
         fns = [d._make(ctx) for d in self.children]
+        names = self.get_col_names()
 
         def epoch():
-            for f in fns:
-                yield from f()
+            types = None
+            for k, f in enumerate(fns):
+                checked = False
+                for row in f():
+                    if not checked:  # each input's first row: its column types must match the first input's
+                        checked = True
+                        if types is None:
+                            types = [a.dtype for a in row]
+                        else:
+                            _check_concat_types(names, types, row, k)
+                    yield row
 
         return epoch
+
+
+def _check_concat_types(names, types, row, k):
+    for name, t, a in zip(names, types, row):
+        if not same_type(a.dtype, t):
+            raise RuntimeError(f"concat: column {name!r} is {t} in the first dataset but {a.dtype} in dataset {k}; "
+                               "the datasets' columns must have the same types (cast with map(TypeCast) first).")
 
 
 class TakeDataset(Dataset):
