@@ -223,3 +223,20 @@ def test_column_and_sampler_errors_are_runtime_errors_as_mindspore():
     with pytest.raises(RuntimeError, match="sample index 20 is out of range for a dataset of 4 rows") as e:
         rows(ds.NumpySlicesDataset({"a": np.arange(4)}, sampler=ds.SubsetSampler([1, 20])))
     assert isinstance(e.value, IndexError)
+
+
+# ---------------------------------------------------------------- 7. samplers, dict rows
+def test_weighted_random_sampler_never_exceeds_the_dataset():
+    def size_and_rows(n, w, k):
+        d = ds.NumpySlicesDataset({"a": np.arange(n)}, sampler=ds.WeightedRandomSampler(w, k))
+        return d.get_dataset_size(), len(rows(d))
+    assert size_and_rows(10, [1] * 10, 25) == (10, 10)  # MindSpore 2.10
+    assert size_and_rows(10, [1] * 10, 5) == (5, 5)
+    assert size_and_rows(30, [1] * 10, 25) == (25, 25)
+    d = ds.NumpySlicesDataset({"a": np.arange(10)}, sampler=ds.WeightedRandomSampler([0, 0, 1] + [0] * 7, 5))
+    assert col(d) == [2] * 5
+
+
+def test_generator_dict_rows_raise_runtime_error():
+    with pytest.raises(RuntimeError, match=r"a row is a dict \(\['x', 'y'\]\)"):
+        rows(ds.GeneratorDataset(lambda: ({"x": i, "y": 2 * i} for i in range(2)), ["x", "y"]))

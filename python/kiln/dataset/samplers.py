@@ -226,7 +226,8 @@ class WeightedRandomSampler(BuiltinSampler):
 
     Args:
         weights (list[float]): one non-negative weight per row (not all zero).
-        num_samples (int, optional): rows per epoch (default: len(weights)).
+        num_samples (int, optional): rows per epoch (default: len(weights)), at most the dataset's rows (as
+            MindSpore 2.10: WeightedRandomSampler(w, 25) over 10 rows gives 10).
         replacement (bool): draw with replacement (default True); without it, num_samples <= number of non-zero
             weights.
 
@@ -251,12 +252,13 @@ class WeightedRandomSampler(BuiltinSampler):
             raise TypeError(f"WeightedRandomSampler: replacement must be a boolean value but was: {replacement!r}.")
         self.weights, self.replacement = w, replacement
         super().__init__(num_samples)
-        if not replacement and self._size(0) > int((w > 0).sum()):
+        if not replacement and (self.num_samples or len(self.weights)) > int((w > 0).sum()):
             raise ValueError("WeightedRandomSampler: without replacement, num_samples cannot exceed the number of "
                              "non-zero weights.")
 
     def _size(self, n):
-        return self.num_samples if self.num_samples is not None else len(self.weights)
+        k = self.num_samples if self.num_samples is not None else len(self.weights)
+        return min(k, n)  # MindSpore 2.10: never more samples than the dataset has rows
 
     def _indices(self, n, rng, epoch):
         if len(self.weights) > n:

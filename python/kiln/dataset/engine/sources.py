@@ -192,7 +192,8 @@ def _convert_row(row, ncols, where):
     if isinstance(row, (numbers.Number, str, bytes, np.ndarray, np.generic)) or hasattr(row, "asnumpy"):
         vals = [row]
     elif isinstance(row, dict):
-        raise TypeError(f"{where}: a row is a dict; yield a tuple with one value per column.")
+        raise RuntimeError(f"{where}: a row is a dict ({sorted(map(str, row))}); yield a tuple with one value per "
+                           "column (MindSpore 2.10 refuses dict rows too).")
     else:
         try:
             vals = list(row)
