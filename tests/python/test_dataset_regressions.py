@@ -240,3 +240,32 @@ def test_weighted_random_sampler_never_exceeds_the_dataset():
 def test_generator_dict_rows_raise_runtime_error():
     with pytest.raises(RuntimeError, match=r"a row is a dict \(\['x', 'y'\]\)"):
         rows(ds.GeneratorDataset(lambda: ({"x": i, "y": 2 * i} for i in range(2)), ["x", "y"]))
+
+
+def _double_rows(a, info):
+    return ([x * 2 for x in a],)
+
+
+def test_multiprocessing_start_method():
+    from kiln.dataset.engine import workers
+    assert ds.config.get_multiprocessing_start_method() == "fork"  # Linux default, as MindSpore
+    with pytest.raises(ValueError, match="fork', 'spawn'"):
+        ds.config.set_multiprocessing_start_method("forkserver")
+    with pytest.raises(TypeError, match="start_method"):
+        ds.config.set_multiprocessing_start_method(1)
+    ds.config.set_multiprocessing_start_method("spawn")
+    try:
+        assert ds.config.get_multiprocessing_start_method() == "spawn" and workers._start_method() == "spawn"
+        d = ds.NumpySlicesDataset({"a": np.arange(6)}, shuffle=False).map(np.negative, num_parallel_workers=2,
+                                                                          python_multiprocessing=True)
+        assert col(d) == [0, -1, -2, -3, -4, -5]
+        b = ds.NumpySlicesDataset({"a": np.arange(8)}, shuffle=False).batch(
+            4, per_batch_map=_double_rows, input_columns=["a"], num_parallel_workers=2, python_multiprocessing=True)
+        assert col(b) == [[0, 2, 4, 6], [8, 10, 12, 14]]
+        d = ds.NumpySlicesDataset({"a": np.arange(6)}, shuffle=False).map(lambda x: x, num_parallel_workers=2,
+                                                                          python_multiprocessing=True)
+        with pytest.raises(TypeError, match="'spawn' start method .* must be picklable"):
+            rows(d)
+    finally:
+        ds.config.set_multiprocessing_start_method("fork")
+    assert workers._start_method() == "fork"

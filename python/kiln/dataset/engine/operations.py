@@ -43,6 +43,20 @@ def _chunks(iterable, k):
         yield block
 
 
+class _MapCompute:
+    """map's work on one row, in a worker: the user's functions and the conversion to arrays."""
+
+    def __init__(self, in_idx, ops, what):
+        self.in_idx, self.ops, self.what = in_idx, ops, what
+
+    def __call__(self, row):
+        args = [row[i] for i in self.in_idx]
+        for op in self.ops:
+            out = op(*args)
+            args = list(out) if isinstance(out, tuple) else [out]
+        return [v if type(v) is np.ndarray else to_array(v, self.what) for v in args]
+
+
 class RowPool:
     """Runs fn over rows in order for one iterator: inline with one worker, else through an OrderedPool (created at
     first use, shared by the iterator's epochs, shut down with the iterator) fed in chunks of rows."""
@@ -132,12 +146,7 @@ class MapDataset(Dataset):
         workers = self.num_parallel_workers
         processes, out_cols = self.python_multiprocessing, self.output_columns
 
-        def compute(row):  # runs in the worker: the user's functions and the conversion to arrays
-            args = [row[i] for i in in_idx]
-            for op in ops:
-                out = op(*args)
-                args = list(out) if isinstance(out, tuple) else [out]
-            return [v if type(v) is np.ndarray else to_array(v, what) for v in args]
+        compute = _MapCompute(in_idx, ops, what)  # runs in the worker (picklable for 'spawn')
 
         # where each output goes in the new row, and which input columns are kept where
         out_pos = [pos[c] for c in out_cols]
@@ -276,6 +285,39 @@ def _stack(values, col, what):
                            f"had shape {first} and this element had shape {other}.") from None
 
 
+class _BatchBuild:
+    """The rows of one batch -> the batched row (runs in a worker when per_batch_map runs in parallel; picklable for
+    the 'spawn' start method)."""
+
+    def __init__(self, names, in_idx, keep, pos, pbm, what, out_cols):
+        self.names, self.in_idx, self.keep, self.pos = names, in_idx, keep, pos
+        self.pbm, self.what, self.out_cols = pbm, what, out_cols
+
+    def __call__(self, job):
+        rows, info = job
+        names, in_idx, keep, pos = self.names, self.in_idx, self.keep, self.pos
+        pbm, what, out_cols = self.pbm, self.what, self.out_cols
+        rows, info = job
+        if pbm is None:
+            return tuple(_stack([r[i] for r in rows], names[i], what) for i in range(len(names)))
+        outs = as_outputs(pbm(*[[r[i] for r in rows] for i in in_idx], info))
+        if len(outs) != len(out_cols):
+            raise RuntimeError(f"{what}: per_batch_map returned {len(outs)} columns, but output_columns has "
+                               f"{len(out_cols)} ({out_cols}).")
+        new = [None] * len(pos)
+        for i, c in keep:
+            new[pos[c]] = _stack([r[i] for r in rows], c, what)
+        for c, v in zip(out_cols, outs):
+            if not isinstance(v, np.ndarray):  # a list of rows: one per row of the batch (MindSpore's check)
+                v = list(v)
+                if len(v) != len(rows):
+                    raise RuntimeError(f"{what}: Invalid data, column: {c} expects: {len(rows)} rows returned "
+                                       f"from 'per_batch_map', got: {len(v)}")
+                v = _stack(v, c, what)
+            new[pos[c]] = v
+        return tuple(new)
+
+
 class BatchDataset(Dataset):
     """The result of `Dataset.batch` (see there)."""
 
@@ -329,26 +371,7 @@ class BatchDataset(Dataset):
         bs = self.batch_size
         workers = self.num_parallel_workers if pbm is not None else 1
 
-        def build(job):  # rows of one batch -> the batched row; in a worker when per_batch_map runs in parallel
-            rows, info = job
-            if pbm is None:
-                return tuple(_stack([r[i] for r in rows], names[i], what) for i in range(len(names)))
-            outs = as_outputs(pbm(*[[r[i] for r in rows] for i in in_idx], info))
-            if len(outs) != len(out_cols):
-                raise RuntimeError(f"{what}: per_batch_map returned {len(outs)} columns, but output_columns has "
-                                   f"{len(out_cols)} ({out_cols}).")
-            new = [None] * len(pos)
-            for i, c in keep:
-                new[pos[c]] = _stack([r[i] for r in rows], c, what)
-            for c, v in zip(out_cols, outs):
-                if not isinstance(v, np.ndarray):  # a list of rows: one per row of the batch (MindSpore's check)
-                    v = list(v)
-                    if len(v) != len(rows):
-                        raise RuntimeError(f"{what}: Invalid data, column: {c} expects: {len(rows)} rows returned "
-                                           f"from 'per_batch_map', got: {len(v)}")
-                    v = _stack(v, c, what)
-                new[pos[c]] = v
-            return tuple(new)
+        build = _BatchBuild(names, in_idx, keep, pos, pbm, what, out_cols)  # in a worker with per_batch_map
 
         runner = RowPool(ctx, build, workers, self.python_multiprocessing, what)
         epochs = itertools.count()

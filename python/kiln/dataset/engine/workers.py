@@ -122,7 +122,8 @@ def call_user(what, fn, *args):
 
 
 def _start_method():
-    return "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn"
+    from ..config import get_multiprocessing_start_method
+    return get_multiprocessing_start_method()
 
 
 class OrderedPool:
@@ -142,7 +143,17 @@ class OrderedPool:
         self.window = max(int(window), num_workers)
         self._lock = threading.Lock()
         if processes:
-            ctx = multiprocessing.get_context(_start_method())
+            method = _start_method()
+            if method == "spawn":  # the function travels pickled: say which one cannot, before any worker starts
+                import pickle
+                try:
+                    pickle.dumps(fn)
+                except Exception as e:  # noqa: BLE001 — PicklingError, AttributeError, TypeError alike
+                    raise TypeError(f"{what}: with the 'spawn' start method (kiln.dataset.config."
+                                    f"set_multiprocessing_start_method) the functions and sources run by worker "
+                                    f"processes must be picklable (module-level functions, no lambdas or "
+                                    f"closures), but: {type(e).__name__}: {e}") from None
+            ctx = multiprocessing.get_context(method)
             self._ex = cf.ProcessPoolExecutor(num_workers, mp_context=ctx, initializer=_init_worker,
                                               initargs=(fn, os.getpid(), threading.main_thread().ident))
             self._submit = lambda item: self._ex.submit(_call_in_process, item)
