@@ -269,3 +269,17 @@ def test_multiprocessing_start_method():
     finally:
         ds.config.set_multiprocessing_start_method("fork")
     assert workers._start_method() == "fork"
+
+
+def test_split_of_a_pipeline_randomizes_the_order_within_each_part():
+    ds.config.set_seed(3)
+    src = ds.NumpySlicesDataset({"a": np.arange(30)}, shuffle=False)
+    a, b = src.split([0.6, 0.4], randomize=True)
+    ds.config.set_seed(3)
+    m_a, m_b = src.map(lambda x: x * 10).split([18, 12], randomize=True)
+    pa, pb = col(a), col(b)
+    assert sorted(pa + pb) == list(range(30)) and pa != sorted(pa)  # random order within the part (MindSpore)
+    assert col(m_a) == [10 * x for x in pa] and col(m_b) == [10 * x for x in pb]  # the same permutation
+    assert col(m_a) == col(m_a)  # fixed across epochs
+    x, y = src.map(lambda v: v).split([20, 10], randomize=False)
+    assert col(x) == list(range(20)) and col(y) == list(range(20, 30))

@@ -296,8 +296,8 @@ class Dataset:
         Args:
             sizes (list[int] | list[float]): row counts summing to the dataset size, or fractions in (0, 1]
                 summing to 1 (rounded; the remainder goes to the first split, as MindSpore).
-            randomize (bool): assign rows to splits by one random permutation (drawn once, from the seed), else in
-                order.
+            randomize (bool): assign rows to splits by one random permutation (drawn once, from the seed), each
+                split yielding its rows in that random order (as MindSpore), else in order.
 
         Returns:
             tuple of Dataset. Splits of a random-access source read only their rows (and shuffle them every epoch

@@ -282,23 +282,32 @@ class SkipDataset(Dataset):
 
 
 class _PickDataset(Dataset):
-    """Rows of the input at the given positions of each epoch, in input order (split of a pipeline)."""
+    """Rows of the input at the given positions of each epoch, in the order of `positions` (split of a pipeline; with
+    randomize the positions come in random order, so the split's rows do too, as MindSpore). Rows that arrive before
+    their turn are held (at most the split's own rows)."""
 
     def __init__(self, child, positions):
         super().__init__([child])
-        self.positions = frozenset(int(p) for p in positions)
+        self.order = [int(p) for p in positions]
+        self.positions = frozenset(self.order)
 
     def _compute_size(self):
         return len(self.positions)
 
     def _make(self, ctx):
         child_epoch = self.children[0]._make(ctx)
-        pos = self.positions
+        pos, order = self.positions, self.order
 
         def epoch():
+            held, nxt = {}, 0
             for k, row in enumerate(child_epoch()):
                 if k in pos:
-                    yield row
+                    held[k] = row
+                    while nxt < len(order) and order[nxt] in held:
+                        yield held.pop(order[nxt])
+                        nxt += 1
+                    if nxt == len(order):
+                        return
 
         return epoch
 
