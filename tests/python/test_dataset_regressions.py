@@ -283,3 +283,23 @@ def test_split_of_a_pipeline_randomizes_the_order_within_each_part():
     assert col(m_a) == col(m_a)  # fixed across epochs
     x, y = src.map(lambda v: v).split([20, 10], randomize=False)
     assert col(x) == list(range(20)) and col(y) == list(range(20, 30))
+
+
+@pytest.mark.parametrize("processes", [False, True])
+def test_decode_failure_names_the_file(tmp_path, processes):
+    from PIL import Image
+    import kiln.dataset.vision as vision
+    (tmp_path / "c1").mkdir()
+    Image.new("RGB", (4, 3), (10, 20, 30)).save(tmp_path / "c1" / "a_good.png")
+    (tmp_path / "c1" / "b_bad.jpg").write_bytes(b"garbage!")
+    d = ds.ImageFolderDataset(str(tmp_path), shuffle=False).map(vision.Decode(), input_columns="image",
+                                                                 num_parallel_workers=2 if processes else 1,
+                                                                 python_multiprocessing=processes)
+    with pytest.raises(RuntimeError, match=r"The corresponding data file is: .*c1/b_bad\.jpg"):
+        rows(d)
+    good = ds.ImageFolderDataset(str(tmp_path), shuffle=False).take(1).map(vision.Decode(), input_columns="image")
+    r = rows(good)
+    assert r[0][0].shape == (3, 4, 3) and r[0][0][0, 0].tolist() == [10, 20, 30] and type(r[0][0]) is np.ndarray
+    raw = rows(ds.ImageFolderDataset(str(tmp_path), shuffle=False).take(1))[0]
+    assert type(raw) is list  # rows reach the user as plain lists, not FileRow
+    assert raw[0].dtype == np.uint8 and int(raw[1]) == 0

@@ -119,3 +119,16 @@ class SampleIndexError(IndexError, RuntimeError):
 def same_type(a, b):
     """True when dtypes a and b are one MindSpore type: equal, or both text (any length of str / of bytes)."""
     return a == b or (a.kind == b.kind and a.kind in "US")
+
+
+class FileRow(tuple):
+    """A row read from one file (ImageFolderDataset): a tuple of arrays that also knows its file, so that an
+    operation failing on it (Decode of a corrupt image) can name the file, as MindSpore does."""
+
+    def __new__(cls, values, file):
+        row = super().__new__(cls, values)
+        row.file = file
+        return row
+
+    def __reduce__(self):  # travels to worker processes with its file
+        return FileRow, (tuple(self), self.file)

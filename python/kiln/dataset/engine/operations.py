@@ -51,9 +51,15 @@ class _MapCompute:
 
     def __call__(self, row):
         args = [row[i] for i in self.in_idx]
-        for op in self.ops:
-            out = op(*args)
-            args = list(out) if isinstance(out, tuple) else [out]
+        try:
+            for op in self.ops:
+                out = op(*args)
+                args = list(out) if isinstance(out, tuple) else [out]
+        except Exception as e:
+            file = getattr(row, "file", None)
+            if file is not None:  # a row read from a file: name it in the error (MindSpore's wording)
+                e.add_note(f"{self.what} failed. The corresponding data file is: {file}.")
+            raise
         return [v if type(v) is np.ndarray else to_array(v, self.what) for v in args]
 
 
