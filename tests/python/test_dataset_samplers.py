@@ -61,7 +61,7 @@ def test_random_samplers():
 
 def test_weighted_random_sampler():
     ds.config.set_seed(1)
-    r = ids(src(4, sampler=ds.WeightedRandomSampler([0, 1, 0, 3], num_samples=400)))
+    r = ids(src(400, sampler=ds.WeightedRandomSampler([0, 1, 0, 3], num_samples=400)))
     assert set(r) == {1, 3} and 250 < r.count(3) < 350
     r = ids(src(4, sampler=ds.WeightedRandomSampler([1, 1, 0, 1], num_samples=3, replacement=False)))
     assert sorted(r) == [0, 1, 3]

@@ -101,5 +101,38 @@ def get_prefetch_size():
     return _state["prefetch_size"]
 
 
+def _default_start_method():
+    import multiprocessing
+    import sys
+    return "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn"
+
+
+def set_multiprocessing_start_method(start_method="fork"):
+    """How worker processes (python_multiprocessing=True in GeneratorDataset, map and batch) are started: 'fork'
+    (the functions reach the workers by fork, so lambdas and closures work) or 'spawn' (a fresh interpreter; the
+    functions and the source must be picklable). Applies to pools created afterwards.
+
+    Raises:
+        TypeError: not a str. ValueError: neither 'fork' nor 'spawn', or 'fork' where the platform lacks it.
+    """
+    import multiprocessing
+    if not isinstance(start_method, str):
+        raise TypeError(f"set_multiprocessing_start_method: start_method must be of type str, but got "
+                        f"{start_method!r} ({type(start_method).__name__}).")
+    if start_method not in ("fork", "spawn"):
+        raise ValueError(f"set_multiprocessing_start_method: Input start_method is not within the valid set of "
+                         f"['fork', 'spawn'], got {start_method!r}.")
+    if start_method not in multiprocessing.get_all_start_methods():
+        raise ValueError(f"set_multiprocessing_start_method: this platform has no {start_method!r} start method.")
+    with _lock:
+        _state["start_method"] = start_method
+
+
+def get_multiprocessing_start_method():
+    """The start method of dataset worker processes ('fork' by default on Linux, 'spawn' where fork is missing or
+    unsafe, as on macOS)."""
+    return _state.get("start_method") or _default_start_method()
+
+
 def _max_workers():
     return os.cpu_count() or 1

@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 
 from . import config
+from .engine._common import SampleIndexError
 
 _INT64_MAX = 2**63 - 1
 
@@ -66,7 +67,7 @@ class BuiltinSampler:
     def _check_range(self, idx, n):
         bad = [int(i) for i in idx if i >= n or i < -n]
         if bad:
-            raise IndexError(f"{type(self).__name__}: sample index {bad[0]} is out of range for a dataset of {n} "
+            raise SampleIndexError(f"{type(self).__name__}: sample index {bad[0]} is out of range for a dataset of {n} "
                              "rows.")
         return [int(i) % n if n else int(i) for i in idx]
 
@@ -225,7 +226,8 @@ class WeightedRandomSampler(BuiltinSampler):
 
     Args:
         weights (list[float]): one non-negative weight per row (not all zero).
-        num_samples (int, optional): rows per epoch (default: len(weights)).
+        num_samples (int, optional): rows per epoch (default: len(weights)), at most the dataset's rows (as
+            MindSpore 2.10: WeightedRandomSampler(w, 25) over 10 rows gives 10).
         replacement (bool): draw with replacement (default True); without it, num_samples <= number of non-zero
             weights.
 
@@ -250,12 +252,13 @@ class WeightedRandomSampler(BuiltinSampler):
             raise TypeError(f"WeightedRandomSampler: replacement must be a boolean value but was: {replacement!r}.")
         self.weights, self.replacement = w, replacement
         super().__init__(num_samples)
-        if not replacement and self._size(0) > int((w > 0).sum()):
+        if not replacement and (self.num_samples or len(self.weights)) > int((w > 0).sum()):
             raise ValueError("WeightedRandomSampler: without replacement, num_samples cannot exceed the number of "
                              "non-zero weights.")
 
     def _size(self, n):
-        return self.num_samples if self.num_samples is not None else len(self.weights)
+        k = self.num_samples if self.num_samples is not None else len(self.weights)
+        return min(k, n)  # MindSpore 2.10: never more samples than the dataset has rows
 
     def _indices(self, n, rng, epoch):
         if len(self.weights) > n:

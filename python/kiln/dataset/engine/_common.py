@@ -104,3 +104,31 @@ def place_columns(columns, input_columns, output_columns):
         mapping = dict(zip(input_columns, output_columns))
         return [mapping.get(c, c) for c in columns]
     return list(output_columns) + [c for c in columns if c not in input_columns]
+
+
+class ColumnError(ValueError, RuntimeError):
+    """A pipeline names a column that does not exist, or makes two columns of one name. Raised when the pipeline is
+    built (earlier than MindSpore, which raises RuntimeError when it runs), so it is both a ValueError and the
+    RuntimeError that MindSpore code catches."""
+
+
+class SampleIndexError(IndexError, RuntimeError):
+    """A sampler index outside the dataset (MindSpore: RuntimeError "Sample ID (i) is out of bound")."""
+
+
+def same_type(a, b):
+    """True when dtypes a and b are one MindSpore type: equal, or both text (any length of str / of bytes)."""
+    return a == b or (a.kind == b.kind and a.kind in "US")
+
+
+class FileRow(tuple):
+    """A row read from one file (ImageFolderDataset): a tuple of arrays that also knows its file, so that an
+    operation failing on it (Decode of a corrupt image) can name the file, as MindSpore does."""
+
+    def __new__(cls, values, file):
+        row = super().__new__(cls, values)
+        row.file = file
+        return row
+
+    def __reduce__(self):  # travels to worker processes with its file
+        return FileRow, (tuple(self), self.file)

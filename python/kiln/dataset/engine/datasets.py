@@ -38,9 +38,16 @@ class Dataset:
         """Rows (batches) per epoch; the default counts one epoch."""
         return self._count_rows()
 
+    def _infinite(self):
+        """True when an epoch never ends (an infinite repeat below, not bounded by a take)."""
+        return any(c._infinite() for c in self.children)
+
     # ---- information ----------------------------------------------------------------------------------------
     def _count_rows(self):
         from ._common import Ctx
+        if self._infinite():
+            raise RuntimeError(f"{type(self).__name__}: get_dataset_size cannot count the rows of an endless "
+                               "pipeline (an infinite repeat below, not bounded by take).")
         ctx = Ctx()
         try:
             gen = self._make(ctx)()
@@ -54,6 +61,11 @@ class Dataset:
     def get_dataset_size(self):
         """Number of rows (batches after `batch`) in one epoch; computed once and cached. A pipeline whose size
         cannot be derived (filter, an iterable source without __len__, a callable batch size) is run once to count.
+        An infinite `repeat()` reports one pass of its input (as MindSpore); a `take(n)` above it gives n (MindSpore
+        2.10 reports one pass there too, which disagrees with the rows produced; Kiln gives the rows produced).
+
+        Raises:
+            RuntimeError: the size must be counted by running an endless pipeline (filter over repeat()).
         """
         if self._size_cache is None:
             self._size_cache = int(self._compute_size())
@@ -284,8 +296,8 @@ class Dataset:
         Args:
             sizes (list[int] | list[float]): row counts summing to the dataset size, or fractions in (0, 1]
                 summing to 1 (rounded; the remainder goes to the first split, as MindSpore).
-            randomize (bool): assign rows to splits by one random permutation (drawn once, from the seed), else in
-                order.
+            randomize (bool): assign rows to splits by one random permutation (drawn once, from the seed), each
+                split yielding its rows in that random order (as MindSpore), else in order.
 
         Returns:
             tuple of Dataset. Splits of a random-access source read only their rows (and shuffle them every epoch

@@ -10,7 +10,7 @@ import threading
 import numpy as np
 
 from ..samplers import BuiltinSampler, DistributedSampler, RandomSampler, SequentialSampler
-from ._common import column_list
+from ._common import FileRow, column_list
 from .sources import MappableSource, _check_source_args
 
 
@@ -210,7 +210,7 @@ class _ImageReader:
             except Exception as e:
                 raise RuntimeError(f"ImageFolderDataset: cannot decode {path}: {type(e).__name__}: {e}") from None
             return img, np.asarray(label, dtype=np.int32)
-        return raw, np.asarray(label, dtype=np.int32)
+        return FileRow((raw, np.asarray(label, dtype=np.int32)), path)
 
 
 class ImageFolderDataset(MappableSource):

@@ -4,7 +4,7 @@ import threading
 
 import numpy as np
 
-from ._common import Ctx
+from ._common import ColumnError, Ctx
 
 
 def _to_tensor(arr):
@@ -35,7 +35,7 @@ class _Iterator:
                 raise TypeError(f"create_tuple_iterator: columns must be a str or a list of str, got {columns!r}.")
             missing = [c for c in cols if c not in names]
             if missing:
-                raise ValueError(f"create_tuple_iterator: column {missing[0]!r} does not exist; the dataset's "
+                raise ColumnError(f"create_tuple_iterator: column {missing[0]!r} does not exist; the dataset's "
                                  f"columns are {names}.")
             self._pick = [names.index(c) for c in cols]
             self._names = list(cols)

@@ -7,8 +7,8 @@ import traceback
 import numpy as np
 
 from .. import config
-from ._common import (INT32_MAX, as_outputs, check_bool, check_int, check_workers, column_list, place_columns,
-                      to_array)
+from ._common import (INT32_MAX, ColumnError, as_outputs, check_bool, check_int, check_workers, column_list,
+                      place_columns, same_type, to_array)
 from .datasets import Dataset
 from .workers import OrderedPool, call_user, raise_user_error
 
@@ -41,6 +41,26 @@ def _chunks(iterable, k):
         if not block:
             return
         yield block
+
+
+class _MapCompute:
+    """map's work on one row, in a worker: the user's functions and the conversion to arrays."""
+
+    def __init__(self, in_idx, ops, what):
+        self.in_idx, self.ops, self.what = in_idx, ops, what
+
+    def __call__(self, row):
+        args = [row[i] for i in self.in_idx]
+        try:
+            for op in self.ops:
+                out = op(*args)
+                args = list(out) if isinstance(out, tuple) else [out]
+        except Exception as e:
+            file = getattr(row, "file", None)
+            if file is not None:  # a row read from a file: name it in the error (MindSpore's wording)
+                e.add_note(f"{self.what} failed. The corresponding data file is: {file}.")
+            raise
+        return [v if type(v) is np.ndarray else to_array(v, self.what) for v in args]
 
 
 class RowPool:
@@ -109,7 +129,7 @@ class MapDataset(Dataset):
         self.input_columns = column_list("map", "input_columns", input_columns) or cols[:1]
         for c in self.input_columns:
             if c not in cols:
-                raise ValueError(f"map: input column {c!r} does not exist; the dataset's columns are {cols}.")
+                raise ColumnError(f"map: input column {c!r} does not exist; the dataset's columns are {cols}.")
         self.output_columns = column_list("map", "output_columns", output_columns) or list(self.input_columns)
         self._cols = place_columns(cols, self.input_columns, self.output_columns)
         if len(set(self._cols)) != len(self._cols):
@@ -132,12 +152,7 @@ class MapDataset(Dataset):
         workers = self.num_parallel_workers
         processes, out_cols = self.python_multiprocessing, self.output_columns
 
-        def compute(row):  # runs in the worker: the user's functions and the conversion to arrays
-            args = [row[i] for i in in_idx]
-            for op in ops:
-                out = op(*args)
-                args = list(out) if isinstance(out, tuple) else [out]
-            return [v if type(v) is np.ndarray else to_array(v, what) for v in args]
+        compute = _MapCompute(in_idx, ops, what)  # runs in the worker (picklable for 'spawn')
 
         # where each output goes in the new row, and which input columns are kept where
         out_pos = [pos[c] for c in out_cols]
@@ -262,6 +277,11 @@ class BatchInfo:
 
 def _stack(values, col, what):
     arrays = [v if type(v) is np.ndarray else to_array(v, what) for v in values]
+    first = arrays[0].dtype
+    other = next((a.dtype for a in arrays if a.dtype != first and not same_type(a.dtype, first)), None)
+    if other is not None:  # np.stack would promote silently; MindSpore refuses
+        raise RuntimeError(f"{what}: Cannot batch tensors with different types in column {col!r}. First element had "
+                           f"type {first} and this element had type {other}.")
     try:
         return np.stack(arrays)
     except ValueError:
@@ -269,6 +289,39 @@ def _stack(values, col, what):
         other = next(a.shape for a in arrays if a.shape != first)
         raise RuntimeError(f"{what}: Cannot batch tensors with different shapes in column {col!r}. First element "
                            f"had shape {first} and this element had shape {other}.") from None
+
+
+class _BatchBuild:
+    """The rows of one batch -> the batched row (runs in a worker when per_batch_map runs in parallel; picklable for
+    the 'spawn' start method)."""
+
+    def __init__(self, names, in_idx, keep, pos, pbm, what, out_cols):
+        self.names, self.in_idx, self.keep, self.pos = names, in_idx, keep, pos
+        self.pbm, self.what, self.out_cols = pbm, what, out_cols
+
+    def __call__(self, job):
+        rows, info = job
+        names, in_idx, keep, pos = self.names, self.in_idx, self.keep, self.pos
+        pbm, what, out_cols = self.pbm, self.what, self.out_cols
+        rows, info = job
+        if pbm is None:
+            return tuple(_stack([r[i] for r in rows], names[i], what) for i in range(len(names)))
+        outs = as_outputs(pbm(*[[r[i] for r in rows] for i in in_idx], info))
+        if len(outs) != len(out_cols):
+            raise RuntimeError(f"{what}: per_batch_map returned {len(outs)} columns, but output_columns has "
+                               f"{len(out_cols)} ({out_cols}).")
+        new = [None] * len(pos)
+        for i, c in keep:
+            new[pos[c]] = _stack([r[i] for r in rows], c, what)
+        for c, v in zip(out_cols, outs):
+            if not isinstance(v, np.ndarray):  # a list of rows: one per row of the batch (MindSpore's check)
+                v = list(v)
+                if len(v) != len(rows):
+                    raise RuntimeError(f"{what}: Invalid data, column: {c} expects: {len(rows)} rows returned "
+                                       f"from 'per_batch_map', got: {len(v)}")
+                v = _stack(v, c, what)
+            new[pos[c]] = v
+        return tuple(new)
 
 
 class BatchDataset(Dataset):
@@ -294,7 +347,7 @@ class BatchDataset(Dataset):
         self.input_columns = ic or list(cols)
         for c in self.input_columns:
             if c not in cols:
-                raise ValueError(f"batch: input column {c!r} does not exist; the dataset's columns are {cols}.")
+                raise ColumnError(f"batch: input column {c!r} does not exist; the dataset's columns are {cols}.")
         self.output_columns = oc or list(self.input_columns)
         self._cols = place_columns(cols, self.input_columns, self.output_columns)
         if len(set(self._cols)) != len(self._cols):
@@ -324,20 +377,7 @@ class BatchDataset(Dataset):
         bs = self.batch_size
         workers = self.num_parallel_workers if pbm is not None else 1
 
-        def build(job):  # rows of one batch -> the batched row; in a worker when per_batch_map runs in parallel
-            rows, info = job
-            if pbm is None:
-                return tuple(_stack([r[i] for r in rows], names[i], what) for i in range(len(names)))
-            outs = as_outputs(pbm(*[[r[i] for r in rows] for i in in_idx], info))
-            if len(outs) != len(out_cols):
-                raise RuntimeError(f"{what}: per_batch_map returned {len(outs)} columns, but output_columns has "
-                                   f"{len(out_cols)} ({out_cols}).")
-            new = [None] * len(pos)
-            for i, c in keep:
-                new[pos[c]] = _stack([r[i] for r in rows], c, what)
-            for c, v in zip(out_cols, outs):
-                new[pos[c]] = v if isinstance(v, np.ndarray) else _stack(list(v), c, what)
-            return tuple(new)
+        build = _BatchBuild(names, in_idx, keep, pos, pbm, what, out_cols)  # in a worker with per_batch_map
 
         runner = RowPool(ctx, build, workers, self.python_multiprocessing, what)
         epochs = itertools.count()
@@ -389,7 +429,7 @@ class FilterDataset(Dataset):
         self.input_columns = column_list("filter", "input_columns", input_columns) or list(cols)
         for c in self.input_columns:
             if c not in cols:
-                raise ValueError(f"filter: input column {c!r} does not exist; the dataset's columns are {cols}.")
+                raise ColumnError(f"filter: input column {c!r} does not exist; the dataset's columns are {cols}.")
         self._what = "filter: predicate [" + _fn_name(predicate) + "]"
 
     def _make(self, ctx):

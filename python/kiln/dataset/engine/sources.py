@@ -3,6 +3,7 @@ the base of every random-access source (sampler selection, sharding, num_samples
 import inspect
 import itertools
 import numbers
+import threading
 import traceback
 
 import numpy as np
@@ -191,7 +192,8 @@ def _convert_row(row, ncols, where):
     if isinstance(row, (numbers.Number, str, bytes, np.ndarray, np.generic)) or hasattr(row, "asnumpy"):
         vals = [row]
     elif isinstance(row, dict):
-        raise TypeError(f"{where}: a row is a dict; yield a tuple with one value per column.")
+        raise RuntimeError(f"{where}: a row is a dict ({sorted(map(str, row))}); yield a tuple with one value per "
+                           "column (MindSpore 2.10 refuses dict rows too).")
     else:
         try:
             vals = list(row)
@@ -202,6 +204,43 @@ def _convert_row(row, ncols, where):
         raise RuntimeError(f"{where}: the source gave a row of {len(vals)} columns, but column_names names "
                            f"{ncols}.")
     return tuple(to_array(v, where) for v in vals)
+
+
+def _is_one_shot(source):
+    """True for an iterator that can be walked only once (a generator object, iter(list), a file object...)."""
+    try:
+        return hasattr(source, "__next__") and iter(source) is source
+    except Exception:  # noqa: BLE001 — an __iter__ that fails is not a one-shot iterator we can replay
+        return False
+
+
+class _ReplayCache:
+    """The rows of a one-shot iterator source, read from it once (lazily, as far as anyone has asked) and kept, so
+    that every epoch (and get_dataset_size, which counts them) sees all of them, as MindSpore replays a generator
+    object. Holds every row of the source in memory, as MindSpore does; thread-safe (epochs of several iterators
+    may pull at once)."""
+
+    def __init__(self, source, ncols, cast):
+        self._it, self._ncols, self._cast = source, ncols, cast
+        self._rows = []
+        self._done = False
+        self._lock = threading.Lock()
+
+    def row(self, k):
+        """Row k (a tuple of arrays), or None past the last row."""
+        with self._lock:
+            while k >= len(self._rows) and not self._done:
+                try:
+                    value = next(self._it)
+                except StopIteration:
+                    self._done = True
+                    self._it = None
+                    break
+                except Exception as e:  # noqa: BLE001 — the user's source failed: report with its traceback
+                    raise_user_error("GeneratorDataset: the source", traceback.format_exc(), e)
+                row = _convert_row(value, self._ncols, "GeneratorDataset")
+                self._rows.append(self._cast(row) if self._cast else row)
+            return self._rows[k] if k < len(self._rows) else None
 
 
 class _RandomAccessReader:
@@ -221,7 +260,9 @@ class _RandomAccessReader:
 
 class GeneratorDataset(MappableSource):
     """Rows from Python: a random-access source (with `__getitem__` and `__len__`), an iterable, or a callable
-    returning an iterator (a generator function), called anew every epoch.
+    returning an iterator (a generator function), called anew every epoch. A one-shot iterator (a generator
+    object, iter(list)) is read once and its rows kept in memory, so every epoch (and get_dataset_size) sees all of
+    them, as MindSpore replays a generator object.
 
     Each row is a tuple (or list) with one value per column, or a single value for one column; values become NumPy
     arrays (Python int → int64, float → float64, kiln Tensors through asnumpy).
@@ -302,6 +343,7 @@ class GeneratorDataset(MappableSource):
                     raise TypeError(f"GeneratorDataset: max_rowsize must be int or list of int, got {max_rowsize!r}.")
         self.source = source
         self._cast = None
+        self._replay = None
         if column_types is not None:
             from ...common import dtype as mstype
             types = column_types if isinstance(column_types, (list, tuple)) else [column_types]
@@ -313,6 +355,8 @@ class GeneratorDataset(MappableSource):
                 raise TypeError(f"GeneratorDataset: column_types must be kiln dtypes, got {column_types!r}: "
                                 f"{e}") from None
             self._cast = _Caster(np_types)
+        if not self._random_access and _is_one_shot(source):
+            self._replay = _ReplayCache(source, len(self._names), self._cast)
 
     def get_col_names(self):
         return list(self._names)
@@ -348,6 +392,19 @@ class GeneratorDataset(MappableSource):
             return super()._make(ctx)
         source, ncols, limit, cast = self.source, len(self._names), self._num_samples, self._cast
         where = "GeneratorDataset"
+        if self._replay is not None:
+            replay = self._replay
+
+            def epoch():
+                k = 0
+                while limit is None or k < limit:
+                    row = replay.row(k)
+                    if row is None:
+                        return
+                    yield row
+                    k += 1
+
+            return epoch
 
         def epoch():
             it = call_user(f"{where}: creating the source's iterator",

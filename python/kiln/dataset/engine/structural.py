@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import config
 from ..samplers import RandomSampler, SequentialSampler, SubsetRandomSampler, SubsetSampler
-from ._common import INT32_MAX, check_int, column_list
+from ._common import INT32_MAX, ColumnError, check_int, column_list, same_type
 from .datasets import Dataset, _check_count
 
 
@@ -60,6 +60,9 @@ class RepeatDataset(Dataset):
     def get_repeat_count(self):
         return self.count
 
+    def _infinite(self):
+        return self.count == -1 or self.children[0]._infinite()
+
     def _compute_size(self):
         n = self.children[0].get_dataset_size()
         return n if self.count == -1 else n * self.count  # an infinite repeat reports one pass (as MindSpore)
@@ -91,7 +94,7 @@ class ProjectDataset(Dataset):
         cols = child.get_col_names()
         for c in self.columns:
             if c not in cols:
-                raise ValueError(f"project: column {c!r} does not exist; the dataset's columns are {cols}.")
+                raise ColumnError(f"project: column {c!r} does not exist; the dataset's columns are {cols}.")
         self._idx = [cols.index(c) for c in self.columns]
 
     def get_col_names(self):
@@ -118,7 +121,7 @@ class RenameDataset(Dataset):
         cols = child.get_col_names()
         for c in ic:
             if c not in cols:
-                raise ValueError(f"rename: column {c!r} does not exist; the dataset's columns are {cols}.")
+                raise ColumnError(f"rename: column {c!r} does not exist; the dataset's columns are {cols}.")
         m = dict(zip(ic, oc))
         self._cols = [m.get(c, c) for c in cols]
         if len(set(self._cols)) != len(self._cols):
@@ -142,15 +145,19 @@ class ZipDataset(Dataset):
         cols = [c for d in datasets for c in d.get_col_names()]
         dup = sorted({c for c in cols if cols.count(c) > 1})
         if dup:
-            raise ValueError(f"zip: Invalid data, duplicate column {dup[0]} already exists when zipping datasets; "
+            raise ColumnError(f"zip: Invalid data, duplicate column {dup[0]} already exists when zipping datasets; "
                              "rename the columns first.")
         self._cols = cols
 
     def get_col_names(self):
         return list(self._cols)
 
+    def _infinite(self):
+        return all(d._infinite() for d in self.children)
+
     def _compute_size(self):
-        return min(d.get_dataset_size() for d in self.children)
+        finite = [d for d in self.children if not d._infinite()]  # an endless input never is the shortest
+        return min(d.get_dataset_size() for d in (finite or self.children))
 
     def _make(self, ctx):
         fns = [d._make(ctx) for d in self.children]
@@ -181,17 +188,37 @@ class ConcatDataset(Dataset):
                 raise ValueError(f"concat: the column names of the datasets must be the same, but got {first} and "
                                  f"{d.get_col_names()}.")
 
+    def _infinite(self):
+        return any(d._infinite() for d in self.children)
+
     def _compute_size(self):
         return sum(d.get_dataset_size() for d in self.children)
 
     def _make(self, ctx):
         fns = [d._make(ctx) for d in self.children]
+        names = self.get_col_names()
 
         def epoch():
-            for f in fns:
-                yield from f()
+            types = None
+            for k, f in enumerate(fns):
+                checked = False
+                for row in f():
+                    if not checked:  # each input's first row: its column types must match the first input's
+                        checked = True
+                        if types is None:
+                            types = [a.dtype for a in row]
+                        else:
+                            _check_concat_types(names, types, row, k)
+                    yield row
 
         return epoch
+
+
+def _check_concat_types(names, types, row, k):
+    for name, t, a in zip(names, types, row):
+        if not same_type(a.dtype, t):
+            raise RuntimeError(f"concat: column {name!r} is {t} in the first dataset but {a.dtype} in dataset {k}; "
+                               "the datasets' columns must have the same types (cast with map(TypeCast) first).")
 
 
 class TakeDataset(Dataset):
@@ -201,7 +228,12 @@ class TakeDataset(Dataset):
         super().__init__([child])
         self.count = _check_count("take", count, allow_minus_one=True)
 
+    def _infinite(self):
+        return self.count == -1 and self.children[0]._infinite()
+
     def _compute_size(self):
+        if self.count != -1 and self.children[0]._infinite():
+            return self.count  # take(n) of an endless input gives n rows
         n = self.children[0].get_dataset_size()
         return n if self.count == -1 else min(n, self.count)
 
@@ -250,23 +282,32 @@ class SkipDataset(Dataset):
 
 
 class _PickDataset(Dataset):
-    """Rows of the input at the given positions of each epoch, in input order (split of a pipeline)."""
+    """Rows of the input at the given positions of each epoch, in the order of `positions` (split of a pipeline; with
+    randomize the positions come in random order, so the split's rows do too, as MindSpore). Rows that arrive before
+    their turn are held (at most the split's own rows)."""
 
     def __init__(self, child, positions):
         super().__init__([child])
-        self.positions = frozenset(int(p) for p in positions)
+        self.order = [int(p) for p in positions]
+        self.positions = frozenset(self.order)
 
     def _compute_size(self):
         return len(self.positions)
 
     def _make(self, ctx):
         child_epoch = self.children[0]._make(ctx)
-        pos = self.positions
+        pos, order = self.positions, self.order
 
         def epoch():
+            held, nxt = {}, 0
             for k, row in enumerate(child_epoch()):
                 if k in pos:
-                    yield row
+                    held[k] = row
+                    while nxt < len(order) and order[nxt] in held:
+                        yield held.pop(order[nxt])
+                        nxt += 1
+                    if nxt == len(order):
+                        return
 
         return epoch
 

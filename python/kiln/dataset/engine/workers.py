@@ -8,7 +8,8 @@ elsewhere (then the function must be picklable). At most `window` items are in f
 back in input order. A failure in the function comes back as its formatted traceback and is raised in the caller as
 RuntimeError with that text; a worker process that dies (crash, os._exit, kill) raises RuntimeError instead of
 hanging. Workers ignore SIGINT, so Ctrl-C reaches only the main process, whose iterator shuts the pool down; pools
-still open at interpreter exit are shut down by an atexit hook."""
+still open at interpreter exit are shut down by an atexit hook. A worker exits by itself when the process that
+started it dies, even by SIGKILL (see `_die_with_parent`), so no worker outlives its pipeline."""
 import atexit
 import collections
 import concurrent.futures as cf
@@ -43,9 +44,38 @@ def _single_thread_openmp():
     os.environ["OMP_NUM_THREADS"] = "1"
 
 
-def _init_worker(fn):
+def _die_with_parent(parent_pid, parent_main_ident):
+    """In a worker process: exit as soon as the process that started the pool is gone (SIGKILL, SIGTERM, a crash),
+    so that no worker outlives its pipeline. On Linux, prctl(PR_SET_PDEATHSIG, SIGKILL) makes the kernel kill the
+    worker when its parent dies — but only when the forking thread was the parent's main thread (the signal is
+    tied to the thread that forked, and a pipeline thread may end long before the process). Everywhere, a daemon
+    thread checks os.getppid() twice a second and exits the worker once it changed (the worker was re-parented)."""
+    if os.getppid() != parent_pid:  # the parent died before this worker started
+        os._exit(1)
+    if sys.platform.startswith("linux") and threading.get_ident() == parent_main_ident:
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+        except (OSError, AttributeError):
+            pass
+        if os.getppid() != parent_pid:  # died between the first check and prctl
+            os._exit(1)
+
+    def watch():
+        import time
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="kiln-parent-watch", daemon=True).start()
+
+
+def _init_worker(fn, parent_pid=None, parent_main_ident=None):
     global _worker_fn
     _worker_fn = fn
+    if parent_pid is not None:
+        _die_with_parent(parent_pid, parent_main_ident)
     _single_thread_openmp()
     # forked workers inherit the parent's RNG states: without a reseed every worker would draw the same "random"
     # crops and flips (the classic DataLoader pitfall)
@@ -92,7 +122,8 @@ def call_user(what, fn, *args):
 
 
 def _start_method():
-    return "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn"
+    from ..config import get_multiprocessing_start_method
+    return get_multiprocessing_start_method()
 
 
 class OrderedPool:
@@ -112,8 +143,19 @@ class OrderedPool:
         self.window = max(int(window), num_workers)
         self._lock = threading.Lock()
         if processes:
-            ctx = multiprocessing.get_context(_start_method())
-            self._ex = cf.ProcessPoolExecutor(num_workers, mp_context=ctx, initializer=_init_worker, initargs=(fn,))
+            method = _start_method()
+            if method == "spawn":  # the function travels pickled: say which one cannot, before any worker starts
+                import pickle
+                try:
+                    pickle.dumps(fn)
+                except Exception as e:  # noqa: BLE001 — PicklingError, AttributeError, TypeError alike
+                    raise TypeError(f"{what}: with the 'spawn' start method (kiln.dataset.config."
+                                    f"set_multiprocessing_start_method) the functions and sources run by worker "
+                                    f"processes must be picklable (module-level functions, no lambdas or "
+                                    f"closures), but: {type(e).__name__}: {e}") from None
+            ctx = multiprocessing.get_context(method)
+            self._ex = cf.ProcessPoolExecutor(num_workers, mp_context=ctx, initializer=_init_worker,
+                                              initargs=(fn, os.getpid(), threading.main_thread().ident))
             self._submit = lambda item: self._ex.submit(_call_in_process, item)
         else:
             self._ex = cf.ThreadPoolExecutor(num_workers, thread_name_prefix="kiln-dataset")
