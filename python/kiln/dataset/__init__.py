@@ -17,6 +17,7 @@ from .samplers import (DistributedSampler, RandomSampler, Sampler, SequentialSam
                        SubsetSampler, WeightedRandomSampler)
 from . import transforms  # noqa: F401
 from . import vision  # noqa: F401
+from . import text  # noqa: F401
 
 
 def zip(datasets):  # noqa: A001 — MindSpore's name
