@@ -471,3 +471,13 @@ def test_str_entries_round_trip_and_load_from_mindspore_bytes(tmp_path):
     (tmp_path / "bad.ckpt").write_bytes(bad.SerializeToString())
     with pytest.raises(ValueError, match="bad.ckpt.*not a multiple"):
         ms.load_checkpoint(str(tmp_path / "bad.ckpt"))
+
+
+def test_mismatches_are_also_mindspores_runtime_error():
+    net = nn.Dense(2, 1)
+    with pytest.raises(RuntimeError, match="same shape"):
+        ms.load_param_into_net(net, {"weight": ms.Parameter(ms.Tensor(np.zeros((3, 3), np.float32)))})
+    with pytest.raises(ValueError, match="same shape"):
+        ms.load_param_into_net(net, {"weight": ms.Parameter(ms.Tensor(np.zeros((3, 3), np.float32)))})
+    with pytest.raises(RuntimeError, match="weight"):
+        ms.load_param_into_net(net, {"weight": ms.Parameter(ms.Tensor(np.zeros((1, 2), np.int32)))})

@@ -498,6 +498,15 @@ _INTS = (mstype.int8, mstype.int16, mstype.int32, mstype.int64, mstype.uint8, ms
          mstype.uint64)
 
 
+class _ShapeMismatch(ValueError, RuntimeError):
+    """A checkpoint value whose shape differs from the Parameter's: a ValueError, and the RuntimeError MindSpore
+    raises (code written for MindSpore catches RuntimeError)."""
+
+
+class _TypeMismatch(TypeError, RuntimeError):
+    """A checkpoint value whose dtype cannot be loaded into the Parameter: a TypeError, and MindSpore's RuntimeError."""
+
+
 def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundancy=False):
     """Copies the values of `parameter_dict` (name -> Parameter/Tensor, e.g. from load_checkpoint) into the
     Parameters of `net` with the same names. Returns (param_not_load, ckpt_not_load): the names of the net's
@@ -540,14 +549,14 @@ def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundanc
             raise TypeError(f"For 'load_param_into_net', the value of '{name}' in 'parameter_dict' must be a "
                             f"Parameter or Tensor, but got {type(new).__name__}.")
         if tuple(new.shape) != tuple(param.shape):
-            raise ValueError(f"For 'load_param_into_net', {name} in the argument 'net' should have the same shape as "
+            raise _ShapeMismatch(f"For 'load_param_into_net', {name} in the argument 'net' should have the same shape as "
                              f"{name} in the argument 'parameter_dict'. But got its shape {tuple(param.shape)} in the "
                              f"argument 'net' and shape {tuple(new.shape)} in the argument 'parameter_dict'.")
         if new.dtype != param.dtype:
             same_kind = ((param.dtype in _FLOATS and new.dtype in _FLOATS)
                          or (param.dtype in _INTS and new.dtype in _INTS))
             if strict_load or not same_kind:
-                raise TypeError(f"For 'load_param_into_net', {name} {param.dtype} in the argument 'net' should have "
+                raise _TypeMismatch(f"For 'load_param_into_net', {name} {param.dtype} in the argument 'net' should have "
                                 f"the same type as {name} {new.dtype} in the argument 'parameter_dict'.")
             new = _core.cast(new, param.dtype)
         updates.append((param, new))
