@@ -94,6 +94,10 @@ class Trace {
   Trace* outer_;
 };
 
+// A symbolic tensor (no data) standing for value `value` of graph `g`, of shape and dtype `m`: what tracing hands
+// to Python for a node's output, and what a loaded graph's shape re-inference feeds to the ops' infer functions.
+Tensor symbolic(const Graph* g, int value, const TensorMeta& m);
+
 // True while a trace is active on this thread.
 bool tracing();
 // True while tracing if `t` existed before the trace began (a Parameter, optimizer state, a user tensor): its value

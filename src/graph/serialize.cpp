@@ -139,15 +139,6 @@ AttrValue read_attr(Reader& r) {
   }
 }
 
-Tensor symbolic(const Graph* g, int value, const TensorMeta& m) {
-  auto impl = std::make_shared<TensorImpl>();
-  impl->shape = m.shape;
-  impl->strides = contiguous_strides(m.shape);
-  impl->dtype = m.dtype;
-  impl->sym_graph = g;
-  impl->sym_value = value;
-  return Tensor(std::move(impl));
-}
 
 // Re-infers every node's outputs from its inputs (as tracing did) and compares with the stored metas, so that a
 // tampered shape can never make a kernel write past a buffer.

@@ -44,7 +44,7 @@ Trace::Trace(std::string name) : graph_(std::make_shared<Graph>()), first_id_(ne
 
 Trace::~Trace() { t_trace = outer_; }
 
-static Tensor symbolic(const Graph* g, int value, const TensorMeta& m) {
+Tensor symbolic(const Graph* g, int value, const TensorMeta& m) {
   auto impl = std::make_shared<TensorImpl>();
   impl->shape = m.shape;
   impl->strides = contiguous_strides(m.shape);

@@ -349,13 +349,18 @@ class Model:
                 list_callback.on_train_step_end(run_context)
                 if run_context.get_stop_requested():
                     break
-            self._eval_during_train(valid_infos, cb_params, list_callback)
-            list_callback.on_train_epoch_end(run_context)
-            cb_params.pop("metrics", None)
-            cb_params.pop("eval_results", None)
-            if run_context.get_stop_requested():
+            if self._end_train_epoch(valid_infos, cb_params, list_callback, run_context):
                 break
         list_callback.on_train_end(run_context)
+
+    def _end_train_epoch(self, valid_infos, cb_params, list_callback, run_context):
+        """The end of a training epoch (both loops): evaluation when fit asks for it, the epoch-end hooks, the
+        per-epoch results dropped again. Returns True when a callback requested to stop."""
+        self._eval_during_train(valid_infos, cb_params, list_callback)
+        list_callback.on_train_epoch_end(run_context)
+        cb_params.pop("metrics", None)
+        cb_params.pop("eval_results", None)
+        return run_context.get_stop_requested()
 
     def _update_loss_scale(self, outputs):
         """MindSpore's rule: with a manager that drops overflow updates, tell it the step's overflow flag."""
@@ -403,11 +408,7 @@ class Model:
                 network.set_train(True)
             cb_params.net_outputs = sink()
             list_callback.on_train_step_end(run_context)
-            self._eval_during_train(valid_infos, cb_params, list_callback)
-            list_callback.on_train_epoch_end(run_context)
-            cb_params.pop("metrics", None)
-            cb_params.pop("eval_results", None)
-            if run_context.get_stop_requested():
+            if self._end_train_epoch(valid_infos, cb_params, list_callback, run_context):
                 break
             self.epoch_iter += 1
         list_callback.on_train_end(run_context)

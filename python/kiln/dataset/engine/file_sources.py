@@ -78,7 +78,22 @@ def _find(d, names):
     return None
 
 
-class MnistDataset(MappableSource):
+class _ImageLabelArrays(MappableSource):
+    """A source whose files load (lazily, once: `self._data`) into an image array and a label array: columns
+    "image" (a copy of one image) and "label" (a 0-d array)."""
+
+    def get_col_names(self):
+        return ["image", "label"]
+
+    def _num_rows(self):
+        return len(self._data.get()[1])
+
+    def _read(self, i):
+        im, lb = self._data.get()
+        return im[i].copy(), np.asarray(lb[i])
+
+
+class MnistDataset(_ImageLabelArrays):
     """The MNIST idx files in `dataset_dir`: train-images-idx3-ubyte / train-labels-idx1-ubyte and
     t10k-images-idx3-ubyte / t10k-labels-idx1-ubyte (names with '.idx3-ubyte' also accepted).
 
@@ -124,18 +139,8 @@ class MnistDataset(MappableSource):
             raise RuntimeError(f"MnistDataset: Invalid file, no mnist files found in {self.dataset_dir}.")
         return np.concatenate(images), np.concatenate(labels)
 
-    def get_col_names(self):
-        return ["image", "label"]
 
-    def _num_rows(self):
-        return len(self._data.get()[1])
-
-    def _read(self, i):
-        im, lb = self._data.get()
-        return im[i].copy(), np.asarray(lb[i])
-
-
-class Cifar10Dataset(MappableSource):
+class Cifar10Dataset(_ImageLabelArrays):
     """The CIFAR-10 binary batches in `dataset_dir`: data_batch_1.bin ... data_batch_5.bin (train) and test_batch.bin
     (test); each record is 1 label byte then 3072 bytes of a CHW 3x32x32 image.
 
@@ -177,16 +182,6 @@ class Cifar10Dataset(MappableSource):
         r = np.concatenate(recs)
         images = np.ascontiguousarray(r[:, 1:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))
         return images, r[:, 0].astype(np.uint32)
-
-    def get_col_names(self):
-        return ["image", "label"]
-
-    def _num_rows(self):
-        return len(self._data.get()[1])
-
-    def _read(self, i):
-        im, lb = self._data.get()
-        return im[i].copy(), np.asarray(lb[i])
 
 
 def decode_image(data):

@@ -407,11 +407,11 @@ class BatchDataset(Dataset):
                 yield buf, info
 
         def epoch():
-            todo = jobs(child_epoch(), next(epochs))
+            batch_jobs = jobs(child_epoch(), next(epochs))
             if runner.parallel:
-                yield from runner.run(todo)
+                yield from runner.run(batch_jobs)
             else:
-                for job in todo:
+                for job in batch_jobs:
                     yield call_user(what, build, job) if pbm is not None else build(job)
 
         return epoch
