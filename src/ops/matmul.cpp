@@ -33,11 +33,15 @@ std::vector<TensorMeta> infer_matmul(const TV& in, const Attrs& a) {
              " vs ", dy.rows, ".");
   KILN_CHECK(x.dtype() != DType::Bool && y.dtype() != DType::Bool, Type,
              "For 'MatMul', Bool inputs are not supported.");
+  // MindSpore (and PyTorch) refuse mixed operand dtypes here rather than promote: an int32 batch fed to a float32
+  // Dense is a bug in the caller's pipeline (a missing TypeCast), not something to paper over.
+  KILN_CHECK(x.dtype() == y.dtype(), Type, "For 'MatMul', the type of 'x2' should be same as 'x1', but got 'x1' with "
+             "type Tensor[", dtype_name(x.dtype()), "] and 'x2' with type Tensor[", dtype_name(y.dtype()), "].");
   Shape bx(x.shape().begin(), x.shape().end() - 2), by(y.shape().begin(), y.shape().end() - 2);
   Shape out = broadcast_shapes(bx, by, "MatMul");
   out.push_back(dx.rows);
   out.push_back(dy.cols);
-  return {{out, promote_types(x.dtype(), y.dtype())}};
+  return {{out, x.dtype()}};
 }
 
 // How an operand's last two dims sit in memory: row-major (ld = row stride) or column-major, or neither.

@@ -198,7 +198,7 @@ def test_pool_layers_modes_and_shapes():
     assert nn.AvgPool1d(2, 2)(T(np.ones((2, 3, 9), np.float32))).shape == (2, 3, 4)
     assert nn.AdaptiveAvgPool2d((2, None))(x).shape == (2, 3, 2, 8)
     assert nn.AdaptiveAvgPool1d(3)(T(np.ones((2, 3, 9), np.float32))).shape == (2, 3, 3)
-    assert repr(nn.MaxPool2d(2, 2)) == "MaxPool2d<kernel_size=2, stride=2, pad_mode=VALID>"
+    assert repr(nn.MaxPool2d(2, 2)) == "MaxPool2d(kernel_size=2, stride=2, pad_mode=VALID)"
     with pytest.raises(ValueError, match="can not be set to non-default value"):
         nn.MaxPool2d(2, 2, padding=1)
     with pytest.raises(ValueError, match="pad_mode"):
@@ -279,7 +279,7 @@ def test_norm_layers():
         nn.LayerNorm(5)
     gn = nn.GroupNorm(2, 4)
     assert gn(T(np.ones((2, 4, 3, 3), np.float32))).shape == (2, 4, 3, 3)
-    assert repr(gn) == "GroupNorm<num_groups=2, num_channels=4>"
+    assert repr(gn) == "GroupNorm(num_groups=2, num_channels=4)"
     with pytest.raises(ValueError, match="must be divided by 'num_groups'"):
         nn.GroupNorm(3, 4)
     with pytest.raises(ValueError, match="For 'GroupNorm', the channel"):
@@ -310,7 +310,7 @@ def test_batch_norm_layer_training_eval_and_moving_stats():
     np.testing.assert_allclose(N(fixed(T(x[:, :, 0, 0]))), x[:, :, 0, 0] / np.sqrt(1 + 1e-5), rtol=1e-5)
     np.testing.assert_array_equal(N(fixed.moving_mean), np.zeros(3))
     assert nn.BatchNorm1d(3)(T(x[:, :, :, 0])).shape == (4, 3, 2)
-    assert repr(nn.BatchNorm1d(2)).startswith("BatchNorm1d<num_features=2, eps=1e-05, momentum=0.9, gamma=Parameter")
+    assert repr(nn.BatchNorm1d(2)).startswith("BatchNorm1d(num_features=2, eps=1e-05, momentum=0.9, gamma=Parameter")
     with pytest.raises(ValueError, match="For 'BatchNorm2d', the input must have 4 dims, but got 3"):
         bn(T(x[:, :, 0]))
     with pytest.raises(ValueError, match="For 'BatchNorm2d', the input channels"):
@@ -327,7 +327,7 @@ def test_conv2d_layer_defaults_params_and_repr():
     assert [p.name for p in net.get_parameters()] == ["weight", "bias"]
     bound = 1 / math.sqrt(27)  # HeUniform(√5) on fan_in = 27, and the bias Uniform(1/√fan_in)
     assert np.abs(N(net.weight)).max() <= bound + 1e-7 and np.abs(N(net.bias)).max() <= bound + 1e-7
-    assert repr(net).startswith("Conv2d<input_channels=3, output_channels=8, kernel_size=(3, 3), stride=(1, 1), "
+    assert repr(net).startswith("Conv2d(input_channels=3, output_channels=8, kernel_size=(3, 3), stride=(1, 1), "
                                 "pad_mode=same, padding=0, dilation=(1, 1), group=1, has_bias=True, weight_init=")
     x = rng(50).standard_normal((2, 3, 9, 7)).astype(np.float32)
     y = net(T(x))
@@ -394,7 +394,7 @@ def test_embedding():
     g = ms.grad(lambda: ops.sum(emb(ids)), None, emb.trainable_params())()[0]
     counts = np.bincount(N(ids).ravel(), minlength=10)
     np.testing.assert_array_equal(N(g), np.repeat(counts[:, None], 4, axis=1))
-    assert repr(emb).startswith("Embedding<vocab_size=10, embedding_size=4, use_one_hot=False, embedding_table=")
+    assert repr(emb).startswith("Embedding(vocab_size=10, embedding_size=4, use_one_hot=False, embedding_table=")
     with pytest.raises(TypeError, match="integer Tensor"):
         emb(Tensor(np.ones((2,), np.float32)))
     with pytest.raises(ValueError, match="padding_idx"):

@@ -29,7 +29,7 @@ def test_trains_to_r2_with_the_documented_output():
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == "diabetes data: 353 training / 89 test samples, 10 features"
-    assert "Dense<input_channels=10, output_channels=16, has_bias=True>" in r.stdout  # print(net)
+    assert "Dense(input_channels=10, output_channels=16, has_bias=True)" in r.stdout  # print(net)
     epochs = [m for m in (re.fullmatch(r"Epoch \[(\d+)/20\], Loss: (\d+\.\d{4})", ln) for ln in lines) if m]
     assert [int(m.group(1)) for m in epochs] == list(range(1, 21)), r.stdout
     losses = [float(m.group(2)) for m in epochs]

@@ -211,7 +211,7 @@ def test_flatten():
 def test_dropout():
     x = Tensor(np.ones((100, 100), np.float32))
     d = nn.Dropout(p=0.25)
-    assert repr(d) == "Dropout<p=0.25>"
+    assert repr(d) == "Dropout(p=0.25)"
     assert d(x) is x  # eval mode: identity
     d.set_train()
     ms.set_seed(5)
@@ -415,3 +415,10 @@ def test_dense_gradient_finite_differences():
 
     np.testing.assert_allclose(gw.asnumpy(), _fd_grad(f, w0), rtol=1e-6, atol=1e-8)
     assert gb.shape == (2,)
+
+
+def test_dense_refuses_int_input_like_mindspore():
+    # MindSpore 2.10: TypeError from MatMul for an int32 batch into a float32 Dense (a missing TypeCast).
+    import kiln
+    with pytest.raises(TypeError, match="MatMul.*Int32.*Float32"):
+        nn.Dense(3, 4)(kiln.Tensor(np.ones((2, 3), np.int32)))

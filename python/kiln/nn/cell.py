@@ -559,14 +559,15 @@ class Cell:
         return ""
 
     def __repr__(self):
+        """MindSpore 2.10's layout: `Name(extra)` for a leaf whose extend_repr is one line, else one indented line
+        per extend_repr line and per child cell `(name): repr(child)`, closed by `)` on its own line."""
         extra = self.extend_repr()
-        head = type(self).__name__ + "<"
-        cells = self.__dict__.get("_cells")
-        if cells:
-            body = "\n"
-            if extra:
-                body += extra + "\n"
-            for key, value in cells.items():
-                body += f"({key}): {value!r}\n"
-            return head + body.replace("\n", "\n  ") + ">"
-        return head + extra + ">"
+        extra_lines = extra.split("\n") if extra else []
+        cells = self.__dict__.get("_cells") or {}
+        child_lines = [f"({key}): " + repr(cell).replace("\n", "\n  ") for key, cell in cells.items()]
+        lines = extra_lines + child_lines
+        if len(extra_lines) == 1 and not child_lines:
+            return f"{type(self).__name__}({extra_lines[0]})"
+        if not lines:
+            return f"{type(self).__name__}()"
+        return type(self).__name__ + "(\n  " + "\n  ".join(lines) + "\n)"
