@@ -908,6 +908,79 @@ register(OpInfo("gather", ("Gather",), lambda x, idx, axis: ops.gather(x, idx, a
                 differentiable=True, grad_args=(0,)))
 
 
+def _tile_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    yield Sample((a((2, 3)),), dict(dims=(2, 2)))
+    yield Sample((a((2, 3)),), dict(dims=(3,)), desc="fewer dims than rank: leading 1s")
+    yield Sample((a((3,)),), dict(dims=(2, 1, 2)), desc="more dims than rank: input gets leading 1s")
+    yield Sample((a((2, 3)),), dict(dims=(0, 2)), desc="zero copies")
+    yield Sample((a(()),), dict(dims=(4,)), desc="0-d input")
+    yield Sample((NC(a((3, 2)), "T"),), dict(dims=(1, 2)), desc="view")
+
+
+register(OpInfo("tile", ("Reshape", "BroadcastTo"), lambda x, dims: ops.tile(x, dims),
+                lambda x, dims: np.tile(x, dims), _tile_samples, ALL, differentiable=True))
+
+
+def _repeat_elements_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    yield Sample((a((2, 3)),), dict(rep=2, axis=1))
+    yield Sample((a((2, 3)),), dict(rep=3, axis=0))
+    yield Sample((a((2, 3, 2)),), dict(rep=1, axis=-1), desc="rep 1, negative axis")
+    yield Sample((NC(a((3, 2)), "T"),), dict(rep=2, axis=0), desc="view")
+
+
+register(OpInfo("repeat_elements", ("Reshape", "BroadcastTo"), lambda x, rep, axis: ops.repeat_elements(x, rep, axis),
+                lambda x, rep, axis: np.repeat(x, rep, axis), _repeat_elements_samples, ALL, differentiable=True))
+
+
+def _one_hot_samples(dtype, rng):
+    on, off = np.array(3, dtype), np.array(-1 if dtype.kind != "b" else 0, dtype)
+    if dtype.kind == "b":
+        on = np.array(True)
+    yield Sample((np.array([0, 2, 1, 2], np.int32),), dict(depth=3, on_value=on, off_value=off, axis=-1))
+    yield Sample((np.array([[0, 4], [-1, 1]], np.int64),), dict(depth=4, on_value=on, off_value=off, axis=0),
+                 desc="out of range and -1 give off rows; axis 0")
+    yield Sample((np.array([[1, 0, 2]], np.int32),), dict(depth=3, on_value=on, off_value=off, axis=1),
+                 desc="middle axis")
+    yield Sample((np.array(2, np.int32),), dict(depth=3, on_value=on, off_value=off, axis=-1), desc="0-d indices")
+
+
+def np_one_hot(indices, depth, on_value, off_value, axis):
+    pos = indices.ndim if axis == -1 else axis
+    hit = np.expand_dims(indices, pos) == np.arange(depth).reshape([depth] + [1] * (indices.ndim - pos))
+    return np.where(hit, on_value, off_value).astype(np.asarray(on_value).dtype)
+
+
+register(OpInfo("one_hot", ("Equal", "Select"), lambda i, depth, on_value, off_value, axis: ops.one_hot(
+                    i, depth, Tensor(on_value), Tensor(off_value), axis),
+                np_one_hot, _one_hot_samples, ALL, ref_upcast=False,
+                out_dtype=lambda sample: np.asarray(sample.kwargs["on_value"]).dtype,
+                notes="indices outside [0, depth) give a row of off_value (MindSpore 2.10)"))
+
+
+def _gather_nd_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    yield Sample((a((3, 4)), np.array([[0, 1], [2, 3], [0, 1]], np.int32)), desc="full index tuples, repeated")
+    yield Sample((a((3, 4, 2)), np.array([[2], [0]], np.int64)), desc="partial tuples pick slices")
+    yield Sample((a((3, 4)), np.array([[[1, 0]], [[2, 2]]], np.int32)), desc="batched indices")
+    yield Sample((a((3, 4)), np.array([1, 3], np.int32)), desc="1-D indices: one tuple")
+    yield Sample((NC(a((4, 3)), "T"), np.array([[2, 1]], np.int32)), desc="view")
+
+
+def np_gather_nd(x, idx):
+    idx = np.asarray(idx)
+    return x[tuple(np.moveaxis(idx, -1, 0))]
+
+
+register(OpInfo("gather_nd", ("Gather", "CheckRange"), ops.gather_nd, np_gather_nd, _gather_nd_samples,
+                (F32, F64, F16, I32, BOOL), differentiable=True, grad_args=(0,)))
+
+
+register(OpInfo("reciprocal", ("Div",), ops.reciprocal, lambda x: 1.0 / x, unary_samples(away=0.5), FLOATS,
+                differentiable=True))
+
+
 def _uss_samples(dtype, rng):
     a = lambda s: arr(rng, s, dtype)  # noqa: E731
     yield Sample((a((5, 3)), np.array([0, 2, 0, 1, 2]), 3))

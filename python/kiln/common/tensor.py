@@ -226,6 +226,19 @@ def _format(self, spec):
     return format(v, spec)
 
 
+def _ops():
+    """kiln.ops, imported when a method first needs it (kiln.ops imports this module)."""
+    from .. import ops
+    return ops
+
+
+def _tile_dims(dims):
+    """Tensor.tile's dims/reps: an int n means (n,), as MindSpore 2.10."""
+    if dims is None:
+        raise TypeError("For 'Tensor.tile', 'dims' is required (a tuple or list of ints, or an int).")
+    return (dims,) if isinstance(dims, int) and not isinstance(dims, bool) else dims
+
+
 _METHODS = {
     "__repr__": _repr,
     "__str__": _str,
@@ -278,6 +291,10 @@ _METHODS = {
     "prod": lambda self, axis=None, keep_dims=False: _core.prod(self, axis, keep_dims),
     "max": lambda self, axis=None, keepdims=False, **kw: _core.amax(self, axis, keepdims),
     "min": lambda self, axis=None, keepdims=False, **kw: _core.amin(self, axis, keepdims),
+    "split": lambda self, split_size_or_sections, axis=0, *, dim=None: _ops().split(
+        self, split_size_or_sections, axis if dim is None else dim),
+    "tile": lambda self, dims=None, *, reps=None: _ops().tile(
+        self, _tile_dims(reps if dims is None else dims)),
     "argmax": lambda self, axis=None, keepdims=False: _core.argmax(self, axis, keepdims),
     "argmin": lambda self, axis=None, keepdims=False: _core.argmin(self, axis, keepdims),
     "abs": _core.abs, "exp": _core.exp, "log": _core.log, "sqrt": _core.sqrt, "rsqrt": _core.rsqrt,

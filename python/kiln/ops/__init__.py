@@ -12,3 +12,5 @@ from .clip import *  # noqa: F401,F403,E402  (clip_by_value for tuples too, clip
 from .math_extra import *  # noqa: F401,F403,E402  (cos, sin, floor, ceil)
 from .nn_func import *  # noqa: F401,F403,E402  (conv2d, max_pool2d, avg_pool2d, batch_norm, layer_norm, ...)
 from .activation_func import *  # noqa: F401,F403,E402  (log1p, softplus, logsigmoid, relu6, hardsigmoid)
+from .array_func import *  # noqa: F401,F403,E402  (tile, one_hot, gather_nd, repeat_elements, reciprocal, dtype)
+from .primitives_array import *  # noqa: F401,F403,E402  (Primitive classes of array/comparison/creation ops)
