@@ -105,8 +105,23 @@ def _check_positional_inputs(args, positions, api):
                             f"position {p} out of grad_position.")
 
 
-def _transform(fn, grad_position, weights, has_aux, return_ids, with_value):
-    api = "value_and_grad" if with_value else "grad"
+def _cotangents(sens, targets, api):
+    """The cotangents for `targets` (the differentiated outputs, flattened) from a sens argument of the same
+    structure (a Tensor for one output; a tuple/list for several). ValueError on a count or shape mismatch."""
+    cots = _tensors_of(sens)
+    if len(cots) != len(targets):
+        raise ValueError(f"For '{api}', the sens (last input, sens_param=True) must match the network's outputs: "
+                         f"{len(targets)} Tensor output(s), but got {len(cots)} sens Tensor(s) in "
+                         f"{type(sens).__name__}.")
+    for c, t in zip(cots, targets):
+        if tuple(c.shape) != tuple(t.shape):
+            raise ValueError(f"For '{api}', each sens Tensor must have its output's shape: output {tuple(t.shape)}, "
+                             f"sens {tuple(c.shape)}.")
+    return cots
+
+
+def _transform(fn, grad_position, weights, has_aux, return_ids, with_value, sens_param=False, api=None):
+    api = api or ("value_and_grad" if with_value else "grad")
     if not callable(fn):
         raise TypeError(f"For '{api}', the 'fn' must be a function or a Cell, but got {type(fn).__name__}.")
     for flag, v in (("has_aux", has_aux), ("return_ids", return_ids)):
@@ -130,6 +145,12 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value):
         return run(*args, **kwargs)
 
     def run(*args, **kwargs):
+        sens = None
+        if sens_param:
+            if not args:
+                raise TypeError(f"For '{api}', sens_param=True needs the sens as the last positional input, but the "
+                                "function was called with none.")
+            args, sens = args[:-1], args[-1]
         if positions is not None:
             _check_positional_inputs(args, positions, api)
         outermost = _core.grad_level() == 0
@@ -160,7 +181,8 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value):
             if not targets:
                 raise TypeError(f"For '{api}', the function must return a Tensor (or a tuple starting with one), "
                                 f"but got {type(out).__name__}.")
-            grads = _core.gradient(targets, [None] * len(targets), leaves) if leaves else []
+            cots = [None] * len(targets) if sens is None else _cotangents(sens, targets, api)
+            grads = _core.gradient(targets, cots, leaves) if leaves else []
         grads = [_detach_tree(g, outermost) for g in grads]
         gi = [g for g, k in zip(grads, kinds) if k[0] == "pos"]
         gw = [g for g, k in zip(grads, kinds) if k[0] == "w"]
