@@ -18,4 +18,5 @@ from .wrap import *  # noqa: F401,F403
 from . import layer, loss, optim, learning_rate_schedule, dynamic_lr, wrap  # noqa: F401
 from ..train.metrics import (  # noqa: F401,E402  (MindSpore keeps the metrics importable from nn)
     Metric, Accuracy, MAE, MSE, Loss, rearrange_inputs, get_metric_fn, names,
+    TopKCategoricalAccuracy, Top1CategoricalAccuracy, Top5CategoricalAccuracy,
 )

@@ -13,8 +13,10 @@ from .metric import Metric, EvaluationBase, rearrange_inputs  # noqa: F401
 from .accuracy import Accuracy  # noqa: F401
 from .error import MAE, MSE  # noqa: F401
 from .loss import Loss  # noqa: F401
+from .topk import TopKCategoricalAccuracy, Top1CategoricalAccuracy, Top5CategoricalAccuracy  # noqa: F401
 
-__all__ = ["Metric", "EvaluationBase", "rearrange_inputs", "Accuracy", "MAE", "MSE", "Loss", "names",
+__all__ = ["Metric", "EvaluationBase", "rearrange_inputs", "Accuracy", "MAE", "MSE", "Loss", "TopKCategoricalAccuracy",
+           "Top1CategoricalAccuracy", "Top5CategoricalAccuracy", "names",
            "get_metric_fn", "get_metrics"]
 
 _METRICS = {
@@ -23,6 +25,9 @@ _METRICS = {
     "mae": MAE,
     "mse": MSE,
     "loss": Loss,
+    "top_1_accuracy": Top1CategoricalAccuracy,
+    "top_5_accuracy": Top5CategoricalAccuracy,
+    "topk": TopKCategoricalAccuracy,
 }
 
 
@@ -32,7 +37,8 @@ def names():
 
 
 def get_metric_fn(name, *args, **kwargs):
-    """A new metric object by name ('accuracy'/'acc', 'mae', 'mse', 'loss'), built with args/kwargs.
+    """A new metric object by name ('accuracy'/'acc', 'mae', 'mse', 'loss', 'top_1_accuracy',
+    'top_5_accuracy'), built with args/kwargs.
 
     Raises KeyError for an unknown name (listing the known ones)."""
     if name not in _METRICS:
