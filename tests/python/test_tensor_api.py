@@ -149,3 +149,19 @@ def test_slice_is_a_view():
     t = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
     v = t[:, 1:]
     assert v._shares_storage(t)
+
+
+def test_tensor_data_shares_storage_outside_autodiff():
+    import kiln
+    x = kiln.Tensor(np.ones(2, np.float32))
+    d = x.data
+    d[0] = 5  # writes through, as MindSpore 2.10
+    np.testing.assert_array_equal(x.asnumpy(), [5, 1])
+    x.data = kiln.Tensor(np.array([7, 8], np.float32))
+    np.testing.assert_array_equal(x.asnumpy(), [7, 8])
+    with pytest.raises(ValueError, match="shape"):
+        x.data = kiln.Tensor(np.zeros(3, np.float32))
+    g = kiln.grad(lambda t: (t.data * t).sum())(x)  # .data is a constant for autodiff
+    np.testing.assert_array_equal(g.asnumpy(), [7, 8])
+    p = kiln.Parameter(kiln.Tensor(np.ones(2, np.float32)), name="p")
+    assert p.data is p

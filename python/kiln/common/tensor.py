@@ -377,8 +377,21 @@ def _as_method(fn):
     return fn
 
 
+def _data_get(self):
+    """MindSpore's Tensor.data: a Tensor sharing this one's storage, outside autodiff (writes through it change
+    this tensor)."""
+    return _core.detach(self)
+
+
+def _data_set(self, value):
+    """`t.data = v`: copies v's values into t in place (v broadcast to t's shape and cast to its dtype). Kiln tensors
+    keep their shape: a v of another shape raises ValueError (MindSpore would replace t's shape too)."""
+    _indexing.assign(self, value, "Tensor.data")
+
+
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _as_method(_fn))
+Tensor.data = property(_data_get, _data_set)
 Tensor.from_numpy = staticmethod(_from_numpy)
 Tensor.__module__ = "kiln"
 Tensor.__doc__ = __doc__
