@@ -981,6 +981,33 @@ register(OpInfo("reciprocal", ("Div",), ops.reciprocal, lambda x: 1.0 / x, unary
                 differentiable=True))
 
 
+def _pad_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    yield Sample((a((2, 3)),), dict(padding=(1, 2), mode="constant"))
+    yield Sample((a((2, 3)),), dict(padding=(1, 0, 0, 2), mode="constant", value=3), desc="two dims, value")
+    yield Sample((a((2, 4)),), dict(padding=(-1, 1), mode="constant"), desc="negative crops")
+    yield Sample((a((2, 3)),), dict(padding=(2, 1), mode="reflect"))
+    yield Sample((a((3, 3)),), dict(padding=(1, 2, 2, 0), mode="replicate"), desc="replicate two dims")
+    yield Sample((a((2, 3)),), dict(padding=(3, 1), mode="circular"), desc="circular, a full wrap")
+    yield Sample((NC(a((3, 2)), "T"),), dict(padding=(1, 1), mode="reflect"), desc="view")
+
+
+def np_pad(x, padding, mode, value=None):
+    pairs = [(0, 0)] * x.ndim
+    for k in range(len(padding) // 2):
+        pairs[x.ndim - 1 - k] = (padding[2 * k], padding[2 * k + 1])
+    crop = tuple(slice(max(-b, 0), x.shape[i] - max(-a, 0)) for i, (b, a) in enumerate(pairs))
+    pairs = [(max(b, 0), max(a, 0)) for b, a in pairs]
+    if mode == "constant":
+        return np.pad(x[crop], pairs, mode="constant", constant_values=0 if value is None else value)
+    return np.pad(x, pairs, mode={"reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode])
+
+
+register(OpInfo("pad", ("Gather", "Concat"), lambda x, padding, mode, value=None: ops.pad(x, padding, mode, value),
+                np_pad, _pad_samples, ALL, differentiable=True,
+                notes="constant mode concatenates fills (Concat), the index modes gather (Gather)"))
+
+
 def _uss_samples(dtype, rng):
     a = lambda s: arr(rng, s, dtype)  # noqa: E731
     yield Sample((a((5, 3)), np.array([0, 2, 0, 1, 2]), 3))

@@ -1,5 +1,5 @@
 """Array functions of mindspore.ops built from Kiln's existing ops (so autodiff, PyNative and Graph mode come with
-them): tile, one_hot, gather_nd, repeat_elements, reciprocal, dtype.
+them): tile, one_hot, gather_nd, repeat_elements, reciprocal, dtype, pad.
 
 Each is a composition of C++ ops; the registry (tests/python/op_registry.py) checks each against NumPy, its gradient
 against float64 finite differences and PyNative against Graph mode, like any op.
@@ -14,7 +14,7 @@ from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from .function import _tensor_arg
 
-__all__ = ["tile", "one_hot", "gather_nd", "repeat_elements", "reciprocal", "dtype"]
+__all__ = ["tile", "one_hot", "gather_nd", "repeat_elements", "reciprocal", "dtype", "pad"]
 
 
 def tile(input, dims):  # noqa: A002
@@ -156,3 +156,102 @@ def reciprocal(input):  # noqa: A002
 def dtype(input):  # noqa: A002
     """MindSpore's ops.dtype(input): the Tensor's dtype (a kiln dtype such as kiln.float32)."""
     return _tensor_arg(input, "DType").dtype
+
+
+# mode of ops.pad -> NumPy's np.pad mode that gives the same index map along one axis
+_INDEX_MODES = {"reflect": "reflect", "symmetric": "symmetric", "replicate": "edge", "circular": "wrap"}
+
+
+def pad_pairs(x, pairs, mode, value, op):
+    """x padded by pairs[i] = (before, after) along axis i (len(pairs) == x.ndim).
+
+    mode "constant": `value` (0 when None) fills the new elements; a negative amount crops. The index modes
+    ("reflect": mirror without the edge, "symmetric": mirror with it, "replicate": repeat the edge, "circular": wrap
+    around) gather x at the indices np.pad's reflect/symmetric/edge/wrap give for arange(n), so the gradient adds up
+    every copy; their amounts must be ≥ 0, below n for reflect and at most n for symmetric and circular (ValueError
+    naming `op`, as MindSpore's MirrorPad)."""
+    for i, (b, a) in enumerate(pairs):
+        if mode != "constant" and (b < 0 or a < 0):
+            raise ValueError(f"For '{op}', negative padding is only supported in 'constant' mode, but got ({b}, {a}) "
+                             f"for dim {i} in mode '{mode}'.")
+        n = x.shape[i]
+        limit = {"reflect": n - 1, "symmetric": n, "circular": n}.get(mode)
+        if limit is not None and (b > limit or a > limit):
+            raise ValueError(f"For '{op}', '{mode}' padding of dim {i} (size {n}) must be at most {limit}, but got "
+                             f"({b}, {a}).")
+        if mode == "replicate" and n == 0 and (b or a):
+            raise ValueError(f"For '{op}', 'replicate' padding needs a non-empty dim {i}, but it has size 0.")
+    if mode != "constant":
+        y = x
+        for i, (b, a) in enumerate(pairs):
+            if b or a:
+                idx = np.pad(np.arange(x.shape[i]), (b, a), mode=_INDEX_MODES[mode])
+                y = _core.gather(y, Tensor(idx.astype(np.int64)), i)
+        return y
+    # crop the negative amounts, then concatenate blocks of `value` for the positive ones
+    shape = list(x.shape)
+    begin = [max(-b, 0) for b, _ in pairs]
+    end = [n - max(-a, 0) for n, (_, a) in zip(shape, pairs)]
+    for i, (lo, hi) in enumerate(zip(begin, end)):
+        if hi < lo:
+            raise ValueError(f"For '{op}', the negative padding of dim {i} crops more than its size {shape[i]}: "
+                             f"{pairs[i]}.")
+    y = x
+    if any(begin) or end != shape:
+        y = _core.strided_slice(x, begin, end, [1] * x.ndim)
+    fill = 0.0 if value is None else value
+    if isinstance(fill, Tensor):
+        fill = fill.asnumpy().item()
+    for i, (b, a) in enumerate(pairs):
+        if b <= 0 and a <= 0:
+            continue
+        parts = []
+        cur = list(y.shape)
+        if b > 0:
+            parts.append(_core.full(cur[:i] + [b] + cur[i + 1:], float(fill), y.dtype))
+        parts.append(y)
+        if a > 0:
+            parts.append(_core.full(cur[:i] + [a] + cur[i + 1:], float(fill), y.dtype))
+        y = _core.concat(parts, i)
+    return y
+
+
+def pad(input_x, padding, mode="constant", value=None):
+    """MindSpore's ops.pad(input_x, padding, mode='constant', value=None) (PyTorch's F.pad order).
+
+    input_x: a Tensor of rank r. padding: a tuple/list of 2k ints, k ≤ r: (before, after) for the last dim, then
+    for the one before it, and so on. mode: 'constant' (fill with `value`, 0 when None; negative amounts crop),
+    'reflect', 'replicate' or 'circular' (see pad_pairs for their rules). Returns input_x's dtype, each padded dim
+    grown by before + after. Gradient: the sum over the copies of each element (constant fill gets none).
+    Raises TypeError for a non-Tensor input or non-int padding, ValueError for an odd-length or too long padding,
+    an unknown mode, a value given in a non-constant mode, or amounts the mode does not allow.
+    """
+    x = _tensor_arg(input_x, "pad", "input_x")
+    if not isinstance(padding, (tuple, list)):
+        raise TypeError(f"For 'pad', 'padding' must be a tuple or list of ints, but got {type(padding).__name__}.")
+    padding = [int_arg("pad", "padding", p) for p in padding]
+    if len(padding) % 2 or len(padding) > 2 * x.ndim:
+        raise ValueError(f"For 'pad', 'padding' must have an even length of at most 2 * rank = {2 * x.ndim}, but got "
+                         f"{len(padding)} values for input_x of shape {tuple(x.shape)}.")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise ValueError(f"For 'pad', 'mode' must be one of 'constant', 'reflect', 'replicate', 'circular', but got "
+                         f"{mode!r}.")
+    if mode != "constant" and value is not None:
+        raise ValueError(f"For 'pad', 'value' is only used in 'constant' mode, but got value={value!r} with mode "
+                         f"{mode!r}.")
+    pairs = [(0, 0)] * x.ndim
+    for k in range(len(padding) // 2):
+        pairs[x.ndim - 1 - k] = (padding[2 * k], padding[2 * k + 1])
+    return pad_pairs(x, pairs, mode, value, "pad")
+
+
+def paddings_arg(paddings, x, op):
+    """MindSpore's `paddings` ((before, after) per dim of x, non-negative ints) as a list of pairs; errors name op."""
+    if not isinstance(paddings, (tuple, list)) or not all(isinstance(p, (tuple, list)) and len(p) == 2
+                                                          for p in paddings):
+        raise TypeError(f"For '{op}', 'paddings' must be a tuple of (before, after) pairs, but got {paddings!r}.")
+    pairs = [(int_arg(op, "paddings", b, minimum=0), int_arg(op, "paddings", a, minimum=0)) for b, a in paddings]
+    if len(pairs) != x.ndim:
+        raise ValueError(f"For '{op}', the length of 'paddings' must be equal to the rank of 'input_x', but got "
+                         f"{len(pairs)} vs {x.ndim}")
+    return pairs

@@ -142,6 +142,18 @@ class Argmin(Argmax):
         return _core.cast(_fn.argmin(x, self.axis), self.output_type)
 
 
+class Pad(Primitive):
+    """Pad(paddings)(input_x): zero padding by paddings[i] = (before, after) for every dim i (non-negative)."""
+
+    def __init__(self, paddings):
+        super().__init__("Pad")
+        self.paddings = paddings
+
+    def __call__(self, input_x):
+        x = _fn._tensor_arg(input_x, "Pad", "input_x")
+        return _af.pad_pairs(x, _af.paddings_arg(self.paddings, x, "Pad"), "constant", None, "Pad")
+
+
 class ArgMaxWithValue(Primitive):
     """ArgMaxWithValue(axis=0, keep_dims=False)(x) → (index Int64, value): the first maximum along `axis`. The
     gradient of value goes to that index only."""

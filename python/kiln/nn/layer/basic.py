@@ -1,4 +1,4 @@
-"""Basic layers: Dense, Flatten, Identity, Dropout (MindSpore's `nn.Dense`, ...; ../shared/reference/mindspore_api.md
+"""Basic layers: Dense, Flatten, Identity, Dropout, Pad, ClipByNorm (MindSpore's `nn.Dense`, ...; ../shared/reference/mindspore_api.md
 §4.1)."""
 import math
 import numbers
@@ -13,7 +13,7 @@ from .._check import check_input
 from ..cell import Cell
 from .activation import get_activation
 
-__all__ = ["Dense", "Flatten", "Identity", "Dropout"]
+__all__ = ["Dense", "Flatten", "Identity", "Dropout", "Pad", "ClipByNorm"]
 
 
 def _check_positive_int(value, name, cls_name):
@@ -198,3 +198,61 @@ class Dropout(Cell):
         if self.p is None:
             return f"keep_prob={self.keep_prob}"
         return f"p={self.p}"
+
+
+class Pad(Cell):
+    """Pads a tensor: paddings[i] = (before, after) non-negative amounts for every dim i of the input.
+
+    Args:
+        paddings: a tuple of (before, after) int pairs, one per input dim (ValueError at call time otherwise).
+        mode: "CONSTANT" (zeros), "REFLECT" (mirror without the edge; amounts below the dim size) or "SYMMETRIC"
+            (mirror with the edge; amounts at most the dim size).
+    Input x of any dtype; output x's dtype, dim i grown by before + after. Gradient: the sum over every copy.
+    Raises TypeError for malformed paddings, ValueError for another mode or amounts the mode does not allow.
+    """
+
+    def __init__(self, paddings, mode="CONSTANT"):
+        super().__init__()
+        if mode not in ("CONSTANT", "REFLECT", "SYMMETRIC"):
+            raise ValueError(f"For 'Pad', the 'mode' must be 'CONSTANT', 'REFLECT' or 'SYMMETRIC', but got {mode!r}.")
+        if not isinstance(paddings, (tuple, list)):
+            raise TypeError(f"For 'Pad', the 'paddings' must be a tuple of (before, after) pairs, but got "
+                            f"{type(paddings).__name__}.")
+        self.paddings, self.mode = paddings, mode
+
+    def construct(self, x):
+        from ...ops import array_func
+        x = check_input(x, "Pad")
+        pairs = array_func.paddings_arg(self.paddings, x, "Pad")
+        return array_func.pad_pairs(x, pairs, self.mode.lower(), None, "Pad")
+
+
+class ClipByNorm(Cell):
+    r"""Scales x so that its L2 norm over `axis` is at most clip_norm:
+    out = x · clip_norm / max(‖x‖₂ over axis (kept dims), clip_norm)  (MindSpore's documented formula).
+
+    Args:
+        axis: None (the norm of all of x), an int, or a tuple/list of ints.
+    construct(x, clip_norm): x a float Tensor; clip_norm a Tensor broadcastable to the norm's shape (kept dims).
+    Output float32 (as MindSpore). A zero x stays zero. Note: MindSpore 2.10's CPU kernel gives other values than
+    this formula when `axis` is set; Kiln follows the formula.
+    Raises TypeError for a bad axis type or non-Tensor inputs.
+    """
+
+    def __init__(self, axis=None):
+        super().__init__()
+        if axis is not None and (isinstance(axis, bool) or not isinstance(axis, (int, tuple, list))):
+            raise TypeError(f"For 'ClipByNorm', the type of 'axis' should be one of '['int', 'tuple', 'list']', but "
+                            f"got type '{type(axis).__name__}'.")
+        self.axis = axis
+
+    def construct(self, x, clip_norm):
+        if not isinstance(x, _core.Tensor) or not isinstance(clip_norm, _core.Tensor):
+            raise TypeError("For 'ClipByNorm', the input args must be tensor.")
+        x = _core.cast(x, mstype.float32)
+        axis = None if self.axis is None else ([self.axis] if isinstance(self.axis, int) else list(self.axis))
+        # The floor keeps the gradient finite at x = 0 (sqrt' is infinite at 0); it changes no value unless
+        # clip_norm < 1e-15, since max(norm, clip_norm) then picks clip_norm either way.
+        norm = _core.sqrt(_core.maximum(_core.sum(_core.square(x), axis, True), 1e-30))
+        limit = _core.cast(clip_norm, mstype.float32)
+        return _core.div(_core.mul(x, limit), _core.maximum(norm, limit))
