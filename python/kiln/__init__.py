@@ -12,12 +12,12 @@ from .common.dtype import (  # noqa: F401
     double, float_, int_,
     dtype_to_nptype, pytype_to_dtype,
 )
-from .common.tensor import Tensor  # noqa: F401
+from .common.tensor import Tensor, tensor  # noqa: F401
 from .common.parameter import Parameter, ParameterTuple  # noqa: F401
 from .common.seed import set_seed, get_seed  # noqa: F401
 from .common.api import value_and_grad, grad, get_grad  # noqa: F401
 from .context import (  # noqa: F401
-    set_context, get_context, GRAPH_MODE, PYNATIVE_MODE, STRICT, COMPATIBLE, LAX,
+    set_context, get_context, set_device, GRAPH_MODE, PYNATIVE_MODE, STRICT, COMPATIBLE, LAX,
 )
 from . import context  # noqa: F401
 from . import common  # noqa: F401

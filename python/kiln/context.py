@@ -72,6 +72,16 @@ def _set_device_target(target):
     _context["device_target"] = target
 
 
+def set_device(device_target, device_id=None):
+    """MindSpore 2.x's set_device(device_target, device_id=None): the target ("CPU", "GPU", "Ascend") and device id
+    for this process, as set_context(device_target=..., device_id=...) (an unavailable target runs on CPU with a
+    warning). Raises ValueError for an unknown target or an id outside [0, 4095], TypeError for wrong types."""
+    kwargs = {"device_target": device_target}
+    if device_id is not None:
+        kwargs["device_id"] = device_id
+    set_context(**kwargs)
+
+
 def set_context(**kwargs):
     """Sets context attributes (keyword-only), as mindspore.set_context.
 

@@ -79,3 +79,35 @@ def test_compile_cache_context_keys():
         ms.set_context(enable_compile_cache=1)
     with pytest.raises(ValueError):
         ms.set_context(compile_cache_path="")
+
+
+def test_set_device_sets_target_and_id_like_set_context():
+    import warnings
+    import kiln
+    try:
+        kiln.set_device("CPU")
+        assert kiln.get_context("device_target") == "CPU" and kiln.get_context("device_id") == 0
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            kiln.set_device("GPU", 1)  # not on this build: CPU, with a warning
+        assert kiln.get_context("device_target") == "CPU" and kiln.get_context("device_id") == 1
+        assert any("not available" in str(w.message) for w in caught)
+        with pytest.raises(ValueError, match="device_target"):
+            kiln.set_device("TPU")
+        with pytest.raises(TypeError, match="device_id"):
+            kiln.set_device("CPU", 1.5)
+    finally:
+        kiln.set_context(device_target="CPU", device_id=0)
+
+
+def test_lowercase_tensor_is_tensor():
+    import numpy as np
+    import kiln
+    from kiln.common import initializer as init
+    assert kiln.tensor([1, 2]).dtype == kiln.int64 and kiln.tensor(1.0).dtype == kiln.float32
+    t = kiln.tensor(np.ones(2), kiln.float16)
+    assert type(t) is kiln.Tensor and t.dtype == kiln.float16
+    np.testing.assert_array_equal(kiln.tensor(shape=(2, 3), dtype=kiln.float32, init=init.One()).asnumpy(),
+                                  np.ones((2, 3)))
+    with pytest.raises(ValueError, match="'device'"):
+        kiln.tensor([1], device="Ascend")

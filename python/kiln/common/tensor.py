@@ -377,6 +377,14 @@ def _as_method(fn):
     return fn
 
 
+def tensor(input_data=None, dtype=None, shape=None, init=None, const_arg=False, device=None):
+    """MindSpore 2.x's lowercase `mindspore.tensor(...)`: the same as Tensor(input_data, dtype, shape, init,
+    const_arg) (see Tensor). `device` may be None or "CPU" (Kiln's one target today); ValueError otherwise."""
+    if device not in (None, "CPU"):
+        raise ValueError(f"For 'tensor', the 'device' must be None or 'CPU' on this build, but got {device!r}.")
+    return Tensor(input_data, dtype=dtype, shape=shape, init=init, const_arg=const_arg)
+
+
 def _data_get(self):
     """MindSpore's Tensor.data: a Tensor sharing this one's storage, outside autodiff (writes through it change
     this tensor)."""
