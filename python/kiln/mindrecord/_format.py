@@ -3,8 +3,8 @@ mindspore/ccsrc/minddata/mindrecord/ and from files MindSpore wrote; no code tak
 
 Note [MindRecord format]
 ------------------------
-A data set is 1..1000 *shard files* (FileWriter("x", shard_num=n): x0, x1, ... zero-padded to the width of n-1;
-n == 1: just "x"), each with an SQLite *index file* next to it (x.db).
+A data set is 1..1000 *shard files* (FileWriter("x", shard_num=n): x0, x1, ... zero-padded to the width of
+n-1; n == 1: just "x"), each with an SQLite *index file* next to it (x.db).
 
 Shard file::
 
@@ -12,8 +12,8 @@ Shard file::
     page p at header_size + p * page_size, p = 0, 1, ...; only the bytes a page uses are written (page_size)
 
 Header JSON keys, in this order: header_size (default 16 MiB), index_fields (list of {"index_field", "schema_id"}
-or null), page (the pages of *this* shard), page_size (default 32 MiB), compression_size (bytes saved by integer
-compression, summed over the writer), schema (a list of one {"blob_fields", "desc", "schema"}; "schema" maps each
+or null), page (the pages of *this* shard, null when none), page_size (default 32 MiB), compression_size (bytes
+saved by integer compression, summed over the writer), schema (a list of one {"blob_fields", "desc", "schema"}; "schema" maps each
 field, sorted by name, to {"type"} or {"shape", "type"}), shard_addresses (the base names of all shards, in
 order), shard_id, statistics (null), version ("3.0"). A page is {end_row_id, page_id, page_size (bytes used),
 page_type ("BLOB_DATA"/"RAW_DATA"), page_type_id, row_group_ids [{"id", "offset"}], shard_id, start_row_id}.
@@ -216,7 +216,7 @@ def header_bytes(header_size, page_size, index_fields, pages, schema, addresses,
     idx = [{"index_field": f, "schema_id": 0} for f in index_fields] or None
     obj = {"header_size": header_size, "index_fields": idx,
            "page": [dict(sorted(dict(p, row_group_ids=p["row_group_ids"] or [{"id": 0, "offset": 0}]).items()))
-                    for p in pages], "page_size": page_size,
+                    for p in pages] or None, "page_size": page_size,
            "compression_size": max(int(compression_size), 0), "schema": [schema.to_json()],
            "shard_addresses": list(addresses), "shard_id": shard_id, "statistics": None, "version": VERSION}
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

@@ -3,8 +3,9 @@ use: one map per row from field name to int, float or str (MindSpore writes it w
 
 Encoding follows nlohmann's choices byte for byte, so that a row Kiln writes is the row MindSpore would write:
 non-negative ints take the smallest unsigned form (positive fixint, uint8..uint64), negative ints the smallest
-signed form; a float is float32 when it is finite and converts to float32 and back unchanged, else float64; str takes fixstr,
-str8, str16 or str32; maps fixmap, map16 or map32 with keys in sorted order (nlohmann's std::map).
+signed form; a float is float32 when it is finite and converts to float32 and back unchanged, else float64;
+str takes fixstr, str8, str16 or str32; maps fixmap, map16 or map32 with keys in sorted order (nlohmann's
+std::map).
 Decoding accepts every MessagePack type except ext/timestamps (a MindRecord row never holds them).
 
 The msgpack package is not installed in Kiln's environment; this subset is about a hundred lines and is tested

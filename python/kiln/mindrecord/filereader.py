@@ -12,8 +12,8 @@ class FileReader:
     Args:
         file_name (str | list[str]): one shard file (all shards of its data set are read, in the order its header
             lists them) or a list of files (exactly those, in that order).
-        num_consumer (int): MindSpore's reader thread count, in [1, number of CPUs] (default 4); Kiln reads in the
-            calling thread, so it only is checked.
+        num_consumer (int): MindSpore's reader thread count, in [1, max(number of CPUs, 4)] (default 4); Kiln
+            reads in the calling thread, so it is only checked.
         columns (list[str], optional): the fields to read (default: all).
         operator: reserved by MindSpore; ignored.
 
@@ -36,7 +36,7 @@ class FileReader:
             raise ParamValueError("Parameter num_consumer is None.")
         if not isinstance(num_consumer, int) or isinstance(num_consumer, bool):
             raise ParamValueError("Parameter num_consumer is not int.")
-        hi = os.cpu_count() or 1
+        hi = max(os.cpu_count() or 1, 4)  # MindSpore checks only a value passed, so the default 4 always works
         if not 1 <= num_consumer <= hi:
             raise ParamValueError(f"Parameter num_consumer: {num_consumer} should between 1 and {hi}.")
         if columns:

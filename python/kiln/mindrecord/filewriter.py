@@ -79,15 +79,14 @@ def _row_error(schema, i, row):
             return f"for schema, {i} th data is wrong, there is not field: '{field}' in the raw data."
         v = row[field]
         name = "ndarray" if isinstance(v, np.ndarray) else type(v).__name__
-        if name not in _ACCEPTS:
-            return f"for schema, {i} th data is wrong, data type: '{name}' for field: '{field}' is not matched."
-        if t not in _ACCEPTS[name]:
-            return f"for schema, {i} th data is wrong, data type: '{t}' for field: '{field}' is not matched."
+        if name not in _ACCEPTS or t not in _ACCEPTS[name]:
+            return f"for schema, {i} th data is wrong, data type: '{name}' for field: '{field}' ({t}) is not matched."
         if name == "ndarray":
             if shape is None:
                 return f"for schema, {i} th data is wrong, data shape for field: '{field}' is not specified."
             if str(v.dtype) != t:
-                return f"for schema, {i} th data is wrong, data type: '{v.dtype}' for field: '{field}' is not matched."
+                return (f"for schema, {i} th data is wrong, data type: '{v.dtype}' for field: '{field}' ({t}) is not "
+                        "matched.")
             known = int(np.prod([s for s in shape if s != -1]))
             if (v.size != known) if -1 not in shape else (known == 0 or v.size % known):
                 return (f"for schema, {i} th data is wrong, data shape: '{v.shape}' for field: '{field}' is not "
@@ -299,7 +298,7 @@ class FileWriter:
         self._saved = int(header.get("compression_size", 0))
         self._shards = []
         for k, (p, h, n) in enumerate(zip(paths, headers, rows)):
-            s = _Shard(p, h["page"], n)
+            s = _Shard(p, h["page"] or [], n)
             s.file = open(p, "r+b")
             s.db = sqlite3.connect(p + ".db")
             self._shards.append(s)

@@ -52,7 +52,8 @@ def _padded_array(name, t, shape, value):
     try:
         return arr.reshape(shape)
     except ValueError:
-        raise ValueError(f"{where} has shape {arr.shape}, which does not fit the field's shape {list(shape)}.") from None
+        raise ValueError(f"{where} has shape {arr.shape}, which does not fit the field's shape "
+                         f"{list(shape)}.") from None
 
 
 class MindDataset(MappableSource):
