@@ -331,7 +331,8 @@ def test_existing_files_page_and_header_limits(tmp_path):
 
 def test_reader_errors_missing_renamed_truncated_corrupt(tmp_path):
     write(tmp_path / "r.mr", {"x": {"type": "int64"}, "v": {"type": "int32", "shape": [-1]}},
-          [[{"x": i, "v": np.arange(i, dtype=np.int32)} for i in range(1, 4)]])
+          [[{"x": i, "v": np.arange(i, dtype=np.int32)} for i in range(1, 4)]], page_size=1 << 15,
+          header_size=1 << 14)
     with pytest.raises(ValueError, match="does not exist or permission denied"):
         FileReader(str(tmp_path / "nope.mr"))
     shutil.copy(tmp_path / "r.mr", tmp_path / "nodb.mr")

@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 
 from ...mindrecord import _reader
-from ..samplers import DistributedSampler
+from ..samplers import DistributedSampler, RandomSampler
 from ._common import ColumnError, column_list
 from .file_sources import Shuffle, _GroupShuffleSampler
 from .sources import MappableSource, _check_source_args
@@ -56,6 +56,17 @@ def _padded_array(name, t, shape, value):
                          f"{list(shape)}.") from None
 
 
+class _DrawSampler(RandomSampler):
+    """MindDataset's shuffle with num_samples: num_samples rows drawn with replacement every epoch, even more than
+    the files hold (MindSpore 2.10: 30 rows from 10)."""
+
+    def __init__(self, num_samples):
+        super().__init__(replacement=True, num_samples=num_samples)
+
+    def _size(self, n):
+        return self.num_samples if n else 0
+
+
 class MindDataset(MappableSource):
     """Rows of MindRecord files (written by kiln.mindrecord.FileWriter or by MindSpore).
 
@@ -79,7 +90,9 @@ class MindDataset(MappableSource):
             that (rows + num_padded) divides by num_shards. Needs columns_list, num_padded and a DistributedSampler
             (num_shards/shard_id).
         num_padded (int, optional): how many padded rows (default None: 0).
-        num_samples (int, optional): rows per epoch (default: all). Not with Shuffle.FILES/INFILE.
+        num_samples (int, optional): rows per epoch (default: all). With the global shuffle (and no shards), the
+            rows are drawn with replacement, num_samples of them even beyond the rows the files hold, as MindSpore
+            2.10; otherwise at most the rows available. Not with Shuffle.FILES/INFILE.
         cache: must be None (Kiln has no cache server).
 
     Raises:
@@ -125,6 +138,9 @@ class MindDataset(MappableSource):
             super().__init__(_CLS, None, num_parallel_workers, None,
                              _GroupShuffleSampler(groups, mode, num_shards, shard_id, None))
             self.num_shards, self.shard_id = num_shards, shard_id
+        elif sampler is None and flag is not False and num_samples and num_shards is None:
+            _check_source_args(_CLS, num_samples, None, num_shards, shard_id)
+            super().__init__(_CLS, None, num_parallel_workers, None, _DrawSampler(num_samples))
         else:
             super().__init__(_CLS, num_samples, num_parallel_workers, flag, sampler, num_shards, shard_id)
         if self._num_padded:
