@@ -368,6 +368,36 @@ def test_reader_errors_missing_renamed_truncated_corrupt(tmp_path):
         FileReader(str(tmp_path / "nodb.mr"), columns="x")
 
 
+def _rewrite_header(path, change):
+    data = bytearray(open(path, "rb").read())
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    change(header)
+    text = json.dumps(header).encode()
+    data[:8 + len(text)] = struct.pack("<Q", len(text)) + text  # the header area has room (16 KB)
+    open(path, "wb").write(bytes(data))
+
+
+def test_headers_and_indexes_that_lie_are_refused(tmp_path):
+    kw = dict(page_size=1 << 15, header_size=1 << 14)
+    write(tmp_path / "h.mr", {"x": {"type": "int64"}}, [[{"x": 1}, {"x": 2}]], **kw)
+    _rewrite_header(tmp_path / "h.mr", lambda h: h.update(shard_addresses=["../elsewhere.mr"]))
+    with pytest.raises(RuntimeError, match="is not MindRecord's header JSON"):
+        FileReader(str(tmp_path / "h.mr"))
+    with pytest.raises(MRMOpenForAppendError, match="header JSON"):
+        FileWriter.open_for_append(str(tmp_path / "h.mr"))
+    write(tmp_path / "i.mr", {"x": {"type": "int64"}}, [[{"x": 1}, {"x": 2}]], **kw)
+    with sqlite3.connect(str(tmp_path / "i.mr.db")) as con:
+        con.execute("UPDATE INDEXES SET PAGE_ID_RAW=-1 WHERE ROW_ID=1")
+    with pytest.raises(RuntimeError, match="i.mr is truncated or its index is corrupt"):
+        FileReader(str(tmp_path / "i.mr"))
+    write(tmp_path / "s.mr", {"x": {"type": "int64"}, "v": {"type": "int32", "shape": [2]}},
+          [[{"x": 1, "v": np.arange(2, dtype=np.int32)}]], **kw)
+    _rewrite_header(tmp_path / "s.mr", lambda h: h["schema"][0]["schema"]["v"].update(shape=[3]))
+    with pytest.raises(RuntimeError, match=r"field 'v' holds 2 values, which do not fit its schema shape \[3\]"):
+        list(FileReader(str(tmp_path / "s.mr")).get_next())
+
+
 def _header_bytes_end(data):
     return 8 + struct.unpack("<Q", data[:8])[0]
 

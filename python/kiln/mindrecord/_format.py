@@ -11,12 +11,13 @@ Shard file::
     [0, header_size)          u64 LE length L, then L bytes of JSON (the header); the rest of the area is zeros
     page p at header_size + p * page_size, p = 0, 1, ...; only the bytes a page uses are written (page_size)
 
-Header JSON keys, in this order: header_size (default 16 MiB), index_fields (list of {"index_field", "schema_id"}
-or null), page (the pages of *this* shard, null when none), page_size (default 32 MiB), compression_size (bytes
-saved by integer compression, summed over the writer), schema (a list of one {"blob_fields", "desc", "schema"}; "schema" maps each
-field, sorted by name, to {"type"} or {"shape", "type"}), shard_addresses (the base names of all shards, in
-order), shard_id, statistics (null), version ("3.0"). A page is {end_row_id, page_id, page_size (bytes used),
-page_type ("BLOB_DATA"/"RAW_DATA"), page_type_id, row_group_ids [{"id", "offset"}], shard_id, start_row_id}.
+Header JSON keys, in this order: header_size (default 16 MiB), index_fields (list of {"index_field",
+"schema_id"} or null), page (the pages of *this* shard, null when none), page_size (default 32 MiB),
+compression_size (bytes saved by integer compression, summed over the writer), schema (a list of one
+{"blob_fields", "desc", "schema"}; "schema" maps each field, sorted by name, to {"type"} or {"shape", "type"}),
+shard_addresses (the base names of all shards, in order), shard_id, statistics (null), version ("3.0"). A page
+is {end_row_id, page_id, page_size (bytes used), page_type ("BLOB_DATA"/"RAW_DATA"), page_type_id,
+row_group_ids [{"id", "offset"}], shard_id, start_row_id}.
 
 Fields with a "shape" (int32/int64/float32/float64 arrays, -1 = any length) and "bytes" fields are *blob
 fields* (sorted by name); the others (int32/int64/float32/float64/string scalars) are *raw fields*.
@@ -70,6 +71,9 @@ class Schema:
         self.blob_fields = [k for k, (t, s) in self.fields.items() if s is not None or t == "bytes"]
         self.raw_fields = [k for k in self.fields if k not in self.blob_fields]
         self.compress = any(s is not None and t in ("int32", "int64") for t, s in self.fields.values())
+        # array fields: (little-endian dtype, product of the known dims, has a -1)
+        self.arrays = {k: (np.dtype(t).newbyteorder("<"), int(np.prod([d for d in s if d != -1])), -1 in s)
+                       for k, (t, s) in self.fields.items() if s is not None}
 
     def to_json(self):
         schema = {k: ({"shape": list(s), "type": t} if s is not None else {"type": t})
@@ -195,16 +199,15 @@ def decode_blob_field(schema, name, data, where):
     t, shape = schema.fields[name]
     if t == "bytes":
         return bytes(data)
+    dtype, known, free = schema.arrays[name]
     if schema.compress and t in ("int32", "int64"):
-        arr = decompress_ints(data, np.dtype(t), where)
+        arr = decompress_ints(data, dtype, where)
     else:
-        item = np.dtype(t).itemsize
-        if len(data) % item:
+        if len(data) % dtype.itemsize:
             raise RuntimeError(f"Invalid data, {where}: field {name!r} holds {len(data)} bytes, not a whole number "
                                f"of {t} values.")
-        arr = np.frombuffer(data, np.dtype(t).newbyteorder("<")).astype(t)
-    known = int(np.prod([s for s in shape if s != -1]))
-    if (-1 in shape and (known == 0 or arr.size % known)) or (-1 not in shape and arr.size != known):
+        arr = np.frombuffer(data, dtype).astype(t)
+    if (free and (known == 0 or arr.size % known)) or (not free and arr.size != known):
         raise RuntimeError(f"Invalid data, {where}: field {name!r} holds {arr.size} values, which do not fit its "
                            f"schema shape {list(shape)}.")
     return arr.reshape(shape)
@@ -226,7 +229,8 @@ def read_header(path):
     """(header dict, file size) of a shard file.
 
     Raises:
-        RuntimeError: too short, a length beyond the file, not JSON, keys missing."""
+        RuntimeError: too short, a length beyond the file, not JSON, keys missing or of the wrong types (shard
+        addresses must be plain file names in the same folder)."""
     size = os.path.getsize(path)
     if size < 8:
         raise RuntimeError(f"Invalid file, the size of mindrecord file: {size} is smaller than the lower limit: 8. "
@@ -239,10 +243,13 @@ def read_header(path):
         text = f.read(n)
     try:
         h = json.loads(text.decode("utf-8"))
-        for key in ("header_size", "page_size", "page", "schema", "shard_addresses", "shard_id"):
-            h[key]  # noqa: B018 — presence check
-        if not isinstance(h["schema"], list) or len(h["schema"]) != 1:
-            raise ValueError("one schema expected")
+        ok = (isinstance(h, dict) and all(isinstance(h.get(k), int) and h[k] > 0 for k in ("header_size", "page_size"))
+              and isinstance(h.get("schema"), list) and len(h["schema"]) == 1 and isinstance(h["schema"][0], dict)
+              and isinstance(h.get("shard_addresses"), list) and h["shard_addresses"]
+              and all(isinstance(a, str) and a and os.path.basename(a) == a for a in h["shard_addresses"])
+              and isinstance(h.get("shard_id"), int) and isinstance(h.get("page"), (list, type(None))))
+        if not ok:
+            raise ValueError("not a MindRecord header")
     except (ValueError, KeyError, TypeError):
         raise RuntimeError(f"Invalid file, the header of {path} is not MindRecord's header JSON: not a MindRecord "
                            "file, or corrupt.") from None

@@ -110,7 +110,8 @@ class ShardSet:
                             blob0 + idx[:, 6]], axis=1).astype(np.int64).reshape(-1, 5)
             if len(loc):
                 need = int(max(loc[:, 2].max(), loc[:, 4].max()))
-                if need > size or (loc[:, 2] - loc[:, 1] < 8).any() or (loc[:, 4] - loc[:, 3] < 8).any():
+                if (need > size or (loc[:, 2] - loc[:, 1] < 8).any() or (loc[:, 4] - loc[:, 3] < 8).any()
+                        or (loc[:, [1, 3]] < hs).any()):
                     raise RuntimeError(f"{fn}: Invalid file, {path} is truncated or its index is corrupt: its rows "
                                        f"need {need} bytes but the file has {size}.")
             locs.append(loc)
@@ -150,14 +151,13 @@ class ShardSet:
         return data[8:]
 
     def where(self, i):
-        k = int(self.locs[i, 0])
-        before = sum(self.counts[:k])
-        return f"{self.files[k]} row {i - before}"
+        """A lazy description of row i ("<file> row <r>"), formatted only when an error message uses it."""
+        return _Where(self, i)
 
     def read(self, i, columns):
         """Row i as a dict: raw fields as Python int/float/str (as stored), blob fields as bytes or arrays;
         only `columns` (a list of field names)."""
-        k, r0, r1, b0, b1 = (int(x) for x in self.locs[i])
+        k, r0, r1, b0, b1 = self.locs[i].tolist()
         out = {}
         raw_cols = [c for c in columns if c not in self.schema.blob_fields]
         if raw_cols:
@@ -174,11 +174,23 @@ class ShardSet:
                 out[c] = raw[c]
         blob_cols = [c for c in columns if c in self.schema.blob_fields]
         if blob_cols:
-            where = f"{self.fn}: {self.where(i)}"
+            where = _Where(self, i, self.fn)
             parts = _format.split_blob(self.schema, self._pread(k, b0, b1, i), where)
             for c in blob_cols:
                 out[c] = _format.decode_blob_field(self.schema, c, parts[c], where)
         return out
+
+
+class _Where:
+    def __init__(self, shards, i, prefix=None):
+        self.shards, self.i, self.prefix = shards, i, prefix
+
+    def __str__(self):
+        k = int(self.shards.locs[self.i, 0])
+        text = f"{self.shards.files[k]} row {self.i - sum(self.shards.counts[:k])}"
+        return f"{self.prefix}: {text}" if self.prefix else text
+
+    __format__ = lambda self, spec: format(str(self), spec)  # noqa: E731
 
 
 def raw_value(fn, schema, name, value, where):

@@ -296,13 +296,19 @@ class FileWriter:
         self._index_fields = [f["index_field"] for f in (header.get("index_fields") or [])]
         self._header_size, self._page_size = int(header["header_size"]), int(header["page_size"])
         self._saved = int(header.get("compression_size", 0))
-        self._shards = []
-        for k, (p, h, n) in enumerate(zip(paths, headers, rows)):
-            s = _Shard(p, h["page"] or [], n)
-            s.file = open(p, "r+b")
-            s.db = sqlite3.connect(p + ".db")
-            self._shards.append(s)
-        self._finalizer = weakref.finalize(self, _close_all, self._shards)
+        shards = []
+        try:
+            for p, h, n in zip(paths, headers, rows):
+                s = _Shard(p, h["page"] or [], n)
+                shards.append(s)
+                s.file = open(p, "r+b")
+                s.db = sqlite3.connect(p + ".db")
+        except (OSError, RuntimeError, KeyError, TypeError, ValueError, sqlite3.Error) as e:
+            _close_all(shards)
+            raise MRMOpenForAppendError(f"MindRecord File could not open successfully for append: {file_name}: "
+                                        f"{type(e).__name__}: {e}") from None
+        self._shards = shards
+        self._finalizer = weakref.finalize(self, _close_all, shards)
         return self
 
     def add_schema(self, content, desc=None):
