@@ -225,3 +225,58 @@ def test_mindspore_names_under_the_compat_alias(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[4]"
+
+
+def _gen_rows():
+    for i in range(5):
+        yield (np.array(i, np.int64), np.full((2, 3, 3), i, np.uint8), np.arange(i + 1, dtype=np.float32),
+               np.array(f"s{i}"), np.array(i % 2 == 0), np.array([i, -i], np.int8), np.array(1.5, np.float16),
+               np.array(7, np.uint32), np.full((i + 1, 2), i, np.int32), np.array([b"b%d" % i]))
+
+
+def test_save_writes_mindspore_schema_and_rows(tmp_path):
+    from kiln.mindrecord import FileReader
+    names = ["i", "img", "v", "s", "flag", "i8", "h", "u32", "m", "raw"]
+    data = ds.GeneratorDataset(_gen_rows, names, shuffle=False)
+    data.save(str(tmp_path / "sv.mr"))
+    reader = FileReader(str(tmp_path / "sv.mr"))
+    # the schema MindSpore 2.10's save makes for these columns (its implicit casts; first dimension -1)
+    assert reader.schema() == {"flag": {"type": "int32"}, "h": {"type": "float32"}, "i": {"type": "int64"},
+                               "i8": {"shape": [-1], "type": "int32"}, "img": {"shape": [-1, 3, 3], "type": "int32"},
+                               "m": {"shape": [-1, 2], "type": "int32"}, "s": {"type": "string"},
+                               "u32": {"type": "int64"}, "v": {"shape": [-1], "type": "float32"},
+                               "raw": {"type": "bytes"}}
+    reader.close()
+    back = list(MindDataset(str(tmp_path / "sv.mr"), columns_list=names, shuffle=False)
+                .create_tuple_iterator(output_numpy=True))
+    assert len(back) == 5
+    for want, got in zip(_gen_rows(), back):
+        for w, g in zip(want[:9], got[:9]):
+            assert np.array_equal(w, g) and g.shape == w.shape
+        assert got[1].dtype == np.int32 and got[6].dtype == np.float32 and got[7].dtype == np.int64
+        assert same(got[9], want[9])
+    many = ds.NumpySlicesDataset(np.arange(24).reshape(12, 2), ["x"], shuffle=False)
+    many.save(str(tmp_path / "m.mr"), num_files=3)
+    per = [[r[0].tolist() for r in MindDataset([str(tmp_path / f"m.mr{k}")], shuffle=False)
+            .create_tuple_iterator(output_numpy=True)] for k in range(3)]
+    assert per == [[[0, 1], [2, 3], [4, 5], [6, 7]], [[8, 9], [10, 11], [12, 13], [14, 15]],
+                   [[16, 17], [18, 19], [20, 21], [22, 23]]]
+
+
+def test_save_errors(tmp_path):
+    data = ds.NumpySlicesDataset(np.arange(4), ["x"], shuffle=False)
+    data.save(str(tmp_path / "a.mr"))
+    with pytest.raises(RuntimeError, match="already exist"):
+        data.save(str(tmp_path / "a.mr"))
+    with pytest.raises(ValueError, match="file_type must be 'mindrecord'"):
+        data.save(str(tmp_path / "b.mr"), file_type="tfrecord")
+    with pytest.raises(ValueError, match=r"num_files must be in \[1, 1000\]"):
+        data.save(str(tmp_path / "b.mr"), num_files=0)
+    texts = ds.GeneratorDataset(lambda: iter([(np.array(["a", "b"]),)]), ["t"])
+    with pytest.raises(RuntimeError, match="can not support multi-dimensional string"):
+        texts.save(str(tmp_path / "t.mr"))
+    ragged = ds.GeneratorDataset(lambda: iter([(np.zeros((1, 2)),), (np.zeros((1, 3)),)]), ["r"])
+    with pytest.raises(RuntimeError, match=r"row 1 column 'r' has shape \(1, 3\); the first row fixed \[-1, 2\]"):
+        ragged.save(str(tmp_path / "r.mr"))
+    with pytest.raises(RuntimeError, match="the dataset is empty"):
+        data.filter(lambda x: False, "x").save(str(tmp_path / "e.mr"))
