@@ -108,61 +108,68 @@ def packb(value):
     return bytes(out)
 
 
-_FIXED = {0xCC: ">B", 0xCD: ">H", 0xCE: ">I", 0xCF: ">Q", 0xD0: ">b", 0xD1: ">h", 0xD2: ">i", 0xD3: ">q",
-          0xCA: ">f", 0xCB: ">d"}
+_FIXED = {0xCC: struct.Struct(">B"), 0xCD: struct.Struct(">H"), 0xCE: struct.Struct(">I"), 0xCF: struct.Struct(">Q"),
+          0xD0: struct.Struct(">b"), 0xD1: struct.Struct(">h"), 0xD2: struct.Struct(">i"), 0xD3: struct.Struct(">q"),
+          0xCA: struct.Struct(">f"), 0xCB: struct.Struct(">d")}
+_LEN = {0xD9: _FIXED[0xCC], 0xDA: _FIXED[0xCD], 0xDB: _FIXED[0xCE], 0xC4: _FIXED[0xCC], 0xC5: _FIXED[0xCD],
+        0xC6: _FIXED[0xCE], 0xDC: _FIXED[0xCD], 0xDD: _FIXED[0xCE], 0xDE: _FIXED[0xCD], 0xDF: _FIXED[0xCE]}
+_SIMPLE = {0xC0: None, 0xC2: False, 0xC3: True}
 
 
-class _Reader:
-    def __init__(self, data):
-        self.data, self.pos = data, 0
+def _need(data, pos, n):
+    if pos + n > len(data):
+        raise ValueError(f"msgpack: the data ends at byte {len(data)}, inside a value that needs {pos + n}.")
 
-    def take(self, n):
-        if self.pos + n > len(self.data):
-            raise ValueError(f"msgpack: the data ends at byte {len(self.data)}, inside a value that needs "
-                             f"{self.pos + n}.")
-        b = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return b
 
-    def num(self, fmt):
-        return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
-
-    def value(self):
-        t = self.take(1)[0]
-        if t <= 0x7F:
-            return t
-        if t >= 0xE0:
-            return t - 0x100
-        if 0x80 <= t <= 0x8F:
-            return self.map(t & 0x0F)
-        if 0x90 <= t <= 0x9F:
-            return [self.value() for _ in range(t & 0x0F)]
-        if 0xA0 <= t <= 0xBF:
-            return self.text(t & 0x1F)
-        if t in _FIXED:
-            return self.num(_FIXED[t])
-        simple = {0xC0: None, 0xC2: False, 0xC3: True}
-        if t in simple:
-            return simple[t]
-        if t in (0xD9, 0xDA, 0xDB):
-            return self.text(self.num({0xD9: ">B", 0xDA: ">H", 0xDB: ">I"}[t]))
-        if t in (0xC4, 0xC5, 0xC6):
-            return bytes(self.take(self.num({0xC4: ">B", 0xC5: ">H", 0xC6: ">I"}[t])))
-        if t in (0xDC, 0xDD):
-            return [self.value() for _ in range(self.num(">H" if t == 0xDC else ">I"))]
-        if t in (0xDE, 0xDF):
-            return self.map(self.num(">H" if t == 0xDE else ">I"))
-        raise ValueError(f"msgpack: unsupported type byte 0x{t:02x} at offset {self.pos - 1}.")
-
-    def text(self, n):
-        return bytes(self.take(n)).decode("utf-8")
-
-    def map(self, n):
+def _value(data, pos):
+    """(value, next position) of the value at data[pos] (data: bytes)."""
+    _need(data, pos, 1)
+    t = data[pos]
+    pos += 1
+    if t <= 0x7F:
+        return t, pos
+    if t >= 0xE0:
+        return t - 0x100, pos
+    if 0xA0 <= t <= 0xBF or t in (0xD9, 0xDA, 0xDB, 0xC4, 0xC5, 0xC6):
+        if t <= 0xBF:
+            n = t & 0x1F
+        else:
+            fmt = _LEN[t]
+            _need(data, pos, fmt.size)
+            n = fmt.unpack_from(data, pos)[0]
+            pos += fmt.size
+        _need(data, pos, n)
+        raw = data[pos:pos + n]
+        return (raw if t in (0xC4, 0xC5, 0xC6) else raw.decode("utf-8")), pos + n
+    if t in _FIXED:
+        fmt = _FIXED[t]
+        _need(data, pos, fmt.size)
+        return fmt.unpack_from(data, pos)[0], pos + fmt.size
+    if 0x80 <= t <= 0x8F or t in (0xDE, 0xDF):
+        if t <= 0x8F:
+            n = t & 0x0F
+        else:
+            _need(data, pos, _LEN[t].size)
+            n, pos = _LEN[t].unpack_from(data, pos)[0], pos + _LEN[t].size
         out = {}
         for _ in range(n):
-            k = self.value()
-            out[k] = self.value()
-        return out
+            k, pos = _value(data, pos)
+            out[k], pos = _value(data, pos)
+        return out, pos
+    if 0x90 <= t <= 0x9F or t in (0xDC, 0xDD):
+        if t <= 0x9F:
+            n = t & 0x0F
+        else:
+            _need(data, pos, _LEN[t].size)
+            n, pos = _LEN[t].unpack_from(data, pos)[0], pos + _LEN[t].size
+        out = []
+        for _ in range(n):
+            v, pos = _value(data, pos)
+            out.append(v)
+        return out, pos
+    if t in _SIMPLE:
+        return _SIMPLE[t], pos
+    raise ValueError(f"msgpack: unsupported type byte 0x{t:02x} at offset {pos - 1}.")
 
 
 def unpackb(data):
@@ -170,11 +177,13 @@ def unpackb(data):
 
     Raises:
         ValueError: truncated data, trailing bytes, an ext type, invalid UTF-8."""
-    r = _Reader(memoryview(data))
+    data = bytes(data)
     try:
-        v = r.value()
+        v, pos = _value(data, 0)
     except UnicodeDecodeError as e:
         raise ValueError(f"msgpack: a string is not valid UTF-8: {e}") from None
-    if r.pos != len(data):
-        raise ValueError(f"msgpack: {len(data) - r.pos} bytes left after the value.")
+    except RecursionError:
+        raise ValueError("msgpack: values nested too deeply.") from None
+    if pos != len(data):
+        raise ValueError(f"msgpack: {len(data) - pos} bytes left after the value.")
     return v

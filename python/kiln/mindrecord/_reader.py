@@ -119,6 +119,7 @@ class ShardSet:
         self.schema = _format.Schema.from_json(schema_json, self.files[0])
         self.locs = np.concatenate(locs) if locs else np.zeros((0, 5), np.int64)
         self.counts = counts
+        self._splits = {}
         self._fds = _Fds(self.files)
         self._finalizer = weakref.finalize(self, _Fds.close, self._fds)
 
@@ -159,7 +160,12 @@ class ShardSet:
         only `columns` (a list of field names)."""
         k, r0, r1, b0, b1 = self.locs[i].tolist()
         out = {}
-        raw_cols = [c for c in columns if c not in self.schema.blob_fields]
+        key = tuple(columns)
+        split = self._splits.get(key)
+        if split is None:  # a few distinct column lists per reader: cache the raw/blob split
+            split = self._splits[key] = ([c for c in columns if c not in self.schema.blob_fields],
+                                         [c for c in columns if c in self.schema.blob_fields])
+        raw_cols, blob_cols = split
         if raw_cols:
             try:
                 raw = _msgpack.unpackb(self._pread(k, r0, r1, i))
@@ -172,7 +178,6 @@ class ShardSet:
                 if c not in raw:
                     raise RuntimeError(f"{self.fn}: Invalid data, {self.where(i)} has no value for field {c!r}.")
                 out[c] = raw[c]
-        blob_cols = [c for c in columns if c in self.schema.blob_fields]
         if blob_cols:
             where = _Where(self, i, self.fn)
             parts = _format.split_blob(self.schema, self._pread(k, b0, b1, i), where)
