@@ -241,9 +241,9 @@ class FileWriter:
     Note:
         Rows that do not fit the schema are dropped with a warning naming the row and the field, as MindSpore does;
         a call where no row fits raises RuntimeError. Files are opened at the first write_raw_data (or commit) and
-        the header and index are final after commit(). A FileWriter may be used from one thread at a time (calls
-        are serialized by a lock). Not supported: MindSpore's encryption (set_enc_key) and `parallel_writer=True`
-        (accepted; rows are written by the calling process).
+        the header and index are final after commit(). Calls from several threads are serialized by a lock.
+        Not supported: MindSpore's encryption (set_enc_key); `parallel_writer=True` is accepted and the rows are
+        written by the calling process.
     """
 
     def __init__(self, file_name, shard_num=1, overwrite=False):
