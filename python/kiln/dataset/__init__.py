@@ -1,6 +1,7 @@
 """kiln.dataset — MindSpore's `mindspore.dataset`: data sources, pipeline operations and iterators.
 
-Sources: NumpySlicesDataset, GeneratorDataset, MnistDataset, Cifar10Dataset, ImageFolderDataset, CSVDataset.
+Sources: NumpySlicesDataset, GeneratorDataset, MnistDataset, Cifar10Dataset, ImageFolderDataset, CSVDataset,
+MindDataset (MindRecord files, see kiln.mindrecord).
 Samplers: SequentialSampler, RandomSampler, DistributedSampler, SubsetSampler, SubsetRandomSampler,
 WeightedRandomSampler, Sampler. Operations are methods of `Dataset` (map, batch, shuffle, repeat, project, rename,
 zip, concat, take, skip, split, filter); iterators: `create_tuple_iterator`, `create_dict_iterator`.
@@ -9,6 +10,7 @@ from . import config  # noqa: F401
 from .engine.datasets import Dataset  # noqa: F401
 from .engine.file_sources import Cifar10Dataset, CSVDataset, ImageFolderDataset, MnistDataset, Shuffle  # noqa: F401
 from .engine.iterators import DictIterator, TupleIterator  # noqa: F401
+from .engine.mindrecord_source import MindDataset  # noqa: F401
 from .engine.operations import BatchDataset, BatchInfo, FilterDataset, MapDataset  # noqa: F401
 from .engine.structural import (ConcatDataset, ProjectDataset, RenameDataset, RepeatDataset, ShuffleDataset,  # noqa
                                 SkipDataset, TakeDataset, ZipDataset)

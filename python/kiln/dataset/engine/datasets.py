@@ -125,6 +125,26 @@ class Dataset:
         """NumPy dtypes of the columns of the first row (list of np.dtype)."""
         return [a.dtype for a in self._first_row()]
 
+    def save(self, file_name, num_files=1, file_type="mindrecord"):
+        """Writes one epoch of the pipeline into MindRecord files (read them with MindDataset), as MindSpore.
+
+        The schema comes from the first row: 0-d numbers become scalar fields, arrays fields of shape
+        [-1, *their other dims] (only the first dimension may vary between rows), one str a string field, one
+        bytes value a bytes field. Casts (MindSpore's): bool, int8, uint8, int16, uint16, int32 -> int32; uint32,
+        int64, uint64 -> int64 (uint64 may wrap); float16, float32 -> float32; float64 -> float64.
+
+        Args:
+            file_name (str): the file (num_files > 1: file_name0, file_name1, ...), plus .db index files.
+            num_files (int): number of files, in [1, 1000] (default 1); rows are spread over them.
+            file_type (str): 'mindrecord' (the only format).
+
+        Raises:
+            TypeError / ValueError: bad arguments. RuntimeError: the files exist, an empty dataset, a column of
+            several strings or bytes values, a later row not matching the first row's types or dims.
+        """
+        from .mindrecord_save import save
+        save(self, file_name, num_files, file_type)
+
     # ---- iterators ------------------------------------------------------------------------------------------
     def create_tuple_iterator(self, columns=None, num_epochs=-1, output_numpy=False, do_copy=False):
         """An iterator yielding each row as a list of kiln Tensors (np.ndarray with output_numpy=True).

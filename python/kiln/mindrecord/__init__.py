@@ -1,0 +1,17 @@
+"""kiln.mindrecord — MindSpore's `mindspore.mindrecord`: MindRecord files, the same bytes as MindSpore's.
+
+`FileWriter` writes rows (dicts) under a schema; `FileReader` reads them back as dicts; `kiln.dataset.MindDataset`
+reads them into a pipeline. Files written by MindSpore 2.10 load in Kiln with identical rows and files Kiln writes
+load in MindSpore. The format is described in Note [MindRecord format] (kiln/mindrecord/_format.py) and
+docs/dataset.md; MindSpore's exception types are in `kiln.mindrecord.errors` (also exported here).
+
+Not provided: MindPage, the *ToMR converters, and encryption (set_enc_key/set_enc_mode/set_dec_mode)."""
+from .errors import (MindRecordException, MRMAddSchemaError, MRMCommitError, MRMDefineIndexError,  # noqa: F401
+                     MRMGetMetaError, MRMInvalidSchemaError, MRMOpenForAppendError, MRMWriteDatasetError,
+                     ParamTypeError, ParamValueError)
+from .filereader import FileReader  # noqa: F401
+from .filewriter import FileWriter  # noqa: F401
+
+__all__ = ["FileWriter", "FileReader", "MindRecordException", "ParamValueError",
+           "ParamTypeError", "MRMInvalidSchemaError", "MRMAddSchemaError", "MRMGetMetaError", "MRMDefineIndexError",
+           "MRMWriteDatasetError", "MRMCommitError", "MRMOpenForAppendError"]
