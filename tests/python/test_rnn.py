@@ -473,7 +473,8 @@ def test_call_errors(graph):
     cases = [
         (lambda: gru(_f(5, 3)), ValueError, r"For 'GRU', the 'x' must be a 3-D Tensor \(seq_len, batch_size, "
                                             r"input_size\), but got a 2-D Tensor of shape \(5, 3\)"),
-        (lambda: gru(_f(5, 2, 7)), ValueError, r"last dimension of 'x' must be input_size=3, but got shape \(5, 2, 7\)"),
+        (lambda: gru(_f(5, 2, 7)), ValueError,
+         r"last dimension of 'x' must be input_size=3, but got shape \(5, 2, 7\)"),
         (lambda: gru(_f(0, 2, 3)), ValueError, "sequence length of 'x' must be positive"),
         (lambda: gru([[1.0]]), TypeError, "For 'GRU', the 'x' must be a Tensor, but got list"),
         (lambda: gru(_f(5, 2, 3, dt=np.int32)), TypeError, "float16, float32 or float64 Tensor, but got Int32"),
