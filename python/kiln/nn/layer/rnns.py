@@ -43,6 +43,20 @@ def _reverse_sequence(x, index):
     return _core.reshape(_core.gather(_core.reshape(x, [steps * batch, feat]), index, 0), [steps, batch, feat])
 
 
+def _split_steps(x, steps):
+    """x (steps·n, F) → steps Tensors (n, F), split by halves recursively.
+
+    One flat split would cost O(steps²) in the backward pass: each slice's gradient is scattered into a zero tensor of
+    the whole input's size and the steps of them are summed. Halving scatters each piece only into its parent, so the
+    backward pass costs O(steps·log steps) copies of x instead."""
+    if steps == 1:
+        return [x]
+    half = steps // 2
+    n = x.shape[0] // steps
+    a, b = _core.split(x, [half * n, (steps - half) * n], 0)
+    return _split_steps(a, half) + _split_steps(b, steps - half)
+
+
 def _step_masks(seq_length, steps, batch):
     """steps Tensors (batch, 1) of bool: True where t < seq_length[b]."""
     dt = seq_length.dtype
@@ -151,7 +165,7 @@ class _RNNBase(Cell):
         Returns (outputs (steps, batch, hidden) in time order, final state)."""
         steps, batch, feat = x.shape
         gi = _linear(_core.reshape(x, [steps * batch, feat]), w_ih, b_ih)
-        gis = _core.split(gi, [batch] * steps, 0)  # steps Tensors (batch, gates·hidden)
+        gis = _split_steps(gi, steps)  # steps Tensors (batch, gates·hidden)
         step = STEPS[self.mode]
         order = range(steps - 1, -1, -1) if backward else range(steps)
         outs = [None] * steps
