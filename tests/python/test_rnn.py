@@ -316,6 +316,35 @@ def test_gradients_match_float64_finite_differences(mode, kw, seq):
     _directional_check(loss, [Tensor(x)] + loss.params, r)
 
 
+@pytest.mark.parametrize("mode", ["GRU", "LSTM"])
+def test_initial_state_gradient_matches_numpy_finite_differences(mode):
+    """d loss / d hx through Kiln's autodiff against central differences of the independent NumPy reference."""
+    r = rng(12)
+    net = _make(mode, 2, 3, bidirectional=True, dtype=ms.float64)
+    x, hx = _inputs(net, r, T=3, B=2, hx=True, dtype=np.float64)
+    seq = [3, 2]
+    wo = r.standard_normal((3, 2, 6))
+
+    def np_loss(h):
+        st = (h, hx[1]) if mode == "LSTM" else h
+        out, hn = np_layer(mode, net, x, st, seq)
+        return float((out * wo).sum() + ((hn[0] if mode == "LSTM" else hn) ** 2).sum())
+
+    def loss(h0):
+        st = (h0, Tensor(hx[1])) if mode == "LSTM" else h0
+        out, hn = net(Tensor(x), st, Tensor(np.array(seq, np.int32)))
+        return ops.sum(out * Tensor(wo)) + ops.sum((hn[0] if mode == "LSTM" else hn) ** 2)
+
+    h0 = hx[0] if mode == "LSTM" else hx
+    got = N(ms.grad(loss)(Tensor(h0)))
+    want = np.zeros_like(h0)
+    for i in np.ndindex(*h0.shape):
+        d = np.zeros_like(h0)
+        d[i] = 1e-6
+        want[i] = (np_loss(h0 + d) - np_loss(h0 - d)) / 2e-6
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
 def test_cell_gradient_matches_finite_differences():
     r = rng(5)
     cell = nn.GRUCell(3, 2, dtype=ms.float64)
