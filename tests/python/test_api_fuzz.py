@@ -184,15 +184,19 @@ LAYERS = {
     "MaxPool2d": ((), 4), "AvgPool2d": ((), 4), "MaxPool1d": ((), 3), "AvgPool1d": ((), 3),
     "AdaptiveAvgPool2d": ((1,), 4), "AdaptiveAvgPool1d": ((1,), 3), "Embedding": ((4, 2), 1),
     "Pad": ((((1, 1), (0, 2)),), 2),
+    "RNN": ((8, 4), 3), "LSTM": ((8, 4), 3), "GRU": ((8, 4), 3),
 }
+# Recurrent cells take (x, hx) with hx required (MindSpore): fuzzed one argument at a time by test_rnn_cell_bad_inputs.
+RNN_CELLS = {"RNNCell": 1, "GRUCell": 1, "LSTMCell": 2}
 LOSSES = ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "SoftmaxCrossEntropyWithLogits", "CrossEntropyLoss",
           "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss"]
 
 
 def test_every_layer_and_loss_is_fuzzed():
     from kiln.nn import layer, loss
-    missing = [n for n in layer.__all__ if n not in LAYERS and n not in ("SequentialCell", "CellList", "CellDict", "get_activation",
-                                                                     "ClipByNorm")]  # two inputs: test_nn_pad_clip
+    missing = [n for n in layer.__all__ if n not in LAYERS and n not in RNN_CELLS
+               and n not in ("SequentialCell", "CellList", "CellDict", "get_activation",
+                             "ClipByNorm")]  # ClipByNorm takes two inputs: fuzzed in test_nn_pad_clip
     missing += [n for n in loss.__all__ if n not in LOSSES and n != "LossBase"]
     assert not missing, f"add these to the fuzz test: {missing}"
 
@@ -220,6 +224,29 @@ def test_layer_bad_inputs(name):
     for i in range(len(args)):
         for bad_name, bad in BAD.items():
             a = list(args)
+            a[i] = bad
+            _call(f"nn.{name} constructor arg {i} = {bad_name}", cls, a)
+
+
+@pytest.mark.parametrize("name", sorted(RNN_CELLS))
+def test_rnn_cell_bad_inputs(name):
+    cls = getattr(nn, name)
+    cell = cls(3, 4)
+    x = _valid()
+
+    def h():
+        t = Tensor(np.zeros((2, 4), np.float32))
+        return (t, t) if RNN_CELLS[name] == 2 else t
+    assert isinstance(cell(x, h()), (Tensor, tuple))  # the valid input works
+    for bad_name, bad in BAD.items():
+        _call(f"nn.{name}(...)({bad_name}, hx)", cell, [bad, h()])
+        _call(f"nn.{name}(...)(x, {bad_name})", cell, [x, bad])
+        if RNN_CELLS[name] == 2:
+            _call(f"nn.{name}(...)(x, (h, {bad_name}))", cell, [x, (h()[0], bad)])
+    _call(f"nn.{name}(...)(rank 3)", cell, [_input_of_rank(3), h()])
+    for i in range(2):
+        for bad_name, bad in BAD.items():
+            a = [3, 4]
             a[i] = bad
             _call(f"nn.{name} constructor arg {i} = {bad_name}", cls, a)
 

@@ -80,6 +80,17 @@ LAYERS = {
     "Conv2dTranspose": [(lambda: nn.Conv2dTranspose(3, 4, 3), lambda n: (f32(_r(n), n, 3, 5, 5),))],
     "Embedding": [(lambda: nn.Embedding(10, 4), lambda n: (labels(_r(n), (n, 3), 10),)),
                   (lambda: nn.Embedding(10, 4, use_one_hot=True), lambda n: (labels(_r(n), (n, 3), 10),))],
+    # recurrent layers and cells: optional hx (an LSTM's is a tuple), seq_length, dropout between layers
+    "RNN": [(lambda: nn.RNN(3, 4, 2, nonlinearity="relu", dropout=0.3), lambda n: (f32(_r(n), 5, n, 3),))],
+    "GRU": [(lambda: nn.GRU(3, 4, bidirectional=True), lambda n: (f32(_r(n), 5, n, 3), None, labels(_r(n), n, 6))),
+            (lambda: nn.GRU(3, 4, batch_first=True), lambda n: (f32(_r(n), n, 5, 3), f32(_r(n + 9), 1, n, 4)))],
+    "LSTM": [(lambda: nn.LSTM(3, 4, 2, bidirectional=True),
+              lambda n: (f32(_r(n), 5, n, 3), (f32(_r(n + 1), 4, n, 4), f32(_r(n + 2), 4, n, 4)),
+                         labels(_r(n), n, 6)))],
+    "RNNCell": [(lambda: nn.RNNCell(3, 4), lambda n: (f32(_r(n), n, 3), f32(_r(n + 9), n, 4)))],
+    "GRUCell": [(lambda: nn.GRUCell(3, 4), lambda n: (f32(_r(n), n, 3), f32(_r(n + 9), n, 4)))],
+    "LSTMCell": [(lambda: nn.LSTMCell(3, 4),
+                  lambda n: (f32(_r(n), n, 3), (f32(_r(n + 9), n, 4), f32(_r(n + 8), n, 4))))],
     # losses
     "MSELoss": [(lambda: nn.MSELoss(), lambda n: (f32(_r(n), n, 5), f32(_r(n + 9), n, 5)))],
     "L1Loss": [(lambda: nn.L1Loss(), lambda n: (f32(_r(n), n, 5), f32(_r(n + 9), n, 5)))],
@@ -202,7 +213,9 @@ def _symbolic_tensors(root):
 
 
 def _outputs(out):
-    return [o.asnumpy() for o in (out if isinstance(out, (tuple, list)) else (out,))]
+    if isinstance(out, (tuple, list)):  # nested too: an LSTM returns (output, (h_n, c_n))
+        return [a for o in out for a in _outputs(o)]
+    return [out.asnumpy()]
 
 
 def _close(a, b, what):

@@ -366,7 +366,7 @@ def test_every_layer_and_loss_loads_from_disk(cache_dir):
     """Each public layer/loss case of test_compile_cache.py, in both training modes, compiled by one instance and
     loaded by a fresh one: the graph is written (every capture named), loaded without a trace, and gives the same
     bits (Dropout: the same draws after the same set_seed)."""
-    from test_compile_cache import LAYERS, B1
+    from test_compile_cache import LAYERS, B1, _outputs
     problems = {}
     for name, specs in LAYERS.items():
         for i, (make, inputs) in enumerate(specs):
@@ -381,7 +381,7 @@ def test_every_layer_and_loss_loads_from_disk(cache_dir):
                     finally:
                         ms.set_context(mode=ms.PYNATIVE_MODE)
                     jfs.append(cell._compiled_construct())
-                    outs.append([o.asnumpy() for o in (out if isinstance(out, (tuple, list)) else (out,))])
+                    outs.append(_outputs(out))
                 case = f"{name}[{i}] training={training}"
                 if jfs[0].disk_skipped:
                     problems[case] = jfs[0].disk_skipped

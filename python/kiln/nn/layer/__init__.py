@@ -12,3 +12,8 @@ from .embedding import *  # noqa: F401,F403,E402
 from . import conv, pooling, normalization, embedding  # noqa: E402
 
 __all__ = __all__ + conv.__all__ + pooling.__all__ + normalization.__all__ + embedding.__all__
+from .rnn_cells import *  # noqa: F401,F403,E402
+from .rnns import *  # noqa: F401,F403,E402
+from . import rnn_cells, rnns  # noqa: E402
+
+__all__ = __all__ + rnn_cells.__all__ + rnns.__all__
