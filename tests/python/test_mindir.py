@@ -1,0 +1,285 @@
+"""MindIR export / load (issue 14): kiln.export(file_format="MINDIR"), kiln.load, nn.GraphCell.
+
+The MindSpore-written fixture must run with its stored outputs; Kiln's exports must reload with the network's
+outputs; bad files give clear errors. (That MindSpore itself loads Kiln's exports is checked by
+tools/check_mindir_mindspore.py, outside the tests: the tests never import MindSpore.)"""
+import os
+
+import numpy as np
+import pytest
+
+import kiln as ms
+from kiln import nn, ops, Tensor
+from kiln.train import _mindir_proto as P
+
+FIX = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "fixtures", "mindspore-2.10")
+if not os.path.isdir(FIX):
+    FIX = "/work/shared/fixtures/mindspore-2.10"
+CONVNET = os.path.join(FIX, "convnet.mindir")
+
+
+@pytest.fixture(autouse=True)
+def _pynative():
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    yield
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def _np(out):
+    return [o.asnumpy() for o in out] if isinstance(out, tuple) else [out.asnumpy()]
+
+
+def _roundtrip(tmp_path, net, *inputs, name="net"):
+    """(outputs of net in eval mode, outputs of the exported-and-reloaded graph, the loaded graph)."""
+    net.set_train(False)
+    want = _np(net(*inputs))
+    ms.export(net, *inputs, file_name=str(tmp_path / name), file_format="MINDIR")
+    g = ms.load(str(tmp_path / (name + ".mindir")))
+    got = _np(nn.GraphCell(g)(*inputs))
+    return want, got, g
+
+
+def _set_bn_stats(net, rng):
+    for _, c in net.cells_and_names():
+        if isinstance(c, nn.BatchNorm2d):
+            c.moving_mean.set_data(Tensor(rng.normal(0, 0.5, c.moving_mean.shape).astype(np.float32)))
+            c.moving_variance.set_data(Tensor(rng.uniform(0.5, 2.0, c.moving_variance.shape).astype(np.float32)))
+            c.gamma.set_data(Tensor(rng.uniform(0.5, 1.5, c.gamma.shape).astype(np.float32)))
+            c.beta.set_data(Tensor(rng.normal(0, 0.5, c.beta.shape).astype(np.float32)))
+
+
+# ------------------------------------------------------------------------------------------ MindSpore's fixture
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_mindspore_fixture_runs_with_stored_outputs(mode):
+    io = np.load(os.path.join(FIX, "convnet_io.npz"))
+    if mode == "graph":
+        ms.set_context(mode=ms.GRAPH_MODE)
+    g = ms.load(CONVNET)
+    out = nn.GraphCell(g)(Tensor(io["x"]))
+    assert out.shape == (8, 10) and out.dtype == ms.float32
+    np.testing.assert_allclose(out.asnumpy(), io["eval_logits"], rtol=0, atol=1e-6)
+
+
+def test_mindspore_fixture_structure_and_parameters():
+    g = ms.load(CONVNET)
+    assert g.producer == "MindSpore 2.10.0"
+    assert [(s, d) for _, s, d in g.inputs] == [((8, 1, 8, 8), ms.float32)]
+    stored = np.load(os.path.join(FIX, "convnet.npz"))
+    cell = nn.GraphCell(g)
+    names = [p.name for p in cell.trainable_params()]  # MindSpore's GraphCell: every parameter requires grad
+    assert names == ["conv.weight", "conv.bias", "bn.gamma", "bn.beta", "bn.moving_mean", "bn.moving_variance",
+                     "fc.weight", "fc.bias"]
+    for p in cell.trainable_params():
+        np.testing.assert_array_equal(p.asnumpy(), stored[p.name])
+    assert [p for p in g.primitives if p not in ("Load", "UpdateState", "MakeTuple", "Depend")] == [
+        "Conv2D", "BiasAdd", "BatchNorm", "TupleGetItem", "ReLU", "Flatten", "MatMul", "BiasAdd"]
+
+
+def test_fixture_params_init_and_input_checks():
+    io = np.load(os.path.join(FIX, "convnet_io.npz"))
+    g = ms.load(CONVNET)
+    zeros = Tensor(np.zeros(10, np.float32))
+    fcw = Tensor(np.zeros((10, 144), np.float32))
+    cell = nn.GraphCell(g, params_init={"fc.bias": zeros + 3, "fc.weight": fcw, "not.there": zeros})
+    np.testing.assert_array_equal(cell(Tensor(io["x"])).asnumpy(), np.full((8, 10), 3, np.float32))
+    with pytest.raises(ValueError, match=r"input 0 \('x'\) must be Float32\[8, 1, 8, 8\].*Float32\[2, 1, 8, 8\]"):
+        cell(Tensor(io["x"][:2]))
+    with pytest.raises(ValueError, match="takes 1 input"):
+        cell(Tensor(io["x"]), Tensor(io["x"]))
+    with pytest.raises(ValueError, match="'fc.bias' as Float32\\[3\\]"):
+        nn.GraphCell(g, params_init={"fc.bias": Tensor(np.zeros(3, np.float32))})
+    with pytest.raises(TypeError, match="params_init"):
+        nn.GraphCell(g, params_init=[1])
+    with pytest.raises(TypeError, match="must be Tensor or Parameter"):
+        nn.GraphCell(g, params_init={"fc.bias": 1.0})
+    with pytest.raises(TypeError, match="graph loaded by load"):
+        nn.GraphCell("convnet.mindir")
+
+
+# ----------------------------------------------------------------------------------------------- round trips
+def test_dense_relu_roundtrip_matches_numpy(tmp_path):
+    rng = np.random.default_rng(0)
+    net = nn.SequentialCell(nn.Flatten(), nn.Dense(12, 5), nn.ReLU(), nn.Dense(5, 3))
+    x = rng.normal(size=(4, 3, 2, 2)).astype(np.float32)
+    want, got, g = _roundtrip(tmp_path, net, Tensor(x))
+    w1, b1, w2, b2 = (p.asnumpy() for p in net.trainable_params())
+    ref = np.maximum(x.reshape(4, -1) @ w1.T + b1, 0) @ w2.T + b2
+    np.testing.assert_allclose(got[0], ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[0], want[0], rtol=0, atol=1e-6)
+    assert g.producer.startswith("Kiln")
+    assert g.primitives == ["Reshape", "MatMul", "Add", "ReLU", "MatMul", "Add"]
+    assert sorted(g.parameters) == sorted(p.name for p in net.trainable_params())
+    assert [s for _, s, _ in g.inputs] == [(4, 3, 2, 2)]
+
+
+@pytest.mark.parametrize("pad_mode,stride", [("valid", 1), ("same", 1), ("same", 2), ("pad", 1)])
+def test_conv_bn_pool_roundtrip(tmp_path, pad_mode, stride):
+    rng = np.random.default_rng(1)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            kw = {"padding": 1} if pad_mode == "pad" else {}
+            self.conv = nn.Conv2d(2, 4, 3, stride=stride, pad_mode=pad_mode, has_bias=True, **kw)
+            self.bn = nn.BatchNorm2d(4)
+            self.pool = nn.MaxPool2d(2, 2)
+            self.avg = nn.AvgPool2d(2, 1)
+
+        def construct(self, x):
+            return self.avg(self.pool(ops.relu(self.bn(self.conv(x)))))
+
+    net = Net()
+    _set_bn_stats(net, rng)
+    x = Tensor(rng.normal(size=(2, 2, 10, 10)).astype(np.float32))
+    want, got, g = _roundtrip(tmp_path, net, x)
+    np.testing.assert_allclose(got[0], want[0], rtol=0, atol=1e-6)
+    assert {"Conv2D", "BatchNorm", "TupleGetItem", "MaxPool", "AvgPool"} <= set(g.primitives)
+    # the file is in training mode nowhere, and the net's own flag is restored
+    assert net.training is False
+
+
+def test_export_restores_training_flag_and_uses_inference_mode(tmp_path):
+    rng = np.random.default_rng(2)
+    net = nn.SequentialCell(nn.Conv2d(1, 3, 3), nn.BatchNorm2d(3), nn.Dropout(p=0.5))
+    _set_bn_stats(net, rng)
+    net.set_train(True)
+    x = Tensor(rng.normal(size=(2, 1, 5, 5)).astype(np.float32))
+    ms.export(net, x, file_name=str(tmp_path / "bn"), file_format="MINDIR")
+    assert net.training is True
+    net.set_train(False)
+    want = net(x).asnumpy()
+    got = nn.GraphCell(ms.load(str(tmp_path / "bn.mindir")))(x).asnumpy()
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+
+
+def test_elementwise_shape_and_tuple_output_roundtrip(tmp_path):
+    rng = np.random.default_rng(3)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.w = ms.Parameter(Tensor(rng.normal(size=(6,)).astype(np.float32)), name="w")
+
+        def construct(self, x, y):
+            z = x * 2 + self.w - y / 3
+            s = ops.softmax(z, -1) * ops.sigmoid(z) + ops.tanh(z) - ops.exp(-ops.abs(z))
+            t = ops.transpose(s.reshape(2, 3, 6), (0, 2, 1))
+            c = ops.concat((t, ops.sqrt(ops.square(t) + 1)), 1)
+            return c.sum(1), c.mean((0, 2), keep_dims=True), ops.maximum(x, y).max(-1)
+
+    x = Tensor(rng.normal(size=(6, 6)).astype(np.float32))
+    y = Tensor(rng.normal(size=(6, 6)).astype(np.float32))
+    want, got, g = _roundtrip(tmp_path, Net(), x, y)
+    assert len(got) == 3
+    for a, b in zip(want, got):
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-6)
+    assert [n for n, _, _ in g.inputs] == ["kiln_Net:x", "kiln_Net:y"]
+    assert list(g.parameters) == ["w"]
+    xn, yn, wn = x.asnumpy(), y.asnumpy(), g.parameters["w"].asnumpy()
+    np.testing.assert_allclose(got[2], np.maximum(xn, yn).max(-1), rtol=0, atol=0)
+    z = xn * 2 + wn - yn / 3
+    e = np.exp(z - z.max(-1, keepdims=True))
+    s = e / e.sum(-1, keepdims=True) / (1 + np.exp(-z)) + np.tanh(z) - np.exp(-np.abs(z))
+    t = s.reshape(2, 3, 6).transpose(0, 2, 1)
+    np.testing.assert_allclose(got[0], np.concatenate([t, np.sqrt(t * t + 1)], 1).sum(1), rtol=1e-5, atol=1e-5)
+
+
+def test_export_of_a_function_and_file_suffix(tmp_path):
+    def fn(a, b):
+        return ops.matmul(a, b) + 1
+
+    a = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    b = Tensor(np.ones((3, 2), np.float32))
+    ms.export(fn, a, b, file_name=str(tmp_path / "fn.mindir"), file_format="MINDIR")
+    assert sorted(os.listdir(tmp_path)) == ["fn.mindir"]  # ".mindir" is not appended twice
+    out = nn.GraphCell(ms.load(str(tmp_path / "fn.mindir")))(a, b)
+    np.testing.assert_array_equal(out.asnumpy(), a.asnumpy() @ b.asnumpy() + 1)
+
+
+def test_loaded_graph_runs_in_graph_mode_and_trains(tmp_path):
+    rng = np.random.default_rng(4)
+    net = nn.SequentialCell(nn.Dense(4, 3), nn.ReLU(), nn.Dense(3, 2))
+    x = Tensor(rng.normal(size=(5, 4)).astype(np.float32))
+    _, _, g = _roundtrip(tmp_path, net, x)
+    cell = nn.GraphCell(g)
+    # gradients of the loaded graph's parameters equal the original network's
+    loss_fn = lambda m: lambda inp: (m(inp) ** 2).sum()  # noqa: E731
+    want = ms.value_and_grad(loss_fn(net), None, net.trainable_params())(x)
+    got = ms.value_and_grad(loss_fn(cell), None, cell.trainable_params())(x)
+    np.testing.assert_allclose(got[0].asnumpy(), want[0].asnumpy(), rtol=1e-6)
+    for a, b in zip(want[1], got[1]):
+        np.testing.assert_allclose(b.asnumpy(), a.asnumpy(), rtol=1e-5, atol=1e-6)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    np.testing.assert_allclose(cell(x).asnumpy(), net(x).asnumpy(), rtol=0, atol=1e-6)
+
+
+# ------------------------------------------------------------------------------------------------- errors
+def test_bad_files(tmp_path):
+    data = open(CONVNET, "rb").read()
+    trunc = tmp_path / "trunc.mindir"
+    trunc.write_bytes(data[: len(data) // 2])
+    with pytest.raises(RuntimeError, match="trunc.mindir.*truncated, damaged or not a MindIR"):
+        ms.load(str(trunc))
+    ckpt = tmp_path / "ckpt.mindir"
+    ckpt.write_bytes(open(os.path.join(FIX, "convnet.ckpt"), "rb").read())
+    with pytest.raises(RuntimeError, match="ckpt.mindir"):
+        ms.load(str(ckpt))
+    text = tmp_path / "text.mindir"
+    text.write_text("hello, this is not a model\n")
+    with pytest.raises(RuntimeError, match="text.mindir"):
+        ms.load(str(text))
+    empty = tmp_path / "empty.mindir"
+    empty.write_bytes(b"")
+    with pytest.raises(RuntimeError, match="empty.mindir' is empty"):
+        ms.load(str(empty))
+    with pytest.raises(ValueError, match="should end with '.mindir'"):
+        ms.load(CONVNET[:-7] + ".ckpt")
+    with pytest.raises(ValueError, match="does not exist"):
+        ms.load(str(tmp_path / "missing.mindir"))
+    with pytest.raises(ValueError, match="must be string"):
+        ms.load(3)
+
+
+def test_unknown_primitive_and_damaged_parameter(tmp_path):
+    m = P.ModelProto()
+    m.ParseFromString(open(CONVNET, "rb").read())
+    for p in m.primitives:
+        if p.op_type == "ReLU":
+            p.op_type = "FancyActivation"
+    f = tmp_path / "unknown.mindir"
+    f.write_bytes(m.SerializeToString())
+    with pytest.raises(RuntimeError, match="unknown.mindir' uses the primitive 'FancyActivation'"):
+        ms.load(str(f))
+    m.ParseFromString(open(CONVNET, "rb").read())
+    m.graph.parameter[0].raw_data = m.graph.parameter[0].raw_data[:-4]
+    f = tmp_path / "short.mindir"
+    f.write_bytes(m.SerializeToString())
+    with pytest.raises(RuntimeError, match="parameter 'conv.weight' of shape \\[4, 1, 3, 3\\].*holds 140 bytes"):
+        ms.load(str(f))
+    m.ParseFromString(open(CONVNET, "rb").read())
+    m.graph.node[5].input[0] = "nowhere"
+    f = tmp_path / "dangling.mindir"
+    f.write_bytes(m.SerializeToString())
+    with pytest.raises(RuntimeError, match="reads 'nowhere'"):
+        ms.load(str(f))
+
+
+def test_export_errors(tmp_path):
+    x = Tensor(np.ones((2, 3), np.float32))
+
+    def uses_argmax(a):
+        return ops.argmax(a, -1)
+
+    with pytest.raises(ValueError, match=r"op 'Argmax' \(issued at .*test_mindir.py:\d+\) has no MindIR mapping"):
+        ms.export(uses_argmax, x, file_name=str(tmp_path / "a"), file_format="MINDIR")
+    assert not os.listdir(tmp_path)
+    with pytest.raises(ValueError, match="must be one of"):
+        ms.export(nn.ReLU(), x, file_name=str(tmp_path / "a"), file_format="PB")
+    with pytest.raises(TypeError, match="input 0 is list"):
+        ms.export(nn.ReLU(), [1, 2], file_name=str(tmp_path / "a"), file_format="MINDIR")
+    with pytest.raises(ValueError, match="at least one input"):
+        ms.export(nn.ReLU(), file_name=str(tmp_path / "a"), file_format="MINDIR")
+    with pytest.raises(ValueError, match="returns one of its inputs"):
+        ms.export(nn.Identity(), x, file_name=str(tmp_path / "a"), file_format="MINDIR")
+    with pytest.raises(ValueError, match="enc_key"):
+        ms.export(nn.ReLU(), x, file_name=str(tmp_path / "a"), file_format="MINDIR", enc_key=b"0" * 16)

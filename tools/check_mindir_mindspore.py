@@ -1,0 +1,206 @@
+"""Checks that real MindSpore loads and runs the MindIR files Kiln exports (issue 14; not a unit test: it needs
+a MindSpore installation).
+
+    PYTHONPATH=python .venv/bin/python tools/check_mindir_mindspore.py --ms-python /work/msvenv/bin/python
+
+Kiln side: builds each network below (the examples' LeNet and LeNet5, the save-and-load tutorial's MLP, and one
+network per layer type), exports it with `kiln.export(..., file_format="MINDIR")`, reloads it with `kiln.load` +
+`nn.GraphCell`, and stores the input and Kiln's eager outputs. MindSpore side (the same file run by --ms-python with
+--ms-side, importing no Kiln): `mindspore.load` + `nn.GraphCell` on each file, in GRAPH_MODE and PYNATIVE_MODE, and
+compares with Kiln's outputs (max abs difference <= 1e-5). Prints one line per network and exits 1 if any failed.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+TOL = 1e-5
+
+
+def kiln_nets():
+    """name -> (network, list of input arrays), built with Kiln."""
+    import kiln as ms
+    from kiln import nn, ops
+
+    ms.set_seed(1)
+    rng = np.random.default_rng(0)
+    x8 = rng.random((4, 1, 8, 8), dtype=np.float32)
+
+    class LeNet(nn.Cell):  # examples/train_lenet_digits.py
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 16, 3, pad_mode="same")
+            self.bn1 = nn.BatchNorm2d(16)
+            self.conv2 = nn.Conv2d(16, 32, 3, pad_mode="same")
+            self.bn2 = nn.BatchNorm2d(32)
+            self.relu = nn.ReLU()
+            self.pool = nn.MaxPool2d(kernel_size=2, stride=2)
+            self.flatten = nn.Flatten()
+            self.fc1 = nn.Dense(32 * 2 * 2, 64)
+            self.dropout = nn.Dropout(p=0.2)
+            self.fc2 = nn.Dense(64, 10)
+
+        def construct(self, x):
+            x = self.pool(self.relu(self.bn1(self.conv1(x))))
+            x = self.pool(self.relu(self.bn2(self.conv2(x))))
+            x = self.dropout(self.relu(self.fc1(self.flatten(x))))
+            return self.fc2(x)
+
+    class LeNet5(nn.Cell):  # examples/train_mnist_model.py
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 6, 5, pad_mode="valid")
+            self.conv2 = nn.Conv2d(6, 16, 5, pad_mode="valid")
+            self.relu = nn.ReLU()
+            self.pool = nn.MaxPool2d(kernel_size=2, stride=2)
+            self.flatten = nn.Flatten()
+            self.fc1 = nn.Dense(16 * 4 * 4, 120)
+            self.fc2 = nn.Dense(120, 84)
+            self.fc3 = nn.Dense(84, 10)
+
+        def construct(self, x):
+            x = self.pool(self.relu(self.conv1(x)))
+            x = self.pool(self.relu(self.conv2(x)))
+            x = self.flatten(x)
+            return self.fc3(self.relu(self.fc2(self.relu(self.fc1(x)))))
+
+    def mlp():  # the save-and-load tutorial's network
+        return nn.SequentialCell(nn.Flatten(), nn.Dense(28 * 28, 512), nn.ReLU(), nn.Dense(512, 512), nn.ReLU(),
+                                 nn.Dense(512, 10))
+
+    class Mixed(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 4, 3, pad_mode="pad", padding=1, has_bias=True)
+            self.bn = nn.BatchNorm2d(4)
+            self.avg = nn.AvgPool2d(2, 2)
+            self.fc = nn.Dense(64, 6)
+
+        def construct(self, x):
+            y = self.avg(ops.sigmoid(self.bn(self.conv(x))))
+            y = self.fc(y.reshape(y.shape[0], -1))
+            z = ops.softmax(y * 2 - 1, -1) + ops.tanh(y) / 3
+            return z.transpose(1, 0), ops.exp(z).mean(-1, keep_dims=True)
+
+    class Strided(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 3, 3, stride=2, pad_mode="same", has_bias=False)
+            self.pool = nn.MaxPool2d(3, 1, pad_mode="same")
+
+        def construct(self, x):
+            y = self.pool(ops.relu(self.conv(x)))
+            return ops.concat((y, -y), 1).sum((2, 3)) + ops.concat((ops.sqrt(ops.abs(y) + 1).max(axis=(2, 3)), y.mean((2, 3))), 1)
+
+    nets = {
+        "lenet_digits": (LeNet(), [x8]),
+        "lenet5_mnist": (LeNet5(), [rng.random((2, 1, 28, 28), dtype=np.float32)]),
+        "tutorial_mlp": (mlp(), [rng.random((1, 1, 28, 28), dtype=np.float32)]),
+        "mixed_layers": (Mixed(), [x8]),
+        "strided_same": (Strided(), [rng.random((2, 1, 9, 9), dtype=np.float32)]),
+    }
+    for net, _ in nets.values():
+        for _, c in net.cells_and_names():
+            if isinstance(c, nn.BatchNorm2d):
+                c.moving_mean.set_data(ms.Tensor(rng.normal(0, 0.3, c.moving_mean.shape).astype(np.float32)))
+                c.moving_variance.set_data(ms.Tensor(rng.uniform(0.5, 2, c.moving_variance.shape)
+                                                     .astype(np.float32)))
+    return nets
+
+
+def kiln_side(workdir):
+    import kiln as ms
+    from kiln import nn, Tensor
+    cases = []
+    for name, (net, inputs) in kiln_nets().items():
+        net.set_train(False)
+        ts = [Tensor(a) for a in inputs]
+        out = net(*ts)
+        outs = [o.asnumpy() for o in (out if isinstance(out, tuple) else (out,))]
+        path = os.path.join(workdir, name + ".mindir")
+        ms.export(net, *ts, file_name=path[:-len(".mindir")], file_format="MINDIR")
+        back = nn.GraphCell(ms.load(path))(*ts)
+        back = [o.asnumpy() for o in (back if isinstance(back, tuple) else (back,))]
+        kiln_diff = max(float(np.abs(a - b).max()) for a, b in zip(outs, back))
+        np.savez(os.path.join(workdir, name + ".npz"), **{f"in{i}": a for i, a in enumerate(inputs)},
+                 **{f"out{i}": a for i, a in enumerate(outs)})
+        cases.append({"name": name, "kiln_reload_diff": kiln_diff, "n_in": len(inputs), "n_out": len(outs)})
+    return cases
+
+
+def ms_side(workdir, cases):
+    """Results per network, written to ms_results.json after each one (MindSpore 2.10 may crash at exit)."""
+    import mindspore as mms
+    from mindspore import nn as mnn
+    results = []
+    for c in cases:
+        data = np.load(os.path.join(workdir, c["name"] + ".npz"))
+        ins = [mms.Tensor(data[f"in{i}"]) for i in range(c["n_in"])]
+        r = {"name": c["name"]}
+        for mode_name, mode in (("graph", mms.GRAPH_MODE), ("pynative", mms.PYNATIVE_MODE)):
+            try:
+                mms.set_context(mode=mode)
+                out = mnn.GraphCell(mms.load(os.path.join(workdir, c["name"] + ".mindir")))(*ins)
+                out = out if isinstance(out, (tuple, list)) else (out,)
+                if len(out) != c["n_out"]:
+                    raise RuntimeError(f"{len(out)} outputs, {c['n_out']} expected")
+                r[mode_name] = max(float(np.abs(o.asnumpy() - data[f"out{i}"]).max()) for i, o in enumerate(out))
+            except Exception as e:  # noqa: BLE001 — reported per network
+                msg = [ln for ln in str(e).splitlines() if ln.strip() and not ln.startswith("-")]
+                r[mode_name] = f"{type(e).__name__}: {(msg[0] if msg else '')[:300]}"
+        results.append(r)
+        with open(os.path.join(workdir, "ms_results.json"), "w") as f:
+            json.dump(results, f)
+    return results
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ms-python", default="/work/msvenv/bin/python", help="python of a MindSpore installation")
+    ap.add_argument("--ms-side", metavar="WORKDIR", help=argparse.SUPPRESS)
+    ap.add_argument("--keep", metavar="DIR", help="write the files here (kept) instead of a temporary directory")
+    args = ap.parse_args()
+    if args.ms_side:
+        with open(os.path.join(args.ms_side, "cases.json")) as f:
+            cases = json.load(f)
+        ms_side(args.ms_side, cases)
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = args.keep or tmp
+        os.makedirs(workdir, exist_ok=True)
+        cases = kiln_side(workdir)
+        with open(os.path.join(workdir, "cases.json"), "w") as f:
+            json.dump(cases, f)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        p = subprocess.run([args.ms_python, os.path.abspath(__file__), "--ms-side", workdir], env=env,
+                           capture_output=True, text=True, timeout=900)
+        try:
+            with open(os.path.join(workdir, "ms_results.json")) as f:
+                results = json.load(f)
+        except (OSError, ValueError):
+            results = []
+        if len(results) < len(cases):
+            print(p.stderr[-3000:])
+            print(f"MindSpore side stopped (exit status {p.returncode}) after {len(results)} of {len(cases)} "
+                  "networks")
+            results += [{"name": c["name"], "graph": "crashed", "pynative": "crashed"} for c in cases[len(results):]]
+    ok = True
+    for c, r in zip(cases, results):
+        good = all(isinstance(r[m], float) and r[m] <= TOL for m in ("graph", "pynative")) \
+            and c["kiln_reload_diff"] <= TOL
+        ok &= good
+
+        def fmt(v):
+            return f"{v:.2e}" if isinstance(v, float) else v
+        print(f"{'OK  ' if good else 'FAIL'} {c['name']:<14} kiln reload {fmt(c['kiln_reload_diff'])}  "
+              f"mindspore graph {fmt(r['graph'])}  pynative {fmt(r['pynative'])}")
+    print("all networks load and agree in MindSpore" if ok else "some networks FAILED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
