@@ -96,12 +96,38 @@ def kiln_nets():
             y = self.pool(ops.relu(self.conv(x)))
             return ops.concat((y, -y), 1).sum((2, 3)) + ops.concat((ops.sqrt(ops.abs(y) + 1).max(axis=(2, 3)), y.mean((2, 3))), 1)
 
+    class MathOps(nn.Cell):
+        def construct(self, x, y):
+            a = ops.maximum(x, y) - ops.minimum(x, y) / (ops.abs(y) + 1)
+            b = ops.pow(ops.abs(x) + 1, 1.5) + ops.neg(ops.log(ops.abs(x) + 2)) + ops.rsqrt(ops.square(y) + 1)
+            c = ops.erf(x) + ops.sin(x) * ops.cos(y) + ops.floor(x * 3) + ops.ceil(y * 3) + ops.sign(x) \
+                + ops.log1p(ops.abs(y))
+            d = ops.log_softmax(a + b + c, 1)
+            return d, d.max(1), d.min(0), ops.broadcast_to(y.mean(0), (3, 4, 5))
+
+    class PoolMatmul(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.adaptive = nn.AdaptiveAvgPool2d((2, 3))
+            self.avg_same = nn.AvgPool2d(3, 1, pad_mode="same")
+            self.gelu = nn.GELU(approximate=True)
+
+        def construct(self, x):
+            p = self.adaptive(self.avg_same(x))  # (2, 3, 2, 3)
+            q = ops.matmul(p, p.transpose(0, 1, 3, 2))  # batched (2, 3, 2, 2)
+            big = ops.logical_and(q > 0.5, ops.logical_not(q >= p.sum()))
+            return (self.gelu(q), ops.cast(q, ms.float16), big.astype(ms.int32) * 3,
+                    ops.select(ops.logical_or(q < 0.7, q == 1), q, -q) + (q != 2) - (q <= 3))
+
     nets = {
         "lenet_digits": (LeNet(), [x8]),
         "lenet5_mnist": (LeNet5(), [rng.random((2, 1, 28, 28), dtype=np.float32)]),
         "tutorial_mlp": (mlp(), [rng.random((1, 1, 28, 28), dtype=np.float32)]),
         "mixed_layers": (Mixed(), [x8]),
         "strided_same": (Strided(), [rng.random((2, 1, 9, 9), dtype=np.float32)]),
+        "math_ops": (MathOps(), [rng.normal(size=(4, 5)).astype(np.float32),
+                                 rng.normal(size=(4, 5)).astype(np.float32)]),
+        "pool_matmul": (PoolMatmul(), [rng.random((2, 3, 6, 6), dtype=np.float32)]),
     }
     for net, _ in nets.values():
         for _, c in net.cells_and_names():

@@ -139,34 +139,41 @@ class _Writer:
         return out
 
     def name_of(self, vid, as_dtype=None):
-        """MindIR name of Kiln value `vid` (writing its Parameter / Constant on first use). `as_dtype`: a constant
-        of another dtype is stored converted (a Python scalar in `x * 2` is a weakly typed Int64 constant in Kiln;
-        MindSpore's arithmetic primitives need both operands of one dtype)."""
+        """MindIR name of Kiln value `vid` (writing its Parameter / Constant on first use), converted to `as_dtype`
+        when given and different: MindSpore's arithmetic and comparison primitives in a loaded graph need operands
+        of one dtype, where Kiln promotes (a Python scalar in `x * 2` is a weakly typed Int64 constant; `x + mask`
+        adds a Bool tensor). A 0-d constant is stored converted; any other value goes through a Cast node."""
         v = self.values[vid]
         kind = v["kind"]
-        if kind in ("capture", "constant") and (kind == "constant" or v["tensor"]._id not in self.param_names):
-            arr = _numpy(v["tensor"])
-            kd = v["dtype"]
-            if as_dtype is not None and as_dtype != kd and arr.ndim == 0:
-                arr, kd = _numpy(_core.cast(v["tensor"], as_dtype)), as_dtype
-            key = (vid, kd)
+        if as_dtype is not None and as_dtype != v["dtype"]:
+            key = ("as", vid, as_dtype)
             if key not in self.names:
-                self.counter += 1
-                name = f"ValueNode_{self.counter}"
-                n = self.g.node.add(output=[name], name=name, op_type="Constant")
-                a = n.attribute.add(name="value", type=P.AT.TENSORS)
-                _fill_tensor(a.tensors.add(), arr, "value0", kd)
-                self.names[key] = name
+                if kind == "constant" and len(v["shape"]) == 0:
+                    self.names[key] = self._constant(_numpy(_core.cast(v["tensor"], as_dtype)), as_dtype)
+                else:
+                    if as_dtype not in P.TYPE_IDS:
+                        raise ValueError(f"no MindSpore type id for {as_dtype}")
+                    self.names[key] = self.cnode("Cast", [self.name_of(vid), self.const(P.TYPE_IDS[as_dtype])])
             return self.names[key]
-        if kind == "capture":
-            if vid not in self.names:
-                pname = self.param_names[v["tensor"]._id]
-                full = f"{self.gname}:{pname}"
-                t = self.g.parameter.add(name=full, ref_key=pname)
-                _fill_tensor(t, _numpy(v["tensor"]), None, v["dtype"])
-                self.names[vid] = full
+        if vid in self.names:
             return self.names[vid]
+        if kind == "constant" or (kind == "capture" and v["tensor"]._id not in self.param_names):
+            self.names[vid] = self._constant(_numpy(v["tensor"]), v["dtype"])
+        elif kind == "capture":
+            pname = self.param_names[v["tensor"]._id]
+            full = f"{self.gname}:{pname}"
+            t = self.g.parameter.add(name=full, ref_key=pname)
+            _fill_tensor(t, _numpy(v["tensor"]), None, v["dtype"])
+            self.names[vid] = full
         return self.names[vid]
+
+    def _constant(self, arr, kdtype):
+        self.counter += 1
+        name = f"ValueNode_{self.counter}"
+        n = self.g.node.add(output=[name], name=name, op_type="Constant")
+        a = n.attribute.add(name="value", type=P.AT.TENSORS)
+        _fill_tensor(a.tensors.add(), arr, "value0", kdtype)
+        return name
 
     # ------------------------------------------------------------------------------------------------- model
     def build(self, emitters, input_names):
@@ -226,6 +233,27 @@ def _same(op):
     return emit
 
 
+def _compare(op):
+    """A comparison: a scalar constant is stored in the dtype of the other (tensor) operand."""
+    def emit(w, node):
+        a, b = node["inputs"]
+        va, vb = w.values[a], w.values[b]
+        if va["kind"] == "constant" and not va["shape"]:
+            dt = vb["dtype"]
+        elif vb["kind"] == "constant" and not vb["shape"]:
+            dt = va["dtype"]
+        else:
+            dt = _core.promote_types(va["dtype"], vb["dtype"])
+        return [w.cnode(op, [w.name_of(a, as_dtype=dt), w.name_of(b, as_dtype=dt)])]
+    return emit
+
+
+def _emit_select(w, node):
+    c, x, y = node["inputs"]
+    dt = w.values[node["outputs"][0]]["dtype"]
+    return [w.cnode("Select", [w.name_of(c), w.name_of(x, as_dtype=dt), w.name_of(y, as_dtype=dt)])]
+
+
 def _alias(w, node):
     return [w.name_of(node["inputs"][0])]
 
@@ -282,6 +310,13 @@ def _emit_gelu(w, node):
         raise ValueError("MindSpore's GeLU primitive is the tanh approximation; the exact (erf) GELU has no "
                          "primitive function in MindIR")
     return [w.cnode("GeLU", [w.name_of(node["inputs"][0])])]
+
+
+def _emit_cast(w, node):
+    dt = node["attrs"]["dtype"]
+    if dt not in P.TYPE_IDS:
+        raise ValueError(f"no MindSpore type id for {dt}")
+    return [w.cnode("Cast", [w.name_of(node["inputs"][0]), w.const(P.TYPE_IDS[dt])])]
 
 
 def _emit_conv2d(w, node):
@@ -345,7 +380,9 @@ def _emit_avg_pool(w, node):
 
 def _emit_adaptive_avg_pool(w, node):
     size = tuple(int(d) for d in w.values[node["outputs"][0]]["shape"][2:])
-    return [w.cnode("AdaptiveAvgPool2D", [w.name_of(node["inputs"][0]), w.const(size)])]
+    attrs = {"output_names": ["y"], "output_size": size, "input_names": ["x"]}
+    return [w.cnode("AdaptiveAvgPool2D", [w.name_of(node["inputs"][0])], attrs, prim_type=_PRIM,
+                    instance_name="adaptive_avgpool2d")]
 
 
 def _emit_batch_norm(w, node):
@@ -368,10 +405,15 @@ EMITTERS = {
     "ReduceMin": _reduce("ReduceMin"),
     "BatchMatMul": _emit_matmul, "Conv2D": _emit_conv2d, "MaxPool": _emit_max_pool, "AvgPool": _emit_avg_pool,
     "AdaptiveAvgPool2D": _emit_adaptive_avg_pool, "BatchNorm": _emit_batch_norm, "GeLU": _emit_gelu,
+    "Cast": _emit_cast,
 }
 for _op in ("Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Abs",
             "Square", "Erf", "Sin", "Cos", "Floor", "Ceil", "Sign", "Log1p", "ReLU", "Sigmoid", "Tanh"):
     EMITTERS[_op] = _same(_op)
+for _op in ("Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd", "LogicalOr"):
+    EMITTERS[_op] = _compare(_op)
+EMITTERS["LogicalNot"] = _same("LogicalNot")
+EMITTERS["Select"] = _emit_select
 
 # Passes that keep Kiln's op set (the fusion passes make FusedElementwise / MatMulBiasAct, which MindIR lacks).
 _PASSES = ("dce", "cse", "constant_folding", "algebraic_simplification", "dce")

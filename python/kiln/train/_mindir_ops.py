@@ -156,6 +156,14 @@ def _binary(fn):
     return lambda a, x, y, *_: fn(x, y)
 
 
+def _cast(a, x, dst_type, *_):
+    from ._mindir_proto import TYPE_ID_DTYPES
+    dt = TYPE_ID_DTYPES.get(dst_type) if isinstance(dst_type, int) else None
+    if dt is None:
+        raise ValueError(f"Cast to MindSpore type id {dst_type!r} is not supported.")
+    return _core.cast(x, dt)
+
+
 def _concat(a, tensors, axis=0, *_):
     return _core.concat(list(tensors), int(a.get("axis", axis)))
 
@@ -202,4 +210,11 @@ PRIMITIVES = {
     "BroadcastTo": lambda a, x, shape=None, *_: _core.broadcast_to(
         x, _ints(a.get("shape", shape), "BroadcastTo shape")),
     "Concat": _concat,
+    "Cast": _cast,
+    # comparisons and selection
+    "Equal": _binary(_core.equal), "NotEqual": _binary(_core.not_equal), "Greater": _binary(_core.greater),
+    "GreaterEqual": _binary(_core.greater_equal), "Less": _binary(_core.less), "LessEqual": _binary(_core.less_equal),
+    "LogicalAnd": _binary(_core.logical_and), "LogicalOr": _binary(_core.logical_or),
+    "LogicalNot": _unary(_core.logical_not),
+    "Select": lambda a, c, x, y, *_: _core.select(c, x, y),
 }

@@ -173,3 +173,13 @@ for _code, (_kd, _) in DATA_TYPES.items():
 def data_type_name(code):
     """MindIR's name of a TensorProto.DataType code ('FLOAT', ...; 'code N' when unknown)."""
     return _DATA_TYPES[code] if 0 <= code < len(_DATA_TYPES) else f"code {code}"
+
+
+# MindSpore's TypeId numbers of tensor dtypes (the `dst_type` input of Cast, an Int64 constant in MindIR; read from
+# files MindSpore 2.10 exports).
+TYPE_IDS = {
+    mstype.bool_: 30, mstype.int8: 32, mstype.int16: 33, mstype.int32: 34, mstype.int64: 35, mstype.uint8: 37,
+    mstype.uint16: 38, mstype.uint32: 39, mstype.uint64: 40, mstype.float16: 42, mstype.float32: 43,
+    mstype.float64: 44, mstype.bfloat16: 45,
+}
+TYPE_ID_DTYPES = {v: k for k, v in TYPE_IDS.items()}
