@@ -184,6 +184,96 @@ def ms_side(workdir, cases):
     return results
 
 
+def ms_exports(workdir):
+    """MindSpore side: exports networks written with MindSpore's own layers (the other direction: Kiln must load
+    them); returns their names. Each <name>.npz holds the input `x` and MindSpore's outputs out0, out1, ..."""
+    import mindspore as mms
+    from mindspore import nn as mnn, ops as mops
+    mms.set_context(mode=mms.GRAPH_MODE)
+    mms.set_seed(0)
+    rng = np.random.default_rng(5)
+
+    class Layers(mnn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.conv = mnn.Conv2d(3, 8, 3, pad_mode="same", has_bias=True)
+            self.bn = mnn.BatchNorm2d(8)
+            self.pool = mnn.MaxPool2d(2, 2)
+            self.avg = mnn.AvgPool2d(2, 2)
+            self.ada = mnn.AdaptiveAvgPool2d((1, 1))
+            self.fc = mnn.Dense(8, 5)
+            self.drop = mnn.Dropout(p=0.5)
+            self.ln = mnn.LayerNorm((5,))
+            self.gelu = mnn.GELU()
+            self.sm = mnn.Softmax()
+            self.lsm = mnn.LogSoftmax()
+
+        def construct(self, x):
+            y = self.ada(self.avg(self.pool(mops.relu(self.bn(self.conv(x))))))
+            y = self.drop(y.squeeze(-1).squeeze(-1))
+            z = self.ln(self.fc(y))
+            a = self.gelu(z) + mops.sigmoid(z) * mops.tanh(z)
+            b = mops.concat((self.sm(a), self.lsm(a)), 1)
+            return (b.sum(1), b.mean(0), mops.amax(b, 1), mops.expand_dims(b, 0).transpose(1, 0, 2),
+                    mops.cast(b, mms.float16))
+
+    class LeNet5(mnn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = mnn.Conv2d(1, 6, 5, pad_mode="valid")
+            self.conv2 = mnn.Conv2d(6, 16, 5, pad_mode="valid")
+            self.relu = mnn.ReLU()
+            self.pool = mnn.MaxPool2d(kernel_size=2, stride=2)
+            self.flatten = mnn.Flatten()
+            self.fc1 = mnn.Dense(16 * 4 * 4, 120)
+            self.fc2 = mnn.Dense(120, 84)
+            self.fc3 = mnn.Dense(84, 10)
+
+        def construct(self, x):
+            x = self.pool(self.relu(self.conv1(x)))
+            x = self.pool(self.relu(self.conv2(x)))
+            return self.fc3(self.relu(self.fc2(self.relu(self.fc1(self.flatten(x))))))
+
+    names = []
+    for name, net, x in (("ms_layers", Layers(), rng.random((2, 3, 8, 8), dtype=np.float32)),
+                         ("ms_lenet5", LeNet5(), rng.random((2, 1, 28, 28), dtype=np.float32))):
+        net.set_train(False)
+        for _, c in net.cells_and_names():
+            if isinstance(c, mnn.BatchNorm2d):
+                c.moving_mean.set_data(mms.Tensor(rng.normal(0, 0.3, c.moving_mean.shape).astype(np.float32)))
+                c.moving_variance.set_data(mms.Tensor(rng.uniform(0.5, 2, c.moving_variance.shape)
+                                                      .astype(np.float32)))
+        out = net(mms.Tensor(x))
+        out = out if isinstance(out, tuple) else (out,)
+        mms.export(net, mms.Tensor(x), file_name=os.path.join(workdir, name), file_format="MINDIR")
+        np.savez(os.path.join(workdir, name + ".npz"), x=x, **{f"out{i}": o.asnumpy() for i, o in enumerate(out)})
+        names.append(name)
+    with open(os.path.join(workdir, "ms_exports.json"), "w") as f:
+        json.dump(names, f)
+
+
+def kiln_loads(workdir):
+    """Kiln side of the other direction: loads MindSpore's exports; (name, max abs difference or error)."""
+    import kiln as ms
+    from kiln import nn, Tensor
+    try:
+        with open(os.path.join(workdir, "ms_exports.json")) as f:
+            names = json.load(f)
+    except OSError:
+        return [("mindspore exports", "not written")]
+    out = []
+    for name in names:
+        data = np.load(os.path.join(workdir, name + ".npz"))
+        try:
+            got = nn.GraphCell(ms.load(os.path.join(workdir, name + ".mindir")))(Tensor(data["x"]))
+            got = got if isinstance(got, tuple) else (got,)
+            out.append((name, max(float(np.abs(g.asnumpy().astype(np.float64) - data[f"out{i}"]).max())
+                                  for i, g in enumerate(got))))
+        except Exception as e:  # noqa: BLE001 — reported per network
+            out.append((name, f"{type(e).__name__}: {e}"))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ms-python", default="/work/msvenv/bin/python", help="python of a MindSpore installation")
@@ -193,6 +283,7 @@ def main():
     if args.ms_side:
         with open(os.path.join(args.ms_side, "cases.json")) as f:
             cases = json.load(f)
+        ms_exports(args.ms_side)
         ms_side(args.ms_side, cases)
         return 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -214,6 +305,7 @@ def main():
             print(f"MindSpore side stopped (exit status {p.returncode}) after {len(results)} of {len(cases)} "
                   "networks")
             results += [{"name": c["name"], "graph": "crashed", "pynative": "crashed"} for c in cases[len(results):]]
+        back = kiln_loads(workdir)
     ok = True
     for c, r in zip(cases, results):
         good = all(isinstance(r[m], float) and r[m] <= TOL for m in ("graph", "pynative")) \
@@ -224,7 +316,12 @@ def main():
             return f"{v:.2e}" if isinstance(v, float) else v
         print(f"{'OK  ' if good else 'FAIL'} {c['name']:<14} kiln reload {fmt(c['kiln_reload_diff'])}  "
               f"mindspore graph {fmt(r['graph'])}  pynative {fmt(r['pynative'])}")
-    print("all networks load and agree in MindSpore" if ok else "some networks FAILED")
+    for name, diff in back:
+        good = isinstance(diff, float) and diff <= TOL
+        ok &= good
+        print(f"{'OK  ' if good else 'FAIL'} {name:<14} written by MindSpore, run by Kiln: "
+              f"{f'{diff:.2e}' if isinstance(diff, float) else diff}")
+    print("all networks load and agree in MindSpore and in Kiln" if ok else "some networks FAILED")
     return 0 if ok else 1
 
 

@@ -129,6 +129,28 @@ def _reduce(fn, name):
     return run
 
 
+def _reduce_ext(fn, name):
+    """MindSpore 2.x's SumExt / MeanExt(x, dim, keepdim, dtype): dim None reduces every axis."""
+    def run(a, x, dim=None, keepdim=False, dtype=None, *_):
+        if dtype is not None:
+            from ._mindir_proto import TYPE_ID_DTYPES
+            x = _core.cast(x, TYPE_ID_DTYPES[dtype]) if dtype in TYPE_ID_DTYPES else x
+        axis = None if dim is None else (_ints(dim, f"{name} dim") or None)
+        return fn(x, axis, bool(keepdim))
+    return run
+
+
+def _layer_norm(a, x, gamma, beta, begin_norm_axis=1, begin_params_axis=1, epsilon=1e-7, *_):
+    bna = int(a.get("begin_norm_axis", begin_norm_axis))
+    bpa = int(a.get("begin_params_axis", begin_params_axis))
+    eps = float(a.get("epsilon", epsilon))
+    y = _core.layer_norm(x, gamma, beta, bna, bpa, eps)
+    axes = list(range(bna % x.ndim, x.ndim))
+    mean = _core.mean(x, axes, True)
+    var = _core.mean(_core.square(_core.sub(x, mean)), axes, True)
+    return (y, mean, _core.rsqrt(_core.add(var, eps)))
+
+
 def _softmax(a, x, axis=-1, *_):
     ax = _ints(a.get("axis", axis), "Softmax axis")
     if len(ax) != 1:
@@ -205,6 +227,11 @@ PRIMITIVES = {
     # reductions and shapes
     "ReduceSum": _reduce(_core.sum, "ReduceSum"), "ReduceMean": _reduce(_core.mean, "ReduceMean"),
     "ReduceMax": _reduce(_core.amax, "ReduceMax"), "ReduceMin": _reduce(_core.amin, "ReduceMin"),
+    "SumExt": _reduce_ext(_core.sum, "SumExt"), "MeanExt": _reduce_ext(_core.mean, "MeanExt"),
+    "Squeeze": lambda a, x, axis=(), *_: _core.squeeze(x, _ints(a.get("axis", axis), "Squeeze axis") or None),
+    "ExpandDims": lambda a, x, axis, *_: _core.expand_dims(x, int(axis)),
+    "LayerNorm": _layer_norm,
+    "Gather": lambda a, x, indices, axis=0, *_: _core.gather(x, indices, int(axis)),
     "Reshape": lambda a, x, shape, *_: _core.reshape(x, _ints(shape, "Reshape shape")),
     "Transpose": lambda a, x, perm, *_: _core.transpose(x, _ints(perm, "Transpose perm")),
     "BroadcastTo": lambda a, x, shape=None, *_: _core.broadcast_to(
