@@ -283,3 +283,119 @@ def test_export_errors(tmp_path):
         ms.export(nn.Identity(), x, file_name=str(tmp_path / "a"), file_format="MINDIR")
     with pytest.raises(ValueError, match="enc_key"):
         ms.export(nn.ReLU(), x, file_name=str(tmp_path / "a"), file_format="MINDIR", enc_key=b"0" * 16)
+
+
+# ------------------------------------------------------------------- files in MindSpore's primitive-function form
+def _model(nodes, inputs, params=(), outputs=None):
+    """A MindIR ModelProto as MindSpore 2.10 writes it: inputs [(name, shape)], params [(name, array)], nodes
+    [("Constant", out, python value) | (op_type, out, [input names], attrs dict, prim_type)]."""
+    from kiln.train._mindir_export import _attr, _fill_tensor
+    m = P.ModelProto(ir_version="1.1", producer_name="MindSpore", model_version="2.10.0", mind_ir_version=3)
+    g = m.graph
+    g.name = "g"
+    for name, shape in inputs:
+        t = g.input.add(name=name).tensor.add(data_type=1)
+        t.dims.extend(shape)
+    for name, arr in params:
+        _fill_tensor(g.parameter.add(name="g:" + name, ref_key=name), arr)
+    for k, spec in enumerate(nodes):
+        if spec[0] == "Constant":
+            n = g.node.add(output=[spec[1]], name=spec[1], op_type="Constant")
+            n.attribute.append(_attr("value", spec[2]))
+            continue
+        op, out, ins, attrs, ptype = spec
+        pname = f"{op}:{k}"
+        p = m.primitives.add(name=pname, op_type=op, prim_type=ptype)
+        for an, av in attrs.items():
+            p.attribute.append(_attr(an, av))
+        g.node.add(input=ins, output=[out], name=out, op_type="REF::" + pname)
+    for o in outputs or [nodes[-1][1]]:
+        g.output.add(name=o)
+    return m
+
+
+def _run_model(tmp_path, m, *xs):
+    f = tmp_path / "hand.mindir"
+    f.write_bytes(m.SerializeToString())
+    return nn.GraphCell(ms.load(str(f)))(*[Tensor(x) for x in xs])
+
+
+def test_mindspore_function_primitives(tmp_path):
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(2, 3, 1, 4)).astype(np.float32)
+    gamma = rng.uniform(0.5, 1.5, 4).astype(np.float32)
+    beta = rng.normal(size=4).astype(np.float32)
+    table = rng.normal(size=(5, 4)).astype(np.float32)
+    F = 2
+    m = _model([
+        ("Constant", "ax", (2,)), ("Squeeze", "sq", ["x", "ax"], {}, F),            # (2, 3, 4)
+        ("Constant", "one", 1), ("Constant", "eps", 1e-5),
+        ("Constant", "m1", -1),
+        ("LayerNorm", "ln", ["sq", "g:gamma", "g:beta", "m1", "m1", "eps"], {}, F),
+        ("Constant", "zero", 0), ("TupleGetItem", "y", ["ln", "zero"], {}, 1),
+        ("Constant", "dims", (1,)), ("Constant", "no", False), ("Constant", "none", None),
+        ("SumExt", "s", ["y", "dims", "no", "none"], {}, F),                         # (2, 4)
+        ("MeanExt", "mall", ["y", "none", "no", "none"], {}, F),                     # ()
+        ("Constant", "idx", np.array([4, 0, 2], np.int32)),
+        ("Gather", "gt", ["g:table", "idx", "zero", "zero"], {}, F),                 # (3, 4)
+        ("ExpandDims", "e", ["gt", "zero"], {}, F),                                 # (1, 3, 4)
+        ("Add", "sum2", ["e", "y"], {}, F),                                          # (2, 3, 4)
+        ("MakeTuple", "out", ["s", "mall", "sum2"], {}, 1),
+    ], [("x", x.shape)], [("gamma", gamma), ("beta", beta), ("table", table)])
+    s, mall, sum2 = _run_model(tmp_path, m, x)
+    sq = x[:, :, 0]
+    mu, var = sq.mean(-1, keepdims=True), sq.var(-1, keepdims=True)
+    y = (sq - mu) / np.sqrt(var + 1e-5) * gamma + beta
+    np.testing.assert_allclose(s.asnumpy(), y.sum(1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(mall.asnumpy(), y.mean(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(sum2.asnumpy(), table[[4, 0, 2]][None] + y, rtol=1e-5, atol=1e-5)
+
+
+def test_old_style_primitive_attributes(tmp_path):
+    """Conv2D (pad_mode 'same', no pad_list), MaxPool 'SAME', AvgPool with args as inputs, BiasAdd, Flatten."""
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(1, 1, 5, 5)).astype(np.float32)
+    w = rng.normal(size=(2, 1, 3, 3)).astype(np.float32)
+    b = np.array([0.5, -1.0], np.float32)
+    m = _model([
+        ("Conv2D", "c", ["x", "g:w"], {"pad_mode": "same", "stride": (1, 1, 2, 2), "dilation": (1, 1, 1, 1),
+                                       "group": 1, "format": "NCHW", "kernel_size": (3, 3)}, 1),
+        ("Constant", "fmt", 0), ("BiasAdd", "cb", ["c", "g:b", "fmt"], {}, 2),          # (1, 2, 3, 3)
+        ("MaxPool", "mp", ["cb"], {"pad_mode": "SAME", "kernel_size": (1, 1, 2, 2), "strides": (1, 1, 1, 1),
+                                   "format": "NCHW"}, 1),                                 # (1, 2, 3, 3)
+        ("Constant", "k", (3, 3)), ("Constant", "st", (1, 1)), ("Constant", "valid", 2),
+        ("AvgPool", "ap", ["mp", "k", "st", "valid", "fmt"], {}, 2),                      # (1, 2, 1, 1)
+        ("Flatten", "fl", ["ap"], {}, 2),
+    ], [("x", x.shape)], [("w", w), ("b", b)])
+    out = _run_model(tmp_path, m, x).asnumpy()
+    # NumPy reference: 'same' with stride 2 on 5x5 pads 1 on each side; MaxPool 'same' 2x2 stride 1 pads bottom/right
+    xp = np.pad(x[0, 0], 1)
+    conv = np.array([[[np.sum(xp[2 * i:2 * i + 3, 2 * j:2 * j + 3] * w[o, 0]) for j in range(3)] for i in range(3)]
+                     for o in range(2)]) + b[:, None, None]
+    cp = np.pad(conv, ((0, 0), (0, 1), (0, 1)), constant_values=-np.inf)
+    mp = np.array([[[cp[o, i:i + 2, j:j + 2].max() for j in range(3)] for i in range(3)] for o in range(2)])
+    np.testing.assert_allclose(out, mp.mean((1, 2))[None], rtol=1e-5, atol=1e-6)
+
+
+def test_cast_compare_select_roundtrip(tmp_path):
+    rng = np.random.default_rng(9)
+
+    class Net(nn.Cell):
+        def construct(self, x, k):
+            mask = ops.logical_and(x > 0.2, ops.logical_not(x >= 0.9))
+            y = ops.select(ops.logical_or(mask, x == 0), x, -x) + mask   # float + bool: Kiln promotes
+            return y, ops.cast(y, ms.float16), (k * 2 < 5).astype(ms.int32) + k
+
+    x = Tensor(rng.random((3, 4), dtype=np.float32))
+    k = Tensor(np.arange(12, dtype=np.int32).reshape(3, 4))
+    want, got, g = _roundtrip(tmp_path, Net(), x, k)
+    assert "Cast" in g.primitives and "Select" in g.primitives
+    xn = x.asnumpy()
+    mask = (xn > 0.2) & ~(xn >= 0.9)
+    ref = np.where(mask | (xn == 0), xn, -xn) + mask
+    np.testing.assert_array_equal(got[0], ref.astype(np.float32))
+    assert got[1].dtype == np.float16
+    np.testing.assert_array_equal(got[1], ref.astype(np.float16))
+    np.testing.assert_array_equal(got[2], (k.asnumpy() * 2 < 5).astype(np.int32) + k.asnumpy())
+    for a, b in zip(want, got):
+        np.testing.assert_array_equal(a, b)

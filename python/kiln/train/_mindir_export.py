@@ -29,9 +29,12 @@ _PAD_MODE = {"SAME": 1, "VALID": 2}  # MindSpore's PadMode enum (an AvgPool pad_
 
 
 def _attr(name, value):
-    """An AttributeProto holding a Python value (bool, int, float, str, tuple/list of those, or a NumPy array)."""
+    """An AttributeProto holding a Python value (None, bool, int, float, str, tuple/list of those, or a NumPy
+    array)."""
     a = P.AttributeProto(name=name)
-    if isinstance(value, bool):
+    if value is None:
+        a.type = P.AT.NONE
+    elif isinstance(value, bool):
         a.i, a.type = int(value), P.AT.BOOL
     elif isinstance(value, (int, np.integer)):
         a.i, a.type = int(value), P.AT.INT64
