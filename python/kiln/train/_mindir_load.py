@@ -221,7 +221,15 @@ def read(file_name):
                           f"truncated, damaged or not a MindIR file ({e}).") from None
     if not model.HasField("graph") or not len(model.graph.node):
         raise MindIRError(f"For 'load', the file '{file_name}' is not a MindIR model (no graph in it).")
-    return MindIRGraph(model, file_name)
+    try:
+        return MindIRGraph(model, file_name)
+    except MindIRError:
+        raise
+    except (TypeError, ValueError, KeyError, IndexError, UnicodeError, OverflowError, MemoryError) as e:
+        # A damaged file that still parses as protobuf: e.g. a string field holding invalid UTF-8 (protobuf then
+        # hands back bytes) or impossible dims.
+        raise MindIRError(f"For 'load', the MindIR file '{file_name}' is damaged: {type(e).__name__}: {e}") \
+            from None
 
 
 def as_parameters(graph):
