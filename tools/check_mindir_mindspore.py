@@ -3,7 +3,7 @@ a MindSpore installation).
 
     PYTHONPATH=python .venv/bin/python tools/check_mindir_mindspore.py --ms-python /work/msvenv/bin/python
 
-Kiln side: builds each network below (the examples' LeNet and LeNet5, the save-and-load tutorial's MLP, and one
+Kiln side: builds each network (the examples' own LeNet and LeNet5, imported from examples/, the tutorial's MLP, and one
 network per layer type), exports it with `kiln.export(..., file_format="MINDIR")`, reloads it with `kiln.load` +
 `nn.GraphCell`, and stores the input and Kiln's eager outputs. MindSpore side (the same file run by --ms-python with
 --ms-side, importing no Kiln): `mindspore.load` + `nn.GraphCell` on each file, in GRAPH_MODE and PYNATIVE_MODE, and
@@ -30,43 +30,9 @@ def kiln_nets():
     rng = np.random.default_rng(0)
     x8 = rng.random((4, 1, 8, 8), dtype=np.float32)
 
-    class LeNet(nn.Cell):  # examples/train_lenet_digits.py
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(1, 16, 3, pad_mode="same")
-            self.bn1 = nn.BatchNorm2d(16)
-            self.conv2 = nn.Conv2d(16, 32, 3, pad_mode="same")
-            self.bn2 = nn.BatchNorm2d(32)
-            self.relu = nn.ReLU()
-            self.pool = nn.MaxPool2d(kernel_size=2, stride=2)
-            self.flatten = nn.Flatten()
-            self.fc1 = nn.Dense(32 * 2 * 2, 64)
-            self.dropout = nn.Dropout(p=0.2)
-            self.fc2 = nn.Dense(64, 10)
-
-        def construct(self, x):
-            x = self.pool(self.relu(self.bn1(self.conv1(x))))
-            x = self.pool(self.relu(self.bn2(self.conv2(x))))
-            x = self.dropout(self.relu(self.fc1(self.flatten(x))))
-            return self.fc2(x)
-
-    class LeNet5(nn.Cell):  # examples/train_mnist_model.py
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(1, 6, 5, pad_mode="valid")
-            self.conv2 = nn.Conv2d(6, 16, 5, pad_mode="valid")
-            self.relu = nn.ReLU()
-            self.pool = nn.MaxPool2d(kernel_size=2, stride=2)
-            self.flatten = nn.Flatten()
-            self.fc1 = nn.Dense(16 * 4 * 4, 120)
-            self.fc2 = nn.Dense(120, 84)
-            self.fc3 = nn.Dense(84, 10)
-
-        def construct(self, x):
-            x = self.pool(self.relu(self.conv1(x)))
-            x = self.pool(self.relu(self.conv2(x)))
-            x = self.flatten(x)
-            return self.fc3(self.relu(self.fc2(self.relu(self.fc1(x)))))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+    from train_lenet_digits import LeNet  # the examples' networks themselves
+    from train_mnist_model import LeNet5
 
     def mlp():  # the save-and-load tutorial's network
         return nn.SequentialCell(nn.Flatten(), nn.Dense(28 * 28, 512), nn.ReLU(), nn.Dense(512, 512), nn.ReLU(),
@@ -119,6 +85,17 @@ def kiln_nets():
             return (self.gelu(q), ops.cast(q, ms.float16), big.astype(ms.int32) * 3,
                     ops.select(ops.logical_or(q < 0.7, q == 1), q, -q) + (q != 2) - (q <= 3))
 
+    class Norm1d(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Dense(6, 8, activation="relu")
+            self.bn = nn.BatchNorm1d(8)
+            self.head = nn.Dense(8, 3)
+
+        def construct(self, x):  # x (2, 5, 6): Dense over the last axis of a 3-D input
+            y = self.fc(x).reshape(10, 8)
+            return self.head(self.bn(y))
+
     nets = {
         "lenet_digits": (LeNet(), [x8]),
         "lenet5_mnist": (LeNet5(), [rng.random((2, 1, 28, 28), dtype=np.float32)]),
@@ -128,10 +105,11 @@ def kiln_nets():
         "math_ops": (MathOps(), [rng.normal(size=(4, 5)).astype(np.float32),
                                  rng.normal(size=(4, 5)).astype(np.float32)]),
         "pool_matmul": (PoolMatmul(), [rng.random((2, 3, 6, 6), dtype=np.float32)]),
+        "norm1d_dense3d": (Norm1d(), [rng.normal(size=(2, 5, 6)).astype(np.float32)]),
     }
     for net, _ in nets.values():
         for _, c in net.cells_and_names():
-            if isinstance(c, nn.BatchNorm2d):
+            if isinstance(c, (nn.BatchNorm2d, nn.BatchNorm1d)):
                 c.moving_mean.set_data(ms.Tensor(rng.normal(0, 0.3, c.moving_mean.shape).astype(np.float32)))
                 c.moving_variance.set_data(ms.Tensor(rng.uniform(0.5, 2, c.moving_variance.shape)
                                                      .astype(np.float32)))
