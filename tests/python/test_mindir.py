@@ -399,3 +399,35 @@ def test_cast_compare_select_roundtrip(tmp_path):
     np.testing.assert_array_equal(got[2], (k.asnumpy() * 2 < 5).astype(np.int32) + k.asnumpy())
     for a, b in zip(want, got):
         np.testing.assert_array_equal(a, b)
+
+
+def test_graph_cell_from_threads_and_inside_jit():
+    import threading
+    io = np.load(os.path.join(FIX, "convnet_io.npz"))
+    cell = nn.GraphCell(ms.load(CONVNET))
+    x = Tensor(io["x"])
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(5):
+                results.append(cell(x).asnumpy())
+        except Exception as e:  # noqa: BLE001 — reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(results) == 20
+    for r in results:
+        np.testing.assert_allclose(r, io["eval_logits"], rtol=0, atol=1e-6)
+
+    @ms.jit
+    def step(inp):
+        return ops.softmax(cell(inp), -1)
+
+    e = np.exp(io["eval_logits"] - io["eval_logits"].max(-1, keepdims=True))
+    np.testing.assert_allclose(step(x).asnumpy(), e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-6)
+    assert step.trace_count == 1

@@ -11,7 +11,6 @@ import os
 
 from .._loader import _core
 from ..common.tensor import Tensor
-from ..common.parameter import Parameter
 from . import _mindir_export
 from ._mindir_load import MindIRGraph, MindIRError, read
 
@@ -30,9 +29,7 @@ def _trace_inputs(inputs):
         raise ValueError("For 'export', at least one input of the network must be given (its shape and dtype fix "
                          "the exported graph).")
     for i, x in enumerate(inputs):
-        if isinstance(x, Parameter) or not isinstance(x, Tensor):
-            if isinstance(x, (bool, int, float)) and not isinstance(x, Parameter):
-                continue
+        if not isinstance(x, (Tensor, bool, int, float)):
             raise TypeError(f"For 'export', the inputs must be Tensors (or Python bool/int/float, fixed in the "
                             f"graph), but input {i} is {type(x).__name__}.")
 
