@@ -99,6 +99,15 @@ def kiln_nets():
             y = self.fc(x).reshape(10, 8)
             return self.head(self.bn(y))
 
+    class SliceEmbed(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(10, 4)
+
+        def construct(self, x, ids):
+            e = self.emb(ids)  # (3, 4)
+            return x[:, 0] * 2, x[..., ::-1], x[1:, -2:, 1::2], e[::-2] + e.sum()
+
     nets = {
         "lenet_digits": (LeNet(), [x8]),
         "lenet5_mnist": (LeNet5(), [rng.random((2, 1, 28, 28), dtype=np.float32)]),
@@ -109,6 +118,8 @@ def kiln_nets():
                                  rng.normal(size=(4, 5)).astype(np.float32)]),
         "pool_matmul": (PoolMatmul(), [rng.random((2, 3, 6, 6), dtype=np.float32)]),
         "norm1d_dense3d": (Norm1d(), [rng.normal(size=(2, 5, 6)).astype(np.float32)]),
+        "slice_embed": (SliceEmbed(), [rng.normal(size=(3, 3, 4)).astype(np.float32),
+                                       np.array([7, 0, 3], np.int32)]),
     }
     for net, _ in nets.values():
         for _, c in net.cells_and_names():
@@ -215,8 +226,13 @@ def ms_exports(workdir):
             x = self.pool(self.relu(self.conv2(x)))
             return self.fc3(self.relu(self.fc2(self.relu(self.fc1(self.flatten(x))))))
 
+    class Slicing(mnn.Cell):
+        def construct(self, x):
+            return x[:, 0] * 2, x[1:, -2:, 1::2], x[0] + x[-1], x[:, :, ::-1]
+
     names = []
-    for name, net, x in (("ms_layers", Layers(), rng.random((2, 3, 8, 8), dtype=np.float32)),
+    for name, net, x in (("ms_slicing", Slicing(), rng.normal(size=(3, 3, 4)).astype(np.float32)),
+                         ("ms_layers", Layers(), rng.random((2, 3, 8, 8), dtype=np.float32)),
                          ("ms_lenet5", LeNet5(), rng.random((2, 1, 28, 28), dtype=np.float32))):
         net.set_train(False)
         for _, c in net.cells_and_names():

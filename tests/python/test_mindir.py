@@ -431,3 +431,47 @@ def test_graph_cell_from_threads_and_inside_jit():
     e = np.exp(io["eval_logits"] - io["eval_logits"].max(-1, keepdims=True))
     np.testing.assert_allclose(step(x).asnumpy(), e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-6)
     assert step.trace_count == 1
+
+
+def test_slicing_and_embedding_roundtrip(tmp_path):
+    rng = np.random.default_rng(10)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(10, 4)
+
+        def construct(self, x, ids):
+            e = self.emb(ids)
+            return x[:, 0] * 2, x[..., ::-1], x[1:, -2:, 1::2], e[::-2] + e.sum()
+
+    x = Tensor(rng.normal(size=(3, 3, 4)).astype(np.float32))
+    ids = Tensor(np.array([7, 0, 3], np.int32))
+    net = Net()
+    want, got, g = _roundtrip(tmp_path, net, x, ids)
+    assert {"StridedSlice", "Gather"} <= set(g.primitives)
+    xn, table = x.asnumpy(), net.emb.embedding_table.asnumpy()
+    e = table[[7, 0, 3]]
+    for a, b in zip(got, [xn[:, 0] * 2, xn[..., ::-1], xn[1:, -2:, 1::2], e[::-2] + e.sum()]):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    for a, b in zip(want, got):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_strided_slice_masks_as_mindspore_writes_them(tmp_path):
+    x = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    F = 2
+    m = _model([
+        # x[:, 1] : shrink axis 1, begin/end mask on axis 0
+        ("Constant", "b1", (0, 1)), ("Constant", "e1", (0, 2)), ("Constant", "s1", (1, 1)),
+        ("Constant", "bm1", 1), ("Constant", "em1", 1), ("Constant", "z", 0), ("Constant", "sh1", 2),
+        ("StridedSlice", "a", ["x", "b1", "e1", "s1", "bm1", "em1", "z", "z", "sh1"], {}, F),
+        # x[-1, ::-2, 1:-1] : shrink axis 0 with a negative index, reversed axis 1 (masks), plain axis 2
+        ("Constant", "b2", (-1, 0, 1)), ("Constant", "e2", (0, 0, -1)), ("Constant", "s2", (1, -2, 1)),
+        ("Constant", "m2", 2), ("Constant", "sh2", 1),
+        ("StridedSlice", "b", ["x", "b2", "e2", "s2", "m2", "m2", "z", "z", "sh2"], {}, F),
+        ("MakeTuple", "out", ["a", "b"], {}, 1),
+    ], [("x", x.shape)])
+    a, b = _run_model(tmp_path, m, x)
+    np.testing.assert_array_equal(a.asnumpy(), x[:, 1])
+    np.testing.assert_array_equal(b.asnumpy(), x[-1, ::-2, 1:-1])

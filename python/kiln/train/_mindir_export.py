@@ -322,6 +322,24 @@ def _emit_cast(w, node):
     return [w.cnode("Cast", [w.name_of(node["inputs"][0]), w.const(P.TYPE_IDS[dt])])]
 
 
+def _emit_strided_slice(w, node):
+    a = node["attrs"]
+    begin, end, step = list(a["begin"]), list(a["end"]), list(a["step"])
+    end_mask = 0
+    for i, (e, st) in enumerate(zip(end, step)):
+        if st < 0 and e < 0:  # Kiln's "stop before index 0" (Python's slice.indices): MindSpore's end_mask bit
+            end_mask |= 1 << i
+            end[i] = 0
+    return [w.cnode("StridedSlice", [w.name_of(node["inputs"][0]), w.const(tuple(begin)), w.const(tuple(end)),
+                                     w.const(tuple(step)), w.const(0), w.const(end_mask), w.const(0), w.const(0),
+                                     w.const(0)])]
+
+
+def _emit_gather(w, node):
+    x, idx = node["inputs"]
+    return [w.cnode("Gather", [w.name_of(x), w.name_of(idx), w.const(int(node["attrs"]["axis"])), w.const(0)])]
+
+
 def _emit_conv2d(w, node):
     x, wt = node["inputs"]
     a = node["attrs"]
@@ -408,7 +426,7 @@ EMITTERS = {
     "ReduceMin": _reduce("ReduceMin"),
     "BatchMatMul": _emit_matmul, "Conv2D": _emit_conv2d, "MaxPool": _emit_max_pool, "AvgPool": _emit_avg_pool,
     "AdaptiveAvgPool2D": _emit_adaptive_avg_pool, "BatchNorm": _emit_batch_norm, "GeLU": _emit_gelu,
-    "Cast": _emit_cast,
+    "Cast": _emit_cast, "StridedSlice": _emit_strided_slice, "Gather": _emit_gather,
 }
 for _op in ("Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Abs",
             "Square", "Erf", "Sin", "Cos", "Floor", "Ceil", "Sign", "Log1p", "ReLU", "Sigmoid", "Tanh"):

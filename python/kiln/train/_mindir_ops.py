@@ -186,6 +186,37 @@ def _cast(a, x, dst_type, *_):
     return _core.cast(x, dt)
 
 
+def _strided_slice(a, x, begin, end, strides, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
+                   shrink_axis_mask=0, *_):
+    """MindSpore's StridedSlice: begin/end/strides per leading axis (Python slice rules), bit i of begin_mask /
+    end_mask ignores begin[i] / end[i], bit i of shrink_axis_mask takes index begin[i] and drops the axis."""
+    masks = {k: int(a.get(k, v)) for k, v in (("begin_mask", begin_mask), ("end_mask", end_mask),
+                                               ("ellipsis_mask", ellipsis_mask), ("new_axis_mask", new_axis_mask),
+                                               ("shrink_axis_mask", shrink_axis_mask))}
+    if masks["ellipsis_mask"] or masks["new_axis_mask"]:
+        raise ValueError("StridedSlice with ellipsis_mask or new_axis_mask is not supported.")
+    begin, end, strides = (_ints(v, "StridedSlice " + n) for v, n in ((begin, "begin"), (end, "end"),
+                                                                       (strides, "strides")))
+    b, e, st, keep = [], [], [], []
+    for i, dim in enumerate(x.shape):
+        if i >= len(begin):
+            b.append(0), e.append(dim), st.append(1), keep.append(dim)
+            continue
+        if masks["shrink_axis_mask"] >> i & 1:
+            j = begin[i] + dim if begin[i] < 0 else begin[i]
+            if not 0 <= j < dim:
+                raise IndexError(f"StridedSlice index {begin[i]} is out of range for axis {i} of size {dim}.")
+            b.append(j), e.append(j + 1), st.append(1)
+            continue
+        lo = None if masks["begin_mask"] >> i & 1 else begin[i]
+        hi = None if masks["end_mask"] >> i & 1 else end[i]
+        start, stop, step = slice(lo, hi, strides[i]).indices(dim)
+        b.append(start), e.append(stop), st.append(step)
+        keep.append(len(range(start, stop, step)))
+    y = _core.strided_slice(x, b, e, st)
+    return _core.reshape(y, keep) if masks["shrink_axis_mask"] else y
+
+
 def _concat(a, tensors, axis=0, *_):
     return _core.concat(list(tensors), int(a.get("axis", axis)))
 
@@ -238,6 +269,7 @@ PRIMITIVES = {
         x, _ints(a.get("shape", shape), "BroadcastTo shape")),
     "Concat": _concat,
     "Cast": _cast,
+    "StridedSlice": _strided_slice,
     # comparisons and selection
     "Equal": _binary(_core.equal), "NotEqual": _binary(_core.not_equal), "Greater": _binary(_core.greater),
     "GreaterEqual": _binary(_core.greater_equal), "Less": _binary(_core.less), "LessEqual": _binary(_core.less_equal),
