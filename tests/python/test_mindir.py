@@ -475,3 +475,16 @@ def test_strided_slice_masks_as_mindspore_writes_them(tmp_path):
     a, b = _run_model(tmp_path, m, x)
     np.testing.assert_array_equal(a.asnumpy(), x[:, 1])
     np.testing.assert_array_equal(b.asnumpy(), x[-1, ::-2, 1:-1])
+
+
+def test_python_scalar_inputs_are_fixed_in_the_graph(tmp_path):
+    def fn(x, k, flag):
+        return x * k if flag else x - k
+
+    x = Tensor(np.array([1.0, -2.0, 3.5], np.float32))
+    ms.export(fn, x, 3, True, file_name=str(tmp_path / "scalars"), file_format="MINDIR")
+    g = ms.load(str(tmp_path / "scalars.mindir"))
+    assert len(g.inputs) == 1 and g.primitives == ["Mul"]
+    np.testing.assert_array_equal(nn.GraphCell(g)(x).asnumpy(), np.array([3.0, -6.0, 10.5], np.float32))
+    from kiln.train.serialization import export, load  # MindSpore's other spelling of the same functions
+    assert export is ms.export and load is ms.load
