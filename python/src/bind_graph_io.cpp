@@ -1,10 +1,67 @@
 // The IR serializer's bindings (kiln/graph_io.h): used by the on-disk compile cache (kiln/common/_disk_cache.py).
 #include <nanobind/stl/pair.h>
 
+#include <type_traits>
+
 #include "bindings.h"
 #include "kiln/graph_io.h"
 
 namespace kiln::py {
+namespace {
+
+nb::object attr_to_python(const AttrValue& v) {
+  return std::visit([](const auto& x) -> nb::object {
+    using T = std::decay_t<decltype(x)>;
+    if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+      nb::list l;
+      for (int64_t i : x) l.append(i);
+      return l;
+    } else {
+      return nb::cast(x);
+    }
+  }, v);
+}
+
+// The graph as plain Python data (read by model exporters, kiln/train/_mindir_export.py): every value (kind, shape,
+// dtype, the tensor of a capture/constant) and every node (op name, value ids in and out, attributes, user line).
+nb::dict describe(const graph::Graph& g) {
+  static const char* kinds[] = {"input", "capture", "constant", "node"};
+  nb::list values;
+  for (const graph::Value& v : g.values) {
+    nb::dict d;
+    d["kind"] = kinds[int(v.kind)];
+    nb::list shape;
+    for (int64_t s : v.meta.shape) shape.append(s);
+    d["shape"] = nb::tuple(shape);
+    d["dtype"] = v.meta.dtype;
+    d["tensor"] = v.tensor.defined() ? nb::cast(v.tensor) : nb::none();
+    d["input_index"] = v.input_index;
+    d["node"] = v.node;
+    d["output_index"] = v.output_index;
+    values.append(d);
+  }
+  nb::list nodes;
+  for (const graph::Node& n : g.nodes) {
+    nb::dict d;
+    d["op"] = op_name(n.op);
+    d["inputs"] = nb::cast(n.inputs);
+    d["outputs"] = nb::cast(n.outputs);
+    nb::dict attrs;
+    for (const auto& [name, value] : n.attrs.items) attrs[name] = attr_to_python(value);
+    d["attrs"] = attrs;
+    d["loc"] = n.loc;
+    nodes.append(d);
+  }
+  nb::dict r;
+  r["name"] = g.name;
+  r["values"] = values;
+  r["nodes"] = nodes;
+  r["inputs"] = nb::cast(g.inputs);
+  r["outputs"] = nb::cast(g.outputs);
+  return r;
+}
+
+}  // namespace
 
 void bind_graph_io(nb::module_& m) {
   // Methods on the Graph class bound in bind_graph.cpp.
@@ -20,6 +77,10 @@ void bind_graph_io(nb::module_& m) {
         for (int v : graph::capture_ids(g)) r.push_back(g.values[size_t(v)].tensor);
         return r;
       }, "The tensors the graph reads by reference at run time (Parameters, optimizer state), in value order.")
+      .def("describe", &describe,
+           "The graph as Python data: {'name', 'inputs', 'outputs' (value ids), 'values' (per value id: kind "
+           "'input'|'capture'|'constant'|'node', shape, dtype, tensor (captures/constants, else None), input_index, "
+           "node, output_index), 'nodes' (in program order: op, inputs, outputs, attrs dict, loc)}.")
       .def_prop_ro("num_outputs", [](const graph::Graph& g) { return g.outputs.size(); })
       .def("bind_captures", &graph::bind_captures, nb::arg("tensors"),
            "Binds the captures of a deserialized graph (ValueError on a shape/dtype mismatch).")

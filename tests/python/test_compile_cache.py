@@ -169,6 +169,7 @@ NOT_LAYERS = {
     "CellList": "container without construct", "CellDict": "container without construct",
     "DynamicLossScaleUpdateCell": "run inside TrainOneStepWithLossScaleCell (above and test_wrap_cells.py)",
     "FixedLossScaleUpdateCell": "run inside TrainOneStepWithLossScaleCell (test_wrap_cells.py)",
+    "GraphCell": "runs a loaded MindIR graph of one fixed input shape: compiled in test_mindir.py (GRAPH_MODE, jit)",
 }
 
 

@@ -15,6 +15,7 @@ from .optim import *  # noqa: F401,F403
 from .learning_rate_schedule import *  # noqa: F401,F403
 from .dynamic_lr import *  # noqa: F401,F403
 from .wrap import *  # noqa: F401,F403
+from .graph_cell import GraphCell  # noqa: F401
 from . import layer, loss, optim, learning_rate_schedule, dynamic_lr, wrap  # noqa: F401
 from ..train.metrics import (  # noqa: F401,E402  (MindSpore keeps the metrics importable from nn)
     Metric, Accuracy, MAE, MSE, Loss, rearrange_inputs, get_metric_fn, names,

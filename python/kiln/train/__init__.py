@@ -1,10 +1,12 @@
 """kiln.train — MindSpore's `mindspore.train`: Model, callbacks, evaluation metrics (Accuracy, MAE, MSE, Loss, ...),
-checkpoints (save_checkpoint, load_checkpoint, load_checkpoint_async, load_param_into_net) and data_sink."""
+checkpoints (save_checkpoint, load_checkpoint, load_checkpoint_async, load_param_into_net), model export/loading
+(export, load: MindIR files) and data_sink."""
 from . import metrics  # noqa: F401
 from .metrics import *  # noqa: F401,F403
 from . import serialization  # noqa: F401
 from .serialization import (save_checkpoint, load_checkpoint, load_param_into_net,  # noqa: F401
                             load_checkpoint_async)
+from ._export_load import export, load, MindIRGraph, MindIRError  # noqa: F401
 from . import callback  # noqa: F401
 from .callback import (  # noqa: F401
     Callback, RunContext, LossMonitor, TimeMonitor, ModelCheckpoint, CheckpointConfig, EarlyStopping,

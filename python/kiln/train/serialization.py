@@ -565,3 +565,6 @@ def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundanc
     used = set(params)
     ckpt_not_load = [name for name in parameter_dict if name not in used]
     return param_not_load, ckpt_not_load
+
+
+from ._export_load import export, load  # noqa: E402,F401  (mindspore.train.serialization.export / load)

@@ -1,0 +1,447 @@
+"""Writing a traced Kiln graph as a MindIR file that MindSpore (`ms.load` + `nn.GraphCell`) and Kiln load.
+
+The network is traced in inference mode (set_train(False)), as Graph mode traces it; the graph is simplified by the
+passes that keep Kiln's op set (dead code, common subexpressions, constant folding, algebraic simplification; not the
+fusion passes, whose fused ops have no MindSpore primitive). Each Kiln node is then written as the MindSpore
+primitive(s) MindSpore 2.10 itself writes for that computation (see docs/export.md for the table):
+
+* graph inputs -> GraphProto.input; Parameters -> GraphProto.parameter (name "<graph>:<param>", ref_key = the
+  Parameter's name, values in raw_data); constants (and tensors the network reads that are not Parameters of `net`)
+  -> "Constant" nodes.
+* MindSpore 2.x primitive functions (Add, MatMul, Reshape, BatchNorm, AvgPool, ...) take their arguments as inputs
+  (Constant nodes); Conv2D and MaxPool are old-style primitives whose arguments are primitive attributes, written
+  with MindSpore's attribute names and layouts (4-element stride/dilation/kernel_size, pad_list, pad_mode, ...).
+* several graph outputs -> one MakeTuple output (what a Python tuple return becomes in MindSpore).
+
+MindSpore's bookkeeping nodes (Load of each Parameter, UpdateState, Depend on a monad) are not written: they order
+side effects, and an exported inference graph has none; MindSpore 2.10 loads and runs the file without them.
+A Kiln op with no mapping raises ValueError naming the op and the user's line that issued it.
+"""
+import numpy as np
+
+from .._loader import _core
+from ..common import dtype as mstype
+from . import _mindir_proto as P
+
+_PRIM_FN, _PRIM = 2, 1  # PrimitiveProto.PrimType: PRIMITIVE_FUNCTION (args as inputs), PRIMITIVE (args as attrs)
+_NCHW = 0  # MindSpore's Format enum value of "NCHW" (a data_format input)
+_PAD_MODE = {"SAME": 1, "VALID": 2}  # MindSpore's PadMode enum (an AvgPool pad_mode input)
+
+
+def _attr(name, value):
+    """An AttributeProto holding a Python value (None, bool, int, float, str, tuple/list of those, or a NumPy
+    array)."""
+    a = P.AttributeProto(name=name)
+    if value is None:
+        a.type = P.AT.NONE
+    elif isinstance(value, bool):
+        a.i, a.type = int(value), P.AT.BOOL
+    elif isinstance(value, (int, np.integer)):
+        a.i, a.type = int(value), P.AT.INT64
+    elif isinstance(value, (float, np.floating)):
+        a.f, a.type = float(value), P.AT.FLOAT
+    elif isinstance(value, str):
+        a.s, a.type = value.encode(), P.AT.STRING
+    elif isinstance(value, (tuple, list)):
+        a.type = P.AT.TUPLE if isinstance(value, tuple) else P.AT.LIST
+        for v in value:
+            e = a.values.add()
+            if isinstance(v, bool):
+                e.ints.append(int(v)); e.type = P.AT.BOOL
+            elif isinstance(v, (int, np.integer)):
+                e.ints.append(int(v)); e.type = P.AT.INT64
+            elif isinstance(v, float):
+                e.floats.append(v); e.type = P.AT.FLOAT
+            elif isinstance(v, str):
+                e.strings.append(v.encode()); e.type = P.AT.STRING
+            else:
+                raise TypeError(f"MindIR attribute '{name}': cannot store {v!r}.")
+    elif isinstance(value, np.ndarray):
+        a.type = P.AT.TENSORS
+        _fill_tensor(a.tensors.add(), value, "value0")
+    else:
+        raise TypeError(f"MindIR attribute '{name}': cannot store {value!r}.")
+    return a
+
+
+def _stored(arr, kdtype):
+    """(data_type code, little-endian bytes) of a NumPy array holding values of Kiln dtype `kdtype`."""
+    code = P.DATA_TYPE_CODE.get(kdtype)
+    if code is None:
+        raise TypeError(f"For 'export', a tensor of dtype {kdtype} cannot be stored in a MindIR file.")
+    npdt = P.DATA_TYPES[code][1]
+    if kdtype == mstype.bfloat16:  # the bits of bfloat16 are the high half of float32's
+        arr = (np.ascontiguousarray(arr, "<f4").view("<u4") >> 16).astype("<u2")
+    return code, np.ascontiguousarray(arr, npdt).tobytes()
+
+
+def _fill_tensor(t, arr, name=None, kdtype=None):
+    kdtype = kdtype if kdtype is not None else _dtype_of(arr)
+    t.dims.extend(int(d) for d in arr.shape)
+    t.data_type, t.raw_data = _stored(arr, kdtype)
+    if name:
+        t.name = name
+
+
+def _dtype_of(arr):
+    from ..common.tensor import Tensor
+    return Tensor(np.ascontiguousarray(arr)).dtype
+
+
+def _numpy(tensor):
+    """NumPy array of a Kiln Tensor (bfloat16 as float32)."""
+    if tensor.dtype == mstype.bfloat16:
+        return _core.cast(tensor, mstype.float32).asnumpy()
+    return tensor.asnumpy()
+
+
+class _Writer:
+    """Builds the ModelProto of one traced graph (see the module docstring)."""
+
+    def __init__(self, desc, param_names, graph_name):
+        self.desc = desc
+        self.values = desc["values"]
+        self.param_names = param_names  # tensor id -> Parameter name
+        self.gname = graph_name
+        self.model = P.ModelProto(ir_version="1.1", producer_name="Kiln", model_version=_kiln_version(),
+                                  little_endian=True, mind_ir_version=3)
+        self.g = self.model.graph
+        self.g.name = graph_name
+        self.names = {}      # Kiln value id -> MindIR value name
+        self.prims = {}      # (op_type, attribute key) -> primitive entry name
+        self.counter = 0
+        self.used_params = {}
+
+    # ---------------------------------------------------------------------------------------------- helpers
+    def fresh(self, stem):
+        self.counter += 1
+        return f"{self.gname}:{stem}:{self.counter}"
+
+    def const(self, value):
+        """Name of a new Constant node holding `value` (python scalar/tuple or NumPy array)."""
+        self.counter += 1
+        name = f"ValueNode_{self.counter}"
+        n = self.g.node.add(output=[name], name=name, op_type="Constant")
+        n.attribute.append(_attr("value", value))
+        return name
+
+    def cnode(self, op_type, inputs, attrs=None, prim_type=_PRIM_FN, instance_name=""):
+        """Writes a CNode applying MindSpore primitive `op_type` to the named inputs; returns its output name."""
+        attrs = attrs or {}
+        key = (op_type, prim_type, repr(sorted(attrs.items(), key=lambda kv: kv[0])))
+        pname = self.prims.get(key)
+        if pname is None:
+            pname = f"{op_type}:{len(self.prims) + 1}"
+            self.prims[key] = pname
+            p = self.model.primitives.add(name=pname, op_type=op_type, instance_name=instance_name,
+                                          prim_type=prim_type)
+            for k, v in attrs.items():
+                p.attribute.append(_attr(k, v))
+        out = self.fresh(op_type)
+        self.g.node.add(input=inputs, output=[out], name=out, op_type="REF::" + pname)
+        return out
+
+    def name_of(self, vid, as_dtype=None):
+        """MindIR name of Kiln value `vid` (writing its Parameter / Constant on first use), converted to `as_dtype`
+        when given and different: MindSpore's arithmetic and comparison primitives in a loaded graph need operands
+        of one dtype, where Kiln promotes (a Python scalar in `x * 2` is a weakly typed Int64 constant; `x + mask`
+        adds a Bool tensor). A 0-d constant is stored converted; any other value goes through a Cast node."""
+        v = self.values[vid]
+        kind = v["kind"]
+        if as_dtype is not None and as_dtype != v["dtype"]:
+            key = ("as", vid, as_dtype)
+            if key not in self.names:
+                if kind == "constant" and len(v["shape"]) == 0:
+                    self.names[key] = self._constant(_numpy(_core.cast(v["tensor"], as_dtype)), as_dtype)
+                else:
+                    if as_dtype not in P.TYPE_IDS:
+                        raise ValueError(f"no MindSpore type id for {as_dtype}")
+                    self.names[key] = self.cnode("Cast", [self.name_of(vid), self.const(P.TYPE_IDS[as_dtype])])
+            return self.names[key]
+        if vid in self.names:
+            return self.names[vid]
+        if kind == "constant" or (kind == "capture" and v["tensor"]._id not in self.param_names):
+            self.names[vid] = self._constant(_numpy(v["tensor"]), v["dtype"])
+        elif kind == "capture":
+            pname = self.param_names[v["tensor"]._id]
+            full = f"{self.gname}:{pname}"
+            t = self.g.parameter.add(name=full, ref_key=pname)
+            _fill_tensor(t, _numpy(v["tensor"]), None, v["dtype"])
+            self.names[vid] = full
+        return self.names[vid]
+
+    def _constant(self, arr, kdtype):
+        self.counter += 1
+        name = f"ValueNode_{self.counter}"
+        n = self.g.node.add(output=[name], name=name, op_type="Constant")
+        a = n.attribute.add(name="value", type=P.AT.TENSORS)
+        _fill_tensor(a.tensors.add(), arr, "value0", kdtype)
+        return name
+
+    # ------------------------------------------------------------------------------------------------- model
+    def build(self, emitters, input_names):
+        for i, vid in enumerate(self.desc["inputs"]):
+            v = self.values[vid]
+            name = f"{self.gname}:{input_names[i]}"
+            vi = self.g.input.add(name=name)
+            t = vi.tensor.add()
+            t.dims.extend(v["shape"])
+            t.data_type = P.DATA_TYPE_CODE[v["dtype"]]
+            self.names[vid] = name
+        for node in self.desc["nodes"]:
+            emit = emitters.get(node["op"])
+            if emit is None:
+                where = f" (issued at {node['loc']})" if node["loc"] else ""
+                raise ValueError(f"For 'export', the op '{node['op']}'{where} has no MindIR mapping in Kiln; "
+                                 f"ops that can be exported: {', '.join(sorted(emitters))}.")
+            try:
+                outs = emit(self, node)
+            except ValueError as e:
+                where = f" (issued at {node['loc']})" if node["loc"] else ""
+                raise ValueError(f"For 'export', the op '{node['op']}'{where} cannot be written as MindIR: {e}") \
+                    from None
+            for vid, name in zip(node["outputs"], outs):
+                if name is not None:
+                    self.names[vid] = name
+        outs = self.desc["outputs"]
+        for vid in outs:
+            if self.values[vid]["kind"] != "node":
+                raise ValueError("For 'export', the network returns one of its inputs, a Parameter or a constant "
+                                 "unchanged; MindIR outputs must be computed by an operator.")
+        if len(outs) == 1:
+            out = self.names[outs[0]]
+        else:
+            out = self.cnode("MakeTuple", [self.names[v] for v in outs], prim_type=_PRIM)
+        vi = self.g.output.add(name=out)
+        if len(outs) == 1:
+            v = self.values[outs[0]]
+            t = vi.tensor.add()
+            t.dims.extend(v["shape"])
+            t.data_type = P.DATA_TYPE_CODE[v["dtype"]]
+        return self.model
+
+
+def _kiln_version():
+    from .. import __version__
+    return __version__
+
+
+# ------------------------------------------------------------------------------------------------ emitters
+def _same(op):
+    """A Kiln op whose MindSpore primitive has the same name and takes the same tensor inputs (broadcasting
+    arithmetic, activations): scalar constants are stored in the output's dtype."""
+    def emit(w, node):
+        out_dtype = w.values[node["outputs"][0]]["dtype"]
+        return [w.cnode(op, [w.name_of(i, as_dtype=out_dtype) for i in node["inputs"]])]
+    return emit
+
+
+def _compare(op):
+    """A comparison: a scalar constant is stored in the dtype of the other (tensor) operand."""
+    def emit(w, node):
+        a, b = node["inputs"]
+        va, vb = w.values[a], w.values[b]
+        if va["kind"] == "constant" and not va["shape"]:
+            dt = vb["dtype"]
+        elif vb["kind"] == "constant" and not vb["shape"]:
+            dt = va["dtype"]
+        else:
+            dt = _core.promote_types(va["dtype"], vb["dtype"])
+        return [w.cnode(op, [w.name_of(a, as_dtype=dt), w.name_of(b, as_dtype=dt)])]
+    return emit
+
+
+def _emit_select(w, node):
+    c, x, y = node["inputs"]
+    dt = w.values[node["outputs"][0]]["dtype"]
+    return [w.cnode("Select", [w.name_of(c), w.name_of(x, as_dtype=dt), w.name_of(y, as_dtype=dt)])]
+
+
+def _alias(w, node):
+    return [w.name_of(node["inputs"][0])]
+
+
+def _emit_reshape(w, node):
+    shape = tuple(int(d) for d in w.values[node["outputs"][0]]["shape"])
+    return [w.cnode("Reshape", [w.name_of(node["inputs"][0]), w.const(shape)])]
+
+
+def _emit_transpose(w, node):
+    return [w.cnode("Transpose", [w.name_of(node["inputs"][0]), w.const(tuple(node["attrs"]["perm"]))])]
+
+
+def _emit_broadcast_to(w, node):
+    shape = tuple(int(d) for d in w.values[node["outputs"][0]]["shape"])
+    return [w.cnode("BroadcastTo", [w.name_of(node["inputs"][0]), w.const(shape)])]
+
+
+def _emit_softmax(w, node):
+    return [w.cnode("Softmax", [w.name_of(node["inputs"][0]), w.const((int(node["attrs"]["axis"]),))])]
+
+
+def _emit_log_softmax(w, node):
+    return [w.cnode("LogSoftmax", [w.name_of(node["inputs"][0]), w.const(int(node["attrs"]["axis"]))])]
+
+
+def _reduce(op):
+    def emit(w, node):
+        x = node["inputs"][0]
+        axis = tuple(int(a) for a in node["attrs"]["axis"])
+        if not axis:
+            axis = tuple(range(len(w.values[x]["shape"])))
+        ins = [w.name_of(x), w.const(axis), w.const(bool(node["attrs"]["keep_dims"]))]
+        if op == "ReduceSum":  # ReduceSum(x, axis, keep_dims, skip_mode): skip_mode False reduces every axis on ()
+            ins.append(w.const(False))
+        return [w.cnode(op, ins)]
+    return emit
+
+
+def _emit_matmul(w, node):
+    a, b = node["inputs"]
+    ta, tb = bool(node["attrs"]["transpose_a"]), bool(node["attrs"]["transpose_b"])
+    two_d = len(w.values[a]["shape"]) == 2 and len(w.values[b]["shape"]) == 2
+    return [w.cnode("MatMul" if two_d else "BatchMatMul", [w.name_of(a), w.name_of(b), w.const(ta), w.const(tb)])]
+
+
+def _emit_concat(w, node):
+    t = w.cnode("MakeTuple", [w.name_of(i) for i in node["inputs"]], prim_type=_PRIM)
+    return [w.cnode("Concat", [t, w.const(int(node["attrs"]["axis"]))])]
+
+
+def _emit_gelu(w, node):
+    if not node["attrs"].get("approximate", True):
+        raise ValueError("MindSpore's GeLU primitive is the tanh approximation; the exact (erf) GELU has no "
+                         "primitive function in MindIR")
+    return [w.cnode("GeLU", [w.name_of(node["inputs"][0])])]
+
+
+def _emit_cast(w, node):
+    dt = node["attrs"]["dtype"]
+    if dt not in P.TYPE_IDS:
+        raise ValueError(f"no MindSpore type id for {dt}")
+    return [w.cnode("Cast", [w.name_of(node["inputs"][0]), w.const(P.TYPE_IDS[dt])])]
+
+
+def _emit_strided_slice(w, node):
+    a = node["attrs"]
+    begin, end, step = list(a["begin"]), list(a["end"]), list(a["step"])
+    end_mask = 0
+    for i, (e, st) in enumerate(zip(end, step)):
+        if st < 0 and e < 0:  # Kiln's "stop before index 0" (Python's slice.indices): MindSpore's end_mask bit
+            end_mask |= 1 << i
+            end[i] = 0
+    return [w.cnode("StridedSlice", [w.name_of(node["inputs"][0]), w.const(tuple(begin)), w.const(tuple(end)),
+                                     w.const(tuple(step)), w.const(0), w.const(end_mask), w.const(0), w.const(0),
+                                     w.const(0)])]
+
+
+def _emit_gather(w, node):
+    x, idx = node["inputs"]
+    return [w.cnode("Gather", [w.name_of(x), w.name_of(idx), w.const(int(node["attrs"]["axis"])), w.const(0)])]
+
+
+def _emit_conv2d(w, node):
+    x, wt = node["inputs"]
+    a = node["attrs"]
+    wshape = w.values[wt]["shape"]
+    pad = tuple(int(p) for p in a["pad"])
+    stride, dilation = tuple(a["stride"]), tuple(a["dilation"])
+    attrs = {
+        "kernel_size": (int(wshape[2]), int(wshape[3])), "mode": 1, "out_channel": int(wshape[0]),
+        "input_names": ["x", "w"], "pad": pad, "pad_mode": "pad" if any(pad) else "valid", "format": "NCHW",
+        "pad_list": pad, "groups": int(a["groups"]), "stride": (1, 1) + stride, "group": int(a["groups"]),
+        "dilation": (1, 1) + dilation, "output_names": ["output"],
+    }
+    return [w.cnode("Conv2D", [w.name_of(x), w.name_of(wt)], attrs, prim_type=_PRIM, instance_name="conv2d")]
+
+
+def _same_pads(size, kernel, stride):
+    pads = []
+    for i in range(2):
+        out = -(-size[i] // stride[i])
+        total = max((out - 1) * stride[i] + kernel[i] - size[i], 0)
+        pads += [total // 2, total - total // 2]
+    return pads
+
+
+def _pool_mode(w, node, kind):
+    a = node["attrs"]
+    x = node["inputs"][0]
+    kernel, stride, pad = list(a["kernel"]), list(a["stride"]), list(a["pad"])
+    if a.get("ceil_mode"):
+        raise ValueError(f"MindSpore's {kind} has no ceil_mode")
+    if any(d != 1 for d in a.get("dilation", [1, 1])):
+        raise ValueError(f"MindSpore's {kind} has no dilation")
+    if not any(pad):
+        return kernel, stride, "VALID"
+    if pad == _same_pads(w.values[x]["shape"][2:], kernel, stride):
+        return kernel, stride, "SAME"
+    raise ValueError(f"MindSpore's {kind} pads only as 'same' or 'valid', but the padding is {pad}")
+
+
+def _emit_max_pool(w, node):
+    if node["attrs"].get("return_indices"):
+        raise ValueError("MindSpore's MaxPool does not return indices")
+    kernel, stride, mode = _pool_mode(w, node, "MaxPool")
+    attrs = {"pad_mode": mode, "output_names": ["output"], "kernel_size": (1, 1) + tuple(kernel), "format": "NCHW",
+             "strides": (1, 1) + tuple(stride), "input_names": ["x"]}
+    return [w.cnode("MaxPool", [w.name_of(node["inputs"][0])], attrs, prim_type=_PRIM, instance_name="max_pool")]
+
+
+def _emit_avg_pool(w, node):
+    a = node["attrs"]
+    kernel, stride, mode = _pool_mode(w, node, "AvgPool")
+    if a.get("divisor_override"):
+        raise ValueError("MindSpore's AvgPool has no divisor_override")
+    if mode == "SAME" and a.get("count_include_pad", True):
+        raise ValueError("MindSpore's AvgPool 'same' mode divides by the unpadded count (count_include_pad=False)")
+    return [w.cnode("AvgPool", [w.name_of(node["inputs"][0]), w.const(tuple(kernel)), w.const(tuple(stride)),
+                                w.const(_PAD_MODE[mode]), w.const(_NCHW)], instance_name="avg_pool")]
+
+
+def _emit_adaptive_avg_pool(w, node):
+    size = tuple(int(d) for d in w.values[node["outputs"][0]]["shape"][2:])
+    attrs = {"output_names": ["y"], "output_size": size, "input_names": ["x"]}
+    return [w.cnode("AdaptiveAvgPool2D", [w.name_of(node["inputs"][0])], attrs, prim_type=_PRIM,
+                    instance_name="adaptive_avgpool2d")]
+
+
+def _emit_batch_norm(w, node):
+    a = node["attrs"]
+    if a["training"]:
+        raise ValueError("BatchNorm in training mode (export traces with set_train(False); a BatchNorm called with "
+                         "training=True in construct cannot be exported)")
+    ins = [w.name_of(i) for i in node["inputs"]]
+    bn = w.cnode("BatchNorm", ins + [w.const(False), w.const(float(a["epsilon"])), w.const(0.1), w.const(_NCHW)],
+                 instance_name="bn_infer")
+    return [w.cnode("TupleGetItem", [bn, w.const(i)], prim_type=_PRIM) for i in range(len(node["outputs"]))]
+
+
+EMITTERS = {
+    "Identity": _alias, "StopGradient": _alias, "Depend": _alias,
+    "Reshape": _emit_reshape, "Transpose": _emit_transpose, "BroadcastTo": _emit_broadcast_to,
+    "Concat": _emit_concat,
+    "Softmax": _emit_softmax, "LogSoftmax": _emit_log_softmax,
+    "ReduceSum": _reduce("ReduceSum"), "ReduceMean": _reduce("ReduceMean"), "ReduceMax": _reduce("ReduceMax"),
+    "ReduceMin": _reduce("ReduceMin"),
+    "BatchMatMul": _emit_matmul, "Conv2D": _emit_conv2d, "MaxPool": _emit_max_pool, "AvgPool": _emit_avg_pool,
+    "AdaptiveAvgPool2D": _emit_adaptive_avg_pool, "BatchNorm": _emit_batch_norm, "GeLU": _emit_gelu,
+    "Cast": _emit_cast, "StridedSlice": _emit_strided_slice, "Gather": _emit_gather,
+}
+for _op in ("Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Abs",
+            "Square", "Erf", "Sin", "Cos", "Floor", "Ceil", "Sign", "Log1p", "ReLU", "Sigmoid", "Tanh"):
+    EMITTERS[_op] = _same(_op)
+for _op in ("Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd", "LogicalOr"):
+    EMITTERS[_op] = _compare(_op)
+EMITTERS["LogicalNot"] = _same("LogicalNot")
+EMITTERS["Select"] = _emit_select
+
+# Passes that keep Kiln's op set (the fusion passes make FusedElementwise / MatMulBiasAct, which MindIR lacks).
+_PASSES = ("dce", "cse", "constant_folding", "algebraic_simplification", "dce")
+
+
+def build_model(graph, param_names, graph_name, input_names):
+    """ModelProto of a traced Kiln graph (kiln._core.Graph); `param_names`: tensor id -> Parameter name."""
+    for p in _PASSES:
+        graph.run_pass(p)
+    return _Writer(graph.describe(), param_names, graph_name).build(EMITTERS, input_names)
