@@ -67,6 +67,7 @@ KILN_OP(StridedSliceGrad, "StridedSliceGrad")
 KILN_OP(Gather, "Gather")
 KILN_OP(UnsortedSegmentSum, "UnsortedSegmentSum")
 KILN_OP(NonZero, "NonZero")
+KILN_OP(ArgSort, "ArgSort")
 
 // src/ops/matmul.cpp
 KILN_OP(MatMul, "BatchMatMul")

@@ -105,6 +105,10 @@ Tensor gather(const Tensor& x, const Tensor& indices, int64_t axis = 0);
 Tensor unsorted_segment_sum(const Tensor& x, const Tensor& segment_ids, int64_t num_segments);
 // Indices of nonzero elements, shape (n, ndim), Int64 (not differentiable).
 Tensor nonzero(const Tensor& x);
+// The stable permutation (Int64, x's shape) that sorts x along `axis`, ascending or descending; equal values keep
+// index order, NaN counts as the largest value. Not differentiable (sort/topk gather x with it). TypeError for Bool;
+// ValueError for an axis out of range.
+Tensor argsort(const Tensor& x, int64_t axis = -1, bool descending = false);
 // MindSpore's TensorScatterUpdate: a copy of x where the slices x[indices[i]] are replaced by updates[i].
 // indices: integer (..., N), N <= x.ndim, coordinates in [0, x.shape[k]) (else IndexError); updates: shape
 // indices.shape[:-1] + x.shape[N:], x's dtype. A repeated index keeps the last update. Differentiable in x (the

@@ -59,6 +59,9 @@ void bind_reduce_shape(nb::module_& m) {
   m.def("unsorted_segment_sum", [](TL x, TL ids, int64_t n) { return ops::unsorted_segment_sum(x, ids, n); },
         nb::arg("x"), nb::arg("segment_ids"), nb::arg("num_segments"));
   m.def("nonzero", [](TL x) { return ops::nonzero(x); }, nb::arg("x"));
+  m.def("argsort", [](TL x, int64_t axis, bool descending) { return ops::argsort(x, axis, descending); },
+        nb::arg("x"), nb::arg("axis") = -1, nb::arg("descending") = false,
+        "Stable sorting permutation (Int64) along axis; NaN is the largest value.");
   m.def("tensor_scatter_update", [](TL x, TL idx, TL upd) { return ops::tensor_scatter_update(x, idx, upd); },
         nb::arg("input_x"), nb::arg("indices"), nb::arg("updates"));
   m.def("tensor_copy", [](TL x) { return ops::tensor_copy(x); }, nb::arg("x"));

@@ -1,6 +1,12 @@
 // Indexing ops: Gather (pick slices along an axis by integer indices), UnsortedSegmentSum (its transpose: sum rows
-// into segments) and NonZero (coordinates of the nonzero elements).
+// into segments), NonZero (coordinates of the nonzero elements) and ArgSort (the permutation that sorts along an
+// axis; sort/topk gather with it, so their gradients are Gather's).
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <numeric>
 
 #include "elementwise.h"
 #include "families.h"
@@ -169,10 +175,69 @@ TV direct_nonzero(const TV& in, const Attrs&) {
   return {out};
 }
 
+// ---- ArgSort(x; axis, descending) → Int64 indices of x's shape: along `axis`, the stable permutation that sorts x
+// ascending (or descending). Equal values keep their order (the lower index first, in both directions: NumPy's
+// argsort(kind="stable"), PyTorch's sort(stable=True)). NaN counts as greater than every number (NumPy and PyTorch):
+// last ascending, first descending. Rows are sorted independently, on the OpenMP threads when there are many.
+std::vector<TensorMeta> infer_argsort(const TV& in, const Attrs& a) {
+  const Tensor& x = in[0];
+  KILN_CHECK(x.dtype() != DType::Bool, Type, "For 'ArgSort', the input must be a number tensor, but got Bool.");
+  if (x.ndim() > 0) normalize_axis(a.i("axis"), x.ndim(), "ArgSort");
+  return {{x.shape(), DType::Int64}};
+}
+// Sorts each of the outer·inner rows (n elements, `inner` apart) of px into po. A row sort is independent of the
+// others, so rows go to the OpenMP threads when there are enough elements; the results do not depend on the split.
+template <typename T>
+void argsort_rows(const T* px, int64_t* po, int64_t outer, int64_t n, int64_t inner, bool desc) {
+  using C = compute_t<T>;
+  const int64_t rows = outer * inner;
+#pragma omp parallel for schedule(static) if (rows * n >= cpu::kParallelMin && rows > 1 && !omp_in_parallel())
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t o = r / inner, i = r % inner;
+    const T* base = px + o * n * inner + i;
+    std::vector<int64_t> perm(static_cast<size_t>(n));
+    std::iota(perm.begin(), perm.end(), int64_t(0));
+    auto val = [&](int64_t k) { return C(base[k * inner]); };
+    auto is_nan = [&](int64_t k) {
+      if constexpr (std::is_floating_point_v<C>) return std::isnan(val(k));
+      else return false;
+    };
+    // A strict weak order with NaN as the largest value; stable_sort keeps equal elements in index order.
+    auto before = [&](int64_t p, int64_t q) {
+      const bool np_ = is_nan(p), nq = is_nan(q);
+      if (np_ || nq) return desc ? (np_ && !nq) : (!np_ && nq);
+      return desc ? val(q) < val(p) : val(p) < val(q);
+    };
+    std::stable_sort(perm.begin(), perm.end(), before);
+    int64_t* dst = po + o * n * inner + i;
+    for (int64_t k = 0; k < n; ++k) dst[k * inner] = perm[size_t(k)];
+  }
+}
+
+void run_argsort(const TV& in, TV& out, const Attrs& a) {
+  Tensor x = in[0].contiguous();
+  int64_t* po = out[0].data<int64_t>();
+  if (x.ndim() == 0) { po[0] = 0; return; }
+  const size_t ax = size_t(normalize_axis(a.i("axis"), x.ndim(), "ArgSort"));
+  const int64_t outer = prod_range(x.shape(), 0, ax), n = x.shape()[ax];
+  const int64_t inner = prod_range(x.shape(), ax + 1, x.shape().size());
+  const bool desc = a.b("descending");
+  KILN_DISPATCH_ALL(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    argsort_rows<T>(x.data<T>(), po, outer, n, inner, desc);
+  });
+}
+
 }  // namespace
 
 namespace ops_impl {
 void register_index() {
+  OpDef as;
+  as.id = OpId::ArgSort;
+  as.infer = infer_argsort;
+  as.cpu = run_argsort;
+  as.differentiable = false;
+  register_op(as);
   OpDef g;
   g.id = OpId::Gather;
   g.infer = infer_gather;
@@ -195,6 +260,9 @@ void register_index() {
 }  // namespace ops_impl
 
 namespace ops {
+Tensor argsort(const Tensor& x, int64_t axis, bool descending) {
+  return apply1(OpId::ArgSort, {x}, {{"axis", axis}, {"descending", descending}});
+}
 Tensor gather(const Tensor& x, const Tensor& indices, int64_t axis) {
   return apply1(OpId::Gather, {x, indices}, {{"axis", axis}});
 }

@@ -1008,6 +1008,60 @@ register(OpInfo("pad", ("Gather", "Concat"), lambda x, padding, mode, value=None
                 notes="constant mode concatenates fills (Concat), the index modes gather (Gather)"))
 
 
+def _sort_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    ties = np.array([[3, 1, 2, 1, 3], [0, 0, 2, 2, 1]], dtype)
+    yield Sample((a((3, 5)),), dict(axis=-1, descending=False))
+    yield Sample((a((4, 3)),), dict(axis=0, descending=True), desc="axis 0, descending")
+    # (ties: not differentiable there — a perturbation reorders them — so no finite differences)
+    yield Sample((ties,), dict(axis=1, descending=False), desc="ties keep index order", grad=False)
+    yield Sample((ties,), dict(axis=1, descending=True), desc="ties keep index order, descending", grad=False)
+    yield Sample((a((2, 3, 4)),), dict(axis=1, descending=False), desc="middle axis")
+    yield Sample((NC(a((3, 4)), "T"),), dict(axis=-1, descending=True), desc="view")
+
+
+def np_sort_desc(x, axis, descending):
+    """NumPy's stable argsort (NaN last); descending: NaN first, then -x stably, so equal values keep index order."""
+    if not descending:
+        return np.argsort(x, axis=axis, kind="stable")
+    xf = x.astype(np.float64)
+    nan = np.isnan(xf)
+    return np.lexsort((np.where(nan, 0.0, -xf), ~nan), axis=axis)  # the last key is the primary one
+
+
+def np_sort(x, axis, descending):
+    idx = np_sort_desc(x, axis, descending)
+    return np.take_along_axis(x, idx, axis), idx.astype(np.int32)
+
+
+register(OpInfo("sort", ("ArgSort", "Gather"), lambda x, axis, descending: ops.sort(x, axis, descending), np_sort,
+                _sort_samples, (F32, F64, F16, I32, I64), differentiable=True, ref_upcast=False))
+register(OpInfo("argsort", ("ArgSort",), lambda x, axis, descending: ops.argsort(x, axis, descending),
+                lambda x, axis, descending: np_sort_desc(x, axis, descending).astype(np.int32), _sort_samples,
+                (F32, F64, F16, I32, I64), ref_upcast=False))
+
+
+def _topk_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    yield Sample((a((3, 5)),), dict(k=2, dim=None, largest=True))
+    yield Sample((a((4, 3)),), dict(k=3, dim=0, largest=False), desc="smallest, along dim 0")
+    yield Sample((np.array([[3, 1, 3, 2]], dtype),), dict(k=2, dim=-1, largest=True), desc="ties: lower index first",
+                 grad=False)
+    yield Sample((a((2, 4)),), dict(k=0, dim=1, largest=True), desc="k = 0")
+    yield Sample((NC(a((3, 4)), "T"),), dict(k=4, dim=-1, largest=True), desc="k = n, view")
+
+
+def np_topk(x, k, dim, largest):
+    axis = -1 if dim is None else dim
+    idx = np_sort_desc(x, axis, largest)
+    idx = np.take(idx, np.arange(k), axis=axis)
+    return np.take_along_axis(x, idx, axis), idx.astype(np.int32)
+
+
+register(OpInfo("topk", ("ArgSort", "Gather"), lambda x, k, dim, largest: ops.topk(x, k, dim, largest), np_topk,
+                _topk_samples, (F32, F64, F16, I32, I64), differentiable=True, ref_upcast=False))
+
+
 def _uss_samples(dtype, rng):
     a = lambda s: arr(rng, s, dtype)  # noqa: E731
     yield Sample((a((5, 3)), np.array([0, 2, 0, 1, 2]), 3))

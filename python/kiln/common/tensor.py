@@ -293,6 +293,9 @@ _METHODS = {
     "min": lambda self, axis=None, keepdims=False, **kw: _core.amin(self, axis, keepdims),
     "split": lambda self, split_size_or_sections, axis=0, *, dim=None: _ops().split(
         self, split_size_or_sections, axis if dim is None else dim),
+    "sort": lambda self, axis=-1, descending=False: _ops().sort(self, axis, descending),
+    "argsort": lambda self, axis=-1, descending=False: _ops().argsort(self, axis, descending),
+    "topk": lambda self, k, dim=None, largest=True, sorted=True: _ops().topk(self, k, dim, largest, sorted),
     "tile": lambda self, dims=None, *, reps=None: _ops().tile(
         self, _tile_dims(reps if dims is None else dims)),
     "argmax": lambda self, axis=None, keepdims=False: _core.argmax(self, axis, keepdims),

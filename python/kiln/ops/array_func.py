@@ -1,5 +1,5 @@
 """Array functions of mindspore.ops built from Kiln's existing ops (so autodiff, PyNative and Graph mode come with
-them): tile, one_hot, gather_nd, repeat_elements, reciprocal, dtype, pad.
+them): tile, one_hot, gather_nd, repeat_elements, reciprocal, dtype, pad, sort, argsort, topk.
 
 Each is a composition of C++ ops; the registry (tests/python/op_registry.py) checks each against NumPy, its gradient
 against float64 finite differences and PyNative against Graph mode, like any op.
@@ -14,7 +14,7 @@ from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from .function import _tensor_arg
 
-__all__ = ["tile", "one_hot", "gather_nd", "repeat_elements", "reciprocal", "dtype", "pad"]
+__all__ = ["tile", "one_hot", "gather_nd", "repeat_elements", "reciprocal", "dtype", "pad", "sort", "argsort", "topk"]
 
 
 def tile(input, dims):  # noqa: A002
@@ -255,3 +255,81 @@ def paddings_arg(paddings, x, op):
         raise ValueError(f"For '{op}', the length of 'paddings' must be equal to the rank of 'input_x', but got "
                          f"{len(pairs)} vs {x.ndim}")
     return pairs
+
+
+def _take_along(x, idx, axis):
+    """x's elements at the Int64 `idx` (x's shape except along `axis`, where any length) along `axis` — NumPy's
+    take_along_axis — as one Gather on the flattened x, so the gradient is Gather's scatter-add."""
+    shape = list(x.shape)
+    outer = math.prod(shape[:axis])
+    n, inner = shape[axis], math.prod(shape[axis + 1:])
+    m = idx.shape[axis]
+    # linear index of x[o, idx[o, k, i], i] in x's row-major order: (o·n + idx)·inner + i
+    o = np.arange(outer, dtype=np.int64).reshape([outer, 1, 1]) * (n * inner)
+    i = np.arange(inner, dtype=np.int64).reshape([1, 1, inner])
+    base = Tensor(o + i)
+    lin = _core.add(_core.mul(_core.reshape(idx, [outer, m, inner]), Tensor(np.int64(inner))), base)
+    flat = _core.gather(_core.reshape(x, [-1]), _core.reshape(lin, [-1]), 0)
+    return _core.reshape(flat, list(idx.shape))
+
+
+def _sort_axis(x, axis, op):
+    axis = int_arg(op, "axis", axis)
+    if x.ndim == 0:
+        if axis not in (0, -1):
+            raise ValueError(f"For '{op}', 'axis' must be 0 or -1 for a 0-d input, but got {axis}.")
+        return 0
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"For '{op}', 'axis' must be in [{-x.ndim}, {x.ndim}) for input of shape {tuple(x.shape)}, "
+                         f"but got {axis}.")
+    return axis % x.ndim
+
+
+def argsort(input, axis=-1, descending=False):  # noqa: A002
+    """MindSpore's ops.argsort(input, axis=-1, descending=False): Int32 indices that sort `input` along `axis`.
+
+    The sort is stable (equal values keep their order) and NaN counts as the largest value (NumPy's and PyTorch's
+    rule; MindSpore 2.10's CPU kernels place NaN inconsistently). Raises TypeError for a non-Tensor or Bool input,
+    ValueError for an axis out of range."""
+    x = _tensor_arg(input, "argsort")
+    axis = _sort_axis(x, axis, "argsort")
+    if x.ndim == 0:
+        return _core.full([], 0.0, mstype.int32)
+    return _core.cast(_core.argsort(x, axis, bool(descending)), mstype.int32)
+
+
+def sort(input_x, axis=-1, descending=False):
+    """MindSpore's ops.sort(input_x, axis=-1, descending=False) → (values, indices Int32) along `axis`.
+
+    Stable; NaN counts as the largest value (see argsort). Gradient: each value's gradient goes back to the element
+    it came from. Raises TypeError for a non-Tensor or Bool input, ValueError for an axis out of range."""
+    x = _tensor_arg(input_x, "sort", "input_x")
+    axis = _sort_axis(x, axis, "sort")
+    if x.ndim == 0:
+        return _core.identity(x), _core.full([], 0.0, mstype.int32)
+    idx = _core.argsort(x, axis, bool(descending))
+    return _take_along(x, idx, axis), _core.cast(idx, mstype.int32)
+
+
+def topk(input, k, dim=None, largest=True, sorted=True):  # noqa: A002
+    """MindSpore's ops.topk(input, k, dim=None, largest=True, sorted=True) → (values, indices Int32): the k largest
+    (largest=False: smallest) elements along `dim` (None: the last), in sorted order (the order is always sorted:
+    `sorted=False` allows any order, and sorted is one). Among equal values the lower index comes first; NaN counts
+    as the largest value. Gradient: to the elements picked. Raises TypeError for a non-Tensor/Bool input or a
+    non-int k, ValueError for k outside [0, size of dim] or a bad dim."""
+    x = _tensor_arg(input, "topk")
+    k = int_arg("topk", "k", k)
+    axis = _sort_axis(x, -1 if dim is None else dim, "topk")
+    n = x.shape[axis] if x.ndim else 1
+    if not 0 <= k <= n:
+        raise ValueError(f"For 'topk', the k must be in [0, {n}] (the size of dim {axis} of input shape "
+                         f"{tuple(x.shape)}), but got {k}.")
+    if x.ndim == 0:
+        return _core.identity(x), _core.full([], 0.0, mstype.int32)
+    idx = _core.argsort(x, axis, bool(largest))
+    if k < n:
+        begin = [0] * x.ndim
+        end = list(x.shape)
+        end[axis] = k
+        idx = _core.strided_slice(idx, begin, end, [1] * x.ndim)
+    return _take_along(x, idx, axis), _core.cast(idx, mstype.int32)

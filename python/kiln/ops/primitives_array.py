@@ -154,6 +154,31 @@ class Pad(Primitive):
         return _af.pad_pairs(x, _af.paddings_arg(self.paddings, x, "Pad"), "constant", None, "Pad")
 
 
+class Sort(Primitive):
+    """Sort(axis=-1, descending=False)(x) → (values, indices Int32): see ops.sort."""
+
+    def __init__(self, axis=-1, descending=False):
+        super().__init__("Sort")
+        self.axis = int_arg("Sort", "axis", axis)
+        if not isinstance(descending, bool):
+            raise TypeError(f"For 'Sort', 'descending' must be bool, but got {type(descending).__name__}.")
+        self.descending = descending
+
+    def __call__(self, x):
+        return _af.sort(x, self.axis, self.descending)
+
+
+class TopK(Primitive):
+    """TopK(sorted=True)(input_x, k) → (values, indices Int32): the k largest along the last axis (see ops.topk)."""
+
+    def __init__(self, sorted=True):  # noqa: A002
+        super().__init__("TopK")
+        self.sorted = bool(sorted)
+
+    def __call__(self, input_x, k):
+        return _af.topk(input_x, k, None, True, self.sorted)
+
+
 class ArgMaxWithValue(Primitive):
     """ArgMaxWithValue(axis=0, keep_dims=False)(x) → (index Int64, value): the first maximum along `axis`. The
     gradient of value goes to that index only."""
