@@ -147,3 +147,16 @@ def test_per_batch_map_and_callable_batch_size_still_work():
     assert [b[0].tolist() for b in _epochs(d, epochs=1)[0]] == [[0, 1, 2, 3], [5, 6, 7, 8], [10, 11]]
     d = ds.NumpySlicesDataset({"x": x}, shuffle=False).batch(lambda info: 3 + info.get_batch_num())
     assert [b[0].tolist() for b in _epochs(d, epochs=1)[0]] == [[0, 1, 2], [3, 4, 5, 6], [7, 8, 9]]
+
+
+def test_split_parts_batch_as_row_by_row():
+    ds.config.set_seed(5)
+    fast = [p.batch(4) for p in ds.NumpySlicesDataset(_columns(), shuffle=True).split([0.6, 0.4])]
+    got = [_epochs(p, epochs=2) for p in fast]
+    ds.config.set_seed(5)
+    slow = [_per_row(p).batch(4) for p in ds.NumpySlicesDataset(_columns(), shuffle=True).split([0.6, 0.4])]
+    want = [_epochs(p, epochs=2) for p in slow]
+    for g, w in zip(got, want):
+        _assert_same(g, w)
+    rows = sorted(np.concatenate([b[1] for b in got[0][0]] + [b[1] for b in got[1][0]]).tolist())
+    assert rows == list(range(37))
