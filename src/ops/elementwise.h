@@ -43,8 +43,9 @@ void binary_loop(const Tensor& a, const Tensor& b, const Tensor& out, F f) {
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
   O* po = out.data<O>();
-  Strides sa = cpu::broadcast_strides(a.shape(), a.strides(), out.shape());
-  Strides sb = cpu::broadcast_strides(b.shape(), b.strides(), out.shape());
+  cpu::DimVec sa, sb;
+  cpu::broadcast_strides(a.shape(), a.strides(), out.shape(), sa);
+  cpu::broadcast_strides(b.shape(), b.strides(), out.shape(), sb);
   const Strides& so = out.strides();
   std::array<const int64_t*, 3> st{so.data(), sa.data(), sb.data()};
   cpu::strided_loop<3>(out.shape(), st, [&](const int64_t* off, int64_t n, const int64_t* in) {

@@ -227,9 +227,10 @@ void run_select(const std::vector<Tensor>& in, std::vector<Tensor>& out, const A
   const Tensor& c = in[0];
   Tensor x = ew::as_dtype(in[1], t), y = ew::as_dtype(in[2], t);
   const Shape& os = out[0].shape();
-  Strides sc = cpu::broadcast_strides(c.shape(), c.strides(), os);
-  Strides sx = cpu::broadcast_strides(x.shape(), x.strides(), os);
-  Strides sy = cpu::broadcast_strides(y.shape(), y.strides(), os);
+  cpu::DimVec sc, sx, sy;
+  cpu::broadcast_strides(c.shape(), c.strides(), os, sc);
+  cpu::broadcast_strides(x.shape(), x.strides(), os, sx);
+  cpu::broadcast_strides(y.shape(), y.strides(), os, sy);
   KILN_DISPATCH_ALL(t, [&](auto tag) {
     using T = decltype(tag);
     const bool* pc = c.data<bool>();

@@ -107,24 +107,38 @@ constexpr int kLanes = 8;
 template <typename T, typename A, typename F>
 void accumulate(const Tensor& x, const std::vector<int64_t>& ax, A* acc, F f) {
   const size_t nd = size_t(x.ndim());
-  Strides os = contiguous_strides(keep_shape(x.shape(), ax));
-  for (int64_t d : ax) os[size_t(d)] = 0;
-  // Order the dims by decreasing input stride so the loop follows memory.
-  std::vector<size_t> perm(nd);
-  std::iota(perm.begin(), perm.end(), size_t(0));
-  std::stable_sort(perm.begin(), perm.end(), [&](size_t i, size_t j) {
-    return std::llabs(x.strides()[i]) > std::llabs(x.strides()[j]);
-  });
-  Shape sh(nd);
-  Strides sx(nd), so(nd);
+  const Shape& xs = x.shape();
+  const Strides& xst = x.strides();
+  // Strides of the accumulator (contiguous over the keep_dims shape), 0 on the reduced axes. No heap allocation
+  // below cpu::DimVec::kInline dims: small reductions run every train step.
+  cpu::DimVec os(nd, 0);
+  {
+    int64_t run = 1;  // contiguous_strides(keep_shape(x.shape(), ax)), then 0 on the reduced axes
+    for (size_t i = nd; i-- > 0;) {
+      const bool reduced = std::find(ax.begin(), ax.end(), int64_t(i)) != ax.end();
+      os[i] = reduced ? 0 : run;
+      run *= reduced ? 1 : xs[i];
+    }
+  }
+  // Order the dims by decreasing input stride so the loop follows memory (a stable insertion sort: the order
+  // std::stable_sort gives, without its buffer).
+  cpu::DimVec perm(nd, 0);
+  for (size_t i = 0; i < nd; ++i) perm[i] = int64_t(i);
+  for (size_t i = 1; i < nd; ++i) {
+    int64_t p = perm[i];
+    size_t j = i;
+    for (; j > 0 && std::llabs(xst[size_t(p)]) > std::llabs(xst[size_t(perm[j - 1])]); --j) perm[j] = perm[j - 1];
+    perm[j] = p;
+  }
+  cpu::DimVec sh(nd, 0), sx(nd, 0), so(nd, 0);
   for (size_t i = 0; i < nd; ++i) {
-    sh[i] = x.shape()[perm[i]];
-    sx[i] = x.strides()[perm[i]];
-    so[i] = os[perm[i]];
+    sh[i] = xs[size_t(perm[i])];
+    sx[i] = xst[size_t(perm[i])];
+    so[i] = os[size_t(perm[i])];
   }
   const T* px = x.data<T>();
   std::array<const int64_t*, 2> st{so.data(), sx.data()};
-  cpu::strided_loop<2>(sh, st, [&](const int64_t* off, int64_t n, const int64_t* in) {
+  cpu::strided_loop<2>(sh.data(), nd, st, [&](const int64_t* off, int64_t n, const int64_t* in) {
     const T* p = px + off[1];
     A* o = acc + off[0];
     if (in[0] == 0) {

@@ -368,6 +368,11 @@ class BatchDataset(Dataset):
         return n // self.batch_size if self.drop_remainder else -(-n // self.batch_size)
 
     def _make(self, ctx):
+        if self.per_batch_map is None and isinstance(self.batch_size, int):
+            make_batches = getattr(self.children[0], "_make_batches", None)  # Note [batched read] (sources.py)
+            batched = make_batches(ctx, self.batch_size, self.drop_remainder) if make_batches else None
+            if batched is not None:
+                return batched
         child_epoch = self.children[0]._make(ctx)
         names = self.children[0].get_col_names()
         in_idx = [names.index(c) for c in self.input_columns]
