@@ -111,6 +111,7 @@ KILN_OP(Conv2DBackpropFilter, "Conv2DBackpropFilter")
 KILN_OP(MaxPool, "MaxPool")
 KILN_OP(MaxPoolGrad, "MaxPoolGrad")
 KILN_OP(MaxPoolGradGrad, "MaxPoolGradGrad")
+KILN_OP(MaxPoolGradWithArgmax, "MaxPoolGradWithArgmax")
 KILN_OP(AvgPool, "AvgPool")
 KILN_OP(AvgPoolGrad, "AvgPoolGrad")
 KILN_OP(AdaptiveAvgPool2D, "AdaptiveAvgPool2D")
@@ -118,6 +119,7 @@ KILN_OP(AdaptiveAvgPool2DGrad, "AdaptiveAvgPool2DGrad")
 
 // src/ops/norm.cpp
 KILN_OP(BatchNorm, "BatchNorm")
+KILN_OP(BatchNormGrad, "BatchNormGrad")
 
 // src/ops/scatter.cpp — functional item assignment, copies and value checks
 KILN_OP(TensorScatterUpdate, "TensorScatterUpdate")

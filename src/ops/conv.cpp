@@ -19,6 +19,8 @@
 #include <omp.h>
 
 #include <cstring>
+#include <memory>
+#include <string>
 
 #include <Eigen/Core>
 
@@ -114,42 +116,122 @@ std::vector<TensorMeta> infer_conv_filter(const TV& in, const Attrs& a) {
 enum Kind : int64_t { kFwd = 0, kBwdData = 1, kBwdWeights = 2 };
 
 // ---- float32 on oneDNN ----
-dn::PrimPtr make_conv_prim(Kind k, const ConvGeom& g) {
-  dn::MemDesc src({g.N, g.C, g.H, g.W}, dnnl_nchw), dst({g.N, g.O, g.OH, g.OW}, dnnl_nchw);
-  dn::MemDesc wei(g.G == 1 ? std::vector<int64_t>{g.O, g.C, g.KH, g.KW}
-                           : std::vector<int64_t>{g.G, g.O / g.G, g.C / g.G, g.KH, g.KW},
-                  g.G == 1 ? dnnl_oihw : dnnl_goihw);
+// Note [conv layouts]: oneDNN's fast convolutions (jit:avx2 / brgconv on AVX2, jit:avx512 ... on AVX-512) work on
+// blocked layouts (activations nChw8c / nChw16c, weights OIhw8i8o and the like). Handed plain NCHW / OIHW memory
+// descriptors they are not eligible, and oneDNN falls back to im2col + GEMM ("gemm:jit"), whose weight gradient in
+// particular is several times slower and does not scale with threads. So each plan creates its primitive
+// descriptor with dnnl_format_tag_any for every tensor, asks which layouts oneDNN chose, and wraps the convolution
+// in reorders: Kiln's plain operands → the chosen layouts (into temporaries), the result → plain NCHW / OIHW.
+// Where the chosen layout already is the plain one (e.g. the 3-channel input of a stem convolution, which the
+// direct kernels read as nchw) no reorder is made. The plan (convolution + up to three reorders) is cached per
+// configuration like any primitive (dnnl_utils.h, Note [primitive cache]). Activations are reordered on every call:
+// Kiln tensors are plain, and a layout pass keeping activations blocked between ops is a graph-level job. Weights
+// are reordered on every call too: Kiln's tensors have no version counter to key a cached blocked copy on, and a
+// 3x3 filter of ResNet sizes reorders in a few microseconds (docs/decisions.md, "Convolution layouts").
+// If oneDNN declines the `any` layouts, the plan uses the plain layouts (no reorders); if it declines those too, the
+// caller falls back to im2col + Eigen GEMM.
+struct ConvPlan {
+  dn::PrimPtr conv;        // arguments in the order (a, b, out) of the Kind, on the chosen layouts
+  dn::PrimPtr reorder[3];  // a, b: plain → chosen; out: chosen → plain; nullptr where the chosen layout is plain
+  size_t tmp_bytes[3] = {0, 0, 0};  // size of the chosen-layout temporary of a, b, out (0 where none)
+  std::string impl;        // oneDNN's implementation name (e.g. "jit:avx2", "gemm:jit"), for tests and benchmarks
+};
+
+// The primitive descriptor of kind k on the given memory descriptors (plain or `any`); nullptr if oneDNN declines.
+dnnl_primitive_desc_t conv_pd(Kind k, const ConvGeom& g, const_dnnl_memory_desc_t src, const_dnnl_memory_desc_t wei,
+                              const_dnnl_memory_desc_t dst, const dn::Attr& attr) {
   dnnl_dims_t strides{g.sh, g.sw}, dil{g.dh - 1, g.dw - 1}, pad_l{g.pt, g.pl}, pad_r{g.pb, g.pr};
-  dn::Attr attr;  // user-managed scratchpad (dnnl_utils.h, Note [threads])
   dnnl_primitive_desc_t fwd = nullptr;
   if (dnnl_convolution_forward_primitive_desc_create(&fwd, dn::engine(), dnnl_forward_training, dnnl_convolution_direct,
-                                                     src.md, wei.md, nullptr, dst.md, strides, dil, pad_l, pad_r,
+                                                     src, wei, nullptr, dst, strides, dil, pad_l, pad_r,
                                                      attr.a) != dnnl_success)
     return nullptr;
-  if (k == kFwd)
-    return dn::make_prim(fwd, {{DNNL_ARG_SRC, src.md}, {DNNL_ARG_WEIGHTS, wei.md}, {DNNL_ARG_DST, dst.md}});
+  if (k == kFwd) return fwd;
   dnnl_primitive_desc_t pd = nullptr;
   dnnl_status_t st =
       k == kBwdData
-          ? dnnl_convolution_backward_data_primitive_desc_create(&pd, dn::engine(), dnnl_convolution_direct, src.md,
-                                                                 wei.md, dst.md, strides, dil, pad_l, pad_r, fwd,
-                                                                 attr.a)
-          : dnnl_convolution_backward_weights_primitive_desc_create(&pd, dn::engine(), dnnl_convolution_direct, src.md,
-                                                                    wei.md, nullptr, dst.md, strides, dil, pad_l,
-                                                                    pad_r, fwd, attr.a);
+          ? dnnl_convolution_backward_data_primitive_desc_create(&pd, dn::engine(), dnnl_convolution_direct, src, wei,
+                                                                 dst, strides, dil, pad_l, pad_r, fwd, attr.a)
+          : dnnl_convolution_backward_weights_primitive_desc_create(&pd, dn::engine(), dnnl_convolution_direct, src,
+                                                                    wei, nullptr, dst, strides, dil, pad_l, pad_r,
+                                                                    fwd, attr.a);
   dnnl_primitive_desc_destroy(fwd);
-  if (st != dnnl_success) return nullptr;
-  if (k == kBwdData)
-    return dn::make_prim(pd, {{DNNL_ARG_DIFF_DST, dst.md}, {DNNL_ARG_WEIGHTS, wei.md}, {DNNL_ARG_DIFF_SRC, src.md}});
-  return dn::make_prim(pd, {{DNNL_ARG_DIFF_DST, dst.md}, {DNNL_ARG_SRC, src.md}, {DNNL_ARG_DIFF_WEIGHTS, wei.md}});
+  return st == dnnl_success ? pd : nullptr;
+}
+
+std::shared_ptr<ConvPlan> make_conv_plan(Kind k, const ConvGeom& g, bool plain_only) {
+  const std::vector<int64_t> sd{g.N, g.C, g.H, g.W}, dd{g.N, g.O, g.OH, g.OW},
+      wd = g.G == 1 ? std::vector<int64_t>{g.O, g.C, g.KH, g.KW}
+                    : std::vector<int64_t>{g.G, g.O / g.G, g.C / g.G, g.KH, g.KW};
+  const dnnl_format_tag_t wtag = g.G == 1 ? dnnl_oihw : dnnl_goihw;
+  dn::MemDesc src(sd, dnnl_nchw), dst(dd, dnnl_nchw), wei(wd, wtag);
+  dn::MemDesc src_any(sd, dnnl_format_tag_any), dst_any(dd, dnnl_format_tag_any), wei_any(wd, dnnl_format_tag_any);
+  dn::Attr attr;  // user-managed scratchpad (dnnl_utils.h, Note [threads])
+  dnnl_primitive_desc_t pd = plain_only ? nullptr : conv_pd(k, g, src_any.md, wei_any.md, dst_any.md, attr);
+  if (!pd) pd = conv_pd(k, g, src.md, wei.md, dst.md, attr);
+  if (!pd) return nullptr;
+  // The operands (a, b, out) of each kind: their DNNL_ARG ids, the layouts oneDNN chose, and Kiln's plain layouts.
+  static const int ids[3][3] = {{DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
+                                {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC},
+                                {DNNL_ARG_DIFF_DST, DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS}};
+  static const dnnl_query_t queries[3][3] = {{dnnl_query_src_md, dnnl_query_weights_md, dnnl_query_dst_md},
+                                             {dnnl_query_diff_dst_md, dnnl_query_weights_md, dnnl_query_diff_src_md},
+                                             {dnnl_query_diff_dst_md, dnnl_query_src_md, dnnl_query_diff_weights_md}};
+  const_dnnl_memory_desc_t plain[3][3] = {{src.md, wei.md, dst.md}, {dst.md, wei.md, src.md}, {dst.md, src.md, wei.md}};
+  auto plan = std::make_shared<ConvPlan>();
+  const char* impl = nullptr;
+  if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl) plan->impl = impl;
+  std::vector<std::pair<int, const_dnnl_memory_desc_t>> args;
+  bool failed = false;
+  for (int i = 0; i < 3; ++i) {
+    const_dnnl_memory_desc_t chosen = dnnl_primitive_desc_query_md(pd, queries[k][i], 0);
+    if (!chosen) { dnnl_primitive_desc_destroy(pd); return nullptr; }
+    args.emplace_back(ids[k][i], chosen);
+    plan->reorder[i] = i < 2 ? dn::make_reorder(plain[k][i], chosen, &failed) : dn::make_reorder(chosen, plain[k][i], &failed);
+    if (plan->reorder[i]) plan->tmp_bytes[i] = dnnl_memory_desc_get_size(chosen);
+  }
+  if (failed) { dnnl_primitive_desc_destroy(pd); return nullptr; }
+  plan->conv = dn::make_prim(pd, args);  // takes ownership of pd
+  return plan->conv ? plan : nullptr;
+}
+
+dn::LruCache<ConvPlan>& conv_cache() {
+  static auto* cache = new dn::LruCache<ConvPlan>();  // never destroyed: primitives outlive static destruction order
+  return *cache;
+}
+
+std::shared_ptr<ConvPlan> conv_plan(Kind k, const ConvGeom& g, bool plain_only) {
+  std::vector<int64_t> key{k, g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.sh, g.sw, g.pt, g.pb, g.pl, g.pr, g.dh, g.dw, g.G,
+                           plain_only};
+  return conv_cache().get(key, [&] { return make_conv_plan(k, g, plain_only); });
+}
+
+// Note [conv special values]: the direct (blocked-layout) kernels skip the taps of a window that fall into the zero
+// padding, while MindSpore and PyTorch (and Kiln's GEMM path) multiply them, 0·NaN = 0·inf = NaN: a non-finite
+// weight makes its whole output channel NaN there, border positions included. To keep those semantics, a forward
+// convolution with padding whose filter holds a NaN/inf runs on the plain-layout (GEMM) plan. The check reads the
+// filter only (C·KH·KW·O floats: ~2 µs for ResNet's largest); x and dy never meet the padding in a product that the
+// two kinds of kernel treat differently in the forward and data-gradient convolutions.
+bool all_finite(const float* p, int64_t n) {
+  float acc = 0.f;
+  for (int64_t i = 0; i < n; ++i) acc += p[i] * 0.f;  // NaN iff some p[i] is NaN or ±inf; vectorizes
+  return acc == 0.f;
 }
 
 bool conv_dnnl(Kind k, const ConvGeom& g, const float* a, const float* b, float* out) {
-  static auto* cache = new dn::PrimCache();  // never destroyed: primitives outlive static destruction order
-  std::vector<int64_t> key{k, g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.sh, g.sw, g.pt, g.pb, g.pl, g.pr, g.dh, g.dw, g.G};
+  const bool padded = g.pt || g.pb || g.pl || g.pr;
+  const bool plain_only = k == kFwd && padded && !all_finite(b, g.O * (g.C / g.G) * g.KH * g.KW);
+  std::shared_ptr<ConvPlan> plan = conv_plan(k, g, plain_only);
+  if (!plan) return false;
   static const char* names[] = {"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"};
-  return cache->run(key, [&] { return make_conv_prim(k, g); },
-                   {const_cast<float*>(a), const_cast<float*>(b), out}, names[k]);
+  dn::TempBuffer ta(plan->tmp_bytes[0]), tb(plan->tmp_bytes[1]), to(plan->tmp_bytes[2]);
+  void* pa = const_cast<float*>(a);
+  void* pb = const_cast<float*>(b);
+  if (plan->reorder[0]) { dn::run_prim(*plan->reorder[0], {pa, ta.ptr}, names[k]); pa = ta.ptr; }
+  if (plan->reorder[1]) { dn::run_prim(*plan->reorder[1], {pb, tb.ptr}, names[k]); pb = tb.ptr; }
+  dn::run_prim(*plan->conv, {pa, pb, plan->reorder[2] ? to.ptr : static_cast<void*>(out)}, names[k]);
+  if (plan->reorder[2]) dn::run_prim(*plan->reorder[2], {to.ptr, static_cast<void*>(out)}, names[k]);
+  return true;
 }
 
 // ---- float64 (and fallback): im2col + Eigen GEMM ----

@@ -26,6 +26,7 @@
 #include <limits>
 
 #include "elementwise.h"
+#include "kiln/autodiff.h"
 #include "families.h"
 
 namespace kiln {
@@ -117,6 +118,9 @@ inline int64_t window_argmax(const PoolGeom& g, const T* xp, int64_t oh, int64_t
   return bi;
 }
 
+Attrs max_attrs(const ops::Axes& kernel, const ops::Axes& stride, const ops::Axes& pad, const ops::Axes& dilation,
+                bool ceil_mode);
+
 // ---- MaxPool ----
 std::vector<TensorMeta> infer_max_pool(const TV& in, const Attrs& a) {
   check_float(in[0], "MaxPool", "x");
@@ -150,8 +154,16 @@ void run_max_pool(const TV& in, TV& out, const Attrs& a) {
   });
 }
 
-TV bp_max_pool(const TV& in, const TV&, const TV& g, const Attrs& a) {
+// Note [max pool argmax]: while a gradient is being recorded, ops::max_pool2d runs MaxPool with return_indices (the
+// caller still gets only y) so that the tape keeps the argmax of every window; the backward is then a scatter of
+// dy at those indices (MaxPoolGradWithArgmax) instead of MaxPoolGrad's second argmax search over x. Both route
+// each dy to the first maximum of its window and accumulate overlapping windows in the same (oh, ow) order, so the
+// two give bit-identical results (PyNative, Graph mode and the indices-less path agree).
+TV bp_max_pool(const TV& in, const TV& out, const TV& g, const Attrs& a) {
   if (!g[0].defined()) return {Tensor()};
+  if (out.size() > 1 && out[1].defined())
+    return {apply1(OpId::MaxPoolGradWithArgmax, {in[0], g[0], out[1]},
+                   max_attrs(a.ints("kernel"), a.ints("stride"), a.ints("pad"), a.ints("dilation"), a.b("ceil_mode")))};
   return {ops::max_pool2d_grad(in[0], g[0], a.ints("kernel"), a.ints("stride"), a.ints("pad"), a.ints("dilation"),
                                a.b("ceil_mode"))};
 }
@@ -233,6 +245,58 @@ TV bp_max_pool_grad_grad(const TV& in, const TV&, const TV& g, const Attrs& a) {
   if (!g[0].defined()) return {Tensor(), Tensor()};
   return {Tensor(), ops::max_pool2d_grad(in[0], g[0], a.ints("kernel"), a.ints("stride"), a.ints("pad"),
                                          a.ints("dilation"), a.b("ceil_mode"))};
+}
+
+// MaxPoolGradWithArgmax(x, dy, argmax) → dx: dy[n, c, oh, ow] added at x position argmax[n, c, oh, ow] (h·W + w; −1 for
+// a window entirely in padding: skipped). argmax must be MaxPool's index output for x with the same attributes (the
+// op is emitted only by MaxPool's bprop, Note [max pool argmax]); x gives the shape and the bprop. Linear in dy: its
+// bprop w.r.t. dy is MaxPoolGradGrad(x, ·) (a gather at the same argmax); zero w.r.t. x, like MaxPoolGrad.
+std::vector<TensorMeta> infer_max_pool_grad_argmax(const TV& in, const Attrs& a) {
+  check_float(in[0], "MaxPoolGradWithArgmax", "x");
+  PoolGeom g = pool_geometry(in[0].shape(), a, "MaxPoolGradWithArgmax");
+  const Shape o{g.N, g.C, g.OH, g.OW};
+  KILN_CHECK(in[1].shape() == o && in[1].dtype() == in[0].dtype(), Value, "For 'MaxPoolGradWithArgmax', the output "
+             "gradient must be ", dtype_name(in[0].dtype()), shape_str(o), ", but got ", dtype_name(in[1].dtype()),
+             shape_str(in[1].shape()), ".");
+  KILN_CHECK(in[2].shape() == o && in[2].dtype() == DType::Int64, Value, "For 'MaxPoolGradWithArgmax', the argmax "
+             "must be Int64", shape_str(o), ", but got ", dtype_name(in[2].dtype()), shape_str(in[2].shape()), ".");
+  return {{in[0].shape(), in[0].dtype()}};
+}
+
+void run_max_pool_grad_argmax(const TV& in, TV& out, const Attrs& a) {
+  PoolGeom g = pool_geometry(in[0].shape(), a, "MaxPoolGradWithArgmax");
+  Tensor dy = in[1].contiguous(), idx = in[2].contiguous();
+  const int64_t* pi = idx.data<int64_t>();
+  const int64_t HW = g.H * g.W, OHW = g.OH * g.OW;
+  KILN_DISPATCH(dy.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    if constexpr (std::is_floating_point_v<C>) {
+      const T* pg = dy.data<T>();
+      T* pd = out[0].data<T>();
+      for_planes(g.N * g.C, HW + OHW, [&](int64_t p) {
+        T* dp = pd + p * HW;
+        const int64_t* ip = pi + p * OHW;
+        const T* gp = pg + p * OHW;
+        if constexpr (std::is_same_v<C, T>) {  // float / double: accumulate in place
+          std::fill(dp, dp + HW, T(0));
+          for (int64_t o = 0; o < OHW; ++o)
+            if (ip[o] >= 0 && ip[o] < HW) dp[ip[o]] += gp[o];
+        } else {  // 16-bit floats: accumulate in float, as MaxPoolGrad does
+          std::vector<C> acc(size_t(HW), C(0));
+          for (int64_t o = 0; o < OHW; ++o)
+            if (ip[o] >= 0 && ip[o] < HW) acc[size_t(ip[o])] += C(gp[o]);
+          for (int64_t i = 0; i < HW; ++i) dp[i] = T(acc[size_t(i)]);
+        }
+      });
+    }
+  });
+}
+
+TV bp_max_pool_grad_argmax(const TV& in, const TV&, const TV& g, const Attrs& a) {
+  if (!g[0].defined()) return {Tensor(), Tensor(), Tensor()};
+  return {Tensor(), ops::max_pool2d_grad_grad(in[0], g[0], a.ints("kernel"), a.ints("stride"), a.ints("pad"),
+                                              a.ints("dilation"), a.b("ceil_mode")), Tensor()};
 }
 
 // ---- AvgPool ----
@@ -446,6 +510,7 @@ void register_pool() {
   reg(OpId::MaxPool, infer_max_pool, run_max_pool, bp_max_pool);
   reg(OpId::MaxPoolGrad, infer_max_pool_grad, run_max_pool_grad, bp_max_pool_grad);
   reg(OpId::MaxPoolGradGrad, infer_max_pool_grad_grad, run_max_pool_grad_grad, bp_max_pool_grad_grad);
+  reg(OpId::MaxPoolGradWithArgmax, infer_max_pool_grad_argmax, run_max_pool_grad_argmax, bp_max_pool_grad_argmax);
   reg(OpId::AvgPool, infer_avg_pool, run_avg_pool, bp_avg_pool);
   reg(OpId::AvgPoolGrad, infer_avg_pool_grad, run_avg_pool_grad, bp_avg_pool_grad);
   reg(OpId::AdaptiveAvgPool2D, infer_adaptive, run_adaptive<false>, bp_adaptive);
@@ -463,7 +528,10 @@ std::vector<Tensor> max_pool2d_with_indices(const Tensor& x, const Axes& kernel,
 Tensor max_pool2d(const Tensor& x, const Axes& kernel, const Axes& stride, const Axes& pad, const Axes& dilation,
                   bool ceil_mode) {
   Attrs a = max_attrs(kernel, stride, pad, dilation, ceil_mode);
-  a.items.emplace_back("return_indices", false);
+  // While a gradient is recorded, also compute the argmax for the backward (Note [max pool argmax]).
+  const bool keep_argmax = autodiff::grad_level() > 0;
+  a.items.emplace_back("return_indices", keep_argmax);
+  if (keep_argmax) return apply(OpId::MaxPool, {x}, a)[0];
   return apply1(OpId::MaxPool, {x}, a);
 }
 Tensor max_pool2d_grad(const Tensor& x, const Tensor& dout, const Axes& kernel, const Axes& stride, const Axes& pad,

@@ -1476,10 +1476,11 @@ if hasattr(ops, "max_pool2d"):
             v, i = v[0], i[0]
         return (v, i) if return_indices else v
 
-    register(OpInfo("max_pool2d", ("MaxPool", "MaxPoolGrad"),
+    register(OpInfo("max_pool2d", ("MaxPool", "MaxPoolGradWithArgmax"),
                     lambda x, **kw: ops.max_pool2d(x, **kw), _np_maxpool, _maxpool_samples, FLOATS,
                     differentiable=True, ref_upcast=False, nan_wins=np.inf, ties="first",
-                    notes="gradient → the first maximum of each window (MaxPoolGrad)"))
+                    notes="gradient → the first maximum of each window: while a gradient is recorded MaxPool also "
+                          "computes its argmax, and the backward scatters dy there (MaxPoolGradWithArgmax)"))
     register(OpInfo("max_pool2d_indices", ("MaxPool",),
                     lambda x, **kw: ops.max_pool2d(x, return_indices=True, **kw),
                     lambda x, **kw: _np_maxpool(x, return_indices=True, **kw),
@@ -1514,6 +1515,21 @@ if hasattr(ops, "max_pool2d"):
                     differentiable=True, grad_args=(1,),
                     notes="MaxPoolGrad as a forward op (dy scattered to each window's argmax, overlapping windows "
                           "accumulate); its gradient w.r.t. dy is MaxPoolGradGrad"))
+
+    def _mpga(x, dy, kernel, stride, pad, dilation, ceil_mode):
+        """MaxPool's backward as recorded in training: d/dx ⟨max_pool2d(x), dy⟩ — MaxPool keeps its argmax and the
+        gradient is MaxPoolGradWithArgmax(x, dy, argmax); a function of dy (its gradient: MaxPoolGradGrad)."""
+        p = (pad[0], pad[2]) if pad[0] == pad[1] and pad[2] == pad[3] else None
+        if p is None:
+            raise ValueError("symmetric pads only")
+        return kiln.grad(lambda a: ops.sum(ops.mul(ops.max_pool2d(a, tuple(kernel), tuple(stride), p, tuple(dilation),
+                                                                  ceil_mode=ceil_mode), dy)))(x)
+
+    register(OpInfo("max_pool2d_grad_argmax", ("MaxPoolGradWithArgmax", "MaxPool", "MaxPoolGradGrad"),
+                    _mpga, _np_mpg, _mpg_samples, (F32, F64), differentiable=True, grad_args=(1,),
+                    notes="the gradient of ops.max_pool2d as a forward function of dy: dy scattered at the argmax "
+                          "that MaxPool saved (MaxPoolGradWithArgmax; equal to MaxPoolGrad's result); its gradient "
+                          "w.r.t. dy is MaxPoolGradGrad"))
 
     def _mpgg(x, h, dy0, **kw):
         """MaxPoolGradGrad(x, h) = ∂/∂dy ⟨MaxPoolGrad(x, dy), h⟩ — a function of h."""
@@ -1618,7 +1634,7 @@ if hasattr(ops, "batch_norm"):
                           arr(rng, (c,), dtype), arr(rng, (c,), dtype, -0.5, 0.5), arr(rng, (c,), dtype, 0.5, 1.5)),
                          dict(training=training, eps=1e-5), desc=f"training={training}")
 
-    register(OpInfo("batch_norm", ("BatchNorm",),
+    register(OpInfo("batch_norm", ("BatchNorm", "BatchNormGrad"),
                     lambda x, scale, bias, mean, var, training, eps: tuple(
                         _core.batch_norm(x, scale, bias, mean, var, training, eps)),
                     np_batch_norm, _bn_samples, (F32, F64, F16), differentiable=True, out_dtype=_same_dtype,
@@ -1626,7 +1642,8 @@ if hasattr(ops, "batch_norm"):
                     special_args=(0,),  # ±inf in scale/mean/var: Kiln folds y = x·a + b (a = scale/√(var + eps),
                     # b = bias − mean·a, as PyTorch's CPU kernel), so inf − inf = NaN where the unfolded reference
                     # gives ±inf; special values go into x only
-                    notes="BatchNorm (y, batch mean, biased batch variance); training: gradients flow through the "
+                    notes="BatchNorm (y, batch mean, biased batch variance); training: the gradient of y alone is one "
+                          "fused kernel (BatchNormGrad) when the backward is not itself differentiated; gradients flow through the "
                           "batch statistics (also from the mean/variance outputs). The mean/variance INPUTS get zero "
                           "gradient, in inference too (MindSpore's bprop: running statistics are state), so they are "
                           "not finite-differenced"))

@@ -191,41 +191,36 @@ inline void run_prim(Prim& p, const std::vector<void*>& data, const char* op) {
   KILN_DNNL(dnnl_stream_wait(s), op);
 }
 
-// Primitives keyed by a vector of integers (op kind, shapes, attributes), least recently used dropped beyond
-// kCapacity. `run` creates on a miss with `make` (which may return nullptr: the miss is remembered, so a failing
-// configuration is tried once) and returns false when the configuration has no primitive (the caller falls back
-// to its own loops). Thread-safe (Note [threads]).
-class PrimCache {
+// Values (primitives, or plans of several primitives) keyed by a vector of integers (op kind, shapes, attributes),
+// least recently used dropped beyond kCapacity. `get` creates on a miss with `make` (which may return nullptr: the
+// miss is remembered, so a failing configuration is tried once). The OpenMP team size is appended to every key
+// (see `get`). Thread-safe: the map is guarded by a mutex; a value handed out stays alive while its user holds it.
+template <typename V>
+class LruCache {
  public:
   static constexpr size_t kCapacity = 256;
 
   template <typename Make>
-  bool run(const std::vector<int64_t>& config, Make&& make, const std::vector<void*>& data, const char* op) {
+  std::shared_ptr<V> get(const std::vector<int64_t>& config, Make&& make) {
     // The OpenMP team size a primitive is created for is part of its identity: oneDNN primitives keep it, and in a
     // forked child (kiln.dataset worker processes) a team of more than one thread waits forever (libgomp is not
     // fork-safe); workers switch to one thread, so they must not reuse the parent's primitives.
     std::vector<int64_t> key(config);
     key.push_back(omp_get_max_threads());
-    PrimPtr p;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = map_.find(key);
-      if (it != map_.end()) {
-        lru_.splice(lru_.begin(), lru_, it->second);  // most recently used first
-        p = it->second->second;
-      } else {
-        p = make();
-        lru_.emplace_front(key, p);
-        map_.emplace(key, lru_.begin());
-        while (lru_.size() > kCapacity) {  // a running entry survives through its own reference `p`
-          map_.erase(lru_.back().first);
-          lru_.pop_back();
-        }
-      }
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(key);
+    if (it != map_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second);  // most recently used first
+      return it->second->second;
     }
-    if (!p) return false;
-    run_prim(*p, data, op);
-    return true;
+    std::shared_ptr<V> p = make();
+    lru_.emplace_front(key, p);
+    map_.emplace(key, lru_.begin());
+    while (lru_.size() > kCapacity) {  // a running entry survives through its user's own reference
+      map_.erase(lru_.back().first);
+      lru_.pop_back();
+    }
+    return p;
   }
   // Number of cached configurations (for tests).
   size_t size() {
@@ -234,10 +229,54 @@ class PrimCache {
   }
 
  private:
-  using Entry = std::pair<std::vector<int64_t>, PrimPtr>;
+  using Entry = std::pair<std::vector<int64_t>, std::shared_ptr<V>>;
   std::mutex mu_;
   std::list<Entry> lru_;
-  std::map<std::vector<int64_t>, std::list<Entry>::iterator> map_;
+  std::map<std::vector<int64_t>, typename std::list<Entry>::iterator> map_;
+};
+
+// Single primitives keyed by configuration: `run` creates on a miss with `make` and returns false when the
+// configuration has no primitive (the caller falls back to its own loops). Thread-safe (Note [threads]).
+class PrimCache {
+ public:
+  static constexpr size_t kCapacity = LruCache<Prim>::kCapacity;
+
+  template <typename Make>
+  bool run(const std::vector<int64_t>& config, Make&& make, const std::vector<void*>& data, const char* op) {
+    PrimPtr p = cache_.get(config, make);
+    if (!p) return false;
+    run_prim(*p, data, op);
+    return true;
+  }
+  size_t size() { return cache_.size(); }
+
+ private:
+  LruCache<Prim> cache_;
+};
+
+// A reorder primitive from layout `from` to layout `to` (same dims and data type), or nullptr when the two
+// layouts are the same (no reorder needed). Sets *failed when oneDNN cannot make it. Arguments: {from, to}.
+inline PrimPtr make_reorder(const_dnnl_memory_desc_t from, const_dnnl_memory_desc_t to, bool* failed) {
+  if (dnnl_memory_desc_equal(from, to)) return nullptr;
+  Attr attr;
+  dnnl_primitive_desc_t pd = nullptr;
+  if (dnnl_reorder_primitive_desc_create(&pd, from, engine(), to, engine(), attr.a) != dnnl_success) {
+    *failed = true;
+    return nullptr;
+  }
+  PrimPtr p = make_prim(pd, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+  if (!p) *failed = true;
+  return p;
+}
+
+// A block of Kiln-allocator memory for the duration of a scope (a blocked-layout temporary); empty when n == 0.
+struct TempBuffer {
+  void* ptr = nullptr;
+  size_t n = 0;
+  explicit TempBuffer(size_t bytes) : ptr(bytes ? allocator::allocate(bytes) : nullptr), n(bytes) {}
+  ~TempBuffer() { if (ptr) allocator::release(ptr, n); }
+  TempBuffer(const TempBuffer&) = delete;
+  TempBuffer& operator=(const TempBuffer&) = delete;
 };
 
 }  // namespace kiln::cpu::dnnl
