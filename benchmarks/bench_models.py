@@ -506,6 +506,17 @@ def run_variant(variant, name, threads, args):
     return {"status": "failed", "detail": f"exit {p.returncode}: {tail}"}
 
 
+def combine(rounds):
+    """One result from the rounds of a cell: the median of the rounds' medians (all rounds must be ok)."""
+    bad = [r for r in rounds if r["status"] != "ok"]
+    if bad:
+        return bad[0]
+    out = dict(rounds[0])
+    out["round_rates"] = [r["rate"] for r in rounds]
+    out["rate"] = statistics.median(out["round_rates"])
+    return out
+
+
 def same_work_line(results, ref_variant):
     """A line comparing each variant's first two losses with the reference's (the first thread count's run)."""
     ref = results.get(ref_variant)
@@ -536,9 +547,14 @@ def run_table(args, variants, thread_counts):
         print(f"  {'framework / mode':<24} {'version':<16}{head}")
         print("  " + "-" * (41 + 16 * len(thread_counts)))
         res = {t: {} for t in thread_counts}
+        runs = {(t, v): [] for t in thread_counts for v in variants}
+        for _ in range(args.rounds):  # rounds interleave the variants, so that a load change hits them all alike
+            for v in variants:
+                for t in thread_counts:
+                    runs[t, v].append(run_variant(v, name, t, args))
         for v in variants:
             for t in thread_counts:
-                res[t][v] = run_variant(v, name, t, args)
+                res[t][v] = combine(runs[t, v])
             cells, version = [], ""
             for t in thread_counts:
                 r = res[t][v]
@@ -618,6 +634,8 @@ def main():
     ap.add_argument("--ms-python", default=peers_py if os.path.exists(peers_py) else sys.executable,
                     help="python that imports mindspore (default: benchmarks/.venv-peers, else this one)")
     ap.add_argument("--repeats", type=int, default=5, help="timed runs per variant (median reported; default 5)")
+    ap.add_argument("--rounds", type=int, default=1, help="passes over all variants, interleaved; the table shows "
+                                                          "the median of the rounds' medians (default 1)")
     ap.add_argument("--warmup", type=int, default=10, help="untimed steps after the first two (default 10)")
     ap.add_argument("--min-time", type=float, default=1.0, help="seconds per timed run (default 1.0)")
     ap.add_argument("--timeout", type=float, default=900, help="seconds allowed per variant run (default 900)")
@@ -633,7 +651,7 @@ def main():
     args = ap.parse_args()
     if args.quick:
         args.repeats, args.warmup, args.min_time = 3, 3, 0.3
-    for k in ("repeats", "profile_steps", "top"):
+    for k in ("repeats", "rounds", "profile_steps", "top"):
         if getattr(args, k) < 1:
             ap.error(f"--{k.replace('_', '-')} must be >= 1, got {getattr(args, k)}")
     if args.warmup < 0 or args.min_time <= 0 or args.timeout <= 0:
@@ -673,7 +691,7 @@ def main():
     variants = ["kiln", "kiln-jit"] + [v for v in VARIANTS if v in peers]
     print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores; median of "
           f"{args.repeats} runs of ~{args.min_time:g} s after {args.warmup + 2} warm-up steps; each cell its own "
-          "process")
+          f"process" + (f"; median of {args.rounds} interleaved rounds" if args.rounds > 1 else ""))
     print(f"pythons: kiln {args.kiln_python}, torch {args.torch_python}, mindspore {args.ms_python}")
     results = run_table(args, variants, thread_counts)
     if args.json:
