@@ -3,6 +3,7 @@
 
 #include "bindings.h"
 #include "kiln/allocator.h"
+#include "kiln/profiler.h"
 #include "kiln/graph.h"
 
 namespace kiln::py {
@@ -292,6 +293,17 @@ void bind_tensor(nb::module_& m) {
   m.def("_reset_peak_in_use", &allocator::reset_peak_in_use, "The peak bytes-in-use counter restarts from now.");
   m.def("_reset_peak_reserved", &allocator::reset_peak_reserved, "The peak reserved counter restarts from now.");
   m.def("_block_size", &allocator::block_size, nb::arg("nbytes"), "The block bytes a request of nbytes occupies.");
+
+  // The per-op profiler (kiln/profiler.h); kiln.runtime.profile builds its context manager on these.
+  m.def("_profiler_enable", &profiler::enable, "Turns per-op timing on (calls nest).");
+  m.def("_profiler_disable", &profiler::disable, "Undoes one _profiler_enable (RuntimeError without one).");
+  m.def("_profiler_enabled", &profiler::enabled, "True while per-op timing is on.");
+  m.def("_profiler_snapshot", []() {
+    nb::list rows;
+    for (const auto& s : profiler::snapshot())
+      rows.append(nb::make_tuple(op_name(s.op), profiler::mode_name(s.mode), s.calls, s.total_ns));
+    return rows;
+  }, "The cumulative per-op counters: a list of (op name, mode, calls, total ns).");
 }
 
 }  // namespace kiln::py

@@ -3,6 +3,7 @@
 
 #include "kiln/allocator.h"
 #include "kiln/graph.h"
+#include "kiln/profiler.h"
 
 namespace kiln::graph {
 
@@ -218,6 +219,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& args) {
       if (ins.precomputed) continue;  // a view of the Executable's own buffers, made once
       for (int j : ins.dynamic_in) ins.args[size_t(j)] = slots[size_t(ins.in[size_t(j)])];
       OpNameScope op_scope(ins.name);  // names the op in a kernel's dtype error
+      profiler::OpTimer timer(ins.def->id, profiler::Mode::Graph);  // one relaxed load unless profiling
       if (ins.def->direct) {
         out = ins.def->direct(ins.args, ins.attrs);
         for (size_t k = 0; k < ins.out.size(); ++k) slots[size_t(ins.out[k])] = std::move(out[k]);

@@ -7,6 +7,7 @@
 #include "kiln/autodiff.h"
 #include "families.h"
 #include "kiln/graph.h"
+#include "kiln/profiler.h"
 
 namespace kiln {
 
@@ -141,6 +142,7 @@ std::vector<Tensor> apply(OpId id, const std::vector<Tensor>& inputs, const Attr
   } else if (def.direct) {
     {
       KernelSection section(inputs, {});
+      profiler::OpTimer timer(id, profiler::Mode::PyNative);
       outs = def.direct(inputs, attrs);
     }
     for (auto& o : outs) (void)numel(o.shape());  // a view may not exceed the element limit either
@@ -149,6 +151,7 @@ std::vector<Tensor> apply(OpId id, const std::vector<Tensor>& inputs, const Attr
     outs.reserve(metas.size());
     for (auto& m : metas) outs.push_back(Tensor::empty(m.shape, m.dtype));
     KernelSection section(inputs, outs);
+    profiler::OpTimer timer(id, profiler::Mode::PyNative);
     def.cpu(inputs, outs, attrs);
   }
   if (autodiff::grad_level() > 0) autodiff::record(def, inputs, outs, attrs);

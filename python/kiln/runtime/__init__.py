@@ -3,14 +3,18 @@
 Kiln's tensors live in a caching allocator (its policy: docs/decisions.md, "Caching allocator"): freed blocks are
 kept for reuse, up to a bound on the cached bytes, so that a training loop does not call the system allocator after
 its first step. These functions read its counters and empty its cache, with MindSpore's names and return formats.
+
+`profile()` (Kiln's own) times the ops that a block of code runs, per op and mode (PyNative / Graph): see
+`kiln.runtime.profiler`.
 """
 from .memory import (  # noqa: F401
     empty_cache, memory_allocated, max_memory_allocated, memory_reserved, max_memory_reserved, memory_stats,
     memory_summary, reset_peak_memory_stats, reset_max_memory_allocated, reset_max_memory_reserved, set_cache_limit,
 )
+from .profiler import OpProfile, is_profiling, profile  # noqa: F401
 
 __all__ = [
     "empty_cache", "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
     "memory_stats", "memory_summary", "reset_peak_memory_stats", "reset_max_memory_allocated",
-    "reset_max_memory_reserved", "set_cache_limit",
+    "reset_max_memory_reserved", "set_cache_limit", "profile", "OpProfile", "is_profiling",
 ]
