@@ -187,3 +187,13 @@ def test_partial_and_constexpr():
         return x * twice(x.shape[0])
 
     assert N(f(Tensor(np.ones(3, np.float32)))).tolist() == [6, 6, 6]
+
+
+def test_grad_operation_passes_keyword_arguments():
+    def f(a, b=2.0):
+        return (a * b).sum()
+
+    x, y = Tensor(np.array([3.0, 4.0], np.float32)), Tensor(2.0)
+    np.testing.assert_array_equal(N(C.GradOperation()(f)(x, b=y)), [2, 2])
+    g = C.GradOperation(get_all=True)(f)(x, b=y)
+    assert len(g) == 1 and N(g[0]).tolist() == [2, 2]  # keyword Tensors are not differentiated

@@ -409,3 +409,16 @@ def test_files_of_different_schemas_are_refused(tmp_path):
         FileReader([str(tmp_path / "a.mr"), str(tmp_path / "b.mr")])
     with pytest.raises(ValueError, match="can not found in schema"):
         FileReader(str(tmp_path / "a.mr"), columns=["y"])
+
+
+def test_float32_field_refuses_values_it_cannot_hold_and_commit_twice_is_an_error(tmp_path):
+    w = FileWriter(str(tmp_path / "f.mr"))
+    w.add_schema({"f": {"type": "float32"}, "d": {"type": "float64"}})
+    with pytest.warns(UserWarning, match="field: f type : float32 value: 1e\\+300 is out of range"):
+        w.write_raw_data([{"f": 1e300, "d": 1.0}, {"f": 2.5, "d": 1e300}])
+    w.write_raw_data([{"f": float("inf"), "d": float("nan")}])  # inf fits a float32 field
+    w.commit()
+    with pytest.raises(RuntimeError, match="call `commit` twice"):
+        w.commit()
+    rows = list(FileReader(str(tmp_path / "f.mr")).get_next())
+    assert [r["f"] for r in rows] == [2.5, float("inf")] and rows[0]["d"] == 1e300 and np.isnan(rows[1]["d"])

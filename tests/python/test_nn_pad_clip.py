@@ -116,3 +116,9 @@ def test_clip_by_norm_bad_inputs_raise_type_error(bad):
         clip(bad, Tensor(1.0))
     with pytest.raises(TypeError, match="ClipByNorm"):
         clip(Tensor(np.ones(2, np.float32)), bad)
+
+
+def test_index_modes_refuse_an_empty_dim_clearly():
+    for mode in ("reflect", "replicate", "circular"):
+        with pytest.raises(ValueError, match=f"'{mode}' padding needs a non-empty dim 1"):
+            ops.pad(Tensor(np.zeros((2, 0), np.float32)), (1, 1), mode=mode)

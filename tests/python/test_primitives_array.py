@@ -169,3 +169,12 @@ def test_primitives_in_graph_mode_match_pynative():
     for e, g in zip(f(x), ms.jit(f)(x)):
         assert e.dtype == g.dtype
         np.testing.assert_array_equal(N(e), N(g))
+
+
+def test_tensor_tile_takes_separate_ints():
+    x = Tensor(X)
+    assert x.tile(2, 2).shape == (4, 6) and x.tile(1, 2, 1).shape == (1, 4, 3)
+    with pytest.raises(TypeError, match="Tensor.tile"):
+        x.tile()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'multiples'"):
+        x.tile(multiples=(2,))

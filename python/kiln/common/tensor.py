@@ -232,11 +232,21 @@ def _ops():
     return ops
 
 
-def _tile_dims(dims):
-    """Tensor.tile's dims/reps: an int n means (n,), as MindSpore 2.10."""
-    if dims is None:
-        raise TypeError("For 'Tensor.tile', 'dims' is required (a tuple or list of ints, or an int).")
-    return (dims,) if isinstance(dims, int) and not isinstance(dims, bool) else dims
+def _tile_dims(dims, reps, extra):
+    """Tensor.tile's dims, as MindSpore 2.10 takes them: t.tile((2, 2)), t.tile(2, 2), t.tile(2) (= (2,)), or the
+    keyword dims= / reps=."""
+    if extra:
+        raise TypeError(f"Tensor.tile() got an unexpected keyword argument '{next(iter(extra))}'.")
+    if reps is not None:
+        if dims:
+            raise TypeError("For 'Tensor.tile', give the dims either positionally or as 'reps', not both.")
+        dims = (reps,)
+    if not dims:
+        raise TypeError("For 'Tensor.tile', 'dims' is required (a tuple or list of ints, or ints).")
+    if len(dims) == 1:
+        d = dims[0]
+        return (d,) if isinstance(d, int) and not isinstance(d, bool) else d
+    return tuple(dims)
 
 
 _METHODS = {
@@ -296,8 +306,7 @@ _METHODS = {
     "sort": lambda self, axis=-1, descending=False: _ops().sort(self, axis, descending),
     "argsort": lambda self, axis=-1, descending=False: _ops().argsort(self, axis, descending),
     "topk": lambda self, k, dim=None, largest=True, sorted=True: _ops().topk(self, k, dim, largest, sorted),
-    "tile": lambda self, dims=None, *, reps=None: _ops().tile(
-        self, _tile_dims(reps if dims is None else dims)),
+    "tile": lambda self, *dims, reps=None, **kw: _ops().tile(self, _tile_dims(dims, kw.pop("dims", reps), kw)),
     "argmax": lambda self, axis=None, keepdims=False: _core.argmax(self, axis, keepdims),
     "argmin": lambda self, axis=None, keepdims=False: _core.argmin(self, axis, keepdims),
     "abs": _core.abs, "exp": _core.exp, "log": _core.log, "sqrt": _core.sqrt, "rsqrt": _core.rsqrt,

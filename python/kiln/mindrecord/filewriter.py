@@ -1,5 +1,6 @@
 """FileWriter: writes MindRecord files (see Note [MindRecord format] in _format.py) that MindSpore reads."""
 import numbers
+import math
 import os
 import re
 import sqlite3
@@ -98,6 +99,10 @@ def _row_error(schema, i, row):
             bits = 31 if t == "int32" else 63
             if not -(1 << bits) <= int(v) < (1 << bits):
                 return f"for schema, {i} th data is wrong, field: {field} type : {t} value: {int(v)} is out of range"
+        elif t == "float32" and math.isfinite(float(v)) and abs(float(v)) > float(np.finfo(np.float32).max):
+            # MindSpore writes such a value and reads back garbage; a float32 field cannot hold it.
+            return (f"for schema, {i} th data is wrong, field: {field} type : {t} value: {float(v)!r} is out of "
+                    "range")
         elif t == "string":
             try:
                 v.encode("utf-8")
@@ -500,8 +505,12 @@ class FileWriter:
 
         Raises:
             MRMWriteDatasetError: no schema. MRMCommitError: a header larger than the header size (call
-            set_header_size with a larger size). RuntimeError: the files exist (without overwrite)."""
+            set_header_size with a larger size). RuntimeError: the files exist (without overwrite), or commit was
+            already called (the files are complete; use open_for_append to add rows)."""
         with self._lock:
+            if self._flushed:
+                raise RuntimeError("Not allowed to call `commit` twice: the MindRecord files are already complete. "
+                                   "To add rows, call `FileWriter.open_for_append` and then `write_raw_data`.")
             self._open()
             addresses = [os.path.basename(p) for p in self._paths]
             try:

@@ -175,12 +175,13 @@ def pad_pairs(x, pairs, mode, value, op):
             raise ValueError(f"For '{op}', negative padding is only supported in 'constant' mode, but got ({b}, {a}) "
                              f"for dim {i} in mode '{mode}'.")
         n = x.shape[i]
+        if mode != "constant" and n == 0 and (b or a):
+            raise ValueError(f"For '{op}', '{mode}' padding needs a non-empty dim {i} to copy from, but it has size "
+                             "0.")
         limit = {"reflect": n - 1, "symmetric": n, "circular": n}.get(mode)
         if limit is not None and (b > limit or a > limit):
             raise ValueError(f"For '{op}', '{mode}' padding of dim {i} (size {n}) must be at most {limit}, but got "
                              f"({b}, {a}).")
-        if mode == "replicate" and n == 0 and (b or a):
-            raise ValueError(f"For '{op}', 'replicate' padding needs a non-empty dim {i}, but it has size 0.")
     if mode != "constant":
         y = x
         for i, (b, a) in enumerate(pairs):

@@ -28,7 +28,9 @@ class GradOperation:
       - get_by_list=True: a tuple with the gradient w.r.t. each of `weights` (default: fn.trainable_params() for a
         Cell);
       - both: (inputs' tuple, weights' tuple).
-    The outputs are differentiated with cotangent ones (the gradient of the sum of all Tensor outputs), or with
+    Keyword arguments are passed to fn and not differentiated (MindSpore's get_all also returns the gradients of
+    keyword Tensors; Kiln returns those of the positional Tensors). The outputs are differentiated with cotangent
+    ones (the gradient of the sum of all Tensor outputs), or with
     `sens` when sens_param=True: a Tensor for one output, a tuple of Tensors for several, each of its output's shape.
     Works in PyNative and Graph mode (inside a Cell's construct or kiln.jit).
 
@@ -63,7 +65,7 @@ class GradOperation:
         lock = threading.Lock()
 
         @functools.wraps(fn)
-        def grad_fn(*args):
+        def grad_fn(*args, **kwargs):
             inputs = args[:-1] if sens_param else args
             if get_all:
                 positions = tuple(i for i, a in enumerate(inputs) if isinstance(a, Tensor))
@@ -76,7 +78,7 @@ class GradOperation:
                 if g is None:
                     g = _transform(fn, positions, weights, False, False, False, sens_param, api="GradOperation")
                     transforms[positions] = g
-            out = g(*args)
+            out = g(*args, **kwargs)
             if get_all and get_by_list:
                 gi, gw = out
                 return (gi if isinstance(gi, tuple) else (gi,)), tuple(gw)
