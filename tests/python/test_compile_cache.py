@@ -60,6 +60,9 @@ def _r(n):
 LAYERS = {
     "Dense": [(lambda: nn.Dense(5, 3), lambda n: (f32(_r(n), n, 5),))],
     "Dropout": [(lambda: nn.Dropout(p=0.5), lambda n: (f32(_r(n), n, 6),))],
+    "Pad": [(lambda: nn.Pad(((0, 0), (1, 2)), mode="REFLECT"), lambda n: (f32(_r(n), n, 4),)),
+            (lambda: nn.Pad(((0, 1), (2, 0))), lambda n: (f32(_r(n), n, 3),))],
+    "ClipByNorm": [(lambda: nn.ClipByNorm(axis=1), lambda n: (f32(_r(n), n, 4), f32(_r(n + 9), 1)))],
     "Flatten": [(lambda: nn.Flatten(), lambda n: (f32(_r(n), n, 2, 3),))],
     "Identity": [(lambda: nn.Identity(), lambda n: (f32(_r(n), n, 3),))],
     "SequentialCell": [(lambda: nn.SequentialCell([nn.Dense(5, 4), nn.ReLU(), nn.Dropout(p=0.3)]),
