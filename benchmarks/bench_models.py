@@ -39,6 +39,8 @@ import time
 
 import numpy as np
 
+from _timing import timed_rates  # noqa: E402  (benchmarks/ is sys.path[0] when a script runs)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 WORKLOADS = {
@@ -429,26 +431,7 @@ def measure(step, sync, warmup, repeats, min_time):
     for _ in range(warmup):
         step()
     sync()
-    n = 1
-    while True:  # calibrate
-        t0 = time.perf_counter()
-        for _ in range(n):
-            step()
-        sync()
-        dt = time.perf_counter() - t0
-        if dt >= min_time / 4 or n >= 1 << 20:
-            break
-        n *= 2
-    n = max(1, int(round(n * min_time / max(dt, 1e-9))))
-    rates = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            step()
-        loss = sync()
-        rates.append(n / (time.perf_counter() - t0))
-    if not np.isfinite(loss):
-        raise FloatingPointError(f"loss became {loss}")
+    rates, n, loss = timed_rates(step, sync, repeats, min_time)
     # No number for a step that does not train: many steps on one fixed batch lower the loss.
     if not loss < loss0:
         raise AssertionError(f"the loss did not decrease ({loss0:.4g} at the first step, {loss:.4g} at the end)")

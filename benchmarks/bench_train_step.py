@@ -26,6 +26,8 @@ import time
 
 import numpy as np
 
+from _timing import timed_rates  # noqa: E402  (benchmarks/ is sys.path[0] when a script runs)
+
 CASES = {
     "small": dict(title="seed MLP 10-16-1, batch 32, Adam(lr 0.01), MSE", sizes=[10, 16, 1], batch=32, lr=0.01,
                   onehot=False),
@@ -290,26 +292,7 @@ def measure(step, sync, warmup, repeats, min_time):
     for _ in range(warmup):
         step()
     first = sync()
-    n = 1
-    while True:  # calibrate
-        t0 = time.perf_counter()
-        for _ in range(n):
-            step()
-        sync()
-        dt = time.perf_counter() - t0
-        if dt >= min_time / 4 or n >= 1 << 20:
-            break
-        n *= 2
-    n = max(1, int(round(n * min_time / max(dt, 1e-9))))
-    rates = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            step()
-        loss = sync()
-        rates.append(n / (time.perf_counter() - t0))
-    if not np.isfinite(loss):
-        raise FloatingPointError(f"loss became {loss}")
+    rates, n, loss = timed_rates(step, sync, repeats, min_time)
     # Sanity check (no number for a step that does not train): many Adam steps on one fixed batch lower the loss.
     if not loss < first:
         raise AssertionError(f"the loss did not decrease ({first:.4g} after warm-up, {loss:.4g} at the end)")

@@ -1,0 +1,32 @@
+"""The timing loop the benchmark scripts share: calibrate a run length, then time repeated runs."""
+import time
+
+import numpy as np
+
+
+def timed_rates(step, sync, repeats, min_time):
+    """Steps/s of `repeats` timed runs of n steps each, n chosen (by doubling, then scaling) so that a run takes
+    about `min_time` seconds; `sync()` waits for the last step and returns its loss. Returns (rates, n, last loss).
+    Raises FloatingPointError when the loss is not finite at the end."""
+    n = 1
+    while True:  # calibrate
+        t0 = time.perf_counter()
+        for _ in range(n):
+            step()
+        sync()
+        dt = time.perf_counter() - t0
+        if dt >= min_time / 4 or n >= 1 << 20:
+            break
+        n *= 2
+    n = max(1, int(round(n * min_time / max(dt, 1e-9))))
+    rates = []
+    loss = None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            step()
+        loss = sync()
+        rates.append(n / (time.perf_counter() - t0))
+    if not np.isfinite(loss):
+        raise FloatingPointError(f"loss became {loss}")
+    return rates, n, loss
