@@ -3,3 +3,20 @@ import sys
 
 # Tests run against the installed package, or against python/ in a development build (tools/dev_build.sh).
 sys.path.insert(0, os.path.dirname(__file__))
+
+import signal  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _sigint_handler_unchanged():
+    """Every test leaves the process's SIGINT handler as it found it (Python's default_int_handler). A test that
+    changed it would make later Ctrl-C / KeyboardInterrupt tests fail (and subprocesses inherit an ignored SIGINT),
+    far from the cause: the change is undone and reported here, on the test that made it."""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    if after is not before:
+        signal.signal(signal.SIGINT, before)
+        pytest.fail(f"the test changed the SIGINT handler from {before!r} to {after!r}")

@@ -3,6 +3,7 @@ draws) and PyNative within float tolerance; epochs wrap; partial batches; errors
 KeyboardInterrupt; bounded prefetch; threads; argument checks as MindSpore's."""
 import _thread
 import gc
+import signal
 import importlib
 import threading
 import time
@@ -312,6 +313,9 @@ def test_keyboard_interrupt_stops_the_loop(threads_baseline):
     b = ds.batches()[0]
     step.graphs or step(ms.Tensor(b[0]), ms.Tensor(b[1]))  # compiled before the timer starts
     sink = ms.data_sink(step, ds, sink_size=100000)
+    # interrupt_main does nothing while SIGINT is ignored, as it is when the tests run from a background job of a
+    # non-interactive shell (POSIX): give SIGINT Python's handler for this test.
+    saved = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.5, _thread.interrupt_main)
     timer.start()
     try:
@@ -320,6 +324,7 @@ def test_keyboard_interrupt_stops_the_loop(threads_baseline):
     finally:
         timer.cancel()
         timer.join()
+        signal.signal(signal.SIGINT, saved)
     done = int(opt.global_step.asnumpy().reshape(-1)[0]) - 1  # (one step compiled it)
     assert 0 < done < 100000
     with pytest.raises(RuntimeError, match="KeyboardInterrupt"):

@@ -144,7 +144,10 @@ def test_no_orphans_after_partial_iteration_and_del():
 
 
 CTRL_C = """
-import multiprocessing, os, sys, time
+import multiprocessing, os, signal, sys, time
+# A process started from a background job of a non-interactive shell inherits SIGINT ignored (POSIX), and Python
+# then keeps it ignored: install Python's handler, as an interactive program has it.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import numpy as np
 import kiln.dataset as ds
 def work(x):
