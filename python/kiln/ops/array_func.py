@@ -1,7 +1,7 @@
 """Array functions of mindspore.ops built from Kiln's existing ops (so autodiff, PyNative and Graph mode come with
 them): tile, one_hot, gather_nd, repeat_elements, reciprocal, dtype, pad, sort, argsort, topk.
 
-Each is a composition of C++ ops; the registry (tests/python/op_registry.py) checks each against NumPy, its gradient
+Each is a composition of C++ ops; the registry (tests/python/op_registry/) checks each against NumPy, its gradient
 against float64 finite differences and PyNative against Graph mode, like any op.
 """
 import math
