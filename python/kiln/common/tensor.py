@@ -324,6 +324,22 @@ _METHODS = {
     "is_floating_point": lambda self: mstype.is_float(self.dtype),
     "assign_value": lambda self, value: _indexing.assign(self, value, "Tensor.assign_value"),
     "set_dtype": lambda self, dtype: _core.cast(self, dtype_arg("Tensor.set_dtype", "dtype", dtype)),
+    # kiln/ops/index_func.py and math_func.py (see the functions' docstrings)
+    "flip": lambda self, dims: _ops().flip(self, dims),
+    "roll": lambda self, shifts, dims=None: _ops().roll(self, shifts, dims),
+    "tril": lambda self, diagonal=0: _ops().tril(self, diagonal),
+    "triu": lambda self, diagonal=0: _ops().triu(self, diagonal),
+    "masked_fill": lambda self, mask, value: _ops().masked_fill(self, mask, value),
+    "gather_elements": lambda self, dim, index: _ops().gather_elements(self, dim, index),
+    "nonzero": lambda self, as_tuple=False: _ops().nonzero(self, as_tuple=as_tuple),
+    "unbind": lambda self, dim=0: _ops().unbind(self, dim),
+    "norm": lambda self, ord=None, dim=None, keepdim=False, *, dtype=None: _ops().norm(self, ord, dim, keepdim,
+                                                                                       dtype=dtype),
+    "round": lambda self, decimals=0: _ops().round(self, decimals=decimals),
+    "lerp": lambda self, end, weight: _ops().lerp(self, end, weight),
+    "isclose": lambda self, x2, rtol=1e-05, atol=1e-08, equal_nan=False: _ops().isclose(self, x2, rtol, atol,
+                                                                                        equal_nan),
+    "logsumexp": lambda self, axis, keepdims=False: _ops().logsumexp(self, axis, keepdims),
 }
 
 

@@ -17,3 +17,9 @@ from .primitives_array import *  # noqa: F401,F403,E402  (Primitive classes of a
 from . import composite  # noqa: E402
 from .composite import GradOperation, MultitypeFuncGraph, HyperMap, Map, partial, constexpr  # noqa: F401,E402
 C = composite
+from .index_func import *  # noqa: F401,F403,E402  (slice, strided_slice, flip, roll, tril, masked_fill, scatter_nd, ...)
+from .math_func import *  # noqa: F401,F403,E402  (round, logsumexp, norm, linspace, range, assign_add, bias_add, ...)
+from .math_func import range, round  # noqa: F401,E402,A004
+from .index_func import slice  # noqa: F401,E402,A004
+from .loss_func import *  # noqa: F401,F403,E402  (cross_entropy, binary_cross_entropy(_with_logits), dropout, ...)
+from .primitives_nn import *  # noqa: F401,F403,E402  (Conv2D, MaxPool, AvgPool)

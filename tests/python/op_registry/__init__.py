@@ -40,5 +40,5 @@ from .base import *  # noqa: F401,F403  (the entry type, samples, dtypes, lookup
 from .base import (DEFAULT_TOL, PASS_ONLY_OPS, REGISTRY, covered_ops, entries, kiln_result_dtype,  # noqa: F401
                    np_value, samples_of, to_kiln)
 # The families register their entries when imported (nn uses state's helpers, so state comes first).
-from . import elementwise, array, state, nn  # noqa: F401,E402
+from . import elementwise, array, state, nn, composite  # noqa: F401,E402
 from .state import LAST_JIT  # noqa: F401,E402

@@ -1,12 +1,17 @@
 """Activation cells (MindSpore's `nn.ReLU`, `nn.GELU`, ...) and `get_activation(name)` used by Dense's
 `activation='relu'`. Each is a thin Cell over one Kiln op (or a short composition), so gradients come from the
 ops' bprops. Formulas are in the class docstrings."""
+import numbers
+
+import numpy as np
+
 from ..._loader import _core
+from ...common.parameter import Parameter
 from ...ops import activation_func as _act
 from ..cell import Cell
 
 __all__ = ["ReLU", "ReLU6", "Sigmoid", "Tanh", "GELU", "FastGelu", "Softmax", "LogSoftmax", "LeakyReLU", "SiLU",
-           "ELU", "HSigmoid", "HSwish", "Softsign", "Softplus", "LogSigmoid", "Mish", "get_activation"]
+           "ELU", "HSigmoid", "HSwish", "Softsign", "Softplus", "LogSigmoid", "Mish", "PReLU", "get_activation"]
 
 
 class ReLU(Cell):
@@ -166,6 +171,51 @@ class Mish(Cell):
 
     def construct(self, x):
         return _core.mul(x, _core.tanh(_act._softplus(x)))
+
+
+class PReLU(Cell):
+    """Parametric ReLU (He et al. 2015): x where x >= 0, else w·x, with a trainable slope per channel.
+
+    Args: channel (int ≥ 1, default 1): the length of the slope Parameter `a` (1: one slope shared by all
+        channels, else the input's axis 1 must have `channel` elements); w (float, list of floats or Tensor of
+        shape (channel,), default 0.25): its initial value.
+    Inputs: x of any rank (rank ≥ 2 when channel > 1). Output: x's shape and dtype.
+    Raises TypeError / ValueError for a bad channel or w, and for an input whose axis 1 differs from channel."""
+
+    def __init__(self, channel=1, w=0.25):
+        super().__init__()
+        name = self.cls_name
+        if isinstance(channel, bool) or not isinstance(channel, numbers.Integral) or channel < 1:
+            raise ValueError(f"For '{name}', the 'channel' must be a positive int, but got {channel!r}.")
+        if isinstance(w, _core.Tensor):
+            init = w.asnumpy().astype(np.float32).reshape(-1)
+        elif isinstance(w, (list, tuple)):
+            init = np.asarray(w, dtype=np.float32).reshape(-1)
+        elif isinstance(w, numbers.Real) and not isinstance(w, bool):
+            init = np.full((channel,), float(w), np.float32)
+        else:
+            raise TypeError(f"For '{name}', the 'w' must be a float, a list of floats or a Tensor, but got "
+                            f"{type(w).__name__}.")
+        if init.shape != (channel,):
+            raise ValueError(f"For '{name}', the 'w' must have {channel} values (channel), but got {init.size}.")
+        self.channel = int(channel)
+        self.w = Parameter(_core.Tensor(init), name="a")
+
+    def construct(self, x):
+        if not isinstance(x, _core.Tensor):
+            raise TypeError(f"For '{self.cls_name}', the input must be a Tensor, but got {type(x).__name__}.")
+        w = self.w if self.w.dtype == x.dtype else _core.cast(self.w, x.dtype)
+        if self.channel > 1:
+            if x.ndim < 2 or x.shape[1] != self.channel:
+                raise ValueError(f"For '{self.cls_name}', the input's axis 1 must have {self.channel} channels, but "
+                                 f"got shape {tuple(x.shape)}.")
+            w = _core.reshape(w, [1, self.channel] + [1] * (x.ndim - 2))
+        elif x.ndim != 1:
+            w = _core.reshape(w, [1] * x.ndim) if x.ndim else _core.reshape(w, [])
+        return _core.select(_core.greater_equal(x, 0.0), x, _core.mul(x, w))
+
+    def extend_repr(self):
+        return f"channel={self.channel}"
 
 
 _ACTIVATIONS = {

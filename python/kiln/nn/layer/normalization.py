@@ -23,7 +23,8 @@ from .._check import check_input
 from ..cell import Cell
 from .basic import _check_positive_int
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+           "InstanceNorm3d"]
 
 
 class _BatchNorm(Cell):
@@ -113,6 +114,21 @@ class BatchNorm2d(_BatchNorm):
     _dims = (4,)
 
 
+class BatchNorm3d(_BatchNorm):
+    r"""Batch normalization over (N, C, D, H, W): statistics per channel over (N, D, H, W). Args as BatchNorm1d
+    (data_format 'NCDHW' is the only layout). Raises ValueError for an input that is not 5-D or whose channel count
+    differs from num_features."""
+    _dims = (5,)
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.9, affine=True, gamma_init="ones", beta_init="zeros",
+                 moving_mean_init="zeros", moving_var_init="ones", use_batch_statistics=None, data_format="NCDHW",
+                 dtype=mstype.float32):
+        if data_format != "NCDHW":
+            raise ValueError(f"For 'BatchNorm3d', the 'data_format' must be 'NCDHW', but got {data_format!r}.")
+        super().__init__(num_features, eps, momentum, affine, gamma_init, beta_init, moving_mean_init,
+                         moving_var_init, use_batch_statistics, "NCHW", dtype)
+
+
 class LayerNorm(Cell):
     r"""Layer normalization: y = (x − E[x]) / √(Var[x] + ε) · γ + β over axes begin_norm_axis … R − 1 (biased
     variance); γ, β have shape normalized_shape = x.shape[begin_params_axis:].
@@ -190,3 +206,83 @@ class GroupNorm(Cell):
 
     def extend_repr(self):
         return f"num_groups={self.num_groups}, num_channels={self.num_channels}"
+
+
+class _InstanceNorm(Cell):
+    r"""Instance normalization (Ulyanov et al. 2016): each (sample, channel) plane normalized by its own mean and
+    biased variance, y = (x − mean)/sqrt(var + eps)·gamma + beta, in training and in evaluation alike (MindSpore's
+    InstanceNorm kernel); Kiln runs it as a GroupNorm with one group per channel.
+
+    The moving statistics `mean`/`variance` (not trainable) are kept as MindSpore's and PyTorch's running stats: in
+    training, moving = (1 − momentum)·moving + momentum·s with s the batch average of the per-instance mean and
+    unbiased variance. They do not enter the output.
+
+    Args: num_features (int ≥ 1), eps (1e-5), momentum (0.1, in [0, 1]), affine (True: trainable gamma/beta),
+    gamma_init ('ones'), beta_init ('zeros'), dtype (float32).
+    Raises TypeError / ValueError for bad arguments, an input of the wrong rank or channel count, and (in training)
+    a plane of a single element (its unbiased variance divides by zero)."""
+
+    _dims = ()
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, gamma_init="ones", beta_init="zeros",
+                 dtype=mstype.float32):
+        super().__init__()
+        name = self.cls_name
+        self.num_features = _check_positive_int(num_features, "num_features", name)
+        if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or eps <= 0:
+            raise ValueError(f"For '{name}', the 'eps' must be a positive float, but got {eps!r}.")
+        if isinstance(momentum, bool) or not isinstance(momentum, numbers.Real) or not 0 <= momentum <= 1:
+            raise ValueError(f"For '{name}', the 'momentum' must be a number in range [0, 1], but got {momentum!r}.")
+        if not isinstance(affine, bool):
+            raise TypeError(f"For '{name}', the 'affine' must be bool, but got {type(affine).__name__}.")
+        self.eps, self.momentum, self.affine = float(eps), float(momentum), affine
+        self.moving_mean = Parameter(initializer("zeros", num_features, dtype=dtype), name="mean",
+                                     requires_grad=False)
+        self.moving_variance = Parameter(initializer("ones", num_features, dtype=dtype), name="variance",
+                                         requires_grad=False)
+        self.gamma = Parameter(initializer(gamma_init, num_features, dtype=dtype), name="gamma", requires_grad=affine)
+        self.beta = Parameter(initializer(beta_init, num_features, dtype=dtype), name="beta", requires_grad=affine)
+
+    def construct(self, x):
+        name = self.cls_name
+        check_input(x, name)
+        if x.ndim not in self._dims or x.shape[1] != self.num_features:
+            raise ValueError(f"For '{name}', the input must have {self._dims[0]} dims with {self.num_features} "
+                             f"channels on axis 1, but got shape {tuple(x.shape)}.")
+        y = NF.group_norm(x, self.num_features, self.gamma, self.beta, self.eps)
+        if self.training:
+            axes = list(range(2, x.ndim))
+            m = 1
+            for d in x.shape[2:]:
+                m *= d
+            if m < 2:
+                raise ValueError(f"For '{name}', each plane needs more than 1 value in training, but got input shape "
+                                 f"{tuple(x.shape)}.")
+            xs = _core.stop_gradient(x)
+            mean = _core.mean(xs, axes, True)
+            var = _core.div(_core.sum(_core.square(_core.sub(xs, mean)), axes, False), float(m - 1))
+            mom = self.momentum
+            mm, mv = self.moving_mean, self.moving_variance
+            _core.assign(mm, _core.add(_core.mul(mm, 1.0 - mom), _core.mul(_core.mean(_core.squeeze(mean, axes),
+                                                                                       [0], False), mom)))
+            _core.assign(mv, _core.add(_core.mul(mv, 1.0 - mom), _core.mul(_core.mean(var, [0], False), mom)))
+        return y
+
+    def extend_repr(self):
+        return (f"num_features={self.num_features}, eps={self.eps}, momentum={self.momentum}, gamma={self.gamma}, "
+                f"beta={self.beta}, moving_mean={self.moving_mean}, moving_variance={self.moving_variance}")
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalization of (N, C, L) inputs; see _InstanceNorm."""
+    _dims = (3,)
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalization of (N, C, H, W) inputs; see _InstanceNorm."""
+    _dims = (4,)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization of (N, C, D, H, W) inputs; see _InstanceNorm."""
+    _dims = (5,)

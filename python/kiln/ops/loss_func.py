@@ -1,0 +1,154 @@
+"""Functional losses and dropout (MindSpore 2.10's ops.smooth_l1_loss, binary_cross_entropy,
+binary_cross_entropy_with_logits, cross_entropy, dropout and the Primitive classes SmoothL1Loss, BinaryCrossEntropy,
+SigmoidCrossEntropyWithLogits, SoftmaxCrossEntropyWithLogits, Dropout).
+
+The losses are the nn loss Cells' (kiln/nn/loss/loss.py: one formula for both surfaces); their docstrings give the
+formulas. Values checked against MindSpore 2.10 on CPU."""
+import numbers
+
+from .._loader import _core
+from .._args import _got
+from ..common import dtype as mstype
+from .function import _tensor_arg, rand
+from .primitives import Primitive
+
+__all__ = ["smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "dropout",
+           "SmoothL1Loss", "BinaryCrossEntropy", "SigmoidCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits",
+           "Dropout"]
+
+
+def _nn():
+    from .. import nn  # kiln.nn imports kiln.ops: imported at call time
+    return nn
+
+
+def smooth_l1_loss(input, target, beta=1.0, reduction="none"):  # noqa: A002
+    """MindSpore's ops.smooth_l1_loss(input, target, beta=1.0, reduction='none'): with d = |input − target|,
+    0.5·d²/beta where d < beta, else d − 0.5·beta; reduced by `reduction`. Raises TypeError / ValueError as
+    nn.SmoothL1Loss (beta must be a positive float)."""
+    if isinstance(beta, int) and not isinstance(beta, bool):
+        beta = float(beta)
+    return _nn().SmoothL1Loss(beta, reduction)(input, target)
+
+
+def binary_cross_entropy(logits, labels, weight=None, reduction="mean"):
+    """MindSpore's ops.binary_cross_entropy(logits, labels, weight=None, reduction='mean'): −w·(y·log(x + 1e-12) +
+    (1 − y)·log(1 − x + 1e-12)) for probabilities x in [0, 1] (ValueError otherwise, in both modes); see
+    nn.BCELoss."""
+    return _nn().BCELoss(weight, reduction)(logits, labels)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="mean"):  # noqa: A002
+    """MindSpore's ops.binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None,
+    reduction='mean'): w·((1 − y)·x + (1 + (p − 1)·y)·softplus(−x)), computed stably; see nn.BCEWithLogitsLoss."""
+    return _nn().BCEWithLogitsLoss(reduction, weight, pos_weight)(input, target)
+
+
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):  # noqa: A002
+    """MindSpore's ops.cross_entropy(input, target, weight=None, ignore_index=-100, reduction='mean',
+    label_smoothing=0.0): cross entropy of logits (classes on axis 1, or 0 for 1-D input) against class indices or
+    class probabilities; see nn.CrossEntropyLoss for the formulas."""
+    if isinstance(label_smoothing, int) and not isinstance(label_smoothing, bool):
+        label_smoothing = float(label_smoothing)
+    return _nn().CrossEntropyLoss(weight, ignore_index, reduction, label_smoothing)(input, target)
+
+
+def _check_p(p, op):
+    if isinstance(p, bool) or not isinstance(p, numbers.Real):
+        raise TypeError(f"For '{op}', the 'p' must be a float, but got {_got(p)}.")
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"For '{op}', the 'p' must be in range [0, 1], but got {p}.")
+    return float(p)
+
+
+def _dropout_mask(x, keep, seed, op):
+    u = rand(*x.shape, dtype=mstype.float32, seed=seed)
+    return _core.cast(_core.less(u, keep), x.dtype)
+
+
+def dropout(input, p=0.5, training=True, seed=None):  # noqa: A002
+    """MindSpore's ops.dropout(input, p=0.5, training=True, seed=None): in training, each element zeroed with
+    probability p and the others scaled by 1/(1 − p) (p = 1 gives all zeros); training=False returns input. The
+    mask follows kiln.set_seed / `seed`. Raises TypeError (non-Tensor input, non-float p), ValueError (p outside
+    [0, 1])."""
+    x = _tensor_arg(input, "dropout")
+    p = _check_p(p, "dropout")
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return _core.zeros_like(x)
+    keep = 1.0 - p
+    return _core.mul(x, _core.mul(_dropout_mask(x, keep, seed, "dropout"), 1.0 / keep))
+
+
+# ---------------------------------------------------------------------------------------------- Primitive classes
+
+class SmoothL1Loss(Primitive):
+    """SmoothL1Loss(beta=1.0, reduction='none')(logits, labels): see ops.smooth_l1_loss."""
+
+    def __init__(self, beta=1.0, reduction="none"):
+        super().__init__("SmoothL1Loss")
+        self._loss = _nn().SmoothL1Loss(float(beta) if isinstance(beta, int) and not isinstance(beta, bool) else beta,
+                                        reduction)
+        self.beta, self.reduction = self._loss.beta, reduction
+
+    def __call__(self, logits, labels):
+        return self._loss(logits, labels)
+
+
+class BinaryCrossEntropy(Primitive):
+    """BinaryCrossEntropy(reduction='mean')(logits, labels, weight=None): see ops.binary_cross_entropy."""
+
+    def __init__(self, reduction="mean"):
+        super().__init__("BinaryCrossEntropy")
+        _nn().BCELoss(None, reduction)  # validates `reduction`
+        self.reduction = reduction
+
+    def __call__(self, logits, labels, weight=None):
+        return binary_cross_entropy(logits, labels, weight, self.reduction)
+
+
+class SigmoidCrossEntropyWithLogits(Primitive):
+    """SigmoidCrossEntropyWithLogits()(logits, label): the elementwise (unreduced) binary cross entropy of
+    sigmoid(logits) against label, computed stably: (1 − y)·x + softplus(−x)."""
+
+    def __call__(self, logits, label):
+        return binary_cross_entropy_with_logits(logits, label, reduction="none")
+
+
+class SoftmaxCrossEntropyWithLogits(Primitive):
+    """SoftmaxCrossEntropyWithLogits()(logits, labels): for (N, C) logits and (N, C) label probabilities, the tuple
+    (loss (N,) = −Σ_c y·log softmax(x), backprop (N, C) = softmax(x) − y), as MindSpore's primitive.
+    Raises TypeError (non-Tensors), ValueError (not 2-D, shapes differ)."""
+
+    def __call__(self, logits, labels):
+        x = _tensor_arg(logits, "SoftmaxCrossEntropyWithLogits", "logits")
+        y = _tensor_arg(labels, "SoftmaxCrossEntropyWithLogits", "labels")
+        if x.ndim != 2 or tuple(x.shape) != tuple(y.shape):
+            raise ValueError(f"For 'SoftmaxCrossEntropyWithLogits', 'logits' and 'labels' must be 2-D of one shape, "
+                             f"but got {tuple(x.shape)} and {tuple(y.shape)}.")
+        loss = _nn().SoftmaxCrossEntropyWithLogits(sparse=False, reduction="none")(x, y)
+        return loss, _core.sub(_core.softmax(x, -1), y)
+
+
+class Dropout(Primitive):
+    """Dropout(keep_prob=0.5, Seed0=0, Seed1=0)(x): the tuple (output, mask): mask (x's dtype) is 1 where an element
+    is kept (probability keep_prob) and 0 elsewhere; output = x·mask/keep_prob. Seeds both 0 follow the global seed
+    (kiln.set_seed). Raises TypeError / ValueError (keep_prob outside (0, 1])."""
+
+    def __init__(self, keep_prob=0.5, Seed0=0, Seed1=0):  # noqa: N803
+        super().__init__("Dropout")
+        if isinstance(keep_prob, bool) or not isinstance(keep_prob, numbers.Real):
+            raise TypeError(f"For 'Dropout', the 'keep_prob' must be a float, but got {_got(keep_prob)}.")
+        if not 0.0 < keep_prob <= 1.0:
+            raise ValueError(f"For 'Dropout', the 'keep_prob' must be in range (0, 1], but got {keep_prob}.")
+        from .math_func import _op_seed
+        self.keep_prob = float(keep_prob)
+        self.Seed0, self.Seed1 = int(Seed0), int(Seed1)
+        self._seed = _op_seed(self.Seed0, self.Seed1)
+
+    def __call__(self, x):
+        x = _tensor_arg(x, "Dropout", "x")
+        mask = _dropout_mask(x, self.keep_prob, self._seed, "Dropout")
+        return _core.mul(x, _core.mul(mask, 1.0 / self.keep_prob)), mask
+

@@ -1,0 +1,87 @@
+"""MindSpore's primitive classes for convolution and pooling (ops.Conv2D, ops.MaxPool, ops.AvgPool): each instance
+holds its attributes and runs the same kernels as ops.conv2d and nn.MaxPool2d / nn.AvgPool2d, so gradients and Graph
+mode are theirs. Argument names and defaults are MindSpore 2.10's."""
+from .._args import _got, _is_int
+from .function import _tensor_arg
+from .nn_func import conv2d
+from .primitives import Primitive
+
+__all__ = ["Conv2D", "MaxPool", "AvgPool"]
+
+
+def _pair(value, name, op):
+    if _is_int(value):
+        return (int(value), int(value))
+    if isinstance(value, (tuple, list)) and len(value) in (2, 4) and all(_is_int(v) for v in value):
+        return tuple(int(v) for v in value[-2:])
+    raise TypeError(f"For '{op}', '{name}' must be an int or a tuple of 2 (or 4) ints, but got {_got(value)}.")
+
+
+class Conv2D(Primitive):
+    """Conv2D(out_channel, kernel_size, mode=1, pad_mode='valid', pad=0, stride=1, dilation=1, group=1,
+    data_format='NCHW')(x, weight): 2-D convolution of x (N, C, H, W) with weight (out_channel, C/group, KH, KW);
+    see ops.conv2d for shapes and padding ('valid', 'same', or 'pad' with `pad` an int or (top, bottom, left,
+    right)). Raises ValueError when weight's shape disagrees with out_channel/kernel_size, for mode ≠ 1 or an
+    NHWC data_format (Kiln's kernels are NCHW)."""
+
+    def __init__(self, out_channel, kernel_size, mode=1, pad_mode="valid", pad=0, stride=1, dilation=1, group=1,
+                 data_format="NCHW"):
+        super().__init__("Conv2D")
+        if not _is_int(out_channel) or out_channel < 1:
+            raise ValueError(f"For 'Conv2D', 'out_channel' must be a positive int, but got {_got(out_channel)}.")
+        if mode != 1:
+            raise ValueError(f"For 'Conv2D', 'mode' must be 1 (cross-correlation), but got {mode!r}.")
+        if not isinstance(pad_mode, str) or pad_mode.lower() not in ("valid", "same", "pad"):
+            raise ValueError(f"For 'Conv2D', 'pad_mode' must be 'valid', 'same' or 'pad', but got {pad_mode!r}.")
+        if data_format != "NCHW":
+            raise ValueError(f"For 'Conv2D', Kiln supports data_format='NCHW' only, but got {data_format!r}.")
+        if pad_mode.lower() != "pad" and pad not in (0, (0, 0, 0, 0)):
+            raise ValueError(f"For 'Conv2D', 'pad' must be 0 when 'pad_mode' is not 'pad', but got {pad!r}.")
+        self.out_channel = int(out_channel)
+        self.kernel_size = _pair(kernel_size, "kernel_size", "Conv2D")
+        self.mode, self.pad_mode, self.pad = mode, pad_mode.lower(), pad
+        self.stride = _pair(stride, "stride", "Conv2D")
+        self.dilation = _pair(dilation, "dilation", "Conv2D")
+        if not _is_int(group) or group < 1:
+            raise ValueError(f"For 'Conv2D', 'group' must be a positive int, but got {_got(group)}.")
+        self.group, self.data_format = int(group), data_format
+
+    def __call__(self, x, weight):
+        w = _tensor_arg(weight, "Conv2D", "weight")
+        if w.ndim != 4 or w.shape[0] != self.out_channel or tuple(w.shape[2:]) != self.kernel_size:
+            raise ValueError(f"For 'Conv2D', 'weight' must have shape ({self.out_channel}, C/group, "
+                             f"{self.kernel_size[0]}, {self.kernel_size[1]}), but got {tuple(w.shape)}.")
+        return conv2d(x, w, None, self.stride, self.pad_mode, self.pad, self.dilation, self.group)
+
+
+class _Pool(Primitive):
+    _layer = None
+
+    def __init__(self, kernel_size=1, strides=1, pad_mode="valid", data_format="NCHW"):
+        super().__init__(type(self).__name__)
+        from .. import nn  # kiln.nn imports kiln.ops: imported at construction time
+        if data_format != "NCHW":
+            raise ValueError(f"For '{self.name}', Kiln supports data_format='NCHW' only, but got {data_format!r}.")
+        k = _pair(kernel_size, "kernel_size", self.name)
+        s = _pair(strides, "strides", self.name)
+        self._cell = getattr(nn, self._layer)(k, s, pad_mode)
+        self.kernel_size, self.strides, self.pad_mode, self.data_format = k, s, self._cell.pad_mode, data_format
+
+    def __call__(self, x):
+        x = _tensor_arg(x, self.name, "x")
+        if x.ndim != 4:
+            raise ValueError(f"For '{self.name}', 'x' must be 4-D (N, C, H, W), but got shape {tuple(x.shape)}.")
+        return self._cell(x)
+
+
+class MaxPool(_Pool):
+    """MaxPool(kernel_size=1, strides=1, pad_mode='valid', data_format='NCHW')(x): 2-D max pooling of x
+    (N, C, H, W); 'same' pads so the output is ⌈H/stride⌉ (padding never wins), 'valid' does not pad. See
+    nn.MaxPool2d."""
+    _layer = "MaxPool2d"
+
+
+class AvgPool(_Pool):
+    """AvgPool(kernel_size=1, strides=1, pad_mode='valid', data_format='NCHW')(x): 2-D average pooling of x
+    (N, C, H, W); with 'same' each window averages only its unpadded elements. See nn.AvgPool2d."""
+    _layer = "AvgPool2d"
