@@ -434,3 +434,17 @@ def test_tensor_shape_axis_dtype_methods_give_op_errors(name):
             assert "value=" not in msg, msg
             continue
         assert kind == "None", f"Tensor.{name}({kind}) accepted"
+
+
+def _numpy_functions():
+    import kiln.numpy as mnp
+    return sorted(n for n in mnp.__all__ if callable(getattr(mnp, n)) and not isinstance(getattr(mnp, n), ms.dtype.Type)
+                  and inspect.isfunction(getattr(mnp, n)))
+
+
+@pytest.mark.parametrize("name", _numpy_functions())
+def test_numpy_function_bad_arguments(name):
+    import kiln.numpy as mnp
+    fn = getattr(mnp, name)
+    ms.set_seed(0)
+    _fuzz(f"numpy.{name}", fn, _n_positional(fn))

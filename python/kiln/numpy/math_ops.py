@@ -1,0 +1,364 @@
+"""Math of kiln.numpy (MindSpore's mindspore.numpy): elementwise functions, comparisons, reductions and products.
+
+Elementwise functions take array-likes (Tensors, numbers, lists; Python numbers stay weak scalars next to a Tensor,
+so int32 + 2.5 → float32 as in MindSpore) and an optional `dtype` that casts the result. Integer inputs of the
+transcendental functions compute in float32. Reductions follow mindspore.numpy's dtypes (checked against MindSpore
+2.10): sum of an integer array is Int64 unless dtype says otherwise; mean keeps the input dtype (so mean of ints
+truncates, as in MindSpore) unless dtype is given."""
+import builtins
+import math
+import numbers
+
+import numpy as np
+
+from .._loader import _core
+from .._args import _got
+from ..common import dtype as mstype
+from ..common.tensor import Tensor
+from .. import ops
+from .array_creations import asarray
+
+__all__ = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "power", "float_power",
+           "remainder", "mod", "fmod", "maximum", "minimum", "negative", "positive", "absolute", "abs", "fabs", "sign",
+           "sqrt", "square", "reciprocal", "exp", "expm1", "exp2", "log", "log1p", "log2", "log10", "sin", "cos",
+           "tan", "tanh", "sinh", "cosh", "floor", "ceil", "trunc", "rint", "clip", "equal", "not_equal",
+           "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or", "logical_not",
+           "logical_xor", "isnan", "isinf", "isfinite", "isclose", "sum", "mean", "amax", "amin", "max", "min",
+           "std", "var", "argmax", "argmin", "ptp", "average", "norm", "dot", "matmul", "outer", "inner", "trace",
+           "diag", "logaddexp"]
+
+
+def _arg(x):
+    """A Tensor, or a Python number kept as a (weak) scalar."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (bool, int, float)):
+        return x
+    return asarray(x)
+
+
+def _finish(out, dtype, op):
+    if dtype is None:
+        return out
+    return _core.cast(out, mstype.to_dtype(dtype, "dtype", op))
+
+
+def _float(x):
+    t = asarray(x)
+    return t if mstype.is_float(t.dtype) else _core.cast(t, mstype.float32)
+
+
+def _binary(name, fn, doc):
+    def f(x1, x2, dtype=None):
+        a, b = _arg(x1), _arg(x2)
+        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+            a = asarray(a)
+        return _finish(fn(a, b), dtype, name)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"mindspore.numpy.{name}(x1, x2, dtype=None): {doc} (elementwise, broadcasting)."
+    return f
+
+
+def _unary(name, fn, doc, floats=False):
+    def f(x, dtype=None):
+        t = _float(x) if floats else asarray(x)
+        return _finish(fn(t), dtype, name)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"mindspore.numpy.{name}(x, dtype=None): {doc} (elementwise)."
+    return f
+
+
+add = _binary("add", _core.add, "x1 + x2")
+subtract = _binary("subtract", _core.sub, "x1 − x2")
+multiply = _binary("multiply", _core.mul, "x1 · x2")
+divide = _binary("divide", _core.div, "x1 / x2 (true division; ints give float32)")
+true_divide = _binary("true_divide", _core.div, "x1 / x2 (true division)")
+floor_divide = _binary("floor_divide", _core.floor_div, "⌊x1 / x2⌋")
+power = _binary("power", _core.pow, "x1 ** x2")
+remainder = _binary("remainder", _core.mod, "x1 − ⌊x1 / x2⌋·x2 (the sign of x2, as NumPy's mod)")
+mod = _binary("mod", _core.mod, "x1 − ⌊x1 / x2⌋·x2 (the sign of x2)")
+maximum = _binary("maximum", _core.maximum, "max(x1, x2)")
+minimum = _binary("minimum", _core.minimum, "min(x1, x2)")
+equal = _binary("equal", _core.equal, "x1 == x2 (Bool)")
+not_equal = _binary("not_equal", _core.not_equal, "x1 != x2 (Bool)")
+greater = _binary("greater", _core.greater, "x1 > x2 (Bool)")
+greater_equal = _binary("greater_equal", _core.greater_equal, "x1 >= x2 (Bool)")
+less = _binary("less", _core.less, "x1 < x2 (Bool)")
+less_equal = _binary("less_equal", _core.less_equal, "x1 <= x2 (Bool)")
+logical_and = _binary("logical_and", _core.logical_and, "x1 AND x2 (Bool)")
+logical_or = _binary("logical_or", _core.logical_or, "x1 OR x2 (Bool)")
+logical_xor = _binary("logical_xor", _core.logical_xor, "x1 XOR x2 (Bool)")
+
+
+def float_power(x1, x2, dtype=None):
+    """mindspore.numpy.float_power(x1, x2, dtype=None): x1 ** x2 computed in float (ints become float32; Kiln
+    keeps float32 where NumPy would use float64)."""
+    return power(_float(x1), x2 if isinstance(x2, (int, float)) else _float(x2), dtype)
+
+
+def fmod(x1, x2, dtype=None):
+    """mindspore.numpy.fmod(x1, x2, dtype=None): x1 − trunc(x1 / x2)·x2 (the sign of x1, C's fmod)."""
+    a, b = _arg(x1), _arg(x2)
+    if not isinstance(a, Tensor):
+        a = asarray(a)
+    r = _core.mod(a, b)
+    # mod has the sign of x2; fmod the sign of x1: where they differ and r != 0, r − x2
+    fix = _core.logical_and(_core.not_equal(r, 0), _core.not_equal(_core.less(r, 0), _core.less(a, 0)))
+    return _finish(_core.select(fix, _core.sub(r, b), r), dtype, "fmod")
+
+
+negative = _unary("negative", _core.neg, "−x")
+positive = _unary("positive", _core.identity, "+x (a copy)")
+absolute = _unary("absolute", _core.abs, "|x|")
+abs = _unary("abs", _core.abs, "|x|")  # noqa: A001
+fabs = _unary("fabs", _core.abs, "|x| in float", floats=True)
+sign = _unary("sign", _core.sign, "−1, 0 or 1")
+sqrt = _unary("sqrt", _core.sqrt, "√x", floats=True)
+square = _unary("square", _core.square, "x²")
+reciprocal = _unary("reciprocal", lambda t: _core.div(1.0, t), "1 / x", floats=True)
+exp = _unary("exp", _core.exp, "eˣ", floats=True)
+expm1 = _unary("expm1", lambda t: _core.sub(_core.exp(t), 1.0), "eˣ − 1", floats=True)
+exp2 = _unary("exp2", lambda t: _core.pow(2.0, t), "2ˣ", floats=True)
+log = _unary("log", _core.log, "ln x", floats=True)
+log1p = _unary("log1p", _core.log1p, "ln(1 + x)", floats=True)
+log2 = _unary("log2", lambda t: _core.mul(_core.log(t), 1.0 / math.log(2.0)), "log₂ x", floats=True)
+log10 = _unary("log10", lambda t: _core.mul(_core.log(t), 1.0 / math.log(10.0)), "log₁₀ x", floats=True)
+sin = _unary("sin", _core.sin, "sin x", floats=True)
+cos = _unary("cos", _core.cos, "cos x", floats=True)
+tan = _unary("tan", lambda t: _core.div(_core.sin(t), _core.cos(t)), "tan x", floats=True)
+tanh = _unary("tanh", _core.tanh, "tanh x", floats=True)
+sinh = _unary("sinh", lambda t: _core.mul(_core.sub(_core.exp(t), _core.exp(_core.neg(t))), 0.5), "sinh x",
+              floats=True)
+cosh = _unary("cosh", lambda t: _core.mul(_core.add(_core.exp(t), _core.exp(_core.neg(t))), 0.5), "cosh x",
+              floats=True)
+floor = _unary("floor", _core.floor, "⌊x⌋")
+ceil = _unary("ceil", _core.ceil, "⌈x⌉")
+trunc = _unary("trunc", lambda t: _core.select(_core.less(t, 0), _core.ceil(t), _core.floor(t)), "x rounded "
+               "toward 0")
+rint = _unary("rint", lambda t: ops.round(t), "x rounded to the nearest integer, halves to even")
+logical_not = _unary("logical_not", lambda t: _core.logical_not(t), "NOT x (Bool)")
+isnan = _unary("isnan", lambda t: _core.not_equal(t, t), "x is NaN (Bool)")
+
+
+def isinf(x, dtype=None):
+    """mindspore.numpy.isinf(x, dtype=None): x is ±inf (Bool)."""
+    t = asarray(x)
+    if not mstype.is_float(t.dtype):
+        return _finish(_core.full(list(t.shape), 0.0, mstype.bool_), dtype, "isinf")
+    return _finish(_core.equal(_core.abs(t), float("inf")), dtype, "isinf")
+
+
+def isfinite(x, dtype=None):
+    """mindspore.numpy.isfinite(x, dtype=None): x is neither NaN nor ±inf (Bool)."""
+    t = asarray(x)
+    if not mstype.is_float(t.dtype):
+        return _finish(_core.full(list(t.shape), 1.0, mstype.bool_), dtype, "isfinite")
+    return _finish(_core.equal(_core.sub(t, t), 0.0), dtype, "isfinite")
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """mindspore.numpy.isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False): see kiln.ops.isclose."""
+    return ops.isclose(asarray(a), asarray(b), rtol, atol, equal_nan)
+
+
+def clip(x, xmin, xmax, dtype=None):
+    """mindspore.numpy.clip(x, xmin, xmax, dtype=None): x limited to [xmin, xmax] (either may be None)."""
+    if xmin is None and xmax is None:
+        raise ValueError("For 'clip', 'xmin' and 'xmax' must not both be None.")
+    return _finish(ops.clamp(asarray(x), xmin, xmax), dtype, "clip")
+
+
+def logaddexp(x1, x2, dtype=None):
+    """mindspore.numpy.logaddexp(x1, x2, dtype=None): log(eˣ¹ + eˣ²), computed as max + log1p(exp(−|x1 − x2|))."""
+    a, b = _float(x1), _float(x2)
+    m = _core.maximum(a, b)
+    return _finish(_core.add(m, _core.log1p(_core.exp(_core.neg(_core.abs(_core.sub(a, b)))))), dtype, "logaddexp")
+
+
+# ---------------------------------------------------------------------------------------------- reductions
+
+def _axes(axis):
+    if axis is None:
+        return None
+    return [axis] if isinstance(axis, numbers.Integral) else list(axis)
+
+
+def sum(a, axis=None, dtype=None, keepdims=False, initial=None):  # noqa: A001
+    """mindspore.numpy.sum(a, axis=None, dtype=None, keepdims=False, initial=None): the sum over `axis` (all axes
+    when None), plus `initial`. Integer and Bool inputs sum to Int64 (MindSpore 2.10) unless dtype is given."""
+    t = asarray(a)
+    if dtype is not None:
+        t = _core.cast(t, mstype.to_dtype(dtype, "dtype", "sum"))
+    elif not mstype.is_float(t.dtype):
+        t = _core.cast(t, mstype.int64)
+    out = _core.sum(t, _axes(axis), keepdims)
+    return out if initial is None else _core.add(out, initial)
+
+
+def mean(a, axis=None, keepdims=False, dtype=None):
+    """mindspore.numpy.mean(a, axis=None, keepdims=False, dtype=None): the mean over `axis`, in a's dtype (MindSpore
+    2.10: an integer mean is truncated to the integer dtype) unless dtype is given."""
+    t = asarray(a)
+    out = _core.mean(_float(t), _axes(axis), keepdims)
+    if dtype is not None:
+        return _core.cast(out, mstype.to_dtype(dtype, "dtype", "mean"))
+    return out if out.dtype == t.dtype else _core.cast(out, t.dtype)
+
+
+def amax(a, axis=None, keepdims=False, initial=None, where=True):
+    """mindspore.numpy.amax(a, axis=None, keepdims=False, initial=None, where=True): the maximum over `axis`
+    (with `initial` taking part). A `where` mask other than True is not supported (ValueError)."""
+    if where is not True:
+        raise ValueError("For 'amax', Kiln supports where=True only.")
+    out = _core.amax(asarray(a), _axes(axis), keepdims)
+    return out if initial is None else _core.maximum(out, initial)
+
+
+def amin(a, axis=None, keepdims=False, initial=None, where=True):
+    """mindspore.numpy.amin(a, axis=None, keepdims=False, initial=None, where=True): the minimum over `axis`."""
+    if where is not True:
+        raise ValueError("For 'amin', Kiln supports where=True only.")
+    out = _core.amin(asarray(a), _axes(axis), keepdims)
+    return out if initial is None else _core.minimum(out, initial)
+
+
+max = amax  # noqa: A001
+min = amin  # noqa: A001
+
+
+def var(x, axis=None, ddof=0, keepdims=False):
+    """mindspore.numpy.var(x, axis=None, ddof=0, keepdims=False): Σ(x − mean)²/(N − ddof) over `axis`, in float."""
+    t = _float(x)
+    axes = _axes(axis)
+    n = t.size if axes is None else math.prod(t.shape[a] for a in axes)
+    d = _core.sub(t, _core.mean(t, axes, True))
+    return _core.div(_core.sum(_core.square(d), axes, keepdims), float(n - ddof))
+
+
+def std(x, axis=None, ddof=0, keepdims=False):
+    """mindspore.numpy.std(x, axis=None, ddof=0, keepdims=False): √var."""
+    return _core.sqrt(var(x, axis, ddof, keepdims))
+
+
+def argmax(a, axis=None):
+    """mindspore.numpy.argmax(a, axis=None): the Int64 index of the maximum (of the flattened array when None)."""
+    t = asarray(a)
+    if axis is None:
+        return _core.argmax(_core.reshape(t, [-1]), 0, False)
+    return _core.argmax(t, axis, False)
+
+
+def argmin(a, axis=None):
+    """mindspore.numpy.argmin(a, axis=None): the Int64 index of the minimum."""
+    t = asarray(a)
+    if axis is None:
+        return _core.argmin(_core.reshape(t, [-1]), 0, False)
+    return _core.argmin(t, axis, False)
+
+
+def ptp(x, axis=None, keepdims=False):
+    """mindspore.numpy.ptp(x, axis=None, keepdims=False): max − min over `axis`."""
+    t = asarray(x)
+    return _core.sub(_core.amax(t, _axes(axis), keepdims), _core.amin(t, _axes(axis), keepdims))
+
+
+def average(x, axis=None, weights=None, returned=False):
+    """mindspore.numpy.average(x, axis=None, weights=None, returned=False): the (weighted) mean over `axis`;
+    returned=True also gives the sum of the weights. weights: x's shape, or 1-D along a single axis."""
+    t = _float(x)
+    if weights is None:
+        out = _core.mean(t, _axes(axis), False)
+        n = t.size if axis is None else math.prod(t.shape[a] for a in _axes(axis))
+        return (out, _core.full(list(out.shape), float(n), out.dtype)) if returned else out
+    w = _float(weights)
+    if w.ndim == 1 and t.ndim > 1:
+        if axis is None or not isinstance(axis, numbers.Integral):
+            raise ValueError("For 'average', 1-D weights need a single int 'axis'.")
+        shape = [1] * t.ndim
+        shape[axis] = w.shape[0]
+        w = _core.reshape(w, shape)
+    wsum = _core.sum(_core.broadcast_to(w, list(t.shape)), _axes(axis), False)
+    out = _core.div(_core.sum(_core.mul(t, w), _axes(axis), False), wsum)
+    return (out, wsum) if returned else out
+
+
+def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
+    """mindspore.numpy.norm(x, ord=None, axis=None, keepdims=False): see kiln.ops.norm (vector and matrix norms)."""
+    return ops.norm(_float(x), ord, axis, keepdims)
+
+
+# ---------------------------------------------------------------------------------------------- products
+
+def matmul(x1, x2, dtype=None):
+    """mindspore.numpy.matmul(x1, x2, dtype=None): the matrix product with NumPy's broadcasting and 1-D rules."""
+    return _finish(_core.matmul(asarray(x1), asarray(x2)), dtype, "matmul")
+
+
+def dot(a, b):
+    """mindspore.numpy.dot(a, b): NumPy's dot: scalars multiply, 1-D·1-D is the inner product, N-D·1-D contracts the
+    last axis, N-D·M-D contracts a's last axis with b's second-to-last."""
+    x, y = asarray(a), asarray(b)
+    if x.ndim == 0 or y.ndim == 0:
+        return _core.mul(x, y)
+    if y.ndim <= 2:
+        return _core.matmul(x, y)
+    # contract x's last axis with y's axis −2: move it last, matmul over the flattened rest
+    yt = _core.transpose(y, list(range(y.ndim - 2)) + [y.ndim - 1, y.ndim - 2])  # (..., m, k)
+    ym = _core.reshape(yt, [-1, y.shape[-2]])  # (prod(rest), k)
+    out = _core.matmul(_core.reshape(x, [-1, x.shape[-1]]), _core.transpose(ym, [1, 0]))
+    return _core.reshape(out, list(x.shape[:-1]) + list(y.shape[:-2]) + [y.shape[-1]])
+
+
+def outer(a, b):
+    """mindspore.numpy.outer(a, b): the outer product of the flattened inputs, shape (a.size, b.size)."""
+    x, y = _core.reshape(asarray(a), [-1, 1]), _core.reshape(asarray(b), [1, -1])
+    return _core.mul(x, y)
+
+
+def inner(a, b):
+    """mindspore.numpy.inner(a, b): the sum product over the last axes (scalars multiply)."""
+    x, y = asarray(a), asarray(b)
+    if x.ndim == 0 or y.ndim == 0:
+        return _core.mul(x, y)
+    if x.shape[-1] != y.shape[-1]:
+        raise ValueError(f"For 'inner', the last dims must match, but got shapes {tuple(x.shape)} and "
+                         f"{tuple(y.shape)}.")
+    out = _core.matmul(_core.reshape(x, [-1, x.shape[-1]]), _core.transpose(_core.reshape(y, [-1, y.shape[-1]]),
+                                                                            [1, 0]))
+    return _core.reshape(out, list(x.shape[:-1]) + list(y.shape[:-1]))
+
+
+def diag(v, k=0):
+    """mindspore.numpy.diag(v, k=0): for 1-D v, the square matrix with v on diagonal k (zeros elsewhere); for 2-D
+    v, its k-th diagonal (1-D). Made of Gather and Select, so gradients flow to v."""
+    t = asarray(v)
+    if t.ndim == 1:
+        m = t.shape[0]
+        n = m + builtins.abs(k)
+        rows, cols = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+        idx = np.clip(rows if k >= 0 else cols, 0, builtins.max(m - 1, 0)).astype(np.int64)
+        vals = _core.gather(t, Tensor(idx), 0)
+        return _core.select(Tensor(np.eye(n, n, k).astype(bool)), vals, _core.zeros_like(vals))
+    if t.ndim == 2:
+        return _diagonal(t, k)
+    raise ValueError(f"For 'diag', the input must be 1-D or 2-D, but got shape {tuple(t.shape)}.")
+
+
+def _diagonal(t, k):
+    """The k-th diagonal of a 2-D Tensor (1-D), via one Gather on the flattened matrix."""
+    r, c = t.shape
+    i = np.arange(builtins.max(0, -k), builtins.min(r, c - k))
+    return _core.gather(_core.reshape(t, [-1]), Tensor((i * c + i + k).astype(np.int64)), 0)
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
+    """mindspore.numpy.trace(a, offset=0, axis1=0, axis2=1, dtype=None): the sum of diagonal `offset` of the 2-D
+    slices on (axis1, axis2). Kiln supports 2-D inputs (ValueError otherwise)."""
+    t = asarray(a)
+    if t.ndim != 2 or sorted((axis1 % 2, axis2 % 2)) != [0, 1]:
+        raise ValueError(f"For 'trace', Kiln supports 2-D inputs with axis1/axis2 = 0/1, but got shape "
+                         f"{tuple(t.shape)}.")
+    if axis1 % 2 == 1:
+        t = _core.transpose(t, [1, 0])
+    out = _core.sum(_diagonal(t, offset), [0], False)
+    return _finish(out, dtype, "trace")
