@@ -187,6 +187,7 @@ LAYERS = {
     "RNN": ((8, 4), 3), "LSTM": ((8, 4), 3), "GRU": ((8, 4), 3),
     "PReLU": ((1, 0.25), 2), "BatchNorm3d": ((1,), 4), "InstanceNorm1d": ((1,), 3), "InstanceNorm2d": ((1,), 4),
     "InstanceNorm3d": ((1,), 4), "Conv2dBnAct": ((1, 2, 3), 4), "DenseBnAct": ((3, 2), 2),
+    "Upsample": ((None, 2.0), 4),
 }
 # Recurrent cells take (x, hx) with hx required (MindSpore): fuzzed one argument at a time by test_rnn_cell_bad_inputs.
 RNN_CELLS = {"RNNCell": 1, "GRUCell": 1, "LSTMCell": 2}

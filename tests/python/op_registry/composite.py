@@ -317,3 +317,59 @@ register(OpInfo("StandardNormal", ("StandardNormal",), kind="random", dtypes=(F3
 register(OpInfo("UniformReal", ("UniformReal",), kind="random", dtypes=(F32,),
                 draw=lambda shape, dtype, seed=None: ops.UniformReal(seed or 0)(tuple(shape)),
                 check=_check_moments(0.5, (1 / 12) ** 0.5)))
+
+
+# ---------------------------------------------------------------------------------------------- resizing
+
+def _np_resize_axis(x, axis, m, mode, align=False, tf_legacy=False):
+    """Per-output-index loop (independent of Kiln's vectorised index tables)."""
+    n = x.shape[axis]
+    out = []
+    for d in range(m):
+        if mode == "nearest":
+            out.append(np.take(x, min(int(np.floor(d * n / m)), n - 1), axis))
+            continue
+        if align:
+            src = d * (n - 1) / (m - 1) if m > 1 else 0.0
+        elif tf_legacy:
+            src = d * n / m
+        else:
+            src = max((d + 0.5) * n / m - 0.5, 0.0)
+        src = min(src, n - 1)
+        i0 = int(np.floor(src))
+        i1 = min(i0 + 1, n - 1)
+        w = src - i0
+        out.append(np.take(x, i0, axis) * (1 - w) + np.take(x, i1, axis) * w)
+    return np.stack(out, axis)
+
+
+def _np_interpolate(x, size, mode, align_corners=None):
+    y = x
+    nsp = x.ndim - 2
+    for k in range(nsp):
+        y = _np_resize_axis(y, x.ndim - nsp + k, size[k], "nearest" if mode == "nearest" else "linear",
+                            bool(align_corners))
+    return y
+
+
+def _interp_samples(dtype, rng):
+    yield Sample((arr(rng, (2, 2, 3, 4), dtype),), dict(size=(5, 7), mode="bilinear"), desc="up")
+    yield Sample((arr(rng, (1, 2, 5, 6), dtype),), dict(size=(3, 2), mode="bilinear"), desc="down")
+    yield Sample((arr(rng, (1, 1, 3, 4), dtype),), dict(size=(4, 6), mode="bilinear", align_corners=True),
+                 desc="align_corners")
+    yield Sample((arr(rng, (2, 1, 5), dtype),), dict(size=(8,), mode="linear"), desc="linear")
+    yield Sample((arr(rng, (1, 2, 3, 4), dtype),), dict(size=(5, 6), mode="nearest"), desc="nearest up")
+    yield Sample((arr(rng, (1, 1, 2, 3, 2), dtype),), dict(size=(3, 2, 4), mode="trilinear"), desc="trilinear")
+
+
+register(OpInfo("interpolate", ("Gather",),
+                lambda x, size, mode, align_corners=None: ops.interpolate(x, size, mode=mode,
+                                                                          align_corners=align_corners),
+                _np_interpolate, _interp_samples, FL, differentiable=True,
+                special_skip="gathers and blends: Gather's and Mul/Add's special values"))
+register(OpInfo("ResizeBilinearV2", ("Gather",), lambda x, size: ops.ResizeBilinearV2()(x, size),
+                lambda x, size: _np_resize_axis(_np_resize_axis(x, 2, size[0], "linear", tf_legacy=True), 3,
+                                                size[1], "linear", tf_legacy=True),
+                lambda dtype, rng: iter([Sample((arr(rng, (1, 2, 3, 4), dtype),), dict(size=(5, 6))),
+                                         Sample((arr(rng, (1, 1, 4, 4), dtype),), dict(size=(2, 3)), desc="down")]),
+                FL, differentiable=True, special_skip="as interpolate"))

@@ -19,6 +19,7 @@ from . import rnn_cells, rnns  # noqa: E402
 __all__ = __all__ + rnn_cells.__all__ + rnns.__all__
 from .combined import *  # noqa: F401,F403,E402
 from .math import *  # noqa: F401,F403,E402
-from . import combined, math  # noqa: E402
+from .image import *  # noqa: F401,F403,E402
+from . import combined, math, image  # noqa: E402
 
-__all__ = __all__ + combined.__all__ + math.__all__
+__all__ = __all__ + combined.__all__ + math.__all__ + image.__all__
