@@ -6,4 +6,7 @@ from .transforms import (CenterCrop, ConvertColor, Crop, Decode, Grayscale, Hori
                          Normalize, NormalizePad, Pad, RandomColorAdjust, RandomCrop, RandomHorizontalFlip,
                          RandomResizedCrop, RandomRotation, RandomVerticalFlip, Rescale, Resize, Rotate, ToPIL,
                          ToTensor, ToType, VerticalFlip)
+from ._adjust_transforms import (AdjustSharpness, AutoContrast, CutOut, Equalize, Invert, Posterize,  # noqa: F401
+                                 RandomAutoContrast, RandomCropDecodeResize, RandomEqualize, RandomInvert,
+                                 RandomPosterize, RandomSharpness, RandomSolarize, Solarize)
 from .utils import Border, ConvertMode, ImageBatchFormat, Inter  # noqa: F401

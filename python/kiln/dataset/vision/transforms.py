@@ -531,3 +531,7 @@ from ._random_transforms import (RandomColorAdjust, RandomCrop, RandomHorizontal
 
 __all__ += ["RandomColorAdjust", "RandomCrop", "RandomHorizontalFlip", "RandomResizedCrop", "RandomRotation",
             "RandomVerticalFlip"]
+from ._adjust_transforms import *  # noqa: E402,F401,F403  (Invert, Equalize, AutoContrast, CutOut, ...)
+from . import _adjust_transforms  # noqa: E402
+
+__all__ += _adjust_transforms.__all__
