@@ -160,3 +160,23 @@ def test_conv2d_bn_act_and_dense_bn_act():
         nn.Conv2dBnAct(2, 3, 1, has_bn=1)
     with pytest.raises(KeyError):
         nn.DenseBnAct(2, 3, activation="nope")
+
+
+def test_psnr_and_ssim_match_mindspore():
+    r = np.random.RandomState(1)
+    a = r.rand(2, 3, 16, 16).astype(np.float32)
+    b = np.clip(a + 0.1 * r.randn(2, 3, 16, 16), 0, 1).astype(np.float32)
+    # MindSpore 2.10 (CPU, Graph mode) on the same arrays
+    np.testing.assert_allclose(nn.SSIM()(_t(a), _t(b)).asnumpy(), [0.9548895, 0.94775677], rtol=1e-5)
+    np.testing.assert_allclose(nn.SSIM(max_val=2.0, filter_size=7, filter_sigma=1.0)(_t(a), _t(b)).asnumpy(),
+                               [0.9477361, 0.94641167], rtol=1e-5)
+    np.testing.assert_allclose(nn.PSNR()(_t(a), _t(b)).asnumpy(), [20.025736, 20.604069], rtol=1e-5)
+    np.testing.assert_allclose(nn.PSNR(max_val=2.0)(_t(a), _t(b)).asnumpy(), [26.046337, 26.624668], rtol=1e-5)
+    np.testing.assert_allclose(nn.SSIM()(_t(a), _t(a)).asnumpy(), [1.0, 1.0], rtol=1e-5)
+    _graph_matches_pynative(nn.SSIM(), _t(a), _t(b))
+    with pytest.raises(ValueError, match="filter_size"):
+        nn.SSIM()(_t(a[:, :, :8, :8]), _t(b[:, :, :8, :8]))
+    with pytest.raises(ValueError, match="one shape"):
+        nn.PSNR()(_t(a), _t(b[:1]))
+    with pytest.raises(TypeError, match="max_val"):
+        nn.PSNR(max_val=0)
