@@ -268,3 +268,27 @@ def test_tensor_methods_call_the_functions():
     np.testing.assert_allclose(x.lerp(x * 3, 0.5).asnumpy(), 2 * x.asnumpy())
     assert x.isclose(x + 1e-9).asnumpy().all()
     np.testing.assert_allclose(x.logsumexp(1).asnumpy(), np.log(np.exp(x.asnumpy()).sum(1)), rtol=1e-6)
+
+
+def test_cumsum_cumprod_surfaces_match_mindspore():
+    x = _t([[1, 2, 3], [4, 5, 6]])
+    assert ops.cumsum(x, 1).asnumpy().tolist() == [[1, 3, 6], [4, 9, 15]]  # MindSpore 2.10 values
+    assert ops.CumSum(exclusive=True)(x, 1).asnumpy().tolist() == [[0, 1, 3], [0, 4, 9]]
+    assert ops.CumSum(reverse=True)(x, 0).asnumpy().tolist() == [[5, 7, 9], [4, 5, 6]]
+    assert ops.CumSum(True, True)(x, 1).asnumpy().tolist() == [[5, 3, 0], [11, 6, 0]]
+    assert ops.cumprod(x, 1).asnumpy().tolist() == [[1, 2, 6], [4, 20, 120]]
+    assert ops.CumProd(exclusive=True, reverse=True)(x, 1).asnumpy().tolist() == [[6, 3, 1], [30, 6, 1]]
+    assert ops.cumsum(Tensor(np.array([1, 2], np.int32)), 0).dtype == kiln.int32
+    assert ops.cumsum(x, 1, dtype=kiln.float16).dtype == kiln.float16
+    assert x.cumsum().asnumpy().tolist() == [1, 3, 6, 10, 15, 21]
+    assert x.cumsum(0).asnumpy().tolist() == [[1, 2, 3], [5, 7, 9]]
+    import kiln.numpy as mnp
+    assert mnp.cumsum(mnp.array([1, 2, 3])).asnumpy().tolist() == [1, 3, 6]
+    y = np.random.default_rng(0).random(1000).astype(np.float32)
+    np.testing.assert_allclose(ops.cumsum(Tensor(y), 0).asnumpy(), np.cumsum(y.astype(np.float64)), rtol=1e-6)
+    with pytest.raises(TypeError, match="Bool"):
+        ops.cumsum(Tensor(np.array([True, False])), 0)
+    with pytest.raises(ValueError, match="axis"):
+        ops.cumsum(x, 2)
+    with pytest.raises(TypeError, match="exclusive"):
+        ops.CumSum(exclusive=1)

@@ -340,6 +340,9 @@ _METHODS = {
     "isclose": lambda self, x2, rtol=1e-05, atol=1e-08, equal_nan=False: _ops().isclose(self, x2, rtol, atol,
                                                                                         equal_nan),
     "logsumexp": lambda self, axis, keepdims=False: _ops().logsumexp(self, axis, keepdims),
+    "cumsum": lambda self, axis=None, dtype=None: _ops().cumsum(_reshape_to(self, [-1]) if axis is None else self,
+                                                               0 if axis is None else axis, dtype),
+    "cumprod": lambda self, dim, dtype=None: _ops().cumprod(self, dim, dtype),
 }
 
 

@@ -25,7 +25,7 @@ __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide
            "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or", "logical_not",
            "logical_xor", "isnan", "isinf", "isfinite", "isclose", "sum", "mean", "amax", "amin", "max", "min",
            "std", "var", "argmax", "argmin", "ptp", "average", "norm", "dot", "matmul", "outer", "inner", "trace",
-           "diag", "logaddexp"]
+           "diag", "logaddexp", "cumsum", "cumprod"]
 
 
 def _arg(x):
@@ -362,3 +362,20 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
         t = _core.transpose(t, [1, 0])
     out = _core.sum(_diagonal(t, offset), [0], False)
     return _finish(out, dtype, "trace")
+
+
+def cumsum(a, axis=None, dtype=None):
+    """mindspore.numpy.cumsum(a, axis=None, dtype=None): cumulative sums along `axis` (of the flattened array when
+    None); see kiln.ops.cumsum."""
+    t = asarray(a)
+    if axis is None:
+        t, axis = _core.reshape(t, [-1]), 0
+    return ops.cumsum(t, axis, dtype)
+
+
+def cumprod(a, axis=None, dtype=None):
+    """mindspore.numpy.cumprod(a, axis=None, dtype=None): cumulative products along `axis` (flattened when None)."""
+    t = asarray(a)
+    if axis is None:
+        t, axis = _core.reshape(t, [-1]), 0
+    return ops.cumprod(t, axis, dtype)

@@ -373,3 +373,42 @@ register(OpInfo("ResizeBilinearV2", ("Gather",), lambda x, size: ops.ResizeBilin
                 lambda dtype, rng: iter([Sample((arr(rng, (1, 2, 3, 4), dtype),), dict(size=(5, 6))),
                                          Sample((arr(rng, (1, 1, 4, 4), dtype),), dict(size=(2, 3)), desc="down")]),
                 FL, differentiable=True, special_skip="as interpolate"))
+
+
+# ---------------------------------------------------------------------------------------------- scans
+
+def _np_scan(x, axis, exclusive=False, reverse=False, prod=False):
+    f = np.cumprod if prod else np.cumsum
+    y = np.flip(x, axis) if reverse else x
+    out = f(y, axis=axis)
+    if exclusive:
+        ident = np.ones_like(np.take(y, [0], axis)) if prod else np.zeros_like(np.take(y, [0], axis))
+        out = np.concatenate([ident, np.delete(out, -1, axis)], axis) if y.shape[axis] else out
+    return (np.flip(out, axis) if reverse else out).astype(x.dtype)
+
+
+def _scan_samples(dtype, rng):
+    yield Sample((arr(rng, (2, 5), dtype, -2, 2),), dict(axis=1))
+    yield Sample((arr(rng, (7, 3), dtype, -2, 2),), dict(axis=0, exclusive=True), desc="exclusive")
+    yield Sample((arr(rng, (3, 4, 2), dtype, -2, 2),), dict(axis=-2, reverse=True), desc="reverse")
+    yield Sample((arr(rng, (9,), dtype, -2, 2),), dict(axis=0, exclusive=True, reverse=True), desc="both")
+    yield Sample((arr(rng, (1, 3), dtype),), dict(axis=0), desc="length 1")
+    yield Sample((arr(rng, (0, 3), dtype),), dict(axis=0), desc="empty")
+    yield Sample((NC(arr(rng, (4, 6), dtype, -2, 2), "T"),), dict(axis=1), desc="view")
+
+
+register(OpInfo("CumSum", ("Concat", "Add"),
+                lambda x, axis, exclusive=False, reverse=False: ops.CumSum(exclusive, reverse)(x, axis),
+                lambda x, axis, exclusive=False, reverse=False: _np_scan(x, axis, exclusive, reverse),
+                _scan_samples, FL + (I32, I64), differentiable=True,
+                out_dtype=lambda s: s.args[0].dtype if not isinstance(s.args[0], NC) else s.args[0].value.dtype,
+                special_skip="a composite of Concat and Add"))
+register(OpInfo("CumProd", ("Concat", "Mul"),
+                lambda x, axis, exclusive=False, reverse=False: ops.CumProd(exclusive, reverse)(x, axis),
+                lambda x, axis, exclusive=False, reverse=False: _np_scan(x, axis, exclusive, reverse, prod=True),
+                lambda dtype, rng: iter(list(_scan_samples(dtype, rng)) + [
+                    Sample((np.array([[1.5, 0.0, 2.0, -1.0], [0.0, 0.0, 3.0, 0.5]], dtype),), dict(axis=1),
+                           desc="zeros (gradient through them)")]),
+                FL + (I32,), differentiable=True,
+                out_dtype=lambda s: s.args[0].dtype if not isinstance(s.args[0], NC) else s.args[0].value.dtype,
+                special_skip="a composite of Concat and Mul"))
