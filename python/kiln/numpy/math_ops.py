@@ -21,7 +21,7 @@ from .array_creations import asarray
 __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "power", "float_power",
            "remainder", "mod", "fmod", "maximum", "minimum", "negative", "positive", "absolute", "abs", "fabs", "sign",
            "sqrt", "square", "reciprocal", "exp", "expm1", "exp2", "log", "log1p", "log2", "log10", "sin", "cos",
-           "tan", "tanh", "sinh", "cosh", "floor", "ceil", "trunc", "rint", "clip", "equal", "not_equal",
+           "tan", "tanh", "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "floor", "ceil", "trunc", "rint", "clip", "equal", "not_equal",
            "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or", "logical_not",
            "logical_xor", "isnan", "isinf", "isfinite", "isclose", "sum", "mean", "amax", "amin", "max", "min",
            "std", "var", "argmax", "argmin", "ptp", "average", "norm", "dot", "matmul", "outer", "inner", "trace",
@@ -117,7 +117,7 @@ sqrt = _unary("sqrt", _core.sqrt, "√x", floats=True)
 square = _unary("square", _core.square, "x²")
 reciprocal = _unary("reciprocal", lambda t: _core.div(1.0, t), "1 / x", floats=True)
 exp = _unary("exp", _core.exp, "eˣ", floats=True)
-expm1 = _unary("expm1", lambda t: _core.sub(_core.exp(t), 1.0), "eˣ − 1", floats=True)
+expm1 = _unary("expm1", ops.expm1, "eˣ − 1, accurate near 0", floats=True)
 exp2 = _unary("exp2", lambda t: _core.pow(2.0, t), "2ˣ", floats=True)
 log = _unary("log", _core.log, "ln x", floats=True)
 log1p = _unary("log1p", _core.log1p, "ln(1 + x)", floats=True)
@@ -125,12 +125,13 @@ log2 = _unary("log2", lambda t: _core.mul(_core.log(t), 1.0 / math.log(2.0)), "l
 log10 = _unary("log10", lambda t: _core.mul(_core.log(t), 1.0 / math.log(10.0)), "log₁₀ x", floats=True)
 sin = _unary("sin", _core.sin, "sin x", floats=True)
 cos = _unary("cos", _core.cos, "cos x", floats=True)
-tan = _unary("tan", lambda t: _core.div(_core.sin(t), _core.cos(t)), "tan x", floats=True)
+tan = _unary("tan", ops.tan, "tan x", floats=True)
 tanh = _unary("tanh", _core.tanh, "tanh x", floats=True)
-sinh = _unary("sinh", lambda t: _core.mul(_core.sub(_core.exp(t), _core.exp(_core.neg(t))), 0.5), "sinh x",
-              floats=True)
-cosh = _unary("cosh", lambda t: _core.mul(_core.add(_core.exp(t), _core.exp(_core.neg(t))), 0.5), "cosh x",
-              floats=True)
+sinh = _unary("sinh", ops.sinh, "sinh x", floats=True)
+cosh = _unary("cosh", ops.cosh, "cosh x", floats=True)
+arcsinh = _unary("arcsinh", ops.asinh, "asinh x", floats=True)
+arccosh = _unary("arccosh", ops.acosh, "acosh x", floats=True)
+arctanh = _unary("arctanh", ops.atanh, "atanh x", floats=True)
 floor = _unary("floor", _core.floor, "⌊x⌋")
 ceil = _unary("ceil", _core.ceil, "⌈x⌉")
 trunc = _unary("trunc", lambda t: _core.select(_core.less(t, 0), _core.ceil(t), _core.floor(t)), "x rounded "

@@ -412,3 +412,20 @@ register(OpInfo("CumProd", ("Concat", "Mul"),
                 FL + (I32,), differentiable=True,
                 out_dtype=lambda s: s.args[0].dtype if not isinstance(s.args[0], NC) else s.args[0].value.dtype,
                 special_skip="a composite of Concat and Mul"))
+
+
+# ---------------------------------------------------------------------------------------------- trig / hyperbolic
+
+def _trig(name, cname, ref, low=-2.0, high=2.0, **kw):
+    from .base import unary_samples
+    register(OpInfo(name, (cname,), getattr(ops, name), ref, unary_samples(low, high), FL + (F16, I32),
+                    differentiable=True, **kw))
+
+
+_trig("expm1", "Exp", np.expm1)
+_trig("sinh", "Exp", np.sinh)
+_trig("cosh", "Exp", np.cosh)
+_trig("tan", "Sin", np.tan, -1.2, 1.2)
+_trig("asinh", "Log1p", np.arcsinh, -3.0, 3.0)
+_trig("acosh", "Log1p", np.arccosh, 1.1, 4.0)
+_trig("atanh", "Log1p", np.arctanh, -0.9, 0.9)
