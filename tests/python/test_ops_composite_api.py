@@ -292,3 +292,33 @@ def test_cumsum_cumprod_surfaces_match_mindspore():
         ops.cumsum(x, 2)
     with pytest.raises(TypeError, match="exclusive"):
         ops.CumSum(exclusive=1)
+
+
+def test_scatter_family_matches_mindspore():
+    x = _t(np.arange(6).reshape(3, 2))
+    i = Tensor(np.array([[0], [2], [0]], np.int32))
+    u = _t([[1, 1], [2, 2], [3, 3]])
+    # MindSpore 2.10 values
+    assert ops.tensor_scatter_add(x, i, u).asnumpy().tolist() == [[4, 5], [2, 3], [6, 7]]
+    assert ops.TensorScatterSub()(x, i, u).asnumpy().tolist() == [[-4, -3], [2, 3], [2, 3]]
+    assert ops.tensor_scatter_update(x, Tensor(np.array([[1, 0]], np.int32)), _t([9.0])).asnumpy().tolist() == \
+        [[0, 1], [9, 3], [4, 5]]
+    p = Parameter(_t(np.arange(6).reshape(3, 2)), name="p")
+    ops.scatter_add(p, Tensor(np.array([0, 2, 0], np.int32)), u)
+    assert p.asnumpy().tolist() == [[4, 5], [2, 3], [6, 7]]
+    q = Parameter(_t(np.arange(6).reshape(3, 2)), name="q")
+    ops.ScatterUpdate()(q, Tensor(np.array([[0, 2]], np.int32)), _t([[[7, 7], [8, 8]]]))
+    assert q.asnumpy().tolist() == [[7, 7], [2, 3], [8, 8]]
+    r = Parameter(_t(np.arange(6).reshape(3, 2)), name="r")
+    ops.ScatterNdSub()(r, i, u)
+    assert r.asnumpy().tolist() == [[-4, -3], [2, 3], [2, 3]]
+    ops.ScatterNdAdd()(r, i, u)
+    assert r.asnumpy().tolist() == [[0, 1], [2, 3], [4, 5]]
+    g = kiln.grad(lambda a, b: ops.tensor_scatter_add(a, i, b).sum() * 2, grad_position=(0, 1))(x, u)
+    assert g[0].asnumpy().tolist() == [[2, 2]] * 3 and g[1].asnumpy().tolist() == [[2, 2]] * 3
+    with pytest.raises(TypeError, match="dtype"):
+        ops.tensor_scatter_add(x, i, Tensor(np.ones((3, 2), np.int32)))
+    with pytest.raises(TypeError, match="Parameter"):
+        ops.scatter_add(x, Tensor(np.array([0], np.int32)), _t([[1, 1]]))
+    with pytest.raises(ValueError, match="indices"):
+        ops.tensor_scatter_add(x, Tensor(np.array([[5]], np.int32)), _t([[1, 1]])).asnumpy()

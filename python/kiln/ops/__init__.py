@@ -23,6 +23,7 @@ from .math_func import range, round  # noqa: F401,E402,A004
 from .index_func import slice  # noqa: F401,E402,A004
 from .loss_func import *  # noqa: F401,F403,E402  (cross_entropy, binary_cross_entropy(_with_logits), dropout, ...)
 from .primitives_nn import *  # noqa: F401,F403,E402  (Conv2D, MaxPool, AvgPool)
+from .scatter_func import *  # noqa: F401,F403,E402  (tensor_scatter_*, scatter_nd_*, scatter_add/update)
 from .trig_func import *  # noqa: F401,F403,E402  (tan, sinh, cosh, asinh, acosh, atanh, expm1)
 from .scan_func import *  # noqa: F401,F403,E402  (cumsum, cumprod, CumSum, CumProd)
 from .bbox_func import *  # noqa: F401,F403,E402  (iou, bounding_box_encode/decode, check_valid, FloatStatus)

@@ -429,3 +429,25 @@ _trig("tan", "Sin", np.tan, -1.2, 1.2)
 _trig("asinh", "Log1p", np.arcsinh, -3.0, 3.0)
 _trig("acosh", "Log1p", np.arccosh, 1.1, 4.0)
 _trig("atanh", "Log1p", np.arctanh, -0.9, 0.9)
+
+
+def _np_tensor_scatter_add(x, updates, indices, sign=1):
+    out = x.copy()
+    np.add.at(out, tuple(np.moveaxis(indices, -1, 0)), sign * updates)
+    return out
+
+
+register(OpInfo("tensor_scatter_add", ("UnsortedSegmentSum", "Add"),
+                lambda x, u, indices: ops.tensor_scatter_add(x, Tensor(indices.astype(np.int32)), u),
+                lambda x, u, indices: _np_tensor_scatter_add(x, u, indices),
+                lambda dtype, rng: iter([Sample((arr(rng, (4, 3), dtype), arr(rng, (3, 3), dtype)),
+                                                dict(indices=np.array([[1], [3], [1]]))),
+                                         Sample((arr(rng, (2, 3), dtype), arr(rng, (2,), dtype)),
+                                                dict(indices=np.array([[0, 2], [1, 0]])), desc="elements")]),
+                FL + (I32,), differentiable=True))
+register(OpInfo("tensor_scatter_sub", ("UnsortedSegmentSum", "Sub"),
+                lambda x, u, indices: ops.tensor_scatter_sub(x, Tensor(indices.astype(np.int32)), u),
+                lambda x, u, indices: _np_tensor_scatter_add(x, u, indices, -1),
+                lambda dtype, rng: iter([Sample((arr(rng, (4, 3), dtype), arr(rng, (3, 3), dtype)),
+                                                dict(indices=np.array([[1], [3], [1]])))]),
+                FL, differentiable=True))
