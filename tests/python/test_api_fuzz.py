@@ -187,7 +187,7 @@ LAYERS = {
     "RNN": ((8, 4), 3), "LSTM": ((8, 4), 3), "GRU": ((8, 4), 3),
     "PReLU": ((1, 0.25), 2), "BatchNorm3d": ((1,), 4), "InstanceNorm1d": ((1,), 3), "InstanceNorm2d": ((1,), 4),
     "InstanceNorm3d": ((1,), 4), "Conv2dBnAct": ((1, 2, 3), 4), "DenseBnAct": ((3, 2), 2),
-    "Upsample": ((None, 2.0), 4),
+    "Upsample": ((None, 2.0), 4), "Dropout2d": ((), 4), "Dropout3d": ((), 4),
 }
 # Recurrent cells take (x, hx) with hx required (MindSpore): fuzzed one argument at a time by test_rnn_cell_bad_inputs.
 RNN_CELLS = {"RNNCell": 1, "GRUCell": 1, "LSTMCell": 2}
@@ -216,7 +216,7 @@ def test_layer_bad_inputs(name):
     cell = cls(*args)
     cell.set_train(True)
     valid = _input_of_rank(rank) if name != "Embedding" else Tensor(np.array([0, 3], np.int32))
-    if name not in ("BatchNorm3d", "InstanceNorm3d"):  # 5-D layers: the rank-4 input is their wrong rank
+    if name not in ("BatchNorm3d", "InstanceNorm3d", "Dropout3d"):  # 5-D layers: rank 4 is their wrong rank
         assert isinstance(cell(valid), (Tensor, tuple))  # the valid input works
     for bad_name, bad in BAD.items():
         if name in ("Identity", "Dropout") and not isinstance(bad, Tensor):

@@ -322,3 +322,27 @@ def test_scatter_family_matches_mindspore():
         ops.scatter_add(x, Tensor(np.array([0], np.int32)), _t([[1, 1]]))
     with pytest.raises(ValueError, match="indices"):
         ops.tensor_scatter_add(x, Tensor(np.array([[5]], np.int32)), _t([[1, 1]])).asnumpy()
+
+
+def test_channel_dropout_and_adaptive_pool_primitive():
+    kiln.set_seed(0)
+    x = _t(np.ones((64, 8, 3, 3)))
+    y = ops.dropout2d(x, 0.25).asnumpy()
+    per_channel = y[:, :, :1, :1]
+    assert (y == per_channel).all()  # a whole channel is kept or dropped
+    assert set(np.unique(y).tolist()) <= {0.0, float(np.float32(1 / 0.75))}
+    assert abs((per_channel == 0).mean() - 0.25) < 0.06
+    z = ops.dropout3d(_t(np.ones((2, 3, 2, 2, 2))), 0.5, training=False)
+    assert z.asnumpy().sum() == 48
+    layer = nn.Dropout2d(p=0.5)
+    layer.set_train(False)
+    assert layer(x) is x
+    layer.set_train(True)
+    assert (layer(x).asnumpy()[:, :, :1, :1] == layer(x).asnumpy()[:, :, :1, :1]).shape == (64, 8, 1, 1)
+    with pytest.raises(ValueError, match="4-D"):
+        ops.dropout2d(_t(np.ones((2, 3))))
+    with pytest.raises(ValueError, match="range"):
+        nn.Dropout3d(p=2.0)
+    out = ops.AdaptiveAvgPool2D((None, 2))(_t(np.arange(24).reshape(1, 2, 3, 4)))
+    assert out.asnumpy().ravel().tolist() == [0.5, 2.5, 4.5, 6.5, 8.5, 10.5, 12.5, 14.5, 16.5, 18.5, 20.5,
+                                              22.5]  # MindSpore 2.10

@@ -13,6 +13,7 @@ from .function import _tensor_arg, rand
 from .primitives import Primitive
 
 __all__ = ["smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "dropout",
+           "dropout2d", "dropout3d",
            "SmoothL1Loss", "BinaryCrossEntropy", "SigmoidCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits",
            "Dropout"]
 
@@ -79,6 +80,34 @@ def dropout(input, p=0.5, training=True, seed=None):  # noqa: A002
         return _core.zeros_like(x)
     keep = 1.0 - p
     return _core.mul(x, _core.mul(_dropout_mask(x, keep, seed, "dropout"), 1.0 / keep))
+
+
+def _channel_dropout(input, p, training, rank, op):  # noqa: A002
+    x = _tensor_arg(input, op)
+    if x.ndim != rank:
+        raise ValueError(f"For '{op}', the input must be {rank}-D (N, C, {'H, W' if rank == 4 else 'D, H, W'}), "
+                         f"but got shape {tuple(x.shape)}.")
+    p = _check_p(p, op)
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return _core.zeros_like(x)
+    keep = 1.0 - p
+    u = rand(*(list(x.shape[:2]) + [1] * (rank - 2)), dtype=mstype.float32)
+    mask = _core.cast(_core.less(u, keep), x.dtype)
+    return _core.mul(x, _core.mul(mask, 1.0 / keep))
+
+
+def dropout2d(input, p=0.5, training=True):  # noqa: A002
+    """MindSpore's ops.dropout2d(input, p=0.5, training=True): whole channels of the (N, C, H, W) input zeroed with
+    probability p (one draw per (sample, channel)), the others scaled by 1/(1 − p) (Tompson et al. 2015).
+    Raises ValueError (not 4-D, p outside [0, 1]), TypeError (non-Tensor, non-float p)."""
+    return _channel_dropout(input, p, training, 4, "dropout2d")
+
+
+def dropout3d(input, p=0.5, training=True):  # noqa: A002
+    """MindSpore's ops.dropout3d(input, p=0.5, training=True): dropout2d for (N, C, D, H, W) inputs."""
+    return _channel_dropout(input, p, training, 5, "dropout3d")
 
 
 # ---------------------------------------------------------------------------------------------- Primitive classes

@@ -3,10 +3,10 @@ holds its attributes and runs the same kernels as ops.conv2d and nn.MaxPool2d / 
 mode are theirs. Argument names and defaults are MindSpore 2.10's."""
 from .._args import _got, _is_int
 from .function import _tensor_arg
-from .nn_func import conv2d
+from .nn_func import adaptive_avg_pool2d, conv2d
 from .primitives import Primitive
 
-__all__ = ["Conv2D", "MaxPool", "AvgPool"]
+__all__ = ["Conv2D", "MaxPool", "AvgPool", "AdaptiveAvgPool2D"]
 
 
 def _pair(value, name, op):
@@ -85,3 +85,15 @@ class AvgPool(_Pool):
     """AvgPool(kernel_size=1, strides=1, pad_mode='valid', data_format='NCHW')(x): 2-D average pooling of x
     (N, C, H, W); with 'same' each window averages only its unpadded elements. See nn.AvgPool2d."""
     _layer = "AvgPool2d"
+
+
+class AdaptiveAvgPool2D(Primitive):
+    """AdaptiveAvgPool2D(output_size)(x): 2-D adaptive average pooling of x (N, C, H, W) or (C, H, W) to
+    output_size (an int, or (h, w) where None keeps that input size); see ops.adaptive_avg_pool2d."""
+
+    def __init__(self, output_size):
+        super().__init__("AdaptiveAvgPool2D")
+        self.output_size = output_size
+
+    def __call__(self, x):
+        return adaptive_avg_pool2d(x, self.output_size)

@@ -13,7 +13,7 @@ from .._check import check_input
 from ..cell import Cell
 from .activation import get_activation
 
-__all__ = ["Dense", "Flatten", "Identity", "Dropout", "Pad", "ClipByNorm"]
+__all__ = ["Dense", "Flatten", "Identity", "Dropout", "Dropout2d", "Dropout3d", "Pad", "ClipByNorm"]
 
 
 def _check_positive_int(value, name, cls_name):
@@ -199,6 +199,39 @@ class Dropout(Cell):
             return f"keep_prob={self.keep_prob}"
         return f"p={self.p}"
 
+
+
+class _DropoutNd(Cell):
+    """Channel dropout layers: in training, ops.dropout2d / dropout3d with probability p; in evaluation the input
+    unchanged. Raises TypeError / ValueError for p outside [0, 1]."""
+
+    _fn = None
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        name = type(self).__name__
+        if isinstance(p, bool) or not isinstance(p, (int, float)):
+            raise TypeError(f"For '{name}', the 'p' must be float, but got {type(p).__name__}.")
+        if not 0 <= p <= 1:
+            raise ValueError(f"For '{name}', the 'p' must be in range [0, 1], but got {p}.")
+        self.p = float(p)
+
+    def construct(self, x):
+        from ...ops import loss_func
+        return getattr(loss_func, self._fn)(x, self.p, self.training)
+
+    def extend_repr(self):
+        return f"p={self.p}"
+
+
+class Dropout2d(_DropoutNd):
+    """Zeroes whole channels of (N, C, H, W) inputs with probability p while training (see ops.dropout2d)."""
+    _fn = "dropout2d"
+
+
+class Dropout3d(_DropoutNd):
+    """Zeroes whole channels of (N, C, D, H, W) inputs with probability p while training (see ops.dropout3d)."""
+    _fn = "dropout3d"
 
 class Pad(Cell):
     """Pads a tensor: paddings[i] = (before, after) non-negative amounts for every dim i of the input.
