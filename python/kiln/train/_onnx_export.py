@@ -9,13 +9,13 @@ default domain at opset OPSET (docs/decisions.md says why 20), by the emitters o
 * a node with no ONNX mapping raises ValueError naming the op and the user's source line that issued it.
 
 Dynamic dimensions: an input given as `Tensor(shape=[None, 1, 28, 28], dtype=ms.float32)` has a dynamic dimension
-at each None. The network is then traced twice, with different sizes for the None dimensions (SIZES_A, SIZES_B);
-the two graphs must have the same structure, and a dimension that differs between them is dynamic. Shapes the
-graph needs at run time (Reshape targets, BroadcastTo, batch-sized constants such as an RNN's zero initial state)
-are computed from the inputs' run-time shapes (Shape -> Gather -> Concat); a size derived from a dynamic dimension
-in another way (e.g. batch * channels) is allowed once per Reshape target (as -1). A constant whose values (not
-only its shape) depend on a dynamic size (`x.sum() / x.shape[0]`) cannot be exported with that dimension dynamic:
-ValueError.
+at each None. The network is then traced three times, with different sizes for the None dimensions (trace_size);
+the traces must have the same structure. A size or slice bound that differs between them is written as a run-time
+value: the input's dimension itself (Shape -> Gather), or `c0 + c1 * dim` when the three traces fit that line
+(a time-major RNN's `t * batch` slices, `batch - 1` of `x[:-1]`), else, once per Reshape target, -1. Constants
+shaped by a dynamic dimension whose values are all equal (an RNN's zero initial state) become Expand at run time.
+Anything else that depends on a dynamic size (`x.sum() / x.shape[0]`, a structure that changes with it) raises
+ValueError: export it with fixed shapes.
 """
 import numpy as np
 
@@ -27,13 +27,16 @@ IR_VERSION = 9  # the IR version of onnx 1.15, which introduced opset 20 (older 
 INT64_MAX = 2 ** 63 - 1
 INT64_MIN = -2 ** 63
 
-def trace_size(axis, second):
-    """Size a dynamic (None) input dimension at `axis` is traced with in the first / second trace: 7 and 11 for
-    the batch axis, larger ones for others (so that convolutions and pooling over a dynamic spatial axis trace);
-    different sizes per axis tell the dimensions apart."""
+N_TRACES = 3  # traces of a network with dynamic dimensions: two fit a line, the third checks it
+
+
+def trace_size(axis, trace):
+    """Size a dynamic (None) input dimension at `axis` is traced with in trace number `trace` (0..N_TRACES-1):
+    7, 11, 13 on the batch axis, larger ones elsewhere (so that convolutions and pooling over a dynamic spatial
+    axis trace); different sizes per axis tell the dimensions apart."""
     if axis == 0:
-        return 11 if second else 7
-    return (48 if second else 32) + axis
+        return (7, 11, 13)[trace]
+    return (32, 48, 56)[trace] + axis
 
 
 def _onnx():
@@ -77,29 +80,29 @@ def _numpy(tensor):
 
 
 class OnnxWriter:
-    """Builds the ONNX graph of a traced Kiln graph (desc: Graph.describe(); desc_b: the second trace's, for dynamic
-    dimensions, or None). Emitters (kiln/train/_onnx_ops.py) call `node`, `name_of`, `const`, `shape_of`,
-    `shape_tensor`."""
+    """Builds the ONNX graph of a traced Kiln graph. `descs`: Graph.describe() of each trace (one, or N_TRACES for
+    dynamic dimensions: the first is written, the others give the dynamic sizes). Emitters (kiln/train/
+    _onnx_ops.py) call `node`, `name_of`, `const`, `ints`, `shape_of`, `shape_tensor`, `index_vector`, `traces`."""
 
-    # Node attributes that may differ between the two traces of a dynamic export (the emitters read run-time
-    # shapes instead); any other difference means the graph's structure depends on a dynamic size.
+    # Node attributes that may differ between the traces of a dynamic export (the emitters read run-time shapes
+    # instead); any other difference means the graph's structure depends on a dynamic size.
     SHAPE_ATTRS = {"Reshape": {"shape"}, "BroadcastTo": {"shape"}, "Fill": {"shape"},
                    "Conv2DBackpropInput": {"input_shape"}, "StridedSlice": {"begin", "end"}}
 
-    def __init__(self, desc, desc_b, param_names, input_names, dynamic):
+    def __init__(self, descs, param_names, input_names):
         from onnx import helper
         self.helper = helper
-        self.desc, self.desc_b = desc, desc_b
-        self.values = desc["values"]
+        self.descs = descs
+        self.desc = descs[0]
+        self.values = self.desc["values"]
         self.param_names = param_names
         self.input_names = input_names
-        self.dynamic = dynamic  # per graph input: tuple of bools (dim is dynamic)
         self.nodes, self.inits = [], []
         self.names = {}
         self.used = set()
         self.counter = 0
-        self.symbols = {}  # (size in trace A, size in trace B) -> (input name, axis, dim_param)
-        self.current = None  # the node being written (for error messages)
+        self.index = None  # position of the node being written
+        self.symbols = {}  # sizes of a dynamic input dimension in the traces -> (input name, axis, dim_param)
 
     # ------------------------------------------------------------------------------------------- naming
     def fresh(self, stem):
@@ -138,7 +141,7 @@ class OnnxWriter:
         if as_dtype is not None and as_dtype != v["dtype"]:
             key = ("as", vid, as_dtype)
             if key not in self.names:
-                if v["kind"] == "constant" and not v["shape"]:
+                if v["kind"] == "constant" and not v["shape"] and len(self.descs) == 1:
                     self.names[key] = self.const(_numpy(_core.cast(v["tensor"], as_dtype)), as_dtype)
                 else:
                     self.names[key] = self.node("Cast", [self.name_of(vid)], to=onnx_dtype(as_dtype))
@@ -160,91 +163,116 @@ class OnnxWriter:
         return self.names[vid]
 
     # ------------------------------------------------------------------------------------------- shapes
-    def _pair(self, vid):
-        a = tuple(int(d) for d in self.values[vid]["shape"])
-        b = a if self.desc_b is None else tuple(int(d) for d in self.desc_b["values"][vid]["shape"])
-        return a, b
+    def traces(self, vid):
+        """Shape of value `vid` in each trace (a list of tuples)."""
+        return [tuple(int(x) for x in d["values"][vid]["shape"]) for d in self.descs]
 
     def shape_of(self, vid):
         """Shape of value `vid`: ints, None where the size is dynamic."""
-        a, b = self._pair(vid)
-        return tuple(x if x == y else None for x, y in zip(a, b))
+        shapes = self.traces(vid)
+        return tuple(dims[0] if len(set(dims)) == 1 else None for dims in zip(*shapes))
 
     def is_dynamic(self, vid):
         return None in self.shape_of(vid)
 
-    def _symbol_dim(self, pair):
-        """Name of a 1-element int64 tensor with the run-time size of the dynamic dimension traced as `pair`."""
-        key = ("dim",) + pair
+    def _input_dim(self, sizes):
+        key = ("dim",) + sizes
         if key not in self.names:
-            src = self.symbols.get(pair)
-            if src is None:
-                return None
-            inp, axis, _ = src
+            inp, axis, _ = self.symbols[sizes]
             shape = self.names.get(("shape", inp))
             if shape is None:
                 shape = self.names[("shape", inp)] = self.node("Shape", [inp])
             self.names[key] = self.node("Gather", [shape, self.ints([axis])], axis=0)
         return self.names[key]
 
-    def shape_tensor(self, vid, allow_infer=False, shape_a=None, shape_b=None):
-        """Name of a 1-D int64 tensor with the run-time shape of value `vid` (or of the given trace shapes): static
-        sizes as constants, dynamic ones taken from the inputs' shapes; with `allow_infer`, one size derived from a
-        dynamic dimension in another way is written as -1 (a Reshape target). ValueError otherwise."""
-        if shape_a is None:
-            shape_a, shape_b = self._pair(vid)
-        if shape_a == shape_b:
-            return self.ints(shape_a)
-        parts, run, inferred = [], [], False
-        for x, y in zip(shape_a, shape_b):
-            if x == y:
-                run.append(x)
+    def dim_expr(self, vals):
+        """Name of a 1-element int64 tensor with the run-time value of a size/index that is `vals` in the traces:
+        a dynamic input dimension, or c0 + c1 * that dimension when exactly one dimension fits all traces; None
+        when none does."""
+        vals = tuple(int(v) for v in vals)
+        if vals in self.symbols:
+            return self._input_dim(vals)
+        fits = []
+        for sizes in self.symbols:
+            if (vals[0] - vals[1]) % (sizes[0] - sizes[1]):
                 continue
-            dim = self._symbol_dim((x, y))
-            if dim is None and allow_infer and not inferred:
-                inferred = True
-                run.append(-1)
-                continue
-            if dim is None:
-                raise ValueError(f"a size ({x} and {y} in the two traces) is derived from a dynamic input dimension "
-                                 "in a way ONNX export cannot express; export with fixed input shapes")
-            if run:
-                parts.append(self.ints(run))
-                run = []
-            parts.append(dim)
+            c1 = (vals[0] - vals[1]) // (sizes[0] - sizes[1])
+            c0 = vals[0] - c1 * sizes[0]
+            if c1 and all(v == c0 + c1 * sz for v, sz in zip(vals, sizes)):
+                fits.append((sizes, c0, c1))
+        if len(fits) != 1:
+            return None
+        sizes, c0, c1 = fits[0]
+        key = ("lin", sizes, c0, c1)
+        if key not in self.names:
+            t = self._input_dim(sizes)
+            if c1 != 1:
+                t = self.node("Mul", [t, self.ints([c1])])
+            if c0:
+                t = self.node("Add", [t, self.ints([c0])])
+            self.names[key] = t
+        return self.names[key]
+
+    def index_vector(self, items):
+        """1-D int64 tensor of `items` (ints, or names of 1-element int64 tensors)."""
+        parts, run = [], []
+        for it in items:
+            if isinstance(it, str):
+                if run:
+                    parts.append(self.ints(run))
+                    run = []
+                parts.append(it)
+            else:
+                run.append(int(it))
         if run:
             parts.append(self.ints(run))
         return parts[0] if len(parts) == 1 else self.node("Concat", parts, axis=0)
 
+    def shape_tensor(self, vid, allow_infer=False):
+        """Name of a 1-D int64 tensor with the run-time shape of value `vid`: static sizes as constants, dynamic
+        ones computed from the inputs' shapes (dim_expr); with `allow_infer`, one size that no input dimension
+        gives is written as -1 (a Reshape target). ValueError otherwise."""
+        items, inferred = [], False
+        for dims in zip(*self.traces(vid)):
+            if len(set(dims)) == 1:
+                items.append(dims[0])
+                continue
+            e = self.dim_expr(dims)
+            if e is None and allow_infer and not inferred:
+                inferred = True
+                items.append(-1)
+            elif e is None:
+                raise ValueError(f"a size ({' / '.join(map(str, dims))} in the traces) depends on a dynamic input "
+                                 "dimension in a way ONNX export cannot express; export with fixed input shapes")
+            else:
+                items.append(e)
+        return self.index_vector(items)
+
     def _constant(self, vid):
         v = self.values[vid]
-        arr = _numpy(v["tensor"])
-        if self.desc_b is None:
-            return self.const(arr, v["dtype"])
-        arr_b = _numpy(self.desc_b["values"][vid]["tensor"])
-        if arr.shape == arr_b.shape:
-            if not np.array_equal(arr, arr_b, equal_nan=True):
+        arrs = [_numpy(d["values"][vid]["tensor"]) for d in self.descs]
+        arr = arrs[0]
+        if all(a.shape == arr.shape for a in arrs):
+            if not all(np.array_equal(a, arr, equal_nan=True) for a in arrs[1:]):
                 raise ValueError("a constant's values depend on the size of a dynamic input dimension (e.g. "
                                  "x.shape[0] used in arithmetic); export with fixed input shapes")
             return self.const(arr, v["dtype"])
-        flat = arr.reshape(-1)
-        if flat.size and (flat == flat[0]).all() and arr_b.size and (arr_b.reshape(-1) == flat[0]).all():
+        first = arr.reshape(-1)[:1]
+        if first.size and all(a.size and (a == first[0]).all() for a in arrs):
             # A batch-sized filled constant (zeros(x.shape[0], h)): Expand of its one value at run time.
-            return self.node("Expand", [self.const(flat[:1].reshape(()), v["dtype"]),
-                                        self.shape_tensor(vid)])
+            return self.node("Expand", [self.const(first.reshape(()), v["dtype"]), self.shape_tensor(vid)])
         raise ValueError("a constant's shape depends on a dynamic input dimension and its values are not all "
                          "equal; export with fixed input shapes")
 
     def value_info(self, name, vid, dim_names=None):
-        a, b = self._pair(vid)
         dims = []
-        for k, (x, y) in enumerate(zip(a, b)):
-            if x == y:
-                dims.append(x)
+        for k, sizes in enumerate(zip(*self.traces(vid))):
+            if len(set(sizes)) == 1:
+                dims.append(sizes[0])
             elif dim_names is not None:
                 dims.append(dim_names[k])
             else:
-                sym = self.symbols.get((x, y))
+                sym = self.symbols.get(sizes)
                 dims.append(sym[2] if sym else None)
         return self.helper.make_tensor_value_info(name, onnx_dtype(self.values[vid]["dtype"]), dims)
 
@@ -254,25 +282,24 @@ class OnnxWriter:
         for i, vid in enumerate(self.desc["inputs"]):
             name = self.input_names[i]
             self.names[vid] = name
-            a, b = self._pair(vid)
             dim_names = []
-            for k, (x, y) in enumerate(zip(a, b)):
+            for k, sizes in enumerate(zip(*self.traces(vid))):
+                dynamic = len(set(sizes)) > 1
                 sym = "batch" if k == 0 else f"dim{k}"
-                dim_names.append(sym if x != y else None)
-                if x != y:
-                    self.symbols.setdefault((x, y), (name, k, sym))
+                dim_names.append(sym if dynamic else None)
+                if dynamic:
+                    self.symbols.setdefault(sizes, (name, k, sym))
             inputs.append(self.value_info(name, vid, dim_names))
-        nodes_b = self.desc_b["nodes"] if self.desc_b is not None else None
         for j, node in enumerate(self.desc["nodes"]):
-            self.current = node
             where = f" (issued at {node['loc']})" if node["loc"] else ""
-            if nodes_b is not None:
-                self._check_same(node, nodes_b[j], where)
+            for other in self.descs[1:]:
+                self._check_same(node, other["nodes"][j], where)
             emit = emitters.get(node["op"])
             if emit is None:
                 raise ValueError(f"For 'export', the op '{node['op']}'{where} has no ONNX mapping in Kiln; ops that "
                                  f"can be exported to ONNX: {', '.join(sorted(emitters))}.")
             try:
+                self.index = j
                 outs = emit(self, node)
             except ValueError as e:
                 raise ValueError(f"For 'export', the op '{node['op']}'{where} cannot be written as ONNX: {e}") \
@@ -280,13 +307,12 @@ class OnnxWriter:
             for vid, name in zip(node["outputs"], outs):
                 if name is not None:
                     self.names[vid] = name
-        outputs, seen = [], set()
+        outputs = []
         for k, vid in enumerate(self.desc["outputs"]):
             src = self.name_of(vid)
             name = "output" if len(self.desc["outputs"]) == 1 else f"output{k}"
             # Every graph output gets its own Identity: an output may be an input, an initializer or another output.
             self.nodes.append(self.helper.make_node("Identity", [src], [name], name=self.fresh("n_output")))
-            seen.add(name)
             outputs.append(self.value_info(name, vid))
         graph = self.helper.make_graph(self.nodes, graph_name, inputs, outputs, self.inits)
         model = self.helper.make_model(graph, producer_name="Kiln", producer_version=_kiln_version(),
@@ -302,8 +328,8 @@ class OnnxWriter:
                      for k in set(node["attrs"]) | set(other["attrs"]) if k not in loose)
         if not ok:
             raise ValueError(f"For 'export', the graph's structure depends on the size of a dynamic (None) input "
-                             f"dimension (at the op '{node['op']}'{where}: the two traces differ); export with "
-                             "fixed input shapes.")
+                             f"dimension (at the op '{node['op']}'{where}: the traces differ); export with fixed "
+                             "input shapes.")
 
 
 def _kiln_version():
@@ -311,10 +337,9 @@ def _kiln_version():
     return __version__
 
 
-def build_model(graphs, param_names, input_names, dynamic, graph_name):
-    """ModelProto of one traced Kiln graph, or of two traces of one network for dynamic dimensions (`graphs`:
-    [Graph] or [Graph, Graph]); `param_names`: tensor id -> Parameter name; `dynamic`: per input, per axis, whether
-    it is dynamic."""
+def build_model(graphs, param_names, input_names, graph_name):
+    """ModelProto of one traced Kiln graph, or of N_TRACES traces of one network for dynamic dimensions (`graphs`:
+    a list of Graphs); `param_names`: tensor id -> Parameter name."""
     _onnx()
     from ._mindir_export import _PASSES
     from ._onnx_ops import EMITTERS
@@ -324,12 +349,11 @@ def build_model(graphs, param_names, input_names, dynamic, graph_name):
             g.run_pass(p)
         descs.append(g.describe())
     a = descs[0]
-    b = descs[1] if len(descs) > 1 else None
-    if b is not None and (len(a["nodes"]) != len(b["nodes"]) or len(a["values"]) != len(b["values"])
-                          or a["outputs"] != b["outputs"]):
-        raise ValueError("For 'export', the graph's structure depends on the size of a dynamic (None) input "
-                         "dimension (the two traces have different nodes); export with fixed input shapes.")
-    return OnnxWriter(a, b, param_names, input_names, dynamic).build(EMITTERS, graph_name)
+    for b in descs[1:]:
+        if len(a["nodes"]) != len(b["nodes"]) or len(a["values"]) != len(b["values"]) or a["outputs"] != b["outputs"]:
+            raise ValueError("For 'export', the graph's structure depends on the size of a dynamic (None) input "
+                             "dimension (the traces have different nodes); export with fixed input shapes.")
+    return OnnxWriter(descs, param_names, input_names).build(EMITTERS, graph_name)
 
 
 # 2 GiB: the largest message protobuf serializes (larger models would need ONNX's external data files).
@@ -351,17 +375,16 @@ def write(net, inputs, file_name, kwargs):
                          "used with file_format='ONNX'.")
     tensors = [x for x in inputs if isinstance(x, Tensor)]
     sigs = [dynamic_shape(x) for x in tensors]
-    dynamic = [tuple(d is None for d in s) if s is not None else (False,) * x.ndim for x, s in zip(tensors, sigs)]
     graphs = []
     names = None
-    for second in ((False, True) if any(any(d) for d in dynamic) else (False,)):
-        shapes = [tuple(trace_size(k, second) if s is not None and s[k] is None else int(d)
+    for trace in range(N_TRACES if any(s is not None and None in s for s in sigs) else 1):
+        shapes = [tuple(trace_size(k, trace) if s is not None and s[k] is None else int(d)
                         for k, d in enumerate(x.shape)) for x, s in zip(tensors, sigs)]
         g, names = _trace(net, inputs, shapes=shapes, flatten=True)
         graphs.append(g)
     gname = getattr(net, "__name__", type(net).__name__)
     gname = "".join(c if c.isalnum() or c == "_" else "_" for c in gname)
-    model = build_model(graphs, _param_names(net), names, dynamic, gname)
+    model = build_model(graphs, _param_names(net), names, gname)
     if model.ByteSize() > _PROTO_LIMIT:
         raise RuntimeError(f"For 'export', the model is {model.ByteSize()} bytes: more than protobuf's 2 GiB "
                            "limit of one ONNX file.")

@@ -184,42 +184,44 @@ def _emit_concat(w, node):
 
 def _emit_strided_slice(w, node):
     """Kiln's StridedSlice holds resolved Python slice bounds per axis (an end of -1 with a negative step means
-    "through index 0"). On a dynamic axis a bound that differs between the two traces is written relative to the
-    axis end (ONNX's negative indices; INT64_MAX for the end itself)."""
+    "through index 0"). A bound that differs between the traces of a dynamic export is written relative to the axis
+    end when that fits (x[:-1]), else as a run-time value (w.dim_expr: an RNN's t * batch steps)."""
     x = node["inputs"][0]
-    a = node["attrs"]
-    shape_a = w.values[x]["shape"]
-    b, shape_b = a, shape_a
-    if w.desc_b is not None:
-        b = next(n for n in w.desc_b["nodes"] if n["outputs"] == node["outputs"])["attrs"]
-        shape_b = w.desc_b["values"][x]["shape"]
+    attrs = [d["nodes"][w.index]["attrs"] for d in w.descs]
+    dims = list(zip(*w.traces(x)))
     starts, ends, axes, steps = [], [], [], []
-    for i, step in enumerate(a["step"]):
+    for i, step in enumerate(node["attrs"]["step"]):
         step = int(step)
-        da, db = shape_a[i], shape_b[i]
-        start = _bound(a["begin"][i], b["begin"][i], da, db, "start", i)
-        if step < 0 and a["end"][i] < 0 and b["end"][i] < 0:
+        start = _bound(w, [a["begin"][i] for a in attrs], dims[i], "start", i)
+        ends_i = [a["end"][i] for a in attrs]
+        if step < 0 and all(e < 0 for e in ends_i):
             end = INT64_MIN  # through index 0
         else:
-            end = _bound(a["end"][i], b["end"][i], da, db, "end", i)
-            if end == 0 and da != db and a["end"][i] != b["end"][i]:
-                end = INT64_MAX  # the axis end
-        if step == 1 and start == 0 and (end == INT64_MAX or (da == db and end >= da)):
+            end = _bound(w, ends_i, dims[i], "end", i)
+        static = len(set(dims[i])) == 1
+        if step == 1 and start == 0 and (end == INT64_MAX or (static and isinstance(end, int) and end >= dims[i][0])):
             continue  # the whole axis
         starts.append(start), ends.append(end), axes.append(i), steps.append(step)
     if not axes:
         return [w.node("Identity", [w.name_of(x)])]
-    return [w.node("Slice", [w.name_of(x), w.ints(starts), w.ints(ends), w.ints(axes), w.ints(steps)])]
+    return [w.node("Slice", [w.name_of(x), w.index_vector(starts), w.index_vector(ends), w.ints(axes),
+                             w.ints(steps)])]
 
 
-def _bound(va, vb, da, db, what, axis):
-    """A slice bound from its values in the two traces: the index when equal, else the index counted from the axis
-    end (0: the end itself) when that is equal."""
-    if va == vb:
-        return int(va)
-    if va - da == vb - db:
-        return int(va - da)
-    raise ValueError(f"the slice {what} on axis {axis} depends on a dynamic size in a way ONNX export cannot express")
+def _bound(w, vals, dims, what, axis):
+    """A slice bound from its values in the traces: the index when equal; else counted from the axis end
+    (INT64_MAX for the end itself) when that is equal; else a run-time expression of a dynamic dimension."""
+    if len(set(vals)) == 1:
+        return int(vals[0])
+    rel = {v - d for v, d in zip(vals, dims)}
+    if len(rel) == 1:
+        r = rel.pop()
+        return INT64_MAX if r == 0 else int(r)
+    e = w.dim_expr(vals)
+    if e is None:
+        raise ValueError(f"the slice {what} on axis {axis} depends on a dynamic size in a way ONNX export cannot "
+                         "express")
+    return e
 
 
 def _emit_gather(w, node):
