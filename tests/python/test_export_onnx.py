@@ -223,6 +223,22 @@ def test_ops_export_and_onnxruntime_agrees(tmp_path, name):
     check(tmp_path, _t(fn), *inputs)
 
 
+def test_pass_through_ops(tmp_path):
+    from kiln._loader import _core
+    model = check(tmp_path, _t(lambda x: (ops.depend(x * 2, x + 1), _core.identity(x * 3), (x * 4).copy(),
+                                          ops.stop_gradient(x * 5) + 1)), _f32(3, 4))
+    assert onnx_ops(model) == ["Add", "Identity", "Mul"]
+
+
+def test_max_pool_indices_and_sort_ties(tmp_path):
+    x = Tensor(np.array([[[[1, 3, 3, 0], [2, 2, 9, 9], [5, 5, 1, 1]]], [[[0, 0, 0, 0], [7, 1, 7, 1], [2, 8, 8, 2]]]],
+                        np.float32))
+    check(tmp_path, nn.MaxPool2d(2, 1, pad_mode="pad", padding=0, return_indices=True), x, name="mp")
+    check(tmp_path, nn.MaxPool2d(2, 2, pad_mode="pad", padding=1, return_indices=True), x, name="mp2")
+    # ties sort in index order in both (Kiln's sort is stable; onnxruntime's TopK keeps lower indices first)
+    check(tmp_path, _t(lambda x: (ops.sort(x, -1)[1], ops.sort(x, -1, descending=True)[1])), x, name="s")
+
+
 def test_integer_arithmetic(tmp_path):
     a = Tensor(np.array([[7, -7, 5, -5], [0, 3, -3, 9]], np.int32))
     b = Tensor(np.array([[2, 2, -3, -3], [4, -2, 2, 5]], np.int32))

@@ -229,21 +229,6 @@ def _emit_gather(w, node):
     return [w.node("Gather", [w.name_of(x), w.name_of(idx)], axis=int(node["attrs"]["axis"]))]
 
 
-def _emit_fill(w, node):
-    a = node["attrs"]
-    dt = a["dtype"]
-    value = w.const(np.array(a["value"]).astype(mstype.dtype_to_nptype(dt)).reshape(()), dt)
-    return [w.node("Expand", [value, w.shape_tensor(node["outputs"][0])])]
-
-
-def _emit_range(w, node):
-    a = node["attrs"]
-    dt = _out_dtype(w, node)
-    npdt = mstype.dtype_to_nptype(dt)
-    ins = [w.const(np.array(a[k]).astype(npdt), dt) for k in ("start", "end", "step")]
-    return [w.node("Range", ins)]
-
-
 def _emit_scatter_update(w, node):
     x, idx, upd = node["inputs"]
     idx = w.name_of(idx, as_dtype=mstype.int64)
@@ -379,7 +364,7 @@ EMITTERS = {
     "Argmax": _arg("ArgMax"), "Argmin": _arg("ArgMin"), "ArgSort": _emit_argsort,
     "Reshape": _emit_reshape, "Transpose": _emit_transpose, "BroadcastTo": _emit_broadcast_to,
     "Concat": _emit_concat, "StridedSlice": _emit_strided_slice, "Gather": _emit_gather,
-    "TensorScatterUpdate": _emit_scatter_update, "Fill": _emit_fill, "Range": _emit_range,
+    "TensorScatterUpdate": _emit_scatter_update,
     "BatchMatMul": _emit_matmul, "Conv2D": _emit_conv2d, "Conv2DBackpropInput": _emit_conv_transpose,
     "MaxPool": _emit_max_pool, "AvgPool": _emit_avg_pool, "AdaptiveAvgPool2D": _emit_adaptive_avg_pool,
     "BatchNorm": _emit_batch_norm,
@@ -405,8 +390,7 @@ ONNX_OPS = {
     "ReduceProd": "ReduceProd", "Argmax": "ArgMax (+ Cast)", "Argmin": "ArgMin (+ Cast)",
     "ArgSort": "TopK over the whole axis (indices)",
     "Reshape": "Reshape", "Transpose": "Transpose", "BroadcastTo": "Expand", "Concat": "Concat",
-    "StridedSlice": "Slice", "Gather": "Gather", "TensorScatterUpdate": "ScatterND", "Fill": "Expand",
-    "Range": "Range",
+    "StridedSlice": "Slice", "Gather": "Gather", "TensorScatterUpdate": "ScatterND",
     "BatchMatMul": "MatMul (+ Transpose for transpose_a/b)", "Conv2D": "Conv",
     "Conv2DBackpropInput": "ConvTranspose (Conv2dTranspose, Conv1dTranspose)",
     "MaxPool": "MaxPool (indices: + Mod)", "AvgPool": "AveragePool (divisor_override: + Mul)",
