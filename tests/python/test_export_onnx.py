@@ -413,6 +413,73 @@ def test_file_name_suffix_and_training_flag(tmp_path):
     np.testing.assert_allclose(sess.run(None, {"input_data": x.asnumpy()})[0], net(x).asnumpy(), **TOL)
 
 
+class _Clash(nn.Cell):
+    """A Parameter named like the input, an input named like the output."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = ms.Parameter(Tensor(np.arange(3, dtype=np.float32)), name="output")
+
+    def construct(self, output):
+        return output * self.w, output + 1
+
+
+def test_names_do_not_clash(tmp_path):
+    model = check(tmp_path, _Clash(), _f32(2, 3))
+    assert [i.name for i in model.graph.input] == ["output"]
+    assert [o.name for o in model.graph.output] == ["output0", "output1"]
+    assert len({i.name for i in model.graph.initializer} | {"output"}) == len(model.graph.initializer) + 1
+
+
+def test_dtypes_kept(tmp_path):
+    class F(nn.Cell):
+        def construct(self, a, b, c):
+            return a * 2 + 1, ops.logical_not(b).astype(ms.float64).sum(1), c * 3
+    a = Tensor(_rng(1).random((2, 3)))  # float64
+    b = Tensor(_rng(2).random((2, 3)) > 0.5)
+    c = Tensor(np.array([[1, -2, 3]], np.int64))
+    model = check(tmp_path, F(), a, b, c)
+    T = onnx.TensorProto
+    assert [i.type.tensor_type.elem_type for i in model.graph.input] == [T.DOUBLE, T.BOOL, T.INT64]
+
+
+def test_float16_network(tmp_path):
+    ms.set_seed(6)
+    net = nn.Dense(3, 2).to_float(ms.float16)
+    x = _f32(4, 3)
+    # float16 products: onnxruntime and Kiln round differently, so agreement is to float16 precision (2^-11)
+    check(tmp_path, net, x, tol=dict(rtol=2e-3, atol=2e-3))
+
+
+def test_graph_mode_context_and_threads(tmp_path):
+    import threading
+    ms.set_context(mode=ms.GRAPH_MODE)
+    net = _example("train_mnist_model").LeNet5()
+    net.set_train(False)
+    check(tmp_path, net, _f32(2, 1, 28, 28), name="g")
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    errors = []
+
+    def work(i):
+        try:
+            for _ in range(3):
+                ms.export(net, Tensor(shape=[None, 1, 28, 28], dtype=ms.float32), file_name=str(tmp_path / f"t{i}"),
+                          file_format="ONNX")
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    x = _f32(5, 1, 28, 28)
+    for i in range(3):
+        _, sess = _session(str(tmp_path / f"t{i}.onnx"))
+        np.testing.assert_allclose(sess.run(None, {"x": x.asnumpy()})[0], net(x).asnumpy(), **TOL)
+    assert sorted(os.listdir(tmp_path)) == ["g.onnx", "t0.onnx", "t1.onnx", "t2.onnx"]  # no temporary files left
+
+
 def test_unmapped_op_names_op_and_line(tmp_path):
     def fn(x):
         return x + ops.randn(x.shape)  # the line the error must name
@@ -437,7 +504,7 @@ def test_bad_arguments(tmp_path):
         ms.export(_t(lambda x: 3), x, file_name=str(tmp_path / "m"), file_format="ONNX")
     with pytest.raises(ValueError, match="custom_func"):
         ms.export(net, x, file_name=str(tmp_path / "m"), file_format="ONNX", custom_func=lambda m: m)
-    with pytest.raises(TypeError, match="callable|Cell"):
+    with pytest.raises(TypeError, match="'net' must be a Cell or a function, but got str"):
         ms.export("net", x, file_name=str(tmp_path / "m"), file_format="ONNX")
     with pytest.raises(ValueError):  # wrong input shape for the network
         ms.export(net, _f32(2, 5), file_name=str(tmp_path / "m"), file_format="ONNX")

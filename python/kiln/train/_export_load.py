@@ -140,8 +140,8 @@ def export(net, *inputs, file_name, file_format, **kwargs):
         ValueError: `file_format` not one of "AIR", "ONNX", "MINDIR", a format Kiln does not write, no inputs, an
             operator with no MindIR / ONNX mapping (named, with the line of the user's code that issued it), or
             dynamic (None) input dimensions with MINDIR or in a network whose graph depends on their size.
-        TypeError: an input that is not a Tensor/bool/int/float, a network that does not return Tensors, or
-            `file_name` not a str.
+        TypeError: `net` not a Cell or function, an input that is not a Tensor/bool/int/float, a network that
+            does not return Tensors, or `file_name` not a str.
         NotImplementedError: `obf_func` (dynamic obfuscation: MindSpore no longer supports it either).
     """
     if "obf_func" in kwargs:
@@ -161,6 +161,9 @@ def export(net, *inputs, file_name, file_format, **kwargs):
     unknown = set(kwargs) - {"custom_func", "enc_key", "enc_mode", "dataset", "incremental"}
     if unknown:
         raise TypeError(f"For 'export', unexpected keyword arguments {sorted(unknown)}.")
+    from ..nn.cell import Cell
+    if not isinstance(net, Cell) and not callable(net):
+        raise TypeError(f"For 'export', 'net' must be a Cell or a function, but got {type(net).__name__}.")
     _trace_inputs(inputs)
     if file_format != "ONNX":
         from .._convert import dynamic_shape

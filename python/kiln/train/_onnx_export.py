@@ -106,8 +106,13 @@ class OnnxWriter:
 
     # ------------------------------------------------------------------------------------------- naming
     def fresh(self, stem):
-        self.counter += 1
-        return f"{stem}_{self.counter}"
+        """A name used nowhere else in the model (inputs, outputs, Parameters, other values)."""
+        while True:
+            self.counter += 1
+            name = f"{stem}_{self.counter}"
+            if name not in self.used:
+                self.used.add(name)
+                return name
 
     def node(self, op, inputs, n_out=1, **attrs):
         """Adds ONNX node `op`; returns its output name (or list of names when n_out > 1)."""
@@ -151,7 +156,7 @@ class OnnxWriter:
         kind = v["kind"]
         if kind == "capture" and v["tensor"]._id in self.param_names:
             name = self.param_names[v["tensor"]._id]
-            if name in self.used:  # two Parameters with one name: keep the initializers apart
+            if name in self.used:  # a Parameter named like an input, an output or another Parameter
                 name = self.fresh(name)
             self.used.add(name)
             self.inits.append(_tensor_proto(_numpy(v["tensor"]), v["dtype"], name))
@@ -278,6 +283,11 @@ class OnnxWriter:
 
     # ------------------------------------------------------------------------------------------- model
     def build(self, emitters, graph_name):
+        n_out = len(self.desc["outputs"])
+        self.used.update(self.input_names[:len(self.desc["inputs"])])
+        out_names = ["output"] if n_out == 1 else [f"output{k}" for k in range(n_out)]
+        out_names = [self.fresh(n) if n in self.used else n for n in out_names]  # an input named "output"
+        self.used.update(out_names)
         inputs = []
         for i, vid in enumerate(self.desc["inputs"]):
             name = self.input_names[i]
@@ -310,7 +320,7 @@ class OnnxWriter:
         outputs = []
         for k, vid in enumerate(self.desc["outputs"]):
             src = self.name_of(vid)
-            name = "output" if len(self.desc["outputs"]) == 1 else f"output{k}"
+            name = out_names[k]
             # Every graph output gets its own Identity: an output may be an input, an initializer or another output.
             self.nodes.append(self.helper.make_node("Identity", [src], [name], name=self.fresh("n_output")))
             outputs.append(self.value_info(name, vid))
@@ -388,7 +398,11 @@ def write(net, inputs, file_name, kwargs):
     if model.ByteSize() > _PROTO_LIMIT:
         raise RuntimeError(f"For 'export', the model is {model.ByteSize()} bytes: more than protobuf's 2 GiB "
                            "limit of one ONNX file.")
-    onnx.checker.check_model(model, full_check=True)
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
+        raise RuntimeError(f"For 'export', the ONNX model of '{gname}' fails onnx.checker (a Kiln bug: please "
+                           f"report it with the network): {e}") from None
     if not file_name.endswith(".onnx"):
         file_name += ".onnx"
     os.makedirs(os.path.dirname(os.path.realpath(file_name)), exist_ok=True)
