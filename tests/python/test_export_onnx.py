@@ -392,6 +392,20 @@ def test_dynamic_dimension_that_cannot_be_exported(tmp_path):
         ms.export(net, Tensor(shape=[None, 4], dtype=ms.float32), file_name=str(tmp_path / "d"), file_format="ONNX")
 
 
+def test_dynamic_placeholder_tensor():
+    from kiln import _convert
+    t = Tensor(shape=[None, 3], dtype=ms.int32)
+    assert t.shape == (0, 3) and t.dtype == ms.int32 and _convert.dynamic_shape(t) == (None, 3)
+    assert _convert.dynamic_shape(Tensor(shape=(-1, 2, None), dtype=ms.float32)) == (None, 2, None)
+    assert _convert.dynamic_shape(Tensor(shape=[2, 3], dtype=ms.float32)) is None
+    assert _convert.dynamic_shape(Tensor(np.zeros((0, 3), np.float32))) is None
+    with pytest.raises(TypeError, match="non-negative ints or None"):
+        Tensor(shape=[None, 2.5], dtype=ms.float32)
+    for _ in range(_convert._DYNAMIC_MAX + 10):  # the registry stays bounded
+        Tensor(shape=[None], dtype=ms.float32)
+    assert len(_convert._DYNAMIC) == _convert._DYNAMIC_MAX
+
+
 def test_dynamic_input_needs_onnx(tmp_path):
     with pytest.raises(ValueError, match="ONNX"):
         ms.export(nn.Dense(4, 2), Tensor(shape=[None, 4], dtype=ms.float32), file_name=str(tmp_path / "d"),
@@ -429,6 +443,16 @@ def test_names_do_not_clash(tmp_path):
     assert [i.name for i in model.graph.input] == ["output"]
     assert [o.name for o in model.graph.output] == ["output0", "output1"]
     assert len({i.name for i in model.graph.initializer} | {"output"}) == len(model.graph.initializer) + 1
+
+
+class _Flagged(nn.Cell):
+    def construct(me, scale, x, y):  # noqa: N805 - construct's first parameter need not be named self
+        return x * scale + y
+
+
+def test_input_names_skip_python_arguments(tmp_path):
+    model = check(tmp_path, _Flagged(), 2.5, _f32(2, 3), _f32(2, 3, seed=1))
+    assert [i.name for i in model.graph.input] == ["x", "y"]
 
 
 def test_dtypes_kept(tmp_path):

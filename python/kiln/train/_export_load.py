@@ -73,7 +73,9 @@ def _arg_names(net, n):
     fn = type(net).construct if isinstance(net, Cell) else getattr(net, "fn", net)
     try:
         params = [p.name for p in inspect.signature(fn).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != "self"]
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if isinstance(net, Cell):  # construct's first parameter is the cell, whatever its name
+            params = params[1:]
     except (TypeError, ValueError):
         params = []
     names = params[:n] if len(params) >= n and len(set(params[:n])) == n else [f"x{i}" for i in range(n)]

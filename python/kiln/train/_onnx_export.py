@@ -378,7 +378,7 @@ def write(net, inputs, file_name, kwargs):
     import threading
     from ..common.tensor import Tensor
     from .._convert import dynamic_shape
-    from ._export_load import _trace, _param_names
+    from ._export_load import _trace, _param_names, _arg_names
     onnx = _onnx()
     if kwargs.get("custom_func") is not None:
         raise ValueError("For 'export', 'custom_func' edits MindIR models only (MindSpore's rule); it cannot be "
@@ -392,6 +392,8 @@ def write(net, inputs, file_name, kwargs):
                         for k, d in enumerate(x.shape)) for x, s in zip(tensors, sigs)]
         g, names = _trace(net, inputs, shapes=shapes, flatten=True)
         graphs.append(g)
+    # Input names: construct's parameters at the positions of the tensor inputs (a leading flag argument is not one)
+    names = [n for n, x in zip(_arg_names(net, len(inputs)), inputs) if isinstance(x, Tensor)]
     gname = getattr(net, "__name__", type(net).__name__)
     gname = "".join(c if c.isalnum() or c == "_" else "_" for c in gname)
     model = build_model(graphs, _param_names(net), names, gname)
