@@ -275,6 +275,20 @@ def test_examples_lenet_export(tmp_path, example, cls, shape):
     assert [i.name for i in model.graph.input] == ["x"]
 
 
+def test_lenet_example_exports_its_trained_network(tmp_path):
+    import subprocess
+    pytest.importorskip("sklearn")
+    path = str(tmp_path / "lenet")
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "train_lenet_digits.py"), "--epochs", "1",
+                          "--export-onnx", path], capture_output=True, text=True, timeout=600, env=env)
+    m = re.search(r"Exported (\S+): onnxruntime's test-set logits differ from Kiln's by at most (\S+)", out.stdout)
+    assert m, out.stdout + out.stderr
+    assert m.group(1) == path + ".onnx" and float(m.group(2)) <= 1e-5
+    model, _ = _session(path + ".onnx")
+    assert model.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
+
+
 def test_example_mlp_export(tmp_path):
     mod = _example("train_mlp")
     net = mod.SimpleMLP(10, 16, 1)
