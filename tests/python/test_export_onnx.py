@@ -406,6 +406,26 @@ def test_dynamic_dimension_that_cannot_be_exported(tmp_path):
         ms.export(net, Tensor(shape=[None, 4], dtype=ms.float32), file_name=str(tmp_path / "d"), file_format="ONNX")
 
 
+@pytest.mark.parametrize("net", [nn.AdaptiveAvgPool2d((2, 3)), nn.Conv2dTranspose(1, 1, 3, stride=2),
+                                 nn.MaxPool2d(2, 2, pad_mode="pad", return_indices=True),
+                                 nn.MaxPool2d(3, 2, pad_mode="same")])
+def test_dynamic_spatial_sizes_that_cannot_be_exported(tmp_path, net):
+    with pytest.raises(ValueError, match="dynamic"):
+        ms.export(net, Tensor(shape=[2, 1, None, None], dtype=ms.float32), file_name=str(tmp_path / "d"),
+                  file_format="ONNX")
+
+
+def test_dynamic_spatial_sizes(tmp_path):
+    net = nn.SequentialCell([nn.Conv2d(1, 2, 3, pad_mode="pad", padding=1), nn.ReLU(), nn.MaxPool2d(2, 2)])
+    net.set_train(False)
+    ms.export(net, Tensor(shape=[None, 1, None, None], dtype=ms.float32), file_name=str(tmp_path / "d"),
+              file_format="ONNX")
+    _, sess = _session(str(tmp_path / "d.onnx"))
+    for shape in ((1, 1, 6, 8), (3, 1, 10, 4)):
+        x = _f32(*shape)
+        np.testing.assert_allclose(sess.run(None, {"input_data": x.asnumpy()})[0], net(x).asnumpy(), **TOL)
+
+
 def test_dynamic_placeholder_tensor():
     from kiln import _convert
     t = Tensor(shape=[None, 3], dtype=ms.int32)

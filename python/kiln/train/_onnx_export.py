@@ -32,11 +32,12 @@ N_TRACES = 3  # traces of a network with dynamic dimensions: two fit a line, the
 
 def trace_size(axis, trace):
     """Size a dynamic (None) input dimension at `axis` is traced with in trace number `trace` (0..N_TRACES-1):
-    7, 11, 13 on the batch axis, larger ones elsewhere (so that convolutions and pooling over a dynamic spatial
-    axis trace); different sizes per axis tell the dimensions apart."""
+    7, 11, 13 on the batch axis; elsewhere 36, 49, 62 (+ 60 per further axis, so the triples tell the axes apart):
+    large enough for convolutions and pooling, and with different remainders modulo 2 to 5, so that a padding
+    computed from the size (pad_mode "same") differs between the traces and is refused rather than frozen."""
     if axis == 0:
         return (7, 11, 13)[trace]
-    return (32, 48, 56)[trace] + axis
+    return (36, 49, 62)[trace] + 60 * (axis - 1)
 
 
 def _onnx():

@@ -249,6 +249,13 @@ def _emit_matmul(w, node):
     return [w.node("MatMul", names)]
 
 
+def _static_spatial(w, vid, what):
+    """ValueError when the spatial (H, W) sizes of value `vid` are dynamic: `what` is computed from them."""
+    if None in w.shape_of(vid)[2:]:
+        raise ValueError(f"{what} depends on the input's height and width, which are dynamic; export with fixed "
+                         "spatial sizes")
+
+
 def _onnx_pads(pad):
     """Kiln's [top, bottom, left, right] -> ONNX's [top, left, bottom, right]."""
     t, b, l, r = (int(p) for p in pad)
@@ -266,6 +273,7 @@ def _emit_conv_transpose(w, node):
     """Conv2DBackpropInput (the gradient of Conv2D by its input: Conv2dTranspose) -> ConvTranspose, with
     output_padding for the rows/columns the stride leaves over (input_shape is the result's shape)."""
     dy, wt = node["inputs"]
+    _static_spatial(w, dy, "the output size of a transposed convolution")
     a = node["attrs"]
     stride, dil, pad = list(a["stride"]), list(a["dilation"]), _onnx_pads(a["pad"])
     k = w.values[wt]["shape"][2:]
@@ -290,6 +298,7 @@ def _emit_max_pool(w, node):
         return [w.node("MaxPool", [w.name_of(x)], **attrs)]
     y, idx = w.node("MaxPool", [w.name_of(x)], n_out=2, **attrs)
     # ONNX's indices count over the whole NCHW tensor; Kiln's within each (n, c) plane (h * W + w).
+    _static_spatial(w, x, "the plane size of max-pool indices")
     h, wd = w.values[x]["shape"][2:]
     idx = w.node("Mod", [idx, w.ints([h * wd])], fmod=0)
     dt = _out_dtype(w, node, 1)
@@ -315,7 +324,7 @@ def _emit_adaptive_avg_pool(w, node):
     """AdaptiveAvgPool2D: AveragePool when the output divides the input, else the separable form (window i of
     an axis of size n into m: [floor(i n / m), ceil((i + 1) n / m))): per-window means along W, then along H."""
     x = node["inputs"][0]
-    dt = _out_dtype(w, node)
+    _static_spatial(w, x, "adaptive pooling's windows")
     in_hw = w.values[x]["shape"][2:]
     out_hw = w.values[node["outputs"][0]]["shape"][2:]
     y = w.name_of(x)
@@ -330,7 +339,6 @@ def _emit_adaptive_avg_pool(w, node):
             s = w.node("Slice", [y, w.ints([lo]), w.ints([hi]), w.ints([axis])])
             parts.append(w.node("ReduceMean", [s, w.ints([axis])], keepdims=1))
         y = parts[0] if m == 1 else w.node("Concat", parts, axis=axis)
-    del dt
     return [y]
 
 
