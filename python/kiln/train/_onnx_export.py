@@ -87,7 +87,7 @@ class OnnxWriter:
 
     # Node attributes that may differ between the traces of a dynamic export (the emitters read run-time shapes
     # instead); any other difference means the graph's structure depends on a dynamic size.
-    SHAPE_ATTRS = {"Reshape": {"shape"}, "BroadcastTo": {"shape"}, "Fill": {"shape"},
+    SHAPE_ATTRS = {"Reshape": {"shape"}, "BroadcastTo": {"shape"},
                    "Conv2DBackpropInput": {"input_shape"}, "StridedSlice": {"begin", "end"}}
 
     def __init__(self, descs, param_names, input_names):
