@@ -179,6 +179,14 @@ def test_embedding_and_int_inputs(tmp_path):
     assert model.graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.INT32
 
 
+def test_one_hot_embedding_and_sparse_loss(tmp_path):
+    ms.set_seed(3)
+    idx = Tensor(np.array([[1, 0, 9], [4, 4, 2]], np.int32))
+    check(tmp_path, nn.Embedding(10, 6, use_one_hot=True), idx, name="e")
+    labels = Tensor(np.array([1, 0, 4, 2], np.int32))
+    check(tmp_path, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"), _f32(4, 5), labels, name="l")
+
+
 def _t(fn):
     return Fn(fn)
 

@@ -354,7 +354,7 @@ def _emit_batch_norm(w, node):
 
 
 EMITTERS = {
-    "Identity": _alias, "StopGradient": _alias, "Depend": _alias, "TensorCopy": _alias,
+    "Identity": _alias, "StopGradient": _alias, "Depend": _alias, "TensorCopy": _alias, "CheckRange": _alias,
     "Add": _same("Add"), "Sub": _same("Sub"), "Mul": _same("Mul"), "Div": _same("Div"), "Pow": _same("Pow"),
     "Maximum": _same("Max"), "Minimum": _same("Min"), "FloorDiv": _emit_floor_div, "FloorMod": _emit_floor_mod,
     "Equal": _compare("Equal"), "NotEqual": _compare("Equal", negate=True), "Greater": _compare("Greater"),
@@ -383,6 +383,8 @@ EMITTERS = {
 ONNX_OPS = {
     "Identity": "(none: the value is passed on)", "StopGradient": "(none)", "Depend": "(none)",
     "TensorCopy": "(none)",
+    "CheckRange": "(none: ONNX has no assertion; the value check of Embedding(use_one_hot) and class-index losses "
+                  "is dropped)",
     "Add": "Add", "Sub": "Sub", "Mul": "Mul", "Div": "Div", "Pow": "Pow", "Maximum": "Max", "Minimum": "Min",
     "FloorDiv": "Floor(Div) (floats); Div(Sub(a, Mod(a, b))) (integers)",
     "FloorMod": "Sub(a, Mul(Floor(Div), b)) (floats); Mod fmod=0 (integers)",
