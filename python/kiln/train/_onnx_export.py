@@ -83,7 +83,8 @@ def _numpy(tensor):
 class OnnxWriter:
     """Builds the ONNX graph of a traced Kiln graph. `descs`: Graph.describe() of each trace (one, or N_TRACES for
     dynamic dimensions: the first is written, the others give the dynamic sizes). Emitters (kiln/train/
-    _onnx_ops.py) call `node`, `name_of`, `const`, `ints`, `shape_of`, `shape_tensor`, `index_vector`, `traces`."""
+    _onnx_ops.py) call `node`, `name_of`, `const`, `ints`, `shape_of`, `shape_tensor`, `dim_expr`, `index_vector`,
+    `traces`."""
 
     # Node attributes that may differ between the traces of a dynamic export (the emitters read run-time shapes
     # instead); any other difference means the graph's structure depends on a dynamic size.
@@ -177,9 +178,6 @@ class OnnxWriter:
         """Shape of value `vid`: ints, None where the size is dynamic."""
         shapes = self.traces(vid)
         return tuple(dims[0] if len(set(dims)) == 1 else None for dims in zip(*shapes))
-
-    def is_dynamic(self, vid):
-        return None in self.shape_of(vid)
 
     def _input_dim(self, sizes):
         key = ("dim",) + sizes

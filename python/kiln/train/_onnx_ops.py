@@ -14,10 +14,6 @@ from ._onnx_export import INT64_MAX, INT64_MIN, onnx_dtype
 _FLOATS = (mstype.float16, mstype.bfloat16, mstype.float32, mstype.float64)
 
 
-def _dtype(w, vid):
-    return w.values[vid]["dtype"]
-
-
 def _out_dtype(w, node, i=0):
     return w.values[node["outputs"][i]]["dtype"]
 
