@@ -7,9 +7,11 @@ SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean'); Adam (lr 0.005); b
 Prints the loss per epoch and the test accuracy (exit status 1 if it is below 95%).
 
     python examples/train_lenet_digits.py [--epochs 10] [--seed 1] [--mode pynative|graph] [--print-steps N]
+                                          [--export-onnx lenet.onnx]
 
 --mode graph compiles the whole training step (forward, gradients, Adam update) into one graph; the numbers are
-the same as PyNative's.
+the same as PyNative's. --export-onnx writes the trained network as an ONNX file (dynamic batch) and, when
+onnxruntime is installed, checks that it gives Kiln's test-set logits.
 """
 import argparse
 import sys
@@ -56,6 +58,20 @@ def load_data(split_seed=0, train_fraction=0.8):
     return (x[perm[:n_train]], y[perm[:n_train]]), (x[perm[n_train:]], y[perm[n_train:]])
 
 
+def export_onnx(net, file_name, x_test, logits):
+    """Exports `net` (in inference mode) to ONNX with a free batch size; checks it with onnxruntime if present."""
+    ms.export(net, Tensor(shape=[None, 1, 8, 8], dtype=ms.float32), file_name=file_name, file_format="ONNX")
+    path = file_name if file_name.endswith(".onnx") else file_name + ".onnx"
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        print(f"Exported {path} (onnxruntime is not installed: not checked)")
+        return
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    diff = float(np.abs(sess.run(None, {"x": x_test})[0] - logits).max())
+    print(f"Exported {path}: onnxruntime's test-set logits differ from Kiln's by at most {diff:.2e}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--epochs", type=int, default=10)
@@ -64,6 +80,8 @@ def main(argv=None):
     parser.add_argument("--mode", choices=("pynative", "graph"), default="pynative")
     parser.add_argument("--print-steps", type=int, default=0,
                         help="also print the loss of the first N steps (to compare modes)")
+    parser.add_argument("--export-onnx", metavar="FILE", default=None,
+                        help="write the trained network to FILE as ONNX (batch size free)")
     args = parser.parse_args(argv)
 
     ms.set_context(mode=ms.GRAPH_MODE if args.mode == "graph" else ms.PYNATIVE_MODE)
@@ -109,6 +127,8 @@ def main(argv=None):
     logits = net(Tensor(x_test)).asnumpy()
     accuracy = float((logits.argmax(axis=1) == y_test).mean())
     print(f"Test accuracy: {accuracy:.4f} ({len(y_test)} images; {step} steps in {elapsed:.1f} s, mode {args.mode})")
+    if args.export_onnx:
+        export_onnx(net, args.export_onnx, x_test, logits)
     if accuracy < MIN_ACCURACY:
         print(f"FAILED: test accuracy {accuracy:.4f} < {MIN_ACCURACY}", file=sys.stderr)
         return 1

@@ -1,6 +1,9 @@
 """Conversion of Python objects (NumPy arrays, lists, scalars) to Tensors, with MindSpore's dtype inference.
 
 Registered with the C++ core at import: `_core.Tensor(...)` and op arguments call these."""
+import collections
+import threading
+
 import numpy as np
 
 from ._loader import _core
@@ -131,6 +134,37 @@ def to_numpy(obj, dtype=None):
     return np.asarray(arr, order="C")
 
 
+# Signatures of the placeholder tensors made by Tensor(shape=[None, ...]): tensor id -> shape with None where
+# dynamic. Ids are never reused (a process-wide counter); the registry keeps the newest _DYNAMIC_MAX entries.
+_DYNAMIC = collections.OrderedDict()
+_DYNAMIC_MAX = 1024
+_DYNAMIC_LOCK = threading.Lock()
+
+
+def _dynamic_placeholder(shape, dtype):
+    """MindSpore's `Tensor(shape=[None, 3], dtype=...)`: a tensor with no data whose None (or -1) dimensions are
+    dynamic, used as an input signature (kiln.export writes those dimensions as dynamic in ONNX). Kiln's tensor is
+    empty (size 0 along each dynamic axis); `dynamic_shape(t)` gives its signature."""
+    if dtype is None:
+        raise ValueError("Tensor: a shape with dynamic (None) dimensions needs a 'dtype'.")
+    sig = tuple(None if d is None or d == -1 else d for d in shape)
+    for d in sig:
+        if d is not None and (not isinstance(d, int) or isinstance(d, bool) or d < 0):
+            raise TypeError(f"Tensor: 'shape' must hold non-negative ints or None, but got {list(shape)}.")
+    t = _core.full(tuple(0 if d is None else d for d in sig), 0.0, dtype)
+    with _DYNAMIC_LOCK:
+        _DYNAMIC[t._id] = sig
+        while len(_DYNAMIC) > _DYNAMIC_MAX:
+            _DYNAMIC.popitem(last=False)
+    return t
+
+
+def dynamic_shape(t):
+    """The signature (shape with None where dynamic) of a tensor made by Tensor(shape=[None, ...]), else None."""
+    with _DYNAMIC_LOCK:
+        return _DYNAMIC.get(t._id)
+
+
 def make_tensor(input_data=None, dtype=None, shape=None, init=None):
     """Implements Tensor(input_data, dtype, shape, init): see kiln.Tensor."""
     if dtype is not None:
@@ -146,6 +180,8 @@ def make_tensor(input_data=None, dtype=None, shape=None, init=None):
         if shape is None:
             raise ValueError("Tensor: give 'input_data', or 'shape' and 'dtype'.")
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        if any(d is None or (isinstance(d, int) and d == -1) for d in shape):
+            return _dynamic_placeholder(shape, dtype)
         return _core.full(shape, 0.0, dtype if dtype is not None else mstype.float32)
     if isinstance(input_data, _core.Tensor):
         return _core.cast(input_data, dtype) if dtype is not None else _core.identity(input_data)

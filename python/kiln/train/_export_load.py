@@ -11,7 +11,7 @@ import os
 
 from .._loader import _core
 from ..common.tensor import Tensor
-from . import _mindir_export
+from . import _mindir_export, _onnx_export
 from ._mindir_load import MindIRGraph, MindIRError, read
 
 __all__ = ["export", "load"]
@@ -34,17 +34,27 @@ def _trace_inputs(inputs):
                             f"graph), but input {i} is {type(x).__name__}.")
 
 
-def _trace(net, inputs):
-    """Traces `net(*inputs)` in inference mode: (Graph, names of the tensor inputs)."""
+def _flat(out):
+    """Tensors of a (nested) tuple/list output, in order (ONNX outputs are a flat list)."""
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in _flat(o)]
+    return [out]
+
+
+def _trace(net, inputs, shapes=None, flatten=False):
+    """Traces `net(*inputs)` in inference mode: (Graph, names of the tensor inputs). `shapes`: the shapes to trace
+    the tensor inputs with (default: theirs); `flatten`: nested tuple outputs become one flat list."""
     from ..nn.cell import Cell
     was_training = net.training if isinstance(net, Cell) else None
     if isinstance(net, Cell):
         net.set_train(False)
     try:
         with _core.Trace(getattr(net, "__name__", type(net).__name__)) as tr:
-            args = [tr.input(x.shape, x.dtype) if isinstance(x, Tensor) else x for x in inputs]
+            shapes = iter(shapes) if shapes is not None else None
+            args = [tr.input(x.shape if shapes is None else next(shapes), x.dtype) if isinstance(x, Tensor) else x
+                    for x in inputs]
             out = net(*args)
-            outs = list(out) if isinstance(out, (tuple, list)) else [out]
+            outs = _flat(out) if flatten else list(out) if isinstance(out, (tuple, list)) else [out]
             if not outs or not all(isinstance(o, Tensor) for o in outs):
                 raise TypeError("For 'export', the network must return a Tensor or a tuple/list of Tensors, but it "
                                 f"returned {type(out).__name__}.")
@@ -63,7 +73,9 @@ def _arg_names(net, n):
     fn = type(net).construct if isinstance(net, Cell) else getattr(net, "fn", net)
     try:
         params = [p.name for p in inspect.signature(fn).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != "self"]
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if isinstance(net, Cell):  # construct's first parameter is the cell, whatever its name
+            params = params[1:]
     except (TypeError, ValueError):
         params = []
     names = params[:n] if len(params) >= n and len(set(params[:n])) == n else [f"x{i}" for i in range(n)]
@@ -105,6 +117,7 @@ def _write_mindir(net, inputs, file_name, kwargs):
 
 
 _WRITERS["MINDIR"] = _write_mindir
+_WRITERS["ONNX"] = _onnx_export.write
 
 
 def export(net, *inputs, file_name, file_format, **kwargs):
@@ -114,20 +127,23 @@ def export(net, *inputs, file_name, file_format, **kwargs):
         net (Union[Cell, function]): the network; a Cell is traced in inference mode (set_train(False); its
             training flag is restored after).
         inputs (Tensor): the network's inputs; their shapes and dtypes are fixed in the graph (Python bool/int/
-            float arguments are fixed as constants).
-        file_name (str): the file to write; ".mindir" is appended when missing (MindSpore's rule).
-        file_format (str): "MINDIR" (MindSpore's protobuf graph format, loadable by mindspore.load and kiln.load).
-        kwargs: `custom_func` (function of the ModelProto, called before writing: MindSpore's hook to edit the
-            model, e.g. `user_info`).
+            float arguments are fixed as constants). For ONNX, an input made as `Tensor(shape=[None, ...],
+            dtype=...)` has a dynamic dimension at each None (dim_param "batch" on axis 0, "dim<k>" on axis k).
+        file_name (str): the file to write; ".mindir" / ".onnx" is appended when missing (MindSpore's rule).
+        file_format (str): "MINDIR" (MindSpore's protobuf graph format, loadable by mindspore.load and kiln.load) or
+            "ONNX" (opset 20, checked with onnx.checker; needs the `onnx` package).
+        kwargs: `custom_func` (MINDIR only: function of the ModelProto, called before writing: MindSpore's hook to
+            edit the model, e.g. `user_info`).
 
     The graph holds every Parameter of `net` it reads (under the Parameter's name) with its current values; other
     tensors it reads are stored as constants. Operators that can be written are listed in docs/export.md.
 
     Raises:
-        ValueError: `file_format` not one of "AIR", "ONNX", "MINDIR", a format Kiln does not write, no inputs, or an
-            operator with no MindIR mapping (named, with the line of the user's code that issued it).
-        TypeError: an input that is not a Tensor/bool/int/float, a network that does not return Tensors, or
-            `file_name` not a str.
+        ValueError: `file_format` not one of "AIR", "ONNX", "MINDIR", a format Kiln does not write, no inputs, an
+            operator with no MindIR / ONNX mapping (named, with the line of the user's code that issued it), or
+            dynamic (None) input dimensions with MINDIR or in a network whose graph depends on their size.
+        TypeError: `net` not a Cell or function, an input that is not a Tensor/bool/int/float, a network that
+            does not return Tensors, or `file_name` not a str.
         NotImplementedError: `obf_func` (dynamic obfuscation: MindSpore no longer supports it either).
     """
     if "obf_func" in kwargs:
@@ -147,7 +163,15 @@ def export(net, *inputs, file_name, file_format, **kwargs):
     unknown = set(kwargs) - {"custom_func", "enc_key", "enc_mode", "dataset", "incremental"}
     if unknown:
         raise TypeError(f"For 'export', unexpected keyword arguments {sorted(unknown)}.")
+    from ..nn.cell import Cell
+    if not isinstance(net, Cell) and not callable(net):
+        raise TypeError(f"For 'export', 'net' must be a Cell or a function, but got {type(net).__name__}.")
     _trace_inputs(inputs)
+    if file_format != "ONNX":
+        from .._convert import dynamic_shape
+        if any(isinstance(x, Tensor) and dynamic_shape(x) is not None for x in inputs):
+            raise ValueError(f"For 'export', inputs with dynamic (None) dimensions are supported for "
+                             f"file_format='ONNX' only, but got {file_format!r}.")
     writer(net, inputs, os.path.realpath(file_name), kwargs)
 
 

@@ -1,0 +1,404 @@
+"""Kiln ops -> ONNX operators (opset 20), for kiln/train/_onnx_export.py.
+
+Each entry of EMITTERS is `emit(w, node)` -> the ONNX names of the node's outputs (w: the OnnxWriter, node: one
+node of Graph.describe()). Semantics follow Kiln's op definitions (src/ops/); the ONNX operators' are those of
+https://onnx.ai/onnx/operators/ at opset 20. ONNX_OPS says which ONNX operators each Kiln op becomes (docs/export.md
+prints it; tests check the two agree). An emitter raises ValueError for an attribute combination ONNX cannot
+express (the writer adds the op name and the user's line).
+"""
+import numpy as np
+
+from ..common import dtype as mstype
+from ._onnx_export import INT64_MAX, INT64_MIN, onnx_dtype
+
+_FLOATS = (mstype.float16, mstype.bfloat16, mstype.float32, mstype.float64)
+
+
+def _out_dtype(w, node, i=0):
+    return w.values[node["outputs"][i]]["dtype"]
+
+
+def _rank(w, vid):
+    return len(w.values[vid]["shape"])
+
+
+# --------------------------------------------------------------------------------------------- elementwise
+def _same(op):
+    """An ONNX operator with Kiln's semantics: operands in the output's dtype."""
+    def emit(w, node):
+        dt = _out_dtype(w, node)
+        return [w.node(op, [w.name_of(i, as_dtype=dt) for i in node["inputs"]])]
+    return emit
+
+
+def _common_dtype(w, node):
+    """Operand dtype of a comparison: a 0-d constant takes the other operand's dtype (Kiln's weak scalars)."""
+    from .._loader import _core
+    a, b = node["inputs"]
+    va, vb = w.values[a], w.values[b]
+    if va["kind"] == "constant" and not va["shape"]:
+        return vb["dtype"]
+    if vb["kind"] == "constant" and not vb["shape"]:
+        return va["dtype"]
+    return _core.promote_types(va["dtype"], vb["dtype"])
+
+
+def _compare(op, negate=False):
+    def emit(w, node):
+        dt = _common_dtype(w, node)
+        y = w.node(op, [w.name_of(i, as_dtype=dt) for i in node["inputs"]])
+        return [w.node("Not", [y]) if negate else y]
+    return emit
+
+
+def _logical(op):
+    def emit(w, node):
+        return [w.node(op, [w.name_of(i, as_dtype=mstype.bool_) for i in node["inputs"]])]
+    return emit
+
+
+def _unary_chain(*ops):
+    def emit(w, node):
+        y = w.name_of(node["inputs"][0], as_dtype=_out_dtype(w, node))
+        for op in ops:
+            y = w.node(op, [y])
+        return [y]
+    return emit
+
+
+def _emit_square(w, node):
+    x = w.name_of(node["inputs"][0], as_dtype=_out_dtype(w, node))
+    return [w.node("Mul", [x, x])]
+
+
+def _emit_log1p(w, node):
+    dt = _out_dtype(w, node)
+    x = w.name_of(node["inputs"][0], as_dtype=dt)
+    return [w.node("Log", [w.node("Add", [x, w.const(np.array(1.0), dt)])])]
+
+
+def _emit_floor_div(w, node):
+    dt = _out_dtype(w, node)
+    a, b = (w.name_of(i, as_dtype=dt) for i in node["inputs"])
+    if dt in _FLOATS:
+        return [w.node("Floor", [w.node("Div", [a, b])])]
+    # integers: (a - floor_mod(a, b)) / b divides exactly, so ONNX's truncating Div gives the floor
+    return [w.node("Div", [w.node("Sub", [a, w.node("Mod", [a, b], fmod=0)]), b])]
+
+
+def _emit_floor_mod(w, node):
+    dt = _out_dtype(w, node)
+    a, b = (w.name_of(i, as_dtype=dt) for i in node["inputs"])
+    if dt in _FLOATS:  # a - floor(a / b) * b: the sign of b (Python's %), as Kiln's FloorMod
+        return [w.node("Sub", [a, w.node("Mul", [w.node("Floor", [w.node("Div", [a, b])]), b])])]
+    return [w.node("Mod", [a, b], fmod=0)]
+
+
+def _emit_select(w, node):
+    c, x, y = node["inputs"]
+    dt = _out_dtype(w, node)
+    return [w.node("Where", [w.name_of(c, as_dtype=mstype.bool_), w.name_of(x, as_dtype=dt),
+                             w.name_of(y, as_dtype=dt)])]
+
+
+def _emit_gelu(w, node):
+    x = w.name_of(node["inputs"][0])
+    return [w.node("Gelu", [x], approximate="tanh" if node["attrs"].get("approximate", True) else "none")]
+
+
+def _emit_cast(w, node):
+    return [w.node("Cast", [w.name_of(node["inputs"][0])], to=onnx_dtype(node["attrs"]["dtype"]))]
+
+
+def _alias(w, node):
+    return [w.name_of(node["inputs"][0])]
+
+
+def _softmax(op):
+    def emit(w, node):
+        return [w.node(op, [w.name_of(node["inputs"][0])], axis=int(node["attrs"]["axis"]))]
+    return emit
+
+
+# --------------------------------------------------------------------------------------------- reductions
+def _reduce(op):
+    def emit(w, node):
+        x = node["inputs"][0]
+        axis = [int(a) for a in node["attrs"]["axis"]] or list(range(_rank(w, x)))
+        if not axis:  # a 0-d input: nothing to reduce
+            return [w.node("Identity", [w.name_of(x)])]
+        return [w.node(op, [w.name_of(x), w.ints(axis)], keepdims=int(bool(node["attrs"]["keep_dims"])))]
+    return emit
+
+
+def _arg(op):
+    def emit(w, node):
+        a = node["attrs"]
+        x = w.name_of(node["inputs"][0])
+        axis = int(a["axis"])
+        if not a.get("has_axis", True):  # over the flattened tensor
+            x, axis = w.node("Reshape", [x, w.ints([-1])]), 0
+        y = w.node(op, [x], axis=axis, keepdims=int(bool(a["keep_dims"])), select_last_index=0)
+        dt = _out_dtype(w, node)
+        return [y if dt == mstype.int64 else w.node("Cast", [y], to=onnx_dtype(dt))]
+    return emit
+
+
+def _emit_argsort(w, node):
+    """ArgSort -> TopK over the whole axis (largest = descending)."""
+    x = node["inputs"][0]
+    axis = int(node["attrs"]["axis"])
+    n = w.values[x]["shape"][axis]
+    if w.shape_of(x)[axis] is None:
+        raise ValueError("the sorted axis is dynamic")
+    _, idx = w.node("TopK", [w.name_of(x), w.ints([n])], n_out=2, axis=axis,
+                    largest=int(bool(node["attrs"]["descending"])), sorted=1)
+    dt = _out_dtype(w, node)
+    return [idx if dt == mstype.int64 else w.node("Cast", [idx], to=onnx_dtype(dt))]
+
+
+# --------------------------------------------------------------------------------------------- shapes
+def _emit_reshape(w, node):
+    out = node["outputs"][0]
+    shape = w.shape_of(out)
+    target = w.shape_tensor(out, allow_infer=True)
+    return [w.node("Reshape", [w.name_of(node["inputs"][0]), target], allowzero=int(0 in shape))]
+
+
+def _emit_transpose(w, node):
+    return [w.node("Transpose", [w.name_of(node["inputs"][0])], perm=[int(p) for p in node["attrs"]["perm"]])]
+
+
+def _emit_broadcast_to(w, node):
+    return [w.node("Expand", [w.name_of(node["inputs"][0]), w.shape_tensor(node["outputs"][0])])]
+
+
+def _emit_concat(w, node):
+    return [w.node("Concat", [w.name_of(i, as_dtype=_out_dtype(w, node)) for i in node["inputs"]],
+                   axis=int(node["attrs"]["axis"]))]
+
+
+def _emit_strided_slice(w, node):
+    """Kiln's StridedSlice holds resolved Python slice bounds per axis (an end of -1 with a negative step means
+    "through index 0"). A bound that differs between the traces of a dynamic export is written relative to the axis
+    end when that fits (x[:-1]), else as a run-time value (w.dim_expr: an RNN's t * batch steps)."""
+    x = node["inputs"][0]
+    attrs = [d["nodes"][w.index]["attrs"] for d in w.descs]
+    dims = list(zip(*w.traces(x)))
+    starts, ends, axes, steps = [], [], [], []
+    for i, step in enumerate(node["attrs"]["step"]):
+        step = int(step)
+        start = _bound(w, [a["begin"][i] for a in attrs], dims[i], "start", i)
+        ends_i = [a["end"][i] for a in attrs]
+        if step < 0 and all(e < 0 for e in ends_i):
+            end = INT64_MIN  # through index 0
+        else:
+            end = _bound(w, ends_i, dims[i], "end", i)
+        static = len(set(dims[i])) == 1
+        if step == 1 and start == 0 and (end == INT64_MAX or (static and isinstance(end, int) and end >= dims[i][0])):
+            continue  # the whole axis
+        starts.append(start), ends.append(end), axes.append(i), steps.append(step)
+    if not axes:
+        return [w.node("Identity", [w.name_of(x)])]
+    return [w.node("Slice", [w.name_of(x), w.index_vector(starts), w.index_vector(ends), w.ints(axes),
+                             w.ints(steps)])]
+
+
+def _bound(w, vals, dims, what, axis):
+    """A slice bound from its values in the traces: the index when equal; else counted from the axis end
+    (INT64_MAX for the end itself) when that is equal; else a run-time expression of a dynamic dimension."""
+    if len(set(vals)) == 1:
+        return int(vals[0])
+    rel = {v - d for v, d in zip(vals, dims)}
+    if len(rel) == 1:
+        r = rel.pop()
+        return INT64_MAX if r == 0 else int(r)
+    e = w.dim_expr(vals)
+    if e is None:
+        raise ValueError(f"the slice {what} on axis {axis} depends on a dynamic size in a way ONNX export cannot "
+                         "express")
+    return e
+
+
+def _emit_gather(w, node):
+    x, idx = node["inputs"]
+    return [w.node("Gather", [w.name_of(x), w.name_of(idx)], axis=int(node["attrs"]["axis"]))]
+
+
+def _emit_scatter_update(w, node):
+    x, idx, upd = node["inputs"]
+    idx = w.name_of(idx, as_dtype=mstype.int64)
+    return [w.node("ScatterND", [w.name_of(x), idx, w.name_of(upd, as_dtype=_out_dtype(w, node))])]
+
+
+# --------------------------------------------------------------------------------------------- matmul, nn
+def _emit_matmul(w, node):
+    a, b = node["inputs"]
+    dt = _out_dtype(w, node)
+    names = []
+    for vid, flag in ((a, "transpose_a"), (b, "transpose_b")):
+        n = w.name_of(vid, as_dtype=dt)
+        if node["attrs"].get(flag):
+            r = _rank(w, vid)
+            n = w.node("Transpose", [n], perm=list(range(r - 2)) + [r - 1, r - 2])
+        names.append(n)
+    return [w.node("MatMul", names)]
+
+
+def _static_spatial(w, vid, what):
+    """ValueError when the spatial (H, W) sizes of value `vid` are dynamic: `what` is computed from them."""
+    if None in w.shape_of(vid)[2:]:
+        raise ValueError(f"{what} depends on the input's height and width, which are dynamic; export with fixed "
+                         "spatial sizes")
+
+
+def _onnx_pads(pad):
+    """Kiln's [top, bottom, left, right] -> ONNX's [top, left, bottom, right]."""
+    t, b, l, r = (int(p) for p in pad)
+    return [t, l, b, r]
+
+
+def _emit_conv2d(w, node):
+    x, wt = node["inputs"]
+    a = node["attrs"]
+    return [w.node("Conv", [w.name_of(x), w.name_of(wt)], strides=list(a["stride"]), pads=_onnx_pads(a["pad"]),
+                   dilations=list(a["dilation"]), group=int(a["groups"]))]
+
+
+def _emit_conv_transpose(w, node):
+    """Conv2DBackpropInput (the gradient of Conv2D by its input: Conv2dTranspose) -> ConvTranspose, with
+    output_padding for the rows/columns the stride leaves over (input_shape is the result's shape)."""
+    dy, wt = node["inputs"]
+    _static_spatial(w, dy, "the output size of a transposed convolution")
+    a = node["attrs"]
+    stride, dil, pad = list(a["stride"]), list(a["dilation"]), _onnx_pads(a["pad"])
+    k = w.values[wt]["shape"][2:]
+    out_hw = w.values[node["outputs"][0]]["shape"][2:]
+    in_hw = w.values[dy]["shape"][2:]
+    extra = []
+    for i in range(2):
+        base = stride[i] * (in_hw[i] - 1) + (k[i] - 1) * dil[i] + 1 - pad[i] - pad[i + 2]
+        extra.append(int(out_hw[i] - base))
+    if any(e < 0 or e >= max(stride[i], dil[i]) for i, e in enumerate(extra)):
+        raise ValueError(f"output size {list(out_hw)} is not reachable by ConvTranspose")
+    return [w.node("ConvTranspose", [w.name_of(dy), w.name_of(wt)], strides=stride, pads=pad, dilations=dil,
+                   group=int(a["groups"]), output_padding=extra)]
+
+
+def _emit_max_pool(w, node):
+    a = node["attrs"]
+    x = node["inputs"][0]
+    attrs = dict(kernel_shape=list(a["kernel"]), strides=list(a["stride"]), pads=_onnx_pads(a["pad"]),
+                 dilations=list(a.get("dilation", [1, 1])), ceil_mode=int(bool(a.get("ceil_mode"))))
+    if not a.get("return_indices"):
+        return [w.node("MaxPool", [w.name_of(x)], **attrs)]
+    y, idx = w.node("MaxPool", [w.name_of(x)], n_out=2, **attrs)
+    # ONNX's indices count over the whole NCHW tensor; Kiln's within each (n, c) plane (h * W + w).
+    _static_spatial(w, x, "the plane size of max-pool indices")
+    h, wd = w.values[x]["shape"][2:]
+    idx = w.node("Mod", [idx, w.ints([h * wd])], fmod=0)
+    dt = _out_dtype(w, node, 1)
+    return [y, idx if dt == mstype.int64 else w.node("Cast", [idx], to=onnx_dtype(dt))]
+
+
+def _emit_avg_pool(w, node):
+    a = node["attrs"]
+    x = node["inputs"][0]
+    d = int(a.get("divisor_override") or 0)
+    if d and a.get("ceil_mode"):
+        raise ValueError("divisor_override with ceil_mode has no ONNX AveragePool equivalent")
+    y = w.node("AveragePool", [w.name_of(x)], kernel_shape=list(a["kernel"]), strides=list(a["stride"]),
+               pads=_onnx_pads(a["pad"]), ceil_mode=int(bool(a.get("ceil_mode"))),
+               count_include_pad=int(bool(a.get("count_include_pad", True)) or bool(d)))
+    if d:  # sum / d = mean over the (padded) window * kh * kw / d
+        kh, kw = a["kernel"]
+        y = w.node("Mul", [y, w.const(np.array(kh * kw / d), _out_dtype(w, node))])
+    return [y]
+
+
+def _emit_adaptive_avg_pool(w, node):
+    """AdaptiveAvgPool2D: AveragePool when the output divides the input, else the separable form (window i of
+    an axis of size n into m: [floor(i n / m), ceil((i + 1) n / m))): per-window means along W, then along H."""
+    x = node["inputs"][0]
+    _static_spatial(w, x, "adaptive pooling's windows")
+    in_hw = w.values[x]["shape"][2:]
+    out_hw = w.values[node["outputs"][0]]["shape"][2:]
+    y = w.name_of(x)
+    if all(i % o == 0 for i, o in zip(in_hw, out_hw)):
+        k = [i // o for i, o in zip(in_hw, out_hw)]
+        return [w.node("AveragePool", [y], kernel_shape=k, strides=k)]
+    for axis in (3, 2):
+        n, m = in_hw[axis - 2], out_hw[axis - 2]
+        parts = []
+        for i in range(m):
+            lo, hi = (i * n) // m, -(-((i + 1) * n) // m)
+            s = w.node("Slice", [y, w.ints([lo]), w.ints([hi]), w.ints([axis])])
+            parts.append(w.node("ReduceMean", [s, w.ints([axis])], keepdims=1))
+        y = parts[0] if m == 1 else w.node("Concat", parts, axis=axis)
+    return [y]
+
+
+def _emit_batch_norm(w, node):
+    a = node["attrs"]
+    if a["training"]:
+        raise ValueError("BatchNorm in training mode (export traces with set_train(False); a BatchNorm called with "
+                         "training=True in construct cannot be exported)")
+    x, scale, bias, mean, var = node["inputs"]
+    y = w.node("BatchNormalization", [w.name_of(i) for i in node["inputs"]], epsilon=float(a["epsilon"]))
+    # Kiln's inference BatchNorm passes the running statistics through as its other outputs.
+    return [y, w.name_of(mean), w.name_of(var)][:len(node["outputs"])]
+
+
+EMITTERS = {
+    "Identity": _alias, "StopGradient": _alias, "Depend": _alias, "TensorCopy": _alias, "CheckRange": _alias,
+    "Add": _same("Add"), "Sub": _same("Sub"), "Mul": _same("Mul"), "Div": _same("Div"), "Pow": _same("Pow"),
+    "Maximum": _same("Max"), "Minimum": _same("Min"), "FloorDiv": _emit_floor_div, "FloorMod": _emit_floor_mod,
+    "Equal": _compare("Equal"), "NotEqual": _compare("Equal", negate=True), "Greater": _compare("Greater"),
+    "GreaterEqual": _compare("GreaterOrEqual"), "Less": _compare("Less"), "LessEqual": _compare("LessOrEqual"),
+    "LogicalAnd": _logical("And"), "LogicalOr": _logical("Or"), "LogicalXor": _logical("Xor"),
+    "LogicalNot": _logical("Not"), "Select": _emit_select,
+    "Neg": _same("Neg"), "Exp": _same("Exp"), "Log": _same("Log"), "Sqrt": _same("Sqrt"),
+    "Rsqrt": _unary_chain("Sqrt", "Reciprocal"), "Abs": _same("Abs"), "Sign": _same("Sign"),
+    "Square": _emit_square, "Erf": _same("Erf"), "ReLU": _same("Relu"), "Sigmoid": _same("Sigmoid"),
+    "Tanh": _same("Tanh"), "GeLU": _emit_gelu, "Cast": _emit_cast, "Cos": _same("Cos"), "Sin": _same("Sin"),
+    "Floor": _same("Floor"), "Ceil": _same("Ceil"), "Log1p": _emit_log1p,
+    "Softmax": _softmax("Softmax"), "LogSoftmax": _softmax("LogSoftmax"),
+    "ReduceSum": _reduce("ReduceSum"), "ReduceMean": _reduce("ReduceMean"), "ReduceMax": _reduce("ReduceMax"),
+    "ReduceMin": _reduce("ReduceMin"), "ReduceProd": _reduce("ReduceProd"),
+    "Argmax": _arg("ArgMax"), "Argmin": _arg("ArgMin"), "ArgSort": _emit_argsort,
+    "Reshape": _emit_reshape, "Transpose": _emit_transpose, "BroadcastTo": _emit_broadcast_to,
+    "Concat": _emit_concat, "StridedSlice": _emit_strided_slice, "Gather": _emit_gather,
+    "TensorScatterUpdate": _emit_scatter_update,
+    "BatchMatMul": _emit_matmul, "Conv2D": _emit_conv2d, "Conv2DBackpropInput": _emit_conv_transpose,
+    "MaxPool": _emit_max_pool, "AvgPool": _emit_avg_pool, "AdaptiveAvgPool2D": _emit_adaptive_avg_pool,
+    "BatchNorm": _emit_batch_norm,
+}
+
+# Kiln op -> the ONNX operators it is written as (docs/export.md's table; tests/python/test_export_onnx.py checks
+# that the keys are EMITTERS' and the table in the docs is this one).
+ONNX_OPS = {
+    "Identity": "(none: the value is passed on)", "StopGradient": "(none)", "Depend": "(none)",
+    "TensorCopy": "(none)",
+    "CheckRange": "(none: ONNX has no assertion; the value check of Embedding(use_one_hot) and class-index losses "
+                  "is dropped)",
+    "Add": "Add", "Sub": "Sub", "Mul": "Mul", "Div": "Div", "Pow": "Pow", "Maximum": "Max", "Minimum": "Min",
+    "FloorDiv": "Floor(Div) (floats); Div(Sub(a, Mod(a, b))) (integers)",
+    "FloorMod": "Sub(a, Mul(Floor(Div), b)) (floats); Mod fmod=0 (integers)",
+    "Equal": "Equal", "NotEqual": "Not(Equal)", "Greater": "Greater", "GreaterEqual": "GreaterOrEqual",
+    "Less": "Less", "LessEqual": "LessOrEqual", "LogicalAnd": "And", "LogicalOr": "Or", "LogicalXor": "Xor",
+    "LogicalNot": "Not", "Select": "Where",
+    "Neg": "Neg", "Exp": "Exp", "Log": "Log", "Sqrt": "Sqrt", "Rsqrt": "Reciprocal(Sqrt)", "Abs": "Abs",
+    "Sign": "Sign", "Square": "Mul(x, x)", "Erf": "Erf", "ReLU": "Relu", "Sigmoid": "Sigmoid", "Tanh": "Tanh",
+    "GeLU": "Gelu (approximate 'tanh' or 'none')", "Cast": "Cast", "Cos": "Cos", "Sin": "Sin", "Floor": "Floor",
+    "Ceil": "Ceil", "Log1p": "Log(Add(x, 1))",
+    "Softmax": "Softmax", "LogSoftmax": "LogSoftmax",
+    "ReduceSum": "ReduceSum", "ReduceMean": "ReduceMean", "ReduceMax": "ReduceMax", "ReduceMin": "ReduceMin",
+    "ReduceProd": "ReduceProd", "Argmax": "ArgMax (+ Cast)", "Argmin": "ArgMin (+ Cast)",
+    "ArgSort": "TopK over the whole axis (indices)",
+    "Reshape": "Reshape", "Transpose": "Transpose", "BroadcastTo": "Expand", "Concat": "Concat",
+    "StridedSlice": "Slice", "Gather": "Gather", "TensorScatterUpdate": "ScatterND",
+    "BatchMatMul": "MatMul (+ Transpose for transpose_a/b)", "Conv2D": "Conv",
+    "Conv2DBackpropInput": "ConvTranspose (Conv2dTranspose, Conv1dTranspose)",
+    "MaxPool": "MaxPool (indices: + Mod)", "AvgPool": "AveragePool (divisor_override: + Mul)",
+    "AdaptiveAvgPool2D": "AveragePool, or Slice + ReduceMean + Concat", "BatchNorm": "BatchNormalization",
+}
