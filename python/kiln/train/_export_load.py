@@ -12,6 +12,7 @@ import os
 from .._loader import _core
 from ..common.tensor import Tensor
 from . import _mindir_export
+from . import _kiln_export
 from ._mindir_load import MindIRGraph, MindIRError, read
 
 __all__ = ["export", "load"]
@@ -106,6 +107,11 @@ def _write_mindir(net, inputs, file_name, kwargs):
 
 _WRITERS["MINDIR"] = _write_mindir
 
+# Kiln's own deployable format (a Kiln extension, not a MindSpore format): read by the C++ library
+# (kiln/deploy.h, examples/cpp/kiln_run_model), written by _kiln_export.
+_FORMATS += ("KILN",)
+_WRITERS["KILN"] = _kiln_export.write
+
 
 def export(net, *inputs, file_name, file_format, **kwargs):
     """Exports the network `net` (a Cell or a function) traced on `inputs` as a model file (mindspore.export).
@@ -115,17 +121,21 @@ def export(net, *inputs, file_name, file_format, **kwargs):
             training flag is restored after).
         inputs (Tensor): the network's inputs; their shapes and dtypes are fixed in the graph (Python bool/int/
             float arguments are fixed as constants).
-        file_name (str): the file to write; ".mindir" is appended when missing (MindSpore's rule).
-        file_format (str): "MINDIR" (MindSpore's protobuf graph format, loadable by mindspore.load and kiln.load).
+        file_name (str): the file to write; ".mindir" (".kiln") is appended when missing (MindSpore's rule).
+        file_format (str): "MINDIR" (MindSpore's protobuf graph format, loadable by mindspore.load and kiln.load),
+            or "KILN" (a Kiln extension, not in MindSpore: the optimized inference graph and its weights in one
+            file, for the C++ library with no Python: kiln::deploy::Model, include/kiln/deploy.h).
         kwargs: `custom_func` (function of the ModelProto, called before writing: MindSpore's hook to edit the
-            model, e.g. `user_info`).
+            model, e.g. `user_info`; MINDIR only).
 
     The graph holds every Parameter of `net` it reads (under the Parameter's name) with its current values; other
     tensors it reads are stored as constants. Operators that can be written are listed in docs/export.md.
 
     Raises:
-        ValueError: `file_format` not one of "AIR", "ONNX", "MINDIR", a format Kiln does not write, no inputs, or an
-            operator with no MindIR mapping (named, with the line of the user's code that issued it).
+        ValueError: `file_format` not one of "AIR", "ONNX", "MINDIR", "KILN", a format Kiln does not write, no
+            inputs, an operator with no MindIR mapping (named, with the line of the user's code that issued it), or
+            for "KILN" an operator a deployable model cannot hold (state updates, random ops, prints: named, with
+            the user's line).
         TypeError: an input that is not a Tensor/bool/int/float, a network that does not return Tensors, or
             `file_name` not a str.
         NotImplementedError: `obf_func` (dynamic obfuscation: MindSpore no longer supports it either).
