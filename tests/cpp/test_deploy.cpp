@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include "kiln/allocator.h"
 #include "kiln/deploy.h"
 #include "kiln/graph_io.h"
 #include "test_util.h"
@@ -174,6 +175,21 @@ TEST(Deploy, OutputsShareNoMemoryWithWeightsInputsOrEachOther) {
   EXPECT_EQ(values(out[3]), (std::vector<double>{1, 1, 1}));
   out[0].data<float>()[0] = 100;  // writing an output leaves the model's weight alone
   EXPECT_EQ(values(m.run({in})[4]), (std::vector<double>{1, 2, 3}));
+}
+
+TEST(Deploy, LoadRunAndDropLeaveNoMemoryBehind) {
+  const std::string b = LeNet().bytes(2);
+  Tensor x = det({2, 1, 8, 8}, 16, 1.0);
+  {  // warm-up: process-wide caches (oneDNN primitives) fill once
+    Model m = Model::from_bytes(b);
+    m.run({x});
+  }
+  size_t base = allocator::stats().bytes_in_use;
+  for (int i = 0; i < 20; ++i) {
+    Model m = Model::from_bytes(b);
+    for (int r = 0; r < 3; ++r) m.run({x});
+  }
+  EXPECT_EQ(allocator::stats().bytes_in_use, base);
 }
 
 TEST(Deploy, RunChecksItsInputs) {
