@@ -185,13 +185,16 @@ void save(const std::string& path, const graph::Graph& g, const std::vector<std:
   std::string bytes = to_bytes(g, weight_names, input_names, output_names);
   std::string tmp = path + ".tmp" + std::to_string(getpid()) + "." + std::to_string(next_tmp_id++);
   {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    KILN_CHECK(f.good(), Runtime, "kiln::deploy::save: cannot write '", tmp, "': ", std::strerror(errno), ".");
-    f.write(bytes.data(), std::streamsize(bytes.size()));
-    f.close();
-    if (!f.good()) {
+    // Written, flushed and fsync'ed before the rename: a crash leaves the old file or the whole new one.
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    KILN_CHECK(f != nullptr, Runtime, "kiln::deploy::save: cannot write '", tmp, "': ", std::strerror(errno), ".");
+    bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 &&
+              ::fsync(fileno(f)) == 0;
+    int err = errno;
+    ok = std::fclose(f) == 0 && ok;
+    if (!ok) {
       std::remove(tmp.c_str());
-      KILN_FAIL(Runtime, "kiln::deploy::save: writing '", tmp, "' failed (disk full?).");
+      KILN_FAIL(Runtime, "kiln::deploy::save: writing '", tmp, "' failed: ", std::strerror(err), ".");
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {

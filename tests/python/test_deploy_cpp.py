@@ -83,14 +83,13 @@ def _set_bn_stats(net, rng):
 
 @pytest.fixture(scope="module")
 def lenet_file(tmp_path_factory):
-    """The example's LeNet (BatchNorm statistics set, so that they matter) exported, with digits and its outputs."""
-    pytest.importorskip("sklearn")
+    """The example's LeNet (BatchNorm statistics set, so that they matter) exported, with 16 images of the digits'
+    size and range (8x8 in [0, 1]; random, so that scikit-learn's import stays out of this file) and its outputs."""
     ex = _lenet()
     ms.set_seed(3)
     net = ex.LeNet()
     _set_bn_stats(net, np.random.default_rng(0))
-    (x, _), _ = ex.load_data()
-    x = x[:16]
+    x = np.random.default_rng(4).uniform(0, 1, (16, 1, 8, 8)).astype(np.float32)
     net.set_train(False)
     want = net(Tensor(x)).asnumpy()
     path = tmp_path_factory.mktemp("lenet") / "lenet"
@@ -112,6 +111,23 @@ def test_lenet_runs_in_cpp_with_kiln_outputs(lenet_file, tmp_path):
     printed = [float(v) for v in lines[4].strip(" [],.").split(", ")[:64]]
     np.testing.assert_allclose(printed, want.reshape(-1)[:64], rtol=0, atol=1e-8)
     assert lines[4].endswith(", ...]")
+
+
+def test_mnist_example_lenet5_runs_in_cpp(tmp_path):
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    try:
+        from train_mnist_model import LeNet5
+    finally:
+        sys.path.pop(0)
+    ms.set_seed(2)
+    net = LeNet5()
+    net.set_train(False)
+    x = np.random.default_rng(2).uniform(0, 1, (3, 1, 28, 28)).astype(np.float32)
+    want = net(Tensor(x)).asnumpy()
+    ms.export(net, Tensor(x), file_name=str(tmp_path / "lenet5"), file_format="KILN")
+    outs, stdout = run_ok(tmp_path / "lenet5.kiln", x, tmp_path=tmp_path)
+    np.testing.assert_allclose(outs[0], want, rtol=0, atol=1e-6)
+    assert stdout.splitlines()[0].endswith(" 8 weights")  # 2 convolutions (no bias, MindSpore's default), 3 Dense
 
 
 def test_raw_input_file_and_signature_only(lenet_file, tmp_path):
