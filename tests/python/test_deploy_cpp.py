@@ -99,6 +99,9 @@ def lenet_file(tmp_path_factory):
 
 def test_lenet_runs_in_cpp_with_kiln_outputs(lenet_file, tmp_path):
     model, x, want, net = lenet_file
+    from kiln._loader import _core
+    with open(model, "rb") as f:  # the header of include/kiln/deploy.h: magic, u32 version
+        assert f.read(12) == b"KILNMODL" + _core.DEPLOY_FORMAT_VERSION.to_bytes(4, "little")
     outs, stdout = run_ok(model, x, tmp_path=tmp_path)
     assert len(outs) == 1 and outs[0].dtype == np.float32 and outs[0].shape == (16, 10)
     np.testing.assert_allclose(outs[0], want, rtol=0, atol=1e-6)
