@@ -66,6 +66,7 @@ void bind_reduce_shape(nb::module_& m);
 void bind_nn_ops(nb::module_& m);
 void bind_graph(nb::module_& m);
 void bind_graph_io(nb::module_& m);
+void bind_deploy(nb::module_& m);
 void bind_conv(nb::module_& m);
 void bind_sink(nb::module_& m);
 

@@ -120,6 +120,7 @@ NB_MODULE(_core, m) {
   kiln::py::bind_nn_ops(m);
   kiln::py::bind_graph(m);
   kiln::py::bind_graph_io(m);
+  kiln::py::bind_deploy(m);
   kiln::py::bind_conv(m);
   kiln::py::bind_sink(m);
   kiln::set_kernel_hooks(kiln::py::release_gil, kiln::py::restore_gil, kiln::py::kGilReleaseMinElements);

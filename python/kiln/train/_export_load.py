@@ -11,7 +11,7 @@ import os
 
 from .._loader import _core
 from ..common.tensor import Tensor
-from . import _mindir_export, _onnx_export
+from . import _kiln_export, _mindir_export, _onnx_export
 from ._mindir_load import MindIRGraph, MindIRError, read
 
 __all__ = ["export", "load"]
@@ -119,6 +119,11 @@ def _write_mindir(net, inputs, file_name, kwargs):
 _WRITERS["MINDIR"] = _write_mindir
 _WRITERS["ONNX"] = _onnx_export.write
 
+# Kiln's own deployable format (a Kiln extension, not a MindSpore format): read by the C++ library
+# (kiln/deploy.h, examples/cpp/kiln_run_model), written by _kiln_export.
+_FORMATS += ("KILN",)
+_WRITERS["KILN"] = _kiln_export.write
+
 
 def export(net, *inputs, file_name, file_format, **kwargs):
     """Exports the network `net` (a Cell or a function) traced on `inputs` as a model file (mindspore.export).
@@ -129,9 +134,11 @@ def export(net, *inputs, file_name, file_format, **kwargs):
         inputs (Tensor): the network's inputs; their shapes and dtypes are fixed in the graph (Python bool/int/
             float arguments are fixed as constants). For ONNX, an input made as `Tensor(shape=[None, ...],
             dtype=...)` has a dynamic dimension at each None (dim_param "batch" on axis 0, "dim<k>" on axis k).
-        file_name (str): the file to write; ".mindir" / ".onnx" is appended when missing (MindSpore's rule).
-        file_format (str): "MINDIR" (MindSpore's protobuf graph format, loadable by mindspore.load and kiln.load) or
-            "ONNX" (opset 20, checked with onnx.checker; needs the `onnx` package).
+        file_name (str): the file to write; ".mindir" / ".onnx" / ".kiln" is appended when missing (MindSpore's rule).
+        file_format (str): "MINDIR" (MindSpore's protobuf graph format, loadable by mindspore.load and kiln.load),
+            "ONNX" (opset 20, checked with onnx.checker; needs the `onnx` package) or "KILN" (a Kiln extension, not
+            in MindSpore: the optimized inference graph and its weights in one file, for the C++ library with no
+            Python: kiln::deploy::Model, include/kiln/deploy.h).
         kwargs: `custom_func` (MINDIR only: function of the ModelProto, called before writing: MindSpore's hook to
             edit the model, e.g. `user_info`).
 
@@ -139,9 +146,11 @@ def export(net, *inputs, file_name, file_format, **kwargs):
     tensors it reads are stored as constants. Operators that can be written are listed in docs/export.md.
 
     Raises:
-        ValueError: `file_format` not one of "AIR", "ONNX", "MINDIR", a format Kiln does not write, no inputs, an
-            operator with no MindIR / ONNX mapping (named, with the line of the user's code that issued it), or
-            dynamic (None) input dimensions with MINDIR or in a network whose graph depends on their size.
+        ValueError: `file_format` not one of "AIR", "ONNX", "MINDIR", "KILN", a format Kiln does not write, no
+            inputs, an operator with no MindIR / ONNX mapping (named, with the line of the user's code that issued
+            it), for "KILN" an operator a deployable model cannot hold (state updates, random ops, prints: named,
+            with the user's line), or dynamic (None) input dimensions with MINDIR / KILN or in a network whose graph
+            depends on their size.
         TypeError: `net` not a Cell or function, an input that is not a Tensor/bool/int/float, a network that
             does not return Tensors, or `file_name` not a str.
         NotImplementedError: `obf_func` (dynamic obfuscation: MindSpore no longer supports it either).
