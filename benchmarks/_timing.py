@@ -1,4 +1,5 @@
 """The timing loop the benchmark scripts share: calibrate a run length, then time repeated runs."""
+import statistics
 import time
 
 import numpy as np
@@ -30,3 +31,18 @@ def timed_rates(step, sync, repeats, min_time):
     if not np.isfinite(loss):
         raise FloatingPointError(f"loss became {loss}")
     return rates, n, loss
+
+
+def per_call(fn, x, calls, repeats):
+    """Median seconds per call of fn(x) over `repeats` runs of `calls` calls each, after 5 warm-up calls; the last
+    output of each run is read back (asnumpy) so that queued work is counted."""
+    for _ in range(5):
+        fn(x).asnumpy()
+    runs = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            out = fn(x)
+        out.asnumpy()
+        runs.append((time.perf_counter() - t0) / calls)
+    return statistics.median(runs)

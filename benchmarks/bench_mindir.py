@@ -10,7 +10,6 @@ above 1e-5).
 """
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -19,18 +18,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 
-
-def per_call(fn, x, calls, repeats):
-    for _ in range(5):
-        fn(x).asnumpy()
-    runs = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            out = fn(x)
-        out.asnumpy()
-        runs.append((time.perf_counter() - t0) / calls)
-    return statistics.median(runs)
+from _timing import per_call  # noqa: E402  (benchmarks/ is sys.path[0] when a script runs)
 
 
 def main():

@@ -14,58 +14,18 @@
 
 #include <unistd.h>
 
+#include "byte_io.h"
 #include "kiln/graph_io.h"
 
 namespace kiln::deploy {
 
 namespace {
 
+using graph::bytes::Reader;
+using graph::bytes::Writer;
+
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'M', 'O', 'D', 'L'};
 constexpr uint32_t kMaxRank = 64;
-
-// ---- writing ----
-struct Writer {
-  std::string out;
-  void raw(const void* p, size_t n) { out.append(static_cast<const char*>(p), n); }
-  void u32(uint32_t v) { raw(&v, 4); }
-  void i64(int64_t v) { raw(&v, 8); }
-  void u64(uint64_t v) { raw(&v, 8); }
-  void str(const std::string& s) { u64(s.size()); raw(s.data(), s.size()); }
-  void strs(const std::vector<std::string>& v) { u64(v.size()); for (auto& s : v) str(s); }
-};
-
-// ---- reading: every count is checked against the bytes left before anything is allocated ----
-struct Reader {
-  std::string_view in;
-  size_t pos = 0;
-  void need(uint64_t n, const char* what) {
-    KILN_CHECK(n <= in.size() - pos, Runtime, "the file is truncated (reading ", what, " at byte ", pos, " of ",
-               in.size(), ").");
-  }
-  void raw(void* p, size_t n, const char* what) { need(n, what); std::memcpy(p, in.data() + pos, n); pos += n; }
-  uint32_t u32(const char* what) { uint32_t v; raw(&v, 4, what); return v; }
-  int64_t i64(const char* what) { int64_t v; raw(&v, 8, what); return v; }
-  uint64_t u64(const char* what) { uint64_t v; raw(&v, 8, what); return v; }
-  uint64_t count(const char* what, uint64_t min_item_bytes) {
-    uint64_t n = u64(what);
-    KILN_CHECK(n <= (in.size() - pos) / min_item_bytes, Runtime, "the ", what, " count ", n,
-               " exceeds the file (byte ", pos, " of ", in.size(), ": truncated or damaged).");
-    return n;
-  }
-  std::string_view bytes(uint64_t n, const char* what) {
-    need(n, what);
-    std::string_view s = in.substr(pos, n);
-    pos += n;
-    return s;
-  }
-  std::string str(const char* what) { uint64_t n = count(what, 1); return std::string(bytes(n, what)); }
-  std::vector<std::string> strs(const char* what) {
-    uint64_t n = count(what, 8);
-    std::vector<std::string> v;
-    for (uint64_t i = 0; i < n; ++i) v.push_back(str(what));
-    return v;
-  }
-};
 
 DType dtype_by_name(const std::string& s) {
   for (int i = 0; i < kNumDTypes; ++i)

@@ -7,30 +7,23 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "byte_io.h"
 #include "kiln/graph_io.h"
 
 namespace kiln::graph {
 
 namespace {
 
+using bytes::Reader;
+using bytes::Writer;
+
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'G', 'R', 'P', 'H'};
 constexpr uint32_t kMaxRank = 64;
 enum AttrTag : uint8_t { kInt = 0, kFloat, kBool, kInts, kDType, kString };
 
 // ---- writing ----
-struct Writer {
-  std::string out;
-  void raw(const void* p, size_t n) { out.append(static_cast<const char*>(p), n); }
-  void u8(uint8_t v) { raw(&v, 1); }
-  void u32(uint32_t v) { raw(&v, 4); }
-  void i32(int32_t v) { raw(&v, 4); }
-  void i64(int64_t v) { raw(&v, 8); }
-  void u64(uint64_t v) { raw(&v, 8); }
-  void f64(double v) { raw(&v, 8); }
-  void str(const std::string& s) { u64(s.size()); raw(s.data(), s.size()); }
-  void ints(const std::vector<int64_t>& v) { u64(v.size()); for (int64_t x : v) i64(x); }
-  void meta(const TensorMeta& m) { str(dtype_name(m.dtype)); ints(m.shape); }
-};
+
+void write_meta(Writer& w, const TensorMeta& m) { w.str(dtype_name(m.dtype)); w.ints(m.shape); }
 
 void write_attr(Writer& w, const AttrValue& v) {
   if (auto p = std::get_if<int64_t>(&v)) { w.u8(kInt); w.i64(*p); }
@@ -41,41 +34,7 @@ void write_attr(Writer& w, const AttrValue& v) {
   else { w.u8(kString); w.str(std::get<std::string>(v)); }
 }
 
-// ---- reading ----
-struct Reader {
-  std::string_view in;
-  size_t pos = 0;
-  void need(uint64_t n, const char* what) {
-    KILN_CHECK(n <= in.size() - pos, Runtime, "Kiln graph file: truncated (reading ", what, " at byte ", pos,
-               " of ", in.size(), ").");
-  }
-  void raw(void* p, size_t n, const char* what) { need(n, what); std::memcpy(p, in.data() + pos, n); pos += n; }
-  uint8_t u8(const char* what) { uint8_t v; raw(&v, 1, what); return v; }
-  uint32_t u32(const char* what) { uint32_t v; raw(&v, 4, what); return v; }
-  int32_t i32(const char* what) { int32_t v; raw(&v, 4, what); return v; }
-  int64_t i64(const char* what) { int64_t v; raw(&v, 8, what); return v; }
-  uint64_t u64(const char* what) { uint64_t v; raw(&v, 8, what); return v; }
-  double f64(const char* what) { double v; raw(&v, 8, what); return v; }
-  // A count of items of at least `min_item_bytes` each: never more than the bytes left allow.
-  uint64_t count(const char* what, uint64_t min_item_bytes) {
-    uint64_t n = u64(what);
-    KILN_CHECK(n <= (in.size() - pos) / min_item_bytes, Runtime, "Kiln graph file: ", what, " count ", n,
-               " exceeds the file (byte ", pos, ").");
-    return n;
-  }
-  std::string str(const char* what) {
-    uint64_t n = count(what, 1);
-    std::string s(in.data() + pos, n);
-    pos += n;
-    return s;
-  }
-  std::vector<int64_t> ints(const char* what) {
-    uint64_t n = count(what, 8);
-    std::vector<int64_t> v(n);
-    for (auto& x : v) x = i64(what);
-    return v;
-  }
-};
+// ---- reading (bytes::Reader checks every count against the bytes left) ----
 
 DType dtype_by_name(const std::string& s) {
   for (int i = 0; i < kNumDTypes; ++i)
@@ -190,7 +149,7 @@ std::string serialize(const Graph& g, const std::vector<std::string>& capture_na
   size_t next_cap = 0;
   for (const Value& v : g.values) {
     w.u8(uint8_t(v.kind));
-    w.meta(v.meta);
+    write_meta(w, v.meta);
     switch (v.kind) {
       case ValueKind::Input: w.i32(v.input_index); break;
       case ValueKind::Node: w.i32(v.node); w.i32(v.output_index); break;
@@ -229,7 +188,7 @@ std::string serialize(const Graph& g, const std::vector<std::string>& capture_na
 }
 
 LoadedGraph deserialize(std::string_view bytes) {
-  Reader r{bytes};
+  Reader r{bytes, 0, "Kiln graph file: "};
   char magic[sizeof kMagic];
   r.raw(magic, sizeof magic, "magic");
   KILN_CHECK(std::memcmp(magic, kMagic, sizeof kMagic) == 0, Runtime, "Kiln graph file: not a Kiln graph (bad magic).");
