@@ -68,6 +68,7 @@ void bind_graph(nb::module_& m);
 void bind_graph_io(nb::module_& m);
 void bind_conv(nb::module_& m);
 void bind_sink(nb::module_& m);
+void bind_comm(nb::module_& m);
 
 }  // namespace kiln::py
 
