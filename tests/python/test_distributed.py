@@ -215,6 +215,9 @@ def test_parallel_context(no_launcher):
     assert kiln.get_auto_parallel_context("device_num") == 4
     assert kiln.context.get_auto_parallel_context("gradients_mean") is True
     assert kiln.context.ParallelMode is kiln.ParallelMode
+    from kiln.parallel._utils import _get_device_num, _get_global_rank, _get_gradients_mean, _get_parallel_mode
+    assert (_get_device_num(), _get_gradients_mean(), _get_parallel_mode(), _get_global_rank()) == \
+        (4, True, "data_parallel", 0)
     kiln.reset_auto_parallel_context()
     assert kiln.get_auto_parallel_context("parallel_mode") == "stand_alone"
     for mode in ("semi_auto_parallel", "auto_parallel", "hybrid_parallel"):
