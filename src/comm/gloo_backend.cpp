@@ -68,7 +68,9 @@ class GlooCommunicator : public Communicator {
   int rank() const override { return ctx_->rank; }
   int size() const override { return ctx_->size; }
 
+  // Empty tensors move no data (every rank has the same shape): nothing is sent, as Gloo needs buffers.
   void all_reduce(const Tensor& in, const Tensor& out, ReduceOp op) override {
+    if (in.numel() == 0) return;
     guarded("AllReduce", rank(), size(), [&] {
       KILN_DISPATCH(in.dtype(), [&](auto tag) {
         using T = decltype(tag);
@@ -88,6 +90,7 @@ class GlooCommunicator : public Communicator {
   }
 
   void all_gather(const Tensor& in, const Tensor& out) override {
+    if (in.numel() == 0) return;
     guarded("AllGather", rank(), size(), [&] {
       gloo::AllgatherOptions o(ctx_);
       size_t nb = size_t(in.numel()) * itemsize(in.dtype());
@@ -107,6 +110,7 @@ class GlooCommunicator : public Communicator {
   }
 
   void broadcast(const Tensor& in, const Tensor& out, int root) override {
+    if (in.numel() == 0) return;
     guarded("Broadcast", rank(), size(), [&] {
       size_t nb = size_t(in.numel()) * itemsize(in.dtype());
       if (rank() == root && out.raw_data() != in.raw_data()) std::memcpy(out.raw_data(), in.raw_data(), nb);
@@ -129,6 +133,7 @@ class GlooCommunicator : public Communicator {
   }
 
   void send(const Tensor& t, int dst, int tag) override {
+    if (t.numel() == 0) return;
     guarded("Send", rank(), size(), [&] {
       auto buf = ctx_->createUnboundBuffer(t.raw_data(), size_t(t.numel()) * itemsize(t.dtype()));
       buf->send(dst, uint64_t(tag));
@@ -138,6 +143,7 @@ class GlooCommunicator : public Communicator {
   }
 
   void recv(const Tensor& t, int src, int tag) override {
+    if (t.numel() == 0) return;
     guarded("Receive", rank(), size(), [&] {
       auto buf = ctx_->createUnboundBuffer(t.raw_data(), size_t(t.numel()) * itemsize(t.dtype()));
       buf->recv(src, uint64_t(tag));

@@ -118,6 +118,10 @@ for dt in (np.int32, np.int64, np.float64, np.float16, np.uint8):
     close(comm_func.all_reduce(Tensor(v[rank])), (v[0] + v[1]).astype(dt), f"all_reduce {dt}")
 bools = [np.array([True, False, True]), np.array([False, False, True])]
 close(comm_func.all_gather_into_tensor(Tensor(bools[rank])), np.concatenate(bools), "all_gather bool")
+# empty tensors
+empty = Tensor(np.zeros((0, 3), np.float32))
+assert comm_func.all_reduce(empty).shape == (0, 3) and comm_func.all_gather_into_tensor(empty).shape == (0, 3)
+assert comm_func.broadcast(empty, src=1).shape == (0, 3)
 # non-contiguous input
 nc = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3) * (rank + 1)).T
 close(comm_func.all_reduce(nc), (np.arange(6, dtype=np.float32).reshape(2, 3) * 3).T, "non-contiguous")
