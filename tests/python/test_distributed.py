@@ -101,6 +101,16 @@ def test_worker_failure_ends_the_job(tmp_path, how, status, words):
     _assert_no_orphans(tmp_path)
 
 
+def test_collective_timeout_instead_of_a_hang(tmp_path):
+    """A peer that stops taking part (alive, silent): the waiting rank's collective fails after --cluster_time_out
+    seconds with a RuntimeError naming the collective, and the job ends."""
+    r, seconds = launch("stall.py", tmp_path=tmp_path, timeout=90, extra=("--cluster_time_out=8",))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "rank 0 exited with status 1" in r.stderr
+    assert "RuntimeError: Kiln communication: AllReduce failed on group rank 0 of 2" in r.stderr, r.stderr
+    _assert_no_orphans(tmp_path)
+
+
 def test_launcher_argument_errors(tmp_path, capsys):
     from kiln.msrun import main
     script = os.path.join(SCRIPTS, "fault.py")
