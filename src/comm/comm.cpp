@@ -91,8 +91,9 @@ void create_group(const std::string& name, const std::vector<int64_t>& ranks) {
   std::sort(sorted.begin(), sorted.end());
   KILN_CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(), Value,
              "For 'create_group', 'rank_ids' must not repeat a rank.");
-  KILN_CHECK(sorted.front() >= 0 && sorted.back() < s.opts.size, Value, "For 'create_group', 'rank_ids' must be in [0, ",
-             s.opts.size, "), got a rank ", sorted.front() < 0 ? sorted.front() : sorted.back(), ".");
+  KILN_CHECK(sorted.front() >= 0 && sorted.back() < s.opts.size, Value,
+             "For 'create_group', 'rank_ids' must be in [0, ", s.opts.size, "), got a rank ",
+             sorted.front() < 0 ? sorted.front() : sorted.back(), ".");
   auto me = std::find(ranks.begin(), ranks.end(), int64_t(s.world_rank));
   KILN_CHECK(me != ranks.end(), Value, "For 'create_group', this process (world rank ", s.world_rank,
              ") is not in 'rank_ids': only the members of a group create it.");

@@ -260,12 +260,11 @@ def test_one_process_reducer_and_bucketing(no_launcher, monkeypatch):
     monkeypatch.setenv("MS_SCHED_PORT", "1")
     monkeypatch.setenv("MS_NODE_ID", "0")
     comm.init()
-    ps = [kiln.Parameter(kiln.Tensor(np.zeros(s, dt)), name=f"p{i}")
-          for i, (s, dt) in enumerate([((2, 3), np.float32), ((4,), np.float32), ((3,), np.float64), ((5,), np.float32)])]
+    specs = [((2, 3), np.float32), ((4,), np.float32), ((3,), np.float64), ((5,), np.float32)]
+    ps = [kiln.Parameter(kiln.Tensor(np.zeros(s, dt)), name=f"p{i}") for i, (s, dt) in enumerate(specs)]
     from kiln.nn.wrap.grad_reducer import _plan
     assert _plan([((2, 3), "f", 24), ((4,), "f", 16), ((3,), "d", 24), ((5,), "f", 20)], 40) == [[0, 1], [2], [3]]
-    grads = tuple(kiln.Tensor(np.random.RandomState(i).randn(*p.shape).astype(p.dtype == kiln.float64 and np.float64
-                                                                            or np.float32)) for i, p in enumerate(ps))
+    grads = tuple(kiln.Tensor(np.random.RandomState(i).randn(*s).astype(dt)) for i, (s, dt) in enumerate(specs))
     for mean, degree, scale in ((False, None, 1.0), (True, 4, 0.25)):
         red = nn.DistributedGradReducer(ps, mean=mean, degree=degree, bucket_bytes=40)
         for f in (red, kiln.jit(lambda *g: red(g))):

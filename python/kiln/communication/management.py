@@ -63,7 +63,8 @@ def _env_int(name, env, lo, fn):
     try:
         v = int(raw)
     except (TypeError, ValueError):
-        raise RuntimeError(f"For '{fn}', the environment variable {name} must be an integer, but got {raw!r}.") from None
+        raise RuntimeError(f"For '{fn}', the environment variable {name} must be an integer, but got "
+                           f"{raw!r}.") from None
     if v < lo:
         raise RuntimeError(f"For '{fn}', the environment variable {name} must be >= {lo}, but got {v}.")
     return v
