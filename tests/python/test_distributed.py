@@ -246,6 +246,21 @@ def test_parallel_context(no_launcher):
     assert kiln.get_auto_parallel_context("parallel_mode") == "stand_alone"  # failed calls changed nothing
 
 
+def test_dataset_shards_only_in_data_parallel_mode(no_launcher, monkeypatch):
+    from kiln import dataset as ds
+    with pytest.raises(TypeError, match="DistributedSampler: num_shards and shard_id are required"):
+        ds.DistributedSampler()
+    monkeypatch.setenv("MS_WORKER_NUM", "1")
+    monkeypatch.setenv("MS_SCHED_HOST", "127.0.0.1")
+    monkeypatch.setenv("MS_SCHED_PORT", "1")
+    monkeypatch.setenv("MS_NODE_ID", "0")
+    comm.init()
+    kiln.set_auto_parallel_context(parallel_mode="data_parallel")
+    # one process: nothing to shard (the 2-process case is checked in dist_scripts/dp_train.py)
+    source = ds.NumpySlicesDataset({"x": np.arange(6)}, shuffle=False)
+    assert source.num_shards is None and source.get_dataset_size() == 6
+
+
 def test_data_parallel_without_init_is_a_clear_error(no_launcher):
     kiln.set_auto_parallel_context(parallel_mode="data_parallel")
     net = nn.Dense(2, 1)

@@ -72,6 +72,10 @@ for graph in (False, True):
     tag = "graph" if graph else "pynative"
     ms.reset_auto_parallel_context()
     ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)
+    sampler = ds.DistributedSampler(shuffle=False)  # data-parallel: defaults to the group
+    assert (sampler.num_shards, sampler.shard_id) == (size, rank), (sampler.num_shards, sampler.shard_id)
+    source = ds.NumpySlicesDataset({"x": X}, shuffle=False)
+    assert source.num_shards == size and source.shard_id == rank and source.get_dataset_size() == len(X) // size
     np.savez(os.path.join(out_dir, f"reducer_{tag}_rank{rank}.npz"), **run_own(graph, True, seed=1 + rank))
     np.savez(os.path.join(out_dir, f"model_{tag}_rank{rank}.npz"),
              **run_model(GLOBAL_BATCH // size, seed=1 + rank))
