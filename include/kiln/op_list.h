@@ -125,3 +125,12 @@ KILN_OP(BatchNormGrad, "BatchNormGrad")
 KILN_OP(TensorScatterUpdate, "TensorScatterUpdate")
 KILN_OP(TensorCopy, "TensorCopy")
 KILN_OP(CheckRange, "CheckRange")
+
+// src/ops/collective.cpp — communication between processes (kiln/comm.h); side effects in graphs
+KILN_OP(AllReduce, "AllReduce")
+KILN_OP(AllGather, "AllGather")
+KILN_OP(ReduceScatter, "ReduceScatter")
+KILN_OP(Broadcast, "Broadcast")
+KILN_OP(Barrier, "Barrier")
+KILN_OP(Send, "Send")
+KILN_OP(Receive, "Receive")

@@ -20,6 +20,9 @@ from .context import (  # noqa: F401
     set_context, get_context, set_device, GRAPH_MODE, PYNATIVE_MODE, STRICT, COMPATIBLE, LAX,
 )
 from . import context  # noqa: F401
+from ._parallel_context import (  # noqa: F401  (data-parallel training: see kiln.communication)
+    ParallelMode, set_auto_parallel_context, get_auto_parallel_context, reset_auto_parallel_context,
+)
 from . import common  # noqa: F401
 from . import ops  # noqa: F401
 from .common.jit import jit  # noqa: F401
@@ -28,6 +31,7 @@ from . import nn  # noqa: F401
 from . import runtime  # noqa: F401
 from . import train  # noqa: F401
 from . import numpy  # noqa: F401  (mindspore.numpy)
+from . import communication  # noqa: F401
 from .train.serialization import (save_checkpoint, load_checkpoint, load_param_into_net,  # noqa: F401
                                   load_checkpoint_async)
 from .train._export_load import export, load  # noqa: F401  (mindspore.export / mindspore.load: MindIR files)

@@ -200,3 +200,8 @@ def _mode():
 def is_graph_mode():
     """True when Cells and grad functions compile (GRAPH_MODE, unless MS_JIT=0)."""
     return _graph[0]
+
+
+from ._parallel_context import (  # noqa: E402,F401  (mindspore.context.ParallelMode / set_auto_parallel_context)
+    ParallelMode, set_auto_parallel_context, get_auto_parallel_context, reset_auto_parallel_context,
+)

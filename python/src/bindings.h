@@ -69,6 +69,7 @@ void bind_graph_io(nb::module_& m);
 void bind_deploy(nb::module_& m);
 void bind_conv(nb::module_& m);
 void bind_sink(nb::module_& m);
+void bind_comm(nb::module_& m);
 
 }  // namespace kiln::py
 

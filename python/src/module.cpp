@@ -123,6 +123,7 @@ NB_MODULE(_core, m) {
   kiln::py::bind_deploy(m);
   kiln::py::bind_conv(m);
   kiln::py::bind_sink(m);
+  kiln::py::bind_comm(m);
   kiln::set_kernel_hooks(kiln::py::release_gil, kiln::py::restore_gil, kiln::py::kGilReleaseMinElements);
   m.def("_set_gil_release_threshold",
         [](int64_t n) { kiln::set_kernel_hooks(kiln::py::release_gil, kiln::py::restore_gil, n); },

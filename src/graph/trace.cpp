@@ -27,6 +27,9 @@ bool has_side_effect(OpId op) {
     case OpId::Assign: case OpId::Adam: case OpId::ApplyMomentum: case OpId::SGD: case OpId::Print:
     case OpId::CheckRange:  // a value check must run at every run of the graph, never folded or removed
     case OpId::StandardNormal: case OpId::UniformReal: case OpId::UniformInt:
+    // collectives: every process must run them in the same order, every run (kiln/comm.h)
+    case OpId::AllReduce: case OpId::AllGather: case OpId::ReduceScatter: case OpId::Broadcast:
+    case OpId::Barrier: case OpId::Send: case OpId::Receive:
       return true;
     default:
       return false;

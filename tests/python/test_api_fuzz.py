@@ -160,15 +160,29 @@ def _primitives():
                   and getattr(ops, n) is not Primitive and n != "Print")
 
 
+# Collective primitives need communication.init(): they are fuzzed in a world of one process (tests/python/
+# test_distributed.py tests them on several).
+_COLLECTIVES = ("AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Barrier")
+
+
 @pytest.mark.parametrize("name", _primitives())
-def test_primitive_bad_arguments(name):
+def test_primitive_bad_arguments(name, monkeypatch):
+    from kiln import communication
     cls = getattr(ops, name)
+    if name in _COLLECTIVES:
+        for var, value in (("MS_WORKER_NUM", "1"), ("MS_SCHED_HOST", "127.0.0.1"), ("MS_SCHED_PORT", "1"),
+                           ("MS_NODE_ID", "0")):
+            monkeypatch.setenv(var, value)
+        communication.init()
     try:
-        prim = cls()
-    except TypeError:
-        pytest.skip(f"{name} needs constructor arguments")
-    call = prim.__call__
-    _fuzz(f"ops.{name}()", call, _n_positional(call))
+        try:
+            prim = cls()
+        except TypeError:
+            pytest.skip(f"{name} needs constructor arguments")
+        call = prim.__call__
+        _fuzz(f"ops.{name}()", call, _n_positional(call))
+    finally:
+        communication.release()
 
 
 # nn layers and losses with small valid constructor arguments, and the rank of a valid input.

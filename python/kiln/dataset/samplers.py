@@ -138,7 +138,8 @@ class DistributedSampler(BuiltinSampler):
     created) and the epoch number: identical in every shard, different each epoch.
 
     Args:
-        num_shards (int): number of shards, >= 1.
+        num_shards (int): number of shards, >= 1. With shard_id, both default (None) to the communication
+            group's size and this process's rank when data-parallel training is on (see `_group_shards`).
         shard_id (int): in [0, num_shards).
         shuffle (bool): default True.
         num_samples (int, optional): at most this many rows per shard.
@@ -150,7 +151,12 @@ class DistributedSampler(BuiltinSampler):
 
     _salted = False
 
-    def __init__(self, num_shards, shard_id, shuffle=True, num_samples=None, offset=-1):
+    def __init__(self, num_shards=None, shard_id=None, shuffle=True, num_samples=None, offset=-1):
+        if num_shards is None and shard_id is None:
+            num_shards, shard_id = _group_shards() or (None, None)
+            if num_shards is None:
+                raise TypeError("DistributedSampler: num_shards and shard_id are required unless data-parallel "
+                                "training is on (then they default to the group size and this process's rank).")
         for name, v in (("num_shards", num_shards), ("shard_id", shard_id), ("offset", offset)):
             if not isinstance(v, int) or isinstance(v, bool):
                 raise TypeError(f"DistributedSampler: {name} must be integer but was: {v!r}.")
@@ -301,6 +307,18 @@ class IterSampler(Sampler):
 
     def __iter__(self):
         return iter(self.sampler)
+
+
+def _group_shards():
+    """(group size, rank) when data-parallel training is on (set_auto_parallel_context(parallel_mode=
+    DATA_PARALLEL) after communication.init() with more than one process), else None: the default num_shards /
+    shard_id of the dataset sources and DistributedSampler, so that each process reads its own part of the data."""
+    from ..communication.management import GlobalComm, get_group_size, get_rank
+    from .._parallel_context import _is_data_parallel
+    if not GlobalComm.INITED or not _is_data_parallel():
+        return None
+    size = get_group_size()
+    return (size, get_rank()) if size > 1 else None
 
 
 def select_sampler(cls, num_samples, sampler, shuffle, num_shards, shard_id):

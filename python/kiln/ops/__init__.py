@@ -14,6 +14,7 @@ from .nn_func import *  # noqa: F401,F403,E402  (conv2d, max_pool2d, avg_pool2d,
 from .activation_func import *  # noqa: F401,F403,E402  (log1p, softplus, logsigmoid, relu6, hardsigmoid)
 from .array_func import *  # noqa: F401,F403,E402  (tile, one_hot, gather_nd, repeat_elements, reciprocal, dtype)
 from .primitives_array import *  # noqa: F401,F403,E402  (Primitive classes of array/comparison/creation ops)
+from .comm_ops import ReduceOp, AllReduce, AllGather, ReduceScatter, Broadcast, Barrier  # noqa: F401,E402
 from . import composite  # noqa: E402
 from .composite import GradOperation, MultitypeFuncGraph, HyperMap, Map, partial, constexpr  # noqa: F401,E402
 C = composite

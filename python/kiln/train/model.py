@@ -101,8 +101,10 @@ class Model:
         self._amp_level = amp_level
         self._boost_level = boost_level
         self._metrics = metrics
-        self._parallel_mode = "stand_alone"
-        self._device_number = 1
+        # Data-parallel mode: the TrainOneStepCell built below all-reduces the gradients (nn.DistributedGradReducer)
+        from .._parallel_context import get_auto_parallel_context
+        self._parallel_mode = get_auto_parallel_context("parallel_mode")
+        self._device_number = get_auto_parallel_context("device_num")
         self._train_network = self._build_train_network()
         self._build_eval_network(metrics, eval_network, eval_indexes)
         self._predict_network = network

@@ -37,7 +37,7 @@ not finite (log 0, exp 1000, 1/0) have no gradient to check. Exceptions are per 
 special_ref) with their reason.
 """
 from .base import *  # noqa: F401,F403  (the entry type, samples, dtypes, lookups)
-from .base import (DEFAULT_TOL, PASS_ONLY_OPS, REGISTRY, covered_ops, entries, kiln_result_dtype,  # noqa: F401
+from .base import (DEFAULT_TOL, MULTI_PROCESS_OPS, PASS_ONLY_OPS, REGISTRY, covered_ops, entries, kiln_result_dtype,  # noqa: F401
                    np_value, samples_of, to_kiln)
 # The families register their entries when imported (nn uses state's helpers, so state comes first).
 from . import elementwise, array, state, nn, composite  # noqa: F401,E402

@@ -8,7 +8,7 @@ import traceback
 
 import numpy as np
 
-from ..samplers import DistributedSampler, select_sampler
+from ..samplers import DistributedSampler, _group_shards, select_sampler
 from ._common import check_bool, check_workers, column_list, to_array
 from .datasets import Dataset
 from .operations import RowPool
@@ -49,6 +49,8 @@ class MappableSource(Dataset):
                  num_shards=None, shard_id=None):
         super().__init__([], check_workers(cls, num_parallel_workers))
         _check_source_args(cls, num_samples, shuffle, num_shards, shard_id)
+        if sampler is None and num_shards is None and shard_id is None:
+            num_shards, shard_id = _group_shards() or (None, None)  # data-parallel: this process's shard
         self.sampler = select_sampler(cls, num_samples or None, sampler, shuffle, num_shards, shard_id)
         self.num_shards, self.shard_id = num_shards, shard_id
         self._cls = cls

@@ -129,6 +129,17 @@ class TrainOneStepCell(Cell):
         self.sens = 1.0 if sens is None else float(sens)
         self.return_grad = return_grad
         self.__dict__["weights_name"] = [p.name for p in self.weights]
+        # Data-parallel mode (set_auto_parallel_context(parallel_mode=DATA_PARALLEL)): the gradients are all-reduced
+        # over the processes before the update (MindSpore's reducer_flag / grad_reducer), and making the reducer
+        # broadcasts the weights from rank 0.
+        from ..._parallel_context import _is_data_parallel
+        self.reducer_flag = _is_data_parallel()
+        self.grad_reducer = None
+        if self.reducer_flag:
+            from ..._parallel_context import get_auto_parallel_context
+            from .grad_reducer import DistributedGradReducer
+            self.grad_reducer = DistributedGradReducer(self.weights, get_auto_parallel_context("gradients_mean"),
+                                                       get_auto_parallel_context("device_num"))
         sens_value = self.sens
 
         def scaled(*inputs):
@@ -152,6 +163,8 @@ class TrainOneStepCell(Cell):
         if not isinstance(loss, _Tensor):
             raise TypeError(f"For 'TrainOneStepCell', the network must return the loss as a Tensor, but got "
                             f"{type(loss).__name__}.")
+        if self.reducer_flag:
+            grads = self.grad_reducer(grads)
         loss = depend(loss, self.optimizer(grads))
         if self.return_grad:
             return loss, dict(zip(self.weights_name, grads))

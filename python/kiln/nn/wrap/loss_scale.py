@@ -174,6 +174,8 @@ class TrainOneStepWithLossScaleCell(TrainOneStepCell):
         (_, loss), grads = self._scaled_grad_fn(*inputs)
         grads = tuple(g * F.cast(_scalar(1.0, mstype.float32) / F.cast(scale, mstype.float32), g.dtype)
                       for g in grads)
+        if self.reducer_flag:  # data-parallel: every process then sees the same gradients and the same overflow
+            grads = self.grad_reducer(grads)
         cond = _grads_overflow(grads)
         overflow = cond
         if self.loss_scaling_manager is not None:

@@ -1,0 +1,126 @@
+"""nn.DistributedGradReducer: all-reduces a tuple of gradients over the data-parallel group (MindSpore's), in
+buckets: gradients of one dtype are flattened and concatenated up to `bucket_bytes` per all-reduce (as PyTorch's
+DDP and MindSpore's fusion do), so a model with many small parameters makes few collectives."""
+from ..._loader import _core
+from ...common import dtype as mstype
+from ..cell import Cell
+
+__all__ = ["DistributedGradReducer"]
+
+_BUCKET_BYTES = 32 * 1024 * 1024
+
+
+def _plan(shapes_dtypes, bucket_bytes):
+    """Buckets: lists of gradient indices, consecutive gradients of one dtype up to bucket_bytes each."""
+    buckets, current, size, dtype = [], [], 0, None
+    for i, (shape, dt, nbytes) in enumerate(shapes_dtypes):
+        if current and (dt != dtype or size + nbytes > bucket_bytes):
+            buckets.append(current)
+            current, size = [], 0
+        current.append(i)
+        size += nbytes
+        dtype = dt
+    if current:
+        buckets.append(current)
+    return buckets
+
+
+class DistributedGradReducer(Cell):
+    """DistributedGradReducer(parameters, mean=None, degree=None, fusion_type=1, group=GlobalComm.WORLD_COMM_GROUP):
+    `construct(grads)` returns the gradients summed over the group's processes (divided by `degree` when `mean`).
+
+    Making one broadcasts `parameters` from the group's first process (world rank of group rank 0) into every
+    process, so that all start from identical weights (PyTorch DDP does the same; MindSpore's
+    parameter_broadcast); this is a collective: every process of the group makes its reducer at the same point.
+
+    Args:
+        parameters (list[Parameter] / ParameterTuple): the parameters the gradients belong to (same order).
+        mean (bool, optional): average instead of sum; default get_auto_parallel_context("gradients_mean").
+        degree (int, optional): the divisor of the mean; default the group's size.
+        fusion_type (int): accepted (MindSpore's fusion id); Kiln buckets by size instead.
+        group (str): the group (default the world).
+        bucket_bytes (int): the largest bucket, in bytes (default 32 MiB; Kiln's extension).
+    Input: grads, a tuple of Tensors matching `parameters` (shapes and dtypes). Output: a tuple of the same.
+
+    Works eagerly and inside compiled steps (GRAPH_MODE / jit): the all-reduces are side-effecting nodes.
+
+    Raises:
+        RuntimeError: communication not initialized (call mindspore.communication.init() first).
+        TypeError: mean not a bool; degree not an int; parameters not a list/tuple of Parameters; grads not a
+            tuple of Tensors.
+        ValueError: degree < 1; bucket_bytes < 1; grads of another count, shape or dtype than the parameters.
+    """
+
+    def __init__(self, parameters, mean=None, degree=None, fusion_type=1, group=None, bucket_bytes=_BUCKET_BYTES):
+        super().__init__(auto_prefix=False)
+        from ...communication.management import GlobalComm, _check_init, _group
+        from ..._parallel_context import get_auto_parallel_context
+        from ...common.parameter import Parameter
+        fn = "DistributedGradReducer"
+        group = GlobalComm.WORLD_COMM_GROUP if group is None else group
+        g = _group(group, fn)
+        _check_init(fn)
+        params = list(parameters) if isinstance(parameters, (list, tuple)) else None
+        if params is None or not all(isinstance(p, Parameter) for p in params):
+            raise TypeError(f"For '{fn}', 'parameters' must be a list or tuple of Parameters, but got "
+                            f"{type(parameters).__name__}.")
+        if mean is None:
+            mean = get_auto_parallel_context("gradients_mean")
+        if not isinstance(mean, bool):
+            raise TypeError(f"For '{fn}', 'mean' must be a bool, but got {type(mean).__name__}.")
+        size = _core.comm_group_size(g)
+        if degree is None:
+            degree = size
+        if isinstance(degree, bool) or not isinstance(degree, int):
+            raise TypeError(f"For '{fn}', 'degree' must be an int, but got {type(degree).__name__}.")
+        if degree < 1:
+            raise ValueError(f"For '{fn}', 'degree' must be >= 1, but got {degree}.")
+        if isinstance(bucket_bytes, bool) or not isinstance(bucket_bytes, int) or bucket_bytes < 1:
+            raise ValueError(f"For '{fn}', 'bucket_bytes' must be a positive int, but got {bucket_bytes!r}.")
+        self.mean, self.degree, self.group, self.fusion_type = mean, degree, group, fusion_type
+        self.__dict__["_g"] = g
+        self.__dict__["_metas"] = [(tuple(p.shape), p.dtype) for p in params]
+        nbytes = [int(p.nbytes) for p in params]
+        self.__dict__["_buckets"] = _plan([(s, d, n) for (s, d), n in zip(self._metas, nbytes)], bucket_bytes)
+        if size > 1:
+            self._broadcast(params)
+
+    def _broadcast(self, params):
+        """Every process takes group rank 0's values of the parameters (eagerly, now)."""
+        for p in params:
+            _core.assign(p, _core.broadcast(p, 0, self._g))
+
+    def construct(self, grads):
+        fn = "DistributedGradReducer"
+        if not isinstance(grads, (tuple, list)):
+            raise TypeError(f"For '{fn}', the input must be a tuple of gradients, but got {type(grads).__name__}.")
+        if len(grads) != len(self._metas):
+            raise ValueError(f"For '{fn}', got {len(grads)} gradients for {len(self._metas)} parameters.")
+        for i, (gr, (shape, dtype)) in enumerate(zip(grads, self._metas)):
+            if not isinstance(gr, _core.Tensor):
+                raise TypeError(f"For '{fn}', gradient {i} must be a Tensor, but got {type(gr).__name__}.")
+            if tuple(gr.shape) != shape or gr.dtype != dtype:
+                raise ValueError(f"For '{fn}', gradient {i} has shape {tuple(gr.shape)} and dtype {gr.dtype}, but its "
+                                 f"parameter has {shape} and {dtype}.")
+        out = list(grads)
+        for bucket in self._buckets:
+            if len(bucket) == 1:
+                i = bucket[0]
+                out[i] = self._finish(_core.all_reduce(grads[i], 0, self._g))
+                continue
+            flat = _core.concat([_core.reshape(grads[i], [-1]) for i in bucket], 0)
+            summed = self._finish(_core.all_reduce(flat, 0, self._g))
+            start = 0
+            for i in bucket:
+                shape = self._metas[i][0]
+                n = 1
+                for d in shape:
+                    n *= d
+                out[i] = _core.reshape(summed[start:start + n], list(shape))
+                start += n
+        return tuple(out)
+
+    def _finish(self, t):
+        if not self.mean:
+            return t
+        return _core.mul(t, _core.cast(_core.full([], 1.0 / self.degree, mstype.float64), t.dtype))

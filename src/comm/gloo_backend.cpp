@@ -1,0 +1,211 @@
+// The CPU collective backend: Gloo (Debian's libgloo-dev; docs/decisions.md "Collectives: Gloo"). Each group is a
+// gloo::rendezvous::Context connected as a full mesh over Gloo's TCP transport; the collectives are Gloo's own
+// (allreduce: ring / bcube chosen by Gloo; allgather; broadcast; barrier; unbound-buffer send/recv). Kiln adds
+// only the element-wise reduce functions for its dtypes and reduce-scatter as allreduce + this rank's chunk (the
+// 2022 Gloo snapshot has no options-style reduce-scatter).
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/common/error.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/hash_store.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kiln/comm.h"
+#include "tcp_store.h"
+
+namespace kiln::comm {
+namespace {
+using ms = std::chrono::milliseconds;
+
+// c[i] = a[i] (op) b[i] over n elements of T, computed in compute_t<T> (float for 16-bit floats).
+template <typename T, ReduceOp OP> void reduce_fn(void* c, const void* a, const void* b, size_t n) {
+  T* o = static_cast<T*>(c);
+  const T* x = static_cast<const T*>(a);
+  const T* y = static_cast<const T*>(b);
+  using C = compute_t<T>;
+  for (size_t i = 0; i < n; ++i) {
+    C u = static_cast<C>(x[i]), v = static_cast<C>(y[i]);
+    C r;
+    if constexpr (OP == ReduceOp::Sum) r = u + v;
+    else if constexpr (OP == ReduceOp::Prod) r = u * v;
+    else if constexpr (OP == ReduceOp::Max) r = (u != u || u > v) ? u : v;  // NaN propagates
+    else r = (u != u || u < v) ? u : v;
+    o[i] = convert_value<T>(r);
+  }
+}
+
+template <typename T> gloo::AllreduceOptions::Func reduce_func(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return &reduce_fn<T, ReduceOp::Sum>;
+    case ReduceOp::Max: return &reduce_fn<T, ReduceOp::Max>;
+    case ReduceOp::Min: return &reduce_fn<T, ReduceOp::Min>;
+    default: return &reduce_fn<T, ReduceOp::Prod>;
+  }
+}
+
+// Gloo reports transport failures and timeouts as gloo::Exception (IoException, TimeoutException, EnforceNotMet):
+// rethrown as kiln::Error(Runtime) naming the operation, so Python gets a RuntimeError.
+template <typename F> void guarded(const char* what, int rank, int size, F&& f) {
+  try {
+    f();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    KILN_FAIL(Runtime, "Kiln communication: ", what, " failed on group rank ", rank, " of ", size,
+              " (a peer process died, or did not reach the same collective within the timeout): ", e.what());
+  }
+}
+
+class GlooCommunicator : public Communicator {
+ public:
+  GlooCommunicator(std::shared_ptr<gloo::Context> ctx, ms timeout) : ctx_(std::move(ctx)), timeout_(timeout) {}
+  int rank() const override { return ctx_->rank; }
+  int size() const override { return ctx_->size; }
+
+  // Empty tensors move no data (every rank has the same shape): nothing is sent, as Gloo needs buffers.
+  void all_reduce(const Tensor& in, const Tensor& out, ReduceOp op) override {
+    if (in.numel() == 0) return;
+    guarded("AllReduce", rank(), size(), [&] {
+      KILN_DISPATCH(in.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        if constexpr (std::is_same_v<T, bool>) {
+          KILN_FAIL(Type, "For 'AllReduce', Bool tensors cannot be reduced.");
+        } else {
+          gloo::AllreduceOptions o(ctx_);
+          o.setInput<T>(in.data<T>(), size_t(in.numel()));
+          o.setOutput<T>(out.data<T>(), size_t(out.numel()));
+          o.setReduceFunction(reduce_func<T>(op));
+          o.setTag(next_tag());
+          o.setTimeout(timeout_);
+          gloo::allreduce(o);
+        }
+      });
+    });
+  }
+
+  void all_gather(const Tensor& in, const Tensor& out) override {
+    if (in.numel() == 0) return;
+    guarded("AllGather", rank(), size(), [&] {
+      gloo::AllgatherOptions o(ctx_);
+      size_t nb = size_t(in.numel()) * itemsize(in.dtype());
+      o.setInput<char>(static_cast<char*>(in.raw_data()), nb);
+      o.setOutput<char>(static_cast<char*>(out.raw_data()), nb * size_t(size()));
+      o.setTag(next_tag());
+      o.setTimeout(timeout_);
+      gloo::allgather(o);
+    });
+  }
+
+  void reduce_scatter(const Tensor& in, const Tensor& out, ReduceOp op) override {
+    Tensor full = Tensor::empty(in.shape(), in.dtype());
+    all_reduce(in, full, op);
+    size_t nb = size_t(out.numel()) * itemsize(out.dtype());
+    std::memcpy(out.raw_data(), static_cast<char*>(full.raw_data()) + nb * size_t(rank()), nb);
+  }
+
+  void broadcast(const Tensor& in, const Tensor& out, int root) override {
+    if (in.numel() == 0) return;
+    guarded("Broadcast", rank(), size(), [&] {
+      size_t nb = size_t(in.numel()) * itemsize(in.dtype());
+      if (rank() == root && out.raw_data() != in.raw_data()) std::memcpy(out.raw_data(), in.raw_data(), nb);
+      gloo::BroadcastOptions o(ctx_);
+      o.setOutput<char>(static_cast<char*>(out.raw_data()), nb);
+      o.setRoot(root);
+      o.setTag(next_tag());
+      o.setTimeout(timeout_);
+      gloo::broadcast(o);
+    });
+  }
+
+  void barrier() override {
+    guarded("Barrier", rank(), size(), [&] {
+      gloo::BarrierOptions o(ctx_);
+      o.setTag(next_tag());
+      o.setTimeout(timeout_);
+      gloo::barrier(o);
+    });
+  }
+
+  void send(const Tensor& t, int dst, int tag) override {
+    if (t.numel() == 0) return;
+    guarded("Send", rank(), size(), [&] {
+      auto buf = ctx_->createUnboundBuffer(t.raw_data(), size_t(t.numel()) * itemsize(t.dtype()));
+      buf->send(dst, uint64_t(tag));
+      KILN_CHECK(buf->waitSend(timeout_), Runtime, "Kiln communication: Send to group rank ", dst, " timed out after ",
+                 timeout_.count(), " ms.");
+    });
+  }
+
+  void recv(const Tensor& t, int src, int tag) override {
+    if (t.numel() == 0) return;
+    guarded("Receive", rank(), size(), [&] {
+      auto buf = ctx_->createUnboundBuffer(t.raw_data(), size_t(t.numel()) * itemsize(t.dtype()));
+      buf->recv(src, uint64_t(tag));
+      KILN_CHECK(buf->waitRecv(timeout_), Runtime, "Kiln communication: Receive from group rank ", src,
+                 " timed out after ", timeout_.count(), " ms.");
+    });
+  }
+
+ private:
+  // Collectives on one context run one at a time and in the same order on every rank: a per-call tag (same
+  // sequence everywhere) keeps a late message of one collective from matching the next.
+  uint32_t next_tag() { return tag_++ & 0x7fffffffu; }
+  std::shared_ptr<gloo::Context> ctx_;
+  ms timeout_;
+  uint32_t tag_ = 0;
+};
+
+class GlooBackend : public Backend {
+ public:
+  explicit GlooBackend(const InitOptions& o) : timeout_(o.timeout_ms) {
+    if (o.size == 1 && o.store_host.empty()) {
+      store_ = std::make_unique<gloo::rendezvous::HashStore>();  // one process: nothing to meet
+    } else {
+      KILN_CHECK(!o.store_host.empty(), Value, "Kiln communication: a world of ", o.size,
+                 " processes needs the rendezvous store's address (MS_SCHED_HOST / MS_SCHED_PORT).");
+      store_ = std::make_unique<TcpStore>(o.store_host, o.store_port, timeout_);
+    }
+    gloo::transport::tcp::attr attr;
+    attr.hostname = o.iface_host.empty() ? (o.size == 1 ? std::string("127.0.0.1") : std::string()) : o.iface_host;
+    try {
+      device_ = gloo::transport::tcp::CreateDevice(attr);
+    } catch (const std::exception& e) {
+      KILN_FAIL(Runtime, "Kiln communication: cannot open Gloo's TCP transport on '", attr.hostname, "': ", e.what());
+    }
+  }
+
+  std::unique_ptr<Communicator> connect(const std::string& prefix, int rank, int size) override {
+    gloo::rendezvous::PrefixStore store(prefix, *store_);
+    auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
+    ctx->setTimeout(timeout_);
+    try {
+      ctx->connectFullMesh(store, device_);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      KILN_FAIL(Runtime, "Kiln communication: connecting group '", prefix, "' (rank ", rank, " of ", size,
+                ") failed: ", e.what());
+    }
+    return std::make_unique<GlooCommunicator>(ctx, timeout_);
+  }
+
+ private:
+  ms timeout_;
+  std::unique_ptr<gloo::rendezvous::Store> store_;
+  std::shared_ptr<gloo::transport::Device> device_;
+};
+}  // namespace
+
+std::unique_ptr<Backend> make_backend(const InitOptions& opts) {
+  if (opts.backend == "gloo") return std::make_unique<GlooBackend>(opts);
+  KILN_FAIL(Runtime, "Kiln communication: backend '", opts.backend,
+            "' is not available in this build (CPU collectives use 'gloo'; NCCL needs the GPU backend).");
+}
+
+}  // namespace kiln::comm

@@ -1,0 +1,137 @@
+// TcpStore: see tcp_store.h.
+#include "tcp_store.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "kiln/error.h"
+
+namespace kiln::comm {
+namespace {
+using Clock = std::chrono::steady_clock;
+
+int connect_once(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res) != 0) return -1;
+  int fd = -1;
+  for (addrinfo* a = res; a; a = a->ai_next) {
+    fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) break;
+    close(fd);
+    fd = -1;
+  }
+  freeaddrinfo(res);
+  return fd;
+}
+}  // namespace
+
+TcpStore::TcpStore(const std::string& host, int port, std::chrono::milliseconds timeout)
+    : where_(host + ":" + std::to_string(port)), timeout_(timeout) {
+  KILN_CHECK(port > 0 && port < 65536, Value, "Kiln communication: the store port must be in [1, 65535], got ", port,
+             ".");
+  auto deadline = Clock::now() + timeout;
+  while ((fd_ = connect_once(host, port)) < 0) {
+    KILN_CHECK(Clock::now() < deadline, Runtime, "Kiln communication: cannot reach the rendezvous store at ", where_,
+               " within ", timeout.count(), " ms (is the launcher, or rank 0, running there?).");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  int one = 1;
+  setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  // A store that stops answering must not hang this process: every read waits at most the timeout.
+  timeval tv{};
+  tv.tv_sec = timeout.count() / 1000;
+  tv.tv_usec = (timeout.count() % 1000) * 1000;
+  setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+TcpStore::~TcpStore() {
+  if (fd_ >= 0) close(fd_);
+}
+
+void TcpStore::send_all(const void* p, size_t n) {
+  const char* c = static_cast<const char*>(p);
+  while (n) {
+    ssize_t k = ::send(fd_, c, n, MSG_NOSIGNAL);
+    if (k < 0 && errno == EINTR) continue;
+    KILN_CHECK(k > 0, Runtime, "Kiln communication: lost the rendezvous store at ", where_, " (", std::strerror(errno),
+               ").");
+    c += k;
+    n -= size_t(k);
+  }
+}
+
+void TcpStore::recv_all(void* p, size_t n) {
+  char* c = static_cast<char*>(p);
+  while (n) {
+    ssize_t k = ::recv(fd_, c, n, 0);
+    if (k < 0 && errno == EINTR) continue;
+    KILN_CHECK(k > 0, Runtime, "Kiln communication: lost the rendezvous store at ", where_, " (",
+               k == 0 ? "connection closed" : std::strerror(errno), ").");
+    c += k;
+    n -= size_t(k);
+  }
+}
+
+void TcpStore::set(const std::string& key, const std::vector<char>& data) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint32_t kl = uint32_t(key.size());
+  uint64_t vl = data.size();
+  std::string msg(1, 'S');
+  msg.append(reinterpret_cast<const char*>(&kl), 4).append(key);
+  msg.append(reinterpret_cast<const char*>(&vl), 8).append(data.begin(), data.end());
+  send_all(msg.data(), msg.size());
+  char ok = 0;
+  recv_all(&ok, 1);
+  KILN_CHECK(ok == 1, Runtime, "Kiln communication: the rendezvous store at ", where_, " refused key '", key, "'.");
+}
+
+bool TcpStore::try_get(const std::string& key, std::vector<char>* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint32_t kl = uint32_t(key.size());
+  std::string msg(1, 'G');
+  msg.append(reinterpret_cast<const char*>(&kl), 4).append(key);
+  send_all(msg.data(), msg.size());
+  char found = 0;
+  recv_all(&found, 1);
+  if (!found) return false;
+  uint64_t vl = 0;
+  recv_all(&vl, 8);
+  std::vector<char> v(vl);
+  if (vl) recv_all(v.data(), vl);
+  if (out) *out = std::move(v);
+  return true;
+}
+
+std::vector<char> TcpStore::get(const std::string& key) {
+  wait({key}, timeout_);
+  std::vector<char> v;
+  KILN_CHECK(try_get(key, &v), Runtime, "Kiln communication: key '", key, "' vanished from the store at ", where_, ".");
+  return v;
+}
+
+void TcpStore::wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) {
+  auto deadline = Clock::now() + timeout;
+  auto pause = std::chrono::milliseconds(1);
+  for (const auto& key : keys) {
+    while (!try_get(key, nullptr)) {
+      KILN_CHECK(Clock::now() < deadline, Runtime, "Kiln communication: timed out after ", timeout.count(),
+                 " ms waiting for '", key, "' in the rendezvous store at ", where_,
+                 " (a peer process did not start, or failed before joining).");
+      std::this_thread::sleep_for(pause);
+      if (pause < std::chrono::milliseconds(20)) pause *= 2;
+    }
+  }
+}
+
+}  // namespace kiln::comm
