@@ -23,6 +23,8 @@ from . import context  # noqa: F401
 from . import common  # noqa: F401
 from . import ops  # noqa: F401
 from .common.jit import jit  # noqa: F401
+from .common.jit_class import jit_class  # noqa: F401
+from .common.mutable import mutable  # noqa: F401
 from .common.jit_config import JitConfig  # noqa: F401
 from . import nn  # noqa: F401
 from . import runtime  # noqa: F401

@@ -38,6 +38,8 @@ from .. import context
 from .tensor import Tensor
 from . import seed as _seed
 from . import _disk_cache
+from . import _graph_builtins
+from . import mutable as _mutable
 
 _tensor_signature = _core._tensor_signature
 _lock = threading.Lock()
@@ -118,6 +120,9 @@ def _flatten(obj, tensors):
     """Structure of `obj` with every Tensor replaced by a _Leaf (tensors appended to `tensors`)."""
     if isinstance(obj, Tensor):
         tensors.append(obj)
+        return _Leaf(len(tensors) - 1)
+    if type(obj) in _mutable.SCALARS:  # kiln.mutable(number): a 0-d tensor input, not a constant of the graph
+        tensors.append(_mutable.scalar_tensor(obj))
         return _Leaf(len(tensors) - 1)
     if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
         return tuple(_flatten(v, tensors) for v in obj)
@@ -281,12 +286,13 @@ class JitFunction:
     def _python(self, args, kwargs):
         """Runs the Python function itself (eagerly, or traced when a trace is active)."""
         ref = self._self_ref
+        fn = _graph_builtins.graph_function(self.fn) if _core.tracing() else self.fn  # Note [graph built-ins]
         if ref is None:
-            return self.fn(*args, **kwargs)
+            return fn(*args, **kwargs)
         obj = ref()
         if obj is None:
             raise ReferenceError(f"For jit '{self.name}', the instance this method was bound to no longer exists.")
-        return self.fn(obj, *args, **kwargs)
+        return fn(obj, *args, **kwargs)
 
     # ----------------------------------------------------------------------------------- training flags
     def _train_flags(self):
@@ -432,7 +438,7 @@ class JitFunction:
             _recording[0] += 1
         sources = None
         try:
-            with _core.Trace(self.name) as tr:
+            with _core.Trace(self.name) as tr, _graph_builtins.trace_scope():
                 sym = [tr.input(t.shape, t.dtype) for t in tensors]
                 a, k = _unflatten(struct, sym)
                 if record_sources:
@@ -441,6 +447,7 @@ class JitFunction:
                     sources = rec.files
                 else:
                     out = self._python(a, k)
+                out = _graph_builtins.materialize(out)  # returned generators/iterators: lists/tuples, as MindSpore
                 out_tensors = []
                 out_struct = _flatten(out, out_tensors)
                 graph = tr.finish(out_tensors)

@@ -19,6 +19,7 @@ from .._loader import _core
 from ..common import dtype as mstype
 from ..common.parameter import Parameter, ParameterTuple
 from ..ops.primitives import Primitive
+from ..common import _graph_builtins
 from ..common.jit import JitFunction, _bump_train_state, _recording, _record_cell
 from ..context import _graph as _graph_flag
 
@@ -319,6 +320,8 @@ class Cell:
             return self._compiled_construct()(*args, **kwargs)
         if _recording[0]:  # some thread is compiling: this cell's training flag keys that graph
             _record_cell(self)
+        if _core.tracing():  # inside a compiled function: Python built-ins with graph semantics
+            return _graph_builtins.call(self.construct, args, kwargs)
         return self.construct(*args, **kwargs)
 
     def _compiled_construct(self):

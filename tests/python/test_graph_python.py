@@ -1,0 +1,336 @@
+"""Python inside compiled functions (issue 11): built-ins with MindSpore's graph semantics, comprehensions, slicing,
+print on every run, closures, jit_class, mutable, ops.partial, nested jit functions and Cells. Each construct runs
+in PyNative and in Graph mode with the same values (graph-mode container types checked against MindSpore 2.10)."""
+import numpy as np
+import pytest
+
+import kiln as ms
+from kiln import Tensor, nn, ops
+
+
+def f32(*v):
+    return Tensor(np.array(v, np.float32))
+
+
+def both(fn, *args):
+    """(PyNative result, Graph-mode result) of fn(*args)."""
+    return fn(*args), ms.jit(fn)(*args)
+
+
+# ------------------------------------------------------------------------------------------ sequence built-ins
+def test_lazy_builtins_become_tuples_and_lists_in_graph_mode():
+    def f():
+        return (map(lambda a, b: a + b, (1, 2, 3), (4, 5, 6)), map(lambda a: a * 2, [0, 1]),
+                zip((1, 2, 3), (4, 5, 6)), range(0, 6, 2), enumerate((100, 200), 3), filter(lambda a: a % 2, (1, 2, 3)))
+    out = ms.jit(f)()
+    # exactly what MindSpore 2.10's graph mode returns (ret1:(5, 7, 9), ret2:[...], filter gives a list)
+    assert out == ((5, 7, 9), [0, 2], ((1, 4), (2, 5), (3, 6)), (0, 2, 4), ((3, 100), (4, 200)), [1, 3])
+    eager = f()  # PyNative keeps Python's lazy objects, with the same items
+    assert [list(v) for v in eager] == [list(v) for v in out]
+    assert type(eager[0]) is map
+
+
+def test_enumerate_and_zip_over_a_tensor_yield_its_rows():
+    def f(x):
+        return enumerate(x), zip(x, (10, 20))
+    x = Tensor(np.array([[1, 2], [3, 4]], np.int32))
+    (e, z) = ms.jit(f)(x)
+    assert [i for i, _ in e] == [0, 1] and [b for _, b in z] == [10, 20]
+    np.testing.assert_array_equal(e[1][1].asnumpy(), [3, 4])
+    np.testing.assert_array_equal(z[0][0].asnumpy(), [1, 2])
+
+
+def test_max_min_sum_all_any_on_tensors_match_numpy_in_both_modes():
+    def f(x, y):
+        return (max(x), min(x), sum(x), sum(x, 10.0), max(x[0], y[1]), min([x[0], x[1], y[0]]), sum([x, y]),
+                all(x), any(x - x), all(x > -5.0), any([x[1] > 0.0, x[0] > 0.0]))
+    x, y = f32(1.0, -2.0, 4.0), f32(0.0, 5.0, 3.0)
+    xn, yn = x.asnumpy(), y.asnumpy()
+    ref = (xn.max(), xn.min(), xn.sum(), xn.sum() + 10, max(xn[0], yn[1]), min(xn[0], xn[1], yn[0]), xn + yn,
+           True, False, True, True)
+    for out in both(f, x, y):
+        for got, want in zip(out, ref):
+            np.testing.assert_allclose(np.asarray(got.asnumpy() if isinstance(got, Tensor) else got), want)
+    g = ms.jit(f)(x, y)
+    assert isinstance(g[0], Tensor) and g[0].shape == () and g[7].dtype == ms.bool_
+    m = Tensor(np.array([[1, 2], [3, 4]], np.int32))
+    np.testing.assert_array_equal(ms.jit(lambda t: sum(t))(m).asnumpy(), [4, 6])  # sums along the first dim
+
+
+def test_reduction_builtins_on_python_values_keep_python_semantics():
+    def f():
+        return (max([0, 1, 3, 2]), min((4, 2)), max({1: 10, 3: 3}), max((1, 2, 3), (1, 4)), sum((0, 1, 2), 10),
+                all(["a", ""]), any([0, "", False]), all([]), max("abc"), abs(-4), round(10.567), len({"a": 1}))
+    eager, graph = both(f)
+    assert eager == graph == (3, 2, 3, (1, 4), 13, False, False, True, "c", 4, 11, 1)
+
+
+def test_reduction_builtins_reject_ambiguous_tensors_clearly():
+    with pytest.raises(ValueError, match="more than one element is ambiguous.*shape \\[2, 2\\]"):
+        ms.jit(lambda t: max(t))(Tensor(np.ones((2, 2), np.float32)))
+    with pytest.raises(TypeError, match="0-d tensor"):
+        ms.jit(lambda t: sum(t))(f32(1.0)[0])
+    with pytest.raises(ValueError, match="ambiguous"):
+        ms.jit(lambda a, b: max(a, b))(f32(1.0, 2.0), f32(3.0, 4.0))
+    with pytest.raises(ValueError, match="ambiguous"):
+        ms.jit(lambda t: all(t))(Tensor(np.ones((2, 2), np.float32)))
+
+
+def test_all_any_of_an_empty_tensor():
+    empty = Tensor(np.zeros((0,), np.float32))
+    assert ms.jit(lambda t: (all(t), any(t)))(empty) == (True, False)
+
+
+# ------------------------------------------------------------------------------- literals and comprehensions
+def test_comprehensions_generators_slices_and_dicts_in_both_modes():
+    def f(x):
+        squares = [x * i for i in range(3)]
+        table = {k: v for k, v in zip("ab", (1, 2))}
+        total = sum(i * i for i in range(4))
+        picked = (1, 2, 3, 4, 5)[1:4:2]
+        rev = [3, 4, 5][::-1]
+        return squares[1:], table, total, picked, rev, tuple(s * 2 for s in squares)
+    eager, graph = both(f, f32(1.0, 2.0))
+    for e, g in ((eager, graph),):
+        assert g[1] == e[1] == {"a": 1, "b": 2} and g[2] == e[2] == 14
+        assert g[3] == e[3] == (2, 4) and g[4] == e[4] == [5, 4, 3]
+        for a, b in zip(e[0], g[0]):
+            np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+        np.testing.assert_array_equal(g[5][2].asnumpy(), [4.0, 8.0])
+
+
+def test_a_returned_generator_expression_is_a_list():
+    # MindSpore 2.10 returns a list for `return (x * x for x in xs)` (statements tutorial: ret:[4, 16, 36, 64, 100])
+    out = ms.jit(lambda: (v * v for v in (2, 4, 6)))()
+    assert out == [4, 16, 36]
+
+
+def test_fstrings_and_format_of_python_values():
+    def f(n):
+        return f"n={n}, twice {n * 2:03d}", "{} is {}".format("a", n), "My name is %s!" % "ms"
+    assert both(f, 7)[0] == both(f, 7)[1] == ("n=7, twice 014", "a is 7", "My name is ms!")
+
+
+# ----------------------------------------------------------------------------------------------- printing
+def test_print_prints_on_every_run_in_graph_mode(capsys):
+    @ms.jit
+    def f(x, y):
+        print("x:", 3)
+        print("values", x, y)
+        print((1, 2), [1.5], {"k": "v"}, True, None)
+        return x + 1
+
+    f(Tensor(np.array([1, 2, 3], np.int32)), Tensor(np.array([[1, 2]], np.int32)))
+    f(Tensor(np.array([4, 5, 6], np.int32)), Tensor(np.array([[3, 4]], np.int32)))
+    out = capsys.readouterr().out
+    assert f.trace_count == 1
+    # MindSpore's graph print: one line per argument; Python floats as %g, bools as 1/0, sequences of numbers as (..)
+    one = ("x:\n3\nvalues\nTensor(shape=[3], dtype=Int32, value=[{a}])\nTensor(shape=[1, 2], dtype=Int32, value=\n"
+           "[[{b}]])\n(1, 2)\n( 1.50000000e+00)\nv\n1\nNone\n")
+    assert out == one.format(a="1 2 3", b="1 2") + one.format(a="4 5 6", b="3 4")
+
+
+def test_print_arguments_outside_graph_semantics_are_rejected():
+    with pytest.raises(TypeError, match="'sep' and 'end' are not supported"):
+        ms.jit(lambda x: print(x, sep=","))(f32(1.0))
+    import io
+    with pytest.raises(TypeError, match="'file' must be None or sys.stdout"):
+        ms.jit(lambda x: print(x, file=io.StringIO()))(f32(1.0))
+
+
+def test_print_outside_a_trace_is_pythons_print(capsys):
+    print("plain", (1, 2))
+    assert capsys.readouterr().out == "plain (1, 2)\n"
+
+
+# ---------------------------------------------------------------------------------- raise / assert / closures
+def test_raise_and_assert_on_constant_conditions():
+    @ms.jit
+    def f(x, n):
+        if n > 2:
+            raise ValueError(f"n should be at most 2, got {n}")
+        assert n in (1, 2), "n must be 1 or 2"
+        return x * n
+
+    np.testing.assert_allclose(f(f32(1.5), 2).asnumpy(), [3.0])
+    with pytest.raises(ValueError, match="n should be at most 2, got 3"):
+        f(f32(1.5), 3)
+    with pytest.raises(AssertionError, match="n must be 1 or 2"):
+        f(f32(1.5), 0)
+
+
+def test_closures_and_nested_functions_get_graph_builtins():
+    scale = 3.0
+
+    def f(x):
+        def pairs(n):
+            return zip(range(n), range(n, 2 * n))
+
+        inner = lambda v: v * scale  # noqa: E731
+        return pairs(2), [inner(x) for _ in range(2)]
+
+    eager, graph = both(f, f32(1.0))
+    assert graph[0] == ((0, 2), (1, 3)) and list(eager[0]) == [(0, 2), (1, 3)]
+    np.testing.assert_allclose(graph[1][1].asnumpy(), [3.0])
+    np.testing.assert_allclose(eager[1][1].asnumpy(), [3.0])
+
+
+def _module_helper(n):
+    return range(n)  # module-level helpers keep Python's built-ins (Note [graph built-ins])
+
+
+def test_returned_ranges_of_helpers_are_tuples_and_helpers_keep_python_builtins():
+    def f():
+        r = _module_helper(3)
+        return isinstance(r, range), r
+    assert ms.jit(f)() == (True, (0, 1, 2))
+
+
+# ------------------------------------------------------------------------------------------------ jit_class
+@ms.jit_class
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def pairs(self, x):
+        return zip(range(self.k), (x * i for i in range(self.k)))
+
+    @staticmethod
+    def count(seq):
+        return enumerate(seq)
+
+
+def test_jit_class_objects_are_created_read_and_called_in_graph_mode():
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.s = Scaler(2)
+
+        def construct(self, x):
+            local = Scaler(3)
+            return self.s.k + local.k, self.s.pairs(x), Scaler.count("ab")
+
+    net = Net()
+    x = f32(2.0)
+    eager = net(x)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        graph = net(x)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert eager[0] == graph[0] == 5
+    assert graph[2] == ((0, "a"), (1, "b")) and list(eager[2]) == [(0, "a"), (1, "b")]
+    assert [i for i, _ in graph[1]] == [0, 1]
+    np.testing.assert_allclose(graph[1][1][1].asnumpy(), [2.0])
+    assert Scaler.__ms_class__ is True
+
+
+def test_jit_class_rejects_cells_and_non_classes():
+    with pytest.raises(TypeError, match="cannot be used for nn.Cell"):
+        ms.jit_class(type("C", (nn.Cell,), {}))
+    with pytest.raises(TypeError, match="can only be used for class type"):
+        ms.jit_class(lambda: 0)
+
+
+# -------------------------------------------------------------------------------------------------- mutable
+def test_mutable_scalars_do_not_specialize_the_graph():
+    @ms.jit
+    def f(x, a, b):
+        return x * a + b
+
+    outs = [f(f32(1.0, 2.0), ms.mutable(a), ms.mutable(b)) for a, b in ((2.0, 1), (3.5, -2), (0.5, 7))]
+    assert f.trace_count == 1
+    for out, (a, b) in zip(outs, ((2.0, 1), (3.5, -2), (0.5, 7))):
+        np.testing.assert_allclose(out.asnumpy(), np.array([1.0, 2.0]) * a + b)
+    f(f32(1.0, 2.0), 2.0, 1)
+    f(f32(1.0, 2.0), 3.0, 1)  # plain numbers are constants: one graph per value
+    assert f.trace_count == 3
+
+
+def test_mutable_values_are_plain_values_in_pynative_and_a_variable_sum_in_graph():
+    a, b, t = ms.mutable(1), ms.mutable(2), ms.mutable(True)
+    assert a + b == 3 and isinstance(a, int) and str(t) == "True" and bool(t)
+    out = ms.jit(lambda x, y: x + y)(a, b)
+    assert isinstance(out, Tensor) and out.dtype == ms.int64 and int(out) == 3
+    seq = ms.mutable((f32(1.0), f32(2.0)))
+    assert isinstance(seq, tuple) and seq.__ms_mutable__
+    x = f32(5.0)
+    assert ms.mutable(x) is x
+
+
+def test_mutable_rejects_other_types():
+    with pytest.raises(TypeError, match="'input_data' should be one of"):
+        ms.mutable("text")
+    with pytest.raises(TypeError, match="'input_data' should be one of"):
+        ms.mutable([1, object()])
+    loop = []
+    loop.append(loop)
+    with pytest.raises(TypeError, match="no self-reference"):
+        ms.mutable(loop)
+    with pytest.raises(TypeError, match="'dynamic_len' should be bool"):
+        ms.mutable((1, 2), dynamic_len=1)
+    with pytest.raises(ValueError, match="dynamic_len=True"):
+        ms.mutable((1, 2), dynamic_len=True)
+
+
+# --------------------------------------------------------------------------------- partial, nested compiled code
+def test_ops_partial_with_keywords_in_both_modes():
+    def add(x, y):
+        return x + y
+
+    def f():
+        add_ = ops.partial(add, x=2)
+        return add_(y=3), add_(y=5), ops.partial(add, 10)(1)
+    eager, graph = both(f)
+    assert eager == graph == (5, 7, 11)
+    with pytest.raises(TypeError, match="must be callable"):
+        ops.partial(3)
+
+
+def test_jit_functions_and_cells_called_from_jit_functions_are_inlined():
+    @ms.jit
+    def inner(x):
+        return [v * 2 for v in range(2)], x + 1
+
+    class Double(nn.Cell):
+        def construct(self, x):
+            return x * 2, zip((1,), (2,))
+
+    cell = Double()
+
+    @ms.jit
+    def outer(x):
+        a, b = inner(x)
+        c, z = cell(b)
+        return a, c, z
+
+    a, c, z = outer(f32(1.0))
+    assert a == [0, 2] and z == ((1, 2),)
+    np.testing.assert_allclose(c.asnumpy(), [4.0])
+    assert outer.trace_count == 1 and inner.trace_count == 0  # inlined, not compiled on its own
+    assert len(outer.graphs[0].graph.to_text()) > 0
+
+
+def test_graph_mode_cell_and_its_sub_cells_use_graph_builtins():
+    class Sub(nn.Cell):
+        def construct(self, x):
+            return map(lambda v: v + x, (1.0, 2.0))
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.sub = Sub()
+
+        def construct(self, x):
+            return self.sub(x), range(2)
+
+    net = Net()
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        out = net(f32(1.0))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert isinstance(out[0], tuple) and out[1] == (0, 1)
+    np.testing.assert_allclose(out[0][1].asnumpy(), [3.0])
+    eager = net(f32(1.0))
+    assert isinstance(eager[0], map) and eager[1] == range(2)
