@@ -334,3 +334,70 @@ def test_graph_mode_cell_and_its_sub_cells_use_graph_builtins():
     np.testing.assert_allclose(out[0][1].asnumpy(), [3.0])
     eager = net(f32(1.0))
     assert isinstance(eager[0], map) and eager[1] == range(2)
+
+
+# ------------------------------------------------------------------- value reads (LAX), attributes, Parameters
+def test_reading_a_tensor_value_runs_in_pynative_under_lax_and_raises_under_strict():
+    def f(x):
+        return int(x), float(x.asnumpy()[0]), x + 1
+
+    jf = ms.jit(f)
+    with pytest.warns(RuntimeWarning, match=r"reads a tensor's value in Python at .*test_graph_python.py:\d+ "
+                                            r"\(return int\(x\).*runs in PyNative"):
+        out = jf(f32(-1.0))
+    assert out[:2] == (-1, -1.0) and jf.graphs == []
+    out = jf(f32(-3.0))  # the same signature runs eagerly again: the values of this call
+    assert out[:2] == (-3, -3.0)
+    np.testing.assert_allclose(out[2].asnumpy(), [-2.0])
+    ms.set_context(jit_syntax_level=ms.STRICT)
+    try:
+        with pytest.raises(RuntimeError, match=r"int\(\) of a tensor's value is not supported"):
+            ms.jit(f)(f32(1.0))
+    finally:
+        ms.set_context(jit_syntax_level=ms.LAX)
+
+
+def test_attributes_set_to_graph_values_are_updated_after_every_run():
+    @ms.jit_class
+    class Box:
+        def __init__(self):
+            self.v = 0
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.attr = 1
+            self.box = Box()
+
+        @ms.jit
+        def construct(self, x):
+            self.attr = x + 1
+            self.box.v = x * 2
+            return self.attr
+
+    net = Net()
+    for v in ([1, 2, 3], [4, 5, 6]):
+        x = Tensor(np.array(v, np.int32))
+        np.testing.assert_array_equal(net(x).asnumpy(), np.array(v) + 1)
+        np.testing.assert_array_equal(net.attr.asnumpy(), np.array(v) + 1)
+        np.testing.assert_array_equal(net.box.v.asnumpy(), np.array(v) * 2)
+    assert type(net).construct.__get__(net).trace_count == 1
+
+
+def test_assigning_a_number_to_a_parameter_attribute_in_graph_mode():
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.weight = ms.Parameter(Tensor(3.0, ms.float32), name="w")
+
+        @ms.jit
+        def construct(self, x, y):
+            self.weight = y  # MindSpore: an assign of the Parameter
+            return x
+
+    net = Net()
+    assert net(1, 2) == 1 and float(net.weight.asnumpy()) == 2.0
+    net(1, 5)
+    assert float(net.weight.asnumpy()) == 5.0
+    with pytest.raises(TypeError, match="should be Parameter or ParameterTuple"):
+        net.weight = 4  # PyNative keeps MindSpore's check

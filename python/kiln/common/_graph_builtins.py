@@ -24,9 +24,12 @@ Note [graph built-ins] (docs/decisions.md, "Python built-ins in Graph mode: a bu
   exactly Python's built-in.
 """
 import builtins as _bi
+import os
 import sys
 import threading
+import traceback
 import types
+import warnings
 
 from .._loader import _core
 from .tensor import Tensor
@@ -383,3 +386,74 @@ def call(fn, args, kwargs):
     if _tracing():
         fn = graph_function(fn)
     return fn(*args, **kwargs)
+
+
+# ----------------------------------------------------------------------------------------- attribute writes
+def attribute_writes(roots):
+    """[(object, attribute name, symbolic tensor)] at the end of a trace: the attributes of the Cells in `roots`
+    (with their sub-cells) and of the @jit_class objects those Cells hold that were set, while tracing, to tensors
+    computed in the graph (`self.attr = x + 1` in construct). The compiled function returns these tensors as extra
+    outputs and sets the attributes to them after every run, as MindSpore does."""
+    from ..nn.cell import Cell
+    out, seen = [], set()
+
+    def scan(obj):
+        if id(obj) in seen:
+            return
+        seen.add(id(obj))
+        for name, v in list(getattr(obj, "__dict__", {}).items()):
+            if isinstance(v, Tensor) and v._symbolic:
+                out.append((obj, name, v))
+            elif getattr(type(v), "__ms_class__", False) and not isinstance(v, type):
+                scan(v)
+
+    for root in roots:
+        if isinstance(root, Cell):
+            for _, c in root.cells_and_names():
+                scan(c)
+    return out
+
+
+# ------------------------------------------------------------------------------------- LAX: Python value reads
+_VALUE_READS = ("int() of a tensor's value", "float() of a tensor's value", "item() of a tensor's value",
+                "asnumpy() of a tensor inside a compiled")
+_KILN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class EagerEntry:
+    """A compile-cache entry of a signature that runs in PyNative (see runs_eagerly): no graph, no executable."""
+    executable = None
+    graph = graph_before = None
+    from_disk = False
+
+    def __init__(self, name, why):
+        self.name = name
+        self.why = why
+        self._used = 0
+        self._fast_keys = []
+        self._pins = []
+
+    def __repr__(self):
+        return f"EagerEntry({self.name}: {self.why})"
+
+
+def runs_eagerly(exc, name):
+    """True when a trace of `name` failed with `exc` because the Python code reads a tensor's value (x.asnumpy(),
+    int(x), float(x), x.item() on a value computed in the graph) and context jit_syntax_level is LAX (MindSpore's
+    default, where such code runs in the Python interpreter at run time): the function then runs in PyNative for
+    this signature, with one RuntimeWarning naming the line. Under STRICT (and for every other error) False: the
+    error propagates."""
+    from .. import context
+    if not isinstance(exc, RuntimeError) or context._context.get("jit_syntax_level") != context.LAX:
+        return False
+    msg = str(exc)
+    if not _any(m in msg for m in _VALUE_READS):
+        return False
+    where = "?"
+    for fr in traceback.extract_tb(exc.__traceback__):
+        if not os.path.abspath(fr.filename).startswith(_KILN_DIR + os.sep):
+            where = f"{fr.filename}:{fr.lineno} ({(fr.line or '').strip()})"
+    warnings.warn(f"Kiln: '{name}' reads a tensor's value in Python at {where}; with jit_syntax_level=LAX it runs in "
+                  f"PyNative mode (not compiled) for these argument types. Keep the value a Tensor to compile it, or "
+                  f"set_context(jit_syntax_level=STRICT) to get an error instead.", RuntimeWarning, stacklevel=4)
+    return True

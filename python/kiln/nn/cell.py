@@ -170,6 +170,9 @@ class Cell:
         elif params and name in params:
             if isinstance(value, _Tensor) and params[name] is not None:
                 params[name].set_data(value)
+            elif (_core.tracing() and isinstance(value, (int, float)) and not isinstance(value, bool)
+                  and params[name] is not None):  # graph mode: `self.w = 1` assigns the number (MindSpore)
+                params[name].set_data(_Tensor(value, params[name].dtype))
             elif value is None:
                 self._register_param(name, None)
             else:
