@@ -401,3 +401,14 @@ def test_assigning_a_number_to_a_parameter_attribute_in_graph_mode():
     assert float(net.weight.asnumpy()) == 5.0
     with pytest.raises(TypeError, match="should be Parameter or ParameterTuple"):
         net.weight = 4  # PyNative keeps MindSpore's check
+
+
+def test_a_cell_created_inside_a_compiled_function_keeps_its_parameters_out_of_attribute_writes():
+    @ms.jit
+    def run(x):
+        model = nn.Dense(4, 2, weight_init="ones", bias_init="zeros")
+        return model(x)
+
+    x = Tensor(np.arange(8, dtype=np.float32).reshape(2, 4))
+    np.testing.assert_allclose(run(x).asnumpy(), np.full((2, 2), 1.0) * x.asnumpy().sum(1, keepdims=True))
+    np.testing.assert_allclose(run(x).asnumpy(), [[6.0, 6.0], [22.0, 22.0]])

@@ -395,6 +395,7 @@ def attribute_writes(roots):
     computed in the graph (`self.attr = x + 1` in construct). The compiled function returns these tensors as extra
     outputs and sets the attributes to them after every run, as MindSpore does."""
     from ..nn.cell import Cell
+    from .parameter import Parameter
     out, seen = [], set()
 
     def scan(obj):
@@ -402,7 +403,7 @@ def attribute_writes(roots):
             return
         seen.add(id(obj))
         for name, v in list(getattr(obj, "__dict__", {}).items()):
-            if isinstance(v, Tensor) and v._symbolic:
+            if isinstance(v, Tensor) and v._symbolic and not isinstance(v, Parameter):  # (Parameters: assign)
                 out.append((obj, name, v))
             elif getattr(type(v), "__ms_class__", False) and not isinstance(v, type):
                 scan(v)
