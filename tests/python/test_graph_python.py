@@ -412,3 +412,44 @@ def test_a_cell_created_inside_a_compiled_function_keeps_its_parameters_out_of_a
     x = Tensor(np.arange(8, dtype=np.float32).reshape(2, 4))
     np.testing.assert_allclose(run(x).asnumpy(), np.full((2, 2), 1.0) * x.asnumpy().sum(1, keepdims=True))
     np.testing.assert_allclose(run(x).asnumpy(), [[6.0, 6.0], [22.0, 22.0]])
+
+
+def test_len_isinstance_and_builtin_types_inside_graphs():
+    def f(x):
+        r, z = range(3), zip((1,), (2,))
+        return (len(x), len((1, 2)), len({"a": 1}), isinstance(x, Tensor), isinstance((1,), tuple),
+                isinstance(r, range), isinstance(z, zip), issubclass(bool, int), repr(range), isinstance(r, tuple))
+    x = Tensor(np.ones((6, 4), np.float32))
+    eager, graph = both(f, x)
+    assert eager == (6, 2, 1, True, True, True, True, True, "<class 'range'>", False)
+    # in Graph mode range(3) and zip(...) are tuples (MindSpore 2.10: isinstance(range(3), tuple) is True)
+    assert graph == (6, 2, 1, True, True, False, False, True, "<class 'range'>", True)
+
+
+def test_threads_trace_with_graph_builtins_independently():
+    import threading
+
+    def f(x, n):
+        return tuple(x * i for i in range(n)), zip(range(n), range(n))
+
+    results, errors = {}, []
+
+    def work(n):
+        try:
+            jf = ms.jit(f)
+            for _ in range(3):
+                out = jf(f32(1.0), n)
+            results[n] = out
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in (2, 3, 4, 5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for n, (prods, pairs) in results.items():
+        assert pairs == tuple((i, i) for i in range(n)) and len(prods) == n
+        np.testing.assert_allclose(prods[-1].asnumpy(), [n - 1.0])
+    assert list(range(2)) == [0, 1] and type(zip((), ())) is zip  # this thread's built-ins are Python's
