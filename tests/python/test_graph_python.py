@@ -453,3 +453,37 @@ def test_threads_trace_with_graph_builtins_independently():
         assert pairs == tuple((i, i) for i in range(n)) and len(prods) == n
         np.testing.assert_allclose(prods[-1].asnumpy(), [n - 1.0])
     assert list(range(2)) == [0, 1] and type(zip((), ())) is zip  # this thread's built-ins are Python's
+
+
+def test_graph_print_formats_tensors_as_mindspore_graph_mode(capsys):
+    @ms.jit
+    def h(a, b, c, d, e, f):
+        print(a)
+        print(b)
+        print(c, d)
+        print(e)
+        print(f)
+        return a
+
+    h(Tensor(np.array([1, 10, -3], np.int32)), Tensor(np.array([[1.5, -2.25], [3.0, 100.0]], np.float32)),
+      Tensor(np.float32(2.5)), Tensor(np.array(True)), Tensor(np.array([True, False])),
+      Tensor(np.arange(12, dtype=np.int64).reshape(2, 3, 2)))
+    # MindSpore 2.10 (CPU) prints exactly this for the same program
+    assert capsys.readouterr().out == (
+        "Tensor(shape=[3], dtype=Int32, value=[ 1 10 -3])\n"
+        "Tensor(shape=[2, 2], dtype=Float32, value=\n[[ 1.50000000e+00 -2.25000000e+00]\n"
+        " [ 3.00000000e+00  1.00000000e+02]])\n"
+        "2.5\n1\n"
+        "Tensor(shape=[2], dtype=Bool, value=[ True False])\n"
+        "Tensor(shape=[2, 3, 2], dtype=Int64, value=\n[[[ 0  1]\n  [ 2  3]\n  [ 4  5]]\n [[ 6  7]\n  [ 8  9]\n"
+        "  [10 11]]])\n")
+
+
+def test_ops_print_keeps_its_own_format(capsys):
+    @ms.jit
+    def f(x):
+        ops.print_("y:", x * 2.0)
+        return x
+
+    f(f32(1.0, 2.0))
+    assert capsys.readouterr().out == "y: Tensor(shape=[2], dtype=Float32, value=[2 4])\n"

@@ -239,7 +239,7 @@ def _print_lines(v, tensors, out, flat=False):
         tensors.append(v)
         out.append("\x1f")
     elif isinstance(v, str):
-        out.append(v.replace("\x1f", " "))
+        out.append(v.replace("\x1f", " ").replace("\x1d", " "))
     elif v is None or _is_number(v):
         out.append("None" if v is None else _number_text(v))
     elif isinstance(v, (tuple, list, dict)):
@@ -274,7 +274,7 @@ def _print_g(*values, sep=" ", end="\n", file=None, flush=False):
     tensors, lines = [], []
     for v in values:
         _print_lines(v, tensors, lines)
-    _core.print_("\n".join(lines), tensors)
+    _core.print_("\x1d" + "\n".join(lines), tensors)  # \x1d: MindSpore's graph-print tensor format (print.cpp)
 
 
 class _TypeLike(type):
