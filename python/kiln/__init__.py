@@ -25,6 +25,7 @@ from . import ops  # noqa: F401
 from .common.jit import jit  # noqa: F401
 from .common.jit_class import jit_class  # noqa: F401
 from .common.mutable import mutable  # noqa: F401
+from .common.lazy_inline import lazy_inline  # noqa: F401
 from .common.jit_config import JitConfig  # noqa: F401
 from . import nn  # noqa: F401
 from . import runtime  # noqa: F401

@@ -487,3 +487,44 @@ def test_ops_print_keeps_its_own_format(capsys):
 
     f(f32(1.0, 2.0))
     assert capsys.readouterr().out == "y: Tensor(shape=[2], dtype=Float32, value=[2 4])\n"
+
+
+# ---------------------------------------------------------------------------------------------------- lazy_inline
+def test_lazy_inline_keeps_results_and_sets_cell_init_args():
+    class Block(nn.Cell):
+        @ms.lazy_inline
+        def __init__(self, k, scale=2.0):
+            super().__init__()
+            self.k = k
+            self.scale = scale
+
+        def construct(self, x):
+            return x * self.scale + self.k
+
+    class Named(nn.Cell):
+        @ms.lazy_inline(attrs="k", policy="front")
+        def __init__(self, k):
+            super().__init__()
+            self.k = k
+
+        def construct(self, x):
+            return x + self.k
+
+    b = Block(1.0, scale=3.0)
+    assert b.cell_init_args == "lazy_inline_Block[1.0, 3.0]"
+    n = Named(4)
+    assert n.cell_init_args == "lazy_inline_Named4" and n.no_inline is False
+    x = f32(1.0, 2.0)
+    np.testing.assert_allclose(ms.jit(lambda v: b(v) + n(v))(x).asnumpy(), [4.0 + 5.0, 7.0 + 6.0])
+    with pytest.raises(ValueError, match="not the class"):
+        ms.lazy_inline(Block)
+    with pytest.raises(ValueError, match="not the function"):
+        ms.lazy_inline(lambda self: None)
+
+    class Bad(nn.Cell):
+        @ms.lazy_inline(policy="back")
+        def __init__(self):
+            super().__init__()
+
+    with pytest.raises(ValueError, match="policy must be None or 'front'"):
+        Bad()
