@@ -528,3 +528,30 @@ def test_lazy_inline_keeps_results_and_sets_cell_init_args():
 
     with pytest.raises(ValueError, match="policy must be None or 'front'"):
         Bad()
+
+
+# ------------------------------------------------------------------------------------- ops.all / ops.any
+@pytest.mark.parametrize("axis, keep", [(None, False), (0, False), (1, True), ((0, -1), False), ([1], False)])
+def test_ops_all_any_match_numpy_in_both_modes(axis, keep):
+    a = np.array([[1, 0, 2], [3, 4, 5]], np.float32)
+    np_axis = tuple(axis) if isinstance(axis, list) else axis
+    for fn, ref in ((ops.all, np.all), (ops.any, np.any)):
+        want = ref(a, axis=np_axis, keepdims=keep)
+        for got in both(lambda t, fn=fn: fn(t, axis, keep), Tensor(a)):
+            assert got.dtype == ms.bool_
+            np.testing.assert_array_equal(got.asnumpy(), want)
+    np.testing.assert_array_equal(Tensor(a).all(1).asnumpy(), a.all(1))
+    np.testing.assert_array_equal(Tensor(a - a).any().asnumpy(), False)
+
+
+def test_ops_all_any_of_empty_and_scalar_tensors_and_bad_arguments():
+    e = Tensor(np.zeros((2, 0), np.float32))
+    np.testing.assert_array_equal(ops.all(e, 1).asnumpy(), [True, True])
+    np.testing.assert_array_equal(ops.any(e, 1, True).asnumpy(), [[False], [False]])
+    assert bool(ops.any(Tensor(np.float32(3.0)))) and not bool(ops.all(Tensor(np.float32(0.0))))
+    with pytest.raises(TypeError, match="'input' must be a Tensor, but got ndarray"):
+        ops.all(np.ones(2))
+    with pytest.raises(ValueError, match=r"'axis' must be in \[-2, 2\), but got 2"):
+        ops.any(Tensor(np.ones((2, 2), np.float32)), 2)
+    with pytest.raises(TypeError, match="'keep_dims' must be bool"):
+        ops.all(Tensor(np.ones(2, np.float32)), keep_dims=1)

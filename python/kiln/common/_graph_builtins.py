@@ -172,8 +172,7 @@ def _truth(fname, x, reduce_all):
                              f"ambiguous; use ops.{fname}(x) to reduce every element.")
         if x.shape[0] == 0:
             return reduce_all
-        flags = ops.cast(ops.cast(x, _bool_dtype()), _int_dtype())  # all: min of the 0/1 flags; any: max
-        return ops.cast(flags.min() if reduce_all else flags.max(), _bool_dtype())
+        return ops.all(x) if reduce_all else ops.any(x)
     items = tuple(x.keys()) if isinstance(x, dict) else tuple(x)
     tensors = [v for v in items if isinstance(v, Tensor)]
     if not tensors:
@@ -192,11 +191,6 @@ def _truth(fname, x, reduce_all):
     for f in flags[1:]:
         out = ops.logical_and(out, f) if reduce_all else ops.logical_or(out, f)
     return out
-
-
-def _int_dtype():
-    from . import dtype as mstype
-    return mstype.int32
 
 
 def _bool_dtype():
