@@ -416,7 +416,7 @@ def assign(variable, value, what="Assign"):
                                                _is_recorded_view(variable))))
     if not functional:
         return _core.assign(variable, value)
-    v = value if value_t else _core.Tensor._from_numpy(np.ascontiguousarray(np.asarray(value)))
+    v = value if value_t else _core.Tensor._from_numpy(np.asarray(value, order="C"))  # (ascontiguousarray makes 0-d 1-d)
     if v.dtype != variable.dtype:
         v = _core.cast(v, variable.dtype)
     try:

@@ -38,6 +38,8 @@ from .. import context
 from .tensor import Tensor
 from . import seed as _seed
 from . import _disk_cache
+from . import _graph_builtins
+from . import mutable as _mutable
 
 _tensor_signature = _core._tensor_signature
 _lock = threading.Lock()
@@ -119,6 +121,9 @@ def _flatten(obj, tensors):
     if isinstance(obj, Tensor):
         tensors.append(obj)
         return _Leaf(len(tensors) - 1)
+    if type(obj) in _mutable.SCALARS:  # kiln.mutable(number): a 0-d tensor input, not a constant of the graph
+        tensors.append(_mutable.scalar_tensor(obj))
+        return _Leaf(len(tensors) - 1)
     if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
         return tuple(_flatten(v, tensors) for v in obj)
     if isinstance(obj, list):
@@ -174,6 +179,7 @@ class CompiledGraph:
         self._fast_keys = []  # the fast-path keys that lead to this entry (dropped with it)
         self._pins = []  # unhashable non-tensor arguments keyed by id (see _key_of)
         self.from_disk = False  # loaded from the compile cache on disk (graph_before is then the optimized graph)
+        self._writes = ()  # (object or weakref, attribute) set from the graph's extra outputs after every run
 
     @property
     def planned_peak_bytes(self):
@@ -216,7 +222,7 @@ class JitFunction:
     def graphs(self):
         """The CompiledGraph of every cached signature, in compile order."""
         with self._lock:
-            return list(self._cache.values())
+            return [e for e in self._cache.values() if e.executable is not None]
 
     @property
     def cache_size(self):
@@ -281,12 +287,13 @@ class JitFunction:
     def _python(self, args, kwargs):
         """Runs the Python function itself (eagerly, or traced when a trace is active)."""
         ref = self._self_ref
+        fn = _graph_builtins.graph_function(self.fn) if _core.tracing() else self.fn  # Note [graph built-ins]
         if ref is None:
-            return self.fn(*args, **kwargs)
+            return fn(*args, **kwargs)
         obj = ref()
         if obj is None:
             raise ReferenceError(f"For jit '{self.name}', the instance this method was bound to no longer exists.")
-        return self.fn(obj, *args, **kwargs)
+        return fn(obj, *args, **kwargs)
 
     # ----------------------------------------------------------------------------------- training flags
     def _train_flags(self):
@@ -338,6 +345,8 @@ class JitFunction:
                 if entry is not None:
                     entry._used = next(_clock)
                     out = entry.executable.run(args)  # a tuple converts as a list does (no copy in Python)
+                    if entry._writes:
+                        return _write_back(entry, out)
                     return _unflatten(entry._out_struct, out)
         tensors = []
         struct = _flatten((args, kwargs), tensors)
@@ -350,7 +359,11 @@ class JitFunction:
             entry._used = next(_clock)
             if not kwargs and self._key_extra is None and all(isinstance(a, Tensor) for a in args):
                 self._remember_fast(entry, args, key)
+        if entry.executable is None:  # jit_syntax_level=LAX, code that reads tensor values: runs in PyNative
+            return self._python(args, kwargs)
         outs = entry.executable.run(tensors)
+        if entry._writes:
+            return _write_back(entry, outs)
         return _unflatten(entry._out_struct, outs)
 
     def _key(self, struct, tensors, flags, pins):
@@ -359,6 +372,8 @@ class JitFunction:
                 _seed._global_seed)
 
     def _remember_fast(self, entry, args, key):
+        if entry.executable is None:  # an EagerEntry: no fast path
+            return
         fk = (_tensor_signature(*args), key[2], key[3], key[5])
         with self._lock:
             if self._cache.get(key) is entry and fk not in self._fast:
@@ -389,10 +404,22 @@ class JitFunction:
             with self._lock:
                 self.disk_loads += 1
         else:
-            graph, before, out_struct, sources = self._trace(struct, tensors, recorded, lookup is not None)
+            try:
+                graph, before, out_struct, sources, writes = self._trace(struct, tensors, recorded,
+                                                                         lookup is not None)
+            except RuntimeError as e:
+                if not _graph_builtins.runs_eagerly(e, self.name):
+                    raise
+                graph = None
+                entry = _graph_builtins.EagerEntry(self.name, str(e).split("\n")[0])
+        if loaded is None and graph is not None:
             log = graph.optimize()
             exe = _core.Executable(graph)
             entry = CompiledGraph(self.name, before, graph, exe, log, time.perf_counter() - t0, out_struct)
+            entry._writes = tuple((_weak_or_strong(o), n) for o, n in writes)
+            if writes and lookup is not None:
+                self._note_unstorable("it sets object attributes from the graph (kept in memory)")
+                lookup = None
             if lookup is not None:
                 try:
                     _disk_cache.save(lookup, graph, out_struct, log, recorded, sources)
@@ -416,7 +443,8 @@ class JitFunction:
             index = len(self._cache)
         if not kwargs and self._key_extra is None and all(isinstance(a, Tensor) for a in args):
             self._remember_fast(entry, args, key)
-        _save_graphs(entry, index)
+        if entry.executable is not None:
+            _save_graphs(entry, index)
         return entry
 
     def _trace(self, struct, tensors, recorded, record_sources):
@@ -432,7 +460,7 @@ class JitFunction:
             _recording[0] += 1
         sources = None
         try:
-            with _core.Trace(self.name) as tr:
+            with _core.Trace(self.name) as tr, _graph_builtins.trace_scope():
                 sym = [tr.input(t.shape, t.dtype) for t in tensors]
                 a, k = _unflatten(struct, sym)
                 if record_sources:
@@ -441,6 +469,11 @@ class JitFunction:
                     sources = rec.files
                 else:
                     out = self._python(a, k)
+                out = _graph_builtins.materialize(out)  # returned generators/iterators: lists/tuples, as MindSpore
+                target = self._target()
+                writes = _graph_builtins.attribute_writes(([target] if target is not None else []) + recorded)
+                if writes:  # attributes set to graph values: extra outputs, set after every run (_write_back)
+                    out = (out, tuple(t for _, _, t in writes))
                 out_tensors = []
                 out_struct = _flatten(out, out_tensors)
                 graph = tr.finish(out_tensors)
@@ -448,7 +481,7 @@ class JitFunction:
             stack.pop()
             with _lock:
                 _recording[0] -= 1
-        return graph, graph.copy(), out_struct, sources
+        return graph, graph.copy(), out_struct, sources, [(o, n) for o, n, _ in writes]
 
     def _disk_lookup(self, struct, tensors):
         """The compile cache's disk key of this call, or None (cache off, or a signature that cannot be stored)."""
@@ -487,6 +520,23 @@ class JitFunction:
             victim = min((kv for kv in self._cache.items() if kv[1] is not keep), key=lambda kv: kv[1]._used)
             self._drop(victim[0])
             self.evictions += 1
+
+
+def _weak_or_strong(obj):
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return lambda: obj
+
+
+def _write_back(entry, outs):
+    """The result of a graph that sets object attributes: sets them to this run's values, returns the rest."""
+    res, values = _unflatten(entry._out_struct, outs)
+    for (ref, name), v in zip(entry._writes, values):
+        obj = ref()
+        if obj is not None:
+            setattr(obj, name, v)
+    return res
 
 
 def _check_signature(signature, tensors, name):

@@ -249,6 +249,11 @@ def _tile_dims(dims, reps, extra):
     return tuple(dims)
 
 
+def _logical_reduce():
+    from ..ops import logical_reduce  # (ops imports this module)
+    return logical_reduce
+
+
 _METHODS = {
     "__repr__": _repr,
     "__str__": _str,
@@ -299,6 +304,8 @@ _METHODS = {
                   axes_arg("Tensor.sum", "axis", axis), keepdims),
     "mean": lambda self, axis=None, keep_dims=False: _core.mean(self, axis, keep_dims),
     "prod": lambda self, axis=None, keep_dims=False: _core.prod(self, axis, keep_dims),
+    "all": lambda self, axis=None, keep_dims=False: _logical_reduce().all(self, axis, keep_dims),
+    "any": lambda self, axis=None, keep_dims=False: _logical_reduce().any(self, axis, keep_dims),
     "max": lambda self, axis=None, keepdims=False, **kw: _core.amax(self, axis, keepdims),
     "min": lambda self, axis=None, keepdims=False, **kw: _core.amin(self, axis, keepdims),
     "split": lambda self, split_size_or_sections, axis=0, *, dim=None: _ops().split(

@@ -19,6 +19,7 @@ from .._loader import _core
 from ..common import dtype as mstype
 from ..common.parameter import Parameter, ParameterTuple
 from ..ops.primitives import Primitive
+from ..common import _graph_builtins
 from ..common.jit import JitFunction, _bump_train_state, _recording, _record_cell
 from ..context import _graph as _graph_flag
 
@@ -169,6 +170,9 @@ class Cell:
         elif params and name in params:
             if isinstance(value, _Tensor) and params[name] is not None:
                 params[name].set_data(value)
+            elif (_core.tracing() and isinstance(value, (int, float)) and not isinstance(value, bool)
+                  and params[name] is not None):  # graph mode: `self.w = 1` assigns the number (MindSpore)
+                params[name].set_data(_Tensor(value, params[name].dtype))
             elif value is None:
                 self._register_param(name, None)
             else:
@@ -319,6 +323,8 @@ class Cell:
             return self._compiled_construct()(*args, **kwargs)
         if _recording[0]:  # some thread is compiling: this cell's training flag keys that graph
             _record_cell(self)
+        if _core.tracing():  # inside a compiled function: Python built-ins with graph semantics
+            return _graph_builtins.call(self.construct, args, kwargs)
         return self.construct(*args, **kwargs)
 
     def _compiled_construct(self):

@@ -10,6 +10,7 @@ P = operations
 F = functional
 from .clip import *  # noqa: F401,F403,E402  (clip_by_value for tuples too, clip_by_global_norm)
 from .math_extra import *  # noqa: F401,F403,E402  (cos, sin, floor, ceil)
+from .logical_reduce import all, any  # noqa: F401,E402,A004  (ReduceAll / ReduceAny)
 from .nn_func import *  # noqa: F401,F403,E402  (conv2d, max_pool2d, avg_pool2d, batch_norm, layer_norm, ...)
 from .activation_func import *  # noqa: F401,F403,E402  (log1p, softplus, logsigmoid, relu6, hardsigmoid)
 from .array_func import *  # noqa: F401,F403,E402  (tile, one_hot, gather_nd, repeat_elements, reciprocal, dtype)

@@ -215,11 +215,13 @@ class Map(HyperMap):
     _recursive = False
 
 
-def partial(func, *args):
-    """MindSpore's ops.partial(func, *args): func with its first arguments bound (functools.partial)."""
+def partial(func, *args, **kwargs):
+    """MindSpore's ops.partial(func, *args, **kwargs): func with its first arguments and the given keyword arguments
+    bound (functools.partial; later keyword arguments override bound ones). Works the same in PyNative and inside
+    compiled functions. Raises TypeError when func is not callable."""
     if not callable(func):
         raise TypeError(f"For 'partial', the 'func' must be callable, but got {type(func).__name__}.")
-    return functools.partial(func, *args)
+    return functools.partial(func, *args, **kwargs)
 
 
 def constexpr(fn=None, get_instance=True, reuse_result=True, check=True):

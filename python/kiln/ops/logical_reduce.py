@@ -1,0 +1,51 @@
+"""ops.all / ops.any and Tensor.all / Tensor.any (MindSpore's ReduceAll / ReduceAny): logical AND / OR of the
+elements over `axis`.
+
+Written with Kiln ops: the input is cast to bool, then to int32 (0/1), reduced with amin (all) or amax (any) and cast
+back to bool, so both modes run the same kernels. An empty reduction gives NumPy's identities (all: True, any:
+False). Not differentiable (bool outputs)."""
+import builtins as _bi
+
+from .._loader import _core
+from .._args import axes_arg
+from ..common import dtype as mstype
+
+__all__ = ["all", "any"]
+
+
+def _reduce(input, axis, keep_dims, is_all, name):  # noqa: A002
+    if not isinstance(input, _core.Tensor):
+        raise TypeError(f"For '{name}', the 'input' must be a Tensor, but got {type(input).__name__}.")
+    if not isinstance(keep_dims, bool):
+        raise TypeError(f"For '{name}', the 'keep_dims' must be bool, but got {type(keep_dims).__name__}.")
+    axes = axes_arg(name, "axis", axis)
+    if isinstance(axes, int):
+        axes = (axes,)
+    nd = input.ndim
+    dims = list(range(nd)) if axes is None else sorted({a + nd if a < 0 else a for a in axes})
+    for a in dims:
+        if not 0 <= a < max(nd, 1):
+            raise ValueError(f"For '{name}', the 'axis' must be in [{-max(nd, 1)}, {max(nd, 1)}), but got {axis}.")
+    if nd == 0:
+        return _core.cast(input, mstype.bool_)
+    if _bi.any(input.shape[a] == 0 for a in dims):  # an empty reduction: the identity
+        shape = [1 if i in dims else s for i, s in enumerate(input.shape)] if keep_dims else \
+            [s for i, s in enumerate(input.shape) if i not in dims]
+        return _core.full(shape, 1.0 if is_all else 0.0, mstype.bool_)
+    flags = _core.cast(_core.cast(input, mstype.bool_), mstype.int32)
+    r = _core.amin(flags, dims, keep_dims) if is_all else _core.amax(flags, dims, keep_dims)
+    return _core.cast(r, mstype.bool_)
+
+
+def all(input, axis=None, keep_dims=False):  # noqa: A001,A002
+    """True where every element along `axis` (None: all axes; an int, tuple or list) is nonzero; a bool tensor with
+    the reduced axes removed (kept as size 1 with keep_dims). Raises TypeError (not a Tensor, keep_dims not bool),
+    ValueError (axis out of range)."""
+    return _reduce(input, axis, keep_dims, True, "all")
+
+
+def any(input, axis=None, keep_dims=False):  # noqa: A001,A002
+    """True where some element along `axis` (None: all axes; an int, tuple or list) is nonzero; a bool tensor with
+    the reduced axes removed (kept as size 1 with keep_dims). Raises TypeError (not a Tensor, keep_dims not bool),
+    ValueError (axis out of range)."""
+    return _reduce(input, axis, keep_dims, False, "any")
