@@ -122,15 +122,25 @@ def _from_python(data, dtype):
             arr = None  # ragged, None, str...: _infer_array below names the problem
         if arr is not None:
             return _native(arr)
+    elif isinstance(data, (float, int, list, tuple)) and np.dtype(np_dtype).kind == "f":
+        # straight into the float dtype: through float32 first would round float64 values (0.1, 1e-8)
+        try:
+            arr = np.asarray(_list_items(data) if isinstance(data, (list, tuple)) else data, dtype=np_dtype)
+        except (ValueError, TypeError):
+            arr = None  # ragged, None, str...: _infer_array below names the problem
+        if arr is not None:
+            return _native(arr)
     arr = _infer_array(data)
     return arr
 
 
 def to_numpy(obj, dtype=None):
     """C-contiguous NumPy array for `obj` (used by the core for non-Tensor op arguments)."""
-    arr = _infer_array(obj)
     if dtype is not None:
-        arr = arr.astype(mstype.dtype_to_nptype(dtype))
+        arr = _from_python(obj, dtype)
+        arr = arr.astype(mstype.dtype_to_nptype(dtype), copy=False)
+    else:
+        arr = _infer_array(obj)
     return np.asarray(arr, order="C")
 
 

@@ -187,3 +187,15 @@ def test_object_and_string_arrays_raise_type_error():
         Tensor([[1, 2], [3]])
     with pytest.raises(OverflowError):
         Tensor([1, 2**70])
+
+
+def test_python_floats_go_straight_into_float64_and_float16():
+    """Tensor(list, float64) kept float64's precision only after a float32 round trip before (0.1 → 0.10000000149)."""
+    t = ms.Tensor([0.1, 1e-8, 1 / 3], ms.float64)
+    assert t.asnumpy().tolist() == [0.1, 1e-8, 1 / 3]
+    assert ms.Tensor(0.1, ms.float64).asnumpy().item() == 0.1
+    assert ms.Tensor((2.0 ** -30 + 1.0,), ms.float64).asnumpy().item() == 2.0 ** -30 + 1.0
+    np.testing.assert_array_equal(ms.Tensor([0.1, 65504.0], ms.float16).asnumpy(),
+                                  np.array([0.1, 65504.0], np.float16))
+    with pytest.raises(TypeError, match="Tensor"):
+        ms.Tensor(["a"], ms.float64)
