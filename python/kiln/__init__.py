@@ -27,6 +27,7 @@ from .common.jit_config import JitConfig  # noqa: F401
 from . import nn  # noqa: F401
 from . import runtime  # noqa: F401
 from . import train  # noqa: F401
+from . import amp  # noqa: F401  (mindspore.amp: mixed precision and loss scaling)
 from .train.serialization import (save_checkpoint, load_checkpoint, load_param_into_net,  # noqa: F401
                                   load_checkpoint_async)
 from .train._export_load import export, load  # noqa: F401  (mindspore.export / mindspore.load: MindIR files)

@@ -535,6 +535,7 @@ class Cell:
             cell.add_flags(**flags)
             cell.__dict__["_mp_dtype"] = dst_type
             cell._update_fast_flag()
+        _bump_train_state()  # compiled graphs are keyed by the cells' precision too (kiln.jit's _flag_of)
         return self
 
     def set_inputs(self, *inputs):
