@@ -274,3 +274,59 @@ def test_model_amp_levels_train_and_evaluate():
         ms.Model(_mlp(), nn.MSELoss(), amp_level="O2")
     with pytest.raises(TypeError, match="keep_batchnorm_fp32"):
         ms.Model(_mlp(), nn.MSELoss(), nn.SGD(_mlp().trainable_params()), keep_batchnorm_fp32=1)
+
+
+class _Custom(nn.Cell):
+    """A user layer reading its own Parameter in an op (MindSpore casts it inside a low-precision cell)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(4, 4)
+        self.matmul = ops.MatMul()
+        self.w = ms.Parameter(Tensor(np.linspace(-1, 1, 12).reshape(4, 3).astype(np.float32)), name="w")
+
+    def construct(self, x):
+        return self.matmul(self.fc(x), self.w)
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
+def test_a_custom_cells_own_parameters_are_cast_inside_its_construct(mode):
+    ms.set_context(mode=mode)
+    try:
+        inner = _Custom()
+        x = Tensor(np.ones((2, 4), np.float32))
+        ref = inner(x).asnumpy()
+        net = amp.auto_mixed_precision(inner, "O2", ms.bfloat16)
+        assert type(inner).__name__ == "_Custom" and isinstance(inner, _Custom)
+        out = net(x)
+        assert out.dtype == ms.float32
+        np.testing.assert_allclose(out.asnumpy(), ref, rtol=3e-2, atol=3e-2)
+        assert isinstance(inner.w, ms.Parameter) and inner.w.dtype == ms.float32  # outside construct: itself
+        grads = ms.grad(lambda t: net(t).sum(), None, net.trainable_params())(x)
+        assert [g.dtype for g in grads] == [ms.float32] * 3
+        g = _ops(net, x)
+        assert _dtype_of(g, "BatchMatMul") == ["BFloat16", "BFloat16"]
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+@pytest.mark.parametrize("make, x", [
+    (lambda: nn.LSTM(4, 5, batch_first=True), np.ones((2, 3, 4), np.float32)),
+    (lambda: nn.GRU(4, 5, batch_first=True), np.ones((2, 3, 4), np.float32)),
+    (lambda: nn.Embedding(10, 4), np.array([[1, 2]], np.int32)),
+    (lambda: nn.LayerNorm((4,)), np.ones((2, 4), np.float32)),
+    (lambda: nn.BatchNorm2d(3), np.ones((2, 3, 2, 2), np.float32)),
+    (lambda: nn.Conv2dTranspose(3, 2, 2), np.ones((2, 3, 2, 2), np.float32)),
+])
+@pytest.mark.parametrize("dtype", [ms.float16, ms.bfloat16])
+def test_o3_runs_layers_with_parameters(make, x, dtype):
+    ms.set_seed(0)
+    layer = make()
+    layer.set_train()
+    ref = layer(Tensor(x))
+    ref = (ref[0] if isinstance(ref, tuple) else ref).asnumpy()
+    out = amp.auto_mixed_precision(layer, "O3", dtype)(Tensor(x))
+    out = out[0] if isinstance(out, tuple) else out
+    assert out.dtype == ms.float32
+    tol = 2e-2 if dtype == ms.float16 else 6e-2
+    np.testing.assert_allclose(out.asnumpy(), ref, rtol=tol, atol=tol)
