@@ -330,3 +330,27 @@ def test_o3_runs_layers_with_parameters(make, x, dtype):
     assert out.dtype == ms.float32
     tol = 2e-2 if dtype == ms.float16 else 6e-2
     np.testing.assert_allclose(out.asnumpy(), ref, rtol=tol, atol=tol)
+
+
+def test_parameter_casting_is_per_thread():
+    import threading
+    inner = _Custom()
+    net = amp.auto_mixed_precision(inner, "O3", ms.float16)
+    x = Tensor(np.ones((2, 4), np.float32))
+    stop = threading.Event()
+    seen = []
+
+    def reader():
+        while not stop.is_set():
+            seen.append(inner.w.dtype)  # another thread reads the attribute while construct runs
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        outs = [net(x).asnumpy() for _ in range(30)]
+    finally:
+        stop.set()
+        t.join()
+    assert seen and set(seen) == {ms.float32}
+    assert all(np.array_equal(o, outs[0]) for o in outs)
+    inner.w.set_data(Tensor(np.zeros((4, 3), np.float32)))  # outside construct the attribute is the Parameter
+    np.testing.assert_array_equal(net(x).asnumpy(), np.zeros((2, 3), np.float32))
