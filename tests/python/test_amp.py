@@ -354,3 +354,14 @@ def test_parameter_casting_is_per_thread():
     assert all(np.array_equal(o, outs[0]) for o in outs)
     inner.w.set_data(Tensor(np.zeros((4, 3), np.float32)))  # outside construct the attribute is the Parameter
     np.testing.assert_array_equal(net(x).asnumpy(), np.zeros((2, 3), np.float32))
+
+
+def test_converting_again_warns_and_keeps_one_wrapper_per_black_listed_cell(caplog):
+    seq = nn.SequentialCell(nn.Dense(3, 4), nn.BatchNorm1d(4), nn.Dense(4, 2))
+    first = amp.auto_mixed_precision(seq, "O2")
+    with caplog.at_level("WARNING", logger="kiln.amp"):
+        again = amp.auto_mixed_precision(first, "O2", ms.bfloat16)
+    assert "adjusted from O2 to O2" in caplog.text
+    assert isinstance(seq[1]._backbone, nn.BatchNorm1d) and seq[1].dtype == ms.bfloat16
+    assert seq[0]._mp_dtype == ms.bfloat16 and seq[1]._backbone._mp_dtype == ms.float32
+    assert again(Tensor(np.ones((2, 3), np.float32))).dtype == ms.float32

@@ -21,6 +21,8 @@ brings the gradients back in float32, and the optimizer updates float32 values.
 What is left out: amp_level "auto" (MindSpore's per-primitive strategy, experimental there) raises ValueError;
 Kiln's op dispatch has no per-primitive cast hook.
 """
+import logging
+
 from .. import nn
 from .._loader import _core
 from ..common import dtype as mstype
@@ -33,6 +35,7 @@ __all__ = ["auto_mixed_precision", "custom_mixed_precision", "get_white_list", "
            "build_train_network"]
 
 _Tensor = _core.Tensor
+_logger = logging.getLogger("kiln.amp")
 _LEVELS = ("O0", "O1", "O2", "O3", "auto")
 
 
@@ -169,7 +172,10 @@ def _black_list_cast(network, black_list, dtype):
         for name, child in list(cell.__dict__["_cells"].items()):
             if child is None:
                 continue
-            if _is_instance(child, black_list):
+            if isinstance(child, _OutputTo16):  # converted before: keep the one wrapper, with the new dtype
+                child.__dict__["dtype"] = dtype
+                child._backbone.to_float(mstype.float32)
+            elif _is_instance(child, black_list):
                 _replace_child(cell, name, _OutputTo16(child.to_float(mstype.float32), dtype))
             else:
                 walk(child, seen)
@@ -213,6 +219,10 @@ def auto_mixed_precision(network, amp_level="O0", dtype=mstype.float16):
                          f"of 'O0', 'O1', 'O2', 'O3'.")
     if amp_level == "O0":
         return network
+    previous = network.__dict__.get("_amp_level")
+    if previous in ("O1", "O2", "O3"):
+        _logger.warning("The network's auto mixed-precision level is adjusted from %s to %s, and repeated calls to "
+                        "mixed-precision interfaces can cause performance degradation.", previous, amp_level)
     if amp_level == "O1":
         _white_list_cast(network, dtype, AMP_WHITE_LIST, set())
         if _is_instance(network, AMP_WHITE_LIST) and not isinstance(network, _AmpWrapper):
