@@ -140,3 +140,21 @@ def test_elementwise_and_reductions_accumulate_in_float32(dtype, unit):
     total = ops.sum(x)
     _check(total, np.array(x64.sum()), dtype, unit, k=2)
     _check(ops.mean(x, 1), x64.mean(1), dtype, unit, k=2)
+
+
+def test_float16_scalar_conversions_match_numpy_for_every_value():
+    """Elementwise kernels convert element by element (Half(float) / float(Half)): all 65536 float16 values through
+    negation, and sums of random pairs rounded back to float16, equal NumPy's (which also computes in float32)."""
+    allh = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    neg = ops.neg(Tensor(allh)).asnumpy()
+    finite = ~np.isnan(allh)
+    np.testing.assert_array_equal(neg[finite].view(np.uint16), (-allh[finite]).view(np.uint16))
+    assert np.isnan(neg[~finite]).all()
+    rng = np.random.default_rng(5)
+    a = allh[rng.integers(0, 65536, 200000)]
+    b = allh[rng.integers(0, 65536, 200000)]
+    with np.errstate(all="ignore"):
+        ref = a + b
+    got = (Tensor(a) + Tensor(b)).asnumpy()
+    same = (got.view(np.uint16) == ref.view(np.uint16)) | (np.isnan(got) & np.isnan(ref))
+    assert same.all()
