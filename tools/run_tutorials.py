@@ -19,7 +19,7 @@ The tutorial code is never stored in this repository: it is read from DOCS each 
 selected tutorial ran to the end, 1 otherwise, 2 for a usage error (no such checkout, unknown tutorial).
 
 Which pages (docs tree of mindspore-ai/docs; DOCS's default revision is its work tree, or HEAD for a bare repo):
-  quick_start, dataset, model, train, save_load: tutorials/source_en/beginner/<name>.md at the default revision.
+  quick_start, dataset, model, train, save_load, mixed_precision: tutorials/source_en/beginner/<name>.md at the default revision.
   transforms: tutorials/source_en/beginner/transforms.md was folded into dataset.md on master in September 2024
     (commit 6328082156); the page is read from release branch r2.3.1, the last one that has it.
   callback, metric: docs/mindspore/source_en/model_train/train_process/model/{callback,metric}.md ("model/callback",
@@ -49,6 +49,8 @@ TUTORIALS = {
     "model": ("tutorials/source_en/beginner/model.md", None, "beginner: building a network"),
     "train": ("tutorials/source_en/beginner/train.md", None, "beginner: training"),
     "save_load": ("tutorials/source_en/beginner/save_load.md", None, "beginner: save and load"),
+    "mixed_precision": ("tutorials/source_en/beginner/mixed_precision.md", None,
+                        "beginner: automatic mixed precision (kiln.amp, issue 12)"),
     "callback": ("docs/mindspore/source_en/model_train/train_process/model/callback.md", "r2.5.0",
                  "model/callback (removed from master in 2025; r2.5.0 is the last branch with it)"),
     "metric": ("docs/mindspore/source_en/model_train/train_process/model/metric.md", "r2.5.0",

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
 
 namespace kiln {
 
@@ -121,6 +124,13 @@ DType promote_types(DType a, DType b, bool a_weak, bool b_weak) {
 }
 
 Half::Half(float f) {
+#if defined(__F16C__)
+  // One vcvtps2ph (round to nearest even, overflow to inf, subnormals exact); NaN as below (payload dropped).
+  uint16_t hw = uint16_t(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  if ((hw & 0x7c00u) == 0x7c00u && (hw & 0x3ffu)) hw = uint16_t((hw & 0x8000u) | 0x7e00u);
+  bits = hw;
+  return;
+#endif
   uint32_t x; std::memcpy(&x, &f, 4);
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t mant = x & 0x007fffffu;
@@ -148,6 +158,9 @@ Half::Half(float f) {
 }
 
 Half::operator float() const {
+#if defined(__F16C__)
+  if ((bits & 0x7c00u) != 0x7c00u) return _cvtsh_ss(bits);  // finite values: one vcvtph2ps, exact
+#endif
   uint32_t sign = uint32_t(bits & 0x8000u) << 16;
   uint32_t exp = (bits >> 10) & 0x1fu, mant = bits & 0x3ffu;
   uint32_t out;

@@ -246,8 +246,8 @@ def test_argument_errors():
         Model(net, loss_fn=lambda a, b: a)
     with pytest.raises(ValueError, match="kwargs"):
         Model(net, nn.MSELoss(), opt, foo=1)
-    with pytest.raises(ValueError, match="amp_level='O0'"):
-        Model(net, nn.MSELoss(), opt, amp_level="O2")
+    with pytest.raises(ValueError, match="amp_level"):  # O1-O3 work (kiln.amp, tests/python/test_amp.py)
+        Model(net, nn.MSELoss(), opt, amp_level="O5")
     with pytest.raises(ValueError, match="optimizer' is None"):
         Model(net, nn.MSELoss(), amp_level="O2")
     with pytest.raises(TypeError, match="loss_scale_manager"):

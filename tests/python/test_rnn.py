@@ -506,7 +506,7 @@ def test_call_errors(graph):
          r"last dimension of 'x' must be input_size=3, but got shape \(5, 2, 7\)"),
         (lambda: gru(_f(0, 2, 3)), ValueError, "sequence length of 'x' must be positive"),
         (lambda: gru([[1.0]]), TypeError, "For 'GRU', the 'x' must be a Tensor, but got list"),
-        (lambda: gru(_f(5, 2, 3, dt=np.int32)), TypeError, "float16, float32 or float64 Tensor, but got Int32"),
+        (lambda: gru(_f(5, 2, 3, dt=np.int32)), TypeError, "float16, bfloat16, float32 or float64 Tensor, but got Int32"),
         (lambda: gru(_f(5, 2, 3), _f(1, 2, 5)), ValueError,
          r"shape of 'hx' must be \(1, 2, 4\) \(num_directions \* num_layers, batch_size, hidden_size\), but got "
          r"\(1, 2, 5\)"),

@@ -5,7 +5,8 @@ definitions and bprops as PyNative), Python values and `self.training` are fixed
 flow on them unrolls. The graph is verified, optimized (kiln._core.Graph.optimize: DCE, CSE, constant folding,
 simplification, fusion) and lowered to a flat instruction list run with no Python per op.
 
-Cache key: (input shapes/dtypes, non-tensor arguments, the training flags of the cells involved, device, seed).
+Cache key: (input shapes/dtypes, non-tensor arguments, the training flags and mixed-precision dtypes (to_float /
+kiln.amp) of the cells involved, device, seed).
 A new key traces and compiles a new graph; `input_signature` fixes the key up front.
 
 Note [the compile cache] (docs/decisions.md, "Compile cache"):
@@ -75,8 +76,14 @@ def _check_cache_size(size, name):
 
 
 def _flag_of(ref):
+    """A guard cell's part of the key: its training flag, and with mixed precision (Cell.to_float, kiln.amp) the
+    dtype it runs in too, so a network converted after a first compile is traced again."""
     cell = ref()
-    return None if cell is None else cell.__dict__.get("training")
+    if cell is None:
+        return None
+    d = cell.__dict__
+    mp = d.get("_mp_dtype")
+    return d.get("training") if mp is None else (d.get("training"), str(mp))
 
 
 def _cells_named_by(fn):

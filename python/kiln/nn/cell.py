@@ -22,6 +22,7 @@ from ..ops.primitives import Primitive
 from ..common import _graph_builtins
 from ..common.jit import JitFunction, _bump_train_state, _recording, _record_cell
 from ..context import _graph as _graph_flag
+from . import _mixed_precision
 
 _PLACEHOLDER = "Parameter"
 _Tensor = _core.Tensor
@@ -307,6 +308,9 @@ class Cell:
             self._init_check()
         if d["_mp_dtype"] is not None:
             args = _cast_inputs(args, d["_mp_dtype"])
+            if getattr(type(self), "_mp_cast_subclass", False):  # its own Parameters too (nn/_mixed_precision.py)
+                run = self._call_with_hooks if d["_has_hooks"] else self._run_construct
+                return _mixed_precision.run(self, run, args, kwargs)
         if d["_has_hooks"]:
             return self._call_with_hooks(args, kwargs)
         return self._run_construct(args, kwargs)
@@ -529,7 +533,8 @@ class Cell:
 
     def to_float(self, dst_type):
         """Runs this cell and its sub-cells in `dst_type` (float16, bfloat16 or float32): float Tensor inputs of
-        each sub-cell are cast to it on entry (built-in layers also cast their Parameters). Returns self.
+        each sub-cell are cast to it on entry, and so are the trainable Parameters a cell reads in its construct
+        (nn/_mixed_precision.py); the Parameters themselves stay float32. Returns self.
 
         Raises ValueError for another dtype."""
         if dst_type not in (mstype.float16, mstype.float32, mstype.bfloat16):
@@ -540,7 +545,9 @@ class Cell:
         for _, cell in self.cells_and_names():
             cell.add_flags(**flags)
             cell.__dict__["_mp_dtype"] = dst_type
+            _mixed_precision.enable(cell, dst_type)
             cell._update_fast_flag()
+        _bump_train_state()  # compiled graphs are keyed by the cells' precision too (kiln.jit's _flag_of)
         return self
 
     def set_inputs(self, *inputs):

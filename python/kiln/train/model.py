@@ -46,8 +46,11 @@ class Model:
         eval_network (Cell, optional): returns (loss, prediction, label) (with eval_indexes) or the metrics'
             inputs; default WithEvalCell(network, loss_fn).
         eval_indexes (list of 3 ints, optional): positions of loss, prediction and label in eval_network's output.
-        amp_level (str): 'O0' only (Kiln has no automatic mixed precision yet; use Cell.to_float for manual mixed
-            precision).
+        amp_level (str): 'O0' (default), 'O1', 'O2', 'O3': the train network is amp.build_train_network(network,
+            optimizer, loss_fn, level=amp_level, ...) (O2: float16 except BatchNorm/LayerNorm, dynamic loss scale
+            unless loss_scale_manager is given; O3: all float16; see kiln.amp). The network is converted in place,
+            so eval and predict run it in the same precision; the eval network casts outputs to float32 before the
+            loss for O2/O3. Unlike MindSpore on CPU, the loss-scale train cell runs on CPU.
         boost_level (str): 'O0' only (MindSpore's boost levels are Ascend-specific).
         **kwargs: loss_scale_manager (a FixedLossScaleManager/DynamicLossScaleManager: the train network becomes
             TrainOneStepWithLossScaleCell with the manager's update cell, whose output is (loss, overflow, scale);
@@ -80,9 +83,12 @@ class Model:
             raise ValueError("Auto mixed precision will not work because 'optimizer' is None.Please set "
                              "amp_level='O0' to disable auto mixed precision or set 'optimizer' not be None to use "
                              "auto mixed precision.")
-        if amp_level != "O0":
-            raise ValueError(f"For 'Model', Kiln supports amp_level='O0' only (automatic mixed precision is not "
-                             f"available yet; cast layers with Cell.to_float instead), but got {amp_level!r}.")
+        if not isinstance(amp_level, str) or amp_level not in ("O0", "O1", "O2", "O3"):
+            raise ValueError(f"For 'Model', the 'amp_level' must be one of 'O0', 'O1', 'O2', 'O3', but got "
+                             f"{amp_level!r}.")
+        keep_bn = kwargs.get("keep_batchnorm_fp32")
+        if keep_bn is not None and not isinstance(keep_bn, bool):
+            raise TypeError(f"For 'Model', the 'keep_batchnorm_fp32' must be bool, but got {type(keep_bn).__name__}.")
         boost_level = kwargs.get("acc_level", boost_level)
         if boost_level != "O0":
             raise ValueError(f"For 'Model', Kiln supports boost_level='O0' only, but got {boost_level!r}.")
@@ -98,6 +104,8 @@ class Model:
         self._loss_fn = loss_fn
         self._optimizer = optimizer
         self._loss_scale_manager = lsm
+        self._loss_scale_manager_set = "loss_scale_manager" in kwargs
+        self._keep_bn_fp32 = keep_bn
         self._amp_level = amp_level
         self._boost_level = boost_level
         self._metrics = metrics
@@ -117,6 +125,15 @@ class Model:
     # ------------------------------------------------------------------------------------------ building
     def _build_train_network(self):
         network = self._network
+        if self._optimizer is not None and (self._amp_level != "O0" or self._keep_bn_fp32 is not None):
+            from .amp import build_train_network
+            amp_config = {}
+            if self._loss_scale_manager_set:
+                amp_config["loss_scale_manager"] = self._loss_scale_manager
+            if self._keep_bn_fp32 is not None:
+                amp_config["keep_batchnorm_fp32"] = self._keep_bn_fp32
+            return build_train_network(network, self._optimizer, self._loss_fn, level=self._amp_level,
+                                       **amp_config)
         if self._optimizer is not None:
             if self._loss_fn is not None:
                 network = WithLossCell(network, self._loss_fn)
@@ -149,7 +166,7 @@ class Model:
                              "simple scenarios with one data, one label and one logits, `eval_network` is optional, "
                              "and then you can set `eval_network` or `loss_fn`. For the latter case, framework will "
                              "automatically build an evaluation network with `network` and `loss_fn`.")
-        self._eval_network = WithEvalCell(self._network, self._loss_fn, False)
+        self._eval_network = WithEvalCell(self._network, self._loss_fn, self._amp_level in ("O2", "O3"))
         self._eval_indexes = [0, 1, 2]
 
     @property

@@ -47,6 +47,8 @@ class Dense(Cell):
             ("For 'Dense', the dimension of 'x' should not be less than 2, but got 1.").
     """
 
+    _mp_casts_params = True  # casts its weight and bias under to_float itself (nn/_mixed_precision.py)
+
     def __init__(self, in_channels, out_channels, weight_init=None, bias_init=None, has_bias=True, activation=None,
                  dtype=mstype.float32):
         super().__init__()

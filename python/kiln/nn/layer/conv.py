@@ -44,6 +44,8 @@ def _check_bool(value, name, cls_name):
 class _Conv(Cell):
     """Shared construction of the convolution layers: argument checks, the weight and bias Parameters, the repr."""
 
+    _mp_casts_params = True  # casts its weight and bias under to_float itself (nn/_mixed_precision.py)
+
     def __init__(self, in_channels, out_channels, kernel_size, stride, pad_mode, padding, dilation, group, has_bias,
                  weight_init, bias_init, data_format="NCHW", transposed=False, dtype=mstype.float32):
         super().__init__()

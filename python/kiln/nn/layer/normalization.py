@@ -34,6 +34,10 @@ class _BatchNorm(Cell):
 
     _dims = ()
 
+    # Under to_float the kernel takes a low-precision x with float32 scale/bias/statistics (as MindSpore's
+    # BatchNorm): its Parameters are not cast (nn/_mixed_precision.py).
+    _mp_casts_params = True
+
     def __init__(self, num_features, eps=1e-5, momentum=0.9, affine=True, gamma_init="ones", beta_init="zeros",
                  moving_mean_init="zeros", moving_var_init="ones", use_batch_statistics=None, data_format="NCHW",
                  dtype=mstype.float32):

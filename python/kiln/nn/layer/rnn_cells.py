@@ -22,7 +22,7 @@ from ..cell import Cell
 __all__ = ["RNNCell", "LSTMCell", "GRUCell"]
 
 # Float dtypes a recurrent layer computes in (MindSpore's CPU cells take float16/float32; Kiln also takes float64).
-_FLOAT_INPUTS = (mstype.float16, mstype.float32, mstype.float64)
+_FLOAT_INPUTS = (mstype.float16, mstype.bfloat16, mstype.float32, mstype.float64)  # bfloat16: under amp
 
 
 # ------------------------------------------------------------------------------------------ argument checks
@@ -52,7 +52,7 @@ def _check_tensor(x, name, cls_name, ndim=None, dtype=None):
     if not isinstance(x, _core.Tensor):
         raise TypeError(f"For '{cls_name}', the '{name}' must be a Tensor, but got {type(x).__name__}.")
     if x.dtype not in _FLOAT_INPUTS:
-        raise TypeError(f"For '{cls_name}', the '{name}' must be a float16, float32 or float64 Tensor, but got "
+        raise TypeError(f"For '{cls_name}', the '{name}' must be a float16, bfloat16, float32 or float64 Tensor, but got "
                         f"{x.dtype}.")
     if dtype is not None and x.dtype != dtype:
         raise TypeError(f"For '{cls_name}', the type of '{name}' should be same as 'x', but got 'x' with type "

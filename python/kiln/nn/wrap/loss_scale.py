@@ -52,7 +52,8 @@ def _grads_overflow(grads):
 class DynamicLossScaleUpdateCell(Cell):
     """Dynamic loss scale (MindSpore's DynamicLossScaleUpdateCell): called as `cell(loss_scale, overflow)` with
     the loss-scale Parameter; on overflow the scale becomes max(scale / scale_factor, 1); after `scale_window`
-    steps without overflow it is multiplied by scale_factor. Returns overflow.
+    steps without overflow it is multiplied by scale_factor, unless that would exceed the largest finite value of
+    the scale's dtype (the scale then stays). Returns overflow.
 
     Args:
         loss_scale_value (float): the initial scale (get_loss_scale() returns it).
@@ -92,7 +93,12 @@ class DynamicLossScaleUpdateCell(Cell):
         last_iter_cond = F.logical_or(overflow, should_inc)
         last_overflow_iter = F.select(last_iter_cond, self.cur_iter, self.last_overflow_iter)
         update = F.logical_and(should_inc, F.logical_not(overflow))
-        new_scale = F.select(update, on_overflow * factor, on_overflow)
+        grown = on_overflow * factor
+        # No growth past the dtype's largest finite value (MindSpore's cell would reach inf; its
+        # amp.DynamicLossScaler keeps the scale, as here).
+        grown_ok = F.less_equal(F.abs(grown), F.cast(_scalar(_finite_max(loss_scale.dtype), mstype.float32),
+                                                      loss_scale.dtype))
+        new_scale = F.select(F.logical_and(update, grown_ok), grown, on_overflow)
         next_iter = self.cur_iter + _scalar(1, mstype.int32)
         F.assign(self.last_overflow_iter, last_overflow_iter)
         F.assign(loss_scale, F.reshape(new_scale, loss_scale.shape))
