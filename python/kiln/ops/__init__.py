@@ -30,3 +30,14 @@ from .trig_func import *  # noqa: F401,F403,E402  (tan, sinh, cosh, asinh, acosh
 from .scan_func import *  # noqa: F401,F403,E402  (cumsum, cumprod, CumSum, CumProd)
 from .bbox_func import *  # noqa: F401,F403,E402  (iou, bounding_box_encode/decode, check_valid, FloatStatus)
 from .resize_func import *  # noqa: F401,F403,E402  (interpolate, ResizeNearestNeighbor, ResizeBilinearV2)
+
+
+def _fill_operations():
+    """`ops.operations` (P) holds every Primitive class of kiln.ops, as mindspore.ops.operations does (P.StridedSlice,
+    P.Conv2D, P.AllReduce, ...): the classes defined in the modules imported above are added to it here."""
+    for _name, _value in list(globals().items()):
+        if isinstance(_value, type) and issubclass(_value, Primitive) and not hasattr(operations, _name):
+            setattr(operations, _name, _value)
+
+
+_fill_operations()
