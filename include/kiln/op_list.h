@@ -125,3 +125,8 @@ KILN_OP(BatchNormGrad, "BatchNormGrad")
 KILN_OP(TensorScatterUpdate, "TensorScatterUpdate")
 KILN_OP(TensorCopy, "TensorCopy")
 KILN_OP(CheckRange, "CheckRange")
+
+// src/graph/control_flow.cpp — control flow with sub-graphs (Graph mode: kiln.ops cond/while_loop, the AST rewrite)
+KILN_OP(If, "If")
+KILN_OP(While, "While")
+KILN_OP(WhileGrad, "WhileGrad")

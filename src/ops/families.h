@@ -18,6 +18,7 @@ void register_conv();
 void register_pool();
 void register_norm();
 void register_scatter();
+void register_control_flow();  // src/graph/control_flow.cpp
 
 inline void register_all() {
   register_elementwise_binary();
@@ -35,5 +36,6 @@ inline void register_all() {
   register_pool();
   register_norm();
   register_scatter();
+  register_control_flow();
 }
 }  // namespace kiln::ops_impl

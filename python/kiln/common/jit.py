@@ -38,6 +38,7 @@ from .. import context
 from .tensor import Tensor
 from . import seed as _seed
 from . import _disk_cache
+from . import _ast_rewrite
 
 _tensor_signature = _core._tensor_signature
 _lock = threading.Lock()
@@ -281,12 +282,14 @@ class JitFunction:
     def _python(self, args, kwargs):
         """Runs the Python function itself (eagerly, or traced when a trace is active)."""
         ref = self._self_ref
+        # While tracing, the function's tensor-dependent control flow compiles (kiln/common/_ast_rewrite.py).
+        fn = _ast_rewrite.converted(self.fn) if _core.tracing() else self.fn
         if ref is None:
-            return self.fn(*args, **kwargs)
+            return fn(*args, **kwargs)
         obj = ref()
         if obj is None:
             raise ReferenceError(f"For jit '{self.name}', the instance this method was bound to no longer exists.")
-        return self.fn(obj, *args, **kwargs)
+        return fn(obj, *args, **kwargs)
 
     # ----------------------------------------------------------------------------------- training flags
     def _train_flags(self):
@@ -556,9 +559,12 @@ def symbolic_error(what):
     """The error for reading a tensor's value while compiling, naming the user's line."""
     loc = _core._user_location()
     if what.startswith("`if`") or "bool" in what:  # control flow: a choice between values can be compiled
-        advice = ("Compute both branches and choose with ops.select(cond, x, y) / ops.where, or run this code in "
-                  "PyNative mode (set_context(mode=PYNATIVE_MODE)). Control flow on tensor values is not compiled "
-                  "yet.")
+        advice = ("Kiln compiles `if`/`while`/`for`, `x if c else y` and and/or/not on tensors written in the compiled "
+                  "function or Cell.construct itself (docs/graph_mode.md); this one was not: it is in a function "
+                  "called from there, or a return/break/continue sits inside a loop, `try` or `with` where it cannot "
+                  "be rewritten, or the value is converted with bool() directly. Move the condition into the compiled "
+                  "function, use ops.switch / ops.WhileLoop / ops.select(cond, x, y), or run this code in PyNative mode "
+                  "(set_context(mode=PYNATIVE_MODE)).")
     else:  # float() / int() / item(): a Python number can not be made from a value computed later
         advice = ("Keep the value as a Tensor (use it in tensor ops directly, e.g. x * t instead of x * t.item()), "
                   "return it from the compiled function and convert it outside, or run this code in PyNative mode "

@@ -20,6 +20,7 @@ from ..common import dtype as mstype
 from ..common.parameter import Parameter, ParameterTuple
 from ..ops.primitives import Primitive
 from ..common.jit import JitFunction, _bump_train_state, _recording, _record_cell
+from ..common import _ast_rewrite
 from ..context import _graph as _graph_flag
 
 _PLACEHOLDER = "Parameter"
@@ -319,6 +320,8 @@ class Cell:
             return self._compiled_construct()(*args, **kwargs)
         if _recording[0]:  # some thread is compiling: this cell's training flag keys that graph
             _record_cell(self)
+            if _core.tracing():  # inlined into a graph: its tensor-dependent control flow compiles too
+                return _ast_rewrite.converted(self.construct)(*args, **kwargs)
         return self.construct(*args, **kwargs)
 
     def _compiled_construct(self):

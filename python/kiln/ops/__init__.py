@@ -17,3 +17,4 @@ from .primitives_array import *  # noqa: F401,F403,E402  (Primitive classes of a
 from . import composite  # noqa: E402
 from .composite import GradOperation, MultitypeFuncGraph, HyperMap, Map, partial, constexpr  # noqa: F401,E402
 C = composite
+from .control_flow import WhileLoop, ForiLoop, Scan, switch  # noqa: F401,E402  (compiled into While/If nodes)
