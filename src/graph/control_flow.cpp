@@ -22,10 +22,47 @@
 #include "kiln/graph.h"
 #include "kiln/ops.h"
 
+namespace kiln::autodiff {
+// Defined in src/autodiff/tape.cpp: records a tape node if some input is watched.
+void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+            const Attrs& attrs);
+}  // namespace kiln::autodiff
+
 namespace kiln::graph {
 
 namespace {
 using TV = std::vector<Tensor>;
+
+// eval_graph, where the values of g's outputs are given (`known`, one per output): a node all of whose outputs are
+// known is not applied again — only recorded on the tape with the known tensors as its outputs — so a vjp graph whose
+// bprops need only those outputs (tanh, sigmoid, exp...) does not recompute the forward (DCE drops what is left).
+TV eval_graph_known(const Graph& g, const TV& inputs, const TV& known) {
+  TV vals(g.values.size());
+  for (size_t i = 0; i < inputs.size(); ++i) vals[size_t(g.inputs[i])] = inputs[i];
+  for (size_t v = 0; v < g.values.size(); ++v)
+    if (g.values[v].kind == ValueKind::Capture || g.values[v].kind == ValueKind::Constant) vals[v] = g.values[v].tensor;
+  std::vector<int> known_of(g.values.size(), -1);
+  for (size_t k = 0; k < g.outputs.size(); ++k)
+    if (g.values[size_t(g.outputs[k])].kind == ValueKind::Node) known_of[size_t(g.outputs[k])] = int(k);
+  for (const Node& n : g.nodes) {
+    TV in;
+    for (int v : n.inputs) in.push_back(vals[size_t(v)]);
+    bool all_known = !n.outputs.empty();
+    for (int o : n.outputs) all_known = all_known && known_of[size_t(o)] >= 0;
+    if (all_known) {
+      TV out;
+      for (int o : n.outputs) out.push_back(known[size_t(known_of[size_t(o)])]);
+      if (autodiff::grad_level() > 0) autodiff::record(get_op(n.op), in, out, n.attrs);
+      for (size_t k = 0; k < n.outputs.size(); ++k) vals[size_t(n.outputs[k])] = out[k];
+      continue;
+    }
+    TV out = apply(n.op, in, n.attrs);
+    for (size_t k = 0; k < n.outputs.size(); ++k) vals[size_t(n.outputs[k])] = out[k];
+  }
+  TV r;
+  for (int v : g.outputs) r.push_back(vals[size_t(v)]);
+  return r;
+}
 
 TV slice(const TV& v, size_t begin, size_t end) { return TV(v.begin() + long(begin), v.begin() + long(end)); }
 TV cat(TV a, const TV& b) { a.insert(a.end(), b.begin(), b.end()); return a; }
@@ -68,42 +105,52 @@ void unalias(TV& outs, const TV& ins, const Graph* g) {
   }
 }
 
-// The vjp graph of `g`: inputs (g's inputs..., cotangents of g's outputs...), outputs (zeros of `pre`..., the
-// cotangent of each of g's inputs (zeros for non-float ones)..., zeros of `post`...).
-std::shared_ptr<Graph> vjp_graph(const Graph& g, const std::vector<TensorMeta>& pre, const std::vector<TensorMeta>& post) {
+// The vjp graph of `g`: inputs (g's inputs..., cotangents of g's outputs..., g's outputs (their values, see
+// eval_graph_known)...), outputs (zeros of `pre`..., the
+// cotangent of each of g's inputs with keep[i] (all when `keep` is empty; zeros for non-float ones)..., zeros of
+// `post`...). Inputs left out are not differentiated (their bprops are skipped by the reverse pass).
+std::shared_ptr<Graph> vjp_graph(const Graph& g, const std::vector<bool>& keep, const std::vector<TensorMeta>& pre,
+                                 const std::vector<TensorMeta>& post) {
   autodiff::IsolatedTape iso;  // a closed differentiation, whatever transforms are active around it
   Trace tr(g.name + "_grad");
   TV xs, gs;
   for (int v : g.inputs) xs.push_back(tr.input(g.values[size_t(v)].meta.shape, g.values[size_t(v)].meta.dtype));
   for (int v : g.outputs) gs.push_back(tr.input(g.values[size_t(v)].meta.shape, g.values[size_t(v)].meta.dtype));
+  TV ys_known;
+  for (int v : g.outputs) ys_known.push_back(tr.input(g.values[size_t(v)].meta.shape, g.values[size_t(v)].meta.dtype));
+  auto kept = [&](size_t i) { return keep.empty() || keep[i]; };
   TV outs;
   for (auto& m : pre) outs.push_back(ops::zeros(m.shape, m.dtype));
   {
     autodiff::GradScope scope;
     TV leaves, fleaves;
-    for (auto& x : xs) {
-      leaves.push_back(is_floating(x.dtype()) ? scope.watch_input(x) : x);
-      if (is_floating(x.dtype())) fleaves.push_back(leaves.back());
+    for (size_t i = 0; i < xs.size(); ++i) {
+      bool diff = kept(i) && is_floating(xs[i].dtype());
+      leaves.push_back(diff ? scope.watch_input(xs[i]) : xs[i]);
+      if (diff) fleaves.push_back(leaves.back());
     }
-    TV ys = eval_graph(g, leaves);
+    TV ys = eval_graph_known(g, leaves, ys_known);
     TV fys, fgs;
     for (size_t k = 0; k < ys.size(); ++k)
       if (is_floating(ys[k].dtype())) { fys.push_back(ys[k]); fgs.push_back(gs[k]); }
     TV grads;
     if (!fys.empty() && !fleaves.empty()) grads = autodiff::gradient(fys, fgs, fleaves);
     size_t j = 0;
-    for (auto& x : xs) {
-      if (is_floating(x.dtype())) {
-        Tensor gx = grads.empty() ? ops::zeros(x.shape(), x.dtype()) : grads[j];
-        j++;
-        outs.push_back(gx);
-      } else {
-        outs.push_back(ops::zeros(x.shape(), x.dtype()));
-      }
+    for (size_t i = 0; i < xs.size(); ++i) {
+      if (!kept(i)) continue;
+      if (is_floating(xs[i].dtype())) outs.push_back(grads.empty() ? ops::zeros(xs[i].shape(), xs[i].dtype()) : grads[j++]);
+      else outs.push_back(ops::zeros(xs[i].shape(), xs[i].dtype()));
     }
   }
   for (auto& m : post) outs.push_back(ops::zeros(m.shape, m.dtype));
   return tr.finish(outs);
+}
+
+// Which inputs of the node being differentiated need a cotangent (autodiff::input_needs_grad), from `begin`.
+std::vector<bool> needed(size_t begin, size_t count) {
+  std::vector<bool> r(count);
+  for (size_t i = 0; i < count; ++i) r[i] = autodiff::input_needs_grad(begin + i);
+  return r;
 }
 
 // ---- If ----
@@ -143,14 +190,18 @@ TV if_bprop(const TV& in, const TV& out, const TV& gout, const Attrs& a) {
   TV ti = slice(in, 1, 1 + nt), ei = slice(in, 1 + nt, in.size());
   TV g;
   for (size_t k = 0; k < out.size(); ++k) g.push_back(gout[k].defined() ? gout[k] : ops::zeros_like(out[k]));
+  // Only the inputs whose cotangent is used: then-vjp gives (theirs, zeros for the else side's), else-vjp the reverse.
+  std::vector<bool> kt = needed(1, nt), ke = needed(1 + nt, ei.size());
   std::vector<TensorMeta> tm, em;
-  for (auto& x : ti) tm.push_back({x.shape(), x.dtype()});
-  for (auto& x : ei) em.push_back({x.shape(), x.dtype()});
-  auto tv = make_subgraph(vjp_graph(*a.graph("then_branch").graph, {}, em));
-  auto ev = make_subgraph(vjp_graph(*a.graph("else_branch").graph, tm, {}));
-  TV r = cond(in[0], tv, cat(ti, g), ev, cat(ei, g));
-  TV res{Tensor()};  // the condition: no gradient
-  res.insert(res.end(), r.begin(), r.end());
+  for (size_t i = 0; i < ti.size(); ++i) if (kt[i]) tm.push_back({ti[i].shape(), ti[i].dtype()});
+  for (size_t i = 0; i < ei.size(); ++i) if (ke[i]) em.push_back({ei[i].shape(), ei[i].dtype()});
+  auto tv = make_subgraph(vjp_graph(*a.graph("then_branch").graph, kt, {}, em));
+  auto ev = make_subgraph(vjp_graph(*a.graph("else_branch").graph, ke, tm, {}));
+  TV r = cond(in[0], tv, cat(cat(ti, g), out), ev, cat(cat(ei, g), out));
+  TV res(in.size());  // the condition: no gradient
+  size_t j = 0;
+  for (size_t i = 0; i < ti.size(); ++i) if (kt[i]) res[1 + i] = r[j++];
+  for (size_t i = 0; i < ei.size(); ++i) if (ke[i]) res[1 + nt + i] = r[j++];
   return res;
 }
 
@@ -231,16 +282,20 @@ TV while_direct(const TV& in, const Attrs& a) {
   return s;
 }
 
-// WhileGrad: inputs (carried init (n), cond extra (nc), body extra (nb), cotangents of the results (n)[, history (n)]);
-// attrs cond, body, body_vjp, n_carried, n_cond, has_history. Outputs: cotangents of the carried init and of the body
-// extra inputs.
+// WhileGrad: inputs (carried init (n), cond extra (nc), body extra (nb), cotangents of the results (n), the results
+// (n)[, history (n)]);
+// attrs cond, body, body_vjp, n_carried, n_cond, has_history, needed (the body extra inputs that get a cotangent).
+// Outputs: cotangents of the carried init and of the needed body extra inputs.
 std::vector<TensorMeta> while_grad_infer(const TV& in, const Attrs& a) {
   size_t n = size_t(a.i("n_carried"));
   bool hh = a.b("has_history");
-  WhileShape w = while_shape(in, a, n * (hh ? 2 : 1));
+  WhileShape w = while_shape(in, a, n * (hh ? 3 : 2));
   std::vector<TensorMeta> r;
   for (size_t k = 0; k < w.n; ++k) r.push_back({in[k].shape(), in[k].dtype()});
-  for (size_t k = 0; k < w.nb; ++k) r.push_back({in[w.n + w.nc + k].shape(), in[w.n + w.nc + k].dtype()});
+  for (int64_t k : a.ints("needed")) {
+    KILN_CHECK(k >= 0 && size_t(k) < w.nb, Value, "For 'WhileGrad', needed index ", k, " out of range.");
+    r.push_back({in[w.n + w.nc + size_t(k)].shape(), in[w.n + w.nc + size_t(k)].dtype()});
+  }
   return r;
 }
 
@@ -260,12 +315,14 @@ Tensor row(const Tensor& h, int64_t i) {
 TV while_grad_direct(const TV& in, const Attrs& a) {
   size_t n = size_t(a.i("n_carried"));
   bool hh = a.b("has_history");
-  WhileShape w = while_shape(in, a, n * (hh ? 2 : 1));
+  WhileShape w = while_shape(in, a, n * (hh ? 3 : 2));
   TV init = slice(in, 0, w.n), ce = slice(in, w.n, w.n + w.nc), be = slice(in, w.n + w.nc, w.n + w.nc + w.nb);
-  TV g = slice(in, w.n + w.nc + w.nb, w.n + w.nc + w.nb + n);
+  size_t at = w.n + w.nc + w.nb;
+  TV g = slice(in, at, at + n);
+  TV final_state = slice(in, at + n, at + 2 * n);
   std::vector<TV> states;
   if (hh) {
-    TV h = slice(in, w.n + w.nc + w.nb + n, in.size());
+    TV h = slice(in, at + 2 * n, in.size());
     int64_t trips = h[0].shape()[0];
     for (int64_t i = 0; i < trips; ++i) {
       TV s;
@@ -276,14 +333,16 @@ TV while_grad_direct(const TV& in, const Attrs& a) {
     run_loop(a.graph("cond"), a.graph("body"), init, ce, be, &states);
   }
   const SubGraph& vjp = a.graph("body_vjp");
-  TV gb(w.nb);
+  const std::vector<int64_t>& need = a.ints("needed");
+  TV gb(need.size());
   for (size_t i = states.size(); i-- > 0;) {
-    TV r = vjp.exe->run(cat(cat(states[i], be), g));
+    const TV& next = i + 1 < states.size() ? states[i + 1] : final_state;  // the body's outputs on trip i
+    TV r = vjp.exe->run(cat(cat(cat(states[i], be), g), next));
     g = slice(r, 0, n);
-    for (size_t k = 0; k < w.nb; ++k) gb[k] = gb[k].defined() ? ops::add(gb[k], r[n + k]) : r[n + k];
+    for (size_t k = 0; k < need.size(); ++k) gb[k] = gb[k].defined() ? ops::add(gb[k], r[n + k]) : r[n + k];
   }
-  for (size_t k = 0; k < w.nb; ++k)
-    if (!gb[k].defined()) gb[k] = ops::zeros(be[k].shape(), be[k].dtype());
+  for (size_t k = 0; k < need.size(); ++k)
+    if (!gb[k].defined()) gb[k] = ops::zeros(be[size_t(need[k])].shape(), be[size_t(need[k])].dtype());
   TV out = cat(g, gb);
   unalias(out, in, nullptr);
   return out;
@@ -294,20 +353,30 @@ TV while_bprop(const TV& in, const TV& out, const TV& gout, const Attrs& a) {
   const SubGraph& b = a.graph("body");
   TV g;
   for (size_t k = 0; k < w.n; ++k) g.push_back(gout[k].defined() ? gout[k] : ops::zeros_like(out[k]));
-  auto vjp = make_subgraph(vjp_graph(*b.graph, {}, {}));
+  // The body's vjp differentiates the carried values and only the loop-invariant inputs whose cotangent is used (a
+  // large tensor indexed per trip, such as a sequence, would otherwise get a full-size zero-filled cotangent a trip).
+  std::vector<bool> keep(w.n, true);
+  std::vector<int64_t> need;
+  for (size_t k = 0; k < w.nb; ++k) {
+    bool u = autodiff::input_needs_grad(w.n + w.nc + k);
+    keep.push_back(u);
+    if (u) need.push_back(int64_t(k));
+  }
+  auto vjp = make_subgraph(vjp_graph(*b.graph, keep, {}, {}));
   bool hh = a.b("save_history") && out.size() == 2 * w.n;
-  TV args = cat(slice(in, 0, w.n + w.nc + w.nb), g);
+  TV args = cat(cat(slice(in, 0, w.n + w.nc + w.nb), g), slice(out, 0, w.n));
   if (hh) args = cat(args, slice(out, w.n, 2 * w.n));
   Attrs at{{"cond", *a.find("cond")},
            {"body", *a.find("body")},
            {"body_vjp", AttrValue(std::shared_ptr<const SubGraph>(vjp))},
            {"n_carried", int64_t(w.n)},
            {"n_cond", int64_t(w.nc)},
-           {"has_history", hh}};
+           {"has_history", hh},
+           {"needed", need}};
   TV r = apply(OpId::WhileGrad, args, at);
   TV res(in.size());
   for (size_t k = 0; k < w.n; ++k) res[k] = r[k];
-  for (size_t k = 0; k < w.nb; ++k) res[w.n + w.nc + k] = r[w.n + k];
+  for (size_t k = 0; k < need.size(); ++k) res[w.n + w.nc + size_t(need[k])] = r[w.n + k];
   return res;
 }
 
