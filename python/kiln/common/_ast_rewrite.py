@@ -18,9 +18,10 @@ The rewrite, statement by statement (TensorFlow's AutoGraph and MindSpore's pars
 * `a if c else b` → if_exp(c, lambda: a, lambda: b); `a and b` → and_(a, lambda: b); `not a` → not_(a).
 What stays Python (and so unrolls, or raises the clear bool() error for a tensor condition): a loop with an `else`
 clause, a `return`/`break`/`continue` that rest folding cannot reach (inside `try`/`with`, or a `return` inside a
-loop), statements using `global`/`nonlocal`/`yield`, and functions whose source is unavailable. Functions called from
-the compiled function are not rewritten (write tensor-dependent control flow in the compiled function or Cell
-construct itself, or use ops.cond / ops.WhileLoop there).
+loop), functions using `global`/`nonlocal`/`yield`, and functions whose source is unavailable.
+Calls: every call in rewritten code goes through callee(f), which rewrites f too when it is a function of the user's
+program (not Kiln's, not the standard library's or an installed package's), so helpers' control flow compiles.
+A returned value holding an undefined variable raises its NameError (check_defined).
 """
 import ast
 import collections
@@ -28,6 +29,7 @@ import inspect
 import os
 import textwrap
 import threading
+import sys
 import sysconfig
 import types
 
@@ -64,7 +66,13 @@ def converted(fn):
             _cache.move_to_end(code)
             new_code = _cache[code]
     if not hit:
-        new_code = _convert_code(fn)
+        # The compile cache's source recorder (a profile hook) must not see the parser's own helpers run.
+        prof = sys.getprofile()
+        sys.setprofile(None)
+        try:
+            new_code = _convert_code(fn)
+        finally:
+            sys.setprofile(prof)
         with _lock:
             _cache[code] = new_code
             while len(_cache) > _CACHE_SIZE:
@@ -352,6 +360,9 @@ class _Rewriter:
                                       value=node.value if node.value is not None else ast.Constant(value=None))
                 body = [_Replace(ast.Return, make).visit(s) for s in body]
                 body = body + [ast.Return(value=_name(_RET))]
+        # A result holding an undefined variable (assigned on one path of a tensor `if` only) raises its NameError.
+        body = [_Replace(ast.Return, lambda n: ast.Return(value=_call(_cf("check_defined"), [n.value]))
+                         if n.value is not None else n, into_loops=True).visit(s) for s in body]
         fdef.body = self.block(body)
         return fdef
 
@@ -418,9 +429,14 @@ class _Rewriter:
     def _names(self, names):
         return _tuple([ast.Constant(value=n) for n in names])
 
+    @staticmethod
+    def _python_only(test, why):
+        return _call(_cf("python_cond"), [test, ast.Constant(value=why)])
+
     def if_(self, s):
         if self._escapes(s.body) or self._escapes(s.orelse):
-            s.test = _Expr().visit(s.test)
+            s.test = self._python_only(_Expr().visit(s.test), "`if` whose branch holds a return/break/continue that "
+                                       "cannot be rewritten (a return inside a loop, or a jump inside try/with)")
             s.body = self.block(s.body)
             s.orelse = self.block(s.orelse)
             return s
@@ -455,7 +471,8 @@ class _Rewriter:
     def while_(self, s):
         lb = None if s.orelse else self._loop_body(s.body)
         if lb is None:
-            s.test = _Expr().visit(s.test)
+            s.test = self._python_only(_Expr().visit(s.test), "`while` loop with an else clause, a return inside it, "
+                                       "or a break/continue inside try/with")
             s.body = self.block(s.body)
             s.orelse = self.block(s.orelse)
             return s

@@ -397,6 +397,25 @@ def callee(f):
     return c(f)
 
 
+def python_cond(value, why):
+    """The condition of a statement the rewrite left as Python (`why`): a symbolic tensor there cannot be compiled."""
+    if is_symbolic(value):
+        raise RuntimeError(f"A tensor-dependent {why} cannot be compiled{_location()}. Move the return/break out of the "
+                           "loop or try/with (e.g. set a result variable and break with a flag), drop the loop's else "
+                           "clause, or use ops.select / ops.WhileLoop / ops.switch.")
+    return value
+
+
+def check_defined(value):
+    """`value` (a function's result), or the NameError of an undefined variable it holds."""
+    if isinstance(value, _Undefined):
+        value._fail()
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            check_defined(v)
+    return value
+
+
 def value_or_undef(get, name):
     """The value of a variable (get() reads it), or an undefined marker when it has none yet."""
     try:

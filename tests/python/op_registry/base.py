@@ -38,10 +38,15 @@ PASS_ONLY_OPS = {
                      "exercised by the Graph-parity tests of 'pattern.dense_relu' / 'pattern.dense_gelu'",
     "FusedElementwise": "made by the elementwise-chain fusion pass (float32/float64); exercised by the Graph-parity "
                         "tests of 'pattern.elementwise_chain' (and of the gradients of sigmoid, tanh, gelu, ...)",
-    "If": "control flow with sub-graphs (made by the Graph-mode rewrite of `if` / ops.switch); values, gradients and "
-          "grad-of-grad tested in tests/python/test_control_flow.py",
-    "While": "control flow with sub-graphs (the Graph-mode rewrite of `while`/`for`, ops.WhileLoop/ForiLoop); values "
-             "and gradients (0, 1, 2, 6 trips) tested in tests/python/test_control_flow.py",
+}
+
+# Ops with sub-graphs (control flow): not functions of tensors alone, so no registry entry; their values, gradients and
+# Graph parity are tested in tests/python/test_control_flow*.py.
+CONTROL_FLOW_OPS = {
+    "If": "made by the Graph-mode rewrite of `if` / ops.switch; values, gradients and grad-of-grad tested in "
+          "tests/python/test_control_flow.py",
+    "While": "made by the Graph-mode rewrite of `while`/`for`, ops.WhileLoop/ForiLoop; values and gradients (0, 1, 2, "
+             "6 trips) tested in tests/python/test_control_flow.py",
     "WhileGrad": "made only by While's bprop; tested through While's gradients in tests/python/test_control_flow.py",
 }
 
