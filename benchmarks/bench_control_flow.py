@@ -6,7 +6,8 @@ mean(h_T^2), one SGD step (lr 0.01) per training step. Forms:
             WhileGrad node running the body's vjp over the saved trips)
   unrolled  @jit, `for t in range(50):` with a Python int: 50 copies of the cell in the graph (today's tracing)
   torch     the same loop in PyTorch eager (loss.backward(), in-place SGD), if /work/torchvenv has torch
-Reported: steps/s (median of --repeats runs of about --min-time s each, benchmarks/_timing.py), compile time of the
+Reported: steps/s (median of --repeats runs of about --min-time s each, benchmarks/_timing.py; the two Kiln forms
+alternate run by run), compile time of the
 first call, and the loss of the first step of each form (they must agree: same data, same initial weights).
 
     PYTHONPATH=python .venv/bin/python benchmarks/bench_control_flow.py [--repeats 5] [--min-time 1.0] [--threads N]
@@ -126,12 +127,16 @@ def main():
                           "torch": torch.__version__, "threads": torch.get_num_threads()}))
         return
     results = []
-    for form in ("while", "unrolled"):
-        step, sync, compile_s, train, first_loss = kiln_step(form)
-        rates, n, loss = timed_rates(step, sync, a.repeats, a.min_time)
+    forms = {form: kiln_step(form) for form in ("while", "unrolled")}
+    rates = {form: [] for form in forms}
+    for _ in range(a.repeats):  # the forms alternate, so that other load on the machine hits both alike
+        for form, (step, sync, *_rest) in forms.items():
+            r, n, loss = timed_rates(step, sync, 1, a.min_time)
+            rates[form] += r
+    for form, (step, sync, compile_s, train, first_loss) in forms.items():
         g = train.graphs[0].graph
-        results.append({"form": f"kiln jit {form}", "steps_per_s": float(np.median(rates)), "first_loss": first_loss,
-                        "compile_s": round(compile_s, 3), "graph_nodes": g.num_nodes,
+        results.append({"form": f"kiln jit {form}", "steps_per_s": float(np.median(rates[form])),
+                        "first_loss": first_loss, "compile_s": round(compile_s, 3), "graph_nodes": g.num_nodes,
                         "while_nodes": g.count("While")})
     if os.path.exists(a.torch_python):
         cmd = [a.torch_python, os.path.abspath(__file__), "--torch-only", "--repeats", str(a.repeats),
