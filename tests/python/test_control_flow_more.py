@@ -138,6 +138,7 @@ def test_ir_text_passes_and_subgraph_optimization():
     np.testing.assert_allclose(f(t64([-1.0, 2.0]), Tensor(3)).asnumpy(), [0.0, 2.0])
     text = f.graphs[0].graph.to_text()
     assert "While(" in text and "<graph while_body" in text
+    assert "# body of %" in text and "graph while_body(" in text and "ReLU(" in text  # the sub-graphs follow
     g = ms.jit(lambda x: x)  # noqa: F841
     from kiln._loader import _core
     with _core.Trace("t", lift=True) as tr:
