@@ -272,3 +272,37 @@ def test_return_inside_loop_keeps_python_and_says_where():
     with pytest.raises(RuntimeError, match=r"`if` whose branch holds a return.*cannot be compiled.*"
                                            r"test_control_flow_more.py:\d+"):
         f(t64([1.0]))
+
+
+def test_number_promoted_across_branches_and_trips():
+    @ms.jit
+    def f(x, n):
+        s = 0  # an int that a tensor `if` inside the compiled loop makes a float
+        i = 0
+        while i < n:
+            i += 1
+            if i == 2:
+                continue
+            s = s + x.sum() * i
+        return s
+
+    for n, want in ((0, 0.0), (1, 3.0), (3, 12.0)):
+        np.testing.assert_allclose(f(Tensor(np.array([1.0, 2.0], np.float32)), Tensor(n)).asnumpy(), want)
+    assert f.trace_count == 1
+
+
+def test_helpers_nested_defs_and_boolean_operators():
+    @ms.jit
+    def g(x):
+        def inner(v):
+            return v * 2 if v.sum() > 0 else v * 3
+        return inner(x), (x if x.min() > 0 else -x), not (x.sum() > 0), (x.sum() > 0) or (x.sum() < -10)
+
+    for xv in ([1.0, 2.0], [-1.0, 2.0], [-5.0, -6.0]):
+        x = np.array(xv)
+        y, z, n, o = g(t64(xv))
+        np.testing.assert_allclose(y.asnumpy(), x * 2 if x.sum() > 0 else x * 3)
+        np.testing.assert_allclose(z.asnumpy(), x if x.min() > 0 else -x)
+        assert bool(n.asnumpy()) == (not x.sum() > 0)
+        assert bool(o.asnumpy()) == (x.sum() > 0 or x.sum() < -10)
+    assert g.trace_count == 1

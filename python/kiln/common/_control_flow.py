@@ -72,7 +72,7 @@ def _check_pred(pred, what):
     if pred.size != 1:
         raise ValueError(f"For {what}, the condition must be a tensor with one element, but got shape "
                          f"{list(pred.shape)}{_location()}: the truth value of a tensor with several elements is "
-                         "ambiguous (reduce it with .any() / .all()).")
+                         "ambiguous (reduce it first, e.g. x.max() > 0 or x.min() > 0).")
 
 
 # ------------------------------------------------------------------------------------------- tracing sub-graphs
@@ -140,28 +140,43 @@ def _compiled_if(pred, then_fn, else_fn, vals, names, what):
     in_tensors = []
     in_struct = _flatten(vals, in_tensors)
     keep = None  # indices of the variables that flow out (None: all)
-    for _ in range(2):
-        def post(out, keep=keep):
+    casts = {}  # output tensor index -> dtype both branches cast it to (an int in one branch, a float in the other)
+    for _ in range(3):
+        def post(out, keep=keep, casts=dict(casts)):
             out = _numbers_to_tensors(out)
-            return tuple(out[i] if keep is None or i in keep else None for i in range(len(out)))
+            out = tuple(out[i] if keep is None or i in keep else None for i in range(len(out)))
+            if casts:
+                ts = []
+                st_ = _flatten(out, ts)
+                ts = [t.astype(casts[j]) if j in casts and t.dtype != casts[j] else t for j, t in enumerate(ts)]
+                out = _unflatten(st_, ts)
+            return out
         gt, lt, st, mt = _trace("if_true", then_fn, in_tensors, in_struct, post)
         ge, le, se, me = _trace("if_false", else_fn, in_tensors, in_struct, post)
-        if keep is not None:
-            break
-        drop = set()
-        for i, (a, b) in enumerate(zip(st, se)):
-            ka, kb = _shape_key(a), _shape_key(b)
-            if ka == kb:
+        retry = False
+        if keep is None:
+            drop = set()
+            for i, (a, b) in enumerate(zip(st, se)):
+                ka, kb = _shape_key(a), _shape_key(b)
+                if ka == kb:
+                    continue
+                if ka == ("undefined",) or kb == ("undefined",):
+                    drop.add(i)
+                    continue
+                raise TypeError(f"In a tensor-dependent {what}{loc}, variable '{names[i]}' has a different kind of value "
+                                f"in the two branches (true: {_describe(a)}, false: {_describe(b)}): both branches must "
+                                "give it a tensor of the same shape and dtype (or the same Python value).")
+            if drop:
+                keep = set(range(len(vals))) - drop
                 continue
-            if ka == ("undefined",) or kb == ("undefined",):
-                drop.add(i)
-                continue
-            raise TypeError(f"In a tensor-dependent {what}{loc}, variable '{names[i]}' has a different kind of value in "
-                            f"the two branches (true: {_describe(a)}, false: {_describe(b)}): both branches must give "
-                            "it a tensor of the same shape and dtype (or the same Python value).")
-        if not drop:
+        for k, (a, b) in enumerate(zip(mt, me)):
+            if a != b and a[0] == b[0] and k not in casts:
+                common = _promoted(a[1], b[1])
+                if common is not None:
+                    casts[k] = common
+                    retry = True
+        if not retry:
             break
-        keep = set(range(len(vals))) - drop
     for k, (a, b) in enumerate(zip(mt, me)):
         if a != b:
             var = _var_of_output(st, k, names)
@@ -176,6 +191,17 @@ def _compiled_if(pred, then_fn, else_fn, vals, names, what):
             if i not in keep:
                 res[i] = _Undefined(names[i], loc)
     return tuple(res)
+
+
+def _promoted(a, b):
+    """The dtype two branches' values of one variable are cast to (a float beats an int or a bool; else the wider), or
+    None when they are not both numeric."""
+    from . import dtype as mstype
+    order = [mstype.bool_, mstype.uint8, mstype.int8, mstype.int16, mstype.int32, mstype.int64, mstype.float16,
+             mstype.bfloat16, mstype.float32, mstype.float64]
+    if a not in order or b not in order:
+        return None
+    return order[max(order.index(a), order.index(b))]
 
 
 def _describe(struct):
