@@ -306,3 +306,20 @@ def test_helpers_nested_defs_and_boolean_operators():
         assert bool(n.asnumpy()) == (not x.sum() > 0)
         assert bool(o.asnumpy()) == (x.sum() > 0 or x.sum() < -10)
     assert g.trace_count == 1
+
+
+def test_scan_unroll_false_is_one_while_node_with_gradients():
+    def run(x, h, unroll):
+        c, ys = ops.Scan()(lambda c, e: (ops.tanh(c * e + 0.5), c * e), h, [x[0], x[1], x[2]], unroll=unroll)
+        return (c * c).sum() + (ys[0] * ys[2]).sum()
+
+    rng = np.random.default_rng(3)
+    x, h = rng.standard_normal((3, 2)), rng.standard_normal(2)
+    jf = ms.jit(lambda x, h: run(x, h, False))
+    jf(t64(x), t64(h))
+    assert jf.graphs[0].graph.count("While") == 1
+    g_loop = ms.jit(ms.grad(lambda x, h: run(x, h, False), (0, 1)))(t64(x), t64(h))
+    g_eager = ms.grad(lambda x, h: run(x, h, True), (0, 1))(t64(x), t64(h))
+    for a, b in zip(g_loop, g_eager):
+        np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-12)
+    np.testing.assert_allclose(jf(t64(x), t64(h)).asnumpy(), run(t64(x), t64(h), True).asnumpy(), rtol=1e-12)

@@ -79,8 +79,9 @@ class Scan(Primitive):
     x); ys.append(y)`; returns (carry, ys) with ys a list.
 
     xs: a tuple/list (or None with `length`: loop_func then gets None). Runs as Python (unrolled into the graph when
-    compiling; MindSpore's unroll=False is accepted and unrolls too, as xs is a Python sequence). An empty xs returns
-    (init, []). Raises TypeError for a loop_func that is not callable, xs that is not a tuple/list/None, a length that
+    compiling). With unroll=False while compiling, a scan over tensors of one shape and dtype whose loop_func returns a
+    single tensor y is one While node (xs stacked, the ys written into one tensor); other scans unroll. An empty xs
+    returns (init, []). Raises TypeError for a loop_func that is not callable, xs that is not a tuple/list/None, a length that
     is not an int, or an unroll that is not a bool; ValueError if loop_func does not return a pair."""
 
     def __init__(self):
@@ -97,6 +98,10 @@ class Scan(Primitive):
                 raise TypeError(f"For 'Scan', the argument 'length' must be int when xs is None, but got "
                                 f"{type(length).__name__}.")
             xs = [None] * length
+        if not unroll and _cf._core.tracing() and len(xs) > 0:
+            compiled = _scan_loop(loop_func, init, xs)
+            if compiled is not None:
+                return compiled
         carry = init
         ys = []
         for x in xs:
@@ -107,6 +112,37 @@ class Scan(Primitive):
             carry, y = out
             ys.append(y)
         return carry, ys
+
+
+def _scan_loop(loop_func, init, xs):
+    """Scan as one While node (unroll=False while compiling): xs stacked into one tensor indexed by the trip counter,
+    each y written into a preallocated [len(xs), ...] tensor. Returns None (the caller unrolls) unless every x is a
+    tensor of one shape and dtype (or all are None) and loop_func returns a single tensor as y."""
+    from ..common import dtype as mstype
+    from .._loader import _core
+    from . import function as F
+    if all(x is None for x in xs):
+        stacked = None
+    elif all(isinstance(x, Tensor) for x in xs) and len({(tuple(x.shape), x.dtype) for x in xs}) == 1:
+        stacked = F.stack(list(xs), 0)
+    else:
+        return None
+    probe = loop_func(init, xs[0])  # for y's shape and dtype (its nodes are dead code, removed by the passes)
+    if not isinstance(probe, (tuple, list)) or len(probe) != 2:
+        raise ValueError(f"For 'Scan', loop_func must return a pair (carry, y), but it returned {type(probe).__name__}.")
+    y0 = probe[1]
+    if not isinstance(y0, Tensor):
+        return None
+    n = len(xs)
+    buf = F.zeros((n,) + tuple(y0.shape), y0.dtype)
+
+    def body(state):
+        i, carry, ys = state
+        carry, y = loop_func(carry, None if stacked is None else stacked[i])
+        ys = _core.tensor_scatter_update(ys, i.reshape((1, 1)), y.reshape((1,) + tuple(y.shape)))
+        return i + 1, carry, ys
+    _, carry, ys = _cf.while_loop(lambda s: F.less(s[0], n), body, (Tensor(0, mstype.int64), init, buf))
+    return carry, [ys[k] for k in range(n)]
 
 
 def switch(cond, true_branch, false_branch):
