@@ -163,9 +163,10 @@ def _compiled_if(pred, then_fn, else_fn, vals, names, what):
                 if ka == ("undefined",) or kb == ("undefined",):
                     drop.add(i)
                     continue
-                raise TypeError(f"In a tensor-dependent {what}{loc}, variable '{names[i]}' has a different kind of value "
-                                f"in the two branches (true: {_describe(a)}, false: {_describe(b)}): both branches must "
-                                "give it a tensor of the same shape and dtype (or the same Python value).")
+                raise TypeError(f"In a tensor-dependent {what}{loc}, variable '{names[i]}' has a different kind of "
+                                f"value in the two branches (true: {_describe(a)}, false: {_describe(b)}): both "
+                                "branches must give it a tensor of the same shape and dtype (or the same Python "
+                                "value).")
             if drop:
                 keep = set(range(len(vals))) - drop
                 continue
@@ -426,8 +427,8 @@ def callee(f):
 def python_cond(value, why):
     """The condition of a statement the rewrite left as Python (`why`): a symbolic tensor there cannot be compiled."""
     if is_symbolic(value):
-        raise RuntimeError(f"A tensor-dependent {why} cannot be compiled{_location()}. Move the return/break out of the "
-                           "loop or try/with (e.g. set a result variable and break with a flag), drop the loop's else "
+        raise RuntimeError(f"A tensor-dependent {why} cannot be compiled{_location()}. Move the return/break out of "
+                           "the loop or try/with (e.g. set a result variable and break with a flag), drop the loop's else "
                            "clause, or use ops.select / ops.WhileLoop / ops.switch.")
     return value
 

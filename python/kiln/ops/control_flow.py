@@ -81,8 +81,8 @@ class Scan(Primitive):
     xs: a tuple/list (or None with `length`: loop_func then gets None). Runs as Python (unrolled into the graph when
     compiling). With unroll=False while compiling, a scan over tensors of one shape and dtype whose loop_func returns a
     single tensor y is one While node (xs stacked, the ys written into one tensor); other scans unroll. An empty xs
-    returns (init, []). Raises TypeError for a loop_func that is not callable, xs that is not a tuple/list/None, a length that
-    is not an int, or an unroll that is not a bool; ValueError if loop_func does not return a pair."""
+    returns (init, []). Raises TypeError for a loop_func that is not callable, xs that is not a tuple/list/None, a
+    length that is not an int, or an unroll that is not a bool; ValueError if loop_func does not return a pair."""
 
     def __init__(self):
         super().__init__("Scan")
@@ -129,7 +129,8 @@ def _scan_loop(loop_func, init, xs):
         return None
     probe = loop_func(init, xs[0])  # for y's shape and dtype (its nodes are dead code, removed by the passes)
     if not isinstance(probe, (tuple, list)) or len(probe) != 2:
-        raise ValueError(f"For 'Scan', loop_func must return a pair (carry, y), but it returned {type(probe).__name__}.")
+        raise ValueError("For 'Scan', loop_func must return a pair (carry, y), but it returned "
+                         f"{type(probe).__name__}.")
     y0 = probe[1]
     if not isinstance(y0, Tensor):
         return None
