@@ -323,3 +323,15 @@ def test_scan_unroll_false_is_one_while_node_with_gradients():
     for a, b in zip(g_loop, g_eager):
         np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-12)
     np.testing.assert_allclose(jf(t64(x), t64(h)).asnumpy(), run(t64(x), t64(h), True).asnumpy(), rtol=1e-12)
+
+
+def test_export_description_refuses_control_flow_clearly():
+    @ms.jit
+    def f(x):
+        if x.sum() > 0:
+            x = x + 1.0
+        return x
+
+    f(t64([1.0]))
+    with pytest.raises(ValueError, match="tensor-dependent control flow.*cannot be described for export"):
+        f.graphs[0].graph.describe()
