@@ -559,11 +559,11 @@ def symbolic_error(what):
     """The error for reading a tensor's value while compiling, naming the user's line."""
     loc = _core._user_location()
     if what.startswith("`if`") or "bool" in what:  # control flow: a choice between values can be compiled
-        advice = ("Kiln compiles `if`/`while`/`for`, `x if c else y` and and/or/not on tensors written in the compiled "
-                  "function or Cell.construct itself (docs/graph_mode.md); this one was not: it is in a function "
-                  "called from there, or a return/break/continue sits inside a loop, `try` or `with` where it cannot "
-                  "be rewritten, or the value is converted with bool() directly. Move the condition into the compiled "
-                  "function, use ops.switch / ops.WhileLoop / ops.select(cond, x, y), or run this code in PyNative mode "
+        advice = ("Kiln compiles `if`/`while`/`for`, `x if c else y` and and/or/not on tensors in the compiled "
+                  "function, Cell constructs and the functions of your program they call (docs/graph_mode.md); this "
+                  "one was not: the value is converted with bool() directly, or the code is in a lambda, a library "
+                  "function or code without a source file. Write the condition as an `if`/`while` in your function, "
+                  "use ops.switch / ops.WhileLoop / ops.select(cond, x, y), or run this code in PyNative mode "
                   "(set_context(mode=PYNATIVE_MODE)).")
     else:  # float() / int() / item(): a Python number can not be made from a value computed later
         advice = ("Keep the value as a Tensor (use it in tensor ops directly, e.g. x * t instead of x * t.item()), "
