@@ -57,6 +57,21 @@ std::vector<Tensor> gradient(const std::vector<Tensor>& outputs, const std::vect
 // gradient work for inputs nothing asked for (e.g. a model's input image). Outside a reverse pass: true.
 bool input_needs_grad(size_t i);
 
+// RAII: a fresh autodiff context on this thread (no active grad transform, recording on, no bprop input mask) until
+// destroyed. For a closed differentiation inside a bprop (a control-flow node builds its sub-graph's vjp graph this
+// way, whatever transforms or reverse passes are active around it).
+class IsolatedTape {
+ public:
+  IsolatedTape();
+  ~IsolatedTape();
+  IsolatedTape(const IsolatedTape&) = delete;
+  IsolatedTape& operator=(const IsolatedTape&) = delete;
+ private:
+  int level_;
+  bool recording_;
+  const std::vector<bool>* needed_;
+};
+
 // Drops autodiff history from a tensor (a new alias of its storage).
 Tensor detach(const Tensor& x);
 

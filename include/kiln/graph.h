@@ -73,7 +73,12 @@ void set_location_provider(LocationFn fn);
 // RAII: while alive, ops record nodes into graph(). Traces nest: an inner trace records into its own graph.
 class Trace {
  public:
-  explicit Trace(std::string name);
+  // `lift`: a sub-graph trace (the branch of an If, the cond/body of a While). Every tensor it reads that it did not
+  // make — a symbolic tensor of an enclosing trace, a Parameter, a user tensor — becomes an extra input of the graph
+  // (after those made by input()), listed by lifted(); the control-flow node passes them in. So a sub-graph has no
+  // captures, and the enclosing trace (and its tape) sees every tensor the sub-graph depends on: gradients reach
+  // Parameters read inside a loop body.
+  explicit Trace(std::string name, bool lift = false);
   ~Trace();
   Trace(const Trace&) = delete;
   Trace& operator=(const Trace&) = delete;
@@ -84,6 +89,8 @@ class Trace {
   Graph& graph() { return *graph_; }
   Trace* outer() const { return outer_; }
   uint64_t first_id() const { return first_id_; }
+  // The enclosing tensors read by a lifting trace, in the order of the extra inputs they became.
+  const std::vector<Tensor>& lifted() const { return lifted_; }
 
  private:
   friend std::vector<Tensor> record(const OpDef&, const std::vector<Tensor>&, const Attrs&);
@@ -92,6 +99,8 @@ class Trace {
   std::unordered_map<const TensorImpl*, int> captured_;
   uint64_t first_id_;  // tensors with a larger id were made while tracing: constants
   Trace* outer_;
+  bool lift_ = false;
+  std::vector<Tensor> lifted_;
 };
 
 // A symbolic tensor (no data) standing for value `value` of graph `g`, of shape and dtype `m`: what tracing hands
@@ -100,11 +109,57 @@ Tensor symbolic(const Graph* g, int value, const TensorMeta& m);
 
 // True while a trace is active on this thread.
 bool tracing();
+// RAII: no trace is active on this thread until destroyed (ops run eagerly: compile-time work such as optimizing a
+// sub-graph while an enclosing function is being traced).
+class TraceSuspend {
+ public:
+  TraceSuspend();
+  ~TraceSuspend();
+  TraceSuspend(const TraceSuspend&) = delete;
+  TraceSuspend& operator=(const TraceSuspend&) = delete;
+ private:
+  Trace* saved_;
+};
 // True while tracing if `t` existed before the trace began (a Parameter, optimizer state, a user tensor): its value
 // is read at every run, so reading it while tracing would freeze a stale value into the graph.
 bool is_state_while_tracing(const Tensor& t);
 // Records one op application into the active trace; returns symbolic outputs. (Called by kiln::apply.)
 std::vector<Tensor> record(const OpDef& def, const std::vector<Tensor>& inputs, const Attrs& attrs);
+
+// ---- control flow (src/graph/control_flow.cpp) ----
+//
+// A SubGraph is the body of a control-flow node, held in the node's attributes: the graph as traced (what autodiff
+// differentiates, node by node, with the ops' bprops) and its optimized copy compiled into an Executable (what runs).
+// Immutable once made, so nodes, graphs and threads share it.
+class Executable;
+struct SubGraph {
+  std::shared_ptr<const Graph> graph;      // as traced (no captures: a lifting Trace made it)
+  std::shared_ptr<const Graph> optimized;  // after the standard pipeline
+  std::shared_ptr<Executable> exe;         // runs `optimized`
+};
+// Wraps a traced graph (optimizes a copy and compiles it). Throws RuntimeError if the graph reads a capture.
+std::shared_ptr<const SubGraph> make_subgraph(std::shared_ptr<const Graph> g);
+// "<graph name: N nodes>" (the attribute's text in Graph::to_text).
+std::string subgraph_label(const SubGraph& sg);
+// Applies the nodes of `g` to `inputs` with kiln::apply, in order: runs them eagerly on concrete tensors, records
+// them into the active trace on symbolic ones, and records them on the tape while a grad transform is active.
+std::vector<Tensor> eval_graph(const Graph& g, const std::vector<Tensor>& inputs);
+
+// If: inputs (pred, then_inputs..., else_inputs...); attrs then_branch, else_branch (SubGraph), n_then (int).
+// `pred` is a one-element tensor (bool or number: nonzero is true). Outputs: those of the branch taken (both branches
+// return the same shapes and dtypes). Gradient: the taken branch's (an If over the branches' vjp graphs).
+std::vector<Tensor> cond(const Tensor& pred, const std::shared_ptr<const SubGraph>& then_branch,
+                         const std::vector<Tensor>& then_inputs, const std::shared_ptr<const SubGraph>& else_branch,
+                         const std::vector<Tensor>& else_inputs);
+// While: inputs (carried..., cond_extra..., body_extra...); `cond` maps (carried, cond_extra) to a one-element tensor,
+// `body` maps (carried, body_extra) to the next carried values (same shapes and dtypes). Runs body while cond is
+// true; returns the last carried values. With save_history (set while a grad transform is active) the node also
+// returns, per carried value, the stack of its values at the start of each trip (leading dimension: the trip count,
+// known at run time; the graph's type says 0): the gradient (WhileGrad) then runs the body's vjp over the trips in
+// reverse without recomputing the forward loop.
+std::vector<Tensor> while_loop(const std::shared_ptr<const SubGraph>& cond, const std::shared_ptr<const SubGraph>& body,
+                               const std::vector<Tensor>& carried, const std::vector<Tensor>& cond_extra,
+                               const std::vector<Tensor>& body_extra, bool save_history);
 
 // ---- passes (src/graph/passes/*.cpp). Each returns the number of nodes it changed (the fusion passes: the
 // number of original nodes absorbed into fused ones). ----

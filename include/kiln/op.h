@@ -2,6 +2,7 @@
 // kernel and its bprop written with Kiln ops (see DESIGN.md, "every op is defined once"). `apply` dispatches:
 // concrete inputs run the kernel now (PyNative) and are recorded on the tape while a grad transform is active.
 #pragma once
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -9,6 +10,8 @@
 #include "kiln/tensor.h"
 
 namespace kiln {
+
+namespace graph { struct SubGraph; }  // kiln/graph.h: a graph held by a control-flow node (If, While)
 
 // Op identifiers, derived from the single op list in kiln/op_list.h.
 enum class OpId : uint16_t {
@@ -21,7 +24,9 @@ const char* op_name(OpId id);
 
 // One attribute value. Attribute names are string literals owned by the op definitions.
 // (Construct string attributes from std::string explicitly: a bare literal would choose bool.)
-using AttrValue = std::variant<int64_t, double, bool, std::vector<int64_t>, DType, std::string>;
+// A SubGraph attribute is the body of a control-flow node (If's branches, While's cond and body).
+using AttrValue = std::variant<int64_t, double, bool, std::vector<int64_t>, DType, std::string,
+                               std::shared_ptr<const graph::SubGraph>>;
 
 // An op's attributes: a small ordered list of (name, value).
 struct Attrs {
@@ -35,6 +40,7 @@ struct Attrs {
   const std::vector<int64_t>& ints(const char* name) const;
   DType dtype(const char* name) const;
   const std::string& s(const char* name) const;
+  const graph::SubGraph& graph(const char* name) const;  // a sub-graph attribute (control-flow nodes)
   std::string str() const;                              // "axis=[0], keep_dims=False"
 };
 

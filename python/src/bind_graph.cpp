@@ -41,6 +41,7 @@ std::string user_location() {
 // A Trace whose lifetime is a Python `with` block.
 struct PyTrace {
   std::string name;
+  bool lift = false;
   std::unique_ptr<graph::Trace> trace;
   graph::Trace& get() {
     KILN_CHECK(trace != nullptr, Runtime, "Kiln: Trace used outside its `with` block.");
@@ -117,8 +118,11 @@ void bind_graph(nb::module_& m) {
       }, "Runs one pass in place; returns the number of nodes it changed.");
 
   nb::class_<PyTrace>(m, "Trace", "Records ops into a new graph while inside its `with` block.")
-      .def(nb::init<std::string>(), nb::arg("name"))
-      .def("__enter__", [](PyTrace& t) -> PyTrace& { t.trace = std::make_unique<graph::Trace>(t.name); return t; },
+      .def("__init__", [](PyTrace* self, std::string name, bool lift) { new (self) PyTrace{std::move(name), lift, nullptr}; },
+           nb::arg("name"), nb::arg("lift") = false,
+           "lift=True: a sub-graph trace (a branch or loop body): tensors it reads that it did not make become extra "
+           "inputs, listed by lifted() (kiln/graph.h, Trace).")
+      .def("__enter__", [](PyTrace& t) -> PyTrace& { t.trace = std::make_unique<graph::Trace>(t.name, t.lift); return t; },
            nb::rv_policy::reference)
       .def("__exit__", [](PyTrace& t, nb::handle, nb::handle, nb::handle) { t.trace.reset(); return false; },
            nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
@@ -126,7 +130,29 @@ void bind_graph(nb::module_& m) {
            "A new symbolic argument.")
       .def("finish", [](PyTrace& t, const std::vector<Tensor>& outputs) {
         return std::shared_ptr<graph::Graph>(t.get().finish(outputs));
-      }, "Ends the trace with these outputs; returns the Graph.");
+      }, "Ends the trace with these outputs; returns the Graph.")
+      .def("lifted", [](PyTrace& t) { return t.get().lifted(); },
+           "The enclosing tensors read by a lifting trace (the extra inputs of its graph, in order).");
+
+  // Control flow (src/graph/control_flow.cpp): an If/While node when tracing, run now on concrete tensors.
+  nb::class_<graph::SubGraph>(m, "SubGraph", "A graph held by a control-flow node (optimized and compiled).")
+      .def("__init__", [](graph::SubGraph* self, std::shared_ptr<graph::Graph> g) {
+        auto sg = graph::make_subgraph(std::shared_ptr<const graph::Graph>(g));
+        new (self) graph::SubGraph(*sg);
+      })
+      .def_prop_ro("graph", [](const graph::SubGraph& s) { return std::make_shared<graph::Graph>(*s.graph); })
+      .def_prop_ro("optimized", [](const graph::SubGraph& s) { return std::make_shared<graph::Graph>(*s.optimized); })
+      .def_prop_ro("num_inputs", [](const graph::SubGraph& s) { return s.graph->inputs.size(); })
+      .def_prop_ro("num_outputs", [](const graph::SubGraph& s) { return s.graph->outputs.size(); });
+  m.def("_cond", [](const Tensor& pred, std::shared_ptr<graph::SubGraph> t, const std::vector<Tensor>& ti,
+                    std::shared_ptr<graph::SubGraph> e, const std::vector<Tensor>& ei) {
+    return graph::cond(pred, t, ti, e, ei);
+  }, "If node: the outputs of branch t(ti) if pred else e(ei).");
+  m.def("_while_loop", [](std::shared_ptr<graph::SubGraph> c, std::shared_ptr<graph::SubGraph> b,
+                          const std::vector<Tensor>& carried, const std::vector<Tensor>& ce,
+                          const std::vector<Tensor>& be, bool save_history) {
+    return graph::while_loop(c, b, carried, ce, be, save_history);
+  }, "While node: carried = b(carried, be) while c(carried, ce).");
 
   nb::class_<graph::Executable>(m, "Executable", "A compiled graph, run by the C++ executor.")
       .def("__init__", [](graph::Executable* self, std::shared_ptr<graph::Graph> g) {

@@ -16,6 +16,10 @@ nb::object attr_to_python(const AttrValue& v) {
       nb::list l;
       for (int64_t i : x) l.append(i);
       return l;
+    } else if constexpr (std::is_same_v<T, std::shared_ptr<const graph::SubGraph>>) {
+      KILN_FAIL(Value, "Kiln: a graph with tensor-dependent control flow (an If/While node holding ", graph::subgraph_label(*x),
+                ") cannot be described for export; export a model without tensor-dependent control flow.");
+      return nb::none();
     } else {
       return nb::cast(x);
     }

@@ -79,6 +79,17 @@ struct NeededScope {
 };
 }  // namespace
 
+IsolatedTape::IsolatedTape() : level_(t_level), recording_(t_recording), needed_(t_needed) {
+  t_level = 0;
+  t_recording = true;
+  t_needed = nullptr;
+}
+IsolatedTape::~IsolatedTape() {
+  t_level = level_;
+  t_recording = recording_;
+  t_needed = needed_;
+}
+
 bool input_needs_grad(size_t i) { return t_needed == nullptr || i >= t_needed->size() || (*t_needed)[i]; }
 
 std::vector<Tensor> gradient(const std::vector<Tensor>& outputs, const std::vector<Tensor>& sens,

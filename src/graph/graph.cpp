@@ -83,6 +83,13 @@ std::string Graph::to_text() const {
   s << "  return ";
   for (size_t i = 0; i < outputs.size(); ++i) s << (i ? ", " : "") << "%" << outputs[i];
   s << "\n}\n";
+  // The sub-graphs of control-flow nodes, after the graph (as optimized and run; each with its own sub-graphs).
+  for (const Node& n : nodes)
+    for (auto& kv : n.attrs.items)
+      if (auto sg = std::get_if<std::shared_ptr<const SubGraph>>(&kv.second)) {
+        s << "# " << kv.first << " of %" << (n.outputs.empty() ? -1 : n.outputs[0]) << " = " << op_name(n.op) << ":\n";
+        s << (*sg)->optimized->to_text();
+      }
   return s.str();
 }
 

@@ -31,7 +31,10 @@ void write_attr(Writer& w, const AttrValue& v) {
   else if (auto p = std::get_if<bool>(&v)) { w.u8(kBool); w.u8(*p ? 1 : 0); }
   else if (auto p = std::get_if<std::vector<int64_t>>(&v)) { w.u8(kInts); w.ints(*p); }
   else if (auto p = std::get_if<DType>(&v)) { w.u8(kDType); w.str(dtype_name(*p)); }
-  else { w.u8(kString); w.str(std::get<std::string>(v)); }
+  else if (auto p = std::get_if<std::string>(&v)) { w.u8(kString); w.str(*p); }
+  else
+    KILN_FAIL(Runtime, "Kiln graph file: a graph with tensor-dependent control flow (If/While nodes with sub-graphs) "
+              "cannot be stored; it is compiled in memory only.");
 }
 
 // ---- reading (bytes::Reader checks every count against the bytes left) ----

@@ -21,11 +21,16 @@ bool is_state_while_tracing(const Tensor& t) {
   return true;
 }
 bool tracing() { return t_trace != nullptr; }
+TraceSuspend::TraceSuspend() : saved_(t_trace) { t_trace = nullptr; }
+TraceSuspend::~TraceSuspend() { t_trace = saved_; }
 
 bool has_side_effect(OpId op) {
   switch (op) {
     case OpId::Assign: case OpId::Adam: case OpId::ApplyMomentum: case OpId::SGD: case OpId::Print:
     case OpId::CheckRange:  // a value check must run at every run of the graph, never folded or removed
+    // Control flow: a node that runs sub-graphs (maybe with side effects inside) is a barrier to the passes, which
+    // optimize its sub-graphs separately; it is never folded at compile time (a loop could run long) nor run ahead.
+    case OpId::If: case OpId::While: case OpId::WhileGrad:
     case OpId::StandardNormal: case OpId::UniformReal: case OpId::UniformInt:
     // collectives: every process must run them in the same order, every run (kiln/comm.h)
     case OpId::AllReduce: case OpId::AllGather: case OpId::ReduceScatter: case OpId::Broadcast:
@@ -40,7 +45,8 @@ bool is_random(OpId op) {
   return op == OpId::StandardNormal || op == OpId::UniformReal || op == OpId::UniformInt;
 }
 
-Trace::Trace(std::string name) : graph_(std::make_shared<Graph>()), first_id_(next_tensor_id()), outer_(t_trace) {
+Trace::Trace(std::string name, bool lift)
+    : graph_(std::make_shared<Graph>()), first_id_(next_tensor_id()), outer_(t_trace), lift_(lift) {
   graph_->name = std::move(name);
   t_trace = this;
 }
@@ -71,6 +77,21 @@ Tensor Trace::input(const Shape& shape, DType dtype) {
 int Trace::value_of(const Tensor& t) {
   const TensorImpl* impl = t.impl();
   if (impl->sym_graph == graph_.get()) return impl->sym_value;
+  if (lift_ && (impl->sym_graph != nullptr || impl->id < first_id_)) {
+    // A sub-graph trace reads a tensor of its surroundings: an extra input, passed in by the control-flow node.
+    auto it = captured_.find(impl);
+    if (it != captured_.end()) return it->second;
+    Value v;
+    v.meta = {t.shape(), t.dtype()};
+    v.kind = ValueKind::Input;
+    v.input_index = int(graph_->inputs.size());
+    graph_->values.push_back(v);
+    int id = int(graph_->values.size()) - 1;
+    graph_->inputs.push_back(id);
+    captured_[impl] = id;
+    lifted_.push_back(t);
+    return id;
+  }
   KILN_CHECK(impl->sym_graph == nullptr, Runtime,
              "Kiln: a tensor of another compiled function's trace was used inside this one (", graph_->name,
              "); pass it as an argument instead.");

@@ -19,6 +19,7 @@ void register_pool();
 void register_norm();
 void register_scatter();
 void register_collective();
+void register_control_flow();  // src/graph/control_flow.cpp
 
 inline void register_all() {
   register_elementwise_binary();
@@ -37,5 +38,6 @@ inline void register_all() {
   register_norm();
   register_scatter();
   register_collective();
+  register_control_flow();
 }
 }  // namespace kiln::ops_impl

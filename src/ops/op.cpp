@@ -73,6 +73,9 @@ bool Attrs::b(const char* name) const { return get_attr<bool>(*this, name); }
 const std::vector<int64_t>& Attrs::ints(const char* name) const { return get_attr<std::vector<int64_t>>(*this, name); }
 DType Attrs::dtype(const char* name) const { return get_attr<DType>(*this, name); }
 const std::string& Attrs::s(const char* name) const { return get_attr<std::string>(*this, name); }
+const graph::SubGraph& Attrs::graph(const char* name) const {
+  return *get_attr<std::shared_ptr<const graph::SubGraph>>(*this, name);
+}
 
 std::string Attrs::str() const {
   std::ostringstream s;
@@ -91,6 +94,7 @@ std::string Attrs::str() const {
         for (char c : v) s << (c == '\n' ? std::string("\\n") : c == '\x1f' ? std::string("|") : std::string(1, c));
         s << '"';
       }
+      else if constexpr (std::is_same_v<V, std::shared_ptr<const graph::SubGraph>>) s << graph::subgraph_label(*v);
       else s << v;
     }, kv.second);
   }

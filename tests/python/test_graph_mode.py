@@ -54,15 +54,25 @@ def test_python_values_are_constants_and_key_the_cache():
     assert len(calls) == 2
 
 
-def test_tensor_if_raises_with_location():
+def test_tensor_if_compiles_and_bool_raises_with_location():
     @ms.jit
     def f(x):
-        if ops.sum(x) > 0:
+        if ops.sum(x) > 0:  # compiled into an If node since issue 11 (tests/python/test_control_flow.py)
+            return x
+        return -x
+
+    x = rand(3)
+    want = x.asnumpy() if x.asnumpy().sum() > 0 else -x.asnumpy()
+    np.testing.assert_allclose(f(x).asnumpy(), want)
+
+    @ms.jit
+    def g(x):
+        if bool(ops.sum(x) > 0):  # an explicit bool() of a value still cannot be compiled
             return x
         return -x
 
     with pytest.raises(RuntimeError, match=r"test_graph_mode\.py:\d+.*ops\.select"):
-        f(rand(3))
+        g(rand(3))
 
 
 def test_shape_error_while_tracing_names_op_and_line():

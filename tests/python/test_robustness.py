@@ -64,10 +64,17 @@ def test_python_int_out_of_range_for_int_tensor():
 def test_tensor_index_inside_jit_has_clear_error():
     @ms.jit
     def f(x, i):
-        return x[ops.argmax(i)]
+        return x[ops.argmax(i)]  # one integer computed by the graph: a Gather (a loop counter `xs[t]`, issue 11)
+
+    np.testing.assert_allclose(f(Tensor(np.arange(3, dtype=np.float32)), Tensor(np.array([0, 5, 1], np.float32))
+                                 ).asnumpy(), 1.0)
+
+    @ms.jit
+    def g(x, i):
+        return x[ops.cast(i, ms.int64)]  # an index array computed by the graph: not supported
 
     with pytest.raises(IndexError, match="ops.gather"):
-        f(Tensor(np.ones(3, np.float32)), Tensor(np.ones(3, np.float32)))
+        g(Tensor(np.ones(3, np.float32)), Tensor(np.ones(3, np.float32)))
 
 
 def test_matmul_1d_mismatch_names_user_shapes():

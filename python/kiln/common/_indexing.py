@@ -86,7 +86,24 @@ def _is_basic(key):
                for k in items)
 
 
+def _symbolic_scalar_index(x, k):
+    """x[k] for a one-element integer tensor k computed by the graph being traced (a loop counter: `xs[t]` in a
+    compiled loop): a Gather along axis 0 of the index wrapped into [0, n). Returns None for any other key."""
+    if not (_is_tensor(k) and k._symbolic and k.size == 1 and k.ndim <= 1 and x.ndim >= 1
+            and k.dtype in (_core.DType.Int32, _core.DType.Int64)):
+        return None
+    from .. import ops
+    n = x.shape[0]
+    i = k.reshape((1,))
+    i = ops.select(i < 0, i + n, i)
+    out = ops.gather(x, i, 0)
+    return out.reshape(tuple(x.shape[1:])) if k.ndim == 0 else out
+
+
 def _getitem(x, key):
+    sym = _symbolic_scalar_index(x, key)
+    if sym is not None:
+        return sym
     items = _normalize_key(key, x.ndim)
     # None (and a bare True/False) adds a size-1 axis; NumPy's result is that of indexing the tensor with the axis
     # already inserted and `:` (True) or `0:0` (False) on it, which also places the axis right among array indices.

@@ -9,6 +9,7 @@ from .._loader import _core
 from .parameter import Parameter, ParameterTuple
 from .tensor import Tensor
 from .jit import JitFunction
+from . import _ast_rewrite
 from ..context import _graph as _graph_flag
 
 
@@ -170,7 +171,8 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value, sens
                 scope.watch(w)
                 leaves.append(w)
                 kinds.append(("w", w))
-            out = fn(*call_args, **kwargs)
+            # While tracing, fn's tensor-dependent control flow compiles (kiln/common/_ast_rewrite.py).
+            out = (_ast_rewrite.converted(fn) if _core.tracing() else fn)(*call_args, **kwargs)
             if has_aux:
                 if not isinstance(out, tuple) or len(out) < 2:
                     raise ValueError(f"For '{api}', when has_aux is True, origin fn requires more than one outputs, "

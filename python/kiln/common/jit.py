@@ -39,6 +39,7 @@ from .. import context
 from .tensor import Tensor
 from . import seed as _seed
 from . import _disk_cache
+from . import _ast_rewrite
 from . import _graph_builtins
 from . import mutable as _mutable
 
@@ -294,7 +295,9 @@ class JitFunction:
     def _python(self, args, kwargs):
         """Runs the Python function itself (eagerly, or traced when a trace is active)."""
         ref = self._self_ref
-        fn = _graph_builtins.graph_function(self.fn) if _core.tracing() else self.fn  # Note [graph built-ins]
+        # While tracing: the Python built-ins with graph semantics (Note [graph built-ins]), and the function's
+        # tensor-dependent control flow compiled (kiln/common/_ast_rewrite.py).
+        fn = _graph_builtins.graph_function(_ast_rewrite.converted(self.fn)) if _core.tracing() else self.fn
         if ref is None:
             return fn(*args, **kwargs)
         obj = ref()
@@ -613,9 +616,12 @@ def symbolic_error(what):
     """The error for reading a tensor's value while compiling, naming the user's line."""
     loc = _core._user_location()
     if what.startswith("`if`") or "bool" in what:  # control flow: a choice between values can be compiled
-        advice = ("Compute both branches and choose with ops.select(cond, x, y) / ops.where, or run this code in "
-                  "PyNative mode (set_context(mode=PYNATIVE_MODE)). Control flow on tensor values is not compiled "
-                  "yet.")
+        advice = ("Kiln compiles `if`/`while`/`for`, `x if c else y` and and/or/not on tensors in the compiled "
+                  "function, Cell constructs and the functions of your program they call (docs/graph_mode.md); this "
+                  "one was not: the value is converted with bool() directly, or the code is in a lambda, a library "
+                  "function or code without a source file. Write the condition as an `if`/`while` in your function, "
+                  "use ops.switch / ops.WhileLoop / ops.select(cond, x, y), or run this code in PyNative mode "
+                  "(set_context(mode=PYNATIVE_MODE)).")
     else:  # float() / int() / item(): a Python number can not be made from a value computed later
         advice = ("Keep the value as a Tensor (use it in tensor ops directly, e.g. x * t instead of x * t.item()), "
                   "return it from the compiled function and convert it outside, or run this code in PyNative mode "

@@ -21,6 +21,7 @@ from ..common.parameter import Parameter, ParameterTuple
 from ..ops.primitives import Primitive
 from ..common import _graph_builtins
 from ..common.jit import JitFunction, _bump_train_state, _recording, _record_cell
+from ..common import _ast_rewrite
 from ..context import _graph as _graph_flag
 from . import _mixed_precision
 
@@ -327,8 +328,8 @@ class Cell:
             return self._compiled_construct()(*args, **kwargs)
         if _recording[0]:  # some thread is compiling: this cell's training flag keys that graph
             _record_cell(self)
-        if _core.tracing():  # inside a compiled function: Python built-ins with graph semantics
-            return _graph_builtins.call(self.construct, args, kwargs)
+        if _core.tracing():  # inside a compiled function: graph built-ins, and tensor control flow compiles too
+            return _graph_builtins.call(_ast_rewrite.converted(self.construct), args, kwargs)
         return self.construct(*args, **kwargs)
 
     def _compiled_construct(self):

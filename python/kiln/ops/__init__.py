@@ -31,6 +31,8 @@ from .scan_func import *  # noqa: F401,F403,E402  (cumsum, cumprod, CumSum, CumP
 from .bbox_func import *  # noqa: F401,F403,E402  (iou, bounding_box_encode/decode, check_valid, FloatStatus)
 from .resize_func import *  # noqa: F401,F403,E402  (interpolate, ResizeNearestNeighbor, ResizeBilinearV2)
 
+from .control_flow import WhileLoop, ForiLoop, Scan, switch  # noqa: F401,E402  (compiled into While/If nodes)
+
 
 def _fill_operations():
     """`ops.operations` (P) holds every Primitive class of kiln.ops, as mindspore.ops.operations does (P.StridedSlice,

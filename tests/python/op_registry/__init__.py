@@ -3,8 +3,9 @@ generates the forward-vs-NumPy, gradient-vs-finite-difference, PyNative-vs-Graph
 
 Every C++ op in `kiln._core.op_names()` must be named in some entry's `ops` (as the op the entry calls, or as a
 building block of it: BroadcastTo via broadcast_to, StridedSliceGrad via the gradient of slicing, Fill via zeros/
-ones/full, ...), or in PASS_ONLY_OPS with a reason. test_op_registry.py checks that, and that every op named in an
-entry really appears in the graph that entry traces (so the registry cannot claim coverage it does not have).
+ones/full, ...), or in PASS_ONLY_OPS (or CONTROL_FLOW_OPS) with a reason. test_op_registry.py checks that, and that
+every op named in an entry really appears in the graph that entry traces (so the registry cannot claim coverage it
+does not have).
 
 Adding an op = adding one OpInfo to its family's module (elementwise, array, nn, state; the machinery is in base):
 a callable, a sample generator, a NumPy reference, dtypes, tolerances.
@@ -37,7 +38,8 @@ not finite (log 0, exp 1000, 1/0) have no gradient to check. Exceptions are per 
 special_ref) with their reason.
 """
 from .base import *  # noqa: F401,F403  (the entry type, samples, dtypes, lookups)
-from .base import (DEFAULT_TOL, MULTI_PROCESS_OPS, PASS_ONLY_OPS, REGISTRY, covered_ops, entries, kiln_result_dtype,  # noqa: F401
+from .base import (CONTROL_FLOW_OPS, DEFAULT_TOL, MULTI_PROCESS_OPS, PASS_ONLY_OPS, REGISTRY,  # noqa: F401
+                   covered_ops, entries, kiln_result_dtype,
                    np_value, samples_of, to_kiln)
 # The families register their entries when imported (nn uses state's helpers, so state comes first).
 from . import elementwise, array, state, nn, composite  # noqa: F401,E402

@@ -45,6 +45,15 @@ PASS_ONLY_OPS = {
 # collectives.py on 2 processes under the launcher, and a one-process world). {op: reason}
 MULTI_PROCESS_OPS = {n: "collective: tested by tests/python/test_distributed.py" for n in
                      ("AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Barrier", "Send", "Receive")}
+# Ops with sub-graphs (control flow): not functions of tensors alone, so no registry entry; their values, gradients and
+# Graph parity are tested in tests/python/test_control_flow*.py.
+CONTROL_FLOW_OPS = {
+    "If": "made by the Graph-mode rewrite of `if` / ops.switch; values, gradients and grad-of-grad tested in "
+          "tests/python/test_control_flow.py",
+    "While": "made by the Graph-mode rewrite of `while`/`for`, ops.WhileLoop/ForiLoop; values and gradients (0, 1, 2, "
+             "6 trips) tested in tests/python/test_control_flow.py",
+    "WhileGrad": "made only by While's bprop; tested through While's gradients in tests/python/test_control_flow.py",
+}
 
 # Default (rtol, atol) of forward checks against a float64 NumPy reference, by Kiln's output dtype.
 DEFAULT_TOL = {F16: (2e-3, 2e-3), F32: (1e-5, 1e-6), F64: (1e-11, 1e-12)}
