@@ -48,7 +48,7 @@ void binary_loop(const Tensor& a, const Tensor& b, const Tensor& out, F f) {
   cpu::broadcast_strides(b.shape(), b.strides(), out.shape(), sb);
   const Strides& so = out.strides();
   std::array<const int64_t*, 3> st{so.data(), sa.data(), sb.data()};
-  cpu::strided_loop<3>(out.shape(), st, [&](const int64_t* off, int64_t n, const int64_t* in) {
+  cpu::strided_loop_par<3>(out.shape(), st, [&](const int64_t* off, int64_t n, const int64_t* in) {
     O* o = po + off[0];
     const T* x = pa + off[1];
     const T* y = pb + off[2];
@@ -79,7 +79,7 @@ void unary_loop(const Tensor& x, const Tensor& out, F f) {
   const T* px = x.data<T>();
   O* po = out.data<O>();
   std::array<const int64_t*, 2> st{out.strides().data(), x.strides().data()};
-  cpu::strided_loop<2>(out.shape(), st, [&](const int64_t* off, int64_t n, const int64_t* in) {
+  cpu::strided_loop_par<2>(out.shape(), st, [&](const int64_t* off, int64_t n, const int64_t* in) {
     O* o = po + off[0];
     const T* a = px + off[1];
     if (in[0] == 1 && in[1] == 1)

@@ -238,7 +238,7 @@ void run_select(const std::vector<Tensor>& in, std::vector<Tensor>& out, const A
     const T* py = y.data<T>();
     T* po = out[0].data<T>();
     std::array<const int64_t*, 4> st{out[0].strides().data(), sc.data(), sx.data(), sy.data()};
-    cpu::strided_loop<4>(os, st, [&](const int64_t* off, int64_t n, const int64_t* s) {
+    cpu::strided_loop_par<4>(os, st, [&](const int64_t* off, int64_t n, const int64_t* s) {
       T* o = po + off[0];
       const bool* c1 = pc + off[1];
       const T* x1 = px + off[2];

@@ -160,22 +160,20 @@ void run_program(const std::vector<Instr>& prog, const TV& in, const Tensor& out
   const int64_t n = out.numel();
   const size_t nin = in.size(), nreg = nin + prog.size();
   // Registers: full inputs point into their (contiguous) data and advance per block; 0-d inputs are a block
-  // filled with the value once (stride 0); instruction results live in `scratch`, the last in the output.
+  // filled with the value (stride 0); instruction results live in a scratch block, the last in the output.
   // Blocks of min(kBlock, n) elements: a small tensor gets a small, uninitialized (every element read is written
-  // first) scratch instead of zeroing full blocks at every call.
+  // first) scratch instead of zeroing full blocks at every call. Blocks are independent: from kParallelMin
+  // elements up they are split over the OpenMP threads, each with its own scratch (the same numbers: every
+  // element is computed by the same instructions whatever the split).
   const int64_t block = std::max<int64_t>(1, std::min<int64_t>(kBlock, n));
-  std::unique_ptr<T[]> scratch_buf(new T[(prog.size() + nin) * size_t(block)]);
-  T* const scratch = scratch_buf.get();
+  const bool scalar_out = out.ndim() == 0;
   std::vector<const T*> base(nreg, nullptr);
   std::vector<bool> moves(nreg, false);
+  std::vector<T> scalars(nin, T(0));
   std::vector<Tensor> keep;  // contiguous copies of strided inputs
-  const bool scalar_out = out.ndim() == 0;
   for (size_t i = 0; i < nin; ++i) {
     if (in[i].ndim() == 0 && !scalar_out) {
-      T v = ew::as_dtype(in[i], out.dtype()).data<T>()[0];
-      T* buf = scratch + (prog.size() + i) * size_t(block);
-      for (int64_t k = 0; k < block; ++k) buf[k] = v;
-      base[i] = buf;
+      scalars[i] = ew::as_dtype(in[i], out.dtype()).data<T>()[0];
     } else {
       Tensor c = ew::as_dtype(in[i], out.dtype()).contiguous();
       keep.push_back(c);
@@ -184,17 +182,38 @@ void run_program(const std::vector<Instr>& prog, const TV& in, const Tensor& out
     }
   }
   T* po = out.data<T>();
-  std::vector<const T*> r(nreg);
-  for (int64_t start = 0; start < n; start += kBlock) {
-    const int64_t len = std::min<int64_t>(kBlock, n - start);
-    for (size_t i = 0; i < nin; ++i) r[i] = moves[i] ? base[i] + start : base[i];
-    for (size_t k = 0; k < prog.size(); ++k) {
-      T* d = k + 1 == prog.size() ? po + start : scratch + k * size_t(block);
-      const Instr& ins = prog[k];
-      eval<T>(ins.op, r[size_t(ins.a)], ins.b >= 0 ? r[size_t(ins.b)] : nullptr, d, len);
-      r[nin + k] = d;
+  const int64_t nblocks = (n + kBlock - 1) / kBlock;
+  // Blocks [b0, b1) with a scratch of its own (no exceptions: the program was checked by decode).
+  auto run_blocks = [&](int64_t b0, int64_t b1) {
+    std::unique_ptr<T[]> scratch_buf(new T[nreg * size_t(block)]);
+    T* const scratch = scratch_buf.get();
+    std::vector<const T*> r(nreg);
+    for (size_t i = 0; i < nin; ++i)
+      if (!moves[i]) {
+        T* buf = scratch + (prog.size() + i) * size_t(block);
+        for (int64_t k = 0; k < block; ++k) buf[k] = scalars[i];
+        r[i] = buf;
+      }
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t start = b * kBlock, len = std::min<int64_t>(kBlock, n - start);
+      for (size_t i = 0; i < nin; ++i)
+        if (moves[i]) r[i] = base[i] + start;
+      for (size_t k = 0; k < prog.size(); ++k) {
+        T* d = k + 1 == prog.size() ? po + start : scratch + k * size_t(block);
+        const Instr& ins = prog[k];
+        eval<T>(ins.op, r[size_t(ins.a)], ins.b >= 0 ? r[size_t(ins.b)] : nullptr, d, len);
+        r[nin + k] = d;
+      }
     }
+  };
+  if (n < cpu::kParallelMin || omp_get_max_threads() == 1 || omp_in_parallel()) {
+    run_blocks(0, nblocks);
+    return;
   }
+  constexpr int64_t kPer = 16;  // blocks per chunk: 8192 elements, as cpu::parallel_runs
+  const int64_t chunks = (nblocks + kPer - 1) / kPer;
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < chunks; ++c) run_blocks(c * kPer, std::min(nblocks, (c + 1) * kPer));
 }
 
 void run_fused_ew(const TV& in, TV& out, const Attrs& a) {

@@ -3,6 +3,8 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
+#include <limits>
 
 #include <Eigen/Core>
 #include <oneapi/dnnl/dnnl.h>
@@ -78,6 +80,32 @@ struct GemmThreads {
   ~GemmThreads() { omp_set_num_threads(saved); }
 };
 
+// one(bi) for bi in [0, nb), split over the OpenMP threads when `par`: each thread runs whole products on one
+// thread (oneDNN's sgemm and Eigen's GEMM run single-threaded inside a parallel region). `one` must not throw.
+template <typename F>
+void for_batches(int64_t nb, bool par, F&& one) {
+  if (!par) {
+    for (int64_t bi = 0; bi < nb; ++bi) one(bi);
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t bi = 0; bi < nb; ++bi) one(bi);
+}
+
+// Note [batched matmul threads]: a batch of small products (attention's (B·H)×(S×S·Dh)) gains nothing from
+// threads inside each product: oneDNN's sgemm forks and joins a team per call, and on 2 threads a 64x64x32
+// product was 3x *slower* than on one. Such batches are split over the threads instead, each product on one
+// thread (the same per-product kernel, so the numbers do not depend on the split). Used when there are threads to
+// share, the whole batch is worth threading (the GemmThreads rule), and either the products are small (below
+// 2·256³ flops, where sgemm's own threading scales poorly) or the batch divides evenly / is long enough that the
+// last round of products leaves little idle.
+bool batch_parallel(int64_t nb, double gemm_flops) {
+  const int nthr = omp_get_max_threads();
+  if (nthr < 2 || nb < 2 || omp_in_parallel()) return false;
+  if (gemm_flops * double(nb) < 2.0 * 128 * 128 * 128) return false;
+  return gemm_flops < 2.0 * 256 * 256 * 256 || nb % nthr == 0 || nb >= 4 * nthr;
+}
+
 void run_matmul(const TV& in, TV& out, const Attrs& a) {
   DType t = out[0].dtype();
   DType ct = (t == DType::Float16 || t == DType::BFloat16) ? DType::Float32 : t;
@@ -108,35 +136,85 @@ void run_matmul(const TV& in, TV& out, const Attrs& a) {
   Shape bxs(x.shape().begin(), x.shape().end() - 2), bys(y.shape().begin(), y.shape().end() - 2);
   Strides sx = cpu::broadcast_strides(bxs, Strides(x.strides().begin(), x.strides().end() - 2), batch);
   Strides sy = cpu::broadcast_strides(bys, Strides(y.strides().begin(), y.strides().end() - 2), batch);
-  Strides so = contiguous_strides(batch);
   int64_t nb = numel(batch);
-  GemmThreads threads(2.0 * double(M) * double(N) * double(K) * double(nb));
-  if (M == 0 || N == 0) return;
+  if (M == 0 || N == 0 || nb == 0) {
+    if (ct != t) copy_into(o, out[0]);
+    return;
+  }
+  // One shared right operand (a weight broadcast over the batch) and a row-major left operand whose batches
+  // follow each other row after row: one (nb·M, K)·(K, N) product instead of nb small ones.
+  if (!lx.trans && nb > 1 && K > 0 && std::all_of(sy.begin(), sy.end(), [](int64_t s) { return s == 0; })) {
+    int64_t expect = M * lx.ld;
+    bool rows = true;
+    for (size_t d = batch.size(); d-- > 0;) {
+      if (batch[d] != 1 && sx[d] != expect) { rows = false; break; }
+      expect *= batch[d];
+    }
+    if (rows) {
+      GemmThreads threads(2.0 * double(M) * double(N) * double(K) * double(nb));
+      KILN_DISPATCH(ct, [&](auto tag) {
+        using T = decltype(tag);
+        if constexpr (std::is_same_v<T, float>) {
+          dnnl_status_t st = dnnl_sgemm('N', ly.trans ? 'T' : 'N', nb * M, N, K, 1.0f, x.data<float>(), lx.ld,
+                                        y.data<float>(), ly.ld, 0.0f, o.data<float>(), N);
+          KILN_CHECK(st == dnnl_success, Runtime, "For 'MatMul', oneDNN sgemm failed with status ", int(st), ".");
+        } else if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+          KILN_FAIL(Type, "For 'MatMul', unsupported dtype ", dtype_name(ct), ".");
+        } else {
+          gemm_eigen<T>(false, ly.trans, nb * M, N, K, x.data<T>(), lx.ld, y.data<T>(), ly.ld, o.data<T>(), N);
+        }
+      });
+      if (ct != t) copy_into(o, out[0]);
+      return;
+    }
+  }
+  // Element offsets of each batch's operands.
+  std::vector<int64_t> offs(size_t(2 * nb));
+  {
+    cpu::DimVec idx(batch.size(), 0);
+    int64_t ox = 0, oy = 0;
+    for (int64_t bi = 0; bi < nb; ++bi) {
+      offs[size_t(2 * bi)] = ox;
+      offs[size_t(2 * bi + 1)] = oy;
+      for (size_t d = batch.size(); d-- > 0;) {  // odometer over the batch dims, last fastest
+        ox += sx[d];
+        oy += sy[d];
+        if (++idx[d] < batch[d]) break;
+        ox -= sx[d] * batch[d];
+        oy -= sy[d] * batch[d];
+        idx[d] = 0;
+      }
+    }
+  }
+  const double gemm_flops = 2.0 * double(M) * double(N) * double(K);
+  const bool par = batch_parallel(nb, gemm_flops);
+  // Split batch: the team stays as it is (each product then runs on one thread); else the GemmThreads rule.
+  GemmThreads threads(par ? std::numeric_limits<double>::infinity() : gemm_flops * double(nb));
   KILN_DISPATCH(ct, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
       KILN_FAIL(Type, "For 'MatMul', unsupported dtype ", dtype_name(ct), ".");
     } else {
-      for (int64_t bi = 0; bi < nb; ++bi) {
-        int64_t ox = 0, oy = 0, rem = bi;
-        for (size_t d = batch.size(); d-- > 0;) {
-          int64_t idx = rem % batch[d];
-          rem /= batch[d];
-          ox += idx * sx[d];
-          oy += idx * sy[d];
-        }
-        const T* A = x.data<T>() + ox;
-        const T* B = y.data<T>() + oy;
-        T* C = o.data<T>() + bi * (M * N);
-        if (K == 0) { for (int64_t i = 0; i < M * N; ++i) C[i] = T(0); continue; }
+      const T* px = x.data<T>();
+      const T* py = y.data<T>();
+      T* po = o.data<T>();
+      std::atomic<int> bad{int(dnnl_success)};  // nothing may throw out of the parallel region: checked after it
+      auto one = [&](int64_t bi) {
+        const T* A = px + offs[size_t(2 * bi)];
+        const T* B = py + offs[size_t(2 * bi + 1)];
+        T* C = po + bi * (M * N);
+        if (K == 0) { std::fill(C, C + M * N, T(0)); return; }
         if constexpr (std::is_same_v<T, float>) {
           dnnl_status_t st = dnnl_sgemm(lx.trans ? 'T' : 'N', ly.trans ? 'T' : 'N', M, N, K, 1.0f, A, lx.ld, B, ly.ld,
                                         0.0f, C, N);
-          KILN_CHECK(st == dnnl_success, Runtime, "For 'MatMul', oneDNN sgemm failed with status ", int(st), ".");
+          if (st != dnnl_success) bad.store(int(st), std::memory_order_relaxed);
         } else {
           gemm_eigen<T>(lx.trans, ly.trans, M, N, K, A, lx.ld, B, ly.ld, C, N);
         }
-      }
+      };
+      for_batches(nb, par, one);
+      KILN_CHECK(bad.load() == int(dnnl_success), Runtime, "For 'MatMul', oneDNN sgemm failed with status ", bad.load(),
+                 ".");
     }
   });
   if (ct != t) copy_into(o, out[0]);
@@ -148,6 +226,18 @@ TV bprop_matmul(const TV& in, const TV&, const TV& g, const Attrs& a) {
   bool ta = a.b("transpose_a"), tb = a.b("transpose_b");
   // Only the cotangents that lead to a leaf (autodiff::input_needs_grad): no dA for a model's input batch.
   const bool na = autodiff::input_needs_grad(0), nb = autodiff::input_needs_grad(1);
+  if (!ta && B.ndim() == 2 && A.ndim() > 2) {
+    // A weight shared by the batch: the products of (rows of every batch) as 2-D ones, so that dB is one
+    // (K, nb·M)·(nb·M, N) GEMM rather than nb products summed afterwards.
+    const int64_t k = A.shape()[size_t(A.ndim() - 1)], n = G.shape()[size_t(G.ndim() - 1)];
+    const int64_t rows = numel(Shape(A.shape().begin(), A.shape().end() - 1));  // G has the same rows
+    Tensor A2 = ops::reshape(A, {rows, k}), G2 = ops::reshape(G, {rows, n});
+    Tensor dA2, dB2;
+    if (!tb) { if (na) dA2 = ops::matmul(G2, B, false, true); if (nb) dB2 = ops::matmul(A2, G2, true, false); }
+    else { if (na) dA2 = ops::matmul(G2, B, false, false); if (nb) dB2 = ops::matmul(G2, A2, true, false); }
+    return {dA2.defined() ? ew::reduce_grad(ops::reshape(dA2, A.shape()), A) : dA2,
+            dB2.defined() ? ew::reduce_grad(dB2, B) : dB2};
+  }
   Tensor dA, dB;
   if (!ta && !tb) { if (na) dA = ops::matmul(G, B, false, true); if (nb) dB = ops::matmul(A, G, true, false); }
   else if (!ta && tb) { if (na) dA = ops::matmul(G, B, false, false); if (nb) dB = ops::matmul(G, A, true, false); }

@@ -1,5 +1,6 @@
 // The Float32 kernels of the vectorized unary ops (vmath.h): contiguous runs directly (threaded above
-// cpu::kParallelMin elements), strided runs gathered through a small buffer.
+// cpu::kParallelMin elements), strided runs gathered through a small buffer (runs split over the threads by
+// cpu::strided_loop_par).
 #include <algorithm>
 
 #include "../backend/cpu/loops.h"
@@ -12,7 +13,7 @@ void run_float32(Fn fn, const Tensor& x, const Tensor& out) {
   const float* px = x.data<float>();
   float* po = out.data<float>();
   std::array<const int64_t*, 2> st{out.strides().data(), x.strides().data()};
-  cpu::strided_loop<2>(out.shape(), st, [&](const int64_t* off, int64_t n, const int64_t* in) {
+  cpu::strided_loop_par<2>(out.shape(), st, [&](const int64_t* off, int64_t n, const int64_t* in) {
     float* o = po + off[0];
     const float* a = px + off[1];
     if (in[0] == 1 && in[1] == 1) {

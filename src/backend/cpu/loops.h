@@ -65,50 +65,97 @@ class DimVec {
 // are contiguous for every operand are merged and size-1 axes dropped, so a contiguous case is one call.
 // Calls body(offsets, n, inner_strides): offsets[k] = element offset of operand k at the start of an inner run
 // of n elements, inner_strides[k] = its stride along that run.
-template <size_t K, typename F>
-void strided_loop(const int64_t* shape, size_t nd, const std::array<const int64_t*, K>& strides, F&& body) {
-  int64_t n_total = 1;
-  for (size_t i = 0; i < nd; ++i) n_total *= shape[i];
-  std::array<int64_t, K> offs{};
-  if (n_total == 0) return;
-  // Collapse dims (innermost first in the temporaries).
+// The dims of a strided loop after merging (innermost first): adjacent axes contiguous for every operand merged,
+// size-1 axes dropped.
+template <size_t K>
+struct CollapsedDims {
+  int nd = 0;
+  int64_t total = 1;
   int64_t dims[16];
   int64_t st[K][16];
-  int nd2 = 0;
-  for (size_t ii = nd; ii-- > 0;) {
-    if (shape[ii] == 1) continue;
-    if (nd2 > 0) {
-      bool merge = true;
-      for (size_t k = 0; k < K; ++k)
-        if (strides[k][ii] != st[k][nd2 - 1] * dims[nd2 - 1]) { merge = false; break; }
-      if (merge) { dims[nd2 - 1] *= shape[ii]; continue; }
+  CollapsedDims(const int64_t* shape, size_t ndim, const std::array<const int64_t*, K>& strides) {
+    for (size_t i = 0; i < ndim; ++i) total *= shape[i];
+    for (size_t ii = ndim; ii-- > 0;) {
+      if (shape[ii] == 1) continue;
+      if (nd > 0) {
+        bool merge = true;
+        for (size_t k = 0; k < K; ++k)
+          if (strides[k][ii] != st[k][nd - 1] * dims[nd - 1]) { merge = false; break; }
+        if (merge) { dims[nd - 1] *= shape[ii]; continue; }
+      }
+      if (nd == 16) break;  // unreachable for rank <= 16
+      dims[nd] = shape[ii];
+      for (size_t k = 0; k < K; ++k) st[k][nd] = strides[k][ii];
+      nd++;
     }
-    if (nd2 == 16) break;  // unreachable for rank <= 16
-    dims[nd2] = shape[ii];
-    for (size_t k = 0; k < K; ++k) st[k][nd2] = strides[k][ii];
-    nd2++;
   }
-  if (nd2 == 0) {  // a single element
+  // body(offsets, n, inner) for the inner runs of outer iterations [lo, hi) (outer = all dims but the innermost).
+  template <typename F>
+  void run(int64_t lo, int64_t hi, F& body) const {
+    std::array<int64_t, K> offs{};
     std::array<int64_t, K> inner{};
-    body(offs.data(), int64_t(1), inner.data());
+    if (nd == 0) {  // a single element
+      if (lo == 0 && hi > 0) body(offs.data(), int64_t(1), inner.data());
+      return;
+    }
+    for (size_t k = 0; k < K; ++k) inner[k] = st[k][0];
+    int64_t idx[16] = {0};
+    int64_t rem = lo;
+    for (int d = 1; d < nd; ++d) {  // the starting outer index, innermost outer dim fastest
+      idx[d] = rem % dims[d];
+      rem /= dims[d];
+      for (size_t k = 0; k < K; ++k) offs[k] += idx[d] * st[k][d];
+    }
+    const int64_t n = dims[0];
+    for (int64_t it = lo; it < hi; ++it) {
+      body(offs.data(), n, inner.data());
+      for (int d = 1; d < nd; ++d) {
+        idx[d]++;
+        for (size_t k = 0; k < K; ++k) offs[k] += st[k][d];
+        if (idx[d] < dims[d]) break;
+        for (size_t k = 0; k < K; ++k) offs[k] -= st[k][d] * dims[d];
+        idx[d] = 0;
+      }
+    }
+  }
+  int64_t outer() const {
+    int64_t o = 1;
+    for (int d = 1; d < nd; ++d) o *= dims[d];
+    return nd == 0 ? 1 : o;
+  }
+};
+
+// Iterates over `shape` with K operands, each with its own strides (0 on broadcast axes). Adjacent axes that
+// are contiguous for every operand are merged and size-1 axes dropped, so a contiguous case is one call.
+// Calls body(offsets, n, inner_strides): offsets[k] = element offset of operand k at the start of an inner run
+// of n elements, inner_strides[k] = its stride along that run.
+template <size_t K, typename F>
+void strided_loop(const int64_t* shape, size_t nd, const std::array<const int64_t*, K>& strides, F&& body) {
+  CollapsedDims<K> c(shape, nd, strides);
+  if (c.total == 0) return;
+  c.run(0, c.outer(), body);
+}
+
+// strided_loop for a body that writes each output element once (elementwise kernels), with the runs split over
+// the OpenMP threads when the loop has at least kParallelMin elements but its inner runs are shorter than that
+// (a broadcast operand: a bias row, a per-row statistic, a strided view), so that such ops use every core too.
+// Inner runs of kParallelMin elements or more stay on one call each (the body splits them with parallel_runs).
+// The body must not throw and must only write the elements of its own run.
+template <size_t K, typename F>
+void strided_loop_par(const Shape& shape, const std::array<const int64_t*, K>& strides, F&& body) {
+  CollapsedDims<K> c(shape.data(), shape.size(), strides);
+  if (c.total == 0) return;
+  const int64_t outer = c.outer();
+  const int64_t n = c.nd == 0 ? 1 : c.dims[0];
+  if (c.total < kParallelMin || n >= kParallelMin || outer < 2 || omp_get_max_threads() == 1 || omp_in_parallel()) {
+    c.run(0, outer, body);
     return;
   }
-  std::array<int64_t, K> inner;
-  for (size_t k = 0; k < K; ++k) inner[k] = st[k][0];
-  int64_t n = dims[0];
-  int64_t idx[16] = {0};
-  for (;;) {
-    body(offs.data(), n, inner.data());
-    int d = 1;
-    for (; d < nd2; ++d) {
-      idx[d]++;
-      for (size_t k = 0; k < K; ++k) offs[k] += st[k][d];
-      if (idx[d] < dims[d]) break;
-      for (size_t k = 0; k < K; ++k) offs[k] -= st[k][d] * dims[d];
-      idx[d] = 0;
-    }
-    if (d >= nd2) return;
-  }
+  // Chunks of about 8192 elements (whole inner runs), as parallel_runs.
+  const int64_t per = std::max<int64_t>(1, 8192 / std::max<int64_t>(n, 1));
+  const int64_t chunks = (outer + per - 1) / per;
+#pragma omp parallel for schedule(static)
+  for (int64_t ch = 0; ch < chunks; ++ch) c.run(ch * per, std::min(outer, (ch + 1) * per), body);
 }
 template <size_t K, typename F>
 void strided_loop(const Shape& shape, const std::array<const int64_t*, K>& strides, F&& body) {
