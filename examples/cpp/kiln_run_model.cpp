@@ -10,6 +10,7 @@
 // (default 64; 0: all). --repeat N runs N times and prints the mean time per run. --graph prints the graph.
 // Exit status: 0 success, 1 an error (bad model or input file: the message is printed on stderr), 2 bad usage.
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -56,9 +57,12 @@ void print_values(const kiln::Tensor& t, int64_t max_values) {
 
 int64_t parse_count(const std::string& flag, const char* value) {
   char* end = nullptr;
+  errno = 0;
   long long v = std::strtoll(value, &end, 10);
   if (*value == '\0' || *end != '\0' || v < 0)
     throw std::invalid_argument(flag + " needs a count >= 0, got '" + value + "'");
+  if (errno == ERANGE || v > (1LL << 40))  // strtoll saturates at LLONG_MAX on overflow
+    throw std::invalid_argument(flag + " count is out of range (at most 2^40), got '" + value + "'");
   return v;
 }
 

@@ -262,6 +262,7 @@ def test_bad_inputs_and_usage(lenet_file, tmp_path):
     fails(2, "no model file given")
     fails(2, "unknown option --bogus", model, "--bogus")
     fails(2, "--repeat needs a count", model, "--repeat", "x")
+    fails(2, "out of range", model, "--repeat", "99999999999999999999")
     fails(2, "--save needs a value", model, "--save")
 
 

@@ -586,3 +586,15 @@ def test_mapping_table_in_docs_is_the_emitters():
     section = doc[doc.index("## Kiln op -> ONNX"):]
     rows = dict(re.findall(r"^\| (\w+) \| (.+?) \|$", section, re.M))
     assert rows == _onnx_ops.ONNX_OPS
+
+
+def test_reshape_to_0d_exports(tmp_path):
+    """A network that reshapes to a 0-d tensor (squeeze to a scalar, a matrix norm) wrote an empty Concat."""
+    x = Tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
+    for i, fn in enumerate([lambda a: ops.squeeze(a[:1, :1] * 2), lambda a: ops.norm(a, 1),
+                            lambda a: ops.norm(a, float("inf"))]):
+        path = str(tmp_path / f"z{i}")
+        ms.export(fn, x, file_name=path, file_format="ONNX")
+        sess = ort.InferenceSession(path + ".onnx")
+        got = sess.run(None, {sess.get_inputs()[0].name: x.asnumpy()})[0]
+        np.testing.assert_allclose(got, fn(x).asnumpy(), rtol=1e-6)

@@ -346,3 +346,79 @@ def test_channel_dropout_and_adaptive_pool_primitive():
     out = ops.AdaptiveAvgPool2D((None, 2))(_t(np.arange(24).reshape(1, 2, 3, 4)))
     assert out.asnumpy().ravel().tolist() == [0.5, 2.5, 4.5, 6.5, 8.5, 10.5, 12.5, 14.5, 16.5, 18.5, 20.5,
                                               22.5]  # MindSpore 2.10
+
+
+def test_review_findings_fixed():
+    """Findings of the session's fresh tester, each the right behaviour now."""
+    x = _t(np.arange(6).reshape(2, 3))
+    for bad in (5, 2, -3, (0, 5)):
+        with pytest.raises(ValueError, match="out of range"):
+            ops.norm(x, dim=bad)
+    with pytest.raises(ValueError, match="out of range"):
+        x.norm(dim=7)
+    # StridedSlice: a shrink axis whose begin_mask bit is set takes the axis' first index (MindSpore 2.10)
+    y = _t(np.arange(24).reshape(2, 3, 4) - 7)
+    got = ops.StridedSlice(begin_mask=0b101, end_mask=0b010, shrink_axis_mask=0b100)(y, (1, 0, 2), (2, 2, 3),
+                                                                                       (1, 1, 1))
+    assert got.asnumpy().ravel().tolist() == [-7, -3, 1, 5, 9, 13]
+    with pytest.raises(ValueError, match="repeat"):
+        ops.flip(x, (0, 0))
+    assert ops.cumprod(Tensor(np.array([1, 2, 3], np.int32)), 0).dtype == kiln.int64  # MindSpore 2.10
+    with pytest.raises(TypeError, match="masked_fill"):
+        ops.masked_fill(Tensor(np.array([1, 2], np.int32)), Tensor(np.array([True, False])), 2.7)
+    assert ops.masked_fill(Tensor(np.array([1, 2], np.int32)), Tensor(np.array([True, False])), 5.0).asnumpy() \
+        .tolist() == [5, 2]
+    for fn in (lambda t: ops.dropout(t), lambda t: ops.dropout2d(t), lambda t: nn.PReLU()(t)):
+        with pytest.raises(TypeError, match="float"):
+            fn(Tensor(np.ones((2, 2, 2, 2), np.int32)))
+    with pytest.raises(ValueError, match="'scatter_add'"):
+        ops.scatter_add(Parameter(_t(np.zeros((2, 2))), name="p"), Tensor(np.array([3], np.int32)),
+                        _t([[1, 1]])).asnumpy()
+    with pytest.raises(TypeError, match="'scatter_add'"):
+        ops.scatter_add(x, Tensor(np.array([0], np.int32)), _t([[1, 1, 1]]))
+    with pytest.raises(ValueError, match="'lerp'"):
+        ops.lerp(_t(np.ones(3)), _t(np.ones(4)), 0.5)
+    with pytest.raises(ValueError, match="'isclose'"):
+        ops.isclose(_t(np.ones(3)), _t(np.ones(4)))
+    empty = ops.logsumexp(_t(np.zeros((2, 0))), 1)
+    assert empty.shape == (2,) and np.isneginf(empty.asnumpy()).all()  # NumPy: −inf
+    with pytest.raises(ValueError, match="'MaxPool'"):
+        ops.MaxPool(0, 1)
+    with pytest.raises(ValueError, match="'Conv2D'"):
+        ops.Conv2D(4, 3)(_t(np.zeros((1, 3, 5))), _t(np.zeros((4, 3, 3, 3))))
+    import kiln.numpy as mnp
+    assert mnp.repeat(mnp.array([1, 2]), [1, 3]).asnumpy().tolist() == [1, 2, 2, 2]  # MindSpore 2.10
+    with pytest.raises(ValueError, match="repeat"):
+        mnp.repeat(mnp.array([1, 2]), [1])
+
+
+def test_more_functional_losses_match_mindspore():
+    r = np.random.RandomState(0)
+    x, y = _t(r.randn(3, 4)), _t(r.randn(3, 4))
+    lp = ops.log_softmax(_t(r.randn(4, 5)), 1)
+    t = Tensor(np.array([1, 0, 4, 2], np.int32))
+    w = _t(np.arange(1, 6))
+    np.testing.assert_allclose(ops.mse_loss(x, y).asnumpy(), ((x.asnumpy() - y.asnumpy()) ** 2).mean(), rtol=1e-6)
+    np.testing.assert_allclose(ops.l1_loss(x, y, "sum").asnumpy(), np.abs(x.asnumpy() - y.asnumpy()).sum(),
+                               rtol=1e-6)
+    lpn = lp.asnumpy()
+    nll = -lpn[np.arange(4), t.asnumpy()]
+    np.testing.assert_allclose(ops.nll_loss(lp, t).asnumpy(), nll.mean(), rtol=1e-6)
+    np.testing.assert_allclose(ops.nll_loss(lp, t, weight=w, reduction="sum").asnumpy(),
+                               (nll * w.asnumpy()[t.asnumpy()]).sum(), rtol=1e-6)
+    eps = 0.2  # label smoothing: cross_entropy's formula on the log-probabilities
+    want = ((1 - eps) * nll + eps / 5 * -lpn.sum(1)).mean()
+    np.testing.assert_allclose(ops.nll_loss(lp, t, label_smoothing=eps).asnumpy(), want, rtol=1e-6)
+    sgn = _t(np.sign(r.randn(3, 4)))
+    np.testing.assert_allclose(ops.margin_ranking_loss(x, y, sgn, 0.3).asnumpy(),
+                               np.maximum(0, -sgn.asnumpy() * (x.asnumpy() - y.asnumpy()) + 0.3).mean(), rtol=1e-6)
+    np.testing.assert_allclose(ops.soft_margin_loss(x, sgn).asnumpy(),
+                               np.log1p(np.exp(-sgn.asnumpy() * x.asnumpy())).mean(), rtol=1e-6)
+    he = np.where(sgn.asnumpy() == 1, x.asnumpy(), np.maximum(0, 0.5 - x.asnumpy())).sum()
+    np.testing.assert_allclose(ops.hinge_embedding_loss(x, sgn, 0.5, "sum").asnumpy(), he, rtol=1e-6)
+    np.testing.assert_allclose(ops.huber_loss(x, y, "none", 0.5).asnumpy(),
+                               nn.HuberLoss("none", 0.5)(x, y).asnumpy())
+    with pytest.raises(ValueError, match="reduction"):
+        ops.margin_ranking_loss(x, y, sgn, reduction="avg")
+    with pytest.raises(ValueError, match="one shape"):
+        ops.margin_ranking_loss(x, y, _t([1.0]))

@@ -182,7 +182,7 @@ def tri(N, M=None, k=0, dtype=mstype.float32):  # noqa: N803
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     """mindspore.numpy.linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0): `num`
     evenly spaced Float32 values over [start, stop] (or [start, stop) without endpoint); retstep also returns the
-    step. Scalar start/stop only (axis must be 0). Raises TypeError / ValueError for bad arguments."""
+    step (a 0-d Tensor, as MindSpore). Scalar start/stop only (axis must be 0). Raises TypeError / ValueError for bad arguments."""
     if isinstance(num, bool) or not isinstance(num, numbers.Integral) or num < 0:
         raise ValueError(f"For 'linspace', 'num' must be a non-negative int, but got {_got(num)}.")
     if axis != 0:
@@ -192,7 +192,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     e = float(stop.asnumpy()) if isinstance(stop, Tensor) else stop
     values, step = np.linspace(s, e, num, endpoint=endpoint, retstep=True)
     out = Tensor(values.astype(mstype.dtype_to_nptype(dt)))
-    return (out, step) if retstep else out
+    return (out, Tensor(np.asarray(step, dtype=mstype.dtype_to_nptype(dt)))) if retstep else out
 
 
 def rand(*shape, dtype=mstype.float32):

@@ -5,10 +5,13 @@ results are those of the kiln.ops functions they call (same gradients, Graph mod
 import builtins
 import numbers
 
+import numpy as np
+
 from .._loader import _core
 from .._args import _got
 from .. import ops
 from ..common import dtype as mstype
+from ..common.tensor import Tensor
 from .array_creations import asarray
 
 __all__ = ["reshape", "ravel", "expand_dims", "squeeze", "transpose", "swapaxes", "moveaxis", "concatenate", "stack",
@@ -175,11 +178,21 @@ def repeat(a, repeats, axis=None):
     """mindspore.numpy.repeat(a, repeats, axis=None): each element repeated `repeats` (an int) times along axis
     (on the flattened array when axis is None)."""
     t = asarray(a)
-    if isinstance(repeats, bool) or not isinstance(repeats, numbers.Integral) or repeats < 0:
-        raise TypeError(f"For 'repeat', 'repeats' must be a non-negative int, but got {_got(repeats)}.")
     if axis is None:
         t, axis = _core.reshape(t, [-1]), 0
-    return ops.repeat_elements(t, int(repeats), _axis(axis, t.ndim, "repeat"))
+    ax = _axis(axis, t.ndim, "repeat")
+    if isinstance(repeats, (tuple, list)):  # one count per element along the axis: a Gather of repeated indices
+        n = t.shape[ax]
+        if len(repeats) != n or not builtins.all(isinstance(r, numbers.Integral) and not isinstance(r, bool)
+                                                 and r >= 0 for r in repeats):
+            raise ValueError(f"For 'repeat', 'repeats' must be an int or {n} non-negative ints (the length of axis "
+                             f"{ax}), but got {_got(repeats)}.")
+        idx = np.repeat(np.arange(n, dtype=np.int64), [int(r) for r in repeats])
+        return _core.gather(t, Tensor(idx), ax)
+    if isinstance(repeats, bool) or not isinstance(repeats, numbers.Integral) or repeats < 0:
+        raise TypeError(f"For 'repeat', 'repeats' must be a non-negative int or a list of them, but got "
+                        f"{_got(repeats)}.")
+    return ops.repeat_elements(t, int(repeats), ax)
 
 
 def broadcast_to(array, shape):

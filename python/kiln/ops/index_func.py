@@ -89,7 +89,9 @@ def strided_slice(input_x, begin, end, strides, begin_mask=0, end_mask=0, ellips
         elif nam & bit:
             key.append(None)
         elif sam & bit:
-            key.append(b)
+            # the single index begin[i]; with the begin_mask bit set MindSpore takes the axis' first index (its
+            # last for a negative stride), as the masked slice would start there
+            key.append(b if not bm & bit else (0 if s > 0 else -1))
         else:
             if s == 0:
                 raise ValueError(f"For 'strided_slice', 'strides' must not contain 0, but got {strides}.")
@@ -99,8 +101,13 @@ def strided_slice(input_x, begin, end, strides, begin_mask=0, end_mask=0, ellips
 
 def _flip_key(x, dims, op):
     key = [builtins.slice(None)] * x.ndim
+    seen = set()
     for d in dims:
-        key[_axis(op, "dims", d, x.ndim)] = builtins.slice(None, None, -1)
+        a = _axis(op, "dims", d, x.ndim)
+        if a in seen:
+            raise ValueError(f"For '{op}', the axes must not repeat, but got {tuple(dims)}.")
+        seen.add(a)
+        key[a] = builtins.slice(None, None, -1)
     return tuple(key)
 
 
@@ -190,6 +197,9 @@ def masked_fill(input_x, mask, value):
             raise ValueError(f"For 'masked_fill', a Tensor 'value' must be 0-d, but got shape {tuple(value.shape)}.")
         v = value if value.dtype == x.dtype else _core.cast(value, x.dtype)
     elif isinstance(value, (bool, int, float, np.number)):
+        if not mstype.is_float(x.dtype) and isinstance(value, (float, np.floating)) and not float(value).is_integer():
+            raise TypeError(f"For 'masked_fill', a float 'value' ({value}) cannot fill an integer Tensor "
+                            f"({x.dtype}).")
         v = Tensor(np.asarray(value, dtype=mstype.dtype_to_nptype(x.dtype)))
     else:
         raise TypeError(f"For 'masked_fill', the 'value' must be a number or a 0-d Tensor, but got {_got(value)}.")
@@ -235,20 +245,25 @@ def scatter_nd(indices, updates, shape):
 
     Raises TypeError (non-Tensors, non-integer indices, a bad shape), ValueError (updates' shape, k too large, an
     index outside [0, shape[j]) — checked in both modes)."""
-    idx = _tensor_arg(indices, "scatter_nd", "indices")
-    upd = _tensor_arg(updates, "scatter_nd", "updates")
+    return _scatter_nd(indices, updates, shape, "scatter_nd")
+
+
+def _scatter_nd(indices, updates, shape, op):
+    """scatter_nd, its errors naming `op` (the function the user called)."""
+    idx = _tensor_arg(indices, op, "indices")
+    upd = _tensor_arg(updates, op, "updates")
     if idx.dtype not in (mstype.int32, mstype.int64):
-        raise TypeError(f"For 'scatter_nd', the 'indices' must be int32 or int64, but got {idx.dtype}.")
-    shape = _int_seq("scatter_nd", "shape", shape)
+        raise TypeError(f"For '{op}', the 'indices' must be int32 or int64, but got {idx.dtype}.")
+    shape = _int_seq(op, "shape", shape)
     if not shape or builtins.any(s <= 0 for s in shape):
-        raise ValueError(f"For 'scatter_nd', 'shape' must be non-empty with positive dims, but got {shape}.")
+        raise ValueError(f"For '{op}', 'shape' must be non-empty with positive dims, but got {shape}.")
     if idx.ndim < 1 or not 1 <= idx.shape[-1] <= len(shape):
-        raise ValueError(f"For 'scatter_nd', the last dim of 'indices' must be in [1, {len(shape)}], but got "
+        raise ValueError(f"For '{op}', the last dim of 'indices' must be in [1, {len(shape)}], but got "
                          f"indices of shape {tuple(idx.shape)}.")
     k = idx.shape[-1]
     expect = tuple(idx.shape[:-1]) + shape[k:]
     if tuple(upd.shape) != expect:
-        raise ValueError(f"For 'scatter_nd', 'updates' must have shape {expect} (indices.shape[:-1] + shape[{k}:]), "
+        raise ValueError(f"For '{op}', 'updates' must have shape {expect} (indices.shape[:-1] + shape[{k}:]), "
                          f"but got {tuple(upd.shape)}.")
     idx = _core.cast(idx, mstype.int64) if idx.dtype != mstype.int64 else idx
     lin = None
@@ -256,7 +271,7 @@ def scatter_nd(indices, updates, shape):
     for j in reversed(range(k)):
         col = idx[..., j]
         if col.size:
-            col = _core.check_range(col, "scatter_nd", f"indices[..., {j}]", 0.0, float(shape[j]), False, None)
+            col = _core.check_range(col, op, f"indices[..., {j}]", 0.0, float(shape[j]), False, None)
         term = _core.mul(col, Tensor(np.int64(stride)))
         lin = term if lin is None else _core.add(lin, term)
         stride *= shape[j]

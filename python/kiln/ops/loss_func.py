@@ -13,7 +13,8 @@ from .function import _tensor_arg, rand
 from .primitives import Primitive
 
 __all__ = ["smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "dropout",
-           "dropout2d", "dropout3d",
+           "dropout2d", "dropout3d", "mse_loss", "l1_loss", "huber_loss", "kl_div", "nll_loss", "margin_ranking_loss",
+           "soft_margin_loss", "hinge_embedding_loss",
            "SmoothL1Loss", "BinaryCrossEntropy", "SigmoidCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits",
            "Dropout"]
 
@@ -54,6 +55,99 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     return _nn().CrossEntropyLoss(weight, ignore_index, reduction, label_smoothing)(input, target)
 
 
+def mse_loss(input, target, reduction="mean"):  # noqa: A002
+    """MindSpore's ops.mse_loss(input, target, reduction='mean'): (input − target)² (broadcasting), reduced."""
+    return _nn().MSELoss(reduction)(input, target)
+
+
+def l1_loss(input, target, reduction="mean"):  # noqa: A002
+    """MindSpore's ops.l1_loss(input, target, reduction='mean'): |input − target|, reduced."""
+    return _nn().L1Loss(reduction)(input, target)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):  # noqa: A002
+    """MindSpore's ops.huber_loss(input, target, reduction='mean', delta=1.0): see nn.HuberLoss."""
+    return _nn().HuberLoss(reduction, delta)(input, target)
+
+
+def kl_div(logits, labels, reduction="mean"):
+    """MindSpore's ops.kl_div(logits, labels, reduction='mean'): labels·(log labels − logits) for log-probability
+    logits; reductions 'mean', 'sum', 'none', 'batchmean' (see nn.KLDivLoss)."""
+    return _nn().KLDivLoss(reduction)(logits, labels)
+
+
+def nll_loss(inputs, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    """MindSpore's ops.nll_loss(inputs, target, weight=None, ignore_index=-100, reduction='mean',
+    label_smoothing=0.0): the negative log-likelihood of class indices given log-probabilities `inputs` (classes on
+    axis 1); with label smoothing, cross_entropy's formula on the log-probabilities (see nn.NLLLoss and
+    nn.CrossEntropyLoss)."""
+    if isinstance(label_smoothing, int) and not isinstance(label_smoothing, bool):
+        label_smoothing = float(label_smoothing)
+    if label_smoothing == 0.0:
+        return _nn().NLLLoss(weight, ignore_index, reduction)(inputs, target)
+    ce = _nn().CrossEntropyLoss(weight, ignore_index, reduction, label_smoothing)
+    _tensor_arg(inputs, "nll_loss", "inputs")
+    _tensor_arg(target, "nll_loss", "target")
+    if mstype.is_float(target.dtype):
+        raise TypeError(f"For 'nll_loss', 'target' must hold class indices (int32/int64), but got {target.dtype}.")
+    return ce._from_log_probs(inputs, target)
+
+
+def _reduce(loss, reduction, op):
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"For '{op}', the 'reduction' must be in ['mean', 'sum', 'none'], but got {reduction!r}.")
+    if reduction == "none":
+        return loss
+    return _core.mean(loss, None, False) if reduction == "mean" else _core.sum(loss, None, False)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
+    """MindSpore's ops.margin_ranking_loss(input1, input2, target, margin=0.0, reduction='mean'):
+    max(0, −target·(input1 − input2) + margin), target ∈ {1, −1}; inputs of one shape and float dtype."""
+    a = _float_tensor(input1, "margin_ranking_loss", "input1")
+    b = _float_tensor(input2, "margin_ranking_loss", "input2")
+    y = _float_tensor(target, "margin_ranking_loss", "target")
+    if not tuple(a.shape) == tuple(b.shape) == tuple(y.shape):
+        raise ValueError(f"For 'margin_ranking_loss', the inputs must have one shape, but got {tuple(a.shape)}, "
+                         f"{tuple(b.shape)} and {tuple(y.shape)}.")
+    if isinstance(margin, bool) or not isinstance(margin, numbers.Real):
+        raise TypeError(f"For 'margin_ranking_loss', 'margin' must be a float, but got {_got(margin)}.")
+    loss = _core.relu(_core.add(_core.neg(_core.mul(y, _core.sub(a, b))), float(margin)))
+    return _reduce(loss, reduction, "margin_ranking_loss")
+
+
+def soft_margin_loss(input, target, reduction="mean"):  # noqa: A002
+    """MindSpore's ops.soft_margin_loss(input, target, reduction='mean'): log(1 + exp(−target·input)) (computed
+    stably), target ∈ {1, −1}, same shape."""
+    x = _float_tensor(input, "soft_margin_loss")
+    y = _tensor_arg(target, "soft_margin_loss", "target")
+    if tuple(x.shape) != tuple(y.shape):
+        raise ValueError(f"For 'soft_margin_loss', 'input' and 'target' must have one shape, but got "
+                         f"{tuple(x.shape)} and {tuple(y.shape)}.")
+    from .activation_func import _softplus
+    y = y if y.dtype == x.dtype else _core.cast(y, x.dtype)
+    return _reduce(_softplus(_core.neg(_core.mul(y, x))), reduction, "soft_margin_loss")
+
+
+def hinge_embedding_loss(inputs, targets, margin=1.0, reduction="mean"):
+    """MindSpore's ops.hinge_embedding_loss(inputs, targets, margin=1.0, reduction='mean'): inputs where
+    targets == 1, max(0, margin − inputs) where targets == −1 (broadcasting)."""
+    x = _float_tensor(inputs, "hinge_embedding_loss", "inputs")
+    y = _tensor_arg(targets, "hinge_embedding_loss", "targets")
+    if isinstance(margin, bool) or not isinstance(margin, numbers.Real):
+        raise TypeError(f"For 'hinge_embedding_loss', 'margin' must be a float, but got {_got(margin)}.")
+    pos = _core.select(_core.equal(y, 1), x, _core.zeros_like(x))
+    neg = _core.select(_core.equal(y, -1), _core.relu(_core.sub(float(margin), x)), _core.zeros_like(x))
+    return _reduce(_core.add(pos, neg), reduction, "hinge_embedding_loss")
+
+
+def _float_tensor(x, op, name="input"):
+    x = _tensor_arg(x, op, name)
+    if not mstype.is_float(x.dtype):
+        raise TypeError(f"For '{op}', the '{name}' must be a float Tensor, but got {x.dtype}.")
+    return x
+
+
 def _check_p(p, op):
     if isinstance(p, bool) or not isinstance(p, numbers.Real):
         raise TypeError(f"For '{op}', the 'p' must be a float, but got {_got(p)}.")
@@ -72,7 +166,7 @@ def dropout(input, p=0.5, training=True, seed=None):  # noqa: A002
     probability p and the others scaled by 1/(1 − p) (p = 1 gives all zeros); training=False returns input. The
     mask follows kiln.set_seed / `seed`. Raises TypeError (non-Tensor input, non-float p), ValueError (p outside
     [0, 1])."""
-    x = _tensor_arg(input, "dropout")
+    x = _float_tensor(input, "dropout")
     p = _check_p(p, "dropout")
     if not training or p == 0.0:
         return x
@@ -83,7 +177,7 @@ def dropout(input, p=0.5, training=True, seed=None):  # noqa: A002
 
 
 def _channel_dropout(input, p, training, rank, op):  # noqa: A002
-    x = _tensor_arg(input, op)
+    x = _float_tensor(input, op)
     if x.ndim != rank:
         raise ValueError(f"For '{op}', the input must be {rank}-D (N, C, {'H, W' if rank == 4 else 'D, H, W'}), "
                          f"but got shape {tuple(x.shape)}.")
@@ -177,7 +271,7 @@ class Dropout(Primitive):
         self._seed = _op_seed(self.Seed0, self.Seed1)
 
     def __call__(self, x):
-        x = _tensor_arg(x, "Dropout", "x")
+        x = _float_tensor(x, "Dropout", "x")
         mask = _dropout_mask(x, self.keep_prob, self._seed, "Dropout")
         return _core.mul(x, _core.mul(mask, 1.0 / self.keep_prob)), mask
 

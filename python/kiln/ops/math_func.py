@@ -49,6 +49,14 @@ def _round_half_even(x):
     return _core.select(take_up, up, r)
 
 
+def _broadcast_check(op, *ts):
+    try:
+        np.broadcast_shapes(*(tuple(t.shape) for t in ts if isinstance(t, Tensor)))
+    except ValueError:
+        raise ValueError(f"For '{op}', the shapes {[tuple(t.shape) for t in ts if isinstance(t, Tensor)]} do not "
+                         f"broadcast.") from None
+
+
 def _float_input(x, op):
     x = _tensor_arg(x, op)
     return x if mstype.is_float(x.dtype) else _core.cast(x, mstype.float32)
@@ -62,6 +70,13 @@ def logsumexp(input, dim, keepdim=False):  # noqa: A002
     x = _float_input(input, "logsumexp")
     axes = axes_arg("logsumexp", "dim", dim, allow_none=False)
     axes = list(axes) if isinstance(axes, (tuple, list)) else [axes]
+    for a in axes:
+        if not -builtins.max(x.ndim, 1) <= a < builtins.max(x.ndim, 1):
+            raise ValueError(f"For 'logsumexp', 'dim' {a} is out of range for input of shape {tuple(x.shape)}.")
+    if x.ndim and builtins.any(x.shape[a] == 0 for a in axes):  # log of an empty sum: −inf (NumPy)
+        shape = [1 if i in {a % x.ndim for a in axes} else d for i, d in enumerate(x.shape)]
+        out = _core.full(shape, float("-inf"), x.dtype)
+        return out if keepdim else _core.squeeze(out, sorted(a % x.ndim for a in axes))
     m = _core.stop_gradient(_core.amax(x, axes, True))
     m = _core.select(_core.equal(_core.sub(m, m), 0.0), m, _core.zeros_like(m))  # ±inf/NaN maxima → 0
     out = _core.add(_core.log(_core.sum(_core.exp(_core.sub(x, m)), axes, True)), m)
@@ -75,6 +90,7 @@ def lerp(input, end, weight):  # noqa: A002
     e = _tensor_arg(end, "lerp", "end")
     if not isinstance(weight, (Tensor, float)) or isinstance(weight, bool):
         raise TypeError(f"For 'lerp', the 'weight' must be a float or a Tensor, but got {_got(weight)}.")
+    _broadcast_check("lerp", x, e, weight)
     return _core.add(x, _core.mul(weight, _core.sub(e, x)))
 
 
@@ -89,6 +105,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A00
             raise TypeError(f"For 'isclose', '{name}' must be a number, but got {_got(v)}.")
         if v < 0:
             raise ValueError(f"For 'isclose', '{name}' must be >= 0, but got {v}.")
+    _broadcast_check("isclose", a, b)
     if not mstype.is_float(a.dtype) and not mstype.is_float(b.dtype):
         return _core.logical_or(_core.equal(a, b), _core.less_equal(
             _core.abs(_core.sub(_core.cast(a, mstype.float64), _core.cast(b, mstype.float64))),
@@ -148,10 +165,14 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002,N80
         else:
             raise ValueError(f"For 'norm', 'dim' must be given when 'ord' is set and A is not 1-D or 2-D, but got "
                              f"A of shape {tuple(x.shape)}.")
-    if _is_int(dim):
-        dims = (int(dim) % builtins.max(x.ndim, 1),)
-    elif isinstance(dim, (tuple, list)) and builtins.all(_is_int(d) for d in dim) and len(dim) in (1, 2):
-        dims = tuple(int(d) % builtins.max(x.ndim, 1) for d in dim)
+    if _is_int(dim) or (isinstance(dim, (tuple, list)) and builtins.all(_is_int(d) for d in dim)
+                        and len(dim) in (1, 2)):
+        raw = (int(dim),) if _is_int(dim) else tuple(int(d) for d in dim)
+        for d in raw:
+            if not -builtins.max(x.ndim, 1) <= d < builtins.max(x.ndim, 1):
+                raise ValueError(f"For 'norm', 'dim' {d} is out of range [{-x.ndim}, {x.ndim}) for A of shape "
+                                 f"{tuple(x.shape)}.")
+        dims = tuple(d % builtins.max(x.ndim, 1) for d in raw)
         if len(set(dims)) != len(dims):
             raise ValueError(f"For 'norm', 'dim' must name different axes, but got {dim}.")
     else:

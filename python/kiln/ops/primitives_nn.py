@@ -47,6 +47,9 @@ class Conv2D(Primitive):
         self.group, self.data_format = int(group), data_format
 
     def __call__(self, x, weight):
+        x = _tensor_arg(x, "Conv2D", "x")
+        if x.ndim != 4:
+            raise ValueError(f"For 'Conv2D', 'x' must be 4-D (N, C, H, W), but got shape {tuple(x.shape)}.")
         w = _tensor_arg(weight, "Conv2D", "weight")
         if w.ndim != 4 or w.shape[0] != self.out_channel or tuple(w.shape[2:]) != self.kernel_size:
             raise ValueError(f"For 'Conv2D', 'weight' must have shape ({self.out_channel}, C/group, "
@@ -64,6 +67,8 @@ class _Pool(Primitive):
             raise ValueError(f"For '{self.name}', Kiln supports data_format='NCHW' only, but got {data_format!r}.")
         k = _pair(kernel_size, "kernel_size", self.name)
         s = _pair(strides, "strides", self.name)
+        if min(k + s) < 1:
+            raise ValueError(f"For '{self.name}', 'kernel_size' and 'strides' must be positive, but got {k} and {s}.")
         self._cell = getattr(nn, self._layer)(k, s, pad_mode)
         self.kernel_size, self.strides, self.pad_mode, self.data_format = k, s, self._cell.pad_mode, data_format
 

@@ -66,8 +66,11 @@ def cumsum(x, axis, dtype=None):
 
 def cumprod(input, dim, dtype=None):  # noqa: A002
     """MindSpore's ops.cumprod(input, dim, dtype=None): y[i] = x[0]·...·x[i] along `dim` (gradient exact through
-    zeros). Raises as cumsum."""
-    return _scan(_with_dtype(input, dtype, "cumprod"), dim, False, False, _core.mul, 1.0, "cumprod")
+    zeros); integer inputs give Int64 (MindSpore 2.10) unless dtype is given. Raises as cumsum."""
+    x = _with_dtype(input, dtype, "cumprod")
+    if dtype is None and x.dtype in mstype.int_type and x.dtype != mstype.int64:
+        x = _core.cast(x, mstype.int64)  # MindSpore 2.10: integer products accumulate in Int64
+    return _scan(x, dim, False, False, _core.mul, 1.0, "cumprod")
 
 
 class _ScanPrimitive(Primitive):

@@ -8,7 +8,7 @@ from .._loader import _core
 from .._args import _got
 from ..common import dtype as mstype
 from .function import _tensor_arg, assign
-from .index_func import ScatterNdUpdate, scatter_nd
+from .index_func import ScatterNdUpdate, _scatter_nd
 from .primitives import Primitive
 
 __all__ = ["tensor_scatter_update", "tensor_scatter_add", "tensor_scatter_sub", "scatter_nd_add", "scatter_nd_sub",
@@ -40,7 +40,7 @@ def _accumulate(input_x, indices, updates, op, sign):
     x, idx, upd = _args(input_x, indices, updates, op)
     if x.ndim == 0:
         raise ValueError(f"For '{op}', 'input_x' must have rank >= 1.")
-    delta = scatter_nd(idx, upd, tuple(x.shape))
+    delta = _scatter_nd(idx, upd, tuple(x.shape), op)
     return _core.add(x, delta) if sign > 0 else _core.sub(x, delta)
 
 
@@ -62,15 +62,19 @@ def _param(x, op):
     return x
 
 
+def _in_place(input_x, indices, updates, op, sign):
+    return assign(_param(input_x, op), _accumulate(input_x, indices, updates, op, sign))
+
+
 def scatter_nd_add(input_x, indices, updates, use_locking=False):
     """MindSpore's ops.scatter_nd_add: input_x (a Parameter) += updates at `indices` (as tensor_scatter_add), in
     place; returns input_x."""
-    return assign(_param(input_x, "scatter_nd_add"), tensor_scatter_add(input_x, indices, updates))
+    return _in_place(input_x, indices, updates, "scatter_nd_add", 1)
 
 
 def scatter_nd_sub(input_x, indices, updates, use_locking=False):
     """MindSpore's ops.scatter_nd_sub: input_x (a Parameter) −= updates at `indices`, in place; returns input_x."""
-    return assign(_param(input_x, "scatter_nd_sub"), tensor_scatter_sub(input_x, indices, updates))
+    return _in_place(input_x, indices, updates, "scatter_nd_sub", -1)
 
 
 def scatter_nd_update(input_x, indices, updates):
@@ -87,12 +91,14 @@ def scatter_add(input_x, indices, updates):
     """MindSpore's ops.scatter_add(input_x, indices, updates): rows input_x[indices[i]] += updates[i] of the
     Parameter input_x in place (indices of any shape into axis 0; updates of shape indices.shape +
     input_x.shape[1:]; duplicates accumulate). Returns input_x."""
-    return scatter_nd_add(input_x, _rows(indices, "scatter_add"), updates)
+    _param(input_x, "scatter_add")
+    return _in_place(input_x, _rows(indices, "scatter_add"), updates, "scatter_add", 1)
 
 
 def scatter_update(input_x, indices, updates):
     """MindSpore's ops.scatter_update(input_x, indices, updates): rows input_x[indices[i]] = updates[i] of the
     Parameter input_x in place. Returns input_x."""
+    _param(input_x, "scatter_update")
     return scatter_nd_update(input_x, _rows(indices, "scatter_update"), updates)
 
 

@@ -228,7 +228,7 @@ class OnnxWriter:
                 parts.append(it)
             else:
                 run.append(int(it))
-        if run:
+        if run or not parts:  # no items at all: an empty int64 vector (a 0-d Reshape target)
             parts.append(self.ints(run))
         return parts[0] if len(parts) == 1 else self.node("Concat", parts, axis=0)
 

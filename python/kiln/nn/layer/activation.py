@@ -6,6 +6,7 @@ import numbers
 import numpy as np
 
 from ..._loader import _core
+from ...common import dtype as mstype
 from ...common.parameter import Parameter
 from ...ops import activation_func as _act
 from ..cell import Cell
@@ -204,6 +205,8 @@ class PReLU(Cell):
     def construct(self, x):
         if not isinstance(x, _core.Tensor):
             raise TypeError(f"For '{self.cls_name}', the input must be a Tensor, but got {type(x).__name__}.")
+        if x.dtype not in (mstype.float16, mstype.bfloat16, mstype.float32, mstype.float64):
+            raise TypeError(f"For '{self.cls_name}', the input must be a float Tensor, but got {x.dtype}.")
         w = self.w if self.w.dtype == x.dtype else _core.cast(self.w, x.dtype)
         if self.channel > 1:
             if x.ndim < 2 or x.shape[1] != self.channel:

@@ -243,16 +243,21 @@ class CrossEntropyLoss(LossBase):
         name = type(self).__name__
         _check_is_tensor("logits", logits, name)
         _check_is_tensor("labels", labels, name)
-        class_axis = 0 if logits.ndim == 1 else 1
-        n_classes = logits.shape[class_axis]
-        logp = _core.log_softmax(logits, class_axis)
+        return self._from_log_probs(_core.log_softmax(logits, 0 if logits.ndim == 1 else 1), labels)
+
+    def _from_log_probs(self, logp, labels):
+        """The loss of log-probabilities `logp` (classes on axis 1, or 0 for 1-D): cross entropy after its
+        log_softmax, and ops.nll_loss with label smoothing."""
+        name = type(self).__name__
+        class_axis = 0 if logp.ndim == 1 else 1
+        n_classes = logp.shape[class_axis]
         w = self.weight
         if w is not None:
             if w.shape[0] != n_classes:
                 raise ValueError(f"For '{name}', the length of 'weight' ({w.shape[0]}) must equal the number of "
                                  f"classes ({n_classes}).")
-            if logits.ndim > 1:
-                shape = [1] * logits.ndim
+            if logp.ndim > 1:
+                shape = [1] * logp.ndim
                 shape[1] = n_classes
                 w = _core.reshape(w, shape)
             if w.dtype != logp.dtype:
