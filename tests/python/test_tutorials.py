@@ -130,9 +130,6 @@ def _docs_checkout():
 OUTSIDE_ISSUE_8 = {
     "dataset": r"MindDataset|mindrecord",  # MindRecord files (FileWriter, MindDataset)
     "transforms": r"\btext\b",  # mindspore.dataset.text (PythonTokenizer, Vocab, Lookup)
-    # `if is_finite:` on a tensor inside @ms.jit: graph control flow (issue 11); the rest of the page (amp,
-    # loss scalers, all_finite, build_train_network, Model(amp_level="O2")) runs.
-    "mixed_precision": r"`if`/`while`/bool\(\)",
 }
 
 
