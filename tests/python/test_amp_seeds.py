@@ -10,6 +10,8 @@ import sys
 import numpy as np
 import pytest
 
+from helpers import subprocess_env
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SEEDS = os.environ.get("KILN_SEEDS_DIR", "/work/shared/seeds")
@@ -30,7 +32,7 @@ def _seed_script(tmp_path, name, amp_o2, pynative):
 @pytest.mark.skipif(not os.path.isdir(SEEDS), reason="no seed programs here (set KILN_SEEDS_DIR)")
 @pytest.mark.parametrize("pynative", [False, True])
 def test_seeds_with_the_o2_tip(tmp_path, pynative):
-    env = dict(os.environ, SEED_AMP_O2="1", PYTHONPATH=os.path.join(REPO, "python"))
+    env = dict(subprocess_env(), SEED_AMP_O2="1")
     curves = []
     for name, pat in (("seed_1_custom_network.py", r"^Epoch: \d, Loss: (-?[\d.]+)$"),
                       ("seed_2_functional_jit.py", r"^Epoch \[\d+/20\], Loss: (-?[\d.]+)$")):

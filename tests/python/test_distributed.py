@@ -12,6 +12,8 @@ import time
 import numpy as np
 import pytest
 
+from helpers import subprocess_env
+
 import kiln
 from kiln import communication as comm
 from kiln import nn, ops
@@ -30,8 +32,7 @@ def free_port():
 
 def launch(script, *args, tmp_path, workers=2, timeout=60, extra=()):
     """Runs the launcher; returns (CompletedProcess, seconds). The timeout guards against a hang."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(ROOT, "python") + os.pathsep + env.get("PYTHONPATH", "")
+    env = subprocess_env()
     for v in LAUNCH_VARS:
         env.pop(v, None)
     cmd = [sys.executable, "-m", "kiln.msrun", f"--worker_num={workers}", f"--local_worker_num={workers}",

@@ -10,6 +10,8 @@ import sys
 import numpy as np
 import pytest
 
+from helpers import subprocess_env
+
 import kiln as ms
 from kiln import nn, ops, Tensor
 
@@ -287,7 +289,7 @@ def test_lenet_example_exports_its_trained_network(tmp_path):
     import subprocess
     pytest.importorskip("sklearn")
     path = str(tmp_path / "lenet")
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    env = subprocess_env()
     out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "train_lenet_digits.py"), "--epochs", "1",
                           "--export-onnx", path], capture_output=True, text=True, timeout=600, env=env)
     m = re.search(r"Exported (\S+): onnxruntime's test-set logits differ from Kiln's by at most (\S+)", out.stdout)
