@@ -335,3 +335,20 @@ def test_export_description_refuses_control_flow_clearly():
     f(t64([1.0]))
     with pytest.raises(ValueError, match="tensor-dependent control flow.*cannot be described for export"):
         f.graphs[0].graph.describe()
+
+
+def test_tensor_if_in_a_jit_class_method_compiles():
+    @ms.jit_class
+    class Acc:
+        def __init__(self):
+            self.k = Tensor(np.float32(2.0))
+
+        def f(self, x):
+            if x > 0:
+                return x * self.k
+            return x - 1
+
+    a = Acc()
+    fn = ms.jit(lambda x: a.f(x))
+    assert float(fn(Tensor(np.float32(-1.0))).asnumpy()) == -2.0
+    assert float(fn(Tensor(np.float32(3.0))).asnumpy()) == 6.0
