@@ -20,3 +20,12 @@ def _sigint_handler_unchanged():
     if after is not before:
         signal.signal(signal.SIGINT, before)
         pytest.fail(f"the test changed the SIGINT handler from {before!r} to {after!r}")
+
+
+@pytest.fixture
+def graph_mode():
+    """Runs the test in GRAPH_MODE and restores PYNATIVE_MODE after it."""
+    import kiln
+    kiln.set_context(mode=kiln.GRAPH_MODE)
+    yield
+    kiln.set_context(mode=kiln.PYNATIVE_MODE)

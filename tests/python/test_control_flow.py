@@ -5,33 +5,18 @@ one compiled function reused across inputs that take different paths (the compil
 import numpy as np
 import pytest
 
+from helpers import central_difference as fd_grad
+
 import kiln as ms
 from kiln import Parameter, Tensor, nn, ops
 
 F64 = ms.float64
 
 
-@pytest.fixture
-def graph_mode():
-    ms.set_context(mode=ms.GRAPH_MODE)
-    yield
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-
-
 def t64(a):
     return Tensor(np.asarray(a, dtype=np.float64))
 
 
-def fd_grad(f, x, eps=1e-6):
-    """Central finite differences of a scalar function of a float64 array."""
-    x = np.array(x, dtype=np.float64)
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += eps
-        xm[i] -= eps
-        g[i] = (f(xp) - f(xm)) / (2 * eps)
-    return g
 
 
 # ------------------------------------------------------------------------------------------------ if / else

@@ -6,30 +6,16 @@ import warnings
 import numpy as np
 import pytest
 
+from helpers import central_difference as fd_grad
+
 import kiln as ms
 from kiln import Parameter, Tensor, nn, ops
-
-
-@pytest.fixture
-def graph_mode():
-    ms.set_context(mode=ms.GRAPH_MODE)
-    yield
-    ms.set_context(mode=ms.PYNATIVE_MODE)
 
 
 def t64(a):
     return Tensor(np.asarray(a, dtype=np.float64))
 
 
-def fd_grad(f, x, eps=1e-6):
-    x = np.array(x, dtype=np.float64)
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += eps
-        xm[i] -= eps
-        g[i] = (f(xp) - f(xm)) / (2 * eps)
-    return g
 
 
 def clipped_loop(x, n):

@@ -8,13 +8,6 @@ import kiln as ms
 from kiln import Parameter, Tensor, nn, ops
 
 
-@pytest.fixture
-def graph_mode():
-    ms.set_context(mode=ms.GRAPH_MODE)
-    yield
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-
-
 def rand(*shape, seed=0):
     return Tensor(np.random.default_rng(seed).standard_normal(shape).astype(np.float32))
 

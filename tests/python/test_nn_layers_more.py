@@ -4,6 +4,8 @@ names, and the errors of bad input."""
 import numpy as np
 import pytest
 
+from helpers import central_difference
+
 import kiln
 from kiln import Parameter, Tensor, nn
 
@@ -12,14 +14,6 @@ def _t(a, dtype=np.float32):
     return Tensor(np.asarray(a, dtype=dtype))
 
 
-def _fd_grad(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += eps
-        xm[i] -= eps
-        g[i] = (f(xp) - f(xm)) / (2 * eps)
-    return g
 
 
 def _graph_matches_pynative(net, *inputs):
@@ -49,7 +43,7 @@ def test_prelu_values_parameters_and_gradient():
 
     grad_fn = kiln.value_and_grad(lambda x: (p64(x) ** 2).sum(), None, p64.trainable_params())
     _, (gw,) = grad_fn(Tensor(x64))
-    np.testing.assert_allclose(gw.asnumpy(), _fd_grad(loss_w, np.array([0.1, 0.3])), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gw.asnumpy(), central_difference(loss_w, np.array([0.1, 0.3])), rtol=1e-6, atol=1e-8)
     with pytest.raises(ValueError, match="channels"):
         nn.PReLU(channel=3)(_t(np.zeros((2, 2))))
     with pytest.raises(ValueError, match="values"):
@@ -113,7 +107,7 @@ def test_instance_norm_gradient_and_graph_mode():
     wts = rng.standard_normal(x.shape)
     f = lambda a: float((layer(Tensor(a)).asnumpy() * wts).sum())  # noqa: E731
     g = kiln.grad(lambda a: (layer(a) * Tensor(wts)).sum())(Tensor(x)).asnumpy()
-    np.testing.assert_allclose(g, _fd_grad(f, x), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(g, central_difference(f, x), rtol=1e-5, atol=1e-7)
     layer32 = nn.InstanceNorm2d(2)
     _graph_matches_pynative(layer32, _t(x))
 
