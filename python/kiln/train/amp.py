@@ -164,7 +164,13 @@ def _black_list_cast(network, black_list, dtype):
     """O2 / custom black list (MindSpore's _auto_black_list): the network runs in `dtype`; each black-listed
     sub-cell runs in float32 and its outputs are cast back to `dtype`."""
     network.to_float(dtype)
+    _wrap_black_listed(network, black_list, dtype)
+    return network
 
+
+def _wrap_black_listed(network, black_list, dtype):
+    """Each black-listed sub-cell of `network` to float32 inside an _OutputTo16 wrapper that casts its outputs to
+    `dtype`; a wrapper from an earlier conversion is kept (one wrapper, the new dtype)."""
     def walk(cell, seen):
         if id(cell) in seen:
             return
@@ -181,7 +187,6 @@ def _black_list_cast(network, black_list, dtype):
                 walk(child, seen)
 
     walk(network, set())
-    return network
 
 
 def _check_dtype(dtype, api):
@@ -329,18 +334,7 @@ class _WithLossCell32(Cell):
 
 def _keep_batchnorm_fp32(network, dtype):
     """Black-listed sub-cells back to float32, outputs cast to `dtype` (MindSpore's _do_keep_batchnorm_fp32)."""
-    def walk(cell, seen):
-        if id(cell) in seen:
-            return
-        seen.add(id(cell))
-        for name, child in list(cell.__dict__["_cells"].items()):
-            if child is None:
-                continue
-            if _is_instance(child, AMP_BLACK_LIST):
-                _replace_child(cell, name, _OutputTo16(child.to_float(mstype.float32), dtype))
-            else:
-                walk(child, seen)
-    walk(network, set())
+    _wrap_black_listed(network, AMP_BLACK_LIST, dtype)
 
 
 def _check_build_kwargs(kwargs):
