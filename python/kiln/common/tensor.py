@@ -350,10 +350,7 @@ _METHODS = {
     "cumsum": lambda self, axis=None, dtype=None: _ops().cumsum(_reshape_to(self, [-1]) if axis is None else self,
                                                                0 if axis is None else axis, dtype),
     "cumprod": lambda self, dim, dtype=None: _ops().cumprod(self, dim, dtype),
-    "tan": lambda self: _ops().tan(self), "sinh": lambda self: _ops().sinh(self),
-    "cosh": lambda self: _ops().cosh(self), "asinh": lambda self: _ops().asinh(self),
-    "acosh": lambda self: _ops().acosh(self), "atanh": lambda self: _ops().atanh(self),
-    "expm1": lambda self: _ops().expm1(self),
+    # Methods of ops declared with @defop (kiln/ops/_opdef.py) are added by kiln.ops when it is imported.
 }
 
 

@@ -34,6 +34,11 @@ from .resize_func import *  # noqa: F401,F403,E402  (interpolate, ResizeNearestN
 from .control_flow import WhileLoop, ForiLoop, Scan, switch  # noqa: F401,E402  (compiled into While/If nodes)
 
 
+from . import _opdef  # noqa: E402
+from ..common.tensor import Tensor as _Tensor  # noqa: E402
+_opdef.install(globals(), operations, Primitive, _Tensor)  # the surfaces of the @defop ops (kiln/ops/_opdef.py)
+
+
 def _fill_operations():
     """`ops.operations` (P) holds every Primitive class of kiln.ops, as mindspore.ops.operations does (P.StridedSlice,
     P.Conv2D, P.AllReduce, ...): the classes defined in the modules imported above are added to it here."""

@@ -18,10 +18,11 @@ import math
 from .._loader import _core
 from ..common import dtype as mstype
 from .function import _tensor_arg
-from .primitives import _simple
+from ._opdef import defop
 
-__all__ = ["tan", "sinh", "cosh", "asinh", "arcsinh", "acosh", "arccosh", "atanh", "arctanh", "expm1",
-           "Tan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Expm1"]
+# The Primitive classes (Tan, Sinh, ...), the Tensor methods and the aliases (arcsinh, ...) are derived from the
+# @defop declarations by kiln/ops/_opdef.py.
+__all__ = ["tan", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1"]
 
 def _f(x, op):
     x = _tensor_arg(x, op)
@@ -42,6 +43,7 @@ def _expm1(x):
     return _core.select(small, kahan, um1)
 
 
+@defop(primitive="Expm1", tensor="expm1", mint="expm1")
 def expm1(input):  # noqa: A002
     """MindSpore's ops.expm1(input): eˣ − 1, accurate for small |x| (Kahan's formula, module docstring)."""
     return _expm1(_f(input, "expm1"))
@@ -52,6 +54,7 @@ def _exp_half(a):
     return _core.exp(_core.sub(a, math.log(2.0)))
 
 
+@defop(primitive="Sinh", tensor="sinh", mint="sinh")
 def sinh(input):  # noqa: A002
     """MindSpore's ops.sinh(input): (eˣ − e⁻ˣ)/2 via expm1 (accurate near 0); sign(x)·e^(|x| − log 2) for |x| > 20
     (finite up to the dtype's limit)."""
@@ -64,6 +67,7 @@ def sinh(input):  # noqa: A002
     return _core.select(big, _core.select(_core.less(x, 0.0), _core.neg(large), large), small)
 
 
+@defop(primitive="Cosh", tensor="cosh", mint="cosh")
 def cosh(input):  # noqa: A002
     """MindSpore's ops.cosh(input): (eˣ + e⁻ˣ)/2, as e^(|x| − log 2) for |x| > 20."""
     x = _f(input, "cosh")
@@ -74,6 +78,7 @@ def cosh(input):  # noqa: A002
     return _core.select(big, _exp_half(a), small)
 
 
+@defop(primitive="Tan", tensor="tan", mint="tan")
 def tan(input):  # noqa: A002
     """MindSpore's ops.tan(input): sin x / cos x."""
     x = _f(input, "tan")
@@ -85,6 +90,7 @@ def _big(x):
     return {mstype.float16: 2.0 ** 7, mstype.bfloat16: 2.0 ** 7, mstype.float32: 2.0 ** 14}.get(x.dtype, 2.0 ** 28)
 
 
+@defop(primitive="Asinh", tensor="asinh", mint=("asinh", "arcsinh"), aliases=("arcsinh",))
 def asinh(input):  # noqa: A002
     """MindSpore's ops.asinh(input) (arcsinh): the inverse hyperbolic sine (module docstring for the formula)."""
     x = _f(input, "asinh")
@@ -98,6 +104,7 @@ def asinh(input):  # noqa: A002
     return _core.mul(_core.select(big, large, small), s)
 
 
+@defop(primitive="Acosh", tensor="acosh", mint=("acosh", "arccosh"), aliases=("arccosh",))
 def acosh(input):  # noqa: A002
     """MindSpore's ops.acosh(input) (arccosh): the inverse hyperbolic cosine, NaN for x < 1."""
     x = _f(input, "acosh")
@@ -112,20 +119,8 @@ def acosh(input):  # noqa: A002
     return _core.select(below, _core.full([], float("nan"), x.dtype), out)
 
 
+@defop(primitive="Atanh", tensor="atanh", mint=("atanh", "arctanh"), aliases=("arctanh",))
 def atanh(input):  # noqa: A002
     """MindSpore's ops.atanh(input) (arctanh): ½·log((1 + x)/(1 − x)), ±inf at ±1, NaN outside [−1, 1]."""
     x = _f(input, "atanh")
     return _core.mul(_core.log1p(_core.div(_core.mul(x, 2.0), _core.sub(1.0, x))), 0.5)
-
-
-arcsinh = asinh
-arccosh = acosh
-arctanh = atanh
-
-Tan = _simple("Tan", tan, "tan(x).")
-Sinh = _simple("Sinh", sinh, "sinh(x).")
-Cosh = _simple("Cosh", cosh, "cosh(x).")
-Asinh = _simple("Asinh", asinh, "asinh(x).")
-Acosh = _simple("Acosh", acosh, "acosh(x).")
-Atanh = _simple("Atanh", atanh, "atanh(x).")
-Expm1 = _simple("Expm1", expm1, "eˣ − 1.")
