@@ -1,18 +1,27 @@
 // Plain Gloo all-reduce benchmark (no Kiln): the baseline of bench_allreduce.py. Usage:
 //   gloo_allreduce RANK SIZE STORE_DIR ITERS_SCALE
 // Rendezvous through gloo's FileStore in STORE_DIR; for each size 1 KiB … 64 MiB (float32) runs warm-up all-reduces,
-// then times `iters` of them (out of place, gloo::sum<float>, Gloo's default algorithm) and prints on rank 0:
-//   <bytes> <seconds per all-reduce>
+// then times each of `iters` of them (out of place, gloo::sum<float>, Gloo's default algorithm) and prints on rank 0:
+//   <bytes> <median seconds per all-reduce> <10th-percentile seconds> <process CPU seconds per all-reduce>
 #include <gloo/allreduce.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <vector>
+
+// CPU time of the whole process (all its threads: Gloo's transport thread too), in seconds.
+static double process_cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
 
 int main(int argc, char** argv) {
   if (argc < 5) return 2;
@@ -34,11 +43,17 @@ int main(int argc, char** argv) {
       gloo::allreduce(o);
     };
     for (int i = 0; i < 3; ++i) run();
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < iters; ++i) run();
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iters;
+    std::vector<double> t(iters);
+    double cpu0 = process_cpu_seconds();
+    for (int i = 0; i < iters; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      run();
+      t[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    double cpu = (process_cpu_seconds() - cpu0) / iters;
+    std::sort(t.begin(), t.end());
     if (out[0] != float(size * (size + 1) / 2)) return 3;
-    if (rank == 0) std::printf("%zu %.9f\n", bytes, s);
+    if (rank == 0) std::printf("%zu %.9f %.9f %.9f\n", bytes, t[iters / 2], t[iters / 10], cpu);
   }
   return 0;
 }
