@@ -22,6 +22,7 @@ from .context import (  # noqa: F401
 from . import context  # noqa: F401
 from ._parallel_context import (  # noqa: F401  (data-parallel training: see kiln.communication)
     ParallelMode, set_auto_parallel_context, get_auto_parallel_context, reset_auto_parallel_context,
+    set_algo_parameters, get_algo_parameters, reset_algo_parameters, set_ps_context, get_ps_context, reset_ps_context,
 )
 from . import common  # noqa: F401
 from . import ops  # noqa: F401

@@ -5,7 +5,9 @@ themselves in data-parallel mode). The model-splitting modes ('semi_auto_paralle
 'hybrid_parallel') raise ValueError: not supported."""
 import threading
 
-__all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context", "reset_auto_parallel_context"]
+__all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context", "reset_auto_parallel_context",
+           "set_algo_parameters", "get_algo_parameters", "reset_algo_parameters", "set_ps_context", "get_ps_context",
+           "reset_ps_context"]
 
 
 class ParallelMode:
@@ -128,3 +130,107 @@ def reset_auto_parallel_context():
 def _is_data_parallel():
     """True when gradients must be all-reduced: data-parallel mode with more than one process (or after init)."""
     return get_auto_parallel_context("parallel_mode") == ParallelMode.DATA_PARALLEL
+
+
+# ---- set_algo_parameters: the options of AUTO_PARALLEL's strategy search ----
+# Kiln has no strategy search (set_auto_parallel_context refuses 'auto_parallel'), so these options change nothing;
+# they are checked as MindSpore 2.10 checks them and kept, so that scripts which set them unconditionally (as most of
+# the model zoo does) run, and get_algo_parameters reports them. {key: (default, type)}
+_ALGO_DEFAULTS = {
+    "fully_use_devices": (False, bool),
+    "elementwise_op_strategy_follow": (False, bool),
+    "enable_algo_approxi": (False, bool),
+    "algo_approxi_epsilon": (0.1, float),
+    "tensor_slice_align_enable": (False, bool),
+    "tensor_slice_align_size": (16, int),
+}
+_algo = {k: d for k, (d, _) in _ALGO_DEFAULTS.items()}
+
+
+def set_algo_parameters(**kwargs):
+    """MindSpore's set_algo_parameters: options of the AUTO_PARALLEL strategy search (fully_use_devices,
+    elementwise_op_strategy_follow, enable_algo_approxi, algo_approxi_epsilon in (0, 1], tensor_slice_align_enable,
+    tensor_slice_align_size in [1, 1024]). MindSpore documents that they act only in AUTO_PARALLEL mode, which Kiln
+    does not run (docs/distributed.md): they are validated and kept for get_algo_parameters, and change nothing.
+
+    Raises:
+        ValueError: an unknown key, or a value out of range. TypeError: a value of the wrong type (MindSpore's
+            messages).
+    """
+    updates = {}
+    for key, value in kwargs.items():
+        if key not in _ALGO_DEFAULTS:
+            raise ValueError(f"Set context keyword {key} is not recognized!")
+        want = _ALGO_DEFAULTS[key][1]
+        ok = isinstance(value, want) and not (want is not bool and isinstance(value, bool))
+        if want is float and isinstance(value, int) and not isinstance(value, bool):
+            ok, value = True, float(value)
+        if not ok:
+            raise TypeError(f"The parameter '{key}' must be {want}, but got {type(value)}")
+        if key == "tensor_slice_align_size" and not 1 <= value <= 1024:
+            raise ValueError(f"Align_size must be in [1, 1024], but got {value}")
+        if key == "algo_approxi_epsilon" and not 0.0 < value <= 1.0:
+            raise ValueError(f"For 'set_algo_parameters', 'algo_approxi_epsilon' must be in (0, 1], but got {value}")
+        updates[key] = value
+    with _lock:
+        _algo.update(updates)
+
+
+def get_algo_parameters(attr_key):
+    """The value of one set_algo_parameters option. ValueError for an unknown key."""
+    if attr_key not in _ALGO_DEFAULTS:
+        raise ValueError(f"Get context keyword {attr_key} is not recognized!")
+    with _lock:
+        return _algo[attr_key]
+
+
+def reset_algo_parameters():
+    """Restores every set_algo_parameters option to its default."""
+    with _lock:
+        _algo.clear()
+        _algo.update({k: d for k, (d, _) in _ALGO_DEFAULTS.items()})
+
+
+# ---- set_ps_context: parameter-server training ----
+_PS_DEFAULTS = {"enable_ps": False, "config_file_path": "", "enable_ssl": False}
+_PS_WRITE_ONLY = ("client_password", "server_password")  # accepted by set_ps_context, not readable back (MindSpore)
+_ps = dict(_PS_DEFAULTS)
+
+
+def set_ps_context(**kwargs):
+    """MindSpore's set_ps_context (deprecated there): parameter-server training options. Kiln has no parameter-server
+    mode, so `enable_ps=True` raises ValueError; enable_ps=False, config_file_path (str), enable_ssl (bool) and the
+    passwords (str) are checked and kept (get_ps_context reads all but the passwords).
+
+    Raises:
+        ValueError: an unknown key, or enable_ps=True. TypeError: a value of the wrong type.
+    """
+    updates = {}
+    for key, value in kwargs.items():
+        if key not in _PS_DEFAULTS and key not in _PS_WRITE_ONLY:
+            raise ValueError(f"Set PS context keyword {key} is not recognized!")
+        want = bool if key in ("enable_ps", "enable_ssl") else str
+        if not isinstance(value, want):
+            raise TypeError(f"The parameter '{key}' must be {want}, but got {type(value)}")
+        if key == "enable_ps" and value:
+            raise ValueError("For 'set_ps_context', enable_ps=True: Kiln has no parameter-server training mode; use "
+                             "data-parallel training (docs/distributed.md).")
+        if key in _PS_DEFAULTS:
+            updates[key] = value
+    with _lock:
+        _ps.update(updates)
+
+
+def get_ps_context(attr_key):
+    """The value of one set_ps_context option (enable_ps, config_file_path, enable_ssl). ValueError otherwise."""
+    if attr_key not in _PS_DEFAULTS:
+        raise ValueError(f"Get PS context keyword {attr_key} is not recognized!")
+    with _lock:
+        return _ps[attr_key]
+
+
+def reset_ps_context():
+    """Restores the set_ps_context options to their defaults."""
+    with _lock:
+        _ps.clear()
+        _ps.update(_PS_DEFAULTS)
