@@ -24,6 +24,7 @@ from ..common.jit import JitFunction, _bump_train_state, _recording, _record_cel
 from ..common import _ast_rewrite
 from ..context import _graph as _graph_flag
 from . import _mixed_precision
+from . import _state_dict
 
 _PLACEHOLDER = "Parameter"
 _Tensor = _core.Tensor
@@ -550,6 +551,23 @@ class Cell:
             cell._update_fast_flag()
         _bump_train_state()  # compiled graphs are keyed by the cells' precision too (kiln.jit's _flag_of)
         return self
+
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """{attribute path: Parameter} of this cell and its sub-cells (an OrderedDict of references; see
+        nn/_state_dict.py). `prefix` is put before every key; `destination` (a dict) is filled instead of a new one."""
+        return _state_dict.state_dict(self, *args, destination=destination, prefix=prefix, keep_vars=keep_vars)
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Copies `state_dict` ({path: Tensor/Parameter/array}) into the Parameters of the same paths; returns
+        (missing_keys, unexpected_keys). RuntimeError for a shape mismatch, and with strict=True for missing or
+        unexpected keys (nothing is copied then). See nn/_state_dict.py."""
+        return _state_dict.load_state_dict(self, state_dict, strict)
+
+    def to(self, *args, **kwargs):
+        """to(dtype) / to(device=None, dtype=None, non_blocking=False) / to(tensor): casts the floating-point
+        Parameters in place to the dtype (TypeError for a non-float dtype); the device must be 'CPU' (RuntimeError
+        otherwise). Returns self. See nn/_state_dict.py."""
+        return _state_dict.to(self, *args, **kwargs)
 
     def set_inputs(self, *inputs):
         """Records the (possibly dynamic-shape) input signature for graph compilation."""
