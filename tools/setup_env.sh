@@ -54,11 +54,11 @@ if [ ! -x "$py" ]; then
 fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 deps=(numpy pytest hypothesis scikit-learn nanobind scikit-build-core protobuf pillow tqdm matplotlib "safetensors>=0.8"
-      opencv-python-headless onnx onnxruntime
+      opencv-python-headless onnx onnxruntime google-crc32c
       onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0 ninja)
 deps_stamp=.venv/.kiln-deps
 if [ "$(cat "$deps_stamp" 2>/dev/null)" != "${deps[*]}" ] || \
-   ! "$py" -c 'import numpy, pytest, hypothesis, sklearn, nanobind, scikit_build_core, google.protobuf, PIL, tqdm, matplotlib, safetensors, cv2' >/dev/null 2>&1; then
+   ! "$py" -c 'import numpy, pytest, hypothesis, sklearn, nanobind, scikit_build_core, google.protobuf, PIL, tqdm, matplotlib, safetensors, cv2, google_crc32c' >/dev/null 2>&1; then
   say "pip install ${deps[*]}"
   "$py" -m pip install -q "${deps[@]}"
   echo "${deps[*]}" > "$deps_stamp"

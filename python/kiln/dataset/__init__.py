@@ -9,6 +9,7 @@ Per-sample operations live in `kiln.dataset.transforms` and `kiln.dataset.vision
 from . import config  # noqa: F401
 from .engine.datasets import Dataset  # noqa: F401
 from .engine.file_sources import Cifar10Dataset, CSVDataset, ImageFolderDataset, MnistDataset, Shuffle  # noqa: F401
+from .engine.tfrecord_source import Schema, TFRecordDataset  # noqa: F401
 from .engine.iterators import DictIterator, TupleIterator  # noqa: F401
 from .engine.mindrecord_source import MindDataset  # noqa: F401
 from .engine.operations import BatchDataset, BatchInfo, FilterDataset, MapDataset  # noqa: F401
