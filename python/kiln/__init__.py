@@ -40,7 +40,7 @@ from . import amp  # noqa: F401  (mindspore.amp: mixed precision and loss scalin
 from .train.serialization import (save_checkpoint, load_checkpoint, load_param_into_net,  # noqa: F401
                                   load_checkpoint_async)
 from .train._export_load import export, load  # noqa: F401  (mindspore.export / mindspore.load: MindIR files)
-from .train import Model, data_sink  # noqa: F401  (mindspore.Model, mindspore.data_sink)
+from .train import Model, data_sink, DatasetHelper, connect_network_with_dataset  # noqa: F401  (mindspore.Model, ...)
 from .train.loss_scale_manager import (  # noqa: F401
     LossScaleManager, FixedLossScaleManager, DynamicLossScaleManager,
 )

@@ -14,4 +14,5 @@ from .callback import (  # noqa: F401
 )
 from .model import Model  # noqa: F401
 from .data_sink import data_sink  # noqa: F401
+from .dataset_helper import DatasetHelper, connect_network_with_dataset  # noqa: F401
 from .loss_scale_manager import LossScaleManager, FixedLossScaleManager, DynamicLossScaleManager  # noqa: F401
