@@ -132,11 +132,34 @@ def _is_data_parallel():
     return get_auto_parallel_context("parallel_mode") == ParallelMode.DATA_PARALLEL
 
 
+class _Options:
+    """A small option table ({key: default}) read and written under the context lock, with MindSpore's messages for
+    unknown keys (`get_msg`: "... keyword {key} is not recognized!")."""
+
+    def __init__(self, defaults, get_msg):
+        self.defaults, self.get_msg = dict(defaults), get_msg
+        self.values = dict(defaults)
+
+    def update(self, updates):
+        with _lock:
+            self.values.update(updates)
+
+    def get(self, key):
+        if key not in self.defaults:
+            raise ValueError(self.get_msg.format(key=key))
+        with _lock:
+            return self.values[key]
+
+    def reset(self):
+        with _lock:
+            self.values = dict(self.defaults)
+
+
 # ---- set_algo_parameters: the options of AUTO_PARALLEL's strategy search ----
 # Kiln has no strategy search (set_auto_parallel_context refuses 'auto_parallel'), so these options change nothing;
 # they are checked as MindSpore 2.10 checks them and kept, so that scripts which set them unconditionally (as most of
 # the model zoo does) run, and get_algo_parameters reports them. {key: (default, type)}
-_ALGO_DEFAULTS = {
+_ALGO_TYPES = {
     "fully_use_devices": (False, bool),
     "elementwise_op_strategy_follow": (False, bool),
     "enable_algo_approxi": (False, bool),
@@ -144,7 +167,7 @@ _ALGO_DEFAULTS = {
     "tensor_slice_align_enable": (False, bool),
     "tensor_slice_align_size": (16, int),
 }
-_algo = {k: d for k, (d, _) in _ALGO_DEFAULTS.items()}
+_algo = _Options({k: d for k, (d, _) in _ALGO_TYPES.items()}, "Get context keyword {key} is not recognized!")
 
 
 def set_algo_parameters(**kwargs):
@@ -159,9 +182,9 @@ def set_algo_parameters(**kwargs):
     """
     updates = {}
     for key, value in kwargs.items():
-        if key not in _ALGO_DEFAULTS:
+        if key not in _ALGO_TYPES:
             raise ValueError(f"Set context keyword {key} is not recognized!")
-        want = _ALGO_DEFAULTS[key][1]
+        want = _ALGO_TYPES[key][1]
         ok = isinstance(value, want) and not (want is not bool and isinstance(value, bool))
         if want is float and isinstance(value, int) and not isinstance(value, bool):
             ok, value = True, float(value)
@@ -172,29 +195,23 @@ def set_algo_parameters(**kwargs):
         if key == "algo_approxi_epsilon" and not 0.0 < value <= 1.0:
             raise ValueError(f"For 'set_algo_parameters', 'algo_approxi_epsilon' must be in (0, 1], but got {value}")
         updates[key] = value
-    with _lock:
-        _algo.update(updates)
+    _algo.update(updates)
 
 
 def get_algo_parameters(attr_key):
     """The value of one set_algo_parameters option. ValueError for an unknown key."""
-    if attr_key not in _ALGO_DEFAULTS:
-        raise ValueError(f"Get context keyword {attr_key} is not recognized!")
-    with _lock:
-        return _algo[attr_key]
+    return _algo.get(attr_key)
 
 
 def reset_algo_parameters():
     """Restores every set_algo_parameters option to its default."""
-    with _lock:
-        _algo.clear()
-        _algo.update({k: d for k, (d, _) in _ALGO_DEFAULTS.items()})
+    _algo.reset()
 
 
 # ---- set_ps_context: parameter-server training ----
-_PS_DEFAULTS = {"enable_ps": False, "config_file_path": "", "enable_ssl": False}
+_ps = _Options({"enable_ps": False, "config_file_path": "", "enable_ssl": False},
+               "Get PS context keyword {key} is not recognized!")
 _PS_WRITE_ONLY = ("client_password", "server_password")  # accepted by set_ps_context, not readable back (MindSpore)
-_ps = dict(_PS_DEFAULTS)
 
 
 def set_ps_context(**kwargs):
@@ -207,7 +224,7 @@ def set_ps_context(**kwargs):
     """
     updates = {}
     for key, value in kwargs.items():
-        if key not in _PS_DEFAULTS and key not in _PS_WRITE_ONLY:
+        if key not in _ps.defaults and key not in _PS_WRITE_ONLY:
             raise ValueError(f"Set PS context keyword {key} is not recognized!")
         want = bool if key in ("enable_ps", "enable_ssl") else str
         if not isinstance(value, want):
@@ -215,22 +232,16 @@ def set_ps_context(**kwargs):
         if key == "enable_ps" and value:
             raise ValueError("For 'set_ps_context', enable_ps=True: Kiln has no parameter-server training mode; use "
                              "data-parallel training (docs/distributed.md).")
-        if key in _PS_DEFAULTS:
+        if key in _ps.defaults:
             updates[key] = value
-    with _lock:
-        _ps.update(updates)
+    _ps.update(updates)
 
 
 def get_ps_context(attr_key):
     """The value of one set_ps_context option (enable_ps, config_file_path, enable_ssl). ValueError otherwise."""
-    if attr_key not in _PS_DEFAULTS:
-        raise ValueError(f"Get PS context keyword {attr_key} is not recognized!")
-    with _lock:
-        return _ps[attr_key]
+    return _ps.get(attr_key)
 
 
 def reset_ps_context():
     """Restores the set_ps_context options to their defaults."""
-    with _lock:
-        _ps.clear()
-        _ps.update(_PS_DEFAULTS)
+    _ps.reset()

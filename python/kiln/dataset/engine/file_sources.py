@@ -322,6 +322,29 @@ class _GroupShuffleSampler(BuiltinSampler):
         return order[:self._size(n)]
 
 
+def shuffle_mode(cls, shuffle):
+    """The Shuffle mode of a file source's `shuffle` argument: True → GLOBAL, False → None, a Shuffle as is.
+    TypeError otherwise."""
+    if isinstance(shuffle, bool):
+        return Shuffle.GLOBAL if shuffle else None
+    if isinstance(shuffle, Shuffle):
+        return shuffle
+    raise TypeError(f"{cls}: shuffle must be a bool or a Shuffle mode, got {shuffle!r}.")
+
+
+def file_sampler(mode, groups, num_samples, num_shards=None, shard_id=None):
+    """The sampler of a file source: by Shuffle mode (FILES / INFILE over the rows grouped by file, GLOBAL, None: in
+    order), sharded like DistributedSampler when num_shards is given."""
+    num_samples = num_samples or None
+    if mode in (Shuffle.FILES, Shuffle.INFILE):
+        return _GroupShuffleSampler(groups, mode, num_shards, shard_id, num_samples)
+    if num_shards is not None:
+        return DistributedSampler(num_shards, shard_id, shuffle=mode is Shuffle.GLOBAL, num_samples=num_samples)
+    if mode is Shuffle.GLOBAL:
+        return RandomSampler(num_samples=num_samples)
+    return SequentialSampler(num_samples=num_samples)
+
+
 def _parse(value, default, where):
     if value == "":
         return default
@@ -375,12 +398,7 @@ class CSVDataset(MappableSource):
                 raise TypeError(f"{cls}: column_defaults must be a list of int, float or str, got "
                                 f"{column_defaults!r}.")
         names = column_list(cls, "column_names", column_names)
-        if isinstance(shuffle, bool):
-            mode = Shuffle.GLOBAL if shuffle else None
-        elif isinstance(shuffle, Shuffle):
-            mode = shuffle
-        else:
-            raise TypeError(f"{cls}: shuffle must be a bool or a Shuffle mode, got {shuffle!r}.")
+        mode = shuffle_mode(cls, shuffle)
         _check_source_args(cls, num_samples, None, num_shards, shard_id)
         rows, groups = [], []
         header = names
@@ -414,15 +432,7 @@ class CSVDataset(MappableSource):
         self._names = list(header)
         if len(set(self._names)) != ncols:
             raise ValueError(f"{cls}: duplicate column names {self._names}.")
-        if mode in (Shuffle.FILES, Shuffle.INFILE):
-            sampler = _GroupShuffleSampler(groups, mode, num_shards, shard_id, num_samples or None)
-        elif num_shards is not None:
-            sampler = DistributedSampler(num_shards, shard_id, shuffle=mode is Shuffle.GLOBAL,
-                                         num_samples=num_samples or None)
-        elif mode is Shuffle.GLOBAL:
-            sampler = RandomSampler(num_samples=num_samples or None)
-        else:
-            sampler = SequentialSampler(num_samples=num_samples or None)
+        sampler = file_sampler(mode, groups, num_samples, num_shards, shard_id)
         super().__init__(cls, None, num_parallel_workers, None, sampler)
         self.num_shards, self.shard_id = num_shards, shard_id
         self.num_parallel_workers = 1

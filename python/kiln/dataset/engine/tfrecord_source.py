@@ -24,9 +24,9 @@ import zlib
 import numpy as np
 
 from ...common import dtype as mstype
-from ..samplers import RandomSampler, SequentialSampler, _group_shards
+from ..samplers import _group_shards
 from ._common import column_list
-from .file_sources import Shuffle, _GroupShuffleSampler
+from .file_sources import Shuffle, file_sampler, shuffle_mode
 from .sources import MappableSource, _check_source_args
 
 __all__ = ["TFRecordDataset", "Schema"]
@@ -278,12 +278,7 @@ class TFRecordDataset(MappableSource):
         if schema is not None and not isinstance(schema, Schema):
             raise TypeError(f"{cls}: schema must be a Schema or a JSON file path, got {type(schema).__name__}.")
         names = column_list(cls, "columns_list", columns_list)
-        if isinstance(shuffle, bool):
-            mode = Shuffle.GLOBAL if shuffle else None
-        elif isinstance(shuffle, Shuffle):
-            mode = shuffle
-        else:
-            raise TypeError(f"{cls}: shuffle must be a bool or a Shuffle mode, got {shuffle!r}.")
+        mode = shuffle_mode(cls, shuffle)
         _check_source_args(cls, num_samples, None, num_shards, shard_id)
         if num_shards is None and shard_id is None:
             num_shards, shard_id = _group_shards() or (None, None)  # data-parallel: this process's shard
@@ -318,12 +313,7 @@ class TFRecordDataset(MappableSource):
         self._cols = cols
         if num_shards is not None:
             self._records, groups = self._shard(files, groups, num_shards, shard_id, shard_equal_rows)
-        if mode in (Shuffle.FILES, Shuffle.INFILE):
-            sampler = _GroupShuffleSampler(groups, mode, None, None, num_samples or None)
-        elif mode is Shuffle.GLOBAL:
-            sampler = RandomSampler(num_samples=num_samples or None)
-        else:
-            sampler = SequentialSampler(num_samples=num_samples or None)
+        sampler = file_sampler(mode, groups, num_samples)  # the shard is already cut out
         super().__init__(cls, None, num_parallel_workers, None, sampler)
         self.num_shards, self.shard_id = num_shards, shard_id
         self.num_parallel_workers = 1
