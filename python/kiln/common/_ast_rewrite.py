@@ -25,6 +25,7 @@ A returned value holding an undefined variable raises its NameError (check_defin
 """
 import ast
 import collections
+import dis
 import inspect
 import os
 import textwrap
@@ -121,9 +122,14 @@ def _convert_code(fn):
         tree = ast.parse(src)
     except (OSError, TypeError, SyntaxError, IndentationError):
         return None
-    fdef = tree.body[0] if tree.body else None
-    if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)) or fdef.name != fn.__name__:
-        return None  # a lambda, or source that does not start with this function
+    if fn.__name__ == "<lambda>":
+        fdef = _lambda_def(tree, fn.__code__, len(lines[0]) - len(src.splitlines(True)[0]) if src else 0)
+        if fdef is None:
+            return None
+    else:
+        fdef = tree.body[0] if tree.body else None
+        if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)) or fdef.name != fn.__name__:
+            return None  # source that does not start with this function
     if isinstance(fdef, ast.AsyncFunctionDef) or _has(fdef, (ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)):
         return None
     if not _has(fdef, (ast.If, ast.While, ast.For, ast.IfExp, ast.BoolOp, ast.Call)) and not _has_not(fdef):
@@ -147,8 +153,43 @@ def _convert_code(fn):
     except SyntaxError:
         return None
     fcode = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    inner = next(c for c in fcode.co_consts if isinstance(c, types.CodeType) and c.co_name == fn.__name__)
+    inner = next(c for c in fcode.co_consts if isinstance(c, types.CodeType) and c.co_name == fdef.name)
+    if fdef.name == _LAMBDA:
+        inner = inner.replace(co_name="<lambda>", co_qualname=fn.__code__.co_qualname)
     return inner
+
+
+_LAMBDA = "_kiln_lambda"
+
+
+def _lambda_def(tree, code, indent):
+    """The lambda of `tree` (its source statement) that compiled to `code`, as `def _kiln_lambda(args): return body`
+    (so that the calls it makes are rewritten too), or None when it cannot be told apart from the other lambdas there.
+    A candidate has the same parameters; among several, the one whose body starts where the code's first instruction
+    does (line and column, `indent`: the columns dedent removed)."""
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    cands = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Lambda):
+            a = n.args
+            names = tuple(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs)
+            if names == params and (a.vararg is not None) == bool(code.co_flags & inspect.CO_VARARGS) and \
+                    (a.kwarg is not None) == bool(code.co_flags & inspect.CO_VARKEYWORDS):
+                cands.append(n)
+    if len(cands) > 1:
+        pos = [(i.positions.lineno, i.positions.col_offset) for i in dis.get_instructions(code)
+               if i.positions is not None and i.positions.lineno is not None and i.positions.col_offset]
+        # (a lambda's body never starts at column 0: the entries at 0 are RESUME / RETURN_VALUE)
+        if not pos:
+            return None
+        start = min(pos)
+        cands = [n for n in cands if (n.body.lineno + code.co_firstlineno - 1, n.body.col_offset + indent) == start]
+    if len(cands) != 1:
+        return None
+    lam = cands[0]
+    fdef = ast.FunctionDef(name=_LAMBDA, args=lam.args, body=[ast.Return(value=lam.body)], decorator_list=[],
+                           returns=None)
+    return ast.copy_location(fdef, lam)
 
 
 def _has(node, kinds):
@@ -159,15 +200,19 @@ def _has_not(node):
     return any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) for n in ast.walk(node))
 
 
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_LOOPS = (ast.For, ast.While, ast.AsyncFor)
+
+
 def _walk_local(stmts):
-    """Nodes of `stmts`, not descending into nested function/class definitions or lambdas."""
+    """Nodes of `stmts`, not descending into nested function/class definitions or lambdas (a definition itself is
+    yielded, its body is not walked)."""
     stack = list(stmts)
     while stack:
         n = stack.pop()
         yield n
-        for c in ast.iter_child_nodes(n):
-            if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                stack.append(c)
+        if not isinstance(n, _SCOPES):
+            stack.extend(ast.iter_child_nodes(n))
 
 
 def _assigned(stmts):
@@ -177,6 +222,8 @@ def _assigned(stmts):
         name = None
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             name = n.id
+        elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name):
+            name = n.value.id  # `y[i] = v` makes y a new tensor (Tensor.__setitem__ rebinds it)
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             name = n.name
         elif isinstance(n, (ast.Import, ast.ImportFrom)):
@@ -195,7 +242,7 @@ def _assigned(stmts):
                     if isinstance(t, ast.Name):
                         comp.add(t.id)
     return [n for n in out if (n not in comp or _stored_outside_comprehension(stmts, n))
-            and (not n.startswith("_kiln_") or n in (_RET, _BRK))]
+            and (not n.startswith("_kiln_") or n == _RET or n.startswith(_BRK))]
 
 
 def _stored_outside_comprehension(stmts, name):
@@ -276,15 +323,14 @@ def _at_path_ends_only(stmts, kind):
 
 
 def _walk_loop_local(stmts):
-    """Like _walk_local, also not descending into nested loops (their break/continue are theirs)."""
+    """Like _walk_local, also not descending into nested loops (their break/continue are theirs; a nested loop itself
+    is yielded, its body and else clause are not walked)."""
     stack = list(stmts)
     while stack:
         n = stack.pop()
         yield n
-        for c in ast.iter_child_nodes(n):
-            if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.For,
-                                  ast.While, ast.AsyncFor)):
-                stack.append(c)
+        if not isinstance(n, _SCOPES + _LOOPS):
+            stack.extend(ast.iter_child_nodes(n))
 
 
 class _Replace(ast.NodeTransformer):
@@ -451,8 +497,9 @@ class _Rewriter:
         out.append(self._assign_result(names, call, s))
         return out
 
-    def _loop_body(self, body):
-        """Folds and removes break/continue of a loop body; returns (new body, uses_break) or None if it cannot."""
+    def _loop_body(self, body, flag):
+        """Folds and removes break/continue of a loop body (`break` sets the variable `flag`); returns (new body,
+        uses_break) or None if it cannot."""
         kinds = (ast.Break, ast.Continue, ast.Return, ast.Raise)
         has_bc = any(isinstance(n, (ast.Break, ast.Continue)) for n in _walk_loop_local(body))
         if any(isinstance(n, ast.Return) for n in _walk_local(body)):
@@ -464,12 +511,13 @@ class _Rewriter:
             return None
         uses_break = any(isinstance(n, ast.Break) for n in _walk_loop_local(body))
         body = [_Replace(ast.Continue, lambda n: ast.Pass()).visit(x) for x in body]
-        body = [_Replace(ast.Break, lambda n: ast.Assign(targets=[_name(_BRK, True)],
+        body = [_Replace(ast.Break, lambda n: ast.Assign(targets=[_name(flag, True)],
                                                          value=ast.Constant(value=True))).visit(x) for x in body]
         return body, uses_break
 
     def while_(self, s):
-        lb = None if s.orelse else self._loop_body(s.body)
+        flag = self._fresh("brk")
+        lb = None if s.orelse else self._loop_body(s.body, flag)
         if lb is None:
             s.test = self._python_only(_Expr().visit(s.test), "`while` loop with an else clause, a return inside it, "
                                        "or a break/continue inside try/with")
@@ -482,10 +530,10 @@ class _Rewriter:
         test = _Expr().visit(s.test)
         pre = []
         if brk:
-            if _BRK not in names:
-                names.append(_BRK)
-            pre.append(ast.copy_location(ast.Assign(targets=[_name(_BRK, True)], value=ast.Constant(value=False)), s))
-            test = _call(_cf("and_"), [_call(_cf("not_"), [_name(_BRK)]), _lambda(test)])
+            if flag not in names:
+                names.append(flag)
+            pre.append(ast.copy_location(ast.Assign(targets=[_name(flag, True)], value=ast.Constant(value=False)), s))
+            test = _call(_cf("and_"), [_call(_cf("not_"), [_name(flag)]), _lambda(test)])
         cn, bn = self._fresh("while_cond"), self._fresh("while_body")
         cond = ast.FunctionDef(name=cn, args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in names],
                                                            vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
@@ -497,7 +545,8 @@ class _Rewriter:
         return out
 
     def for_(self, s):
-        lb = None if s.orelse else self._loop_body(s.body)
+        flag = self._fresh("brk")
+        lb = None if s.orelse else self._loop_body(s.body, flag)
         if lb is None:
             s.iter = _Expr().visit(s.iter)
             s.body = self.block(s.body)
@@ -507,19 +556,19 @@ class _Rewriter:
         item = self._fresh("item")
         pre = []
         if brk:
-            pre.append(ast.copy_location(ast.Assign(targets=[_name(_BRK, True)], value=ast.Constant(value=False)), s))
+            pre.append(ast.copy_location(ast.Assign(targets=[_name(flag, True)], value=ast.Constant(value=False)), s))
             # the whole body runs only while the flag is not set (a tensor `if` once the flag is a tensor)
-            body = [ast.copy_location(ast.If(test=_call(_cf("not_"), [_name(_BRK)]), body=body, orelse=[]), s)]
+            body = [ast.copy_location(ast.If(test=_call(_cf("not_"), [_name(flag)]), body=body, orelse=[]), s)]
         body = [ast.copy_location(ast.Assign(targets=[s.target], value=_name(item)), s)] + self.block(body)
         names = _assigned(body)
-        if brk and _BRK not in names:
-            names.append(_BRK)
+        if brk and flag not in names:
+            names.append(flag)
         it = _Expr().visit(s.iter)
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and not it.keywords:
             it = _call(_cf("range_"), it.args)
         bn = self._fresh("for_body")
         out = pre + [ast.copy_location(self._branch_fn(bn, names, body, extra_first=item), s)]
-        brk_index = ast.Constant(value=names.index(_BRK) if brk else -1)
+        brk_index = ast.Constant(value=names.index(flag) if brk else -1)
         call = ast.Call(func=_cf("for_stmt"), args=[it, _name(bn), self._vals(names), self._names(names)],
                         keywords=[ast.keyword(arg="brk", value=brk_index)])
         out.append(self._assign_result(names, call, s))

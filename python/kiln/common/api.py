@@ -10,6 +10,7 @@ from .parameter import Parameter, ParameterTuple
 from .tensor import Tensor
 from .jit import JitFunction
 from . import _ast_rewrite
+from . import _graph_builtins
 from ..context import _graph as _graph_flag
 
 
@@ -171,8 +172,12 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value, sens
                 scope.watch(w)
                 leaves.append(w)
                 kinds.append(("w", w))
-            # While tracing, fn's tensor-dependent control flow compiles (kiln/common/_ast_rewrite.py).
-            out = (_ast_rewrite.converted(fn) if _core.tracing() else fn)(*call_args, **kwargs)
+            # While tracing, fn's tensor-dependent control flow compiles (kiln/common/_ast_rewrite.py) and its
+            # built-ins are the graph ones (kiln/common/_graph_builtins.py), as for the function jit compiles.
+            if _core.tracing():
+                out = _graph_builtins.call(_ast_rewrite.converted(fn), call_args, kwargs)
+            else:
+                out = fn(*call_args, **kwargs)
             if has_aux:
                 if not isinstance(out, tuple) or len(out) < 2:
                     raise ValueError(f"For '{api}', when has_aux is True, origin fn requires more than one outputs, "
