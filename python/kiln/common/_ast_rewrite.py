@@ -46,6 +46,8 @@ _CACHE_SIZE = 512
 _NO_WRAP = frozenset({"super", "range", "len", "isinstance", "print", "int", "float", "bool", "str", "tuple", "list",
                       "dict", "zip", "enumerate", "map", "filter", "min", "max", "sum", "abs", "getattr", "hasattr",
                       "setattr", "type", "id", "iter", "next", "sorted", "reversed", "any", "all", "round"})
+# d.keys()/values()/items()/has_key(k) of a dict: MindSpore's graph forms (_control_flow.method)
+_DICT_METHODS = frozenset({"keys", "values", "items", "has_key"})
 _KILN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _STDLIB = sysconfig.get_paths()["stdlib"] + os.sep
 
@@ -598,9 +600,15 @@ class _Expr(ast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         f = node.func
+        if isinstance(f, ast.Name) and f.id in ("tuple", "list") and len(node.args) == 1 and not node.keywords \
+                and not isinstance(node.args[0], ast.Starred):
+            return ast.copy_location(_call(_cf("sequence"), [f, node.args[0]]), node)
         if isinstance(f, ast.Name) and f.id in _NO_WRAP:
             return node
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == _CF:
+            return node
+        if isinstance(f, ast.Attribute) and f.attr in _DICT_METHODS:
+            node.func = _call(_cf("method"), [f.value, ast.Constant(value=f.attr)])
             return node
         node.func = _call(_cf("callee"), [f])
         return node

@@ -439,6 +439,32 @@ def callee(f):
     return c(f)
 
 
+def sequence(kind, iterable):
+    """`tuple(x)` / `list(x)` in rewritten code (`kind` is what the name means there): a 1-D NumPy array gives Python
+    numbers, as in MindSpore's graph mode (its items are NumPy scalars in Python)."""
+    if kind in (tuple, list):
+        import numpy as np
+        if isinstance(iterable, np.ndarray) and iterable.ndim == 1:
+            return kind(iterable.tolist())
+    return kind(iterable)
+
+
+def method(obj, name):
+    """obj.<name> for a call `obj.name(...)` in rewritten code (only while tracing). For a dict, MindSpore's graph
+    forms: keys() and values() are tuples and items() a list of (key, value) tuples, taken when called (not live views),
+    and has_key(k) is `k in d`. Anything else: getattr(obj, name)."""
+    if isinstance(obj, dict):
+        if name == "keys":
+            return lambda: tuple(obj.keys())
+        if name == "values":
+            return lambda: tuple(obj.values())
+        if name == "items":
+            return lambda: list(obj.items())
+        if name == "has_key":
+            return lambda key: key in obj
+    return callee(getattr(obj, name))
+
+
 def python_cond(value, why):
     """The condition of a statement the rewrite left as Python (`why`): a symbolic tensor there cannot be compiled."""
     if is_symbolic(value):
@@ -459,10 +485,17 @@ def check_defined(value):
 
 
 def value_or_undef(get, name):
-    """The value of a variable (get() reads it), or an undefined marker when it has none yet."""
+    """The value of a variable (get() reads it), or an undefined marker when it has none yet (see the comment on
+    globals below)."""
     try:
         return get()
     except NameError:
+        # A local variable read before its first assignment whose name is a global tensor or number (`z += i` in a
+        # loop, z global): MindSpore's graph mode starts it from the global's value (Python would raise
+        # UnboundLocalError).
+        g = getattr(get, "__globals__", {}).get(name, UNDEF)
+        if isinstance(g, Tensor) or _is_number(g):
+            return g
         return _Undefined(name)
 
 

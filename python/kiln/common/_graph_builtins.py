@@ -310,12 +310,14 @@ def materialize(out):
         return tuple(materialize(v) for v in out)
     if isinstance(out, _filter):
         return [materialize(v) for v in out]
-    if type(out) is tuple:
-        return tuple(materialize(v) for v in out)
-    if type(out) is list:
-        return [materialize(v) for v in out]
+    if type(out) in (tuple, list):
+        items = [materialize(v) for v in out]
+        if _all(a is b for a, b in _zip(items, out)):
+            return out  # unchanged: the same object (a returned global list stays that list)
+        return type(out)(items)
     if type(out) is dict:
-        return {k: materialize(v) for k, v in out.items()}
+        items = {k: materialize(v) for k, v in out.items()}
+        return out if _all(items[k] is v for k, v in out.items()) else items
     return out
 
 
