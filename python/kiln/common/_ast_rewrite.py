@@ -34,7 +34,7 @@ import sys
 import sysconfig
 import types
 
-from . import _control_flow
+from . import _control_flow, _graph_builtins
 
 _CF = "_kiln_cf"
 _RET = "_kiln_ret"
@@ -46,8 +46,8 @@ _CACHE_SIZE = 512
 _NO_WRAP = frozenset({"super", "range", "len", "isinstance", "print", "int", "float", "bool", "str", "tuple", "list",
                       "dict", "zip", "enumerate", "map", "filter", "min", "max", "sum", "abs", "getattr", "hasattr",
                       "setattr", "type", "id", "iter", "next", "sorted", "reversed", "any", "all", "round"})
-# d.keys()/values()/items()/has_key(k) of a dict: MindSpore's graph forms (_control_flow.method)
-_DICT_METHODS = frozenset({"keys", "values", "items", "has_key"})
+# d.keys()/values()/items()/has_key(k) of a dict, "...".format(...) of a str: graph forms (_control_flow.method)
+_DICT_METHODS = frozenset({"keys", "values", "items", "has_key", "format"})
 _KILN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _STDLIB = sysconfig.get_paths()["stdlib"] + os.sep
 
@@ -102,13 +102,14 @@ def _user_code(code):
 
 def callee(f):
     """The function a call in rewritten code calls: a user function is rewritten too (so tensor-dependent control flow
-    in helpers compiles), anything else is called as it is. Only while tracing."""
+    in helpers compiles) and gets the graph built-ins (print, max, ...: kiln/common/_graph_builtins.py), anything else
+    is called as it is. Only while tracing."""
     if isinstance(f, types.FunctionType):
         if _user_code(f.__code__):
-            return converted(f)
+            return _graph_builtins.graph_function(converted(f))
     elif isinstance(f, types.MethodType) and isinstance(f.__func__, types.FunctionType):
         if _user_code(f.__func__.__code__):
-            return converted(f)
+            return _graph_builtins.graph_function(converted(f))
     return f
 
 
@@ -612,6 +613,20 @@ class _Expr(ast.NodeTransformer):
             return node
         node.func = _call(_cf("callee"), [f])
         return node
+
+    def visit_JoinedStr(self, node):
+        """f"...{x}..." → joined((piece, ...)): a tensor of the graph prints its run-time value (print of the text)."""
+        self.generic_visit(node)
+        if not any(isinstance(v, ast.FormattedValue) for v in node.values):
+            return node
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.FormattedValue):
+                spec = v.format_spec if v.format_spec is not None else ast.Constant(value="")
+                parts.append(_tuple([v.value, ast.Constant(value=v.conversion), spec]))
+            else:
+                parts.append(v)
+        return ast.copy_location(_call(_cf("joined"), [_tuple(parts)]), node)
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)

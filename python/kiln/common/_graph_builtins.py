@@ -232,8 +232,17 @@ def _print_lines(v, tensors, out, flat=False):
     if isinstance(v, Tensor):
         tensors.append(v)
         out.append("\x1f")
+    elif isinstance(v, _GraphText()):  # an f-string of graph tensors: \x1e slots, str(tensor) at run time
+        text = []
+        for p in v.pieces:
+            if isinstance(p, Tensor):
+                tensors.append(p)
+                text.append("\x1e")
+            else:
+                text.append(str(p).replace("\x1f", " ").replace("\x1d", " ").replace("\x1e", " "))
+        out.append("".join(text))
     elif isinstance(v, str):
-        out.append(v.replace("\x1f", " ").replace("\x1d", " "))
+        out.append(v.replace("\x1f", " ").replace("\x1d", " ").replace("\x1e", " "))
     elif v is None or _is_number(v):
         out.append("None" if v is None else _number_text(v))
     elif isinstance(v, (tuple, list, dict)):
@@ -269,6 +278,22 @@ def _print_g(*values, sep=" ", end="\n", file=None, flush=False):
     for v in values:
         _print_lines(v, tensors, lines)
     _core.print_("\x1d" + "\n".join(lines), tensors)  # \x1d: MindSpore's graph-print tensor format (print.cpp)
+
+
+def _GraphText():
+    from ._control_flow import GraphText
+    return GraphText
+
+
+def write_text_slots(text, tensors):
+    """The print sink of texts with '\x1e' slots (src/ops/print.cpp): each slot becomes str() of the next tensor (a
+    kiln Tensor of the run-time value), and the text goes to sys.stdout."""
+    parts = text.split("\x1e")
+    out = [parts[0]]
+    for p, t in _zip(parts[1:], tensors):
+        out.append(str(t if isinstance(t, Tensor) else Tensor(t)))
+        out.append(p)
+    sys.stdout.write("".join(out))
 
 
 class _TypeLike(type):
