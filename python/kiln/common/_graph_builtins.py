@@ -11,9 +11,9 @@ Note [graph built-ins] (docs/decisions.md, "Python built-ins in Graph mode: a bu
   run — runs with an overlay of the built-ins: `graph_function(fn)` is `fn` with the same code, closure and
   defaults but a globals dict whose `__builtins__` is OVERLAY (CPython binds a function's built-ins from its
   globals when the function object is made). The globals are a copy of the module's, one per module per trace
-  (`trace_scope`), so the functions of one module see each other's global writes while tracing. Module-level
-  helper functions called from compiled code keep Python's built-ins (they are not converted: a call cannot be
-  intercepted without rewriting the caller); their results are consumed by the converted caller.
+  (`trace_scope`), so the functions of one module see each other's global writes while tracing. Functions of the
+  user's program called from compiled code get the overlay too: the AST rewrite (_ast_rewrite.py) routes every call
+  through its `callee` hook, which applies graph_function.
 * Semantics (MindSpore 2.10's graph mode, checked against it): `range`, `zip`, `enumerate` give tuples; `map`
   gives a list when every sequence is a list, else a tuple; `filter` gives a list; `max`/`min` of one 1-D tensor
   is its largest/smallest element (a 0-d tensor), of several one-element tensors (or a sequence of them) their
