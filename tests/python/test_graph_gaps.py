@@ -306,6 +306,7 @@ def test_print_in_helper_called_from_graph_is_a_graph_print(capsys):
 # -------------------------------------------------------------------------- static-graph tutorial behaviours
 GLOBAL_LIST = [1, 2, 3]
 GLOBAL_Z = Tensor(np.ones((2,), np.float64))
+GLOBAL_W = Tensor(np.ones((5,), np.float32))
 
 
 def test_dict_methods_are_graph_forms():
@@ -354,6 +355,16 @@ def test_returned_global_list_is_that_list_and_global_read_in_loop():
 
     np.testing.assert_allclose(g().asnumpy(), [7.0, 7.0])
     np.testing.assert_allclose(GLOBAL_Z.asnumpy(), [1.0, 1.0])  # the global itself is unchanged
+
+    @ms.jit
+    def h(x, n):
+        while n > 0:
+            GLOBAL_W = x * 2.0  # assigned before it is read: local to the body, the global (shape [5]) is not used
+            x = GLOBAL_W + 1.0
+            n = n - 1
+        return x
+
+    np.testing.assert_allclose(h(t64([1.0, 0.0]), Tensor(2)).asnumpy(), [7.0, 3.0])
 
 
 def test_grad_position_on_python_number_next_to_tensors(graph_mode):

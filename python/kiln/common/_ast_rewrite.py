@@ -379,8 +379,42 @@ def _tuple(elts, store=False):
     return ast.Tuple(elts=elts, ctx=ast.Store() if store else ast.Load())
 
 
-def _value_or_undef(name):
-    return _call(_cf("value_or_undef"), [_lambda(_name(name)), ast.Constant(value=name)])
+def _value_or_undef(name, global_ok=False):
+    args = [_lambda(_name(name)), ast.Constant(value=name)] + ([ast.Constant(value=True)] if global_ok else [])
+    return _call(_cf("value_or_undef"), args)
+
+
+def _loads(node):
+    """Names a statement's own expressions read (not nested scopes'; an augmented assignment reads its target)."""
+    out = set()
+    for n in _walk_local([node]):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            out.add(n.id)
+        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            out.add(n.target.id)
+    return out
+
+
+def _read_first(stmts, stored=frozenset()):
+    """(names some path through `stmts` reads before assigning them, names every path assigns). A loop body's names
+    of the first kind take a global's value when they are unbound (value_or_undef)."""
+    rf, stored = set(), set(stored)
+    for st in stmts:
+        if isinstance(st, ast.If):
+            rf |= _loads(st.test) - stored
+            b_rf, b_st = _read_first(st.body, stored)
+            e_rf, e_st = _read_first(st.orelse, stored)
+            rf |= b_rf | e_rf
+            stored |= b_st & e_st
+        elif isinstance(st, (ast.For, ast.While)):
+            rf |= _loads(st.iter if isinstance(st, ast.For) else st.test) - stored
+            inner = stored | (set(_assigned([ast.Assign(targets=[st.target], value=ast.Constant(value=0))]))
+                              if isinstance(st, ast.For) else set())
+            rf |= _read_first(st.body, inner)[0]
+        else:
+            rf |= _loads(st) - stored
+            stored |= set(_assigned([st]))
+    return rf, stored
 
 
 class _Rewriter:
@@ -472,8 +506,8 @@ class _Rewriter:
             st = ast.Expr(value=call)
         return ast.copy_location(st, node)
 
-    def _vals(self, names):
-        return _tuple([_value_or_undef(n) for n in names])
+    def _vals(self, names, read_first=()):
+        return _tuple([_value_or_undef(n, n in read_first) for n in names])
 
     def _names(self, names):
         return _tuple([ast.Constant(value=n) for n in names])
@@ -528,6 +562,7 @@ class _Rewriter:
             s.orelse = self.block(s.orelse)
             return s
         body, brk = lb
+        read_first = _read_first(body)[0]
         body = self.block(body)
         names = _assigned(body)
         test = _Expr().visit(s.test)
@@ -543,7 +578,8 @@ class _Rewriter:
                                                            defaults=[]),
                                body=[ast.Return(value=test)], decorator_list=[], returns=None)
         out = pre + [ast.copy_location(cond, s), ast.copy_location(self._branch_fn(bn, names, body), s)]
-        call = _call(_cf("while_stmt"), [_name(cn), _name(bn), self._vals(names), self._names(names)])
+        call = _call(_cf("while_stmt"), [_name(cn), _name(bn), self._vals(names, read_first),
+                                         self._names(names)])
         out.append(self._assign_result(names, call, s))
         return out
 
@@ -562,6 +598,7 @@ class _Rewriter:
             pre.append(ast.copy_location(ast.Assign(targets=[_name(flag, True)], value=ast.Constant(value=False)), s))
             # the whole body runs only while the flag is not set (a tensor `if` once the flag is a tensor)
             body = [ast.copy_location(ast.If(test=_call(_cf("not_"), [_name(flag)]), body=body, orelse=[]), s)]
+        read_first = _read_first([ast.Assign(targets=[s.target], value=ast.Constant(value=0))] + body)[0]
         body = [ast.copy_location(ast.Assign(targets=[s.target], value=_name(item)), s)] + self.block(body)
         names = _assigned(body)
         if brk and flag not in names:
@@ -572,7 +609,8 @@ class _Rewriter:
         bn = self._fresh("for_body")
         out = pre + [ast.copy_location(self._branch_fn(bn, names, body, extra_first=item), s)]
         brk_index = ast.Constant(value=names.index(flag) if brk else -1)
-        call = ast.Call(func=_cf("for_stmt"), args=[it, _name(bn), self._vals(names), self._names(names)],
+        call = ast.Call(func=_cf("for_stmt"), args=[it, _name(bn), self._vals(names, read_first),
+                                                    self._names(names)],
                         keywords=[ast.keyword(arg="brk", value=brk_index)])
         out.append(self._assign_result(names, call, s))
         return out

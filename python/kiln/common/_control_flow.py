@@ -559,18 +559,18 @@ def check_defined(value):
     return value
 
 
-def value_or_undef(get, name):
-    """The value of a variable (get() reads it), or an undefined marker when it has none yet (see the comment on
-    globals below)."""
+def value_or_undef(get, name, global_ok=False):
+    """The value of a variable (get() reads it), or an undefined marker when it has none yet. `global_ok`: the loop
+    body reads the variable before assigning it; when it is unbound and its name is a global tensor or number
+    (`z += i` in a loop, z global), it starts from the global's value, as in MindSpore's graph mode (Python would
+    raise UnboundLocalError)."""
     try:
         return get()
     except NameError:
-        # A local variable read before its first assignment whose name is a global tensor or number (`z += i` in a
-        # loop, z global): MindSpore's graph mode starts it from the global's value (Python would raise
-        # UnboundLocalError).
-        g = getattr(get, "__globals__", {}).get(name, UNDEF)
-        if isinstance(g, Tensor) or _is_number(g):
-            return g
+        if global_ok:
+            g = getattr(get, "__globals__", {}).get(name, UNDEF)
+            if isinstance(g, Tensor) or _is_number(g):
+                return g
         return _Undefined(name)
 
 
