@@ -281,7 +281,7 @@ def _print_g(*values, sep=" ", end="\n", file=None, flush=False):
 
 
 def _GraphText():
-    from ._control_flow import GraphText
+    from ._graph_python import GraphText
     return GraphText
 
 
