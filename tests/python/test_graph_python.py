@@ -176,7 +176,7 @@ def test_closures_and_nested_functions_get_graph_builtins():
 
 
 def _module_helper(n):
-    return range(n)  # module-level helpers keep Python's built-ins (Note [graph built-ins])
+    return range(n)  # a helper called from compiled code gets the graph built-ins (Note [graph built-ins])
 
 
 def test_helpers_called_from_compiled_code_get_the_graph_builtins():
