@@ -216,9 +216,11 @@ def _numpy_key(key):
     for k in items:
         if _is_tensor(k):
             if k._symbolic:
-                raise IndexError("Item assignment with an index tensor computed inside a compiled (graph-mode) "
-                                 "function is not supported yet: its values are not known while compiling. Pass the "
-                                 "index as a Python int, slice or list.")
+                raise IndexError(f"Item assignment with an index tensor computed inside a compiled (graph-mode) "
+                                 f"function takes one integer element (a loop counter: y[i] = v), with ints, slices, "
+                                 f"None or ... beside it, but got a {k.dtype} index of shape {list(k.shape)}: its "
+                                 f"values are not known while compiling. Pass the index as a Python int, slice or "
+                                 f"list, or use ops.tensor_scatter_update.")
             k = k.asnumpy()
             if k.dtype.kind not in "biu":
                 raise IndexError(f"Tensor index arrays must be integer or bool, but got dtype {k.dtype}.")
