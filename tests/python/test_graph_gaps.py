@@ -378,3 +378,19 @@ def test_grad_position_on_python_number_next_to_tensors(graph_mode):
     gx, gz = g(t64([1.0, 2.0]), 3, t64([0.5, -1.0]))
     np.testing.assert_allclose(gx.asnumpy(), [3.0, 3.0])
     np.testing.assert_allclose(gz.asnumpy(), [1.0, -2.0])
+
+
+def test_calling_a_jit_class_object_without_call_is_mindspores_value_error(graph_mode):
+    @ms.jit_class
+    class Inner:
+        def __init__(self, k):
+            self.k = k
+
+    class Net(ms.nn.Cell):
+        def construct(self, x):
+            return Inner(2)(x)
+
+    with pytest.raises(ValueError, match="MsClassObject: 'Inner' has no __call__ function"):
+        Net()(Tensor(2))
+    with pytest.raises(TypeError):  # outside compiled code: Python's error
+        Inner(2)(Tensor(2))

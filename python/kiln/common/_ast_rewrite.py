@@ -110,6 +110,10 @@ def callee(f):
     elif isinstance(f, types.MethodType) and isinstance(f.__func__, types.FunctionType):
         if _user_code(f.__func__.__code__):
             return _graph_builtins.graph_function(converted(f))
+    elif getattr(type(f), "__ms_class__", False) and not isinstance(f, type) and \
+            not any("__call__" in c.__dict__ for c in type(f).__mro__):
+        # MindSpore's error for calling a jit_class object whose class has no __call__ (Python's would be TypeError)
+        raise ValueError(f"MsClassObject: '{type(f).__name__}' has no __call__ function, please check the code.")
     return f
 
 
