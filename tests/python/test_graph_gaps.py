@@ -275,6 +275,7 @@ def test_fstring_and_format_print_the_run_time_values(capsys):
         print(f"x is {x}, sum {x.sum()}!", "tail")
         print("two: {} and {k}".format(x * 2, k=x[0]))
         print(f"static {1.5:.2f} {'s'!r}")
+        ops.print_(f"op {x}", x[1])
         return x
 
     for v in ([1.0, 2.0], [3.0, -0.5]):
@@ -282,7 +283,8 @@ def test_fstring_and_format_print_the_run_time_values(capsys):
         f(Tensor(np.array(v, np.float32)))
         out = capsys.readouterr().out
         x = Tensor(np.array(v, np.float32))
-        assert out == (f"x is {x}, sum {x.sum()}!\ntail\ntwo: {x * 2} and {x[0]}\nstatic 1.50 's'\n")
+        assert out == (f"x is {x}, sum {x.sum()}!\ntail\ntwo: {x * 2} and {x[0]}\nstatic 1.50 's'\n"
+                       f"op {x} Tensor(shape=[], dtype=Float32, value={v[1]:g})\n")
     assert f.trace_count == 1
 
 

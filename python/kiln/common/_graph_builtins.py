@@ -256,7 +256,7 @@ def _print_lines(v, tensors, out, flat=False):
             for i in items:
                 _print_lines(i, tensors, out, True)
     else:
-        out.append(str(v).replace("\x1f", " "))
+        out.append(str(v).replace("\x1f", " ").replace("\x1e", " "))
 
 
 def _print_g(*values, sep=" ", end="\n", file=None, flush=False):
