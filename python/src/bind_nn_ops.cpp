@@ -3,6 +3,10 @@
 // learning rates and beta powers are TensorLike (Python scalars become weak 0-d tensors).
 #include "bindings.h"
 
+namespace kiln::ops {
+void set_print_text_sink(void (*sink)(const std::string&, const std::vector<Tensor>&));  // src/ops/print.cpp
+}  // namespace kiln::ops
+
 namespace kiln::py {
 
 void bind_nn_ops(nb::module_& m) {
@@ -56,6 +60,11 @@ void bind_nn_ops(nb::module_& m) {
   ops::set_print_sink([](const std::string& text) {
     nb::gil_scoped_acquire gil;
     nb::module_::import_("sys").attr("stdout").attr("write")(text);
+  });
+  // '\x1e' slots (f-strings / str.format of tensors in compiled code) are str(tensor), formatted in Python.
+  ops::set_print_text_sink([](const std::string& text, const std::vector<Tensor>& tensors) {
+    nb::gil_scoped_acquire gil;
+    nb::module_::import_("kiln.common._graph_builtins").attr("write_text_slots")(text, tensors);
   });
 }
 

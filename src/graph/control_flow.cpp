@@ -1,4 +1,4 @@
-// Control flow with sub-graphs: If, While and WhileGrad (see kiln/graph.h, "control flow").
+// Control flow with sub-graphs: If, While (and its reverse pass, Scan: scan.cpp) (see kiln/graph.h, "control flow").
 //
 // Note [control-flow nodes]
 // * Representation. A control-flow node holds its sub-graphs as SubGraph attributes; every tensor a sub-graph reads
@@ -11,16 +11,18 @@
 //   such outputs are copied (`unalias`).
 // * Gradients. If: an If over the two branches' vjp graphs (each returns zeros for the other branch's inputs), so
 //   the taken branch's gradient flows and grad-of-grad works the same way again. While: the forward node, made
-//   while a grad transform is active, saves the carried values at the start of every trip (save_history); WhileGrad
-//   runs the body's vjp graph over the trips in reverse (the chain rule over the trips actually run) and sums the
-//   cotangents of the loop-invariant inputs. Gradients of WhileGrad itself (second order through a loop) are refused
-//   with a clear error.
+//   while a grad transform is active, saves the carried values at the start of every trip (save_history); its
+//   reverse pass is a Scan (OpId::WhileGrad, Note [Scan]) over that history in reverse trip order, running the
+//   body's vjp graph (the chain rule over the trips actually run) and summing the cotangents of the loop-invariant
+//   inputs. A Scan's own bprop is a Scan again, so second- and higher-order gradients go through loops.
+#include <algorithm>
 #include <sstream>
 
 #include "../ops/families.h"
 #include "kiln/autodiff.h"
 #include "kiln/graph.h"
 #include "kiln/ops.h"
+#include "control_flow_util.h"
 
 namespace kiln::autodiff {
 // Defined in src/autodiff/tape.cpp: records a tape node if some input is watched.
@@ -30,8 +32,7 @@ void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vect
 
 namespace kiln::graph {
 
-namespace {
-using TV = std::vector<Tensor>;
+namespace cf {
 
 // eval_graph, where the values of g's outputs are given (`known`, one per output): a node all of whose outputs are
 // known is not applied again — only recorded on the tape with the known tensors as its outputs — so a vjp graph whose
@@ -109,15 +110,19 @@ void unalias(TV& outs, const TV& ins, const Graph* g) {
 // eval_graph_known)...), outputs (zeros of `pre`..., the
 // cotangent of each of g's inputs with keep[i] (all when `keep` is empty; zeros for non-float ones)..., zeros of
 // `post`...). Inputs left out are not differentiated (their bprops are skipped by the reverse pass).
+// With known=false there are no output-value inputs (the forward is recomputed inside: the form that is itself
+// differentiated for higher-order gradients, see Scan).
 std::shared_ptr<Graph> vjp_graph(const Graph& g, const std::vector<bool>& keep, const std::vector<TensorMeta>& pre,
-                                 const std::vector<TensorMeta>& post) {
+                                 const std::vector<TensorMeta>& post, bool known) {
   autodiff::IsolatedTape iso;  // a closed differentiation, whatever transforms are active around it
   Trace tr(g.name + "_grad");
   TV xs, gs;
   for (int v : g.inputs) xs.push_back(tr.input(g.values[size_t(v)].meta.shape, g.values[size_t(v)].meta.dtype));
   for (int v : g.outputs) gs.push_back(tr.input(g.values[size_t(v)].meta.shape, g.values[size_t(v)].meta.dtype));
   TV ys_known;
-  for (int v : g.outputs) ys_known.push_back(tr.input(g.values[size_t(v)].meta.shape, g.values[size_t(v)].meta.dtype));
+  if (known)
+    for (int v : g.outputs)
+      ys_known.push_back(tr.input(g.values[size_t(v)].meta.shape, g.values[size_t(v)].meta.dtype));
   auto kept = [&](size_t i) { return keep.empty() || keep[i]; };
   TV outs;
   for (auto& m : pre) outs.push_back(ops::zeros(m.shape, m.dtype));
@@ -129,7 +134,7 @@ std::shared_ptr<Graph> vjp_graph(const Graph& g, const std::vector<bool>& keep, 
       leaves.push_back(diff ? scope.watch_input(xs[i]) : xs[i]);
       if (diff) fleaves.push_back(leaves.back());
     }
-    TV ys = eval_graph_known(g, leaves, ys_known);
+    TV ys = known ? eval_graph_known(g, leaves, ys_known) : eval_graph(g, leaves);
     TV fys, fgs;
     for (size_t k = 0; k < ys.size(); ++k)
       if (is_floating(ys[k].dtype())) { fys.push_back(ys[k]); fgs.push_back(gs[k]); }
@@ -152,6 +157,11 @@ std::vector<bool> needed(size_t begin, size_t count) {
   for (size_t i = 0; i < count; ++i) r[i] = autodiff::input_needs_grad(begin + i);
   return r;
 }
+
+}  // namespace cf
+
+namespace {
+using namespace cf;
 
 // ---- If ----
 std::vector<TensorMeta> if_infer(const TV& in, const Attrs& a) {
@@ -282,108 +292,78 @@ TV while_direct(const TV& in, const Attrs& a) {
   return s;
 }
 
-// WhileGrad: inputs (carried init (n), cond extra (nc), body extra (nb), cotangents of the results (n), the results
-// (n)[, history (n)]);
-// attrs cond, body, body_vjp, n_carried, n_cond, has_history, needed (the body extra inputs that get a cotangent).
-// Outputs: cotangents of the carried init and of the needed body extra inputs.
-std::vector<TensorMeta> while_grad_infer(const TV& in, const Attrs& a) {
-  size_t n = size_t(a.i("n_carried"));
-  bool hh = a.b("has_history");
-  WhileShape w = while_shape(in, a, n * (hh ? 3 : 2));
-  std::vector<TensorMeta> r;
-  for (size_t k = 0; k < w.n; ++k) r.push_back({in[k].shape(), in[k].dtype()});
-  for (int64_t k : a.ints("needed")) {
-    KILN_CHECK(k >= 0 && size_t(k) < w.nb, Value, "For 'WhileGrad', needed index ", k, " out of range.");
-    r.push_back({in[w.n + w.nc + size_t(k)].shape(), in[w.n + w.nc + size_t(k)].dtype()});
-  }
-  return r;
-}
-
-// Element `i` along the leading dimension of `h` (a view).
-Tensor row(const Tensor& h, int64_t i) {
-  Shape s(h.shape().begin() + 1, h.shape().end());
-  Tensor c = h.contiguous();
-  auto impl = std::make_shared<TensorImpl>();
-  impl->storage = c.impl()->storage;
-  impl->dtype = c.dtype();
-  impl->shape = s;
-  impl->strides = contiguous_strides(s);
-  impl->offset = c.impl()->offset + i * numel(s);
-  return Tensor(std::move(impl));
-}
-
-TV while_grad_direct(const TV& in, const Attrs& a) {
-  size_t n = size_t(a.i("n_carried"));
-  bool hh = a.b("has_history");
-  WhileShape w = while_shape(in, a, n * (hh ? 3 : 2));
-  TV init = slice(in, 0, w.n), ce = slice(in, w.n, w.n + w.nc), be = slice(in, w.n + w.nc, w.n + w.nc + w.nb);
-  size_t at = w.n + w.nc + w.nb;
-  TV g = slice(in, at, at + n);
-  TV final_state = slice(in, at + n, at + 2 * n);
-  std::vector<TV> states;
-  if (hh) {
-    TV h = slice(in, at + 2 * n, in.size());
-    int64_t trips = h[0].shape()[0];
-    for (int64_t i = 0; i < trips; ++i) {
-      TV s;
-      for (size_t k = 0; k < n; ++k) s.push_back(row(h[k], i));
-      states.push_back(std::move(s));
-    }
-  } else {
-    run_loop(a.graph("cond"), a.graph("body"), init, ce, be, &states);
-  }
-  const SubGraph& vjp = a.graph("body_vjp");
-  const std::vector<int64_t>& need = a.ints("needed");
-  TV gb(need.size());
-  for (size_t i = states.size(); i-- > 0;) {
-    const TV& next = i + 1 < states.size() ? states[i + 1] : final_state;  // the body's outputs on trip i
-    TV r = vjp.exe->run(cat(cat(cat(states[i], be), g), next));
-    g = slice(r, 0, n);
-    for (size_t k = 0; k < need.size(); ++k) gb[k] = gb[k].defined() ? ops::add(gb[k], r[n + k]) : r[n + k];
-  }
-  for (size_t k = 0; k < need.size(); ++k)
-    if (!gb[k].defined()) gb[k] = ops::zeros(be[size_t(need[k])].shape(), be[size_t(need[k])].dtype());
-  TV out = cat(g, gb);
-  unalias(out, in, nullptr);
-  return out;
-}
-
 TV while_bprop(const TV& in, const TV& out, const TV& gout, const Attrs& a) {
   WhileShape w = while_shape(in, a, 0);
   const SubGraph& b = a.graph("body");
+  const size_t n = w.n, nb = w.nb, b0 = w.n + w.nc;
   TV g;
-  for (size_t k = 0; k < w.n; ++k) g.push_back(gout[k].defined() ? gout[k] : ops::zeros_like(out[k]));
+  for (size_t k = 0; k < n; ++k) g.push_back(gout[k].defined() ? gout[k] : ops::zeros_like(out[k]));
   // The body's vjp differentiates the carried values and only the loop-invariant inputs whose cotangent is used (a
   // large tensor indexed per trip, such as a sequence, would otherwise get a full-size zero-filled cotangent a trip).
-  std::vector<bool> keep(w.n, true);
+  std::vector<bool> keep(n, true);
   std::vector<int64_t> need;
-  for (size_t k = 0; k < w.nb; ++k) {
-    bool u = autodiff::input_needs_grad(w.n + w.nc + k);
+  for (size_t k = 0; k < nb; ++k) {
+    bool u = autodiff::input_needs_grad(b0 + k) && is_floating(in[b0 + k].dtype());
     keep.push_back(u);
     if (u) need.push_back(int64_t(k));
   }
-  auto vjp = make_subgraph(vjp_graph(*b.graph, keep, {}, {}));
-  bool hh = a.b("save_history") && out.size() == 2 * w.n;
-  TV args = cat(cat(slice(in, 0, w.n + w.nc + w.nb), g), slice(out, 0, w.n));
-  if (hh) args = cat(args, slice(out, w.n, 2 * w.n));
-  Attrs at{{"cond", *a.find("cond")},
-           {"body", *a.find("body")},
-           {"body_vjp", AttrValue(std::shared_ptr<const SubGraph>(vjp))},
-           {"n_carried", int64_t(w.n)},
-           {"n_cond", int64_t(w.nc)},
-           {"has_history", hh},
-           {"needed", need}};
-  TV r = apply(OpId::WhileGrad, args, at);
+  // The state at the start of every trip (saved by the forward node, or computed again) and after the last.
+  TV fin, hist;
+  if (a.b("save_history") && out.size() == 2 * n && autodiff::grad_level() == 0) {  // (see scan_bprop)
+    fin = slice(out, 0, n);
+    hist = slice(out, n, 2 * n);
+  } else {
+    Attrs at{{"cond", *a.find("cond")}, {"body", *a.find("body")}, {"n_carried", int64_t(n)},
+             {"n_cond", int64_t(w.nc)}, {"save_history", true}};
+    TV o = apply(OpId::While, in, at);
+    fin = slice(o, 0, n);
+    hist = slice(o, n, 2 * n);
+  }
+  TV ghist;
+  std::vector<size_t> gh_idx;
+  for (size_t k = 0; k < n; ++k)
+    if (out.size() == 2 * n && n + k < gout.size() && gout[n + k].defined()) {
+      gh_idx.push_back(k);
+      ghist.push_back(gout[n + k]);
+    }
+  std::vector<TensorMeta> em;
+  for (int64_t k : need) em.push_back({in[b0 + size_t(k)].shape(), in[b0 + size_t(k)].dtype()});
+  // The reverse body (Note [Scan]): (g (n), acc (em), s rows (n), ghist rows, [next rows (n)], body extras (nb)) ->
+  // (g', acc'): g' = d(body)/d(state)ᵀ g (+ the history's cotangent), acc' = acc + d(body)/d(extras)ᵀ g.
+  auto reverse_body = [&](bool known) {
+    autodiff::IsolatedTape iso;
+    Trace tr(b.graph->name + (known ? "_rev" : "_rev_diff"));
+    TV gv, acc, st, gh, nx, be;
+    for (size_t k = 0; k < n; ++k) gv.push_back(tr.input(in[k].shape(), in[k].dtype()));
+    for (auto& m : em) acc.push_back(tr.input(m.shape, m.dtype));
+    for (size_t k = 0; k < n; ++k) st.push_back(tr.input(in[k].shape(), in[k].dtype()));
+    for (size_t k : gh_idx) gh.push_back(tr.input(in[k].shape(), in[k].dtype()));
+    if (known)
+      for (size_t k = 0; k < n; ++k) nx.push_back(tr.input(in[k].shape(), in[k].dtype()));
+    for (size_t k = 0; k < nb; ++k) be.push_back(tr.input(in[b0 + k].shape(), in[b0 + k].dtype()));
+    auto vjp = vjp_graph(*b.graph, keep, {}, {}, known);
+    TV r = eval_graph(*vjp, known ? cat(cat(cat(st, be), gv), nx) : cat(cat(st, be), gv));
+    TV outs;
+    for (size_t k = 0; k < n; ++k) {
+      Tensor d = r[k];
+      auto it = std::find(gh_idx.begin(), gh_idx.end(), k);
+      if (it != gh_idx.end()) d = ops::add(d, gh[size_t(it - gh_idx.begin())]);
+      outs.push_back(d);
+    }
+    for (size_t k = 0; k < em.size(); ++k) outs.push_back(ops::add(acc[k], r[n + k]));
+    return make_subgraph(tr.finish(outs));
+  };
+  auto body_known = reverse_body(true);
+  // The form without next rows is only needed when this reverse pass is itself differentiated.
+  auto body_diff = autodiff::grad_level() > 0 ? reverse_body(false) : nullptr;
+  TV init = g;
+  for (auto& m : em) init.push_back(ops::zeros(m.shape, m.dtype));
+  TV r = scan(body_known, body_diff, init.size(), n + ghist.size(), n, nb, true,
+              cat(cat(cat(cat(init, hist), ghist), fin), slice(in, b0, in.size())));
   TV res(in.size());
-  for (size_t k = 0; k < w.n; ++k) res[k] = r[k];
-  for (size_t k = 0; k < need.size(); ++k) res[w.n + w.nc + size_t(need[k])] = r[w.n + k];
+  for (size_t k = 0; k < n; ++k) res[k] = r[k];
+  for (size_t k = 0; k < need.size(); ++k) res[b0 + size_t(need[k])] = r[n + k];
   return res;
-}
-
-TV while_grad_bprop(const TV&, const TV&, const TV&, const Attrs&) {
-  KILN_FAIL(Runtime, "Kiln: second-order gradients through a tensor-dependent `while` loop (ops.WhileLoop, "
-            "ops.ForiLoop with a tensor bound, or a compiled `while`/`for` on a tensor) are not supported; "
-            "second-order gradients through `if` (ops.cond / a compiled `if`) are.");
 }
 }  // namespace
 
@@ -464,9 +444,9 @@ void register_control_flow() {
   register_op(d);
   d = OpDef{};
   d.id = OpId::WhileGrad;
-  d.infer = while_grad_infer;
-  d.direct = while_grad_direct;
-  d.bprop = while_grad_bprop;
+  d.infer = cf::scan_infer;
+  d.direct = cf::scan_direct;
+  d.bprop = cf::scan_bprop;
   register_op(d);
 }
 }  // namespace kiln::ops_impl

@@ -14,6 +14,9 @@ using TV = std::vector<Tensor>;
 
 void default_sink(const std::string& s) { std::cout << s << std::flush; }
 void (*g_sink)(const std::string&) = default_sink;
+// Receives a text whose '\x1e' slots stand for the given tensors, to be formatted as str(tensor) in the front end
+// (an f-string / str.format of a tensor in compiled code: NumPy's layout, which the front end owns).
+void (*g_text_sink)(const std::string&, const std::vector<Tensor>&) = nullptr;
 
 // Values as NumPy prints them in MindSpore's graph mode: nested brackets, space separated, no commas.
 void format_values(std::ostringstream& s, const Tensor& t, size_t dim, int64_t offset, int depth) {
@@ -142,16 +145,25 @@ TV print_direct(const TV& in, const Attrs& a) {
   const bool ms_style = !attr_text.empty() && attr_text[0] == kGraphStyle;
   const std::string text = ms_style ? attr_text.substr(1) : attr_text;
   std::string out;
+  TV as_text;  // the tensors of '\x1e' slots (kept in the text for g_text_sink)
   size_t k = 0, pos = 0;
   while (true) {
-    size_t at = text.find('\x1f', pos);
+    size_t at = text.find_first_of("\x1f\x1e", pos);
     if (at == std::string::npos) break;
     out += text.substr(pos, at - pos);
-    if (k < in.size()) out += ms_style ? format_tensor_ms(in[k++]) : format_tensor(in[k++]);
+    if (text[at] == '\x1e') {
+      if (k < in.size()) as_text.push_back(in[k++]);
+      out += g_text_sink ? std::string(1, '\x1e') : std::string();
+    } else if (k < in.size()) {
+      out += ms_style ? format_tensor_ms(in[k++]) : format_tensor(in[k++]);
+    }
     pos = at + 1;
   }
   out += text.substr(pos);
-  g_sink(out + "\n");
+  if (g_text_sink && !as_text.empty())
+    g_text_sink(out + "\n", as_text);
+  else
+    g_sink(out + "\n");
   Tensor r = Tensor::empty({}, DType::Int32);
   *r.data<int32_t>() = 0;
   return {r};
@@ -173,11 +185,13 @@ void register_print() {
 namespace ops {
 Tensor print(const std::string& text, const std::vector<Tensor>& tensors) {
   size_t holes = 0;
-  for (char c : text) holes += c == '\x1f';
+  for (char c : text) holes += c == '\x1f' || c == '\x1e';
   KILN_CHECK(holes == tensors.size(), Value, "For 'Print', the text has ", holes, " tensor slots but ",
              tensors.size(), " tensors were given.");
   return apply1(OpId::Print, tensors, {{"text", std::string(text)}});
 }
 void set_print_sink(void (*sink)(const std::string&)) { g_sink = sink ? sink : default_sink; }
+// Declared where it is used (python/src/bind_nn_ops.cpp), to keep kiln/ops.h unchanged.
+void set_print_text_sink(void (*sink)(const std::string&, const std::vector<Tensor>&)) { g_text_sink = sink; }
 }  // namespace ops
 }  // namespace kiln

@@ -95,10 +95,13 @@ def test_argument_errors():
 
 
 def test_scalar_positions_raise():
-    """A grad_position on a Python number is an error (issue 7: MindSpore silently drops it), and the scalar still
-    works as a non-differentiated argument."""
+    """grad_position only on Python numbers is an error (issue 7: MindSpore silently returns ()); next to a Tensor
+    position it is left out, as MindSpore does (the static-graph tutorial relies on it); the scalar still works as a
+    non-differentiated argument."""
     with pytest.raises(TypeError, match="argument at grad_position 1 must be a Tensor"):
-        ms.grad(lambda x, s: ops.sum(x * s), (0, 1))(Tensor(X), 3.0)
+        ms.grad(lambda x, s: ops.sum(x * s), (1,))(Tensor(X), 3.0)
+    g = ms.grad(lambda x, s: ops.sum(x * s), (0, 1))(Tensor(X), 3.0)
+    np.testing.assert_allclose(g.asnumpy(), 3.0)
     g = ms.grad(lambda x, s: ops.sum(x * s), 0)(Tensor(X), 3.0)
     np.testing.assert_allclose(g.asnumpy(), 3.0)
 

@@ -236,15 +236,87 @@ def test_python_list_changed_in_tensor_loop_is_refused():
         f(t64([1.0]), Tensor(2))
 
 
-def test_second_order_through_while_is_refused_clearly(graph_mode):
-    def f(x, n):
-        while n > 0:
-            x = x * x
-            n = n - 1
-        return x.sum()
+def tanh_loop(x, w, n):
+    i = 0
+    while i < n:
+        x = ops.tanh(x * w + 0.1)
+        i = i + 1
+    return x.sum()
 
-    with pytest.raises(RuntimeError, match="second-order gradients through a tensor-dependent `while`"):
-        ms.grad(ms.grad(f))(t64([1.5]), Tensor(2))
+
+def tanh_loop_first_np(x, w, n):
+    """d/dx sum(tanh loop) in NumPy (the chain rule written out): the reference the second order is checked on."""
+    x = np.array(x, np.float64)
+    d = np.ones_like(x)
+    for _ in range(n):
+        x = np.tanh(x * w + 0.1)
+        d = d * (1 - x * x) * w
+    return d
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_second_order_through_while(mode, graph_mode):
+    if mode == "pynative":
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    xv, wv = np.array([0.3, -0.8]), np.array([0.9, 1.3])
+    d1 = ms.grad(tanh_loop, 0)
+    d2 = ms.grad(lambda x, w, n: d1(x, w, n).sum(), (0, 1))
+    for n in (0, 1, 2, 5):
+        np.testing.assert_allclose(d1(t64(xv), t64(wv), Tensor(n)).asnumpy(), tanh_loop_first_np(xv, wv, n),
+                                   rtol=1e-12)
+        gx, gw = d2(t64(xv), t64(wv), Tensor(n))
+        np.testing.assert_allclose(gx.asnumpy(), fd_grad(lambda a: tanh_loop_first_np(a, wv, n).sum(), xv),
+                                   rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(gw.asnumpy(), fd_grad(lambda b: tanh_loop_first_np(xv, b, n).sum(), wv),
+                                   rtol=1e-6, atol=1e-9)
+
+
+def test_third_order_through_while_pynative_and_graph_refusal(graph_mode):
+    xv, wv = np.array([0.3, -0.8]), np.array([0.9, 1.3])
+
+    def second(a, n):
+        d1 = ms.grad(tanh_loop, 0)
+        return ms.grad(lambda x: d1(x, t64(wv), Tensor(n)).sum())(t64(a)).asnumpy().sum()
+
+    d1 = ms.grad(tanh_loop, 0)
+    d2 = ms.grad(lambda x, w, n: d1(x, w, n).sum(), 0)
+    d3 = ms.grad(lambda x, w, n: d2(x, w, n).sum(), 0)
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    for n in (0, 3):
+        np.testing.assert_allclose(d3(t64(xv), t64(wv), Tensor(n)).asnumpy(),
+                                   fd_grad(lambda a: second(a, n), xv, eps=1e-5), rtol=1e-5, atol=1e-8)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    with pytest.raises(RuntimeError, match="third or higher order through a tensor-dependent loop"):
+        d3(t64(xv), t64(wv), Tensor(3))
+
+
+def test_second_order_one_graph_for_all_trip_counts():
+    d1 = ms.grad(tanh_loop, 0)
+    jf = ms.jit(ms.grad(lambda x, w, n: d1(x, w, n).sum(), 0))
+    xv, wv = np.array([0.3, -0.8]), np.array([0.9, 1.3])
+    for n in (0, 2, 4):
+        np.testing.assert_allclose(jf(t64(xv), t64(wv), Tensor(n)).asnumpy(),
+                                   fd_grad(lambda a: tanh_loop_first_np(a, wv, n).sum(), xv), rtol=1e-6, atol=1e-9)
+    assert jf.trace_count == 1
+
+
+def test_second_order_through_functional_loops(graph_mode):
+    def f(x, n):
+        out = ops.WhileLoop()(lambda v: v[1] < n, lambda v: (ops.sin(v[0]) * 1.5, v[1] + 1), (x, Tensor(0)))
+        return out[0].sum()
+
+    def first_np(x, n):
+        d = np.ones_like(x)
+        for _ in range(n):
+            d = d * np.cos(x) * 1.5
+            x = np.sin(x) * 1.5
+        return d
+
+    xv = np.array([0.4, -1.1])
+    d2 = ms.grad(lambda x, n: ms.grad(f)(x, n).sum())
+    for n in (0, 2, 4):
+        np.testing.assert_allclose(d2(t64(xv), Tensor(n)).asnumpy(),
+                                   fd_grad(lambda a: first_np(a, n).sum(), xv), rtol=1e-6, atol=1e-9)
 
 
 def test_return_inside_loop_keeps_python_and_says_where():

@@ -25,6 +25,7 @@ A returned value holding an undefined variable raises its NameError (check_defin
 """
 import ast
 import collections
+import dis
 import inspect
 import os
 import textwrap
@@ -33,11 +34,11 @@ import sys
 import sysconfig
 import types
 
-from . import _control_flow
+from . import _control_flow, _graph_builtins
+from ._ast_analysis import (_RET, _BRK, _assigned, _at_path_ends_only, _fold, _has, _has_not, _read_first,  # noqa: F401
+                            _walk_local, _walk_loop_local)
 
 _CF = "_kiln_cf"
-_RET = "_kiln_ret"
-_BRK = "_kiln_brk"
 _lock = threading.Lock()
 _cache = collections.OrderedDict()  # code object -> converted code object, or None (left as it is)
 _CACHE_SIZE = 512
@@ -45,6 +46,8 @@ _CACHE_SIZE = 512
 _NO_WRAP = frozenset({"super", "range", "len", "isinstance", "print", "int", "float", "bool", "str", "tuple", "list",
                       "dict", "zip", "enumerate", "map", "filter", "min", "max", "sum", "abs", "getattr", "hasattr",
                       "setattr", "type", "id", "iter", "next", "sorted", "reversed", "any", "all", "round"})
+# d.keys()/values()/items()/has_key(k) of a dict, "...".format(...) of a str: graph forms (_control_flow.method)
+_DICT_METHODS = frozenset({"keys", "values", "items", "has_key", "format"})
 _KILN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _STDLIB = sysconfig.get_paths()["stdlib"] + os.sep
 
@@ -99,13 +102,18 @@ def _user_code(code):
 
 def callee(f):
     """The function a call in rewritten code calls: a user function is rewritten too (so tensor-dependent control flow
-    in helpers compiles), anything else is called as it is. Only while tracing."""
+    in helpers compiles) and gets the graph built-ins (print, max, ...: kiln/common/_graph_builtins.py), anything else
+    is called as it is. Only while tracing."""
     if isinstance(f, types.FunctionType):
         if _user_code(f.__code__):
-            return converted(f)
+            return _graph_builtins.graph_function(converted(f))
     elif isinstance(f, types.MethodType) and isinstance(f.__func__, types.FunctionType):
         if _user_code(f.__func__.__code__):
-            return converted(f)
+            return _graph_builtins.graph_function(converted(f))
+    elif getattr(type(f), "__ms_class__", False) and not isinstance(f, type) and \
+            not any("__call__" in c.__dict__ for c in type(f).__mro__):
+        # MindSpore's error for calling a jit_class object whose class has no __call__ (Python's would be TypeError)
+        raise ValueError(f"MsClassObject: '{type(f).__name__}' has no __call__ function, please check the code.")
     return f
 
 
@@ -121,9 +129,14 @@ def _convert_code(fn):
         tree = ast.parse(src)
     except (OSError, TypeError, SyntaxError, IndentationError):
         return None
-    fdef = tree.body[0] if tree.body else None
-    if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)) or fdef.name != fn.__name__:
-        return None  # a lambda, or source that does not start with this function
+    if fn.__name__ == "<lambda>":
+        fdef = _lambda_def(tree, fn.__code__, len(lines[0]) - len(src.splitlines(True)[0]) if src else 0)
+        if fdef is None:
+            return None
+    else:
+        fdef = tree.body[0] if tree.body else None
+        if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)) or fdef.name != fn.__name__:
+            return None  # source that does not start with this function
     if isinstance(fdef, ast.AsyncFunctionDef) or _has(fdef, (ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)):
         return None
     if not _has(fdef, (ast.If, ast.While, ast.For, ast.IfExp, ast.BoolOp, ast.Call)) and not _has_not(fdef):
@@ -147,144 +160,43 @@ def _convert_code(fn):
     except SyntaxError:
         return None
     fcode = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    inner = next(c for c in fcode.co_consts if isinstance(c, types.CodeType) and c.co_name == fn.__name__)
+    inner = next(c for c in fcode.co_consts if isinstance(c, types.CodeType) and c.co_name == fdef.name)
+    if fdef.name == _LAMBDA:
+        inner = inner.replace(co_name="<lambda>", co_qualname=fn.__code__.co_qualname)
     return inner
 
 
-def _has(node, kinds):
-    return any(isinstance(n, kinds) for n in ast.walk(node))
+_LAMBDA = "_kiln_lambda"
 
 
-def _has_not(node):
-    return any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) for n in ast.walk(node))
-
-
-def _walk_local(stmts):
-    """Nodes of `stmts`, not descending into nested function/class definitions or lambdas."""
-    stack = list(stmts)
-    while stack:
-        n = stack.pop()
-        yield n
-        for c in ast.iter_child_nodes(n):
-            if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                stack.append(c)
-
-
-def _assigned(stmts):
-    """Names the statements assign (in order of first assignment; nested scopes and comprehensions excluded)."""
-    out = []
-    for n in _walk_local(stmts):
-        name = None
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            name = n.id
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            name = n.name
-        elif isinstance(n, (ast.Import, ast.ImportFrom)):
-            for a in n.names:
-                nm = (a.asname or a.name).split(".")[0]
-                if nm not in out:
-                    out.append(nm)
-        if name and name not in out:
-            out.append(name)
-    # comprehension targets live in their own scope
-    comp = set()
-    for n in _walk_local(stmts):
-        if isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            for g in n.generators:
-                for t in ast.walk(g.target):
-                    if isinstance(t, ast.Name):
-                        comp.add(t.id)
-    return [n for n in out if (n not in comp or _stored_outside_comprehension(stmts, n))
-            and (not n.startswith("_kiln_") or n in (_RET, _BRK))]
-
-
-def _stored_outside_comprehension(stmts, name):
-    inside = set()
-    for n in _walk_local(stmts):
-        if isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            for c in ast.walk(n):
-                inside.add(id(c))
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) and id(n) not in inside
-               for n in _walk_local(stmts))
-
-
-def _terminates(stmts, kinds):
-    """True when every path through the block ends in one of `kinds` (Return / Break / Continue / Raise)."""
-    if not stmts:
-        return False
-    last = stmts[-1]
-    if isinstance(last, kinds):
-        return True
-    if isinstance(last, ast.If):
-        return _terminates(last.body, kinds) and _terminates(last.orelse, kinds)
-    return False
-
-
-def _fold(stmts, kinds):
-    """Rest folding: after an `if` with a branch that ends in one of `kinds`, the following statements move into the
-    other branch (recursively), so that those statements only ever end a path."""
-    out = []
-    for i, s in enumerate(stmts):
-        if isinstance(s, ast.If):
-            t, e = _terminates(s.body, kinds), _terminates(s.orelse, kinds)
-            rest = stmts[i + 1:]
-            if (t or e) and rest:
-                if t and not e:
-                    s.orelse = s.orelse + rest
-                elif e and not t:
-                    s.body = s.body + rest
-                s.body = _fold(s.body, kinds)
-                s.orelse = _fold(s.orelse, kinds)
-                out.append(s)
-                return out
-            s.body = _fold(s.body, kinds)
-            s.orelse = _fold(s.orelse, kinds)
-        out.append(s)
-        if isinstance(s, kinds):
-            return out  # the rest is dead code
-    return out
-
-
-def _at_path_ends_only(stmts, kind):
-    """True when every `kind` statement in the block (outside nested loops and scopes) ends a path (the last statement
-    of the block or of an `if` branch that ends the block)."""
-    ok_ids = set()
-
-    def mark(block):
-        if not block:
-            return
-        last = block[-1]
-        if isinstance(last, kind):
-            ok_ids.add(id(last))
-        elif isinstance(last, ast.If):
-            mark(last.body)
-            mark(last.orelse)
-
-    def ifs(block):
-        for s in block:
-            if isinstance(s, ast.If):
-                mark(s.body)
-                mark(s.orelse)
-                ifs(s.body)
-                ifs(s.orelse)
-    mark(stmts)
-    ifs(stmts)
-    for n in _walk_loop_local(stmts):
-        if isinstance(n, kind) and id(n) not in ok_ids:
-            return False
-    return True
-
-
-def _walk_loop_local(stmts):
-    """Like _walk_local, also not descending into nested loops (their break/continue are theirs)."""
-    stack = list(stmts)
-    while stack:
-        n = stack.pop()
-        yield n
-        for c in ast.iter_child_nodes(n):
-            if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.For,
-                                  ast.While, ast.AsyncFor)):
-                stack.append(c)
+def _lambda_def(tree, code, indent):
+    """The lambda of `tree` (its source statement) that compiled to `code`, as `def _kiln_lambda(args): return body`
+    (so that the calls it makes are rewritten too), or None when it cannot be told apart from the other lambdas there.
+    A candidate has the same parameters; among several, the one whose body starts where the code's first instruction
+    does (line and column, `indent`: the columns dedent removed)."""
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    cands = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Lambda):
+            a = n.args
+            names = tuple(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs)
+            if names == params and (a.vararg is not None) == bool(code.co_flags & inspect.CO_VARARGS) and \
+                    (a.kwarg is not None) == bool(code.co_flags & inspect.CO_VARKEYWORDS):
+                cands.append(n)
+    if len(cands) > 1:
+        pos = [(i.positions.lineno, i.positions.col_offset) for i in dis.get_instructions(code)
+               if i.positions is not None and i.positions.lineno is not None and i.positions.col_offset]
+        # (a lambda's body never starts at column 0: the entries at 0 are RESUME / RETURN_VALUE)
+        if not pos:
+            return None
+        start = min(pos)
+        cands = [n for n in cands if (n.body.lineno + code.co_firstlineno - 1, n.body.col_offset + indent) == start]
+    if len(cands) != 1:
+        return None
+    lam = cands[0]
+    fdef = ast.FunctionDef(name=_LAMBDA, args=lam.args, body=[ast.Return(value=lam.body)], decorator_list=[],
+                           returns=None)
+    return ast.copy_location(fdef, lam)
 
 
 class _Replace(ast.NodeTransformer):
@@ -330,8 +242,9 @@ def _tuple(elts, store=False):
     return ast.Tuple(elts=elts, ctx=ast.Store() if store else ast.Load())
 
 
-def _value_or_undef(name):
-    return _call(_cf("value_or_undef"), [_lambda(_name(name)), ast.Constant(value=name)])
+def _value_or_undef(name, global_ok=False):
+    args = [_lambda(_name(name)), ast.Constant(value=name)] + ([ast.Constant(value=True)] if global_ok else [])
+    return _call(_cf("value_or_undef"), args)
 
 
 class _Rewriter:
@@ -423,8 +336,8 @@ class _Rewriter:
             st = ast.Expr(value=call)
         return ast.copy_location(st, node)
 
-    def _vals(self, names):
-        return _tuple([_value_or_undef(n) for n in names])
+    def _vals(self, names, read_first=()):
+        return _tuple([_value_or_undef(n, n in read_first) for n in names])
 
     def _names(self, names):
         return _tuple([ast.Constant(value=n) for n in names])
@@ -451,8 +364,9 @@ class _Rewriter:
         out.append(self._assign_result(names, call, s))
         return out
 
-    def _loop_body(self, body):
-        """Folds and removes break/continue of a loop body; returns (new body, uses_break) or None if it cannot."""
+    def _loop_body(self, body, flag):
+        """Folds and removes break/continue of a loop body (`break` sets the variable `flag`); returns (new body,
+        uses_break) or None if it cannot."""
         kinds = (ast.Break, ast.Continue, ast.Return, ast.Raise)
         has_bc = any(isinstance(n, (ast.Break, ast.Continue)) for n in _walk_loop_local(body))
         if any(isinstance(n, ast.Return) for n in _walk_local(body)):
@@ -464,12 +378,13 @@ class _Rewriter:
             return None
         uses_break = any(isinstance(n, ast.Break) for n in _walk_loop_local(body))
         body = [_Replace(ast.Continue, lambda n: ast.Pass()).visit(x) for x in body]
-        body = [_Replace(ast.Break, lambda n: ast.Assign(targets=[_name(_BRK, True)],
+        body = [_Replace(ast.Break, lambda n: ast.Assign(targets=[_name(flag, True)],
                                                          value=ast.Constant(value=True))).visit(x) for x in body]
         return body, uses_break
 
     def while_(self, s):
-        lb = None if s.orelse else self._loop_body(s.body)
+        flag = self._fresh("brk")
+        lb = None if s.orelse else self._loop_body(s.body, flag)
         if lb is None:
             s.test = self._python_only(_Expr().visit(s.test), "`while` loop with an else clause, a return inside it, "
                                        "or a break/continue inside try/with")
@@ -477,27 +392,30 @@ class _Rewriter:
             s.orelse = self.block(s.orelse)
             return s
         body, brk = lb
+        read_first = _read_first(body)[0]
         body = self.block(body)
         names = _assigned(body)
         test = _Expr().visit(s.test)
         pre = []
         if brk:
-            if _BRK not in names:
-                names.append(_BRK)
-            pre.append(ast.copy_location(ast.Assign(targets=[_name(_BRK, True)], value=ast.Constant(value=False)), s))
-            test = _call(_cf("and_"), [_call(_cf("not_"), [_name(_BRK)]), _lambda(test)])
+            if flag not in names:
+                names.append(flag)
+            pre.append(ast.copy_location(ast.Assign(targets=[_name(flag, True)], value=ast.Constant(value=False)), s))
+            test = _call(_cf("and_"), [_call(_cf("not_"), [_name(flag)]), _lambda(test)])
         cn, bn = self._fresh("while_cond"), self._fresh("while_body")
         cond = ast.FunctionDef(name=cn, args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in names],
                                                            vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
                                                            defaults=[]),
                                body=[ast.Return(value=test)], decorator_list=[], returns=None)
         out = pre + [ast.copy_location(cond, s), ast.copy_location(self._branch_fn(bn, names, body), s)]
-        call = _call(_cf("while_stmt"), [_name(cn), _name(bn), self._vals(names), self._names(names)])
+        call = _call(_cf("while_stmt"), [_name(cn), _name(bn), self._vals(names, read_first),
+                                         self._names(names)])
         out.append(self._assign_result(names, call, s))
         return out
 
     def for_(self, s):
-        lb = None if s.orelse else self._loop_body(s.body)
+        flag = self._fresh("brk")
+        lb = None if s.orelse else self._loop_body(s.body, flag)
         if lb is None:
             s.iter = _Expr().visit(s.iter)
             s.body = self.block(s.body)
@@ -507,20 +425,22 @@ class _Rewriter:
         item = self._fresh("item")
         pre = []
         if brk:
-            pre.append(ast.copy_location(ast.Assign(targets=[_name(_BRK, True)], value=ast.Constant(value=False)), s))
+            pre.append(ast.copy_location(ast.Assign(targets=[_name(flag, True)], value=ast.Constant(value=False)), s))
             # the whole body runs only while the flag is not set (a tensor `if` once the flag is a tensor)
-            body = [ast.copy_location(ast.If(test=_call(_cf("not_"), [_name(_BRK)]), body=body, orelse=[]), s)]
+            body = [ast.copy_location(ast.If(test=_call(_cf("not_"), [_name(flag)]), body=body, orelse=[]), s)]
+        read_first = _read_first([ast.Assign(targets=[s.target], value=ast.Constant(value=0))] + body)[0]
         body = [ast.copy_location(ast.Assign(targets=[s.target], value=_name(item)), s)] + self.block(body)
         names = _assigned(body)
-        if brk and _BRK not in names:
-            names.append(_BRK)
+        if brk and flag not in names:
+            names.append(flag)
         it = _Expr().visit(s.iter)
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and not it.keywords:
             it = _call(_cf("range_"), it.args)
         bn = self._fresh("for_body")
         out = pre + [ast.copy_location(self._branch_fn(bn, names, body, extra_first=item), s)]
-        brk_index = ast.Constant(value=names.index(_BRK) if brk else -1)
-        call = ast.Call(func=_cf("for_stmt"), args=[it, _name(bn), self._vals(names), self._names(names)],
+        brk_index = ast.Constant(value=names.index(flag) if brk else -1)
+        call = ast.Call(func=_cf("for_stmt"), args=[it, _name(bn), self._vals(names, read_first),
+                                                    self._names(names)],
                         keywords=[ast.keyword(arg="brk", value=brk_index)])
         out.append(self._assign_result(names, call, s))
         return out
@@ -549,12 +469,32 @@ class _Expr(ast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         f = node.func
+        if isinstance(f, ast.Name) and f.id in ("tuple", "list") and len(node.args) == 1 and not node.keywords \
+                and not isinstance(node.args[0], ast.Starred):
+            return ast.copy_location(_call(_cf("sequence"), [f, node.args[0]]), node)
         if isinstance(f, ast.Name) and f.id in _NO_WRAP:
             return node
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == _CF:
             return node
+        if isinstance(f, ast.Attribute) and f.attr in _DICT_METHODS:
+            node.func = _call(_cf("method"), [f.value, ast.Constant(value=f.attr)])
+            return node
         node.func = _call(_cf("callee"), [f])
         return node
+
+    def visit_JoinedStr(self, node):
+        """f"...{x}..." → joined((piece, ...)): a tensor of the graph prints its run-time value (print of the text)."""
+        self.generic_visit(node)
+        if not any(isinstance(v, ast.FormattedValue) for v in node.values):
+            return node
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.FormattedValue):
+                spec = v.format_spec if v.format_spec is not None else ast.Constant(value="")
+                parts.append(_tuple([v.value, ast.Constant(value=v.conversion), spec]))
+            else:
+                parts.append(v)
+        return ast.copy_location(_call(_cf("joined"), [_tuple(parts)]), node)
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)

@@ -18,6 +18,7 @@ import threading
 
 from .._loader import _core
 from .tensor import Tensor
+from ._graph_python import GraphText, joined, method, sequence  # noqa: F401 (called by rewritten code as _kiln_cf.*)
 
 __all__ = ["UNDEF", "if_stmt", "if_exp", "while_stmt", "for_stmt", "range_", "and_", "or_", "not_", "cond",
            "while_loop", "is_symbolic"]
@@ -66,6 +67,15 @@ def _as_tensor(v, dtype=None):
     if dtype is not None:
         return Tensor(v, dtype=dtype)
     return Tensor(v)
+
+
+def _number_as(v, dtype, shape):
+    """The number v as a tensor of `dtype` (None: its own) and `shape` (every element v)."""
+    t = _as_tensor(v, dtype)
+    if shape:
+        from .. import ops
+        t = ops.broadcast_to(t, tuple(shape))
+    return t
 
 
 def _check_pred(pred, what):
@@ -329,8 +339,11 @@ def _compiled_while(cond_fn, body_fn, vals, names, what):
         raise ValueError(f"A tensor-dependent {what}{loc} assigns no variable defined before it: its condition could "
                          "never change.")
     dtypes = [None] * len(vals)
-    for _ in range(3):
-        init = [vals[i] if isinstance(vals[i], Tensor) else _as_tensor(vals[i], dtypes[i]) for i in carried_idx]
+    shapes = [()] * len(vals)  # a number that the body makes a tensor of this shape starts as one (filled with it)
+    promoted = set()
+    while True:
+        init = [vals[i] if isinstance(vals[i], Tensor) else _number_as(vals[i], dtypes[i], shapes[i])
+                for i in carried_idx]
         metas = [(tuple(t.shape), t.dtype) for t in init]
 
         def full(carried):
@@ -369,8 +382,11 @@ def _compiled_while(cond_fn, body_fn, vals, names, what):
         for j, i in enumerate(carried_idx):
             if mb[j] == metas[j]:
                 continue
-            if _is_number(vals[i]) and mb[j][0] == metas[j][0] and dtypes[i] != mb[j][1]:
-                dtypes[i] = mb[j][1]  # a number that the body makes a tensor of another dtype: start it as that
+            if _is_number(vals[i]) and i not in promoted:
+                # a number that the body makes a tensor of another dtype / shape (`s = 0` then `s = s + x`): start
+                # it as that tensor, filled with the number (shape promotion)
+                dtypes[i], shapes[i] = mb[j][1], mb[j][0]
+                promoted.add(i)
                 retry = True
                 continue
             raise ValueError(f"In a tensor-dependent {what}{loc}, loop variable '{names[i]}' enters the loop as "
@@ -443,11 +459,18 @@ def check_defined(value):
     return value
 
 
-def value_or_undef(get, name):
-    """The value of a variable (get() reads it), or an undefined marker when it has none yet."""
+def value_or_undef(get, name, global_ok=False):
+    """The value of a variable (get() reads it), or an undefined marker when it has none yet. `global_ok`: the loop
+    body reads the variable before assigning it; when it is unbound and its name is a global tensor or number
+    (`z += i` in a loop, z global), it starts from the global's value, as in MindSpore's graph mode (Python would
+    raise UnboundLocalError)."""
     try:
         return get()
     except NameError:
+        if global_ok:
+            g = getattr(get, "__globals__", {}).get(name, UNDEF)
+            if isinstance(g, Tensor) or _is_number(g):
+                return g
         return _Undefined(name)
 
 

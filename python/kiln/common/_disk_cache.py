@@ -146,10 +146,12 @@ def _source_hashes(files):
 def encode(obj):
     """JSON form of a jit argument/output structure: _Leaf, tuples, lists, dicts, None/bool/int/float/str (Unstorable
     for anything else: such a signature or output stays in memory)."""
-    from .jit import _Leaf
+    from .jit import _Leaf, _Same
     from . import dtype as mstype
     if isinstance(obj, _Leaf):
         return {"L": obj.index}
+    if isinstance(obj, _Same):  # a returned global list/dict: stored as its value (a new process has a new object)
+        return encode(obj.obj)
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, int):

@@ -11,9 +11,9 @@ Note [graph built-ins] (docs/decisions.md, "Python built-ins in Graph mode: a bu
   run — runs with an overlay of the built-ins: `graph_function(fn)` is `fn` with the same code, closure and
   defaults but a globals dict whose `__builtins__` is OVERLAY (CPython binds a function's built-ins from its
   globals when the function object is made). The globals are a copy of the module's, one per module per trace
-  (`trace_scope`), so the functions of one module see each other's global writes while tracing. Module-level
-  helper functions called from compiled code keep Python's built-ins (they are not converted: a call cannot be
-  intercepted without rewriting the caller); their results are consumed by the converted caller.
+  (`trace_scope`), so the functions of one module see each other's global writes while tracing. Functions of the
+  user's program called from compiled code get the overlay too: the AST rewrite (_ast_rewrite.py) routes every call
+  through its `callee` hook, which applies graph_function.
 * Semantics (MindSpore 2.10's graph mode, checked against it): `range`, `zip`, `enumerate` give tuples; `map`
   gives a list when every sequence is a list, else a tuple; `filter` gives a list; `max`/`min` of one 1-D tensor
   is its largest/smallest element (a 0-d tensor), of several one-element tensors (or a sequence of them) their
@@ -232,8 +232,17 @@ def _print_lines(v, tensors, out, flat=False):
     if isinstance(v, Tensor):
         tensors.append(v)
         out.append("\x1f")
+    elif isinstance(v, _GraphText()):  # an f-string of graph tensors: \x1e slots, str(tensor) at run time
+        text = []
+        for p in v.pieces:
+            if isinstance(p, Tensor):
+                tensors.append(p)
+                text.append("\x1e")
+            else:
+                text.append(str(p).replace("\x1f", " ").replace("\x1d", " ").replace("\x1e", " "))
+        out.append("".join(text))
     elif isinstance(v, str):
-        out.append(v.replace("\x1f", " ").replace("\x1d", " "))
+        out.append(v.replace("\x1f", " ").replace("\x1d", " ").replace("\x1e", " "))
     elif v is None or _is_number(v):
         out.append("None" if v is None else _number_text(v))
     elif isinstance(v, (tuple, list, dict)):
@@ -247,7 +256,7 @@ def _print_lines(v, tensors, out, flat=False):
             for i in items:
                 _print_lines(i, tensors, out, True)
     else:
-        out.append(str(v).replace("\x1f", " "))
+        out.append(str(v).replace("\x1f", " ").replace("\x1e", " "))
 
 
 def _print_g(*values, sep=" ", end="\n", file=None, flush=False):
@@ -269,6 +278,22 @@ def _print_g(*values, sep=" ", end="\n", file=None, flush=False):
     for v in values:
         _print_lines(v, tensors, lines)
     _core.print_("\x1d" + "\n".join(lines), tensors)  # \x1d: MindSpore's graph-print tensor format (print.cpp)
+
+
+def _GraphText():
+    from ._graph_python import GraphText
+    return GraphText
+
+
+def write_text_slots(text, tensors):
+    """The print sink of texts with '\x1e' slots (src/ops/print.cpp): each slot becomes str() of the next tensor (a
+    kiln Tensor of the run-time value), and the text goes to sys.stdout."""
+    parts = text.split("\x1e")
+    out = [parts[0]]
+    for p, t in _zip(parts[1:], tensors):
+        out.append(str(t if isinstance(t, Tensor) else Tensor(t)))
+        out.append(p)
+    sys.stdout.write("".join(out))
 
 
 class _TypeLike(type):
@@ -310,12 +335,14 @@ def materialize(out):
         return tuple(materialize(v) for v in out)
     if isinstance(out, _filter):
         return [materialize(v) for v in out]
-    if type(out) is tuple:
-        return tuple(materialize(v) for v in out)
-    if type(out) is list:
-        return [materialize(v) for v in out]
+    if type(out) in (tuple, list):
+        items = [materialize(v) for v in out]
+        if _all(a is b for a, b in _zip(items, out)):
+            return out  # unchanged: the same object (a returned global list stays that list)
+        return type(out)(items)
     if type(out) is dict:
-        return {k: materialize(v) for k, v in out.items()}
+        items = {k: materialize(v) for k, v in out.items()}
+        return out if _all(items[k] is v for k, v in out.items()) else items
     return out
 
 

@@ -216,9 +216,11 @@ def _numpy_key(key):
     for k in items:
         if _is_tensor(k):
             if k._symbolic:
-                raise IndexError("Item assignment with an index tensor computed inside a compiled (graph-mode) "
-                                 "function is not supported yet: its values are not known while compiling. Pass the "
-                                 "index as a Python int, slice or list.")
+                raise IndexError(f"Item assignment with an index tensor computed inside a compiled (graph-mode) "
+                                 f"function takes one integer element (a loop counter: y[i] = v), with ints, slices, "
+                                 f"None or ... beside it, but got a {k.dtype} index of shape {list(k.shape)}: its "
+                                 f"values are not known while compiling. Pass the index as a Python int, slice or "
+                                 f"list, or use ops.tensor_scatter_update.")
             k = k.asnumpy()
             if k.dtype.kind not in "biu":
                 raise IndexError(f"Tensor index arrays must be integer or bool, but got dtype {k.dtype}.")
@@ -314,10 +316,59 @@ def setitem(x, key, value):
         out = _masked_fill(x, mask[1], mask[0], value)
         pos = None
     else:
-        pos = _region_positions(tuple(x.shape), key)
-        v = _value_for(value, pos.shape, x.dtype)
-        out = _updated(x, pos, v) if pos.size else x
+        sym = _symbolic_index_of_key(key, x.ndim)
+        if sym is not None:  # y[i] = v with a loop counter i computed in the graph
+            static_key, dim, k = sym
+            pos = _region_positions(tuple(x.shape), static_key)
+            v = _value_for(value, pos.shape, x.dtype)
+            out = _updated_at(x, pos, v, dim, k) if pos.size else x
+        else:
+            pos = _region_positions(tuple(x.shape), key)
+            v = _value_for(value, pos.shape, x.dtype)
+            out = _updated(x, pos, v) if pos.size else x
     commit_write(x, out, "Tensor setitem")
+
+
+def _symbolic_index_of_key(key, ndim):
+    """(the key with its symbolic index replaced by 0, the dim it indexes, the index tensor) when `key` holds exactly
+    one integer tensor with one element computed inside the function being compiled (`y[i] = v`, `y[i, :] = v`,
+    `y[:, i] = v` with a loop counter i), the other items being ints, slices, None or one Ellipsis; else None."""
+    items = key if isinstance(key, tuple) else (key,)
+    syms = [j for j, k in enumerate(items) if _is_tensor(k) and k._symbolic]
+    if len(syms) != 1:
+        return None
+    j = syms[0]
+    k = items[j]
+    if k.size != 1 or k.ndim > 1 or k.dtype not in (_core.DType.Int32, _core.DType.Int64, _core.DType.Int16,
+                                                      _core.DType.Int8, _core.DType.UInt8):
+        return None
+    if not all(i == j or m is None or m is Ellipsis or isinstance(m, (slice, numbers.Integral))
+               for i, m in enumerate(items)):
+        return None
+    consumes = lambda m: not (m is None or m is Ellipsis or isinstance(m, bool))  # noqa: E731
+    if any(m is Ellipsis for m in items[:j]):
+        dim = ndim - sum(1 for m in items[j:] if consumes(m))
+    else:
+        dim = sum(1 for m in items[:j] if consumes(m))
+    if dim >= ndim:
+        raise IndexError(f"Too many indices for a tensor of rank {ndim}.")
+    zero = 0 if k.ndim == 0 else np.zeros((1,), np.int64)
+    return tuple(zero if i == j else m for i, m in enumerate(items)), dim, k
+
+
+def _updated_at(x, pos, v, dim, k):
+    """_updated, with the positions of index 0 along `dim` moved to the index `k` (a one-element integer tensor of the
+    graph; negative counts from the end): TensorScatterUpdate with each element's coordinates, so that an index out
+    of range raises its IndexError (naming the coordinate) when the graph runs."""
+    n = x.shape[dim]
+    coords = np.stack(np.unravel_index(pos.reshape(-1), tuple(x.shape)), -1).astype(np.int64)
+    onehot = np.zeros((x.ndim,), np.int64)
+    onehot[dim] = 1
+    from .. import ops
+    i = _core.reshape(_core.cast(k, _core.DType.Int64), [])
+    i = ops.select(i < 0, i + n, i)
+    idx = _core.Tensor._from_numpy(np.ascontiguousarray(coords)) + _core.Tensor._from_numpy(onehot) * i
+    return _core.tensor_scatter_update(x, idx, _core.reshape(v, [-1]))
 
 
 def _is_recorded_view(x):

@@ -10,6 +10,7 @@ from .parameter import Parameter, ParameterTuple
 from .tensor import Tensor
 from .jit import JitFunction
 from . import _ast_rewrite
+from . import _graph_builtins
 from ..context import _graph as _graph_flag
 
 
@@ -92,18 +93,21 @@ def _tensors_of(out):
 
 
 def _check_positional_inputs(args, positions, api):
-    """The arguments that grad_position selects must exist and be Tensors (only Tensors are differentiable inputs;
-    MindSpore silently returns an empty tuple for a Python number there, which hides the mistake)."""
+    """The positions of `positions` whose arguments are Tensors (as MindSpore, a Python number there gets no gradient
+    and is left out of the result). They must exist (IndexError), and at least one must be a Tensor (TypeError:
+    MindSpore returns an empty tuple there, which hides the mistake)."""
     for p in positions:
         if p >= len(args):
             raise IndexError(f"For '{api}', the 'grad_position' {p} is out of range: the function was called with "
                              f"{len(args)} positional argument(s) (Position index {p} is exceed input size "
                              f"{len(args)}).")
-        a = args[p]
-        if not isinstance(a, Tensor):
-            raise TypeError(f"For '{api}', the argument at grad_position {p} must be a Tensor (only Tensors are "
-                            f"differentiable inputs), but got {type(a).__name__}. Pass it as a Tensor, or leave "
-                            f"position {p} out of grad_position.")
+    kept = tuple(p for p in positions if isinstance(args[p], Tensor))
+    if not kept:
+        p = positions[0]
+        raise TypeError(f"For '{api}', the argument at grad_position {p} must be a Tensor (only Tensors are "
+                        f"differentiable inputs), but got {type(args[p]).__name__}. Pass it as a Tensor, or leave "
+                        f"position {p} out of grad_position.")
+    return kept
 
 
 def _cotangents(sens, targets, api):
@@ -152,15 +156,16 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value, sens
                 raise TypeError(f"For '{api}', sens_param=True needs the sens as the last positional input, but the "
                                 "function was called with none.")
             args, sens = args[:-1], args[-1]
-        if positions is not None:
-            _check_positional_inputs(args, positions, api)
+        sel = positions
+        if sel is not None:
+            sel = _check_positional_inputs(args, sel, api)
         outermost = _core.grad_level() == 0
         with _core.GradScope() as scope:
             call_args = list(args)
             leaves = []
             kinds = []  # ("pos", index) or ("w", param)
-            if positions is not None:
-                for p in positions:
+            if sel is not None:
+                for p in sel:
                     call_args[p] = scope.watch_input(args[p])  # a Tensor: checked by _check_positional_inputs
                     # A second handle on the same leaf: item assignment inside fn rebinds the object fn receives
                     # (Tensor.__setitem__), and the gradient is w.r.t. the value fn was called with.
@@ -171,8 +176,12 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value, sens
                 scope.watch(w)
                 leaves.append(w)
                 kinds.append(("w", w))
-            # While tracing, fn's tensor-dependent control flow compiles (kiln/common/_ast_rewrite.py).
-            out = (_ast_rewrite.converted(fn) if _core.tracing() else fn)(*call_args, **kwargs)
+            # While tracing, fn's tensor-dependent control flow compiles (kiln/common/_ast_rewrite.py) and its
+            # built-ins are the graph ones (kiln/common/_graph_builtins.py), as for the function jit compiles.
+            if _core.tracing():
+                out = _graph_builtins.call(_ast_rewrite.converted(fn), call_args, kwargs)
+            else:
+                out = fn(*call_args, **kwargs)
             if has_aux:
                 if not isinstance(out, tuple) or len(out) < 2:
                     raise ValueError(f"For '{api}', when has_aux is True, origin fn requires more than one outputs, "
@@ -191,13 +200,13 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value, sens
         if return_ids:
             gi = [(k[1], g) for g, k in zip(grads, kinds) if k[0] == "pos"]
             gw = [(k[1].name, g) for g, k in zip(grads, kinds) if k[0] == "w"]
-        if positions is not None:
+        if sel is not None:
             gi_out = gi[0] if len(gi) == 1 else tuple(gi)
         if weight_list is not None:
             gw_out = gw[0] if single_weight else tuple(gw)
-        if positions is not None and weight_list is not None:
+        if sel is not None and weight_list is not None:
             g_out = (gi_out, gw_out)
-        elif positions is not None:
+        elif sel is not None:
             g_out = gi_out
         else:
             g_out = gw_out

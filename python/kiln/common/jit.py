@@ -124,6 +124,53 @@ class _Leaf:
         return f"<tensor {self.index}>"
 
 
+class _Same:
+    """Marks, in a compiled function's output structure, a list or dict that holds no tensor: the call returns that
+    very object (as MindSpore returns a global list the function returns: `id(out) == id(global_list)`)."""
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __repr__(self):
+        return f"<same {type(self.obj).__name__}>"
+
+
+def _keep_identity(obj, struct, globals_ids):
+    """`struct` (obj flattened) with each list/dict of obj that holds no tensor and is a global variable of the
+    compiled function's module (its id in `globals_ids`) replaced by _Same(obj). (A list made inside the function
+    stays a fresh copy per call, so that a caller changing it does not change later results.)"""
+    if not globals_ids:
+        return struct
+    if isinstance(obj, (list, dict)) and id(obj) in globals_ids and type(struct) is type(obj) \
+            and not _has_leaf(struct):
+        return _Same(obj)
+    if isinstance(obj, (tuple, list)) and isinstance(struct, (tuple, list)) and len(obj) == len(struct):
+        out = [_keep_identity(o, st, globals_ids) for o, st in zip(obj, struct)]
+        return tuple(out) if isinstance(struct, tuple) else out
+    if isinstance(obj, dict) and isinstance(struct, dict):
+        return {k: _keep_identity(obj[k], st, globals_ids) for k, st in struct.items()}
+    return struct
+
+
+def _globals_ids(fn):
+    """ids of the lists and dicts that are global variables of fn's module (fn: a function or bound method)."""
+    g = getattr(getattr(fn, "__func__", fn), "__globals__", None)
+    if not isinstance(g, dict):
+        return set()
+    return {id(v) for v in list(g.values()) if type(v) in (list, dict)}
+
+
+def _has_leaf(struct):
+    if isinstance(struct, _Leaf):
+        return True
+    if isinstance(struct, (tuple, list)):
+        return any(_has_leaf(v) for v in struct)
+    if isinstance(struct, dict):
+        return any(_has_leaf(v) for v in struct.values())
+    return False
+
+
 def _flatten(obj, tensors):
     """Structure of `obj` with every Tensor replaced by a _Leaf (tensors appended to `tensors`)."""
     if isinstance(obj, Tensor):
@@ -144,6 +191,8 @@ def _flatten(obj, tensors):
 def _unflatten(struct, tensors):
     if isinstance(struct, _Leaf):
         return tensors[struct.index]
+    if isinstance(struct, _Same):
+        return struct.obj
     if isinstance(struct, tuple):
         return tuple(_unflatten(v, tensors) for v in struct)
     if isinstance(struct, list):
@@ -485,7 +534,7 @@ class JitFunction:
                 if writes:  # attributes set to graph values: extra outputs, set after every run (_write_back)
                     out = (out, tuple(t for _, _, t in writes))
                 out_tensors = []
-                out_struct = _flatten(out, out_tensors)
+                out_struct = _keep_identity(out, _flatten(out, out_tensors), _globals_ids(self.fn))
                 graph = tr.finish(out_tensors)
         finally:
             stack.pop()

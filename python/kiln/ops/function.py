@@ -559,6 +559,16 @@ def _print_text(x, tensors):
     if isinstance(x, Tensor):
         tensors.append(x)
         return "\x1f"
+    from ..common._graph_python import GraphText
+    if isinstance(x, GraphText):  # an f-string of graph tensors: each prints as str(tensor) at run time
+        text = []
+        for p in x.pieces:
+            if isinstance(p, Tensor):
+                tensors.append(p)
+                text.append("\x1e")
+            else:
+                text.append(str(p).replace("\x1f", " ").replace("\x1e", " "))
+        return "".join(text)
     if isinstance(x, (tuple, list)) and not hasattr(x, "_fields"):
         inner = ", ".join(_print_text(v, tensors) for v in x)
         if isinstance(x, list):
@@ -566,7 +576,7 @@ def _print_text(x, tensors):
         return "(" + inner + ("," if len(x) == 1 else "") + ")"
     if isinstance(x, dict):
         return "{" + ", ".join(f"{k!r}: {_print_text(v, tensors)}" for k, v in x.items()) + "}"
-    return str(x).replace("\x1f", " ")
+    return str(x).replace("\x1f", " ").replace("\x1e", " ")
 
 
 # ---- state ----
