@@ -486,11 +486,11 @@ def arange(start=0, end=None, step=1, *, dtype=None):
     return _core.arange(float(vals[0]), float(vals[1]), float(vals[2]), dtype_arg("arange", "dtype", dtype))
 
 
-def eye(n, m=None, dtype=mstype.float32):
-    """The n×m identity matrix."""
+def eye(n, m=None, dtype=None):
+    """The n×m identity matrix (ones on the main diagonal), of `dtype` (None: Float32, as MindSpore)."""
     n = int_arg("eye", "n", n, minimum=0)
     m = n if m is None else int_arg("eye", "m", m, minimum=0)
-    return Tensor(np.eye(n, m), dtype_arg("eye", "dtype", dtype))
+    return Tensor(np.eye(n, m), dtype_arg("eye", "dtype", dtype, mstype.float32))
 
 
 # ---- random (Philox, seeded by set_seed; see kiln.common.seed) ----
