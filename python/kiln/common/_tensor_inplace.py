@@ -59,7 +59,11 @@ def _write(self, value, op):
 def _alpha_times(other, alpha, op):
     if isinstance(alpha, bool) or not isinstance(alpha, numbers.Number):
         raise TypeError(f"For 'Tensor.{op}', 'alpha' must be a number, but got {type(alpha).__name__}.")
-    return other if alpha == 1 else _core.mul(other, alpha)
+    if alpha == 1:
+        return other
+    if isinstance(other, numbers.Number) and not isinstance(other, bool):
+        return other * alpha  # a Python number stays weak (does not widen the tensor's dtype)
+    return _core.mul(other, alpha)
 
 
 def add_(self, other, *, alpha=1):

@@ -41,7 +41,11 @@ def _cast_dtype(x, dtype, op):
 def _alpha(other, alpha, op):
     if isinstance(alpha, bool) or not isinstance(alpha, numbers.Number):
         raise TypeError(f"For 'mint.{op}', 'alpha' must be a number, but got {type(alpha).__name__}.")
-    return other if alpha == 1 else _core.mul(other, alpha)
+    if alpha == 1:
+        return other
+    if isinstance(other, numbers.Number) and not isinstance(other, bool):
+        return other * alpha  # a Python number stays weak (does not widen the tensor's dtype)
+    return _core.mul(other, alpha)
 
 
 @defop(name="mint.add")
@@ -72,17 +76,21 @@ def any(input, dim=None, keepdim=False):  # noqa: A001,A002
     return ops.any(_t(input, "any"), _dim(dim, "any"), keepdim)
 
 
+def _all_if_empty(dims):
+    return None if dims == () else dims
+
+
 @defop(name="mint.amax")
 def amax(input, dim=(), keepdim=False):  # noqa: A002
     """mint.amax(input, dim=(), keepdim=False): the maximum over `dim` (() or None: over all elements); the
     gradient is split among tied maxima (ops.amax)."""
-    return ops.amax(_t(input, "amax"), _dim(dim, "amax") or None, keepdim)
+    return ops.amax(_t(input, "amax"), _all_if_empty(_dim(dim, "amax")), keepdim)
 
 
 @defop(name="mint.amin")
 def amin(input, dim=(), keepdim=False):  # noqa: A002
     """mint.amin(input, dim=(), keepdim=False): the minimum over `dim` (() or None: over all elements) (ops.amin)."""
-    return ops.amin(_t(input, "amin"), _dim(dim, "amin") or None, keepdim)
+    return ops.amin(_t(input, "amin"), _all_if_empty(_dim(dim, "amin")), keepdim)
 
 
 @defop(name="mint.argmin")

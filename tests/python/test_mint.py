@@ -1,0 +1,704 @@
+"""kiln.mint, mint.nn.functional, mint.nn and mint.optim: each name resolves to the same op as `ops`, the adapters
+(PyTorch-flavoured arguments) compute NumPy's values, the layers take PyTorch-style constructor arguments, and the
+optimizers follow PyTorch's formulas. CASES holds one check per mint-only adapter (test_opdef.py requires one for
+every adapter declared with @defop(name="mint.<path>")). Values that MindSpore 2.10's CPU build can compute were
+pinned with it (/work/msvenv): mint.max/min/gather/select/add(alpha)/where(3 args)/softmax/split, Tensor.std."""
+import numpy as np
+import pytest
+
+import kiln
+from kiln import Tensor, mint, nn, ops
+from kiln.mint import nn as mnn
+from kiln.mint.nn import functional as F
+from kiln.ops import _opdef
+
+RNG = np.random.default_rng(0)
+X = np.array([[1., 5., 3.], [4., 2., 6.]], np.float32)
+
+
+def T(a):
+    return Tensor(np.asarray(a))
+
+
+def close(got, want, rtol=1e-6, atol=1e-6):
+    np.testing.assert_allclose(got.asnumpy() if isinstance(got, Tensor) else got, want, rtol=rtol, atol=atol)
+
+
+# ---------------------------------------------------------------------------------------------- adapter checks
+
+def _add():
+    close(mint.add(T(X), T(X), alpha=2), X + 2 * X)
+    close(mint.add(T(X), 1.0), X + 1)
+    assert mint.add(T(np.array([1, 2], np.int32)), 1, alpha=2).dtype == kiln.int32  # MindSpore: Int32 [3 4]
+    with pytest.raises(TypeError, match="alpha"):
+        mint.add(T(X), T(X), alpha="2")
+
+
+def _sub():
+    close(mint.sub(T(X), 1.0, alpha=2), X - 2)  # MindSpore: [[-1 3 1] [2 0 4]]
+
+
+def _all():
+    a = np.array([[1, 0], [2, 3]], np.int32)
+    close(mint.all(T(a), 1), [False, True])
+    close(mint.all(T(a)), False)
+    assert mint.all(T(a), dim=(0, 1), keepdim=True).shape == (1, 1)
+
+
+def _any():
+    close(mint.any(T(X) > 4), True)
+    close(mint.any(T(X) > 4, dim=0, keepdim=True), [[False, True, True]])
+
+
+def _amax():
+    close(mint.amax(T(X)), 6.0)
+    close(mint.amax(T(X), 1, True), [[5.], [6.]])
+    close(mint.amax(T(X), (0, 1)), 6.0)
+
+
+def _amin():
+    close(mint.amin(T(X)), 1.0)
+    close(mint.amin(T(X), dim=0), X.min(0))
+    close(mint.amax(T(X), 0), X.max(0))
+
+
+def _argmin():
+    got = mint.argmin(T(X), dim=1, keepdim=True)
+    assert got.dtype == kiln.int64 and got.shape == (2, 1)
+    close(got, [[0], [1]])
+    close(mint.argmin(T(X)), 0)
+
+
+def _max():
+    close(mint.max(T(X)), 6.0)
+    v, i = mint.max(T(X), 1)
+    close(v, [5., 6.]), close(i, [1, 2])
+    assert i.dtype == kiln.int64
+    v, i = mint.max(T(X), dim=1, keepdim=True)
+    assert v.shape == (2, 1) and i.shape == (2, 1)
+    close(mint.max(T(X), T(np.full((2, 3), 3., np.float32))), np.maximum(X, 3))  # MindSpore: [[3 5 3] [4 3 6]]
+    close(mint.max(T(X), other=T(np.float32(3.0))), np.maximum(X, 3))
+    with pytest.raises(TypeError, match="mint.max"):
+        mint.max(T(X), keepdim=True)
+
+
+def _min():
+    v, i = mint.min(T(X), dim=0)
+    close(v, [1., 2., 3.]), close(i, [0, 1, 0])  # MindSpore: values [1 2 3], indices [0 1 0]
+    close(mint.min(T(X)), 1.0)
+    close(mint.min(T(X), T(np.full((2, 3), 3., np.float32))), np.minimum(X, 3))
+
+
+def _mean():
+    close(mint.mean(T(X)), X.mean())
+    close(mint.mean(T(X), 1, True), X.mean(1, keepdims=True))
+    got = mint.mean(T(X), 1, dtype=kiln.float64)
+    assert got.dtype == kiln.float64
+    close(got, [3., 4.])
+
+
+def _prod():
+    close(mint.prod(T(X), 1), [15., 48.])
+    assert mint.prod(T(np.array([1, 2], np.int32))).dtype == kiln.int64  # MindSpore: Int64
+    close(mint.prod(T(X), dtype=kiln.float64), X.prod())
+
+
+def _cumsum():
+    close(mint.cumsum(T(X), dim=1), np.cumsum(X, 1))
+    close(mint.cumsum(T(X), 0, dtype=kiln.float64), np.cumsum(X, 0))
+
+
+def _softmax():
+    e = np.exp(X - X.max(1, keepdims=True))
+    close(mint.softmax(T(X), 1), e / e.sum(1, keepdims=True))
+    assert mint.softmax(T(X), dim=0, dtype=kiln.float64).dtype == kiln.float64
+
+
+def _sort():
+    a = np.array([[3., 1., 2., 1.], [0., 5., 5., -1.]], np.float32)
+    v, i = mint.sort(T(a), dim=1, descending=True)
+    close(v, -np.sort(-a, 1))
+    close(i, [[0, 2, 1, 3], [1, 2, 0, 3]])  # stable: equal values keep their order
+    assert i.dtype == kiln.int64
+    v, i = mint.sort(T(a))
+    close(i, np.argsort(a, 1, kind="stable"))
+    with pytest.raises(TypeError):
+        mint.sort(T(a), 1)  # dim is keyword-only
+
+
+def _argsort():
+    a = np.array([1., 0., 1., 0., 1.], np.float32)
+    close(mint.argsort(T(a)), np.argsort(a, kind="stable"))
+    close(mint.argsort(T(a), descending=True, stable=True), [0, 2, 4, 1, 3])
+    assert mint.argsort(T(a)).dtype == kiln.int64
+
+
+def _cat():
+    close(mint.cat([T(X), T(X)], dim=1), np.concatenate([X, X], 1))
+    close(mint.concat((T(X), T(X))), np.concatenate([X, X], 0))
+    assert mint.concat is mint.cat
+
+
+def _stack():
+    close(mint.stack([T(X), T(X)], dim=2), np.stack([X, X], 2))
+
+
+def _split():
+    parts = mint.split(T(X), 2, dim=1)
+    assert [p.shape for p in parts] == [(2, 2), (2, 1)]  # MindSpore: [(2, 2), (2, 1)]
+    close(parts[1], X[:, 2:])
+    parts = mint.split(T(X), [1, 2], 1)
+    close(parts[1], X[:, 1:])
+
+
+def _flatten():
+    a = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    assert mint.flatten(T(a)).shape == (24,)
+    assert mint.flatten(T(a), 1).shape == (2, 12)
+    assert F.flatten(T(a), start_dim=0, end_dim=1).shape == (6, 4)
+    assert F.flatten is mint.flatten
+
+
+def _squeeze():
+    a = np.ones((1, 3, 1), np.float32)
+    assert mint.squeeze(T(a), 0).shape == (3, 1)
+    assert mint.squeeze(T(a), (0, 2)).shape == (3,)
+    assert mint.squeeze(T(a), 1).shape == (1, 3, 1)  # a dim of another size is kept (PyTorch)
+    with pytest.raises(ValueError, match="out of range"):
+        mint.squeeze(T(a), 3)
+
+
+def _transpose():
+    a = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    close(mint.transpose(T(a), 0, 2), np.swapaxes(a, 0, 2))
+    close(mint.transpose(T(a), -1, 1), np.swapaxes(a, -1, 1))
+    with pytest.raises(ValueError):
+        mint.transpose(T(a), 0, 3)
+
+
+def _permute():
+    a = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    close(mint.permute(T(a), (2, 0, 1)), a.transpose(2, 0, 1))
+
+
+def _gather():
+    got = mint.gather(T(X), 1, T(np.array([[0, 0], [2, 1]], np.int64)))
+    close(got, [[1., 1.], [6., 2.]])  # MindSpore: [[1 1] [6 2]]
+
+
+def _select():
+    close(mint.select(T(X), 1, 2), [3., 6.])  # MindSpore
+    close(mint.select(T(X), 0, -1), [4., 2., 6.])
+    with pytest.raises(IndexError):
+        mint.select(T(X), 0, 2)
+
+
+def _where():
+    close(mint.where(T(X) > 3, T(X), 0.), np.where(X > 3, X, 0))  # MindSpore: [[0 5 0] [4 0 6]]
+    rows, cols = mint.where(T(X) > 3)
+    close(rows, [0, 1, 1]), close(cols, [1, 0, 2])
+    with pytest.raises(TypeError):
+        mint.where(T(X) > 3, T(X))
+
+
+def _meshgrid():
+    a, b = np.array([1., 2., 3.], np.float32), np.array([4., 5.], np.float32)
+    gx, gy = mint.meshgrid(T(a), T(b))
+    ex, ey = np.meshgrid(a, b, indexing="ij")
+    close(gx, ex), close(gy, ey)
+    gx, _ = mint.meshgrid(T(a), T(b), indexing="xy")
+    assert gx.shape == (2, 3)
+
+
+def _linspace():
+    close(mint.linspace(0, 1, 5), np.linspace(0, 1, 5))
+    got = mint.linspace(0, 10, 5, dtype=kiln.int32)
+    assert got.dtype == kiln.int32
+    close(got, [0, 2, 5, 7, 10])
+
+
+def _randn():
+    kiln.set_seed(3)
+    a = mint.randn(2, 3)
+    kiln.set_seed(3)
+    b = ops.randn(2, 3)
+    assert a.shape == (2, 3) and a.dtype == kiln.float32
+    close(a, b.asnumpy())
+    assert mint.randn((4,), dtype=kiln.float64).dtype == kiln.float64
+    with pytest.raises(TypeError, match="generator"):
+        mint.randn(2, generator=object())
+
+
+def _rand():
+    a = mint.rand(100).asnumpy()
+    assert a.shape == (100,) and (a >= 0).all() and (a < 1).all()
+    with pytest.raises(ValueError, match="device"):
+        mint.rand(2, device="Ascend")
+
+
+def _softmax_f():
+    e = np.exp(X - X.max(1, keepdims=True))
+    close(F.softmax(T(X)), e / e.sum(1, keepdims=True))  # implicit dim 1 for 2-D (MindSpore agrees)
+    a = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    e = np.exp(a - a.max(0, keepdims=True))
+    close(F.softmax(T(a)), e / e.sum(0, keepdims=True))  # implicit dim 0 for 3-D (PyTorch's rule)
+    close(F.softmax(T(a), -1, kiln.float64).asnumpy().sum(-1), np.ones((2, 3)))
+
+
+def _log_softmax_f():
+    e = X - X.max(1, keepdims=True)
+    close(F.log_softmax(T(X), dim=1), e - np.log(np.exp(e).sum(1, keepdims=True)), rtol=1e-5)
+    assert F.log_softmax(T(X), 1, dtype=kiln.float64).dtype == kiln.float64
+
+
+def _relu_f():
+    a = np.array([-1., 0., 2.], np.float32)
+    close(F.relu(T(a)), np.maximum(a, 0))
+    t = T(a)
+    assert F.relu(t, inplace=True) is t
+    close(t, [0., 0., 2.])
+
+
+def _relu6_f():
+    a = np.array([-1., 3., 8.], np.float32)
+    close(F.relu6(T(a)), np.clip(a, 0, 6))
+    t = T(a)
+    F.relu6(t, True)
+    close(t, [0., 3., 6.])
+
+
+def _gelu_f():
+    import scipy.special
+    a = np.array([-1., 0.5, 2.], np.float32)
+    close(F.gelu(T(a)), 0.5 * a * (1 + scipy.special.erf(a / np.sqrt(2))), rtol=1e-5)
+    close(F.gelu(T(a), approximate="tanh"),
+          0.5 * a * (1 + np.tanh(np.sqrt(2 / np.pi) * (a + 0.044715 * a ** 3))), rtol=1e-5)
+
+
+def _logsigmoid_f():
+    a = np.array([-30., 0., 2.], np.float32)
+    close(F.logsigmoid(T(a)), -np.logaddexp(0, -a.astype(np.float64)), rtol=1e-5)
+
+
+def _dropout_f():
+    a = np.ones((200,), np.float32)
+    close(F.dropout(T(a), 0.5, training=False), a)
+    kiln.set_seed(1)
+    y = F.dropout(T(a), p=0.25).asnumpy()
+    assert set(np.unique(y)) <= {0.0, np.float32(1 / 0.75)} and 0 < (y == 0).sum() < 200
+    t = T(a)
+    assert F.dropout(t, 0.5, True, inplace=True) is t and (t.asnumpy() == 0).any()
+
+
+def _dropout2d_f():
+    a = np.ones((2, 8, 3, 3), np.float32)
+    kiln.set_seed(1)
+    y = F.dropout2d(T(a), 0.5).asnumpy()
+    per_channel = y.reshape(2, 8, 9)
+    assert ((per_channel == 0).all(-1) | (per_channel == 2).all(-1)).all()
+    close(F.dropout2d(T(a), 0.5, training=False), a)
+
+
+def _linear_f():
+    x, w, b = (RNG.standard_normal(s).astype(np.float32) for s in ((5, 3), (4, 3), (4,)))
+    close(F.linear(T(x), T(w), T(b)), x @ w.T + b, rtol=1e-5)
+    close(F.linear(T(x), T(w)), x @ w.T, rtol=1e-5)
+    with pytest.raises(ValueError, match="2-D"):
+        F.linear(T(x), T(b))
+
+
+def _conv2d_f():
+    x = RNG.standard_normal((1, 2, 5, 5)).astype(np.float32)
+    w = RNG.standard_normal((3, 2, 3, 3)).astype(np.float32)
+    want = ops.conv2d(T(x), T(w), None, 1, "pad", 1).asnumpy()
+    close(F.conv2d(T(x), T(w), padding=1), want, rtol=1e-5)
+    close(F.conv2d(T(x), T(w), padding=(1, 1)), want, rtol=1e-5)
+    assert F.conv2d(T(x), T(w), stride=2).shape == (1, 3, 2, 2)
+    assert F.conv2d(T(x), T(w), padding="same").shape == (1, 3, 5, 5)
+
+
+def _conv1d_f():
+    x = RNG.standard_normal((1, 2, 7)).astype(np.float32)
+    w = RNG.standard_normal((3, 2, 3)).astype(np.float32)
+    got = F.conv1d(T(x), T(w), padding=1).asnumpy()
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1)))
+    want = np.stack([sum(xp[0, c, i:i + 3] @ w[o, c] for c in range(2)) for i in range(7) for o in range(3)])
+    close(got[0].T.reshape(-1), want, rtol=1e-5, atol=1e-5)
+
+
+def _max_pool2d_f():
+    x = RNG.standard_normal((1, 1, 4, 4)).astype(np.float32)
+    close(F.max_pool2d(T(x), 2), x.reshape(1, 1, 2, 2, 2, 2).max((3, 5)))
+    y, idx = F.max_pool2d(T(x), 2, return_indices=True)
+    assert idx.dtype == kiln.int64 and idx.shape == (1, 1, 2, 2)
+
+
+def _avg_pool2d_f():
+    x = RNG.standard_normal((1, 1, 4, 4)).astype(np.float32)
+    close(F.avg_pool2d(T(x), 2), x.reshape(1, 1, 2, 2, 2, 2).mean((3, 5)), rtol=1e-5)
+    close(F.avg_pool2d(T(x), 2, divisor_override=1), x.reshape(1, 1, 2, 2, 2, 2).sum((3, 5)), rtol=1e-5)
+
+
+def _batch_norm_f():
+    x = RNG.standard_normal((4, 3, 2)).astype(np.float32)
+    rm, rv = kiln.Parameter(T(np.zeros(3, np.float32)), "rm"), kiln.Parameter(T(np.ones(3, np.float32)), "rv")
+    y = F.batch_norm(T(x), rm, rv, training=True, momentum=0.1, eps=1e-5)
+    m, v = x.mean((0, 2)), x.var((0, 2))
+    close(y, (x - m[None, :, None]) / np.sqrt(v[None, :, None] + 1e-5), rtol=1e-4, atol=1e-5)
+    close(rm, 0.1 * m, rtol=1e-5)
+    close(rv, 0.9 + 0.1 * x.var((0, 2), ddof=1), rtol=1e-5)
+    close(F.batch_norm(T(x), rm, rv), (x - rm.asnumpy()[None, :, None]) / np.sqrt(rv.asnumpy()[None, :, None] + 1e-5),
+          rtol=1e-4, atol=1e-5)
+
+
+def _pad_f():
+    a = RNG.standard_normal((2, 3)).astype(np.float32)
+    close(F.pad(T(a), (1, 2)), np.pad(a, ((0, 0), (1, 2))))
+    close(F.pad(T(a), (1, 1, 1, 0), value=5.0), np.pad(a, ((1, 0), (1, 1)), constant_values=5))
+    close(F.pad(T(a), (1, 1), mode="reflect"), np.pad(a, ((0, 0), (1, 1)), mode="reflect"))
+
+
+def _one_hot_f():
+    got = F.one_hot(T(np.array([0, 2, 1], np.int64)))
+    assert got.dtype == kiln.int64
+    close(got, np.eye(3, dtype=np.int64)[[0, 2, 1]])
+    assert F.one_hot(T(np.array([1], np.int64)), num_classes=4).shape == (1, 4)
+    with pytest.raises(ValueError, match="non-negative"):
+        F.one_hot(T(np.array([-1, 1], np.int64)))
+
+
+def _bce_f():
+    p, y = np.array([0.2, 0.7, 0.9], np.float32), np.array([0., 1., 1.], np.float32)
+    close(F.binary_cross_entropy(T(p), T(y)), -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)), rtol=1e-5)
+
+
+def _bce_logits_f():
+    x, y = np.array([-1., 0.5, 2.], np.float32), np.array([0., 1., 1.], np.float32)
+    pw = np.array([2., 2., 2.], np.float32)
+    sp = np.log1p(np.exp(-x))
+    want = np.mean((1 - y) * x + (1 + (pw - 1) * y) * sp)
+    close(F.binary_cross_entropy_with_logits(T(x), T(y), None, "mean", T(pw)), want, rtol=1e-5)
+    close(F.binary_cross_entropy_with_logits(T(x), T(y), reduction="sum"), np.sum((1 - y) * x + sp), rtol=1e-5)
+
+
+def _nll_f():
+    logp = np.log(np.array([[0.2, 0.8], [0.6, 0.4]], np.float32))
+    close(F.nll_loss(T(logp), T(np.array([1, 0], np.int32))), -(logp[0, 1] + logp[1, 0]) / 2, rtol=1e-6)
+
+
+def _smooth_l1_f():
+    a, b = np.array([0., 2., 0.5], np.float32), np.zeros(3, np.float32)
+    d = np.abs(a - b)
+    close(F.smooth_l1_loss(T(a), T(b)), np.mean(np.where(d < 1, 0.5 * d * d, d - 0.5)))  # default 'mean'
+    close(F.smooth_l1_loss(T(a), T(b), "none", beta=0.5), np.where(d < 0.5, d * d, d - 0.25))
+
+
+def _kl_div_f():
+    inp = np.log(np.array([[0.2, 0.8], [0.5, 0.5]], np.float32))
+    tgt = np.array([[0.3, 0.7], [0.9, 0.1]], np.float32)
+    pw = tgt * (np.log(tgt) - inp)
+    close(F.kl_div(T(inp), T(tgt), reduction="sum"), pw.sum(), rtol=1e-5)
+    close(F.kl_div(T(inp), T(np.log(tgt)), reduction="batchmean", log_target=True), pw.sum() / 2, rtol=1e-5)
+    close(F.kl_div(T(inp), T(np.log(tgt)), log_target=True), pw.mean(), rtol=1e-5)
+    close(F.kl_div(T(inp), T(np.log(tgt)), "none", True), pw, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="reduction"):
+        F.kl_div(T(inp), T(tgt), "avg", True)
+
+
+CASES = {
+    "add": _add, "sub": _sub, "all": _all, "any": _any, "amax": _amax, "amin": _amin, "argmin": _argmin,
+    "max": _max, "min": _min, "mean": _mean, "prod": _prod, "cumsum": _cumsum, "softmax": _softmax, "sort": _sort,
+    "argsort": _argsort, "cat": _cat, "stack": _stack, "split": _split, "flatten": _flatten, "squeeze": _squeeze,
+    "transpose": _transpose, "permute": _permute, "gather": _gather, "select": _select, "where": _where,
+    "meshgrid": _meshgrid, "linspace": _linspace, "randn": _randn, "rand": _rand,
+    "nn.functional.softmax": _softmax_f, "nn.functional.log_softmax": _log_softmax_f,
+    "nn.functional.relu": _relu_f, "nn.functional.relu6": _relu6_f, "nn.functional.gelu": _gelu_f,
+    "nn.functional.logsigmoid": _logsigmoid_f, "nn.functional.dropout": _dropout_f,
+    "nn.functional.dropout2d": _dropout2d_f, "nn.functional.linear": _linear_f, "nn.functional.conv2d": _conv2d_f,
+    "nn.functional.conv1d": _conv1d_f, "nn.functional.max_pool2d": _max_pool2d_f,
+    "nn.functional.avg_pool2d": _avg_pool2d_f, "nn.functional.batch_norm": _batch_norm_f,
+    "nn.functional.pad": _pad_f, "nn.functional.one_hot": _one_hot_f,
+    "nn.functional.binary_cross_entropy": _bce_f, "nn.functional.binary_cross_entropy_with_logits": _bce_logits_f,
+    "nn.functional.nll_loss": _nll_f, "nn.functional.smooth_l1_loss": _smooth_l1_f, "nn.functional.kl_div": _kl_div_f,
+}
+
+
+@pytest.mark.parametrize("path", sorted(CASES))
+def test_adapter_values(path):
+    CASES[path]()
+
+
+def _mint_module(prefix):
+    import importlib
+    return importlib.import_module("kiln.mint" + ("." + prefix if prefix else ""))
+
+
+def test_every_adapter_has_a_case_and_resolves():
+    adapters = [s for s in _opdef.specs() if _opdef.is_mint_only(s)]
+    assert len(adapters) >= 40
+    for spec in adapters:
+        for path in spec.mint:
+            head, _, leaf = path.rpartition(".")
+            assert getattr(_mint_module(head), leaf) is spec.fn, path
+        assert spec.name[len("mint."):] in CASES, f"{spec.name} has no check in test_mint.CASES"
+
+
+def test_same_signature_names_are_the_ops_functions():
+    import kiln.mint as m
+    for name, op in m.SAME.items():
+        assert getattr(m, name) is getattr(ops, op), name
+    for name, op in F.SAME.items():
+        assert getattr(F, name) is getattr(ops, op), name
+    assert mint.clip is ops.clamp and mint.tan is ops.tan and mint.expm1 is ops.expm1
+
+
+def test_same_signature_values():
+    a = T(X)
+    close(mint.sum(a, dim=1, keepdim=True), X.sum(1, keepdims=True))
+    close(mint.argmax(a, dim=1), [1, 2])
+    close(mint.clamp(a, 2, 4), np.clip(X, 2, 4))  # MindSpore: [[2 4 3] [4 2 4]]
+    close(mint.topk(a, 2)[0], [[5., 3.], [6., 4.]])
+    close(mint.tril(a), np.tril(X))
+    close(mint.eye(2), np.eye(2))
+    assert mint.eye(2).dtype == kiln.float32 and mint.zeros((2,)).dtype == kiln.float32
+    close(mint.div(a, 2, rounding_mode="floor"), np.floor(X / 2))
+    close(mint.remainder(T(np.array([-3., 3.], np.float32)), 2.0), [1., 1.])
+    close(F.mse_loss(a, a * 0), np.mean(X * X))
+
+
+def test_adapters_trace_the_same_values_in_graph_mode():
+    a = T(X)
+
+    @kiln.jit
+    def f(x):
+        v, i = mint.max(x, dim=1)
+        return (mint.add(x, v.reshape(2, 1), alpha=2), i, mint.transpose(x, 0, 1), mint.mean(x, 1, True),
+                mint.where(x > 3, x, 0.0), F.relu(x - 3.0), mint.gather(x, 1, mint.argsort(x, dim=1)),
+                F.softmax(x, -1))
+
+    got = f(a)
+    want = (mint.add(a, mint.max(a, dim=1)[0].reshape(2, 1), alpha=2), mint.max(a, dim=1)[1],
+            mint.transpose(a, 0, 1), mint.mean(a, 1, True), mint.where(a > 3, a, 0.0), F.relu(a - 3.0),
+            mint.gather(a, 1, mint.argsort(a, dim=1)), F.softmax(a, -1))
+    for g, w in zip(got, want):
+        close(g, w.asnumpy())
+    close(got[6], np.sort(X, 1))
+
+
+def test_adapter_gradients():
+    a = T(X)
+    g = ops.grad(lambda x: mint.max(x, dim=1)[0].sum() + mint.add(x, x, alpha=3).sum())(a)
+    want = np.full(X.shape, 4.0, np.float32)
+    want[0, 1] += 1
+    want[1, 2] += 1
+    close(g, want)
+    g = ops.grad(lambda x: mint.transpose(mint.select(x, 0, 1).reshape(1, 3), 0, 1).sum() * 2)(a)
+    close(g, [[0, 0, 0], [2, 2, 2]])
+
+
+def test_bad_inputs_raise_clear_errors():
+    with pytest.raises(TypeError, match="mint.mean.*Tensor"):
+        mint.mean([1.0, 2.0])
+    with pytest.raises(TypeError, match="mint.nn.functional.relu.*inplace"):
+        F.relu(T(X), inplace=1)
+    with pytest.raises(TypeError, match="stable"):
+        mint.sort(T(X), stable=None)
+    with pytest.raises(TypeError, match="mint.softmax"):
+        mint.softmax(T(X), 1.5)
+
+
+# ---------------------------------------------------------------------------------------------- mint.nn
+
+def test_layers_shared_with_nn():
+    assert mnn.ReLU is nn.ReLU and mnn.Cell is nn.Cell and mnn.Identity is nn.Identity
+    assert mnn.functional is F and mnn.F is F
+
+
+def test_linear():
+    lin = mnn.Linear(3, 4)
+    assert lin.weight.shape == (4, 3) and lin.bias.shape == (4,)
+    bound = 1 / np.sqrt(3)
+    assert np.abs(lin.bias.asnumpy()).max() <= bound and np.abs(lin.weight.asnumpy()).max() <= bound
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    close(lin(T(x)), x @ lin.weight.asnumpy().T + lin.bias.asnumpy(), rtol=1e-5)
+    nb = mnn.Linear(in_features=3, out_features=2, bias=False)
+    assert nb.bias is None and len(nb.trainable_params()) == 1
+    assert mnn.Linear(3, 2, dtype=kiln.float64).weight.dtype == kiln.float64
+    with pytest.raises(TypeError, match="bias"):
+        mnn.Linear(3, 2, bias=None)
+
+
+def test_conv_layers():
+    x = RNG.standard_normal((1, 2, 6, 6)).astype(np.float32)
+    conv = mnn.Conv2d(2, 3, 3, padding=1)
+    assert conv.bias is not None  # PyTorch's default bias=True
+    close(conv(T(x)), F.conv2d(T(x), conv.weight, conv.bias, padding=1).asnumpy(), rtol=1e-5)
+    assert mnn.Conv2d(2, 4, 3, stride=2, groups=2, bias=False)(T(x)).shape == (1, 4, 2, 2)
+    assert mnn.Conv2d(2, 3, (3, 1), padding=(1, 0))(T(x)).shape == (1, 3, 6, 6)
+    refl = mnn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect")
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect")
+    close(refl(T(x)), F.conv2d(T(xp), refl.weight, refl.bias).asnumpy(), rtol=1e-5)
+    assert mnn.Conv2d(2, 3, 3, padding="same")(T(x)).shape == (1, 3, 6, 6)
+    c1 = mnn.Conv1d(2, 3, 3, padding=1, padding_mode="circular")
+    x1 = RNG.standard_normal((1, 2, 5)).astype(np.float32)
+    w1 = c1.weight.reshape(3, 2, 3)  # kiln.nn.Conv1d keeps MindSpore's (C_out, C_in, 1, K) weight
+    close(c1(T(x1)), F.conv1d(T(np.pad(x1, ((0, 0), (0, 0), (1, 1)), mode="wrap")), w1, c1.bias).asnumpy(),
+          rtol=1e-5)
+    with pytest.raises(ValueError, match="padding_mode"):
+        mnn.Conv2d(2, 3, 3, padding_mode="mirror")
+
+
+def test_batch_norm_momentum_is_pytorchs():
+    bn = mnn.BatchNorm2d(2, momentum=0.3)
+    x = RNG.standard_normal((4, 2, 3, 3)).astype(np.float32)
+    bn.set_train(True)
+    bn(T(x))
+    close(bn.moving_mean, 0.3 * x.mean((0, 2, 3)), rtol=1e-5, atol=1e-6)
+    bn.set_train(False)
+    assert mnn.BatchNorm1d(3)(T(np.ones((2, 3), np.float32))).shape == (2, 3)
+    no_track = mnn.BatchNorm3d(2, track_running_stats=False)
+    no_track.set_train(False)
+    y = no_track(T(RNG.standard_normal((2, 2, 2, 2, 2)).astype(np.float32))).asnumpy()
+    close(y.mean((0, 2, 3, 4)), [0, 0], atol=1e-5)  # batch statistics in eval too
+    with pytest.raises(ValueError, match="momentum"):
+        mnn.BatchNorm2d(2, momentum=1.5)
+
+
+def test_layer_norm_and_embedding():
+    x = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    ln = mnn.LayerNorm((3, 4), eps=1e-5)
+    m, v = x.mean((1, 2), keepdims=True), x.var((1, 2), keepdims=True)
+    close(ln(T(x)), (x - m) / np.sqrt(v + 1e-5), rtol=1e-4, atol=1e-5)
+    assert len(mnn.LayerNorm(4, elementwise_affine=False).trainable_params()) == 0
+    assert len(mnn.LayerNorm(4, bias=False).trainable_params()) == 1
+    kiln.set_seed(0)
+    emb = mnn.Embedding(50, 40, padding_idx=0)
+    table = emb.embedding_table.asnumpy()
+    assert 0.8 < table[1:].std() < 1.2 and not table[0].any()  # N(0, 1), PyTorch's init
+    w = RNG.standard_normal((5, 2)).astype(np.float32)
+    fixed = mnn.Embedding(5, 2, _weight=T(w), _freeze=True)
+    close(fixed(T(np.array([4, 1]))), w[[4, 1]])
+    assert not fixed.trainable_params()
+    with pytest.raises(ValueError, match="max_norm"):
+        mnn.Embedding(5, 2, max_norm=1.0)
+
+
+def test_activation_and_pool_layers():
+    x = RNG.standard_normal((1, 2, 4, 4)).astype(np.float32)
+    close(mnn.MaxPool2d(2)(T(x)), F.max_pool2d(T(x), 2).asnumpy())
+    close(mnn.AvgPool2d(2, stride=1, padding=1)(T(x)), F.avg_pool2d(T(x), 2, 1, 1).asnumpy())
+    close(mnn.AvgPool1d(2)(T(x[0])), x[0].reshape(2, 4, 2, 2).mean(-1), rtol=1e-5)
+    close(mnn.Softmax(dim=1)(T(x)), F.softmax(T(x), 1).asnumpy())
+    close(mnn.LogSoftmax()(T(X)), F.log_softmax(T(X), 1).asnumpy())
+    close(mnn.GELU(approximate="tanh")(T(X)), F.gelu(T(X), "tanh").asnumpy())
+    t = T(X - 3)
+    assert mnn.ReLU6(inplace=True)(t) is t and t.asnumpy().min() == 0
+    t = T(X - 3)
+    mnn.SiLU(inplace=True)(t)
+    close(t, (X - 3) / (1 + np.exp(-(X - 3))), rtol=1e-5)
+    close(mnn.ELU(alpha=2.0)(T(X - 3)), np.where(X > 3, X - 3, 2 * np.expm1(X - 3)), rtol=1e-5)
+    drop = mnn.Dropout(p=0.5)
+    drop.set_train(False)
+    close(drop(T(X)), X)
+    assert mnn.PReLU(num_parameters=2, init=0.1)(T(-np.ones((1, 2, 2), np.float32))).asnumpy().max() == \
+        pytest.approx(-0.1)
+    with pytest.raises(ValueError, match="approximate"):
+        mnn.GELU("erf")
+
+
+def test_loss_layers():
+    x, y = np.array([-1., 0.5, 2.], np.float32), np.array([0., 1., 1.], np.float32)
+    close(mnn.BCEWithLogitsLoss(reduction="sum")(T(x), T(y)),
+          F.binary_cross_entropy_with_logits(T(x), T(y), reduction="sum").asnumpy())
+    close(mnn.SmoothL1Loss()(T(x), T(y)), F.smooth_l1_loss(T(x), T(y)).asnumpy())
+    logp = np.log(np.array([[0.2, 0.8]], np.float32))
+    close(mnn.KLDivLoss(reduction="sum", log_target=True)(T(logp), T(logp)), 0.0, atol=1e-6)
+    close(mnn.CrossEntropyLoss()(T(np.array([[1., 2.]], np.float32)), T(np.array([1], np.int32))),
+          np.log1p(np.exp(-1.0)), rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------- mint.optim
+
+def _params(*arrays):
+    return [kiln.Parameter(T(a.copy()), name=f"p{i}") for i, a in enumerate(arrays)]
+
+
+def test_adamw_is_experimental_adamw():
+    from kiln.experimental.optim import AdamW as ExpAdamW
+    assert issubclass(mint.optim.AdamW, ExpAdamW)
+    w = RNG.standard_normal(4).astype(np.float32)
+    g = RNG.standard_normal(4).astype(np.float32)
+    p1, p2 = _params(w), _params(w)
+    mint.optim.AdamW(p1, lr=0.1)((T(g),))
+    ExpAdamW(p2, lr=0.1)((T(g),))
+    close(p1[0], p2[0].asnumpy())
+
+
+def test_adam_is_pytorchs():
+    w = RNG.standard_normal(4).astype(np.float64)
+    gs = [RNG.standard_normal(4) for _ in range(3)]
+    (p,) = _params(w.astype(np.float32))
+    opt = mint.optim.Adam([p], lr=0.01, betas=(0.8, 0.9), eps=1e-6, weight_decay=0.1)
+    m = v = np.zeros(4)
+    for t, g in enumerate(gs, 1):
+        opt((T(g.astype(np.float32)),))
+        g = g + 0.1 * w
+        m, v = 0.8 * m + 0.2 * g, 0.9 * v + 0.1 * g * g
+        w = w - 0.01 / (1 - 0.8 ** t) * m / (np.sqrt(v) / np.sqrt(1 - 0.9 ** t) + 1e-6)
+    close(p, w, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("nesterov,dampening,maximize", [(False, 0.0, False), (True, 0.0, False),
+                                                         (False, 0.5, True)])
+def test_sgd_is_pytorchs(nesterov, dampening, maximize):
+    w = RNG.standard_normal(3)
+    gs = [RNG.standard_normal(3) for _ in range(3)]
+    (p,) = _params(w.astype(np.float32))
+    opt = mint.optim.SGD([p], lr=0.1, momentum=0.9, dampening=dampening, weight_decay=0.01, nesterov=nesterov,
+                         maximize=maximize)
+    buf = None
+    for g in gs:
+        assert opt((T(g.astype(np.float32)),)) is True
+        d = (-g if maximize else g) + 0.01 * w
+        buf = d if buf is None else 0.9 * buf + (1 - dampening) * d
+        w = w - 0.1 * (d + 0.9 * buf if nesterov else buf)
+    close(p, w, rtol=1e-5, atol=1e-6)
+
+
+def test_sgd_plain_and_errors():
+    (p,) = _params(np.ones(2, np.float32))
+    mint.optim.SGD([p], lr=0.5)((T(np.array([1., 2.], np.float32)),))
+    close(p, [0.5, 0.0])
+    with pytest.raises(ValueError, match="Nesterov"):
+        mint.optim.SGD([p], lr=0.1, nesterov=True)
+    with pytest.raises(ValueError, match="learning rate"):
+        mint.optim.SGD([p], lr=-1.0)
+    with pytest.raises(TypeError, match="maximize"):
+        mint.optim.Adam([p], maximize=1)
+
+
+def test_training_step_with_mint():
+    kiln.set_seed(0)
+    net = mnn.Linear(3, 1)
+    opt = mint.optim.SGD(net.trainable_params(), lr=0.1)
+    x = T(RNG.standard_normal((8, 3)).astype(np.float32))
+    y = T(RNG.standard_normal((8, 1)).astype(np.float32))
+    grad_fn = kiln.value_and_grad(lambda a, b: F.mse_loss(net(a), b), None, opt.parameters)
+    losses = []
+    for _ in range(20):
+        loss, grads = grad_fn(x, y)
+        opt(grads)
+        losses.append(float(loss.asnumpy()))
+    assert all(b < a for a, b in zip(losses, losses[1:]))  # gradient descent on a least-squares loss
+
+
+def test_compat_aliases_mint_subpackages():
+    from kiln import compat
+    compat.install()
+    try:
+        import mindspore.mint.nn.functional as MF
+        from mindspore import mint as MM
+        import mindspore.mint.optim as MO
+        assert MF is F and MM is mint and MO is mint.optim
+    finally:
+        compat.uninstall()
