@@ -194,5 +194,5 @@ def test_a_provisional_tensor_method_gives_way(scratch_specs):
     FakeTensor = type("FakeTensor", (), {"halve": provisional})
     scratch_specs.install({}, type("Operations", (), {}), Primitive, FakeTensor)
     assert FakeTensor.halve._opdef.fn is halve
-    # the real Tensor's provisional methods are marked so (kiln/common/_tensor_inplace.py)
+    # the real Tensor's provisional methods are marked so (kiln/common/_tensor_methods.py)
     assert Tensor.std._provisional and Tensor.swapaxes._provisional

@@ -1,4 +1,4 @@
-"""Tensor's in-place `*_` methods (kiln/common/_tensor_inplace.py): they really update the tensor — its views, a
+"""Tensor's in-place `*_` methods (kiln/common/_tensor_methods.py): they really update the tensor — its views, a
 Parameter, the same object returned — in PyNative; under a gradient and inside kiln.jit / GRAPH_MODE Cells the write
 is traced (the result and the gradient see it); the dtype and shape rules; and the provisional methods (repeat,
 swapaxes, swapdims, t, std, var, fill, value) against NumPy (std/var values pinned with MindSpore 2.10)."""
@@ -239,3 +239,28 @@ def test_provisional_methods_in_graph_mode():
     got = f(T(X))
     for g, w in zip(got, (X.std(1), X.T, np.tile(X, (2, 1)), X.T, np.full_like(X, 3))):
         close(g, w, rtol=1e-6)
+
+
+def test_methods_that_are_the_ops_functions():
+    from kiln.common import _tensor_methods as M
+    a = T(np.array([[0.5, -2.0, 3.0], [1.5, 2.0, -0.25]], np.float32))
+    b = T(np.array([[1.0, -2.0, 1.0], [2.0, 2.0, 2.0]], np.float32))
+    for method, op in M._UNARY.items():
+        close(getattr(a if method not in ("arccosh",) else a.abs() + 1.0, method)(),
+              getattr(ops, op)(a if method != "arccosh" else a.abs() + 1.0).asnumpy(), rtol=1e-6)
+    for method, op in M._BINARY.items():
+        close(getattr(a, method)(b), getattr(ops, op)(a, b).asnumpy())
+    close(a.gt(b), a.asnumpy() > b.asnumpy())
+    close(a.multiply(2), a.asnumpy() * 2)
+    close(a.subtract(b, alpha=2), a.asnumpy() - 2 * b.asnumpy())
+    close(a.where(a > 0, 0.0), np.where(a.asnumpy() > 0, a.asnumpy(), 0))
+    close(a.gather(T(np.array([2, 0])), 1), a.asnumpy()[:, [2, 0]])
+    close(a.amax(1), a.asnumpy().max(1)), close(a.amin(), a.asnumpy().min())
+    assert a.expand(3, 2, 3).shape == (3, 2, 3) and a.expand((2, -1)).shape == (2, 3)
+    assert a.view_as(T(np.zeros(6))).shape == (6,) and a.reshape_as(T(np.zeros((3, 2)))).shape == (3, 2)
+    assert a.type_as(T(np.zeros(1, np.int32))).dtype == kiln.int32
+    assert a.positive() is a
+    with pytest.raises(TypeError, match="positive"):
+        T(np.array([True])).positive()
+    with pytest.raises(TypeError, match="view_as"):
+        a.view_as((6,))

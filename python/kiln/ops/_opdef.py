@@ -171,7 +171,7 @@ def install(ops_namespace, operations_module, primitive_base, tensor_cls):
             setattr(operations_module, spec.primitive, ops_namespace[spec.primitive])
         if spec.tensor is not None:
             have = tensor_cls.__dict__.get(spec.tensor)
-            if getattr(have, "_provisional", False):  # a stand-in until the op existed (kiln/common/_tensor_inplace.py)
+            if getattr(have, "_provisional", False):  # a stand-in until the op existed (kiln/common/_tensor_methods.py)
                 have = None
             if have is not None and getattr(have, "_opdef", None) is not spec:
                 raise RuntimeError(f"Tensor.{spec.tensor} is defined twice: by defop({spec.name!r}) and "

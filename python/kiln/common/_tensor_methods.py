@@ -1,6 +1,7 @@
 """Tensor methods added by kiln/common/tensor.py: the in-place `*_` methods of MindSpore 2.10 (PyTorch's
 semantics: the result is written into the tensor itself, which is returned) and a few shape/statistics methods
-(repeat, swapaxes, swapdims, t, std, var, fill, value).
+(repeat, swapaxes, swapdims, t, std, var, fill, value, view_as, type_as, expand, ...) and the methods of ops
+Kiln has whose Tensor method was missing (cos, sin, eq, gt, divide, multiply, ...: the ops function itself).
 
 In-place rule (kiln/common/_indexing.py's assign): in PyNative the tensor's storage is overwritten (every view of it,
 and a Parameter, sees the new values); under a gradient or inside a compiled function the write is functional — the
@@ -314,5 +315,88 @@ def value(self):
     return self
 
 
+def _same_op(method, op, doc):
+    """Tensor.<method>(*args) = ops.<op>(self, *args): the ops function itself, with self first."""
+    def fn(self, *args, **kwargs):
+        return getattr(_ops(), op)(self, *args, **kwargs)
+    fn.__name__ = method
+    fn.__doc__ = f"ops.{op}(self, ...): {doc}"
+    return fn
+
+
+def subtract(self, other, *, alpha=1):
+    """self − alpha·other (MindSpore's Tensor.subtract / ops.subtract with alpha); broadcasting."""
+    return _core.sub(self, _alpha_times(other, alpha, "subtract"))
+
+
+def where(self, condition, y):
+    """ops.where(condition, self, y): self where the Bool condition is True, else y (MindSpore's Tensor.where)."""
+    return _ops().where(condition, self, y)
+
+
+def gather(self, input_indices, axis, batch_dims=0):
+    """ops.gather(self, input_indices, axis, batch_dims): slices of self along `axis` picked by integer indices."""
+    return _ops().gather(self, input_indices, axis, batch_dims)
+
+
+def view_as(self, other):
+    """self viewed with other's shape (a view; ValueError when the sizes differ)."""
+    if not isinstance(other, _core.Tensor):
+        raise TypeError(f"For 'Tensor.view_as', 'other' must be a Tensor, but got {type(other).__name__}.")
+    return self.view(other.shape)
+
+
+def reshape_as(self, other):
+    """self reshaped to other's shape (as view_as)."""
+    if not isinstance(other, _core.Tensor):
+        raise TypeError(f"For 'Tensor.reshape_as', 'other' must be a Tensor, but got {type(other).__name__}.")
+    return self.reshape(other.shape)
+
+
+def type_as(self, other):
+    """self cast to other's dtype."""
+    if not isinstance(other, _core.Tensor):
+        raise TypeError(f"For 'Tensor.type_as', 'other' must be a Tensor, but got {type(other).__name__}.")
+    return _core.cast(self, other.dtype)
+
+
+def expand(self, *size):
+    """self broadcast to `size` (ints or one tuple; -1 keeps a dim), PyTorch's expand (a view)."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return _ops().broadcast_to(self, tuple(size))
+
+
+def positive(self):
+    """The tensor itself (+self); TypeError for a Bool tensor, as MindSpore."""
+    if self.dtype == mstype.bool_:
+        raise TypeError("For 'Tensor.positive', the tensor must not be Bool.")
+    return self
+
+
+def amax(self, axis=None, keepdims=False):
+    """ops.amax(self, axis, keepdims): the maximum over `axis` (None: all)."""
+    return _ops().amax(self, axis, keepdims)
+
+
+def amin(self, axis=None, keepdims=False):
+    """ops.amin(self, axis, keepdims): the minimum over `axis` (None: all)."""
+    return _ops().amin(self, axis, keepdims)
+
+
+_UNARY = {"absolute": "abs", "arccosh": "arccosh", "arcsinh": "arcsinh", "arctanh": "arctanh", "ceil": "ceil",
+          "cos": "cos", "erf": "erf", "floor": "floor", "log1p": "log1p", "logical_not": "logical_not",
+          "negative": "neg", "reciprocal": "reciprocal", "sin": "sin"}
+_BINARY = {"divide": "div", "true_divide": "div", "multiply": "mul", "eq": "equal", "ne": "not_equal",
+           "not_equal": "not_equal", "ge": "greater_equal", "gt": "greater", "le": "less_equal", "lt": "less",
+           "greater": "greater", "greater_equal": "greater_equal", "less": "less", "less_equal": "less_equal",
+           "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
+           "floor_divide": "floor_divide", "remainder": "remainder"}
+
 PROVISIONAL_METHODS = {"swapaxes": swapaxes, "swapdims": swapdims, "t": t, "repeat": repeat, "var": var,
-                       "std": std, "fill": fill, "value": value}
+                       "std": std, "fill": fill, "value": value, "subtract": subtract, "where": where,
+                       "gather": gather, "view_as": view_as, "reshape_as": reshape_as, "type_as": type_as,
+                       "expand": expand, "positive": positive, "amax": amax, "amin": amin}
+PROVISIONAL_METHODS.update({m: _same_op(m, op, "elementwise, as the ops function") for m, op in _UNARY.items()})
+PROVISIONAL_METHODS.update({m: _same_op(m, op, "elementwise with broadcasting, as the ops function")
+                            for m, op in _BINARY.items()})
