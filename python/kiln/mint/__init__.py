@@ -14,13 +14,12 @@ from ._names import collect as _collect
 # mint name -> ops name: same signature and semantics in MindSpore 2.10 (argument names included), the op not
 # (yet) declared with @defop. Pinned by tests/python/test_mint.py.
 SAME = {n: n for n in (
-    "abs", "arange", "argmax", "broadcast_to", "ceil", "clamp", "cos", "cumprod", "div", "divide", "eq", "erf", "exp",
-    "eye", "flip", "floor", "floor_divide", "full", "full_like", "ge", "greater", "greater_equal", "gt", "isclose",
-    "le", "lerp", "less", "less_equal", "log", "log1p", "logical_and", "logical_not", "logical_or", "logical_xor",
-    "logsumexp", "lt", "matmul", "maximum", "minimum", "mul", "ne", "neg", "negative", "nonzero", "not_equal", "ones",
-    "ones_like", "pow", "reciprocal", "remainder", "reshape", "roll", "round", "rsqrt", "sigmoid", "sign", "sin",
-    "sqrt", "square", "sum", "tanh", "tile", "topk", "tril", "triu", "unbind", "unsqueeze", "zeros", "zeros_like")}
-SAME["clip"] = "clamp"  # mint.clip is mint.clamp
+    "abs", "ceil", "cos", "cumprod", "eq", "erf", "exp", "eye", "flip", "floor", "floor_divide", "full", "full_like",
+    "ge", "greater", "greater_equal", "gt", "isclose", "le", "lerp", "less", "less_equal", "log", "log1p",
+    "logical_and", "logical_not", "logical_or", "logical_xor", "logsumexp", "lt", "maximum", "minimum", "mul", "ne",
+    "neg", "negative", "nonzero", "not_equal", "ones", "ones_like", "reciprocal", "remainder", "roll", "round",
+    "rsqrt", "sigmoid", "sign", "sin", "sqrt", "square", "tanh", "tile", "topk", "tril", "triu", "unbind",
+    "unsqueeze", "zeros", "zeros_like",)}
 
 globals().update(_collect("", SAME))
 

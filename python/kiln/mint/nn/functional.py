@@ -251,7 +251,7 @@ def kl_div(input, target, reduction="mean", log_target=False):  # noqa: A002
 
 # mint.nn.functional name -> ops name: the same signature and semantics in MindSpore 2.10.
 SAME = {n: n for n in (
-    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "broadcast_to", "clamp", "conv_transpose2d", "cross_entropy",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "conv_transpose2d", "cross_entropy",
     "group_norm", "hardsigmoid", "interpolate", "l1_loss", "layer_norm", "mse_loss", "sigmoid", "soft_margin_loss",
     "softplus", "tanh")}
 
