@@ -59,6 +59,7 @@ def _r(n):
 
 LAYERS = {
     "Dense": [(lambda: nn.Dense(5, 3), lambda n: (f32(_r(n), n, 5),))],
+    "Linear": [(lambda: ms.mint.nn.Linear(5, 3), lambda n: (f32(_r(n), n, 5),))],  # (mint.nn: a Dense)
     "Dropout": [(lambda: nn.Dropout(p=0.5), lambda n: (f32(_r(n), n, 6),))],
     "Pad": [(lambda: nn.Pad(((0, 0), (1, 2)), mode="REFLECT"), lambda n: (f32(_r(n), n, 4),)),
             (lambda: nn.Pad(((0, 1), (2, 0))), lambda n: (f32(_r(n), n, 3),))],
