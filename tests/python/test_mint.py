@@ -405,7 +405,82 @@ def _kl_div_f():
         F.kl_div(T(inp), T(tgt), "avg", True)
 
 
+def _randint():
+    kiln.set_seed(2)
+    a = mint.randint(5, (200,)).asnumpy()
+    assert a.dtype == np.int64 and a.min() >= 0 and a.max() < 5 and len(np.unique(a)) == 5
+    b = mint.randint(-3, -1, (2, 2), dtype=kiln.int32)
+    assert b.dtype == kiln.int32 and set(np.unique(b.asnumpy())) <= {-3, -2}
+    assert mint.randint(low=1, high=2, size=(3,)).asnumpy().tolist() == [1, 1, 1]
+    with pytest.raises(TypeError, match="size"):
+        mint.randint(5, 3)
+    with pytest.raises(TypeError, match="high"):
+        mint.randint((3,))
+
+
+def _rand_like():
+    a = mint.rand_like(T(X))
+    assert a.shape == (2, 3) and a.dtype == kiln.float32 and (a.asnumpy() < 1).all()
+    assert mint.rand_like(T(X), dtype=kiln.float64).dtype == kiln.float64
+
+
+def _randn_like():
+    kiln.set_seed(4)
+    a = mint.randn_like(T(np.zeros((4000,), np.float64)))
+    assert a.dtype == kiln.float64 and abs(a.asnumpy().std() - 1) < 0.1
+    with pytest.raises(TypeError, match="Tensor"):
+        mint.randn_like((2, 3))
+
+
+def _empty():
+    a = mint.empty(2, 3)
+    assert a.shape == (2, 3) and a.dtype == kiln.float32
+    assert mint.empty((4,), dtype=kiln.int32).dtype == kiln.int32
+
+
+def _empty_like():
+    a = mint.empty_like(T(np.ones((2, 2), np.int32)))
+    assert a.shape == (2, 2) and a.dtype == kiln.int32
+
+
+def _clone():
+    a = T(X)
+    c = mint.clone(a)
+    c[0, 0] = 100.0
+    close(a, X)
+    close(ops.grad(lambda x: (mint.clone(x) * 3).sum())(a), np.full_like(X, 3))
+
+
+def _item():
+    assert mint.item(T(np.array([2.5], np.float32))) == 2.5
+    with pytest.raises(ValueError):
+        mint.item(T(X))
+
+
+def _var():
+    close(mint.var(T(X)), X.var(ddof=1), rtol=1e-6)
+    close(mint.var(T(X), 1, correction=0, keepdim=True), X.var(1, keepdims=True), rtol=1e-6)
+
+
+def _std():
+    close(mint.std(T(X), dim=1), [2.0, 2.0])  # MindSpore's Tensor.std(dim=1, correction=1)
+    close(mint.std(T(X), (0, 1)), X.std(ddof=1), rtol=1e-6)
+
+
+def _var_mean():
+    v, m = mint.var_mean(T(X), 0)
+    close(v, X.var(0, ddof=1)), close(m, X.mean(0))
+
+
+def _std_mean():
+    s, m = mint.std_mean(T(np.array([1, 2, 4], np.int32)), correction=0)
+    close(s, np.std([1, 2, 4]), rtol=1e-6), close(m, 7 / 3, rtol=1e-6)
+
+
 CASES = {
+    "randint": _randint, "rand_like": _rand_like, "randn_like": _randn_like, "empty": _empty,
+    "empty_like": _empty_like, "clone": _clone, "item": _item, "var": _var, "std": _std, "var_mean": _var_mean,
+    "std_mean": _std_mean,
     "add": _add, "sub": _sub, "all": _all, "any": _any, "amax": _amax, "amin": _amin, "argmin": _argmin,
     "max": _max, "min": _min, "mean": _mean, "prod": _prod, "cumsum": _cumsum, "softmax": _softmax, "sort": _sort,
     "argsort": _argsort, "cat": _cat, "stack": _stack, "split": _split, "flatten": _flatten, "squeeze": _squeeze,
@@ -604,6 +679,33 @@ def test_activation_and_pool_layers():
         pytest.approx(-0.1)
     with pytest.raises(ValueError, match="approximate"):
         mnn.GELU("erf")
+
+
+def test_padding_layers():
+    a = RNG.standard_normal((1, 2, 3, 4)).astype(np.float32)
+    close(mnn.ZeroPad2d(1)(T(a)), np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1))))
+    close(mnn.ConstantPad1d((1, 2), 3.5)(T(a)), np.pad(a, ((0, 0), (0, 0), (0, 0), (1, 2)), constant_values=3.5))
+    close(mnn.ReflectionPad2d((1, 1, 2, 0))(T(a)), np.pad(a, ((0, 0), (0, 0), (2, 0), (1, 1)), mode="reflect"))
+    close(mnn.ReplicationPad3d(1)(T(a)), np.pad(a, ((0, 0), (1, 1), (1, 1), (1, 1)), mode="edge"))
+    close(mnn.ZeroPad3d((0, 1, 0, 0, 1, 0))(T(a)), np.pad(a, ((0, 0), (1, 0), (0, 0), (0, 1))))
+    close(mnn.ReflectionPad1d(2)(T(a)), np.pad(a, ((0, 0), (0, 0), (0, 0), (2, 2)), mode="reflect"))
+    with pytest.raises(TypeError, match="4 ints"):
+        mnn.ZeroPad2d((1, 2, 3))
+    with pytest.raises(TypeError, match="value"):
+        mnn.ConstantPad2d(1, "0")
+
+
+def test_other_layers():
+    x = RNG.standard_normal((1, 1, 3, 3)).astype(np.float32)
+    close(mnn.Hardsigmoid()(T(x)), np.clip(x / 6 + 0.5, 0, 1), rtol=1e-6)
+    y = np.sign(RNG.standard_normal((1, 1, 3, 3))).astype(np.float32)
+    close(mnn.SoftMarginLoss(reduction="sum")(T(x), T(y)), np.log1p(np.exp(-y * x)).sum(), rtol=1e-5)
+    assert mnn.UpsamplingNearest2d(scale_factor=2)(T(x)).shape == (1, 1, 6, 6)
+    close(mnn.UpsamplingNearest2d(size=(6, 6))(T(x)), x.repeat(2, 2).repeat(2, 3))
+    up = mnn.UpsamplingBilinear2d(size=(5, 5))(T(x)).asnumpy()
+    close(up[..., ::2, ::2], x, rtol=1e-5)  # align_corners=True keeps the corner grid
+    with pytest.raises(ValueError, match="exactly one"):
+        mnn.UpsamplingBilinear2d()
 
 
 def test_loss_layers():

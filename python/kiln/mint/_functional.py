@@ -333,3 +333,113 @@ def rand(*size, generator=None, dtype=None, device=None):
     mint.randn (ops.rand)."""
     _no_generator(generator, device, "rand")
     return ops.rand(*size, dtype=dtype)
+
+
+@defop(name="mint.randint")
+def randint(*args, generator=None, dtype=None, device=None, **kwargs):
+    """mint.randint(low=0, high, size, *, generator=None, dtype=None, device=None), PyTorch's overloads
+    randint(high, size) and randint(low, high, size): integers uniform in [low, high) of shape `size` (a tuple),
+    Int64 unless `dtype`, from the global seed (generator must be None) (ops.randint). ValueError if high <= low."""
+    _no_generator(generator, device, "randint")
+    names = ("low", "high", "size")
+    given = dict(zip(names[3 - len(args):] if len(args) < 3 else names, args)) if len(args) <= 3 else None
+    if given is None:
+        raise TypeError(f"mint.randint() takes at most 3 positional arguments, got {len(args)}")
+    for k, v in kwargs.items():
+        if k not in names or k in given:
+            raise TypeError(f"mint.randint() got an unexpected or repeated argument '{k}'")
+        given[k] = v
+    if "high" not in given or "size" not in given:
+        raise TypeError("mint.randint() needs 'high' and 'size' (randint(high, size) or randint(low, high, size))")
+    size = given["size"]
+    if isinstance(size, int) and not isinstance(size, bool):
+        raise TypeError("For 'mint.randint', 'size' must be a tuple or list of ints, but got an int.")
+    return ops.randint(given.get("low", 0), given["high"], size, dtype=dtype)
+
+
+def _like(input, dtype, device, generator, op):  # noqa: A002
+    _t(input, op)
+    _no_generator(generator, device, op)
+    return input.dtype if dtype is None else dtype_arg(f"mint.{op}", "dtype", dtype)
+
+
+@defop(name="mint.rand_like")
+def rand_like(input, *, dtype=None, device=None):  # noqa: A002
+    """mint.rand_like(input, *, dtype=None, device=None): uniform [0, 1) samples of input's shape, input's dtype
+    unless `dtype` (a float dtype: ValueError otherwise) (ops.rand)."""
+    return ops.rand(tuple(input.shape) if isinstance(input, Tensor) else (),
+                    dtype=_like(input, dtype, device, None, "rand_like"))
+
+
+@defop(name="mint.randn_like")
+def randn_like(input, *, dtype=None, device=None):  # noqa: A002
+    """mint.randn_like(input, *, dtype=None, device=None): standard normal samples of input's shape and dtype
+    (unless `dtype`) (ops.randn)."""
+    return ops.randn(tuple(input.shape) if isinstance(input, Tensor) else (),
+                     dtype=_like(input, dtype, device, None, "randn_like"))
+
+
+@defop(name="mint.empty")
+def empty(*size, dtype=None, device=None):
+    """mint.empty(*size, dtype=None, device=None): a tensor of shape `size` (ints or one tuple), Float32 unless
+    `dtype`, whose values are unspecified (PyTorch's); Kiln fills it with zeros."""
+    _no_generator(None, device, "empty")
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return _fn.zeros(tuple(size), dtype_arg("mint.empty", "dtype", dtype, mstype.float32))
+
+
+@defop(name="mint.empty_like")
+def empty_like(input, *, dtype=None, device=None):  # noqa: A002
+    """mint.empty_like(input, *, dtype=None, device=None): an unspecified-valued tensor of input's shape and dtype
+    (unless `dtype`); Kiln fills it with zeros."""
+    return _fn.zeros(tuple(input.shape) if isinstance(input, Tensor) else (),
+                     _like(input, dtype, device, None, "empty_like"))
+
+
+@defop(name="mint.clone")
+def clone(input):  # noqa: A002
+    """mint.clone(input): a new tensor with input's values (TensorCopy: differentiable, traced in Graph mode); a
+    write into it does not reach input."""
+    return _core.tensor_copy(_t(input, "clone"))
+
+
+@defop(name="mint.item")
+def item(input):  # noqa: A002
+    """mint.item(input): the value of a one-element tensor as a Python number (Tensor.item; ValueError for more
+    elements, RuntimeError while compiling)."""
+    return _t(input, "item").item()
+
+
+def _statistic(input, dim, correction, keepdim, op):  # noqa: A002
+    from ..common import _tensor_methods
+    return _tensor_methods._moments(_t(input, op), dim, correction, keepdim, op)
+
+
+@defop(name="mint.var")
+def var(input, dim=None, *, correction=1, keepdim=False):  # noqa: A002
+    """mint.var(input, dim=None, *, correction=1, keepdim=False): Σ(x − mean)² / (n − correction) over `dim`
+    (None: all; an int or a tuple); integer inputs compute in Float32; n − correction ≤ 0 gives inf/NaN."""
+    return _statistic(input, dim, correction, keepdim, "var")
+
+
+@defop(name="mint.std")
+def std(input, dim=None, *, correction=1, keepdim=False):  # noqa: A002
+    """mint.std(input, dim=None, *, correction=1, keepdim=False): √mint.var(...) (Bessel's correction by
+    default, as PyTorch)."""
+    return _core.sqrt(_statistic(input, dim, correction, keepdim, "std"))
+
+
+@defop(name="mint.var_mean")
+def var_mean(input, dim=None, *, correction=1, keepdim=False):  # noqa: A002
+    """mint.var_mean(input, dim=None, *, correction=1, keepdim=False): the tuple (mint.var(...), mean over dim)."""
+    x = _t(input, "var_mean")
+    xf = x if mstype.is_float(x.dtype) else _core.cast(x, mstype.float32)
+    return _statistic(x, dim, correction, keepdim, "var_mean"), _core.mean(xf, _dim(dim, "var_mean"), keepdim)
+
+
+@defop(name="mint.std_mean")
+def std_mean(input, dim=None, *, correction=1, keepdim=False):  # noqa: A002
+    """mint.std_mean(input, dim=None, *, correction=1, keepdim=False): the tuple (mint.std(...), mean over dim)."""
+    v, m = var_mean(input, dim, correction=correction, keepdim=keepdim)
+    return _core.sqrt(v), m

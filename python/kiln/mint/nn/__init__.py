@@ -368,3 +368,118 @@ class PReLU(_nn.PReLU):
         if dtype is not None and dtype != _dtype(None):
             raise ValueError(f"For 'mint.nn.PReLU', Kiln's PReLU weight is Float32; got dtype={dtype}.")
         super().__init__(channel=num_parameters, w=init)
+
+
+# ---------------------------------------------------------------------------------------------- padding layers
+
+def _pad_amounts(padding, nd, cls):
+    """PyTorch's padding of an N-d pad layer: an int (every side) or 2·N ints (left, right, top, bottom, ...)."""
+    if isinstance(padding, numbers.Integral) and not isinstance(padding, bool):
+        return (int(padding),) * (2 * nd)
+    if isinstance(padding, (tuple, list)) and len(padding) == 2 * nd and all(
+            isinstance(p, numbers.Integral) and not isinstance(p, bool) for p in padding):
+        return tuple(int(p) for p in padding)
+    raise TypeError(f"For 'mint.nn.{cls}', 'padding' must be an int or a tuple of {2 * nd} ints, but got "
+                    f"{padding!r}.")
+
+
+class _PadNd(Cell):
+    _nd = 1
+    _mode = "constant"
+
+    def __init__(self, padding, value=0.0):
+        super().__init__()
+        self.padding = _pad_amounts(padding, self._nd, type(self).__name__)
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"For 'mint.nn.{type(self).__name__}', 'value' must be a number, but got "
+                            f"{type(value).__name__}.")
+        self.value = float(value)
+
+    def construct(self, x):
+        if self._mode == "constant":
+            return F.pad(x, self.padding, "constant", self.value)
+        return F.pad(x, self.padding, self._mode)
+
+    def extend_repr(self):
+        return f"padding={self.padding}" + (f", value={self.value}" if self._mode == "constant" else "")
+
+
+def _pad_class(name, nd, mode, with_value):
+    what = {"constant": "the constant `value`" if with_value else "zeros", "reflect": "the reflection of the input "
+            "(mirror without the edge)", "replicate": "copies of the edge values"}[mode]
+
+    if with_value:
+        def __init__(self, padding, value):
+            _PadNd.__init__(self, padding, value)
+        sig = "padding, value"
+    else:
+        def __init__(self, padding):
+            _PadNd.__init__(self, padding, 0.0)
+        sig = "padding"
+    doc = (f"mint.nn.{name}({sig}): pads the last {nd} dim(s) of the input with {what}; padding an int (each "
+           f"side) or {2 * nd} ints (left, right{', top, bottom' if nd > 1 else ''}{', front, back' if nd > 2 else ''})"
+           f" (F.pad, mode '{mode}').")
+    cls = type(name, (_PadNd,), {"_nd": nd, "_mode": mode, "__init__": __init__, "__doc__": doc,
+                                 "__module__": __name__})
+    return cls
+
+
+for _nd in (1, 2, 3):
+    for _name, _mode, _value in (("ConstantPad", "constant", True), ("ZeroPad", "constant", False),
+                                 ("ReflectionPad", "reflect", False), ("ReplicationPad", "replicate", False)):
+        globals()[f"{_name}{_nd}d"] = _pad_class(f"{_name}{_nd}d", _nd, _mode, _value)
+        __all__.append(f"{_name}{_nd}d")
+
+
+class Hardsigmoid(Cell):
+    """mint.nn.Hardsigmoid(): max(0, min(1, x/6 + 1/2)) (ops.hardsigmoid)."""
+
+    def construct(self, x):
+        return _ops.hardsigmoid(x)
+
+
+class SoftMarginLoss(Cell):
+    """mint.nn.SoftMarginLoss(reduction='mean'): log(1 + e^(−y·x)) reduced by 'none', 'mean' or 'sum'
+    (ops.soft_margin_loss)."""
+
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        if reduction not in ("none", "mean", "sum"):
+            raise ValueError(f"For 'mint.nn.SoftMarginLoss', 'reduction' must be 'none', 'mean' or 'sum', but got "
+                             f"{reduction!r}.")
+        self.reduction = reduction
+
+    def construct(self, input, target):  # noqa: A002
+        return _ops.soft_margin_loss(input, target, self.reduction)
+
+
+class UpsamplingNearest2d(Cell):
+    """mint.nn.UpsamplingNearest2d(size=None, scale_factor=None): nearest-neighbour upsampling of (N, C, H, W) to
+    `size` or by `scale_factor` (exactly one of them) (ops.interpolate, mode 'nearest')."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__()
+        if (size is None) == (scale_factor is None):
+            raise ValueError("For 'mint.nn.UpsamplingNearest2d', give exactly one of 'size' and 'scale_factor'.")
+        self.size, self.scale_factor = size, scale_factor
+
+    def construct(self, x):
+        return _ops.interpolate(x, self.size, self.scale_factor, "nearest")
+
+
+class UpsamplingBilinear2d(Cell):
+    """mint.nn.UpsamplingBilinear2d(size=None, scale_factor=None): bilinear upsampling of (N, C, H, W) with
+    align_corners=True (PyTorch's UpsamplingBilinear2d) to `size` or by `scale_factor` (exactly one of them)
+    (ops.interpolate)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__()
+        if (size is None) == (scale_factor is None):
+            raise ValueError("For 'mint.nn.UpsamplingBilinear2d', give exactly one of 'size' and 'scale_factor'.")
+        self.size, self.scale_factor = size, scale_factor
+
+    def construct(self, x):
+        return _ops.interpolate(x, self.size, self.scale_factor, "bilinear", True)
+
+
+__all__ += ["Hardsigmoid", "SoftMarginLoss", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
