@@ -477,7 +477,15 @@ def _std_mean():
     close(s, np.std([1, 2, 4]), rtol=1e-6), close(m, 7 / 3, rtol=1e-6)
 
 
+def _upsample_f():
+    x = RNG.standard_normal((1, 1, 2, 3)).astype(np.float32)
+    close(F.upsample(T(x), scale_factor=2), x.repeat(2, 2).repeat(2, 3))
+    close(F.upsample(T(x), size=(4, 6), mode="bilinear", align_corners=False),
+          F.interpolate(T(x), size=(4, 6), mode="bilinear", align_corners=False).asnumpy())
+
+
 CASES = {
+    "nn.functional.upsample": _upsample_f,
     "randint": _randint, "rand_like": _rand_like, "randn_like": _randn_like, "empty": _empty,
     "empty_like": _empty_like, "clone": _clone, "item": _item, "var": _var, "std": _std, "var_mean": _var_mean,
     "std_mean": _std_mean,

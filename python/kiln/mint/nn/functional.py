@@ -194,6 +194,13 @@ def one_hot(tensor, num_classes=-1):
     return ops.one_hot(tensor, n, 1, 0, -1)
 
 
+@defop(name=_P + "upsample")
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):  # noqa: A002
+    """F.upsample(input, size=None, scale_factor=None, mode='nearest', align_corners=None): F.interpolate without
+    recompute_scale_factor (ops.interpolate: exactly one of size and scale_factor; modes as there)."""
+    return ops.interpolate(_t(input, "upsample"), size, scale_factor, mode, align_corners)
+
+
 # ---------------------------------------------------------------------------------------------- losses
 
 @defop(name=_P + "binary_cross_entropy")
