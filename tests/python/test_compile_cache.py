@@ -59,6 +59,26 @@ def _r(n):
 
 LAYERS = {
     "Dense": [(lambda: nn.Dense(5, 3), lambda n: (f32(_r(n), n, 5),))],
+    "Linear": [(lambda: ms.mint.nn.Linear(5, 3), lambda n: (f32(_r(n), n, 5),))],  # (mint.nn: a Dense)
+    # kiln.mint.nn's own layers (the others are kiln.nn subclasses under the same names, run above)
+    "Hardsigmoid": [(lambda: ms.mint.nn.Hardsigmoid(), lambda n: (f32(_r(n), n, 5),))],
+    "SoftMarginLoss": [(lambda: ms.mint.nn.SoftMarginLoss(), lambda n: (f32(_r(n), n, 5), f32(_r(n + 9), n, 5)))],
+    "UpsamplingNearest2d": [(lambda: ms.mint.nn.UpsamplingNearest2d(scale_factor=2),
+                             lambda n: (f32(_r(n), n, 2, 3, 4),))],
+    "UpsamplingBilinear2d": [(lambda: ms.mint.nn.UpsamplingBilinear2d(size=(5, 7)),
+                              lambda n: (f32(_r(n), n, 2, 3, 4),))],
+    "ConstantPad1d": [(lambda: ms.mint.nn.ConstantPad1d(1, 0.5), lambda n: (f32(_r(n), n, 2, 3, 4),))],
+    "ConstantPad2d": [(lambda: ms.mint.nn.ConstantPad2d(1, 0.5), lambda n: (f32(_r(n), n, 2, 3, 4),))],
+    "ConstantPad3d": [(lambda: ms.mint.nn.ConstantPad3d(1, 0.5), lambda n: (f32(_r(n), n, 2, 3, 4),))],
+    "ZeroPad1d": [(lambda: ms.mint.nn.ZeroPad1d(1), lambda n: (f32(_r(n), n, 2, 3, 4),))],
+    "ZeroPad2d": [(lambda: ms.mint.nn.ZeroPad2d(1), lambda n: (f32(_r(n), n, 2, 3, 4),))],
+    "ZeroPad3d": [(lambda: ms.mint.nn.ZeroPad3d(1), lambda n: (f32(_r(n), n, 2, 3, 4),))],
+    "ReflectionPad1d": [(lambda: ms.mint.nn.ReflectionPad1d(1), lambda n: (f32(_r(n), n, 2, 3, 4),))],
+    "ReflectionPad2d": [(lambda: ms.mint.nn.ReflectionPad2d(1), lambda n: (f32(_r(n), n, 2, 3, 4),))],
+    "ReflectionPad3d": [(lambda: ms.mint.nn.ReflectionPad3d(1), lambda n: (f32(_r(n), n, 2, 3, 4),))],
+    "ReplicationPad1d": [(lambda: ms.mint.nn.ReplicationPad1d(1), lambda n: (f32(_r(n), n, 2, 3, 4),))],
+    "ReplicationPad2d": [(lambda: ms.mint.nn.ReplicationPad2d(1), lambda n: (f32(_r(n), n, 2, 3, 4),))],
+    "ReplicationPad3d": [(lambda: ms.mint.nn.ReplicationPad3d(1), lambda n: (f32(_r(n), n, 2, 3, 4),))],
     "Dropout": [(lambda: nn.Dropout(p=0.5), lambda n: (f32(_r(n), n, 6),))],
     "Pad": [(lambda: nn.Pad(((0, 0), (1, 2)), mode="REFLECT"), lambda n: (f32(_r(n), n, 4),)),
             (lambda: nn.Pad(((0, 1), (2, 0))), lambda n: (f32(_r(n), n, 3),))],

@@ -1,18 +1,25 @@
 """Every op declared with @defop (kiln/ops/_opdef.py) reaches each surface it declares — ops.<name> and its
-aliases, the Primitive class in ops and ops.operations, the Tensor method — has a docstring, and has an entry in the
-op registry (tests/python/op_registry), which tests its values, dtypes and gradients. Also the derivation itself:
-Primitive attributes map to the function's keywords, and a surface defined twice is refused."""
+aliases, the Primitive class in ops and ops.operations, the Tensor method, its `mint` paths in kiln.mint — has a
+docstring, and has an entry in the op registry (tests/python/op_registry), which tests its values, dtypes and
+gradients; a mint-only adapter ("mint.<path>") has its check in tests/python/test_mint.py instead. Also the
+derivation itself: Primitive attributes map to the function's keywords, a surface defined twice is refused, and a
+provisional Tensor method gives way to a declared one."""
+import importlib
+
 import numpy as np
 import pytest
 
+import kiln.mint  # noqa: F401  (declares the mint-only adapters)
 from kiln import Tensor, ops
 from kiln.ops import _opdef
 from kiln.ops.primitives import Primitive
 
 import op_registry as R
 
-SPECS = _opdef.specs()
+ALL_SPECS = _opdef.specs()
+SPECS = [s for s in ALL_SPECS if not _opdef.is_mint_only(s)]  # the ops (mint-only adapters have no ops name)
 IDS = [s.name for s in SPECS]
+MINT_SPECS = [s for s in ALL_SPECS if s.mint]
 
 
 def test_there_are_declared_ops():
@@ -50,6 +57,26 @@ def test_registry_entry(spec):
     names = {info.name for info in R.REGISTRY}
     assert spec.name in names or spec.primitive in names, \
         f"ops.{spec.name} has no entry in tests/python/op_registry (add one row to its family file)"
+
+
+@pytest.mark.parametrize("spec", MINT_SPECS, ids=[s.name for s in MINT_SPECS])
+def test_mint_paths_resolve(spec):
+    for path in spec.mint:
+        head, _, leaf = path.rpartition(".")
+        module = importlib.import_module("kiln.mint" + ("." + head if head else ""))
+        assert getattr(module, leaf) is spec.fn, f"mint.{path}"
+
+
+def test_mint_only_adapters_are_tested():
+    import test_mint
+    adapters = [s for s in ALL_SPECS if _opdef.is_mint_only(s)]
+    assert adapters
+    for spec in adapters:
+        assert not hasattr(ops, spec.name.rpartition(".")[2]) or getattr(ops, spec.name.rpartition(".")[2]) \
+            is not spec.fn, f"{spec.name} leaked into kiln.ops"
+        assert len(spec.fn.__doc__.strip()) > 20
+        assert spec.name[len("mint."):] in test_mint.CASES, \
+            f"{spec.name} has no check in tests/python/test_mint.py's CASES (add one)"
 
 
 def test_surfaces_compute_the_same_values():
@@ -130,3 +157,42 @@ def test_a_surface_defined_twice_is_an_error(scratch_specs):
 
     with pytest.raises(RuntimeError, match="ops.twice is defined twice"):
         scratch_specs.install(namespace, Operations, Primitive, type("T", (), {}))
+
+
+def test_mint_only_declarations(scratch_specs):
+    @scratch_specs.defop(name="mint.nn.functional.scaled")
+    def scaled(input, scale=2.0):  # noqa: A002
+        """input times `scale` (a test mint-only adapter)."""
+        return input * scale
+
+    namespace = {}
+    scratch_specs.install(namespace, type("Operations", (), {}), Primitive, type("T", (), {}))
+    assert namespace == {}  # no ops name, Primitive or Tensor method
+    assert scratch_specs.mint_names("nn.functional") == {"scaled": scaled}
+    assert scratch_specs.is_mint_only(scratch_specs.specs()[0])
+    with pytest.raises(TypeError, match="mint-only"):
+        @scratch_specs.defop(name="mint.other", tensor="other")
+        def other(x):
+            """A test op."""
+            return x
+    with pytest.raises(TypeError, match="no '.'"):
+        @scratch_specs.defop(name="nn.dotted")
+        def dotted(x):
+            """A test op."""
+            return x
+
+
+def test_a_provisional_tensor_method_gives_way(scratch_specs):
+    @scratch_specs.defop(tensor="halve")
+    def halve(x):
+        """x / 2 (a test op)."""
+        return x / 2
+
+    def provisional(self):
+        return "provisional"
+    provisional._provisional = True
+    FakeTensor = type("FakeTensor", (), {"halve": provisional})
+    scratch_specs.install({}, type("Operations", (), {}), Primitive, FakeTensor)
+    assert FakeTensor.halve._opdef.fn is halve
+    # the real Tensor's provisional methods are marked so (kiln/common/_tensor_methods.py)
+    assert Tensor.std._provisional and Tensor.swapaxes._provisional

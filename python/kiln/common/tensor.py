@@ -296,8 +296,6 @@ _METHODS = {
     "squeeze": _squeeze,
     "expand_dims": _expand_dims,
     "unsqueeze": lambda self, dim: _expand_dims(self, int_arg("Tensor.unsqueeze", "dim", dim)),
-    "broadcast_to": lambda self, shape: _core.broadcast_to(self, list(shape_arg("Tensor.broadcast_to", "shape",
-                                                                                shape))),
     "expand_as": lambda self, other: _core.broadcast_to(self, list(_other_tensor(other, "expand_as").shape)),
     "sum": lambda self, axis=None, dtype=None, keepdims=False, initial=None:
         _core.sum(self if dtype is None else _core.cast(self, dtype_arg("Tensor.sum", "dtype", dtype)),
@@ -318,10 +316,9 @@ _METHODS = {
     "argmin": lambda self, axis=None, keepdims=False: _core.argmin(self, axis, keepdims),
     "abs": _core.abs, "exp": _core.exp, "log": _core.log, "sqrt": _core.sqrt, "rsqrt": _core.rsqrt,
     "square": _core.square, "sigmoid": _core.sigmoid, "tanh": _core.tanh, "relu": _core.relu, "neg": _core.neg,
-    "sign": _core.sign, "pow": _core.pow, "add": _core.add, "sub": _core.sub, "mul": _core.mul, "div": _core.div,
-    "matmul": _core.matmul, "maximum": _core.maximum, "minimum": _core.minimum,
+    "sign": _core.sign, "add": _core.add, "sub": _core.sub, "mul": _core.mul,
+    "maximum": _core.maximum, "minimum": _core.minimum,
     "clip": lambda self, xmin=None, xmax=None: _core.clip(self, xmin, xmax),
-    "clamp": lambda self, min=None, max=None: _core.clip(self, min, max),
     "softmax": lambda self, axis=-1: _core.softmax(self, axis),
     "copy": lambda self: _copy(self),
     "clone": lambda self: _copy(self),
@@ -350,7 +347,8 @@ _METHODS = {
     "cumsum": lambda self, axis=None, dtype=None: _ops().cumsum(_reshape_to(self, [-1]) if axis is None else self,
                                                                0 if axis is None else axis, dtype),
     "cumprod": lambda self, dim, dtype=None: _ops().cumprod(self, dim, dtype),
-    # Methods of ops declared with @defop (kiln/ops/_opdef.py) are added by kiln.ops when it is imported.
+    # Methods of ops declared with @defop (kiln/ops/_opdef.py) are added by kiln.ops when it is imported (div, pow,
+    # clamp, matmul, broadcast_to: kiln/ops/function.py).
 }
 
 
@@ -438,6 +436,14 @@ def _data_set(self, value):
 
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _as_method(_fn))
+# The in-place `*_` methods and the provisional ones (kiln/common/_tensor_methods.py); a provisional method is
+# replaced by the method of an op declared later with @defop(tensor=...) (kiln/ops/_opdef.py).
+from ._tensor_methods import INPLACE_METHODS as _INPLACE, PROVISIONAL_METHODS as _PROVISIONAL  # noqa: E402
+for _name, _fn in _INPLACE.items():
+    setattr(Tensor, _name, _fn)
+for _name, _fn in _PROVISIONAL.items():
+    _fn._provisional = True
+    setattr(Tensor, _name, _fn)
 Tensor.data = property(_data_get, _data_set)
 Tensor.from_numpy = staticmethod(_from_numpy)
 Tensor.__module__ = "kiln"

@@ -14,6 +14,11 @@ An op is written once, as its functional form, and declares the other names Mind
     `ops.cumsum(x, 0, reverse=True)`;
   - the Tensor method `Tensor.<tensor>` (the tensor is the function's first argument);
   - the `mint` names: "tan" is `mint.tan`, "nn.functional.relu" is `mint.nn.functional.relu`.
+A mint-only adapter — a function that exists only under `mint` because MindSpore's mint signature differs from the
+ops function's (mint.max(input, dim, keepdim) returning (values, indices)) — is declared with a name "mint.<path>"
+(`@defop(name="mint.max")` in a kiln/mint module): it gets no `ops` name, Primitive or Tensor method, only its mint
+path (the name without "mint.", unless `mint=` names others). kiln.mint picks both kinds up through `mint_names`.
+
 A derived name that something else already defines is an error at import (two definitions of one surface name
 would silently shadow each other). tests/python/test_opdef.py checks, for every spec, that each declared surface
 reaches the function, that it has a docstring and that the op registry (tests/python/op_registry) has an entry for
@@ -24,7 +29,7 @@ traits); their Python functional form is the `defop` function that calls `_core`
 """
 import inspect
 
-__all__ = ["OpSpec", "defop", "specs", "install", "mint_names"]
+__all__ = ["OpSpec", "defop", "specs", "install", "mint_names", "is_mint_only"]
 
 _SPECS = {}  # functional name -> OpSpec, in definition order (filled at import time only, under the import lock)
 
@@ -71,6 +76,13 @@ def defop(name=None, *, primitive=None, prim_attrs=None, tensor=None, mint=None,
     """
     def deco(fn):
         op = name or fn.__name__
+        mint_paths = _names(mint, "mint", op)
+        if op.startswith("mint."):
+            if primitive is not None or tensor is not None or aliases or prim_attrs:
+                raise TypeError(f"defop({op!r}): a mint-only adapter declares no primitive, Tensor method or aliases")
+            mint_paths = mint_paths or (op[len("mint."):],)
+        elif "." in op:
+            raise TypeError(f"defop({op!r}): an op name has no '.' (mint-only adapters are named 'mint.<path>')")
         if op in _SPECS:
             raise ValueError(f"defop: op {op!r} is declared twice ({_SPECS[op].module} and {fn.__module__})")
         if not (fn.__doc__ or "").strip():
@@ -85,10 +97,15 @@ def defop(name=None, *, primitive=None, prim_attrs=None, tensor=None, mint=None,
             raise TypeError(f"defop({op!r}): tensor must be a method name, got {tensor!r}")
         if primitive is not None and not isinstance(primitive, str):
             raise TypeError(f"defop({op!r}): primitive must be a class name, got {primitive!r}")
-        _SPECS[op] = OpSpec(op, fn, _names(aliases, "aliases", op), primitive, attrs, tensor,
-                            _names(mint, "mint", op), fn.__module__)
+        _SPECS[op] = OpSpec(op, fn, _names(aliases, "aliases", op), primitive, attrs, tensor, mint_paths,
+                            fn.__module__)
         return fn
     return deco
+
+
+def is_mint_only(spec):
+    """True for a mint-only adapter (declared as "mint.<path>": no ops name, Primitive or Tensor method)."""
+    return spec.name.startswith("mint.")
 
 
 def specs():
@@ -136,6 +153,8 @@ def install(ops_namespace, operations_module, primitive_base, tensor_cls):
     classes there and to `operations_module`, Tensor methods to `tensor_cls`. Raises RuntimeError where a derived
     name is already taken by another definition."""
     for spec in _SPECS.values():
+        if is_mint_only(spec):
+            continue
         for op in (spec.name,) + spec.aliases:
             have = ops_namespace.get(op)
             if have is not None and have is not spec.fn:
@@ -152,6 +171,8 @@ def install(ops_namespace, operations_module, primitive_base, tensor_cls):
             setattr(operations_module, spec.primitive, ops_namespace[spec.primitive])
         if spec.tensor is not None:
             have = tensor_cls.__dict__.get(spec.tensor)
+            if getattr(have, "_provisional", False):  # a stand-in until the op existed (kiln/common/_tensor_methods.py)
+                have = None
             if have is not None and getattr(have, "_opdef", None) is not spec:
                 raise RuntimeError(f"Tensor.{spec.tensor} is defined twice: by defop({spec.name!r}) and "
                                    f"kiln/common/tensor.py")

@@ -11,6 +11,7 @@ from ..common import dtype as mstype
 from ..common import seed as _seed
 from ..common.tensor import Tensor
 from .._args import axes_arg, dtype_arg, int_arg, number_arg, shape_arg, tensors_arg
+from ._opdef import defop as _defop
 
 def _tensor_arg(x, op, name="input"):
     """`x` if it is a Tensor; else TypeError in MindSpore's style naming the op and the argument."""
@@ -44,6 +45,7 @@ floor_mod = _core.mod
 remainder = _core.mod
 
 
+@_defop(tensor="div", mint=("div", "divide"), aliases=("divide",))
 def div(input, other, *, rounding_mode=None):  # noqa: A002
     """input / other (true division: integers give Float32); rounding_mode 'floor' or 'trunc' rounds the quotient."""
     if rounding_mode is None:
@@ -56,10 +58,10 @@ def div(input, other, *, rounding_mode=None):  # noqa: A002
     raise ValueError(f"For 'div', rounding_mode must be None, 'floor' or 'trunc', but got {rounding_mode!r}.")
 
 
-divide = div
 true_divide = _core.div
 
 
+@_defop(tensor="pow", mint="pow")
 def pow(input, exponent):  # noqa: A001,A002
     """input ** exponent, broadcasting; either may be a Python number.
 
@@ -108,6 +110,7 @@ def select(cond, x, y):
     return _core.select(_as_bool_cond(cond, "select"), x, y)
 
 
+@_defop(tensor="clamp", mint=("clamp", "clip", "nn.functional.clamp"))
 def clamp(input, min=None, max=None):  # noqa: A002
     """min(max(input, min), max); either bound may be None (not both: ValueError). Gradient of input (MindSpore's
     ops.clamp, PyTorch's clamp): 1 where min <= input <= max, bounds included; 0 outside and where input is NaN."""
@@ -149,6 +152,7 @@ def _axes(axis, op):
     return axes_arg(op, "axis", axis)
 
 
+@_defop(mint="sum")
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001,A002
     """Sum over `dim` (None = all; int or tuple), keeping reduced dims as size 1 with keepdim."""
     if dtype is not None:
@@ -222,6 +226,7 @@ def min(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa:
     return _value_at_index(input, index, axis, keepdims), indices
 
 
+@_defop(mint="argmax")
 def argmax(input, dim=None, keepdim=False):  # noqa: A002
     """Index (Int64) of the first maximum along `dim` (None: over the flattened tensor)."""
     return _core.argmax(input, None if dim is None else int_arg("argmax", "dim", dim), keepdim)
@@ -233,6 +238,7 @@ def argmin(input, axis=None, keepdims=False):  # noqa: A002
 
 
 # ---- shapes ----
+@_defop(mint="reshape")
 def reshape(input, shape):  # noqa: A002
     """A tensor with the same data and a new shape (one dim may be -1); a view when the strides allow."""
     shape = shape_arg("reshape", "shape", shape)
@@ -254,6 +260,7 @@ def permute(input, axis):  # noqa: A002
     return transpose(input, shape_arg("permute", "axis", axis))
 
 
+@_defop(tensor="broadcast_to", mint=("broadcast_to", "nn.functional.broadcast_to"))
 def broadcast_to(input, shape):  # noqa: A002
     """Broadcasts to `shape` (-1 keeps a dim). A view."""
     return _core.broadcast_to(input, list(shape_arg("broadcast_to", "shape", shape)))
@@ -370,6 +377,7 @@ def stop_gradient(value):
     return _map_tensors(_core.stop_gradient, value)
 
 
+@_defop(tensor="matmul", mint="matmul")
 def matmul(input, other):  # noqa: A002
     """Matrix product with NumPy semantics (batched, broadcasting batch dims, 1-D operands)."""
     return _core.matmul(input, other)
@@ -466,6 +474,7 @@ def full_like(input, fill_value, *, dtype=None):  # noqa: A002
                  dtype_arg("full_like", "dtype", dtype, input.dtype), "full_like")
 
 
+@_defop(mint="arange")
 def arange(start=0, end=None, step=1, *, dtype=None):
     """[start, end) with `step` (arange(n) = [0, n)); dtype Int64 when all are ints, else Float32, unless given."""
     if end is None:
@@ -486,11 +495,11 @@ def arange(start=0, end=None, step=1, *, dtype=None):
     return _core.arange(float(vals[0]), float(vals[1]), float(vals[2]), dtype_arg("arange", "dtype", dtype))
 
 
-def eye(n, m=None, dtype=mstype.float32):
-    """The n×m identity matrix."""
+def eye(n, m=None, dtype=None):
+    """The n×m identity matrix (ones on the main diagonal), of `dtype` (None: Float32, as MindSpore)."""
     n = int_arg("eye", "n", n, minimum=0)
     m = n if m is None else int_arg("eye", "m", m, minimum=0)
-    return Tensor(np.eye(n, m), dtype_arg("eye", "dtype", dtype))
+    return Tensor(np.eye(n, m), dtype_arg("eye", "dtype", dtype, mstype.float32))
 
 
 # ---- random (Philox, seeded by set_seed; see kiln.common.seed) ----
