@@ -10,6 +10,7 @@ from .parameter import Parameter, ParameterTuple
 from .tensor import Tensor
 from .jit import JitFunction
 from . import _ast_rewrite
+from . import _custom_grad  # also attaches Tensor.register_hook
 from ..context import _graph as _graph_flag
 
 
@@ -185,6 +186,9 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value, sens
                                 f"but got {type(out).__name__}.")
             cots = [None] * len(targets) if sens is None else _cotangents(sens, targets, api)
             grads = _core.gradient(targets, cots, leaves) if leaves else []
+            # Hooks registered on the differentiated inputs/Parameters (Tensor.register_hook) see their gradients.
+            grads = [_custom_grad.apply_leaf_hooks(args[k[1]] if k[0] == "pos" else k[1], g)
+                     for g, k in zip(grads, kinds)]
         grads = [_detach_tree(g, outermost) for g in grads]
         gi = [g for g, k in zip(grads, kinds) if k[0] == "pos"]
         gw = [g for g, k in zip(grads, kinds) if k[0] == "w"]
