@@ -54,8 +54,10 @@ def _flatten(value):
     return leaves, rebuild
 
 
-def _as_grad_tuple(res, n, who):
-    """A hook's/bprop's result as a list of n cotangents (Tensor or None). A single Tensor counts as a 1-tuple."""
+def _as_grad_tuple(res, n, who, checked=None):
+    """A hook's/bprop's result as a list of n cotangents (Tensor or None). A single Tensor counts as a 1-tuple.
+    `checked`: the indices that must be Tensors or None (default all; a bprop's entries for non-Tensor arguments
+    are ignored)."""
     if isinstance(res, Tensor):
         res = (res,)
     if not isinstance(res, (tuple, list)):
@@ -63,8 +65,8 @@ def _as_grad_tuple(res, n, who):
                         f"{type(res).__name__}.")
     if len(res) != n:
         raise ValueError(f"For '{who}', the result must have {n} gradient(s) (one per input), but got {len(res)}.")
-    for r in res:
-        if r is not None and not isinstance(r, Tensor):
+    for i, r in enumerate(res):
+        if (checked is None or i in checked) and r is not None and not isinstance(r, Tensor):
             raise TypeError(f"For '{who}', each returned gradient must be a Tensor, but got {type(r).__name__}.")
     return list(res)
 
@@ -88,6 +90,7 @@ def call_with_bprop(cell, args, kwargs, run):
     if not leaves or not tensor_pos:
         return out
     n_args = len(args)
+    tensor_set = set(tensor_pos)
     template = list(args)
     who = f"{type(cell).__name__}.bprop"
 
@@ -96,7 +99,7 @@ def call_with_bprop(cell, args, kwargs, run):
         for i, t in zip(tensor_pos, ins):
             call[i] = t
         res = cell.bprop(*call, rebuild(outs), rebuild(_zeros_for(gouts, outs)))
-        grads = _as_grad_tuple(res, n_args, who)
+        grads = _as_grad_tuple(res, n_args, who, tensor_set)
         return [grads[i] for i in tensor_pos]
 
     new = _core.record_custom([args[i] for i in tensor_pos], leaves, bprop)
@@ -273,6 +276,9 @@ def register_hook(self, hook):
     registration. Raises TypeError when hook is not callable."""
     if not callable(hook):
         raise TypeError(f"For 'Tensor.register_hook', the 'hook' must be a function, but got {type(hook).__name__}.")
+    origin = getattr(self, "__dict__", {}).get("_hook_origin")
+    if origin is not None:  # an input of a grad transform, inside fn: the hook goes on the caller's Tensor
+        return register_hook(origin, hook)
     if _core.grad_level() > 0 and self._tracked and not isinstance(self, Parameter):
         # Inside a transform, on a Tensor with history (or a watched input): later uses of this object go through a
         # node that runs the hook on the gradient flowing back (unless the handle was removed by then).

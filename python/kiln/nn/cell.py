@@ -298,7 +298,7 @@ class Cell:
 
     def _call_slow(self, args, kwargs):
         d = self.__dict__
-        if kwargs:
+        if kwargs and not (d["_has_hooks"] and d["_mp_dtype"] is None):  # with hooks: bound after the pre-hooks
             args, kwargs = self._bind_kwargs(args, kwargs)
         if not d["_checked"]:
             self._check_construct()
@@ -391,6 +391,7 @@ class Cell:
         d = self.__dict__
         out = None
         called = set()
+        hook_args, hook_kwargs = args, kwargs
         try:
             for key, hook in list(d["_forward_pre_hooks"].items()):
                 if key in d["_hook_kwargs"]:
@@ -405,6 +406,9 @@ class Cell:
                     res = hook(self, args)
                     if res is not None:
                         args = res if isinstance(res, tuple) else (res,)
+            hook_args, hook_kwargs = args, kwargs  # what the hooks see: the call's own args/kwargs (as MindSpore)
+            if kwargs:  # construct gets them bound to its signature
+                args, kwargs = self._bind_kwargs(args, kwargs)
             args, bw_state = _custom_grad.backward_hook_inputs(self, args)
             if d["_custom_bprop"]:
                 out = _custom_grad.call_with_bprop(self, args, kwargs, self._run_construct)
@@ -412,7 +416,8 @@ class Cell:
                 out = self._run_construct(args, kwargs)
             for key, hook in list(d["_forward_hooks"].items()):
                 called.add(key)
-                res = hook(self, args, kwargs, out) if key in d["_hook_kwargs"] else hook(self, args, out)
+                res = hook(self, hook_args, hook_kwargs, out) if key in d["_hook_kwargs"] else \
+                    hook(self, hook_args, out)
                 if res is not None:
                     out = res
             out = _custom_grad.backward_hook_outputs(self, out, bw_state)
@@ -421,7 +426,8 @@ class Cell:
             for key, hook in list(d["_forward_hooks"].items()):
                 if key in d["_hook_always"] and key not in called:
                     try:
-                        res = hook(self, args, kwargs, out) if key in d["_hook_kwargs"] else hook(self, args, out)
+                        res = hook(self, hook_args, hook_kwargs, out) if key in d["_hook_kwargs"] else \
+                            hook(self, hook_args, out)
                         if res is not None:
                             out = res
                     except Exception as e:  # noqa: BLE001  (the construct error is the one raised)
