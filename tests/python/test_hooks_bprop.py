@@ -361,3 +361,47 @@ def test_autograd_tutorial_prints_mindspore_values(tmp_path):
     assert num.sub("#", got) == num.sub("#", want)
     np.testing.assert_allclose([float(v) for v in num.findall(got)], [float(v) for v in num.findall(want)],
                                rtol=1e-6, atol=1e-7)
+
+
+def test_backward_hook_fires_with_none_when_only_weights_are_differentiated():
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.d = nn.Dense(2, 2, weight_init="ones", bias_init="zeros")
+
+        def construct(self, x):
+            return self.d(x) * 2
+    net = Net()
+    seen = []
+    net.d.register_backward_hook(lambda c, gi, go: seen.append((gi, go[0].asnumpy().tolist())))
+    gw = ms.grad(net, None, net.trainable_params())(f32([[1.0, 2.0]]))
+    assert seen == [((None,), [[2.0, 2.0]])]  # MindSpore 2.10: grad_input (None,)
+    np.testing.assert_allclose(gw[0].asnumpy(), [[2.0, 4.0], [2.0, 4.0]])
+
+
+def test_insert_gradient_of_and_gradoperation_single_parameter():
+    ig = ops.InsertGradientOf(lambda g: g * 7)
+    g = ms.grad(lambda a: ig(a * 2) * 3)(f32([1.0]))
+    np.testing.assert_allclose(g.asnumpy(), [42.0])
+    assert ops.operations.InsertGradientOf is ops.InsertGradientOf
+    with pytest.raises(TypeError, match="InsertGradientOf"):
+        ops.InsertGradientOf(1)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.w = Parameter(f32([2.0, 3.0]), name="w")
+
+        def construct(self, x):
+            return x * self.w
+    net = Net()
+    x = f32([1.0, 1.0])
+    one = ops.GradOperation(get_by_list=True)(net, net.w)(x)
+    assert isinstance(one, Tensor)  # a single Parameter: its gradient alone (MindSpore 2.10)
+    np.testing.assert_allclose(one.asnumpy(), [1.0, 1.0])
+    many = ops.GradOperation(get_by_list=True)(net, net.trainable_params())(x)
+    assert isinstance(many, tuple) and len(many) == 1
+    gi, gw = ops.GradOperation(get_all=True, get_by_list=True, sens_param=True)(net, net.trainable_params())(
+        x, f32([1.0, 2.0]))
+    np.testing.assert_allclose(gi[0].asnumpy(), [2.0, 6.0])
+    np.testing.assert_allclose(gw[0].asnumpy(), [1.0, 2.0])

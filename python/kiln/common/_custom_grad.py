@@ -145,15 +145,22 @@ def backward_hook_inputs(cell, args):
     `hook(cell, grad_input, grad_output)` (grad_input: the cotangents of these Tensor arguments, a tuple;
     grad_output: what the output boundary saw); a non-None result (a tuple, or a Tensor for one input) replaces
     grad_input. Nothing is recorded outside a grad transform."""
-    state = {"grad_output": ()}
+    state = {"grad_output": (), "from_output": 0}
     hooks = cell._backward_hooks
     tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-    if _core.grad_level() == 0 or not hooks or not tensor_pos:
+    if _core.grad_level() == 0 or not hooks:
+        return args, state
+    tracked = [args[i]._tracked for i in tensor_pos]
+    if not any(tracked):
+        # No gradient can reach the inputs (e.g. only weights are differentiated): as MindSpore, the hooks then
+        # fire from the output boundary with grad_input None per Tensor input (their results are not used).
+        state["from_output"] = len(tensor_pos)
         return args, state
     name = type(cell).__name__
 
     def in_bprop(ins, outs, gouts):
-        grad_input = tuple(_zeros_for(gouts, outs))
+        grad_input = tuple(None if not tr else (g if g is not None else _core.zeros_like(o))
+                           for tr, g, o in zip(tracked, gouts, outs))
         for h in list(hooks.values()):
             res = h(cell, grad_input, state["grad_output"])
             if res is not None:
@@ -178,6 +185,9 @@ def backward_hook_outputs(cell, out, state):
     def out_bprop(ins, outs, gouts):
         g = _zeros_for(gouts, outs)
         state["grad_output"] = tuple(g)
+        if state["from_output"]:
+            for h in list(cell._backward_hooks.values()):
+                h(cell, (None,) * state["from_output"], state["grad_output"])
         return g
     return rebuild(_core.record_custom(leaves, leaves, out_bprop))
 
@@ -249,6 +259,36 @@ class HookBackward:
             return _as_grad_tuple(res, n, "HookBackward")
         out = _core.record_custom(list(inputs), list(inputs), bprop)
         return out[0] if n == 1 else tuple(out)
+
+
+class InsertGradientOf:
+    """ops.InsertGradientOf(f): an identity op whose reverse pass replaces the gradient g flowing back through it by
+    f(g) (e.g. gradient clipping at a point of the network). `f` gets and returns a Tensor (f's result is cast and
+    summed to the input's dtype and shape). Raises TypeError for a non-callable f, a non-Tensor input, or an f that
+    does not return a Tensor."""
+
+    def __init__(self, f):
+        if not callable(f):
+            raise TypeError(f"For 'InsertGradientOf', the 'f' must be a function, but got {type(f).__name__}.")
+        self.f = f
+        self.name = "InsertGradientOf"
+
+    def __repr__(self):
+        return "Prim[InsertGradientOf]"
+
+    def __call__(self, x):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"For 'InsertGradientOf', the input must be a Tensor, but got {type(x).__name__}.")
+        f = self.f
+
+        def bprop(ins, outs, gouts):
+            g = gouts[0] if gouts[0] is not None else _core.zeros_like(outs[0])
+            r = f(g)
+            if not isinstance(r, Tensor):
+                raise TypeError(f"For 'InsertGradientOf', the function must return a Tensor, but got "
+                                f"{type(r).__name__}.")
+            return [r]
+        return _core.record_custom([x], [x], bprop)[0]
 
 
 # ----------------------------------------------------------------------------------------- Tensor hooks

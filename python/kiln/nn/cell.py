@@ -482,8 +482,9 @@ class Cell:
     def register_backward_hook(self, hook_fn):
         """Registers `hook_fn(cell, grad_input, grad_output)`, called in the reverse pass once the gradients of the
         cell's Tensor positional inputs (grad_input, a tuple) are known; grad_output is the tuple of its outputs'
-        gradients. A non-None result (a tuple, or a Tensor for one input) replaces grad_input. Fires only when a
-        gradient flows into an input of the call. Returns a handle with remove(). TypeError if hook_fn is not
+        gradients. A non-None result (a tuple, or a Tensor for one input) replaces grad_input. When no gradient
+        can reach the inputs (only weights differentiated), it still fires, with grad_input None per Tensor input
+        (as MindSpore; the result is then unused). Returns a handle with remove(). TypeError if hook_fn is not
         callable."""
         return self._add_hook("_backward_hooks", hook_fn, "register_backward_hook")
 
