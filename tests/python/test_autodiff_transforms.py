@@ -297,3 +297,34 @@ def test_vmap_errors():
     with pytest.raises(TypeError):
         ms.vmap(3)
     assert ops.vmap is ms.vmap and ops.vjp is ms.vjp and ops.jacrev is ms.jacrev
+
+
+def test_vmap_out_axes_none_must_not_depend_on_mapped_input(graph_mode):
+    x = Tensor(np.arange(6, dtype=np.float32).reshape(3, 2))
+    y = Tensor(np.ones(2, np.float32))
+
+    def g(a, b):
+        return a * 2, b + 1
+    with pytest.raises(RuntimeError, match="out_axes can not be None"):
+        ms.vmap(lambda a, b: (a * 2, a + b), in_axes=(0, None), out_axes=(0, None))(x, y)  # PyNative: values differ
+    o1, o2 = ms.vmap(g, in_axes=(0, None), out_axes=(0, None))(x, y)
+    np.testing.assert_allclose(o2.asnumpy(), [2.0, 2.0])
+
+    @ms.jit
+    def traced(a, b):
+        return ms.vmap(lambda p, q: (p * 2, p + q), in_axes=(0, None), out_axes=(0, None))(a, b)
+    with pytest.raises(RuntimeError, match="out_axes can not be None"):
+        traced(x, y)  # while tracing: the tape says the second output depends on the mapped input
+
+    @ms.jit
+    def traced_ok(a, b):
+        return ms.vmap(g, in_axes=(0, None), out_axes=(0, None))(a, b)
+    np.testing.assert_allclose(traced_ok(x, y)[1].asnumpy(), [2.0, 2.0])
+
+
+def test_vjp_single_parameter_weights():
+    w = Parameter(t64([2.0, 3.0]), name="w")
+    _, fn = ms.vjp(lambda a: a * w, t64([1.0, 2.0]), weights=w)
+    gi, gw = fn(t64([1.0, 1.0]))
+    assert isinstance(gi, tuple) and isinstance(gw, Tensor)  # MindSpore 2.10: a single Parameter's gradient alone
+    np.testing.assert_allclose(gw.asnumpy(), [1.0, 2.0])

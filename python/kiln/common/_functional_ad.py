@@ -74,7 +74,7 @@ def vjp(fn, *inputs, weights=None, has_aux=False):
     _check_fn(fn, api)
     _check_tensors(inputs, api)
     _check_has_aux(has_aux, api)
-    weight_list, _ = _normalize_weights(weights, api)
+    weight_list, single_weight = _normalize_weights(weights, api)
     outermost = _core.grad_level() == 0
     with _core.GradScope() as scope:
         call = [scope.watch_input(x) for x in inputs]
@@ -106,8 +106,8 @@ def vjp(fn, *inputs, weights=None, has_aux=False):
             grads = _core.gradient(targets, sens, leaves)
         grads = [_detach_tree(g, outer) for g in grads]
         gi = tuple(grads[:n_in])
-        if weight_list is not None:
-            return gi, tuple(grads[n_in:])
+        if weight_list is not None:  # a single Parameter: its gradient alone (MindSpore 2.10)
+            return gi, (grads[n_in] if single_weight else tuple(grads[n_in:]))
         return gi
 
     out = _detach_tree(out, outermost)
