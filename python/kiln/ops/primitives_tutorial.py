@@ -24,7 +24,8 @@ class ApplyMomentum(Primitive):
     (use_nesterov: variable ← variable − lr·(gradient + momentum·accumulation)).
 
     `__call__(variable, accumulation, learning_rate, gradient, momentum)`: variable and accumulation are Parameters
-    (updated in place), learning_rate and momentum floats or scalar Tensors. Returns a Tensor with the updated variable's values.
+    (updated in place), learning_rate and momentum floats or scalar Tensors. Returns a Tensor with the updated
+    variable's values.
     Raises TypeError for non-bool flags, variable/accumulation that are not Parameters, or lr/momentum of other types;
     ValueError when the shapes of variable, accumulation and gradient differ."""
 
