@@ -55,6 +55,15 @@ TUTORIALS = {
                  "model/callback (removed from master in 2025; r2.5.0 is the last branch with it)"),
     "metric": ("docs/mindspore/source_en/model_train/train_process/model/metric.md", "r2.5.0",
                "model/metric (removed from master in 2025; r2.5.0 is the last branch with it)"),
+    "autograd": ("tutorials/source_en/beginner/autograd.md", None, "beginner: automatic differentiation"),
+    "hook": ("tutorials/source_en/custom_program/hook_program.md", None,
+             "custom_program: hooks (HookBackward, Cell forward/backward (pre-)hooks)"),
+    "initializer": ("docs/mindspore/source_en/model_train/custom_program/initializer.md", "r2.5.0",
+                    "custom_program: parameter initialization (not on master; r2.5.0 is the last branch with it)"),
+    "optimizer": ("docs/mindspore/source_en/model_train/custom_program/optimizer.md", "r2.5.0",
+                  "custom_program: optimizers (not on master; r2.5.0 is the last branch with it)"),
+    "layer": ("docs/mindspore/source_en/model_train/custom_program/network_custom.md", "r2.5.0",
+              "custom_program: custom layers/cells (not on master; r2.5.0 is the last branch with it)"),
 }
 
 MNIST_URL_SUFFIX = "MNIST_Data.zip"  # the only download the tutorials' runs may replace

@@ -7,12 +7,20 @@
 // is written with Kiln ops: so while an outer transform is active, the backward pass is itself recorded and
 // gradients of gradients work (the "create_graph" semantics of PyTorch, by construction).
 #pragma once
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include "kiln/op.h"
 
 namespace kiln::autodiff {
+
+// A bprop given at run time instead of an op's (a Cell's custom `bprop`, a gradient hook: kiln/common/_custom_grad.py).
+// Gets the node's inputs, its outputs and one cotangent per output (undefined: zero); returns one cotangent per input
+// (undefined: none). Like op bprops it is written with Kiln ops, so it is recorded when the reverse pass is.
+using CustomBpropFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs,
+                                                        const std::vector<Tensor>& outputs,
+                                                        const std::vector<Tensor>& gouts)>;
 
 // A recorded op application.
 struct Node {
@@ -26,6 +34,7 @@ struct Node {
   std::vector<std::weak_ptr<TensorImpl>> output_refs;
   std::vector<uint64_t> output_ids; // ids of the real outputs, to find their cotangents
   uint64_t seq;                     // creation order: reverse order is a valid topological order
+  std::shared_ptr<const CustomBpropFn> custom;  // set by record_custom: used instead of the op's bprop
 };
 
 // Number of active grad transforms (0: nothing is recorded).
@@ -71,6 +80,12 @@ class IsolatedTape {
   bool recording_;
   const std::vector<bool>* needed_;
 };
+
+// New tensors aliasing `values` (same storage; symbolic values stay the same graph values while tracing) whose history
+// is one node over `inputs` with the bprop `fn`: the reverse pass reaches `inputs` only through `fn`. While no grad
+// transform is active, or when no input is watched or has history, nothing is recorded (plain aliases).
+std::vector<Tensor> record_custom(const std::vector<Tensor>& inputs, const std::vector<Tensor>& values,
+                                  CustomBpropFn fn);
 
 // Drops autodiff history from a tensor (a new alias of its storage).
 Tensor detach(const Tensor& x);

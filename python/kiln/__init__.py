@@ -16,6 +16,8 @@ from .common.tensor import Tensor, tensor  # noqa: F401
 from .common.parameter import Parameter, ParameterTuple  # noqa: F401
 from .common.seed import set_seed, get_seed  # noqa: F401
 from .common.api import value_and_grad, grad, get_grad  # noqa: F401
+from .common._functional_ad import vjp, jvp, jacfwd, jacrev  # noqa: F401
+from .common._vmap import vmap  # noqa: F401
 from .context import (  # noqa: F401
     set_context, get_context, set_device, GRAPH_MODE, PYNATIVE_MODE, STRICT, COMPATIBLE, LAX,
 )

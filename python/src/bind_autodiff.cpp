@@ -41,6 +41,42 @@ void bind_autodiff(nb::module_& m) {
         "Cotangents of `outputs` (seeded with `sens`; None entries = ones) w.r.t. each leaf; zeros for "
         "leaves the outputs do not depend on. Call inside a GradScope that watched the leaves.");
   m.def("detach", &autodiff::detach, "The same storage without autodiff history.");
+  m.def("record_custom",
+        [](const std::vector<Tensor>& inputs, const std::vector<Tensor>& values, nb::callable fn) {
+          // The callable is released with the GIL held, whichever thread drops the last tape reference.
+          struct Holder {
+            nb::object fn;
+            ~Holder() {
+              if (!Py_IsInitialized()) { fn.release(); return; }
+              nb::gil_scoped_acquire gil;
+              fn.reset();
+            }
+          };
+          auto holder = std::make_shared<Holder>();
+          holder->fn = std::move(fn);
+          size_t n_in = inputs.size();
+          autodiff::CustomBpropFn bprop = [holder, n_in](const std::vector<Tensor>& ins,
+                                                          const std::vector<Tensor>& outs,
+                                                          const std::vector<Tensor>& gouts) {
+            nb::gil_scoped_acquire gil;
+            nb::list g;
+            for (auto& t : gouts) {
+              if (t.defined()) g.append(nb::cast(t));
+              else g.append(nb::none());
+            }
+            nb::object r = holder->fn(nb::cast(ins), nb::cast(outs), g);
+            std::vector<Tensor> res;
+            for (nb::handle h : r) res.push_back(h.is_none() ? Tensor() : nb::cast<Tensor>(h));
+            KILN_CHECK(res.size() == n_in, Value, "Kiln: a custom bprop returned ", res.size(),
+                       " cotangents for ", n_in, " inputs.");
+            return res;
+          };
+          return autodiff::record_custom(inputs, values, std::move(bprop));
+        },
+        nb::arg("inputs"), nb::arg("values"), nb::arg("bprop"),
+        "Aliases of `values` whose history is one node over `inputs` with the Python bprop "
+        "`bprop(inputs, outputs, gouts) -> cotangents` (one per input, None for none; a gout is None when zero). "
+        "Nothing is recorded outside a grad transform or when no input has history.");
 }
 
 }  // namespace kiln::py

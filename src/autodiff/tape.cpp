@@ -49,6 +49,32 @@ void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vect
   }
 }
 
+std::vector<Tensor> record_custom(const std::vector<Tensor>& inputs, const std::vector<Tensor>& values,
+                                  CustomBpropFn fn) {
+  std::vector<Tensor> outputs;
+  outputs.reserve(values.size());
+  for (auto& v : values) outputs.push_back(v.alias());
+  if (grad_level() == 0) return outputs;
+  bool any = false;
+  for (auto& x : inputs) if (tracked(x.impl())) { any = true; break; }
+  if (!any) return outputs;
+  auto node = std::make_shared<Node>();
+  node->op = OpId::Identity;  // unused: `custom` replaces the op's bprop
+  node->inputs = inputs;
+  node->custom = std::make_shared<const CustomBpropFn>(std::move(fn));
+  for (auto& o : outputs) {
+    node->outputs.push_back(o.alias());
+    node->output_ids.push_back(o.id());
+    node->output_refs.push_back(o.impl_ptr());
+  }
+  node->seq = ++g_seq;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    outputs[i].impl()->grad_fn = node;
+    outputs[i].impl()->output_nr = int32_t(i);
+  }
+  return outputs;
+}
+
 GradScope::GradScope() { t_level++; }
 
 GradScope::~GradScope() {
@@ -154,7 +180,7 @@ std::vector<Tensor> gradient(const std::vector<Tensor>& outputs, const std::vect
     }
     if (!any) continue;
     const OpDef& def = get_op(n->op);
-    KILN_CHECK(def.bprop != nullptr, Runtime, "Kiln: op '", op_name(n->op), "' has no bprop.");
+    KILN_CHECK(n->custom || def.bprop != nullptr, Runtime, "Kiln: op '", op_name(n->op), "' has no bprop.");
     std::vector<Tensor> outs = n->outputs;
     if (grad_level() > 0) {  // this reverse pass is recorded: give bprops the outputs with their history
       for (size_t k = 0; k < outs.size(); ++k)
@@ -169,7 +195,7 @@ std::vector<Tensor> gradient(const std::vector<Tensor>& outputs, const std::vect
     std::vector<Tensor> gin;
     {
       NeededScope scope(&needed);
-      gin = def.bprop(n->inputs, outs, gouts, n->attrs);
+      gin = n->custom ? (*n->custom)(n->inputs, outs, gouts) : def.bprop(n->inputs, outs, gouts, n->attrs);
     }
     for (size_t i = 0; i < n->inputs.size() && i < gin.size(); ++i) {
       if (gin[i].defined() && needed[i]) accumulate(n->inputs[i], gin[i]);

@@ -70,7 +70,7 @@ def _fmt(arr, fmt, depth, total, ndim_total):
     rows = [_fmt(arr[i], fmt, depth + 1, total, ndim_total) for i in (range(3) if n > 6 else range(n))]
     if n > 6:
         rows += ["..."] + [_fmt(arr[i], fmt, depth + 1, total, ndim_total) for i in range(n - 3, n)]
-    sep = "," + "\n" * (arr.ndim - 1) + " " * (depth + 1)
+    sep = ",\n" + " " * (depth + 1)  # MindSpore's repr puts no blank lines between blocks (NumPy's str does)
     return "[" + sep.join(rows) + "]"
 
 

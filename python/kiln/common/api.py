@@ -11,6 +11,7 @@ from .tensor import Tensor
 from .jit import JitFunction
 from . import _ast_rewrite
 from . import _graph_builtins
+from . import _custom_grad  # also attaches Tensor.register_hook
 from ..context import _graph as _graph_flag
 
 
@@ -125,6 +126,16 @@ def _cotangents(sens, targets, api):
     return cots
 
 
+def _inputs_have_hooks(args, positions):
+    """Whether a differentiated positional input carries Tensor.register_hook hooks (its gradient is then computed
+    eagerly: a compiled graph sees its inputs, not the caller's Tensor objects that hold the hooks)."""
+    for p in positions or ():
+        a = args[p] if p < len(args) else None
+        if a is not None and _custom_grad.leaf_hooks(a):
+            return True
+    return False
+
+
 def _transform(fn, grad_position, weights, has_aux, return_ids, with_value, sens_param=False, api=None):
     api = api or ("value_and_grad" if with_value else "grad")
     if not callable(fn):
@@ -143,7 +154,7 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value, sens
     def wrapper(*args, **kwargs):
         # GRAPH_MODE: the grad function is compiled (once per signature; keyword arguments are part of the key).
         # The JitFunction lives as long as this wrapper: dropping the wrapper frees its graphs.
-        if _graph_flag[0] and not _core.tracing():
+        if _graph_flag[0] and not _core.tracing() and not _inputs_have_hooks(args, positions):
             if not compiled:
                 compiled.append(JitFunction(run, name=f"grad({getattr(fn, '__qualname__', type(fn).__name__)})"))
             return compiled[0](*args, **kwargs)
@@ -167,6 +178,9 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value, sens
             if sel is not None:
                 for p in sel:
                     call_args[p] = scope.watch_input(args[p])  # a Tensor: checked by _check_positional_inputs
+                    # fn's register_hook on this input registers on the caller's Tensor (as MindSpore, which
+                    # passes that very object): the hook stays and fires on the input's gradient.
+                    call_args[p]._hook_origin = args[p]
                     # A second handle on the same leaf: item assignment inside fn rebinds the object fn receives
                     # (Tensor.__setitem__), and the gradient is w.r.t. the value fn was called with.
                     leaves.append(Tensor(call_args[p]))
@@ -194,6 +208,9 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value, sens
                                 f"but got {type(out).__name__}.")
             cots = [None] * len(targets) if sens is None else _cotangents(sens, targets, api)
             grads = _core.gradient(targets, cots, leaves) if leaves else []
+            # Hooks registered on the differentiated inputs/Parameters (Tensor.register_hook) see their gradients.
+            grads = [_custom_grad.apply_leaf_hooks(args[k[1]] if k[0] == "pos" else k[1], g)
+                     for g, k in zip(grads, kinds)]
         grads = [_detach_tree(g, outermost) for g in grads]
         gi = [g for g, k in zip(grads, kinds) if k[0] == "pos"]
         gw = [g for g, k in zip(grads, kinds) if k[0] == "w"]

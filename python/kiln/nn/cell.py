@@ -22,6 +22,8 @@ from ..ops.primitives import Primitive
 from ..common import _graph_builtins
 from ..common.jit import JitFunction, _bump_train_state, _recording, _record_cell
 from ..common import _ast_rewrite
+from ..common import _custom_grad
+from ._cell_hooks import _CellHooks
 from ..context import _graph as _graph_flag
 from . import _mixed_precision
 from . import _state_dict
@@ -46,18 +48,7 @@ def _cast_inputs(args, dtype):
     return out
 
 
-class _HookHandle:
-    """Returned by register_forward_(pre_)hook; `remove()` unregisters the hook."""
-
-    def __init__(self, hooks, key, cell):
-        self._hooks, self._key, self._cell = hooks, key, cell
-
-    def remove(self):
-        self._hooks.pop(self._key, None)
-        self._cell._update_hook_flag()
-
-
-class Cell:
+class Cell(_CellHooks):
     """Base class for all neural network cells (MindSpore's `nn.Cell`).
 
     Args:
@@ -89,7 +80,12 @@ class Cell:
         d["_id"] = 1
         d["_forward_pre_hooks"] = OrderedDict()
         d["_forward_hooks"] = OrderedDict()
-        d["_has_hooks"] = False
+        d["_backward_pre_hooks"] = OrderedDict()
+        d["_backward_hooks"] = OrderedDict()
+        d["_hook_kwargs"] = set()      # keys of the forward (pre-)hooks registered with_kwargs=True
+        d["_hook_always"] = set()      # keys of the forward hooks registered always_call=True
+        d["_custom_bprop"] = _custom_grad.has_custom_bprop(type(self))
+        d["_has_hooks"] = d["_custom_bprop"]
         d["_fast"] = False
         d["_dynamic_shape_inputs"] = None
         d["_jit_config"] = None
@@ -303,7 +299,7 @@ class Cell:
 
     def _call_slow(self, args, kwargs):
         d = self.__dict__
-        if kwargs:
+        if kwargs and not (d["_has_hooks"] and d["_mp_dtype"] is None):  # with hooks: bound after the pre-hooks
             args, kwargs = self._bind_kwargs(args, kwargs)
         if not d["_checked"]:
             self._check_construct()
@@ -387,38 +383,6 @@ class Cell:
                 raise ValueError(f"The value {p} , its name '{p.name}' already exists. Please set a unique name for "
                                  "the parameter.")
             seen[p.name] = p
-
-    def _call_with_hooks(self, args, kwargs):
-        for hook in list(self._forward_pre_hooks.values()):
-            res = hook(self, args)
-            if res is not None:
-                args = res if isinstance(res, tuple) else (res,)
-        out = self._run_construct(args, kwargs)
-        for hook in list(self._forward_hooks.values()):
-            res = hook(self, args, out)
-            if res is not None:
-                out = res
-        return out
-
-    def _update_hook_flag(self):
-        self.__dict__["_has_hooks"] = bool(self._forward_pre_hooks or self._forward_hooks)
-        self._update_fast_flag()
-
-    def register_forward_pre_hook(self, hook_fn):
-        """hook_fn(cell, inputs) runs before construct; a non-None result replaces the inputs. Returns a handle
-        with remove()."""
-        key = id(hook_fn)
-        self._forward_pre_hooks[key] = hook_fn
-        self._update_hook_flag()
-        return _HookHandle(self._forward_pre_hooks, key, self)
-
-    def register_forward_hook(self, hook_fn):
-        """hook_fn(cell, inputs, output) runs after construct; a non-None result replaces the output. Returns a
-        handle with remove()."""
-        key = id(hook_fn)
-        self._forward_hooks[key] = hook_fn
-        self._update_hook_flag()
-        return _HookHandle(self._forward_hooks, key, self)
 
     # --------------------------------------------------------------------------------------------- iteration
     def cells_and_names(self, cells=None, name_prefix=""):

@@ -26,7 +26,7 @@ class GradOperation:
       - get_all=False, get_by_list=False: the gradient w.r.t. the first input (a Tensor);
       - get_all=True: a tuple with the gradient w.r.t. every Tensor input (inputs that are not Tensors are skipped);
       - get_by_list=True: a tuple with the gradient w.r.t. each of `weights` (default: fn.trainable_params() for a
-        Cell);
+        Cell); for `weights` a single Parameter, its gradient alone (as MindSpore);
       - both: (inputs' tuple, weights' tuple).
     Keyword arguments are passed to fn and not differentiated (MindSpore's get_all also returns the gradients of
     keyword Tensors; Kiln returns those of the positional Tensors). The outputs are differentiated with cotangent
@@ -55,11 +55,13 @@ class GradOperation:
                     raise ValueError("For 'GradOperation', get_by_list=True needs 'weights' (a ParameterTuple or a "
                                      "list of Parameters) when 'fn' is not a Cell.")
                 weights = fn.trainable_params()
-            weights = [weights] if isinstance(weights, Parameter) else weights
+            single_weight = isinstance(weights, Parameter)  # MindSpore then returns that one gradient, no tuple
+            weights = [weights] if single_weight else weights
             if isinstance(weights, (list, tuple)) or hasattr(weights, "__iter__"):
                 weights = list(weights)  # a list: the weight gradients always come back as a tuple
         else:
             weights = None
+            single_weight = False
         get_all, get_by_list, sens_param = self.get_all, self.get_by_list, self.sens_param
         transforms = {}  # positions -> the grad function (each keeps its own compiled graphs in GRAPH_MODE)
         lock = threading.Lock()
@@ -81,11 +83,11 @@ class GradOperation:
             out = g(*args, **kwargs)
             if get_all and get_by_list:
                 gi, gw = out
-                return (gi if isinstance(gi, tuple) else (gi,)), tuple(gw)
+                return (gi if isinstance(gi, tuple) else (gi,)), (gw[0] if single_weight else tuple(gw))
             if get_all:
                 return out if isinstance(out, tuple) else (out,)
             if get_by_list and positions is None:
-                return tuple(out)
+                return out[0] if single_weight else tuple(out)
             return out
 
         return grad_fn
