@@ -96,6 +96,31 @@ void bind_graph_io(nb::module_& m) {
       }, "The `stream` attribute of each random node, in program order.")
       .def("remap_random_streams", &graph::remap_random_streams, nb::arg("from_ids"), nb::arg("to_ids"),
            "Rewrites random nodes' stream ids; returns the number of nodes changed.");
+  cls.def("specialize", [](const graph::Graph& g, const std::vector<Shape>& input_shapes, nb::list attrs,
+                           const std::vector<std::pair<int, Tensor>>& constants) {
+        // (node, name, value) with the value converted to the alternative the node's attribute holds now.
+        std::vector<graph::AttrPatch> patches;
+        for (nb::handle item : attrs) {
+          nb::tuple t = nb::cast<nb::tuple>(item);
+          KILN_CHECK(t.size() == 3, Value, "Graph.specialize: an attribute patch is (node, name, value).");
+          int node = nb::cast<int>(t[0]);
+          std::string name = nb::cast<std::string>(t[1]);
+          KILN_CHECK(node >= 0 && size_t(node) < g.nodes.size(), Value, "Graph.specialize: no node ", node, ".");
+          const AttrValue* cur = g.nodes[size_t(node)].attrs.find(name.c_str());
+          KILN_CHECK(cur != nullptr, Value, "Graph.specialize: node ", node, " has no attribute '", name, "'.");
+          AttrValue v;
+          if (std::holds_alternative<int64_t>(*cur)) v = nb::cast<int64_t>(t[2]);
+          else if (std::holds_alternative<double>(*cur)) v = nb::cast<double>(t[2]);
+          else if (std::holds_alternative<bool>(*cur)) v = nb::cast<bool>(t[2]);
+          else if (std::holds_alternative<std::vector<int64_t>>(*cur)) v = nb::cast<std::vector<int64_t>>(t[2]);
+          else KILN_FAIL(Value, "Graph.specialize: attribute '", name, "' of node ", node, " cannot be patched.");
+          patches.push_back({node, std::move(name), std::move(v)});
+        }
+        return graph::specialize(g, input_shapes, patches, constants);
+      }, nb::arg("input_shapes"), nb::arg("attrs"), nb::arg("constants"),
+      "A copy for concrete input shapes, with attribute patches [(node, name, value)] and constants [(value id, "
+      "Tensor)] replaced and every node's shapes inferred again (kiln/graph_io.h, specialize). ValueError when an op "
+      "rejects the shapes.");
   m.def("deserialize_graph", [](nb::bytes data) {
     graph::LoadedGraph lg = graph::deserialize(std::string_view(static_cast<const char*>(data.data()), data.size()));
     return std::make_pair(lg.graph, lg.capture_names);

@@ -39,6 +39,7 @@ from .. import context
 from .tensor import Tensor
 from . import seed as _seed
 from . import _disk_cache
+from . import _dynamic
 from . import _ast_rewrite
 from . import _graph_builtins
 from . import mutable as _mutable
@@ -209,7 +210,8 @@ class JitFunction:
     instance gets its own JitFunction (and cache), kept in the instance's `__dict__` and bound to the instance
     weakly."""
 
-    def __init__(self, fn, input_signature=None, name=None, key_extra=None, cache_size=None, bound_to=None):
+    def __init__(self, fn, input_signature=None, name=None, key_extra=None, cache_size=None, bound_to=None,
+                 signature_source=None):
         functools.update_wrapper(self, fn, updated=())
         self.fn = fn
         self.name = name or getattr(fn, "__qualname__", getattr(fn, "__name__", "fn"))
@@ -225,6 +227,11 @@ class JitFunction:
         self.evictions = 0
         self.disk_loads = 0  # graphs loaded from the compile cache on disk (no trace)
         self.disk_skipped = None  # why the last graph that could not go to disk stayed in memory (None: none)
+        self.compile_count = 0  # graphs compiled by tracing (a dynamic-shape graph counts once: kiln/common/_dynamic.py)
+        # A callable giving the input signature when input_signature is None (a Cell's set_inputs), and the memo
+        # (signature object, its dynamic Spec or None).
+        self._signature_source = signature_source
+        self._spec_memo = (None, None)
 
     @property
     def graphs(self):
@@ -348,7 +355,8 @@ class JitFunction:
             return self._python(args, kwargs)
         g = self._guard
         flags = g[2] if g[1] == _flags_epoch[0] else self._train_flags()
-        if not kwargs and self._key_extra is None:
+        spec = self._spec()
+        if not kwargs and self._key_extra is None and spec is None:
             sig = _tensor_signature(*args)
             if sig is not None:  # fast path: positional Tensors only
                 entry = self._fast.get((sig, flags, context._context["device_target"], _seed._global_seed))
@@ -377,13 +385,33 @@ class JitFunction:
         return _unflatten(entry._out_struct, outs)
 
     def _key(self, struct, tensors, flags, pins):
-        return (_key_of(struct, pins), tuple((t.shape, t.dtype) for t in tensors), flags,
+        spec = self._spec()
+        if spec is None:
+            shapes = tuple((t.shape, t.dtype) for t in tensors)
+        else:  # dynamic dimensions: one key (and graph) for every size (the call is checked against the signature)
+            shapes = ("dynamic", _dynamic.check_call(spec, tensors, self.name), tuple(t.dtype for t in tensors))
+        return (_key_of(struct, pins), shapes, flags,
                 context.get_context("device_target"), self._key_extra() if self._key_extra else None,
                 _seed._global_seed)
 
+    def _spec(self):
+        """The dynamic-shape Spec of the input signature (input_signature, else the Cell's set_inputs), or None when
+        it has no dynamic (None) dimension. Memoized per signature object."""
+        sig = self.input_signature
+        if sig is None and self._signature_source is not None:
+            sig = self._signature_source()
+        if sig is None:
+            return None
+        memo = self._spec_memo
+        if memo[0] is sig:
+            return memo[1]
+        spec = _dynamic.spec_of(sig)
+        self._spec_memo = (sig, spec)
+        return spec
+
     def _remember_fast(self, entry, args, key):
-        if entry.executable is None:  # an EagerEntry: no fast path
-            return
+        if entry.executable is None or isinstance(entry.executable, _dynamic.DynamicExecutable):
+            return  # an EagerEntry, or a dynamic-shape graph (keyed by its generalized shapes, never per size)
         fk = (_tensor_signature(*args), key[2], key[3], key[5])
         with self._lock:
             if self._cache.get(key) is entry and fk not in self._fast:
@@ -391,10 +419,11 @@ class JitFunction:
                 entry._fast_keys.append(fk)
 
     def _compile(self, struct, tensors, args, kwargs):
-        if self.input_signature is not None:
+        spec = self._spec()
+        if self.input_signature is not None and spec is None:
             _check_signature(self.input_signature, tensors, self.name)
         t0 = time.perf_counter()
-        lookup = self._disk_lookup(struct, tensors)
+        lookup = self._disk_lookup(struct, tensors) if spec is None else None
         recorded = []
         loaded = None
         if lookup is not None:
@@ -415,16 +444,22 @@ class JitFunction:
                 self.disk_loads += 1
         else:
             try:
-                graph, before, out_struct, sources, writes = self._trace(struct, tensors, recorded,
-                                                                         lookup is not None)
+                if spec is not None:
+                    graph, before, out_struct, sources, writes, log, exe = self._trace_dynamic(struct, spec, recorded)
+                else:
+                    graph, before, out_struct, sources, writes = self._trace(struct, tensors, recorded,
+                                                                             lookup is not None)
             except RuntimeError as e:
                 if not _graph_builtins.runs_eagerly(e, self.name):
                     raise
                 graph = None
                 entry = _graph_builtins.EagerEntry(self.name, str(e).split("\n")[0])
         if loaded is None and graph is not None:
-            log = graph.optimize()
-            exe = _core.Executable(graph)
+            with self._lock:
+                self.compile_count += 1
+            if spec is None:
+                log = graph.optimize()
+                exe = _core.Executable(graph)
             entry = CompiledGraph(self.name, before, graph, exe, log, time.perf_counter() - t0, out_struct)
             entry._writes = tuple((_weak_or_strong(o), n) for o, n in writes)
             if writes and lookup is not None:
@@ -492,6 +527,39 @@ class JitFunction:
             with _lock:
                 _recording[0] -= 1
         return graph, graph.copy(), out_struct, sources, [(o, n) for o, n, _ in writes]
+
+    def _trace_dynamic(self, struct, spec, recorded):
+        """Compiles a function with dynamic input dimensions once (Note [dynamic shapes by probe traces]): traces it
+        at the probe sizes, optimizes each trace, and fits what differs. Returns _trace's tuple plus the pass log of
+        the first trace and its DynamicExecutable; ValueError when the graph depends on a size in a way that cannot
+        be fitted."""
+        descs, states = [], []
+        first = None
+        try:
+            for t in range(_dynamic.N_PROBES):
+                with _dynamic.probing(t, spec.axes) as state:
+                    states.append(state)
+                    res = self._trace(struct, _dynamic.probe_tensors(spec, t), recorded if t == 0 else [], False)
+                graph, before, out_struct, _, writes = res
+                log = graph.optimize()
+                if first is None:
+                    first = (graph, before, out_struct, None, writes, log)
+                    out_key = repr(_key_of(out_struct, []))
+                elif repr(_key_of(out_struct, [])) != out_key:
+                    raise _dynamic.StructureError(
+                        f"For jit '{self.name}', the function returns a Python value that depends on the size of a "
+                        f"dynamic (None) dimension ({first[2]!r} vs {out_struct!r} in traces with different sizes); "
+                        "return it as a Tensor (ops.shape / ops.tensor_shape / ops.size) or give static shapes.")
+                descs.append(_dynamic.describe(graph, self.name))
+            attr_fits, const_fits = _dynamic.build_template(self.name, descs, spec.axes)
+        except _dynamic.StructureError as e:
+            conds = _dynamic.guard_locations(states)
+            if not conds:
+                raise
+            raise _dynamic.StructureError(f"{e} Python conditions on dynamic sizes: {'; '.join(conds)}.") from None
+        exe = _dynamic.DynamicExecutable(self.name, first[0], spec.axes, spec, attr_fits, const_fits,
+                                         _dynamic.common_guards(states))
+        return first + (exe,)
 
     def _disk_lookup(self, struct, tensors):
         """The compile cache's disk key of this call, or None (cache off, or a signature that cannot be stored)."""

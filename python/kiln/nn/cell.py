@@ -32,6 +32,14 @@ _Tensor = _core.Tensor
 _SIGNATURES = weakref.WeakKeyDictionary()
 
 
+def _inputs_of(ref):
+    """The signature source of a Cell's compiled construct: its set_inputs (None once the cell is gone)."""
+    def source():
+        cell = ref()
+        return None if cell is None else cell.__dict__.get("_dynamic_shape_inputs")
+    return source
+
+
 def _cast_inputs(args, dtype):
     """Casts float Tensors in args (recursively in tuples/lists) to `dtype`; other values unchanged."""
     out = []
@@ -345,6 +353,7 @@ class Cell:
                 jf = JitFunction(d["construct"], name=f"{type(self).__name__}.construct")
             else:
                 jf = JitFunction(construct, name=f"{type(self).__name__}.construct", bound_to=self)
+            jf._signature_source = _inputs_of(weakref.ref(self))  # set_inputs: dynamic shapes (kiln/common/_dynamic.py)
             d["_jit_construct"] = jf
             d["_jit_owner"] = weakref.ref(self)
         return jf
