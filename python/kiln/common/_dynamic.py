@@ -483,6 +483,7 @@ class DynamicExecutable:
         self.specializations = 0
         self.evictions = 0
         self._last = None
+        self._mru = None  # the signature whose plan is last in the LRU order (a hint; read without the lock)
 
     def _sizes(self, shapes):
         sizes = {}
@@ -498,6 +499,7 @@ class DynamicExecutable:
             exe = self._plans.get(shapes)
             if exe is not None:
                 self._plans.move_to_end(shapes)
+                self._mru = shapes
                 return exe
         sizes = self._sizes(shapes)
         for loc, text, fn, result in self.guards:
@@ -517,8 +519,10 @@ class DynamicExecutable:
             other = self._plans.get(shapes)
             if other is not None:  # another thread made it meanwhile
                 self._plans.move_to_end(shapes)
+                self._mru = shapes
                 return other
             self._plans[shapes] = exe
+            self._mru = shapes
             self.specializations += 1
             while len(self._plans) > self.max_plans:
                 self._plans.popitem(last=False)
@@ -526,7 +530,15 @@ class DynamicExecutable:
         return exe
 
     def run(self, args):
-        exe = self.plan(tuple(tuple(a.shape) for a in args))
+        shapes = tuple([a.shape for a in args])
+        exe = self._plans.get(shapes)  # a plain read (the GIL makes it atomic); misses and LRU order under the lock
+        if exe is None:
+            exe = self.plan(shapes)
+        elif self._mru != shapes:  # another signature ran last: refresh this one's LRU place
+            with self._lock:
+                if shapes in self._plans:
+                    self._plans.move_to_end(shapes)
+                self._mru = shapes
         self._last = exe
         return exe.run(args)
 

@@ -49,6 +49,7 @@ _lock = threading.Lock()
 _flags_epoch = [0]  # bumped (under _lock) after any Cell's training flag changed: memoized flag tuples are stale
 _clock = itertools.count(1)  # use stamps for the LRU (next() is atomic under the GIL)
 _recording = [0]  # number of traces in progress on any thread: Cell calls are recorded only when non-zero
+_DYN_FAST_MAX = 256  # fast-path keys of dynamic-shape graphs kept per function (JitFunction._dyn_fast)
 _local = threading.local()  # .records: this thread's stack of lists of the Cells called while tracing
 
 
@@ -232,6 +233,9 @@ class JitFunction:
         # (signature object, its dynamic Spec or None).
         self._signature_source = signature_source
         self._spec_memo = (None, None)
+        # Fast path of dynamic-shape graphs: (tensor signature, flags, device, seed) -> entry, for calls with positional
+        # Tensors only; bounded (cleared when it reaches _DYN_FAST_MAX; the plans themselves live in the entry's LRU).
+        self._dyn_fast = {}
 
     @property
     def graphs(self):
@@ -255,6 +259,7 @@ class JitFunction:
         with self._lock:
             self._cache.clear()
             self._fast.clear()
+            self._dyn_fast.clear()
 
     # ----------------------------------------------------------------------------------------- binding
     def __get__(self, obj, objtype=None):
@@ -356,7 +361,17 @@ class JitFunction:
         g = self._guard
         flags = g[2] if g[1] == _flags_epoch[0] else self._train_flags()
         spec = self._spec()
-        if not kwargs and self._key_extra is None and spec is None:
+        if spec is not None and not kwargs and self._key_extra is None:
+            sig = _tensor_signature(*args)
+            if sig is not None:
+                entry = self._dyn_fast.get((sig, flags, context._context["device_target"], _seed._global_seed))
+                if entry is not None:
+                    entry._used = next(_clock)
+                    out = entry.executable.run(args)
+                    if entry._writes:
+                        return _write_back(entry, out)
+                    return _unflatten(entry._out_struct, out)
+        elif not kwargs and self._key_extra is None:
             sig = _tensor_signature(*args)
             if sig is not None:  # fast path: positional Tensors only
                 entry = self._fast.get((sig, flags, context._context["device_target"], _seed._global_seed))
@@ -410,8 +425,17 @@ class JitFunction:
         return spec
 
     def _remember_fast(self, entry, args, key):
-        if entry.executable is None or isinstance(entry.executable, _dynamic.DynamicExecutable):
-            return  # an EagerEntry, or a dynamic-shape graph (keyed by its generalized shapes, never per size)
+        if entry.executable is None:  # an EagerEntry: no fast path
+            return
+        if isinstance(entry.executable, _dynamic.DynamicExecutable):  # keyed per concrete signature, bounded
+            sig = _tensor_signature(*args)
+            if sig is not None:
+                with self._lock:
+                    if self._cache.get(key) is entry:
+                        if len(self._dyn_fast) >= _DYN_FAST_MAX:
+                            self._dyn_fast.clear()
+                        self._dyn_fast[(sig, key[2], key[3], key[5])] = entry
+            return
         fk = (_tensor_signature(*args), key[2], key[3], key[5])
         with self._lock:
             if self._cache.get(key) is entry and fk not in self._fast:
@@ -586,6 +610,8 @@ class JitFunction:
     def _drop(self, key):
         """Removes one cached graph and its fast-path keys. Must hold self._lock."""
         entry = self._cache.pop(key)
+        if isinstance(entry.executable, _dynamic.DynamicExecutable):
+            self._dyn_fast.clear()
         for fk in entry._fast_keys:
             if self._fast.get(fk) is entry:
                 del self._fast[fk]
