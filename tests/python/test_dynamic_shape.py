@@ -306,3 +306,31 @@ def test_static_signature_keeps_one_graph_per_shape(graph_mode):
     net(t(np.ones((4, 3), np.float32)))
     net(t(np.ones((5, 3), np.float32)))
     assert net._compiled_construct().compile_count == 2
+
+
+def test_what_does_not_compile_once_names_the_reason(graph_mode):
+    @ms.jit(input_signature=dyn(None, 4))
+    def branchy(x):
+        if x.sum() > 0:  # tensor-dependent control flow: an If node
+            return x * 2
+        return x - 1
+
+    with pytest.raises(ValueError, match="cannot hold tensor-dependent control flow yet.*static shapes"):
+        branchy(t(np.ones((3, 4), np.float32)))
+
+    @ms.jit(input_signature=dyn(None, 4))
+    def prints(x):
+        print("batch", x.shape[0])
+        return x
+
+    with pytest.raises(ValueError, match=r"a printed text holds a Python number.*test_dynamic_shape\.py:\d+"):
+        prints(t(np.ones((3, 4), np.float32)))
+
+    @ms.jit(input_signature=dyn(None, 4))
+    def same_size(x):
+        y = x * 2
+        assert y.shape[0] == x.shape[0]  # the same size on both sides: no guard
+        return y
+
+    np.testing.assert_array_equal(same_size(t(np.ones((0, 4), np.float32))).asnumpy(), np.ones((0, 4)))
+    assert same_size.graphs[0].executable.guards == ()

@@ -109,6 +109,8 @@ class SymInt(int):
     def _compare(self, other, op, sym):
         if isinstance(other, float) and not isinstance(other, bool):
             other_fn, other_text, value = (lambda s, v=other: v), repr(other), other
+        elif isinstance(other, SymInt) and other._text == self._text:  # the same size on both sides: no guard
+            return op(int(self), int(other))
         elif isinstance(other, int):
             other_fn, other_text, value = _fn_of(other), _text_of(other), int(other)
         else:
@@ -361,6 +363,9 @@ def build_template(name, descs, axes):
             if all(v == v0 for v in vals[1:]) or key in _TRACE_LOCAL_ATTRS:
                 continue
             fit = _fit_attr(vals, axes)
+            if fit is None and node["op"] == "Print":
+                _fail(name, "a printed text holds a Python number computed from a dynamic size (print(x.shape[0]) "
+                            "prints the size the graph was compiled with); print a Tensor instead", node)
             if fit is None:
                 _fail(name, f"the attribute '{key}' of the op '{node['op']}' is {' / '.join(map(str, vals))} in the "
                             f"traces, not c0 + c1 * size or c / size of a dynamic dimension", node)
@@ -572,8 +577,10 @@ def probe_tensors(spec, trace):
 def describe(graph, name):
     try:
         return graph.describe()
-    except ValueError as e:
+    except ValueError:
+        ops = [op for op in graph.ops if op in ("If", "While", "WhileGrad")]
         raise StructureError(f"For jit '{name}', a graph with dynamic (None) input dimensions cannot hold "
-                             f"tensor-dependent control flow yet ({e}). Give static shapes (drop the None from "
-                             "set_inputs / input_signature: one graph per shape).") from None
+                             f"tensor-dependent control flow yet (it has {len(ops)} If/While nodes: an `if`, `while` "
+                             "or `for` on a tensor's value). Give static shapes (drop the None from set_inputs / "
+                             "input_signature: one graph per shape), or write the condition with ops.select.") from None
 

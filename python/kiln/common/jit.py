@@ -236,6 +236,7 @@ class JitFunction:
         # Fast path of dynamic-shape graphs: (tensor signature, flags, device, seed) -> entry, for calls with positional
         # Tensors only; bounded (cleared when it reaches _DYN_FAST_MAX; the plans themselves live in the entry's LRU).
         self._dyn_fast = {}
+        self._pending = {}  # dynamic-shape key being compiled -> its lock (see _compile_shared)
 
     @property
     def graphs(self):
@@ -387,7 +388,10 @@ class JitFunction:
         key = self._key(struct, tensors, flags, pins)
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._compile(struct, tensors, args, kwargs)
+            if spec is not None:  # one graph serves every size: threads that meet it first wait for one compile
+                entry = self._compile_shared(key, struct, tensors, args, kwargs)
+            else:
+                entry = self._compile(struct, tensors, args, kwargs)
         else:
             entry._used = next(_clock)
             if not kwargs and self._key_extra is None and all(isinstance(a, Tensor) for a in args):
@@ -551,6 +555,26 @@ class JitFunction:
             with _lock:
                 _recording[0] -= 1
         return graph, graph.copy(), out_struct, sources, [(o, n) for o, n, _ in writes]
+
+    def _compile_shared(self, key, struct, tensors, args, kwargs):
+        """_compile for a dynamic-shape key, once: a thread that finds the key being compiled by another waits for
+        it (a per-key lock, dropped afterwards) instead of compiling the same graph again."""
+        with self._lock:
+            lk = self._pending.get(key)
+            if lk is None:
+                lk = self._pending[key] = threading.Lock()
+        try:
+            with lk:
+                entry = self._cache.get(key)
+                if entry is None:
+                    entry = self._compile(struct, tensors, args, kwargs)
+                elif not kwargs and self._key_extra is None and all(isinstance(a, Tensor) for a in args):
+                    self._remember_fast(entry, args, key)
+        finally:
+            with self._lock:
+                if self._pending.get(key) is lk:
+                    del self._pending[key]
+        return entry
 
     def _trace_dynamic(self, struct, spec, recorded):
         """Compiles a function with dynamic input dimensions once (Note [dynamic shapes by probe traces]): traces it
