@@ -7,7 +7,9 @@ simplification, fusion) and lowered to a flat instruction list run with no Pytho
 
 Cache key: (input shapes/dtypes, non-tensor arguments, the training flags and mixed-precision dtypes (to_float /
 kiln.amp) of the cells involved, device, seed).
-A new key traces and compiles a new graph; `input_signature` fixes the key up front.
+A new key traces and compiles a new graph; `input_signature` fixes the key up front. With dynamic dimensions
+(`Tensor(shape=[None, 10], dtype=...)` in input_signature or Cell.set_inputs) the key holds None for them: one graph
+serves every size (kiln/common/_dynamic.py, Note [dynamic shapes by probe traces]), with a plan per concrete shape.
 
 Note [the compile cache] (docs/decisions.md, "Compile cache"):
 * Training flags. The key holds the actual `training` flags of the cells a function depends on — its guard
@@ -206,7 +208,9 @@ class JitFunction:
 
     `graphs` lists the cached compiled signatures (compile order); `trace_count` counts traces (a cache hit does not
     trace); `disk_loads` counts graphs loaded from the compile cache on disk (no trace); `disk_skipped` is None or
-    why a graph could not be written to disk (it stays in memory); `cache_size` is the most graphs kept (least
+    why a graph could not be written to disk (it stays in memory); `compile_count` counts the graphs compiled by
+    tracing (a dynamic-shape graph counts once, though it traces its N_PROBES probe traces, and a new size only
+    re-plans it); `cache_size` is the most graphs kept (least
     recently used dropped first); `evictions` counts the graphs dropped so far. Used as a method decorator, each
     instance gets its own JitFunction (and cache), kept in the instance's `__dict__` and bound to the instance
     weakly."""
@@ -703,7 +707,11 @@ def jit(function=None, *args, input_signature=None, hash_args=None, jit_config=N
 
     Accepts both MindSpore spellings: 2.2's `jit(fn=None, input_signature=None, hash_args=None, jit_config=None,
     compile_once=False)` and 2.6+'s `jit(function=None, *, capture_mode, jit_level, dynamic, fullgraph, backend)`;
-    options other than input_signature do not change Kiln's compilation. Kiln's own `cache_size` (int >= 1) bounds
+    options other than input_signature do not change Kiln's compilation. An input_signature with dynamic dimensions
+    (`Tensor(shape=[None, 10], dtype=ms.float32)`) compiles one graph for every size of them (docs/graph_mode.md,
+    "Dynamic shapes"); calls must match the signature (ValueError naming the argument otherwise), and code whose
+    graph depends on a dynamic size in a way Kiln cannot follow raises ValueError naming the line when compiling.
+    Kiln's own `cache_size` (int >= 1) bounds
     the number of compiled graphs kept for this function (default: set_context(jit_cache_size=...), 32); beyond
     it the least recently used graph is dropped and traced again when needed.
 

@@ -561,9 +561,13 @@ class Cell:
         return self
 
     def set_inputs(self, *inputs):
-        """Records the (possibly dynamic-shape) input signature for graph compilation."""
+        """Records the input signature of `construct` for Graph mode: one Tensor per tensor argument, in order.
+        `Tensor(shape=[None, 10], dtype=ms.float32)` marks dimension 0 dynamic: construct then compiles ONE graph
+        for every size of it (a training loop whose last batch is smaller reuses it; docs/graph_mode.md, "Dynamic
+        shapes"); a call that does not match the signature raises ValueError naming the argument. Without None the
+        signature changes nothing (one graph per shape, as before). Model.train passes the network's set_inputs on
+        to its training network (MindSpore's rule). Returns None, as MindSpore."""
         self.__dict__["_dynamic_shape_inputs"] = inputs
-        return self
 
     def get_inputs(self):
         return self.__dict__.get("_dynamic_shape_inputs")
