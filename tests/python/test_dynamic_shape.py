@@ -262,13 +262,30 @@ def test_a_condition_on_a_size_is_a_guard_checked_for_every_new_size(graph_mode)
     assert f.compile_count == 1
 
 
-def test_nonlinear_size_and_returned_size_are_clear_errors(graph_mode):
+def test_sizes_that_follow_and_sizes_that_cannot(graph_mode):
     @ms.jit(input_signature=dyn(None, 4))
-    def square(x):
-        return ops.zeros((x.shape[0] * x.shape[0],), ms.float32) + 1.0 + ops.arange(0, x.shape[0] % 5)
+    def square(x):  # a product of two sizes is fitted too
+        return ops.zeros((x.shape[0] * x.shape[0], 2), ms.float32) + 1.0, x.reshape(1, -1) * 2
 
-    with pytest.raises(ValueError, match="dynamic"):
-        square(t(np.ones((3, 4), np.float32)))
+    for n in (1, 3):
+        a, b = square(t(np.ones((n, 4), np.float32)))
+        np.testing.assert_array_equal(a.asnumpy(), np.ones((n * n, 2)))
+        np.testing.assert_array_equal(b.asnumpy(), np.full((1, 4 * n), 2.0))
+
+    @ms.jit(input_signature=dyn(None, 4))
+    def halves(x):
+        return x.reshape(x.shape[0] // 2, 8)
+
+    with pytest.raises(ValueError, match=r"attribute 'shape' of the op 'Reshape'.*not c0 \+ c1 \* size.*"
+                                         r"test_dynamic_shape\.py:\d+"):
+        halves(t(np.ones((4, 4), np.float32)))
+
+    @ms.jit(input_signature=dyn(None, 4))
+    def positions(x):
+        return x + ops.arange(0, x.shape[0]).reshape(-1, 1).astype(ms.float32)
+
+    with pytest.raises(ValueError, match="holds different values"):
+        positions(t(np.ones((3, 4), np.float32)))
 
     @ms.jit(input_signature=dyn(None, 4))
     def returns_size(x):
