@@ -351,3 +351,36 @@ def test_what_does_not_compile_once_names_the_reason(graph_mode):
 
     np.testing.assert_array_equal(same_size(t(np.ones((0, 4), np.float32))).asnumpy(), np.ones((0, 4)))
     assert same_size.graphs[0].executable.guards == ()
+
+
+def test_graph_specialize_checks_its_arguments(graph_mode):
+    @ms.jit
+    def f(x):
+        return x.reshape(x.shape[0] * 2, -1) * 3.0
+
+    f(t(np.ones((4, 6), np.float32)))
+    g = f.graphs[0].graph
+    d = g.describe()
+    reshape = next(i for i, n in enumerate(d["nodes"]) if n["op"] == "Reshape")
+    const = next(i for i, v in enumerate(d["values"]) if v["kind"] == "constant")
+    h = g.specialize([[3, 6]], [(reshape, "shape", [6, -1])], [])
+    assert h.describe()["values"][h.describe()["outputs"][0]]["shape"] == (6, 3)
+    assert g.describe()["values"][0]["shape"] == (4, 6)  # the template is not changed
+    with pytest.raises(ValueError, match="takes 1 inputs, but got 2 shapes"):
+        g.specialize([[3, 6], [1]], [], [])
+    with pytest.raises(ValueError, match="negative dimension"):
+        g.specialize([[-1, 6]], [], [])
+    with pytest.raises(ValueError, match="no node 99"):
+        g.specialize([[3, 6]], [(99, "shape", [6, -1])], [])
+    with pytest.raises(ValueError, match="has no attribute 'axis'"):
+        g.specialize([[3, 6]], [(reshape, "axis", [6, -1])], [])
+    with pytest.raises(TypeError, match=r"attribute 'shape' of node \d+ \(Reshape\) needs a value of its type, but got float"):
+        g.specialize([[3, 6]], [(reshape, "shape", 6.5)], [])
+    with pytest.raises(TypeError, match="an attribute patch is a tuple"):
+        g.specialize([[3, 6]], [("shape", [6, -1])], [])
+    with pytest.raises(ValueError, match="is not a constant"):
+        g.specialize([[3, 6]], [], [(0, t(np.ones(1, np.float32)))])
+    with pytest.raises(ValueError, match=r"constant %\d+ is Float\d+, but got Int64"):
+        g.specialize([[3, 6]], [], [(const, t(np.ones((), np.int64)))])
+    with pytest.raises(ValueError, match=r"cannot run with input shapes \[3, 5\].*Reshape"):
+        g.specialize([[3, 5]], [(reshape, "shape", [6, -1])], [])  # 15 elements do not fill rows of 6 / 2

@@ -346,6 +346,7 @@ class Model:
         network.set_train(True)
         cb_params.dataset_sink_mode = False
         run_context = RunContext(cb_params)
+        inputs_checked = False  # the first row completes a dynamic signature (_complete_dynamic_inputs)
         list_callback.on_train_begin(run_context)
         for i in range(initial_epoch, epoch):
             cb_params.cur_epoch_num = i + 1
@@ -364,8 +365,9 @@ class Model:
                 list_callback.on_train_step_begin(run_context)
                 if not network.training:  # a callback may have evaluated in between
                     network.set_train(True)
-                if cb_params.cur_step_num == 1:
+                if not inputs_checked:
                     _complete_dynamic_inputs(network, element)
+                    inputs_checked = True
                 cb_params.net_outputs = network(*element)
                 self._update_loss_scale(cb_params.net_outputs)
                 list_callback.on_train_step_end(run_context)
@@ -583,7 +585,9 @@ class Model:
             return
         if train_dataset is not None:
             self._train_network.set_train(True)
-            _precompile(self._train_network, _first_batch(train_dataset))
+            batch = _first_batch(train_dataset)
+            _complete_dynamic_inputs(self._train_network, batch)
+            _precompile(self._train_network, batch)
         if valid_dataset is not None:
             self._eval_network.set_train(False)
             _precompile(self._eval_network, _first_batch(valid_dataset))
