@@ -233,10 +233,11 @@ class JitFunction:
         self.disk_loads = 0  # graphs loaded from the compile cache on disk (no trace)
         self.disk_skipped = None  # why the last graph that could not go to disk stayed in memory (None: none)
         self.compile_count = 0  # graphs compiled by tracing (a dynamic-shape graph counts once: kiln/common/_dynamic.py)
-        # A callable giving the input signature when input_signature is None (a Cell's set_inputs), and the memo
-        # (signature object, its dynamic Spec or None).
+        # The dynamic-shape Spec of input_signature (None: none or no None dimension), computed now: the registry of
+        # placeholder signatures is bounded. Without input_signature, `signature_source` (a Cell's set_inputs) gives
+        # the Spec.
+        self._sig_spec = _dynamic.spec_of(input_signature)
         self._signature_source = signature_source
-        self._spec_memo = (None, None)
         # Fast path of dynamic-shape graphs: (tensor signature, flags, device, seed) -> entry, for calls with positional
         # Tensors only; bounded (cleared when it reaches _DYN_FAST_MAX; the plans themselves live in the entry's LRU).
         self._dyn_fast = {}
@@ -419,18 +420,11 @@ class JitFunction:
 
     def _spec(self):
         """The dynamic-shape Spec of the input signature (input_signature, else the Cell's set_inputs), or None when
-        it has no dynamic (None) dimension. Memoized per signature object."""
-        sig = self.input_signature
-        if sig is None and self._signature_source is not None:
-            sig = self._signature_source()
-        if sig is None:
-            return None
-        memo = self._spec_memo
-        if memo[0] is sig:
-            return memo[1]
-        spec = _dynamic.spec_of(sig)
-        self._spec_memo = (sig, spec)
-        return spec
+        it has no dynamic (None) dimension."""
+        if self.input_signature is not None:
+            return self._sig_spec
+        src = self._signature_source
+        return None if src is None else src()
 
     def _remember_fast(self, entry, args, key):
         if entry.executable is None:  # an EagerEntry: no fast path

@@ -33,10 +33,11 @@ _SIGNATURES = weakref.WeakKeyDictionary()
 
 
 def _inputs_of(ref):
-    """The signature source of a Cell's compiled construct: its set_inputs (None once the cell is gone)."""
+    """The signature source of a Cell's compiled construct: the dynamic Spec of its set_inputs (None when there is
+    none, or once the cell is gone)."""
     def source():
         cell = ref()
-        return None if cell is None else cell.__dict__.get("_dynamic_shape_inputs")
+        return None if cell is None else cell.__dict__.get("_dynamic_spec")
     return source
 
 
@@ -567,7 +568,9 @@ class Cell:
         shapes"); a call that does not match the signature raises ValueError naming the argument. Without None the
         signature changes nothing (one graph per shape, as before). Model.train passes the network's set_inputs on
         to its training network (MindSpore's rule). Returns None, as MindSpore."""
+        from ..common import _dynamic
         self.__dict__["_dynamic_shape_inputs"] = inputs
+        self.__dict__["_dynamic_spec"] = _dynamic.spec_of(inputs)  # computed now: the placeholder registry is bounded
 
     def get_inputs(self):
         return self.__dict__.get("_dynamic_shape_inputs")
