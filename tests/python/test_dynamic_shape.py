@@ -76,6 +76,7 @@ def test_one_compile_for_every_batch_size_values_equal_pynative(graph_mode):
     for n in (1, 7, 32, 7, 1):
         x = RNG.normal(size=(n, 5)).astype(np.float32)
         got = fn(t(x), *[t(p) for p in params]).asnumpy()
+        assert got.shape == ()  # a mean's fitted count stays a 0-d constant
         ms.set_context(mode=ms.PYNATIVE_MODE)
         want = mlp_loss(t(x), *[t(p) for p in params]).asnumpy()
         ms.set_context(mode=ms.GRAPH_MODE)
@@ -125,13 +126,14 @@ class ConvNet(nn.Cell):
     def __init__(self):
         super().__init__()
         self.c1 = nn.Conv2d(1, 4, 3, pad_mode="same")
+        self.bn = nn.BatchNorm2d(4)  # batch statistics: a mean over a dynamic size; moving statistics updated
         self.c2 = nn.Conv2d(4, 4, 3, stride=2, pad_mode="pad", padding=1)
         self.pool = nn.MaxPool2d(2, 2)
         self.flat = nn.Flatten()
         self.fc = nn.Dense(16, 5)
 
     def construct(self, x):
-        x = ops.relu(self.c1(x))
+        x = ops.relu(self.bn(self.c1(x)))
         x = self.pool(ops.relu(self.c2(x)))
         return self.fc(self.flat(x))
 
@@ -142,10 +144,11 @@ def _train_steps(mode, batches, dynamic):
     net = ConvNet()
     loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), nn.Momentum(net.trainable_params(), 0.05, 0.9))
+    step.set_train()  # batch statistics in the BatchNorm
     if dynamic:
         step.set_inputs(dyn(None, 1, 8, 8), dyn(None, dtype=ms.int32))
     losses = [float(step(t(x), t(y)).asnumpy()) for x, y in batches]
-    return step, losses, [p.asnumpy() for p in net.trainable_params()]
+    return step, losses, [p.asnumpy() for p in net.get_parameters()]  # moving mean/variance included
 
 
 def test_training_step_compiles_once_and_equals_pynative():

@@ -7,11 +7,12 @@ Executable) for them, kept in a bounded, locked LRU cache attached to the compil
 Note [dynamic shapes by probe traces] (docs/decisions.md, "Dynamic shapes"; docs/graph_mode.md):
 Kiln's IR has static shapes, and shapes reach op attributes and constants at many places (a reshape to
 `(x.shape[0] * 4, -1)`, the count a mean's gradient divides by, the input shape of a convolution's data gradient).
-So the function is traced N_PROBES (3) times, symbolically (no data is computed), with the dynamic dimensions set to
-three probe sizes, and each trace goes through the standard passes. The three optimized graphs must have the same
+So the function is traced N_PROBES (4) times, symbolically (no data is computed), with the dynamic dimensions set to
+four probe sizes, and each trace goes through the standard passes. The optimized graphs must have the same
 structure (ops, edges, captured Parameters); an attribute or constant that differs is a function of the dynamic
-sizes, fitted on two traces and checked on the third: `c0 + c1 * m` (integer c0, c1 for ints) or `c / m`, where m
-is one dynamic size or the product of two. At run time a new signature instantiates the template with the fitted
+sizes, fitted on some traces and checked on the others (_fit_ints, _fit_floats): `c0 + c1 * m` (integer c0, c1 for
+ints), `c / m`, or for float64 values `(p0 + p1 * m) / (1 + q * m)` (a batch norm's M / (M - 1)), where m is one
+dynamic size or the product of two. At run time a new signature instantiates the template with the fitted
 values (`Graph.specialize`: attributes and constants replaced, every node's shape inferred again by the ops' own
 infer functions) and plans its memory. Anything else — Python control flow on `x.shape[0]`, a size computed
 non-linearly from it, a constant whose values depend on it — makes the traces differ, and compiling raises
@@ -29,7 +30,7 @@ import numpy as np
 from .._loader import _core
 from .. import _convert
 
-N_PROBES = 3
+N_PROBES = 4
 DEFAULT_MAX_PLANS = 8  # concrete signatures whose plans one dynamic graph keeps (least recently used dropped)
 
 # Random ops' bookkeeping attributes: each trace draws its own stream id; the first trace's are used.
@@ -37,14 +38,14 @@ _TRACE_LOCAL_ATTRS = {"stream", "seed", "offset"}
 
 
 def probe_size(axis, trace):
-    """Size a dynamic dimension at `axis` takes in probe trace `trace` (0..N_PROBES-1). Batch axis: 38, 46, 58
+    """Size a dynamic dimension at `axis` takes in probe trace `trace` (0..N_PROBES-1). Batch axis: 38, 46, 58, 74
     (even, so that reshapes by 2 still divide; never 1, so that broadcasting decisions are those of a real batch);
-    axis a >= 1: 36, 49, 62 shifted by 60, 61, 63 per further axis. No two axes' triples lie on one line
-    (c0 + c1 * other), so a fitted value names its dimension without ambiguity, and their remainders modulo 2..5
-    differ between traces, so a size-dependent padding is refused rather than frozen."""
+    axis a >= 1: 36, 49, 62, 75 shifted by 60, 61, 63, 67 per further axis. No two axes' sizes lie on one line
+    (c0 + c1 * other), so a fitted value names its dimension without ambiguity, and on axes >= 1 their remainders
+    modulo 2..5 differ between traces, so a size-dependent padding is refused rather than frozen."""
     if axis == 0:
-        return (38, 46, 58)[trace]
-    return (36 + 60 * (axis - 1), 49 + 61 * (axis - 1), 62 + 63 * (axis - 1))[trace]
+        return (38, 46, 58, 74)[trace]
+    return (36 + 60 * (axis - 1), 49 + 61 * (axis - 1), 62 + 63 * (axis - 1), 75 + 67 * (axis - 1))[trace]
 
 
 # ------------------------------------------------------------------------------------------------ symbolic sizes
@@ -291,22 +292,53 @@ def _close(a, b):
     return np.allclose(a, b, rtol=1e-5, atol=0.0, equal_nan=True)
 
 
-def _fit_floats(arrs, axes, integral):
-    """A function sizes -> array for arrays that are `arrs` (one per probe trace, same shape) in the traces:
-    elementwise c0 + c1 * m, or c / m, for one term m (a dynamic size or a product of two); None when none fits."""
+def _fit_floats(arrs, axes, integral, exact=False):
+    """A function sizes -> array for arrays that are `arrs` (one per probe trace, same shape) in the traces,
+    elementwise, for one term m (a dynamic size or a product of two), the simplest form first: c0 + c1·m (fitted on
+    two traces), c / m (on one), and, for float64 values (`exact`), (p0 + p1·m) / (1 + q·m) (on three: the unbiased-
+    variance factor M / (M − 1) of a batch norm); every other trace checks the fit. None when none fits."""
     a = [np.asarray(x, dtype=np.float64) for x in arrs]
-    for term, ms in _terms(axes):
+    terms = _terms(axes)
+    for term, ms in terms:
         c1 = (a[0] - a[1]) / (ms[0] - ms[1])
         c0 = a[0] - c1 * ms[0]
         if integral and not (np.array_equal(c1, np.round(c1)) and np.array_equal(c0, np.round(c0))):
-            pass
-        elif all(_close(c0 + c1 * m, x) for m, x in zip(ms, a)):
+            continue
+        if all(_close(c0 + c1 * m, x) for m, x in zip(ms, a)):
             return lambda sizes, term=term, c0=c0, c1=c1: c0 + c1 * _prod(sizes, term)
-        if not integral:
-            c = a[0] * ms[0]
-            if all(_close(c / m, x) for m, x in zip(ms, a)):
-                return lambda sizes, term=term, c=c: c / _prod(sizes, term)
+    if integral:
+        return None
+    for term, ms in terms:
+        c = a[0] * ms[0]
+        if all(_close(c / m, x) for m, x in zip(ms, a)):
+            return lambda sizes, term=term, c=c: c / _prod(sizes, term)
+    if not exact:
+        return None
+    for term, ms in terms:
+        coef = _mobius(ms, a)
+        if coef is not None and all(np.allclose(_mobius_eval(coef, m), x, rtol=1e-9, atol=0.0, equal_nan=True)
+                                    for m, x in zip(ms[3:], a[3:])):
+            return lambda sizes, term=term, coef=coef: _mobius_eval(coef, _prod(sizes, term))
     return None
+
+
+def _mobius(ms, a):
+    """(p0, p1, q) per element with v = (p0 + p1·m) / (1 + q·m) through the first three traces, or None."""
+    v = np.stack([np.ravel(x) for x in a[:3]])  # (3, n)
+    m = np.asarray(ms[:3], np.float64)[:, None] * np.ones_like(v)
+    mat = np.stack([np.ones_like(v), m, -m * v], axis=-1).transpose(1, 0, 2)  # (n, 3, 3)
+    try:
+        sol = np.linalg.solve(mat, v.T[..., None])[..., 0]  # (n, 3)
+    except np.linalg.LinAlgError:
+        return None
+    if not np.isfinite(sol).all():
+        return None
+    return tuple(sol[:, k].reshape(np.shape(a[0])) for k in range(3))
+
+
+def _mobius_eval(coef, m):
+    p0, p1, q = coef
+    return (p0 + p1 * m) / (1.0 + q * m)
 
 
 def _prod(sizes, term):
@@ -368,7 +400,7 @@ def build_template(name, descs, axes):
                             "prints the size the graph was compiled with); print a Tensor instead", node)
             if fit is None:
                 _fail(name, f"the attribute '{key}' of the op '{node['op']}' is {' / '.join(map(str, vals))} in the "
-                            f"traces, not c0 + c1 * size or c / size of a dynamic dimension", node)
+                            f"traces, not c0 + c1 * size of a dynamic dimension", node)
             attr_fits.append((j, key, fit))
     const_fits = []
     users = {}
@@ -396,7 +428,7 @@ def _fit_attr(vals, axes):
     if isinstance(v0, int):
         return _fit_ints(vals, axes)
     if isinstance(v0, float):
-        f = _fit_floats([np.float64(v) for v in vals], axes, False)
+        f = _fit_floats([np.float64(v) for v in vals], axes, False, exact=True)
         return None if f is None else (lambda sizes, f=f: float(f(sizes)))
     if isinstance(v0, list) and all(isinstance(v, list) and len(v) == len(v0) for v in vals):
         parts = []
@@ -420,10 +452,10 @@ def _constant_fit(name, arrs, dtype, axes, user):
         if all(np.array_equal(a, a0, equal_nan=True) for a in arrs[1:]):
             return None
         integral = a0.dtype.kind in "iub"
-        f = _fit_floats(arrs, axes, integral)
+        f = _fit_floats(arrs, axes, integral, exact=a0.dtype == np.float64)
         if f is None:
-            _fail(name, "a constant's values depend on the size of a dynamic dimension in a way that is neither "
-                        "c0 + c1 * size nor c / size", user)
+            _fail(name, "a constant's values depend on the size of a dynamic dimension in a way Kiln cannot fit "
+                        "(c0 + c1 * size, c / size, (p0 + p1 * size) / (1 + q * size) in float64)", user)
         npdt = a0.dtype
         return lambda sizes, f=f, npdt=npdt, dtype=dtype: _tensor(
             np.round(f(sizes)) if npdt.kind in "iu" else f(sizes), npdt, dtype)
@@ -437,10 +469,11 @@ def _constant_fit(name, arrs, dtype, axes, user):
     if all(f == firsts[0] or (np.isnan(f) and np.isnan(firsts[0])) for f in firsts):
         value = lambda sizes, v=firsts[0]: v  # noqa: E731
     else:  # a filled constant whose value follows the size too (the folded gradient of a mean: 1 / batch)
-        value = _fit_floats([np.asarray(f) for f in firsts], axes, a0.dtype.kind in "iub")
+        value = _fit_floats([np.asarray(f) for f in firsts], axes, a0.dtype.kind in "iub",
+                            exact=a0.dtype == np.float64)
         if value is None:
-            _fail(name, "a constant's value depends on the size of a dynamic dimension in a way that is neither "
-                        "c0 + c1 * size nor c / size", user)
+            _fail(name, "a constant's value depends on the size of a dynamic dimension in a way Kiln cannot fit "
+                        "(c0 + c1 * size, c / size, (p0 + p1 * size) / (1 + q * size) in float64)", user)
     dims = []
     for k in range(a0.ndim):
         col = [a.shape[k] for a in arrs]
@@ -462,7 +495,8 @@ def _cast_value(v, npdt):
 
 
 def _tensor(arr, npdt, dtype):
-    return _core.Tensor._from_numpy(np.ascontiguousarray(np.asarray(arr).astype(npdt)))
+    return _core.Tensor._from_numpy(np.array(np.asarray(arr).astype(npdt), order="C"))  # keeps 0-d (ascontiguous
+    # would make it 1-d)
 
 
 # ------------------------------------------------------------------------------------------------ runtime
