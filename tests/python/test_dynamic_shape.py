@@ -377,7 +377,8 @@ def test_graph_specialize_checks_its_arguments(graph_mode):
         g.specialize([[3, 6]], [(99, "shape", [6, -1])], [])
     with pytest.raises(ValueError, match="has no attribute 'axis'"):
         g.specialize([[3, 6]], [(reshape, "axis", [6, -1])], [])
-    with pytest.raises(TypeError, match=r"attribute 'shape' of node \d+ \(Reshape\) needs a value of its type, but got float"):
+    with pytest.raises(TypeError, match=r"attribute 'shape' of node \d+ \(Reshape\) needs a value of its type, "
+                                        r"but got float"):
         g.specialize([[3, 6]], [(reshape, "shape", 6.5)], [])
     with pytest.raises(TypeError, match="an attribute patch is a tuple"):
         g.specialize([[3, 6]], [("shape", [6, -1])], [])

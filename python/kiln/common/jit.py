@@ -232,7 +232,7 @@ class JitFunction:
         self.evictions = 0
         self.disk_loads = 0  # graphs loaded from the compile cache on disk (no trace)
         self.disk_skipped = None  # why the last graph that could not go to disk stayed in memory (None: none)
-        self.compile_count = 0  # graphs compiled by tracing (a dynamic-shape graph counts once: kiln/common/_dynamic.py)
+        self.compile_count = 0  # graphs compiled by tracing (a dynamic-shape graph counts once: _dynamic.py)
         # The dynamic-shape Spec of input_signature (None: none or no None dimension), computed now: the registry of
         # placeholder signatures is bounded. Without input_signature, `signature_source` (a Cell's set_inputs) gives
         # the Spec.
