@@ -207,8 +207,9 @@ def _where(node):
 
 
 _ADVICE = ("A dynamic (None) dimension's size is not known while compiling: do not branch, loop or compute Python "
-           "numbers on x.shape[...] in a way that changes the graph (Kiln fits sizes of the form c0 + c1 * dim or "
-           "c / dim); write the computation with tensor ops (reshape with -1, ops.mean), or give static shapes "
+           "numbers on x.shape[...] in a way that changes the graph (Kiln fits sizes of the form c0 + c1 * dim, "
+           "c / dim, and in float64 (p0 + p1 * dim) / (1 + q * dim)); write the computation with tensor ops "
+           "(reshape with -1, ops.mean), or give static shapes "
            "(drop the None from set_inputs / input_signature: one graph per shape).")
 
 
