@@ -48,4 +48,24 @@ void bind_captures(Graph& g, const std::vector<Tensor>& tensors);
 // in a new process uses that process's stream ids). Returns the number of nodes changed.
 int remap_random_streams(Graph& g, const std::vector<int64_t>& from, const std::vector<int64_t>& to);
 
+// ---- dynamic shapes (src/graph/specialize.cpp; docs/graph_mode.md, "Dynamic shapes") ----
+// One change of a node attribute for `specialize`: the attribute `name` of node `node` gets `value`, which must hold
+// the same alternative (int, float, bool, ints) as the attribute it replaces.
+struct AttrPatch {
+  int node;
+  std::string name;
+  AttrValue value;
+};
+
+// A copy of `tmpl` for concrete input shapes: the inputs take `input_shapes` (one per graph input; dtypes kept), the
+// attributes in `attrs` and the constants in `constants` (value id, concrete tensor) are replaced, and every node's
+// output shapes and dtypes are inferred again, in program order, by the ops' own infer functions (as tracing does).
+// The graph is compiled once, with dynamic dimensions (Kiln's jit, kiln/common/_dynamic.py); this makes the plan of
+// one concrete signature. ValueError naming the graph, the node, its op and the user's line when an op rejects the
+// shapes (e.g. a reshape that the new size does not divide), or for a patch that names no existing attribute, an
+// attribute of another type, a value id that is not a constant, or a wrong number of input shapes.
+std::shared_ptr<Graph> specialize(const Graph& tmpl, const std::vector<Shape>& input_shapes,
+                                  const std::vector<AttrPatch>& attrs,
+                                  const std::vector<std::pair<int, Tensor>>& constants);
+
 }  // namespace kiln::graph

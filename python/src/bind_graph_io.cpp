@@ -96,6 +96,50 @@ void bind_graph_io(nb::module_& m) {
       }, "The `stream` attribute of each random node, in program order.")
       .def("remap_random_streams", &graph::remap_random_streams, nb::arg("from_ids"), nb::arg("to_ids"),
            "Rewrites random nodes' stream ids; returns the number of nodes changed.");
+  cls.def("specialize", [](const graph::Graph& g, const std::vector<Shape>& input_shapes, nb::list attrs,
+                           const std::vector<std::pair<int, Tensor>>& constants) {
+        // (node, name, value) with the value converted to the alternative the node's attribute holds now.
+        std::vector<graph::AttrPatch> patches;
+        for (nb::handle item : attrs) {
+          nb::tuple t;
+          int node = -1;
+          std::string name;
+          KILN_CHECK(nb::try_cast(item, t) && t.size() == 3 && nb::try_cast(t[0], node) && nb::try_cast(t[1], name),
+                     Type, "Graph.specialize: an attribute patch is a tuple (node: int, name: str, value).");
+          KILN_CHECK(node >= 0 && size_t(node) < g.nodes.size(), Value, "Graph.specialize: no node ", node, ".");
+          const AttrValue* cur = g.nodes[size_t(node)].attrs.find(name.c_str());
+          KILN_CHECK(cur != nullptr, Value, "Graph.specialize: node ", node, " has no attribute '", name, "'.");
+          AttrValue v;
+          bool ok = false;
+          if (std::holds_alternative<int64_t>(*cur)) {
+            int64_t x = 0;
+            ok = !nb::isinstance<nb::float_>(t[2]) && nb::try_cast(t[2], x);
+            v = x;
+          } else if (std::holds_alternative<double>(*cur)) {
+            double x = 0;
+            ok = nb::try_cast(t[2], x);
+            v = x;
+          } else if (std::holds_alternative<bool>(*cur)) {
+            bool x = false;
+            ok = nb::try_cast(t[2], x);
+            v = x;
+          } else if (std::holds_alternative<std::vector<int64_t>>(*cur)) {
+            std::vector<int64_t> x;
+            ok = nb::isinstance<nb::list>(t[2]) || nb::isinstance<nb::tuple>(t[2]) ? nb::try_cast(t[2], x) : false;
+            v = std::move(x);
+          } else {
+            KILN_FAIL(Value, "Graph.specialize: attribute '", name, "' of node ", node, " cannot be patched.");
+          }
+          KILN_CHECK(ok, Type, "Graph.specialize: attribute '", name, "' of node ", node, " (",
+                     op_name(g.nodes[size_t(node)].op), ") needs a value of its type, but got ",
+                     nb::type_name(t[2].type()).c_str(), ".");
+          patches.push_back({node, std::move(name), std::move(v)});
+        }
+        return graph::specialize(g, input_shapes, patches, constants);
+      }, nb::arg("input_shapes"), nb::arg("attrs"), nb::arg("constants"),
+      "A copy for concrete input shapes, with attribute patches [(node, name, value)] and constants [(value id, "
+      "Tensor)] replaced and every node's shapes inferred again (kiln/graph_io.h, specialize). ValueError when an op "
+      "rejects the shapes.");
   m.def("deserialize_graph", [](nb::bytes data) {
     graph::LoadedGraph lg = graph::deserialize(std::string_view(static_cast<const char*>(data.data()), data.size()));
     return std::make_pair(lg.graph, lg.capture_names);

@@ -13,6 +13,7 @@ namespace {
 // destructors would run after the interpreter has finalized.
 nb::object& g_converter = *new nb::object();  // to_numpy(obj, dtype) -> C-contiguous ndarray
 nb::object& g_factory = *new nb::object();    // make_tensor(input_data, dtype, shape, init) -> Tensor
+PyObject* g_symbolic_shape_hook = nullptr;    // (tensor, shape tuple) -> shape of a symbolic tensor (or nullptr)
 
 DType dtype_from_ndarray(nb::dlpack::dtype d) {
   using C = nb::dlpack::dtype_code;
@@ -171,6 +172,12 @@ void bind_tensor(nb::module_& m) {
 
   m.def("_set_converter", [](nb::object f) { g_converter = f; });
   m.def("_set_tensor_factory", [](nb::object f) { g_factory = f; });
+  m.def("_set_symbolic_shape_hook", [](nb::object f) {
+    PyObject* old = g_symbolic_shape_hook;
+    g_symbolic_shape_hook = f.is_none() ? nullptr : f.release().ptr();
+    Py_XDECREF(old);
+  }, nb::arg("hook").none(), "Sets (None: removes) the function (tensor, shape) -> shape that Tensor.shape calls for "
+     "symbolic tensors (dynamic shapes: kiln/common/_dynamic.py). Set once at import.");
   m.def("_clear_converter", []() { g_converter = nb::object(); g_factory = nb::object(); });
 
   nb::class_<Tensor>(m, "Tensor", nb::dynamic_attr(), nb::is_weak_referenceable())
@@ -200,9 +207,13 @@ void bind_tensor(nb::module_& m) {
                   "A Tensor sharing the memory of a C-contiguous, aligned, writable NumPy array of a Kiln dtype "
                   "(no copy; kiln.Tensor.from_numpy checks these conditions and copies otherwise).")
       .def("asnumpy", &to_numpy, "A NumPy array sharing this tensor's storage (BFloat16: TypeError).")
-      .def_prop_ro("shape", [](const Tensor& t) {
+      .def_prop_ro("shape", [](const Tensor& t) -> nb::object {
         nb::tuple r = nb::steal<nb::tuple>(PyTuple_New(Py_ssize_t(t.ndim())));
         for (int64_t i = 0; i < t.ndim(); ++i) PyTuple_SET_ITEM(r.ptr(), i, PyLong_FromLongLong(t.shape()[size_t(i)]));
+        // A symbolic tensor's shape while a hook is set (dynamic shapes, kiln/common/_dynamic.py): the hook may
+        // return the sizes of dynamic dimensions as symbolic ints. Concrete tensors never call it.
+        if (t.is_symbolic() && g_symbolic_shape_hook != nullptr)
+          return nb::borrow<nb::object>(g_symbolic_shape_hook)(nb::cast(t), r);
         return r;
       })
       .def_prop_ro("dtype", &Tensor::dtype)

@@ -7,7 +7,9 @@ simplification, fusion) and lowered to a flat instruction list run with no Pytho
 
 Cache key: (input shapes/dtypes, non-tensor arguments, the training flags and mixed-precision dtypes (to_float /
 kiln.amp) of the cells involved, device, seed).
-A new key traces and compiles a new graph; `input_signature` fixes the key up front.
+A new key traces and compiles a new graph; `input_signature` fixes the key up front. With dynamic dimensions
+(`Tensor(shape=[None, 10], dtype=...)` in input_signature or Cell.set_inputs) the key holds None for them: one graph
+serves every size (kiln/common/_dynamic.py, Note [dynamic shapes by probe traces]), with a plan per concrete shape.
 
 Note [the compile cache] (docs/decisions.md, "Compile cache"):
 * Training flags. The key holds the actual `training` flags of the cells a function depends on — its guard
@@ -39,6 +41,7 @@ from .. import context
 from .tensor import Tensor
 from . import seed as _seed
 from . import _disk_cache
+from . import _dynamic
 from . import _ast_rewrite
 from . import _graph_builtins
 from . import mutable as _mutable
@@ -48,6 +51,7 @@ _lock = threading.Lock()
 _flags_epoch = [0]  # bumped (under _lock) after any Cell's training flag changed: memoized flag tuples are stale
 _clock = itertools.count(1)  # use stamps for the LRU (next() is atomic under the GIL)
 _recording = [0]  # number of traces in progress on any thread: Cell calls are recorded only when non-zero
+_DYN_FAST_MAX = 256  # fast-path keys of dynamic-shape graphs kept per function (JitFunction._dyn_fast)
 _local = threading.local()  # .records: this thread's stack of lists of the Cells called while tracing
 
 
@@ -253,12 +257,15 @@ class JitFunction:
 
     `graphs` lists the cached compiled signatures (compile order); `trace_count` counts traces (a cache hit does not
     trace); `disk_loads` counts graphs loaded from the compile cache on disk (no trace); `disk_skipped` is None or
-    why a graph could not be written to disk (it stays in memory); `cache_size` is the most graphs kept (least
+    why a graph could not be written to disk (it stays in memory); `compile_count` counts the graphs compiled by
+    tracing (a dynamic-shape graph counts once, though it traces its N_PROBES probe traces, and a new size only
+    re-plans it); `cache_size` is the most graphs kept (least
     recently used dropped first); `evictions` counts the graphs dropped so far. Used as a method decorator, each
     instance gets its own JitFunction (and cache), kept in the instance's `__dict__` and bound to the instance
     weakly."""
 
-    def __init__(self, fn, input_signature=None, name=None, key_extra=None, cache_size=None, bound_to=None):
+    def __init__(self, fn, input_signature=None, name=None, key_extra=None, cache_size=None, bound_to=None,
+                 signature_source=None):
         functools.update_wrapper(self, fn, updated=())
         self.fn = fn
         self.name = name or getattr(fn, "__qualname__", getattr(fn, "__name__", "fn"))
@@ -274,6 +281,16 @@ class JitFunction:
         self.evictions = 0
         self.disk_loads = 0  # graphs loaded from the compile cache on disk (no trace)
         self.disk_skipped = None  # why the last graph that could not go to disk stayed in memory (None: none)
+        self.compile_count = 0  # graphs compiled by tracing (a dynamic-shape graph counts once: _dynamic.py)
+        # The dynamic-shape Spec of input_signature (None: none or no None dimension), computed now: the registry of
+        # placeholder signatures is bounded. Without input_signature, `signature_source` (a Cell's set_inputs) gives
+        # the Spec.
+        self._sig_spec = _dynamic.spec_of(input_signature)
+        self._signature_source = signature_source
+        # Fast path of dynamic-shape graphs: (tensor signature, flags, device, seed) -> entry, for calls with positional
+        # Tensors only; bounded (cleared when it reaches _DYN_FAST_MAX; the plans themselves live in the entry's LRU).
+        self._dyn_fast = {}
+        self._pending = {}  # dynamic-shape key being compiled -> its lock (see _compile_shared)
 
     @property
     def graphs(self):
@@ -297,6 +314,7 @@ class JitFunction:
         with self._lock:
             self._cache.clear()
             self._fast.clear()
+            self._dyn_fast.clear()
 
     # ----------------------------------------------------------------------------------------- binding
     def __get__(self, obj, objtype=None):
@@ -397,7 +415,18 @@ class JitFunction:
             return self._python(args, kwargs)
         g = self._guard
         flags = g[2] if g[1] == _flags_epoch[0] else self._train_flags()
-        if not kwargs and self._key_extra is None:
+        spec = self._spec()
+        if spec is not None and not kwargs and self._key_extra is None:
+            sig = _tensor_signature(*args)
+            if sig is not None:
+                entry = self._dyn_fast.get((sig, flags, context._context["device_target"], _seed._global_seed))
+                if entry is not None:
+                    entry._used = next(_clock)
+                    out = entry.executable.run(args)
+                    if entry._writes:
+                        return _write_back(entry, out)
+                    return _unflatten(entry._out_struct, out)
+        elif not kwargs and self._key_extra is None:
             sig = _tensor_signature(*args)
             if sig is not None:  # fast path: positional Tensors only
                 entry = self._fast.get((sig, flags, context._context["device_target"], _seed._global_seed))
@@ -413,7 +442,10 @@ class JitFunction:
         key = self._key(struct, tensors, flags, pins)
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._compile(struct, tensors, args, kwargs)
+            if spec is not None:  # one graph serves every size: threads that meet it first wait for one compile
+                entry = self._compile_shared(key, struct, tensors, args, kwargs)
+            else:
+                entry = self._compile(struct, tensors, args, kwargs)
         else:
             entry._used = next(_clock)
             if not kwargs and self._key_extra is None and all(isinstance(a, Tensor) for a in args):
@@ -426,12 +458,34 @@ class JitFunction:
         return _unflatten(entry._out_struct, outs)
 
     def _key(self, struct, tensors, flags, pins):
-        return (_key_of(struct, pins), tuple((t.shape, t.dtype) for t in tensors), flags,
+        spec = self._spec()
+        if spec is None:
+            shapes = tuple((t.shape, t.dtype) for t in tensors)
+        else:  # dynamic dimensions: one key (and graph) for every size (the call is checked against the signature)
+            shapes = ("dynamic", _dynamic.check_call(spec, tensors, self.name), tuple(t.dtype for t in tensors))
+        return (_key_of(struct, pins), shapes, flags,
                 context.get_context("device_target"), self._key_extra() if self._key_extra else None,
                 _seed._global_seed)
 
+    def _spec(self):
+        """The dynamic-shape Spec of the input signature (input_signature, else the Cell's set_inputs), or None when
+        it has no dynamic (None) dimension."""
+        if self.input_signature is not None:
+            return self._sig_spec
+        src = self._signature_source
+        return None if src is None else src()
+
     def _remember_fast(self, entry, args, key):
         if entry.executable is None:  # an EagerEntry: no fast path
+            return
+        if isinstance(entry.executable, _dynamic.DynamicExecutable):  # keyed per concrete signature, bounded
+            sig = _tensor_signature(*args)
+            if sig is not None:
+                with self._lock:
+                    if self._cache.get(key) is entry:
+                        if len(self._dyn_fast) >= _DYN_FAST_MAX:
+                            self._dyn_fast.clear()
+                        self._dyn_fast[(sig, key[2], key[3], key[5])] = entry
             return
         fk = (_tensor_signature(*args), key[2], key[3], key[5])
         with self._lock:
@@ -440,10 +494,11 @@ class JitFunction:
                 entry._fast_keys.append(fk)
 
     def _compile(self, struct, tensors, args, kwargs):
-        if self.input_signature is not None:
+        spec = self._spec()
+        if self.input_signature is not None and spec is None:
             _check_signature(self.input_signature, tensors, self.name)
         t0 = time.perf_counter()
-        lookup = self._disk_lookup(struct, tensors)
+        lookup = self._disk_lookup(struct, tensors) if spec is None else None
         recorded = []
         loaded = None
         if lookup is not None:
@@ -464,16 +519,22 @@ class JitFunction:
                 self.disk_loads += 1
         else:
             try:
-                graph, before, out_struct, sources, writes = self._trace(struct, tensors, recorded,
-                                                                         lookup is not None)
+                if spec is not None:
+                    graph, before, out_struct, sources, writes, log, exe = self._trace_dynamic(struct, spec, recorded)
+                else:
+                    graph, before, out_struct, sources, writes = self._trace(struct, tensors, recorded,
+                                                                             lookup is not None)
             except RuntimeError as e:
                 if not _graph_builtins.runs_eagerly(e, self.name):
                     raise
                 graph = None
                 entry = _graph_builtins.EagerEntry(self.name, str(e).split("\n")[0])
         if loaded is None and graph is not None:
-            log = graph.optimize()
-            exe = _core.Executable(graph)
+            with self._lock:
+                self.compile_count += 1
+            if spec is None:
+                log = graph.optimize()
+                exe = _core.Executable(graph)
             entry = CompiledGraph(self.name, before, graph, exe, log, time.perf_counter() - t0, out_struct)
             entry._writes = tuple((_weak_or_strong(o), n) for o, n in writes)
             if writes and lookup is not None:
@@ -542,6 +603,59 @@ class JitFunction:
                 _recording[0] -= 1
         return graph, graph.copy(), out_struct, sources, [(o, n) for o, n, _ in writes]
 
+    def _compile_shared(self, key, struct, tensors, args, kwargs):
+        """_compile for a dynamic-shape key, once: a thread that finds the key being compiled by another waits for
+        it (a per-key lock, dropped afterwards) instead of compiling the same graph again."""
+        with self._lock:
+            lk = self._pending.get(key)
+            if lk is None:
+                lk = self._pending[key] = threading.Lock()
+        try:
+            with lk:
+                entry = self._cache.get(key)
+                if entry is None:
+                    entry = self._compile(struct, tensors, args, kwargs)
+                elif not kwargs and self._key_extra is None and all(isinstance(a, Tensor) for a in args):
+                    self._remember_fast(entry, args, key)
+        finally:
+            with self._lock:
+                if self._pending.get(key) is lk:
+                    del self._pending[key]
+        return entry
+
+    def _trace_dynamic(self, struct, spec, recorded):
+        """Compiles a function with dynamic input dimensions once (Note [dynamic shapes by probe traces]): traces it
+        at the probe sizes, optimizes each trace, and fits what differs. Returns _trace's tuple plus the pass log of
+        the first trace and its DynamicExecutable; ValueError when the graph depends on a size in a way that cannot
+        be fitted."""
+        descs, states = [], []
+        first = None
+        try:
+            for t in range(_dynamic.N_PROBES):
+                with _dynamic.probing(t, spec.axes) as state:
+                    states.append(state)
+                    res = self._trace(struct, _dynamic.probe_tensors(spec, t), recorded if t == 0 else [], False)
+                graph, before, out_struct, _, writes = res
+                log = graph.optimize()
+                if first is None:
+                    first = (graph, before, out_struct, None, writes, log)
+                    out_key = repr(_key_of(out_struct, []))
+                elif repr(_key_of(out_struct, [])) != out_key:
+                    raise _dynamic.StructureError(
+                        f"For jit '{self.name}', the function returns a Python value that depends on the size of a "
+                        f"dynamic (None) dimension ({first[2]!r} vs {out_struct!r} in traces with different sizes); "
+                        "return it as a Tensor (ops.shape / ops.tensor_shape / ops.size) or give static shapes.")
+                descs.append(_dynamic.describe(graph, self.name))
+            attr_fits, const_fits = _dynamic.build_template(self.name, descs, spec.axes)
+        except _dynamic.StructureError as e:
+            conds = _dynamic.guard_locations(states)
+            if not conds:
+                raise
+            raise _dynamic.StructureError(f"{e} Python conditions on dynamic sizes: {'; '.join(conds)}.") from None
+        exe = _dynamic.DynamicExecutable(self.name, first[0], spec.axes, spec, attr_fits, const_fits,
+                                         _dynamic.common_guards(states))
+        return first + (exe,)
+
     def _disk_lookup(self, struct, tensors):
         """The compile cache's disk key of this call, or None (cache off, or a signature that cannot be stored)."""
         if _disk_cache.cache_dir() is None:
@@ -567,6 +681,8 @@ class JitFunction:
     def _drop(self, key):
         """Removes one cached graph and its fast-path keys. Must hold self._lock."""
         entry = self._cache.pop(key)
+        if isinstance(entry.executable, _dynamic.DynamicExecutable):
+            self._dyn_fast.clear()
         for fk in entry._fast_keys:
             if self._fast.get(fk) is entry:
                 del self._fast[fk]
@@ -634,7 +750,11 @@ def jit(function=None, *args, input_signature=None, hash_args=None, jit_config=N
 
     Accepts both MindSpore spellings: 2.2's `jit(fn=None, input_signature=None, hash_args=None, jit_config=None,
     compile_once=False)` and 2.6+'s `jit(function=None, *, capture_mode, jit_level, dynamic, fullgraph, backend)`;
-    options other than input_signature do not change Kiln's compilation. Kiln's own `cache_size` (int >= 1) bounds
+    options other than input_signature do not change Kiln's compilation. An input_signature with dynamic dimensions
+    (`Tensor(shape=[None, 10], dtype=ms.float32)`) compiles one graph for every size of them (docs/graph_mode.md,
+    "Dynamic shapes"); calls must match the signature (ValueError naming the argument otherwise), and code whose
+    graph depends on a dynamic size in a way Kiln cannot follow raises ValueError naming the line when compiling.
+    Kiln's own `cache_size` (int >= 1) bounds
     the number of compiled graphs kept for this function (default: set_context(jit_cache_size=...), 32); beyond
     it the least recently used graph is dropped and traced again when needed.
 

@@ -35,6 +35,15 @@ _Tensor = _core.Tensor
 _SIGNATURES = weakref.WeakKeyDictionary()
 
 
+def _inputs_of(ref):
+    """The signature source of a Cell's compiled construct: the dynamic Spec of its set_inputs (None when there is
+    none, or once the cell is gone)."""
+    def source():
+        cell = ref()
+        return None if cell is None else cell.__dict__.get("_dynamic_spec")
+    return source
+
+
 def _cast_inputs(args, dtype):
     """Casts float Tensors in args (recursively in tuples/lists) to `dtype`; other values unchanged."""
     out = []
@@ -342,6 +351,7 @@ class Cell(_CellHooks):
                 jf = JitFunction(d["construct"], name=f"{type(self).__name__}.construct")
             else:
                 jf = JitFunction(construct, name=f"{type(self).__name__}.construct", bound_to=self)
+            jf._signature_source = _inputs_of(weakref.ref(self))  # set_inputs: dynamic shapes (kiln/common/_dynamic.py)
             d["_jit_construct"] = jf
             d["_jit_owner"] = weakref.ref(self)
         return jf
@@ -534,9 +544,15 @@ class Cell(_CellHooks):
         return _state_dict.to(self, *args, **kwargs)
 
     def set_inputs(self, *inputs):
-        """Records the (possibly dynamic-shape) input signature for graph compilation."""
+        """Records the input signature of `construct` for Graph mode: one Tensor per tensor argument, in order.
+        `Tensor(shape=[None, 10], dtype=ms.float32)` marks dimension 0 dynamic: construct then compiles ONE graph
+        for every size of it (a training loop whose last batch is smaller reuses it; docs/graph_mode.md, "Dynamic
+        shapes"); a call that does not match the signature raises ValueError naming the argument. Without None the
+        signature changes nothing (one graph per shape, as before). Model.train passes the network's set_inputs on
+        to its training network (MindSpore's rule). Returns None, as MindSpore."""
+        from ..common import _dynamic
         self.__dict__["_dynamic_shape_inputs"] = inputs
-        return self
+        self.__dict__["_dynamic_spec"] = _dynamic.spec_of(inputs)  # computed now: the placeholder registry is bounded
 
     def get_inputs(self):
         return self.__dict__.get("_dynamic_shape_inputs")

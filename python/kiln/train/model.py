@@ -114,6 +114,7 @@ class Model:
         self._parallel_mode = get_auto_parallel_context("parallel_mode")
         self._device_number = get_auto_parallel_context("device_num")
         self._train_network = self._build_train_network()
+        _pass_inputs(self._network, self._loss_fn, self._train_network)
         self._build_eval_network(metrics, eval_network, eval_indexes)
         self._predict_network = network
         self._current_epoch_num = 0
@@ -345,6 +346,7 @@ class Model:
         network.set_train(True)
         cb_params.dataset_sink_mode = False
         run_context = RunContext(cb_params)
+        inputs_checked = False  # the first row completes a dynamic signature (_complete_dynamic_inputs)
         list_callback.on_train_begin(run_context)
         for i in range(initial_epoch, epoch):
             cb_params.cur_epoch_num = i + 1
@@ -363,6 +365,9 @@ class Model:
                 list_callback.on_train_step_begin(run_context)
                 if not network.training:  # a callback may have evaluated in between
                     network.set_train(True)
+                if not inputs_checked:
+                    _complete_dynamic_inputs(network, element)
+                    inputs_checked = True
                 cb_params.net_outputs = network(*element)
                 self._update_loss_scale(cb_params.net_outputs)
                 list_callback.on_train_step_end(run_context)
@@ -580,7 +585,40 @@ class Model:
             return
         if train_dataset is not None:
             self._train_network.set_train(True)
-            _precompile(self._train_network, _first_batch(train_dataset))
+            batch = _first_batch(train_dataset)
+            _complete_dynamic_inputs(self._train_network, batch)
+            _precompile(self._train_network, batch)
         if valid_dataset is not None:
             self._eval_network.set_train(False)
             _precompile(self._eval_network, _first_batch(valid_dataset))
+
+
+def _pass_inputs(network, loss_fn, train_network):
+    """MindSpore's rule: the network's set_inputs (with those of the loss function after its first, the logits,
+    when both are set) become the train network's, so that a dynamic (None) batch compiles one training graph."""
+    if train_network is network:
+        return
+    net_inputs = network.get_inputs()
+    if not net_inputs:
+        return
+    net_inputs = list(net_inputs)
+    loss_inputs = loss_fn.get_inputs() if loss_fn is not None and hasattr(loss_fn, "get_inputs") else None
+    if loss_inputs:
+        net_inputs += list(loss_inputs)[1:]
+    train_network.set_inputs(*net_inputs)
+
+
+def _complete_dynamic_inputs(network, element):
+    """When the train network's inputs (from the network's set_inputs) are dynamic but name fewer tensors than a
+    dataset row has (the labels: the loss function has no set_inputs), the others get a dynamic batch axis too: the
+    dataset's columns share the batch. (MindSpore derives them from the dataset; a smaller last batch
+    (drop_remainder=False) then reuses the one graph.)"""
+    from ..common import _dynamic
+    from ..common.tensor import Tensor
+    inputs = network.get_inputs()
+    if not inputs or _dynamic.spec_of(inputs) is None or len(inputs) >= len(element):
+        return
+    extra = [Tensor(shape=[None] + list(e.shape[1:]), dtype=e.dtype)
+             for e in element[len(inputs):] if isinstance(e, Tensor) and len(e.shape) >= 1]
+    if len(extra) == len(element) - len(inputs):
+        network.set_inputs(*inputs, *extra)
