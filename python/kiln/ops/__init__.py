@@ -27,6 +27,7 @@ from .loss_func import *  # noqa: F401,F403,E402  (cross_entropy, binary_cross_e
 from .primitives_nn import *  # noqa: F401,F403,E402  (Conv2D, MaxPool, AvgPool)
 from .scatter_func import *  # noqa: F401,F403,E402  (tensor_scatter_*, scatter_nd_*, scatter_add/update)
 from .trig_func import *  # noqa: F401,F403,E402  (tan, sinh, cosh, asinh, acosh, atanh, expm1)
+from .nnact_func import *  # noqa: F401,F403,E402  (celu, elu, selu, silu, mish, glu, hardtanh, prelu, softmin, ...)
 from .scan_func import *  # noqa: F401,F403,E402  (cumsum, cumprod, CumSum, CumProd)
 from .bbox_func import *  # noqa: F401,F403,E402  (iou, bounding_box_encode/decode, check_valid, FloatStatus)
 from .resize_func import *  # noqa: F401,F403,E402  (interpolate, ResizeNearestNeighbor, ResizeBilinearV2)

@@ -23,3 +23,7 @@ from .image import *  # noqa: F401,F403,E402
 from . import combined, math, image  # noqa: E402
 
 __all__ = __all__ + combined.__all__ + math.__all__ + image.__all__
+from .activation_ext import *  # noqa: F401,F403,E402
+from . import activation_ext  # noqa: E402
+
+__all__ = __all__ + activation_ext.__all__
