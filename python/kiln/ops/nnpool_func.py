@@ -172,26 +172,33 @@ def max_pool3d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=Fal
     if any(pi > ki // 2 for pi, ki in zip(p, k)):
         raise ValueError(f"For '{op}', the padding must be at most half of the kernel size, but got padding {p} and "
                          f"kernel_size {k}.")
+    y, idx = _max_pool3d(x5, k, s, (p[0], p[0], p[1], p[1], p[2], p[2]), d, ceil_mode, return_indices)
+    if squeeze:
+        y = _core.squeeze(y, [0])
+        idx = _core.squeeze(idx, [0]) if return_indices else None
+    return (y, idx) if return_indices else y
+
+
+def _max_pool3d(x5, k, s, p, d, ceil_mode, return_indices):
+    """(values, Int64 indices or None) of the 3-D max pooling of x5 (N, C, D, H, W) with the 6 pads p (front, back,
+    top, bottom, left, right): the separable two-stage form of the module docstring (shared with nn.MaxPool3d)."""
     n, c, depth, h, w = x5.shape
     # stage 1: (H, W) windows of every depth slice (depth as channels)
     y1, i1 = _core.max_pool2d(_core.reshape(x5, [n * c, depth, h, w]), list(k[1:]), list(s[1:]),
-                              [p[1], p[1], p[2], p[2]], list(d[1:]), bool(ceil_mode), True)
+                              [p[2], p[3], p[4], p[5]], list(d[1:]), bool(ceil_mode), True)
     oh, ow = y1.shape[2], y1.shape[3]
     # stage 2: depth windows of the stage-1 maxima
     y2, i2 = _core.max_pool2d(_core.reshape(y1, [n * c, 1, depth, oh * ow]), [k[0], 1], [s[0], 1],
-                              [p[0], p[0], 0, 0], [d[0], 1], bool(ceil_mode), True)
+                              [p[0], p[1], 0, 0], [d[0], 1], bool(ceil_mode), True)
     od = y2.shape[2]
     y = _core.reshape(y2, [n, c, od, oh, ow])
-    if squeeze:
-        y = _core.squeeze(y, [0])
     if not return_indices:
-        return y
+        return y, None
     from .index_func import gather_elements
     dsel = _core.floor_div(_core.reshape(i2, [n * c, od, oh * ow]), oh * ow)  # depth of each winner
     hw = gather_elements(_core.reshape(i1, [n * c, depth, oh * ow]), 1, dsel)
     idx = _core.reshape(_core.add(_core.mul(dsel, h * w), hw), [n, c, od, oh, ow])
-    idx = _core.stop_gradient(_core.cast(idx, mstype.int64))
-    return y, (_core.squeeze(idx, [0]) if squeeze else idx)
+    return y, _core.stop_gradient(_core.cast(idx, mstype.int64))
 
 
 def _avg_divisor(divisor_override, op):
@@ -226,7 +233,12 @@ def avg_pool3d(input_x, kernel_size=1, stride=1, padding=0, ceil_mode=False, cou
     if p[0] + p[1] > k[0] or p[2] + p[3] > k[1] or p[4] + p[5] > k[2]:
         raise ValueError(f"For '{op}', the pads of the two sides of a dim must sum to at most the kernel size, but "
                          f"got padding {padding!r} and kernel_size {kernel_size!r}.")
-    div = _avg_divisor(divisor_override, op)
+    y = _avg_pool3d(x5, k, s, p, ceil_mode, count_include_pad, _avg_divisor(divisor_override, op))
+    return _core.squeeze(y, [0]) if squeeze else y
+
+
+def _avg_pool3d(x5, k, s, p, ceil_mode, count_include_pad, div):
+    """3-D average pooling of x5 (N, C, D, H, W), 6 pads p, divisor override div (0: none): separable."""
     stage_div = 1 if div else 0  # with an override both stages sum; the total is divided once
     n, c, depth, h, w = x5.shape
     y1 = _core.avg_pool2d(_core.reshape(x5, [n * c, depth, h, w]), list(k[1:]), list(s[1:]), list(p[2:]),
@@ -235,9 +247,7 @@ def avg_pool3d(input_x, kernel_size=1, stride=1, padding=0, ceil_mode=False, cou
     y2 = _core.avg_pool2d(_core.reshape(y1, [n * c, 1, depth, oh * ow]), [k[0], 1], [s[0], 1], [p[0], p[1], 0, 0],
                           bool(ceil_mode), bool(count_include_pad), stage_div)
     y = _core.reshape(y2, [n, c, y2.shape[2], oh, ow])
-    if div:
-        y = _core.div(y, float(div))
-    return _core.squeeze(y, [0]) if squeeze else y
+    return _core.div(y, float(div)) if div else y
 
 
 @defop()

@@ -27,3 +27,7 @@ from .activation_ext import *  # noqa: F401,F403,E402
 from . import activation_ext  # noqa: E402
 
 __all__ = __all__ + activation_ext.__all__
+from .pooling_ext import *  # noqa: F401,F403,E402
+from . import pooling_ext  # noqa: E402
+
+__all__ = __all__ + pooling_ext.__all__
