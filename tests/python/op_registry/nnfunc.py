@@ -700,3 +700,96 @@ register(OpInfo("embedding", ("Gather", "CheckRange"), ops.embedding, _np_embedd
                 special_skip="a row lookup: Gather's special values",
                 notes="the gradient rules (padding row 0, 1/count scaling) are checked in "
                       "tests/python/test_nn_functional_ext.py against closed forms"))
+
+
+# ---------------------------------------------------------------------------------------------- sampling
+
+def _np_base(n, align):
+    if n == 1:
+        return np.zeros(1)
+    i = np.arange(n, dtype=np.float64)
+    return i * 2 / (n - 1) - 1 if align else (2 * i + 1) / n - 1
+
+
+def _np_affine_grid(theta, size, align_corners=False):
+    nd = len(size) - 2
+    sp = size[2:]
+    coords = np.meshgrid(*[_np_base(s, align_corners) for s in sp], indexing="ij")  # z?, y, x
+    base = np.stack([coords[nd - 1 - k] for k in range(nd)] + [np.ones(sp)], -1).reshape(-1, nd + 1)
+    return np.einsum("pk,njk->npj", base, theta.astype(np.float64)).reshape((size[0],) + tuple(sp) + (nd,))
+
+
+def _ag_samples(dtype, rng):
+    yield Sample((arr(rng, (2, 2, 3), dtype), (2, 3, 4, 5)))
+    yield Sample((arr(rng, (1, 2, 3), dtype), (1, 1, 3, 1)), dict(align_corners=True), desc="align, W = 1")
+    yield Sample((arr(rng, (2, 3, 4), dtype), (2, 1, 2, 3, 4)), desc="5-D size")
+
+
+register(OpInfo("affine_grid", ("BatchMatMul", "Transpose"), ops.affine_grid, _np_affine_grid, _ag_samples, FLOATS,
+                differentiable=True, out_dtype=_same_dtype, tol={F16: (4e-3, 4e-3)},
+                special_skip="a matmul with constant coordinates: BatchMatMul's special values"))
+
+
+def _np_grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    align = bool(align_corners)
+    n, c, h, w = x.shape
+    out = np.zeros((n, c) + grid.shape[1:3])
+
+    def coord(g, size):
+        v = (g + 1) / 2 * (size - 1) if align else ((g + 1) * size - 1) / 2
+        if padding_mode == "border":
+            v = min(max(v, 0.0), size - 1.0)
+        elif padding_mode == "reflection":
+            lo, hi = (0.0, size - 1.0) if align else (-0.5, size - 0.5)
+            span = hi - lo
+            if span <= 0:
+                v = 0.0
+            else:
+                d = abs(v - lo)
+                flips = math.floor(d / span)
+                extra = d - flips * span
+                v = lo + extra if flips % 2 == 0 else hi - extra
+            v = min(max(v, 0.0), size - 1.0)
+        return v
+
+    def at(b, xi, yi):
+        return x[b, :, yi, xi] if 0 <= xi < w and 0 <= yi < h else np.zeros(c)
+
+    for b in range(n):
+        for i in range(grid.shape[1]):
+            for j in range(grid.shape[2]):
+                xs, ys = coord(float(grid[b, i, j, 0]), w), coord(float(grid[b, i, j, 1]), h)
+                if mode == "nearest":
+                    rx, ry = math.copysign(math.floor(abs(xs) + 0.5), xs), math.copysign(math.floor(abs(ys) + 0.5), ys)
+                    out[b, :, i, j] = at(b, int(rx), int(ry))
+                else:
+                    x0, y0 = math.floor(xs), math.floor(ys)
+                    fx, fy = xs - x0, ys - y0
+                    out[b, :, i, j] = (at(b, x0, y0) * (1 - fx) * (1 - fy) + at(b, x0 + 1, y0) * fx * (1 - fy) +
+                                       at(b, x0, y0 + 1) * (1 - fx) * fy + at(b, x0 + 1, y0 + 1) * fx * fy)
+    return out
+
+
+def _gs_samples(dtype, rng):
+    x = arr(rng, (2, 2, 3, 4), dtype)
+    g = arr(rng, (2, 2, 3, 2), dtype, -1.3, 1.3)
+    for mode in ("bilinear", "nearest"):
+        for pm in ("zeros", "border", "reflection"):
+            for ac in (False, True):
+                yield Sample((x, g), dict(mode=mode, padding_mode=pm, align_corners=ac), desc=f"{mode} {pm} {ac}",
+                             grad=(mode == "bilinear"))
+
+
+register(OpInfo("grid_sample", ("Gather", "Floor", "Select", "Mul", "Add"), ops.grid_sample, _np_grid_sample,
+                _gs_samples, (F32, F64), differentiable=True, out_dtype=_same_dtype, tol={F32: (1e-5, 1e-5)},
+                special_skip="NaN/inf coordinates read as outside (zeros): checked in test_nn_functional_ext.py",
+                notes="nearest: no gradient w.r.t. the grid (piecewise constant); samples avoid exact pixel "
+                      "boundaries (random grids)"))
+
+
+from .composite import _interp_samples, _np_interpolate  # noqa: E402
+
+register(OpInfo("upsample", ("Gather",),
+                lambda x, size, mode, align_corners=None: ops.upsample(x, size, mode=mode, align_corners=align_corners),
+                _np_interpolate, _interp_samples, (F32, F64), differentiable=True,
+                special_skip="ops.interpolate itself (its row)"))
