@@ -49,7 +49,7 @@ def affine_grid(theta, size, align_corners=False):
     if theta.dtype not in _FLOATS:
         raise TypeError(f"For '{op}', the 'theta' must be a float Tensor, but got {theta.dtype}.")
     if not isinstance(size, (tuple, list)) or not all(isinstance(v, int) and not isinstance(v, bool) for v in size):
-        raise TypeError(f"For '{op}', the 'size' must be a tuple of ints, but got {size!r}.")
+        raise TypeError(f"For '{op}', the 'size' must be a tuple of ints, but got {_got(size)}.")
     if not isinstance(align_corners, bool):
         raise TypeError(f"For '{op}', the 'align_corners' must be a bool, but got {_got(align_corners)}.")
     nd = len(size) - 2
@@ -144,6 +144,10 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     gy = _core.reshape(_core.strided_slice(grid, [0, 0, 0, 1], [n, ho, wo, 2], [1, 1, 1, 1]), [n, 1, ho * wo])
     x = _source(gx, w, padding_mode, align_corners)
     y = _source(gy, h, padding_mode, align_corners)
+    # a NaN coordinate reads as outside the input (0, as PyTorch's bounds test): moved to −2, whose taps are all out
+    bad = _core.logical_or(_core.not_equal(x, x), _core.not_equal(y, y))
+    x = _core.select(bad, _core.full([], -2.0, x.dtype), x)
+    y = _core.select(bad, _core.full([], -2.0, y.dtype), y)
     flat = _core.reshape(input, [n, c, h * w])
     from .index_func import gather_elements
 

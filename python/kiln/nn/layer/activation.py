@@ -105,7 +105,7 @@ class LeakyReLU(Cell):
         self.alpha = float(alpha)
 
     def construct(self, x):
-        return _nnact._leaky_relu(x, self.alpha)  # gradient alpha at x = 0 (PyTorch's rule)
+        return _nnact.leaky_relu(x, self.alpha)  # gradient alpha at x = 0 (PyTorch's rule)
 
 
 class SiLU(Cell):
