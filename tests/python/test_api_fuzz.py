@@ -206,7 +206,8 @@ LAYERS = {
     "Softmin": ((), 2), "GLU": ((0,), 2), "Threshold": ((0.1, 2.0), 2), "Tanhshrink": ((), 2), "RReLU": ((), 2),
     "Conv3d": ((1, 2, 1), 4), "MaxPool3d": ((), 4), "AvgPool3d": ((), 4), "AdaptiveMaxPool1d": ((2,), 3),
     "AdaptiveMaxPool2d": ((2,), 4), "AdaptiveMaxPool3d": ((1,), 4), "AdaptiveAvgPool3d": ((1,), 4),
-    "LPPool1d": ((2, 2), 3), "LPPool2d": ((2, 2), 4), "LRN": ((), 4),
+    "LPPool1d": ((2, 2), 3), "LPPool2d": ((2, 2), 4), "LRN": ((), 4), "ChannelShuffle": ((1,), 4),
+    "Dropout1d": ((), 3),
 }
 # Recurrent cells take (x, hx) with hx required (MindSpore): fuzzed one argument at a time by test_rnn_cell_bad_inputs.
 RNN_CELLS = {"RNNCell": 1, "GRUCell": 1, "LSTMCell": 2}
@@ -221,7 +222,7 @@ def test_every_layer_and_loss_is_fuzzed():
     missing = [n for n in layer.__all__ if n not in LAYERS and n not in RNN_CELLS
                and n not in ("SequentialCell", "CellList", "CellDict", "get_activation",
                              "ClipByNorm", "MatMul", "PSNR", "SSIM",  # two inputs: test_nn_pad_clip, test_nn_layers_more
-                             "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d")]  # two inputs: test_nn_functional_ext
+                             "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "BiDense")]  # two inputs: test_nn_functional_ext
     missing += [n for n in loss.__all__ if n not in LOSSES and n != "LossBase"]
     assert not missing, f"add these to the fuzz test: {missing}"
 

@@ -422,3 +422,29 @@ def test_graph_mode_cell(graph_mode):
     y = net(x)
     kiln.set_context(mode=kiln.PYNATIVE_MODE)
     np.testing.assert_allclose(y.asnumpy(), net(x).asnumpy(), rtol=1e-6, atol=1e-7)
+
+
+# ---------------------------------------------------------------------------------------------- misc
+
+def test_channel_shuffle_bidense_dropout1d():
+    x = T(np.arange(2 * 4 * 2 * 2, dtype=F32).reshape(2, 4, 2, 2))
+    np.testing.assert_array_equal(ops.channel_shuffle(x, 2).asnumpy()[0, :, 0, 0], [0, 8, 4, 12])  # MindSpore's
+    np.testing.assert_array_equal(ops.ChannelShuffle(group=2)(x).asnumpy(), nn.ChannelShuffle(2)(x).asnumpy())
+    with pytest.raises(ValueError, match="groups"):
+        ops.channel_shuffle(x, 3)
+    x1, x2 = T(np.arange(6, dtype=F32).reshape(2, 3)), T(np.arange(8, dtype=F32).reshape(2, 4) / 3)
+    w, b = T(np.arange(24, dtype=F32).reshape(2, 3, 4) / 10), T([1.0, -1.0], F32)
+    np.testing.assert_allclose(ops.bidense(x1, x2, w, b).asnumpy(), [[6.4, 11.599999], [57.266666, 160.86667]],
+                               rtol=1e-6)  # MindSpore 2.10's values
+    cell = nn.BiDense(3, 4, 2)
+    assert tuple(cell.weight.shape) == (2, 3, 4) and tuple(cell(x1, x2).shape) == (2, 2)
+    with pytest.raises(ValueError, match="shapes"):
+        ops.bidense(x1, x1, w)
+    kiln.set_seed(1)
+    y = ops.dropout1d(T(np.ones((2, 8, 5), F32)), 0.5).asnumpy()
+    assert set(np.unique(y)) <= {0.0, 2.0} and np.all(y.min(-1) == y.max(-1))  # whole channels
+    d = nn.Dropout1d(0.5)
+    d.set_train(False)
+    np.testing.assert_array_equal(d(T(np.ones((2, 8, 5), F32))).asnumpy(), 1.0)
+    with pytest.raises(ValueError, match="2-D"):
+        ops.dropout1d(T(np.ones((2, 2, 2, 2), F32)))

@@ -31,6 +31,7 @@ from .nnact_func import *  # noqa: F401,F403,E402  (celu, elu, selu, silu, mish,
 from .nnpool_func import *  # noqa: F401,F403,E402  (conv3d, max_pool3d, avg_pool3d, adaptive_max_pool2d, lp_pool2d, lrn, ...)
 from .nnloss_func import *  # noqa: F401,F403,E402  (cosine_similarity, ctc_loss, triplet_margin_loss, dense, embedding, ...)
 from .nnsample_func import *  # noqa: F401,F403,E402  (affine_grid, grid_sample, upsample)
+from .nnmisc_func import *  # noqa: F401,F403,E402  (dropout1d, channel_shuffle, bidense)
 from .scan_func import *  # noqa: F401,F403,E402  (cumsum, cumprod, CumSum, CumProd)
 from .bbox_func import *  # noqa: F401,F403,E402  (iou, bounding_box_encode/decode, check_valid, FloatStatus)
 from .resize_func import *  # noqa: F401,F403,E402  (interpolate, ResizeNearestNeighbor, ResizeBilinearV2)

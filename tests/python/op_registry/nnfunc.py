@@ -793,3 +793,50 @@ register(OpInfo("upsample", ("Gather",),
                 lambda x, size, mode, align_corners=None: ops.upsample(x, size, mode=mode, align_corners=align_corners),
                 _np_interpolate, _interp_samples, (F32, F64), differentiable=True,
                 special_skip="ops.interpolate itself (its row)"))
+
+
+# ---------------------------------------------------------------------------------------------- misc
+
+def _draw_dropout1d(shape, dtype, seed=None):
+    m = int(np.prod(shape))
+    y = ops.dropout1d(Tensor(np.ones((m, 1), dtype)), 0.5)  # (C, L) = (m, 1): one draw per element
+    return ops.reshape(y, tuple(shape))
+
+
+def _check_dropout1d(x, dtype):
+    assert set(np.unique(x)) <= {0.0, 2.0}, np.unique(x)
+    frac = (x == 2.0).mean()
+    assert abs(frac - 0.5) < 5 * math.sqrt(0.25 / x.size), frac
+
+
+register(OpInfo("dropout1d", ("UniformReal", "Less", "Mul"), kind="random", dtypes=(F32, F64),
+                draw=_draw_dropout1d, check=_check_dropout1d,
+                notes="channels kept with probability 1 − p and scaled by 1/(1 − p)"))
+
+
+def _np_channel_shuffle(x, groups):
+    n, c = x.shape[:2]
+    return x.reshape((n, groups, c // groups) + x.shape[2:]).swapaxes(1, 2).reshape(x.shape)
+
+
+register(OpInfo("channel_shuffle", ("Reshape", "Transpose"), ops.channel_shuffle, _np_channel_shuffle,
+                lambda dtype, rng: iter([Sample((arr(rng, (2, 6, 2, 3), dtype), 3)),
+                                         Sample((arr(rng, (1, 4, 5), dtype), 2), desc="3-D"),
+                                         Sample((NC(arr(rng, (2, 4, 3, 2), dtype), "T"), 2), desc="view")]),
+                FLOATS + (I32,), differentiable=True, ref_upcast=False))
+
+
+def _np_bidense(x1, x2, w, b=None):
+    y = np.einsum("...i,oij,...j->...o", x1, w, x2)
+    return y if b is None else y + b
+
+
+register(OpInfo("bidense", ("BatchMatMul", "Mul", "ReduceSum", "Transpose"), ops.bidense, _np_bidense,
+                lambda dtype, rng: iter([
+                    Sample((arr(rng, (4, 3), dtype), arr(rng, (4, 2), dtype), arr(rng, (5, 3, 2), dtype),
+                            arr(rng, (5,), dtype))),
+                    Sample((arr(rng, (2, 3, 3), dtype), arr(rng, (2, 3, 4), dtype), arr(rng, (2, 3, 4), dtype)),
+                           desc="batched, no bias"),
+                    Sample((arr(rng, (3,), dtype), arr(rng, (4,), dtype), arr(rng, (2, 3, 4), dtype)), desc="1-D")]),
+                (F32, F64), differentiable=True, out_dtype=_same_dtype, tol={F32: (1e-5, 1e-5)},
+                special_skip="a bilinear form: BatchMatMul's / ReduceSum's special values"))

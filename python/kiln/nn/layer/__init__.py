@@ -31,3 +31,7 @@ from .pooling_ext import *  # noqa: F401,F403,E402
 from . import pooling_ext  # noqa: E402
 
 __all__ = __all__ + pooling_ext.__all__
+from .basic_ext import *  # noqa: F401,F403,E402
+from . import basic_ext  # noqa: E402
+
+__all__ = __all__ + basic_ext.__all__
