@@ -448,3 +448,20 @@ def test_channel_shuffle_bidense_dropout1d():
     np.testing.assert_array_equal(d(T(np.ones((2, 8, 5), F32))).asnumpy(), 1.0)
     with pytest.raises(ValueError, match="2-D"):
         ops.dropout1d(T(np.ones((2, 2, 2, 2), F32)))
+
+
+def test_rms_norm_docs_example_and_errors():
+    x = T([[1, 2, 3], [1, 2, 3]], F32)
+    y, rstd = ops.rms_norm(x, T(np.ones(3, F32)))
+    np.testing.assert_allclose(y.asnumpy(), [[0.46290997, 0.92581993, 1.3887299]] * 2, rtol=1e-6)
+    np.testing.assert_allclose(rstd.asnumpy(), [[0.46290997]] * 2, rtol=1e-6)
+    y2, _, s = ops.add_rms_norm(x * 0.5, x * 0.5, T(np.ones(3, F32)))
+    np.testing.assert_allclose(y2.asnumpy(), y.asnumpy(), rtol=1e-6)
+    np.testing.assert_array_equal(s.asnumpy(), x.asnumpy())
+    h = T(np.array([[1, 2, 3]], np.float16))
+    yh, rh = ops.rms_norm(h, T(np.ones(3, np.float16)))
+    assert yh.dtype == kiln.float16 and rh.dtype == kiln.float32
+    with pytest.raises(ValueError, match="gamma"):
+        ops.rms_norm(x, T(np.ones(2, F32)))
+    with pytest.raises(ValueError, match="epsilon"):
+        ops.rms_norm(x, T(np.ones(3, F32)), 0.0)

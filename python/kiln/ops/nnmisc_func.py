@@ -1,4 +1,4 @@
-"""dropout1d, channel_shuffle (+ the ChannelShuffle primitive) and bidense of MindSpore 2.10's `ops`, compositions
+"""dropout1d, channel_shuffle (+ the ChannelShuffle primitive), bidense, rms_norm and add_rms_norm of MindSpore 2.10's `ops`, compositions
 of Kiln's kernels (gradients from the building blocks)."""
 from .._loader import _core
 from .._args import int_arg
@@ -6,7 +6,7 @@ from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from ._opdef import defop
 
-__all__ = ["dropout1d", "channel_shuffle", "bidense"]
+__all__ = ["dropout1d", "channel_shuffle", "bidense", "rms_norm", "add_rms_norm"]
 
 _FLOATS = (mstype.float16, mstype.bfloat16, mstype.float32, mstype.float64)
 
@@ -97,3 +97,52 @@ def bidense(input1, input2, weight, bias=None):
                              f"shape {tuple(bias.shape)} and dtype {bias.dtype}.")
         y = _core.add(y, bias)
     return _core.reshape(y, lead + [out])
+
+
+def _rms(x, gamma, epsilon, op):
+    for name, t in (("x", x), ("gamma", gamma)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"For '{op}', the '{name}' must be a Tensor, but got {type(t).__name__}.")
+        if t.dtype not in _FLOATS:
+            raise TypeError(f"For '{op}', the '{name}' must be a float Tensor, but got {t.dtype}.")
+    if gamma.dtype != x.dtype:
+        raise TypeError(f"For '{op}', the 'gamma' must have x's dtype {x.dtype}, but got {gamma.dtype}.")
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 < epsilon <= 1:
+        raise ValueError(f"For '{op}', the 'epsilon' must be a float in (0, 1], but got {epsilon!r}.")
+    k = gamma.ndim
+    if k > x.ndim or tuple(x.shape[x.ndim - k:]) != tuple(gamma.shape):
+        raise ValueError(f"For '{op}', the 'gamma' shape {tuple(gamma.shape)} must equal the trailing dims of x's "
+                         f"shape {tuple(x.shape)}.")
+    axes = list(range(x.ndim - k, x.ndim))
+    xf = x if x.dtype in (mstype.float32, mstype.float64) else _core.cast(x, mstype.float32)
+    rstd = _core.rsqrt(_core.add(_core.mean(_core.square(xf), axes, True), float(epsilon)))
+    y = _core.mul(_core.mul(xf, rstd), gamma if gamma.dtype == xf.dtype else _core.cast(gamma, xf.dtype))
+    return (y if y.dtype == x.dtype else _core.cast(y, x.dtype)), rstd
+
+
+@defop()
+def rms_norm(x, gamma, epsilon=1e-06):
+    """MindSpore's ops.rms_norm(x, gamma, epsilon=1e-06) -> (y, rstd) [Zhang & Sennrich 2019]:
+        rstd = 1/√(mean(x², over the trailing gamma.ndim dims) + epsilon),  y = x·rstd·gamma.
+    x, gamma: float Tensors of one dtype, gamma's shape the trailing dims of x's; y: x's shape and dtype; rstd:
+    x's leading dims with the normalized ones kept as 1, float32 (float64 for float64 x), computed in float32 for
+    float16/bfloat16 x. Raises TypeError for non-float or mismatched dtypes, ValueError for shapes or an epsilon
+    outside (0, 1]."""
+    return _rms(x, gamma, epsilon, "rms_norm")
+
+
+@defop()
+def add_rms_norm(x1, x2, gamma, epsilon=1e-06):
+    """MindSpore's ops.add_rms_norm(x1, x2, gamma, epsilon=1e-06) -> (y, rstd, x): x = x1 + x2 (one shape and
+    dtype), then rms_norm(x, gamma, epsilon) (see rms_norm). Raises as rms_norm, and ValueError for x1, x2 of
+    different shapes."""
+    op = "add_rms_norm"
+    for name, t in (("x1", x1), ("x2", x2)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"For '{op}', the '{name}' must be a Tensor, but got {type(t).__name__}.")
+    if tuple(x1.shape) != tuple(x2.shape) or x1.dtype != x2.dtype:
+        raise ValueError(f"For '{op}', 'x1' and 'x2' must have one shape and dtype, but got {tuple(x1.shape)} "
+                         f"{x1.dtype} and {tuple(x2.shape)} {x2.dtype}.")
+    x = _core.add(x1, x2)
+    y, rstd = _rms(x, gamma, epsilon, op)
+    return y, rstd, x

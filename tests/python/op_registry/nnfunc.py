@@ -840,3 +840,25 @@ register(OpInfo("bidense", ("BatchMatMul", "Mul", "ReduceSum", "Transpose"), ops
                     Sample((arr(rng, (3,), dtype), arr(rng, (4,), dtype), arr(rng, (2, 3, 4), dtype)), desc="1-D")]),
                 (F32, F64), differentiable=True, out_dtype=_same_dtype, tol={F32: (1e-5, 1e-5)},
                 special_skip="a bilinear form: BatchMatMul's / ReduceSum's special values"))
+
+
+def _np_rms(x, gamma, epsilon=1e-6):
+    axes = tuple(range(x.ndim - gamma.ndim, x.ndim))
+    rstd = 1 / np.sqrt((x.astype(np.float64) ** 2).mean(axes, keepdims=True) + epsilon)
+    return x * rstd * gamma, rstd
+
+
+def _rms_samples(dtype, rng):
+    yield Sample((arr(rng, (2, 3), dtype), arr(rng, (3,), dtype)))
+    yield Sample((arr(rng, (2, 2, 3), dtype), arr(rng, (2, 3), dtype)), dict(epsilon=0.1), desc="2 normalized dims")
+
+
+register(OpInfo("rms_norm", ("Square", "ReduceMean", "Rsqrt", "Mul"), ops.rms_norm, _np_rms, _rms_samples, (F32, F64),
+                differentiable=True, out_dtype=_same_dtype, tol={F32: (1e-5, 1e-6)},
+                special_skip="x·rsqrt(mean x²): inf/inf forms; Rsqrt's and ReduceMean's special values"))
+register(OpInfo("add_rms_norm", ("Add", "Square", "ReduceMean", "Rsqrt", "Mul"), ops.add_rms_norm,
+                lambda x1, x2, g, epsilon=1e-6: _np_rms(x1 + x2, g, epsilon) + (x1 + x2,),
+                lambda dtype, rng: iter([Sample((arr(rng, (2, 3), dtype), arr(rng, (2, 3), dtype),
+                                                 arr(rng, (3,), dtype)))]),
+                (F32, F64), differentiable=True, out_dtype=_same_dtype, tol={F32: (1e-5, 1e-6)},
+                special_skip="as rms_norm"))
