@@ -465,3 +465,23 @@ def test_rms_norm_docs_example_and_errors():
         ops.rms_norm(x, T(np.ones(2, F32)))
     with pytest.raises(ValueError, match="epsilon"):
         ops.rms_norm(x, T(np.ones(3, F32)), 0.0)
+
+
+def test_conv3d_transpose_matches_mindspore_and_layer():
+    rng = np.random.RandomState(0)
+    x, w = rng.randn(1, 4, 3, 4, 3).astype(F32), rng.randn(4, 3, 2, 3, 2).astype(F32)
+    for kw, shape, total in ((dict(), (1, 3, 4, 6, 4), -47.263), (dict(pad_mode="same", stride=2), (1, 3, 6, 8, 6),
+                                                                   -31.292),
+                             (dict(pad_mode="pad", padding=(1, 0, 1, 0, 0, 1), stride=(2, 1, 2), dilation=(1, 2, 1)),
+                              (1, 3, 5, 7, 5), -145.201),
+                             (dict(stride=2, output_padding=1, pad_mode="pad", padding=1), (1, 3, 5, 8, 5), -60.176)):
+        r = ops.conv3d_transpose(T(x), T(w), **kw).asnumpy()  # shapes and sums: MindSpore 2.10's
+        assert r.shape == shape and abs(r.sum() - total) < 2e-3, (kw, r.shape, r.sum())
+    c = nn.Conv3dTranspose(4, 3, 2, stride=2, has_bias=True)
+    assert tuple(c.weight.shape) == (4, 3, 2, 2, 2) and tuple(c.bias.shape) == (3,)
+    y = c(T(x))
+    assert tuple(y.shape) == (1, 3, 6, 8, 6)
+    np.testing.assert_allclose(y.asnumpy(), ops.conv3d_transpose(T(x), c.weight, "same", 0, 2).asnumpy()
+                               + c.bias.asnumpy().reshape(1, -1, 1, 1, 1), rtol=1e-6)
+    with pytest.raises(ValueError, match="padding"):
+        ops.conv3d_transpose(T(x), T(w), padding=1)

@@ -31,7 +31,7 @@ from ..common.tensor import Tensor
 from ._opdef import defop
 from .nn_func import _check_ndim, _int_tuple, _is_int, _same_pad, conv2d
 
-__all__ = ["conv3d", "max_pool3d", "avg_pool3d", "avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+__all__ = ["conv3d", "conv3d_transpose", "max_pool3d", "avg_pool3d", "avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool2d",
            "adaptive_max_pool3d", "adaptive_avg_pool3d", "lp_pool1d", "lp_pool2d", "max_unpool1d", "max_unpool2d",
            "max_unpool3d", "lrn"]
 
@@ -139,6 +139,104 @@ def conv3d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dila
             raise ValueError(f"For '{op}', the 'bias' must have shape ({cout},), but got {tuple(b.shape)}.")
         out = _core.add(out, _core.reshape(b, [1, cout, 1, 1, 1]))
     return out
+
+
+def _interleave(y, s, axis):
+    """y with s − 1 zeros after every element along `axis` (the last element's trailing zeros dropped)."""
+    if s == 1:
+        return y
+    shape = list(y.shape)
+    z = _core.full(shape[:axis + 1] + [s - 1] + shape[axis + 1:], 0.0, y.dtype)
+    y = _core.concat([_core.expand_dims(y, axis + 1), z], axis + 1)
+    y = _core.reshape(y, shape[:axis] + [shape[axis] * s] + shape[axis + 1:])
+    begin, end = [0] * y.ndim, list(y.shape)
+    end[axis] = (shape[axis] - 1) * s + 1
+    return _core.strided_slice(y, begin, end, [1] * y.ndim)
+
+
+def _crop_pad(y, axis, front, length):
+    """y[front : front + length] along axis, zeros where that runs past the end."""
+    n = y.shape[axis]
+    take = max(0, min(length, n - front))
+    begin, end = [0] * y.ndim, list(y.shape)
+    begin[axis], end[axis] = front, front + take
+    out = _core.strided_slice(y, begin, end, [1] * y.ndim)
+    if take < length:
+        shape = list(y.shape)
+        shape[axis] = length - take
+        out = _core.concat([out, _core.full(shape, 0.0, y.dtype)], axis)
+    return out
+
+
+@defop()
+def conv3d_transpose(inputs, weight, pad_mode="valid", padding=0, stride=1, dilation=1, group=1,  # noqa: C901
+                     output_padding=0):
+    """MindSpore's ops.conv3d_transpose(inputs, weight, pad_mode='valid', padding=0, stride=1, dilation=1, group=1,
+    output_padding=0): the transposed 3-D convolution (the gradient of conv3d w.r.t. its input), NCDHW.
+
+    inputs (N, C_in, D, H, W) float; weight (C_in, C_out/group, KD, KH, KW) of its dtype. Per dim, the full output
+    has L = (in − 1)·stride + dilation·(k − 1) + 1 positions; 'valid' keeps them all, 'pad' drops padding[front]
+    and padding[back] (int, (d, h, w) or 6 pads), 'same' keeps in·stride (dropping max(L − in·stride, 0), the odd
+    one at the back); output_padding (int or (d, h, w)) then appends that many positions (zeros beyond L). Computed
+    as one Conv2DBackpropInput per kernel depth, the depth slices placed `stride` apart (exact; gradients for both).
+    Raises TypeError for non-float / mismatched dtypes or bad argument types, ValueError for ranks, channels or
+    pad_mode."""
+    op = "conv3d_transpose"
+    x = _float_nd(inputs, (5,), op, "inputs")
+    w = _float_nd(weight, (5,), op, "weight")
+    if w.dtype != x.dtype:
+        raise TypeError(f"For '{op}', the 'weight' must have the inputs' dtype {x.dtype}, but got {w.dtype}.")
+    if not isinstance(pad_mode, str) or pad_mode.lower() not in ("same", "valid", "pad"):
+        raise ValueError(f"For '{op}', the 'pad_mode' must be one of ['same', 'valid', 'pad'], but got {pad_mode!r}.")
+    mode = pad_mode.lower()
+    pads = _pads6(padding, op)
+    if mode != "pad" and any(pads):
+        raise ValueError(f"For '{op}', the 'padding' must be zero when 'pad_mode' is not 'pad', but got {padding!r}.")
+    s = _triple(stride, "stride", op)
+    d = _triple(dilation, "dilation", op)
+    opad = _triple(output_padding, "output_padding", op, minimum=0)
+    if not _is_int(group) or group < 1:
+        raise ValueError(f"For '{op}', the 'group' must be a positive int, but got {group!r}.")
+    n, cin, depth, h, wd = x.shape
+    cout_g, kd, kh, kw = w.shape[1:]
+    if w.shape[0] != cin or cin % group:
+        raise ValueError(f"For '{op}', the weight must be (C_in = {cin}, C_out/group, KD, KH, KW) with C_in divisible "
+                         f"by group {group}, but got weight shape {tuple(w.shape)}.")
+    cout = cout_g * group
+    full = [(v - 1) * s[i] + d[i] * (k - 1) + 1 for i, (v, k) in enumerate(((depth, kd), (h, kh), (wd, kw)))]
+    full_hw = full[1:]
+    x2 = _core.reshape(_core.transpose(x, [0, 2, 1, 3, 4]), [n * depth, cin, h, wd])
+    total = None
+    for k in range(kd):
+        wk = _core.reshape(_core.strided_slice(w, [0, 0, k, 0, 0], [cin, cout_g, k + 1, kh, kw], [1] * 5),
+                           [cin, cout_g, kh, kw])
+        yk = _core.conv2d_backprop_input(x2, wk, [n * depth, cout] + full_hw, list(s[1:]), [0, 0, 0, 0], list(d[1:]),
+                                         int(group))
+        yk = _core.transpose(_core.reshape(yk, [n, depth, cout] + full_hw), [0, 2, 1, 3, 4])  # (N, C, D, H', W')
+        yk = _interleave(yk, s[0], 2)
+        front = k * d[0]
+        parts = ([_core.full([n, cout, front] + full_hw, 0.0, x.dtype)] if front else []) + [yk]
+        back = full[0] - front - yk.shape[2]
+        if back:
+            parts.append(_core.full([n, cout, back] + full_hw, 0.0, x.dtype))
+        yk = _core.concat(parts, 2) if len(parts) > 1 else yk
+        total = yk if total is None else _core.add(total, yk)
+    ins = (depth, h, wd)
+    for i in range(3):
+        if mode == "same":
+            cut = max(full[i] - ins[i] * s[i], 0)
+            front, length = cut // 2, full[i] - cut
+        elif mode == "pad":
+            front, length = pads[2 * i], full[i] - pads[2 * i] - pads[2 * i + 1]
+        else:
+            front, length = 0, full[i]
+        length += opad[i]
+        if length < 1:
+            raise ValueError(f"For '{op}', the output would have no positions along spatial dim {i} (full length "
+                             f"{full[i]}, pads {pads}).")
+        if front or length != full[i]:
+            total = _crop_pad(total, 2 + i, front, length)
+    return total
 
 
 # ---------------------------------------------------------------------------------------------- 3-D pooling

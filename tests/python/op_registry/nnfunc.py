@@ -862,3 +862,54 @@ register(OpInfo("add_rms_norm", ("Add", "Square", "ReduceMean", "Rsqrt", "Mul"),
                                                  arr(rng, (3,), dtype)))]),
                 (F32, F64), differentiable=True, out_dtype=_same_dtype, tol={F32: (1e-5, 1e-6)},
                 special_skip="as rms_norm"))
+
+
+def np_conv3d_transpose(x, w, pad_mode="valid", padding=0, stride=1, dilation=1, group=1, output_padding=0):
+    t = lambda v: (v,) * 3 if isinstance(v, int) else tuple(v)  # noqa: E731
+    s, d, op = t(stride), t(dilation), t(output_padding)
+    n, cin = x.shape[:2]
+    cg, k = w.shape[1], w.shape[2:]
+    ins = x.shape[2:]
+    full = [(ins[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 for i in range(3)]
+    out = np.zeros((n, cg * group) + tuple(full))
+    ing = cin // group
+    for c in range(cin):
+        g = c // ing
+        for i, j, m in itertools.product(*[range(v) for v in k]):
+            for a, b, e in itertools.product(*[range(v) for v in ins]):
+                out[:, g * cg:(g + 1) * cg, a * s[0] + i * d[0], b * s[1] + j * d[1], e * s[2] + m * d[2]] += \
+                    x[:, c, a, b, e, None].astype(np.float64) * w[c, :, i, j, m]
+    p = (padding,) * 6 if isinstance(padding, int) else (tuple(padding) if len(padding) == 6 else
+                                                          tuple(v for q in padding for v in (q, q)))
+    for i in range(3):
+        if pad_mode == "same":
+            cut = max(full[i] - ins[i] * s[i], 0)
+            front, length = cut // 2, full[i] - cut
+        elif pad_mode == "pad":
+            front, length = p[2 * i], full[i] - p[2 * i] - p[2 * i + 1]
+        else:
+            front, length = 0, full[i]
+        length += op[i]
+        sl = np.take(out, range(front, min(front + length, out.shape[2 + i])), axis=2 + i)
+        if sl.shape[2 + i] < length:
+            padw = [(0, 0)] * 5
+            padw[2 + i] = (0, length - sl.shape[2 + i])
+            sl = np.pad(sl, padw)
+        out = sl
+    return out
+
+
+def _c3t_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -1, 1)  # noqa: E731
+    yield Sample((a((1, 2, 2, 3, 2)), a((2, 2, 2, 2, 1))), desc="valid")
+    yield Sample((a((2, 2, 2, 2, 3)), a((2, 1, 2, 1, 2))), dict(pad_mode="pad", padding=(1, 0, 0, 0, 1, 1),
+                                                              stride=(2, 1, 2), output_padding=(1, 0, 1)),
+                 desc="6 pads, stride, output_padding")
+    yield Sample((a((1, 4, 2, 2, 2)), a((4, 1, 2, 2, 2))), dict(pad_mode="same", stride=2, dilation=(1, 2, 1),
+                                                              group=2), desc="same, dilation, groups")
+
+
+register(OpInfo("conv3d_transpose", ("Conv2DBackpropInput", "Conv2D", "Conv2DBackpropFilter", "Concat"),
+                ops.conv3d_transpose, np_conv3d_transpose, _c3t_samples, (F32, F64), differentiable=True,
+                out_dtype=_same_dtype, tol={F32: (1e-5, 1e-5)},
+                special_skip="sums of products: Conv2DBackpropInput's and Add's special values"))

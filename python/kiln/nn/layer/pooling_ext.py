@@ -1,5 +1,5 @@
-"""3-D convolution, 3-D / adaptive / Lp pooling, max unpooling and LRN layers of MindSpore 2.10's nn: Conv3d,
-MaxPool3d, AvgPool3d, AdaptiveMaxPool1d/2d/3d, AdaptiveAvgPool3d, LPPool1d/2d, MaxUnpool1d/2d/3d, LRN. Each checks
+"""3-D convolution (and its transpose), 3-D / adaptive / Lp pooling, max unpooling and LRN layers of MindSpore 2.10's nn: Conv3d,
+Conv3dTranspose, MaxPool3d, AvgPool3d, AdaptiveMaxPool1d/2d/3d, AdaptiveAvgPool3d, LPPool1d/2d, MaxUnpool1d/2d/3d, LRN. Each checks
 its arguments at construction and calls the functional op of kiln/ops/nnpool_func.py (one implementation), which
 documents the formulas, shapes and errors.
 
@@ -19,7 +19,7 @@ from ...ops import nnpool_func as P
 from ..cell import Cell
 from .basic import _check_positive_int
 
-__all__ = ["Conv3d", "MaxPool3d", "AvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+__all__ = ["Conv3d", "Conv3dTranspose", "MaxPool3d", "AvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
            "AdaptiveAvgPool3d", "LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LRN"]
 
 
@@ -105,6 +105,43 @@ class Conv3d(Cell):
                 f"kernel_size={self.kernel_size}, stride={self.stride}, pad_mode={self.pad_mode}, "
                 f"padding={self.padding}, dilation={self.dilation}, group={self.group}, has_bias={self.has_bias}, "
                 f"format={self.data_format}")
+
+
+class Conv3dTranspose(Conv3d):
+    r"""MindSpore's nn.Conv3dTranspose: transposed 3-D convolution, NCDHW — kiln.ops.conv3d_transpose(x, weight,
+    pad_mode, padding, stride, dilation, group, output_padding) (+ bias).
+
+    Args as Conv3d, plus output_padding (int or (d, h, w), default 0); default pad_mode 'same' (output in·stride).
+    Parameters: weight (in_channels, out_channels/group, KD, KH, KW), bias (out_channels,); default initializers
+    HeUniform(√5) and Uniform(1/√fan_in) with fan_in from the weight shape (as Conv2dTranspose).
+    Inputs: x (N, in_channels, D, H, W). Raises TypeError / ValueError for bad arguments or inputs."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same", padding=0, dilation=1,
+                 group=1, output_padding=0, has_bias=False, weight_init=None, bias_init=None, data_format="NCDHW",
+                 dtype=mstype.float32):
+        super().__init__(in_channels, out_channels, kernel_size, stride, pad_mode, padding, dilation, group, has_bias,
+                         weight_init, bias_init, data_format, dtype)
+        self.output_padding = P._triple(output_padding, "output_padding", self.cls_name, minimum=0)
+        shape = [in_channels, out_channels // group, *self.kernel_size]
+        self.weight = Parameter(initializer(self.weight_init, shape, dtype=dtype), name="weight")
+        if has_bias and bias_init is None:
+            fan_in, _ = _calculate_fan_in_and_fan_out(shape)
+            self.bias_init = Uniform(1 / math.sqrt(fan_in)) if fan_in else "zeros"
+            self.bias = Parameter(initializer(self.bias_init, [out_channels], dtype=dtype), name="bias")
+
+    def construct(self, x):
+        if not isinstance(x, _core.Tensor):
+            raise TypeError(f"For '{self.cls_name}', the input must be a Tensor, but got {type(x).__name__}.")
+        if x.ndim != 5 or x.shape[1] != self.in_channels:
+            raise ValueError(f"For '{self.cls_name}', the input must be 5-D (N, {self.in_channels}, D, H, W), but got "
+                             f"shape {tuple(x.shape)}.")
+        w, b = self.weight, self.bias
+        if self._mp_dtype is not None:
+            w = _core.cast(w, self._mp_dtype)
+            b = _core.cast(b, self._mp_dtype) if b is not None else None
+        y = P.conv3d_transpose(x, w, self.pad_mode, self._pads, self.stride, self.dilation, self.group,
+                               self.output_padding)
+        return y if b is None else _core.add(y, _core.reshape(b, [1, -1, 1, 1, 1]))
 
 
 class _Pool3d(Cell):
