@@ -147,6 +147,10 @@ def test_max_pool3d_indices_match_mindspore():
                                   v.asnumpy())
     with pytest.raises(ValueError, match="half"):
         ops.max_pool3d(T(x), 2, 1, 2)
+    with pytest.raises(ValueError, match="'max_pool3d', the .dilated. kernel"):
+        ops.max_pool3d(T(x), 7)
+    with pytest.raises(ValueError, match="'avg_pool3d', the .dilated. kernel"):
+        ops.avg_pool3d(T(x), (5, 1, 1))
 
 
 def test_pooling_quirks_match_mindspore():

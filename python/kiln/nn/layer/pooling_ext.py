@@ -15,6 +15,7 @@ from ...common import dtype as mstype
 from ...common.initializer import HeUniform, Uniform, _calculate_fan_in_and_fan_out, initializer
 from ...common.parameter import Parameter
 from ...ops import nn_func as NF
+from ...ops import nnconv_func as C
 from ...ops import nnpool_func as P
 from ..cell import Cell
 from .basic import _check_positive_int
@@ -62,9 +63,9 @@ class Conv3d(Cell):
         if in_channels % group or out_channels % group:
             raise ValueError(f"For '{name}', 'group' must divide 'in_channels' and 'out_channels', but got group "
                              f"{group}, in_channels {in_channels}, out_channels {out_channels}.")
-        self.kernel_size = P._triple(kernel_size, "kernel_size", name)
-        self.stride = P._triple(stride, "stride", name)
-        self.dilation = P._triple(dilation, "dilation", name)
+        self.kernel_size = C._triple(kernel_size, "kernel_size", name)
+        self.stride = C._triple(stride, "stride", name)
+        self.dilation = C._triple(dilation, "dilation", name)
         self.pad_mode = _pad_mode(pad_mode, name)
         pads = P._pads6(padding, name)
         if self.pad_mode != "pad" and any(pads):
@@ -98,7 +99,7 @@ class Conv3d(Cell):
         if self._mp_dtype is not None:
             w = _core.cast(w, self._mp_dtype)
             b = _core.cast(b, self._mp_dtype) if b is not None else None
-        return P.conv3d(x, w, b, self.stride, self.pad_mode, self._pads, self.dilation, self.group)
+        return C.conv3d(x, w, b, self.stride, self.pad_mode, self._pads, self.dilation, self.group)
 
     def extend_repr(self):
         return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
@@ -121,7 +122,7 @@ class Conv3dTranspose(Conv3d):
                  dtype=mstype.float32):
         super().__init__(in_channels, out_channels, kernel_size, stride, pad_mode, padding, dilation, group, has_bias,
                          weight_init, bias_init, data_format, dtype)
-        self.output_padding = P._triple(output_padding, "output_padding", self.cls_name, minimum=0)
+        self.output_padding = C._triple(output_padding, "output_padding", self.cls_name, minimum=0)
         shape = [in_channels, out_channels // group, *self.kernel_size]
         self.weight = Parameter(initializer(self.weight_init, shape, dtype=dtype), name="weight")
         if has_bias and bias_init is None:
@@ -139,7 +140,7 @@ class Conv3dTranspose(Conv3d):
         if self._mp_dtype is not None:
             w = _core.cast(w, self._mp_dtype)
             b = _core.cast(b, self._mp_dtype) if b is not None else None
-        y = P.conv3d_transpose(x, w, self.pad_mode, self._pads, self.stride, self.dilation, self.group,
+        y = C.conv3d_transpose(x, w, self.pad_mode, self._pads, self.stride, self.dilation, self.group,
                                self.output_padding)
         return y if b is None else _core.add(y, _core.reshape(b, [1, -1, 1, 1, 1]))
 
