@@ -91,7 +91,7 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-@defop(primitive="SeLU", mint="nn.functional.selu")
+@defop(primitive="SeLU")
 def selu(input_x):
     """MindSpore's ops.selu(input_x) [Klambauer et al. 2017]: scale·(x for x > 0, α·(exp(x) − 1) otherwise) with
     α = 1.6732632423543772848, scale = 1.0507009873554804934.
@@ -113,7 +113,7 @@ def silu(input):  # noqa: A002
     return _core.mul(x, _core.sigmoid(x))
 
 
-@defop(primitive="Mish", mint="nn.functional.mish")
+@defop(primitive="Mish")
 def mish(x):
     """MindSpore's ops.mish(x) [Misra 2019]: x·tanh(softplus(x)), softplus computed stably (max(x, 0) +
     log1p(exp(−|x|))). x: a float Tensor; result of its shape and dtype. Raises TypeError for a non-float x."""

@@ -443,7 +443,7 @@ def max_unpool1d(x, indices, kernel_size, stride=None, padding=0, output_size=No
     return _max_unpool(x, indices, kernel_size, stride, padding, output_size, 1, "max_unpool1d")
 
 
-@defop(mint="nn.functional.max_unpool2d")
+@defop()
 def max_unpool2d(x, indices, kernel_size, stride=None, padding=0, output_size=None):
     """MindSpore's ops.max_unpool2d(x, indices, kernel_size, stride=None, padding=0, output_size=None): the partial
     inverse of max_pool2d on (N, C, H, W) or (C, H, W): indices are flat h·W_out + w positions in the output plane;
