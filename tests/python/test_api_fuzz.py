@@ -204,7 +204,8 @@ LAYERS = {
     "Upsample": ((None, 2.0), 4), "Dropout2d": ((), 4), "Dropout3d": ((), 4),
     "CELU": ((), 2), "SeLU": ((), 2), "Hardtanh": ((), 2), "HShrink": ((), 2), "SoftShrink": ((), 2),
     "Softmin": ((), 2), "GLU": ((0,), 2), "Threshold": ((0.1, 2.0), 2), "Tanhshrink": ((), 2), "RReLU": ((), 2),
-    "Conv3d": ((1, 2, 1), 4), "Conv3dTranspose": ((1, 2, 1), 4), "MaxPool3d": ((), 4), "AvgPool3d": ((), 4), "AdaptiveMaxPool1d": ((2,), 3),
+    "Conv3d": ((1, 2, 1), 4), "Conv3dTranspose": ((1, 2, 1), 4), "MaxPool3d": ((), 4), "AvgPool3d": ((), 4),
+    "AdaptiveMaxPool1d": ((2,), 3),
     "AdaptiveMaxPool2d": ((2,), 4), "AdaptiveMaxPool3d": ((1,), 4), "AdaptiveAvgPool3d": ((1,), 4),
     "LPPool1d": ((2, 2), 3), "LPPool2d": ((2, 2), 4), "LRN": ((), 4), "ChannelShuffle": ((1,), 4),
     "Dropout1d": ((), 3),
@@ -239,7 +240,8 @@ def test_layer_bad_inputs(name):
     cell = cls(*args)
     cell.set_train(True)
     valid = _input_of_rank(rank) if name != "Embedding" else Tensor(np.array([0, 3], np.int32))
-    if name not in ("BatchNorm3d", "InstanceNorm3d", "Dropout3d", "Conv3d", "Conv3dTranspose"):  # 5-D layers: rank 4 is their wrong rank
+    # 5-D layers: rank 4 is their wrong rank
+    if name not in ("BatchNorm3d", "InstanceNorm3d", "Dropout3d", "Conv3d", "Conv3dTranspose"):
         assert isinstance(cell(valid), (Tensor, tuple))  # the valid input works
     for bad_name, bad in BAD.items():
         if name in ("Identity", "Dropout") and not isinstance(bad, Tensor):

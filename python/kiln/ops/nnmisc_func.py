@@ -1,5 +1,5 @@
-"""dropout1d, channel_shuffle (+ the ChannelShuffle primitive), bidense, rms_norm and add_rms_norm of MindSpore 2.10's `ops`, compositions
-of Kiln's kernels (gradients from the building blocks)."""
+"""dropout1d, channel_shuffle (+ the ChannelShuffle primitive), bidense, rms_norm and add_rms_norm of MindSpore
+2.10's `ops`, compositions of Kiln's kernels (gradients from the building blocks)."""
 from .._loader import _core
 from .._args import int_arg
 from ..common import dtype as mstype

@@ -55,7 +55,8 @@ def affine_grid(theta, size, align_corners=False):
     nd = len(size) - 2
     if nd not in (2, 3) or tuple(theta.shape) != (size[0], nd, nd + 1) or any(v < 1 for v in size):
         raise ValueError(f"For '{op}', theta must be (N, 2, 3) for a 4-D size or (N, 3, 4) for a 5-D size, with N = "
-                         f"size[0] and positive sizes, but got theta shape {tuple(theta.shape)} and size {tuple(size)}.")
+                         f"size[0] and positive sizes, but got theta shape {tuple(theta.shape)} and size "
+                         f"{tuple(size)}.")
     dt = theta.dtype
     spatial = list(size[2:])  # (H, W) or (D, H, W)
     axes = [_base_coords(s, align_corners, dt) for s in spatial]  # z?, y, x

@@ -336,7 +336,8 @@ def _np_adaptive_avg3d(x, output_size):
 
 
 register(OpInfo("adaptive_avg_pool3d", ("AdaptiveAvgPool2D", "AdaptiveAvgPool2DGrad"), ops.adaptive_avg_pool3d,
-                _np_adaptive_avg3d, _adaptive_samples(3), FLOATS, out_dtype=_same_dtype, differentiable=True, tol={F16: (3e-3, 3e-3)}))
+                _np_adaptive_avg3d, _adaptive_samples(3), FLOATS, out_dtype=_same_dtype, differentiable=True,
+                tol={F16: (3e-3, 3e-3)}))
 
 
 def _lp_samples(nd):
@@ -364,10 +365,11 @@ def _np_lp(nd):
 
 
 register(OpInfo("lp_pool1d", ("Pow", "AvgPool", "Mul"), ops.lp_pool1d, _np_lp(1), _lp_samples(1), (F32, F64),
-                out_dtype=_same_dtype, differentiable=True, special_skip="powers of a window sum: Pow's and AvgPool's special values"))
+                out_dtype=_same_dtype, differentiable=True,
+                special_skip="powers of a window sum: Pow's and AvgPool's special values"))
 register(OpInfo("lp_pool2d", ("Square", "AvgPool", "Mul", "Pow"), ops.lp_pool2d, _np_lp(2), _lp_samples(2),
-                (F32, F64), out_dtype=_same_dtype, differentiable=True, special_skip="powers of a window sum: Pow's and AvgPool's special "
-                                                              "values"))
+                (F32, F64), out_dtype=_same_dtype, differentiable=True,
+                special_skip="powers of a window sum: Pow's and AvgPool's special values"))
 
 
 def _unpool_samples(nd):

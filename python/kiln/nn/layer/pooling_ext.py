@@ -1,7 +1,7 @@
-"""3-D convolution (and its transpose), 3-D / adaptive / Lp pooling, max unpooling and LRN layers of MindSpore 2.10's nn: Conv3d,
-Conv3dTranspose, MaxPool3d, AvgPool3d, AdaptiveMaxPool1d/2d/3d, AdaptiveAvgPool3d, LPPool1d/2d, MaxUnpool1d/2d/3d, LRN. Each checks
-its arguments at construction and calls the functional op of kiln/ops/nnpool_func.py (one implementation), which
-documents the formulas, shapes and errors.
+"""3-D convolution (and its transpose), 3-D / adaptive / Lp pooling, max unpooling and LRN layers of MindSpore 2.10's
+nn: Conv3d, Conv3dTranspose, MaxPool3d, AvgPool3d, AdaptiveMaxPool1d/2d/3d, AdaptiveAvgPool3d, LPPool1d/2d,
+MaxUnpool1d/2d/3d, LRN. Each checks its arguments at construction and calls the functional op of
+kiln/ops/nnpool_func.py and nnconv_func.py (one implementation), which documents the formulas, shapes and errors.
 
 pad_mode of the 3-D pools (case-insensitive, as nn.MaxPool2d): 'valid' (default: no padding), 'same' (output
 ⌈in/stride⌉, the padding split with the odd element at the back/bottom/right; AvgPool3d counts the padding in the
@@ -20,8 +20,9 @@ from ...ops import nnpool_func as P
 from ..cell import Cell
 from .basic import _check_positive_int
 
-__all__ = ["Conv3d", "Conv3dTranspose", "MaxPool3d", "AvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-           "AdaptiveAvgPool3d", "LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LRN"]
+__all__ = ["Conv3d", "Conv3dTranspose", "MaxPool3d", "AvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+           "AdaptiveMaxPool3d", "AdaptiveAvgPool3d", "LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+           "LRN"]
 
 
 def _is_int(v):
