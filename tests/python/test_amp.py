@@ -53,9 +53,9 @@ def _x():
 
 def test_lists_are_mindspores_and_copies():
     white = amp.get_white_list()
-    assert white[:8] == [nn.Conv1d, nn.Conv2d, nn.Conv1dTranspose, nn.Conv2dTranspose, nn.Dense, nn.LSTMCell,
-                         nn.RNNCell, nn.GRUCell]
-    assert white[8:] == [ops.Conv2D, ops.MatMul, ops.BatchMatMul, ops.ReLU]
+    assert white[:10] == [nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.Conv1dTranspose, nn.Conv2dTranspose,
+                          nn.Conv3dTranspose, nn.Dense, nn.LSTMCell, nn.RNNCell, nn.GRUCell]
+    assert white[10:] == [ops.Conv2D, ops.MatMul, ops.BatchMatMul, ops.PReLU, ops.ReLU]
     assert amp.get_black_list() == [nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.LayerNorm]
     white.append(nn.Flatten)
     assert nn.Flatten not in amp.get_white_list()

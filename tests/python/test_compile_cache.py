@@ -176,8 +176,73 @@ LAYERS.update({
     "TrainOneStepWithLossScaleCell": [(_loss_scale_step, lambda n: (f32(_r(n), n, 5), f32(_r(n + 9), n, 3)))],
 })
 for _name in ("ELU", "FastGelu", "GELU", "HSigmoid", "HSwish", "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish",
-              "ReLU", "ReLU6", "SiLU", "Sigmoid", "Softmax", "Softplus", "Softsign", "Tanh"):
+              "ReLU", "ReLU6", "SiLU", "Sigmoid", "Softmax", "Softplus", "Softsign", "Tanh",
+              "CELU", "SeLU", "Hardtanh", "HShrink", "SoftShrink", "Softmin", "Tanhshrink", "RReLU"):
     LAYERS[_name] = [(getattr(nn, _name), lambda n: (f32(_r(n), n, 5),))]
+
+
+def _unpool_inputs(nd):
+    """(x, indices) for MaxUnpool{nd}d(2): one index per 2-wide window (its first corner) of the output plane."""
+    def make(n):
+        insz = (2,) * nd
+        outsz = tuple(2 * v for v in insz)
+        pos = np.stack(np.meshgrid(*[np.arange(v) * 2 for v in insz], indexing="ij"), -1).reshape(-1, nd)
+        flat = np.ravel_multi_index(tuple(pos.T), outsz).reshape(insz)
+        idx = np.broadcast_to(flat, (n, 2) + insz).astype(np.int64).copy()
+        return f32(_r(n), n, 2, *insz), Tensor(idx)
+    return make
+
+
+def _multilabel_targets(n):
+    t = np.full((n, 4), -1, np.int32)
+    t[:, 0], t[:, 1] = np.arange(n) % 4, (np.arange(n) + 1) % 4
+    return Tensor(t)
+
+
+def _ctc_inputs(n):
+    lp = ops.log_softmax(f32(_r(n), 6, n, 5), -1)
+    tg = Tensor((np.arange(3 * n).reshape(n, 3) % 4 + 1).astype(np.int32))
+    return lp, tg, Tensor(np.full(n, 6, np.int32)), Tensor((np.arange(n) % 2 + 2).astype(np.int32))
+
+
+# the NN-functional family's layers and losses (kiln/nn/layer/*_ext.py, kiln/nn/loss/loss_ext.py)
+LAYERS.update({
+    "Threshold": [(lambda: nn.Threshold(0.1, 2.0), lambda n: (f32(_r(n), n, 5),))],
+    "GLU": [(lambda: nn.GLU(), lambda n: (f32(_r(n), n, 6),))],
+    "Conv3d": [(lambda: nn.Conv3d(2, 3, 2), lambda n: (f32(_r(n), n, 2, 3, 4, 4),))],
+    "Conv3dTranspose": [(lambda: nn.Conv3dTranspose(2, 3, 2, stride=2), lambda n: (f32(_r(n), n, 2, 2, 3, 3),))],
+    "MaxPool3d": [(lambda: nn.MaxPool3d(2, 2), lambda n: (f32(_r(n), n, 2, 4, 4, 4),))],
+    "AvgPool3d": [(lambda: nn.AvgPool3d(2, 2), lambda n: (f32(_r(n), n, 2, 4, 4, 4),))],
+    "AdaptiveMaxPool1d": [(lambda: nn.AdaptiveMaxPool1d(2), lambda n: (f32(_r(n), n, 3, 6),))],
+    "AdaptiveMaxPool2d": [(lambda: nn.AdaptiveMaxPool2d(2, True), lambda n: (f32(_r(n), n, 3, 5, 5),))],
+    "AdaptiveMaxPool3d": [(lambda: nn.AdaptiveMaxPool3d(2), lambda n: (f32(_r(n), n, 2, 3, 4, 5),))],
+    "AdaptiveAvgPool3d": [(lambda: nn.AdaptiveAvgPool3d(2), lambda n: (f32(_r(n), n, 2, 3, 4, 5),))],
+    "LPPool1d": [(lambda: nn.LPPool1d(2, 2), lambda n: (f32(_r(n), n, 3, 6),))],
+    "LPPool2d": [(lambda: nn.LPPool2d(2, 2), lambda n: (f32(_r(n), n, 3, 4, 4),))],
+    "LRN": [(lambda: nn.LRN(2), lambda n: (f32(_r(n), n, 3, 4, 4),))],
+    "MaxUnpool1d": [(lambda: nn.MaxUnpool1d(2), _unpool_inputs(1))],
+    "MaxUnpool2d": [(lambda: nn.MaxUnpool2d(2), _unpool_inputs(2))],
+    "MaxUnpool3d": [(lambda: nn.MaxUnpool3d(2), _unpool_inputs(3))],
+    "ChannelShuffle": [(lambda: nn.ChannelShuffle(2), lambda n: (f32(_r(n), n, 4, 3, 3),))],
+    "Dropout1d": [(lambda: nn.Dropout1d(0.5), lambda n: (f32(_r(n), n, 4, 5),))],
+    "BiDense": [(lambda: nn.BiDense(3, 4, 2), lambda n: (f32(_r(n), n, 3), f32(_r(n + 9), n, 4)))],
+    "CosineEmbeddingLoss": [(lambda: nn.CosineEmbeddingLoss(0.1),
+                             lambda n: (f32(_r(n), n, 5), f32(_r(n + 9), n, 5),
+                                        Tensor(np.where(np.arange(n) % 2 == 0, 1, -1).astype(np.int32))))],
+    "GaussianNLLLoss": [(lambda: nn.GaussianNLLLoss(full=True),
+                         lambda n: (f32(_r(n), n, 5), f32(_r(n + 9), n, 5), _sig(_r(n + 8), n, 5)))],
+    "MultiMarginLoss": [(lambda: nn.MultiMarginLoss(p=2), lambda n: (f32(_r(n), n, 5), labels(_r(n), n)))],
+    "MultilabelMarginLoss": [(lambda: nn.MultilabelMarginLoss(),
+                              lambda n: (f32(_r(n), n, 4), _multilabel_targets(n)))],
+    "MultiLabelSoftMarginLoss": [(lambda: nn.MultiLabelSoftMarginLoss(),
+                                  lambda n: (f32(_r(n), n, 5), _sig(_r(n + 9), n, 5)))],
+    "TripletMarginLoss": [(lambda: nn.TripletMarginLoss(swap=True),
+                           lambda n: (f32(_r(n), n, 5), f32(_r(n + 9), n, 5), f32(_r(n + 8), n, 5)))],
+    "CTCLoss": [(lambda: nn.CTCLoss(), _ctc_inputs)],
+    "SoftMarginLoss": [(lambda: nn.SoftMarginLoss(),
+                        lambda n: (f32(_r(n), n, 5),
+                                   Tensor(np.sign(_r(n + 9).standard_normal((n, 5))).astype(np.float32))))],
+})
 
 # global_step shapes (1,) and () stand for the two "batch sizes" of a schedule.
 SCHEDULES = {

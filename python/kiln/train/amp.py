@@ -43,8 +43,8 @@ def _present(module, names):
     return [getattr(module, n) for n in names if hasattr(module, n)]
 
 
-# MindSpore 2.10's lists (mindspore/train/amp.py), restricted to the classes Kiln has (_present: today Conv3d,
-# Conv3dTranspose and the Conv3D / transposed-convolution / PReLU / Ger primitives are not in Kiln).
+# MindSpore 2.10's lists (mindspore/train/amp.py), restricted to the classes Kiln has (_present: today the Conv3D /
+# transposed-convolution / Ger primitives are not in Kiln).
 AMP_WHITE_LIST = _present(nn, ["Conv1d", "Conv2d", "Conv3d", "Conv1dTranspose", "Conv2dTranspose",
                                "Conv3dTranspose", "Dense", "LSTMCell", "RNNCell", "GRUCell"]) + \
     _present(P, ["Conv2D", "Conv3D", "Conv2DTranspose", "Conv3DTranspose", "Conv2DBackpropInput", "MatMul",

@@ -42,5 +42,6 @@ from .base import (CONTROL_FLOW_OPS, DEFAULT_TOL, MULTI_PROCESS_OPS, PASS_ONLY_O
                    covered_ops, entries, kiln_result_dtype,
                    np_value, samples_of, to_kiln)
 # The families register their entries when imported (nn uses state's helpers, so state comes first).
-from . import elementwise, array, state, nn, composite  # noqa: F401,E402
+from . import elementwise, array, state, nn, composite  # noqa: F401
+from . import nnfunc, nnfunc_loss  # noqa: F401,E402  (NN-functional ops: activations, pooling, losses)
 from .state import LAST_JIT  # noqa: F401,E402

@@ -27,3 +27,15 @@ from .sync_batch_norm import SyncBatchNorm  # noqa: E402
 from . import sync_batch_norm  # noqa: E402
 
 __all__ = __all__ + sync_batch_norm.__all__
+from .activation_ext import *  # noqa: F401,F403,E402
+from . import activation_ext  # noqa: E402
+
+__all__ = __all__ + activation_ext.__all__
+from .pooling_ext import *  # noqa: F401,F403,E402
+from . import pooling_ext  # noqa: E402
+
+__all__ = __all__ + pooling_ext.__all__
+from .basic_ext import *  # noqa: F401,F403,E402
+from . import basic_ext  # noqa: E402
+
+__all__ = __all__ + basic_ext.__all__

@@ -6,9 +6,9 @@ import numbers
 import numpy as np
 
 from ..._loader import _core
-from ...common import dtype as mstype
 from ...common.parameter import Parameter
 from ...ops import activation_func as _act
+from ...ops import nnact_func as _nnact
 from ..cell import Cell
 
 __all__ = ["ReLU", "ReLU6", "Sigmoid", "Tanh", "GELU", "FastGelu", "Softmax", "LogSoftmax", "LeakyReLU", "SiLU",
@@ -58,10 +58,11 @@ class GELU(Cell):
 
 
 class FastGelu(Cell):
-    """x / (1 + exp(−1.702·|x|)) · exp(0.851·(x − |x|)) = x·sigmoid(1.702·x) (MindSpore's FastGelu)."""
+    """x / (1 + exp(−1.702·|x|)) · exp(0.851·(x − |x|)) = x·sigmoid(1.702·x) (MindSpore's FastGelu; kiln.ops.fast_gelu
+    without its dtype check)."""
 
     def construct(self, x):
-        return _core.mul(x, _core.sigmoid(_core.mul(x, 1.702)))
+        return _nnact._fast_gelu(x)
 
 
 class Softmax(Cell):
@@ -104,30 +105,27 @@ class LeakyReLU(Cell):
         self.alpha = float(alpha)
 
     def construct(self, x):
-        ax = _core.mul(x, self.alpha)
-        # max(αx, x) for α ≤ 1, min(αx, x) for α > 1: both are x where x > 0, else αx. A select keeps the
-        # gradient at x = 0 at α (PyTorch's rule, the registry's documented kink); Maximum would split the tie.
-        return _core.select(_core.greater(x, 0.0), x, ax)
+        return _nnact.leaky_relu(x, self.alpha)  # gradient alpha at x = 0 (PyTorch's rule)
 
 
 class SiLU(Cell):
-    """x · sigmoid(x)."""
+    """x · sigmoid(x) (kiln.ops.silu)."""
 
     def construct(self, x):
-        return _core.mul(x, _core.sigmoid(x))
+        return _nnact.silu(x)
 
 
 class ELU(Cell):
-    """x if x > 0 else alpha·(exp(x) − 1)."""
+    """x if x > 0 else alpha·(exp(x) − 1) (kiln.ops.elu)."""
 
     def __init__(self, alpha=1.0):
         super().__init__()
+        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+            raise TypeError(f"For 'ELU', the 'alpha' must be a float, but got {type(alpha).__name__}.")
         self.alpha = float(alpha)
 
     def construct(self, x):
-        # exp of min(x, 0) (no overflow on the unused branch) as a select: Minimum would halve the gradient at x = 0
-        neg = _core.mul(_core.sub(_core.exp(_core.select(_core.greater(x, 0.0), 0.0, x)), 1.0), self.alpha)
-        return _core.select(_core.greater(x, 0.0), x, neg)
+        return _nnact.elu(x, self.alpha)
 
 
 class HSigmoid(Cell):
@@ -142,14 +140,14 @@ class HSwish(Cell):
     PyTorch's values at the corners: −0.5 at −3, 1.5 at 3)."""
 
     def construct(self, x):
-        return _core.mul(x, _core.div(_core.clip(_core.add(x, 3.0), 0.0, 6.0), 6.0))
+        return _nnact._hardswish(x)
 
 
 class Softsign(Cell):
-    """x / (1 + |x|)."""
+    """x / (1 + |x|) (kiln.ops.softsign)."""
 
     def construct(self, x):
-        return _core.div(x, _core.add(_core.abs(x), 1.0))
+        return _nnact.softsign(x)
 
 
 class Softplus(Cell):
@@ -168,10 +166,10 @@ class LogSigmoid(Cell):
 
 
 class Mish(Cell):
-    """x · tanh(softplus(x)) [Misra 2019], with the stable softplus."""
+    """x · tanh(softplus(x)) [Misra 2019], with the stable softplus (kiln.ops.mish)."""
 
     def construct(self, x):
-        return _core.mul(x, _core.tanh(_act._softplus(x)))
+        return _nnact.mish(x)
 
 
 class PReLU(Cell):
@@ -205,17 +203,10 @@ class PReLU(Cell):
     def construct(self, x):
         if not isinstance(x, _core.Tensor):
             raise TypeError(f"For '{self.cls_name}', the input must be a Tensor, but got {type(x).__name__}.")
-        if x.dtype not in (mstype.float16, mstype.bfloat16, mstype.float32, mstype.float64):
-            raise TypeError(f"For '{self.cls_name}', the input must be a float Tensor, but got {x.dtype}.")
-        w = self.w if self.w.dtype == x.dtype else _core.cast(self.w, x.dtype)
-        if self.channel > 1:
-            if x.ndim < 2 or x.shape[1] != self.channel:
-                raise ValueError(f"For '{self.cls_name}', the input's axis 1 must have {self.channel} channels, but "
-                                 f"got shape {tuple(x.shape)}.")
-            w = _core.reshape(w, [1, self.channel] + [1] * (x.ndim - 2))
-        elif x.ndim != 1:
-            w = _core.reshape(w, [1] * x.ndim) if x.ndim else _core.reshape(w, [])
-        return _core.select(_core.greater_equal(x, 0.0), x, _core.mul(x, w))
+        if self.channel > 1 and (x.ndim < 2 or x.shape[1] != self.channel):
+            raise ValueError(f"For '{self.cls_name}', the input's axis 1 must have {self.channel} channels, but "
+                             f"got shape {tuple(x.shape)}.")
+        return _nnact.prelu(x, self.w)
 
     def extend_repr(self):
         return f"channel={self.channel}"

@@ -1,3 +1,6 @@
 """Losses (MindSpore's `mindspore.nn.loss`)."""
 from .loss import *  # noqa: F401,F403
-from .loss import __all__  # noqa: F401
+from .loss_ext import *  # noqa: F401,F403
+from . import loss as _loss, loss_ext as _loss_ext
+
+__all__ = _loss.__all__ + _loss_ext.__all__

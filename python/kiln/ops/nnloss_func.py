@@ -1,0 +1,494 @@
+"""Losses, similarity and lookup ops of MindSpore 2.10's `ops`: cosine_similarity, cosine_embedding_loss,
+gaussian_nll_loss, multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss, triplet_margin_loss,
+ctc_loss, dense (and the Dense primitive), embedding — compositions of Kiln's kernels (gradients from the building
+blocks; Graph mode traces them). The formulas are in each docstring; semantics pinned against MindSpore 2.10 on CPU
+where its CPU kernels exist, else its documentation and PyTorch's definitions (which MindSpore's follow).
+
+ctc_loss [Graves et al. 2006] runs the forward (α) recursion in log space over the extended label sequence
+(blank, l₁, blank, l₂, …, blank), one step per frame:
+    α_t(s) = logsumexp(α_{t−1}(s), α_{t−1}(s − 1), α_{t−1}(s − 2) if l'_s ≠ blank and l'_s ≠ l'_{s−2}) + log y_t(l'_s),
+with a log-sum-exp whose shift is the (stop-gradient) maximum and whose all-(−inf) case gives −inf with zero
+gradient, so impossible alignments give loss +inf without NaN gradients. Its gradient is autodiff of that
+recursion: the exact derivative of the loss w.r.t. log_probs (−γ_t(c)/…, the posterior occupation), which equals
+MindSpore's / PyTorch's CTC gradient once taken through a log_softmax (those kernels return exp(log_probs) − γ,
+the gradient for normalized log_probs; the two differ only for direct use of unnormalized log_probs).
+"""
+import math
+import numbers
+
+from .._loader import _core
+from .._args import _got, int_arg
+from ..common import dtype as mstype
+from ..common.tensor import Tensor
+from ._opdef import defop
+
+__all__ = ["cosine_similarity", "cosine_embedding_loss", "gaussian_nll_loss", "multi_margin_loss",
+           "multilabel_margin_loss", "multilabel_soft_margin_loss", "triplet_margin_loss", "ctc_loss", "dense",
+           "embedding"]
+
+_FLOATS = (mstype.float16, mstype.bfloat16, mstype.float32, mstype.float64)
+_INTS = (mstype.int32, mstype.int64)
+
+
+def _tensor(x, op, name):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"For '{op}', the '{name}' must be a Tensor, but got {type(x).__name__}.")
+    return x
+
+
+def _float(x, op, name):
+    _tensor(x, op, name)
+    if x.dtype not in _FLOATS:
+        raise TypeError(f"For '{op}', the '{name}' must be a float Tensor, but got {x.dtype}.")
+    return x
+
+
+def _int_t(x, op, name):
+    _tensor(x, op, name)
+    if x.dtype not in _INTS:
+        raise TypeError(f"For '{op}', the '{name}' must be an int32 or int64 Tensor, but got {x.dtype}.")
+    return x
+
+
+def _real(v, op, name):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise TypeError(f"For '{op}', the '{name}' must be a float, but got {_got(v)}.")
+    return float(v)
+
+
+def _reduce(loss, reduction, op):
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"For '{op}', the 'reduction' must be in ['mean', 'sum', 'none'], but got {reduction!r}.")
+    if reduction == "none":
+        return loss
+    return _core.mean(loss, None, False) if reduction == "mean" else _core.sum(loss, None, False)
+
+
+def _same_dtype(y, x):
+    return y if y.dtype == x.dtype else _core.cast(y, x.dtype)
+
+
+def _safe_sqrt(s, floor):
+    """sqrt(max(s, floor)) with no NaN gradient where s ≤ floor (the maximum routes it to the constant)."""
+    return _core.sqrt(_core.maximum(s, floor))
+
+
+# ---------------------------------------------------------------------------------------------- similarity
+
+@defop()
+def cosine_similarity(x1, x2, dim=1, eps=1e-08):
+    """MindSpore's ops.cosine_similarity(x1, x2, dim=1, eps=1e-08): Σ x1·x2 / max(‖x1‖·‖x2‖, eps) along `dim`
+    (x1 and x2 broadcast; the result drops `dim`). Float Tensors of one dtype; eps a positive float.
+
+    Raises TypeError for non-float Tensors / mismatched dtypes / a non-number eps, ValueError for shapes that do not
+    broadcast or a dim out of range."""
+    op = "cosine_similarity"
+    a, b = _float(x1, op, "x1"), _float(x2, op, "x2")
+    if a.dtype != b.dtype:
+        raise TypeError(f"For '{op}', 'x1' and 'x2' must have one dtype, but got {a.dtype} and {b.dtype}.")
+    eps = _real(eps, op, "eps")
+    prod = _core.mul(a, b)  # broadcasts (ValueError from Mul for incompatible shapes)
+    dim = int_arg(op, "dim", dim)
+    if not -prod.ndim <= dim < prod.ndim:
+        raise ValueError(f"For '{op}', the 'dim' must be in [{-prod.ndim}, {prod.ndim}) for the broadcast shape "
+                         f"{tuple(prod.shape)}, but got {dim}.")
+    w12 = _core.sum(prod, [dim], False)
+    w1 = _core.sum(_core.mul(_core.square(a), _core.ones_like(b)), [dim], False)
+    w2 = _core.sum(_core.mul(_core.square(b), _core.ones_like(a)), [dim], False)
+    return _core.div(w12, _safe_sqrt(_core.mul(w1, w2), eps * eps))
+
+
+@defop(mint="nn.functional.cosine_embedding_loss")
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
+    """MindSpore's ops.cosine_embedding_loss(input1, input2, target, margin=0.0, reduction='mean'): with
+    cos = Σ₁ x1·x2 / (‖x1‖₁·‖x2‖₁) along axis 1 (no eps: a zero vector gives NaN, as MindSpore),
+    loss = 1 − cos where target == 1, max(0, cos − margin) where target == −1, 0 elsewhere; reduced.
+
+    input1, input2: float Tensors of one shape (N, D, ...); target: (N, ...) (input1's shape without axis 1);
+    margin in [−1, 1]. Raises TypeError / ValueError for bad types, shapes, margin or reduction."""
+    op = "cosine_embedding_loss"
+    a, b = _float(input1, op, "input1"), _float(input2, op, "input2")
+    y = _tensor(target, op, "target")
+    if tuple(a.shape) != tuple(b.shape) or a.ndim < 2:
+        raise ValueError(f"For '{op}', 'input1' and 'input2' must have one shape of rank >= 2, but got "
+                         f"{tuple(a.shape)} and {tuple(b.shape)}.")
+    if tuple(y.shape) != tuple(a.shape[:1] + a.shape[2:]):
+        raise ValueError(f"For '{op}', the 'target' must have shape {tuple(a.shape[:1] + a.shape[2:])} (input1's "
+                         f"without axis 1), but got {tuple(y.shape)}.")
+    margin = _real(margin, op, "margin")
+    if not -1.0 <= margin <= 1.0:
+        raise ValueError(f"For '{op}', the 'margin' must be in [-1, 1], but got {margin}.")
+    cos = _core.div(_core.sum(_core.mul(a, b), [1], False),
+                    _core.mul(_core.sqrt(_core.sum(_core.square(a), [1], False)),
+                              _core.sqrt(_core.sum(_core.square(b), [1], False))))
+    zeros = _core.zeros_like(cos)
+    pos = _core.select(_core.equal(y, 1), _core.sub(1.0, cos), zeros)
+    neg = _core.select(_core.equal(y, -1), _core.relu(_core.sub(cos, margin)), zeros)
+    return _reduce(_core.add(pos, neg), reduction, op)
+
+
+# ---------------------------------------------------------------------------------------------- losses
+
+@defop()
+def gaussian_nll_loss(x, target, var, full=False, eps=1e-06, reduction="mean"):
+    """MindSpore's ops.gaussian_nll_loss(x, target, var, full=False, eps=1e-06, reduction='mean'):
+        loss = ½·(log(max(var, eps)) + (x − target)²/max(var, eps)) (+ ½·log 2π with full), reduced.
+    var has x's shape, or x's shape without the last dim (then unsqueezed), or a last dim of 1 (broadcast);
+    values below eps (including negative ones) count as eps, as MindSpore (gradient 0 for var there).
+
+    Raises TypeError for non-float Tensors or a non-bool full, ValueError for a non-positive eps, shapes that do
+    not fit or a bad reduction."""
+    op = "gaussian_nll_loss"
+    x, t, v = _float(x, op, "x"), _float(target, op, "target"), _float(var, op, "var")
+    if not isinstance(full, bool):
+        raise TypeError(f"For '{op}', 'full' must be a bool, but got {_got(full)}.")
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or eps <= 0:
+        raise ValueError(f"For '{op}', 'eps' must be a positive float, but got {eps!r}.")
+    if tuple(v.shape) != tuple(x.shape):
+        if x.ndim and tuple(v.shape) == tuple(x.shape[:-1]):
+            v = _core.expand_dims(v, -1)
+        elif not (v.ndim == x.ndim and x.ndim and tuple(v.shape[:-1]) == tuple(x.shape[:-1]) and v.shape[-1] == 1):
+            raise ValueError(f"For '{op}', the 'var' must have x's shape {tuple(x.shape)}, that shape without its "
+                             f"last dim, or a last dim of 1, but got {tuple(v.shape)}.")
+    m = _core.maximum(v, float(eps))
+    loss = _core.mul(_core.add(_core.log(m), _core.div(_core.square(_core.sub(x, t)), m)), 0.5)
+    if full:
+        loss = _core.add(loss, 0.5 * math.log(2 * math.pi))
+    return _reduce(loss, reduction, op)
+
+
+def _class_index(target, n_classes, op, name="target", lower=0.0):
+    t = _int_t(target, op, name)
+    if t.size:
+        t = _core.check_range(t, op, name, lower, float(n_classes), False, None)
+    return t
+
+
+@defop()
+def multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction="mean"):  # noqa: A002
+    """MindSpore's ops.multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction='mean'): the
+    multi-class hinge loss of input (N, C) (or (C,)) against class indices target (N,):
+        loss_n = Σ_{i ≠ y_n} w[y_n]·max(0, margin − x[n, y_n] + x[n, i])ᵖ / C,   p ∈ {1, 2}, w = weight or ones.
+    Raises TypeError for bad types (target int32/int64), ValueError for p ∉ {1, 2}, shapes, a target outside
+    [0, C) (checked in both modes) or a bad reduction."""
+    op = "multi_margin_loss"
+    x = _float(input, op, "input")
+    if x.ndim not in (1, 2):
+        raise ValueError(f"For '{op}', the 'input' must be 1-D or 2-D, but got shape {tuple(x.shape)}.")
+    if isinstance(p, bool) or p not in (1, 2):
+        raise ValueError(f"For '{op}', the 'p' must be 1 or 2, but got {p!r}.")
+    margin = _real(margin, op, "margin")
+    x2 = x if x.ndim == 2 else _core.expand_dims(x, 0)
+    n, c = x2.shape
+    t = _int_t(target, op, "target")
+    if t.size != n or t.ndim > 1:
+        raise ValueError(f"For '{op}', the 'target' must have shape ({n},), but got {tuple(t.shape)}.")
+    t = _class_index(_core.reshape(t, [n]), c, op)
+    t2 = _core.reshape(_core.cast(t, mstype.int64), [n, 1])
+    from .index_func import gather_elements
+    xy = gather_elements(x2, 1, t2)  # (N, 1)
+    h = _core.relu(_core.add(_core.sub(x2, xy), margin))
+    if p == 2:
+        h = _core.square(h)
+    not_y = _core.not_equal(_core.reshape(_core.arange(0, c, 1, mstype.int64), [1, c]), t2)
+    h = _core.select(not_y, h, _core.zeros_like(h))
+    if weight is not None:
+        w = _float(weight, op, "weight")
+        if tuple(w.shape) != (c,):
+            raise ValueError(f"For '{op}', the 'weight' must have shape ({c},), but got {tuple(w.shape)}.")
+        h = _core.mul(h, _core.reshape(_core.gather(_same_dtype(w, x), _core.reshape(t2, [n]), 0), [n, 1]))
+    loss = _core.div(_core.sum(h, [1], False), float(c))
+    if x.ndim == 1:
+        loss = _core.reshape(loss, [])
+    return _reduce(loss, reduction, op)
+
+
+@defop(primitive="MultilabelMarginLoss", prim_attrs={"reduction": ("reduction", "mean")})
+def multilabel_margin_loss(input, target, reduction="mean"):  # noqa: A002
+    """MindSpore's ops.multilabel_margin_loss(input, target, reduction='mean'): the multi-label hinge loss of input
+    (N, C) (or (C,)) whose target row holds class indices, ended by the first −1 (the rest ignored):
+        loss_n = Σ_{j ∈ J_n} Σ_{i ∉ J_n} max(0, 1 − (x[n, j] − x[n, i])) / C,  J_n the listed classes.
+    target: int32/int64 of input's shape, values in [−1, C). Raises TypeError / ValueError for bad types, shapes,
+    target values (checked in both modes) or reduction."""
+    op = "multilabel_margin_loss"
+    x = _float(input, op, "input")
+    if x.ndim not in (1, 2):
+        raise ValueError(f"For '{op}', the 'input' must be 1-D or 2-D, but got shape {tuple(x.shape)}.")
+    t = _int_t(target, op, "target")
+    if tuple(t.shape) != tuple(x.shape):
+        raise ValueError(f"For '{op}', the 'target' must have the input's shape {tuple(x.shape)}, but got "
+                         f"{tuple(t.shape)}.")
+    x2 = x if x.ndim == 2 else _core.expand_dims(x, 0)
+    n, c = x2.shape
+    t2 = _core.cast(_class_index(_core.reshape(t, [n, c]), c, op, lower=-1.0), mstype.int64)
+    # valid[n, k]: k comes before the first −1 of row n (cumulative product of t != −1 as a running minimum)
+    listed = _core.cast(_core.not_equal(t2, -1), x.dtype)
+    from .scan_func import cumprod
+    valid = _core.stop_gradient(cumprod(listed, 1))  # (N, K)
+    tc = _core.select(_core.equal(t2, -1), _core.zeros_like(t2), t2)
+    classes = _core.reshape(_core.arange(0, c, 1, mstype.int64), [1, 1, c])
+    hit = _core.mul(_core.cast(_core.equal(_core.expand_dims(tc, 2), classes), x.dtype), _core.expand_dims(valid, 2))
+    is_target = _core.stop_gradient(_core.amax(hit, [1], False))  # (N, C)
+    from .index_func import gather_elements
+    xj = gather_elements(x2, 1, tc)  # (N, K)
+    pair = _core.relu(_core.add(_core.sub(_core.expand_dims(x2, 1), _core.expand_dims(xj, 2)), 1.0))  # (N, K, C)
+    pair = _core.mul(pair, _core.mul(_core.expand_dims(valid, 2), _core.expand_dims(_core.sub(1.0, is_target), 1)))
+    loss = _core.div(_core.sum(pair, [1, 2], False), float(c))
+    if x.ndim == 1:
+        loss = _core.reshape(loss, [])
+    return _reduce(loss, reduction, op)
+
+
+@defop()
+def multilabel_soft_margin_loss(input, target, weight=None, reduction="mean"):  # noqa: A002
+    """MindSpore's ops.multilabel_soft_margin_loss(input, target, weight=None, reduction='mean'):
+        loss_n = −Σ_c w_c·(y·log σ(x) + (1 − y)·log σ(−x)) / C = Σ_c w_c·(y·softplus(−x) + (1 − y)·softplus(x)) / C
+    over the last dim of input (N, C) (softplus computed stably), target of input's shape (0/1 values or
+    probabilities), weight (C,) or None. Raises TypeError / ValueError for bad types, shapes or reduction."""
+    op = "multilabel_soft_margin_loss"
+    x = _float(input, op, "input")
+    y = _tensor(target, op, "target")
+    if tuple(y.shape) != tuple(x.shape) or x.ndim < 1:
+        raise ValueError(f"For '{op}', the 'target' must have the input's shape {tuple(x.shape)}, but got "
+                         f"{tuple(y.shape)}.")
+    y = _same_dtype(y, x)
+    from .activation_func import _softplus
+    loss = _core.add(_core.mul(y, _softplus(_core.neg(x))), _core.mul(_core.sub(1.0, y), _softplus(x)))
+    if weight is not None:
+        w = _float(weight, op, "weight")
+        loss = _core.mul(loss, _same_dtype(w, x))
+    loss = _core.div(_core.sum(loss, [x.ndim - 1], False), float(x.shape[-1]))
+    return _reduce(loss, reduction, op)
+
+
+def _pnorm_dist(a, b, p, eps):
+    d = _core.add(_core.sub(a, b), eps)
+    if p == 2:
+        s = _core.sum(_core.square(d), [-1], False)
+        return _core.sqrt(s)
+    if p == 1:
+        return _core.sum(_core.abs(d), [-1], False)
+    return _core.pow(_core.sum(_core.pow(_core.abs(d), float(p)), [-1], False), 1.0 / p)
+
+
+@defop()
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False, reduction="mean"):
+    """MindSpore's ops.triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False,
+    reduction='mean') [Balntas et al. 2016]: with d(a, b) = ‖a − b + eps‖_p over the last dim (PyTorch's
+    pairwise_distance), loss = max(d(a, p) − d(a, n) + margin, 0); swap uses min(d(a, n), d(p, n)). Float Tensors of
+    one shape (N, D) (or (D,)); margin a float or a 0-d Tensor; p an int ≥ 1.
+    Raises TypeError / ValueError for bad types, shapes, p or reduction. (MindSpore's CPU backend has no kernel for
+    it; the formula is its documented one.)"""
+    op = "triplet_margin_loss"
+    a, pp, nn_ = _float(anchor, op, "anchor"), _float(positive, op, "positive"), _float(negative, op, "negative")
+    if not tuple(a.shape) == tuple(pp.shape) == tuple(nn_.shape) or a.ndim not in (1, 2):
+        raise ValueError(f"For '{op}', anchor, positive and negative must have one 1-D or 2-D shape, but got "
+                         f"{tuple(a.shape)}, {tuple(pp.shape)} and {tuple(nn_.shape)}.")
+    if isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 1:
+        raise ValueError(f"For '{op}', the 'p' must be an int >= 1, but got {p!r}.")
+    eps = _real(eps, op, "eps")
+    if not isinstance(swap, bool):
+        raise TypeError(f"For '{op}', the 'swap' must be a bool, but got {_got(swap)}.")
+    if isinstance(margin, Tensor):
+        if margin.size != 1:
+            raise ValueError(f"For '{op}', a Tensor 'margin' must hold one value, but got shape {tuple(margin.shape)}.")
+        margin = _same_dtype(_core.reshape(margin, []), a)
+    else:
+        margin = _real(margin, op, "margin")
+    d_ap = _pnorm_dist(a, pp, int(p), eps)
+    d_an = _pnorm_dist(a, nn_, int(p), eps)
+    if swap:
+        d_an = _core.minimum(d_an, _pnorm_dist(pp, nn_, int(p), eps))
+    return _reduce(_core.relu(_core.add(_core.sub(d_ap, d_an), margin)), reduction, op)
+
+
+# ---------------------------------------------------------------------------------------------- CTC
+
+def _lse3(a, b, c):
+    """log(eᵃ + eᵇ + eᶜ) element-wise: −inf (gradient 0) where all three are −inf (module docstring)."""
+    m = _core.stop_gradient(_core.maximum(a, _core.maximum(b, c)))
+    none = _core.equal(m, float("-inf"))
+    ms = _core.select(none, _core.zeros_like(m), m)
+    s = _core.add(_core.add(_core.exp(_core.sub(a, ms)), _core.exp(_core.sub(b, ms))), _core.exp(_core.sub(c, ms)))
+    s_safe = _core.select(none, _core.ones_like(s), s)
+    return _core.select(none, m, _core.add(ms, _core.log(s_safe)))
+
+
+@defop()
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """MindSpore's ops.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction='mean',
+    zero_infinity=False) -> (loss, log_alpha): the Connectionist Temporal Classification loss [Graves et al. 2006].
+
+    log_probs: (T, N, C) float32/float64 log-probabilities (log_softmax over C); targets: (N, S) int32/int64 labels
+    in [0, C) (the first target_lengths[n] of row n are used); input_lengths, target_lengths: (N,) int32/int64 with
+    1 ≤ input_lengths ≤ T and 0 ≤ target_lengths ≤ S. loss_n = −log Σ_{alignments} Π_t y_t — computed by the
+    log-space forward recursion of the module docstring; +inf where no alignment fits (0, and a zero gradient, with
+    zero_infinity). reduction 'none' → (N,); 'sum'; 'mean' → mean over n of loss_n / max(target_lengths[n], 1)
+    (MindSpore's and PyTorch's). log_alpha: (N, T, 2S + 1), α_t(s) of the recursion, −inf for t ≥ input_lengths[n]
+    and s > 2·target_lengths[n] (as MindSpore's CTCLossV2). Gradient: see the module docstring.
+
+    Raises TypeError for bad dtypes/types, ValueError for shapes, blank ∉ [0, C), a bad reduction or lengths/labels
+    out of range (checked in both modes)."""
+    op = "ctc_loss"
+    lp = _float(log_probs, op, "log_probs")
+    tg = _int_t(targets, op, "targets")
+    il = _int_t(input_lengths, op, "input_lengths")
+    tl = _int_t(target_lengths, op, "target_lengths")
+    if lp.ndim != 3:
+        raise ValueError(f"For '{op}', the 'log_probs' must be 3-D (T, N, C), but got shape {tuple(lp.shape)}.")
+    t_max, n, c = lp.shape
+    if tg.ndim != 2 or tg.shape[0] != n:
+        raise ValueError(f"For '{op}', the 'targets' must be 2-D ({n}, S), but got shape {tuple(tg.shape)}.")
+    if tuple(il.shape) != (n,) or tuple(tl.shape) != (n,):
+        raise ValueError(f"For '{op}', 'input_lengths' and 'target_lengths' must have shape ({n},), but got "
+                         f"{tuple(il.shape)} and {tuple(tl.shape)}.")
+    blank = int_arg(op, "blank", blank)
+    if not 0 <= blank < c:
+        raise ValueError(f"For '{op}', the 'blank' must be in [0, {c}), but got {blank}.")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"For '{op}', the 'reduction' must be in ['mean', 'sum', 'none'], but got {reduction!r}.")
+    if not isinstance(zero_infinity, bool):
+        raise TypeError(f"For '{op}', the 'zero_infinity' must be a bool, but got {_got(zero_infinity)}.")
+    s_max = tg.shape[1]
+    length = 2 * s_max + 1
+    i64 = mstype.int64
+    il = _core.cast(_core.check_range(il, op, "input_lengths", 1.0, float(t_max), True, None), i64) if n else \
+        _core.cast(il, i64)
+    tl = _core.cast(_core.check_range(tl, op, "target_lengths", 0.0, float(s_max), True, None), i64) if n else \
+        _core.cast(tl, i64)
+    tg = _core.cast(_core.check_range(tg, op, "targets", 0.0, float(c), False, None), i64) if tg.size else \
+        _core.cast(tg, i64)
+    # extended labels (N, L): blank at even s, targets[(s − 1)/2] at odd s
+    if s_max:
+        inter = _core.reshape(_core.stack([_core.full([n, s_max], float(blank), i64), tg], 2), [n, 2 * s_max])
+        ext = _core.concat([inter, _core.full([n, 1], float(blank), i64)], 1)
+    else:
+        ext = _core.full([n, 1], float(blank), i64)
+    ninf = float("-inf")
+    pos = _core.reshape(_core.arange(0, length, 1, i64), [1, length])
+    in_seq = _core.less_equal(pos, _core.expand_dims(_core.mul(tl, 2), 1))  # s ≤ 2·tl
+    # the s − 2 skip: allowed where l'_s is not blank and differs from l'_{s−2}
+    if length > 2:
+        prev2 = _core.concat([_core.full([n, 2], -1.0, i64), _core.strided_slice(ext, [0, 0], [n, length - 2],
+                                                                                   [1, 1])], 1)
+        skip = _core.logical_and(_core.not_equal(ext, blank), _core.not_equal(ext, prev2))
+    else:
+        skip = _core.full([n, length], 0.0, mstype.bool_)
+    from .index_func import gather_elements
+    lpe = gather_elements(lp, 2, _core.broadcast_to(_core.expand_dims(ext, 0), [t_max, n, length]))  # (T, N, L)
+    dt = lp.dtype
+    neg_row = _core.full([n, 1], ninf, dt)
+    neg_row2 = _core.full([n, 2], ninf, dt)
+    init_mask = _core.less(pos, 2)
+    alpha = _core.select(_core.logical_and(init_mask, in_seq), lpe[0], _core.full([n, length], ninf, dt))
+    alphas = [alpha]
+    t_idx = _core.expand_dims(il, 1)
+    for t in range(1, t_max):
+        a1 = _core.concat([neg_row, _core.strided_slice(alpha, [0, 0], [n, length - 1], [1, 1])], 1)
+        if length > 2:
+            a2 = _core.concat([neg_row2, _core.strided_slice(alpha, [0, 0], [n, length - 2], [1, 1])], 1)
+            a2 = _core.select(skip, a2, _core.full([n, length], ninf, dt))
+        else:
+            a2 = _core.full([n, length], ninf, dt)
+        new = _core.add(_lse3(alpha, a1, a2), lpe[t])
+        new = _core.select(in_seq, new, _core.full([n, length], ninf, dt))
+        active = _core.less(_core.full([], float(t), i64), t_idx)  # t < input_length
+        alpha = _core.select(active, new, alpha)  # frozen after the last frame
+        alphas.append(_core.select(active, new, _core.full([n, length], ninf, dt)))
+    # loss = −logsumexp(α_last(2·tl), α_last(2·tl − 1))
+    end = _core.expand_dims(_core.mul(tl, 2), 1)
+    last = gather_elements(alpha, 1, end)
+    before = gather_elements(alpha, 1, _core.select(_core.greater(end, 0), _core.sub(end, 1), end))
+    before = _core.select(_core.greater(end, 0), before, _core.full([n, 1], ninf, dt))
+    loss = _core.neg(_core.reshape(_lse3(last, before, _core.full([n, 1], ninf, dt)), [n]))
+    if zero_infinity:
+        loss = _core.select(_core.equal(loss, float("inf")), _core.zeros_like(loss), loss)
+    if reduction == "sum":
+        loss = _core.sum(loss, None, False)
+    elif reduction == "mean":
+        denom = _core.cast(_core.maximum(tl, 1), dt)
+        loss = _core.mean(_core.div(loss, denom), None, False)
+    log_alpha = _core.stack(alphas, 1)  # (N, T, L)
+    return loss, log_alpha
+
+
+# ---------------------------------------------------------------------------------------------- dense / embedding
+
+@defop(primitive="Dense")
+def dense(input, weight, bias=None):  # noqa: A002
+    """MindSpore's ops.dense(input, weight, bias=None): input @ weightᵀ + bias.
+
+    input (*, in); weight (out, in) (or (in,): the result then drops the last dim); bias (out,) (or 0-d) or None.
+    Int or float Tensors of one dtype. Raises TypeError for non-Tensors or mismatched dtypes, ValueError for
+    shapes that do not fit."""
+    op = "dense"
+    x, w = _tensor(input, op, "input"), _tensor(weight, op, "weight")
+    if x.dtype != w.dtype:
+        raise TypeError(f"For '{op}', 'input' and 'weight' must have one dtype, but got {x.dtype} and {w.dtype}.")
+    if w.ndim not in (1, 2) or x.ndim < 1 or x.shape[-1] != w.shape[-1]:
+        raise ValueError(f"For '{op}', the 'weight' must be (out, in) or (in,) with in = input.shape[-1], but got "
+                         f"input shape {tuple(x.shape)} and weight shape {tuple(w.shape)}.")
+    y = _core.matmul(x, _core.transpose(w, [1, 0]) if w.ndim == 2 else w)
+    if bias is not None:
+        b = _tensor(bias, op, "bias")
+        if b.dtype != x.dtype:
+            raise TypeError(f"For '{op}', the 'bias' must have the input's dtype {x.dtype}, but got {b.dtype}.")
+        out = w.shape[0] if w.ndim == 2 else 1
+        if b.ndim > 1 or (b.ndim == 1 and b.shape[0] != out and not (w.ndim == 1 and b.shape[0] == 1)):
+            raise ValueError(f"For '{op}', the 'bias' must have shape ({out},) or (), but got {tuple(b.shape)}.")
+        if w.ndim == 1:
+            b = _core.reshape(b, [])
+        y = _core.add(y, b)
+    return y
+
+
+@defop(mint="nn.functional.embedding")
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False):  # noqa: A002
+    """MindSpore's ops.embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+    scale_grad_by_freq=False): the rows weight[input] (shape input.shape + (D,)) of the table weight (V, D).
+
+    padding_idx (int in [−V, V) or None): that row gets no gradient. max_norm: rows referenced by input whose
+    norm_type-norm exceeds max_norm are rescaled to norm max_norm/(norm + 1e-7)·norm IN PLACE in weight before the
+    lookup (PyTorch's/MindSpore's renorm; no gradient through the rescale). scale_grad_by_freq: each looked-up row's
+    gradient is divided by how often its index occurs in input. input: int32/int64 in [0, V) (checked in both
+    modes). Raises TypeError / ValueError for bad types, shapes, indices or padding_idx."""
+    op = "embedding"
+    idx = _int_t(input, op, "input")
+    w = _float(weight, op, "weight")
+    if w.ndim != 2:
+        raise ValueError(f"For '{op}', the 'weight' must be 2-D (V, D), but got shape {tuple(w.shape)}.")
+    v = w.shape[0]
+    if padding_idx is not None:
+        padding_idx = int_arg(op, "padding_idx", padding_idx)
+        if not -v <= padding_idx < v:
+            raise ValueError(f"For '{op}', the 'padding_idx' must be in [{-v}, {v}), but got {padding_idx}.")
+        padding_idx %= v
+    if not isinstance(scale_grad_by_freq, bool):
+        raise TypeError(f"For '{op}', the 'scale_grad_by_freq' must be a bool, but got {_got(scale_grad_by_freq)}.")
+    flat = _core.reshape(_core.cast(idx, mstype.int64), [-1])
+    if flat.size:
+        flat = _core.check_range(flat, op, "input", 0.0, float(v), False, None)
+    table = w
+    if max_norm is not None:
+        max_norm = _real(max_norm, op, "max_norm")
+        p = _real(norm_type, op, "norm_type")
+        ws = _core.stop_gradient(w)
+        norms = _core.pow(_core.sum(_core.pow(_core.abs(ws), p), [1], True), 1.0 / p)
+        used = _core.greater(_core.unsorted_segment_sum(_core.ones_like(flat), flat, v), 0)
+        scale = _core.select(_core.logical_and(_core.expand_dims(used, 1), _core.greater(norms, max_norm)),
+                             _core.div(max_norm, _core.add(norms, 1e-7)), _core.ones_like(norms))
+        renormed = _core.mul(ws, scale)
+        _core.assign(w, renormed)
+        table = _core.add(renormed, _core.sub(w, ws))  # the renormed values, a plain lookup's gradient
+    rows = _core.gather(table, flat, 0)  # (M, D)
+    if padding_idx is not None or scale_grad_by_freq:
+        g = _core.ones_like(_core.cast(flat, w.dtype))
+        if scale_grad_by_freq:
+            counts = _core.unsorted_segment_sum(_core.ones_like(flat), flat, v)
+            g = _core.div(g, _core.cast(_core.gather(counts, flat, 0), w.dtype))
+        if padding_idx is not None:
+            g = _core.select(_core.equal(flat, padding_idx), _core.zeros_like(g), g)
+        # forward: the rows themselves; gradient: scaled by g (0 for the padding row)
+        rs = _core.stop_gradient(rows)
+        rows = _core.add(rs, _core.mul(_core.sub(rows, rs), _core.expand_dims(g, 1)))
+    return _core.reshape(rows, list(idx.shape) + [w.shape[1]])

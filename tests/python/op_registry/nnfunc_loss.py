@@ -1,0 +1,439 @@
+"""Registry entries of the NN-functional ops of kiln/ops/nnloss_func.py (losses, similarity, ctc_loss, dense,
+embedding), nnsample_func.py (affine_grid, grid_sample, upsample) and nnmisc_func.py (dropout1d, channel_shuffle,
+bidense, rms_norm): one row per @defop op. References are direct NumPy/SciPy formulas or loops."""
+import math
+
+import numpy as np
+import scipy.special
+
+from kiln import Tensor, ops
+
+from .base import F16, F32, F64, FLOATS, I32, NC, OpInfo, Sample, arr, register
+from .elementwise import _same_dtype
+
+
+# ---------------------------------------------------------------------------------------------- losses / similarity
+
+def _np_red(loss, reduction):
+    return loss if reduction == "none" else (loss.mean() if reduction == "mean" else loss.sum())
+
+
+def _np_cos_sim(x1, x2, dim=1, eps=1e-8):
+    x1, x2 = np.broadcast_arrays(x1, x2)
+    w12 = (x1 * x2).sum(dim)
+    return w12 / np.maximum(np.sqrt((x1 ** 2).sum(dim) * (x2 ** 2).sum(dim)), eps)
+
+
+def _cos_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -2, 2, away=0.1)  # noqa: E731
+    yield Sample((a((3, 4)), a((3, 4))))
+    yield Sample((a((1, 4)), a((3, 4))), dict(dim=1), desc="broadcast")
+    yield Sample((a((4, 2, 3)), a((4, 2, 3))), dict(dim=0), desc="dim 0")
+    yield Sample((NC(a((3, 4)), "T"), a((3, 4))), dict(dim=-1), desc="view")
+
+
+register(OpInfo("cosine_similarity", ("Mul", "ReduceSum", "Sqrt", "Maximum", "Div"), ops.cosine_similarity,
+                _np_cos_sim, _cos_samples, FLOATS, differentiable=True, out_dtype=_same_dtype,
+                tol={F16: (4e-3, 4e-3)},
+                special_skip="a ratio of sums: ±inf gives inf/inf = NaN in one association, not the other"))
+
+
+def _np_cel(x1, x2, y, margin=0.0, reduction="mean"):
+    cos = (x1 * x2).sum(1) / (np.sqrt((x1 ** 2).sum(1)) * np.sqrt((x2 ** 2).sum(1)))
+    loss = np.where(y == 1, 1 - cos, 0.0) + np.where(y == -1, np.maximum(cos - margin, 0.0), 0.0)
+    return _np_red(loss, reduction)
+
+
+def _cel_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -2, 2, away=0.1)  # noqa: E731
+    y = np.array([1, -1, 1, -1], np.int32)
+    yield Sample((a((4, 5)), a((4, 5)), y), dict(margin=0.2, reduction="none"))
+    yield Sample((a((4, 5)), a((4, 5)), y), dict(margin=-0.3), desc="mean")
+    yield Sample((a((2, 3, 4)), a((2, 3, 4)), rng.choice([-1, 1], (2, 4)).astype(np.float32)),
+                 dict(reduction="sum"), desc="3-D, float target")
+
+
+register(OpInfo("cosine_embedding_loss", ("Mul", "ReduceSum", "Sqrt", "Div", "Select", "ReLU"),
+                ops.cosine_embedding_loss, _np_cel, _cel_samples, (F32, F64), differentiable=True, grad_args=(0, 1),
+                out_dtype=_same_dtype, special_skip="a ratio of sums: ±inf gives inf/inf = NaN"))
+
+
+def _np_gnll(x, t, v, full=False, eps=1e-6, reduction="mean"):
+    if v.shape != x.shape and v.shape == x.shape[:-1]:
+        v = v[..., None]
+    m = np.maximum(v, eps)
+    loss = 0.5 * (np.log(m) + (x - t) ** 2 / m) + (0.5 * np.log(2 * np.pi) if full else 0.0)
+    return _np_red(loss, reduction)
+
+
+def _gnll_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -2, 2)  # noqa: E731
+    v = lambda s: arr(rng, s, dtype, 0.2, 2)  # noqa: E731
+    yield Sample((a((3, 4)), a((3, 4)), v((3, 4))), dict(reduction="none"))
+    yield Sample((a((3, 4)), a((3, 4)), v((3, 1))), dict(full=True), desc="var (N, 1), full")
+    yield Sample((a((3, 4)), a((3, 4)), v((3,))), dict(reduction="sum"), desc="var without the last dim")
+
+
+register(OpInfo("gaussian_nll_loss", ("Maximum", "Log", "Square", "Sub", "Div", "Mul"), ops.gaussian_nll_loss,
+                _np_gnll, _gnll_samples, FLOATS, differentiable=True, out_dtype=_same_dtype,
+                tol={F16: (4e-3, 4e-3)}, special_skip="log/ratio of a clamped variance: Log's and Div's values"))
+
+
+def _np_mml(x, t, p=1, margin=1, weight=None, reduction="mean"):
+    x2 = x.reshape(-1, x.shape[-1]).astype(np.float64)
+    n, c = x2.shape
+    t = t.reshape(n)
+    loss = np.zeros(n)
+    for i in range(n):
+        h = np.maximum(margin - x2[i, t[i]] + x2[i], 0.0) ** p
+        h[t[i]] = 0.0
+        loss[i] = h.sum() * (weight[t[i]] if weight is not None else 1.0) / c
+    return _np_red(loss.reshape(x.shape[:-1]), reduction)
+
+
+def _mml_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -1, 1)  # noqa: E731
+    yield Sample((a((4, 5)), rng.integers(0, 5, 4).astype(np.int64)), dict(reduction="none"))
+    yield Sample((a((4, 5)), rng.integers(0, 5, 4).astype(np.int32), 2, 0.5, arr(rng, (5,), dtype, 0.5, 2)),
+                 desc="p = 2, weight, mean")
+    yield Sample((a((5,)), np.array([2], np.int64)), dict(reduction="sum"), desc="1-D")
+
+
+register(OpInfo("multi_margin_loss", ("ReLU", "Gather", "Select", "ReduceSum"), ops.multi_margin_loss, _np_mml,
+                _mml_samples, FLOATS, differentiable=True, grad_args=(0,), out_dtype=_same_dtype,
+                tol={F16: (4e-3, 4e-3)}, special_skip="hinge sums: ReLU's and ReduceSum's special values"))
+
+
+def _np_mlml(x, t, reduction="mean"):
+    x2 = x.reshape(-1, x.shape[-1]).astype(np.float64)
+    t2 = t.reshape(x2.shape)
+    n, c = x2.shape
+    loss = np.zeros(n)
+    for i in range(n):
+        listed = []
+        for v in t2[i]:
+            if v == -1:
+                break
+            listed.append(int(v))
+        others = [k for k in range(c) if k not in listed]
+        loss[i] = sum(max(0.0, 1 - (x2[i, j] - x2[i, k])) for j in listed for k in others) / c
+    return _np_red(loss.reshape(x.shape[:-1]), reduction)
+
+
+def _mlml_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -1, 1)  # noqa: E731
+    t = np.array([[3, 0, -1, 1], [1, 2, 3, -1], [-1, 1, 2, 3]], np.int64)
+    yield Sample((a((3, 4)), t), dict(reduction="none"), desc="−1 ends each row's list")
+    yield Sample((a((3, 4)), t.astype(np.int32)), desc="int32, mean")
+    yield Sample((a((4,)), np.array([2, 2, -1, 0], np.int64)), dict(reduction="sum"), desc="1-D, repeated label")
+
+
+register(OpInfo("multilabel_margin_loss", ("ReLU", "Gather", "ReduceSum", "ReduceMax"), ops.multilabel_margin_loss,
+                _np_mlml, _mlml_samples, FLOATS, differentiable=True, grad_args=(0,), out_dtype=_same_dtype,
+                tol={F16: (4e-3, 4e-3)}, special_skip="hinge sums: ReLU's and ReduceSum's special values"))
+
+
+def _np_mlsml(x, y, weight=None, reduction="mean"):
+    loss = y * np.logaddexp(0, -x) + (1 - y) * np.logaddexp(0, x)
+    if weight is not None:
+        loss = loss * weight
+    return _np_red(loss.sum(-1) / x.shape[-1], reduction)
+
+
+def _mlsml_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -3, 3)  # noqa: E731
+    yield Sample((a((3, 4)), (rng.random((3, 4)) > 0.5).astype(dtype)), dict(reduction="none"))
+    yield Sample((a((3, 4)), rng.random((3, 4)).astype(dtype), arr(rng, (4,), dtype, 0.5, 2)), desc="weight, mean")
+
+
+register(OpInfo("multilabel_soft_margin_loss", ("ReLU", "Log1p", "Exp", "Mul", "ReduceSum"),
+                ops.multilabel_soft_margin_loss, _np_mlsml, _mlsml_samples, FLOATS, differentiable=True,
+                out_dtype=_same_dtype, tol={F16: (4e-3, 4e-3)},
+                special_skip="softplus sums: softplus's special values (elementwise registry)"))
+
+
+def _np_tml(a, p, n, margin=1.0, p_norm=2, eps=1e-6, swap=False, reduction="mean"):
+    def d(u, v):
+        return (np.abs(u - v + eps) ** p_norm).sum(-1) ** (1.0 / p_norm)
+    dan = d(a, n)
+    if swap:
+        dan = np.minimum(dan, d(p, n))
+    return _np_red(np.maximum(d(a, p) - dan + margin, 0.0), reduction)
+
+
+def _tml_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -1, 1)  # noqa: E731
+    yield Sample((a((4, 3)), a((4, 3)), a((4, 3))), dict(reduction="none"))
+    yield Sample((a((4, 3)), a((4, 3)), a((4, 3))), dict(margin=0.5, p=1, swap=True), desc="p = 1, swap")
+    yield Sample((a((5,)), a((5,)), a((5,))), dict(margin=2.0, p=3, reduction="sum"), desc="1-D, p = 3")
+
+
+register(OpInfo("triplet_margin_loss", ("Sub", "Add", "Sqrt", "ReLU", "Abs", "Pow"),
+                lambda an, po, ne, **kw: ops.triplet_margin_loss(an, po, ne, **kw),
+                lambda an, po, ne, **kw: _np_tml(an, po, ne, kw.get("margin", 1.0), kw.get("p", 2),
+                                                 kw.get("eps", 1e-6), kw.get("swap", False),
+                                                 kw.get("reduction", "mean")),
+                _tml_samples, (F32, F64), differentiable=True, out_dtype=_same_dtype,
+                special_skip="norms of differences: ±inf − ±inf forms; Sqrt/Pow/ReLU cover it"))
+
+
+def np_ctc(lp, targets, il, tl, blank=0):
+    """Per-sample CTC negative log-likelihood by the plain (probability-space, float64) forward recursion."""
+    t_max, n, c = lp.shape
+    out = np.zeros(n)
+    p = np.exp(lp.astype(np.float64))
+    for b in range(n):
+        lab = [int(v) for v in targets[b, :tl[b]]]
+        ext = [blank]
+        for v in lab:
+            ext += [v, blank]
+        L = len(ext)
+        alpha = np.zeros(L)
+        alpha[0] = p[0, b, ext[0]]
+        if L > 1:
+            alpha[1] = p[0, b, ext[1]]
+        for t in range(1, il[b]):
+            new = np.zeros(L)
+            for s in range(L):
+                acc = alpha[s] + (alpha[s - 1] if s >= 1 else 0.0)
+                if s >= 2 and ext[s] != blank and ext[s] != ext[s - 2]:
+                    acc += alpha[s - 2]
+                new[s] = acc * p[t, b, ext[s]]
+            alpha = new
+        total = alpha[L - 1] + (alpha[L - 2] if L > 1 else 0.0)
+        with np.errstate(divide="ignore"):
+            out[b] = -np.log(total)
+    return out
+
+
+def _np_ctc_call(lp, targets, il, tl, blank=0, reduction="mean", zero_infinity=False):
+    loss = np_ctc(lp, targets, il, tl, blank)
+    if zero_infinity:
+        loss = np.where(np.isinf(loss), 0.0, loss)
+    if reduction == "sum":
+        loss = loss.sum()
+    elif reduction == "mean":
+        loss = (loss / np.maximum(tl, 1)).mean()
+    return loss
+
+
+def _ctc_samples(dtype, rng):
+    def lp(t, n, c):
+        z = rng.normal(size=(t, n, c))
+        return (z - scipy.special.logsumexp(z, axis=-1, keepdims=True)).astype(dtype)
+    tg = np.array([[1, 2, 2], [3, 1, 0]], np.int32)
+    yield Sample((lp(6, 2, 4), tg, np.array([6, 4], np.int32), np.array([3, 2], np.int32)), dict(reduction="none"),
+                 desc="repeated label needs a blank")
+    yield Sample((lp(5, 3, 5), np.array([[1, 4], [2, 2], [3, 0]], np.int64), np.array([5, 3, 4], np.int64),
+                  np.array([2, 2, 0], np.int64)), dict(blank=0), desc="mean; an empty target")
+    yield Sample((lp(4, 2, 3), np.array([[2, 2, 2], [1, 0, 0]], np.int32), np.array([3, 4], np.int32),
+                  np.array([3, 1], np.int32)), dict(reduction="sum", zero_infinity=True, blank=0),
+                 desc="an impossible alignment zeroed")
+    yield Sample((lp(5, 2, 4), np.array([[0, 1], [2, 0]], np.int32), np.array([5, 5], np.int32),
+                  np.array([2, 2], np.int32)), dict(blank=3, reduction="none"), desc="blank = C − 1")
+
+
+register(OpInfo("ctc_loss", ("Gather", "Exp", "Log", "Maximum", "Select", "Concat", "StridedSlice"),
+                lambda lp, tg, il, tl, **kw: ops.ctc_loss(lp, tg, il, tl, **kw)[0], _np_ctc_call, _ctc_samples,
+                (F32, F64), differentiable=True, grad_args=(0,), out_dtype=_same_dtype,
+                special_skip="log-probabilities: ±inf/NaN inputs are outside the op's domain (log_softmax outputs); "
+                             "impossible alignments (+inf) are in the samples",
+                notes="gradient: autodiff of the log-space recursion (the exact derivative)"))
+
+
+def _np_dense(x, w, b=None):
+    y = x @ (w.T if w.ndim == 2 else w)
+    return y if b is None else y + b
+
+
+def _dense_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -2, 2)  # noqa: E731
+    yield Sample((a((3, 4)), a((5, 4)), a((5,))))
+    yield Sample((a((2, 3, 4)), a((5, 4))), desc="batched, no bias")
+    yield Sample((a((3, 4)), a((4,))), desc="1-D weight")
+
+
+register(OpInfo("dense", ("BatchMatMul", "Transpose", "Add"), ops.dense, _np_dense, _dense_samples, (F32, F64, F16),
+                differentiable=True, tol={F16: (3e-3, 3e-3), F32: (1e-5, 1e-5)},
+                special_skip="a matmul: BatchMatMul's special values"))
+
+
+def _np_embedding(idx, w, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False):
+    return w[idx]
+
+
+def _emb_samples(dtype, rng):
+    w = arr(rng, (6, 3), dtype)
+    yield Sample((np.array([[0, 4], [2, 2]], np.int32), w))
+    yield Sample((np.array([1, 5, 1, 0], np.int64), w), dict(padding_idx=1, scale_grad_by_freq=True),
+                 desc="padding_idx, scale_grad_by_freq (their gradient rules are not the forward's derivative)",
+                 grad=False)
+
+
+register(OpInfo("embedding", ("Gather", "CheckRange"), ops.embedding, _np_embedding, _emb_samples, FLOATS,
+                differentiable=True, grad_args=(1,), ref_upcast=False,
+                special_skip="a row lookup: Gather's special values",
+                notes="the gradient rules (padding row 0, 1/count scaling) are checked in "
+                      "tests/python/test_nn_functional_ext.py against closed forms"))
+
+
+# ---------------------------------------------------------------------------------------------- sampling
+
+def _np_base(n, align):
+    if n == 1:
+        return np.zeros(1)
+    i = np.arange(n, dtype=np.float64)
+    return i * 2 / (n - 1) - 1 if align else (2 * i + 1) / n - 1
+
+
+def _np_affine_grid(theta, size, align_corners=False):
+    nd = len(size) - 2
+    sp = size[2:]
+    coords = np.meshgrid(*[_np_base(s, align_corners) for s in sp], indexing="ij")  # z?, y, x
+    base = np.stack([coords[nd - 1 - k] for k in range(nd)] + [np.ones(sp)], -1).reshape(-1, nd + 1)
+    return np.einsum("pk,njk->npj", base, theta.astype(np.float64)).reshape((size[0],) + tuple(sp) + (nd,))
+
+
+def _ag_samples(dtype, rng):
+    yield Sample((arr(rng, (2, 2, 3), dtype), (2, 3, 4, 5)))
+    yield Sample((arr(rng, (1, 2, 3), dtype), (1, 1, 3, 1)), dict(align_corners=True), desc="align, W = 1")
+    yield Sample((arr(rng, (2, 3, 4), dtype), (2, 1, 2, 3, 4)), desc="5-D size")
+
+
+register(OpInfo("affine_grid", ("BatchMatMul", "Transpose"), ops.affine_grid, _np_affine_grid, _ag_samples, FLOATS,
+                differentiable=True, out_dtype=_same_dtype, tol={F16: (4e-3, 4e-3)},
+                special_skip="a matmul with constant coordinates: BatchMatMul's special values"))
+
+
+def _np_grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    align = bool(align_corners)
+    n, c, h, w = x.shape
+    out = np.zeros((n, c) + grid.shape[1:3])
+
+    def coord(g, size):
+        v = (g + 1) / 2 * (size - 1) if align else ((g + 1) * size - 1) / 2
+        if padding_mode == "border":
+            v = min(max(v, 0.0), size - 1.0)
+        elif padding_mode == "reflection":
+            lo, hi = (0.0, size - 1.0) if align else (-0.5, size - 0.5)
+            span = hi - lo
+            if span <= 0:
+                v = 0.0
+            else:
+                d = abs(v - lo)
+                flips = math.floor(d / span)
+                extra = d - flips * span
+                v = lo + extra if flips % 2 == 0 else hi - extra
+            v = min(max(v, 0.0), size - 1.0)
+        return v
+
+    def at(b, xi, yi):
+        return x[b, :, yi, xi] if 0 <= xi < w and 0 <= yi < h else np.zeros(c)
+
+    for b in range(n):
+        for i in range(grid.shape[1]):
+            for j in range(grid.shape[2]):
+                xs, ys = coord(float(grid[b, i, j, 0]), w), coord(float(grid[b, i, j, 1]), h)
+                if mode == "nearest":
+                    rx, ry = math.copysign(math.floor(abs(xs) + 0.5), xs), math.copysign(math.floor(abs(ys) + 0.5), ys)
+                    out[b, :, i, j] = at(b, int(rx), int(ry))
+                else:
+                    x0, y0 = math.floor(xs), math.floor(ys)
+                    fx, fy = xs - x0, ys - y0
+                    out[b, :, i, j] = (at(b, x0, y0) * (1 - fx) * (1 - fy) + at(b, x0 + 1, y0) * fx * (1 - fy) +
+                                       at(b, x0, y0 + 1) * (1 - fx) * fy + at(b, x0 + 1, y0 + 1) * fx * fy)
+    return out
+
+
+def _gs_samples(dtype, rng):
+    x = arr(rng, (2, 2, 3, 4), dtype)
+    g = arr(rng, (2, 2, 3, 2), dtype, -1.3, 1.3)
+    for mode in ("bilinear", "nearest"):
+        for pm in ("zeros", "border", "reflection"):
+            for ac in (False, True):
+                yield Sample((x, g), dict(mode=mode, padding_mode=pm, align_corners=ac), desc=f"{mode} {pm} {ac}",
+                             grad=(mode == "bilinear"))
+
+
+register(OpInfo("grid_sample", ("Gather", "Floor", "Select", "Mul", "Add"), ops.grid_sample, _np_grid_sample,
+                _gs_samples, (F32, F64), differentiable=True, out_dtype=_same_dtype, tol={F32: (1e-5, 1e-5)},
+                special_skip="NaN/inf coordinates read as outside (zeros): checked in test_nn_functional_ext.py",
+                notes="nearest: no gradient w.r.t. the grid (piecewise constant); samples avoid exact pixel "
+                      "boundaries (random grids)"))
+
+
+from .composite import _interp_samples, _np_interpolate  # noqa: E402
+
+register(OpInfo("upsample", ("Gather",),
+                lambda x, size, mode, align_corners=None: ops.upsample(x, size, mode=mode, align_corners=align_corners),
+                _np_interpolate, _interp_samples, (F32, F64), differentiable=True,
+                special_skip="ops.interpolate itself (its row)"))
+
+
+# ---------------------------------------------------------------------------------------------- misc
+
+def _draw_dropout1d(shape, dtype, seed=None):
+    m = int(np.prod(shape))
+    y = ops.dropout1d(Tensor(np.ones((m, 1), dtype)), 0.5)  # (C, L) = (m, 1): one draw per element
+    return ops.reshape(y, tuple(shape))
+
+
+def _check_dropout1d(x, dtype):
+    assert set(np.unique(x)) <= {0.0, 2.0}, np.unique(x)
+    frac = (x == 2.0).mean()
+    assert abs(frac - 0.5) < 5 * math.sqrt(0.25 / x.size), frac
+
+
+register(OpInfo("dropout1d", ("UniformReal", "Less", "Mul"), kind="random", dtypes=(F32, F64),
+                draw=_draw_dropout1d, check=_check_dropout1d,
+                notes="channels kept with probability 1 − p and scaled by 1/(1 − p)"))
+
+
+def _np_channel_shuffle(x, groups):
+    n, c = x.shape[:2]
+    return x.reshape((n, groups, c // groups) + x.shape[2:]).swapaxes(1, 2).reshape(x.shape)
+
+
+register(OpInfo("channel_shuffle", ("Reshape", "Transpose"), ops.channel_shuffle, _np_channel_shuffle,
+                lambda dtype, rng: iter([Sample((arr(rng, (2, 6, 2, 3), dtype), 3)),
+                                         Sample((arr(rng, (1, 4, 5), dtype), 2), desc="3-D"),
+                                         Sample((NC(arr(rng, (2, 4, 3, 2), dtype), "T"), 2), desc="view")]),
+                FLOATS + (I32,), differentiable=True, ref_upcast=False))
+
+
+def _np_bidense(x1, x2, w, b=None):
+    y = np.einsum("...i,oij,...j->...o", x1, w, x2)
+    return y if b is None else y + b
+
+
+register(OpInfo("bidense", ("BatchMatMul", "Mul", "ReduceSum", "Transpose"), ops.bidense, _np_bidense,
+                lambda dtype, rng: iter([
+                    Sample((arr(rng, (4, 3), dtype), arr(rng, (4, 2), dtype), arr(rng, (5, 3, 2), dtype),
+                            arr(rng, (5,), dtype))),
+                    Sample((arr(rng, (2, 3, 3), dtype), arr(rng, (2, 3, 4), dtype), arr(rng, (2, 3, 4), dtype)),
+                           desc="batched, no bias"),
+                    Sample((arr(rng, (3,), dtype), arr(rng, (4,), dtype), arr(rng, (2, 3, 4), dtype)), desc="1-D")]),
+                (F32, F64), differentiable=True, out_dtype=_same_dtype, tol={F32: (1e-5, 1e-5)},
+                special_skip="a bilinear form: BatchMatMul's / ReduceSum's special values"))
+
+
+def _np_rms(x, gamma, epsilon=1e-6):
+    axes = tuple(range(x.ndim - gamma.ndim, x.ndim))
+    rstd = 1 / np.sqrt((x.astype(np.float64) ** 2).mean(axes, keepdims=True) + epsilon)
+    return x * rstd * gamma, rstd
+
+
+def _rms_samples(dtype, rng):
+    yield Sample((arr(rng, (2, 3), dtype), arr(rng, (3,), dtype)))
+    yield Sample((arr(rng, (2, 2, 3), dtype), arr(rng, (2, 3), dtype)), dict(epsilon=0.1), desc="2 normalized dims")
+
+
+register(OpInfo("rms_norm", ("Square", "ReduceMean", "Rsqrt", "Mul"), ops.rms_norm, _np_rms, _rms_samples, (F32, F64),
+                differentiable=True, out_dtype=_same_dtype, tol={F32: (1e-5, 1e-6)},
+                special_skip="x·rsqrt(mean x²): inf/inf forms; Rsqrt's and ReduceMean's special values"))
+register(OpInfo("add_rms_norm", ("Add", "Square", "ReduceMean", "Rsqrt", "Mul"), ops.add_rms_norm,
+                lambda x1, x2, g, epsilon=1e-6: _np_rms(x1 + x2, g, epsilon) + (x1 + x2,),
+                lambda dtype, rng: iter([Sample((arr(rng, (2, 3), dtype), arr(rng, (2, 3), dtype),
+                                                 arr(rng, (3,), dtype)))]),
+                (F32, F64), differentiable=True, out_dtype=_same_dtype, tol={F32: (1e-5, 1e-6)},
+                special_skip="as rms_norm"))
