@@ -95,6 +95,8 @@ LAYERS = {
     "MaxPool2d": [(lambda: nn.MaxPool2d(kernel_size=2, stride=2), lambda n: (f32(_r(n), n, 3, 4, 4),))],
     "BatchNorm1d": [(lambda: nn.BatchNorm1d(4), lambda n: (f32(_r(n), n, 4),))],
     "BatchNorm2d": [(lambda: nn.BatchNorm2d(3), lambda n: (f32(_r(n), n, 3, 4, 4),))],
+    # one process: process_groups=0 (with a group it all-reduces: tests/python/test_sync_batch_norm.py)
+    "SyncBatchNorm": [(lambda: nn.SyncBatchNorm(3, process_groups=0), lambda n: (f32(_r(n), n, 3, 4, 4),))],
     "LayerNorm": [(lambda: nn.LayerNorm((5,)), lambda n: (f32(_r(n), n, 5),))],
     "GroupNorm": [(lambda: nn.GroupNorm(2, 4), lambda n: (f32(_r(n), n, 4, 3, 3),))],
     "Conv1d": [(lambda: nn.Conv1d(3, 4, 3), lambda n: (f32(_r(n), n, 3, 8),))],
