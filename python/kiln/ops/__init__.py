@@ -31,6 +31,7 @@ from .scan_func import *  # noqa: F401,F403,E402  (cumsum, cumprod, CumSum, CumP
 from .bbox_func import *  # noqa: F401,F403,E402  (iou, bounding_box_encode/decode, check_valid, FloatStatus)
 from .resize_func import *  # noqa: F401,F403,E402  (interpolate, ResizeNearestNeighbor, ResizeBilinearV2)
 from .math_elem_func import *  # noqa: F401,F403,E402  (atan, atan2, asin, acos, log2, fmod, hypot, isnan, ...)
+from .math_reduce_func import *  # noqa: F401,F403,E402  (std, var, median, quantile, cummax, cdist, vector_norm, ...)
 from .linalg_func import *  # noqa: F401,F403,E402  (mm, bmm, addmm, einsum, kron, tensor_dot, cross, ...)
 
 from .control_flow import WhileLoop, ForiLoop, Scan, switch  # noqa: F401,E402  (compiled into While/If nodes)
