@@ -32,6 +32,8 @@ from .bbox_func import *  # noqa: F401,F403,E402  (iou, bounding_box_encode/deco
 from .resize_func import *  # noqa: F401,F403,E402  (interpolate, ResizeNearestNeighbor, ResizeBilinearV2)
 from .math_elem_func import *  # noqa: F401,F403,E402  (atan, atan2, asin, acos, log2, fmod, hypot, isnan, ...)
 from .math_reduce_func import *  # noqa: F401,F403,E402  (std, var, median, quantile, cummax, cdist, vector_norm, ...)
+from .math_special_func import *  # noqa: F401,F403,E402  (erfc, erfinv, lgamma, digamma, polygamma, zeta, i0, bessel_i*)
+from .math_int_func import *  # noqa: F401,F403,E402  (bitwise_and/or/xor, shifts, invert, gcd, lcm, population_count)
 from .linalg_func import *  # noqa: F401,F403,E402  (mm, bmm, addmm, einsum, kron, tensor_dot, cross, ...)
 
 from .control_flow import WhileLoop, ForiLoop, Scan, switch  # noqa: F401,E402  (compiled into While/If nodes)
