@@ -128,6 +128,17 @@ def test_products_match_mindspore():
 
 # ---------------------------------------------------------------------------------------------- surfaces
 
+def test_lu_ops_match_mindspore():
+    a = _t(np.arange(9).reshape(3, 3) / 3 + np.eye(3))
+    _close(ops.det(a), 3.0, kiln.float32)
+    s, l = ops.slogdet(a)
+    _close(s, 1.0)
+    _close(l, 1.0986123)
+    _close(ops.inverse(_t([[1 + 0.0, 1 / 3], [2 / 3, 2.0]])), [[1.125, -0.1875], [-0.375, 0.5625]])
+    s, l = ops.slogdet(_t([[1., 2.], [2., 4.]]))
+    assert float(s.asnumpy()) == 0.0 and float(l.asnumpy()) == -np.inf  # singular
+
+
 def test_derived_surfaces():
     x = _t([0.25, -0.5])
     for got in (ops.Atan()(x), x.atan(), ops.arctan(x), x.arctan()):
@@ -194,6 +205,8 @@ def test_gradients_at_conventions():
     (lambda: ops.polygamma(-1, X), ValueError, "polygamma.*n"),
     (lambda: ops.zeta(X, XI), TypeError, "zeta"),
     (lambda: ops.erfinv(XI), TypeError, "erfinv"),
+    (lambda: ops.det(X), ValueError, "det.*square"),
+    (lambda: ops.inverse(_t(np.eye(2), np.int32)), TypeError, "inverse.*float"),
 ])
 def test_bad_input(call, exc, match):
     with pytest.raises(exc, match=match):

@@ -35,6 +35,7 @@ from .math_reduce_func import *  # noqa: F401,F403,E402  (std, var, median, quan
 from .math_special_func import *  # noqa: F401,F403,E402  (erfc, erfinv, lgamma, digamma, polygamma, zeta, i0, bessel_i*)
 from .math_int_func import *  # noqa: F401,F403,E402  (bitwise_and/or/xor, shifts, invert, gcd, lcm, population_count)
 from .linalg_func import *  # noqa: F401,F403,E402  (mm, bmm, addmm, einsum, kron, tensor_dot, cross, ...)
+from .linalg_lu_func import *  # noqa: F401,F403,E402  (det, slogdet, logdet, inverse by a pivoted LU)
 
 from .control_flow import WhileLoop, ForiLoop, Scan, switch  # noqa: F401,E402  (compiled into While/If nodes)
 

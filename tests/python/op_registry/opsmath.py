@@ -279,3 +279,35 @@ _lin("cross", ("Mul", "Sub", "Concat"), lambda a, b, dim=None: ops.cross(a, b, d
 _lin("matrix_power", "BatchMatMul", lambda a, n: ops.matrix_power(a, n),
      lambda a, n: np.linalg.matrix_power(a, n),
      [(((3, 3),), dict(n=3)), (((2, 2, 2),), dict(n=0)), (((2, 2),), dict(n=1)), (((2, 3, 3),), dict(n=6))])
+
+
+# ---------------------------------------------------------------------------------------------- LU (det, inverse)
+
+def _lu_samples(dtype, rng):
+    yield Sample((arr(rng, (3, 3), dtype),))
+    yield Sample((arr(rng, (2, 4, 4), dtype),), desc="batched")
+    a = arr(rng, (3, 3), dtype)
+    a[0, 0] = 0.0
+    yield Sample((a,), desc="zero first pivot (row swap)")
+    yield Sample((arr(rng, (1, 1), dtype),), desc="1x1")
+    yield Sample((np.array([[0.0, 2.0, 1.0], [1.0, 0.0, 0.0], [0.0, 0.0, 3.0]], dtype),), desc="permutation-like")
+
+
+def _spd_samples(dtype, rng):
+    """Positive determinants (A·Aᵀ + I), where log det has a gradient; and one negative (NaN, no gradient)."""
+    for shape in ((3, 3), (2, 4, 4)):
+        a = arr(rng, shape, dtype)
+        yield Sample(((a @ np.swapaxes(a, -1, -2) + np.eye(shape[-1])).astype(dtype),))
+    yield Sample((np.diag([-1.0, 2.0]).astype(dtype),), desc="negative det", grad=False)
+
+
+def _lu_entry(name, ref, samples=_lu_samples, **kw):
+    register(OpInfo(name, ("Gather", "Div", "Sub", "Concat"), getattr(ops, name), ref, samples, FL,
+                    differentiable=True, special_skip="LU arithmetic: Div's, Mul's and Sub's special values",
+                    tol={F32: (1e-4, 1e-5)}, **kw))
+
+
+_lu_entry("det", np.linalg.det)
+_lu_entry("slogdet", lambda a: tuple(np.linalg.slogdet(a)))
+_lu_entry("logdet", lambda a: (lambda s, l: np.where(s < 0, np.nan, l))(*np.linalg.slogdet(a)), _spd_samples)
+_lu_entry("inverse", np.linalg.inv)
