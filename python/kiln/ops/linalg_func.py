@@ -376,8 +376,8 @@ def cross(input, other, dim=None):  # noqa: A002
 @defop(tensor="matrix_power")
 def matrix_power(input, n):  # noqa: A002
     """MindSpore's ops.matrix_power(input, n): the n-th power of square matrices (..., m, m) by repeated squaring;
-    n = 0 gives identity matrices. Negative n needs a matrix inverse, which Kiln does not provide: ValueError.
-    Raises TypeError (non-Tensor, non-int n), ValueError (not square, negative n)."""
+    n = 0 gives identity matrices, n < 0 powers the inverse (ops.inverse: float inputs). Raises TypeError
+    (non-Tensor, non-int n, a negative n for an integer input), ValueError (not square)."""
     x = _tensor_arg(input, "matrix_power")
     if not _is_int(n):
         raise TypeError(f"For 'matrix_power', 'n' must be an int, but got {_got(n)}.")
@@ -386,8 +386,10 @@ def matrix_power(input, n):  # noqa: A002
                          f"{tuple(x.shape)}.")
     n = int(n)
     if n < 0:
-        raise ValueError(f"For 'matrix_power', Kiln supports n >= 0 (a negative power needs a matrix inverse), but "
-                         f"got n = {n}.")
+        from .linalg_lu_func import inverse
+        if not mstype.is_float(x.dtype):
+            raise TypeError(f"For 'matrix_power', a negative n needs a float input, but got {_got(x)}.")
+        x, n = inverse(x), -n
     if n == 0:
         eye = Tensor(np.eye(x.shape[-1], dtype=mstype.dtype_to_nptype(x.dtype)))
         return _core.add(_core.mul(x, 0), eye) if x.dtype != mstype.bool_ else _core.broadcast_to(eye, list(x.shape))

@@ -279,6 +279,12 @@ _lin("cross", ("Mul", "Sub", "Concat"), lambda a, b, dim=None: ops.cross(a, b, d
 _lin("matrix_power", "BatchMatMul", lambda a, n: ops.matrix_power(a, n),
      lambda a, n: np.linalg.matrix_power(a, n),
      [(((3, 3),), dict(n=3)), (((2, 2, 2),), dict(n=0)), (((2, 2),), dict(n=1)), (((2, 3, 3),), dict(n=6))])
+register(OpInfo("matrix_power_negative", ("Gather", "Div", "BatchMatMul"), lambda a, n: ops.matrix_power(a, n),
+                lambda a, n: np.linalg.matrix_power(a, n),
+                lambda dtype, rng: iter([Sample((arr(rng, (3, 3), dtype) + 3 * np.eye(3, dtype=dtype),), dict(n=-2)),
+                                         Sample((arr(rng, (2, 2, 2), dtype) + 3 * np.eye(2, dtype=dtype),),
+                                                dict(n=-1))]),
+                FL, differentiable=True, tol={F32: (1e-4, 1e-5)}, special_skip="as inverse"))
 
 
 # ---------------------------------------------------------------------------------------------- LU (det, inverse)
