@@ -12,7 +12,6 @@ so the bits are reached arithmetically:
   gcd: Euclid's algorithm on |a|, |b| with a fixed number of steps (enough for the dtype: the worst case is two
       consecutive Fibonacci numbers), so it also compiles under kiln.jit; lcm = |a / gcd(a, b) · b| (0 with a 0).
 Integer dtypes int8/16/32/64 and uint8/16/32 (bool for and/or/xor: the logical ops). Not differentiable."""
-import math
 
 import numpy as np
 
