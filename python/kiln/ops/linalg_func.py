@@ -249,10 +249,10 @@ def _axis_list(op, axes, ndim, name):
     out = []
     for ax in axes:
         if not _is_int(ax) or not -ndim <= ax < ndim:
-            raise ValueError(f"For '{op}', {name} axis {ax!r} is out of range for a tensor with {ndim} dims.")
+            raise ValueError(f"For '{op}', {name} axis {_got(ax)} is out of range for a tensor with {ndim} dims.")
         out.append(int(ax) % ndim)
     if len(set(out)) != len(out):
-        raise ValueError(f"For '{op}', {name} axes {axes!r} repeat an axis.")
+        raise ValueError(f"For '{op}', {name} axes {_got(axes)} repeat an axis.")
     return out
 
 
@@ -282,10 +282,10 @@ def tensor_dot(x1, x2, axes):
         pa, pb = ([p] if _is_int(p) else p for p in axes)
         if not all(isinstance(p, (tuple, list)) for p in (pa, pb)) or len(pa) != len(pb):
             raise TypeError(f"For 'tensor_dot', 'axes' must be an int or a pair of equally long int sequences, but "
-                            f"got {axes!r}.")
+                            f"got {_got(axes)}.")
         ax_a, ax_b = _axis_list("tensor_dot", pa, a.ndim, "x1"), _axis_list("tensor_dot", pb, b.ndim, "x2")
     else:
-        raise TypeError(f"For 'tensor_dot', 'axes' must be an int or a pair of axis sequences, but got {axes!r}.")
+        raise TypeError(f"For 'tensor_dot', 'axes' must be an int or a pair of axis sequences, but got {_got(axes)}.")
     for i, j in zip(ax_a, ax_b):
         _match("tensor_dot", a, b, i, j)
     return _contract(a, b, ax_a, ax_b)
@@ -307,10 +307,10 @@ def batch_dot(x1, x2, axes=None):
     elif _is_int(axes):
         axes = (axes, axes)
     if not (isinstance(axes, (tuple, list)) and len(axes) == 2 and all(_is_int(v) for v in axes)):
-        raise TypeError(f"For 'batch_dot', 'axes' must be None, an int or a pair of ints, but got {axes!r}.")
+        raise TypeError(f"For 'batch_dot', 'axes' must be None, an int or a pair of ints, but got {_got(axes)}.")
     ia, ib = _axis_list("batch_dot", [axes[0]], a.ndim, "x1")[0], _axis_list("batch_dot", [axes[1]], b.ndim, "x2")[0]
     if ia == 0 or ib == 0:
-        raise ValueError(f"For 'batch_dot', 'axes' must not name the batch axis 0, but got {axes!r}.")
+        raise ValueError(f"For 'batch_dot', 'axes' must not name the batch axis 0, but got {_got(axes)}.")
     _match("batch_dot", a, b, ia, ib)
     ra = [i for i in range(1, a.ndim) if i != ia]
     rb = [i for i in range(1, b.ndim) if i != ib]

@@ -147,12 +147,14 @@ def matrix_norm(A, ord="fro", axis=(-2, -1), keepdims=False, *, dtype=None):  # 
     t = _norm_dtype("matrix_norm", _tensor_arg(A, "matrix_norm", "A"), dtype)
     keepdims = _bool_arg("matrix_norm", "keepdims", keepdims)
     if not (isinstance(axis, (tuple, list)) and len(axis) == 2):
-        raise ValueError(f"For 'matrix_norm', 'axis' must be a pair of dims, but got {axis!r}.")
+        raise ValueError(f"For 'matrix_norm', 'axis' must be a pair of dims, but got {_got(axis)}.")
     if t.ndim < 2:
         raise ValueError(f"For 'matrix_norm', A must have at least 2 dims, but got shape {tuple(t.shape)}.")
     r, c = (_axis1("matrix_norm", a, t.ndim) for a in axis)
     if r == c:
-        raise ValueError(f"For 'matrix_norm', 'axis' must name two different dims, but got {axis!r}.")
+        raise ValueError(f"For 'matrix_norm', 'axis' must name two different dims, but got {_got(axis)}.")
+    if isinstance(ord, Tensor) or not (isinstance(ord, (str, numbers.Real))):
+        raise TypeError(f"For 'matrix_norm', 'ord' must be 'fro' or a number, but got {_got(ord)}.")
     if isinstance(ord, str) and ord == "fro":
         return _safe_sqrt(_core.sum(_core.square(t), [r, c], keepdims))
     if not isinstance(ord, bool) and ord in (1, -1, math.inf, -math.inf):
@@ -160,5 +162,5 @@ def matrix_norm(A, ord="fro", axis=(-2, -1), keepdims=False, *, dtype=None):  # 
         s = _core.sum(_core.abs(t), [summed], True)
         out = (_core.amax if ord > 0 else _core.amin)(s, [red], True)
         return out if keepdims else _core.squeeze(out, sorted((r, c)))
-    raise ValueError(f"For 'matrix_norm', ord {ord!r} is not supported (Kiln supports 'fro', 1, -1, inf and -inf; "
+    raise ValueError(f"For 'matrix_norm', ord {_got(ord)} is not supported (Kiln supports 'fro', 1, -1, inf and -inf; "
                      f"'nuc' and ±2 need singular values).")

@@ -47,7 +47,7 @@ def _axes(op, axis, ndim, name="axis"):
             raise ValueError(f"For '{op}', '{name}' {a} is out of range [{-n}, {n}) for a tensor with {ndim} dims.")
         out.append(int(a) % n)
     if len(set(out)) != len(out):
-        raise ValueError(f"For '{op}', '{name}' repeats an axis: {axis!r}.")
+        raise ValueError(f"For '{op}', '{name}' repeats an axis: {_got(axis)}.")
     return sorted(out) if ndim else []
 
 
