@@ -97,14 +97,11 @@ def float_power(x1, x2, dtype=None):
 
 
 def fmod(x1, x2, dtype=None):
-    """mindspore.numpy.fmod(x1, x2, dtype=None): x1 − trunc(x1 / x2)·x2 (the sign of x1, C's fmod)."""
+    """mindspore.numpy.fmod(x1, x2, dtype=None): the remainder with the sign of x1 (C's fmod; kiln.ops.fmod)."""
     a, b = _arg(x1), _arg(x2)
     if not isinstance(a, Tensor):
         a = asarray(a)
-    r = _core.mod(a, b)
-    # mod has the sign of x2; fmod the sign of x1: where they differ and r != 0, r − x2
-    fix = _core.logical_and(_core.not_equal(r, 0), _core.not_equal(_core.less(r, 0), _core.less(a, 0)))
-    return _finish(_core.select(fix, _core.sub(r, b), r), dtype, "fmod")
+    return _finish(ops.fmod(a, b), dtype, "fmod")
 
 
 negative = _unary("negative", _core.neg, "−x")
@@ -118,11 +115,11 @@ square = _unary("square", _core.square, "x²")
 reciprocal = _unary("reciprocal", lambda t: _core.div(1.0, t), "1 / x", floats=True)
 exp = _unary("exp", _core.exp, "eˣ", floats=True)
 expm1 = _unary("expm1", ops.expm1, "eˣ − 1, accurate near 0", floats=True)
-exp2 = _unary("exp2", lambda t: _core.pow(2.0, t), "2ˣ", floats=True)
+exp2 = _unary("exp2", ops.exp2, "2ˣ (kiln.ops.exp2)", floats=True)
 log = _unary("log", _core.log, "ln x", floats=True)
 log1p = _unary("log1p", _core.log1p, "ln(1 + x)", floats=True)
-log2 = _unary("log2", lambda t: _core.mul(_core.log(t), 1.0 / math.log(2.0)), "log₂ x", floats=True)
-log10 = _unary("log10", lambda t: _core.mul(_core.log(t), 1.0 / math.log(10.0)), "log₁₀ x", floats=True)
+log2 = _unary("log2", ops.log2, "log₂ x (kiln.ops.log2)", floats=True)
+log10 = _unary("log10", ops.log10, "log₁₀ x (kiln.ops.log10)", floats=True)
 sin = _unary("sin", _core.sin, "sin x", floats=True)
 cos = _unary("cos", _core.cos, "cos x", floats=True)
 tan = _unary("tan", ops.tan, "tan x", floats=True)
@@ -134,27 +131,20 @@ arccosh = _unary("arccosh", ops.acosh, "acosh x", floats=True)
 arctanh = _unary("arctanh", ops.atanh, "atanh x", floats=True)
 floor = _unary("floor", _core.floor, "⌊x⌋")
 ceil = _unary("ceil", _core.ceil, "⌈x⌉")
-trunc = _unary("trunc", lambda t: _core.select(_core.less(t, 0), _core.ceil(t), _core.floor(t)), "x rounded "
-               "toward 0")
+trunc = _unary("trunc", ops.trunc, "x rounded toward 0 (kiln.ops.trunc)")
 rint = _unary("rint", lambda t: ops.round(t), "x rounded to the nearest integer, halves to even")
 logical_not = _unary("logical_not", lambda t: _core.logical_not(t), "NOT x (Bool)")
-isnan = _unary("isnan", lambda t: _core.not_equal(t, t), "x is NaN (Bool)")
+isnan = _unary("isnan", ops.isnan, "x is NaN (Bool; kiln.ops.isnan)")
 
 
 def isinf(x, dtype=None):
-    """mindspore.numpy.isinf(x, dtype=None): x is ±inf (Bool)."""
-    t = asarray(x)
-    if not mstype.is_float(t.dtype):
-        return _finish(_core.full(list(t.shape), 0.0, mstype.bool_), dtype, "isinf")
-    return _finish(_core.equal(_core.abs(t), float("inf")), dtype, "isinf")
+    """mindspore.numpy.isinf(x, dtype=None): x is ±inf (Bool; kiln.ops.isinf)."""
+    return _finish(ops.isinf(asarray(x)), dtype, "isinf")
 
 
 def isfinite(x, dtype=None):
-    """mindspore.numpy.isfinite(x, dtype=None): x is neither NaN nor ±inf (Bool)."""
-    t = asarray(x)
-    if not mstype.is_float(t.dtype):
-        return _finish(_core.full(list(t.shape), 1.0, mstype.bool_), dtype, "isfinite")
-    return _finish(_core.equal(_core.sub(t, t), 0.0), dtype, "isfinite")
+    """mindspore.numpy.isfinite(x, dtype=None): x is neither NaN nor ±inf (Bool; kiln.ops.isfinite)."""
+    return _finish(ops.isfinite(asarray(x)), dtype, "isfinite")
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -170,10 +160,12 @@ def clip(x, xmin, xmax, dtype=None):
 
 
 def logaddexp(x1, x2, dtype=None):
-    """mindspore.numpy.logaddexp(x1, x2, dtype=None): log(eˣ¹ + eˣ²), computed as max + log1p(exp(−|x1 − x2|))."""
+    """mindspore.numpy.logaddexp(x1, x2, dtype=None): log(eˣ¹ + eˣ²) without overflow (kiln.ops.logaddexp; integer
+    inputs compute in float32)."""
     a, b = _float(x1), _float(x2)
-    m = _core.maximum(a, b)
-    return _finish(_core.add(m, _core.log1p(_core.exp(_core.neg(_core.abs(_core.sub(a, b)))))), dtype, "logaddexp")
+    dt = _core.promote_types(a.dtype, b.dtype)
+    return _finish(ops.logaddexp(_core.cast(a, dt) if a.dtype != dt else a, _core.cast(b, dt) if b.dtype != dt else b),
+                   dtype, "logaddexp")
 
 
 # ---------------------------------------------------------------------------------------------- reductions
@@ -228,17 +220,14 @@ min = amin  # noqa: A001
 
 
 def var(x, axis=None, ddof=0, keepdims=False):
-    """mindspore.numpy.var(x, axis=None, ddof=0, keepdims=False): Σ(x − mean)²/(N − ddof) over `axis`, in float."""
-    t = _float(x)
-    axes = _axes(axis)
-    n = t.size if axes is None else math.prod(t.shape[a] for a in axes)
-    d = _core.sub(t, _core.mean(t, axes, True))
-    return _core.div(_core.sum(_core.square(d), axes, keepdims), float(n - ddof))
+    """mindspore.numpy.var(x, axis=None, ddof=0, keepdims=False): Σ(x − mean)²/(N − ddof) over `axis`, in float
+    (kiln.ops.var; integer inputs compute in float32)."""
+    return ops.var(_float(x), axis, ddof, keepdims)
 
 
 def std(x, axis=None, ddof=0, keepdims=False):
-    """mindspore.numpy.std(x, axis=None, ddof=0, keepdims=False): √var."""
-    return _core.sqrt(var(x, axis, ddof, keepdims))
+    """mindspore.numpy.std(x, axis=None, ddof=0, keepdims=False): √var (kiln.ops.std)."""
+    return ops.std(_float(x), axis, ddof, keepdims)
 
 
 def argmax(a, axis=None):

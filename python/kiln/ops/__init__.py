@@ -38,6 +38,14 @@ from .nnmisc_func import *  # noqa: F401,F403,E402  (dropout1d, channel_shuffle,
 from .scan_func import *  # noqa: F401,F403,E402  (cumsum, cumprod, CumSum, CumProd)
 from .bbox_func import *  # noqa: F401,F403,E402  (iou, bounding_box_encode/decode, check_valid, FloatStatus)
 from .resize_func import *  # noqa: F401,F403,E402  (interpolate, ResizeNearestNeighbor, ResizeBilinearV2)
+from .math_elem_func import *  # noqa: F401,F403,E402  (atan, atan2, asin, acos, log2, fmod, hypot, isnan, ...)
+from .math_misc_func import *  # noqa: F401,F403,E402  (copysign, hypot, isnan, isinf, nan_to_num, sinc, xlogy, ...)
+from .math_reduce_func import *  # noqa: F401,F403,E402  (std, var, median, quantile, cummax, cummin, histc, cov, ...)
+from .math_norm_func import *  # noqa: F401,F403,E402  (cdist, dist, pdist, renorm, vector_norm, matrix_norm)
+from .math_special_func import *  # noqa: F401,F403,E402  (erfc, erfinv, lgamma, digamma, polygamma, zeta, i0, bessel_i*)
+from .math_int_func import *  # noqa: F401,F403,E402  (bitwise_and/or/xor, shifts, invert, gcd, lcm, population_count)
+from .linalg_func import *  # noqa: F401,F403,E402  (mm, bmm, addmm, einsum, kron, tensor_dot, cross, ...)
+from .linalg_lu_func import *  # noqa: F401,F403,E402  (det, slogdet, logdet, inverse by a pivoted LU)
 
 from .control_flow import WhileLoop, ForiLoop, Scan, switch  # noqa: F401,E402  (compiled into While/If nodes)
 

@@ -1,0 +1,462 @@
+"""Elementwise math built from Kiln's existing kernels (MindSpore 2.10's ops.atan/arctan, asin/arcsin, acos/arccos,
+atan2/arctan2, deg2rad, rad2deg, exp2, log2, log10, logaddexp, logaddexp2, logit, frac, trunc, truncate_div,
+truncate_mod, fmod, fmax, fmin, float_power, with their Primitive classes and Tensor methods; signs, predicates
+and the other binary ops are in math_misc_func.py). Gradients come from the building blocks; the branch an elementwise `select` does not take is fed
+a harmless value, so no NaN/inf leaks into a gradient from the other side.
+
+Formulas (accurate over the whole domain, not only where the textbook identity is):
+  atan(r), 0 ≤ r ≤ 1: two argument halvings, atan(r) = 2·atan(r/(1 + √(1 + r²))), bring r below tan(π/16) ≈ 0.199,
+      where the Taylor series Σₖ (−1)ᵏ r²ᵏ⁺¹/(2k + 1) to k = 11 is below 1e-19 of its first term; |x| > 1 uses
+      π/2 − atan(1/|x|) (no overflow of x²).
+  atan2(y, x) from atan(min(|x|, |y|)/max(|x|, |y|)) and the quadrant (C99 Annex F: ±0 and ±inf cases included);
+  asin(x) = atan2(x, √((1 − x)(1 + x))); acos(x) = atan2(√((1 − x)(1 + x)), x) (exact near ±1);
+  logaddexp(a, b) = max + log1p(exp(−|a − b|)) (a == b, infinities included: max + log 2);
+  hypot(a, b) = m·√(1 + (n/m)²), m = max(|a|, |b|), n = min (no overflow; inf wins over NaN as in C);
+  fmod/truncate_mod: the remainder with the sign of the dividend; truncate_div rounds the quotient toward 0.
+Dtypes follow MindSpore 2.10 (checked on CPU): ops that MindSpore computes in float only raise TypeError for
+integer/bool inputs; exp2, copysign, ldexp, sinc, xlogy of integers compute in float32; float_power in float64."""
+import math
+import numbers
+
+import numpy as np
+
+from .._loader import _core
+from .._args import _got
+from ..common import dtype as mstype
+from ..common.tensor import Tensor
+from .function import _tensor_arg
+from ._opdef import defop
+
+__all__ = ["atan", "arctan", "asin", "arcsin", "acos", "arccos", "atan2", "arctan2", "deg2rad", "rad2deg", "exp2",
+           "log2", "log10", "logaddexp", "logaddexp2", "logit", "frac", "trunc", "truncate_div", "truncate_mod",
+           "fmod", "fmax", "fmin", "float_power"]
+
+_LOW = (mstype.float16, mstype.bfloat16)
+
+
+# ---------------------------------------------------------------------------------------------- argument helpers
+
+def _float_only(x, op, name="input"):
+    """A float Tensor; TypeError naming the op for a non-Tensor or an integer/bool Tensor (MindSpore's rule)."""
+    x = _tensor_arg(x, op, name)
+    if not mstype.is_float(x.dtype):
+        raise TypeError(f"For '{op}', '{name}' must be a float Tensor, but got {_got(x)}.")
+    return x
+
+
+def _as_float(x, op, name="input"):
+    """A Tensor in float: integer and bool inputs become float32."""
+    x = _tensor_arg(x, op, name)
+    return x if mstype.is_float(x.dtype) else _core.cast(x, mstype.float32)
+
+
+def _operand(op, name, v):
+    if isinstance(v, Tensor):
+        return v
+    if isinstance(v, numbers.Number) and not isinstance(v, complex):
+        return v
+    raise TypeError(f"For '{op}', '{name}' must be a Tensor or a number, but got {_got(v)}.")
+
+
+def _pair(op, a, b, names=("input", "other")):
+    a, b = _operand(op, names[0], a), _operand(op, names[1], b)
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise TypeError(f"For '{op}', at least one of '{names[0]}' and '{names[1]}' must be a Tensor, but got "
+                        f"{_got(a)} and {_got(b)}.")
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        try:
+            np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+        except ValueError:
+            raise ValueError(f"For '{op}', the shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast.") \
+                from None
+    return a, b
+
+
+def _result_dtype(a, b):
+    """The dtype MindSpore's arithmetic gives a op b (a Python number is weak: it only lifts int to float32)."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        return _core.promote_types(a.dtype, b.dtype)
+    t, s = (a, b) if isinstance(a, Tensor) else (b, a)
+    if isinstance(s, float) and not mstype.is_float(t.dtype):
+        return mstype.float32
+    if isinstance(s, numbers.Integral) and not isinstance(s, bool) and t.dtype == mstype.bool_:
+        return mstype.int64
+    return t.dtype
+
+
+def _cast_to(v, dtype):
+    if isinstance(v, Tensor):
+        return v if v.dtype == dtype else _core.cast(v, dtype)
+    return v
+
+
+def _float_pair(op, a, b, names=("input", "other"), ints="float32"):
+    """(a, b) in their common float dtype. ints: "float32" (integer results compute in float32) or "error"
+    (TypeError when the common dtype is not float, as MindSpore's float-only kernels)."""
+    a, b = _pair(op, a, b, names)
+    dt = _result_dtype(a, b)
+    if not mstype.is_float(dt):
+        if ints == "error":
+            raise TypeError(f"For '{op}', the inputs must be float (or one float Tensor with a number), but got "
+                            f"{_got(a)} and {_got(b)}.")
+        dt = mstype.float32
+    return _cast_to(a, dt), _cast_to(b, dt)
+
+
+def _full_like(x, value, dtype=None):
+    return _core.full(list(x.shape), value, dtype or x.dtype)
+
+
+def _bshape(*vs):
+    return list(np.broadcast_shapes(*(tuple(v.shape) for v in vs if isinstance(v, Tensor))))
+
+
+def _tensor(v, dtype, shape=None):
+    """v as a Tensor of `dtype` (a Python number becomes a 0-d tensor)."""
+    if isinstance(v, Tensor):
+        return _cast_to(v, dtype)
+    return _core.full([] if shape is None else shape, float(v), dtype)
+
+
+def _up(x):
+    """float16/bfloat16 compute in float32 (the polynomial/series steps would lose the few bits they have)."""
+    return _core.cast(x, mstype.float32) if x.dtype in _LOW else x
+
+
+def _down(y, dtype):
+    return y if y.dtype == dtype else _core.cast(y, dtype)
+
+
+def _signbit_f(x):
+    """x < 0, or x is −0.0 (1/x = −inf); False for NaN (Kiln cannot read a NaN's sign bit)."""
+    zero = _core.equal(x, 0.0)
+    safe = _core.select(zero, x, _full_like(x, 1.0))
+    return _core.logical_or(_core.less(x, 0.0), _core.logical_and(zero, _core.less(_core.div(1.0, safe), 0.0)))
+
+
+# ---------------------------------------------------------------------------------------------- inverse trig
+
+_ATAN_TERMS = 12
+
+
+def _atan_unit(r):
+    """atan(r) for 0 ≤ r ≤ 1 (module docstring: two halvings, then the Taylor series)."""
+    for _ in range(2):
+        r = _core.div(r, _core.add(_core.sqrt(_core.add(_core.square(r), 1.0)), 1.0))
+    r2 = _core.square(r)
+    acc = _full_like(r, (-1.0) ** (_ATAN_TERMS - 1) / (2 * _ATAN_TERMS - 1))
+    for k in range(_ATAN_TERMS - 2, -1, -1):
+        acc = _core.add(_core.mul(acc, r2), (-1.0) ** k / (2 * k + 1))
+    return _core.mul(_core.mul(acc, r), 4.0)
+
+
+def _unit_sign(neg, like):
+    """−1 where `neg`, else 1 (so |x| = x·s has derivative s at 0 too, not abs's 0)."""
+    return _core.select(neg, _full_like(like, -1.0), _full_like(like, 1.0))
+
+
+def _atan(x):
+    s = _unit_sign(_core.less(x, 0.0), x)
+    a = _core.mul(x, s)
+    big = _core.greater(a, 1.0)
+    one = _full_like(x, 1.0)
+    r = _core.select(big, _core.div(1.0, _core.select(big, a, one)), a)
+    t = _atan_unit(r)
+    t = _core.select(big, _core.sub(math.pi / 2, t), t)
+    return _core.mul(t, s)
+
+
+@defop(primitive="Atan", tensor="atan", mint="atan")
+def atan(input):  # noqa: A002
+    """MindSpore's ops.atan(input) (arctan): the inverse tangent in (−π/2, π/2), same float dtype (float16 computes
+    in float32). Formula: module docstring. Raises TypeError for a non-Tensor or an integer/bool input."""
+    x = _float_only(input, "atan")
+    return _down(_atan(_up(x)), x.dtype)
+
+
+@defop(name="arctan", tensor="arctan", mint="arctan")
+def arctan(input):  # noqa: A002
+    """MindSpore's ops.arctan(input): the same as ops.atan (the inverse tangent)."""
+    x = _float_only(input, "arctan")
+    return _down(_atan(_up(x)), x.dtype)
+
+
+def _atan2(y, x):
+    sx, sy = _unit_sign(_signbit_f(x), x), _unit_sign(_signbit_f(y), y)
+    ax, ay = _core.mul(x, sx), _core.mul(y, sy)
+    hi, lo = _core.maximum(ax, ay), _core.minimum(ax, ay)
+    both_inf = _core.logical_and(_core.equal(hi, math.inf), _core.equal(lo, math.inf))
+    zero = _core.equal(hi, 0.0)
+    one = _full_like(hi, 1.0)
+    den = _core.select(_core.logical_or(zero, both_inf), one, hi)
+    num = _core.select(zero, _core.zeros_like(lo), _core.select(both_inf, one, lo))
+    t = _atan_unit(_core.div(num, den))
+    t = _core.select(_core.greater(ay, ax), _core.sub(math.pi / 2, t), t)
+    t = _core.select(_signbit_f(x), _core.sub(math.pi, t), t)
+    return _core.mul(t, sy)
+
+
+@defop(primitive="Atan2", tensor="atan2", mint="atan2")
+def atan2(input, other):  # noqa: A002
+    """MindSpore's ops.atan2(input, other) (arctan2): the angle of the point (other, input) — atan(input/other) in
+    the right quadrant, in [−π, π], with C99's ±0/±inf rules (atan2(±0, −0) = ±π, atan2(±inf, ±inf) = ±π/4 or ±3π/4).
+    Broadcasting; a number may stand for one side. Float results (an integer Tensor with a float number gives
+    float32); two integer inputs raise TypeError (MindSpore's rule), as does a non-Tensor pair."""
+    y, x = _float_pair("atan2", input, other, ints="error")
+    shape = _bshape(y, x)
+    dt = (y if isinstance(y, Tensor) else x).dtype
+    y, x = _core.broadcast_to(_tensor(y, dt), shape), _core.broadcast_to(_tensor(x, dt), shape)
+    return _down(_atan2(_up(y), _up(x)), dt)
+
+
+@defop(name="arctan2", tensor="arctan2", mint="arctan2")
+def arctan2(input, other):  # noqa: A002
+    """MindSpore's ops.arctan2(input, other): the same as ops.atan2."""
+    return atan2(input, other)
+
+
+def _asin(x):
+    c = _core.sqrt(_core.mul(_core.sub(1.0, x), _core.add(x, 1.0)))
+    return _atan2(x, c)
+
+
+def _acos(x):
+    s = _core.sqrt(_core.mul(_core.sub(1.0, x), _core.add(x, 1.0)))
+    return _atan2(s, x)
+
+
+@defop(primitive="Asin", tensor="asin", mint="asin")
+def asin(input):  # noqa: A002
+    """MindSpore's ops.asin(input) (arcsin): the inverse sine in [−π/2, π/2], NaN outside [−1, 1]; atan2(x,
+    √((1 − x)(1 + x))). Same float dtype. Raises TypeError for a non-Tensor or an integer/bool input."""
+    x = _float_only(input, "asin")
+    return _down(_asin(_up(x)), x.dtype)
+
+
+@defop(name="arcsin", tensor="arcsin", mint="arcsin")
+def arcsin(x):
+    """MindSpore's ops.arcsin(x): the same as ops.asin."""
+    t = _float_only(x, "arcsin", "x")
+    return _down(_asin(_up(t)), t.dtype)
+
+
+@defop(primitive="ACos", tensor="acos", mint="acos")
+def acos(input):  # noqa: A002
+    """MindSpore's ops.acos(input) (arccos): the inverse cosine in [0, π], NaN outside [−1, 1]; atan2(√((1 − x)(1 +
+    x)), x). Same float dtype. Raises TypeError for a non-Tensor or an integer/bool input."""
+    x = _float_only(input, "acos")
+    return _down(_acos(_up(x)), x.dtype)
+
+
+@defop(name="arccos", tensor="arccos", mint="arccos")
+def arccos(input):  # noqa: A002
+    """MindSpore's ops.arccos(input): the same as ops.acos."""
+    x = _float_only(input, "arccos")
+    return _down(_acos(_up(x)), x.dtype)
+
+
+@defop(tensor="deg2rad")
+def deg2rad(x):
+    """MindSpore's ops.deg2rad(x): x·π/180 (degrees to radians), same float dtype. Raises TypeError for a non-Tensor
+    or an integer/bool input."""
+    return _core.mul(_float_only(x, "deg2rad", "x"), math.pi / 180.0)
+
+
+@defop(tensor="rad2deg")
+def rad2deg(x):
+    """MindSpore's ops.rad2deg(x): x·180/π (radians to degrees), same float dtype. Raises TypeError for a
+    non-Tensor or an integer/bool input."""
+    return _core.mul(_float_only(x, "rad2deg", "x"), 180.0 / math.pi)
+
+
+# ---------------------------------------------------------------------------------------------- exp / log
+
+@defop(mint="exp2")
+def exp2(input):  # noqa: A002
+    """MindSpore's ops.exp2(input): 2ˣ; integer and bool inputs give float32. Raises TypeError for a non-Tensor."""
+    return _core.pow(2.0, _as_float(input, "exp2"))
+
+
+@defop(tensor="log2", mint="log2")
+def log2(input):  # noqa: A002
+    """MindSpore's ops.log2(input): log₂ x = ln x / ln 2 (−inf at 0, NaN below), same float dtype. Raises
+    TypeError for a non-Tensor or an integer/bool input."""
+    return _core.div(_core.log(_float_only(input, "log2")), math.log(2.0))
+
+
+@defop(tensor="log10", mint="log10")
+def log10(input):  # noqa: A002
+    """MindSpore's ops.log10(input): log₁₀ x = ln x / ln 10, same float dtype. Raises TypeError for a non-Tensor or
+    an integer/bool input."""
+    return _core.div(_core.log(_float_only(input, "log10")), math.log(10.0))
+
+
+def _logaddexp(op, a, b, base2):
+    for name, v in (("input", a), ("other", b)):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"For '{op}', '{name}' must be a Tensor, but got {_got(v)}.")
+        if not mstype.is_float(v.dtype):
+            raise TypeError(f"For '{op}', the dtype of 'input' and 'other' must be float, but got {a.dtype} and "
+                            f"{b.dtype}.")
+    a, b = _pair(op, a, b)
+    dt = _core.promote_types(a.dtype, b.dtype)
+    a, b = _cast_to(a, dt), _cast_to(b, dt)
+    m = _core.maximum(a, b)
+    same = _core.equal(a, b)
+    d = _core.select(same, _core.zeros_like(m), _core.abs(_core.sub(a, b)))
+    if base2:
+        return _core.add(m, _core.div(_core.log1p(_core.pow(2.0, _core.neg(d))), math.log(2.0)))
+    return _core.add(m, _core.log1p(_core.exp(_core.neg(d))))
+
+
+@defop(tensor="logaddexp", mint="logaddexp")
+def logaddexp(input, other):  # noqa: A002
+    """MindSpore's ops.logaddexp(input, other): log(eˣ + eʸ) without overflow (max + log1p(e^−|x−y|)); broadcasting.
+    Raises TypeError unless both are float Tensors (MindSpore's rule), ValueError for shapes that do not
+    broadcast."""
+    return _logaddexp("logaddexp", input, other, False)
+
+
+@defop(tensor="logaddexp2", mint="logaddexp2")
+def logaddexp2(input, other):  # noqa: A002
+    """MindSpore's ops.logaddexp2(input, other): log₂(2ˣ + 2ʸ) without overflow; broadcasting. Raises TypeError
+    unless both are float Tensors, ValueError for shapes that do not broadcast."""
+    return _logaddexp("logaddexp2", input, other, True)
+
+
+@defop(primitive="Logit", prim_attrs={"eps": ("eps", -1.0)}, tensor="logit")
+def logit(input, eps=None):  # noqa: A002
+    """MindSpore's ops.logit(input, eps=None): log(x/(1 − x)) = log x − log1p(−x); with eps (a float ≥ 0) x is first
+    clamped to [eps, 1 − eps] (eps None or negative: no clamping, so NaN outside [0, 1], ±inf at 1 and 0). Same float
+    dtype. Raises TypeError for a non-Tensor, an integer/bool input or a non-float eps."""
+    x = _float_only(input, "logit")
+    if eps is not None:
+        if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
+            raise TypeError(f"For 'logit', 'eps' must be a float or None, but got {_got(eps)}.")
+        if eps >= 0:
+            x = _core.clip(x, float(eps), 1.0 - float(eps))
+    return _core.sub(_core.log(x), _core.log1p(_core.neg(x)))
+
+
+# ---------------------------------------------------------------------------------------------- rounding / remainders
+
+def _trunc(x):
+    return _core.select(_core.less(x, 0.0), _core.ceil(x), _core.floor(x))
+
+
+@defop(primitive="Trunc", tensor="trunc", mint="trunc")
+def trunc(input):  # noqa: A002
+    """MindSpore's ops.trunc(input): x rounded toward zero (−2.7 → −2.0); integer and bool inputs are returned
+    unchanged (a copy). Zero gradient. Raises TypeError for a non-Tensor."""
+    x = _tensor_arg(input, "trunc")
+    return _trunc(x) if mstype.is_float(x.dtype) else _core.identity(x)
+
+
+@defop(tensor="frac")
+def frac(x):
+    """MindSpore's ops.frac(x): x − trunc(x), the fractional part with x's sign; integer inputs give zeros of their
+    dtype (bool gives Int64 zeros, as MindSpore). Gradient 1. Raises TypeError for a non-Tensor."""
+    t = _tensor_arg(x, "frac", "x")
+    if not mstype.is_float(t.dtype):
+        return _core.zeros_like(t if t.dtype != mstype.bool_ else _core.cast(t, mstype.int64))
+    return _core.sub(t, _core.stop_gradient(_trunc(t)))
+
+
+def _int_trunc_div(a, b):
+    q = _core.floor_div(a, b)
+    r = _core.sub(a, _core.mul(q, b))
+    fix = _core.logical_and(_core.not_equal(r, 0), _core.not_equal(_core.less(a, 0), _core.less(b, 0)))
+    return _core.select(fix, _core.add(q, 1), q)
+
+
+def _fmod_float(a, b):
+    """sign(a)·mod(|a|, |b|): exact where |a| < |b| (a itself), unlike a − trunc(a/b)·b."""
+    dt = a.dtype
+    a, b = _up(a), _up(b)
+    sa = _unit_sign(_core.less(a, 0.0), a)
+    sb = _unit_sign(_core.less(b, 0.0), b)
+    binf = _core.equal(_core.abs(b), math.inf)
+    bs = _core.select(binf, _full_like(b, 1.0), _core.mul(b, sb))
+    r = _core.mul(_core.mod(_core.mul(a, sa), bs), sa)
+    # fmod(a, ±inf) = a for finite a (C); the divisor's branch is fed 1 there
+    return _down(_core.select(_core.logical_and(binf, _core.equal(_core.sub(a, a), 0.0)), a, r), dt)
+
+
+def _int_or_float_pair(op, a, b, names):
+    a, b = _pair(op, a, b, names)
+    for v in (a, b):
+        if isinstance(v, Tensor) and v.dtype == mstype.bool_:
+            raise TypeError(f"For '{op}', the inputs must be numeric, but got {_got(v)}.")
+    dt = _result_dtype(a, b)
+    a, b = _cast_to(a, dt), _cast_to(b, dt)
+    shape = _bshape(a, b)
+    return _core.broadcast_to(_tensor(a, dt), shape), _core.broadcast_to(_tensor(b, dt), shape), dt
+
+
+@defop(primitive="TruncateDiv")
+def truncate_div(x, y):
+    """MindSpore's ops.truncate_div(x, y): x / y rounded toward zero (7 / −4 → −1); integers stay integers, floats
+    give trunc(x / y). Broadcasting; a number may stand for one side. Raises TypeError (no Tensor, bool inputs),
+    ValueError (shapes that do not broadcast)."""
+    a, b, dt = _int_or_float_pair("truncate_div", x, y, ("x", "y"))
+    if mstype.is_float(dt):
+        return _trunc(_core.div(a, b))
+    return _int_trunc_div(a, b)
+
+
+def _trunc_mod(op, x, y, names):
+    a, b, dt = _int_or_float_pair(op, x, y, names)
+    if mstype.is_float(dt):
+        return _fmod_float(a, b)
+    return _core.sub(a, _core.mul(_int_trunc_div(a, b), b))
+
+
+@defop(primitive="TruncateMod")
+def truncate_mod(x, y):
+    """MindSpore's ops.truncate_mod(x, y): x − truncate_div(x, y)·y, the remainder with the sign of x (C's fmod).
+    Broadcasting. Raises TypeError (no Tensor, bool inputs), ValueError (shapes that do not broadcast)."""
+    return _trunc_mod("truncate_mod", x, y, ("x", "y"))
+
+
+@defop(tensor="fmod", mint="fmod")
+def fmod(input, other):  # noqa: A002
+    """MindSpore's ops.fmod(input, other): the remainder of input / other with the sign of input (C's fmod; compare
+    ops.remainder, which has the sign of other). Integers stay integers; an integer Tensor with a float number gives
+    float32. Gradient: 1 for input, −trunc(input/other) for other. Raises TypeError (no Tensor, bool inputs),
+    ValueError (shapes that do not broadcast)."""
+    return _trunc_mod("fmod", input, other, ("input", "other"))
+
+
+def _fminmax(op, a, b, pick):
+    a, b, dt = _int_or_float_pair(op, a, b, ("input", "other"))
+    out = pick(a, b)
+    if not mstype.is_float(dt):
+        return out
+    out = _core.select(_core.not_equal(b, b), a, out)
+    return _core.select(_core.not_equal(a, a), b, out)
+
+
+@defop(primitive="Fmax", tensor="fmax")
+def fmax(input, other):  # noqa: A002
+    """MindSpore's ops.fmax(input, other): the elementwise maximum ignoring NaN (NaN only where both are NaN; NumPy's
+    fmax). Broadcasting; ties share the gradient equally (as maximum). Raises TypeError (no Tensor, bool inputs),
+    ValueError (shapes that do not broadcast)."""
+    return _fminmax("fmax", input, other, _core.maximum)
+
+
+@defop(primitive="Fmin", tensor="fmin")
+def fmin(input, other):  # noqa: A002
+    """MindSpore's ops.fmin(input, other): the elementwise minimum ignoring NaN (NumPy's fmin; MindSpore 2.10's CPU
+    kernel fails, Kiln follows PyTorch). Broadcasting. Raises TypeError (no Tensor, bool inputs), ValueError."""
+    return _fminmax("fmin", input, other, _core.minimum)
+
+
+@defop(tensor="float_power", mint="float_power")
+def float_power(input, exponent):  # noqa: A002
+    """MindSpore's ops.float_power(input, exponent): input ** exponent computed in float64 (the result is always
+    Float64, as MindSpore and PyTorch). Broadcasting; a number may stand for one side. Raises TypeError (no
+    Tensor), ValueError (shapes that do not broadcast)."""
+    a, b = _pair("float_power", input, exponent, ("input", "exponent"))
+    a = _cast_to(a, mstype.float64) if isinstance(a, Tensor) else float(a)
+    b = _cast_to(b, mstype.float64) if isinstance(b, Tensor) else b
+    return _core.pow(a, b)

@@ -1,0 +1,240 @@
+"""Signs, predicates and further elementwise ops built from Kiln's existing kernels (MindSpore 2.10's ops.copysign,
+heaviside, sgn, signbit, isfinite, isnan, isinf, isposinf, isneginf, isreal, positive, hypot, ldexp, nan_to_num,
+sinc, xdivy, xlogy, inv, with their Primitive classes and Tensor methods). Formulas, dtype rules and the helpers are
+those of math_elem_func.py (its module docstring)."""
+import math
+import numbers
+
+import numpy as np
+
+from .._loader import _core
+from .._args import _got
+from ..common import dtype as mstype
+from ..common.tensor import Tensor
+from .function import _tensor_arg
+from ._opdef import defop
+from .math_elem_func import (_as_float, _bshape, _float_only, _float_pair, _full_like, _int_trunc_div, _pair,
+                             _signbit_f, _tensor)
+
+__all__ = ["copysign", "heaviside", "sgn", "signbit", "isfinite", "isinf", "isnan", "isneginf", "isposinf", "isreal",
+           "positive", "hypot", "ldexp", "nan_to_num", "sinc", "xdivy", "xlogy", "inv"]
+
+
+# ---------------------------------------------------------------------------------------------- signs
+
+@defop(tensor="copysign")
+def copysign(x, other):
+    """MindSpore's ops.copysign(x, other): |x| with the sign of other (−0.0 counts as negative); float result
+    (integers compute in float32). Gradient: sign(x)·sign(other) for x, 0 at x = 0 (PyTorch's), and 0 for other.
+    Raises TypeError (non-Tensor x, bool x), ValueError (shapes that do not broadcast)."""
+    t = _tensor_arg(x, "copysign", "x")
+    if t.dtype == mstype.bool_:
+        raise TypeError(f"For 'copysign', 'x' must not be bool, but got {_got(t)}.")
+    a, b = _float_pair("copysign", t, other, ("x", "other"))
+    mag = _core.abs(a)
+    if isinstance(b, Tensor):
+        neg = _core.stop_gradient(_signbit_f(b))
+        mag = _core.broadcast_to(mag, _bshape(a, b))
+        return _core.select(neg, _core.neg(mag), mag)
+    return _core.neg(mag) if math.copysign(1.0, float(b)) < 0 else mag
+
+
+@defop(primitive="Heaviside", tensor="heaviside")
+def heaviside(input, values):  # noqa: A002
+    """MindSpore's ops.heaviside(input, values): 0 where input < 0, `values` where input == 0, 1 where input > 0
+    (NaN stays NaN). Both Tensors of the same dtype (MindSpore's rule); broadcasting. Not differentiable (zero
+    gradient). Raises TypeError (non-Tensor, different dtypes, bool), ValueError (shapes)."""
+    x, v = _tensor_arg(input, "heaviside"), _tensor_arg(values, "heaviside", "values")
+    if x.dtype != v.dtype or x.dtype == mstype.bool_:
+        raise TypeError(f"For 'heaviside', 'input' and 'values' must have the same numeric dtype, but got {x.dtype} "
+                        f"and {v.dtype}.")
+    x, v = _pair("heaviside", x, v, ("input", "values"))
+    shape = _bshape(x, v)
+    x = _core.stop_gradient(_core.broadcast_to(x, shape))
+    v = _core.stop_gradient(_core.broadcast_to(v, shape))
+    out = _core.select(_core.equal(x, 0), v, _core.cast(_core.greater(x, 0), x.dtype))
+    if mstype.is_float(x.dtype):
+        out = _core.select(_core.not_equal(x, x), x, out)
+    return out
+
+
+@defop(tensor="sgn")
+def sgn(input):  # noqa: A002
+    """MindSpore's ops.sgn(input): the sign (−1, 0, 1; NaN stays NaN) of a real Tensor (complex inputs do not exist
+    in Kiln), same dtype. Zero gradient. Raises TypeError for a non-Tensor or bool input."""
+    x = _tensor_arg(input, "sgn")
+    if x.dtype == mstype.bool_:
+        raise TypeError(f"For 'sgn', the input must be numeric, but got {_got(x)}.")
+    return _core.sign(x)
+
+
+@defop(tensor="signbit")
+def signbit(input):  # noqa: A002
+    """MindSpore's ops.signbit(input): Bool, True where the sign bit is set (x < 0, and −0.0); False for bool and
+    unsigned inputs and for NaN (Kiln cannot read a NaN's sign bit). Raises TypeError for a non-Tensor."""
+    x = _tensor_arg(input, "signbit")
+    if mstype.is_float(x.dtype):
+        return _signbit_f(x)
+    if x.dtype == mstype.bool_:
+        return _core.full(list(x.shape), 0.0, mstype.bool_)
+    return _core.less(x, 0)
+
+
+# ---------------------------------------------------------------------------------------------- predicates
+
+def _pred(op, x, fn, other):
+    x = _tensor_arg(x, op)
+    if mstype.is_float(x.dtype):
+        return fn(x)
+    return _core.full(list(x.shape), other, mstype.bool_)
+
+
+@defop(primitive="IsFinite", tensor="isfinite", mint="isfinite")
+def isfinite(input):  # noqa: A002
+    """MindSpore's ops.isfinite(input): Bool, True where x is neither NaN nor ±inf (always True for integer and bool
+    inputs). Raises TypeError for a non-Tensor."""
+    return _pred("isfinite", input, lambda x: _core.equal(_core.sub(x, x), 0.0), 1.0)
+
+
+@defop(primitive="IsNan", tensor="isnan")
+def isnan(input):  # noqa: A002
+    """MindSpore's ops.isnan(input): Bool, True where x is NaN (always False for integer and bool inputs). Raises
+    TypeError for a non-Tensor."""
+    return _pred("isnan", input, lambda x: _core.not_equal(x, x), 0.0)
+
+
+@defop(primitive="IsInf", tensor="isinf", mint="isinf")
+def isinf(input):  # noqa: A002
+    """MindSpore's ops.isinf(input): Bool, True where x is ±inf (False for integer and bool inputs, as PyTorch;
+    MindSpore's CPU kernel rejects them). Raises TypeError for a non-Tensor."""
+    return _pred("isinf", input, lambda x: _core.equal(_core.abs(x), math.inf), 0.0)
+
+
+@defop(tensor="isposinf")
+def isposinf(input):  # noqa: A002
+    """MindSpore's ops.isposinf(input): Bool, True where x is +inf (False for integer and bool inputs). Raises
+    TypeError for a non-Tensor."""
+    return _pred("isposinf", input, lambda x: _core.equal(x, math.inf), 0.0)
+
+
+@defop(tensor="isneginf", mint="isneginf")
+def isneginf(input):  # noqa: A002
+    """MindSpore's ops.isneginf(input): Bool, True where x is −inf (False for integer and bool inputs). Raises
+    TypeError for a non-Tensor."""
+    return _pred("isneginf", input, lambda x: _core.equal(x, -math.inf), 0.0)
+
+
+@defop(tensor="isreal")
+def isreal(input):  # noqa: A002
+    """MindSpore's ops.isreal(input): Bool, True where the imaginary part is 0 — every element of Kiln's real
+    dtypes. Raises TypeError for a non-Tensor."""
+    x = _tensor_arg(input, "isreal")
+    return _core.full(list(x.shape), 1.0, mstype.bool_)
+
+
+@defop(tensor="positive")
+def positive(input):  # noqa: A002
+    """MindSpore's ops.positive(input): +x, a copy of the input (same dtype, gradient 1). Raises TypeError for a
+    non-Tensor."""
+    return _core.identity(_tensor_arg(input, "positive"))
+
+
+# ---------------------------------------------------------------------------------------------- misc binary
+
+@defop(primitive="Hypot", tensor="hypot")
+def hypot(input, other):  # noqa: A002
+    """MindSpore's ops.hypot(input, other): √(x² + y²) without overflow or underflow (module docstring); inf where
+    either is ±inf (even beside NaN, as C). Float result; two integer inputs raise TypeError (MindSpore's rule).
+    Broadcasting. Gradient x/h, y/h (0 at the origin, PyTorch's)."""
+    a, b = _float_pair("hypot", input, other, ints="error")
+    dt = (a if isinstance(a, Tensor) else b).dtype
+    shape = _bshape(a, b)
+    a, b = _core.broadcast_to(_tensor(a, dt), shape), _core.broadcast_to(_tensor(b, dt), shape)
+    ax, ay = _core.abs(a), _core.abs(b)
+    hi, lo = _core.maximum(ax, ay), _core.minimum(ax, ay)
+    inf = _core.logical_or(_core.equal(ax, math.inf), _core.equal(ay, math.inf))
+    bad = _core.logical_or(inf, _core.equal(hi, 0.0))
+    hs = _core.select(bad, _full_like(hi, 1.0), hi)
+    ls = _core.select(bad, _core.zeros_like(lo), lo)
+    out = _core.mul(hi, _core.sqrt(_core.add(_core.square(_core.div(ls, hs)), 1.0)))
+    return _core.select(inf, _full_like(hi, math.inf), out)
+
+
+@defop(tensor="ldexp")
+def ldexp(x, other):
+    """MindSpore's ops.ldexp(x, other): x·2^other; float result (integers compute in float32). Broadcasting; a
+    number may stand for either side. Raises TypeError (no Tensor), ValueError (shapes that do not broadcast)."""
+    a, b = _float_pair("ldexp", x, other, ("x", "other"))
+    return _core.mul(a, _core.pow(2.0, b) if isinstance(b, Tensor) else 2.0 ** float(b))
+
+
+@defop(primitive="NanToNum", prim_attrs={"nan": ("nan", None), "posinf": ("posinf", None),
+                                         "neginf": ("neginf", None)}, tensor="nan_to_num", mint="nan_to_num")
+def nan_to_num(input, nan=None, posinf=None, neginf=None):  # noqa: A002
+    """MindSpore's ops.nan_to_num(input, nan=None, posinf=None, neginf=None): NaN → nan (default 0.0), +inf → posinf
+    (default the dtype's largest finite value), −inf → neginf (default the lowest). Same float dtype; gradient 1
+    where x is finite, 0 where it was replaced. Raises TypeError (non-Tensor, integer/bool input, non-number
+    replacement)."""
+    x = _float_only(input, "nan_to_num")
+    fi = np.finfo(mstype.dtype_to_nptype(x.dtype)) if x.dtype != mstype.bfloat16 else None
+    big = float(fi.max) if fi is not None else 3.3895313892515355e38
+    vals = []
+    for name, v, default in (("nan", nan, 0.0), ("posinf", posinf, big), ("neginf", neginf, -big)):
+        if v is None:
+            v = default
+        elif isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise TypeError(f"For 'nan_to_num', '{name}' must be a number or None, but got {_got(v)}.")
+        vals.append(float(v))
+    out = _core.select(_core.not_equal(x, x), _full_like(x, vals[0]), x)
+    out = _core.select(_core.equal(x, math.inf), _full_like(x, vals[1]), out)
+    return _core.select(_core.equal(x, -math.inf), _full_like(x, vals[2]), out)
+
+
+@defop(primitive="Sinc", tensor="sinc", mint="sinc")
+def sinc(input):  # noqa: A002
+    """MindSpore's ops.sinc(input): sin(πx)/(πx), 1 at x = 0 (the normalised sinc; NumPy's). Integer and bool inputs
+    give float32. Raises TypeError for a non-Tensor."""
+    x = _as_float(input, "sinc")
+    zero = _core.equal(x, 0.0)
+    xs = _core.select(zero, _full_like(x, 1.0), x)
+    px = _core.mul(xs, math.pi)
+    return _core.select(zero, _full_like(x, 1.0), _core.div(_core.sin(px), px))
+
+
+@defop(primitive="Xdivy", tensor="xdivy")
+def xdivy(x, y):
+    """MindSpore's ops.xdivy(x, y): x / y, and 0 where x == 0 (whatever y is). Float result; two integer inputs
+    raise TypeError (MindSpore's rule). Broadcasting; a number may stand for one side."""
+    a, b = _float_pair("xdivy", x, y, ("x", "y"), ints="error")
+    dt = (a if isinstance(a, Tensor) else b).dtype
+    shape = _bshape(a, b)
+    a, b = _core.broadcast_to(_tensor(a, dt), shape), _core.broadcast_to(_tensor(b, dt), shape)
+    zero = _core.equal(a, 0.0)
+    bs = _core.select(zero, _full_like(b, 1.0), b)
+    return _core.select(zero, _core.zeros_like(a), _core.div(a, bs))
+
+
+@defop(primitive="Xlogy", tensor="xlogy", mint="xlogy")
+def xlogy(input, other):  # noqa: A002
+    """MindSpore's ops.xlogy(input, other): x·log(y), and 0 where x == 0 unless y is NaN (SciPy's and PyTorch's rule;
+    MindSpore's CPU kernel gives NaN for x = 0, y < 0). Float result (integers compute in float32). Broadcasting; a
+    number may stand for one side. Raises TypeError (no Tensor), ValueError (shapes)."""
+    a, b = _float_pair("xlogy", input, other)
+    dt = (a if isinstance(a, Tensor) else b).dtype
+    shape = _bshape(a, b)
+    a, b = _core.broadcast_to(_tensor(a, dt), shape), _core.broadcast_to(_tensor(b, dt), shape)
+    zero = _core.logical_and(_core.equal(a, 0.0), _core.equal(b, b))
+    bs = _core.select(zero, _full_like(b, 1.0), b)
+    return _core.select(zero, _core.zeros_like(a), _core.mul(a, _core.log(bs)))
+
+
+@defop(primitive="Inv", tensor="inv")
+def inv(x):
+    """MindSpore's ops.inv(x): 1/x elementwise; integer inputs give the integer quotient 1/x rounded toward zero
+    (1, −1 or 0), as MindSpore. Raises TypeError for a non-Tensor or bool input."""
+    t = _tensor_arg(x, "inv", "x")
+    if t.dtype == mstype.bool_:
+        raise TypeError(f"For 'inv', the input must be numeric, but got {_got(t)}.")
+    if mstype.is_float(t.dtype):
+        return _core.div(1.0, t)
+    return _int_trunc_div(_core.ones_like(t), t)

@@ -1,0 +1,414 @@
+"""Special functions built from Kiln's Exp, Log, Erf, Sin, Cos, Pow and arithmetic kernels (MindSpore 2.10's
+ops.erfc, erfinv, lgamma, digamma, polygamma, zeta, i0, bessel_i0, bessel_i0e, bessel_i1, bessel_i1e and their
+Primitive classes / Tensor methods). Gradients come from the building blocks (so d lgamma = digamma, d i0 = i1 to
+the accuracy of the formulas). float16/bfloat16 compute in float32. Written for Kiln from the textbook formulas:
+
+  erfc(x): 1 − erf(x) for x < 2 (relative error < 1e-13 there), and for x ≥ 2 the continued fraction
+      erfc(x) = e^(−x²)/√π · 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))) (Abramowitz & Stegun 7.1.14), 50 levels
+      (float64; 30 for float32), evaluated bottom-up: relative error < 1e-15 for x ≥ 2.
+  erfinv(x): M. Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), single-precision
+      polynomials as the start, then Newton steps on erf(y) = x for |x| ≤ 1/2 and on erfc(y) = 1 − |x| above (1 − |x|
+      is exact there, so the tails stay accurate): two steps in float64, one in float32.
+  lgamma(x): Lanczos' approximation with g = 7 and 9 coefficients (C. Lanczos, SIAM J. Numer. Anal. B 1, 1964;
+      the coefficients as tabulated by P. Godfrey) for x ≥ 1/2, and the reflection lgamma(x) = log(π/|sin πx|) −
+      lgamma(1 − x) below (sin πx from the exact fractional part, +inf at the poles 0, −1, −2, ...).
+  digamma(x): the asymptotic series ln x − 1/(2x) − Σₖ₌₁⁷ B₂ₖ/(2k·x²ᵏ) at x + 10, and the recurrence ψ(x) =
+      ψ(x + 10) − Σⱼ 1/(x + j); reflection ψ(x) = ψ(1 − x) − π·cot(πx) for x < 0; −inf at 0, NaN at negative integers.
+  zeta(s, q) (Hurwitz): Euler–Maclaurin summation, Σₖ₌₀⁸ (q + k)^−s + (q + 9)^(1−s)/(s − 1) + (q + 9)^−s/2 +
+      Σⱼ₌₁¹² B₂ⱼ/(2j)!·s(s + 1)…(s + 2j − 2)·(q + 9)^(−s−2j+1) (the scheme of Cephes' zeta.c; the Bernoulli numbers
+      are computed exactly here with fractions); polygamma(n, x) = (−1)ⁿ⁺¹ n! ζ(n + 1, x).
+  I0, I1 (modified Bessel functions of the first kind): the power series Σₖ (x²/4)ᵏ/(k!·(k + ν)!)·(x/2)^ν (50 terms)
+      for |x| ≤ 30, and the asymptotic series e^|x|/√(2π|x|)·Σₖ (−1)ᵏ Πⱼ₌₁ᵏ (4ν² − (2j − 1)²)/(8j)/|x|ᵏ (20 terms)
+      above (A&S 9.7.1); i0e/i1e scale by e^−|x| (the asymptotic branch never forms e^|x|, so they do not overflow).
+"""
+import math
+from fractions import Fraction
+
+from .._loader import _core
+from .._args import _got, _is_int
+from ..common import dtype as mstype
+from ..common.tensor import Tensor
+from .function import _tensor_arg
+from ._opdef import defop
+
+__all__ = ["erfc", "erfinv", "lgamma", "digamma", "polygamma", "zeta", "i0", "bessel_i0", "bessel_i0e",
+           "bessel_i1", "bessel_i1e"]
+
+_LOW = (mstype.float16, mstype.bfloat16)
+
+
+def _float_only(x, op, name="input"):
+    x = _tensor_arg(x, op, name)
+    if not mstype.is_float(x.dtype):
+        raise TypeError(f"For '{op}', '{name}' must be a float Tensor, but got {_got(x)}.")
+    return x
+
+
+def _up(x):
+    return _core.cast(x, mstype.float32) if x.dtype in _LOW else x
+
+
+def _down(y, dtype):
+    return y if y.dtype == dtype else _core.cast(y, dtype)
+
+
+def _full_like(x, v):
+    return _core.full(list(x.shape), v, x.dtype)
+
+
+def _unary(op, input, fn, ints_ok=False, name="input", wide=False):
+    """fn on a float Tensor; wide: float32 and lower compute in float64 (formulas whose terms cancel)."""
+    x = _tensor_arg(input, op, name)
+    if not mstype.is_float(x.dtype):
+        if not ints_ok or x.dtype == mstype.bool_:
+            raise TypeError(f"For '{op}', '{name}' must be a float Tensor, but got {_got(x)}.")
+        x = _core.cast(x, mstype.float32)
+    if wide and x.dtype != mstype.float64:
+        return _down(fn(_core.cast(x, mstype.float64)), x.dtype)
+    return _down(fn(_up(x)), x.dtype)
+
+
+# ---------------------------------------------------------------------------------------------- erfc, erfinv
+
+def _erfc_cf(xs):
+    """f(x) = x + (1/2)/(x + 1/(x + ...)) (A&S 7.1.14, bottom-up), so erfc(x) = e^(−x²)/(√π·f(x)), for x >= 2."""
+    f = xs
+    depth = 50 if xs.dtype == mstype.float64 else 30
+    for k in range(depth, 0, -1):
+        f = _core.add(xs, _core.div(k / 2.0, f))
+    return f
+
+
+def _erfc(x):
+    big = _core.greater_equal(x, 2.0)
+    xs = _core.select(big, x, _full_like(x, 2.0))
+    f = _erfc_cf(xs)
+    cf = _core.div(_core.exp(_core.neg(_core.square(xs))), _core.mul(f, math.sqrt(math.pi)))
+    cf = _core.select(_core.equal(xs, math.inf), _core.zeros_like(xs), cf)
+    return _core.select(big, cf, _core.sub(1.0, _core.erf(x)))
+
+
+@defop(primitive="Erfc", tensor="erfc", mint="erfc")
+def erfc(input):  # noqa: A002
+    """MindSpore's ops.erfc(input): the complementary error function 1 − erf(x), accurate in the right tail (module
+    docstring). Same float dtype. Raises TypeError for a non-Tensor or an integer/bool input."""
+    return _unary("erfc", input, _erfc)
+
+
+_GILES_A = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+            -0.00417768164, 0.246640727, 1.50140941)
+_GILES_B = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+            0.00943887047, 1.00167406, 2.83297682)
+
+
+def _horner(coefs, t):
+    acc = _full_like(t, coefs[0])
+    for c in coefs[1:]:
+        acc = _core.add(_core.mul(acc, t), c)
+    return acc
+
+
+def _erfinv(x):
+    a = _core.abs(x)
+    inside = _core.less(a, 1.0)
+    xs = _core.select(inside, x, _full_like(x, 0.5))  # ±1 and |x| > 1 are filled in below
+    w = _core.neg(_core.log(_core.mul(_core.sub(1.0, xs), _core.add(xs, 1.0))))
+    small = _core.less(w, 5.0)
+    ws = _core.select(small, w, _full_like(w, 5.0))
+    wb = _core.select(small, _full_like(w, 5.0), w)
+    p = _core.select(small, _horner(_GILES_A, _core.sub(ws, 2.5)), _horner(_GILES_B, _core.sub(_core.sqrt(wb), 3.0)))
+    y = _core.mul(p, xs)
+    s = _core.select(_core.less(xs, 0.0), _full_like(x, -1.0), _full_like(x, 1.0))
+    ax = _core.mul(xs, s)
+    tail = _core.greater(ax, 0.5)
+    one_m = _core.sub(1.0, ax)  # exact for ax >= 1/2
+    c = 2.0 / math.sqrt(math.pi)
+    log_t = _core.log(one_m)
+    for _ in range(4 if x.dtype == mstype.float64 else 2):
+        ay = _core.mul(y, s)
+        d = _core.mul(_core.exp(_core.neg(_core.square(ay))), c)
+        step_e = _core.div(_core.sub(_core.erf(ay), ax), d)  # Newton on erf(y) = |x|
+        step_c = _core.div(_core.sub(_erfc(ay), one_m), d)  # Newton on erfc(y) = 1 − |x|
+        # beyond y = 2: Newton on log erfc(y) = log(1 − |x|), with log erfc(y) = −y² − log(√π·f(y)) and
+        # d/dy log erfc(y) = −2f(y): nearly linear, so the far tail (1 − |x| down to 1e-300) converges
+        far = _core.greater_equal(ay, 2.0)
+        af = _core.select(far, ay, _full_like(ay, 2.0))
+        f = _erfc_cf(af)
+        log_erfc = _core.sub(_core.neg(_core.square(af)), _core.log(_core.mul(f, math.sqrt(math.pi))))
+        step_l = _core.div(_core.sub(log_erfc, log_t), _core.mul(f, 2.0))
+        ay = _core.select(tail, _core.add(ay, _core.select(far, step_l, step_c)), _core.sub(ay, step_e))
+        y = _core.mul(ay, s)
+    out = _core.select(_core.equal(a, 1.0), _core.mul(_full_like(x, math.inf), _core.sign(x)), y)
+    return _core.select(_core.logical_or(inside, _core.equal(a, 1.0)), out, _full_like(x, math.nan))
+
+
+@defop(primitive="Erfinv", tensor="erfinv", mint="erfinv")
+def erfinv(input):  # noqa: A002
+    """MindSpore's ops.erfinv(input): the inverse error function on (−1, 1); ±inf at ±1, NaN outside. Same float
+    dtype (module docstring for the method). Raises TypeError for a non-Tensor or an integer/bool input."""
+    return _unary("erfinv", input, _erfinv, wide=True)
+
+
+# ---------------------------------------------------------------------------------------------- gamma family
+
+_LANCZOS_G = 7.0
+_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
+            -176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6,
+            1.5056327351493116e-7)
+
+
+def _lgamma_pos(x):
+    """lgamma for x >= 1/2 (Lanczos, g = 7)."""
+    z = _core.sub(x, 1.0)
+    acc = _full_like(x, _LANCZOS[0])
+    for i, c in enumerate(_LANCZOS[1:], start=1):
+        acc = _core.add(acc, _core.div(c, _core.add(z, float(i))))
+    t = _core.add(z, _LANCZOS_G + 0.5)
+    return _core.add(_core.add(_core.mul(_core.add(z, 0.5), _core.log(t)), _core.sub(0.5 * math.log(2 * math.pi), t)),
+                     _core.log(acc))
+
+
+def _frac_parts(x):
+    """(f, m, is_int): f = x − ⌊x⌋ ∈ [0, 1) exactly, m = min(f, 1 − f) ∈ [0, 1/2], is_int = f == 0."""
+    f = _core.sub(x, _core.floor(x))
+    return f, _core.minimum(f, _core.sub(1.0, f)), _core.equal(f, 0.0)
+
+
+def _lgamma(x):
+    refl = _core.less(x, 0.5)
+    xp = _core.select(refl, _core.sub(1.0, x), x)  # >= 1/2 on both branches
+    lg = _lgamma_pos(xp)
+    f, m, is_int = _frac_parts(x)
+    sin_pi = _core.sin(_core.mul(_core.select(is_int, _full_like(m, 0.5), m), math.pi))  # |sin(πx)|
+    r = _core.sub(_core.sub(math.log(math.pi), _core.log(sin_pi)), lg)
+    r = _core.select(is_int, _full_like(x, math.inf), r)
+    out = _core.select(refl, r, lg)
+    exact0 = _core.logical_or(_core.equal(x, 1.0), _core.equal(x, 2.0))  # Γ(1) = Γ(2) = 1
+    out = _core.select(exact0, _core.zeros_like(out), out)
+    return _core.select(_core.equal(_core.abs(x), math.inf), _full_like(x, math.inf), out)
+
+
+@defop(primitive="Lgamma", tensor="lgamma")
+def lgamma(input):  # noqa: A002
+    """MindSpore's ops.lgamma(input): log|Γ(x)| (+inf at 0, the negative integers and ±inf); integer inputs
+    give float32 (MindSpore); float32 and float16 compute in float64 (the Lanczos terms cancel near 1 and 2). Gradient digamma(x). Method: module docstring. Raises TypeError for a non-Tensor or bool."""
+    return _unary("lgamma", input, _lgamma, ints_ok=True, wide=True)
+
+
+def _bernoulli(n):
+    """B_0 .. B_n as Fractions (Akiyama–Tanigawa)."""
+    a = [Fraction(0)] * (n + 1)
+    out = []
+    for m in range(n + 1):
+        a[m] = Fraction(1, m + 1)
+        for j in range(m, 0, -1):
+            a[j - 1] = j * (a[j - 1] - a[j])
+        out.append(a[0])
+    out[1] = -out[1] if out[1] > 0 else out[1]  # B1 = −1/2 convention (unused)
+    return out
+
+
+_B = _bernoulli(26)
+_DIGAMMA_C = [float(_B[2 * k] / (2 * k)) for k in range(1, 8)]  # B_2k / (2k)
+_SHIFT = 10
+
+
+def _digamma_pos(x):
+    """ψ(x) for x > 0: recurrence up to x + 10, then the asymptotic series."""
+    acc = _core.zeros_like(x)
+    for j in range(_SHIFT):
+        acc = _core.add(acc, _core.div(1.0, _core.add(x, float(j))))
+    y = _core.add(x, float(_SHIFT))
+    inv2 = _core.div(1.0, _core.square(y))
+    series = _full_like(x, _DIGAMMA_C[-1])
+    for c in reversed(_DIGAMMA_C[:-1]):
+        series = _core.add(_core.mul(series, inv2), c)
+    series = _core.mul(series, inv2)
+    return _core.sub(_core.sub(_core.sub(_core.log(y), _core.div(0.5, y)), series), acc)
+
+
+def _digamma(x):
+    neg = _core.less(x, 0.0)
+    f, m, is_int = _frac_parts(x)
+    xp = _core.select(neg, _core.sub(1.0, x), _core.select(_core.equal(x, 0.0), _full_like(x, 1.0), x))
+    d = _digamma_pos(xp)
+    ms = _core.select(is_int, _full_like(m, 0.25), m)
+    cot = _core.div(_core.cos(_core.mul(ms, math.pi)), _core.sin(_core.mul(ms, math.pi)))
+    cot = _core.select(_core.less(f, 0.5), cot, _core.neg(cot))  # cot(πx) = cot(πf); f > 1/2 uses cot(π(1 − f))
+    refl = _core.sub(d, _core.mul(cot, math.pi))
+    out = _core.select(neg, _core.select(is_int, _full_like(x, math.nan), refl), d)
+    zero_neg = _core.less(_core.div(1.0, _core.select(_core.equal(x, 0.0), x, _full_like(x, 1.0))), 0.0)
+    out = _core.select(_core.equal(x, 0.0), _core.select(zero_neg, _full_like(x, math.inf), _full_like(x, -math.inf)),
+                       out)
+    out = _core.select(_core.equal(x, math.inf), _full_like(x, math.inf), out)
+    return _core.select(_core.equal(x, -math.inf), _full_like(x, math.nan), out)
+
+
+@defop(primitive="Digamma", tensor="digamma")
+def digamma(input):  # noqa: A002
+    """MindSpore's ops.digamma(input): ψ(x) = d/dx lgamma(x) (−inf at +0, +inf at −0, NaN at the negative integers
+    and −inf; PyTorch's). Same float dtype (float32 computes in float64: the recurrence cancels near the root). Method: module docstring. Raises TypeError for a non-Tensor or an integer/bool input."""
+    return _unary("digamma", input, _digamma, wide=True)
+
+
+_ZETA_N = 9
+_ZETA_M = 12
+_ZETA_C = [float(_B[2 * j] / math.factorial(2 * j)) for j in range(1, _ZETA_M + 1)]  # B_2j / (2j)!
+
+
+def _zeta(s, q):
+    """Hurwitz ζ(s, q) for s > 1, q > 0 (Euler–Maclaurin); NaN for s < 1, inf at s == 1; inf at non-positive
+    integer q; NaN for other q <= 0."""
+    ok = _core.logical_and(_core.greater(s, 1.0), _core.greater(q, 0.0))
+    ss = _core.select(ok, s, _full_like(s, 2.0))
+    qs = _core.select(ok, q, _full_like(q, 1.0))
+    acc = _core.zeros_like(_core.add(ss, qs))
+    for k in range(_ZETA_N):
+        acc = _core.add(acc, _core.pow(_core.add(qs, float(k)), _core.neg(ss)))
+    a = _core.add(qs, float(_ZETA_N))
+    a_s = _core.pow(a, _core.neg(ss))
+    acc = _core.add(acc, _core.div(_core.mul(a_s, a), _core.sub(ss, 1.0)))
+    acc = _core.add(acc, _core.mul(a_s, 0.5))
+    fac = ss  # s(s+1)…(s+2j−2)
+    term_pow = _core.div(a_s, a)  # a^(−s−1)
+    inv_a2 = _core.div(1.0, _core.square(a))
+    for j in range(1, _ZETA_M + 1):
+        acc = _core.add(acc, _core.mul(_core.mul(fac, term_pow), _ZETA_C[j - 1]))
+        fac = _core.mul(_core.mul(fac, _core.add(ss, float(2 * j - 1))), _core.add(ss, float(2 * j)))
+        term_pow = _core.mul(term_pow, inv_a2)
+    out = _core.select(ok, acc, _full_like(acc, math.nan))
+    out = _core.select(_core.equal(s, 1.0), _full_like(out, math.inf), out)
+    q_pole = _core.logical_and(_core.less_equal(q, 0.0), _core.equal(q, _core.floor(q)))
+    return _core.select(_core.logical_and(q_pole, _core.greater(s, 1.0)), _full_like(out, math.inf), out)
+
+
+@defop(primitive="Zeta")
+def zeta(input, other):  # noqa: A002
+    """MindSpore's ops.zeta(input, other): the Hurwitz zeta function ζ(s = input, q = other) = Σₖ (q + k)^−s, for
+    s > 1 and q > 0 (inf at s = 1 and at q = 0, −1, ...; NaN elsewhere outside the domain). Float Tensors of one
+    dtype, broadcasting. Method: module docstring. Raises TypeError (non-Tensor, integer input, different dtypes),
+    ValueError (shapes that do not broadcast)."""
+    s, q = _float_only(input, "zeta"), _float_only(other, "zeta", "other")
+    if s.dtype != q.dtype:
+        raise TypeError(f"For 'zeta', 'input' and 'other' must have the same dtype, but got {s.dtype} and {q.dtype}.")
+    shape = _bshape("zeta", s, q)
+    s, q = _core.broadcast_to(s, shape), _core.broadcast_to(q, shape)
+    return _down(_zeta(_up(s), _up(q)), s.dtype)
+
+
+def _bshape(op, a, b):
+    import numpy as np
+    try:
+        return list(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+    except ValueError:
+        raise ValueError(f"For '{op}', the shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast.") from None
+
+
+@defop(primitive="Polygamma")
+def polygamma(n, input):  # noqa: A002
+    """MindSpore's ops.polygamma(n, input): ψ⁽ⁿ⁾(x), the n-th derivative of digamma (n = 0: digamma itself);
+    n ≥ 1 uses (−1)ⁿ⁺¹ n! ζ(n + 1, x) (x > 0; NaN for x <= 0 but for the poles, which give inf). n: a non-negative
+    int or a 0-d integer Tensor (its value is read). Same float dtype. Raises TypeError (non-Tensor input, integer
+    input, non-integer n), ValueError (n < 0)."""
+    x = _float_only(input, "polygamma")
+    if isinstance(n, Tensor):
+        if n.dtype not in mstype.int_type or n.ndim != 0:
+            raise TypeError(f"For 'polygamma', 'n' must be an int or a 0-d integer Tensor, but got {_got(n)}.")
+        n = int(n.asnumpy())
+    elif not _is_int(n):
+        raise TypeError(f"For 'polygamma', 'n' must be an int or a 0-d integer Tensor, but got {_got(n)}.")
+    n = int(n)
+    if n < 0:
+        raise ValueError(f"For 'polygamma', 'n' must be >= 0, but got {n}.")
+    if n == 0:
+        return _down(_digamma(_up(x)), x.dtype)
+    xu = _up(x)
+    z = _zeta(_full_like(xu, float(n + 1)), xu)
+    return _down(_core.mul(z, (-1.0) ** (n + 1) * math.factorial(n)), x.dtype)
+
+
+# ---------------------------------------------------------------------------------------------- Bessel I0, I1
+
+_BESSEL_SPLIT = 30.0
+_SERIES_TERMS = 50
+_ASYM_TERMS = 20
+
+
+def _bessel_series(x, nu):
+    """Σₖ (x²/4)ᵏ/(k!(k+ν)!)·(x/2)^ν for |x| <= 30 (x fed by the caller)."""
+    t = _core.mul(_core.square(x), 0.25)
+    term = _full_like(x, 1.0 / math.factorial(nu))
+    acc = term
+    for k in range(1, _SERIES_TERMS):
+        term = _core.mul(term, _core.div(t, float(k * (k + nu))))
+        acc = _core.add(acc, term)
+    return acc if nu == 0 else _core.mul(acc, _core.mul(x, 0.5))
+
+
+def _bessel_asym(a, nu):
+    """Σₖ (−1)ᵏ Πⱼ (4ν² − (2j − 1)²)/(8j) / aᵏ, divided by √(2πa) (the factor e^a left out), a = |x| > 30."""
+    inv = _core.div(1.0, a)
+    coef = [1.0]
+    for j in range(1, _ASYM_TERMS):
+        coef.append(coef[-1] * -(4 * nu * nu - (2 * j - 1) ** 2) / (8 * j))
+    acc = _full_like(a, coef[-1])
+    for c in reversed(coef[:-1]):
+        acc = _core.add(_core.mul(acc, inv), c)
+    return _core.div(acc, _core.sqrt(_core.mul(a, 2 * math.pi)))
+
+
+def _bessel(x, nu, scaled):
+    a = _core.abs(x)
+    big = _core.greater(a, _BESSEL_SPLIT)
+    xs = _core.select(big, _core.zeros_like(x), x)
+    ab = _core.select(big, a, _full_like(a, 2 * _BESSEL_SPLIT))
+    ser = _bessel_series(xs, nu)
+    asym = _bessel_asym(ab, nu)
+    if scaled:
+        ser = _core.mul(ser, _core.exp(_core.neg(_core.abs(xs))))
+    else:
+        asym = _core.mul(asym, _core.exp(ab))
+    if nu == 1:
+        asym = _core.select(_core.less(x, 0.0), _core.neg(asym), asym)
+    out = _core.select(big, asym, ser)
+    return _core.select(_core.not_equal(x, x), x, out)
+
+
+def _i0(input, op):
+    return _unary(op, input, lambda x: _bessel(x, 0, False), name="x" if op != "i0" else "input")
+
+
+@defop(tensor="i0")
+def i0(input):  # noqa: A002
+    """MindSpore's ops.i0(input): the modified Bessel function of the first kind of order 0, I0(x) (even; grows as
+    e^|x|/√(2π|x|), inf beyond ~713 in float64). Same float dtype. Method: module docstring. Raises TypeError for a
+    non-Tensor or an integer/bool input."""
+    return _i0(input, "i0")
+
+
+@defop(primitive="BesselI0")
+def bessel_i0(x):
+    """MindSpore's ops.bessel_i0(x): I0(x), the same as ops.i0. Raises TypeError for a non-Tensor or an
+    integer/bool input."""
+    return _i0(x, "bessel_i0")
+
+
+@defop(primitive="BesselI0e")
+def bessel_i0e(x):
+    """MindSpore's ops.bessel_i0e(x): e^−|x|·I0(x), the exponentially scaled I0 (never overflows; gradient 0 at the
+    kink x = 0, PyTorch's). Same float dtype. Raises TypeError for a non-Tensor or an integer/bool input."""
+    return _unary("bessel_i0e", x, lambda t: _bessel(t, 0, True), name="x")
+
+
+@defop(primitive="BesselI1")
+def bessel_i1(x):
+    """MindSpore's ops.bessel_i1(x): the modified Bessel function of the first kind of order 1, I1(x) (odd). Same
+    float dtype. Method: module docstring. Raises TypeError for a non-Tensor or an integer/bool input."""
+    return _unary("bessel_i1", x, lambda t: _bessel(t, 1, False), name="x")
+
+
+@defop(primitive="BesselI1e")
+def bessel_i1e(x):
+    """MindSpore's ops.bessel_i1e(x): e^−|x|·I1(x), the exponentially scaled I1. Same float dtype. Raises TypeError
+    for a non-Tensor or an integer/bool input."""
+    return _unary("bessel_i1e", x, lambda t: _bessel(t, 1, True), name="x")

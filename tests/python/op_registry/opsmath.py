@@ -1,0 +1,319 @@
+"""Registry entries of the math ops of kiln/ops/math_elem_func.py (elementwise), linalg_func.py (products),
+math_special_func.py, math_int_func.py and math_reduce_func.py: one row per @defop op, NumPy/SciPy references."""
+import math
+
+import numpy as np
+import scipy.special
+
+from kiln import Tensor, ops
+
+from .base import (BOOL, F16, F32, F64, I32, I64, NC, OpInfo, Sample, arr, binary_samples, np_value, register,
+                   unary_samples)
+
+FL = (F32, F64)
+FLH = (F32, F64, F16)
+
+
+def _in_dtype(s):
+    return np_value(s.args[0]).dtype
+
+
+def _un(name, cname, ref, dtypes=FLH, low=-2.0, high=2.0, away=0.0, **kw):
+    kw.setdefault("differentiable", True)
+    register(OpInfo(name, cname if isinstance(cname, tuple) else (cname,), getattr(ops, name), ref,
+                    unary_samples(low, high, away), dtypes, **kw))
+
+
+def _bin(name, cname, ref, dtypes=FLH, lhs=(-2.0, 2.0, 0.0), rhs=(-2.0, 2.0, 0.0), scalars=(2.5, 3), **kw):
+    kw.setdefault("differentiable", True)
+    register(OpInfo(name, cname if isinstance(cname, tuple) else (cname,), getattr(ops, name), ref,
+                    binary_samples(lhs, rhs, scalars), dtypes, **kw))
+
+
+# ---------------------------------------------------------------------------------------------- inverse trig
+
+_TRIG_TOL = {F16: (4e-3, 4e-3)}
+_un("atan", ("Sqrt", "Div", "Select"), np.arctan, low=-5.0, high=5.0, tol=_TRIG_TOL)
+_un("arctan", ("Sqrt", "Div"), np.arctan, low=-5.0, high=5.0, tol=_TRIG_TOL)
+_un("asin", ("Sqrt", "Div"), np.arcsin, low=-0.95, high=0.95, tol=_TRIG_TOL)
+_un("arcsin", ("Sqrt", "Div"), np.arcsin, low=-0.95, high=0.95, tol=_TRIG_TOL)
+_un("acos", ("Sqrt", "Div"), np.arccos, low=-0.95, high=0.95, tol=_TRIG_TOL)
+_un("arccos", ("Sqrt", "Div"), np.arccos, low=-0.95, high=0.95, tol=_TRIG_TOL)
+_bin("atan2", ("Sqrt", "Div", "Maximum", "Minimum"), np.arctan2, rhs=(-2.0, 2.0, 0.25), scalars=(2.5,),
+     tol=_TRIG_TOL, kinks={0.0: None})  # atan2(y, x) jumps by 2π across x < 0, y = 0
+_bin("arctan2", ("Sqrt", "Div"), np.arctan2, rhs=(-2.0, 2.0, 0.25), scalars=(2.5,), tol=_TRIG_TOL,
+     kinks={0.0: None})
+_un("deg2rad", "Mul", np.deg2rad)
+_un("rad2deg", "Mul", np.rad2deg, tol={F16: (2e-3, 2e-2)})
+
+# ---------------------------------------------------------------------------------------------- exp / log
+
+_un("exp2", "Pow", np.exp2, FLH + (I32,), tol={F16: (3e-3, 3e-3)})
+_un("log2", ("Log", "Div"), np.log2, low=0.1, high=4.0)
+_un("log10", ("Log", "Div"), np.log10, low=0.1, high=4.0)
+
+
+def _lae_samples(dtype, rng):
+    for s in binary_samples()(dtype, rng):
+        if all(isinstance(a, (np.ndarray, NC)) for a in s.args):
+            yield s
+
+
+_LAE_TOL = {F16: (3e-3, 3e-3)}
+register(OpInfo("logaddexp", ("Log1p", "Exp", "Maximum"), ops.logaddexp, np.logaddexp, _lae_samples, FLH,
+                differentiable=True, tol=_LAE_TOL))
+register(OpInfo("logaddexp2", ("Log1p", "Pow", "Maximum"), ops.logaddexp2, np.logaddexp2, _lae_samples, FLH,
+                differentiable=True, tol=_LAE_TOL))
+
+
+def _logit_samples(dtype, rng):
+    yield from unary_samples(0.05, 0.95)(dtype, rng)
+    yield Sample((arr(rng, (2, 4), dtype, -0.2, 1.2),), dict(eps=0.1), desc="clamped")
+
+
+def _np_logit(x, eps=None):
+    if eps is not None and eps >= 0:
+        x = np.clip(x, eps, 1 - eps)
+    return scipy.special.logit(x)
+
+
+register(OpInfo("logit", ("Log", "Log1p"), ops.logit, _np_logit, _logit_samples, FLH, differentiable=True, out_dtype=_in_dtype,
+                tol={F16: (4e-3, 4e-3)}, kinks={0.0: None}))
+
+# ---------------------------------------------------------------------------------------------- rounding / remainders
+
+_JUMPS = {0.0: 0.0, 1000.0: 0.0, -1000.0: 0.0}  # trunc jumps at the integers ±1000 (derivative 0 as floor's)
+_un("trunc", ("Floor", "Ceil", "Select"), lambda x: np.trunc(x).astype(x.dtype), FLH + (I32, I64, BOOL),
+    low=-5.0, high=5.0, kinks=_JUMPS)
+_un("frac", ("Floor", "Sub"), lambda x: (x - np.trunc(x)).astype(x.dtype) if x.dtype.kind == "f"
+    else np.zeros_like(x, dtype=np.int64 if x.dtype == BOOL else x.dtype), FLH + (I32, BOOL), low=-5.0, high=5.0,
+    kinks={1000.0: 1.0, -1000.0: 1.0}, special_ref=lambda x: np.where(np.isinf(x), np.nan, x - np.trunc(x)))
+
+_DIVISOR = (-3.0, 3.0, 0.5)
+
+
+def _np_trunc_div(a, b):
+    q = np.true_divide(a, b)
+    dt = np.result_type(a, b)
+    if dt.kind == "f":
+        return np.trunc(q)
+    return np.trunc(q).astype(dt)
+
+
+_bin("truncate_div", ("Div", "Floor"), _np_trunc_div, FLH + (I32, I64), lhs=(-5.0, 5.0, 0.0),
+     rhs=_DIVISOR, differentiable=False, special_skip="trunc(x / y): Div's and trunc's special values")
+_bin("truncate_mod", ("FloorMod",), np.fmod, FLH + (I32, I64), lhs=(-5.0, 5.0, 0.0), rhs=_DIVISOR,
+     kinks={0.0: None, 1000.0: None, -1000.0: None}, tol={F16: (2e-3, 4e-3)})
+_bin("fmod", ("FloorMod",), np.fmod, FLH + (I32, I64), lhs=(-5.0, 5.0, 0.0), rhs=_DIVISOR,
+     kinks={0.0: None, 1000.0: None, -1000.0: None}, tol={F16: (2e-3, 4e-3)})
+_bin("fmax", ("Maximum", "Select"), np.fmax, FLH + (I32,))
+_bin("fmin", ("Minimum", "Select"), np.fmin, FLH + (I32,))
+
+
+def _fp_samples(dtype, rng):
+    yield Sample((arr(rng, (2, 3), dtype, 0.5, 2.0), arr(rng, (2, 3), dtype)))
+    yield Sample((arr(rng, (3, 1), dtype, 0.5, 2.0), arr(rng, (1, 4), dtype)), desc="broadcast")
+    yield Sample((arr(rng, (2, 3), dtype, 0.5, 2.0), 2), desc="int exponent")
+    yield Sample((2.5, arr(rng, (2, 3), dtype)), desc="number base")
+
+
+register(OpInfo("float_power", ("Pow", "Cast"), ops.float_power, lambda a, b: np.float_power(a, b), _fp_samples,
+                FLH + (I32,), out_dtype=lambda s: F64, differentiable=True, kinks={0.0: None},
+                special_skip="Pow's special values, in float64"))
+
+# ---------------------------------------------------------------------------------------------- signs / predicates
+
+
+def _np_copysign(a, b):
+    r = np.copysign(a, b)
+    return r if np.asarray(r).dtype != F64 or F64 in (np.asarray(a).dtype, np.asarray(b).dtype) else r
+
+
+def _copysign_samples(dtype, rng):
+    for s in binary_samples()(dtype, rng):
+        if isinstance(s.args[0], (np.ndarray, NC)):
+            yield s
+
+
+register(OpInfo("copysign", ("Abs", "Select"), ops.copysign, np.copysign, _copysign_samples, FLH + (I32,),
+                differentiable=True, kinks={0.0: 0.0},
+                out_dtype=lambda s: _in_dtype(s) if _in_dtype(s).kind == "f" else F32))
+
+
+def _heaviside_samples(dtype, rng):
+    x = arr(rng, (3, 4), dtype, -2, 2)
+    x.reshape(-1)[:3] = 0
+    yield Sample((x, arr(rng, (3, 4), dtype)))
+    yield Sample((x, arr(rng, (4,), dtype)), desc="broadcast values")
+
+
+register(OpInfo("heaviside", ("Select", "Equal"), ops.heaviside, np.heaviside, _heaviside_samples, FLH + (I32,),
+                out_dtype=_in_dtype))
+_un("sgn", "Sign", np.sign, FLH + (I32, I64), differentiable=False)
+_un("signbit", ("Less", "Div"), np.signbit, FLH + (I32, BOOL), differentiable=False)
+_un("isfinite", ("Sub", "Equal"), np.isfinite, FLH + (I32, BOOL), differentiable=False)
+_un("isnan", "NotEqual", np.isnan, FLH + (I32, BOOL), differentiable=False)
+_un("isinf", ("Abs", "Equal"), np.isinf, FLH + (I32, BOOL), differentiable=False)
+_un("isposinf", "Equal", np.isposinf, FLH + (I32,), differentiable=False)
+_un("isneginf", "Equal", np.isneginf, FLH + (I32,), differentiable=False)
+_un("isreal", "Fill", np.isreal, FLH + (I32, BOOL), differentiable=False)
+_un("positive", "Identity", lambda x: x.copy(), FLH + (I32, BOOL), out_dtype=_in_dtype)
+
+# ---------------------------------------------------------------------------------------------- misc binary
+
+_bin("hypot", ("Sqrt", "Div", "Maximum"), np.hypot, FLH, scalars=(2.5,))
+_bin("ldexp", ("Pow", "Mul"), lambda a, b: a * (2.0 ** b if isinstance(b, (int, float)) else np.power(2.0, b)), FLH + (I32,), tol={F16: (3e-3, 3e-3)},
+     special_skip="x·2^y: Mul's and Pow's special values")
+
+
+def _nan_to_num_samples(dtype, rng):
+    x = arr(rng, (3, 4), dtype)
+    x.reshape(-1)[:3] = [np.nan, np.inf, -np.inf]
+    yield Sample((x,), grad=False)
+    yield Sample((x,), dict(nan=1.5, posinf=7.0, neginf=-8.0), desc="replacements", grad=False)
+    yield Sample((NC(x, "T"),), dict(nan=-1.0), desc="view", grad=False)
+    yield Sample((arr(rng, (2, 3), dtype),), desc="finite (gradient 1)")
+
+
+register(OpInfo("nan_to_num", ("Select", "Equal"), ops.nan_to_num,
+                lambda x, nan=None, posinf=None, neginf=None: np.nan_to_num(x.astype(x.dtype), nan=nan or 0.0,
+                                                                            posinf=posinf, neginf=neginf),
+                _nan_to_num_samples, FLH, ref_upcast=False, differentiable=True,
+                special_skip="the samples hold NaN and ±inf"))
+_un("sinc", ("Sin", "Div", "Select"), np.sinc, FLH + (I32,), low=-3.0, high=3.0, tol={F16: (3e-3, 3e-3)},
+    special_ok=lambda s: True)
+_bin("xdivy", ("Div", "Select"), lambda a, b: np.where(np.asarray(a) == 0, 0.0 * b, np.true_divide(a, b)),
+     FLH, rhs=_DIVISOR, scalars=(2.5,), special_skip="x / y with 0 where x == 0: Div's special values")
+_bin("xlogy", ("Log", "Mul", "Select"), scipy.special.xlogy, FLH + (I32,), rhs=(0.25, 3.0, 0.0), scalars=(2.5, 3),
+     out_dtype=lambda s: max((np_value(a).dtype for a in s.args if isinstance(a, (np.ndarray, NC))
+                              and np_value(a).dtype.kind == "f"), key=lambda d: d.itemsize, default=F32),
+     special_skip="x·log y: Mul's and Log's special values")
+_un("inv", "Div", lambda x: np.reciprocal(x) if x.dtype.kind == "f" else np.where(np.abs(x) == 1, x, 0).astype(x.dtype),
+    FLH + (I32,), away=0.25)
+
+
+# ---------------------------------------------------------------------------------------------- products (linalg)
+
+def _lin(name, cname, fn, ref, shapes, dtypes=FL + (I32,), **kw):
+    def gen(dtype, rng):
+        for i, sh in enumerate(shapes):
+            args, kwargs = sh if isinstance(sh, tuple) and len(sh) == 2 and isinstance(sh[1], dict) else (sh, {})
+            yield Sample(tuple(arr(rng, s, dtype, -2, 2) if isinstance(s, tuple) else s for s in args), kwargs,
+                         desc=str(i))
+    kw.setdefault("differentiable", True)
+    kw.setdefault("special_skip", "a matmul/sum composite: BatchMatMul's, Mul's and ReduceSum's special values")
+    register(OpInfo(name, cname if isinstance(cname, tuple) else (cname,), fn, ref, gen, dtypes, **kw))
+
+
+_lin("mm", "BatchMatMul", ops.mm, np.matmul, [((2, 3), (3, 4)), ((1, 5), (5, 1)), ((0, 2), (2, 3))])
+_lin("bmm", "BatchMatMul", ops.bmm, np.matmul, [((2, 2, 3), (2, 3, 4)), ((2, 1, 2, 3), (2, 1, 3, 2))])
+_lin("mv", "BatchMatMul", ops.mv, np.matmul, [((2, 3), (3,)), ((4, 1), (1,))])
+_lin("dot", "BatchMatMul", ops.dot, np.dot, [((2, 3), (3, 4)), ((2, 2, 3), (4, 3, 2)), ((3, 2), (2, 2, 3))])
+_lin("inner", "BatchMatMul", ops.inner, np.inner, [((2, 3), (4, 3)), ((3,), (3,)), ((2, 2, 3), (3,)),
+                                                   ((2, 3), ())])
+_lin("outer", "Mul", ops.outer, np.outer, [((3,), (4,)), ((2, 2), (3,))])
+_lin("ger", "Mul", ops.ger, np.outer, [((3,), (4,))])
+
+
+def _ab(ref):
+    def f(x, *rest, beta=1, alpha=1):
+        return beta * x + alpha * ref(*rest)
+    return f
+
+
+_lin("addmm", ("BatchMatMul", "Add"), lambda x, a, b, **kw: ops.addmm(x, a, b, **kw), _ab(np.matmul),
+     [((2, 4), (2, 3), (3, 4)), (((4,), (2, 3), (3, 4)), dict(beta=0.5, alpha=2.0))])
+_lin("addmv", ("BatchMatMul", "Add"), lambda x, a, b, **kw: ops.addmv(x, a, b, **kw), _ab(np.matmul),
+     [((2,), (2, 3), (3,)), (((2,), (2, 3), (3,)), dict(beta=2, alpha=-1))])
+_lin("addr", ("Mul", "Add"), lambda x, a, b, **kw: ops.addr(x, a, b, **kw), _ab(np.outer),
+     [((3, 2), (3,), (2,)), (((2,), (3,), (2,)), dict(beta=0.5, alpha=2.0))])
+_lin("baddbmm", ("BatchMatMul", "Add"), lambda x, a, b, **kw: ops.baddbmm(x, a, b, **kw), _ab(np.matmul),
+     [((2, 2, 4), (2, 2, 3), (2, 3, 4)), (((4,), (2, 2, 3), (2, 3, 4)), dict(beta=0.5, alpha=2.0))])
+_lin("addbmm", ("BatchMatMul", "ReduceSum"), lambda x, a, b, **kw: ops.addbmm(x, a, b, **kw),
+     _ab(lambda a, b: np.matmul(a, b).sum(0)),
+     [((2, 4), (3, 2, 3), (3, 3, 4)), (((2, 4), (3, 2, 3), (3, 3, 4)), dict(beta=0.5, alpha=2.0))],
+     out_dtype=lambda s: _in_dtype(s) if "beta" not in s.kwargs or _in_dtype(s).kind == "f" else F32)
+_lin("addcdiv", ("Div", "Add"), lambda x, a, b, value=1: ops.addcdiv(x, a, b, value),
+     lambda x, a, b, value=1: x + value * a / b,
+     [((2, 3), (2, 3), (3,)), (((2, 3), (3,), (2, 1)), dict(value=0.5))], dtypes=FL,
+     special_skip="x + v·a/b: Div's special values")
+_lin("addcmul", ("Mul", "Add"), lambda x, a, b, value=1: ops.addcmul(x, a, b, value),
+     lambda x, a, b, value=1: x + value * a * b,
+     [((2, 3), (2, 3), (3,)), (((2, 3), (3,), (2, 1)), dict(value=-2))])
+_lin("kron", ("Mul", "Reshape"), ops.kron, np.kron, [((2, 2), (2, 3)), ((2,), (2, 3)), ((2, 1, 2), (3, 2))])
+_lin("tensor_dot", ("BatchMatMul", "Transpose"), lambda a, b, axes: ops.tensor_dot(a, b, axes),
+     lambda a, b, axes: np.tensordot(a, b, axes),
+     [(((2, 3, 4), (4, 3, 2)), dict(axes=((1, 2), (1, 0)))), (((2, 3, 4), (3, 4, 2)), dict(axes=2)),
+      (((2, 3), (3, 2)), dict(axes=1)), (((2, 3), (4,)), dict(axes=0))])
+
+
+def _np_batch_dot(a, b, axes=None):
+    if axes is None:
+        axes = (a.ndim - 1, b.ndim - 2 if b.ndim > 2 else b.ndim - 1)
+    out = np.stack([np.tensordot(a[i], b[i], (axes[0] - 1, axes[1] - 1)) for i in range(a.shape[0])])
+    return out.reshape(a.shape[0], 1) if out.ndim == 1 else out
+
+
+_lin("batch_dot", ("BatchMatMul", "Transpose"), lambda a, b, axes=None: ops.batch_dot(a, b, axes), _np_batch_dot,
+     [((2, 3, 4), (2, 4, 5)), (((2, 3, 4), (2, 3, 5)), dict(axes=(1, 1))), ((2, 3), (2, 3)),
+      ((2, 3), (2, 3, 4))])
+_lin("vecdot", ("Mul", "ReduceSum"), lambda a, b, axis=-1: ops.vecdot(a, b, axis=axis),
+     lambda a, b, axis=-1: np.sum(a * b, axis=axis), [((2, 3), (3,)), (((3, 2), (3, 1)), dict(axis=0))],
+     out_dtype=_in_dtype)
+_lin("einsum", ("BatchMatMul", "Transpose", "ReduceSum"), lambda *xs, eq: ops.einsum(eq, *xs),
+     lambda *xs, eq: np.einsum(eq, *xs),
+     [(((2, 3), (3, 4)), dict(eq="ij,jk->ik")), (((2, 2, 3), (2, 3, 4)), dict(eq="bij,bjk->bik")),
+      (((3, 3),), dict(eq="ii->i")), (((3, 3),), dict(eq="ii")), (((3,), (4,)), dict(eq="i,j->ij")),
+      (((2, 1, 2, 3), (3, 3, 2)), dict(eq="...ij,...jk")), (((2, 3, 4),), dict(eq="ijk->kij")),
+      (((2, 3), (2, 3), (3,)), dict(eq="ij,ij,j->i")), (((2, 3), (3, 4)), dict(eq="ij,jk"))])
+_lin("trace", ("Gather", "ReduceSum"), ops.trace, np.trace, [((3, 3),), ((2, 4),), ((4, 2),)],
+     out_dtype=_in_dtype)
+def _np_cross(a, b, dim=None):
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    d = dim if dim is not None else [i for i, s in enumerate(shape) if s == 3][0]
+    return np.cross(np.broadcast_to(a, shape), np.broadcast_to(b, shape), axis=d)
+
+
+_lin("cross", ("Mul", "Sub", "Concat"), lambda a, b, dim=None: ops.cross(a, b, dim), _np_cross,
+     [((2, 3), (2, 3)), (((3, 2), (3, 2)), dict(dim=0)), ((4, 3), (3,))])
+_lin("matrix_power", "BatchMatMul", lambda a, n: ops.matrix_power(a, n),
+     lambda a, n: np.linalg.matrix_power(a, n),
+     [(((3, 3),), dict(n=3)), (((2, 2, 2),), dict(n=0)), (((2, 2),), dict(n=1)), (((2, 3, 3),), dict(n=6))])
+register(OpInfo("matrix_power_negative", ("Gather", "Div", "BatchMatMul"), lambda a, n: ops.matrix_power(a, n),
+                lambda a, n: np.linalg.matrix_power(a, n),
+                lambda dtype, rng: iter([Sample((arr(rng, (3, 3), dtype) + 3 * np.eye(3, dtype=dtype),), dict(n=-2)),
+                                         Sample((arr(rng, (2, 2, 2), dtype) + 3 * np.eye(2, dtype=dtype),),
+                                                dict(n=-1))]),
+                FL, differentiable=True, tol={F32: (1e-4, 1e-5)}, special_skip="as inverse"))
+
+
+# ---------------------------------------------------------------------------------------------- LU (det, inverse)
+
+def _lu_samples(dtype, rng):
+    yield Sample((arr(rng, (3, 3), dtype),))
+    yield Sample((arr(rng, (2, 4, 4), dtype),), desc="batched")
+    a = arr(rng, (3, 3), dtype)
+    a[0, 0] = 0.0
+    yield Sample((a,), desc="zero first pivot (row swap)")
+    yield Sample((arr(rng, (1, 1), dtype),), desc="1x1")
+    yield Sample((np.array([[0.0, 2.0, 1.0], [1.0, 0.0, 0.0], [0.0, 0.0, 3.0]], dtype),), desc="permutation-like")
+
+
+def _spd_samples(dtype, rng):
+    """Positive determinants (A·Aᵀ + I), where log det has a gradient; and one negative (NaN, no gradient)."""
+    for shape in ((3, 3), (2, 4, 4)):
+        a = arr(rng, shape, dtype)
+        yield Sample(((a @ np.swapaxes(a, -1, -2) + np.eye(shape[-1])).astype(dtype),))
+    yield Sample((np.diag([-1.0, 2.0]).astype(dtype),), desc="negative det", grad=False)
+
+
+def _lu_entry(name, ref, samples=_lu_samples, **kw):
+    register(OpInfo(name, ("Gather", "Div", "Sub", "Concat"), getattr(ops, name), ref, samples, FL,
+                    differentiable=True, special_skip="LU arithmetic: Div's, Mul's and Sub's special values",
+                    tol={F32: (1e-4, 1e-5)}, **kw))
+
+
+_lu_entry("det", np.linalg.det)
+_lu_entry("slogdet", lambda a: tuple(np.linalg.slogdet(a)))
+_lu_entry("logdet", lambda a: (lambda s, l: np.where(s < 0, np.nan, l))(*np.linalg.slogdet(a)), _spd_samples)
+_lu_entry("inverse", np.linalg.inv)

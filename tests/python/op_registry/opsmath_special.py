@@ -1,0 +1,158 @@
+"""Registry entries of kiln/ops/math_special_func.py (SciPy references) and math_int_func.py (NumPy references)."""
+import numpy as np
+import scipy.special
+
+from kiln import Tensor, ops
+
+from .base import BOOL, F16, F32, F64, I32, I64, NC, OpInfo, Sample, arr, binary_samples, np_value, register, \
+    unary_samples
+
+FLH = (F32, F64, F16)
+_LOW_TOL = {F16: (4e-3, 4e-3)}
+
+
+def _in_dtype(s):
+    return np_value(s.args[0]).dtype
+
+
+def _un(name, cname, ref, low, high, dtypes=FLH, **kw):
+    kw.setdefault("differentiable", True)
+    kw.setdefault("tol", _LOW_TOL)
+    register(OpInfo(name, cname if isinstance(cname, tuple) else (cname,), getattr(ops, name), ref,
+                    unary_samples(low, high), dtypes, **kw))
+
+
+_un("erfc", ("Erf", "Exp", "Div"), scipy.special.erfc, -3.0, 6.0, out_dtype=_in_dtype)
+_un("erfinv", ("Log", "Erf", "Exp"), scipy.special.erfinv, -0.999, 0.999, out_dtype=_in_dtype)
+_un("lgamma", ("Log", "Sin", "Div"), scipy.special.gammaln, -4.5, 6.0, FLH + (I32,),
+    out_dtype=lambda s: _in_dtype(s) if _in_dtype(s).kind == "f" else F32,
+    special_ref=lambda x: np.where(x == -np.inf, np.inf, scipy.special.gammaln(x)),
+    tol={F16: (4e-3, 4e-3), F32: (1e-5, 1e-5)}, kinks={0.0: None, 1000.0: None, -1000.0: None})
+_un("digamma", ("Log", "Sin", "Cos", "Div"), scipy.special.psi, -4.5, 6.0, out_dtype=_in_dtype,
+    tol={F16: (4e-3, 4e-3), F32: (1e-5, 1e-5)}, kinks={0.0: None, -1000.0: None})
+def _bessel_samples(dtype, rng):
+    """Values of one magnitude band per sample (so finite differences of Σ out·cot stay accurate): small, around the
+    series/asymptotic switch at |x| = 30, and larger."""
+    yield from unary_samples(-5.0, 5.0)(dtype, rng)
+    for lo, hi in ((27.0, 33.0), (45.0, 50.0)):
+        yield Sample((arr(rng, (2, 3), dtype, -hi, hi, away=lo),), desc=f"|x| in [{lo}, {hi}]")
+
+
+def _bessel(name, ref, dtypes=(F32, F64), **kw):
+    register(OpInfo(name, ("Exp", "Mul", "Add"), getattr(ops, name), ref, _bessel_samples, dtypes,
+                    differentiable=True, out_dtype=_in_dtype, tol=_LOW_TOL,
+                    special_ok=lambda s: "|x|" not in s.desc, **kw))  # the band samples' scale hides element 0
+
+
+# float16 overflows beyond |x| ≈ 12 for I0/I1 (correctly inf): those are tested in float32/float64 only
+_bessel("i0", scipy.special.i0)
+_bessel("bessel_i0", scipy.special.i0)
+_bessel("bessel_i0e", scipy.special.i0e, FLH, kinks={0.0: 0.0})  # e^−|x| has a kink at 0: gradient 0 there (PyTorch)
+_bessel("bessel_i1", scipy.special.i1)
+_bessel("bessel_i1e", scipy.special.i1e, FLH)
+
+
+def _zeta_samples(dtype, rng):
+    yield Sample((arr(rng, (2, 3), dtype, 1.2, 6.0), arr(rng, (2, 3), dtype, 0.1, 5.0)))
+    yield Sample((arr(rng, (3, 1), dtype, 1.5, 4.0), arr(rng, (1, 4), dtype, 0.5, 30.0)), desc="broadcast")
+    yield Sample((np.array([1.0, 0.5, 2.0, 3.0], dtype), np.array([1.0, 1.0, 0.0, -2.0], dtype)),
+                 desc="s = 1, s < 1, q at poles", grad=False)
+
+
+register(OpInfo("zeta", ("Pow", "Add", "Mul"), ops.zeta, scipy.special.zeta, _zeta_samples, (F32, F64),
+                differentiable=True, grad_args=(1,), out_dtype=_in_dtype, tol={F32: (1e-5, 1e-5)},
+                special_skip="the samples hold the poles; Pow's special values",
+                notes="gradient checked for q (MindSpore's Zeta has none for s)"))
+
+
+def _polygamma_samples(dtype, rng):
+    for n in (0, 1, 2, 4):
+        yield Sample((n, arr(rng, (2, 3), dtype, 0.2, 6.0)), desc=f"n={n}")
+    yield Sample((np.array(3, np.int64), arr(rng, (4,), dtype, 0.5, 3.0)), desc="Tensor n", graph=False)
+
+
+register(OpInfo("polygamma", ("Pow", "Add", "Log"),
+                lambda n, x: ops.polygamma(n, x), lambda n, x: scipy.special.polygamma(n, x),
+                _polygamma_samples, (F32, F64), differentiable=True, grad_args=(1,),
+                out_dtype=lambda s: np_value(s.args[1]).dtype, tol={F32: (1e-5, 1e-5)},
+                special_skip="digamma's and zeta's special values"))
+
+
+# ---------------------------------------------------------------------------------------------- integer bit ops
+
+_INTS = (I32, I64, np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.uint8))
+
+
+def _int_samples(dtype, rng):
+    ii = np.iinfo(dtype) if dtype != BOOL else None
+    full = (lambda s: rng.integers(ii.min, ii.max, s, dtype=dtype, endpoint=True)) if ii else \
+        (lambda s: rng.random(s) < 0.5)
+    yield Sample((full((3, 4)), full((3, 4))))
+    yield Sample((full((3, 1)), full((1, 4))), desc="broadcast")
+    yield Sample((full(()), full((2, 3))), desc="0-d")
+    yield Sample((NC(full((3, 4)), "T"), full((3, 4))), desc="view")
+    if ii:
+        yield Sample((full((2, 3)), 5), desc="python int")
+
+
+for _name in ("and", "or", "xor"):
+    register(OpInfo(f"bitwise_{_name}", ("Gather", "FloorDiv"), getattr(ops, f"bitwise_{_name}"),
+                    getattr(np, f"bitwise_{_name}"), _int_samples, _INTS + (BOOL,),
+                    out_dtype=_in_dtype, notes="bool: the logical op (no Gather)"))
+
+
+def _shift_samples(dtype, rng):
+    ii = np.iinfo(dtype)
+    bits = 8 * dtype.itemsize
+    x = rng.integers(ii.min, ii.max, (4, 6), dtype=dtype, endpoint=True)
+    yield Sample((x, rng.integers(0, bits, (4, 6)).astype(dtype)))
+    yield Sample((x, rng.integers(0, bits, (6,)).astype(dtype)), desc="broadcast")
+    yield Sample((x, 3), desc="python int")
+
+
+register(OpInfo("bitwise_left_shift", ("Gather", "Mul"), ops.bitwise_left_shift, np.left_shift, _shift_samples,
+                _INTS, out_dtype=_in_dtype))
+register(OpInfo("bitwise_right_shift", ("Gather", "FloorDiv"), ops.bitwise_right_shift, np.right_shift,
+                _shift_samples, _INTS, out_dtype=_in_dtype))
+
+
+def _full_int(dtype, rng, shape):
+    ii = np.iinfo(dtype)
+    return rng.integers(ii.min, ii.max, shape, dtype=dtype, endpoint=True)
+
+
+register(OpInfo("invert", ("Sub", "Fill"), ops.invert, np.invert,
+                lambda dtype, rng: iter([Sample((_full_int(dtype, rng, (3, 4)),)),
+                                         Sample((NC(_full_int(dtype, rng, (3, 4)), "T"),), desc="view")]),
+                _INTS, out_dtype=_in_dtype))
+
+
+def _popcount(x):
+    bits = 8 * x.dtype.itemsize
+    return np.array([bin(int(v) & ((1 << bits) - 1)).count("1") for v in x.reshape(-1)],
+                    np.uint8).reshape(x.shape)
+
+
+register(OpInfo("population_count", ("Gather", "FloorDiv"), ops.population_count, _popcount,
+                lambda dtype, rng: iter([Sample((_full_int(dtype, rng, (3, 4)),)),
+                                         Sample((_full_int(dtype, rng, ()),), desc="0-d")]),
+                _INTS, out_dtype=lambda s: np.dtype(np.uint8)))
+
+
+def _gcd_samples(dtype, rng):
+    lim = min(np.iinfo(dtype).max, 10 ** 6)
+    a = rng.integers(-lim, lim, (3, 4)).astype(dtype)
+    b = rng.integers(-lim, lim, (3, 4)).astype(dtype)
+    a.reshape(-1)[:2] = 0
+    b.reshape(-1)[1:3] = 0
+    yield Sample((a, b), desc="zeros and signs")
+    yield Sample((rng.integers(-60, 60, (3, 1)).astype(dtype), rng.integers(-60, 60, (1, 4)).astype(dtype)),
+                 desc="broadcast")
+    fib = np.array([832040, 514229, 317811], dtype)
+    yield Sample((fib, np.array([514229, 317811, 196418], dtype)), desc="consecutive Fibonacci numbers")
+
+
+register(OpInfo("gcd", ("FloorMod", "Select"), ops.gcd, np.gcd, _gcd_samples, (I32, I64), out_dtype=_in_dtype))
+register(OpInfo("lcm", ("FloorMod", "FloorDiv"), ops.lcm, np.lcm,
+                lambda dtype, rng: (s for i, s in enumerate(_gcd_samples(dtype, rng)) if i != 0),
+                (I32, I64), out_dtype=_in_dtype))
