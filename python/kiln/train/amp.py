@@ -44,9 +44,7 @@ def _present(module, names):
 
 
 # MindSpore 2.10's lists (mindspore/train/amp.py), restricted to the classes Kiln has (_present: today the Conv3D /
-# transposed-convolution / Ger primitives are not in Kiln).
-# MindSpore 2.10's lists (mindspore/train/amp.py), restricted to the classes Kiln has (_present: today Conv3d,
-# Conv3dTranspose and the Conv3D / transposed-convolution / PReLU primitives are not in Kiln).
+# transposed-convolution primitives are not in Kiln).
 AMP_WHITE_LIST = _present(nn, ["Conv1d", "Conv2d", "Conv3d", "Conv1dTranspose", "Conv2dTranspose",
                                "Conv3dTranspose", "Dense", "LSTMCell", "RNNCell", "GRUCell"]) + \
     _present(P, ["Conv2D", "Conv3D", "Conv2DTranspose", "Conv3DTranspose", "Conv2DBackpropInput", "MatMul",
@@ -245,9 +243,9 @@ def auto_mixed_precision(network, amp_level="O0", dtype=mstype.float16):
 
 
 def get_white_list():
-    """A copy (list of classes) of the O1 white list: nn.Conv1d, Conv2d, Conv1dTranspose, Conv2dTranspose, Dense,
-    LSTMCell, RNNCell, GRUCell and ops.MatMul, BatchMatMul, ReLU, Ger (MindSpore's list, less the classes Kiln does
-    not have)."""
+    """A copy (list of classes) of the O1 white list: nn.Conv1d, Conv2d, Conv3d, Conv1dTranspose, Conv2dTranspose,
+    Conv3dTranspose, Dense, LSTMCell, RNNCell, GRUCell and ops.Conv2D, MatMul, BatchMatMul, PReLU, ReLU, Ger
+    (MindSpore's list, less the classes Kiln does not have)."""
     return list(AMP_WHITE_LIST)
 
 
