@@ -195,8 +195,8 @@ def test_a_provisional_tensor_method_gives_way(scratch_specs):
     scratch_specs.install({}, type("Operations", (), {}), Primitive, FakeTensor)
     assert FakeTensor.halve._opdef.fn is halve
     # the real Tensor's stand-ins (kiln/common/_tensor_methods.py) are marked provisional, or have given way to a
-    # @defop op's method (Tensor.std: ops.std's)
+    # @defop op's method
     for name in ("std", "var", "swapaxes", "t", "repeat"):
         method = getattr(Tensor, name)
         assert getattr(method, "_provisional", False) or getattr(method, "_opdef", None) is not None, name
-    assert Tensor.std._opdef.name == "std"
+    assert Tensor.std._provisional  # MindSpore's two overloads, which ops.std's signature does not have

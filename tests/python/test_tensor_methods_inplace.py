@@ -195,7 +195,8 @@ def test_std_var_match_numpy_and_mindspore():
     close(t.std(), 1.7078251838684082)  # MindSpore 2.10: x.std() (ddof 0)
     close(t.std(1), [1.632993221282959] * 2)
     close(t.std(1, ddof=1), [2.0, 2.0])
-    close(t.std(dim=1), [2.0, 2.0])  # PyTorch's overload: correction 1
+    close(t.std(dim=1), [1.632993221282959] * 2)  # MindSpore 2.10: correction 0 here too (PyTorch: 1)
+    close(t.std(dim=1, correction=1), [2.0, 2.0])  # MindSpore 2.10
     close(t.std(dim=1, correction=0, keepdim=True), X.std(1, keepdims=True), rtol=1e-6)
     close(t.var(), 2.9166667461395264)
     close(t.var((0, 1), 1), X.var(ddof=1), rtol=1e-6)

@@ -285,19 +285,21 @@ def _moments(self, axis, ddof, keepdims, op):
 
 
 def _stat_args(axis, ddof, keepdims, dim, correction, keepdim, op):
-    """MindSpore 2.10's two overloads: (axis=None, ddof=0, keepdims=False) and (dim=None, *, correction=1,
-    keepdim=False) — the PyTorch one when any of dim/correction/keepdim is given."""
+    """MindSpore 2.10's two overloads: (axis=None, ddof=0, keepdims=False) and (dim=None, *, correction, keepdim=False)
+    — the second when any of dim/correction/keepdim is given. MindSpore 2.10 computes x.std(dim=1) with correction 0
+    (measured on its CPU build: [[1, 5, 3], [4, 2, 6]] gives 1.633, not PyTorch's 2.0), so correction defaults to 0."""
     if dim is not None or correction is not None or keepdim is not None:
         if axis is not None or ddof != 0 or keepdims is not False:
             raise TypeError(f"Tensor.{op}() takes either (axis, ddof, keepdims) or (dim, correction, keepdim), not a "
                             f"mix of them")
-        return dim, 1 if correction is None else correction, bool(keepdim)
+        return dim, 0 if correction is None else correction, bool(keepdim)
     return axis, ddof, keepdims
 
 
 def var(self, axis=None, ddof=0, keepdims=False, *, dim=None, correction=None, keepdim=None):
     """The variance over `axis` (None: all): Σ(x − mean)² / (n − ddof) (ddof 0 by default, MindSpore's
-    Tensor.var(axis, ddof, keepdims)); with dim=/correction=/keepdim= PyTorch's form, correction 1 by default.
+    Tensor.var(axis, ddof, keepdims)); with dim=/correction=/keepdim= the second form, correction 0 by default
+    (MindSpore 2.10's value).
     Integer tensors compute in Float32. n − ddof ≤ 0 gives inf or NaN (NumPy's)."""
     a, d, k = _stat_args(axis, ddof, keepdims, dim, correction, keepdim, "var")
     return _moments(self, a, d, k, "var")
@@ -305,7 +307,7 @@ def var(self, axis=None, ddof=0, keepdims=False, *, dim=None, correction=None, k
 
 def std(self, axis=None, ddof=0, keepdims=False, *, dim=None, correction=None, keepdim=None):
     """The standard deviation √var (see Tensor.var for the arguments; MindSpore's Tensor.std(axis=None, ddof=0,
-    keepdims=False), or PyTorch's std(dim=..., correction=1, keepdim=False))."""
+    keepdims=False), or std(dim=..., correction=0, keepdim=False) — MindSpore 2.10's default correction)."""
     a, d, k = _stat_args(axis, ddof, keepdims, dim, correction, keepdim, "std")
     return _core.sqrt(_moments(self, a, d, k, "std"))
 

@@ -121,7 +121,7 @@ def _var_mean(op, input, axis, ddof, keepdims):
     return var, mean
 
 
-@defop(tensor="var")
+@defop()  # Tensor.var: both MindSpore overloads (kiln/common/_tensor_methods.py)
 def var(input, axis=None, ddof=0, keepdims=False):  # noqa: A002
     """MindSpore's ops.var(input, axis=None, ddof=0, keepdims=False): the variance over `axis` (None: all; an int or a tuple), Σ(x − mean)²/(N − ddof) (ddof an int; True means 1; NaN where
     N − ddof ≤ 0); keepdims keeps the reduced axes as size 1. Same float dtype. Raises TypeError (non-Tensor,
@@ -129,7 +129,7 @@ def var(input, axis=None, ddof=0, keepdims=False):  # noqa: A002
     return _var_mean("var", input, axis, ddof, keepdims)[0]
 
 
-@defop(tensor="std")
+@defop()  # Tensor.std: both MindSpore overloads (kiln/common/_tensor_methods.py)
 def std(input, axis=None, ddof=0, keepdims=False):  # noqa: A002
     """MindSpore's ops.std(input, axis=None, ddof=0, keepdims=False): the standard deviation √var (gradient 0 where
     var is 0), var over `axis` (None: all; an int or a tuple), Σ(x − mean)²/(N − ddof) (ddof an int; True means 1; NaN where
