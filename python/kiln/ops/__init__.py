@@ -30,6 +30,7 @@ from .trig_func import *  # noqa: F401,F403,E402  (tan, sinh, cosh, asinh, acosh
 from .scan_func import *  # noqa: F401,F403,E402  (cumsum, cumprod, CumSum, CumProd)
 from .bbox_func import *  # noqa: F401,F403,E402  (iou, bounding_box_encode/decode, check_valid, FloatStatus)
 from .resize_func import *  # noqa: F401,F403,E402  (interpolate, ResizeNearestNeighbor, ResizeBilinearV2)
+from .shape_func import *  # noqa: F401,F403,E402  (hstack, tensor_split, rot90, moveaxis, swapaxes, take, ...)
 
 from .control_flow import WhileLoop, ForiLoop, Scan, switch  # noqa: F401,E402  (compiled into While/If nodes)
 
