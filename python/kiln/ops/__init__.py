@@ -30,6 +30,8 @@ from .trig_func import *  # noqa: F401,F403,E402  (tan, sinh, cosh, asinh, acosh
 from .scan_func import *  # noqa: F401,F403,E402  (cumsum, cumprod, CumSum, CumProd)
 from .bbox_func import *  # noqa: F401,F403,E402  (iou, bounding_box_encode/decode, check_valid, FloatStatus)
 from .resize_func import *  # noqa: F401,F403,E402  (interpolate, ResizeNearestNeighbor, ResizeBilinearV2)
+from .search_func import *  # noqa: F401,F403,E402  (index_select, masked_select, searchsorted, unique, ...)
+from .scatter_ext_func import *  # noqa: F401,F403,E402  (tensor_scatter_mul/div/max/min, scatter, unsorted_segment_*)
 from .shape_func import *  # noqa: F401,F403,E402  (hstack, tensor_split, rot90, moveaxis, swapaxes, take, ...)
 
 from .control_flow import WhileLoop, ForiLoop, Scan, switch  # noqa: F401,E402  (compiled into While/If nodes)

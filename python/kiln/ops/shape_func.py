@@ -494,7 +494,7 @@ def sequence_mask(lengths, maxlen=None):
     return _core.less(pos, _core.expand_dims(lens, lens.ndim))
 
 
-@defop(tensor="take", mint="take")
+@defop(mint="take")
 def take(input, index):  # noqa: A002
     """MindSpore's ops.take(input, index): the elements of the flattened input at the int32/int64 `index` (any
     shape; negative counts from the end); the output has index's shape and input's dtype. Gradient: scatter-add into
