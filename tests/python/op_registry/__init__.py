@@ -43,5 +43,5 @@ from .base import (CONTROL_FLOW_OPS, DEFAULT_TOL, MULTI_PROCESS_OPS, PASS_ONLY_O
                    np_value, samples_of, to_kiln)
 # The families register their entries when imported (nn uses state's helpers, so state comes first).
 from . import elementwise, array, state, nn, composite  # noqa: F401,E402
-from . import shapes, indexing  # noqa: F401,E402  (kiln/ops/shape_func.py, search_func.py, scatter_ext_func.py)
+from . import shapes, indexing, sampling  # noqa: F401,E402  (kiln/ops: shape_, search_, scatter_ext_, random_func)
 from .state import LAST_JIT  # noqa: F401,E402
