@@ -33,6 +33,7 @@ from .resize_func import *  # noqa: F401,F403,E402  (interpolate, ResizeNearestN
 from .search_func import *  # noqa: F401,F403,E402  (index_select, masked_select, searchsorted, unique, ...)
 from .scatter_ext_func import *  # noqa: F401,F403,E402  (tensor_scatter_mul/div/max/min, scatter, unsorted_segment_*)
 from .random_func import *  # noqa: F401,F403,E402  (bernoulli, multinomial, randperm, windows, logspace, ...)
+from .diag_func import *  # noqa: F401,F403,E402  (diagonal, diag_embed, pixel_shuffle, space_to_batch_nd, unfold, fold, ...)
 from .shape_func import *  # noqa: F401,F403,E402  (hstack, tensor_split, rot90, moveaxis, swapaxes, take, ...)
 
 from .control_flow import WhileLoop, ForiLoop, Scan, switch  # noqa: F401,E402  (compiled into While/If nodes)

@@ -252,3 +252,168 @@ _row("combinations", ("Gather",), lambda x, r=2, with_replacement=False: ops.com
 _row("block_diag", ("Concat", "Fill"), lambda *xs: ops.block_diag(*xs),
      lambda *xs: scipy.linalg.block_diag(*[np.atleast_1d(x) for x in xs]),
      _samples(lambda a, r: Sample((a((2, 3)), a(()), a((2,)), NC(a((2, 2)), "T")))))
+
+
+# ---------------------------------------------------------------------------------------------- diagonals, blocks
+# (kiln/ops/diag_func.py)
+
+def _np_diag_embed(x, offset=0, dim1=-2, dim2=-1):
+    n = x.shape[-1]
+    m = n + abs(offset)
+    out = np.zeros(x.shape[:-1] + (m, m), x.dtype)
+    i = np.arange(n)
+    r, c = (i, i + offset) if offset >= 0 else (i - offset, i)
+    out[..., r, c] = x
+    r_ = x.ndim + 1
+    return np.moveaxis(out, (-2, -1), (dim1 % r_, dim2 % r_))
+
+
+_row("diagonal", ("Gather",), lambda x, *a: ops.diagonal(x, *a), lambda x, *a: np.diagonal(x, *a).copy(),
+     _samples(lambda a, r: Sample((a((3, 4)),)),
+              lambda a, r: Sample((a((3, 4)), -1), desc="below"),
+              lambda a, r: Sample((a((2, 3, 4)), 1, 2, 0), desc="3-D, dims reversed"),
+              lambda a, r: Sample((a((3, 4)), 5), desc="past the matrix: empty"),
+              lambda a, r: Sample((NC(a((3, 3)), "T"), 0, -1, -2), desc="view, negative dims")))
+
+
+def _np_diagonal_scatter(x, src, offset=0, dim1=0, dim2=1):
+    out = np.array(x, copy=True)
+    moved = np.moveaxis(out, (dim1, dim2), (-2, -1))
+    n1, n2 = moved.shape[-2:]
+    k = src.shape[-1]
+    i = np.arange(k)
+    r, c = (i, i + offset) if offset >= 0 else (i - offset, i)
+    moved[..., r, c] = src
+    return out
+
+
+_row("diagonal_scatter", ("Gather", "Select"), lambda x, s, *a: ops.diagonal_scatter(x, s, *a),
+     _np_diagonal_scatter,
+     _samples(lambda a, r: Sample((a((3, 3)), a((2,)), 1)),
+              lambda a, r: Sample((a((2, 3, 4)), a((4, 1)), -1, 0, 1), desc="3-D, below")))
+_row("diag_embed", ("Gather", "Select", "Transpose"), lambda x, *a: ops.diag_embed(x, *a), _np_diag_embed,
+     _samples(lambda a, r: Sample((a((2, 3)),)),
+              lambda a, r: Sample((a((2, 3)), -1, 0, 2), desc="below, new dims 0 and 2"),
+              lambda a, r: Sample((a((3,)), 2, 1, 0), desc="above, dims swapped")))
+_row("diagflat", ("Gather", "Select"), lambda x, offset=0: ops.diagflat(x, offset),
+     lambda x, offset=0: np.diagflat(x, offset),
+     _samples(lambda a, r: Sample((a((2, 2)),)), lambda a, r: Sample((a((3,)), -2), desc="below")))
+_row("diag", ("Gather", "Select"), ops.diag,
+     lambda x: np.einsum("ij,ik->ijk", np.eye(x.size), x.reshape(1, -1)).sum(1).reshape(x.shape * 2)
+     if False else (np.diagflat(x.reshape(-1)).reshape(x.shape * 2)),
+     _samples(lambda a, r: Sample((a((3,)),)), lambda a, r: Sample((a((2, 2)),), desc="2-D: rank 4")))
+
+
+def _np_band(x, lower, upper):
+    m, n = x.shape[-2:]
+    i, j = np.arange(m)[:, None], np.arange(n)[None, :]
+    keep = np.ones((m, n), bool)
+    if lower >= 0:
+        keep &= i - j <= lower
+    if upper >= 0:
+        keep &= j - i <= upper
+    return np.where(keep, x, 0).astype(x.dtype)
+
+
+_row("matrix_band_part", ("Select",), ops.matrix_band_part, _np_band,
+     _samples(lambda a, r: Sample((a((3, 4)), 1, 0)), lambda a, r: Sample((a((2, 3, 3)), -1, 1), desc="batched"),
+              lambda a, r: Sample((a((3, 4)), -1, -1), desc="everything")))
+
+
+def _np_pixel_shuffle(x, r):
+    *lead, c, h, w = x.shape
+    y = x.reshape(lead + [c // (r * r), r, r, h, w])
+    k = len(lead)
+    return y.transpose(list(range(k)) + [k, k + 3, k + 1, k + 4, k + 2]).reshape(lead + [c // (r * r), h * r,
+                                                                                          w * r])
+
+
+_row("pixel_shuffle", ("Transpose",), ops.pixel_shuffle, _np_pixel_shuffle,
+     _samples(lambda a, r: Sample((a((1, 8, 2, 3)), 2)), lambda a, r: Sample((a((9, 1, 2)), 3), desc="3-D")))
+_row("pixel_unshuffle", ("Transpose",), ops.pixel_unshuffle,
+     lambda x, r: np.moveaxis(x.reshape(x.shape[:-3] + (x.shape[-3], x.shape[-2] // r, r, x.shape[-1] // r, r)),
+                              (-3, -1), (-4, -3)).reshape(x.shape[:-3] + (x.shape[-3] * r * r, x.shape[-2] // r,
+                                                                          x.shape[-1] // r)),
+     _samples(lambda a, r: Sample((a((1, 2, 4, 6)), 2))))
+_row("channel_shuffle", ("Transpose",), ops.channel_shuffle,
+     lambda x, g: x.reshape((x.shape[0], g, x.shape[1] // g) + x.shape[2:]).swapaxes(1, 2).reshape(x.shape),
+     _samples(lambda a, r: Sample((a((2, 6, 2, 1)), 3)), lambda a, r: Sample((a((1, 4, 3)), 2), desc="3-D")))
+
+
+def _np_s2b(x, block, pads):
+    m = len(block)
+    x = np.pad(x, [(0, 0)] * (x.ndim - m) + [tuple(p) for p in pads])
+    n, rest, sp = x.shape[0], list(x.shape[1:x.ndim - m]), list(x.shape[x.ndim - m:])
+    out = []
+    for off in np.ndindex(*block):
+        sl = tuple(slice(o, None, b) for o, b in zip(off, block))
+        out.append(x[(slice(None),) * (x.ndim - m) + sl])
+    return np.concatenate(out, 0)
+
+
+_row("space_to_batch_nd", ("Transpose",), ops.space_to_batch_nd, lambda x, b, p: _np_s2b(
+    x, [b] * 2 if isinstance(b, int) else b, p),
+     _samples(lambda a, r: Sample((a((2, 1, 4, 4)), 2, [[0, 0], [0, 0]])),
+              lambda a, r: Sample((a((1, 2, 3)), [2], [[1, 0]]), desc="1 spatial dim, padded"),
+              lambda a, r: Sample((a((1, 1, 3, 2)), [2, 1], [[0, 1], [1, 1]]), desc="uneven blocks")))
+
+
+def _np_b2s(x, block, crops):
+    m = len(block)
+    nb = int(np.prod(block))
+    n = x.shape[0] // nb
+    sp = x.shape[x.ndim - m:]
+    out = np.zeros((n,) + x.shape[1:x.ndim - m] + tuple(s * b for s, b in zip(sp, block)), x.dtype)
+    for k, off in enumerate(np.ndindex(*block)):
+        sl = tuple(slice(o, None, b) for o, b in zip(off, block))
+        out[(slice(None),) * (x.ndim - m) + sl] = x[k * n:(k + 1) * n]
+    return out[(slice(None),) * (x.ndim - m) + tuple(slice(c[0], out.shape[x.ndim - m + i] - c[1])
+                                                    for i, c in enumerate(crops))]
+
+
+_row("batch_to_space_nd", ("Transpose", "StridedSlice"), ops.batch_to_space_nd, _np_b2s,
+     _samples(lambda a, r: Sample((a((8, 1, 2, 2)), (2, 2), [[0, 0], [0, 1]])),
+              lambda a, r: Sample((a((2, 2, 3)), (2,), [[1, 0]]), desc="1 spatial dim")))
+_row("mirror_pad", ("Gather",), lambda x, p, mode: ops.mirror_pad(x, p, mode),
+     lambda x, p, mode: np.pad(x, [tuple(q) for q in p], "reflect" if mode == "REFLECT" else "symmetric"),
+     _samples(lambda a, r: Sample((a((2, 3)), [[1, 1], [2, 2]], "REFLECT")),
+              lambda a, r: Sample((a((2, 3)), [[2, 0], [0, 3]], "SYMMETRIC"), desc="symmetric")))
+
+
+def _np_unfold(x, k, d=1, p=0, s=1):
+    k, d, p, s = ([v, v] if isinstance(v, int) else list(v) for v in (k, d, p, s))
+    x = np.pad(x, [(0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])])
+    n, c, h, w = x.shape
+    oh = (h - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    ow = (w - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    cols = np.zeros((n, c, k[0], k[1], oh, ow), x.dtype)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            cols[:, :, i, j] = x[:, :, i * d[0]:i * d[0] + s[0] * oh:s[0], j * d[1]:j * d[1] + s[1] * ow:s[1]]
+    return cols.reshape(n, c * k[0] * k[1], oh * ow)
+
+
+def _np_fold(cols, size, k, d=1, p=0, s=1):
+    k, d, p, s = ([v, v] if isinstance(v, int) else list(v) for v in (k, d, p, s))
+    h, w = size
+    hp, wp = h + 2 * p[0], w + 2 * p[1]
+    oh = (hp - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    ow = (wp - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    n = cols.shape[0]
+    c = cols.shape[1] // (k[0] * k[1])
+    cols = cols.reshape(n, c, k[0], k[1], oh, ow)
+    img = np.zeros((n, c, hp, wp), cols.dtype)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            img[:, :, i * d[0]:i * d[0] + s[0] * oh:s[0], j * d[1]:j * d[1] + s[1] * ow:s[1]] += cols[:, :, i, j]
+    return img[:, :, p[0]:p[0] + h, p[1]:p[1] + w]
+
+
+_row("unfold", ("Gather",), lambda x, *a: ops.unfold(x, *a), _np_unfold,
+     _samples(lambda a, r: Sample((a((1, 2, 4, 4)), 2, 1, 0, 2)),
+              lambda a, r: Sample((a((2, 1, 5, 4)), (3, 2), (1, 2), 1, (2, 1)), desc="pairs, padding, dilation"),
+              lambda a, r: Sample((NC(a((1, 1, 3, 3)), "T"), 2), desc="view, defaults")), FLOATS + (I32,))
+_row("fold", ("UnsortedSegmentSum",), lambda x, *a: ops.fold(x, *a), _np_fold,
+     _samples(lambda a, r: Sample((a((1, 8, 4)), (4, 4), 2, 1, 0, 2)),
+              lambda a, r: Sample((a((2, 6, 12)), (5, 4), (3, 2), (1, 2), 1, (2, 1)), desc="overlapping, padded")),
+     FLOATS + (I32,))
