@@ -224,3 +224,23 @@ def test_bad_index_is_caught_in_graph_mode():
     np.testing.assert_array_equal(f(T([1, 2, 3]), I([-1])).asnumpy(), [3])
     with pytest.raises(ValueError, match="take"):
         f(T([1, 2, 3]), I([5]))
+
+
+def test_matrix_diag_family_matches_mindspore():
+    x = T(np.arange(1, 13).reshape(3, 4))
+    k = Tensor(np.array([-1, 2], np.int32))
+    assert ops.matrix_diag_part(x, k, T(9)).asnumpy().tolist() == \
+        [[9, 3, 8], [2, 7, 12], [1, 6, 11], [5, 10, 9]]
+    assert ops.matrix_diag_part(x, k, T(9), "LEFT_RIGHT").asnumpy().tolist() == \
+        [[3, 8, 9], [2, 7, 12], [1, 6, 11], [9, 5, 10]]
+    assert ops.matrix_diag(T([1, 2, 3]), 1).shape == (4, 4)
+    assert ops.matrix_diag(T([[9, 1, 2], [3, 4, 5]]), Tensor(np.array([-1, 0], np.int32))).asnumpy().tolist() == \
+        [[9, 0, 0], [3, 1, 0], [0, 4, 2]]
+    assert ops.MatrixDiagV3()(T([1, 2]), -1, 3, 4, 7.0).asnumpy().tolist() == \
+        [[7, 7, 7, 7], [1, 7, 7, 7], [7, 2, 7, 7]]
+    assert ops.matrix_set_diag(x, T([[0, 0, 0], [5, 5, 5]]), (-1, 0)).asnumpy().tolist() == \
+        [[0, 2, 3, 4], [5, 0, 7, 8], [9, 5, 0, 12]]
+    with pytest.raises(ValueError, match="align"):
+        ops.matrix_diag_part(x, 0, 0.0, "UP")
+    with pytest.raises(ValueError, match="matrix_set_diag"):
+        ops.matrix_set_diag(x, T([1, 2]), 0)

@@ -1,7 +1,7 @@
 """Diagonal, band and block-rearranging ops: MindSpore 2.10's ops.diagonal, diagonal_scatter, diag_embed,
 diagflat, diag, matrix_band_part, pixel_shuffle, pixel_unshuffle, channel_shuffle, space_to_batch_nd,
-batch_to_space_nd, mirror_pad, unfold (im2col) and fold (col2im), with their Primitive classes and Tensor methods
-where MindSpore has them.
+batch_to_space_nd, mirror_pad, unfold (im2col), fold (col2im), matrix_diag, matrix_diag_part and
+matrix_set_diag, with their Primitive classes and Tensor methods where MindSpore has them.
 
 Built from Kiln's Transpose, Reshape, Gather, Select, UnsortedSegmentSum and StridedSlice kernels (pads from
 ops.pad), so gradients and Graph mode are theirs. Index tables (which element lands where) are computed with NumPy
@@ -21,7 +21,7 @@ from .function import _tensor_arg
 
 __all__ = ["diagonal", "diagonal_scatter", "diag_embed", "diagflat", "diag", "matrix_band_part", "pixel_shuffle",
            "pixel_unshuffle", "channel_shuffle", "space_to_batch_nd", "batch_to_space_nd", "mirror_pad", "unfold",
-           "fold"]
+           "fold", "matrix_diag_part", "matrix_diag", "matrix_set_diag"]
 
 
 def _dim(op, name, axis, ndim):
@@ -423,3 +423,173 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # n
     plane = _core.unsorted_segment_sum(_core.transpose(cols, [1, 0]), Tensor(table.reshape(-1)), hp * wp)
     img = _core.reshape(_core.transpose(plane, [1, 0]), [n, c, hp, wp])
     return _core.strided_slice(img, [0, 0, pad[0], pad[1]], [n, c, pad[0] + h, pad[1] + w], [1, 1, 1, 1])
+
+
+# ---------------------------------------------------------------------------------------------- matrix_diag family
+# TensorFlow's MatrixDiagV3 / MatrixDiagPartV3 / MatrixSetDiagV3 semantics, which MindSpore 2.10 follows: the
+# diagonals k[0] <= d <= k[1] of an M × N matrix are stacked from d = k[1] down to k[0], each padded to the longest
+# one's length; `align` ("RIGHT_LEFT" by default) says how superdiagonals (d >= 0, the first word) and subdiagonals
+# (the second word) sit in their padded rows.
+
+_ALIGNS = ("RIGHT_LEFT", "LEFT_RIGHT", "LEFT_LEFT", "RIGHT_RIGHT")
+
+
+def _k_range(k, op):
+    if isinstance(k, Tensor):
+        if k.dtype not in mstype.int_type or k.size not in (1, 2):
+            raise TypeError(f"For '{op}', a Tensor 'k' must hold 1 or 2 integers, but got {_got(k)}.")
+        vals = [int(v) for v in k.asnumpy().reshape(-1)]
+    elif _is_int(k):
+        vals = [int(k)]
+    elif isinstance(k, (tuple, list)) and len(k) in (1, 2) and all(_is_int(v) for v in k):
+        vals = [int(v) for v in k]
+    else:
+        raise TypeError(f"For '{op}', 'k' must be an int, a pair of ints or an integer Tensor, but got {_got(k)}.")
+    k0, k1 = vals[0], vals[-1]
+    if k0 > k1:
+        raise ValueError(f"For '{op}', k[0] ({k0}) must be <= k[1] ({k1}).")
+    return k0, k1
+
+
+def _align_arg(align, op):
+    if align not in _ALIGNS:
+        raise ValueError(f"For '{op}', 'align' must be one of {_ALIGNS}, but got {align!r}.")
+    return align
+
+
+def _diag_table(m, n, k0, k1, align, op):
+    """(cells, slots, max_len): the flat matrix positions of the diagonals k1 … k0 and, for each, its flat slot
+    (row · max_len + j) in the stacked (num_diags, max_len) layout."""
+    for d in (k0, k1):
+        if not -m < d < n and not (m == 0 or n == 0):
+            raise ValueError(f"For '{op}', the diagonal {d} is outside a {m} × {n} matrix.")
+    lens = {d: builtins.max(0, builtins.min(m + builtins.min(0, d), n - builtins.max(0, d)))
+            for d in range(k0, k1 + 1)}
+    max_len = builtins.max(lens.values()) if lens else 0
+    super_right, sub_right = align.split("_")[0] == "RIGHT", align.split("_")[1] == "RIGHT"
+    cells, slots = [], []
+    for row, d in enumerate(range(k1, k0 - 1, -1)):
+        length = lens[d]
+        right = super_right if d >= 0 else sub_right
+        shift = max_len - length if right else 0
+        for j in range(length):
+            r, c = (j, j + d) if d >= 0 else (j - d, j)
+            cells.append(r * n + c)
+            slots.append(row * max_len + shift + j)
+    return np.array(cells, np.int64), np.array(slots, np.int64), max_len
+
+
+def _pad_value(v, dtype, op):
+    if isinstance(v, Tensor):
+        if v.size != 1:
+            raise ValueError(f"For '{op}', 'padding_value' must have one element, but got shape {tuple(v.shape)}.")
+        v = _core.reshape(v, [])
+        return v if v.dtype == dtype else _core.cast(v, dtype)
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
+        raise TypeError(f"For '{op}', 'padding_value' must be a number or a one-element Tensor, but got {_got(v)}.")
+    return Tensor(np.asarray(v).astype(mstype.dtype_to_nptype(dtype)))
+
+
+@defop(primitive="MatrixDiagPartV3", prim_attrs={"align": ("align", "RIGHT_LEFT")})
+def matrix_diag_part(x, k, padding_value, align="RIGHT_LEFT"):
+    """MindSpore's ops.matrix_diag_part(x, k, padding_value, align='RIGHT_LEFT'): the diagonals k (an int, a pair
+    (k0, k1) or a Tensor of them) of the last two axes of x (..., M, N): shape (..., max_len) for one diagonal,
+    (..., k1 − k0 + 1, max_len) for a range (from k1 down to k0), shorter diagonals padded with padding_value as
+    `align` places them (module section). Gradient: into the diagonals. ValueError for rank < 2, k outside the
+    matrix, k0 > k1 or a bad align."""
+    x = _tensor_arg(x, "matrix_diag_part", "x")
+    if x.ndim < 2:
+        raise ValueError(f"For 'matrix_diag_part', x must have rank >= 2, but got shape {tuple(x.shape)}.")
+    k0, k1 = _k_range(k, "matrix_diag_part")
+    align = _align_arg(align, "matrix_diag_part")
+    m, n = x.shape[-2:]
+    cells, slots, max_len = _diag_table(m, n, k0, k1, align, "matrix_diag_part")
+    nd = k1 - k0 + 1
+    idx = np.full(nd * max_len, m * n, np.int64)  # m·n: the padding slot
+    idx[slots] = cells
+    lead = list(x.shape[:-2])
+    pad = _core.broadcast_to(_pad_value(padding_value, x.dtype, "matrix_diag_part"), lead + [1])
+    flat = _core.concat([_core.reshape(x, lead + [m * n]), pad], len(lead))
+    out = _core.gather(flat, Tensor(idx), len(lead))
+    return _core.reshape(out, lead + ([max_len] if nd == 1 else [nd, max_len]))
+
+
+def _diagonals_in(diag, k0, k1, op):
+    nd = k1 - k0 + 1
+    if nd == 1:
+        if diag.ndim < 1:
+            raise ValueError(f"For '{op}', the diagonal must have rank >= 1, but got a 0-d Tensor.")
+        return list(diag.shape[:-1]), diag.shape[-1]
+    if diag.ndim < 2 or diag.shape[-2] != nd:
+        raise ValueError(f"For '{op}', the diagonals of k = ({k0}, {k1}) must have shape (..., {nd}, max_len), but "
+                         f"got {tuple(diag.shape)}.")
+    return list(diag.shape[:-2]), diag.shape[-1]
+
+
+def _scatter_diagonals(base, diag, cells, slots, lead, size):
+    """base (lead..., size) with diag's flattened (lead..., nd·max_len) values at slots written at cells."""
+    flat_d = _core.reshape(diag, lead + [-1])
+    if len(cells) == 0:
+        return base
+    where = np.zeros(size, bool)
+    where[cells] = True
+    src_of = np.zeros(size, np.int64)
+    src_of[cells] = slots
+    spread = _core.gather(flat_d, Tensor(src_of), len(lead))
+    return _core.select(Tensor(where), spread, base)
+
+
+@defop(primitive="MatrixDiagV3", prim_attrs={"align": ("align", "RIGHT_LEFT")})
+def matrix_diag(x, k=0, num_rows=-1, num_cols=-1, padding_value=0, align="RIGHT_LEFT"):
+    """MindSpore's ops.matrix_diag(x, k=0, num_rows=-1, num_cols=-1, padding_value=0, align='RIGHT_LEFT'): matrices
+    (..., num_rows, num_cols) with the diagonals k taken from x ((..., max_len) for one diagonal, (..., k1 − k0 +
+    1, max_len) for a range, rows from k1 down to k0, placed as `align` says) and padding_value elsewhere. -1 sizes
+    take the smallest square that holds the diagonals (TensorFlow's MatrixDiagV3 rule). Gradient: the diagonals
+    back. ValueError for shapes or sizes that do not fit."""
+    x = _tensor_arg(x, "matrix_diag", "x")
+    k0, k1 = _k_range(k, "matrix_diag")
+    align = _align_arg(align, "matrix_diag")
+    lead, max_len = _diagonals_in(x, k0, k1, "matrix_diag")
+    num_rows = int_arg("matrix_diag", "num_rows", num_rows)
+    num_cols = int_arg("matrix_diag", "num_cols", num_cols)
+    min_rows = max_len - builtins.min(k1, 0)
+    min_cols = max_len + builtins.max(k0, 0)
+    if num_rows == -1 and num_cols == -1:
+        num_rows = num_cols = builtins.max(min_rows, min_cols)
+    elif num_rows == -1:
+        num_rows = min_rows
+    elif num_cols == -1:
+        num_cols = min_cols
+    cells, slots, want = _diag_table(num_rows, num_cols, k0, k1, align, "matrix_diag")
+    if want != max_len:
+        raise ValueError(f"For 'matrix_diag', diagonals of length {max_len} do not fit a {num_rows} × {num_cols} "
+                         f"matrix with k = ({k0}, {k1}) (its longest diagonal has length {want}).")
+    size = num_rows * num_cols
+    base = _core.broadcast_to(_pad_value(padding_value, x.dtype, "matrix_diag"), lead + [size])
+    out = _scatter_diagonals(base, x, cells, slots, lead, size)
+    return _core.reshape(out, lead + [num_rows, num_cols])
+
+
+@defop(primitive="MatrixSetDiagV3", prim_attrs={"align": ("align", "RIGHT_LEFT")})
+def matrix_set_diag(x, diagonal, k=0, align="RIGHT_LEFT"):
+    """MindSpore's ops.matrix_set_diag(x, diagonal, k=0, align='RIGHT_LEFT'): a copy of x (..., M, N) whose
+    diagonals k are replaced by `diagonal` (the layout matrix_diag_part returns for k and align, x's dtype).
+    Gradient w.r.t. x (off those diagonals) and diagonal. ValueError for shapes that do not match, TypeError for
+    dtypes that differ."""
+    x = _tensor_arg(x, "matrix_set_diag", "x")
+    dg = _tensor_arg(diagonal, "matrix_set_diag", "diagonal")
+    if x.ndim < 2:
+        raise ValueError(f"For 'matrix_set_diag', x must have rank >= 2, but got shape {tuple(x.shape)}.")
+    if dg.dtype != x.dtype:
+        raise TypeError(f"For 'matrix_set_diag', 'diagonal' must have x's dtype ({x.dtype}), but got {dg.dtype}.")
+    k0, k1 = _k_range(k, "matrix_set_diag")
+    align = _align_arg(align, "matrix_set_diag")
+    m, n = x.shape[-2:]
+    cells, slots, max_len = _diag_table(m, n, k0, k1, align, "matrix_set_diag")
+    nd = k1 - k0 + 1
+    lead = list(x.shape[:-2])
+    want = tuple(lead) + ((max_len,) if nd == 1 else (nd, max_len))
+    if tuple(dg.shape) != want:
+        raise ValueError(f"For 'matrix_set_diag', 'diagonal' must have shape {want}, but got {tuple(dg.shape)}.")
+    out = _scatter_diagonals(_core.reshape(x, lead + [m * n]), dg, cells, slots, lead, m * n)
+    return _core.reshape(out, list(x.shape))

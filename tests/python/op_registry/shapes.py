@@ -417,3 +417,67 @@ _row("fold", ("UnsortedSegmentSum",), lambda x, *a: ops.fold(x, *a), _np_fold,
      _samples(lambda a, r: Sample((a((1, 8, 4)), (4, 4), 2, 1, 0, 2)),
               lambda a, r: Sample((a((2, 6, 12)), (5, 4), (3, 2), (1, 2), 1, (2, 1)), desc="overlapping, padded")),
      FLOATS + (I32,))
+
+
+def _np_diags(m, n, k0, k1, align):
+    """[(d, [(r, c), ...], shift)] for d = k1 … k0 (TensorFlow's MatrixDiagV3 layout), and max_len."""
+    lens = {d: max(0, min(m + min(0, d), n - max(0, d))) for d in range(k0, k1 + 1)}
+    max_len = max(lens.values())
+    sup, sub = (a == "RIGHT" for a in align.split("_"))
+    out = []
+    for d in range(k1, k0 - 1, -1):
+        pts = [(j, j + d) if d >= 0 else (j - d, j) for j in range(lens[d])]
+        out.append((d, pts, max_len - lens[d] if (sup if d >= 0 else sub) else 0))
+    return out, max_len
+
+
+def _kk(k):
+    return (k, k) if isinstance(k, int) else tuple(k)
+
+
+def _np_matrix_diag_part(x, k, pad, align="RIGHT_LEFT"):
+    k0, k1 = _kk(k)
+    table, max_len = _np_diags(*x.shape[-2:], k0, k1, align)
+    out = np.full(x.shape[:-2] + (len(table), max_len), pad, x.dtype)
+    for row, (d, pts, shift) in enumerate(table):
+        for j, (r, c) in enumerate(pts):
+            out[..., row, shift + j] = x[..., r, c]
+    return out[..., 0, :] if k0 == k1 else out
+
+
+def _np_matrix_set_diag(x, diag, k=0, align="RIGHT_LEFT"):
+    k0, k1 = _kk(k)
+    table, _ = _np_diags(*x.shape[-2:], k0, k1, align)
+    out = np.array(x, copy=True)
+    dg = diag[..., None, :] if k0 == k1 else diag
+    for row, (d, pts, shift) in enumerate(table):
+        for j, (r, c) in enumerate(pts):
+            out[..., r, c] = dg[..., row, shift + j]
+    return out
+
+
+def _np_matrix_diag(x, k=0, rows=-1, cols=-1, pad=0, align="RIGHT_LEFT"):
+    k0, k1 = _kk(k)
+    base = np.full(x.shape[:-1 if k0 == k1 else -2] + (rows, cols), pad, x.dtype)
+    return _np_matrix_set_diag(base, x, k, align)
+
+
+_row("matrix_diag_part", ("Gather", "Concat"), lambda x, k, pad, *a: ops.matrix_diag_part(x, k, pad, *a),
+     _np_matrix_diag_part,
+     _samples(lambda a, r: Sample((a((3, 4)), 0, 0.0)),
+              lambda a, r: Sample((a((2, 3, 4)), (-1, 2), 9.0), desc="range, batched"),
+              lambda a, r: Sample((a((4, 3)), (-2, 1), -1.0, "LEFT_RIGHT"), desc="LEFT_RIGHT")), FLOATS + (I32,),
+     grad_args=(0,))
+_row("matrix_set_diag", ("Gather", "Select"), lambda x, d, k, *a: ops.matrix_set_diag(x, d, k, *a),
+     _np_matrix_set_diag,
+     _samples(lambda a, r: Sample((a((3, 4)), a((3,)), 1)),
+              lambda a, r: Sample((a((2, 3, 4)), a((2, 2, 3)), (-1, 0)), desc="range, batched"),
+              lambda a, r: Sample((a((4, 3)), a((3, 3)), (-1, 1), "LEFT_RIGHT"), desc="LEFT_RIGHT")),
+     FLOATS + (I32,))
+_row("matrix_diag", ("Gather", "Select"), lambda x, *a: ops.matrix_diag(x, *a),
+     lambda x, k=0, rows=-1, cols=-1, pad=0, align="RIGHT_LEFT": _np_matrix_diag(
+         x, k, *((x.shape[-1] + abs(k), x.shape[-1] + abs(k)) if rows == -1 else (rows, cols)), pad, align),
+     _samples(lambda a, r: Sample((a((3,)),)),
+              lambda a, r: Sample((a((2, 3)), 1), desc="above, batched"),
+              lambda a, r: Sample((a((2, 3)), (0, 1), 3, 4, 7.0, "LEFT_RIGHT"), desc="range, sizes, padding"),
+              lambda a, r: Sample((a((2,)), -1, 3, 4, 7.0), desc="below, padded")), FLOATS + (I32,))
