@@ -1,5 +1,5 @@
 """Diagonal, band and block-rearranging ops: MindSpore 2.10's ops.diagonal, diagonal_scatter, diag_embed,
-diagflat, diag, matrix_band_part, pixel_shuffle, pixel_unshuffle, channel_shuffle, space_to_batch_nd,
+diagflat, diag, matrix_band_part, pixel_shuffle, pixel_unshuffle, space_to_batch_nd,
 batch_to_space_nd, mirror_pad, unfold (im2col), fold (col2im), matrix_diag, matrix_diag_part and
 matrix_set_diag, with their Primitive classes and Tensor methods where MindSpore has them.
 
@@ -20,7 +20,7 @@ from .array_func import pad_pairs
 from .function import _tensor_arg
 
 __all__ = ["diagonal", "diagonal_scatter", "diag_embed", "diagflat", "diag", "matrix_band_part", "pixel_shuffle",
-           "pixel_unshuffle", "channel_shuffle", "space_to_batch_nd", "batch_to_space_nd", "mirror_pad", "unfold",
+           "pixel_unshuffle", "space_to_batch_nd", "batch_to_space_nd", "mirror_pad", "unfold",
            "fold", "matrix_diag_part", "matrix_diag", "matrix_set_diag"]
 
 
@@ -221,25 +221,6 @@ def pixel_unshuffle(input, downscale_factor):  # noqa: A002
     y = _core.reshape(x, lead + [c, h // r, r, w // r, r])
     y = _core.transpose(y, list(range(k)) + [k, k + 2, k + 4, k + 1, k + 3])
     return _core.reshape(y, lead + [c * r * r, h // r, w // r])
-
-
-@defop(primitive="ChannelShuffle", prim_attrs={"group": ("groups", 1)})
-def channel_shuffle(x, groups):
-    """MindSpore's ops.channel_shuffle(x, groups): the channels (axis 1) of x (N, C, *) viewed as (groups, C /
-    groups) and transposed: out channel i·groups + g = in channel g·(C / groups) + i. TypeError for a non-int
-    groups, ValueError for groups <= 0, rank < 3 or C not divisible by groups."""
-    x = _tensor_arg(x, "channel_shuffle", "x")
-    g = int_arg("channel_shuffle", "groups", groups)
-    if g <= 0:
-        raise ValueError(f"For 'channel_shuffle', 'groups' must be > 0, but got {g}.")
-    if x.ndim < 3:
-        raise ValueError(f"For 'channel_shuffle', x must have rank >= 3, but got shape {tuple(x.shape)}.")
-    n, c, *rest = x.shape
-    if c % g:
-        raise ValueError(f"For 'channel_shuffle', the channels ({c}) must be divisible by groups ({g}).")
-    y = _core.reshape(x, [n, g, c // g] + rest)
-    y = _core.transpose(y, [0, 2, 1] + list(range(3, 3 + len(rest))))
-    return _core.reshape(y, list(x.shape))
 
 
 def _block_arg(block, m_default, op, name):

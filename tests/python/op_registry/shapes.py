@@ -335,9 +335,6 @@ _row("pixel_unshuffle", ("Transpose",), ops.pixel_unshuffle,
                               (-3, -1), (-4, -3)).reshape(x.shape[:-3] + (x.shape[-3] * r * r, x.shape[-2] // r,
                                                                           x.shape[-1] // r)),
      _samples(lambda a, r: Sample((a((1, 2, 4, 6)), 2))))
-_row("channel_shuffle", ("Transpose",), ops.channel_shuffle,
-     lambda x, g: x.reshape((x.shape[0], g, x.shape[1] // g) + x.shape[2:]).swapaxes(1, 2).reshape(x.shape),
-     _samples(lambda a, r: Sample((a((2, 6, 2, 1)), 3)), lambda a, r: Sample((a((1, 4, 3)), 2), desc="3-D")))
 
 
 def _np_s2b(x, block, pads):
