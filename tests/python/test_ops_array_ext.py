@@ -244,3 +244,20 @@ def test_matrix_diag_family_matches_mindspore():
         ops.matrix_diag_part(x, 0, 0.0, "UP")
     with pytest.raises(ValueError, match="matrix_set_diag"):
         ops.matrix_set_diag(x, T([1, 2]), 0)
+
+
+def test_choice_with_mask_and_inplace_rows():
+    m = Tensor(np.array([[True, False, True], [False, True, False]]))
+    idx, mask = ops.choice_with_mask(m, 5)
+    assert idx.dtype == kiln.int32 and idx.shape == (5, 2) and mask.asnumpy().tolist() == [True] * 3 + [False] * 2
+    assert sorted(map(tuple, idx.asnumpy()[:3].tolist())) == [(0, 0), (0, 2), (1, 1)]
+    assert idx.asnumpy()[3:].tolist() == [[0, 0], [0, 0]]
+    idx, mask = ops.RandomChoiceWithMask(2)(m)
+    assert mask.asnumpy().all() and all(m.asnumpy()[tuple(i)] for i in idx.asnumpy())
+    x = T(np.arange(6).reshape(3, 2))
+    assert ops.inplace_add(x, T([[9, 9], [1, 1]]), (0, 0)).asnumpy().tolist() == [[10, 11], [2, 3], [4, 5]]
+    assert ops.InplaceUpdate((1,))(x, T([[7, 7]])).asnumpy().tolist() == [[0, 1], [7, 7], [4, 5]]
+    assert x.asnumpy().tolist() == [[0, 1], [2, 3], [4, 5]]  # x itself unchanged (MindSpore 2.10)
+    with pytest.raises(ValueError, match="inplace_sub"):
+        ops.inplace_sub(x, T([[1, 1]]), 3)
+    assert ops.vander(I([1, 2, 3]), 2).dtype == kiln.int64

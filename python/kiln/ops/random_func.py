@@ -1,5 +1,6 @@
 """Random sampling and creation ops: MindSpore 2.10's ops.bernoulli, multinomial, rand_like, randn_like,
-randint_like, randperm, shuffle, standard_laplace, laplace, random_gamma (random ops) and logspace, hann_window,
+randint_like, randperm, shuffle, standard_laplace, laplace, random_gamma, choice_with_mask, random_categorical
+(random ops) and logspace, hann_window,
 hamming_window, blackman_window, bartlett_window, kaiser_window (deterministic creation), with their Primitive
 classes where MindSpore has them.
 
@@ -30,7 +31,7 @@ from .function import _tensor_arg
 
 __all__ = ["bernoulli", "multinomial", "rand_like", "randn_like", "randint_like", "randperm", "shuffle",
            "standard_laplace", "laplace", "random_gamma", "logspace", "hann_window", "hamming_window",
-           "blackman_window", "bartlett_window", "kaiser_window"]
+           "blackman_window", "bartlett_window", "kaiser_window", "choice_with_mask", "random_categorical"]
 
 
 def _uniform(shape, dtype, op, seed):
@@ -95,14 +96,7 @@ def multinomial(input, num_samples, replacement=True, seed=None):  # noqa: A002
         raise ValueError(f"For 'multinomial', without replacement 'num_samples' ({k}) must be at most the number "
                          f"of categories ({n}).")
     if replacement:
-        from .scan_func import cumsum
-        cdf = cumsum(w2, 1)
-        total = _core.strided_slice(cdf, [0, n - 1], [rows, n], [1, 1])
-        u = _core.mul(_uniform((rows, k), mstype.float32, "multinomial", seed), total)
-        # index = number of categories whose cumulative weight is <= u (first category with cdf > u)
-        hit = _core.less_equal(_core.expand_dims(cdf, 1), _core.expand_dims(u, 2))
-        idx = _core.sum(_core.cast(hit, mstype.int32), [2], False)
-        idx = _core.minimum(_core.cast(idx, mstype.int32), _core.full([], float(n - 1), mstype.int32))
+        idx = _draw_categorical(w2, k, seed, "multinomial")
     else:
         u = _uniform((rows, n), mstype.float32, "multinomial", seed)
         # exponential races E/w: the k first finishers are a weighted sample without replacement
@@ -361,3 +355,77 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None):
     MindSpore 2.10 gives). Errors as hann_window."""
     beta = float(beta)
     return _window("kaiser_window", window_length, periodic, dtype, mstype.float64, lambda m: np.kaiser(m, beta))
+
+
+@defop(primitive="RandomChoiceWithMask", prim_attrs={"count": ("count", 256), "seed": ("seed", 0)})
+def choice_with_mask(input_x, count=256, seed=None):
+    """MindSpore's ops.choice_with_mask(input_x, count=256, seed=None) (the RandomChoiceWithMask primitive):
+    (index, mask): the coordinates (Int32, (count, rank)) of `count` True elements of the Bool input_x (rank 1 to
+    5) picked at random without repetition, in random order; when fewer are True, the remaining rows are zeros with
+    mask False (mask: Bool (count,)). Fixed-shape, so it compiles: the True positions get uniform keys in [0, 1),
+    the others keys >= 2, and the count smallest keys win. TypeError for a non-Bool input or non-int count,
+    ValueError for count <= 0 or a rank outside 1..5."""
+    x = _tensor_arg(input_x, "choice_with_mask", "input_x")
+    if x.dtype != mstype.bool_:
+        raise TypeError(f"For 'choice_with_mask', 'input_x' must be a Bool Tensor, but got {x.dtype}.")
+    if not 1 <= x.ndim <= 5:
+        raise ValueError(f"For 'choice_with_mask', 'input_x' must have rank 1 to 5, but got shape "
+                         f"{tuple(x.shape)}.")
+    count = int_arg("choice_with_mask", "count", count)
+    if count <= 0:
+        raise ValueError(f"For 'choice_with_mask', 'count' must be > 0, but got {count}.")
+    n = x.size
+    flat = _core.reshape(x, [n])
+    u = _uniform((n,), mstype.float32, "choice_with_mask", _seed_arg(seed, "choice_with_mask"))
+    keys = _core.select(flat, u, _core.add(u, 2.0))
+    order = _core.argsort(keys, 0, False)
+    if count <= n:
+        pick = _core.strided_slice(order, [0], [count], [1])
+    else:
+        pick = _core.concat([order, _core.full([count - n], 0.0, order.dtype)], 0)
+    mask = _core.gather(flat, pick, 0)
+    if count > n:
+        mask = _core.logical_and(mask, Tensor(np.arange(count) < n))
+    coords, rem = [], pick
+    for d in range(x.ndim):
+        stride = math.prod(x.shape[d + 1:])
+        coords.append(_core.floor_div(rem, stride) if stride > 1 else rem)
+        rem = _core.mod(rem, stride) if stride > 1 else rem
+    idx = _core.stack(coords, 1)
+    idx = _core.select(_core.expand_dims(mask, 1), idx, _core.full([], 0.0, idx.dtype))
+    return _core.cast(idx, mstype.int32), mask
+
+
+@defop(primitive="RandomCategorical", prim_attrs={"dtype": ("dtype", mstype.int64)})
+def random_categorical(logits, num_sample, seed=0, dtype=mstype.int64):
+    """MindSpore's ops.random_categorical(logits, num_sample, seed=0, dtype=int64): `num_sample` category indices
+    per row of the 2-D `logits` (batch, classes), drawn with probability softmax(logits) (the inverse CDF of the
+    softmax, as ops.multinomial with replacement); shape (batch, num_sample), dtype int16/int32/int64. seed 0
+    follows the global seed. ValueError for logits not 2-D or num_sample <= 0, TypeError for bad types."""
+    lg = _tensor_arg(logits, "random_categorical", "logits")
+    if lg.ndim != 2:
+        raise ValueError(f"For 'random_categorical', 'logits' must be 2-D, but got shape {tuple(lg.shape)}.")
+    if not mstype.is_float(lg.dtype):
+        raise TypeError(f"For 'random_categorical', 'logits' must be a float Tensor, but got {lg.dtype}.")
+    k = int_arg("random_categorical", "num_sample", num_sample)
+    if k <= 0:
+        raise ValueError(f"For 'random_categorical', 'num_sample' must be > 0, but got {k}.")
+    dt = dtype_arg("random_categorical", "dtype", dtype, mstype.int64)
+    if dt not in (mstype.int16, mstype.int32, mstype.int64):
+        raise TypeError(f"For 'random_categorical', 'dtype' must be int16, int32 or int64, but got {dt}.")
+    w = _core.exp(_core.sub(lg, _core.amax(lg, [1], True)))
+    idx = _draw_categorical(w, k, seed, "random_categorical")
+    return _core.cast(idx, dt)
+
+
+def _draw_categorical(w, k, seed, op):
+    """(rows, k) Int32 draws from the rows of the non-negative weights w (rows, n), by the inverse CDF."""
+    from .scan_func import cumsum
+    w = _core.cast(w, mstype.float32) if w.dtype != mstype.float32 else w
+    rows, n = w.shape
+    cdf = cumsum(w, 1)
+    total = _core.strided_slice(cdf, [0, n - 1], [rows, n], [1, 1])
+    u = _core.mul(_uniform((rows, k), mstype.float32, op, _seed_arg(seed, op)), total)
+    hit = _core.less_equal(_core.expand_dims(cdf, 1), _core.expand_dims(u, 2))
+    idx = _core.cast(_core.sum(_core.cast(hit, mstype.int32), [2], False), mstype.int32)
+    return _core.minimum(idx, _core.full([], float(n - 1), mstype.int32))

@@ -1,6 +1,6 @@
 """Index, search and set ops: MindSpore 2.10's ops.index_select, index_fill, index_add, masked_select, argwhere,
-msort, top_k, searchsorted, bucketize, unique, unique_consecutive and unique_with_pad (with their Primitive classes
-and Tensor methods where MindSpore has them).
+msort, top_k, searchsorted, bucketize, unique, unique_consecutive, unique_with_pad, gather_d and inplace_update /
+add / sub (with their Primitive classes and Tensor methods where MindSpore has them).
 
 Built from Kiln's Gather, UnsortedSegmentSum, Select, Less/LessEqual + ReduceSum, NonZero and ArgSort kernels, so
 gradients and Graph mode are those kernels'. Ops whose output shape depends on the values (masked_select, argwhere,
@@ -19,7 +19,8 @@ from .array_func import _take_along, sort as _sort, topk as _topk
 from .function import _tensor_arg, assign
 
 __all__ = ["index_select", "index_fill", "index_add", "masked_select", "argwhere", "msort", "top_k", "searchsorted",
-           "bucketize", "unique", "unique_consecutive", "unique_with_pad"]
+           "bucketize", "unique", "unique_consecutive", "unique_with_pad", "gather_d", "inplace_update", "inplace_add",
+           "inplace_sub"]
 
 
 def _dim(op, name, axis, ndim):
@@ -330,3 +331,66 @@ def unique_with_pad(x, pad_num):
     k = y.shape[0]
     pad = Tensor(np.full((x.shape[0] - k,), int(pad_num), mstype.dtype_to_nptype(x.dtype)))
     return _core.concat([y, pad], 0), _core.cast(idx, x.dtype)
+
+
+@defop()
+def gather_d(x, dim, index):
+    """MindSpore's ops.gather_d(x, dim, index): the same op as ops.gather_elements(x, dim, index) (the GatherD
+    primitive): out[i][j] = x[index[i][j]][j] for dim 0, and so on. Errors as gather_elements."""
+    from .index_func import gather_elements
+    return gather_elements(x, dim, index)
+
+
+def _inplace_rows(x, v, indices, op, kind):
+    x = _tensor_arg(x, op, "x")
+    v = _tensor_arg(v, op, "v")
+    if x.ndim == 0:
+        raise ValueError(f"For '{op}', 'x' must have rank >= 1, but got a 0-d Tensor.")
+    if isinstance(indices, Tensor):
+        idx = indices
+    elif _is_int(indices):
+        idx = Tensor(np.array([int(indices)], np.int32))
+    elif isinstance(indices, (tuple, list)) and builtins.all(_is_int(i) for i in indices):
+        idx = Tensor(np.array([int(i) for i in indices], np.int32))
+    else:
+        raise TypeError(f"For '{op}', 'indices' must be an int, a tuple of ints or an integer Tensor, but got "
+                        f"{_got(indices)}.")
+    if idx.ndim == 0:
+        idx = _core.reshape(idx, [1])
+    if v.dtype != x.dtype:
+        raise TypeError(f"For '{op}', 'v' must have x's dtype ({x.dtype}), but got {v.dtype}.")
+    want = (idx.shape[0],) + tuple(x.shape[1:])
+    if tuple(v.shape) != want:
+        raise ValueError(f"For '{op}', 'v' must have shape {want} (len(indices),) + x.shape[1:], but got "
+                         f"{tuple(v.shape)}.")
+    n = x.shape[0]
+    i64 = _index_vector(idx, op, n, "indices", allow_0d=False)
+    i64 = _core.reshape(i64, [-1, 1])
+    if kind == "update":
+        return _core.tensor_scatter_update(x, i64, v)
+    delta = _core.unsorted_segment_sum(v, _core.reshape(i64, [-1]), n)
+    return _core.add(x, delta) if kind == "add" else _core.sub(x, delta)
+
+
+@defop(primitive="InplaceUpdate", prim_attrs={"indices": ("indices", ())})
+def inplace_update(x, v, indices):
+    """MindSpore's ops.inplace_update(x, v, indices): a copy of x whose rows x[indices[i]] are v[i] (indices: an
+    int, a tuple of ints or a 1-D int32/int64 Tensor; negative counts from the end; v of shape (len(indices),) +
+    x.shape[1:] and x's dtype; a repeated index keeps the last row). x itself is not changed (as MindSpore 2.10).
+    Gradient w.r.t. x (zero on the replaced rows) and v. TypeError / ValueError for bad arguments or an index
+    outside [-n, n)."""
+    return _inplace_rows(x, v, indices, "inplace_update", "update")
+
+
+@defop(primitive="InplaceAdd", prim_attrs={"indices": ("indices", ())})
+def inplace_add(x, v, indices):
+    """MindSpore's ops.inplace_add(x, v, indices): a copy of x with v[i] added to the rows x[indices[i]]
+    (repeated indices accumulate). Arguments and errors as inplace_update."""
+    return _inplace_rows(x, v, indices, "inplace_add", "add")
+
+
+@defop(primitive="InplaceSub", prim_attrs={"indices": ("indices", ())})
+def inplace_sub(x, v, indices):
+    """MindSpore's ops.inplace_sub(x, v, indices): a copy of x with v[i] subtracted from the rows x[indices[i]]
+    (repeated indices accumulate). Arguments and errors as inplace_update."""
+    return _inplace_rows(x, v, indices, "inplace_sub", "sub")

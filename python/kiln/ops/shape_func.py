@@ -28,7 +28,7 @@ __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "row_st
            "moveaxis", "movedim", "swapaxes", "swapdims", "t", "narrow", "ravel", "repeat_interleave",
            "reverse_sequence", "sequence_mask", "take", "tril_indices", "triu_indices", "type_as", "view_as", "size",
            "is_tensor", "is_floating_point", "is_complex", "is_nonzero", "fills", "cartesian_prod", "combinations",
-           "block_diag"]
+           "block_diag", "vander"]
 
 
 def _dim(op, name, axis, ndim):
@@ -685,3 +685,25 @@ def block_diag(*inputs):
         rows.append(_core.concat(parts, 1) if len(parts) > 1 else m)
         left += w
     return _core.concat(rows, 0)
+
+
+@defop()
+def vander(x, N=None):  # noqa: N803
+    """MindSpore's ops.vander(x, N=None): the Vandermonde matrix of the 1-D x, out[i, j] = x[i]^(N − 1 − j), shape
+    (len(x), N) (N None: len(x)); an integer x gives Int64 (as MindSpore), a float x keeps its dtype. Gradient
+    w.r.t. x (float). TypeError for a non-Tensor or non-int N, ValueError for x not 1-D or N < 0."""
+    x = _tensor_arg(x, "vander", "x")
+    if x.ndim != 1:
+        raise ValueError(f"For 'vander', x must be 1-D, but got shape {tuple(x.shape)}.")
+    n = x.shape[0] if N is None else int_arg("vander", "N", N, 0)
+    if not mstype.is_float(x.dtype):
+        x = _core.cast(x, mstype.int64)
+    if n == 0:
+        return _core.full([x.shape[0], 0], 0.0, x.dtype)
+    cols = [_core.full([x.shape[0], 1], 1.0, x.dtype)]
+    col = _core.reshape(x, [-1, 1])
+    power = cols[0]
+    for _ in range(n - 1):  # repeated products: exact for integers, no pow of negative bases
+        power = _core.mul(power, col)
+        cols.append(power)
+    return _core.concat(cols[::-1], 1)

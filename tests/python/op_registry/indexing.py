@@ -367,3 +367,30 @@ _row("slice_scatter", ("Gather", "Select"), lambda x, s, **kw: ops.slice_scatter
      _gen(lambda a, r: Sample((a((4, 3)), a((2, 3))), dict(axis=0, start=0, end=4, step=2)),
           lambda a, r: Sample((a((2, 5)), a((2, 2))), dict(axis=-1, start=-3, end=None, step=2), desc="negative"),
           lambda a, r: Sample((a((2, 3)), a((2, 3))), desc="defaults: everything")))
+
+
+# ---------------------------------------------------------------------------------------------- gather_d, inplace_*
+
+_row("gather_d", ("Gather",), lambda x, dim, idx: ops.gather_d(x, dim, idx),
+     lambda x, dim, idx: np.take_along_axis(x, idx, dim),
+     _gen(lambda a, r: Sample((a((2, 3)), 1, _ix([0, 2], [1, 1], dt=np.int64))),
+          lambda a, r: Sample((a((3, 2)), 0, _ix([2, 0])), desc="dim 0")), grad_args=(0,))
+
+
+def _np_inplace(kind):
+    def ref(x, v, indices):
+        out = np.array(x, copy=True)
+        idx = np.atleast_1d(np.asarray(indices)) % x.shape[0]
+        for i, row in zip(idx, v):
+            out[i] = row if kind == "update" else (out[i] + row if kind == "add" else out[i] - row)
+        return out
+    return ref
+
+
+for _kind in ("update", "add", "sub"):
+    _row(f"inplace_{_kind}", ("TensorScatterUpdate",) if _kind == "update" else ("UnsortedSegmentSum",),
+         lambda x, v, i, _f=getattr(ops, f"inplace_{_kind}"): _f(x, v, i), _np_inplace(_kind),
+         _gen(lambda a, r: Sample((a((3, 2)), a((1, 2)), _ix(1))),
+              lambda a, r: Sample((a((4, 2, 2)), a((2, 2, 2)), _ix(3, -4, dt=np.int64)), desc="negative index"),
+              lambda a, r: Sample((a((3, 2)), a((1, 2)), 2), desc="int index")), FLOATS + (I32,),
+         grad_args=(0, 1))

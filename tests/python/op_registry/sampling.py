@@ -137,3 +137,13 @@ for _kind, _default in (("hann", F64), ("hamming", F32), ("blackman", F32), ("ba
                    Sample((8, True) + _extra, dict(dtype=dtype), desc="parameters, dtype")]),
               (F32, F64), tol={F32: (1e-6, 1e-6)},
               out_dtype=lambda s, _d=_default: s.kwargs.get("dtype") or _d, ref_upcast=False)
+register(OpInfo("choice_with_mask", ("UniformReal", "ArgSort", "Gather"), kind="random", dtypes=(I32,),
+                draw=lambda shape, dtype, seed=None: ops.reshape(ops.choice_with_mask(
+                    Tensor(np.ones((max(_n(shape), 1),), bool)), max(_n(shape), 1), seed)[0][:_n(shape)],
+                    tuple(shape)),
+                check=_check_permutation, notes="an all-True input: the picks are a random permutation"))
+register(OpInfo("random_categorical", ("UniformReal", "LessEqual", "ReduceSum"), kind="random", dtypes=(I64, I32),
+                draw=lambda shape, dtype, seed=None: ops.reshape(ops.random_categorical(
+                    Tensor(np.log(np.array([W], np.float32))), max(_n(shape), 1), seed or 0, dtype)[:, :_n(shape)],
+                    tuple(shape)),
+                check=_check_categorical(W)))

@@ -478,3 +478,8 @@ _row("matrix_diag", ("Gather", "Select"), lambda x, *a: ops.matrix_diag(x, *a),
               lambda a, r: Sample((a((2, 3)), 1), desc="above, batched"),
               lambda a, r: Sample((a((2, 3)), (0, 1), 3, 4, 7.0, "LEFT_RIGHT"), desc="range, sizes, padding"),
               lambda a, r: Sample((a((2,)), -1, 3, 4, 7.0), desc="below, padded")), FLOATS + (I32,))
+_row("vander", ("Mul", "Concat"), lambda x, *n: ops.vander(x, *n),
+     lambda x, *n: np.vander(x, *n).astype(x.dtype if x.dtype.kind == "f" else np.int64),
+     _samples(lambda a, r: Sample((a((3,)),)), lambda a, r: Sample((a((4,)), 2), desc="N"),
+              lambda a, r: Sample((a((2,)), 0), desc="N = 0")), FLOATS + (I32,), ref_upcast=False,
+     tol={F16: (4e-3, 4e-3)})
