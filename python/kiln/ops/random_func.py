@@ -164,8 +164,8 @@ def _permutation(n, op, seed, offset=0):
 def randperm(n, seed=0, offset=0, dtype=mstype.int64):
     """MindSpore's ops.randperm(n, seed=0, offset=0, dtype=int64): a random permutation of 0 … n−1 (the order of
     n uniform keys; ties, of probability ~n²/2²⁴, keep index order). seed 0 follows the global seed; a non-zero
-    `offset` selects another stream of the same seed (Kiln's streams keep their own positions). TypeError for non-int arguments or a non-integer dtype, ValueError for
-    n < 0 or offset < 0."""
+    `offset` selects another stream of the same seed (Kiln's streams keep their own positions). TypeError for
+    non-int arguments or a non-integer dtype, ValueError for n < 0 or offset < 0."""
     n = int_arg("randperm", "n", n, 0)
     offset = int_arg("randperm", "offset", offset, 0)
     dt = dtype_arg("randperm", "dtype", dtype, mstype.int64)

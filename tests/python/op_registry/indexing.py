@@ -119,7 +119,8 @@ def _ss_samples(dtype, rng):
 
 
 _row("searchsorted", ("Less", "LessEqual", "ReduceSum"),
-     lambda seq, v, sorter=None, **kw: ops.searchsorted(seq, v, sorter=sorter, **kw), _np_searchsorted, _ss_samples, FLOATS + (I32, I64),
+     lambda seq, v, sorter=None, **kw: ops.searchsorted(seq, v, sorter=sorter, **kw), _np_searchsorted, _ss_samples,
+     FLOATS + (I32, I64),
      differentiable=False, ref_upcast=False,
      special_ok=lambda s: s.args[0].ndim == 1 and len(s.args) == 2,
      special_args=(1,), notes="NaN values sort last (NumPy's order)")
