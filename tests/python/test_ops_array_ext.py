@@ -212,6 +212,7 @@ def test_bernoulli_with_a_tensor_probability():
     (lambda: ops.randperm(-1), ValueError, "randperm"),
     (lambda: ops.hann_window(-1), ValueError, "hann_window"),
     (lambda: ops.random_gamma((2,), I([1])), TypeError, "random_gamma"),
+    (lambda: ops.random_gamma((2,), T([1.0, 0.0])), ValueError, "random_gamma"),
     (lambda: ops.unique_with_pad(T([1.0]), 0), TypeError, "unique_with_pad"),
 ])
 def test_bad_arguments_raise_naming_the_op(call, exc, text):

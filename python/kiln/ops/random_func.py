@@ -222,12 +222,15 @@ _GAMMA_TRIES = 16
 def random_gamma(shape, alpha, seed=None):
     """MindSpore's ops.random_gamma(shape, alpha, seed=None): Gamma(alpha, 1) samples of shape `shape` +
     alpha.shape (alpha: a positive float Tensor; its dtype is the output's). Method: Marsaglia & Tsang (module
-    docstring). TypeError for a non-Tensor alpha, ValueError for a bad shape."""
+    docstring). TypeError for a non-Tensor or non-float alpha, ValueError for a bad shape or an alpha that is not
+    positive (or NaN)."""
     shape = tuple(shape_arg("random_gamma", "shape", shape, 0))
     a = _tensor_arg(alpha, "random_gamma", "alpha")
     if not mstype.is_float(a.dtype):
         raise TypeError(f"For 'random_gamma', 'alpha' must be a float Tensor, but got {a.dtype}.")
     seed = _seed_arg(seed, "random_gamma")
+    if a.size:  # alpha must be positive (checked when the op runs, in both modes)
+        a = _core.check_range(a, "random_gamma", "alpha", 1e-38, float("inf"), True, None)
     out_shape = list(shape) + list(a.shape)
     a32 = _core.cast(a, mstype.float32) if a.dtype != mstype.float32 else a
     a32 = _core.broadcast_to(a32, out_shape)
