@@ -157,7 +157,7 @@ def _dup_samples(dtype, rng):
     yield Sample((np.zeros((0,), dtype),), desc="empty")
 
 
-_row("unique", ("Gather",), ops.unique, _np_unique, _dup_samples, FLOATS + (I32, I64), differentiable=False,
+_row("unique", (), ops.unique, _np_unique, _dup_samples, FLOATS + (I32, I64), differentiable=False,
      graph=False, graph_reason=PYNATIVE, ref_upcast=False)
 
 
@@ -177,7 +177,7 @@ def _np_unique_consecutive(x, return_inverse=False, return_counts=False, dim=Non
     return tuple(res) if len(res) > 1 else res[0]
 
 
-_row("unique_consecutive", ("Gather",),
+_row("unique_consecutive", (),
      lambda x, *a: ops.unique_consecutive(x, *a), _np_unique_consecutive,
      lambda dtype, rng: iter([Sample((np.array([1, 1, 2, 2, 3, 1], dtype), True, True)),
                               Sample((np.array([[1, 1], [1, 1], [2, 3]], dtype), True, True, 0), desc="dim 0"),
@@ -337,8 +337,8 @@ _row("scatter", ("TensorScatterUpdate",), lambda x, axis, i, src: ops.scatter(x,
                                                   np.full(i.shape, src, x.dtype), axis),
      _gen(lambda a, r: Sample((a((2, 3)), 1, _ix([0, 2], [2, 1], dt=np.int64), a((2, 2)))),
           lambda a, r: Sample((a((3, 2)), 0, _ix([1, 0]), a((1, 2))), desc="axis 0"),
-          lambda a, r: Sample((a((3, 2)), 0, _ix([1, 0]), 1.0), desc="scalar src", grad=False)),
-     FLOATS + (I32,), grad_args=(0, 3))
+          lambda a, r: Sample((a((3, 2)), 0, _ix([1, 0]), 1.0), desc="scalar src")),
+     FLOATS + (I32,))  # gradient w.r.t. input and a Tensor src (every float array argument)
 
 
 def _np_select_scatter(x, src, axis, index):
