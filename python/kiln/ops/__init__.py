@@ -46,6 +46,12 @@ from .math_special_func import *  # noqa: F401,F403,E402  (erfc, erfinv, lgamma,
 from .math_int_func import *  # noqa: F401,F403,E402  (bitwise_and/or/xor, shifts, invert, gcd, lcm, population_count)
 from .linalg_func import *  # noqa: F401,F403,E402  (mm, bmm, addmm, einsum, kron, tensor_dot, cross, ...)
 from .linalg_lu_func import *  # noqa: F401,F403,E402  (det, slogdet, logdet, inverse by a pivoted LU)
+from .search_func import *  # noqa: F401,F403,E402  (index_select, masked_select, searchsorted, unique, ...)
+from .scatter_ext_func import *  # noqa: F401,F403,E402  (tensor_scatter_mul/div/max/min, scatter, unsorted_segment_*)
+from .random_func import *  # noqa: F401,F403,E402  (bernoulli, multinomial, randperm, windows, logspace, ...)
+from .diag_func import *  # noqa: F401,F403,E402  (diagonal, diag_embed, pixel_shuffle, space_to_batch_nd, unfold, fold, ...)
+from .shape_func import *  # noqa: F401,F403,E402  (hstack, tensor_split, rot90, moveaxis, swapaxes, take, ...)
+from .build_func import *  # noqa: F401,F403,E402  (cartesian_prod, combinations, block_diag, vander)
 
 from .control_flow import WhileLoop, ForiLoop, Scan, switch  # noqa: F401,E402  (compiled into While/If nodes)
 

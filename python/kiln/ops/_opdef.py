@@ -9,9 +9,9 @@ An op is written once, as its functional form, and declares the other names Mind
 `defop` records an `OpSpec`; `install` (run once at the end of kiln/ops/__init__.py) then derives
   - `ops.<name>` and `ops.<alias>` (the function itself),
   - the Primitive class `ops.<primitive>` (and `ops.operations.<primitive>`): its constructor takes the attributes
-    listed in `prim_attrs` (MindSpore's primitive attribute name -> (the function's keyword, default)), its call
-    passes its inputs positionally and the attributes as those keywords, so `ops.CumSum(reverse=True)(x, 0)` is
-    `ops.cumsum(x, 0, reverse=True)`;
+    listed in `prim_attrs` (MindSpore's primitive attribute name -> (the function's keyword, default); by keyword
+    or positionally in that order, as MindSpore's constructors take them), its call passes its inputs positionally
+    and the attributes as those keywords, so `ops.CumSum(reverse=True)(x, 0)` is `ops.cumsum(x, 0, reverse=True)`;
   - the Tensor method `Tensor.<tensor>` (the tensor is the function's first argument);
   - the `mint` names: "tan" is `mint.tan`, "nn.functional.relu" is `mint.nn.functional.relu`.
 A mint-only adapter — a function that exists only under `mint` because MindSpore's mint signature differs from the
@@ -117,8 +117,15 @@ def _make_primitive(spec, base):
     attrs = spec.prim_attrs
     fn = spec.fn
 
-    def __init__(self, **kwargs):
+    def __init__(self, *args, **kwargs):
         base.__init__(self)
+        if len(args) > len(attrs):
+            raise TypeError(f"For '{spec.primitive}', at most {len(attrs)} attribute(s) "
+                            f"{list(attrs)} can be given, but got {len(args)} positional arguments")
+        for attr, value in zip(attrs, args):  # positional attributes, in prim_attrs' order (MindSpore's)
+            if attr in kwargs:
+                raise TypeError(f"For '{spec.primitive}', attribute {attr!r} given twice")
+            kwargs[attr] = value
         unknown = sorted(set(kwargs) - set(attrs))
         if unknown:
             raise TypeError(f"For '{spec.primitive}', unknown attribute(s) {unknown}; it takes "
@@ -129,7 +136,7 @@ def _make_primitive(spec, base):
     def __call__(self, *inputs):
         return fn(*inputs, **{kw: getattr(self, attr) for attr, (kw, _) in attrs.items()})
 
-    params = [inspect.Parameter(a, inspect.Parameter.KEYWORD_ONLY, default=d) for a, (_, d) in attrs.items()]
+    params = [inspect.Parameter(a, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=d) for a, (_, d) in attrs.items()]
     __init__.__signature__ = inspect.Signature([inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
                                                + params)
     doc = (f"MindSpore's primitive {spec.primitive}: `ops.{spec.primitive}("

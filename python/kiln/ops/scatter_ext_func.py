@@ -1,0 +1,452 @@
+"""Scatter ops with a reduction, element scatters and segment reductions: MindSpore 2.10's ops.tensor_scatter_mul /
+div / max / min, scatter_mul / div / max / min (rows of axis 0), scatter_nd_mul / div / max / min (in place on a
+Parameter), tensor_scatter_elements, scatter, select_scatter, slice_scatter and unsorted_segment_sum / max / min /
+prod, with their Primitive classes and Tensor methods where MindSpore has them.
+
+Built from Kiln's UnsortedSegmentSum, TensorScatterUpdate, Select, ReduceMax/ReduceMin/ReduceProd, Gather and
+Concat kernels, so gradients (w.r.t. the data and the updates) and Graph mode are theirs:
+  segment max/min/prod: the updates are laid out on an (items × segments) grid (the other cells hold the
+  reduction's identity) and reduced over the items — O(items · segments) memory; a max/min's gradient is shared
+  equally by tied winners (MindSpore's UnsortedSegmentMax/Min gradient);
+  tensor_scatter_mul/div: input_x times / divided by the product of the updates landing on each place (duplicates
+  accumulate, as MindSpore's CPU kernels); max/min: the max/min of input_x and those updates.
+Indices are checked when the op runs, in both modes: an index outside the target's range is a ValueError naming
+the op (MindSpore's CPU kernels raise RuntimeError)."""
+import builtins
+import math
+
+import numpy as np
+
+from .._loader import _core
+from .._args import _got, _is_int, int_arg
+from ..common import dtype as mstype
+from ..common.tensor import Tensor
+from ._opdef import defop
+from .function import _tensor_arg, assign
+
+__all__ = ["tensor_scatter_mul", "tensor_scatter_div", "tensor_scatter_max", "tensor_scatter_min", "scatter_mul",
+           "scatter_div", "scatter_max", "scatter_min", "scatter_nd_mul", "scatter_nd_div", "scatter_nd_max",
+           "scatter_nd_min", "tensor_scatter_elements", "scatter", "select_scatter", "slice_scatter",
+           "unsorted_segment_sum", "unsorted_segment_max", "unsorted_segment_min", "unsorted_segment_prod"]
+
+
+def _limits(dtype):
+    """(lowest, highest) finite values of a dtype (the identity of max / min where no update lands)."""
+    np_dt = np.dtype(mstype.dtype_to_nptype(dtype))
+    if np_dt.kind == "f":
+        info = np.finfo(np_dt)
+        return float(info.min), float(info.max)
+    if np_dt.kind == "b":
+        return 0.0, 1.0
+    info = np.iinfo(np_dt)
+    return float(info.min), float(info.max)
+
+
+def _segment_reduce(data, ids, num, kind):
+    """data (N, *inner), ids Int64 (N,) in [0, num): (num, *inner) reduced by `kind` ("sum", "max", "min", "prod");
+    segments with no item get 0 / lowest / highest / 1."""
+    if kind == "sum":
+        return _core.unsorted_segment_sum(data, ids, num)
+    inner = list(data.shape[1:])
+    hit = _core.equal(_core.reshape(ids, [-1, 1] + [1] * len(inner)),
+                      Tensor(np.arange(num, dtype=np.int64).reshape([1, num] + [1] * len(inner))))
+    lo, hi = _limits(data.dtype)
+    fill = {"max": lo, "min": hi, "prod": 1.0}[kind]
+    grid = _core.select(hit, _core.expand_dims(data, 1), _core.full([], fill, data.dtype))
+    if data.shape[0] == 0:
+        return _core.full([num] + inner, fill, data.dtype)
+    if kind == "max":
+        return _core.amax(grid, [0], False)
+    if kind == "min":
+        return _core.amin(grid, [0], False)
+    out = _core.prod(grid, [0], False)
+    return out if out.dtype == data.dtype else _core.cast(out, data.dtype)  # (ReduceProd widens integers)
+
+
+def _num_segments(num_segments, op):
+    if isinstance(num_segments, Tensor):
+        if num_segments.ndim != 0 or num_segments.dtype not in mstype.int_type:
+            raise TypeError(f"For '{op}', a Tensor 'num_segments' must be a 0-d integer Tensor, but got "
+                            f"{_got(num_segments)}.")
+        num_segments = int(num_segments.asnumpy())
+    return int_arg(op, "num_segments", num_segments, 1)
+
+
+def _segment_op(x, segment_ids, num_segments, kind, op):
+    x = _tensor_arg(x, op, "x")
+    ids = _tensor_arg(segment_ids, op, "segment_ids")
+    if ids.dtype not in (mstype.int32, mstype.int64):
+        raise TypeError(f"For '{op}', 'segment_ids' must be an int32 or int64 Tensor, but got {ids.dtype}.")
+    num = _num_segments(num_segments, op)
+    k = ids.ndim
+    if k == 0 or tuple(x.shape[:k]) != tuple(ids.shape):
+        raise ValueError(f"For '{op}', the shape of 'segment_ids' {tuple(ids.shape)} must be a non-empty prefix of "
+                         f"x's shape {tuple(x.shape)}.")
+    ids = _core.cast(ids, mstype.int64) if ids.dtype != mstype.int64 else ids
+    if ids.size:
+        ids = _core.check_range(ids, op, "segment_ids", 0.0, float(num), False, None)
+    data = _core.reshape(x, [-1] + list(x.shape[k:]))
+    return _segment_reduce(data, _core.reshape(ids, [-1]), num, kind)
+
+
+@defop(primitive="UnsortedSegmentSum")
+def unsorted_segment_sum(input_x, segment_ids, num_segments):
+    """MindSpore's ops.unsorted_segment_sum(input_x, segment_ids, num_segments): out[s] = Σ input_x[j...] over the
+    j... with segment_ids[j...] == s; segment_ids (int32/int64) has the shape of a prefix of input_x's; the output
+    has shape (num_segments,) + input_x.shape[segment_ids.ndim:] (0 for an empty segment). num_segments: an int >= 1
+    or a 0-d integer Tensor. Gradient: gather at the ids. ValueError for an id outside [0, num_segments) or shapes
+    that do not fit, TypeError for bad types."""
+    return _segment_op(_tensor_arg(input_x, "unsorted_segment_sum", "input_x"), segment_ids, num_segments, "sum",
+                       "unsorted_segment_sum")
+
+
+@defop(primitive="UnsortedSegmentMax", tensor="unsorted_segment_max")
+def unsorted_segment_max(x, segment_ids, num_segments):
+    """MindSpore's ops.unsorted_segment_max(x, segment_ids, num_segments): the per-segment maximum (shapes as
+    unsorted_segment_sum); an empty segment holds the lowest finite value of x's dtype (as MindSpore). NaN wins.
+    Gradient: to the maximal items, shared equally by ties. Errors as unsorted_segment_sum."""
+    return _segment_op(x, segment_ids, num_segments, "max", "unsorted_segment_max")
+
+
+@defop(primitive="UnsortedSegmentMin", tensor="unsorted_segment_min")
+def unsorted_segment_min(x, segment_ids, num_segments):
+    """MindSpore's ops.unsorted_segment_min(x, segment_ids, num_segments): the per-segment minimum; an empty
+    segment holds the highest finite value of x's dtype. Gradient shared by ties. Errors as
+    unsorted_segment_sum."""
+    return _segment_op(x, segment_ids, num_segments, "min", "unsorted_segment_min")
+
+
+@defop(primitive="UnsortedSegmentProd", tensor="unsorted_segment_prod")
+def unsorted_segment_prod(x, segment_ids, num_segments):
+    """MindSpore's ops.unsorted_segment_prod(x, segment_ids, num_segments): the per-segment product; an empty
+    segment holds 1. Errors as unsorted_segment_sum."""
+    return _segment_op(x, segment_ids, num_segments, "prod", "unsorted_segment_prod")
+
+
+# ---------------------------------------------------------------------------------------------- nd scatters
+
+def _nd_args(input_x, indices, updates, op):
+    x = _tensor_arg(input_x, op, "input_x")
+    idx = _tensor_arg(indices, op, "indices")
+    upd = _tensor_arg(updates, op, "updates")
+    if idx.dtype not in (mstype.int32, mstype.int64):
+        raise TypeError(f"For '{op}', 'indices' must be an int32 or int64 Tensor, but got {idx.dtype}.")
+    if upd.dtype != x.dtype:
+        raise TypeError(f"For '{op}', 'updates' must have the dtype of 'input_x' ({x.dtype}), but got {upd.dtype}.")
+    if x.ndim == 0:
+        raise ValueError(f"For '{op}', 'input_x' must have rank >= 1.")
+    if idx.ndim < 1 or not 1 <= idx.shape[-1] <= x.ndim:
+        raise ValueError(f"For '{op}', the last dim of 'indices' must be in [1, {x.ndim}], but got indices of shape "
+                         f"{tuple(idx.shape)}.")
+    k = idx.shape[-1]
+    expect = tuple(idx.shape[:-1]) + tuple(x.shape[k:])
+    if tuple(upd.shape) != expect:
+        raise ValueError(f"For '{op}', 'updates' must have shape {expect} (indices.shape[:-1] + "
+                         f"input_x.shape[{k}:]), but got {tuple(upd.shape)}.")
+    return x, idx, upd
+
+
+def _linear(idx, shape, op):
+    """Int64 (...,) row numbers in the (prod(shape[:k]), ...) view of the index tuples idx (..., k) — each
+    coordinate checked against shape[j]."""
+    idx = _core.cast(idx, mstype.int64) if idx.dtype != mstype.int64 else idx
+    k = idx.shape[-1]
+    lin, stride = None, 1
+    for j in reversed(range(k)):
+        col = idx[..., j]
+        if col.size:
+            col = _core.check_range(col, op, f"indices[..., {j}]", 0.0, float(shape[j]), False, None)
+        term = _core.mul(col, Tensor(np.int64(stride)))
+        lin = term if lin is None else _core.add(lin, term)
+        stride *= shape[j]
+    return _core.reshape(lin, [-1])
+
+
+def _trunc_div(a, b):
+    """Integer division rounding toward zero (C's and MindSpore's integer Div)."""
+    q = _core.floor_div(a, b)
+    r = _core.mod(a, b)
+    fix = _core.logical_and(_core.not_equal(r, 0), _core.not_equal(_core.less(a, 0), _core.less(b, 0)))
+    return _core.add(q, _core.cast(fix, q.dtype))
+
+
+def _reduce_scatter(x, idx, upd, kind, op):
+    """x combined with the updates at nd `idx` by `kind` ("mul", "div", "max", "min")."""
+    k = idx.shape[-1]
+    rows = math.prod(x.shape[:k])
+    inner = list(x.shape[k:])
+    lin = _linear(idx, tuple(x.shape), op)
+    data = _core.reshape(upd, [-1] + inner)
+    red = _segment_reduce(data, lin, rows, "prod" if kind in ("mul", "div") else kind)
+    red = _core.reshape(red, list(x.shape))
+    if kind == "mul":
+        return _core.mul(x, red)
+    if kind == "div":
+        if mstype.is_float(x.dtype):
+            return _core.div(x, red)
+        return _trunc_div(x, red)
+    count = _core.unsorted_segment_sum(_core.full([data.shape[0]], 1.0, mstype.int32), lin, rows)
+    touched = _core.reshape(_core.greater(count, 0), [rows] + [1] * len(inner))
+    touched = _core.reshape(_core.broadcast_to(touched, [rows] + inner), list(x.shape))
+    best = _core.maximum(x, red) if kind == "max" else _core.minimum(x, red)
+    return _core.select(touched, best, x)
+
+
+def _tensor_scatter(input_x, indices, updates, kind, op):
+    x, idx, upd = _nd_args(input_x, indices, updates, op)
+    return _reduce_scatter(x, idx, upd, kind, op)
+
+
+@defop(primitive="TensorScatterMul")
+def tensor_scatter_mul(input_x, indices, updates):
+    """MindSpore's ops.tensor_scatter_mul(input_x, indices, updates): a copy of input_x multiplied, at the index
+    tuples `indices` (int32/int64, shape (..., k), k <= rank), by `updates` (shape indices.shape[:-1] +
+    input_x.shape[k:], input_x's dtype); repeated indices multiply in turn. Gradient w.r.t. input_x and updates.
+    TypeError for bad dtypes, ValueError for bad shapes or an index out of range."""
+    return _tensor_scatter(input_x, indices, updates, "mul", "tensor_scatter_mul")
+
+
+@defop(primitive="TensorScatterDiv")
+def tensor_scatter_div(input_x, indices, updates):
+    """MindSpore's ops.tensor_scatter_div(input_x, indices, updates): a copy of input_x divided at `indices` by
+    `updates` (repeated indices divide in turn; integers round toward zero, as MindSpore). Shapes and errors as
+    tensor_scatter_mul."""
+    return _tensor_scatter(input_x, indices, updates, "div", "tensor_scatter_div")
+
+
+@defop(primitive="TensorScatterMax")
+def tensor_scatter_max(input_x, indices, updates):
+    """MindSpore's ops.tensor_scatter_max(input_x, indices, updates): a copy of input_x where each indexed place
+    holds the maximum of its value and the updates landing there. Shapes and errors as tensor_scatter_mul."""
+    return _tensor_scatter(input_x, indices, updates, "max", "tensor_scatter_max")
+
+
+@defop(primitive="TensorScatterMin")
+def tensor_scatter_min(input_x, indices, updates):
+    """MindSpore's ops.tensor_scatter_min(input_x, indices, updates): a copy of input_x where each indexed place
+    holds the minimum of its value and the updates landing there. Shapes and errors as tensor_scatter_mul."""
+    return _tensor_scatter(input_x, indices, updates, "min", "tensor_scatter_min")
+
+
+def _in_place(input_x, value):
+    from ..common.parameter import Parameter
+    return assign(input_x, value) if isinstance(input_x, Parameter) else value
+
+
+def _scatter_nd_kind(input_x, indices, updates, kind, op):
+    x, idx, upd = _nd_args(input_x, indices, updates, op)
+    return _in_place(input_x, _reduce_scatter(x, idx, upd, kind, op))
+
+
+@defop(primitive="ScatterNdMul", prim_attrs={"use_locking": ("use_locking", False)})
+def scatter_nd_mul(input_x, indices, updates, use_locking=False):
+    """MindSpore's ops.scatter_nd_mul(input_x, indices, updates, use_locking=False): input_x (a Parameter: in
+    place, and returned; a Tensor: a new Tensor) multiplied at `indices` by `updates`, as tensor_scatter_mul."""
+    return _scatter_nd_kind(input_x, indices, updates, "mul", "scatter_nd_mul")
+
+
+@defop(primitive="ScatterNdDiv", prim_attrs={"use_locking": ("use_locking", False)})
+def scatter_nd_div(input_x, indices, updates, use_locking=False):
+    """MindSpore's ops.scatter_nd_div(input_x, indices, updates, use_locking=False): input_x divided at `indices`
+    by `updates` (in place for a Parameter), as tensor_scatter_div."""
+    return _scatter_nd_kind(input_x, indices, updates, "div", "scatter_nd_div")
+
+
+@defop(primitive="ScatterNdMax", prim_attrs={"use_locking": ("use_locking", False)})
+def scatter_nd_max(input_x, indices, updates, use_locking=False):
+    """MindSpore's ops.scatter_nd_max(input_x, indices, updates, use_locking=False): the maximum of input_x and
+    the updates at `indices` (in place for a Parameter), as tensor_scatter_max."""
+    return _scatter_nd_kind(input_x, indices, updates, "max", "scatter_nd_max")
+
+
+@defop(primitive="ScatterNdMin", prim_attrs={"use_locking": ("use_locking", False)})
+def scatter_nd_min(input_x, indices, updates, use_locking=False):
+    """MindSpore's ops.scatter_nd_min(input_x, indices, updates, use_locking=False): the minimum of input_x and
+    the updates at `indices` (in place for a Parameter), as tensor_scatter_min."""
+    return _scatter_nd_kind(input_x, indices, updates, "min", "scatter_nd_min")
+
+
+def _scatter_rows(input_x, indices, updates, kind, op):
+    idx = _tensor_arg(indices, op, "indices")
+    return _scatter_nd_kind(input_x, _core.expand_dims(idx, idx.ndim), updates, kind, op)
+
+
+@defop(primitive="ScatterMul", prim_attrs={"use_locking": ("use_locking", False)}, tensor="scatter_mul")
+def scatter_mul(input_x, indices, updates, *, use_locking=False):
+    """MindSpore's ops.scatter_mul(input_x, indices, updates): rows input_x[indices[i]] *= updates[i] (indices of
+    any shape into axis 0; updates of shape indices.shape + input_x.shape[1:]); in place for a Parameter (and
+    returned), a new Tensor otherwise. Errors as tensor_scatter_mul."""
+    return _scatter_rows(input_x, indices, updates, "mul", "scatter_mul")
+
+
+@defop(primitive="ScatterDiv", prim_attrs={"use_locking": ("use_locking", False)}, tensor="scatter_div")
+def scatter_div(input_x, indices, updates, *, use_locking=False):
+    """MindSpore's ops.scatter_div(input_x, indices, updates): rows input_x[indices[i]] /= updates[i] (integers
+    round toward zero), in place for a Parameter. Shapes and errors as scatter_mul."""
+    return _scatter_rows(input_x, indices, updates, "div", "scatter_div")
+
+
+@defop(primitive="ScatterMax", prim_attrs={"use_locking": ("use_locking", False)}, tensor="scatter_max")
+def scatter_max(input_x, indices, updates, *, use_locking=False):
+    """MindSpore's ops.scatter_max(input_x, indices, updates): rows input_x[indices[i]] = max(that row,
+    updates[i]), in place for a Parameter. Shapes and errors as scatter_mul."""
+    return _scatter_rows(input_x, indices, updates, "max", "scatter_max")
+
+
+@defop(primitive="ScatterMin", prim_attrs={"use_locking": ("use_locking", False)}, tensor="scatter_min")
+def scatter_min(input_x, indices, updates, *, use_locking=False):
+    """MindSpore's ops.scatter_min(input_x, indices, updates): rows input_x[indices[i]] = min(that row,
+    updates[i]), in place for a Parameter. Shapes and errors as scatter_mul."""
+    return _scatter_rows(input_x, indices, updates, "min", "scatter_min")
+
+
+# ---------------------------------------------------------------------------------------------- element scatters
+
+def _element_scatter(x, idx, upd, axis, reduction, op):
+    if idx.dtype not in (mstype.int32, mstype.int64):
+        raise TypeError(f"For '{op}', the index must be an int32 or int64 Tensor, but got {idx.dtype}.")
+    if x.ndim == 0:
+        raise ValueError(f"For '{op}', the input must have rank >= 1, but got a 0-d Tensor.")
+    if idx.ndim != x.ndim:
+        raise ValueError(f"For '{op}', the index must have the input's rank ({x.ndim}), but got shape "
+                         f"{tuple(idx.shape)}.")
+    ax = int_arg(op, "axis", axis)
+    if not -x.ndim <= ax < x.ndim:
+        raise ValueError(f"For '{op}', 'axis' must be in [{-x.ndim}, {x.ndim}), but got {ax}.")
+    ax %= x.ndim
+    for d, (a, b) in enumerate(zip(idx.shape, x.shape)):
+        if d != ax and a > b:
+            raise ValueError(f"For '{op}', the index of shape {tuple(idx.shape)} is larger than the input of shape "
+                             f"{tuple(x.shape)} on axis {d}.")
+    if tuple(upd.shape) != tuple(idx.shape):
+        raise ValueError(f"For '{op}', the updates must have the index's shape {tuple(idx.shape)}, but got "
+                         f"{tuple(upd.shape)}.")
+    if upd.dtype != x.dtype:
+        raise TypeError(f"For '{op}', the updates must have the input's dtype ({x.dtype}), but got {upd.dtype}.")
+    n = x.shape[ax]
+    i64 = _core.cast(idx, mstype.int64) if idx.dtype != mstype.int64 else idx
+    if i64.size:
+        i64 = _core.check_range(i64, op, "index", float(-n), float(n), False, None)
+    i64 = _core.select(_core.less(i64, 0), _core.add(i64, n), i64)
+    strides = [math.prod(x.shape[d + 1:]) for d in range(x.ndim)]
+    base = np.zeros(tuple(idx.shape), np.int64)
+    for d in range(x.ndim):
+        if d != ax:
+            shape = [1] * x.ndim
+            shape[d] = idx.shape[d]
+            base = base + np.arange(idx.shape[d], dtype=np.int64).reshape(shape) * strides[d]
+    lin = _core.add(_core.mul(i64, Tensor(np.int64(strides[ax]))), Tensor(base))
+    flat = _core.reshape(x, [-1])
+    lin = _core.reshape(lin, [-1])
+    vals = _core.reshape(upd, [-1])
+    if reduction == "add":
+        out = _core.add(flat, _core.unsorted_segment_sum(vals, lin, flat.shape[0]))
+    else:
+        out = _core.tensor_scatter_update(flat, _core.reshape(lin, [-1, 1]), vals)
+    return _core.reshape(out, list(x.shape))
+
+
+@defop(primitive="TensorScatterElements", prim_attrs={"axis": ("axis", 0), "reduction": ("reduction", "none")})
+def tensor_scatter_elements(input_x, indices, updates, axis=0, reduction="none"):
+    """MindSpore's ops.tensor_scatter_elements(input_x, indices, updates, axis=0, reduction='none'): a copy of
+    input_x with out[..., indices[i][j][k], ...] (the index replacing coordinate `axis`) set to (reduction='none')
+    or increased by ('add') updates[i][j][k]. indices (int32/int64) has input_x's rank and at most its length on
+    every other axis; updates has indices' shape and input_x's dtype; negative indices count from the end. With
+    'none' a repeated target keeps the last update. Gradient w.r.t. input_x (zero where overwritten) and updates.
+    ValueError for a reduction other than 'none'/'add', bad shapes or an index outside [-n, n) (MindSpore skips
+    those silently); TypeError for bad dtypes."""
+    x = _tensor_arg(input_x, "tensor_scatter_elements", "input_x")
+    idx = _tensor_arg(indices, "tensor_scatter_elements", "indices")
+    upd = _tensor_arg(updates, "tensor_scatter_elements", "updates")
+    if reduction not in ("none", "add"):
+        raise ValueError(f"For 'tensor_scatter_elements', 'reduction' must be 'none' or 'add', but got "
+                         f"{reduction!r}.")
+    return _element_scatter(x, idx, upd, axis, reduction, "tensor_scatter_elements")
+
+
+@defop(tensor="scatter")
+def scatter(input, axis, index, src):  # noqa: A002
+    """MindSpore's ops.scatter(input, axis, index, src): a copy of input with out[..., index[i][j], ...] =
+    src[i][j] along `axis` (PyTorch's Tensor.scatter; tensor_scatter_elements with reduction 'none'); src is a
+    Tensor of index's shape (a number fills every indexed place). Gradient w.r.t. input and src. Errors as
+    tensor_scatter_elements."""
+    x = _tensor_arg(input, "scatter")
+    idx = _tensor_arg(index, "scatter", "index")
+    if isinstance(src, Tensor):
+        upd = src
+    elif isinstance(src, (int, float, np.number)) and not isinstance(src, bool):
+        upd = Tensor(np.full(tuple(idx.shape), src, mstype.dtype_to_nptype(x.dtype)))
+    else:
+        raise TypeError(f"For 'scatter', 'src' must be a Tensor or a number, but got {_got(src)}.")
+    return _element_scatter(x, idx, upd, axis, "none", "scatter")
+
+
+def _embed(x, src, ax, positions, op):
+    """x with its slices at the static `positions` along `ax` replaced by src's slices, in order."""
+    n = x.shape[ax]
+    where = np.zeros(n, bool)
+    where[positions] = True
+    src_of = np.zeros(n, np.int64)
+    src_of[positions] = np.arange(len(positions))
+    mshape = [1] * x.ndim
+    mshape[ax] = n
+    if len(positions) == 0:
+        return _core.identity(x)
+    spread = _core.gather(src, Tensor(src_of), ax)
+    return _core.select(Tensor(where.reshape(mshape)), spread, x)
+
+
+def _src_arg(src, x, want, op):
+    s = _tensor_arg(src, op, "src")
+    if s.dtype != x.dtype:
+        raise TypeError(f"For '{op}', 'src' must have the input's dtype ({x.dtype}), but got {s.dtype}.")
+    if tuple(s.shape) != tuple(want):
+        raise ValueError(f"For '{op}', 'src' must have shape {tuple(want)}, but got {tuple(s.shape)}.")
+    return s
+
+
+@defop(tensor="select_scatter")
+def select_scatter(input, src, axis, index):  # noqa: A002
+    """MindSpore's ops.select_scatter(input, src, axis, index): a copy of input whose slice at `index` along `axis`
+    (negative counts from the end) is src (input's shape without that axis, input's dtype). Gradient w.r.t. input
+    and src. TypeError for bad types, ValueError for a bad axis, index or src shape."""
+    x = _tensor_arg(input, "select_scatter")
+    if x.ndim == 0:
+        raise ValueError("For 'select_scatter', the input must have rank >= 1, but got a 0-d Tensor.")
+    ax = int_arg("select_scatter", "axis", axis)
+    if not -x.ndim <= ax < x.ndim:
+        raise ValueError(f"For 'select_scatter', 'axis' must be in [{-x.ndim}, {x.ndim}), but got {ax}.")
+    ax %= x.ndim
+    n = x.shape[ax]
+    index = int_arg("select_scatter", "index", index)
+    if not -n <= index < n:
+        raise IndexError(f"For 'select_scatter', 'index' must be in [{-n}, {n}) for axis {ax}, but got {index}.")
+    want = tuple(x.shape[:ax]) + tuple(x.shape[ax + 1:])
+    s = _src_arg(src, x, want, "select_scatter")
+    return _embed(x, _core.expand_dims(s, ax), ax, [index % n], "select_scatter")
+
+
+@defop(tensor="slice_scatter")
+def slice_scatter(input, src, axis=0, start=None, end=None, step=1):  # noqa: A002
+    """MindSpore's ops.slice_scatter(input, src, axis=0, start=None, end=None, step=1): a copy of input whose slice
+    start:end:step along `axis` (Python slice rules; None = the ends) is src (input's shape with the slice's length
+    on `axis`, input's dtype). Gradient w.r.t. input and src. TypeError for bad types, ValueError for a bad axis,
+    step <= 0 or a src of the wrong shape."""
+    x = _tensor_arg(input, "slice_scatter")
+    if x.ndim == 0:
+        raise ValueError("For 'slice_scatter', the input must have rank >= 1, but got a 0-d Tensor.")
+    ax = int_arg("slice_scatter", "axis", axis)
+    if not -x.ndim <= ax < x.ndim:
+        raise ValueError(f"For 'slice_scatter', 'axis' must be in [{-x.ndim}, {x.ndim}), but got {ax}.")
+    ax %= x.ndim
+    for name, v in (("start", start), ("end", end)):
+        if v is not None and not _is_int(v):
+            raise TypeError(f"For 'slice_scatter', '{name}' must be an int or None, but got {_got(v)}.")
+    step = int_arg("slice_scatter", "step", step)
+    if step <= 0:
+        raise ValueError(f"For 'slice_scatter', 'step' must be > 0, but got {step}.")
+    positions = list(range(x.shape[ax]))[builtins.slice(start, end, step)]
+    want = list(x.shape)
+    want[ax] = len(positions)
+    s = _src_arg(src, x, want, "slice_scatter")
+    return _embed(x, s, ax, positions, "slice_scatter")
