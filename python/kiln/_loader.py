@@ -6,11 +6,16 @@ import sys
 from importlib import metadata
 
 
-# Kiln's OpenMP threads (oneDNN's and Kiln's parallel loops) sleep between parallel regions instead of spinning:
-# on a 2-core machine a spinning worker (GNU OpenMP spins for a while after each region by default) steals the
-# core that the Python thread needs for the serial part of a step — measured: LeNet training step 3.5 ms with
-# passive waiting, 3–100 ms (erratic) with spinning. Must be set before libgomp is loaded; a user's own setting wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# How long Kiln's OpenMP workers (oneDNN's and Kiln's parallel loops) spin after a parallel region before they sleep
+# (docs/decisions.md, "OpenMP workers spin briefly"). GNU OpenMP's default spin (300,000 rounds, ~8 ms here) let a
+# spinning worker steal the core that the Python thread needs on a busy 2-core machine (LeNet step 3–100 ms,
+# erratic); sleeping at once (OMP_WAIT_POLICY=PASSIVE, the earlier setting) makes every parallel region pay a futex
+# wake-up of ~25 µs, which cost the Transformer step ~200 regions × 25 µs on 2 threads. 10,000 rounds (~0.3 ms)
+# keeps the workers awake across the back-to-back regions of a step and asleep between steps or while Python runs
+# longer. Must be set before libgomp is loaded; a user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+KILN_GOMP_SPINCOUNT = "10000"
+if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+    os.environ["GOMP_SPINCOUNT"] = KILN_GOMP_SPINCOUNT
 
 
 def _preload_dnnl():
