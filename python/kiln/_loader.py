@@ -7,13 +7,14 @@ from importlib import metadata
 
 
 # How long Kiln's OpenMP workers (oneDNN's and Kiln's parallel loops) spin after a parallel region before they sleep
-# (docs/decisions.md, "OpenMP workers spin briefly"). GNU OpenMP's default spin (300,000 rounds, ~8 ms here) let a
-# spinning worker steal the core that the Python thread needs on a busy 2-core machine (LeNet step 3–100 ms,
-# erratic); sleeping at once (OMP_WAIT_POLICY=PASSIVE, the earlier setting) makes every parallel region pay a futex
-# wake-up of ~25 µs, which cost the Transformer step ~200 regions × 25 µs on 2 threads. 10,000 rounds (~0.3 ms)
-# keeps the workers awake across the back-to-back regions of a step and asleep between steps or while Python runs
-# longer. Must be set before libgomp is loaded; a user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
-KILN_GOMP_SPINCOUNT = "10000"
+# (docs/decisions.md, "OpenMP workers spin briefly"). Sleeping at once (OMP_WAIT_POLICY=PASSIVE, the earlier
+# setting) made every parallel region pay a futex wake-up of the other core (~25 µs; ~250 regions per Transformer
+# step on 2 threads). GNU OpenMP's default spin (300,000 rounds, ~8.5 ms here) let spinning workers steal the cores
+# of a busy machine (LeNet step 3–100 ms, erratic; the Transformer's 2-thread step 2–3x slower than with passive
+# waiting at 10,000 rounds when the cores were oversubscribed). 1,000 rounds (~30 µs) keep the workers awake across
+# the back-to-back regions of a step and bound the waste when the cores are busy. Must be set before libgomp is
+# loaded; a user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+KILN_GOMP_SPINCOUNT = "1000"
 if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
     os.environ["GOMP_SPINCOUNT"] = KILN_GOMP_SPINCOUNT
 

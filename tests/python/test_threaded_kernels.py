@@ -310,3 +310,17 @@ def test_strided_copies_thread_independent(threads):
     threads(2)
     np.testing.assert_array_equal(ops.cast(Tensor(big), kiln.float64).asnumpy(), big.astype(np.float64))
     np.testing.assert_array_equal(_core.tensor_copy(Tensor(big)).asnumpy(), big)  # contiguous: memcpy in chunks
+
+
+# ---- the OpenMP wait policy set by kiln/_loader.py (docs/decisions.md, "OpenMP workers spin briefly") ----
+
+@pytest.mark.parametrize("env,want", [({}, "1000"), ({"OMP_WAIT_POLICY": "PASSIVE"}, None)])
+def test_loader_sets_a_short_openmp_spin_unless_the_user_chose(env, want):
+    import os
+    import subprocess
+    import sys
+    base = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    code = "import os, kiln; print(os.environ.get('GOMP_SPINCOUNT'))"
+    out = subprocess.run([sys.executable, "-c", code], env=dict(base, **env), capture_output=True, text=True,
+                         timeout=120, check=True).stdout.split()
+    assert out == [str(want)]
