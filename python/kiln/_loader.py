@@ -6,11 +6,17 @@ import sys
 from importlib import metadata
 
 
-# Kiln's OpenMP threads (oneDNN's and Kiln's parallel loops) sleep between parallel regions instead of spinning:
-# on a 2-core machine a spinning worker (GNU OpenMP spins for a while after each region by default) steals the
-# core that the Python thread needs for the serial part of a step — measured: LeNet training step 3.5 ms with
-# passive waiting, 3–100 ms (erratic) with spinning. Must be set before libgomp is loaded; a user's own setting wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# How long Kiln's OpenMP workers (oneDNN's and Kiln's parallel loops) spin after a parallel region before they sleep
+# (docs/decisions.md, "OpenMP workers spin briefly"). Sleeping at once (OMP_WAIT_POLICY=PASSIVE, the earlier
+# setting) made every parallel region pay a futex wake-up of the other core (~25 µs; ~250 regions per Transformer
+# step on 2 threads). GNU OpenMP's default spin (300,000 rounds, ~8.5 ms here) let spinning workers steal the cores
+# of a busy machine (LeNet step 3–100 ms, erratic; the Transformer's 2-thread step 2–3x slower than with passive
+# waiting at 10,000 rounds when the cores were oversubscribed). 1,000 rounds (~30 µs) keep the workers awake across
+# the back-to-back regions of a step and bound the waste when the cores are busy. Must be set before libgomp is
+# loaded; a user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+KILN_GOMP_SPINCOUNT = "1000"
+if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+    os.environ["GOMP_SPINCOUNT"] = KILN_GOMP_SPINCOUNT
 
 
 def _preload_dnnl():

@@ -216,16 +216,25 @@ void copy_into(const Tensor& src, const Tensor& dst) {
       const S* s = src.data<S>();
       D* d = dst.data<D>();
       std::array<const int64_t*, 2> st{dst.strides().data(), src.strides().data()};
-      cpu::strided_loop<2>(dst.shape(), st, [&](const int64_t* off, int64_t n, const int64_t* inner) {
+      // On the OpenMP threads from cpu::kParallelMin elements (a transposed view made contiguous, a large copy):
+      // each element is written once, so the result does not depend on the split. A destination that overlaps
+      // itself (a stride-0 axis: a broadcast view written into) keeps the sequential loop, whose last write wins.
+      bool overlapping = false;
+      for (size_t i = 0; i < dst.shape().size(); ++i)
+        if (dst.shape()[i] > 1 && dst.strides()[i] == 0) overlapping = true;
+      auto body = [&](const int64_t* off, int64_t n, const int64_t* inner) {
         D* dp = d + off[0];
         const S* sp = s + off[1];
         if (inner[0] == 1 && inner[1] == 1) {
-          if constexpr (std::is_same_v<D, S>) std::memcpy(dp, sp, size_t(n) * sizeof(D));
+          if constexpr (std::is_same_v<D, S>)
+            cpu::parallel_runs(n, [&](int64_t b, int64_t m) { std::memcpy(dp + b, sp + b, size_t(m) * sizeof(D)); });
           else if (!convert_run(sp, dp, n)) for (int64_t i = 0; i < n; ++i) dp[i] = convert_value<D>(sp[i]);
         } else {
           for (int64_t i = 0; i < n; ++i) dp[i * inner[0]] = convert_value<D>(sp[i * inner[1]]);
         }
-      });
+      };
+      if (overlapping) cpu::strided_loop<2>(dst.shape(), st, body);
+      else cpu::strided_loop_par<2>(dst.shape(), st, body);
     });
   });
 }

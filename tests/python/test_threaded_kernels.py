@@ -239,3 +239,88 @@ def test_softmax_other_dtypes_and_special_values(threads):
     np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
     np.testing.assert_array_equal(got[3], ref[3].astype(np.float32))
     np.testing.assert_allclose(got[4:], ref[4:], rtol=1e-6)
+
+
+# ---- reductions split along a kept axis (src/ops/reduce.cpp, Note [threaded reductions]) ----
+
+# (shape, axis, strided): bias gradients (sum over the rows), LayerNorm statistics (the last axis), a middle axis,
+# a transposed (non-contiguous) input, a kept axis of 2 (fewer chunks than 4 per thread), a kept axis that does not
+# divide the thread count, and a reduction over every axis (stays on one thread).
+REDUCTIONS = [
+    ((1024, 512), (0,), False),
+    ((16, 64, 128), (0, 1), False),
+    ((16, 64, 128), (2,), False),
+    ((16, 64, 128), (1,), False),
+    ((96, 512), (1,), True),
+    ((2, 40000), (1,), False),
+    ((37, 3, 1001), (0, 2), False),
+    ((300, 517), (), False),
+]
+
+
+@pytest.mark.parametrize("shape,axis,strided", REDUCTIONS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_reductions_match_numpy_and_are_thread_independent(threads, shape, axis, strided, dtype):
+    rng = np.random.default_rng(9)
+    x = (rng.standard_normal(shape) * 4).astype(dtype)
+
+    def make():
+        t = Tensor(x.T.copy()) if strided else Tensor(x)
+        return ops.transpose(t, (1, 0)) if strided else t
+
+    ax = axis if axis else None
+    for f, ref in ((lambda t: ops.sum(t, ax, True), lambda a: a.sum(axis=ax, keepdims=True)),
+                   (lambda t: ops.mean(t, ax), lambda a: a.mean(axis=ax)),
+                   (lambda t: ops.amax(t, ax), lambda a: a.max(axis=ax)),
+                   (lambda t: ops.amin(t, ax, True), lambda a: a.min(axis=ax, keepdims=True))):
+        two = _on(threads, 2, lambda: f(make()).asnumpy())
+        one = _on(threads, 1, lambda: f(make()).asnumpy())
+        np.testing.assert_array_equal(two, one)
+        want = ref(x.astype(np.float64)) if dtype != np.int32 else ref(x.astype(np.int64))
+        if dtype == np.int32:
+            np.testing.assert_allclose(two, want, rtol=1e-7)  # the mean is a float
+        else:
+            np.testing.assert_allclose(two, want, rtol=1e-6 if dtype == np.float32 else 1e-13, atol=1e-5)
+
+
+def test_reduction_nan_and_empty_kept_axis(threads):
+    threads(2)
+    x = np.ones((64, 1024), np.float32)
+    x[5, 7] = np.nan
+    got = ops.sum(Tensor(x), 1).asnumpy()
+    assert np.isnan(got[5]) and np.isnan(got).sum() == 1
+    np.testing.assert_array_equal(got[:5], 1024.0)
+    got = ops.amax(Tensor(x), 1).asnumpy()
+    assert np.isnan(got[5]) and np.isnan(got).sum() == 1
+    assert ops.sum(Tensor(np.ones((0, 50000), np.float32)), 0).shape == (50000,)
+    np.testing.assert_array_equal(ops.sum(Tensor(np.ones((50000, 0), np.float32)), 1).asnumpy(),
+                                  np.zeros(50000, np.float32))
+
+
+def test_strided_copies_thread_independent(threads):
+    """A transposed view made contiguous (Reshape of a transpose, .contiguous()) and a dtype-changing copy."""
+    rng = np.random.default_rng(10)
+    x = _rand(rng, (16, 64, 4, 32))
+    want = np.ascontiguousarray(np.transpose(x, (0, 2, 1, 3))).reshape(16, 4, 2048)
+    for n in (2, 1):
+        threads(n)
+        got = ops.reshape(ops.transpose(Tensor(x), (0, 2, 1, 3)), (16, 4, 2048)).asnumpy()
+        np.testing.assert_array_equal(got, want)
+    big = _rand(rng, (300, 517))
+    threads(2)
+    np.testing.assert_array_equal(ops.cast(Tensor(big), kiln.float64).asnumpy(), big.astype(np.float64))
+    np.testing.assert_array_equal(_core.tensor_copy(Tensor(big)).asnumpy(), big)  # contiguous: memcpy in chunks
+
+
+# ---- the OpenMP wait policy set by kiln/_loader.py (docs/decisions.md, "OpenMP workers spin briefly") ----
+
+@pytest.mark.parametrize("env,want", [({}, "1000"), ({"OMP_WAIT_POLICY": "PASSIVE"}, None)])
+def test_loader_sets_a_short_openmp_spin_unless_the_user_chose(env, want):
+    import os
+    import subprocess
+    import sys
+    base = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    code = "import os, kiln; print(os.environ.get('GOMP_SPINCOUNT'))"
+    out = subprocess.run([sys.executable, "-c", code], env=dict(base, **env), capture_output=True, text=True,
+                         timeout=120, check=True).stdout.split()
+    assert out == [str(want)]
