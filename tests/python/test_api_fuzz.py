@@ -194,7 +194,9 @@ LAYERS = {
     "Mish": ((), 2),
     "Conv2d": ((1, 2, 3), 4), "Conv1d": ((1, 2, 3), 3), "Conv2dTranspose": ((1, 2, 3), 4),
     "Conv1dTranspose": ((1, 2, 3), 3),
-    "BatchNorm1d": ((3,), 2), "BatchNorm2d": ((1,), 4), "LayerNorm": (((3,),), 2), "GroupNorm": ((1, 1), 4),
+    "BatchNorm1d": ((3,), 2), "BatchNorm2d": ((1,), 4),
+    "SyncBatchNorm": ((1, 1e-5, 0.9, True, "ones", "zeros", "zeros", "ones", None, 0), 4),  # process_groups=0
+    "LayerNorm": (((3,),), 2), "GroupNorm": ((1, 1), 4),
     "MaxPool2d": ((), 4), "AvgPool2d": ((), 4), "MaxPool1d": ((), 3), "AvgPool1d": ((), 3),
     "AdaptiveAvgPool2d": ((1,), 4), "AdaptiveAvgPool1d": ((1,), 3), "Embedding": ((4, 2), 1),
     "Pad": ((((1, 1), (0, 2)),), 2),
