@@ -396,3 +396,19 @@ def test_calling_a_jit_class_object_without_call_is_mindspores_value_error(graph
         Net()(Tensor(2))
     with pytest.raises(TypeError):  # outside compiled code: Python's error
         Inner(2)(Tensor(2))
+
+
+# A lambda continued on the next line (here: an index applied after a line break): inspect returns only its first
+# line, which parses to a shorter lambda; the rewrite must then leave it alone rather than drop the continuation.
+_CONTINUED = dict(
+    fn=lambda x: ops.mul(x, 2.0)
+    [..., 0])
+
+
+def test_jit_of_a_lambda_calling_a_lambda_continued_on_the_next_line():
+    x = Tensor(np.arange(6, dtype=np.float32).reshape(3, 2))
+    want = np.arange(6, dtype=np.float32).reshape(3, 2)[..., 0] * 2
+    np.testing.assert_array_equal(_CONTINUED["fn"](x).asnumpy(), want)
+    got = ms.jit(lambda t: _CONTINUED["fn"](t))(x)
+    assert got.shape == (3,)
+    np.testing.assert_array_equal(got.asnumpy(), want)

@@ -212,7 +212,7 @@ def test_shape_methods():
     t = T(X)
     close(t.t(), X.T)
     close(T(np.arange(3.)).t(), np.arange(3.))
-    with pytest.raises(ValueError, match="at most 2"):
+    with pytest.raises(ValueError, match="rank <= 2"):
         T(np.zeros((1, 1, 1))).t()
     close(t.swapaxes(0, 1), X.T)
     close(t.swapdims(-1, 0), X.T)
@@ -261,7 +261,7 @@ def test_methods_that_are_the_ops_functions():
     assert a.view_as(T(np.zeros(6))).shape == (6,) and a.reshape_as(T(np.zeros((3, 2)))).shape == (3, 2)
     assert a.type_as(T(np.zeros(1, np.int32))).dtype == kiln.int32
     assert a.positive() is a
-    with pytest.raises(TypeError, match="positive"):
-        T(np.array([True])).positive()
+    b = T(np.array([True]))
+    assert b.positive() is b  # MindSpore 2.10: Bool too, the tensor itself
     with pytest.raises(TypeError, match="view_as"):
         a.view_as((6,))

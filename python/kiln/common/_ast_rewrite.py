@@ -194,6 +194,14 @@ def _lambda_def(tree, code, indent):
     if len(cands) != 1:
         return None
     lam = cands[0]
+    # The source found must hold the whole lambda: inspect gives a lambda's first lines only, and a lambda that goes
+    # on past them (a keyword argument continued on the next line) parses to a shorter, wrong body. Its code's
+    # instructions must all end within the body found.
+    ends = [(i.positions.end_lineno, i.positions.end_col_offset) for i in dis.get_instructions(code)
+            if i.positions is not None and i.positions.end_lineno is not None and i.positions.end_col_offset]
+    body_end = (lam.body.end_lineno + code.co_firstlineno - 1, lam.body.end_col_offset + indent)
+    if not ends or max(ends) > body_end:
+        return None
     fdef = ast.FunctionDef(name=_LAMBDA, args=lam.args, body=[ast.Return(value=lam.body)], decorator_list=[],
                            returns=None)
     return ast.copy_location(fdef, lam)

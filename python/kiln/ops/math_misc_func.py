@@ -135,11 +135,8 @@ def isreal(input):  # noqa: A002
 @defop(tensor="positive")
 def positive(input):  # noqa: A002
     """MindSpore's ops.positive(input): +x — the input Tensor itself, as MindSpore 2.10 returns it (`ops.positive(x)
-    is x`). Raises TypeError for a non-Tensor or a Bool tensor (MindSpore's rule)."""
-    x = _tensor_arg(input, "positive")
-    if x.dtype == mstype.bool_:
-        raise TypeError("For 'positive', the input must be a numeric Tensor, but got a Bool Tensor.")
-    return x
+    is x`, any dtype, Bool included). Raises TypeError for a non-Tensor."""
+    return _tensor_arg(input, "positive")
 
 
 # ---------------------------------------------------------------------------------------------- misc binary

@@ -157,7 +157,7 @@ _un("isinf", ("Abs", "Equal"), np.isinf, FLH + (I32, BOOL), differentiable=False
 _un("isposinf", "Equal", np.isposinf, FLH + (I32,), differentiable=False)
 _un("isneginf", "Equal", np.isneginf, FLH + (I32,), differentiable=False)
 _un("isreal", "Fill", np.isreal, FLH + (I32, BOOL), differentiable=False)
-_un("positive", "Identity", lambda x: x.copy(), FLH + (I32, BOOL), out_dtype=_in_dtype)
+_un("positive", (), lambda x: x.copy(), FLH + (I32, BOOL), out_dtype=_in_dtype)  # the input itself: no kernel
 
 # ---------------------------------------------------------------------------------------------- misc binary
 
