@@ -16,6 +16,18 @@ from ..nn.optim.adamw import adamw_update
 __all__ = ["AdamW", "Adam", "SGD"]
 
 
+
+def _prepared_gradient(p, g, maximize, weight_decay):
+    """PyTorch's first steps of an optimizer update: the gradient in the parameter's dtype, negated for maximize,
+    plus weight_decay·p (L2 decay; AdamW applies its decoupled decay to p itself)."""
+    if g.dtype != p.dtype:
+        g = _core.cast(g, p.dtype)
+    if maximize:
+        g = _core.neg(g)
+    if weight_decay != 0.0:
+        g = _core.add(g, _core.mul(p, weight_decay))
+    return g
+
 class AdamW(_ExperimentalAdamW):
     r"""mint.optim.AdamW(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
     maximize=False): Adam with decoupled weight decay [Loshchilov & Hutter 2019]:
@@ -49,13 +61,8 @@ class Adam(_ExperimentalAdamW):
             beta1, beta2 = (float(b) for b in group["betas"])
             wd = group["weight_decay"]
             for i in range(self.group_start_id[gid], self.group_start_id[gid + 1]):
-                p, g = self.parameters[i], gradients[i]
-                if g.dtype != p.dtype:
-                    g = _core.cast(g, p.dtype)
-                if group["maximize"]:
-                    g = _core.neg(g)
-                if wd != 0.0:
-                    g = _core.add(g, _core.mul(p, wd))
+                p = self.parameters[i]
+                g = _prepared_gradient(p, gradients[i], group["maximize"], wd)
                 adamw_update(p, g, self.exp_avg[i], self.exp_avg_sq[i], self.max_exp_avg_sq[i], group["lr"], 0.0,
                              beta1, beta2, float(group["eps"]), step, group["amsgrad"], False)
         return True
@@ -103,13 +110,8 @@ class SGD(_Optimizer):
             mu, tau, wd = group["momentum"], group["dampening"], group["weight_decay"]
             lr = group["lr"]
             for i in range(self.group_start_id[gid], self.group_start_id[gid + 1]):
-                p, g = self.parameters[i], gradients[i]
-                if g.dtype != p.dtype:
-                    g = _core.cast(g, p.dtype)
-                if group["maximize"]:
-                    g = _core.neg(g)
-                if wd != 0.0:
-                    g = _core.add(g, _core.mul(p, wd))
+                p = self.parameters[i]
+                g = _prepared_gradient(p, gradients[i], group["maximize"], wd)
                 if mu != 0.0:
                     buf = self.momentum_buffer[i]
                     new = _core.select(first, g, _core.add(_core.mul(buf, mu), _core.mul(g, 1.0 - tau)))

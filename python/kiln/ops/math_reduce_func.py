@@ -25,6 +25,7 @@ from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from .function import _tensor_arg
 from ._opdef import defop
+from .math_elem_func import _as_float, _float_only  # noqa: F401  (the shared argument helpers)
 
 __all__ = ["std", "var", "std_mean", "var_mean", "nansum", "nanmean", "median", "nanmedian", "quantile",
            "nanquantile", "count_nonzero", "aminmax", "logcumsumexp", "cummax", "cummin", "histc", "bincount", "cov",
@@ -58,18 +59,6 @@ def _axis1(op, axis, ndim, name="axis"):
     if not -n <= axis < n:
         raise ValueError(f"For '{op}', '{name}' {axis} is out of range [{-n}, {n}) for a tensor with {ndim} dims.")
     return int(axis) % n
-
-
-def _float_only(x, op, name="input"):
-    x = _tensor_arg(x, op, name)
-    if not mstype.is_float(x.dtype):
-        raise TypeError(f"For '{op}', '{name}' must be a float Tensor, but got {_got(x)}.")
-    return x
-
-
-def _as_float(x, op, name="input"):
-    x = _tensor_arg(x, op, name)
-    return x if mstype.is_float(x.dtype) else _core.cast(x, mstype.float32)
 
 
 def _count(x, axes):

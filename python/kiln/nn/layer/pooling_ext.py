@@ -90,7 +90,9 @@ class Conv3d(Cell):
                 self.bias_init = Uniform(1 / math.sqrt(fan_in)) if fan_in else "zeros"
             self.bias = Parameter(initializer(self.bias_init, [out_channels], dtype=dtype), name="bias")
 
-    def construct(self, x):
+    def _checked_weights(self, x):
+        """(weight, bias) for input x — cast to the cell's to_float dtype — after checking x is a 5-D Tensor with
+        in_channels channels (TypeError / ValueError naming the cell)."""
         if not isinstance(x, _core.Tensor):
             raise TypeError(f"For '{self.cls_name}', the input must be a Tensor, but got {type(x).__name__}.")
         if x.ndim != 5 or x.shape[1] != self.in_channels:
@@ -100,6 +102,10 @@ class Conv3d(Cell):
         if self._mp_dtype is not None:
             w = _core.cast(w, self._mp_dtype)
             b = _core.cast(b, self._mp_dtype) if b is not None else None
+        return w, b
+
+    def construct(self, x):
+        w, b = self._checked_weights(x)
         return C.conv3d(x, w, b, self.stride, self.pad_mode, self._pads, self.dilation, self.group)
 
     def extend_repr(self):
@@ -132,15 +138,7 @@ class Conv3dTranspose(Conv3d):
             self.bias = Parameter(initializer(self.bias_init, [out_channels], dtype=dtype), name="bias")
 
     def construct(self, x):
-        if not isinstance(x, _core.Tensor):
-            raise TypeError(f"For '{self.cls_name}', the input must be a Tensor, but got {type(x).__name__}.")
-        if x.ndim != 5 or x.shape[1] != self.in_channels:
-            raise ValueError(f"For '{self.cls_name}', the input must be 5-D (N, {self.in_channels}, D, H, W), but got "
-                             f"shape {tuple(x.shape)}.")
-        w, b = self.weight, self.bias
-        if self._mp_dtype is not None:
-            w = _core.cast(w, self._mp_dtype)
-            b = _core.cast(b, self._mp_dtype) if b is not None else None
+        w, b = self._checked_weights(x)
         y = C.conv3d_transpose(x, w, self.pad_mode, self._pads, self.stride, self.dilation, self.group,
                                self.output_padding)
         return y if b is None else _core.add(y, _core.reshape(b, [1, -1, 1, 1, 1]))
