@@ -40,11 +40,13 @@ _DEFAULTS = {
     "dataset_strategy": "data_parallel",
     "pipeline_stages": 1,
     "grad_accumulation_step": 1,
+    "all_reduce_fusion_config": [],
 }
 _BOOL_KEYS = ("gradients_mean", "parameter_broadcast", "gradient_fp32_sync", "loss_repeated_mean", "full_batch",
               "enable_parallel_optimizer")
 _lock = threading.Lock()
 _ctx = dict(_DEFAULTS)
+_explicit = set()  # the keys set since the last reset (MindSpore's get_<key>_is_set)
 
 
 def set_auto_parallel_context(**kwargs):
@@ -61,6 +63,9 @@ def set_auto_parallel_context(**kwargs):
         gradient_fp32_sync, loss_repeated_mean, enable_parallel_optimizer (False only), full_batch (False only),
         pipeline_stages (1 only), grad_accumulation_step (1 only), search_mode, strategy_ckpt_load_file,
         strategy_ckpt_save_file, dataset_strategy ('data_parallel' only): accepted for compatibility.
+        all_reduce_fusion_config (list[int]): gradient indices where a new all-reduce bucket starts, strictly
+            increasing, each in [1, 2**31) (default []: buckets by size). nn.DistributedGradReducer made afterwards
+            cuts its buckets there (and where the dtype changes) instead of by size.
 
     Raises:
         ValueError: an unknown keyword; a parallel mode Kiln does not support (semi_auto_parallel, auto_parallel,
@@ -95,6 +100,8 @@ def set_auto_parallel_context(**kwargs):
             lo, hi = {"device_num": (1, 4096), "global_rank": (0, 4095)}.get(key, (1, 1))
             if not lo <= value <= hi:
                 raise ValueError(f"For '{fn}', '{key}' must be in [{lo}, {hi}], but got {value}.")
+        elif key == "all_reduce_fusion_config":
+            value = _split_indices(fn, value)
         elif key == "dataset_strategy":
             if value != "data_parallel":
                 raise ValueError(f"For '{fn}', dataset_strategy must be 'data_parallel' in Kiln, but got {value!r}.")
@@ -103,6 +110,24 @@ def set_auto_parallel_context(**kwargs):
         updates[key] = value
     with _lock:
         _ctx.update(updates)
+        _explicit.update(updates)
+
+
+def _split_indices(fn, value):
+    """all_reduce_fusion_config checked: a list of strictly increasing ints in [1, 2**31)."""
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"For '{fn}', 'all_reduce_fusion_config' must be a list of int, but got "
+                        f"{type(value).__name__}.")
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"For '{fn}', the elements of 'all_reduce_fusion_config' must be int, but got "
+                            f"{type(v).__name__}.")
+        if not 1 <= v < 2 ** 31 or (out and v <= out[-1]):
+            raise ValueError(f"For '{fn}', 'all_reduce_fusion_config' must be strictly increasing positive indices, "
+                             f"but got {list(value)}.")
+        out.append(v)
+    return out
 
 
 def get_auto_parallel_context(attr_key):
@@ -117,7 +142,13 @@ def get_auto_parallel_context(attr_key):
         if not GlobalComm.INITED:
             return 1 if attr_key == "device_num" else 0
         return get_group_size() if attr_key == "device_num" else get_rank()
-    return value
+    return list(value) if isinstance(value, list) else value
+
+
+def _is_set(attr_key):
+    """True when `attr_key` was set (set_auto_parallel_context) since the last reset."""
+    with _lock:
+        return attr_key in _explicit
 
 
 def reset_auto_parallel_context():
@@ -125,6 +156,7 @@ def reset_auto_parallel_context():
     with _lock:
         _ctx.clear()
         _ctx.update(_DEFAULTS)
+        _explicit.clear()
 
 
 def _is_data_parallel():

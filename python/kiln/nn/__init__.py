@@ -21,3 +21,4 @@ from ..train.metrics import (  # noqa: F401,E402  (MindSpore keeps the metrics i
     Metric, Accuracy, MAE, MSE, Loss, rearrange_inputs, get_metric_fn, names,
     TopKCategoricalAccuracy, Top1CategoricalAccuracy, Top5CategoricalAccuracy,
 )
+from . import metrics  # noqa: F401,E402  (the module path mindspore.nn.metrics)

@@ -70,3 +70,26 @@ def _fill_operations():
 
 
 _fill_operations()
+operations.ReduceOp = ReduceOp  # mindspore.ops.operations.ReduceOp (P.ReduceOp.SUM), as MindSpore's module has it
+
+# mindspore.ops.composite re-exports these functional ops (C.clip_by_value, C.ones_like, ...): the same functions.
+_COMPOSITE_OPS = ("batch_dot", "clip_by_global_norm", "clip_by_value", "count_nonzero", "cummin", "dot", "laplace",
+                  "matmul", "mm", "multinomial", "normal", "ones_like", "repeat_elements", "repeat_interleave",
+                  "sequence_mask", "tensor_dot", "uniform", "vecdot", "zeros_like")
+
+
+def _fill_functional_and_composite():
+    """`ops.functional` (F) holds every function of kiln.ops (MindSpore's module is the whole functional API:
+    F.tuple_to_array, F.assign_add, ...); `ops.composite` (C) the functional ops MindSpore re-exports there."""
+    import types
+    for name, value in list(globals().items()):
+        if name.startswith("_") or isinstance(value, (type, types.ModuleType)) or not callable(value):
+            continue
+        if not hasattr(functional, name):
+            setattr(functional, name, value)
+    for name in _COMPOSITE_OPS:
+        if not hasattr(composite, name):
+            setattr(composite, name, globals()[name])
+
+
+_fill_functional_and_composite()

@@ -201,5 +201,27 @@ class ArgMinWithValue(ArgMaxWithValue):
         return index, values
 
 
+FloorDiv = _simple("FloorDiv", _fn.floor_divide, "FloorDiv()(x, y): floor(x / y) elementwise (broadcasting; integer "
+                   "inputs give integers rounded toward -inf, as ops.floor_divide).")
+
+
+class L2Loss(Primitive):
+    """L2Loss()(x) → sum(x ** 2) / 2, a 0-d Tensor of x's dtype (MindSpore's formula). x: a Float16/Float32/Float64
+    Tensor of any shape (an empty one gives 0). TypeError for another dtype or a non-Tensor."""
+
+    _FLOATS = (mstype.float16, mstype.float32, mstype.float64)
+
+    def __init__(self):
+        super().__init__(type(self).__name__)
+
+    def __call__(self, x):
+        from ..common.tensor import Tensor
+        if not isinstance(x, Tensor) or x.dtype not in self._FLOATS:
+            got = f"Tensor[{x.dtype}]" if isinstance(x, Tensor) else type(x).__name__
+            raise TypeError(f"For primitive[L2Loss], the input argument[x] must be a type of "
+                            f"{{Tensor[Float16], Tensor[Float32], Tensor[Float64]}}, but got {got}.")
+        return _fn.sum(_core.mul(x, x)) * 0.5
+
+
 __all__ = [n for n, v in list(globals().items()) if isinstance(v, type) and issubclass(v, Primitive)
            and v is not Primitive]

@@ -1,4 +1,9 @@
 """kiln.parallel — the part of MindSpore's `mindspore.parallel` that data-parallel scripts use: the private helpers
-of `mindspore.parallel._utils` (_get_device_num, _get_gradients_mean, _get_parallel_mode, _get_global_rank), which
-MindSpore's model-zoo training scripts import to build their DistributedGradReducer. Model-splitting APIs (shard,
-set_algo_parameters, pipeline) are not provided: Kiln runs data parallelism only (see docs/distributed.md)."""
+of `mindspore.parallel._utils` (_get_device_num, _get_gradients_mean, _get_parallel_mode, _get_global_rank) and
+`mindspore.parallel._auto_parallel_context.auto_parallel_context()`, which MindSpore's model-zoo training scripts
+use to build their DistributedGradReducer, and set/get/reset_algo_parameters (the options of the AUTO_PARALLEL
+strategy search, kept and checked: see kiln/_parallel_context.py). Model-splitting APIs (Cell.shard, pipeline,
+strategy search) are not provided: Kiln runs data parallelism only (see docs/distributed.md)."""
+from .._parallel_context import get_algo_parameters, reset_algo_parameters, set_algo_parameters  # noqa: F401
+
+__all__ = ["set_algo_parameters", "get_algo_parameters", "reset_algo_parameters"]

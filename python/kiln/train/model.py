@@ -16,6 +16,7 @@ import numpy as np
 
 from .._loader import _core
 from .. import context
+from .._parallel_context import ParallelMode  # noqa: F401  (MindSpore's module has it: `from ...train.model import ParallelMode`)
 from ..nn.cell import Cell
 from ..nn.wrap import WithLossCell, WithEvalCell, TrainOneStepCell, TrainOneStepWithLossScaleCell
 from .metrics import get_metrics, get_metric_fn, Loss

@@ -10,11 +10,15 @@ __all__ = ["DistributedGradReducer"]
 _BUCKET_BYTES = 32 * 1024 * 1024
 
 
-def _plan(shapes_dtypes, bucket_bytes):
-    """Buckets: lists of gradient indices, consecutive gradients of one dtype up to bucket_bytes each."""
+def _plan(shapes_dtypes, bucket_bytes, split_indices=()):
+    """Buckets: lists of gradient indices, consecutive gradients of one dtype up to bucket_bytes each; with
+    split_indices (MindSpore's all_reduce_fusion_config), a bucket starts at each of those indices and where the
+    dtype changes, whatever its size."""
+    splits = set(split_indices)
     buckets, current, size, dtype = [], [], 0, None
     for i, (shape, dt, nbytes) in enumerate(shapes_dtypes):
-        if current and (dt != dtype or size + nbytes > bucket_bytes):
+        full = i in splits if splits else size + nbytes > bucket_bytes
+        if current and (dt != dtype or full):
             buckets.append(current)
             current, size = [], 0
         current.append(i)
@@ -37,7 +41,8 @@ class DistributedGradReducer(Cell):
         parameters (list[Parameter] / ParameterTuple): the parameters the gradients belong to (same order).
         mean (bool, optional): average instead of sum; default get_auto_parallel_context("gradients_mean").
         degree (int, optional): the divisor of the mean; default the group's size.
-        fusion_type (int): accepted (MindSpore's fusion id); Kiln buckets by size instead.
+        fusion_type (int): accepted (MindSpore's fusion id); Kiln buckets by size, or at the gradient indices of
+            set_auto_parallel_context(all_reduce_fusion_config=[...]) when those are set.
         group (str): the group (default the world).
         bucket_bytes (int): the largest bucket, in bytes (default 32 MiB; Kiln's extension).
     Input: grads, a tuple of Tensors matching `parameters` (shapes and dtypes). Output: a tuple of the same.
@@ -81,7 +86,8 @@ class DistributedGradReducer(Cell):
         self.__dict__["_g"] = g
         self.__dict__["_metas"] = [(tuple(p.shape), p.dtype) for p in params]
         nbytes = [int(p.nbytes) for p in params]
-        self.__dict__["_buckets"] = _plan([(s, d, n) for (s, d), n in zip(self._metas, nbytes)], bucket_bytes)
+        self.__dict__["_buckets"] = _plan([(s, d, n) for (s, d), n in zip(self._metas, nbytes)], bucket_bytes,
+                                          get_auto_parallel_context("all_reduce_fusion_config"))
         if size > 1:
             self._broadcast(params)
 
