@@ -41,6 +41,7 @@ from . import communication  # noqa: F401
 from . import amp  # noqa: F401  (mindspore.amp: mixed precision and loss scaling)
 from . import mint  # noqa: F401  (mindspore.mint: the PyTorch-flavoured API; after ops and nn)
 from . import log  # noqa: F401  (mindspore.log: the framework logger scripts also use)
+from .profiler import Profiler  # noqa: F401  (mindspore.Profiler / mindspore.profiler.Profiler)
 from .train.serialization import (save_checkpoint, load_checkpoint, load_param_into_net,  # noqa: F401
                                   load_checkpoint_async)
 from .train._export_load import export, load  # noqa: F401  (mindspore.export / mindspore.load: MindIR files)
