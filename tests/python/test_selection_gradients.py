@@ -148,3 +148,35 @@ def test_max_pool_nan_and_ties(use_jit):
     want = np.zeros((4, 4))
     want[::2, ::2] = 1
     np.testing.assert_array_equal(g[0, 0], want)
+
+
+def test_ops_max_min_tuple_forms_match_mindspore():
+    """MindSpore 2.10's ops.max/min: always a tuple; initial/where with an axis (values pinned with MindSpore 2.10,
+    whose axis=None index is always 0 -- Kiln gives the real flat index)."""
+    x = Tensor(np.array([[1.0, 5.0], [3.0, -1.0]], np.float32))
+    (v, i), (w, j) = ops.max(x), ops.min(x)
+    assert float(v.asnumpy()) == 5.0 and int(i.asnumpy()) == 1 and i.dtype == ms.int64
+    assert float(w.asnumpy()) == -1.0 and int(j.asnumpy()) == 3
+    s = Tensor(np.float32(3.0))
+    v, i = ops.max(s)
+    assert v is s and int(i.asnumpy()) == 0
+    inp = Tensor(np.array([[9, 3, 4, 5], [5, 2, 7, 4], [8, 1, 3, 6]]))
+    where = Tensor(np.array([[False], [True], [False]]))
+    v, i = ops.max(inp, axis=1, keepdims=True, initial=0, where=where)
+    np.testing.assert_array_equal(v.asnumpy(), [[0], [7], [0]])
+    np.testing.assert_array_equal(i.asnumpy(), [[0], [2], [0]])
+    v, i = ops.max(inp, axis=1, initial=6)
+    np.testing.assert_array_equal(v.asnumpy(), [9, 7, 8])
+    np.testing.assert_array_equal(i.asnumpy(), [0, 2, 0])
+    v, i = ops.min(inp, axis=1, initial=4)
+    np.testing.assert_array_equal(v.asnumpy(), [3, 2, 1])
+    np.testing.assert_array_equal(i.asnumpy(), [1, 1, 1])
+    with pytest.raises(ValueError, match="'initial' must be given with a 'where' mask"):
+        ops.max(inp, axis=1, where=where)
+    with pytest.raises(TypeError, match="'initial' must be a scalar"):
+        ops.min(inp, axis=1, initial=[1])
+    with pytest.raises(TypeError, match="For 'max'.*must be a Tensor"):
+        ops.max([1, 2])
+    # the gradient of the all-elements value still splits among ties
+    g = ms.grad(lambda t: ops.max(t)[0])(Tensor(np.array([2.0, 2.0, 1.0], np.float64)))
+    np.testing.assert_allclose(g.asnumpy(), [0.5, 0.5, 0.0])

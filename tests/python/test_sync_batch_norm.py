@@ -45,9 +45,20 @@ def test_groups_of_one_normalize_alone(results, mode):
             np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6, err_msg=k)
 
 
-def test_without_init_is_a_clear_error():
-    with pytest.raises(RuntimeError, match="SyncBatchNorm.*not initialized.*process_groups=0"):
-        nn.SyncBatchNorm(4)
+def test_without_init_is_batchnorm_of_a_world_of_one():
+    """MindSpore 2.10: without communication.init(), SyncBatchNorm (process_groups None or [[0]]) is BatchNorm;
+    a rank other than 0 in process_groups is out of the world's range."""
+    import kiln
+    x = kiln.Tensor(np.random.RandomState(2).randn(4, 3, 2, 2).astype(np.float32))
+    ref = nn.BatchNorm2d(3)
+    want = ref(x).asnumpy()
+    for groups in (None, [[0]]):
+        layer = nn.SyncBatchNorm(3, process_groups=groups)
+        assert not layer.is_global
+        np.testing.assert_allclose(layer(x).asnumpy(), want, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(layer.moving_mean.asnumpy(), ref.moving_mean.asnumpy(), rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match=r"rank id in process_groups must be in \[0, 1\), but got 1"):
+        nn.SyncBatchNorm(3, process_groups=[[0, 1]])
 
 
 def test_process_groups_zero_is_batchnorm():

@@ -204,26 +204,61 @@ def _core_axis(axis, ndim):
     return axis % ndim if ndim else 0
 
 
-def max(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A001,A002
-    """MindSpore 2.x ops.max: with axis=None the maximum value (a 0-d Tensor; gradient split among ties, to the
-    NaN inputs when the result is NaN); with an int axis a tuple (values, indices) along it, the gradient of the
-    values going to the returned index only (MindSpore's ArgMaxWithValue, PyTorch's max(dim))."""
+def _init_and_select(op, input, initial, where, combine):
+    """MindSpore's `initial` / `where` of ops.max/min with an axis: each element is first combined with `initial`
+    (max/min: maximum/minimum), then the elements where `where` is False are replaced by `initial`."""
+    if initial is not None:
+        if isinstance(initial, bool) or not isinstance(initial, numbers.Number):
+            raise TypeError(f"For '{op}', 'initial' must be a scalar, but got {type(initial).__name__}.")
+        input = combine(input, _core.full(list(input.shape), initial, input.dtype))
+    if where is not None:
+        if not isinstance(where, Tensor):
+            where = Tensor(np.asarray(where, dtype=np.bool_))
+        if where.shape or not bool(where.asnumpy()):
+            if initial is None:
+                raise ValueError(f"For '{op}', 'initial' must be given with a 'where' mask.")
+            input = _core.select(_core.broadcast_to(_core.cast(where, mstype.bool_), list(input.shape)), input,
+                                 _core.full(list(input.shape), initial, input.dtype))
+    return input
+
+
+def _reduce_with_index(op, input, axis, keepdims, initial, where, reduce_all, arg, combine):
+    _tensor_arg(input, op)
+    if not input.shape:  # a 0-d input: itself, index 0 (MindSpore 2.10)
+        return input, Tensor(np.array(0, np.int64))
     if axis is None:
-        return _core.amax(input, None, keepdims)
-    axis = int_arg("max", "axis", axis)
-    indices = _core.argmax(input, axis, keepdims)
-    index = indices if keepdims else _core.argmax(input, axis, True)
+        # MindSpore 2.10 returns (the value over all elements, index); its index is always 0, Kiln's the position
+        # of the first extreme element in the flattened input. keepdims/initial/where do not apply (as MindSpore).
+        return reduce_all(input, None, False), arg(input, None, False)
+    axis = int_arg(op, "axis", axis)
+    input = _init_and_select(op, input, initial, where, combine)
+    indices = arg(input, axis, keepdims)
+    index = indices if keepdims else arg(input, axis, True)
     return _value_at_index(input, index, axis, keepdims), indices
+
+
+def max(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A001,A002
+    """MindSpore 2.10 ops.max: a tuple (values, indices).
+
+    axis=None: (the maximum over all elements, a 0-d Tensor whose gradient is split among ties (to the NaN inputs
+    when the result is NaN); the Int64 index of the first maximum in the flattened input -- MindSpore 2.10 returns 0
+    there); keepdims, initial and where are not used. An int axis: (values, Int64 indices) along it, the gradient
+    of the values going to the returned index only (MindSpore's ArgMaxWithValue, PyTorch's max(dim)); `initial`
+    (a number): each element is first max(element, initial); `where` (Bool, broadcast to input; needs `initial`):
+    elements where it is False count as `initial`. A 0-d input gives (input, 0).
+
+    Raises:
+        TypeError: input not a Tensor; axis not an int; initial not a number.
+        ValueError: axis out of range; where without initial.
+    """
+    return _reduce_with_index("max", input, axis, keepdims, initial, where, _core.amax, _core.argmax,
+                              _core.maximum)
 
 
 def min(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A001,A002
-    """As max, for the minimum: (values, indices) along an int axis (MindSpore's ArgMinWithValue)."""
-    if axis is None:
-        return _core.amin(input, None, keepdims)
-    axis = int_arg("min", "axis", axis)
-    indices = _core.argmin(input, axis, keepdims)
-    index = indices if keepdims else _core.argmin(input, axis, True)
-    return _value_at_index(input, index, axis, keepdims), indices
+    """As max, for the minimum: (values, indices) (MindSpore's ArgMinWithValue); `initial` combines by minimum."""
+    return _reduce_with_index("min", input, axis, keepdims, initial, where, _core.amin, _core.argmin,
+                              _core.minimum)
 
 
 @_defop(mint="argmax")

@@ -10,7 +10,8 @@ all-reduces are ops.AllReduce (SUM), whose gradient is the AllReduce SUM of the 
 process's loss reaches the statistics of all processes, as in one process on the global batch. Each process thus
 ends with the same outputs, gradients and moving statistics as BatchNorm on the concatenated batch (tested in
 tests/python/test_sync_batch_norm.py with 2 processes). In evaluation, or when this process is in no group of more
-than one process (a single process; process_groups=0), it is BatchNorm.
+than one process (a single process, with or without communication.init(); process_groups=0), it is
+BatchNorm.
 """
 import hashlib
 
@@ -27,9 +28,7 @@ _group_names = {}  # "0_1" (a process group's ranks) -> the communication group 
 def _rank_and_size():
     from ...communication.management import GlobalComm, get_group_size, get_rank
     if not GlobalComm.INITED:
-        raise RuntimeError("For 'SyncBatchNorm', the communication is not initialized: call "
-                           "mindspore.communication.init() first (and start the script with msrun), or pass "
-                           "process_groups=0 for a plain BatchNorm.")
+        return 0, 1  # a process without communication is a world of one (MindSpore 2.10: a plain BatchNorm)
     return get_rank(), get_group_size()
 
 
@@ -42,8 +41,10 @@ class SyncBatchNorm(_BatchNorm):
     while training), process_groups (None: all processes of the world; a list of lists of world ranks: each process
     synchronizes with the list it is in (each rank at most once); 0: no synchronization), dtype (float32).
 
+    Without communication.init() the process is a world of one (rank 0), so the layer is BatchNorm, as in
+    MindSpore 2.10.
+
     Raises:
-        RuntimeError: process_groups is not 0 and communication.init() has not run.
         TypeError: process_groups is neither None, 0 nor a list of lists of ints.
         ValueError: a rank in process_groups outside [0, world size), or listed twice; an input that is not 2-D or
             4-D, or whose channel count is not num_features.
