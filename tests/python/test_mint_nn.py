@@ -1,5 +1,7 @@
 """kiln.mint.nn layers (PyTorch-style constructors over the kiln.nn layers and ops) and kiln.mint.optim (PyTorch's
 AdamW / Adam / SGD formulas), against NumPy and the mint.nn.functional ops."""
+import os
+
 import numpy as np
 import pytest
 
@@ -230,3 +232,67 @@ def test_training_step_with_mint():
         opt(grads)
         losses.append(float(loss.asnumpy()))
     assert all(b < a for a, b in zip(losses, losses[1:]))  # gradient descent on a least-squares loss
+
+
+# ------------------------------------------------------------------ MindSpore's mint.nn parameter names
+
+class _MintNet(nn.Cell):
+    """The layers of tests/python/data/mint_nn_mindspore210.ckpt (written by MindSpore 2.10 from the same class,
+    every float Parameter set to arange(n) + 0.5 in its shape)."""
+
+    def __init__(self):
+        super().__init__()
+        self.bn = mnn.BatchNorm2d(3)
+        self.emb = mnn.Embedding(4, 3)
+        self.ln = mnn.LayerNorm(3)
+        self.gn = mnn.GroupNorm(1, 3)
+        self.pr = mnn.PReLU()
+
+    def construct(self, x):
+        return x
+
+
+def test_mint_parameter_names_are_mindspores():
+    names = [(p.name, tuple(p.shape), p.requires_grad) for p in _MintNet().get_parameters()]
+    assert names == [("bn.weight", (3,), True), ("bn.bias", (3,), True), ("bn.running_mean", (3,), False),
+                     ("bn.running_var", (3,), False), ("bn.num_batches_tracked", (), False),
+                     ("emb.weight", (4, 3), True), ("ln.weight", (3,), True), ("ln.bias", (3,), True),
+                     ("gn.weight", (3,), True), ("gn.bias", (3,), True), ("pr.weight", (1,), True)]
+    bn = mnn.BatchNorm2d(3)
+    assert bn.gamma is bn.weight and bn.moving_mean is bn.running_mean and bn.moving_variance is bn.running_var
+    emb = mnn.Embedding(4, 3)
+    assert emb.embedding_table is emb.weight
+
+
+def test_mindspore_written_mint_checkpoint_loads_every_parameter(tmp_path):
+    net = _MintNet()
+    path = os.path.join(os.path.dirname(__file__), "data", "mint_nn_mindspore210.ckpt")
+    not_loaded = kiln.load_param_into_net(net, kiln.load_checkpoint(path))
+    assert not_loaded == ([], [])
+    for p in net.get_parameters():
+        if p.dtype == kiln.float32:
+            n = int(np.prod(p.shape)) or 1
+            np.testing.assert_array_equal(p.asnumpy(), np.arange(n, dtype=np.float32).reshape(p.shape) + 0.5)
+    assert net.bn.num_batches_tracked.dtype == kiln.int64 and int(net.bn.num_batches_tracked.asnumpy()) == 0
+    kiln.save_checkpoint(net, str(tmp_path / "k.ckpt"))
+    again = _MintNet()
+    assert kiln.load_param_into_net(again, kiln.load_checkpoint(str(tmp_path / "k.ckpt"))) == ([], [])
+    assert sorted(again.state_dict()) == sorted(p.name for p in again.get_parameters())
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_num_batches_tracked_counts_training_passes(graph):
+    x = Tensor(np.random.RandomState(0).randn(4, 3, 2, 2).astype(np.float32))
+    bn = mnn.BatchNorm2d(3)
+    f = kiln.jit(lambda t: bn(t)) if graph else bn
+    bn.set_train(True)
+    f(x)
+    f(x)
+    assert int(bn.num_batches_tracked.asnumpy()) == 2
+    bn.set_train(False)
+    f(x)
+    assert int(bn.num_batches_tracked.asnumpy()) == 2
+    free = mnn.BatchNorm2d(3, track_running_stats=False)
+    free.set_train(True)
+    free(x)
+    assert int(free.num_batches_tracked.asnumpy()) == 0

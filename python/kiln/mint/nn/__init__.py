@@ -3,11 +3,16 @@
 that compute them (the same ops, the same Parameters). Classes whose constructor already is PyTorch's are kiln.nn's
 own (`mint.nn.ReLU is nn.ReLU`, as in MindSpore for ReLU, Identity and Cell).
 
-Parameter names are kiln.nn's (a LayerNorm's `gamma`/`beta`, a BatchNorm's `moving_mean`/`moving_variance`, an
-Embedding's `embedding_table`), not PyTorch's `weight`/`bias`/`running_mean`."""
+Parameter names are MindSpore 2.10 mint.nn's (PyTorch's): a BatchNorm's `weight`, `bias`, `running_mean`,
+`running_var` and `num_batches_tracked`, a LayerNorm's and GroupNorm's `weight`/`bias`, an Embedding's and a PReLU's
+`weight` -- so checkpoints and state_dicts of mint.nn models load between MindSpore and Kiln. The kiln.nn attribute
+names (`gamma`, `moving_mean`, `embedding_table`, ...) still read the same Parameters (see _TorchNames)."""
 import numbers
 
+import numpy as np
+
 from ...common import _indexing
+from ...common.parameter import Parameter
 from ...common.initializer import Normal
 from ...common.tensor import Tensor
 from ... import nn as _nn
@@ -38,7 +43,39 @@ L1Loss = _nn.L1Loss
 CrossEntropyLoss = _nn.CrossEntropyLoss
 NLLLoss = _nn.NLLLoss
 BCELoss = _nn.BCELoss
-GroupNorm = _nn.GroupNorm
+
+
+class _TorchNames:
+    """Mixin for a mint.nn layer built on a kiln.nn layer whose Parameters MindSpore's mint.nn names differently:
+    `_TORCH_NAMES` maps the kiln.nn attribute to mint's. `_use_torch_names()` (called at the end of __init__)
+    re-registers each Parameter under mint's name (so parameter names, checkpoints and state_dict keys are mint's);
+    reading the kiln.nn name (the base layer's construct reads `self.gamma`) returns the same Parameter."""
+
+    _TORCH_NAMES = {}
+
+    def _use_torch_names(self):
+        params = self.__dict__["_params"]
+        for old, new in self._TORCH_NAMES.items():
+            p = params.get(old)
+            if p is None:
+                continue
+            self._unregister(old)
+            if p.name in (old, _KILN_PARAM_NAMES.get(old)):
+                p.name = new
+            setattr(self, new, p)
+
+    def __getattr__(self, name):
+        new = type(self)._TORCH_NAMES.get(name)
+        if new is not None:
+            return getattr(self, new)
+        return super().__getattr__(name)
+
+
+# The Parameter names kiln.nn gives where they differ from the attribute (a stand-alone BatchNorm's 'mean').
+_ONE_I64 = Tensor(np.array(1, np.int64))
+_KILN_PARAM_NAMES = {"moving_mean": "mean", "moving_variance": "variance", "w": "a"}
+_BN_NAMES = {"gamma": "weight", "beta": "bias", "moving_mean": "running_mean", "moving_variance": "running_var"}
+_NORM_NAMES = {"gamma": "weight", "beta": "bias"}
 
 
 def _bool(value, name, cls):
@@ -146,18 +183,30 @@ def _bn_kwargs(cls, eps, momentum, affine, track_running_stats, dtype):
 
 
 def _batch_norm(base, nd_doc):
-    class BatchNorm(base):
+    class BatchNorm(_TorchNames, base):
         __doc__ = (f"mint.nn.{base.__name__}(num_features, eps=1e-5, momentum=0.1, affine=True, "
                    f"track_running_stats=True, dtype=None): batch normalization of {nd_doc} inputs, PyTorch's "
                    "convention: running = (1 − momentum)·running + momentum·batch statistic (kiln.nn's momentum is "
                    "1 − this); track_running_stats=False normalizes with the batch statistics in eval too. "
+                   "Parameters weight, bias, running_mean, running_var and num_batches_tracked (Int64, 0-d: the "
+                   "training forward passes counted while track_running_stats), as MindSpore's mint.nn. "
                    f"A kiln.nn.{base.__name__}.")
+
+        _TORCH_NAMES = _BN_NAMES
 
         def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                      dtype=None):
             super().__init__(num_features, **_bn_kwargs(base.__name__, eps, momentum, affine, track_running_stats,
                                                         dtype))
             self.track_running_stats = track_running_stats
+            self._use_torch_names()
+            self.num_batches_tracked = Parameter(Tensor(np.array(0, np.int64)), name="num_batches_tracked",
+                                                 requires_grad=False)
+
+        def construct(self, x):
+            if self.training and self.track_running_stats:
+                _ops.assign_add(self.num_batches_tracked, _ONE_I64)
+            return super().construct(x)
 
     BatchNorm.__name__ = BatchNorm.__qualname__ = base.__name__
     BatchNorm.__module__ = __name__
@@ -169,10 +218,13 @@ BatchNorm2d = _batch_norm(_nn.BatchNorm2d, "(N, C, H, W)")
 BatchNorm3d = _batch_norm(_nn.BatchNorm3d, "(N, C, D, H, W)")
 
 
-class LayerNorm(_nn.LayerNorm):
+class LayerNorm(_TorchNames, _nn.LayerNorm):
     """mint.nn.LayerNorm(normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, dtype=None): normalizes
-    over the trailing dims `normalized_shape` (an int or a tuple), then ·gamma + beta; elementwise_affine=False
-    keeps gamma = 1 and beta = 0 fixed (not trainable), bias=False keeps beta = 0 fixed. A kiln.nn.LayerNorm."""
+    over the trailing dims `normalized_shape` (an int or a tuple), then ·weight + bias; elementwise_affine=False
+    keeps weight = 1 and bias = 0 fixed (not trainable), bias=False keeps bias = 0 fixed. A kiln.nn.LayerNorm
+    (whose gamma/beta are these weight/bias)."""
+
+    _TORCH_NAMES = _NORM_NAMES
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, dtype=None):
         shape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else tuple(normalized_shape)
@@ -181,9 +233,22 @@ class LayerNorm(_nn.LayerNorm):
         self.elementwise_affine = _bool(elementwise_affine, "elementwise_affine", "LayerNorm")
         self.gamma.requires_grad = elementwise_affine
         self.beta.requires_grad = elementwise_affine and _bool(bias, "bias", "LayerNorm")
+        self._use_torch_names()
 
 
-class Embedding(_nn.Embedding):
+class GroupNorm(_TorchNames, _nn.GroupNorm):
+    """mint.nn.GroupNorm(num_groups, num_channels, eps=1e-5, affine=True, dtype=None): group normalization of
+    (N, C, *) inputs, Parameters weight/bias (MindSpore's mint names). A kiln.nn.GroupNorm (gamma/beta)."""
+
+    _TORCH_NAMES = _NORM_NAMES
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, dtype=None):
+        super().__init__(num_groups, num_channels, eps=eps, affine=affine,
+                         **({} if dtype is None else {"dtype": dtype}))
+        self._use_torch_names()
+
+
+class Embedding(_TorchNames, _nn.Embedding):
     """mint.nn.Embedding(num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
     scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, dtype=None): a lookup table of
     num_embeddings vectors, initialized N(0, 1) (PyTorch's; the padding_idx row zeros) or from `_weight` (a Tensor
@@ -206,6 +271,9 @@ class Embedding(_nn.Embedding):
                          **({} if dtype is None else {"dtype": dtype}))
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.embedding_table.requires_grad = not _bool(_freeze, "_freeze", "Embedding")
+        self._use_torch_names()
+
+    _TORCH_NAMES = {"embedding_table": "weight"}
 
 
 class Dropout(_nn.Dropout):
@@ -360,7 +428,7 @@ class KLDivLoss(_nn.KLDivLoss):
         return F.kl_div(input, target, self._reduction, self.log_target)
 
 
-class PReLU(_nn.PReLU):
+class PReLU(_TorchNames, _nn.PReLU):
     """mint.nn.PReLU(num_parameters=1, init=0.25, dtype=None): max(0, x) + w·min(0, x) with one learnable w per
     channel (num_parameters = 1 or C), initialized to `init`. A kiln.nn.PReLU."""
 
@@ -368,6 +436,9 @@ class PReLU(_nn.PReLU):
         if dtype is not None and dtype != _dtype(None):
             raise ValueError(f"For 'mint.nn.PReLU', Kiln's PReLU weight is Float32; got dtype={dtype}.")
         super().__init__(channel=num_parameters, w=init)
+        self._use_torch_names()
+
+    _TORCH_NAMES = {"w": "weight"}
 
 
 # ---------------------------------------------------------------------------------------------- padding layers
