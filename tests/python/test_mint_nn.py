@@ -296,3 +296,20 @@ def test_num_batches_tracked_counts_training_passes(graph):
     free.set_train(True)
     free(x)
     assert int(free.num_batches_tracked.asnumpy()) == 0
+
+
+@pytest.mark.parametrize("kw", [dict(ceil_mode=True), dict(dilation=2), dict(return_indices=True),
+                                dict(stride=1, padding=1)])
+def test_mint_maxpool2d_takes_pytorch_arguments(kw):
+    """mint.nn.MaxPool2d has no pad_mode: ceil_mode, dilation and return_indices work without padding (tester
+    finding 12), the same as the functional form."""
+    x = Tensor(np.random.RandomState(0).randn(1, 2, 5, 5).astype(np.float32))
+    k = 3 if "padding" in kw else 2
+    got = mnn.MaxPool2d(k, **kw)(x)
+    want = F.max_pool2d(x, k, **kw)
+    got, want = (got, want) if isinstance(got, tuple) else ((got,), (want,))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.asnumpy(), w.asnumpy())
+    if kw == dict(ceil_mode=True):
+        xn = x.asnumpy()
+        assert got[0].shape == (1, 2, 3, 3) and got[0].asnumpy()[0, 0, 2, 2] == xn[0, 0, 4, 4]

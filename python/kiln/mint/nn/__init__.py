@@ -377,7 +377,7 @@ class MaxPool2d(_nn.MaxPool2d):
     (at most half the kernel). A kiln.nn.MaxPool2d."""
 
     def __init__(self, kernel_size=1, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
-        super().__init__(kernel_size, kernel_size if stride is None else stride, "pad" if padding else "valid",
+        super().__init__(kernel_size, kernel_size if stride is None else stride, "pad",
                          padding, dilation, return_indices, ceil_mode)
 
 
