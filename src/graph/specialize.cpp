@@ -51,7 +51,9 @@ std::shared_ptr<Graph> specialize(const Graph& tmpl, const std::vector<Shape>& i
     Value& val = g->values[size_t(v)];
     KILN_CHECK(t.dtype() == val.meta.dtype, Value, "specialize: graph '", g->name, "': constant %", v, " is ",
                dtype_name(val.meta.dtype), ", but got ", dtype_name(t.dtype()), ".");
-    val.tensor = t;
+    // A constant that was a Python scalar stays weak (it must not widen the dtype of what it meets: x / n).
+    const bool weak = val.tensor.defined() && val.tensor.weak() && t.shape().empty();
+    val.tensor = weak ? Tensor::scalar(t.item(), t.dtype(), true) : t;
     val.meta.shape = t.shape();
   }
   // Shape inference again, in program order (inputs of a node are defined before it: SSA).

@@ -310,21 +310,33 @@ def _constant_fit(name, arrs, dtype, axes, user):
         npdt = a0.dtype
         return lambda sizes, f=f, npdt=npdt, dtype=dtype: _tensor(
             np.round(f(sizes)) if npdt.kind in "iu" else f(sizes), npdt, dtype)
-    # A size-shaped constant (zeros((x.shape[0], h)) made while tracing): one value filled, of a fitted shape.
+    # A size-shaped constant made while tracing: one value filled (zeros((x.shape[0], h))), or an arithmetic
+    # progression (the flat offsets arange(0, m·n, n) of a gather along an axis, over the whole array or along one
+    # axis), of a fitted shape; its value(s) may follow the size too (the folded gradient of a mean: 1 / batch).
     if any(a.ndim != a0.ndim for a in arrs) or any(a.size == 0 for a in arrs):
         _fail(name, "a constant's shape depends on the size of a dynamic dimension", user)
-    firsts = [a.reshape(-1)[0] for a in arrs]
-    if not all((a == f).all() or (np.isnan(f) and np.isnan(a).all()) for a, f in zip(arrs, firsts)):
-        _fail(name, "a constant whose shape depends on the size of a dynamic dimension holds different values (only "
-                    "filled constants, such as zeros of a batch-sized shape, can follow the size)", user)
-    if all(f == firsts[0] or (np.isnan(f) and np.isnan(firsts[0])) for f in firsts):
-        value = lambda sizes, v=firsts[0]: v  # noqa: E731
-    else:  # a filled constant whose value follows the size too (the folded gradient of a mean: 1 / batch)
-        value = _fit_floats([np.asarray(f) for f in firsts], axes, a0.dtype.kind in "iub",
-                            exact=a0.dtype == np.float64)
-        if value is None:
+    integral = a0.dtype.kind in "iub"
+    exact = a0.dtype == np.float64
+
+    def fit_scalars(vals):
+        if all(v == vals[0] or (np.isnan(v) and np.isnan(vals[0])) for v in vals):
+            return lambda sizes, v=vals[0]: v
+        f = _fit_floats([np.asarray(v) for v in vals], axes, integral, exact=exact)
+        if f is None:
             _fail(name, "a constant's value depends on the size of a dynamic dimension in a way Kiln cannot fit "
                         "(c0 + c1 * size, c / size, (p0 + p1 * size) / (1 + q * size) in float64)", user)
+        return f
+
+    firsts = [a.reshape(-1)[0] for a in arrs]
+    if all((a == f).all() or (np.isnan(f) and np.isnan(a).all()) for a, f in zip(arrs, firsts)):
+        value, prog = fit_scalars(firsts), None
+    else:
+        prog = _progression(arrs)
+        if prog is None:
+            _fail(name, "a constant whose shape depends on the size of a dynamic dimension holds different values "
+                        "(only filled constants, such as zeros of a batch-sized shape, and arithmetic progressions, "
+                        "such as arange(size), can follow the size)", user)
+        prog = (prog[0], fit_scalars(prog[1]), fit_scalars(prog[2]))
     dims = []
     for k in range(a0.ndim):
         col = [a.shape[k] for a in arrs]
@@ -336,8 +348,44 @@ def _constant_fit(name, arrs, dtype, axes, user):
                 _fail(name, "a constant's shape depends non-linearly on the size of a dynamic dimension", user)
             dims.append(f)
     npdt = a0.dtype
-    return lambda sizes, dims=dims, value=value, npdt=npdt, dtype=dtype: _tensor(
-        np.full(tuple(int(d(sizes)) for d in dims), _cast_value(value(sizes), npdt), dtype=npdt), npdt, dtype)
+
+    def make(sizes):
+        shape = tuple(int(d(sizes)) for d in dims)
+        if prog is None:
+            return _tensor(np.full(shape, _cast_value(value(sizes), npdt), dtype=npdt), npdt, dtype)
+        axis, start, step = prog
+        if axis is None:
+            idx = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+        else:
+            idx = np.broadcast_to(np.arange(shape[axis], dtype=np.float64).reshape(
+                [-1 if k == axis else 1 for k in range(len(shape))]), shape)
+        return _tensor(_cast_value(np.float64(start(sizes)) + np.float64(step(sizes)) * idx, npdt), npdt, dtype)
+    return make
+
+
+def _progression(arrs):
+    """(axis, starts, steps) when every trace's array is start + step · index -- over the flattened array (axis
+    None) or along one axis and the same along the others -- with at least two elements there; else None."""
+    a0 = arrs[0]
+    for axis in [None] + list(range(a0.ndim)):
+        starts, steps = [], []
+        for a in arrs:
+            v = a.astype(np.float64)
+            if axis is None:
+                v = v.reshape(-1)
+            else:
+                v = np.moveaxis(v, axis, 0).reshape(v.shape[axis], -1)
+                if not (v == v[:, :1]).all():
+                    break
+                v = v[:, 0]
+            d = np.diff(v)
+            if v.size < 2 or not np.isfinite(v).all() or not (d == d[0]).all():
+                break
+            starts.append(v[0])
+            steps.append(d[0])
+        else:
+            return axis, starts, steps
+    return None
 
 
 def _cast_value(v, npdt):

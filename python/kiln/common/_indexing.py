@@ -10,6 +10,7 @@ import numpy as np
 
 from .._loader import _core
 from . import _views
+from ._symint import SymInt
 
 
 def _is_tensor(x):
@@ -175,13 +176,22 @@ def _getitem(x, key):
         raise IndexError(f"Tensor indices must be integers, slices, None, Ellipsis, bool or integer tensors/lists, "
                          f"but got {type(k).__name__}.")
     y = x
-    if any(b != 0 or e != n or s != 1 for b, e, s, n in zip(begin, end, step, shape)):
+    if any(_maybe_ne(b, 0) or _maybe_ne(e, n) or s != 1 for b, e, s, n in zip(begin, end, step, shape)):
         y = _core.strided_slice(x, begin, end, step)
     if adv:
         y = _gather_advanced(y, adv, separated)
     if squeeze_axes:
         y = _core.squeeze(y, squeeze_axes)
     return y
+
+
+def _maybe_ne(a, b):
+    """a != b, where a dynamic size (a SymInt of a probe trace) counts as different from every other value without
+    recording a guard: skipping a slice that covers a whole axis is an optimization, so the compiled graph slices
+    (a no-op for the sizes where it is whole) rather than depend on a condition on the size."""
+    if isinstance(a, SymInt) or isinstance(b, SymInt):
+        return not (isinstance(a, SymInt) and isinstance(b, SymInt) and a._text == b._text)
+    return a != b
 
 
 def _gather_advanced(y, adv, separated=False):

@@ -82,6 +82,7 @@ class Cell(_CellHooks):
         d["_primitives"] = OrderedDict()
         d["_auto_prefix"] = bool(auto_prefix)
         d["training"] = False
+        d["_made_in_trace"] = _core.tracing()  # made by the traced code itself: not a guard of the graph
         d["requires_grad"] = False
         d["_phase"] = "predict"
         d["_mp_dtype"] = None
@@ -332,7 +333,10 @@ class Cell(_CellHooks):
         and runs the graph; inside a function being compiled it is traced inline."""
         if _graph_flag[0] and not _core.tracing():
             return self._compiled_construct()(*args, **kwargs)
-        if _recording[0]:  # some thread is compiling: this cell's training flag keys that graph
+        if _recording[0] and not self.__dict__.get("_made_in_trace"):
+            # some thread is compiling: this cell's training flag keys that graph. A Cell made while tracing (a
+            # functional op that builds its layer, ops.kl_div) is part of the traced code: guarding on it would
+            # make every call trace again.
             _record_cell(self)
         if _core.tracing():  # inside a compiled function: graph built-ins, and tensor control flow compiles too
             return _graph_builtins.call(_ast_rewrite.converted(self.construct), args, kwargs)

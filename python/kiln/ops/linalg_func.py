@@ -488,6 +488,21 @@ def _einsum_sum_out(x, lab, keep):
     return x, lab
 
 
+def _broadcast_size(a, b):
+    """The broadcast of two sizes of one label (1 broadcasts; otherwise they are equal). A dynamic size (a probe
+    trace's SymInt) is kept as it is, so that no condition on it is recorded: a size 1 there broadcasts at run time,
+    and BroadcastTo checks the rest."""
+    if type(a) is int and a == 1:
+        return b
+    if type(b) is int and b == 1:
+        return a
+    if type(a) is not int:
+        return a
+    if type(b) is not int:
+        return b
+    return builtins.max(a, b)
+
+
 def _einsum_pair(a, la, b, lb, keep):
     """Contract two operands, keeping the labels in `keep` (the output's and the remaining operands')."""
     a, la = _einsum_sum_out(a, la, set(lb) | keep)
@@ -495,7 +510,7 @@ def _einsum_pair(a, la, b, lb, keep):
     size = {}
     for t, lab in ((a, la), (b, lb)):
         for c, s in zip(lab, t.shape):
-            size[c] = builtins.max(size.get(c, 1), s)
+            size[c] = _broadcast_size(size.get(c, 1), s)
     batch = [c for c in la if c in lb and c in keep]
     con = [c for c in la if c in lb and c not in keep]
     ra = [c for c in la if c not in lb]

@@ -102,8 +102,8 @@ def _var_mean(op, input, axis, ddof, keepdims):
     ss = _core.sum(_core.square(_core.sub(x, mean_k)), axes, keepdims)
     if n - ddof > 0:
         var = _core.div(ss, float(n - ddof))
-    else:
-        var = _core.full(list(ss.shape), float("nan"), ss.dtype)
+    else:  # NaN, and so is its gradient -- as a compiled graph whose batch shrank to n = ddof gives it (0 / 0)
+        var = _core.mul(ss, float("nan"))
     mean = mean_k if keepdims else _core.reshape(mean_k, list(ss.shape))
     if n == 0:
         mean = _core.full(list(ss.shape), float("nan"), ss.dtype)
