@@ -504,6 +504,10 @@ CASES = {
     "nn.functional.nll_loss": _nll_f, "nn.functional.smooth_l1_loss": _smooth_l1_f, "nn.functional.kl_div": _kl_div_f,
 }
 
+from mint_more_cases import MORE_CASES  # noqa: E402  (kiln/mint/_functional_more.py's adapters)
+
+CASES.update(MORE_CASES)
+
 
 @pytest.mark.parametrize("path", sorted(CASES))
 def test_adapter_values(path):

@@ -9,6 +9,7 @@ declare with `mint=` appear here automatically (kiln/ops/_opdef.py's `mint_names
 imported, after kiln.ops)."""
 from ..common.tensor import Tensor  # noqa: F401  (mindspore.mint.Tensor)
 from . import _functional  # noqa: F401  (declares the mint-only adapters)
+from . import _functional_more  # noqa: F401  (more of them: PyTorch's argument names over ops functions)
 from ._names import collect as _collect
 
 # mint name -> ops name: same signature and semantics in MindSpore 2.10 (argument names included), the op not
