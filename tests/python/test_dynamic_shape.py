@@ -410,6 +410,9 @@ _DYN_OPS = {
     "first row": lambda x: x[0],
     "last row": lambda x: x[-1],
     "einsum over the batch": lambda x: ops.einsum("bi,bj->ij", x, x),
+    "cumsum over the dynamic axis": lambda x: ops.cumsum(x, 0),
+    "CumSum exclusive reverse": lambda x: ops.CumSum(exclusive=True, reverse=True)(x, 0),
+    "cumsum over a static axis": lambda x: ops.cumsum(x, 1),
     "kl_div batchmean": lambda x: ops.kl_div(ops.log_softmax(x, 1), ops.softmax(x * 2, 1), "batchmean"),
 }
 
