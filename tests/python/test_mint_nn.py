@@ -313,3 +313,30 @@ def test_mint_maxpool2d_takes_pytorch_arguments(kw):
     if kw == dict(ceil_mode=True):
         xn = x.asnumpy()
         assert got[0].shape == (1, 2, 3, 3) and got[0].asnumpy()[0, 0, 2, 2] == xn[0, 0, 4, 4]
+
+
+def test_more_mint_layers_are_their_functional_forms():
+    rng = np.random.RandomState(3)
+    x = Tensor(rng.randn(2, 4, 3, 3).astype(np.float32))
+    xn = x.asnumpy()
+    np.testing.assert_allclose(mnn.Hardtanh(-0.5, 0.5)(x).asnumpy(), np.clip(xn, -0.5, 0.5))
+    np.testing.assert_allclose(mnn.Hardswish()(x).asnumpy(), xn * np.clip(xn + 3, 0, 6) / 6, rtol=1e-6, atol=1e-7)
+    alpha, scale = 1.6732632423543772, 1.0507009873554805
+    np.testing.assert_allclose(mnn.SELU()(x).asnumpy(), scale * np.where(xn > 0, xn, alpha * (np.exp(xn) - 1)),
+                               rtol=1e-5, atol=1e-6)
+    a, b = xn[:, :2], xn[:, 2:]
+    np.testing.assert_allclose(mnn.GLU(1)(x).asnumpy(), a / (1 + np.exp(-b)), rtol=1e-6, atol=1e-7)
+    assert mnn.PixelShuffle(2)(x).shape == (2, 1, 6, 6)
+    np.testing.assert_allclose(mnn.Softshrink(0.3)(x).asnumpy(),
+                               np.where(xn > 0.3, xn - 0.3, np.where(xn < -0.3, xn + 0.3, 0)), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(mnn.Hardshrink(0.3)(x).asnumpy(), np.where(np.abs(xn) > 0.3, xn, 0))
+    np.testing.assert_allclose(mnn.Threshold(0.1, 9.0)(x).asnumpy(), np.where(xn > 0.1, xn, 9.0))
+    v = Tensor(rng.randn(1, 2, 2, 4, 4).astype(np.float32))
+    np.testing.assert_allclose(mnn.AvgPool3d(2)(v).asnumpy(),
+                               v.asnumpy().reshape(1, 2, 1, 2, 2, 2, 2, 2).mean((3, 5, 7)), rtol=1e-6, atol=1e-7)
+    assert mnn.AdaptiveAvgPool3d(1)(v).shape == (1, 2, 1, 1, 1)
+    with pytest.raises(ValueError, match="min_val"):
+        mnn.Hardtanh(1.0, 0.0)
+    # a layer in a compiled step: the same values
+    f = kiln.jit(lambda t: mnn.GLU(1)(t) * 2)
+    np.testing.assert_allclose(f(x).asnumpy(), 2 * a / (1 + np.exp(-b)), rtol=1e-6, atol=1e-7)

@@ -554,3 +554,11 @@ class UpsamplingBilinear2d(Cell):
 
 
 __all__ += ["Hardsigmoid", "SoftMarginLoss", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
+
+from ._layers_more import (AvgPool3d, GLU, Hardshrink, Hardswish, Hardtanh, PixelShuffle, SELU,  # noqa: E402,F401
+                           Softshrink, Threshold)
+from ._layers_more import __all__ as _more_layers  # noqa: E402
+
+AdaptiveAvgPool3d = _nn.AdaptiveAvgPool3d  # the same constructor (output_size)
+AdaptiveMaxPool2d = _nn.AdaptiveMaxPool2d  # the same constructor (output_size, return_indices=False)
+__all__ += _more_layers + ["AdaptiveAvgPool3d", "AdaptiveMaxPool2d"]
