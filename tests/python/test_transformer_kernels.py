@@ -1,6 +1,7 @@
 """Kernels tuned for the Transformer encoder step (issue 9): Float32 softmax / log-softmax rows with the max and the
 sum in vector packets (src/ops/softmax.cpp, Note [vectorized softmax rows]) and BatchMatMul's transposed-A product
-computed as the swapped product and transposed back (src/ops/matmul.cpp, Note [transposed-A products]).
+computed as the swapped product and transposed back (src/ops/matmul.cpp, Note [transposed-A products]), and the
+GeLU (tanh form) gradient written as x·σ(2u) (src/ops/elementwise_unary.cpp, bp_gelu).
 
 Checked against NumPy in float64 and float64 finite differences, on odd sizes (packet tails), non-contiguous
 operands, special values, 1 and 2 OpenMP threads, and PyNative against Graph mode."""
@@ -209,3 +210,57 @@ def test_matmul_bad_inputs_still_raise():
         _core.matmul(a, Tensor(np.ones((7, 2), np.float32)), True, False)
     with pytest.raises(TypeError, match="MatMul"):
         _core.matmul(a, Tensor(np.ones((8, 2), np.float64)), True, False)
+
+
+# ---- GeLU (tanh form) gradient: x·σ(2u) form (src/ops/elementwise_unary.cpp, bp_gelu) ---------------------------
+
+def _gelu_tanh_grad64(x):
+    x = x.astype(np.float64)
+    k, c = np.sqrt(2 / np.pi), 0.044715
+    t = np.tanh(k * (x + c * x ** 3))
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x)
+
+
+def _gelu_grad(x, approximate="tanh"):
+    return kiln.grad(lambda t: ops.sum(ops.gelu(t, approximate=approximate)))(x)
+
+
+def test_gelu_tanh_gradient_matches_float64():
+    x = np.linspace(-12, 12, 40_001, dtype=np.float32)  # above the threading threshold
+    g = _gelu_grad(Tensor(x)).asnumpy()
+    ref = _gelu_tanh_grad64(x)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, ref, rtol=1e-4, atol=3e-6)
+    big = np.abs(ref) > 1e-3
+    assert (np.abs(g - ref)[big] / np.abs(ref[big])).max() < 1e-4
+
+
+def test_gelu_tanh_gradient_finite_differences_and_float64_dtype():
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(37) * 3
+    g = _gelu_grad(Tensor(x)).asnumpy()
+    assert g.dtype == np.float64
+
+    def f(v):
+        k, c = np.sqrt(2 / np.pi), 0.044715
+        return 0.5 * v * (1 + np.tanh(k * (v + c * v ** 3)))
+
+    fd = (f(x + 1e-6) - f(x - 1e-6)) / 2e-6
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_gelu_tanh_gradient_special_values():
+    x = np.array([1e3, -1e3, 1e13, -1e13, 1e19, -1e19, 0.0, -0.0, np.inf, -np.inf, np.nan], np.float32)
+    g = _gelu_grad(Tensor(x)).asnumpy()
+    np.testing.assert_array_equal(g[:8], [1, 0, 1, 0, 1, 0, 0.5, 0.5])
+    assert np.isnan(g[8:]).all()  # as the former ½(1+t) + ½x(1−t²)u' form: inf·0 in the derivative
+
+
+def test_gelu_gradients_graph_match_pynative_bitwise():
+    rng = np.random.default_rng(8)
+    x = Tensor(rng.standard_normal((16, 64, 512)).astype(np.float32) * 3)
+    w = Tensor(rng.standard_normal((16, 64, 512)).astype(np.float32))
+    for approximate in ("tanh", "none"):
+        def loss(t, approximate=approximate):
+            return ops.sum(ops.mul(ops.gelu(t, approximate=approximate), w))
+        np.testing.assert_array_equal(kiln.jit(kiln.grad(loss))(x).asnumpy(), kiln.grad(loss)(x).asnumpy())
