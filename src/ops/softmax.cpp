@@ -2,7 +2,8 @@
 // axis is subtracted before exponentiating. Float inputs only (TypeError otherwise); the output has the input's
 // dtype, and Float16/BFloat16 are computed in float32.
 // Float32 rows along a contiguous axis are vectorized (Note [vectorized softmax rows]: max and sum in packets, exp
-// on vmath's vector exp, ≤ 1.2e-7 relative to libm's); rows are split over the threads from cpu::kParallelMin elements (results independent of the split).
+// on vmath's vector exp, ≤ 1.2e-7 relative to libm's); rows are split over the threads from cpu::kParallelMin
+// elements (results independent of the split).
 // Gradients: softmax: y·(g − Σ g·y); log_softmax: g − exp(y)·Σ g (sums along the axis).
 #include <omp.h>
 
