@@ -44,6 +44,8 @@ from . import _disk_cache
 from . import _dynamic
 from . import _ast_rewrite
 from . import _graph_builtins
+from . import _deferred_writes
+from . import _graph_assert
 from . import mutable as _mutable
 
 _tensor_signature = _core._tensor_signature
@@ -422,7 +424,10 @@ class JitFunction:
                 entry = self._dyn_fast.get((sig, flags, context._context["device_target"], _seed._global_seed))
                 if entry is not None:
                     entry._used = next(_clock)
-                    out = entry.executable.run(args)
+                    try:
+                        out = entry.executable.run(args)
+                    except ValueError as e:
+                        _reraise_assert(e)
                     if entry._writes:
                         return _write_back(entry, out)
                     return _unflatten(entry._out_struct, out)
@@ -432,7 +437,10 @@ class JitFunction:
                 entry = self._fast.get((sig, flags, context._context["device_target"], _seed._global_seed))
                 if entry is not None:
                     entry._used = next(_clock)
-                    out = entry.executable.run(args)  # a tuple converts as a list does (no copy in Python)
+                    try:
+                        out = entry.executable.run(args)  # a tuple converts as a list does (no copy in Python)
+                    except ValueError as e:
+                        _reraise_assert(e)
                     if entry._writes:
                         return _write_back(entry, out)
                     return _unflatten(entry._out_struct, out)
@@ -452,7 +460,10 @@ class JitFunction:
                 self._remember_fast(entry, args, key)
         if entry.executable is None:  # jit_syntax_level=LAX, code that reads tensor values: runs in PyNative
             return self._python(args, kwargs)
-        outs = entry.executable.run(tensors)
+        try:
+            outs = entry.executable.run(tensors)
+        except ValueError as e:
+            _reraise_assert(e)
         if entry._writes:
             return _write_back(entry, outs)
         return _unflatten(entry._out_struct, outs)
@@ -580,7 +591,7 @@ class JitFunction:
             _recording[0] += 1
         sources = None
         try:
-            with _core.Trace(self.name) as tr, _graph_builtins.trace_scope():
+            with _core.Trace(self.name) as tr, _graph_builtins.trace_scope(), _deferred_writes.scope(True) as dw:
                 sym = [tr.input(t.shape, t.dtype) for t in tensors]
                 a, k = _unflatten(struct, sym)
                 if record_sources:
@@ -596,6 +607,7 @@ class JitFunction:
                     out = (out, tuple(t for _, _, t in writes))
                 out_tensors = []
                 out_struct = _keep_identity(out, _flatten(out, out_tensors), _globals_ids(self.fn))
+                _deferred_writes.flush(dw)  # Note [deferred state writes]
                 graph = tr.finish(out_tensors)
         finally:
             stack.pop()
@@ -695,6 +707,14 @@ class JitFunction:
             victim = min((kv for kv in self._cache.items() if kv[1] is not keep), key=lambda kv: kv[1]._used)
             self._drop(victim[0])
             self.evictions += 1
+
+
+def _reraise_assert(err):
+    """Raises the AssertionError a failed run-time `assert` stands for (Note [run-time assert]), else err itself."""
+    a = _graph_assert.assertion_from(err)
+    if a is None:
+        raise err
+    raise a from None
 
 
 def _weak_or_strong(obj):
