@@ -20,7 +20,7 @@ from . import composite  # noqa: E402
 from .composite import GradOperation, MultitypeFuncGraph, HyperMap, Map, partial, constexpr  # noqa: F401,E402
 C = composite
 from ._autodiff_api import vjp, jvp, jacfwd, jacrev, vmap, HookBackward, InsertGradientOf  # noqa: F401,E402  (function transforms)
-from .primitives_tutorial import ApplyMomentum, Dropout2D, Dropout3D  # noqa: F401,E402
+from .primitives_tutorial import ApplyMomentum, Dropout2D, Dropout3D, TransposeView  # noqa: F401,E402
 from .index_func import *  # noqa: F401,F403,E402  (slice, strided_slice, flip, roll, tril, masked_fill, scatter_nd, ...)
 from .math_func import *  # noqa: F401,F403,E402  (round, logsumexp, norm, linspace, range, assign_add, bias_add, ...)
 from .math_func import range, round  # noqa: F401,E402,A004
