@@ -1,7 +1,7 @@
 """Graph mode: writes into Parameters under a gradient (Note [deferred state writes], issue 11). Each read of a
 Parameter sees the value current at that point, in the forward and in the backward (MindSpore 2.10's graph mode;
 values below checked against it), the final value is written back once per run, and a failed trace leaves the
-Parameter untouched."""
+Parameter untouched. Input tensors written in place inside a compiled function reach the caller's tensors."""
 import numpy as np
 import pytest
 
@@ -9,6 +9,13 @@ from helpers import central_difference as fd_grad
 
 import kiln as ms
 from kiln import Parameter, Tensor, nn, ops
+
+
+@pytest.fixture(params=["pynative", "graph"])
+def mode_both(request):
+    ms.set_context(mode=ms.GRAPH_MODE if request.param == "graph" else ms.PYNATIVE_MODE)
+    yield request.param
+    ms.set_context(mode=ms.PYNATIVE_MODE)
 
 
 class LoopAssign(nn.Cell):
@@ -143,3 +150,49 @@ def test_second_write_inside_tensor_branch_is_refused_clearly(graph_mode):
         ops.GradOperation(get_all=True)(net)(Tensor(np.array([1.5, -2.0], np.float32)))
     assert not net.weight._symbolic
     np.testing.assert_allclose(net.weight.asnumpy(), [1.0, 2.0])
+
+
+# ------------------------------------------------------------------------------ input tensors written in place
+def test_input_written_in_place_reaches_the_caller_both_modes(mode_both):
+    def f(x, y):
+        x.add_(y)
+        x[0] = x[0] * 10
+        return x * 2
+
+    g = ms.jit(f) if mode_both == "graph" else f
+    for first in (1.0, -3.0):  # the second call reuses the compiled graph (fast path) with another tensor
+        x = Tensor(np.array([first, 2.0], np.float32))
+        out = g(x, Tensor(np.array([3.0, 4.0], np.float32)))
+        expect = np.array([(first + 3.0) * 10, 6.0], np.float32)
+        np.testing.assert_allclose(x.asnumpy(), expect)  # MindSpore 2.10's graph mode writes its inputs too
+        np.testing.assert_allclose(out.asnumpy(), expect * 2)
+    if mode_both == "graph":
+        assert g.compile_count == 1
+        x = Tensor(np.array([1.0, 2.0], np.float32))
+        g(x, y=Tensor(np.array([0.0, 1.0], np.float32)))  # keyword arguments: the general path
+        np.testing.assert_allclose(x.asnumpy(), [10.0, 3.0])
+
+
+def test_input_written_through_a_view_in_cell(graph_mode):
+    class ViewOut(nn.Cell):  # the static-graph tutorial's view + in-place example (MindSpore 2.10: x1 becomes 2·x1)
+        def construct(self, x):
+            x = ops.TransposeView()(x, (1, 0))
+            ops.Assign()(x, x * 2)
+            return x * 3
+
+    a = np.array([[1, 0, -1], [0, 2, 5]], np.int32)
+    x1 = Tensor(a.copy())
+    np.testing.assert_array_equal(ViewOut()(x1).asnumpy(), a.T * 6)
+    np.testing.assert_array_equal(x1.asnumpy(), a * 2)
+
+
+def test_inputs_not_written_stay_untouched(graph_mode):
+    @ms.jit
+    def f(x, y):
+        x = x + y  # a new local value, not a write into the argument
+        return x
+
+    x = Tensor(np.array([1.0, 2.0], np.float32))
+    f(x, Tensor(np.array([3.0, 4.0], np.float32)))
+    np.testing.assert_allclose(x.asnumpy(), [1.0, 2.0])
+    assert f.graphs[0]._writes == ()

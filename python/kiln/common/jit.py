@@ -429,7 +429,7 @@ class JitFunction:
                     except ValueError as e:
                         _reraise_assert(e)
                     if entry._writes:
-                        return _write_back(entry, out)
+                        return _write_back(entry, out, args)
                     return _unflatten(entry._out_struct, out)
         elif not kwargs and self._key_extra is None:
             sig = _tensor_signature(*args)
@@ -442,7 +442,7 @@ class JitFunction:
                     except ValueError as e:
                         _reraise_assert(e)
                     if entry._writes:
-                        return _write_back(entry, out)
+                        return _write_back(entry, out, args)
                     return _unflatten(entry._out_struct, out)
         tensors = []
         struct = _flatten((args, kwargs), tensors)
@@ -465,7 +465,7 @@ class JitFunction:
         except ValueError as e:
             _reraise_assert(e)
         if entry._writes:
-            return _write_back(entry, outs)
+            return _write_back(entry, outs, tensors)
         return _unflatten(entry._out_struct, outs)
 
     def _key(self, struct, tensors, flags, pins):
@@ -547,9 +547,10 @@ class JitFunction:
                 log = graph.optimize()
                 exe = _core.Executable(graph)
             entry = CompiledGraph(self.name, before, graph, exe, log, time.perf_counter() - t0, out_struct)
-            entry._writes = tuple((_weak_or_strong(o), n) for o, n in writes)
+            entry._writes = tuple((o if o is _INPUT else _weak_or_strong(o), n) for o, n in writes)
             if writes and lookup is not None:
-                self._note_unstorable("it sets object attributes from the graph (kept in memory)")
+                self._note_unstorable("it sets object attributes or writes its input tensors from the graph (kept in "
+                                      "memory)")
                 lookup = None
             if lookup is not None:
                 try:
@@ -593,6 +594,7 @@ class JitFunction:
         try:
             with _core.Trace(self.name) as tr, _graph_builtins.trace_scope(), _deferred_writes.scope(True) as dw:
                 sym = [tr.input(t.shape, t.dtype) for t in tensors]
+                sym_ids = [t._id for t in sym]
                 a, k = _unflatten(struct, sym)
                 if record_sources:
                     with _disk_cache.SourceRecorder() as rec:
@@ -603,6 +605,9 @@ class JitFunction:
                 out = _graph_builtins.materialize(out)  # returned generators/iterators: lists/tuples, as MindSpore
                 target = self._target()
                 writes = _graph_builtins.attribute_writes(([target] if target is not None else []) + recorded)
+                # Input tensors written in place (x.add_(y), x[i] = v, ops.assign(x, v)): the caller's tensors get
+                # the values after every run, as MindSpore's graph mode writes its inputs (_write_back).
+                writes += [(_INPUT, i, t) for i, t in enumerate(sym) if t._id != sym_ids[i]]
                 if writes:  # attributes set to graph values: extra outputs, set after every run (_write_back)
                     out = (out, tuple(t for _, _, t in writes))
                 out_tensors = []
@@ -724,10 +729,17 @@ def _weak_or_strong(obj):
         return lambda: obj
 
 
-def _write_back(entry, outs):
-    """The result of a graph that sets object attributes: sets them to this run's values, returns the rest."""
+_INPUT = object()  # in CompiledGraph._writes: (_INPUT, i) is the call's input tensor i (written in place)
+
+
+def _write_back(entry, outs, inputs):
+    """The result of a graph that sets object attributes or writes its input tensors: sets them to this run's values
+    (`inputs`: the call's tensors, in flattened order), returns the rest."""
     res, values = _unflatten(entry._out_struct, outs)
     for (ref, name), v in zip(entry._writes, values):
+        if ref is _INPUT:
+            _core.assign(inputs[name], v)
+            continue
         obj = ref()
         if obj is not None:
             setattr(obj, name, v)
