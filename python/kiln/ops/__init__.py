@@ -51,6 +51,7 @@ from .scatter_ext_func import *  # noqa: F401,F403,E402  (tensor_scatter_mul/div
 from .random_func import *  # noqa: F401,F403,E402  (bernoulli, multinomial, randperm, windows, logspace, ...)
 from .diag_func import *  # noqa: F401,F403,E402  (diagonal, diag_embed, pixel_shuffle, space_to_batch_nd, unfold, fold, ...)
 from .shape_func import *  # noqa: F401,F403,E402  (hstack, tensor_split, rot90, moveaxis, swapaxes, take, ...)
+from .shape_tensor_func import *  # noqa: F401,F403,E402  (dyn_shape / TensorShape)
 from .build_func import *  # noqa: F401,F403,E402  (cartesian_prod, combinations, block_diag, vander)
 
 from .control_flow import WhileLoop, ForiLoop, Scan, switch  # noqa: F401,E402  (compiled into While/If nodes)
