@@ -58,3 +58,30 @@ def test_two_dynamic_axes_one_graph():
     for shape in ((1, 2, 9), (6, 2, 4), (40, 2, 40)):
         np.testing.assert_array_equal(f(Tensor(np.zeros(shape, np.float32))).asnumpy(), np.array(shape) * 3 - 1)
     assert f.compile_count == 1
+
+
+def test_print_of_dynamic_sizes_shows_each_run(capsys):
+    # MindSpore 2.10 prints, for b = 2: "2", "batch", "2", "(2, 3)", "b=2" (each print argument on its own line).
+    @ms.jit(input_signature=Tensor(shape=[None, 3], dtype=ms.float32))
+    def f(x):
+        print(x.shape[0])
+        print("batch", x.shape[0], x.shape)
+        print(f"b={x.shape[0]} twice+1={x.shape[0] * 2 + 1}")
+        return x + 1
+
+    capsys.readouterr()
+    for b in (2, 5):
+        f(Tensor(np.ones((b, 3), np.float32)))
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["2", "batch", "2", "(2, 3)", "b=2 twice+1=5", "5", "batch", "5", "(5, 3)", "b=5 twice+1=11"]
+    assert f.compile_count == 1
+
+
+def test_print_of_a_non_linear_size_is_a_clear_error():
+    @ms.jit(input_signature=Tensor(shape=[None, 3], dtype=ms.float32))
+    def f(x):
+        print(x.shape[0] * x.shape[0] * x.shape[0])
+        return x
+
+    with pytest.raises(ValueError, match="dynamic"):
+        f(Tensor(np.ones((2, 3), np.float32)))

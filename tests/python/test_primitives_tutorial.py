@@ -1,5 +1,5 @@
-"""ops.ApplyMomentum, ops.Dropout2D/Dropout3D and ops.TransposeView (kiln/ops/primitives_tutorial.py), as MindSpore 2.10's (values pinned
-with /work/msvenv)."""
+"""ops.ApplyMomentum, ops.Dropout2D/Dropout3D and ops.TransposeView (kiln/ops/primitives_tutorial.py), as
+MindSpore 2.10's (values pinned with /work/msvenv)."""
 import numpy as np
 import pytest
 
