@@ -77,6 +77,18 @@ def test_assert_gradient_passes_through(graph_mode):
         ms.jit(ms.grad(loss))(Tensor(-x))
 
 
+def test_assert_on_a_number_tensor_is_its_truth_value(graph_mode):
+    @ms.jit
+    def f(x):
+        assert x.sum(), "zero"
+        return x
+
+    np.testing.assert_array_equal(f(Tensor(np.array([5, 2], np.int32))).asnumpy(), [5, 2])  # 7: true, not only 1
+    np.testing.assert_array_equal(f(Tensor(np.array([-0.5], np.float32))).asnumpy(), [-0.5])
+    with pytest.raises(AssertionError, match="^zero$"):
+        f(Tensor(np.array([2, -2], np.int32)))
+
+
 def test_assert_on_python_value_is_python(graph_mode):
     @ms.jit
     def f(x, n):

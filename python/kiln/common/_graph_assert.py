@@ -48,7 +48,7 @@ def assert_(test, msg_fn=None):
         m = msg_fn()
         msg = str(m)
     loc = _core._user_location() or "<unknown>"
-    c = _core.cast(_core.reshape(test, []), _core.DType.Float64)
+    c = _core.cast(_core.cast(_core.reshape(test, []), _core.DType.Bool), _core.DType.Float64)  # truth value: 1/0
     _core.check_range(c, _OP, f"condition of `assert` at {loc} [message: {msg}]", 1.0, 1.0, True, None)
 
 
