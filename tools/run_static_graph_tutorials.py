@@ -125,9 +125,10 @@ _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 
 def _mask_numbers(text):
-    """Text with every number (and the blanks around it) replaced by '#': outputs of randomly initialized networks
-    and timings compare by layout only."""
-    return re.sub(r"[ \t]*#[ \t]*", "#", _NUMBER.sub("#", text))
+    """Text with every number (and the blanks and line breaks around it) replaced by '#': outputs of randomly
+    initialized networks and timings compare by layout only (NumPy wraps an array's rows by its numbers' widths,
+    and switches to e-notation for some values, so the line breaks between numbers do not count)."""
+    return re.sub(r"\s*#\s*", "#", _NUMBER.sub("#", text))
 
 
 def compare(ms, kl):

@@ -72,10 +72,6 @@ def _mv():
     close(mint.mv(Tensor(M), Tensor(v)), M @ v)
 
 
-def _narrow():
-    close(mint.narrow(Tensor(M), 1, 1, 2), M[:, 1:3])
-
-
 def _t():
     close(mint.t(Tensor(M)), M.T)
     close(mint.t(Tensor(M[0])), M[0])
@@ -161,7 +157,7 @@ def _avg_pool3d_f():
 
 MORE_CASES = {
     "bmm": _bmm, "baddbmm": _baddbmm, "chunk": _chunk, "cummax": _cummax, "cummin": _cummin, "diff": _diff,
-    "frac": _frac, "index_select": _index_select, "isnan": _isnan, "mv": _mv, "narrow": _narrow, "t": _t,
+    "frac": _frac, "index_select": _index_select, "isnan": _isnan, "mv": _mv, "t": _t,
     "histc": _histc, "cdist": _cdist, "nansum": _nansum,
     "nn.functional.glu": _glu_f, "nn.functional.mish": _mish_f, "nn.functional.selu": _selu_f,
     "nn.functional.pixel_shuffle": _pixel_shuffle_f, "nn.functional.silu": _silu_f, "nn.functional.elu": _elu_f,

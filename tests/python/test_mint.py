@@ -175,6 +175,18 @@ def _transpose():
         mint.transpose(T(a), 0, 3)
 
 
+def _narrow():
+    a = np.arange(9, dtype=np.float32).reshape(3, 3)
+    close(mint.narrow(T(a), 1, 1, 2), a[:, 1:3])  # MindSpore: [[1 2] [4 5] [7 8]]
+    close(mint.narrow(T(a), dim=-1, start=0, length=1), a[:, :1])
+    assert mint.narrow(T(a), 1, 3, 0).shape == (3, 0)
+    g = kiln.grad(lambda x: (mint.narrow(x, 0, 1, 2) * 3).sum())(T(a))
+    close(g, np.array([[0, 0, 0], [3, 3, 3], [3, 3, 3]], np.float32))
+    for bad in ((1, 2, 2), (1, 1, -1), (1, -1, 2), (2, 0, 1)):
+        with pytest.raises(ValueError, match="narrow"):
+            mint.narrow(T(a), *bad)
+
+
 def _permute():
     a = RNG.standard_normal((2, 3, 4)).astype(np.float32)
     close(mint.permute(T(a), (2, 0, 1)), a.transpose(2, 0, 1))
@@ -491,7 +503,7 @@ CASES = {
     "add": _add, "sub": _sub, "all": _all, "any": _any, "amax": _amax, "amin": _amin, "argmin": _argmin,
     "max": _max, "min": _min, "mean": _mean, "prod": _prod, "cumsum": _cumsum, "softmax": _softmax, "sort": _sort,
     "argsort": _argsort, "cat": _cat, "stack": _stack, "split": _split, "flatten": _flatten, "squeeze": _squeeze,
-    "transpose": _transpose, "permute": _permute, "gather": _gather, "select": _select, "where": _where,
+    "transpose": _transpose, "narrow": _narrow, "permute": _permute, "gather": _gather, "select": _select, "where": _where,
     "meshgrid": _meshgrid, "linspace": _linspace, "randn": _randn, "rand": _rand,
     "nn.functional.softmax": _softmax_f, "nn.functional.log_softmax": _log_softmax_f,
     "nn.functional.relu": _relu_f, "nn.functional.relu6": _relu6_f, "nn.functional.gelu": _gelu_f,

@@ -1,5 +1,5 @@
-"""ops.ApplyMomentum and ops.Dropout2D/Dropout3D (kiln/ops/primitives_tutorial.py), as MindSpore 2.10's (values pinned
-with /work/msvenv)."""
+"""ops.ApplyMomentum, ops.Dropout2D/Dropout3D and ops.TransposeView (kiln/ops/primitives_tutorial.py), as
+MindSpore 2.10's (values pinned with /work/msvenv)."""
 import numpy as np
 import pytest
 
@@ -57,3 +57,51 @@ def test_dropout2d_channels_and_mask():
         ops.Dropout2D(0.5)(Tensor(np.ones((2, 2), np.float32)))
     with pytest.raises(TypeError, match="keep_prob"):
         ops.Dropout2D("0.5")
+
+
+# ---------------------------------------------------------------------------------------------- TransposeView
+def test_transpose_view_values_and_write_through():
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    x = Tensor(a.copy())
+    v = ops.operations.TransposeView()(x, (2, 0, 1))
+    assert ops.TransposeView is ops.operations.TransposeView
+    np.testing.assert_array_equal(v.asnumpy(), a.transpose(2, 0, 1))
+    ops.Assign()(v, v * 2)  # a write into the view reaches x (MindSpore 2.10 PyNative refuses it; graph allows it)
+    np.testing.assert_array_equal(x.asnumpy(), a * 2)
+    v.add_(1)
+    np.testing.assert_array_equal(x.asnumpy(), a * 2 + 1)
+    np.testing.assert_array_equal(ops.TransposeView()(x, (-1, 0, 1)).asnumpy(), (a * 2 + 1).transpose(2, 0, 1))
+
+
+def test_transpose_view_gradient_and_graph(graph_mode):
+    a = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float64)
+    w = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    tv = ops.TransposeView()
+    g = ms.jit(ms.grad(lambda x: (tv(x, (1, 0)) * Tensor(w)).sum()))(Tensor(a))
+    np.testing.assert_allclose(g.asnumpy(), w.T)
+
+    class ViewOut(ms.nn.Cell):  # the static-graph tutorial's view + in-place example
+        def __init__(self):
+            super().__init__()
+            self.transpose = ops.operations.TransposeView()
+            self.assign = ops.operations.Assign()
+
+        def construct(self, x):
+            x = self.transpose(x, (0, 1, 2))
+            self.assign(x, x * 2)
+            return x * 3
+
+    x1 = np.array([[[1, 0, -1]], [[0, 2, 0]]], np.int32)
+    np.testing.assert_array_equal(ViewOut()(Tensor(x1)).asnumpy(), x1 * 6)
+
+
+def test_transpose_view_errors():
+    x = Tensor(np.ones((2, 3), np.float32))
+    with pytest.raises(ValueError, match=r"TransposeView.*permutation of range\(2\).*\(0, 0\)"):
+        ops.TransposeView()(x, (0, 0))
+    with pytest.raises(ValueError, match="TransposeView"):
+        ops.TransposeView()(x, (0, 2))
+    with pytest.raises(TypeError, match="TransposeView.*tuple or list of ints"):
+        ops.TransposeView()(x, 1)
+    with pytest.raises(TypeError, match="TransposeView.*Tensor"):
+        ops.TransposeView()(np.ones((2, 3)), (1, 0))

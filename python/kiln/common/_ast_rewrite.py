@@ -139,7 +139,8 @@ def _convert_code(fn):
             return None  # source that does not start with this function
     if isinstance(fdef, ast.AsyncFunctionDef) or _has(fdef, (ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)):
         return None
-    if not _has(fdef, (ast.If, ast.While, ast.For, ast.IfExp, ast.BoolOp, ast.Call)) and not _has_not(fdef):
+    if not _has(fdef, (ast.If, ast.While, ast.For, ast.IfExp, ast.BoolOp, ast.Call, ast.Assert, ast.In,
+                       ast.NotIn)) and not _has_not(fdef):
         return None
     fdef.decorator_list = []
     rw = _Rewriter(fdef)
@@ -503,6 +504,22 @@ class _Expr(ast.NodeTransformer):
             else:
                 parts.append(v)
         return ast.copy_location(_call(_cf("joined"), [_tuple(parts)]), node)
+
+    def visit_Assert(self, node):
+        """`assert c, m` → assert_(c, lambda: m): a run-time check for a graph tensor c (_graph_assert.py)."""
+        self.generic_visit(node)
+        args = [node.test] + ([_lambda(node.msg)] if node.msg is not None else [])
+        return ast.copy_location(ast.Expr(value=_call(_cf("assert_"), args)), node)
+
+    def visit_Compare(self, node):
+        """`a in b` / `a not in b` (alone) → contains_(a, b) / not_(contains_(a, b)): a graph tensor in a list."""
+        self.generic_visit(node)
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            call = _call(_cf("contains_"), [node.left, node.comparators[0]])
+            if isinstance(node.ops[0], ast.NotIn):
+                call = _call(_cf("not_"), [call])
+            return ast.copy_location(call, node)
+        return node
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)

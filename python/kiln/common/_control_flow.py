@@ -17,8 +17,10 @@ a NameError that names it); a variable first assigned inside a compiled loop bod
 import threading
 
 from .._loader import _core
+from . import _deferred_writes
 from .tensor import Tensor
 from ._graph_python import GraphText, joined, method, sequence  # noqa: F401 (called by rewritten code as _kiln_cf.*)
+from ._graph_assert import assert_, contains_  # noqa: F401 (called by rewritten code as _kiln_cf.*)
 
 __all__ = ["UNDEF", "if_stmt", "if_exp", "while_stmt", "for_stmt", "range_", "and_", "or_", "not_", "cond",
            "while_loop", "is_symbolic"]
@@ -113,7 +115,7 @@ def _shape_key(struct):
 def _trace(name, fn, in_tensors, in_struct, post=None):
     """Traces fn(*unflatten(in_struct, symbolic inputs)) into a closed sub-graph. `post` maps fn's result before it
     is flattened (run inside the trace). Returns (graph, lifted tensors, output structure, output tensors' metas)."""
-    with _core.Trace(name, lift=True) as tr:
+    with _core.Trace(name, lift=True) as tr, _deferred_writes.scope(False):
         sym = [tr.input(t.shape, t.dtype) for t in in_tensors]
         out = fn(*_unflatten(in_struct, sym))
         if post is not None:

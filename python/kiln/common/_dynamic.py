@@ -304,6 +304,8 @@ def _constant_fit(name, arrs, dtype, axes, user):
             return None
         integral = a0.dtype.kind in "iub"
         f = _fit_floats(arrs, axes, integral, exact=a0.dtype == np.float64)
+        if f is None and a0.size <= _ELEMENTWISE_FIT_MAX:  # e.g. ops.dyn_shape of [None, None]: each its own size
+            f = _fit_elementwise(arrs, axes, integral, a0.dtype == np.float64)
         if f is None:
             _fail(name, "a constant's values depend on the size of a dynamic dimension in a way Kiln cannot fit "
                         "(c0 + c1 * size, c / size, (p0 + p1 * size) / (1 + q * size) in float64)", user)
@@ -386,6 +388,23 @@ def _progression(arrs):
         else:
             return axis, starts, steps
     return None
+
+
+_ELEMENTWISE_FIT_MAX = 64
+
+
+def _fit_elementwise(arrs, axes, integral, exact):
+    """_fit_floats element by element (each element may follow another dynamic size), for small constants; None
+    when an element fits no form."""
+    shape = arrs[0].shape
+    fits = []
+    for i in range(arrs[0].size):
+        g = _fit_floats([np.asarray(a).reshape(-1)[i:i + 1] for a in arrs], axes, integral, exact=exact)
+        if g is None:
+            return None
+        fits.append(g)
+    return lambda sizes, fits=fits, shape=shape: np.concatenate(
+        [np.asarray(g(sizes), np.float64).reshape(-1) for g in fits]).reshape(shape)
 
 
 def _cast_value(v, npdt):

@@ -232,6 +232,9 @@ def _print_lines(v, tensors, out, flat=False):
     if isinstance(v, Tensor):
         tensors.append(v)
         out.append("\x1f")
+    elif _is_symint(v):  # a size of a dynamic dimension: its run-time value (a constant the dynamic compiler fits)
+        tensors.append(_symint_tensor(v))
+        out.append("\x1f")
     elif isinstance(v, _GraphText()):  # an f-string of graph tensors: \x1e slots, str(tensor) at run time
         text = []
         for p in v.pieces:
@@ -248,7 +251,16 @@ def _print_lines(v, tensors, out, flat=False):
     elif isinstance(v, (tuple, list, dict)):
         items = tuple(v.values()) if isinstance(v, dict) else tuple(v)
         if items and not flat and _all(_is_number(i) for i in items):
-            if _any(isinstance(i, float) for i in items):  # printed as a float tensor's values
+            if _any(_is_symint(i) for i in items) and not _any(isinstance(i, float) for i in items):
+                slots = []  # a shape with dynamic sizes: (\x1f, 3), each slot the run-time size
+                for i in items:
+                    if _is_symint(i):
+                        tensors.append(_symint_tensor(i))
+                        slots.append("\x1f")
+                    else:
+                        slots.append(_number_text(i))
+                out.append("(" + ", ".join(slots) + ")")
+            elif _any(isinstance(i, float) for i in items):  # printed as a float tensor's values
                 out.append("(" + " ".join("%15.8e" % i for i in items) + ")")
             else:
                 out.append("(" + ", ".join(_number_text(i) for i in items) + ")")
@@ -257,6 +269,18 @@ def _print_lines(v, tensors, out, flat=False):
                 _print_lines(i, tensors, out, True)
     else:
         out.append(str(v).replace("\x1f", " ").replace("\x1e", " "))
+
+
+def _is_symint(v):
+    from ._symint import SymInt
+    return isinstance(v, SymInt)
+
+
+def _symint_tensor(v):
+    """A SymInt (a dynamic size while tracing) as a 0-d int64 tensor: a constant of each probe trace, which the
+    dynamic-shape compiler fits to the run-time size, so print shows the size of each run (as MindSpore)."""
+    import numpy as np
+    return Tensor(np.array(int(v), np.int64))
 
 
 def _print_g(*values, sep=" ", end="\n", file=None, flush=False):

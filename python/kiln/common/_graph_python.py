@@ -48,6 +48,10 @@ def _format_piece(value, conversion, spec):
     tensor; anything else is formatted as Python does."""
     if is_symbolic(value) and conversion in (None, "s") and not spec:
         return value
+    from ._symint import SymInt
+    if isinstance(value, SymInt) and conversion in (None, "s", "r") and not spec:
+        import numpy as np  # a dynamic size: printed as its run-time value (a fitted constant; _graph_builtins)
+        return Tensor(np.array(int(value), np.int64))
     if conversion == "s":
         value = str(value)
     elif conversion == "r":

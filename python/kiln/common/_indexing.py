@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 
 from .._loader import _core
-from . import _views
+from . import _deferred_writes, _views
 from ._symint import SymInt
 
 
@@ -399,14 +399,21 @@ def commit_write(x, out, what):
     tracing = _core.tracing()
     target, new, chain = _views.write_through(x, out)
     keeps_identity = isinstance(target, Parameter) or (tracing and target._is_state_while_tracing)
-    if keeps_identity and target._tracked and _core.grad_level() > 0:
+    real = _deferred_writes.real_tensor(target) if tracing else target
+    if real is not target:  # rebound by a deferred write earlier in this trace
+        keeps_identity = True
+    if keeps_identity and real._tracked and _core.grad_level() > 0:
         name = getattr(target, "name", "")
         via = " through a view of it" if target is not x else ""
         raise RuntimeError(f"{what}: {'Parameter ' + repr(name) if name else 'this tensor'} is being "
                            f"differentiated, so it can not be written in place{via} (its gradient would ignore the "
                            f"write), at {_core._user_location()}. Write into a copy instead: y = x.copy(); "
                            "y[...] = value.")
-    if keeps_identity:
+    if keeps_identity and tracing and target is x and new is not target and \
+            _deferred_writes.defer(target, new, what):
+        # Note [deferred state writes]: the object stands for the new value; one Assign when the trace ends.
+        _views.refresh_views(target, new, skip_storage_sharing=False)
+    elif keeps_identity:
         if new is not target:
             _core.assign(target, new)
         if tracing:

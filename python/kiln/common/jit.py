@@ -44,6 +44,8 @@ from . import _disk_cache
 from . import _dynamic
 from . import _ast_rewrite
 from . import _graph_builtins
+from . import _deferred_writes
+from . import _graph_assert
 from . import mutable as _mutable
 
 _tensor_signature = _core._tensor_signature
@@ -422,9 +424,12 @@ class JitFunction:
                 entry = self._dyn_fast.get((sig, flags, context._context["device_target"], _seed._global_seed))
                 if entry is not None:
                     entry._used = next(_clock)
-                    out = entry.executable.run(args)
+                    try:
+                        out = entry.executable.run(args)
+                    except ValueError as e:
+                        _reraise_assert(e)
                     if entry._writes:
-                        return _write_back(entry, out)
+                        return _write_back(entry, out, args)
                     return _unflatten(entry._out_struct, out)
         elif not kwargs and self._key_extra is None:
             sig = _tensor_signature(*args)
@@ -432,9 +437,12 @@ class JitFunction:
                 entry = self._fast.get((sig, flags, context._context["device_target"], _seed._global_seed))
                 if entry is not None:
                     entry._used = next(_clock)
-                    out = entry.executable.run(args)  # a tuple converts as a list does (no copy in Python)
+                    try:
+                        out = entry.executable.run(args)  # a tuple converts as a list does (no copy in Python)
+                    except ValueError as e:
+                        _reraise_assert(e)
                     if entry._writes:
-                        return _write_back(entry, out)
+                        return _write_back(entry, out, args)
                     return _unflatten(entry._out_struct, out)
         tensors = []
         struct = _flatten((args, kwargs), tensors)
@@ -452,9 +460,12 @@ class JitFunction:
                 self._remember_fast(entry, args, key)
         if entry.executable is None:  # jit_syntax_level=LAX, code that reads tensor values: runs in PyNative
             return self._python(args, kwargs)
-        outs = entry.executable.run(tensors)
+        try:
+            outs = entry.executable.run(tensors)
+        except ValueError as e:
+            _reraise_assert(e)
         if entry._writes:
-            return _write_back(entry, outs)
+            return _write_back(entry, outs, tensors)
         return _unflatten(entry._out_struct, outs)
 
     def _key(self, struct, tensors, flags, pins):
@@ -536,9 +547,10 @@ class JitFunction:
                 log = graph.optimize()
                 exe = _core.Executable(graph)
             entry = CompiledGraph(self.name, before, graph, exe, log, time.perf_counter() - t0, out_struct)
-            entry._writes = tuple((_weak_or_strong(o), n) for o, n in writes)
+            entry._writes = tuple((o if o is _INPUT else _weak_or_strong(o), n) for o, n in writes)
             if writes and lookup is not None:
-                self._note_unstorable("it sets object attributes from the graph (kept in memory)")
+                self._note_unstorable("it sets object attributes or writes its input tensors from the graph (kept in "
+                                      "memory)")
                 lookup = None
             if lookup is not None:
                 try:
@@ -580,8 +592,9 @@ class JitFunction:
             _recording[0] += 1
         sources = None
         try:
-            with _core.Trace(self.name) as tr, _graph_builtins.trace_scope():
+            with _core.Trace(self.name) as tr, _graph_builtins.trace_scope(), _deferred_writes.scope(True) as dw:
                 sym = [tr.input(t.shape, t.dtype) for t in tensors]
+                sym_ids = [t._id for t in sym]
                 a, k = _unflatten(struct, sym)
                 if record_sources:
                     with _disk_cache.SourceRecorder() as rec:
@@ -592,10 +605,14 @@ class JitFunction:
                 out = _graph_builtins.materialize(out)  # returned generators/iterators: lists/tuples, as MindSpore
                 target = self._target()
                 writes = _graph_builtins.attribute_writes(([target] if target is not None else []) + recorded)
+                # Input tensors written in place (x.add_(y), x[i] = v, ops.assign(x, v)): the caller's tensors get
+                # the values after every run, as MindSpore's graph mode writes its inputs (_write_back).
+                writes += [(_INPUT, i, t) for i, t in enumerate(sym) if t._id != sym_ids[i]]
                 if writes:  # attributes set to graph values: extra outputs, set after every run (_write_back)
                     out = (out, tuple(t for _, _, t in writes))
                 out_tensors = []
                 out_struct = _keep_identity(out, _flatten(out, out_tensors), _globals_ids(self.fn))
+                _deferred_writes.flush(dw)  # Note [deferred state writes]
                 graph = tr.finish(out_tensors)
         finally:
             stack.pop()
@@ -697,6 +714,14 @@ class JitFunction:
             self.evictions += 1
 
 
+def _reraise_assert(err):
+    """Raises the AssertionError a failed run-time `assert` stands for (Note [run-time assert]), else err itself."""
+    a = _graph_assert.assertion_from(err)
+    if a is None:
+        raise err
+    raise a from None
+
+
 def _weak_or_strong(obj):
     try:
         return weakref.ref(obj)
@@ -704,10 +729,17 @@ def _weak_or_strong(obj):
         return lambda: obj
 
 
-def _write_back(entry, outs):
-    """The result of a graph that sets object attributes: sets them to this run's values, returns the rest."""
+_INPUT = object()  # in CompiledGraph._writes: (_INPUT, i) is the call's input tensor i (written in place)
+
+
+def _write_back(entry, outs, inputs):
+    """The result of a graph that sets object attributes or writes its input tensors: sets them to this run's values
+    (`inputs`: the call's tensors, in flattened order), returns the rest."""
     res, values = _unflatten(entry._out_struct, outs)
     for (ref, name), v in zip(entry._writes, values):
+        if ref is _INPUT:
+            _core.assign(inputs[name], v)
+            continue
         obj = ref()
         if obj is not None:
             setattr(obj, name, v)

@@ -251,6 +251,14 @@ def transpose(input, dim0, dim1):  # noqa: A002
     return x.transpose(perm)
 
 
+@defop(name="mint.narrow")
+def narrow(input, dim, start, length):  # noqa: A002
+    """mint.narrow(input, dim, start, length): the slice [start, start + length) of `input` along `dim` (a view);
+    ops.narrow with PyTorch's argument name. ValueError for start outside [0, n] or start + length > n (n the size
+    of dim) or dim out of range; TypeError for non-int arguments."""
+    return ops.narrow(_t(input, "narrow"), dim, start, length)
+
+
 @defop(name="mint.permute")
 def permute(input, dims):  # noqa: A002
     """mint.permute(input, dims): output dim i is input dim dims[i] (a view) (ops.permute)."""

@@ -89,12 +89,6 @@ def mv(input, vec):  # noqa: A002
     return ops.mv(_t(input, "mv"), _t(vec, "mv", "vec"))
 
 
-@defop(name="mint.narrow")
-def narrow(input, dim, start, length):  # noqa: A002
-    """mint.narrow(input, dim, start, length): the slice [start, start + length) along dim (ops.narrow)."""
-    return ops.narrow(_t(input, "narrow"), int_arg("mint.narrow", "dim", dim), start, length)
-
-
 @defop(name="mint.t")
 def t(input):  # noqa: A002
     """mint.t(input): a 2-D input transposed; 0-D and 1-D inputs unchanged (ops.t)."""

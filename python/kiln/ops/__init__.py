@@ -20,7 +20,7 @@ from . import composite  # noqa: E402
 from .composite import GradOperation, MultitypeFuncGraph, HyperMap, Map, partial, constexpr  # noqa: F401,E402
 C = composite
 from ._autodiff_api import vjp, jvp, jacfwd, jacrev, vmap, HookBackward, InsertGradientOf  # noqa: F401,E402  (function transforms)
-from .primitives_tutorial import ApplyMomentum, Dropout2D, Dropout3D  # noqa: F401,E402
+from .primitives_tutorial import ApplyMomentum, Dropout2D, Dropout3D, TransposeView  # noqa: F401,E402
 from .index_func import *  # noqa: F401,F403,E402  (slice, strided_slice, flip, roll, tril, masked_fill, scatter_nd, ...)
 from .math_func import *  # noqa: F401,F403,E402  (round, logsumexp, norm, linspace, range, assign_add, bias_add, ...)
 from .math_func import range, round  # noqa: F401,E402,A004
@@ -51,6 +51,7 @@ from .scatter_ext_func import *  # noqa: F401,F403,E402  (tensor_scatter_mul/div
 from .random_func import *  # noqa: F401,F403,E402  (bernoulli, multinomial, randperm, windows, logspace, ...)
 from .diag_func import *  # noqa: F401,F403,E402  (diagonal, diag_embed, pixel_shuffle, space_to_batch_nd, unfold, fold, ...)
 from .shape_func import *  # noqa: F401,F403,E402  (hstack, tensor_split, rot90, moveaxis, swapaxes, take, ...)
+from .shape_tensor_func import *  # noqa: F401,F403,E402  (dyn_shape / TensorShape)
 from .build_func import *  # noqa: F401,F403,E402  (cartesian_prod, combinations, block_diag, vander)
 
 from .control_flow import WhileLoop, ForiLoop, Scan, switch  # noqa: F401,E402  (compiled into While/If nodes)

@@ -1,5 +1,6 @@
-"""Primitive classes that MindSpore's optimizer and custom-layer tutorials call directly: ApplyMomentum (a custom
-optimizer's update) and Dropout2D/Dropout3D (a custom dropout layer). Both reuse Kiln's kernels: the in-place
+"""Primitive classes that MindSpore's optimizer, custom-layer and static-graph tutorials call directly: ApplyMomentum
+(a custom optimizer's update), Dropout2D/Dropout3D (a custom dropout layer) and TransposeView (a view + in-place
+example). Both reuse Kiln's kernels: the in-place
 momentum update of nn.Momentum (`_core.apply_momentum`) and the channel dropout of ops.dropout2d."""
 from .._loader import _core
 from ..common import dtype as mstype
@@ -7,7 +8,7 @@ from ..common.parameter import Parameter
 from ..common.tensor import Tensor
 from .primitives import Primitive
 
-__all__ = ["ApplyMomentum", "Dropout2D", "Dropout3D"]
+__all__ = ["ApplyMomentum", "Dropout2D", "Dropout3D", "TransposeView"]
 
 
 def _as_tensor(v, like, name, op):
@@ -101,3 +102,25 @@ class Dropout2D(_ChannelDropout):
 class Dropout3D(_ChannelDropout):
     """Dropout3D(keep_prob=0.5)(x): Dropout2D for (N, C, D, H, W) inputs; returns (output, mask)."""
     _rank = 5
+
+
+class TransposeView(Primitive):
+    """TransposeView()(input, input_perm): `input` with its dims permuted (output dim i is input dim
+    input_perm[i]), as a view that shares input's storage: an in-place write into it (ops.Assign, add_) reaches
+    input, in PyNative and in compiled code (MindSpore 2.10's view primitive). Same values as ops.transpose.
+    Raises TypeError for a non-Tensor input or a perm that is not a tuple/list of ints, ValueError for a perm that
+    is not a permutation of range(input.ndim)."""
+
+    def __call__(self, input, input_perm):  # noqa: A002
+        if not isinstance(input, Tensor):
+            raise TypeError(f"For 'TransposeView', the 'input' must be a Tensor, but got {type(input).__name__}.")
+        if not isinstance(input_perm, (tuple, list)) or \
+                not all(isinstance(p, int) and not isinstance(p, bool) for p in input_perm):
+            raise TypeError(f"For 'TransposeView', 'input_perm' must be a tuple or list of ints, but got "
+                            f"{input_perm!r}.")
+        perm = list(input_perm)
+        nd = input.ndim
+        if sorted(p % nd if nd else p for p in perm) != list(range(nd)) or any(not -nd <= p < nd for p in perm):
+            raise ValueError(f"For 'TransposeView', 'input_perm' must be a permutation of range({nd}) for a {nd}-D "
+                             f"input, but got {tuple(input_perm)}.")
+        return input.transpose(tuple(p % nd for p in perm)) if nd else input.view(())

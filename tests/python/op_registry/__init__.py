@@ -47,4 +47,5 @@ from . import nnfunc, nnfunc_loss  # noqa: F401,E402  (NN-functional ops: activa
 from . import elementwise, array, state, nn, composite  # noqa: F401,E402
 from . import opsmath, opsmath_reduce, opsmath_special  # noqa: F401,E402
 from . import shapes, indexing, sampling  # noqa: F401,E402  (kiln/ops: shape_, search_, scatter_ext_, random_func)
+from . import shape_tensor  # noqa: F401,E402  (ops.dyn_shape)
 from .state import LAST_JIT  # noqa: F401,E402
