@@ -85,7 +85,7 @@ class Adagrad(Optimizer):
         s ← s + g²;   w ← w − γ̃·g / (√s + ε)
 
     Args: params, lr (> 0, default 1e-2), lr_decay (≥ 0, default 0.0), weight_decay (≥ 0, default 0.0),
-        initial_accumulator_value (≥ 0, default 0.0; the start of s), eps (> 0, default 1e-10).
+        initial_accumulator_value (≥ 0, default 0.0; the start of s, per group), eps (> 0, default 1e-10).
         Keyword Args: maximize (bool, default False).
     State Parameters: `accum.<name>` (s), `step_t` (int32, 0-d). Returns True.
     Raises: ValueError for a value outside those ranges; TypeError for a non-number or non-bool; the Optimizer
@@ -98,12 +98,14 @@ class Adagrad(Optimizer):
         _checks.lr_value(lr, name, strict=True)
         _checks.number(lr_decay, "lr_decay", name, lower=0.0)
         _checks.number(weight_decay, "weight_decay", name, lower=0.0)
-        init = _checks.number(initial_accumulator_value, "initial_accumulator_value", name, lower=0.0)
+        _checks.number(initial_accumulator_value, "initial_accumulator_value", name, lower=0.0)
         _checks.number(eps, "eps", name, lower=0.0, strict=True)
         _checks.flag(maximize, "maximize", name)
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, maximize=maximize))
-        self._param_state("accum", "accum", init)
+        # Each group's own initial_accumulator_value (PyTorch's; MindSpore 2.10 uses the constructor's for all).
+        self._param_state("accum", "accum", lambda group: _checks.number(
+            group["initial_accumulator_value"], "initial_accumulator_value", name, lower=0.0))
         _step_counter(self)
 
     def construct(self, gradients):

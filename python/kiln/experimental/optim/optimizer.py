@@ -131,8 +131,8 @@ class Optimizer(Cell):
         self.group_start_id.append(self.group_start_id[-1] + len(params))
         self.parameters = ParameterTuple(tuple(self.parameters) + tuple(params))
         for attr, prefix, init, scalar in self._state_specs:
-            setattr(self, attr, ParameterTuple(tuple(getattr(self, attr)) + self._new_state(params, prefix, init,
-                                                                                                   scalar)))
+            new = self._new_state(params, prefix, init(param_group) if callable(init) else init, scalar)
+            setattr(self, attr, ParameterTuple(tuple(getattr(self, attr)) + new))
 
     @staticmethod
     def _new_state(params, prefix, init, scalar):
@@ -143,9 +143,13 @@ class Optimizer(Cell):
 
     def _param_state(self, attr, prefix, init="zeros"):
         """Creates `self.<attr>`: a ParameterTuple of one state Parameter per parameter (its shape and dtype,
-        filled by `init`, named `<prefix>.<name>`), extended by add_param_group."""
+        filled by `init` — an initializer name or number, or a function of the parameter's group giving one —
+        named `<prefix>.<name>`), extended by add_param_group."""
         self._state_specs.append((attr, prefix, init, False))
-        setattr(self, attr, ParameterTuple(self._new_state(self.parameters, prefix, init, False)))
+        state = []
+        for group in self.param_groups:
+            state.extend(self._new_state(group["params"], prefix, init(group) if callable(init) else init, False))
+        setattr(self, attr, ParameterTuple(state))
 
     def _scalar_state(self, attr, prefix, value):
         """Creates `self.<attr>`: one 0-d float32 Parameter per parameter (named `<prefix>_<name>`)."""
