@@ -400,3 +400,17 @@ def test_exports_are_mindspore_2_10s():
              "Rprop", "SGD", "lr_scheduler"}
     assert set(optim.__all__) == names and all(hasattr(optim, n) for n in names)
     assert ms.experimental.optim is optim
+
+
+def test_mae_loss():
+    """nn.MAELoss: |logits − labels| broadcast, reduced ('mean' default) — values from MindSpore 2.10."""
+    x = Tensor(np.array([[1, 2], [3, 5]], np.float32))
+    y = Tensor(np.array([0, 0], np.float32))
+    np.testing.assert_allclose(float(nn.MAELoss()(x, y)), 2.75)
+    np.testing.assert_allclose(float(nn.MAELoss("sum")(x, y)), 11.0)
+    np.testing.assert_allclose(nn.MAELoss("none")(Tensor(np.array([1, -2], np.float32)),
+                                                  Tensor(np.zeros(2, np.float32))).asnumpy(), [1, 2])
+    with pytest.raises(ValueError, match="the 'reduction' must be in"):
+        nn.MAELoss("x")
+    with pytest.raises(TypeError):
+        nn.MAELoss()(np.ones(2, np.float32), y)
