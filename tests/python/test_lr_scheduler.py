@@ -217,3 +217,23 @@ def test_exports_are_mindspore_2_10s():
              "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR", "MultiplicativeLR", "PolynomialLR",
              "ReduceLROnPlateau", "SequentialLR", "StepLR"}
     assert set(S.__all__) == names and all(hasattr(S, n) for n in names)
+
+
+def test_step_inside_a_compiled_function_is_a_clear_error():
+    o = _opt()
+    s = S.StepLR(o, step_size=1)
+    p = S.ReduceLROnPlateau(o)
+
+    @ms.jit
+    def bad(x):
+        s.step()
+        return x
+
+    @ms.jit
+    def bad_plateau(x):
+        p.step(1.0)
+        return x
+    for fn in (bad, bad_plateau):
+        with pytest.raises(RuntimeError, match="step\\(\\) runs eagerly: call it outside the compiled"):
+            fn(Tensor(np.ones(2, np.float32)))
+    np.testing.assert_allclose(_lrs(s), [0.1, 0.5], rtol=1e-7)  # nothing changed

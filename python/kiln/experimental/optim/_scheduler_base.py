@@ -44,6 +44,15 @@ def _assign_lr(param, value):
     _core.assign(param, value)
 
 
+def check_eager(scheduler):
+    """RuntimeError when a scheduler is stepped while a function is being compiled (the built-in schedules read
+    the current lr values in Python)."""
+    if _core.tracing():
+        raise RuntimeError(f"For '{type(scheduler).__name__}', step() runs eagerly: call it outside the compiled "
+                           f"(@jit) function, between training steps; the optimizer inside the compiled step reads "
+                           f"the lr Parameters it sets.")
+
+
 def check_optimizer(optimizer, cls_name):
     if not isinstance(optimizer, Optimizer):
         raise TypeError(f"For '{cls_name}', the 'optimizer' must be a kiln.experimental.optim.Optimizer (an optimizer "
@@ -134,7 +143,9 @@ class LRScheduler:
 
     def step(self, epoch=None):
         """Advances last_epoch by one and sets each group's lr to get_lr(); with `epoch` (a number), jumps to that
-        epoch (the closed form of the schedule where it has one, else get_lr()). Returns True."""
+        epoch (the closed form of the schedule where it has one, else get_lr()). Returns True.
+        Raises RuntimeError inside a function being compiled."""
+        check_eager(self)
         if epoch is None:
             _core.assign(self.last_epoch, _core.add(self.last_epoch, 1.0))
             values = self.get_lr()

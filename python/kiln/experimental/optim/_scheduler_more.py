@@ -7,8 +7,8 @@ import numbers
 from ..._loader import _core
 from ...common import dtype as mstype
 from ...common.parameter import Parameter
-from ._scheduler_base import (LRScheduler, _assign_lr, _copy, _scalar, check_float, check_int, check_optimizer,
-                              per_group)
+from ._scheduler_base import (LRScheduler, _assign_lr, _copy, _scalar, check_eager, check_float, check_int,
+                              check_optimizer, per_group)
 
 __all__ = ["CyclicLR", "CosineAnnealingWarmRestarts", "SequentialLR", "ReduceLROnPlateau"]
 
@@ -113,6 +113,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     def step(self, epoch=None):
         """Advances one epoch (restarting when T_cur reaches T_i), or jumps to `epoch` (≥ 0, may be
         fractional). Returns True."""
+        check_eager(self)
         if epoch is None and self._epoch() < 0:
             epoch = 0.0
         t_i, t_0 = _scalar(self.T_i), _scalar(self.T_0)
@@ -182,6 +183,7 @@ class SequentialLR:
 
     def step(self):
         """Advances one epoch on the scheduler whose span holds it. Returns True."""
+        check_eager(self)
         _core.assign(self.last_epoch, _core.add(self.last_epoch, 1.0))
         e = int(_scalar(self.last_epoch))
         idx = bisect_right(self.milestones, e)
@@ -245,6 +247,7 @@ class ReduceLROnPlateau:
 
     def step(self, metrics):
         """Takes the epoch's metric (a number or a one-element Tensor). Returns True."""
+        check_eager(self)
         if not isinstance(metrics, (numbers.Real, _core.Tensor)) or isinstance(metrics, bool):
             raise TypeError(f"For 'ReduceLROnPlateau.step', the 'metrics' must be a number or a one-element Tensor, "
                             f"but got {type(metrics).__name__}.")
