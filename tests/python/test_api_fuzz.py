@@ -214,10 +214,10 @@ LAYERS = {
 }
 # Recurrent cells take (x, hx) with hx required (MindSpore): fuzzed one argument at a time by test_rnn_cell_bad_inputs.
 RNN_CELLS = {"RNNCell": 1, "GRUCell": 1, "LSTMCell": 2}
-LOSSES = ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "SoftmaxCrossEntropyWithLogits", "CrossEntropyLoss",
-          "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss", "GaussianNLLLoss",
-          "MultiMarginLoss", "MultilabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss", "CTCLoss",
-          "SoftMarginLoss"]
+LOSSES = ["MSELoss", "L1Loss", "MAELoss", "SmoothL1Loss", "HuberLoss", "SoftmaxCrossEntropyWithLogits",
+          "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss",
+          "GaussianNLLLoss", "MultiMarginLoss", "MultilabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss",
+          "CTCLoss", "SoftMarginLoss"]
 
 
 def test_every_layer_and_loss_is_fuzzed():

@@ -134,6 +134,7 @@ LAYERS = {
     # losses
     "MSELoss": [(lambda: nn.MSELoss(), lambda n: (f32(_r(n), n, 5), f32(_r(n + 9), n, 5)))],
     "L1Loss": [(lambda: nn.L1Loss(), lambda n: (f32(_r(n), n, 5), f32(_r(n + 9), n, 5)))],
+    "MAELoss": [(lambda: nn.MAELoss(), lambda n: (f32(_r(n), n, 5), f32(_r(n + 9), n, 5)))],
     "SmoothL1Loss": [(lambda: nn.SmoothL1Loss(), lambda n: (f32(_r(n), n, 5), f32(_r(n + 9), n, 5)))],
     "HuberLoss": [(lambda: nn.HuberLoss(), lambda n: (f32(_r(n), n, 5), f32(_r(n + 9), n, 5)))],
     "SoftmaxCrossEntropyWithLogits": [
@@ -265,6 +266,16 @@ OPTIMIZERS = {
     "Adagrad": lambda ps: nn.Adagrad(ps, learning_rate=0.1),
     "Lamb": lambda ps: nn.Lamb(ps, learning_rate=nn.PolynomialDecayLR(0.1, 0.01, 10, 1.0)),
     "AdamW": lambda ps: ms.experimental.optim.AdamW(ps, lr=0.01, amsgrad=True),
+    "Adam (experimental)": lambda ps: ms.experimental.optim.Adam(ps, lr=0.01, amsgrad=True),
+    "SGD (experimental)": lambda ps: ms.experimental.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True),
+    "Adagrad (experimental)": lambda ps: ms.experimental.optim.Adagrad(ps, lr=0.1, lr_decay=0.1),
+    "Adadelta": lambda ps: ms.experimental.optim.Adadelta(ps, weight_decay=0.01),
+    "Adamax": lambda ps: ms.experimental.optim.Adamax(ps, lr=0.01),
+    "ASGD": lambda ps: ms.experimental.optim.ASGD(ps, lr=0.1, t0=2.0),
+    "NAdam": lambda ps: ms.experimental.optim.NAdam(ps, lr=0.01),
+    "RAdam": lambda ps: ms.experimental.optim.RAdam(ps, lr=0.01, betas=(0.9, 0.6)),
+    "RMSprop": lambda ps: ms.experimental.optim.RMSprop(ps, lr=0.01, momentum=0.5, centered=True),
+    "Rprop": lambda ps: ms.experimental.optim.Rprop(ps, lr=0.01),
 }
 
 # Public Cell subclasses that are not run on their own here, and why.

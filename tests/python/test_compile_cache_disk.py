@@ -393,7 +393,7 @@ def test_every_layer_and_loss_loads_from_disk(cache_dir):
 
 
 @pytest.mark.parametrize("name", ["Adam", "AdamWeightDecay", "SGD", "Momentum", "RMSProp", "Adagrad", "Lamb",
-                                  "AdamW"])
+                                  "AdamW", "Adam (experimental)", "ASGD", "NAdam", "Rprop"])
 def test_every_optimizer_step_loads_from_disk(cache_dir, name):
     """A training step with each optimizer (and the learning-rate schedules they take): the loaded step continues
     exactly as the compiled one, state (moments, global_step) re-bound to the fresh optimizer."""

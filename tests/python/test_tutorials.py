@@ -130,7 +130,6 @@ def _docs_checkout():
 OUTSIDE_ISSUE_8 = {
     "dataset": r"MindDataset|mindrecord",  # MindRecord files (FileWriter, MindDataset)
     "transforms": r"\btext\b",  # mindspore.dataset.text (PythonTokenizer, Vocab, Lookup)
-    "optimizer": r"experimental\.optim",  # mindspore.experimental.optim.Adam with param_groups (not in Kiln yet)
 }
 
 

@@ -17,17 +17,6 @@ __all__ = ["AdamW", "Adam", "SGD"]
 
 
 
-def _prepared_gradient(p, g, maximize, weight_decay):
-    """PyTorch's first steps of an optimizer update: the gradient in the parameter's dtype, negated for maximize,
-    plus weight_decay·p (L2 decay; AdamW applies its decoupled decay to p itself)."""
-    if g.dtype != p.dtype:
-        g = _core.cast(g, p.dtype)
-    if maximize:
-        g = _core.neg(g)
-    if weight_decay != 0.0:
-        g = _core.add(g, _core.mul(p, weight_decay))
-    return g
-
 class AdamW(_ExperimentalAdamW):
     r"""mint.optim.AdamW(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
     maximize=False): Adam with decoupled weight decay [Loshchilov & Hutter 2019]:
@@ -57,13 +46,13 @@ class Adam(_ExperimentalAdamW):
         self._check_gradients(gradients)
         step = _core.add(_core.cast(self.state_step, mstype.float32), 1.0)
         _core.assign(self.state_step, _core.add(self.state_step, 1))
-        for gid, group in enumerate(self.param_groups):
+        for group, start, end in self._group_ranges():
             beta1, beta2 = (float(b) for b in group["betas"])
-            wd = group["weight_decay"]
-            for i in range(self.group_start_id[gid], self.group_start_id[gid + 1]):
+            for i in range(start, end):
                 p = self.parameters[i]
-                g = _prepared_gradient(p, gradients[i], group["maximize"], wd)
-                adamw_update(p, g, self.exp_avg[i], self.exp_avg_sq[i], self.max_exp_avg_sq[i], group["lr"], 0.0,
+                g = self._prepared_gradient(p, gradients[i], group["weight_decay"], group["maximize"])
+                adamw_update(p, g, self.exp_avg[i], self.exp_avg_sq[i], self.max_exp_avg_sq[i],
+                             self._group_lr(group, p.dtype), 0.0,
                              beta1, beta2, float(group["eps"]), step, group["amsgrad"], False)
         return True
 
@@ -99,24 +88,22 @@ class SGD(_Optimizer):
         defaults = dict(lr=lr, momentum=float(momentum), dampening=float(dampening), weight_decay=weight_decay,
                         nesterov=nesterov, maximize=maximize)
         super().__init__(params, defaults)
-        self.momentum_buffer = self.parameters.clone(prefix="momentum_buffer", init="zeros")
+        self._param_state("momentum_buffer", "momentum_buffer")
         self.state_step = Parameter(_core.full([], 0, mstype.int32), "state_step")
 
     def construct(self, gradients):
         self._check_gradients(gradients)
         first = _core.equal(self.state_step, 0)
         _core.assign(self.state_step, _core.add(self.state_step, 1))
-        for gid, group in enumerate(self.param_groups):
-            mu, tau, wd = group["momentum"], group["dampening"], group["weight_decay"]
-            lr = group["lr"]
-            for i in range(self.group_start_id[gid], self.group_start_id[gid + 1]):
+        for group, start, end in self._group_ranges():
+            mu, tau = group["momentum"], group["dampening"]
+            for i in range(start, end):
                 p = self.parameters[i]
-                g = _prepared_gradient(p, gradients[i], group["maximize"], wd)
+                g = self._prepared_gradient(p, gradients[i], group["weight_decay"], group["maximize"])
                 if mu != 0.0:
                     buf = self.momentum_buffer[i]
                     new = _core.select(first, g, _core.add(_core.mul(buf, mu), _core.mul(g, 1.0 - tau)))
                     _core.assign(buf, new)
                     g = _core.add(g, _core.mul(new, mu)) if group["nesterov"] else new
-                step_lr = lr if lr.dtype == p.dtype else _core.cast(lr, p.dtype)
-                _core.assign(p, _core.sub(p, _core.mul(g, step_lr)))
+                _core.assign(p, _core.sub(p, _core.mul(g, self._group_lr(group, p.dtype))))
         return True

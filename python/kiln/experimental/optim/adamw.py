@@ -48,9 +48,9 @@ class AdamW(Optimizer):
                 raise TypeError(f"For 'AdamW', the '{flag}' must be bool, but got {type(v).__name__}.")
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize)
         super().__init__(params, defaults)
-        self.exp_avg = self.parameters.clone(prefix="exp_avg", init="zeros")
-        self.exp_avg_sq = self.parameters.clone(prefix="exp_avg_sq", init="zeros")
-        self.max_exp_avg_sq = self.parameters.clone(prefix="max_exp_avg_sq", init="zeros")
+        self._param_state("exp_avg", "exp_avg")
+        self._param_state("exp_avg_sq", "exp_avg_sq")
+        self._param_state("max_exp_avg_sq", "max_exp_avg_sq")
         self.state_step = Parameter(_core.full([], 0, mstype.int32), "state_step")
 
     def construct(self, gradients):
@@ -58,11 +58,11 @@ class AdamW(Optimizer):
         # t is computed before the increment is assigned (the same value in PyNative and in a graph).
         step = _core.add(_core.cast(self.state_step, mstype.float32), 1.0)
         _core.assign(self.state_step, _core.add(self.state_step, 1))
-        for gid, group in enumerate(self.param_groups):
+        for group, start, end in self._group_ranges():
             beta1, beta2 = (float(b) for b in group["betas"])
-            start, end = self.group_start_id[gid], self.group_start_id[gid + 1]
             for i in range(start, end):
-                adamw_update(self.parameters[i], gradients[i], self.exp_avg[i], self.exp_avg_sq[i],
-                             self.max_exp_avg_sq[i], group["lr"], group["weight_decay"], beta1, beta2,
+                p = self.parameters[i]
+                adamw_update(p, gradients[i], self.exp_avg[i], self.exp_avg_sq[i], self.max_exp_avg_sq[i],
+                             self._group_lr(group, p.dtype), group["weight_decay"], beta1, beta2,
                              float(group["eps"]), step, group["amsgrad"], group["maximize"])
         return True

@@ -1,0 +1,179 @@
+"""kiln.experimental.optim's ASGD, RMSprop and Rprop (MindSpore 2.10's mindspore.experimental.optim classes of
+those names: PyTorch's formulas, composed of Kiln ops; the first-step and threshold cases are selects, so that one
+update runs eagerly, compiled, and inside a compiled training step)."""
+from ..._loader import _core
+from ...common import dtype as mstype
+from ...common.parameter import Parameter
+from . import _checks
+from .adaptive import _advance, _as, _step_counter
+from .optimizer import Optimizer
+
+__all__ = ["ASGD", "RMSprop", "Rprop"]
+
+_F32 = mstype.float32
+
+
+class ASGD(Optimizer):
+    r"""Averaged SGD [Polyak & Juditsky 1992] (PyTorch's formula, as MindSpore's), per group with lambd λd, alpha
+    α, t0; t is the step count including this step, η the step size (γ at the first step), μ the averaging rate:
+
+        g ← −g if maximize;   g ← g + λ·w
+        w ← w·(1 − λd·η) − η·g
+        ax ← ax + μ·(w − ax)   (ax ← w while μ = 1)
+        η ← γ / (1 + λd·γ·t)^α;   μ ← 1 / max(1, t − t0)
+
+    Args: params, lr (> 0, default 0.01), lambd (float, default 1e-4), alpha (default 0.75), t0 (float, default
+        1e6), weight_decay (≥ 0, default 0.0), maximize (bool, default False).
+    State Parameters: `eta_<name>`, `mu_<name>` (0-d float32), `ax.<name>` (the average), `step_t`. Returns True.
+    Raises: ValueError for lr ≤ 0 or weight_decay < 0; TypeError for a lambd or t0 that is not a float, a
+        non-number alpha, a non-bool maximize; the Optimizer errors.
+    """
+
+    def __init__(self, params, lr=0.01, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0.0, maximize=False):
+        name = type(self).__name__
+        _checks.lr_value(lr, name, strict=True)
+        _checks.number(weight_decay, "weight_decay", name, lower=0.0)
+        for arg, v in (("lambd", lambd), ("t0", t0)):
+            if not isinstance(v, float):
+                raise TypeError(f"For 'ASGD', the type of {arg} must be float, but got {type(v)}.")
+        _checks.number(alpha, "alpha", name)
+        _checks.flag(maximize, "maximize", name)
+        super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
+                                      maximize=maximize))
+        self._scalar_state("mu", "mu", 1.0)
+        self._scalar_state("eta", "eta", 0.0)
+        self._param_state("ax", "ax")
+        _step_counter(self)
+
+    def construct(self, gradients):
+        self._check_gradients(gradients)
+        t = _advance(self)
+        first = _core.equal(t, _core.full([], 1.0, _F32))
+        for group, start, end in self._group_ranges():
+            lambd, alpha, t0 = float(group["lambd"]), float(group["alpha"]), float(group["t0"])
+            lr = self._group_lr(group, _F32)
+            for i in range(start, end):
+                p = self.parameters[i]
+                dt = p.dtype
+                g = self._prepared_gradient(p, gradients[i], group["weight_decay"], group["maximize"])
+                eta = _core.select(first, lr, self.eta[i])
+                w = _core.sub(_core.mul(p, _as(_core.sub(1.0, _core.mul(eta, lambd)), dt)),
+                              _core.mul(g, _as(eta, dt)))
+                _core.assign(p, w)
+                mu = self.mu[i]
+                ax = self.ax[i]
+                averaged = _core.add(ax, _core.mul(_core.sub(w, ax), _as(mu, dt)))
+                _core.assign(ax, _core.select(_core.equal(mu, _core.full([], 1.0, _F32)), w, averaged))
+                base = _core.add(_core.mul(_core.mul(lr, t), lambd), 1.0)
+                _core.assign(self.eta[i], _core.div(lr, _core.pow(base, _core.full([], alpha, _F32))))
+                _core.assign(mu, _core.div(1.0, _core.maximum(_core.sub(t, t0), _core.full([], 1.0, _F32))))
+        return True
+
+
+class RMSprop(Optimizer):
+    r"""RMSprop [Hinton, Coursera lecture 6.5] (PyTorch's formula, as MindSpore's), per group with alpha α,
+    momentum μ, centered:
+
+        g ← −g if maximize;   g ← g + λ·w
+        s ← α·s + (1 − α)·g²
+        centered: ḡ ← α·ḡ + (1 − α)·g;   d = √(s − ḡ²) + ε     else d = √s + ε
+        μ > 0: b ← μ·b + g/d;   w ← w − γ·b          else w ← w − γ·g/d
+
+    Args: params, lr (> 0, default 1e-2), alpha (≥ 0, default 0.99), eps (> 0, default 1e-8), weight_decay (≥ 0,
+        default 0.0), momentum (≥ 0, default 0.0), centered (bool, default False), maximize (bool, default False).
+    State Parameters: `mean_square.<name>` (s), `mean_grad.<name>` (ḡ), `moment.<name>` (b), zeros. Returns True.
+    Raises: ValueError for a value outside those ranges; TypeError for a non-number or non-bool; the Optimizer
+        errors.
+    """
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False,
+                 maximize=False):
+        name = type(self).__name__
+        _checks.lr_value(lr, name, strict=True)
+        _checks.number(alpha, "alpha", name, lower=0.0)
+        _checks.number(eps, "eps", name, lower=0.0, strict=True)
+        _checks.number(momentum, "momentum", name, lower=0.0)
+        _checks.number(weight_decay, "weight_decay", name, lower=0.0)
+        _checks.flag(centered, "centered", name)
+        _checks.flag(maximize, "maximize", name)
+        super().__init__(params, dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                                      weight_decay=weight_decay, maximize=maximize))
+        self._param_state("mean_grad", "mean_grad")
+        self._param_state("mean_square", "mean_square")
+        self._param_state("moment", "moment")
+
+    def construct(self, gradients):
+        self._check_gradients(gradients)
+        for group, start, end in self._group_ranges():
+            alpha, eps, mom = float(group["alpha"]), float(group["eps"]), float(group["momentum"])
+            for i in range(start, end):
+                p = self.parameters[i]
+                g = self._prepared_gradient(p, gradients[i], group["weight_decay"], group["maximize"])
+                s = _core.add(_core.mul(self.mean_square[i], alpha), _core.mul(_core.square(g), 1.0 - alpha))
+                _core.assign(self.mean_square[i], s)
+                if group["centered"]:
+                    gbar = _core.add(_core.mul(self.mean_grad[i], alpha), _core.mul(g, 1.0 - alpha))
+                    _core.assign(self.mean_grad[i], gbar)
+                    s = _core.sub(s, _core.square(gbar))
+                step = _core.div(g, _core.add(_core.sqrt(s), eps))
+                if mom > 0:
+                    step = _core.add(_core.mul(self.moment[i], mom), step)
+                    _core.assign(self.moment[i], step)
+                _core.assign(p, _core.sub(p, _core.mul(step, self._group_lr(group, p.dtype))))
+        return True
+
+
+class Rprop(Optimizer):
+    r"""Rprop, resilient backpropagation [Riedmiller & Braun 1993] (PyTorch's formula, as MindSpore's), per group
+    with etas (η−, η+) and step_sizes (Δmin, Δmax); each element keeps its own step size Δ (γ before the first
+    step) and its previous gradient g':
+
+        g ← −g if maximize
+        s = sign(g·g');   Δ ← clip(Δ·(η+ if s > 0, η− if s < 0, 1 if s = 0), Δmin, Δmax)
+        g ← 0 where s < 0;   g' ← g;   w ← w − sign(g)·Δ
+
+    Args: params, lr (> 0, default 1e-2), etas (η− in (0, 1), η+ > 1; default (0.5, 1.2)), step_sizes (default
+        (1e-6, 50)). Keyword Args: maximize (bool, default False).
+    State Parameters: `prev.<name>` (g'), `step_size.<name>` (Δ), `step_t`. Returns True.
+    Raises: ValueError for etas outside those ranges or lr ≤ 0; TypeError for non-pairs, non-numbers or a non-bool
+        maximize; the Optimizer errors.
+    """
+
+    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, maximize=False):
+        name = type(self).__name__
+        _checks.lr_value(lr, name, strict=True)
+        etas = _checks.pair(etas, "etas", name)
+        _checks.pair(step_sizes, "step_sizes", name)
+        _checks.number(etas[1], "etas[1]", name, lower=1.0, strict=True)
+        _checks.number(etas[0], "etas[0]", name, lower=0.0, strict=True, upper=1.0)
+        _checks.flag(maximize, "maximize", name)
+        super().__init__(params, dict(lr=lr, etas=etas, step_sizes=step_sizes, maximize=maximize))
+        self._param_state("prev", "prev")
+        self._param_state("step_size", "step_size")
+        _step_counter(self)
+
+    def construct(self, gradients):
+        self._check_gradients(gradients)
+        t = _advance(self)
+        first = _core.equal(t, _core.full([], 1.0, _F32))
+        for group, start, end in self._group_ranges():
+            eta_minus, eta_plus = (float(e) for e in group["etas"])
+            lo, hi = (float(s) for s in group["step_sizes"])
+            lr = self._group_lr(group, _F32)
+            for i in range(start, end):
+                p = self.parameters[i]
+                dt = p.dtype
+                g = self._prepared_gradient(p, gradients[i], 0.0, group["maximize"])
+                size = _core.select(first, _core.add(_core.zeros_like(self.step_size[i]), _as(lr, dt)),
+                                    self.step_size[i])
+                s = _core.sign(_core.mul(g, self.prev[i]))
+                zero = _core.zeros_like(s)
+                factor = _core.select(_core.greater(s, zero), _core.add(zero, eta_plus),
+                                      _core.select(_core.less(s, zero), _core.add(zero, eta_minus),
+                                                   _core.add(zero, 1.0)))
+                size = _core.clip(_core.mul(size, factor), lo, hi)
+                _core.assign(self.step_size[i], size)
+                g = _core.select(_core.less(s, zero), zero, g)
+                _core.assign(self.prev[i], g)
+                _core.assign(p, _core.sub(p, _core.mul(_core.sign(g), size)))
+        return True
