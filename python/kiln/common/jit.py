@@ -241,6 +241,8 @@ class CompiledGraph:
         self._pins = []  # unhashable non-tensor arguments keyed by id (see _key_of)
         self.from_disk = False  # loaded from the compile cache on disk (graph_before is then the optimized graph)
         self._writes = ()  # (object or weakref, attribute) set from the graph's extra outputs after every run
+        self._in_writes = ()  # indices (in the flattened inputs) of the inputs the graph writes in place
+        self._post = False  # _writes or _in_writes: the outputs are (result, attribute values, input values)
 
     @property
     def planned_peak_bytes(self):
@@ -422,20 +424,22 @@ class JitFunction:
                 entry = self._dyn_fast.get((sig, flags, context._context["device_target"], _seed._global_seed))
                 if entry is not None:
                     entry._used = next(_clock)
-                    out = entry.executable.run(args)
-                    if entry._writes:
-                        return _write_back(entry, out)
-                    return _unflatten(entry._out_struct, out)
+                    if not entry._in_writes or _distinct(args):
+                        out = entry.executable.run(args)
+                        if entry._post:
+                            return _write_back(entry, out, args)
+                        return _unflatten(entry._out_struct, out)
         elif not kwargs and self._key_extra is None:
             sig = _tensor_signature(*args)
             if sig is not None:  # fast path: positional Tensors only
                 entry = self._fast.get((sig, flags, context._context["device_target"], _seed._global_seed))
                 if entry is not None:
                     entry._used = next(_clock)
-                    out = entry.executable.run(args)  # a tuple converts as a list does (no copy in Python)
-                    if entry._writes:
-                        return _write_back(entry, out)
-                    return _unflatten(entry._out_struct, out)
+                    if not entry._in_writes or _distinct(args):  # f(a, a) of a graph writing a: the slow path
+                        out = entry.executable.run(args)  # a tuple converts as a list does (no copy in Python)
+                        if entry._post:
+                            return _write_back(entry, out, args)
+                        return _unflatten(entry._out_struct, out)
         tensors = []
         struct = _flatten((args, kwargs), tensors)
         pins = []
@@ -453,8 +457,8 @@ class JitFunction:
         if entry.executable is None:  # jit_syntax_level=LAX, code that reads tensor values: runs in PyNative
             return self._python(args, kwargs)
         outs = entry.executable.run(tensors)
-        if entry._writes:
-            return _write_back(entry, outs)
+        if entry._post:
+            return _write_back(entry, outs, tensors)
         return _unflatten(entry._out_struct, outs)
 
     def _key(self, struct, tensors, flags, pins):
@@ -465,7 +469,7 @@ class JitFunction:
             shapes = ("dynamic", _dynamic.check_call(spec, tensors, self.name), tuple(t.dtype for t in tensors))
         return (_key_of(struct, pins), shapes, flags,
                 context.get_context("device_target"), self._key_extra() if self._key_extra else None,
-                _seed._global_seed)
+                _seed._global_seed, _aliases(tensors))
 
     def _spec(self):
         """The dynamic-shape Spec of the input signature (input_signature, else the Cell's set_inputs), or None when
@@ -476,7 +480,7 @@ class JitFunction:
         return None if src is None else src()
 
     def _remember_fast(self, entry, args, key):
-        if entry.executable is None:  # an EagerEntry: no fast path
+        if entry.executable is None or key[6] is not None:  # an EagerEntry, or a graph for one tensor passed twice
             return
         if isinstance(entry.executable, _dynamic.DynamicExecutable):  # keyed per concrete signature, bounded
             sig = _tensor_signature(*args)
@@ -498,7 +502,8 @@ class JitFunction:
         if self.input_signature is not None and spec is None:
             _check_signature(self.input_signature, tensors, self.name)
         t0 = time.perf_counter()
-        lookup = self._disk_lookup(struct, tensors) if spec is None else None
+        # (A call passing one tensor twice gets its own graph (key[6]); the disk cache does not key that: memory only.)
+        lookup = self._disk_lookup(struct, tensors) if spec is None and _aliases(tensors) is None else None
         recorded = []
         loaded = None
         if lookup is not None:
@@ -512,18 +517,21 @@ class JitFunction:
                 recorded.clear()
                 loaded = None
         if loaded is not None:  # from the compile cache on disk: no trace
-            graph, out_struct, log, exe = loaded
+            graph, out_struct, log, in_writes, exe = loaded
             entry = CompiledGraph(self.name, graph, graph, exe, log, time.perf_counter() - t0, out_struct)
+            entry._in_writes = in_writes
+            entry._post = bool(in_writes)
             entry.from_disk = True
             with self._lock:
                 self.disk_loads += 1
         else:
             try:
                 if spec is not None:
-                    graph, before, out_struct, sources, writes, log, exe = self._trace_dynamic(struct, spec, recorded)
+                    graph, before, out_struct, sources, writes, in_writes, log, exe = \
+                        self._trace_dynamic(struct, spec, recorded)
                 else:
-                    graph, before, out_struct, sources, writes = self._trace(struct, tensors, recorded,
-                                                                             lookup is not None)
+                    graph, before, out_struct, sources, writes, in_writes = self._trace(struct, tensors, recorded,
+                                                                                        lookup is not None)
             except RuntimeError as e:
                 if not _graph_builtins.runs_eagerly(e, self.name):
                     raise
@@ -537,12 +545,14 @@ class JitFunction:
                 exe = _core.Executable(graph)
             entry = CompiledGraph(self.name, before, graph, exe, log, time.perf_counter() - t0, out_struct)
             entry._writes = tuple((_weak_or_strong(o), n) for o, n in writes)
+            entry._in_writes = in_writes
+            entry._post = bool(writes or in_writes)
             if writes and lookup is not None:
                 self._note_unstorable("it sets object attributes from the graph (kept in memory)")
                 lookup = None
             if lookup is not None:
                 try:
-                    _disk_cache.save(lookup, graph, out_struct, log, recorded, sources)
+                    _disk_cache.save(lookup, graph, out_struct, log, recorded, sources, in_writes)
                 except _disk_cache.Unstorable as e:
                     self._note_unstorable(str(e))
                 except Exception as e:  # noqa: BLE001 — the graph is compiled; only the file is missing
@@ -579,9 +589,19 @@ class JitFunction:
         with _lock:
             _recording[0] += 1
         sources = None
+        stands = getattr(_local, "param_inputs", None)
+        if stands is None:
+            stands = _local.param_inputs = []
+        depth = len(stands)
         try:
             with _core.Trace(self.name) as tr, _graph_builtins.trace_scope():
                 sym = [tr.input(t.shape, t.dtype) for t in tensors]
+                alias = _aliases(tensors)
+                if alias is not None:  # one tensor passed twice: one symbolic tensor, so a write is seen by both
+                    sym = [sym[j] for j in alias]
+                ids = [t._id for t in sym]
+                from .parameter import Parameter
+                stands.append({id(sym[i]) for i, t in enumerate(tensors) if isinstance(t, Parameter)})
                 a, k = _unflatten(struct, sym)
                 if record_sources:
                     with _disk_cache.SourceRecorder() as rec:
@@ -592,16 +612,21 @@ class JitFunction:
                 out = _graph_builtins.materialize(out)  # returned generators/iterators: lists/tuples, as MindSpore
                 target = self._target()
                 writes = _graph_builtins.attribute_writes(([target] if target is not None else []) + recorded)
-                if writes:  # attributes set to graph values: extra outputs, set after every run (_write_back)
-                    out = (out, tuple(t for _, _, t in writes))
+                # Inputs written in place (ops.assign, add_, x[i] = v, ... rebind the symbolic input to a new value,
+                # Note [writes into inputs]): their final values are extra outputs, copied into the caller's
+                # tensors after every run.
+                in_writes = tuple(i for i, t in enumerate(sym) if t._id != ids[i] and (alias is None or alias[i] == i))
+                if writes or in_writes:  # extra outputs, set after every run (_write_back)
+                    out = (out, tuple(t for _, _, t in writes), tuple(sym[i] for i in in_writes))
                 out_tensors = []
                 out_struct = _keep_identity(out, _flatten(out, out_tensors), _globals_ids(self.fn))
                 graph = tr.finish(out_tensors)
         finally:
             stack.pop()
+            del stands[depth:]
             with _lock:
                 _recording[0] -= 1
-        return graph, graph.copy(), out_struct, sources, [(o, n) for o, n, _ in writes]
+        return graph, graph.copy(), out_struct, sources, [(o, n) for o, n, _ in writes], in_writes
 
     def _compile_shared(self, key, struct, tensors, args, kwargs):
         """_compile for a dynamic-shape key, once: a thread that finds the key being compiled by another waits for
@@ -635,10 +660,10 @@ class JitFunction:
                 with _dynamic.probing(t, spec.axes) as state:
                     states.append(state)
                     res = self._trace(struct, _dynamic.probe_tensors(spec, t), recorded if t == 0 else [], False)
-                graph, before, out_struct, _, writes = res
+                graph, before, out_struct, _, writes, in_writes = res
                 log = graph.optimize()
                 if first is None:
-                    first = (graph, before, out_struct, None, writes, log)
+                    first = (graph, before, out_struct, None, writes, in_writes, log)
                     out_key = repr(_key_of(out_struct, []))
                 elif repr(_key_of(out_struct, [])) != out_key:
                     raise _dynamic.StructureError(
@@ -704,14 +729,39 @@ def _weak_or_strong(obj):
         return lambda: obj
 
 
-def _write_back(entry, outs):
-    """The result of a graph that sets object attributes: sets them to this run's values, returns the rest."""
-    res, values = _unflatten(entry._out_struct, outs)
+def _write_back(entry, outs, tensors):
+    """The result of a graph that sets object attributes or writes its inputs: sets the attributes to this run's
+    values, copies the written inputs' final values into the caller's tensors (`tensors`: the flattened inputs of
+    the call; None: inputs the caller cannot see, e.g. a data sink's batches), returns the rest."""
+    res, values, inputs = _unflatten(entry._out_struct, outs)
     for (ref, name), v in zip(entry._writes, values):
         obj = ref()
         if obj is not None:
             setattr(obj, name, v)
+    if tensors is not None:
+        for i, v in zip(entry._in_writes, inputs):
+            _core.assign(tensors[i], v)
     return res
+
+
+def stands_for_parameter(x):
+    """True when x is the symbolic input that a Parameter argument of a function being compiled (on this thread) is
+    traced as: ops.assign_add & co. accept it as they accept the Parameter."""
+    return any(id(x) in s for s in getattr(_local, "param_inputs", None) or ())
+
+
+def _distinct(args):
+    """True when no tensor object occurs twice among `args`."""
+    return len(args) < 2 or len({id(a) for a in args}) == len(args)
+
+
+def _aliases(tensors):
+    """None when every tensor of a call is a distinct object; else, for each position, the first position holding
+    the same object (part of the compile key: a write through one argument must be seen through the other)."""
+    if _distinct(tensors):
+        return None
+    first = {}
+    return tuple(first.setdefault(id(t), i) for i, t in enumerate(tensors))
 
 
 def _check_signature(signature, tensors, name):
