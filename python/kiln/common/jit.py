@@ -27,7 +27,17 @@ Note [the compile cache] (docs/decisions.md, "Compile cache"):
 * On disk. With set_context(enable_compile_cache=True) (or MS_COMPILER_CACHE_ENABLE=1) a miss first looks for the
   graph in the cache directory (kiln/common/_disk_cache.py, docs/compile_cache.md): a usable file is loaded, its
   captures re-bound by name, and no trace happens; otherwise the function is traced and the optimized graph written
-  (when every capture can be named)."""
+  (when every capture can be named).
+
+Note [writes into inputs] (docs/decisions.md, "Writes into graph inputs"): inside a trace an input is a symbolic
+tensor, and an in-place write to it (ops.assign & co., add_/copy_/zero_..., x[i] = v, through a view of it, inside a
+compiled if/while) rebinds it to a new graph value, so reads follow program order. _trace compares each input's
+value at the end with the one it started as; the final values of the written inputs become extra graph outputs
+(out = (result, attribute values, input values)), and after every run _write_back copies them into the caller's
+tensors (`_core.assign`: a Parameter, a plain Tensor, a view of a caller's tensor all keep their identity and
+storage). One tensor object passed twice is traced as one symbolic input (a write through one name is read through
+the other), and the key records that aliasing (key[6]); such a graph is never on the fast path nor on disk, and a
+graph that writes inputs leaves the fast path for a call that passes one tensor twice."""
 import functools
 import itertools
 import os
