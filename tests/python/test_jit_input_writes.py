@@ -393,9 +393,28 @@ def _if_rebind(x, c):
     return x + y
 
 
+def _if_methods(x, c):
+    if c.sum() > 0:
+        x.add_(1.0)
+    else:
+        ops.assign(x, x - 1.0)
+    return x * 1
+
+
+def _while_method(x, n):
+    i = Tensor(0, ms.int32)
+    while i < n:
+        x.mul_(2.0)
+        i += 1
+    return x + 0
+
+
 @pytest.mark.parametrize("fn, extra", [(_if_setitem, t([1.0])), (_if_setitem, t([-1.0])),
-                                       (_while_setitem, Tensor(3, ms.int32)), (_if_rebind, t([1.0]))],
-                         ids=["if-true", "if-false", "while", "if-rebind"])
+                                       (_while_setitem, Tensor(3, ms.int32)), (_if_rebind, t([1.0])),
+                                       (_if_methods, t([1.0])), (_if_methods, t([-1.0])),
+                                       (_while_method, Tensor(2, ms.int32))],
+                         ids=["if-true", "if-false", "while", "if-rebind", "if-method-true", "if-method-false",
+                              "while-method"])
 def test_writes_inside_compiled_control_flow(fn, extra):
     eager, compiled = _both(fn, lambda: (t([1.0, 1.0]), extra), calls=2)
     _assert_same(eager, compiled)
