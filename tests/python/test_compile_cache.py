@@ -212,6 +212,12 @@ def _ctc_inputs(n):
 LAYERS.update({
     "Threshold": [(lambda: nn.Threshold(0.1, 2.0), lambda n: (f32(_r(n), n, 5),))],
     "GLU": [(lambda: nn.GLU(), lambda n: (f32(_r(n), n, 6),))],
+    # mint.nn layers over the mint functional forms (kiln/mint/nn/_layers_more.py)
+    "Hardshrink": [(lambda: ms.mint.nn.Hardshrink(0.3), lambda n: (f32(_r(n), n, 5),))],
+    "Softshrink": [(lambda: ms.mint.nn.Softshrink(0.3), lambda n: (f32(_r(n), n, 5),))],
+    "Hardswish": [(lambda: ms.mint.nn.Hardswish(), lambda n: (f32(_r(n), n, 5),))],
+    "SELU": [(lambda: ms.mint.nn.SELU(), lambda n: (f32(_r(n), n, 5),))],
+    "PixelShuffle": [(lambda: ms.mint.nn.PixelShuffle(2), lambda n: (f32(_r(n), n, 4, 2, 2),))],
     "Conv3d": [(lambda: nn.Conv3d(2, 3, 2), lambda n: (f32(_r(n), n, 2, 3, 4, 4),))],
     "Conv3dTranspose": [(lambda: nn.Conv3dTranspose(2, 3, 2, stride=2), lambda n: (f32(_r(n), n, 2, 2, 3, 3),))],
     "MaxPool3d": [(lambda: nn.MaxPool3d(2, 2), lambda n: (f32(_r(n), n, 2, 4, 4, 4),))],

@@ -59,6 +59,31 @@ def _assigned(stmts):
             and (not n.startswith("_kiln_") or n == _RET or n.startswith(_BRK))]
 
 
+_ASSIGN_FUNCS = {"assign", "assign_add", "assign_sub"}
+
+
+def _written_in_place(stmts):
+    """Names the statements write in place with a call: `x.add_(...)` (a public method whose name ends in one
+    underscore), `x.assign_value(...)`, `ops.assign(x, ...)` / assign_add / assign_sub (nested scopes excluded)."""
+    out = []
+    for n in _walk_local(stmts):
+        if not isinstance(n, ast.Call):
+            continue
+        f, name = n.func, None
+        if isinstance(f, ast.Call) and isinstance(f.func, ast.Attribute) and f.func.attr == "callee" and \
+                len(f.args) == 1:  # already rewritten: _kiln_cf.callee(x.add_)(y)
+            f = f.args[0]
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
+                ((f.attr.endswith("_") and not f.attr.startswith("_")) or f.attr == "assign_value"):
+            name = f.value.id
+        fname = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+        if fname in _ASSIGN_FUNCS and n.args and isinstance(n.args[0], ast.Name):
+            name = n.args[0].id
+        if name and name not in out:
+            out.append(name)
+    return out
+
+
 def _stored_outside_comprehension(stmts, name):
     inside = set()
     for n in _walk_local(stmts):

@@ -35,7 +35,7 @@ import sysconfig
 import types
 
 from . import _control_flow, _graph_builtins
-from ._ast_analysis import (_RET, _BRK, _assigned, _at_path_ends_only, _fold, _has, _has_not, _read_first,  # noqa: F401
+from ._ast_analysis import (_RET, _BRK, _assigned, _written_in_place, _at_path_ends_only, _fold, _has, _has_not, _read_first,  # noqa: F401
                             _walk_local, _walk_loop_local)
 
 _CF = "_kiln_cf"
@@ -261,6 +261,17 @@ class _Rewriter:
         self.n = 0
         args = fdef.args
         self.first_arg = (args.posonlyargs + args.args)[0].arg if (args.posonlyargs + args.args) else None
+        # the function's local names: a tensor written in place in a branch/loop body is one of its variables
+        self.locals = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs} | \
+            {a.arg for a in (args.vararg, args.kwarg) if a is not None} | set(_assigned(fdef.body))
+
+    def _with_written(self, names, stmts):
+        """names, plus the local variables that `stmts` write in place (x.add_(y), ops.assign(x, v), ...): their new
+        values flow out of a compiled if/loop (and reach the tensor object, _control_flow._write_through)."""
+        for n in _written_in_place(stmts):
+            if n in self.locals and n not in names:
+                names.append(n)
+        return names
 
     def _fresh(self, kind):
         self.n += 1
@@ -364,7 +375,7 @@ class _Rewriter:
             return s
         body = self.block(s.body)
         orelse = self.block(s.orelse)
-        names = _assigned(body + orelse)
+        names = self._with_written(_assigned(body + orelse), body + orelse)
         tn, fn = self._fresh("if_true"), self._fresh("if_false")
         out = [ast.copy_location(self._branch_fn(tn, names, body), s),
                ast.copy_location(self._branch_fn(fn, names, orelse), s)]
@@ -403,7 +414,7 @@ class _Rewriter:
         body, brk = lb
         read_first = _read_first(body)[0]
         body = self.block(body)
-        names = _assigned(body)
+        names = self._with_written(_assigned(body), body)
         test = _Expr().visit(s.test)
         pre = []
         if brk:
@@ -439,7 +450,7 @@ class _Rewriter:
             body = [ast.copy_location(ast.If(test=_call(_cf("not_"), [_name(flag)]), body=body, orelse=[]), s)]
         read_first = _read_first([ast.Assign(targets=[s.target], value=ast.Constant(value=0))] + body)[0]
         body = [ast.copy_location(ast.Assign(targets=[s.target], value=_name(item)), s)] + self.block(body)
-        names = _assigned(body)
+        names = self._with_written(_assigned(body), body)
         if brk and flag not in names:
             names.append(flag)
         it = _Expr().visit(s.iter)

@@ -117,6 +117,7 @@ def _trace(name, fn, in_tensors, in_struct, post=None):
     is flattened (run inside the trace). Returns (graph, lifted tensors, output structure, output tensors' metas)."""
     with _core.Trace(name, lift=True) as tr, _deferred_writes.scope(False):
         sym = [tr.input(t.shape, t.dtype) for t in in_tensors]
+        ids = [t._id for t in sym]
         out = fn(*_unflatten(in_struct, sym))
         if post is not None:
             out = post(out)
@@ -124,7 +125,34 @@ def _trace(name, fn, in_tensors, in_struct, post=None):
         struct = _flatten(out, outs)
         g = tr.finish(outs)
         lifted = tr.lifted()
+        written = {j for j, t in enumerate(sym) if t._id != ids[j]}  # inputs written in place (x[i] = v, add_, ...)
+    stack = _written_stack()
+    if stack:
+        stack[-1] |= written
     return g, lifted, struct, [(tuple(t.shape), t.dtype) for t in outs]
+
+
+_tls = threading.local()
+
+
+def _written_stack():
+    """This thread's stack of sets: indices of the in_tensors of the control-flow statements being compiled that a
+    branch/body wrote in place."""
+    st = getattr(_tls, "written", None)
+    if st is None:
+        st = _tls.written = []
+    return st
+
+
+def _write_through(vals, res, idx_of, written, what):
+    """After a compiled if/while: a variable whose tensor a branch/body wrote in place (`x[i] = v`) has the new value
+    written into the tensor object it held before the statement (as in PyNative, so that other names for that
+    object, and a caller's argument, see the write), and keeps that object."""
+    from ._indexing import commit_write
+    for i, j in idx_of.items():
+        if j in written and isinstance(vals[i], Tensor) and isinstance(res[i], Tensor) and res[i] is not vals[i]:
+            commit_write(vals[i], res[i], what)
+            res[i] = vals[i]
 
 
 def _numbers_to_tensors(vals, dtypes=None):
@@ -163,8 +191,14 @@ def _compiled_if(pred, then_fn, else_fn, vals, names, what):
                 ts = [t.astype(casts[j]) if j in casts and t.dtype != casts[j] else t for j, t in enumerate(ts)]
                 out = _unflatten(st_, ts)
             return out
-        gt, lt, st, mt = _trace("if_true", then_fn, in_tensors, in_struct, post)
-        ge, le, se, me = _trace("if_false", else_fn, in_tensors, in_struct, post)
+        depth = len(_written_stack())
+        _written_stack().append(set())
+        try:
+            gt, lt, st, mt = _trace("if_true", then_fn, in_tensors, in_struct, post)
+            ge, le, se, me = _trace("if_false", else_fn, in_tensors, in_struct, post)
+        finally:
+            written = _written_stack()[-1]
+            del _written_stack()[depth:]
         retry = False
         if keep is None:
             drop = set()
@@ -203,6 +237,10 @@ def _compiled_if(pred, then_fn, else_fn, vals, names, what):
         for i in range(len(res)):
             if i not in keep:
                 res[i] = _Undefined(names[i], loc)
+    if written:
+        from .jit import _Leaf
+        _write_through(vals, res, {i: s_.index for i, s_ in enumerate(in_struct) if isinstance(s_, _Leaf)}, written,
+                       what)
     return tuple(res)
 
 
@@ -363,6 +401,8 @@ def _compiled_while(cond_fn, body_fn, vals, names, what):
             _check_pred(c, what)
             return c
 
+        depth = len(_written_stack())
+        _written_stack().append(set())
         gc, lc, sc, mc = _trace("while_cond", lambda *c: cond_post(cond_fn(*full(c))), init, _leaves(len(init)))
         out_dtypes = [m[1] for m in metas]
 
@@ -379,7 +419,11 @@ def _compiled_while(cond_fn, body_fn, vals, names, what):
                 res.append(v)
             return tuple(res)
 
-        gb, lb, sb, mb = _trace("while_body", lambda *c: body_post(body_fn(*full(c))), init, _leaves(len(init)))
+        try:
+            gb, lb, sb, mb = _trace("while_body", lambda *c: body_post(body_fn(*full(c))), init, _leaves(len(init)))
+        finally:
+            written = _written_stack()[-1]
+            del _written_stack()[depth:]
         retry = False
         for j, i in enumerate(carried_idx):
             if mb[j] == metas[j]:
@@ -403,6 +447,8 @@ def _compiled_while(cond_fn, body_fn, vals, names, what):
     for i in range(len(res)):
         if i not in carried_idx:
             res[i] = _Undefined(names[i], loc)
+    if written:
+        _write_through(vals, res, {i: j for j, i in enumerate(carried_idx)}, written, what)
     return tuple(res)
 
 

@@ -14,6 +14,8 @@ at the cost of one alias each.
 import itertools
 import threading
 
+import numpy as np
+
 from .._loader import _core
 from .tensor import Tensor
 from .parameter import Parameter
@@ -52,6 +54,25 @@ def _flatten(value):
             return v
         return build(value)
     return leaves, rebuild
+
+
+def _fits(g_shape, shape):
+    """Whether a gradient of shape g_shape can stand for a tensor of `shape` (equal, or summed over broadcast dims)."""
+    try:
+        return np.broadcast_shapes(tuple(shape), tuple(g_shape)) == tuple(g_shape)
+    except ValueError:
+        return False
+
+
+def _check_shapes(grads, shapes, what, noun="input"):
+    """ValueError naming `what` (e.g. "the bprop of Cell 'C'") when a gradient's shape does not fit its tensor's.
+    `shapes`: {index: shape} of the tensors the gradients are for."""
+    for i, shape in shapes.items():
+        g = grads[i]
+        if isinstance(g, Tensor) and not _fits(g.shape, shape):
+            raise ValueError(f"{what} returned a gradient of shape {list(g.shape)} for {noun} {i} of shape "
+                             f"{list(shape)}: each gradient must have the shape of its {noun} (or a shape it "
+                             "broadcasts to, summed back).")
 
 
 def _as_grad_tuple(res, n, who, checked=None):
@@ -100,6 +121,8 @@ def call_with_bprop(cell, args, kwargs, run):
             call[i] = t
         res = cell.bprop(*call, rebuild(outs), rebuild(_zeros_for(gouts, outs)))
         grads = _as_grad_tuple(res, n_args, who, tensor_set)
+        _check_shapes(grads, {i: tuple(t.shape) for i, t in zip(tensor_pos, ins)},
+                      f"The bprop of Cell '{type(cell).__name__}'")
         return [grads[i] for i in tensor_pos]
 
     new = _core.record_custom([args[i] for i in tensor_pos], leaves, bprop)
@@ -165,6 +188,8 @@ def backward_hook_inputs(cell, args):
             res = h(cell, grad_input, state["grad_output"])
             if res is not None:
                 grad_input = tuple(_as_grad_tuple(res, len(grad_input), f"{name} backward hook"))
+                _check_shapes(grad_input, {k: tuple(o.shape) for k, o in enumerate(outs)},
+                              f"The backward hook {_hook_name(h)} of Cell '{name}'")
         return list(grad_input)
     a = list(args)
     new = _core.record_custom([args[i] for i in tensor_pos], [args[i] for i in tensor_pos], in_bprop)
@@ -210,6 +235,8 @@ def backward_pre_hook_outputs(cell, out):
             res = h(cell, grad_output)
             if res is not None:
                 grad_output = tuple(_as_grad_tuple(res, len(grad_output), f"{name} backward pre-hook"))
+                _check_shapes(grad_output, {k: tuple(o.shape) for k, o in enumerate(outs)},
+                              f"The backward pre-hook {_hook_name(h)} of Cell '{name}'", "output")
         return list(grad_output)
     return rebuild(_core.record_custom(leaves, leaves, pre_bprop))
 
@@ -256,7 +283,10 @@ class HookBackward:
             res = hook_fn(g)
             if res is None:
                 return list(g)
-            return _as_grad_tuple(res, n, "HookBackward")
+            grads = _as_grad_tuple(res, n, "HookBackward")
+            _check_shapes(grads, {k: tuple(o.shape) for k, o in enumerate(outs)},
+                          f"The hook_fn {_hook_name(hook_fn)} of HookBackward")
+            return grads
         out = _core.record_custom(list(inputs), list(inputs), bprop)
         return out[0] if n == 1 else tuple(out)
 
@@ -287,6 +317,7 @@ class InsertGradientOf:
             if not isinstance(r, Tensor):
                 raise TypeError(f"For 'InsertGradientOf', the function must return a Tensor, but got "
                                 f"{type(r).__name__}.")
+            _check_shapes([r], {0: tuple(outs[0].shape)}, f"The function {_hook_name(f)} of InsertGradientOf")
             return [r]
         return _core.record_custom([x], [x], bprop)[0]
 
@@ -295,13 +326,22 @@ class InsertGradientOf:
 _leaf_lock = threading.Lock()
 
 
-def _apply_tensor_hooks(hooks, g):
+def _hook_name(h):
+    return repr(getattr(h, "__qualname__", None) or getattr(h, "__name__", None) or type(h).__name__)
+
+
+def _apply_tensor_hooks(hooks, g, shape):
+    """g after the hooks (each may replace it); `shape`: the hooked tensor's shape (a result must fit it)."""
     for h in list(hooks.values()):
         res = h(g)
         if res is not None:
             if not isinstance(res, Tensor):
                 raise TypeError(f"For 'Tensor.register_hook', the hook must return None or a Tensor, but got "
                                 f"{type(res).__name__}.")
+            if not _fits(res.shape, shape):
+                raise ValueError(f"The hook {_hook_name(h)} registered with Tensor.register_hook returned a gradient "
+                                 f"of shape {list(res.shape)} for a tensor of shape {list(shape)}: the gradient must "
+                                 "have the tensor's shape.")
             g = res
     return g
 
@@ -327,7 +367,7 @@ def register_hook(self, hook):
 
         def bprop(ins, outs, gouts):
             g = gouts[0] if gouts[0] is not None else _core.zeros_like(outs[0])
-            return [_apply_tensor_hooks(node_hooks, g)]
+            return [_apply_tensor_hooks(node_hooks, g, tuple(outs[0].shape))]
         self._rebind(_core.record_custom([self], [self], bprop)[0])
         return handle
     with _leaf_lock:
@@ -347,7 +387,7 @@ def leaf_hooks(t):
 def apply_leaf_hooks(t, g):
     """g after the hooks registered on the leaf t (the gradient the transform returns for t)."""
     hooks = leaf_hooks(t)
-    return _apply_tensor_hooks(hooks, g) if hooks else g
+    return _apply_tensor_hooks(hooks, g, tuple(t.shape)) if hooks else g
 
 
 Tensor.register_hook = register_hook

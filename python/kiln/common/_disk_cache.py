@@ -279,7 +279,7 @@ def _read(path):
 
 
 def load(lookup, recorded_out):
-    """The CompiledGraph parts stored for `lookup`: (graph, out_struct, pass_log), appending the Cells called while
+    """The CompiledGraph parts stored for `lookup`: (graph, out_struct, pass_log, input_writes), appending the Cells called while
     tracing to `recorded_out`; None when there is no usable file (a damaged one warns)."""
     path = lookup.path
     if not os.path.exists(path):
@@ -293,6 +293,7 @@ def load(lookup, recorded_out):
             raise ValueError("the key inside does not match its name")
         out_struct = decode(header["out_struct"])
         pass_log = [str(x) for x in header["pass_log"]]
+        in_writes = tuple(int(i) for i in header.get("input_writes", ()))
         streams = [(int(s), str(op), int(op_seed)) for s, op, op_seed in header["streams"]]
         recorded_paths = [str(p) for p in header["recorded"]]
         sources = [(str(p), str(h)) for p, h in header["sources"]]
@@ -325,6 +326,8 @@ def load(lookup, recorded_out):
         leaves = _leaves(out_struct, [])
         if sorted(leaves) != list(range(graph.num_outputs)):
             raise ValueError("the output structure does not match the graph's outputs")
+        if in_writes and (any(i < 0 for i in in_writes) or not _writes_struct(out_struct, len(in_writes))):
+            raise ValueError("the inputs it writes do not match the graph")
     except LookupError:
         _count("misses")
         return None
@@ -336,13 +339,20 @@ def load(lookup, recorded_out):
         graph.remap_random_streams([s for s, _, _ in streams], [_seed._stream_for((op, sd)) for _, op, sd in streams])
     recorded_out += cells
     _count("loads")
-    return graph, out_struct, pass_log
+    return graph, out_struct, pass_log, in_writes
+
+
+def _writes_struct(out_struct, n):
+    """True when out_struct has the form of a graph that writes n inputs: (result, (), (n input values))."""
+    return (isinstance(out_struct, tuple) and len(out_struct) == 3 and out_struct[1] == ()
+            and isinstance(out_struct[2], tuple) and len(out_struct[2]) == n)
 
 
 # ------------------------------------------------------------------------------------------------------ saving
-def save(lookup, graph, out_struct, pass_log, recorded, source_files):
-    """Writes the entry (atomically). Raises Unstorable when the graph cannot be stored faithfully; warns (once per
-    directory) and returns when the directory cannot be written."""
+def save(lookup, graph, out_struct, pass_log, recorded, source_files, input_writes=()):
+    """Writes the entry (atomically). `input_writes`: the indices of the inputs the graph writes in place (their
+    final values are the last outputs, see jit's Note [writes into inputs]). Raises Unstorable when the graph
+    cannot be stored faithfully; warns (once per directory) and returns when the directory cannot be written."""
     if source_files is None:
         raise Unstorable("another profiler was active while tracing (sources could not be recorded)")
     sources = _source_hashes(source_files)
@@ -373,7 +383,7 @@ def save(lookup, graph, out_struct, pass_log, recorded, source_files):
     header = {
         "format": FORMAT, "key": lookup.key_json, "kiln": kiln_fingerprint(), "sources": sources,
         "out_struct": encode(out_struct), "pass_log": list(pass_log), "streams": streams,
-        "recorded": recorded_paths,
+        "recorded": recorded_paths, "input_writes": [int(i) for i in input_writes],
     }
     try:
         graph_bytes = graph.serialize(names)

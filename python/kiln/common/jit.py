@@ -27,7 +27,17 @@ Note [the compile cache] (docs/decisions.md, "Compile cache"):
 * On disk. With set_context(enable_compile_cache=True) (or MS_COMPILER_CACHE_ENABLE=1) a miss first looks for the
   graph in the cache directory (kiln/common/_disk_cache.py, docs/compile_cache.md): a usable file is loaded, its
   captures re-bound by name, and no trace happens; otherwise the function is traced and the optimized graph written
-  (when every capture can be named)."""
+  (when every capture can be named).
+
+Note [writes into inputs] (docs/decisions.md, "Writes into graph inputs"): inside a trace an input is a symbolic
+tensor, and an in-place write to it (ops.assign & co., add_/copy_/zero_..., x[i] = v, through a view of it, inside a
+compiled if/while) rebinds it to a new graph value, so reads follow program order. _trace compares each input's
+value at the end with the one it started as; the final values of the written inputs become extra graph outputs
+(out = (result, attribute values, input values)), and after every run _write_back copies them into the caller's
+tensors (`_core.assign`: a Parameter, a plain Tensor, a view of a caller's tensor all keep their identity and
+storage). One tensor object passed twice is traced as one symbolic input (a write through one name is read through
+the other), and the key records that aliasing (key[6]); such a graph is never on the fast path nor on disk, and a
+graph that writes inputs leaves the fast path for a call that passes one tensor twice."""
 import functools
 import itertools
 import os
@@ -243,6 +253,8 @@ class CompiledGraph:
         self._pins = []  # unhashable non-tensor arguments keyed by id (see _key_of)
         self.from_disk = False  # loaded from the compile cache on disk (graph_before is then the optimized graph)
         self._writes = ()  # (object or weakref, attribute) set from the graph's extra outputs after every run
+        self._in_writes = ()  # indices (in the flattened inputs) of the inputs the graph writes in place
+        self._post = False  # _writes or _in_writes: the outputs are (result, attribute values, input values)
 
     @property
     def planned_peak_bytes(self):
@@ -424,26 +436,28 @@ class JitFunction:
                 entry = self._dyn_fast.get((sig, flags, context._context["device_target"], _seed._global_seed))
                 if entry is not None:
                     entry._used = next(_clock)
-                    try:
-                        out = entry.executable.run(args)
-                    except ValueError as e:
-                        _reraise_assert(e)
-                    if entry._writes:
-                        return _write_back(entry, out, args)
-                    return _unflatten(entry._out_struct, out)
+                    if not entry._in_writes or _distinct(args):
+                        try:
+                            out = entry.executable.run(args)
+                        except ValueError as e:
+                            _reraise_assert(e)
+                        if entry._post:
+                            return _write_back(entry, out, args)
+                        return _unflatten(entry._out_struct, out)
         elif not kwargs and self._key_extra is None:
             sig = _tensor_signature(*args)
             if sig is not None:  # fast path: positional Tensors only
                 entry = self._fast.get((sig, flags, context._context["device_target"], _seed._global_seed))
                 if entry is not None:
                     entry._used = next(_clock)
-                    try:
-                        out = entry.executable.run(args)  # a tuple converts as a list does (no copy in Python)
-                    except ValueError as e:
-                        _reraise_assert(e)
-                    if entry._writes:
-                        return _write_back(entry, out, args)
-                    return _unflatten(entry._out_struct, out)
+                    if not entry._in_writes or _distinct(args):  # f(a, a) of a graph writing a: the slow path
+                        try:
+                            out = entry.executable.run(args)  # a tuple converts as a list does (no copy in Python)
+                        except ValueError as e:
+                            _reraise_assert(e)
+                        if entry._post:
+                            return _write_back(entry, out, args)
+                        return _unflatten(entry._out_struct, out)
         tensors = []
         struct = _flatten((args, kwargs), tensors)
         pins = []
@@ -464,7 +478,7 @@ class JitFunction:
             outs = entry.executable.run(tensors)
         except ValueError as e:
             _reraise_assert(e)
-        if entry._writes:
+        if entry._post:
             return _write_back(entry, outs, tensors)
         return _unflatten(entry._out_struct, outs)
 
@@ -476,7 +490,7 @@ class JitFunction:
             shapes = ("dynamic", _dynamic.check_call(spec, tensors, self.name), tuple(t.dtype for t in tensors))
         return (_key_of(struct, pins), shapes, flags,
                 context.get_context("device_target"), self._key_extra() if self._key_extra else None,
-                _seed._global_seed)
+                _seed._global_seed, _aliases(tensors))
 
     def _spec(self):
         """The dynamic-shape Spec of the input signature (input_signature, else the Cell's set_inputs), or None when
@@ -487,7 +501,7 @@ class JitFunction:
         return None if src is None else src()
 
     def _remember_fast(self, entry, args, key):
-        if entry.executable is None:  # an EagerEntry: no fast path
+        if entry.executable is None or key[6] is not None:  # an EagerEntry, or a graph for one tensor passed twice
             return
         if isinstance(entry.executable, _dynamic.DynamicExecutable):  # keyed per concrete signature, bounded
             sig = _tensor_signature(*args)
@@ -509,7 +523,8 @@ class JitFunction:
         if self.input_signature is not None and spec is None:
             _check_signature(self.input_signature, tensors, self.name)
         t0 = time.perf_counter()
-        lookup = self._disk_lookup(struct, tensors) if spec is None else None
+        # (A call passing one tensor twice gets its own graph (key[6]); the disk cache does not key that: memory only.)
+        lookup = self._disk_lookup(struct, tensors) if spec is None and _aliases(tensors) is None else None
         recorded = []
         loaded = None
         if lookup is not None:
@@ -523,18 +538,21 @@ class JitFunction:
                 recorded.clear()
                 loaded = None
         if loaded is not None:  # from the compile cache on disk: no trace
-            graph, out_struct, log, exe = loaded
+            graph, out_struct, log, in_writes, exe = loaded
             entry = CompiledGraph(self.name, graph, graph, exe, log, time.perf_counter() - t0, out_struct)
+            entry._in_writes = in_writes
+            entry._post = bool(in_writes)
             entry.from_disk = True
             with self._lock:
                 self.disk_loads += 1
         else:
             try:
                 if spec is not None:
-                    graph, before, out_struct, sources, writes, log, exe = self._trace_dynamic(struct, spec, recorded)
+                    graph, before, out_struct, sources, writes, in_writes, log, exe = \
+                        self._trace_dynamic(struct, spec, recorded)
                 else:
-                    graph, before, out_struct, sources, writes = self._trace(struct, tensors, recorded,
-                                                                             lookup is not None)
+                    graph, before, out_struct, sources, writes, in_writes = self._trace(struct, tensors, recorded,
+                                                                                        lookup is not None)
             except RuntimeError as e:
                 if not _graph_builtins.runs_eagerly(e, self.name):
                     raise
@@ -547,14 +565,16 @@ class JitFunction:
                 log = graph.optimize()
                 exe = _core.Executable(graph)
             entry = CompiledGraph(self.name, before, graph, exe, log, time.perf_counter() - t0, out_struct)
-            entry._writes = tuple((o if o is _INPUT else _weak_or_strong(o), n) for o, n in writes)
+            entry._writes = tuple((_weak_or_strong(o), n) for o, n in writes)
+            entry._in_writes = in_writes
+            entry._post = bool(writes or in_writes)
             if writes and lookup is not None:
                 self._note_unstorable("it sets object attributes or writes its input tensors from the graph (kept in "
                                       "memory)")
                 lookup = None
             if lookup is not None:
                 try:
-                    _disk_cache.save(lookup, graph, out_struct, log, recorded, sources)
+                    _disk_cache.save(lookup, graph, out_struct, log, recorded, sources, in_writes)
                 except _disk_cache.Unstorable as e:
                     self._note_unstorable(str(e))
                 except Exception as e:  # noqa: BLE001 — the graph is compiled; only the file is missing
@@ -591,10 +611,19 @@ class JitFunction:
         with _lock:
             _recording[0] += 1
         sources = None
+        stands = getattr(_local, "param_inputs", None)
+        if stands is None:
+            stands = _local.param_inputs = []
+        depth = len(stands)
         try:
             with _core.Trace(self.name) as tr, _graph_builtins.trace_scope(), _deferred_writes.scope(True) as dw:
                 sym = [tr.input(t.shape, t.dtype) for t in tensors]
-                sym_ids = [t._id for t in sym]
+                alias = _aliases(tensors)
+                if alias is not None:  # one tensor passed twice: one symbolic tensor, so a write is seen by both
+                    sym = [sym[j] for j in alias]
+                ids = [t._id for t in sym]
+                from .parameter import Parameter
+                stands.append({id(sym[i]) for i, t in enumerate(tensors) if isinstance(t, Parameter)})
                 a, k = _unflatten(struct, sym)
                 if record_sources:
                     with _disk_cache.SourceRecorder() as rec:
@@ -605,20 +634,22 @@ class JitFunction:
                 out = _graph_builtins.materialize(out)  # returned generators/iterators: lists/tuples, as MindSpore
                 target = self._target()
                 writes = _graph_builtins.attribute_writes(([target] if target is not None else []) + recorded)
-                # Input tensors written in place (x.add_(y), x[i] = v, ops.assign(x, v)): the caller's tensors get
-                # the values after every run, as MindSpore's graph mode writes its inputs (_write_back).
-                writes += [(_INPUT, i, t) for i, t in enumerate(sym) if t._id != sym_ids[i]]
-                if writes:  # attributes set to graph values: extra outputs, set after every run (_write_back)
-                    out = (out, tuple(t for _, _, t in writes))
+                # Inputs written in place (ops.assign, add_, x[i] = v, ... rebind the symbolic input to a new value,
+                # Note [writes into inputs]): their final values are extra outputs, copied into the caller's
+                # tensors after every run.
+                in_writes = tuple(i for i, t in enumerate(sym) if t._id != ids[i] and (alias is None or alias[i] == i))
+                if writes or in_writes:  # extra outputs, set after every run (_write_back)
+                    out = (out, tuple(t for _, _, t in writes), tuple(sym[i] for i in in_writes))
                 out_tensors = []
                 out_struct = _keep_identity(out, _flatten(out, out_tensors), _globals_ids(self.fn))
                 _deferred_writes.flush(dw)  # Note [deferred state writes]
                 graph = tr.finish(out_tensors)
         finally:
             stack.pop()
+            del stands[depth:]
             with _lock:
                 _recording[0] -= 1
-        return graph, graph.copy(), out_struct, sources, [(o, n) for o, n, _ in writes]
+        return graph, graph.copy(), out_struct, sources, [(o, n) for o, n, _ in writes], in_writes
 
     def _compile_shared(self, key, struct, tensors, args, kwargs):
         """_compile for a dynamic-shape key, once: a thread that finds the key being compiled by another waits for
@@ -652,10 +683,10 @@ class JitFunction:
                 with _dynamic.probing(t, spec.axes) as state:
                     states.append(state)
                     res = self._trace(struct, _dynamic.probe_tensors(spec, t), recorded if t == 0 else [], False)
-                graph, before, out_struct, _, writes = res
+                graph, before, out_struct, _, writes, in_writes = res
                 log = graph.optimize()
                 if first is None:
-                    first = (graph, before, out_struct, None, writes, log)
+                    first = (graph, before, out_struct, None, writes, in_writes, log)
                     out_key = repr(_key_of(out_struct, []))
                 elif repr(_key_of(out_struct, [])) != out_key:
                     raise _dynamic.StructureError(
@@ -729,21 +760,39 @@ def _weak_or_strong(obj):
         return lambda: obj
 
 
-_INPUT = object()  # in CompiledGraph._writes: (_INPUT, i) is the call's input tensor i (written in place)
-
-
-def _write_back(entry, outs, inputs):
-    """The result of a graph that sets object attributes or writes its input tensors: sets them to this run's values
-    (`inputs`: the call's tensors, in flattened order), returns the rest."""
-    res, values = _unflatten(entry._out_struct, outs)
+def _write_back(entry, outs, tensors):
+    """The result of a graph that sets object attributes or writes its inputs: sets the attributes to this run's
+    values, copies the written inputs' final values into the caller's tensors (`tensors`: the flattened inputs of
+    the call; None: inputs the caller cannot see, e.g. a data sink's batches), returns the rest."""
+    res, values, inputs = _unflatten(entry._out_struct, outs)
     for (ref, name), v in zip(entry._writes, values):
-        if ref is _INPUT:
-            _core.assign(inputs[name], v)
-            continue
         obj = ref()
         if obj is not None:
             setattr(obj, name, v)
+    if tensors is not None:
+        for i, v in zip(entry._in_writes, inputs):
+            _core.assign(tensors[i], v)
     return res
+
+
+def stands_for_parameter(x):
+    """True when x is the symbolic input that a Parameter argument of a function being compiled (on this thread) is
+    traced as: ops.assign_add & co. accept it as they accept the Parameter."""
+    return any(id(x) in s for s in getattr(_local, "param_inputs", None) or ())
+
+
+def _distinct(args):
+    """True when no tensor object occurs twice among `args`."""
+    return len(args) < 2 or len({id(a) for a in args}) == len(args)
+
+
+def _aliases(tensors):
+    """None when every tensor of a call is a distinct object; else, for each position, the first position holding
+    the same object (part of the compile key: a write through one argument must be seen through the other)."""
+    if _distinct(tensors):
+        return None
+    first = {}
+    return tuple(first.setdefault(id(t), i) for i, t in enumerate(tensors))
 
 
 def _check_signature(signature, tensors, name):

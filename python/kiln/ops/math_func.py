@@ -308,9 +308,14 @@ def scalar_to_tensor(input_x, dtype=mstype.float32):
     return Tensor(np.asarray(input_x, dtype=mstype.dtype_to_nptype(dtype)))
 
 
+def _stands_for_parameter(x):
+    from ..common import jit as _jit
+    return _jit.stands_for_parameter(x)
+
+
 def _assign_op(variable, value, op, fn):
     from ..common.parameter import Parameter
-    if not isinstance(variable, Parameter):
+    if not isinstance(variable, Parameter) and not (_core.tracing() and _stands_for_parameter(variable)):
         raise TypeError(f"For '{op}', 'variable' must be a Parameter, but got {_got(variable)}.")
     if not isinstance(value, Tensor):
         if isinstance(value, bool) or not isinstance(value, numbers.Real):

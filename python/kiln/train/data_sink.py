@@ -194,7 +194,9 @@ class _Sink:
             if n:
                 entry = entries[k][0]
                 entry._used = next(_jit._clock)  # keep jit's LRU stamp fresh, as a per-step call would
-                result = _jit._unflatten(entry._out_struct, outs)
+                # (a graph that writes attributes or its inputs: the attributes are set; the batches are the sink's)
+                result = _jit._write_back(entry, outs, None) if entry._post else \
+                    _jit._unflatten(entry._out_struct, outs)
             if status == "done":
                 break
             if status == "needs_compile":
