@@ -457,6 +457,27 @@ class JitFunction:
             return _write_back(entry, outs)
         return _unflatten(entry._out_struct, outs)
 
+    def compile(self, *args, **kwargs):
+        """Compiles the graph for these arguments (as a call would, into the same cache) WITHOUT running it: a later
+        call with arguments of the same signature runs that graph without compiling. Returns the CompiledGraph
+        (None when jit_syntax_level=LAX made the function run eagerly). Errors of tracing (a shape mismatch, an
+        unsupported construct) are raised here. Inside a function being compiled it is an error (RuntimeError)."""
+        if _core.tracing():
+            raise RuntimeError(f"'{self.name}.compile' can not be called inside a function being compiled.")
+        g = self._guard
+        flags = g[2] if g[1] == _flags_epoch[0] else self._train_flags()
+        tensors = []
+        struct = _flatten((args, kwargs), tensors)
+        pins = []
+        key = self._key(struct, tensors, flags, pins)
+        entry = self._cache.get(key)
+        if entry is None:
+            if self._spec() is not None:
+                entry = self._compile_shared(key, struct, tensors, args, kwargs)
+            else:
+                entry = self._compile(struct, tensors, args, kwargs)
+        return entry if isinstance(entry, CompiledGraph) else None
+
     def _key(self, struct, tensors, flags, pins):
         spec = self._spec()
         if spec is None:

@@ -21,3 +21,5 @@ from ..train.metrics import (  # noqa: F401,E402  (MindSpore keeps the metrics i
     Metric, Accuracy, MAE, MSE, Loss, rearrange_inputs, get_metric_fn, names,
     TopKCategoricalAccuracy, Top1CategoricalAccuracy, Top5CategoricalAccuracy,
 )
+from .utils import no_init_parameters  # noqa: F401,E402  (also nn.utils.no_init_parameters)
+from . import utils  # noqa: F401,E402
