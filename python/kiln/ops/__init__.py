@@ -37,6 +37,8 @@ from .nnsample_func import *  # noqa: F401,F403,E402  (affine_grid, grid_sample,
 from .nnmisc_func import *  # noqa: F401,F403,E402  (dropout1d, channel_shuffle, bidense)
 from .scan_func import *  # noqa: F401,F403,E402  (cumsum, cumprod, CumSum, CumProd)
 from .bbox_func import *  # noqa: F401,F403,E402  (iou, bounding_box_encode/decode, check_valid, FloatStatus)
+from .detect_func import *  # noqa: F401,F403,E402  (NMSWithMask, ROIAlign)
+from .primitives_extra import *  # noqa: F401,F403,E402  (MaxPool3D, NPUAllocFloatStatus, NPUGetFloatStatus, ...)
 from .resize_func import *  # noqa: F401,F403,E402  (interpolate, ResizeNearestNeighbor, ResizeBilinearV2)
 from .math_elem_func import *  # noqa: F401,F403,E402  (atan, atan2, asin, acos, log2, fmod, hypot, isnan, ...)
 from .math_misc_func import *  # noqa: F401,F403,E402  (copysign, hypot, isnan, isinf, nan_to_num, sinc, xlogy, ...)
