@@ -29,6 +29,7 @@ from ._parallel_context import (  # noqa: F401  (data-parallel training: see kil
 from . import common  # noqa: F401
 from . import ops  # noqa: F401
 from .common.jit import jit  # noqa: F401
+from .common._call_depth import set_recursion_limit  # noqa: F401
 from .common.jit_class import jit_class  # noqa: F401
 from .common.mutable import mutable  # noqa: F401
 from .common.lazy_inline import lazy_inline  # noqa: F401

@@ -44,6 +44,7 @@ from . import _disk_cache
 from . import _dynamic
 from . import _ast_rewrite
 from . import _graph_builtins
+from . import _call_depth
 from . import mutable as _mutable
 
 _tensor_signature = _core._tensor_signature
@@ -601,7 +602,7 @@ class JitFunction:
             _recording[0] += 1
         sources = None
         try:
-            with _core.Trace(self.name) as tr, _graph_builtins.trace_scope():
+            with _core.Trace(self.name) as tr, _graph_builtins.trace_scope(), _call_depth.trace_scope():
                 sym = [tr.input(t.shape, t.dtype) for t in tensors]
                 a, k = _unflatten(struct, sym)
                 if record_sources:
