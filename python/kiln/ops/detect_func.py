@@ -153,7 +153,7 @@ class ROIAlign(Primitive):
         nb, c, hgt, wid = x.shape
         nr = r.shape[0]
         ph, pw, g = self.pooled_height, self.pooled_width, self.sample_num
-        if not r._symbolic and nr:
+        if nr and not _core.tracing():  # values known (PyNative): check the image indices
             idx = r[:, 0].asnumpy()
             if (idx < 0).any() or (idx > nb - 1).any():
                 raise ValueError(f"For 'ROIAlign', each image_index (rois[:, 0]) must be in [0, {nb - 1}], but got "
