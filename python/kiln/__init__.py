@@ -14,6 +14,7 @@ from .common.dtype import (  # noqa: F401
 )
 from .common.tensor import Tensor, tensor  # noqa: F401
 from .common.parameter import Parameter, ParameterTuple  # noqa: F401
+from .common.row_tensor import RowTensor  # noqa: F401
 from .common.seed import set_seed, get_seed  # noqa: F401
 from .common.api import value_and_grad, grad, get_grad  # noqa: F401
 from .common._functional_ad import vjp, jvp, jacfwd, jacrev  # noqa: F401

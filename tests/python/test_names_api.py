@@ -271,3 +271,42 @@ def test_set_recursion_limit_errors():
         ms.set_recursion_limit(1.5)
     with pytest.raises(TypeError, match="must be int"):
         ms.set_recursion_limit(True)
+
+
+# ----------------------------------------------------------------------------------- RowTensor, ops.add_flags
+def test_row_tensor_parts_and_dense():
+    r = ms.RowTensor(Tensor([0]), Tensor([[1.0, 2.0]]), (3, 2))
+    assert r.indices.asnumpy().tolist() == [0] and r.values.asnumpy().tolist() == [[1, 2]]
+    assert r.dense_shape == (3, 2)  # MindSpore's doc example
+    assert r.to_dense().asnumpy().tolist() == [[1, 2], [0, 0], [0, 0]]
+    rep = ms.RowTensor(Tensor([2, 0, 2]), Tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), (3, 2))
+    assert rep.to_dense().asnumpy().tolist() == [[3, 4], [0, 0], [6, 8]]  # repeated rows add up
+    c = ms.RowTensor(row_tensor=rep)
+    assert c.indices is rep.indices and c.dense_shape == (3, 2)
+    with pytest.raises(ValueError, match="one row per index"):
+        ms.RowTensor(Tensor([0, 1]), Tensor([[1.0, 2.0]]), (3, 2))
+    with pytest.raises(ValueError, match="dense 'shape'"):
+        ms.RowTensor(Tensor([0]), Tensor([[1.0, 2.0]]), (3, 3))
+    with pytest.raises(TypeError, match="tuple of ints"):
+        ms.RowTensor(Tensor([0]), Tensor([[1.0, 2.0]]), [3, 2])
+    with pytest.raises(TypeError, match="integer"):
+        ms.RowTensor(Tensor([0.0]), Tensor([[1.0, 2.0]]), (3, 2))
+    with pytest.raises(ValueError, match="1-D"):
+        ms.RowTensor(Tensor([[0]]), Tensor([[1.0, 2.0]]), (3, 2))
+    with pytest.raises(TypeError, match="Tensors"):
+        ms.RowTensor([0], Tensor([[1.0, 2.0]]), (3, 2))
+
+
+def test_ops_add_flags_records_flags():
+    net = nn.Dense(2, 2)
+    assert ops.add_flags(net, predit=True) is net and net._func_graph_flags == {"predit": True}
+
+    @ops.add_flags(has_effect=True)
+    def f(x):
+        return x
+
+    ops.add_flags(f, other=False)
+    assert f._func_graph_flags == {"has_effect": True, "other": False}
+    assert float(ms.jit(f)(Tensor(2.0))) == 2.0
+    with pytest.raises(TypeError, match="add_flags"):
+        ops.add_flags(len, x=True)

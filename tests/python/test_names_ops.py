@@ -322,3 +322,81 @@ def test_npu_float_status_is_ascend_only_as_mindspore_on_cpu(name, args):
     x = [Tensor(np.zeros(8, np.float32)) for _ in args]
     with pytest.raises(RuntimeError, match=rf"Unsupported op \[{name}\] on CPU"):
         prim(*x)
+
+
+# ---------------------------------------------------------------------------------------------------- CTCLoss
+_X = np.random.RandomState(0).randn(5, 2, 4).astype(np.float32)
+_LI = np.array([[0, 0], [0, 1], [1, 0], [1, 1], [1, 2]], np.int64)
+_LV = np.array([1, 1, 2, 2, 0], np.int32)
+_SL = np.array([5, 4], np.int32)
+
+
+def _ctc_ref(x, labels, seq_len, merge=True):
+    """−log p(labels | x), by enumerating every path of blank-augmented frames (float64), TensorFlow's decoding:
+    merge repeats (if merge) then drop blanks (class C − 1)."""
+    import itertools
+    t, c = seq_len, x.shape[-1]
+    lp = x[:t].astype(np.float64)
+    lp = lp - np.log(np.exp(lp).sum(-1, keepdims=True))
+    total = 0.0
+    for path in itertools.product(range(c), repeat=t):
+        out, prev = [], None
+        for k in path:
+            if k != c - 1 and (not merge or k != prev):
+                out.append(k)
+            prev = k
+        if out == list(labels):
+            total += np.exp(sum(lp[i, k] for i, k in enumerate(path)))
+    return -np.log(total)
+
+
+@pytest.mark.parametrize("kw", [{}, {"preprocess_collapse_repeated": True}, {"ctc_merge_repeated": False}])
+def test_ctc_loss_primitive_mindspore_values_and_path_enumeration(kw):
+    loss, grad = ops.CTCLoss(**kw)(Tensor(_X), Tensor(_LI), Tensor(_LV), Tensor(_SL))
+    ms_loss = {(): [7.560427, 4.509538], ("preprocess_collapse_repeated",): [6.008798, 3.558160],
+               ("ctc_merge_repeated",): [6.811489, 4.035429]}[tuple(kw)]  # MindSpore 2.10 (CPU)
+    np.testing.assert_allclose(loss.asnumpy(), ms_loss, rtol=1e-5)
+    labels = [[1, 1], [2, 2, 0]]
+    if kw.get("preprocess_collapse_repeated"):
+        labels = [[1], [2, 0]]
+    merge = kw.get("ctc_merge_repeated", True)
+    ref = [_ctc_ref(_X[:, b], labels[b], int(_SL[b]), merge) for b in range(2)]
+    np.testing.assert_allclose(loss.asnumpy(), ref, rtol=1e-5)
+    assert grad.shape == (5, 2, 4) and grad.dtype == ms.float32
+    # MindSpore 2.10's gradient of entry 0 at frame 0, and d loss / d x by central differences of the enumeration
+    ms_g0 = {(): [0.30097, -0.44751, 0.13723, 0.00931], ("preprocess_collapse_repeated",): [0.30097, -0.00125,
+             0.13723, -0.43695], ("ctc_merge_repeated",): [0.30097, -0.13086, 0.13723, -0.30734]}[tuple(kw)]
+    np.testing.assert_allclose(grad.asnumpy()[0, 0], ms_g0, atol=1e-5)
+    eps, b = 1e-4, 0
+    for k in range(4):
+        d = np.zeros_like(_X[:, b], dtype=np.float64)
+        d[2, k] = eps
+        num = (_ctc_ref(_X[:, b] + d, labels[b], 5, merge) - _ctc_ref(_X[:, b] - d, labels[b], 5, merge)) / (2 * eps)
+        assert abs(grad.asnumpy()[2, b, k] - num) < 1e-4
+    assert np.all(grad.asnumpy()[4:, 1] == 0)  # entry 1 has 4 frames: no gradient on frame 4
+
+
+def test_ctc_loss_primitive_longer_labels_and_graph_mode(graph_mode):
+    short = Tensor(np.array([5, 2], np.int32))
+    prim = ops.CTCLoss(ignore_longer_outputs_than_inputs=True)
+    loss, grad = ms.jit(lambda *a: prim(*a))(Tensor(_X), Tensor(_LI), Tensor(_LV), short)
+    np.testing.assert_allclose(loss.asnumpy(), [7.560427, 0.0], rtol=1e-5)  # MindSpore 2.10
+    assert np.all(grad.asnumpy()[:, 1] == 0)
+
+
+def test_ctc_loss_primitive_errors():
+    x, li, lv, sl = Tensor(_X), Tensor(_LI), Tensor(_LV), Tensor(_SL)
+    with pytest.raises(ValueError, match="sequence length: 2 and label length: 3"):
+        ops.CTCLoss()(x, li, lv, Tensor(np.array([5, 2], np.int32)))
+    with pytest.raises(ValueError, match="blank"):
+        ops.CTCLoss()(x, li, Tensor(np.array([1, 1, 3, 2, 0], np.int32)), sl)
+    with pytest.raises(TypeError, match="bool"):
+        ops.CTCLoss(1)
+    with pytest.raises(TypeError, match="Int32"):
+        ops.CTCLoss()(x, li, Tensor(_LV.astype(np.int64)), sl)
+    with pytest.raises(TypeError, match="Float16, Float32 or Float64"):
+        ops.CTCLoss()(Tensor(_X.astype(np.int32)), li, lv, sl)
+    with pytest.raises(ValueError, match="3-D"):
+        ops.CTCLoss()(Tensor(_X[0]), li, lv, sl)
+    with pytest.raises(ValueError, match="0..len-1"):
+        ops.CTCLoss()(x, Tensor(np.array([[0, 1]], np.int64)), Tensor(np.array([1], np.int32)), sl)
