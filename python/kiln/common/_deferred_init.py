@@ -8,7 +8,8 @@ cost of initializing a large network whose values a checkpoint then replaces). A
   - by `param.init_data()` or `cell.init_parameters_data()` (the Initializer runs then, drawing its seed from NumPy's
     global RNG at that moment, see kiln/common/initializer.py), or
   - automatically by the first call of a Cell holding it (MindSpore: "If the network is executed, the framework will
-    automatically call this interface"), or
+    automatically call this interface"), and before any function is compiled (jit / GRAPH_MODE: every pending
+    Parameter alive is initialized first, since an initialization inside a trace would become a graph write), or
   - never, when `param.set_data(...)` (load_checkpoint / load_param_into_net / load_state_dict) replaces the values
     first: set_data ends the pending state.
 Until then the Parameter holds zeros. A plain Tensor made by initializer() inside the context (not wrapped in a
@@ -19,8 +20,12 @@ initialization does not change what another thread's initializer() does. (MindSp
 to the process.)"""
 import contextlib
 import threading
+import weakref
 
 _state = threading.local()
+_pending = {}  # id -> weak reference of every pending Tensor/Parameter alive (for materialize_all); by id, since
+# a Tensor's == is elementwise (a WeakSet would compare them)
+_pending_lock = threading.RLock()  # reentrant: a weakref callback may run (GC) while it is held
 
 
 def active():
@@ -44,6 +49,16 @@ def no_init_parameters():
 def mark_pending(tensor, init, shape, dtype):
     """Records on `tensor` the (Initializer, shape, dtype) that init_data() will run."""
     tensor.__dict__["_kiln_pending_init"] = (init, shape, dtype)
+    key = id(tensor)
+
+    def gone(_, key=key):
+        with _pending_lock:
+            if _pending.get(key) is ref:
+                del _pending[key]
+
+    ref = weakref.ref(tensor, gone)
+    with _pending_lock:
+        _pending[key] = ref
     return tensor
 
 
@@ -64,6 +79,22 @@ def clear(tensor):
     d = tensor.__dict__
     d.pop("_kiln_pending_init", None)
     d.pop("_kiln_init", None)
+    with _pending_lock:
+        ref = _pending.get(id(tensor))
+        if ref is not None and ref() is tensor:
+            del _pending[id(tensor)]
+
+
+def materialize_all():
+    """Draws the values of every pending Tensor/Parameter alive. Run (eagerly) before a function is traced for
+    compilation: a Parameter initialized inside a trace would become a write in the graph, repeated at every run."""
+    if not _pending:
+        return
+    with _pending_lock:
+        todo = [r() for r in _pending.values()]
+    for t in todo:
+        if t is not None:
+            materialize(t)
 
 
 def materialize(tensor):
@@ -72,6 +103,10 @@ def materialize(tensor):
     if spec is None:
         return tensor
     from .._loader import _core
+    if _core.tracing():
+        raise RuntimeError("init_data: a Parameter whose initialization was deferred (nn.no_init_parameters) can not "
+                           "be initialized inside a function being compiled; call init_data() or "
+                           "net.init_parameters_data() before.")
     from .initializer import _draw
     init, shape, dtype = spec
     _core.assign(tensor, _draw(init, shape, dtype))

@@ -45,6 +45,7 @@ from . import _dynamic
 from . import _ast_rewrite
 from . import _graph_builtins
 from . import _call_depth
+from . import _deferred_init
 from . import mutable as _mutable
 
 _tensor_signature = _core._tensor_signature
@@ -516,6 +517,7 @@ class JitFunction:
                 entry._fast_keys.append(fk)
 
     def _compile(self, struct, tensors, args, kwargs):
+        _deferred_init.materialize_all()  # nn.no_init_parameters(): drawn now, not as writes inside the graph
         spec = self._spec()
         if self.input_signature is not None and spec is None:
             _check_signature(self.input_signature, tensors, self.name)

@@ -317,7 +317,8 @@ class Cell(_CellHooks):
             args, kwargs = self._bind_kwargs(args, kwargs)
         if not d["_checked"]:
             self._check_construct()
-            self.init_parameters_data()  # values deferred by nn.no_init_parameters() are drawn before the first run
+            if not _core.tracing():  # values deferred by nn.no_init_parameters(): drawn before the first run
+                self.init_parameters_data()  # (a compile draws them all before tracing: kiln/common/jit.py)
             self._init_check()
         if d["_mp_dtype"] is not None:
             args = _cast_inputs(args, d["_mp_dtype"])
