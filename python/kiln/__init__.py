@@ -14,6 +14,7 @@ from .common.dtype import (  # noqa: F401
 )
 from .common.tensor import Tensor, tensor  # noqa: F401
 from .common.parameter import Parameter, ParameterTuple  # noqa: F401
+from .common.row_tensor import RowTensor  # noqa: F401
 from .common.seed import set_seed, get_seed  # noqa: F401
 from .common.api import value_and_grad, grad, get_grad  # noqa: F401
 from .common._functional_ad import vjp, jvp, jacfwd, jacrev  # noqa: F401
@@ -29,6 +30,7 @@ from ._parallel_context import (  # noqa: F401  (data-parallel training: see kil
 from . import common  # noqa: F401
 from . import ops  # noqa: F401
 from .common.jit import jit  # noqa: F401
+from .common._call_depth import set_recursion_limit  # noqa: F401
 from .common.jit_class import jit_class  # noqa: F401
 from .common.mutable import mutable  # noqa: F401
 from .common.lazy_inline import lazy_inline  # noqa: F401

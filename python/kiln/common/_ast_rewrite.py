@@ -34,7 +34,7 @@ import sys
 import sysconfig
 import types
 
-from . import _control_flow, _graph_builtins
+from . import _call_depth, _control_flow, _graph_builtins
 from ._ast_analysis import (_RET, _BRK, _assigned, _written_in_place, _at_path_ends_only, _fold, _has, _has_not, _read_first,  # noqa: F401
                             _walk_local, _walk_loop_local)
 
@@ -86,6 +86,11 @@ def converted(fn):
     cells[_CF] = types.CellType(_control_flow)
     if "__class__" in new_code.co_freevars and "__class__" not in cells:
         return fn
+    for n in new_code.co_freevars:  # a recursive function names itself: a global of the original, a free variable
+        if n not in cells and n in fn.__globals__:  # of the rewritten code (defined inside its factory)
+            cells[n] = types.CellType(fn.__globals__[n])
+    if any(n not in cells for n in new_code.co_freevars):
+        return fn
     closure = tuple(cells[n] for n in new_code.co_freevars)
     new = types.FunctionType(new_code, fn.__globals__, fn.__name__, fn.__defaults__, closure)
     new.__kwdefaults__ = fn.__kwdefaults__
@@ -106,10 +111,10 @@ def callee(f):
     is called as it is. Only while tracing."""
     if isinstance(f, types.FunctionType):
         if _user_code(f.__code__):
-            return _graph_builtins.graph_function(converted(f))
+            return _call_depth.counted(_graph_builtins.graph_function(converted(f)))
     elif isinstance(f, types.MethodType) and isinstance(f.__func__, types.FunctionType):
         if _user_code(f.__func__.__code__):
-            return _graph_builtins.graph_function(converted(f))
+            return _call_depth.counted(_graph_builtins.graph_function(converted(f)))
     elif getattr(type(f), "__ms_class__", False) and not isinstance(f, type) and \
             not any("__call__" in c.__dict__ for c in type(f).__mro__):
         # MindSpore's error for calling a jit_class object whose class has no __call__ (Python's would be TypeError)

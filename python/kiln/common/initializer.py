@@ -20,6 +20,7 @@ import numpy as np
 
 from .._loader import _core
 from . import dtype as mstype
+from . import _deferred_init
 
 __all__ = ["Initializer", "initializer", "TruncatedNormal", "Normal", "Uniform", "HeUniform", "HeNormal",
            "XavierUniform", "XavierNormal", "One", "Zero", "Constant", "Identity", "Orthogonal", "VarianceScaling"]
@@ -365,7 +366,8 @@ def initializer(init, shape=None, dtype=mstype.float32):
         shape: int, tuple or list of non-negative ints.
         dtype: a Kiln dtype (default float32). Random values are drawn in float64 and cast.
     Returns:
-        Tensor (concrete; Kiln does not defer initialization).
+        Tensor: concrete, except inside `nn.no_init_parameters()` where its values are drawn by init_data()
+            (kiln/common/_deferred_init.py).
     Raises:
         TypeError: `init` of another type, or a bad `shape` type.
         ValueError: unknown initializer name, negative dims, or a Tensor `init` whose shape differs.
@@ -389,6 +391,13 @@ def initializer(init, shape=None, dtype=mstype.float32):
         init = cls()
     elif isinstance(init, numbers.Number):
         init = Constant(init)
+    if _deferred_init.active():  # nn.no_init_parameters(): zeros now, the values at init_data()
+        return _deferred_init.mark_pending(_core.full(list(shape), 0, dtype), init, shape, dtype)
+    return _deferred_init.mark_initialized(_draw(init, shape, dtype), init)
+
+
+def _draw(init, shape, dtype):
+    """A new Tensor of `shape`/`dtype` filled by Initializer `init` (drawn in float64 for float dtypes, then cast)."""
     np_dtype = np.float64 if mstype.is_float(dtype) else mstype.dtype_to_nptype(dtype)
     arr = np.zeros(shape, dtype=np_dtype)
     try:

@@ -56,6 +56,8 @@ from . import _ast_rewrite
 from . import _graph_builtins
 from . import _deferred_writes
 from . import _graph_assert
+from . import _call_depth
+from . import _deferred_init
 from . import mutable as _mutable
 
 _tensor_signature = _core._tensor_signature
@@ -482,6 +484,27 @@ class JitFunction:
             return _write_back(entry, outs, tensors)
         return _unflatten(entry._out_struct, outs)
 
+    def compile(self, *args, **kwargs):
+        """Compiles the graph for these arguments (as a call would, into the same cache) WITHOUT running it: a later
+        call with arguments of the same signature runs that graph without compiling. Returns the CompiledGraph
+        (None when jit_syntax_level=LAX made the function run eagerly). Errors of tracing (a shape mismatch, an
+        unsupported construct) are raised here. Inside a function being compiled it is an error (RuntimeError)."""
+        if _core.tracing():
+            raise RuntimeError(f"'{self.name}.compile' can not be called inside a function being compiled.")
+        g = self._guard
+        flags = g[2] if g[1] == _flags_epoch[0] else self._train_flags()
+        tensors = []
+        struct = _flatten((args, kwargs), tensors)
+        pins = []
+        key = self._key(struct, tensors, flags, pins)
+        entry = self._cache.get(key)
+        if entry is None:
+            if self._spec() is not None:
+                entry = self._compile_shared(key, struct, tensors, args, kwargs)
+            else:
+                entry = self._compile(struct, tensors, args, kwargs)
+        return entry if isinstance(entry, CompiledGraph) else None
+
     def _key(self, struct, tensors, flags, pins):
         spec = self._spec()
         if spec is None:
@@ -519,6 +542,7 @@ class JitFunction:
                 entry._fast_keys.append(fk)
 
     def _compile(self, struct, tensors, args, kwargs):
+        _deferred_init.materialize_all()  # nn.no_init_parameters(): drawn now, not as writes inside the graph
         spec = self._spec()
         if self.input_signature is not None and spec is None:
             _check_signature(self.input_signature, tensors, self.name)
@@ -616,7 +640,8 @@ class JitFunction:
             stands = _local.param_inputs = []
         depth = len(stands)
         try:
-            with _core.Trace(self.name) as tr, _graph_builtins.trace_scope(), _deferred_writes.scope(True) as dw:
+            with _core.Trace(self.name) as tr, _graph_builtins.trace_scope(), _call_depth.trace_scope(), \
+                    _deferred_writes.scope(True) as dw:
                 sym = [tr.input(t.shape, t.dtype) for t in tensors]
                 alias = _aliases(tensors)
                 if alias is not None:  # one tensor passed twice: one symbolic tensor, so a write is seen by both

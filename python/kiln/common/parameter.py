@@ -9,6 +9,7 @@ import numpy as np
 from .._loader import _core
 from . import dtype as mstype
 from .tensor import Tensor
+from . import _deferred_init
 
 _PLACEHOLDER = "Parameter"
 
@@ -26,11 +27,13 @@ class Parameter(Tensor):
                  parallel_optimizer=True):
         if isinstance(default_input, bool):
             raise ValueError("Parameter data can not be `bool`")
+        pending = None
         if isinstance(default_input, Tensor):
-            data = default_input
-            if getattr(default_input, "_lazy_init", None) is not None:
-                data = default_input.init_data()
-            data = _copy_tensor(data)
+            pending = _deferred_init.pending(default_input)
+            if pending is not None and not _deferred_init.active():  # made pending, wrapped after the context
+                _deferred_init.materialize(default_input)
+                pending = None
+            data = _copy_tensor(default_input)
         elif isinstance(default_input, (numbers.Number, np.ndarray, np.generic, list, tuple)):
             data = Tensor(default_input)
         else:
@@ -42,6 +45,8 @@ class Parameter(Tensor):
         self.requires_grad = requires_grad
         self.layerwise_parallel = layerwise_parallel
         self.parallel_optimizer = parallel_optimizer
+        if pending is not None:  # nn.no_init_parameters(): the values are drawn by init_data() (_deferred_init.py)
+            _deferred_init.mark_pending(self, *pending)
 
     @property
     def name(self):
@@ -124,6 +129,7 @@ class Parameter(Tensor):
             raise ValueError(f"Can not change the shape of Parameter which has been initialized. Current shape is "
                              f"{self.shape}, and incoming is {data.shape}.")
         _core.assign(self, data)
+        _deferred_init.clear(self)  # new values: a deferred initialization must not overwrite them
         return self
 
     def clone(self, init="same"):
@@ -137,7 +143,24 @@ class Parameter(Tensor):
     def copy(self):
         return self.clone()
 
-    def init_data(self, *args, **kwargs):
+    @property
+    def has_init(self):
+        """True while the Parameter's values are deferred (made inside `nn.no_init_parameters()` and neither
+        initialized by init_data() nor replaced by set_data() yet), as MindSpore's Parameter.has_init."""
+        return _deferred_init.pending(self) is not None
+
+    def init_data(self, layout=None, set_sliced=False):
+        """MindSpore's Parameter.init_data(layout=None, set_sliced=False): draws the values of a Parameter whose
+        initialization was deferred by `nn.no_init_parameters()` (in place) and returns the Parameter; an initialized
+        Parameter is returned as is. `layout` describes a slice in auto-parallel mode: Kiln runs stand-alone, so
+        it must be None (TypeError for a non-tuple, ValueError for a tuple, as no layout applies)."""
+        if layout is not None:
+            if not isinstance(layout, tuple):
+                raise TypeError(f"For 'Parameter.init_data', the 'layout' must be a tuple or None, but got "
+                                f"{type(layout).__name__}.")
+            raise ValueError("For 'Parameter.init_data', a 'layout' applies in auto-parallel mode only; Kiln runs "
+                             f"stand-alone and takes layout=None, but got {layout!r}.")
+        _deferred_init.materialize(self)
         return self
 
 

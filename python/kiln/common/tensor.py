@@ -448,3 +448,8 @@ Tensor.data = property(_data_get, _data_set)
 Tensor.from_numpy = staticmethod(_from_numpy)
 Tensor.__module__ = "kiln"
 Tensor.__doc__ = __doc__
+from . import _tensor_extra  # noqa: E402  (device, resize, index, init_data)
+Tensor.device = property(_tensor_extra.device)
+Tensor.resize = _tensor_extra.resize
+Tensor.index = _tensor_extra.index
+Tensor.init_data = _tensor_extra.tensor_init_data

@@ -22,3 +22,5 @@ from ..train.metrics import (  # noqa: F401,E402  (MindSpore keeps the metrics i
     TopKCategoricalAccuracy, Top1CategoricalAccuracy, Top5CategoricalAccuracy,
 )
 from . import metrics  # noqa: F401,E402  (the module path mindspore.nn.metrics)
+from .utils import no_init_parameters  # noqa: F401,E402  (also nn.utils.no_init_parameters)
+from . import utils  # noqa: F401,E402

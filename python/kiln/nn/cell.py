@@ -27,6 +27,7 @@ from ._cell_hooks import _CellHooks
 from ..context import _graph as _graph_flag
 from . import _mixed_precision
 from . import _state_dict
+from . import _cell_extra
 
 _PLACEHOLDER = "Parameter"
 _Tensor = _core.Tensor
@@ -124,8 +125,12 @@ class Cell(_CellHooks):
 
     # ------------------------------------------------------------------------------- attribute registration
     def _register_param(self, name, param):
-        self.__dict__["_params"][name] = param
-        self.__dict__[name] = param
+        d = self.__dict__
+        d["_params"][name] = param
+        d[name] = param
+        if param is not None and getattr(param, "has_init", False):  # deferred values: the next call draws them
+            d["_checked"] = False
+            d["_fast"] = False
 
     def _register_cell(self, name, cell):
         self.__dict__["_cells"][name] = cell
@@ -313,6 +318,8 @@ class Cell(_CellHooks):
             args, kwargs = self._bind_kwargs(args, kwargs)
         if not d["_checked"]:
             self._check_construct()
+            if not _core.tracing():  # values deferred by nn.no_init_parameters(): drawn before the first run
+                self.init_parameters_data()  # (a compile draws them all before tracing: kiln/common/jit.py)
             self._init_check()
         if d["_mp_dtype"] is not None:
             args = _cast_inputs(args, d["_mp_dtype"])
@@ -464,8 +471,12 @@ class Cell(_CellHooks):
         return self
 
     def init_parameters_data(self, auto_parallel_mode=False):
-        """{Parameter: Parameter} (Kiln initializes Parameters eagerly; kept for API compatibility)."""
-        return {p: p for p in self.get_parameters()}
+        """Draws the values of every Parameter of this cell and its sub-cells whose initialization was deferred by
+        `nn.no_init_parameters()` (in place; others are untouched). Returns {Parameter: Parameter}."""
+        out = {}
+        for p in self.get_parameters():
+            out[p] = p.init_data()
+        return out
 
     # ------------------------------------------------------------------------------------------------- modes
     def add_flags(self, **flags):
@@ -564,6 +575,9 @@ class Cell(_CellHooks):
     def set_jit_config(self, jit_config):
         self.__dict__["_jit_config"] = jit_config
         return self
+
+    compile = _cell_extra.compile  # compile construct for given inputs without running it
+    shard = _cell_extra.shard  # layouts for the model-splitting parallel modes (ignored stand-alone, as MindSpore)
 
     def recompute(self, **kwargs):
         """Accepted for compatibility (no effect in Kiln)."""

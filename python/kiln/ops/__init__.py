@@ -17,7 +17,7 @@ from .array_func import *  # noqa: F401,F403,E402  (tile, one_hot, gather_nd, re
 from .primitives_array import *  # noqa: F401,F403,E402  (Primitive classes of array/comparison/creation ops)
 from .comm_ops import ReduceOp, AllReduce, AllGather, ReduceScatter, Broadcast, Barrier  # noqa: F401,E402
 from . import composite  # noqa: E402
-from .composite import GradOperation, MultitypeFuncGraph, HyperMap, Map, partial, constexpr  # noqa: F401,E402
+from .composite import GradOperation, MultitypeFuncGraph, HyperMap, Map, partial, constexpr, add_flags  # noqa: F401,E402
 C = composite
 from ._autodiff_api import vjp, jvp, jacfwd, jacrev, vmap, HookBackward, InsertGradientOf  # noqa: F401,E402  (function transforms)
 from .primitives_tutorial import ApplyMomentum, Dropout2D, Dropout3D, TransposeView  # noqa: F401,E402
@@ -37,6 +37,9 @@ from .nnsample_func import *  # noqa: F401,F403,E402  (affine_grid, grid_sample,
 from .nnmisc_func import *  # noqa: F401,F403,E402  (dropout1d, channel_shuffle, bidense)
 from .scan_func import *  # noqa: F401,F403,E402  (cumsum, cumprod, CumSum, CumProd)
 from .bbox_func import *  # noqa: F401,F403,E402  (iou, bounding_box_encode/decode, check_valid, FloatStatus)
+from .detect_func import *  # noqa: F401,F403,E402  (NMSWithMask, ROIAlign)
+from .primitives_extra import *  # noqa: F401,F403,E402  (MaxPool3D)
+from .ctc_prim import *  # noqa: F401,F403,E402  (CTCLoss)
 from .resize_func import *  # noqa: F401,F403,E402  (interpolate, ResizeNearestNeighbor, ResizeBilinearV2)
 from .math_elem_func import *  # noqa: F401,F403,E402  (atan, atan2, asin, acos, log2, fmod, hypot, isnan, ...)
 from .math_misc_func import *  # noqa: F401,F403,E402  (copysign, hypot, isnan, isinf, nan_to_num, sinc, xlogy, ...)

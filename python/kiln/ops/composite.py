@@ -16,7 +16,7 @@ from ..common.api import _transform
 from ..common.parameter import Parameter
 from ..common.tensor import Tensor
 
-__all__ = ["GradOperation", "MultitypeFuncGraph", "HyperMap", "Map", "partial", "constexpr"]
+__all__ = ["GradOperation", "MultitypeFuncGraph", "HyperMap", "Map", "partial", "constexpr", "add_flags"]
 
 
 class GradOperation:
@@ -235,3 +235,23 @@ def constexpr(fn=None, get_instance=True, reuse_result=True, check=True):
     if fn is None:
         return lambda f: f
     return fn
+
+
+def add_flags(fn=None, **flags):
+    """MindSpore's ops.add_flags(fn=None, **flags): records `flags` in `fn._func_graph_flags` (a dict, created on first
+    use; later calls update it) and returns `fn`; without `fn`, a decorator doing that. `fn` is a function or a
+    Cell. MindSpore's graph compiler reads some of these flags (e.g. has_effect, for side effects); Kiln's tracer
+    finds side effects and the like itself, so for Kiln they are recorded only (readable, copied with the object).
+
+    Raises TypeError when `fn` can not hold attributes (a builtin)."""
+    def deco(f):
+        d = getattr(f, "_func_graph_flags", None)
+        if d is None:
+            try:
+                f._func_graph_flags = d = {}
+            except (AttributeError, TypeError):
+                raise TypeError(f"For 'add_flags', 'fn' must be a function or a Cell that can hold attributes, but "
+                                f"got {type(f).__name__}.") from None
+        d.update(flags)
+        return f
+    return deco if fn is None else deco(fn)

@@ -1,0 +1,49 @@
+"""Cell.compile and Cell.shard (MindSpore 2.10), attached to nn.Cell by kiln/nn/cell.py."""
+from .._loader import _core
+
+
+def compile(self, *args, **kwargs):  # noqa: A001  (MindSpore's method name)
+    """MindSpore's Cell.compile(*args, **kwargs): compiles `construct` for these inputs as a Graph-mode call would,
+    WITHOUT running it (no output, no Parameter written), into the cell's graph cache: a later GRAPH_MODE call with
+    inputs of the same shapes and dtypes runs that graph without compiling again. Works in either mode (MindSpore
+    also compiles in PyNative mode). Returns None.
+
+    Raises the errors of compiling: TypeError when the inputs do not match construct's signature (too many/few),
+    ValueError/TypeError from the ops for inputs of the wrong shape or dtype."""
+    if kwargs:
+        args, kwargs = self._bind_kwargs(args, kwargs)
+    self._check_construct()
+    self.init_parameters_data()
+    self._compiled_construct().compile(*args, **kwargs)
+
+
+def _group_size():
+    from ..communication import management
+    return management.get_group_size() if management.GlobalComm.INITED else 1
+
+
+def shard(self, in_strategy, out_strategy=None, parameter_plan=None):
+    """MindSpore's Cell.shard(in_strategy, out_strategy=None, parameter_plan=None): the input/output layouts of this
+    cell for the model-splitting modes (semi_auto_parallel / auto_parallel). MindSpore ignores them in every other
+    mode, and in a single process (group size 1) returns at once without looking at the arguments; Kiln runs
+    stand-alone and data-parallel only (set_auto_parallel_context refuses the splitting modes), so:
+      - one process (communication not initialized, or a world of 1): returns None, nothing recorded (MindSpore's
+        `if get_group_size() == 1: return`);
+      - several processes (data parallel): checks the arguments as MindSpore's Shard does (TypeError when
+        in_strategy is not a tuple, out_strategy not None/tuple, parameter_plan not None/dict), records them as
+        `cell._in_strategy` / `cell._out_strategy` and returns None; the whole model runs in every process (the
+        strategies are ignored, as MindSpore does outside the splitting modes)."""
+    if _group_size() == 1:
+        return None
+    if not isinstance(in_strategy, tuple):
+        raise TypeError(f"For 'Shard', the 'in_strategy' should be a tuple, but got {type(in_strategy).__name__}.")
+    if not isinstance(out_strategy, (type(None), tuple)):
+        raise TypeError(f"For 'Shard', the 'out_strategy' should be None or tuple, but got "
+                        f"{type(out_strategy).__name__}.")
+    if not isinstance(parameter_plan, (type(None), dict)):
+        raise TypeError(f"For 'Shard', the 'parameter_plan' should be a dict or None, but got "
+                        f"{type(parameter_plan).__name__}.")
+    d = self.__dict__
+    d["_in_strategy"] = in_strategy
+    d["_out_strategy"] = out_strategy
+    return None
