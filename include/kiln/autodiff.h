@@ -62,8 +62,8 @@ struct Node {
 // side table (sharded by address, so threads rarely meet): a version that every in-place write bumps (note_write),
 // the number of saves, and the latest version saved. A write of a version that was saved first copies the storage's
 // bytes (a snapshot, keyed by the version it holds), which the reverse pass reads instead of the overwritten data.
-// The entry and its snapshots go when the last saving node does; a write of a storage that no node saved costs one
-// relaxed atomic load.
+// The entry and its snapshots go when the last saving node does. A write costs one atomic load while no node keeps
+// any storage (outside a gradient), else one shard lookup; a copy only when a saved version is overwritten.
 
 // Must be called before any in-place write into `t`'s storage (the in-place kernels Assign, Adam, ApplyMomentum and
 // SGD do). No-op for a symbolic tensor.
