@@ -22,6 +22,21 @@ using CustomBpropFn = std::function<std::vector<Tensor>(const std::vector<Tensor
                                                         const std::vector<Tensor>& outputs,
                                                         const std::vector<Tensor>& gouts)>;
 
+// Note [saved tensors and in-place writes]. A node keeps its inputs and (aliases of) its outputs for its bprop. When
+// one of them is then written in place (ops.assign on a Parameter read earlier, an optimizer step, Tensor.add_ on an
+// untracked tensor), the bprop must still see the value the op read: the gradient is that of the function as
+// written, each read taking the value it had when it was read (PyTorch raises there instead; MindSpore's PyNative
+// silently uses the new value). So every saved tensor records its storage's version (Note [versions of a storage]
+// below); a write of a saved version keeps a copy of the old bytes, and the reverse pass hands the bprop a
+// stand-in: the saved tensor's identity and history (id, grad_fn) over the old bytes. While tracing, nothing is
+// written until the graph runs: instead, before a write node is recorded, the saved tensors sharing its storage get
+// a TensorCopy node recorded ahead of the write (before_traced_write), which their bprop reads instead.
+struct SavedRef {
+  std::shared_ptr<Storage> storage;  // the storage counted as saved (none for a symbolic tensor)
+  uint64_t version = 0;              // its version when saved
+  Tensor copy;                       // while tracing: the TensorCopy taken before a write (undefined: none)
+};
+
 // A recorded op application.
 struct Node {
   OpId op;
@@ -35,7 +50,44 @@ struct Node {
   std::vector<uint64_t> output_ids; // ids of the real outputs, to find their cotangents
   uint64_t seq;                     // creation order: reverse order is a valid topological order
   std::shared_ptr<const CustomBpropFn> custom;  // set by record_custom: used instead of the op's bprop
+  std::vector<SavedRef> saved;      // one per input, then one per output (Note [saved tensors and in-place writes])
+  Node() = default;
+  ~Node();  // releases the saved storages
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
 };
+
+// ---- versions of storages (src/autodiff/versions.cpp) ----
+// Note [versions of a storage]. While some tape node keeps a tensor viewing a Storage, the storage has an entry in a
+// side table (sharded by address, so threads rarely meet): a version that every in-place write bumps (note_write),
+// the number of saves, and the latest version saved. A write of a version that was saved first copies the storage's
+// bytes (a snapshot, keyed by the version it holds), which the reverse pass reads instead of the overwritten data.
+// The entry and its snapshots go when the last saving node does. A write costs one atomic load while no node keeps
+// any storage (outside a gradient), else one shard lookup; a copy only when a saved version is overwritten.
+
+// Must be called before any in-place write into `t`'s storage (the in-place kernels Assign, Adam, ApplyMomentum and
+// SGD do). No-op for a symbolic tensor.
+void note_write(const Tensor& t);
+// The inputs an op writes in place, as a bit mask (Assign: bit 0; Adam: var, m, v; ...). 0 for other ops.
+uint32_t written_inputs(OpId op);
+// Counters of the snapshots note_write made (for tests and diagnostics): how many, and their bytes in all.
+struct WriteSnapshotStats {
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+};
+WriteSnapshotStats write_snapshot_stats();
+// A node saves `storage`: counts the save and returns its current version.
+uint64_t storage_save(const std::shared_ptr<Storage>& storage);
+// A saving node releases `storage` (its entry goes with the last save).
+void storage_release(const Storage* storage);
+// The bytes `storage` held at version `v` (saved by a node that still holds it): `storage` itself when unchanged
+// since, else its snapshot of v, or nullptr when none was kept.
+std::shared_ptr<Storage> storage_at_version(const std::shared_ptr<Storage>& storage, uint64_t v);
+
+// While tracing, before a node of `def` (which writes the inputs of written_inputs(def.id)) is recorded: every live
+// tape node recorded under an active trace that saved a tensor sharing storage with a written input gets a TensorCopy
+// of it, recorded into that node's trace ahead of the write (Note [saved tensors and in-place writes]).
+void before_traced_write(const OpDef& def, const std::vector<Tensor>& inputs);
 
 // Number of active grad transforms (0: nothing is recorded).
 int grad_level();

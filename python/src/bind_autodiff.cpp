@@ -1,6 +1,8 @@
 // Autodiff: GradScope as a Python context manager, gradient(), detach().
 #include <memory>
 
+#include <nanobind/stl/pair.h>
+
 #include "bindings.h"
 #include "kiln/autodiff.h"
 
@@ -41,6 +43,13 @@ void bind_autodiff(nb::module_& m) {
         "Cotangents of `outputs` (seeded with `sens`; None entries = ones) w.r.t. each leaf; zeros for "
         "leaves the outputs do not depend on. Call inside a GradScope that watched the leaves.");
   m.def("detach", &autodiff::detach, "The same storage without autodiff history.");
+  m.def("_write_snapshot_stats",
+        []() {
+          autodiff::WriteSnapshotStats st = autodiff::write_snapshot_stats();
+          return std::make_pair(st.count, st.bytes);
+        },
+        "(count, bytes) of the copies kept so far because a tensor saved for a gradient was written in place "
+        "(kiln/autodiff.h, Note [versions of a storage]). For tests and diagnostics.");
   m.def("record_custom",
         [](const std::vector<Tensor>& inputs, const std::vector<Tensor>& values, nb::callable fn) {
           // The callable is released with the GIL held, whichever thread drops the last tape reference.

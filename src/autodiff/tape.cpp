@@ -1,10 +1,13 @@
 // The eager tape and the reverse pass. See kiln/autodiff.h.
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "kiln/autodiff.h"
+#include "kiln/graph.h"
+#include "graph/trace_access.h"
 #include "kiln/ops.h"
 
 namespace kiln::autodiff {
@@ -25,6 +28,133 @@ struct RecordingOff {
 
 int grad_level() { return t_recording ? t_level : 0; }
 
+// ---- saved tensors (Note [saved tensors and in-place writes]) ----
+
+Node::~Node() {
+  for (auto& r : saved)
+    if (r.storage) storage_release(r.storage.get());
+}
+
+namespace {
+// The tape nodes recorded while tracing, with their trace: a write recorded later in an active trace looks here for
+// saved tensors that share its storage. Expired entries are dropped when the list has doubled since the last sweep.
+struct TracedNode {
+  std::weak_ptr<Node> node;
+  graph::Trace* trace;
+};
+thread_local std::vector<TracedNode> t_traced;
+thread_local size_t t_traced_swept = 0;
+
+void sweep_traced() {
+  std::vector<TracedNode> live;
+  for (auto& e : t_traced)
+    if (!e.node.expired() && graph::trace_active(e.trace)) live.push_back(std::move(e));
+  t_traced.swap(live);
+  t_traced_swept = t_traced.size();
+}
+
+// Counts the node's inputs and outputs as saved (their storage versions) and, while tracing, lists the node.
+void save_tensors(const std::shared_ptr<Node>& node) {
+  Node& n = *node;
+  n.saved.resize(n.inputs.size() + n.outputs.size());
+  auto save = [](SavedRef& r, const Tensor& t) {
+    const auto& st = t.impl()->storage;
+    if (!st) return;
+    r.storage = st;
+    r.version = storage_save(st);
+  };
+  for (size_t i = 0; i < n.inputs.size(); ++i) save(n.saved[i], n.inputs[i]);
+  for (size_t k = 0; k < n.outputs.size(); ++k) save(n.saved[n.inputs.size() + k], n.outputs[k]);
+  if (graph::tracing()) {
+    if (t_traced.size() >= 2 * t_traced_swept + 64) sweep_traced();
+    t_traced.push_back({node, graph::current_trace()});
+  }
+}
+
+// A tensor with `history`'s identity (id, grad_fn, output index, watch count, weak flag) over `data`'s values
+// (storage and layout, or symbolic value): what a bprop gets for a saved tensor whose storage was written since.
+Tensor stand_in(const Tensor& history, const Tensor& data) {
+  auto impl = std::make_shared<TensorImpl>();
+  const TensorImpl* d = data.impl();
+  const TensorImpl* h = history.impl();
+  impl->storage = d->storage;
+  impl->shape = d->shape;
+  impl->strides = d->strides;
+  impl->offset = d->offset;
+  impl->dtype = d->dtype;
+  impl->sym_graph = d->sym_graph;
+  impl->sym_value = d->sym_value;
+  impl->weak = h->weak;
+  impl->id = h->id;
+  impl->grad_fn = h->grad_fn;
+  impl->output_nr = h->output_nr;
+  impl->watch_count = h->watch_count;
+  return Tensor(std::move(impl));
+}
+
+// The data a saved tensor `t` had when its node recorded it (`t` itself when its storage was not written since).
+// Undefined when it is unchanged; else a tensor of t's layout over the old bytes (or the traced copy).
+Tensor saved_data(const Tensor& t, const SavedRef& r, OpId op) {
+  if (r.copy.defined()) return r.copy;
+  if (!r.storage) return Tensor();
+  std::shared_ptr<Storage> old = storage_at_version(r.storage, r.version);
+  KILN_CHECK(old != nullptr, Runtime, "Kiln: a tensor that the gradient of '", op_name(op),
+             "' needs was modified in place after the op read it, and its old value was not kept. Write into a copy "
+             "instead (y = x.copy()).");
+  if (old == r.storage) return Tensor();
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::move(old);
+  impl->shape = t.shape();
+  impl->strides = t.strides();
+  impl->offset = t.offset();
+  impl->dtype = t.dtype();
+  return Tensor(std::move(impl));
+}
+}  // namespace
+
+// Called by ~Trace (src/graph/trace.cpp): the nodes listed for that trace are forgotten (a later trace may reuse its
+// address, and its symbolic tensors must not be looked at once its graph may be gone).
+void end_trace(const void* trace) {
+  if (t_traced.empty()) return;
+  std::vector<TracedNode> keep;
+  for (auto& e : t_traced)
+    if (e.trace != trace && !e.node.expired()) keep.push_back(std::move(e));
+  t_traced.swap(keep);
+  t_traced_swept = t_traced.size();
+}
+
+void before_traced_write(const OpDef& def, const std::vector<Tensor>& inputs) {
+  if (t_traced.empty()) return;
+  std::vector<graph::AliasRoot> roots;
+  for (size_t i = 0; i < inputs.size() && i < 32; ++i)
+    if (written_inputs(def.id) & (uint32_t(1) << i)) roots.push_back(graph::alias_root(inputs[i]));
+  if (roots.empty()) return;
+  sweep_traced();
+  std::map<std::pair<const TensorImpl*, graph::Trace*>, Tensor> copies;  // one copy per saved tensor, trace, write
+  const OpDef& copy_def = get_op(OpId::TensorCopy);
+  for (auto& e : t_traced) {
+    std::shared_ptr<Node> n = e.node.lock();
+    if (!n) continue;
+    const size_t ni = n->inputs.size();
+    for (size_t j = 0; j < n->saved.size(); ++j) {
+      SavedRef& r = n->saved[j];
+      if (r.copy.defined()) continue;  // already reads a copy: no write reaches it
+      const Tensor& t = j < ni ? n->inputs[j] : n->outputs[j - ni];
+      if (!t.defined() || t.numel() == 0) continue;
+      graph::AliasRoot root = graph::alias_root(t);
+      if (std::find(roots.begin(), roots.end(), root) == roots.end()) continue;
+      auto key = std::make_pair(static_cast<const TensorImpl*>(t.impl()), e.trace);
+      auto it = copies.find(key);
+      if (it == copies.end()) {
+        graph::TraceSwitch into(e.trace);  // the copy runs in the node's graph, before the write
+        Tensor c = graph::record(copy_def, {t}, {})[0];
+        it = copies.emplace(key, c).first;
+      }
+      r.copy = it->second;
+    }
+  }
+}
+
 void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
             const Attrs& attrs) {
   if (!def.differentiable) return;
@@ -43,6 +173,7 @@ void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vect
     node->output_refs.push_back(o.impl_ptr());
   }
   node->seq = ++g_seq;
+  save_tensors(node);
   for (size_t i = 0; i < outputs.size(); ++i) {
     outputs[i].impl()->grad_fn = node;
     outputs[i].impl()->output_nr = int32_t(i);
@@ -68,6 +199,7 @@ std::vector<Tensor> record_custom(const std::vector<Tensor>& inputs, const std::
     node->output_refs.push_back(o.impl_ptr());
   }
   node->seq = ++g_seq;
+  save_tensors(node);
   for (size_t i = 0; i < outputs.size(); ++i) {
     outputs[i].impl()->grad_fn = node;
     outputs[i].impl()->output_nr = int32_t(i);
@@ -186,6 +318,22 @@ std::vector<Tensor> gradient(const std::vector<Tensor>& outputs, const std::vect
       for (size_t k = 0; k < outs.size(); ++k)
         if (auto real = n->output_refs[k].lock()) outs[k] = Tensor(std::move(real));
     }
+    // Saved tensors written in place since the node read them: stand-ins over their old values.
+    const std::vector<Tensor>* ins = &n->inputs;
+    std::vector<Tensor> old_ins;
+    for (size_t j = 0; j < n->saved.size(); ++j) {
+      const size_t ni = n->inputs.size();
+      const Tensor& t = j < ni ? n->inputs[j] : n->outputs[j - ni];
+      Tensor old = saved_data(t, n->saved[j], n->op);
+      if (!old.defined()) continue;
+      if (j < ni) {
+        if (old_ins.empty()) old_ins = n->inputs;
+        old_ins[j] = stand_in(t, old);
+        ins = &old_ins;
+      } else {
+        outs[j - ni] = stand_in(outs[j - ni], old);
+      }
+    }
     std::vector<bool> needed(n->inputs.size());
     for (size_t i = 0; i < n->inputs.size(); ++i) {
       const Tensor& in = n->inputs[i];
@@ -195,7 +343,7 @@ std::vector<Tensor> gradient(const std::vector<Tensor>& outputs, const std::vect
     std::vector<Tensor> gin;
     {
       NeededScope scope(&needed);
-      gin = n->custom ? (*n->custom)(n->inputs, outs, gouts) : def.bprop(n->inputs, outs, gouts, n->attrs);
+      gin = n->custom ? (*n->custom)(*ins, outs, gouts) : def.bprop(*ins, outs, gouts, n->attrs);
     }
     for (size_t i = 0; i < n->inputs.size() && i < gin.size(); ++i) {
       if (gin[i].defined() && needed[i]) accumulate(n->inputs[i], gin[i]);

@@ -2,6 +2,12 @@
 #include <sstream>
 
 #include "kiln/graph.h"
+#include "trace_access.h"
+
+namespace kiln::autodiff {
+// Defined in src/autodiff/tape.cpp: forgets the tape nodes listed for a trace that ends.
+void end_trace(const void* trace);
+}  // namespace kiln::autodiff
 
 namespace kiln::graph {
 
@@ -23,6 +29,38 @@ bool is_state_while_tracing(const Tensor& t) {
 bool tracing() { return t_trace != nullptr; }
 TraceSuspend::TraceSuspend() : saved_(t_trace) { t_trace = nullptr; }
 TraceSuspend::~TraceSuspend() { t_trace = saved_; }
+
+Trace* current_trace() { return t_trace; }
+bool trace_active(const Trace* t) {
+  for (Trace* tr = t_trace; tr; tr = tr->outer())
+    if (tr == t) return true;
+  return false;
+}
+TraceSwitch::TraceSwitch(Trace* t) : saved_(t_trace) {
+  KILN_CHECK(trace_active(t), Runtime, "Kiln: TraceSwitch to a trace that is not active.");
+  t_trace = t;
+}
+TraceSwitch::~TraceSwitch() { t_trace = saved_; }
+
+AliasRoot alias_root(const Tensor& t) {
+  const TensorImpl* impl = t.impl();
+  if (!impl->sym_graph) return {impl->storage.get(), nullptr, -1};
+  const Graph* g = static_cast<const Graph*>(impl->sym_graph);
+  int v = impl->sym_value;
+  for (;;) {
+    const Value& val = g->values[size_t(v)];
+    if (val.kind == ValueKind::Node && val.node >= 0 && size_t(val.node) < g->nodes.size()) {
+      const Node& n = g->nodes[size_t(val.node)];
+      if (get_op(n.op).direct && !n.inputs.empty()) {  // a view (or in-place result) of its first input
+        v = n.inputs[0];
+        continue;
+      }
+    }
+    if (val.kind == ValueKind::Capture && val.tensor.defined() && !val.tensor.is_symbolic())
+      return {val.tensor.impl()->storage.get(), nullptr, -1};
+    return {nullptr, g, v};
+  }
+}
 
 bool has_side_effect(OpId op) {
   switch (op) {
@@ -51,7 +89,10 @@ Trace::Trace(std::string name, bool lift)
   t_trace = this;
 }
 
-Trace::~Trace() { t_trace = outer_; }
+Trace::~Trace() {
+  autodiff::end_trace(this);  // its symbolic tensors must not be looked at once its graph may be gone
+  t_trace = outer_;
+}
 
 Tensor symbolic(const Graph* g, int value, const TensorMeta& m) {
   auto impl = std::make_shared<TensorImpl>();

@@ -142,6 +142,7 @@ std::vector<Tensor> apply(OpId id, const std::vector<Tensor>& inputs, const Attr
   }
   std::vector<Tensor> outs;
   if (graph::tracing()) {
+    if (autodiff::written_inputs(id)) autodiff::before_traced_write(def, inputs);  // saved tensors it overwrites: copies first
     outs = graph::record(def, inputs, attrs);
   } else if (def.direct) {
     {

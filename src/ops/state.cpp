@@ -14,6 +14,7 @@
 #include <initializer_list>
 
 #include "elementwise.h"
+#include "kiln/autodiff.h"
 #include "families.h"
 
 namespace kiln {
@@ -123,6 +124,7 @@ TV assign_direct(const TV& in, const Attrs&) {
     copy_into(value, tmp);
     value = tmp;
   }
+  autodiff::note_write(var);  // a tape node that saved var's old value keeps it (kiln/autodiff.h)
   // `value` viewed with the variable's shape (stride 0 on broadcast axes); copy_into converts the dtype and
   // writes through the variable's strides.
   if (value.shape() == var.shape()) {  // nothing to broadcast (the usual case): no view needed
@@ -157,6 +159,7 @@ TV adam_direct(const TV& in, const Attrs& a) {
   KILN_CHECK(b1p != 1.0, Value, "For 'Adam', 'beta1_power' must not be 1 (it is beta1^t after this step's "
              "multiplication), but got ", b1p, ".");
   Tensor g = grad_as(in[6], var);
+  for (const Tensor* t : {&var, &m, &v}) autodiff::note_write(*t);
   KILN_DISPATCH(var.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
@@ -194,6 +197,8 @@ TV momentum_direct(const TV& in, const Attrs& a) {
   const double mom = a.f("momentum");
   const bool nesterov = a.b("use_nesterov");
   Tensor g = grad_as(in[3], var);
+  autodiff::note_write(var);
+  autodiff::note_write(acc);
   KILN_DISPATCH(var.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
@@ -269,6 +274,11 @@ TV sgd_direct(const TV& in, const Attrs& a) {
       first = sign == 1;
     }
   }
+  autodiff::note_write(var);
+  if (use_mom) {
+    autodiff::note_write(acc);
+    autodiff::note_write(stat);
+  }
   KILN_DISPATCH(var.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
@@ -341,6 +351,7 @@ void reg_state(OpId id, TV (*direct)(const TV&, const Attrs&), BpropFn bprop = n
 
 namespace ops_impl {
 void register_state() {
+  // (the inputs each in-place kernel writes are listed in autodiff::written_inputs)
   reg_state(OpId::Assign, assign_direct);
   reg_state(OpId::Depend, depend_direct, bp_depend);
   reg_state(OpId::Adam, adam_direct);
