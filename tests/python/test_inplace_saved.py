@@ -282,8 +282,9 @@ def test_a_training_step_copies_nothing(mode):
         assert "TensorCopy(" not in step.graphs[0].graph_before.to_text()
 
 
-def test_the_compiled_write_copies_before_it():
-    """Graph mode: the saved read of w gets a TensorCopy recorded before the Assign; without a saved read, none."""
+def test_the_compiled_write_after_a_saved_read():
+    """Graph mode: the gradient of a read of w followed by a write of w uses the value read (the trace defers the
+    Parameter write to the end of the graph, Note [deferred state writes]); a write before the read is seen."""
     w = Parameter(Tensor(W0.copy()), name="w")
 
     def after(x):
@@ -296,13 +297,13 @@ def test_the_compiled_write_copies_before_it():
         return ops.sum(w * x)
 
     ja, jb = kiln.jit(kiln.grad(after)), kiln.jit(kiln.grad(before))
-    ja(Tensor(X0))
-    jb(Tensor(X0))
-    ta, tb = ja.graphs[0].graph_before.to_text(), jb.graphs[0].graph_before.to_text()
-    # ops.assign copies its value in both; `after` also copies the capture w (%1) read by Mul, before the Assign.
-    assert ta.count("TensorCopy(") == tb.count("TensorCopy(") + 1
-    assert "TensorCopy(%1)" not in tb
-    assert ta.index("TensorCopy(%1)") < ta.index("Assign(%1")
+    for k in range(2):  # the second call runs the compiled graph again
+        w0 = w.asnumpy().copy()
+        np.testing.assert_allclose(ja(Tensor(X0)).asnumpy(), w0, rtol=1e-12)
+        np.testing.assert_allclose(w.asnumpy(), w0 + 1, rtol=1e-12)
+        np.testing.assert_allclose(jb(Tensor(X0)).asnumpy(), w0 + 2, rtol=1e-12)
+        np.testing.assert_allclose(w.asnumpy(), w0 + 2, rtol=1e-12)
+    assert ja.compile_count == 1 and jb.compile_count == 1
 
 
 def test_memory_stays_flat_over_many_steps():
