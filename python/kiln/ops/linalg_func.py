@@ -377,7 +377,9 @@ def cross(input, other, dim=None):  # noqa: A002
 def matrix_power(input, n):  # noqa: A002
     """MindSpore's ops.matrix_power(input, n): the n-th power of square matrices (..., m, m) by repeated squaring;
     n = 0 gives identity matrices, n < 0 powers the inverse (ops.inverse: float inputs). Raises TypeError
-    (non-Tensor, non-int n, a negative n for an integer input), ValueError (not square)."""
+    (non-Tensor, non-int n, a negative n for an integer input), ValueError (not square; n < 0 with an exactly
+    singular matrix, as MindSpore 2.10 — checked where the values are known, i.e. not while compiling, where the
+    result holds inf/NaN)."""
     x = _tensor_arg(input, "matrix_power")
     if not _is_int(n):
         raise TypeError(f"For 'matrix_power', 'n' must be an int, but got {_got(n)}.")
@@ -389,6 +391,14 @@ def matrix_power(input, n):  # noqa: A002
         from .linalg_lu_func import inverse
         if not mstype.is_float(x.dtype):
             raise TypeError(f"For 'matrix_power', a negative n needs a float input, but got {_got(x)}.")
+        if not (_core.tracing() and x._symbolic) and x.size:
+            from .linalg_lu_func import _slogdet
+            sign = _slogdet(x)[0].asnumpy()
+            if (sign == 0).any():
+                bad = np.argwhere(sign.reshape(-1) == 0).reshape(-1)[0] if sign.ndim else 0
+                raise ValueError(f"For 'matrix_power', a negative power n={n} needs invertible matrices, but "
+                                 f"matrix {int(bad)} (flattened batch index) of the input of shape "
+                                 f"{tuple(x.shape)} is singular.")
         x, n = inverse(x), -n
     if n == 0:
         eye = Tensor(np.eye(x.shape[-1], dtype=mstype.dtype_to_nptype(x.dtype)))
@@ -489,9 +499,9 @@ def _einsum_sum_out(x, lab, keep):
 
 
 def _broadcast_size(a, b):
-    """The broadcast of two sizes of one label (1 broadcasts; otherwise they are equal). A dynamic size (a probe
-    trace's SymInt) is kept as it is, so that no condition on it is recorded: a size 1 there broadcasts at run time,
-    and BroadcastTo checks the rest."""
+    """The broadcast of two sizes of one label (1 broadcasts, so 0 wins over 1; otherwise they are equal). A dynamic
+    size (a probe trace's SymInt) is kept as it is, so that no condition on it is recorded: a size 1 there broadcasts
+    at run time, and BroadcastTo checks the rest."""
     if type(a) is int and a == 1:
         return b
     if type(b) is int and b == 1:
@@ -543,7 +553,7 @@ def einsum(equation, *operands):
         for c, s in zip(lab, x.shape):
             if c in sizes and s != sizes[c] and 1 not in (s, sizes[c]):
                 raise ValueError(f"For 'einsum', label {c!r} of {equation!r} has sizes {sizes[c]} and {s}.")
-            sizes[c] = builtins.max(sizes.get(c, 1), s) if c in sizes else s
+            sizes[c] = _broadcast_size(sizes[c], s) if c in sizes else s
     items = [_einsum_diag(x, lab) for x, lab in zip(ops_, labels)]
     x, lab = items[0]
     for i in range(1, len(items)):

@@ -78,8 +78,13 @@ def _diag(a):
     return _core.gather(flat, Tensor((np.arange(n) * (n + 1)).astype(np.int64)), flat.ndim - 1)
 
 
+def _empty(x):
+    """True for 0×0 matrices or an empty batch: det 1 (the empty product), or no matrices at all."""
+    return x.shape[-1] == 0 or 0 in tuple(x.shape[:-2])
+
+
 def _slogdet(x):
-    if x.shape[-1] == 0:
+    if _empty(x):
         shape = list(x.shape[:-2])
         return _core.full(shape, 1.0, x.dtype), _core.full(shape, 0.0, x.dtype)
     lu, _, sign = _lu(x)
@@ -98,7 +103,7 @@ def det(input):  # noqa: A002
     decomposition (module docstring): sign(P)·Π diag(U). Float inputs. Raises TypeError (non-Tensor, integer
     input), ValueError (not square)."""
     x = _square("det", input)
-    if x.shape[-1] == 0:
+    if _empty(x):
         return _core.full(list(x.shape[:-2]), 1.0, x.dtype)
     lu, _, sign = _lu(x)
     d = _diag(lu)
@@ -128,7 +133,7 @@ def inverse(input):  # noqa: A002
     from .index_func import gather_elements
     x = _square("inverse", input)
     n = x.shape[-1]
-    if n == 0:
+    if _empty(x):
         return _core.identity(x)
     lu, perm, _ = _lu(x)
     eye = _core.broadcast_to(Tensor(np.eye(n, dtype=mstype.dtype_to_nptype(x.dtype))), list(x.shape))

@@ -184,14 +184,16 @@ def arctan(input):  # noqa: A002
 def _atan2(y, x):
     sx, sy = _unit_sign(_signbit_f(x), x), _unit_sign(_signbit_f(y), y)
     ax, ay = _core.mul(x, sx), _core.mul(y, sy)
-    hi, lo = _core.maximum(ax, ay), _core.minimum(ax, ay)
+    # one branch chosen by a select (not maximum/minimum, whose gradients split at |y| == |x| and cancel in lo/hi)
+    y_big = _core.greater(ay, ax)
+    hi, lo = _core.select(y_big, ay, ax), _core.select(y_big, ax, ay)
     both_inf = _core.logical_and(_core.equal(hi, math.inf), _core.equal(lo, math.inf))
     zero = _core.equal(hi, 0.0)
     one = _full_like(hi, 1.0)
     den = _core.select(_core.logical_or(zero, both_inf), one, hi)
     num = _core.select(zero, _core.zeros_like(lo), _core.select(both_inf, one, lo))
     t = _atan_unit(_core.div(num, den))
-    t = _core.select(_core.greater(ay, ax), _core.sub(math.pi / 2, t), t)
+    t = _core.select(y_big, _core.sub(math.pi / 2, t), t)
     t = _core.select(_signbit_f(x), _core.sub(math.pi, t), t)
     return _core.mul(t, sy)
 

@@ -16,7 +16,8 @@ the accuracy of the formulas). float16/bfloat16 compute in float32. Written for 
       ψ(x + 10) − Σⱼ 1/(x + j); reflection ψ(x) = ψ(1 − x) − π·cot(πx) for x < 0; −inf at 0, NaN at negative integers.
   zeta(s, q) (Hurwitz): Euler–Maclaurin summation, Σₖ₌₀⁸ (q + k)^−s + (q + 9)^(1−s)/(s − 1) + (q + 9)^−s/2 +
       Σⱼ₌₁¹² B₂ⱼ/(2j)!·s(s + 1)…(s + 2j − 2)·(q + 9)^(−s−2j+1) (the scheme of Cephes' zeta.c; the Bernoulli numbers
-      are computed exactly here with fractions); polygamma(n, x) = (−1)ⁿ⁺¹ n! ζ(n + 1, x).
+      are computed exactly here with fractions); polygamma(n, x) = (−1)ⁿ⁺¹ n! ζ(n + 1, x) for x > 0, and for
+      x < 0 the reflection ψ⁽ⁿ⁾(x) = (−1)ⁿ ψ⁽ⁿ⁾(1 − x) − πⁿ⁺¹ Pₙ(cot πx) (DLMF 5.15.6, A&S 6.4.7).
   I0, I1 (modified Bessel functions of the first kind): the power series Σₖ (x²/4)ᵏ/(k!·(k + ν)!)·(x/2)^ν (50 terms)
       for |x| ≤ 30, and the asymptotic series e^|x|/√(2π|x|)·Σₖ (−1)ᵏ Πⱼ₌₁ᵏ (4ν² − (2j − 1)²)/(8j)/|x|ᵏ (20 terms)
       above (A&S 9.7.1); i0e/i1e scale by e^−|x| (the asymptotic branch never forms e^|x|, so they do not overflow).
@@ -169,9 +170,10 @@ def _lgamma_pos(x):
 
 
 def _frac_parts(x):
-    """(f, m, is_int): f = x − ⌊x⌋ ∈ [0, 1) exactly, m = min(f, 1 − f) ∈ [0, 1/2], is_int = f == 0."""
+    """(f, m, is_int): f = x − ⌊x⌋ ∈ [0, 1) exactly, m = min(f, 1 − f) ∈ [0, 1/2], is_int = f == 0. m is chosen by
+    the same test as the callers' cot branch (f < 1/2), not by minimum, whose gradient splits at f = 1/2."""
     f = _core.sub(x, _core.floor(x))
-    return f, _core.minimum(f, _core.sub(1.0, f)), _core.equal(f, 0.0)
+    return f, _core.select(_core.less(f, 0.5), f, _core.sub(1.0, f)), _core.equal(f, 0.0)
 
 
 def _lgamma(x):
@@ -184,7 +186,8 @@ def _lgamma(x):
     r = _core.select(is_int, _full_like(x, math.inf), r)
     out = _core.select(refl, r, lg)
     exact0 = _core.logical_or(_core.equal(x, 1.0), _core.equal(x, 2.0))  # Γ(1) = Γ(2) = 1
-    out = _core.select(exact0, _core.zeros_like(out), out)
+    # the value 0 exactly, the gradient (digamma) kept: out − stop_gradient(out) (a select to zeros cut it)
+    out = _core.select(exact0, _core.sub(out, _core.stop_gradient(out)), out)
     return _core.select(_core.equal(_core.abs(x), math.inf), _full_like(x, math.inf), out)
 
 
@@ -269,13 +272,14 @@ def _zeta(s, q):
     a_s = _core.pow(a, _core.neg(ss))
     acc = _core.add(acc, _core.div(_core.mul(a_s, a), _core.sub(ss, 1.0)))
     acc = _core.add(acc, _core.mul(a_s, 0.5))
-    fac = ss  # s(s+1)…(s+2j−2)
-    term_pow = _core.div(a_s, a)  # a^(−s−1)
+    # term_j = s(s+1)…(s+2j−2)·a^(−s−2j+1) as one running product (the factorial-like factor alone overflows
+    # float32 for s ≳ 35: inf·0 = NaN)
+    term = _core.mul(_core.div(a_s, a), ss)
     inv_a2 = _core.div(1.0, _core.square(a))
     for j in range(1, _ZETA_M + 1):
-        acc = _core.add(acc, _core.mul(_core.mul(fac, term_pow), _ZETA_C[j - 1]))
-        fac = _core.mul(_core.mul(fac, _core.add(ss, float(2 * j - 1))), _core.add(ss, float(2 * j)))
-        term_pow = _core.mul(term_pow, inv_a2)
+        acc = _core.add(acc, _core.mul(term, _ZETA_C[j - 1]))
+        step = _core.mul(_core.mul(_core.add(ss, float(2 * j - 1)), inv_a2), _core.add(ss, float(2 * j)))
+        term = _core.mul(term, step)
     out = _core.select(ok, acc, _full_like(acc, math.nan))
     out = _core.select(_core.equal(s, 1.0), _full_like(out, math.inf), out)
     q_pole = _core.logical_and(_core.less_equal(q, 0.0), _core.equal(q, _core.floor(q)))
@@ -307,7 +311,8 @@ def _bshape(op, a, b):
 @defop(primitive="Polygamma")
 def polygamma(n, input):  # noqa: A002
     """MindSpore's ops.polygamma(n, input): ψ⁽ⁿ⁾(x), the n-th derivative of digamma (n = 0: digamma itself);
-    n ≥ 1 uses (−1)ⁿ⁺¹ n! ζ(n + 1, x) (x > 0; NaN for x <= 0 but for the poles, which give inf). n: a non-negative
+    n ≥ 1 uses (−1)ⁿ⁺¹ n! ζ(n + 1, x) for x > 0 and the reflection formula (DLMF 5.15.6) for x < 0 (inf at the
+    poles 0, −1, −2, ...; NaN at −inf). Gradient ψ⁽ⁿ⁺¹⁾(x). n: a non-negative
     int or a 0-d integer Tensor (its value is read). Same float dtype. Raises TypeError (non-Tensor input, integer
     input, non-integer n), ValueError (n < 0)."""
     x = _float_only(input, "polygamma")
@@ -322,9 +327,39 @@ def polygamma(n, input):  # noqa: A002
         raise ValueError(f"For 'polygamma', 'n' must be >= 0, but got {n}.")
     if n == 0:
         return _down(_digamma(_up(x)), x.dtype)
-    xu = _up(x)
-    z = _zeta(_full_like(xu, float(n + 1)), xu)
-    return _down(_core.mul(z, (-1.0) ** (n + 1) * math.factorial(n)), x.dtype)
+    return _down(_polygamma(n, _up(x)), x.dtype)
+
+
+def _cot_poly(n):
+    """Coefficients (lowest first) of P_n with dⁿ/dzⁿ cot z = P_n(cot z): P_0 = c, P_(k+1) = −(1 + c²)·P_k'(c)."""
+    p = [0, 1]
+    for _ in range(n):
+        d = [i * p[i] for i in range(1, len(p))] + [0, 0]
+        p = [-(d[i] + (d[i - 2] if i >= 2 else 0)) for i in range(len(d))]
+    return [float(c) for c in p]
+
+
+def _polygamma(n, x):
+    """ψ⁽ⁿ⁾(x), n ≥ 1: (−1)ⁿ⁺¹ n! ζ(n + 1, x) for x > 0; for x < 0 the reflection formula (DLMF 5.15.6,
+    A&S 6.4.7) ψ⁽ⁿ⁾(x) = (−1)ⁿ ψ⁽ⁿ⁾(1 − x) − πⁿ⁺¹ Pₙ(cot πx), with dⁿ/dxⁿ cot(πx) = πⁿ Pₙ(cot πx) (_cot_poly); inf at
+    0 and the negative integers (the poles), NaN at −inf."""
+    neg = _core.less(x, 0.0)
+    xp = _core.select(neg, _core.sub(1.0, x), x)
+    z = _zeta(_full_like(xp, float(n + 1)), xp)
+    pos = _core.mul(z, (-1.0) ** (n + 1) * math.factorial(n))
+    f, m, is_int = _frac_parts(x)
+    ms = _core.select(is_int, _full_like(m, 0.25), m)
+    cot = _core.div(_core.cos(_core.mul(ms, math.pi)), _core.sin(_core.mul(ms, math.pi)))
+    cot = _core.select(_core.less(f, 0.5), cot, _core.neg(cot))
+    coefs = _cot_poly(n)
+    poly = _full_like(x, coefs[-1])
+    for c in reversed(coefs[:-1]):
+        poly = _core.add(_core.mul(poly, cot), c)
+    refl = _core.sub(_core.mul(pos, (-1.0) ** n), _core.mul(poly, math.pi ** (n + 1)))
+    out = _core.select(neg, refl, pos)
+    pole = _core.logical_and(_core.less_equal(x, 0.0), is_int)
+    out = _core.select(pole, _full_like(x, math.inf), out)
+    return _core.select(_core.equal(x, -math.inf), _full_like(x, math.nan), out)
 
 
 # ---------------------------------------------------------------------------------------------- Bessel I0, I1

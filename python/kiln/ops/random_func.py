@@ -83,7 +83,9 @@ def multinomial(input, num_samples, replacement=True, seed=None):  # noqa: A002
     categories of each row of `input` (1-D or 2-D non-negative weights, not necessarily normalised) with
     probability weight / row sum: shape (num_samples,) or (rows, num_samples). Without replacement each index
     appears at most once per row (num_samples <= the number of categories). TypeError for a non-Tensor or bad
-    num_samples, ValueError for a bad rank or num_samples. Negative or all-zero weights give unspecified draws."""
+    num_samples, ValueError for a bad rank or num_samples, and — where the values are known (not while compiling)
+    — for negative, NaN or inf weights, an all-zero row, or fewer non-zero weights in a row than num_samples
+    without replacement (PyTorch's checks; MindSpore 2.10 returns unspecified draws there)."""
     x = _tensor_arg(input, "multinomial")
     if x.ndim not in (1, 2):
         raise ValueError(f"For 'multinomial', the input must be 1-D or 2-D, but got shape {tuple(x.shape)}.")
@@ -95,6 +97,8 @@ def multinomial(input, num_samples, replacement=True, seed=None):  # noqa: A002
     if not replacement and k > n:
         raise ValueError(f"For 'multinomial', without replacement 'num_samples' ({k}) must be at most the number "
                          f"of categories ({n}).")
+    if not (_core.tracing() and w2._symbolic):
+        _check_weights(w2, k, replacement)
     if replacement:
         idx = _draw_categorical(w2, k, seed, "multinomial")
     else:
@@ -104,6 +108,22 @@ def multinomial(input, num_samples, replacement=True, seed=None):  # noqa: A002
         order = _core.argsort(keys, 1, False)
         idx = _core.cast(_core.strided_slice(order, [0, 0], [rows, k], [1, 1]), mstype.int32)
     return idx if x.ndim == 2 else _core.reshape(idx, [k])
+
+
+def _check_weights(w2, k, replacement):
+    """multinomial's value checks on the (rows, n) weights (PyTorch's rules), ValueError naming the row."""
+    v = w2.asnumpy()
+    for r, row in enumerate(v):
+        if not np.isfinite(row).all() or (row < 0).any():
+            bad = row[~np.isfinite(row) | (row < 0)][0]
+            raise ValueError(f"For 'multinomial', the weights must be finite and non-negative, but row {r} holds "
+                             f"{float(bad):.6g}.")
+        nz = int((row > 0).sum())
+        if k and nz == 0:
+            raise ValueError(f"For 'multinomial', each row needs a positive weight, but row {r} sums to 0.")
+        if not replacement and nz < k:
+            raise ValueError(f"For 'multinomial', without replacement 'num_samples' ({k}) must be at most the number "
+                             f"of non-zero weights, but row {r} has {nz}.")
 
 
 def _like_dtype(x, dtype, op, want):

@@ -39,8 +39,15 @@ _un("asin", ("Sqrt", "Div"), np.arcsin, low=-0.95, high=0.95, tol=_TRIG_TOL)
 _un("arcsin", ("Sqrt", "Div"), np.arcsin, low=-0.95, high=0.95, tol=_TRIG_TOL)
 _un("acos", ("Sqrt", "Div"), np.arccos, low=-0.95, high=0.95, tol=_TRIG_TOL)
 _un("arccos", ("Sqrt", "Div"), np.arccos, low=-0.95, high=0.95, tol=_TRIG_TOL)
-_bin("atan2", ("Sqrt", "Div", "Maximum", "Minimum"), np.arctan2, rhs=(-2.0, 2.0, 0.25), scalars=(2.5,),
-     tol=_TRIG_TOL, kinks={0.0: None})  # atan2(y, x) jumps by 2π across x < 0, y = 0
+def _atan2_samples(dtype, rng):
+    yield from binary_samples(rhs=(-2.0, 2.0, 0.25), scalars=(2.5,))(dtype, rng)
+    # |y| == |x|: the gradient (x, −y)/(x² + y²) there (a maximum/minimum split once cut it to 0)
+    yield Sample((np.array([1.0, 2.0, -1.0, 0.5, 2.0, -3.0], dtype), np.array([1.0, 2.0, 1.0, -0.5, 1.0, -3.0], dtype)),
+                 desc="|y| == |x| ties")
+
+
+register(OpInfo("atan2", ("Div", "Select"), ops.atan2, np.arctan2, _atan2_samples, FLH, tol=_TRIG_TOL,
+                differentiable=True, kinks={0.0: None}))  # atan2(y, x) jumps by 2π across x < 0, y = 0
 _bin("arctan2", ("Sqrt", "Div"), np.arctan2, rhs=(-2.0, 2.0, 0.25), scalars=(2.5,), tol=_TRIG_TOL,
      kinks={0.0: None})
 _un("deg2rad", "Mul", np.deg2rad)
@@ -184,10 +191,17 @@ _un("sinc", ("Sin", "Div", "Select"), np.sinc, FLH + (I32,), low=-3.0, high=3.0,
     special_ok=lambda s: True)
 _bin("xdivy", ("Div", "Select"), lambda a, b: np.where(np.asarray(a) == 0, 0.0 * b, np.true_divide(a, b)),
      FLH, rhs=_DIVISOR, scalars=(2.5,), special_skip="x / y with 0 where x == 0: Div's special values")
-_bin("xlogy", ("Log", "Mul", "Select"), scipy.special.xlogy, FLH + (I32,), rhs=(0.25, 3.0, 0.0), scalars=(2.5, 3),
-     out_dtype=lambda s: max((np_value(a).dtype for a in s.args if isinstance(a, (np.ndarray, NC))
-                              and np_value(a).dtype.kind == "f"), key=lambda d: d.itemsize, default=F32),
-     special_skip="x·log y: Mul's and Log's special values")
+def _xlogy_samples(dtype, rng):
+    yield from binary_samples(rhs=(0.25, 3.0, 0.0), scalars=(2.5, 3))(dtype, rng)
+    if dtype.kind == "f":  # x == 0 beside y > 0: value 0, d/dx = log(y) (MindSpore 2.10's gradient)
+        yield Sample((np.array([0.0, 0.0, 0.0, 1.5], dtype), np.array([2.0, 0.5, 3.0, 0.75], dtype)), desc="x == 0")
+
+
+register(OpInfo("xlogy", ("Log", "Mul", "Select"), ops.xlogy, scipy.special.xlogy, _xlogy_samples, FLH + (I32,),
+                differentiable=True,
+                out_dtype=lambda s: max((np_value(a).dtype for a in s.args if isinstance(a, (np.ndarray, NC))
+                                         and np_value(a).dtype.kind == "f"), key=lambda d: d.itemsize, default=F32),
+                special_skip="x·log y: Mul's and Log's special values"))
 _un("inv", "Div", lambda x: np.reciprocal(x) if x.dtype.kind == "f" else np.where(np.abs(x) == 1, x, 0).astype(x.dtype),
     FLH + (I32,), away=0.25)
 

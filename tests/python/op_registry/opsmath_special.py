@@ -15,11 +15,18 @@ def _in_dtype(s):
     return np_value(s.args[0]).dtype
 
 
-def _un(name, cname, ref, low, high, dtypes=FLH, **kw):
+def _un(name, cname, ref, low, high, dtypes=FLH, points=(), **kw):
+    """points: extra sample values (the formulas' branch and tie points), gradient-checked too."""
     kw.setdefault("differentiable", True)
     kw.setdefault("tol", _LOW_TOL)
+    base = unary_samples(low, high)
+
+    def samples(dtype, rng):
+        yield from base(dtype, rng)
+        if points:
+            yield Sample((np.array(points, dtype),), desc="branch/tie points")
     register(OpInfo(name, cname if isinstance(cname, tuple) else (cname,), getattr(ops, name), ref,
-                    unary_samples(low, high), dtypes, **kw))
+                    samples, dtypes, **kw))
 
 
 _un("erfc", ("Erf", "Exp", "Div"), scipy.special.erfc, -3.0, 6.0, out_dtype=_in_dtype)
@@ -27,9 +34,11 @@ _un("erfinv", ("Log", "Erf", "Exp"), scipy.special.erfinv, -0.999, 0.999, out_dt
 _un("lgamma", ("Log", "Sin", "Div"), scipy.special.gammaln, -4.5, 6.0, FLH + (I32,),
     out_dtype=lambda s: _in_dtype(s) if _in_dtype(s).kind == "f" else F32,
     special_ref=lambda x: np.where(x == -np.inf, np.inf, scipy.special.gammaln(x)),
-    tol={F16: (4e-3, 4e-3), F32: (1e-5, 1e-5)}, kinks={0.0: None, 1000.0: None, -1000.0: None})
+    tol={F16: (4e-3, 4e-3), F32: (1e-5, 1e-5)}, kinks={0.0: None, 1000.0: None, -1000.0: None},
+    points=(1.0, 2.0, -0.5, -2.5, 0.5, 3.5))  # lgamma(1) = lgamma(2) = 0 exactly, gradient digamma kept
 _un("digamma", ("Log", "Sin", "Cos", "Div"), scipy.special.psi, -4.5, 6.0, out_dtype=_in_dtype,
-    tol={F16: (4e-3, 4e-3), F32: (1e-5, 1e-5)}, kinks={0.0: None, -1000.0: None})
+    tol={F16: (4e-3, 4e-3), F32: (1e-5, 1e-5)}, kinks={0.0: None, -1000.0: None},
+    points=(-0.5, -2.5, 0.5, -1.25, -3.75))  # frac(x) = 1/2: the reflection's cot branch point
 def _bessel_samples(dtype, rng):
     """Values of one magnitude band per sample (so finite differences of Σ out·cot stay accurate): small, around the
     series/asymptotic switch at |x| = 30, and larger."""
@@ -57,6 +66,11 @@ def _zeta_samples(dtype, rng):
     yield Sample((arr(rng, (3, 1), dtype, 1.5, 4.0), arr(rng, (1, 4), dtype, 0.5, 30.0)), desc="broadcast")
     yield Sample((np.array([1.0, 0.5, 2.0, 3.0], dtype), np.array([1.0, 1.0, 0.0, -2.0], dtype)),
                  desc="s = 1, s < 1, q at poles", grad=False)
+    # large s: s(s+1)…(s+2j−2) alone overflows float32 (a NaN once); ζ(s, 1) → 1, ζ(60, 1/2) = 2⁶⁰·(1 + ...)
+    yield Sample((np.array([20.0, 30.0, 35.0, 40.0, 50.0, 100.0, 40.0], dtype),
+                  np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 2.0], dtype)), desc="large s", grad=False)
+    if dtype == np.float64:
+        yield Sample((np.array([60.0]), np.array([0.5])), desc="large s, q < 1", grad=False)
 
 
 register(OpInfo("zeta", ("Pow", "Add", "Mul"), ops.zeta, scipy.special.zeta, _zeta_samples, (F32, F64),
@@ -69,6 +83,12 @@ def _polygamma_samples(dtype, rng):
     for n in (0, 1, 2, 4):
         yield Sample((n, arr(rng, (2, 3), dtype, 0.2, 6.0)), desc=f"n={n}")
     yield Sample((np.array(3, np.int64), arr(rng, (4,), dtype, 0.5, 3.0)), desc="Tensor n", graph=False)
+    # negative non-integer x: the reflection formula (DLMF 5.15.6); half-integers are the cot branch points
+    neg = np.array([-0.5, -2.5, -1.3, -0.2, -1.5, -3.75], dtype)
+    for n in (1, 2, 3):
+        yield Sample((n, neg), desc=f"n={n}, x < 0")
+    if dtype == np.float64:  # ψ⁽⁴⁰⁾(1) = −40!·ζ(41) ≈ −8.2e47 (beyond float32)
+        yield Sample((40, np.array([1.0, 2.5], dtype)), desc="n=40", grad=False)
 
 
 register(OpInfo("polygamma", ("Pow", "Add", "Log"),

@@ -177,8 +177,8 @@ def pad(input, pad, mode="constant", value=None):  # noqa: A002
 @defop(name=_P + "one_hot")
 def one_hot(tensor, num_classes=-1):
     """F.one_hot(tensor, num_classes=-1): Int64 one-hot vectors of an integer index tensor along a new last dim of
-    size num_classes (-1: the largest index + 1, read from the values, so PyNative only). ValueError for negative
-    indices with num_classes=-1."""
+    size num_classes (-1: the largest index + 1, read from the values, so PyNative only). ValueError for an index
+    < 0 or >= num_classes (PyTorch's; checked where the values are known, not while compiling)."""
     _t(tensor, "one_hot", "tensor")
     n = int_arg(_P + "one_hot", "num_classes", num_classes)
     if n == -1:
@@ -191,6 +191,11 @@ def one_hot(tensor, num_classes=-1):
         n = int(vals.max()) + 1 if vals.size else 0
     elif n < 0:
         raise ValueError(f"For '{_P}one_hot', 'num_classes' must be -1 or >= 0, but got {n}.")
+    elif not tensor._symbolic:
+        vals = tensor.asnumpy()
+        if vals.size and (vals.min() < 0 or vals.max() >= n):
+            bad = vals.min() if vals.min() < 0 else vals.max()
+            raise ValueError(f"For '{_P}one_hot', the indices must be in [0, num_classes={n}), but got {bad}.")
     return ops.one_hot(tensor, n, 1, 0, -1)
 
 

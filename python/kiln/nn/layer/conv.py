@@ -191,10 +191,8 @@ class Conv1d(_Conv):
             if v < lo:
                 raise ValueError(f"For '{name}', the '{arg}' must be {'>= 0' if lo == 0 else 'positive'}, but got "
                                  f"{v}.")
-        if isinstance(weight_init, _core.Tensor) and weight_init.ndim == 3:
-            weight_init = _core.expand_dims(weight_init, 2)
         super().__init__(in_channels, out_channels, (1, kernel_size), (1, stride), pad_mode, padding, (1, dilation),
-                         group, has_bias, weight_init, bias_init, dtype=dtype)
+                         group, has_bias, _weight_1d(weight_init), bias_init, dtype=dtype)
         self._pads = (0, 0, int(padding), int(padding))
         self.padding = (0, 0, padding, padding)
 
@@ -278,6 +276,13 @@ class Conv2dTranspose(_Conv):
         return self._pad_output(self._add_bias(self._transpose(x, w), b))
 
 
+def _weight_1d(weight_init):
+    """A 3-D weight_init Tensor (C0, C1, K) of Conv1d/Conv1dTranspose as the (C0, C1, 1, K) weight (MindSpore)."""
+    if isinstance(weight_init, _core.Tensor) and weight_init.ndim == 3:
+        return _core.expand_dims(weight_init, 2)
+    return weight_init
+
+
 class Conv1dTranspose(Conv2dTranspose):
     r"""1-D transposed convolution over (N, C_in, L): Conv2dTranspose over (N, C_in, 1, L) with a (1, K) kernel.
     Weight (in_channels, out_channels/group, 1, kernel_size). int kernel_size, stride, padding, dilation."""
@@ -293,7 +298,7 @@ class Conv1dTranspose(Conv2dTranspose):
                 raise ValueError(f"For '{name}', the '{arg}' must be {'>= 0' if lo == 0 else 'positive'}, but got "
                                  f"{v}.")
         super().__init__(in_channels, out_channels, (1, kernel_size), (1, stride), pad_mode, (0, 0, padding, padding),
-                         0, (1, dilation), group, has_bias, weight_init, bias_init, dtype=dtype)
+                         0, (1, dilation), group, has_bias, _weight_1d(weight_init), bias_init, dtype=dtype)
 
     def construct(self, x):
         self._check_input(x, 3, "(N, C_in, L)")

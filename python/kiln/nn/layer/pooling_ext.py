@@ -53,6 +53,8 @@ class Conv3d(Cell):
 
     _mp_casts_params = True
 
+    _transposed = False
+
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same", padding=0, dilation=1,
                  group=1, has_bias=False, weight_init=None, bias_init=None, data_format="NCDHW",
                  dtype=mstype.float32):
@@ -80,7 +82,9 @@ class Conv3d(Cell):
         if not isinstance(has_bias, bool):
             raise TypeError(f"For '{name}', the 'has_bias' must be bool, but got {type(has_bias).__name__}.")
         self.has_bias = has_bias
-        shape = [out_channels, in_channels // group, *self.kernel_size]
+        # transposed (Conv3dTranspose): (in, out/group, ...), the shape a user's weight_init Tensor is checked against
+        shape = ([in_channels, out_channels // group] if self._transposed else [out_channels, in_channels // group])
+        shape += list(self.kernel_size)
         self.weight_init = HeUniform(math.sqrt(5)) if weight_init is None else weight_init
         self.weight = Parameter(initializer(self.weight_init, shape, dtype=dtype), name="weight")
         self.bias_init, self.bias = bias_init, None
@@ -124,18 +128,14 @@ class Conv3dTranspose(Conv3d):
     HeUniform(√5) and Uniform(1/√fan_in) with fan_in from the weight shape (as Conv2dTranspose).
     Inputs: x (N, in_channels, D, H, W). Raises TypeError / ValueError for bad arguments or inputs."""
 
+    _transposed = True
+
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same", padding=0, dilation=1,
                  group=1, output_padding=0, has_bias=False, weight_init=None, bias_init=None, data_format="NCDHW",
                  dtype=mstype.float32):
         super().__init__(in_channels, out_channels, kernel_size, stride, pad_mode, padding, dilation, group, has_bias,
                          weight_init, bias_init, data_format, dtype)
         self.output_padding = C._triple(output_padding, "output_padding", self.cls_name, minimum=0)
-        shape = [in_channels, out_channels // group, *self.kernel_size]
-        self.weight = Parameter(initializer(self.weight_init, shape, dtype=dtype), name="weight")
-        if has_bias and bias_init is None:
-            fan_in, _ = _calculate_fan_in_and_fan_out(shape)
-            self.bias_init = Uniform(1 / math.sqrt(fan_in)) if fan_in else "zeros"
-            self.bias = Parameter(initializer(self.bias_init, [out_channels], dtype=dtype), name="bias")
 
     def construct(self, x):
         w, b = self._checked_weights(x)
