@@ -1,21 +1,34 @@
-"""All-reduce bandwidth between 2 local processes: Kiln's layer (mindspore.communication.comm_func.all_reduce on a
-float32 Tensor, eager, launched by `python -m kiln.msrun`) next to a plain Gloo C++ program (gloo_allreduce.cpp:
-the same library, algorithm and reduce, no Kiln), for 1 KiB … 64 MiB.
+"""All-reduce time and bandwidth between 2 local processes: Kiln's layer (mindspore.communication.comm_func.all_reduce
+on a float32 Tensor, eager, launched by `python -m kiln.msrun`) next to plain Gloo (gloo_allreduce.cpp: the same
+gloo::allreduce call, ring algorithm, sum of floats, no Kiln), for 1 KiB … 64 MiB.
 
-    .venv/bin/python benchmarks/bench_allreduce.py [--scale 1.0] [--repeats 3] [--json FILE]
+    .venv/bin/python benchmarks/bench_allreduce.py [--scale 1.0] [--repeats 3] [--blocks 10] [--json FILE]
+
+All sides run in the same two worker processes, in rotating blocks: for each size, `--blocks` rounds of a block of
+each side (the order rotating every round). The plain Gloo side is gloo_allreduce.cpp built as a shared library and
+called through ctypes (its own Gloo context and TCP connection, rendezvous through a FileStore), two ways:
+- "Gloo loop": the whole block in one C++ loop (Python idle): the library's own figure;
+- "Gloo/call": one C++ call per all-reduce from a Python loop like Kiln's: what any Python binding of Gloo pays.
+So every side meets the same processes, the same scheduling placement and the same machine load; Kiln − Gloo/call is
+Kiln's layer (its Python function and argument checks, the op dispatch and output allocation, its reduce function),
+Gloo/call − Gloo loop is the cost of returning to Python between all-reduces. (Two separate programs are not
+comparable on Linux: kiln.msrun starts each worker in its own session, which the kernel schedules as its own
+autogroup; a baseline whose two ranks shared one session was 10x slower than Kiln on a loaded machine —
+docs/decisions.md, "All-reduce benchmark: every side in the same two processes; collective helpers keep their
+imports".)
 
 Every all-reduce is timed on its own. Prints, per size and side: the median call and the 10th-percentile call
-(seconds), the bus bandwidth of the 10th-percentile call (2·(n−1)/n · bytes / time, NCCL's convention), and Kiln's
-overhead = Kiln's time / Gloo's − 1 for both. Each figure is the median over --repeats runs. On a shared machine the
-median is mostly scheduling (each call needs both processes on a core at once); the 10th percentile is the cost of
-a call that was not preempted. `cpu` is the CPU time the rank-0 process (all its threads, Gloo's transport thread
-included) spends per all-reduce: the work Kiln's layer adds shows there whatever the machine's load. The C++ baseline is compiled with g++ against Debian's libgloo (-lgloo) on first use.
-Kiln's layer adds per call: the Python call, the output Tensor's allocation, and the reduce function for Kiln's
-dtypes (Gloo's own uses its vectorized sum). Run on an idle machine: both processes share its cores.
+(seconds), the process CPU time per all-reduce of rank 0 (all its threads, Gloo's transport threads included), Kiln's
+overhead = Kiln / Gloo − 1 against both Gloo sides, and the bus bandwidth of the 10th-percentile call
+(2·(n−1)/n · bytes / time, NCCL's convention). Each figure is the median over --repeats runs (each run a fresh pair
+of processes). On a shared machine the median is mostly scheduling (each call needs both processes on a core at
+once); the 10th percentile is the cost of a call that was not preempted.
 """
 import argparse
+import ctypes
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -25,102 +38,160 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SIZES = [1024 * 4 ** k for k in range(9)]  # 1 KiB … 64 MiB
+SIDES = ("gloo", "gloo_py", "kiln")
 
 
-def _worker(scale):
+def _load_baseline(path):
+    lib = ctypes.CDLL(path)
+    lib.gab_connect.restype = ctypes.c_void_p
+    lib.gab_connect.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p]
+    lib.gab_run.restype = ctypes.c_double
+    lib.gab_run.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                            ctypes.POINTER(ctypes.c_double)]
+    lib.gab_free.argtypes = [ctypes.c_void_p]
+    return lib
+
+
+def _worker(scale, blocks, store, lib_path):
     import numpy as np
     import kiln
-    from kiln.communication import comm_func, get_rank, init
+    from kiln.communication import comm_func, get_group_size, get_rank, init
     init()
-    rank = get_rank()
+    rank, size = get_rank(), get_group_size()
+    lib = _load_baseline(lib_path)
+    handle = lib.gab_connect(rank, size, store.encode())
+    if not handle:
+        raise RuntimeError("the plain Gloo baseline could not connect")
     for nbytes in SIZES:
-        x = kiln.Tensor(np.full(nbytes // 4, rank + 1, np.float32))
+        n = nbytes // 4
+        x = kiln.Tensor(np.full(n, rank + 1, np.float32))
         iters = max(3, int(scale * 2e8 / (nbytes + 200000)))
-        for _ in range(3):
+        nblocks = min(blocks, iters)
+        per_block = -(-iters // nblocks)
+        buf = (ctypes.c_double * per_block)()
+        for _ in range(3):  # warm-up: connections, caches, the allocator's blocks
             out = comm_func.all_reduce(x)
-        times = []
-        cpu0 = time.process_time()  # the whole process's CPU time (Gloo's transport thread too)
-        for _ in range(iters):
-            t0 = time.perf_counter()
-            out = comm_func.all_reduce(x)
-            times.append(time.perf_counter() - t0)
-        cpu = (time.process_time() - cpu0) / iters
-        times.sort()
-        assert float(out[0].asnumpy()) == 3.0
+        if lib.gab_run(handle, n, 3, 1, buf) < 0:
+            raise RuntimeError("plain Gloo all-reduce failed")
+        times = {side: [] for side in SIDES}
+        cpu = dict.fromkeys(SIDES, 0.0)  # process CPU seconds (all threads: Gloo's transport threads too)
+
+        def kiln_block():
+            nonlocal out
+            for _ in range(per_block):
+                t0 = time.perf_counter()
+                out = comm_func.all_reduce(x)
+                times["kiln"].append(time.perf_counter() - t0)
+
+        def gloo_block():  # the whole block in one C++ loop
+            c = lib.gab_run(handle, n, 0, per_block, buf)
+            if c < 0:
+                raise RuntimeError("plain Gloo all-reduce failed or gave a wrong sum")
+            times["gloo"].extend(buf[:per_block])
+
+        def gloo_py_block():  # one C++ call per all-reduce, from the same kind of Python loop as Kiln's
+            for _ in range(per_block):
+                t0 = time.perf_counter()
+                if lib.gab_run(handle, n, 0, 1, buf) < 0:
+                    raise RuntimeError("plain Gloo all-reduce failed or gave a wrong sum")
+                times["gloo_py"].append(time.perf_counter() - t0)
+
+        blocks_of = {"gloo": gloo_block, "gloo_py": gloo_py_block, "kiln": kiln_block}
+        for b in range(nblocks):  # the order rotates every round: no side always follows the same one
+            for side in SIDES[b % 3:] + SIDES[:b % 3]:
+                cpu0 = time.process_time()
+                blocks_of[side]()
+                cpu[side] += time.process_time() - cpu0
+        assert float(out[0].asnumpy()) == size * (size + 1) / 2
         if rank == 0:
-            print(f"RESULT {nbytes} {times[iters // 2]:.9f} {times[iters // 10]:.9f} {cpu:.9f}", flush=True)
+            fields = [str(nbytes)]
+            for side in SIDES:
+                t = sorted(times[side])
+                fields += [f"{t[len(t) // 2]:.9f}", f"{t[len(t) // 10]:.9f}", f"{cpu[side] / len(t):.9f}"]
+            print("RESULT", *fields, flush=True)
+    lib.gab_free(handle)
 
 
-def _gloo_binary():
-    exe = os.path.join(tempfile.gettempdir(), "kiln_gloo_allreduce_bench")
+def _baseline_library():
+    lib = os.path.join(tempfile.gettempdir(), "kiln_gloo_allreduce_bench.so")
     src = os.path.join(HERE, "gloo_allreduce.cpp")
-    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
-        subprocess.run(["g++", "-O3", "-std=c++17", src, "-o", exe, "-lgloo"], check=True)
-    return exe
+    if not os.path.exists(lib) or os.path.getmtime(lib) < os.path.getmtime(src):
+        tmp = f"{lib}.{os.getpid()}"
+        subprocess.run(["g++", "-O3", "-std=c++17", "-shared", "-fPIC", "-DGLOO_ALLREDUCE_LIB", src, "-o", tmp,
+                        "-lgloo"], check=True)
+        os.replace(tmp, lib)
+    return lib
 
 
-def run_gloo(scale):
-    exe = _gloo_binary()
-    with tempfile.TemporaryDirectory() as store:
-        procs = [subprocess.Popen([exe, str(r), "2", store, str(scale)], stdout=subprocess.PIPE, text=True)
-                 for r in range(2)]
-        outs = [p.communicate(timeout=600)[0] for p in procs]
-        if any(p.returncode for p in procs):
-            raise RuntimeError(f"gloo baseline failed: {[p.returncode for p in procs]}")
-    return {int(b): tuple(map(float, rest)) for b, *rest in (line.split() for line in outs[0].splitlines())}
-
-
-def run_kiln(scale):
-    with tempfile.TemporaryDirectory() as logs:
+def run_once(scale, blocks, lib):
+    """One fresh pair of processes: {bytes: {"gloo": (median, p10, cpu), "kiln": (median, p10, cpu)}}."""
+    with tempfile.TemporaryDirectory() as logs, tempfile.TemporaryDirectory() as store:
         env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
-        import socket
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        subprocess.run([sys.executable, "-m", "kiln.msrun", "--worker_num=2", "--local_worker_num=2",
-                        f"--master_port={port}", f"--log_dir={logs}", os.path.abspath(__file__), "--worker",
-                        f"--scale={scale}"], env=env, check=True, capture_output=True, timeout=900)
+        proc = subprocess.run([sys.executable, "-m", "kiln.msrun", "--worker_num=2", "--local_worker_num=2",
+                               f"--master_port={port}", f"--log_dir={logs}", os.path.abspath(__file__), "--worker",
+                               f"--scale={scale}", f"--blocks={blocks}", f"--store={store}", f"--lib={lib}"],
+                              env=env, capture_output=True, text=True, timeout=1800)
         text = open(os.path.join(logs, "worker_0.log")).read()
-    return {int(b): tuple(map(float, rest)) for _, b, *rest in (line.split() for line in text.splitlines()
-                                                               if line.startswith("RESULT"))}
+        if proc.returncode:
+            raise RuntimeError(f"the Kiln workers failed:\n{proc.stderr}\n{text}")
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("RESULT"):
+            _, b, *v = line.split()
+            v = list(map(float, v))
+            out[int(b)] = {side: tuple(v[3 * i:3 * i + 3]) for i, side in enumerate(SIDES)}
+    return out
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--scale", type=float, default=1.0, help="multiplies the number of all-reduces timed")
-    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--repeats", type=int, default=3, help="runs, each a fresh pair of processes")
+    p.add_argument("--blocks", type=int, default=10, help="alternating Kiln / plain-Gloo blocks per size")
     p.add_argument("--json")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--store", help=argparse.SUPPRESS)
+    p.add_argument("--lib", help=argparse.SUPPRESS)
     a = p.parse_args()
+    if a.scale <= 0 or a.repeats < 1 or a.blocks < 1:
+        p.error("--scale must be > 0, --repeats and --blocks >= 1")
     if a.worker:
-        _worker(a.scale)
+        _worker(a.scale, a.blocks, a.store, a.lib)
         return 0
-    load = os.getloadavg()[0]
-    if load > (os.cpu_count() or 1) / 2:
-        print(f"warning: load average {load:.1f} on {os.cpu_count()} cores: figures are not representative")
-    runs = {"gloo": [], "kiln": []}
-    for _ in range(a.repeats):
-        runs["gloo"].append(run_gloo(a.scale))
-        runs["kiln"].append(run_kiln(a.scale))
+    lib = _baseline_library()
+    load = os.getloadavg()
+    if load[0] > (os.cpu_count() or 1) / 2:
+        print(f"warning: load average {load[0]:.1f} on {os.cpu_count()} cores: figures are noisy")
+    runs = [run_once(a.scale, a.blocks, lib) for _ in range(a.repeats)]
+    load_after = os.getloadavg()
     # per size and side: the median over runs of (median call, 10th-percentile call, CPU seconds per call)
-    med = {k: {n: tuple(statistics.median(r[n][i] for r in v) for i in (0, 1, 2)) for n in SIZES}
-           for k, v in runs.items()}
-    print(f"{'size':>8} | {'Gloo C++ median':>15} {'p10':>9} {'cpu':>9} | {'Kiln median':>11} {'p10':>9} "
-          f"{'cpu':>9} | Kiln overhead: median, p10, cpu | busbw p10 MB/s Gloo, Kiln")
+    med = {side: {n: tuple(statistics.median(r[n][side][i] for r in runs) for i in (0, 1, 2)) for n in SIZES}
+           for side in SIDES}
+    print(f"load average {load[0]:.1f} before, {load_after[0]:.1f} after; {os.cpu_count()} cores; "
+          f"median of {a.repeats} runs; seconds per all-reduce")
+    print(f"{'size':>8} | {'Gloo loop median':>16} {'p10':>9} {'cpu':>9} | {'Gloo/call median':>16} {'p10':>9} "
+          f"{'cpu':>9} | {'Kiln median':>11} {'p10':>9} {'cpu':>9} | Kiln vs Gloo loop: median, p10, cpu | "
+          f"vs Gloo/call: median, p10, cpu | busbw p10 MB/s loop, Kiln")
     rows = []
+    pct = lambda x, y: f"{100 * (x / y - 1):+6.1f}%"  # noqa: E731
     for n in SIZES:
-        (g, gp, gc), (k, kp, kc) = med["gloo"][n], med["kiln"][n]
+        (g, gp, gc), (c, cp, cc), (k, kp, kc) = (med[side][n] for side in SIDES)
         bw = lambda s: n / s / 1e6  # noqa: E731  (2 processes: busbw = 2·(2−1)/2 · bytes / time = bytes / time)
         label = f"{n // 1024} KiB" if n < 1 << 20 else f"{n >> 20} MiB"
-        print(f"{label:>8} | {g:15.6f} {gp:9.6f} {gc:9.6f} | {k:11.6f} {kp:9.6f} {kc:9.6f} | "
-              f"{100 * (k / g - 1):+6.1f}% {100 * (kp / gp - 1):+6.1f}% {100 * (kc / gc - 1):+6.1f}% | "
+        print(f"{label:>8} | {g:16.6f} {gp:9.6f} {gc:9.6f} | {c:16.6f} {cp:9.6f} {cc:9.6f} | {k:11.6f} {kp:9.6f} "
+              f"{kc:9.6f} | {pct(k, g)} {pct(kp, gp)} {pct(kc, gc)} | {pct(k, c)} {pct(kp, cp)} {pct(kc, cc)} | "
               f"{bw(gp):7.1f} {bw(kp):7.1f}")
-        rows.append({"bytes": n, "gloo_median_s": g, "gloo_p10_s": gp, "gloo_cpu_s": gc, "kiln_median_s": k,
-                     "kiln_p10_s": kp, "kiln_cpu_s": kc, "overhead_median": k / g - 1, "overhead_p10": kp / gp - 1,
-                     "overhead_cpu": kc / gc - 1})
+        row = {"bytes": n}
+        for side, (m, p10, cpu) in zip(SIDES, ((g, gp, gc), (c, cp, cc), (k, kp, kc))):
+            row.update({f"{side}_median_s": m, f"{side}_p10_s": p10, f"{side}_cpu_s": cpu})
+        rows.append(row)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(rows, f, indent=1)
+            json.dump({"load_before": load[0], "load_after": load_after[0], "repeats": a.repeats, "rows": rows}, f,
+                      indent=1)
     return 0
 
 

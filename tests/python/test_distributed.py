@@ -211,8 +211,16 @@ def test_one_process_world(no_launcher, monkeypatch):
     with pytest.raises(ValueError, match="'src'=1 is not|must be a rank in"):
         comm.comm_func.broadcast(x, src=1)
     assert kiln.get_auto_parallel_context("device_num") == 1
+    # the argument checks keep their messages on every call (their imports are made once, then kept)
+    for _ in range(2):
+        with pytest.raises(TypeError, match="For 'all_reduce', the input must be a Tensor, but got list"):
+            comm.comm_func.all_reduce([1.0])
+        with pytest.raises(TypeError, match="For 'all_reduce', the argument 'group' must be a str, but got int"):
+            comm.comm_func.all_reduce(x, group=3)
     comm.release()
     assert not comm.GlobalComm.INITED and comm.GlobalComm.WORLD_COMM_GROUP == "hccl_world_group"
+    with pytest.raises(RuntimeError, match="For 'all_reduce', mindspore.communication.init.. has not been called"):
+        comm.comm_func.all_reduce(x)
 
 
 def test_parallel_context(no_launcher):

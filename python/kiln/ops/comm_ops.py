@@ -23,10 +23,24 @@ def _default_group():
     return GlobalComm.WORLD_COMM_GROUP
 
 
+# kiln.communication.management and kiln.common.tensor import kiln.ops, so they are imported on first use, then kept:
+# these helpers run on every eager collective, and a relative import statement per call cost ~4 µs each (docs/
+# decisions.md, "All-reduce benchmark: every side in the same two processes; collective helpers keep their imports").
+_deferred = {}
+
+
+def _management():
+    m = _deferred.get("management")
+    if m is None:
+        from ..communication import management as m
+        _deferred["management"] = m
+    return m
+
+
 def _group(group, fn):
-    from ..communication.management import _check_init, _group as g
-    name = g(group, fn)
-    _check_init(fn)
+    m = _management()
+    name = m._group(group, fn)
+    m._check_init(fn)
     return name
 
 
@@ -55,7 +69,10 @@ def _group_rank(world_rank, group, name, fn):
 
 
 def _tensor(x, fn):
-    from ..common.tensor import Tensor
+    Tensor = _deferred.get("Tensor")
+    if Tensor is None:
+        from ..common.tensor import Tensor
+        _deferred["Tensor"] = Tensor
     if not isinstance(x, Tensor):
         raise TypeError(f"For '{fn}', the input must be a Tensor, but got {type(x).__name__}.")
     return x
