@@ -439,13 +439,7 @@ class JitFunction:
                 if entry is not None:
                     entry._used = next(_clock)
                     if not entry._in_writes or _distinct(args):
-                        try:
-                            out = entry.executable.run(args)
-                        except ValueError as e:
-                            _reraise_assert(e)
-                        if entry._post:
-                            return _write_back(entry, out, args)
-                        return _unflatten(entry._out_struct, out)
+                        return _run_entry(entry, args)
         elif not kwargs and self._key_extra is None:
             sig = _tensor_signature(*args)
             if sig is not None:  # fast path: positional Tensors only
@@ -453,13 +447,7 @@ class JitFunction:
                 if entry is not None:
                     entry._used = next(_clock)
                     if not entry._in_writes or _distinct(args):  # f(a, a) of a graph writing a: the slow path
-                        try:
-                            out = entry.executable.run(args)  # a tuple converts as a list does (no copy in Python)
-                        except ValueError as e:
-                            _reraise_assert(e)
-                        if entry._post:
-                            return _write_back(entry, out, args)
-                        return _unflatten(entry._out_struct, out)
+                        return _run_entry(entry, args)  # a tuple converts as a list does (no copy in Python)
         tensors = []
         struct = _flatten((args, kwargs), tensors)
         pins = []
@@ -476,13 +464,7 @@ class JitFunction:
                 self._remember_fast(entry, args, key)
         if entry.executable is None:  # jit_syntax_level=LAX, code that reads tensor values: runs in PyNative
             return self._python(args, kwargs)
-        try:
-            outs = entry.executable.run(tensors)
-        except ValueError as e:
-            _reraise_assert(e)
-        if entry._post:
-            return _write_back(entry, outs, tensors)
-        return _unflatten(entry._out_struct, outs)
+        return _run_entry(entry, tensors)
 
     def compile(self, *args, **kwargs):
         """Compiles the graph for these arguments (as a call would, into the same cache) WITHOUT running it: a later
@@ -783,6 +765,18 @@ def _weak_or_strong(obj):
         return weakref.ref(obj)
     except TypeError:
         return lambda: obj
+
+
+def _run_entry(entry, inputs):
+    """Runs a compiled graph on the call's flat input tensors: a failed run-time assert becomes AssertionError
+    (Note [run-time assert]); attribute and input writes are applied (_write_back); returns the call's result."""
+    try:
+        out = entry.executable.run(inputs)
+    except ValueError as e:
+        _reraise_assert(e)
+    if entry._post:
+        return _write_back(entry, out, inputs)
+    return _unflatten(entry._out_struct, out)
 
 
 def _write_back(entry, outs, tensors):
