@@ -204,4 +204,5 @@ def is_graph_mode():
 
 from ._parallel_context import (  # noqa: E402,F401  (mindspore.context.ParallelMode / set_auto_parallel_context)
     ParallelMode, set_auto_parallel_context, get_auto_parallel_context, reset_auto_parallel_context,
+    set_ps_context, get_ps_context, reset_ps_context,
 )

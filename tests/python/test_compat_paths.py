@@ -188,3 +188,9 @@ def test_fusion_split_indices_make_the_reducer_buckets(fresh_context, monkeypatc
     grads = tuple(kiln.Tensor(np.full(p.shape, i + 1.0, np.float32)) for i, p in enumerate(ps))
     for o, g in zip(red(grads), grads):
         np.testing.assert_array_equal(o.asnumpy(), g.asnumpy())
+
+
+def test_common_row_tensor_and_context_ps_paths():
+    assert kiln.common.RowTensor is kiln.RowTensor
+    assert kiln.context.set_ps_context is kiln.set_ps_context
+    assert kiln.context.get_ps_context is kiln.get_ps_context and kiln.context.reset_ps_context is kiln.reset_ps_context

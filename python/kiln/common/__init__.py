@@ -2,6 +2,7 @@
 from . import dtype  # noqa: F401
 from .tensor import Tensor  # noqa: F401
 from .parameter import Parameter, ParameterTuple  # noqa: F401
+from .row_tensor import RowTensor  # noqa: F401  (mindspore.common.RowTensor)
 from .seed import set_seed, get_seed  # noqa: F401
 from .api import value_and_grad, grad  # noqa: F401
 from .dtype import *  # noqa: F401,F403
