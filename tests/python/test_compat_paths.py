@@ -14,9 +14,6 @@ import kiln
 from kiln import nn, ops
 import kiln.communication as comm
 
-PY = os.path.join(os.path.dirname(__file__), "..", "..", "python")
-
-
 def _compat_import(path):
     """`import mindspore.<...>` under the kiln.compat alias, then uninstalled again."""
     import kiln.compat
@@ -32,7 +29,8 @@ def _compat_import(path):
 # ---------------------------------------------------------------- mindspore.log
 
 def _run_log(code, glog_v=None):
-    env = {**os.environ, "PYTHONPATH": os.path.abspath(PY)}
+    # The child imports the same kiln as this process (an installed one in CI, the source tree in development).
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(kiln.__file__)))}
     env.pop("GLOG_v", None)
     if glog_v is not None:
         env["GLOG_v"] = glog_v
