@@ -340,3 +340,14 @@ def test_more_mint_layers_are_their_functional_forms():
     # a layer in a compiled step: the same values
     f = kiln.jit(lambda t: mnn.GLU(1)(t) * 2)
     np.testing.assert_allclose(f(x).asnumpy(), 2 * a / (1 + np.exp(-b)), rtol=1e-6, atol=1e-7)
+
+
+def test_dense_and_linear_name_the_input_size_they_expect():
+    x = Tensor(np.ones((3, 10, 5), np.float32))
+    with pytest.raises(ValueError, match=r"For 'Linear', the last dimension of the input must be in_features=4, "
+                                         r"but got an input of shape \(3, 10, 5\)"):
+        mnn.Linear(4, 2)(x)
+    with pytest.raises(ValueError, match=r"For 'Dense', the last dimension of the input must be in_channels=4"):
+        nn.Dense(4, 2)(x)
+    with pytest.raises(ValueError, match="in_channels=4"):
+        nn.Dense(4, 2)(Tensor(np.ones((3, 5), np.float32)))

@@ -94,6 +94,8 @@ class Linear(_nn.Dense):
     y = x·Wᵀ + b for x (*, in_features) -> (*, out_features); weight (out_features, in_features) HeUniform(√5) and
     bias Uniform(1/√in_features) by default (PyTorch's), dtype Float32 unless given. A kiln.nn.Dense."""
 
+    _in_name = "in_features"
+
     def __init__(self, in_features, out_features, bias=True, weight_init=None, bias_init=None, dtype=None):
         super().__init__(in_features, out_features, weight_init=weight_init, bias_init=bias_init,
                          has_bias=_bool(bias, "bias", "Linear"), dtype=_dtype(dtype))

@@ -83,8 +83,13 @@ class Dense(Cell):
                             f"{type(activation).__name__}.")
         self.activation_flag = self.activation is not None
 
+    _in_name = "in_channels"  # the constructor's name for the input size (mint.nn.Linear: in_features)
+
     def construct(self, x):
         nd = check_input(x, type(self).__name__).ndim
+        if nd >= 1 and type(x.shape[-1]) is int and x.shape[-1] != self.in_channels:
+            raise ValueError(f"For '{type(self).__name__}', the last dimension of the input must be {self._in_name}="
+                             f"{self.in_channels}, but got an input of shape {tuple(x.shape)}.")
         w = self.weight
         b = self.bias
         if self._mp_dtype is not None:
