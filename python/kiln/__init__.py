@@ -53,7 +53,7 @@ from .train.loss_scale_manager import (  # noqa: F401
 )
 from .train.callback import (  # noqa: F401  (MindSpore exports the callbacks at top level too)
     Callback, RunContext, LossMonitor, TimeMonitor, ModelCheckpoint, CheckpointConfig, EarlyStopping,
-    ReduceLROnPlateau, History, LambdaCallback,
+    ReduceLROnPlateau, History, LambdaCallback, LearningRateScheduler,
 )
 import os as _os
 

@@ -344,3 +344,62 @@ def test_model_checkpoint_by_seconds_and_keep_per_minutes(tmp_path, monkeypatch)
     assert saved[3] == ["t-1_2.ckpt", "t-1_4.ckpt"]
     assert saved[4] == ["t-1_2.ckpt", "t-1_5.ckpt"]
     assert saved[5] == saved[4]
+
+
+def test_learning_rate_scheduler_in_sink_mode_runs_once_per_sink():
+    """With data sink, step_end runs once per sunk epoch (step = the last step number), as MindSpore's does."""
+    from kiln.train import LearningRateScheduler
+    x, y = regression_data(32)
+    seen = []
+
+    def halve(lr, step):
+        seen.append((round(lr, 6), step))
+        return lr * 0.5
+
+    model, _, opt = make_regression_model(lr=0.04)
+    model.train(2, _ArrayDataset(x, y), callbacks=[LearningRateScheduler(halve)], dataset_sink_mode=True)
+    assert seen == [(0.04, 4), (0.02, 8)]
+    np.testing.assert_allclose(float(opt.learning_rate.asnumpy()), 0.01, rtol=1e-6)
+
+
+def test_learning_rate_scheduler_sets_the_lr_after_every_step(sink=False):
+    """MindSpore's LearningRateScheduler: fn(lr, step) after each step; the new value is used from the next step on
+    (the same weights as a loop that sets that lr by hand)."""
+    from kiln.train import LearningRateScheduler
+    assert ms.LearningRateScheduler is LearningRateScheduler
+    x, y = regression_data(32)
+    seen = []
+
+    def halve_every_2(lr, step):
+        seen.append((round(lr, 6), step))
+        return lr * 0.5 if step % 2 == 0 else lr
+
+    model, net, opt = make_regression_model(lr=0.04)
+    model.train(1, _ArrayDataset(x, y), callbacks=[LearningRateScheduler(halve_every_2)], dataset_sink_mode=sink)
+    assert seen == [(0.04, 1), (0.04, 2), (0.02, 3), (0.02, 4)]
+    np.testing.assert_allclose(float(opt.learning_rate.asnumpy()), 0.01, rtol=1e-6)
+    # the same training with the lr set by hand between the steps
+    _, net2, opt2 = make_regression_model(lr=0.04)
+    step = nn.TrainOneStepCell(nn.WithLossCell(net2, nn.MSELoss()), opt2)
+    step.set_train()
+    for i, lr in enumerate((0.04, 0.04, 0.02, 0.02)):
+        opt2.learning_rate.set_data(Tensor(np.float32(lr)))
+        step(Tensor(x[8 * i:8 * i + 8]), Tensor(y[8 * i:8 * i + 8]))
+    for a, b in zip(net.trainable_params(), net2.trainable_params()):
+        np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_learning_rate_scheduler_errors():
+    from kiln.train import LearningRateScheduler
+    with pytest.raises(TypeError, match="must be callable"):
+        LearningRateScheduler(0.1)
+    x, y = regression_data(16)
+    model, _, _ = make_regression_model()
+    with pytest.raises(ValueError, match="must return a real number"):
+        model.train(1, _ArrayDataset(x, y), callbacks=[LearningRateScheduler(lambda lr, s: "x")],
+                    dataset_sink_mode=False)
+    net = nn.Dense(4, 1)
+    dyn = nn.Momentum(net.trainable_params(), nn.exponential_decay_lr(0.1, 0.9, 4, 2, 1), 0.9)
+    m = ms.Model(net, nn.MSELoss(), dyn)
+    with pytest.raises(ValueError, match="one fixed learning rate"):
+        m.train(1, _ArrayDataset(x, y), callbacks=[LearningRateScheduler(lambda lr, s: lr)], dataset_sink_mode=False)

@@ -10,7 +10,7 @@ from ._export_load import export, load, MindIRGraph, MindIRError  # noqa: F401
 from . import callback  # noqa: F401
 from .callback import (  # noqa: F401
     Callback, RunContext, LossMonitor, TimeMonitor, ModelCheckpoint, CheckpointConfig, EarlyStopping,
-    ReduceLROnPlateau, History, LambdaCallback, ProgressBar,
+    ReduceLROnPlateau, History, LambdaCallback, ProgressBar, LearningRateScheduler,
 )
 from .model import Model  # noqa: F401
 from .data_sink import data_sink  # noqa: F401

@@ -1,5 +1,6 @@
 """Training callbacks (MindSpore's `mindspore.train.callback`): Callback and RunContext, LossMonitor, TimeMonitor,
-ModelCheckpoint + CheckpointConfig, EarlyStopping, ReduceLROnPlateau, History, LambdaCallback, and Kiln's
+ModelCheckpoint + CheckpointConfig, EarlyStopping, ReduceLROnPlateau, LearningRateScheduler, History, LambdaCallback,
+and Kiln's
 ProgressBar (tqdm).
 
     from kiln.train import Model, LossMonitor, ModelCheckpoint, CheckpointConfig
@@ -11,6 +12,8 @@ from ._checkpoint import CheckpointConfig, ModelCheckpoint  # noqa: F401
 from ._early_stop import EarlyStopping, ReduceLROnPlateau  # noqa: F401
 from ._history import History, LambdaCallback  # noqa: F401
 from ._progress_bar import ProgressBar  # noqa: F401
+from ._lr_scheduler import LearningRateScheduler  # noqa: F401
 
 __all__ = ["Callback", "LossMonitor", "TimeMonitor", "ModelCheckpoint", "CheckpointConfig", "RunContext",
-           "History", "LambdaCallback", "ReduceLROnPlateau", "EarlyStopping", "ProgressBar"]
+           "History", "LambdaCallback", "ReduceLROnPlateau", "EarlyStopping", "ProgressBar",
+           "LearningRateScheduler"]
