@@ -91,8 +91,8 @@ def materialize_all():
     if not _pending:
         return
     with _pending_lock:
-        todo = [r() for r in _pending.values()]
-    for t in todo:
+        pending = [r() for r in _pending.values()]
+    for t in pending:
         if t is not None:
             materialize(t)
 

@@ -454,10 +454,7 @@ class JitFunction:
         key = self._key(struct, tensors, flags, pins)
         entry = self._cache.get(key)
         if entry is None:
-            if spec is not None:  # one graph serves every size: threads that meet it first wait for one compile
-                entry = self._compile_shared(key, struct, tensors, args, kwargs)
-            else:
-                entry = self._compile(struct, tensors, args, kwargs)
+            entry = self._compile_for(key, struct, tensors, args, kwargs)
         else:
             entry._used = next(_clock)
             if not kwargs and self._key_extra is None and all(isinstance(a, Tensor) for a in args):
@@ -481,11 +478,15 @@ class JitFunction:
         key = self._key(struct, tensors, flags, pins)
         entry = self._cache.get(key)
         if entry is None:
-            if self._spec() is not None:
-                entry = self._compile_shared(key, struct, tensors, args, kwargs)
-            else:
-                entry = self._compile(struct, tensors, args, kwargs)
+            entry = self._compile_for(key, struct, tensors, args, kwargs)
         return entry if isinstance(entry, CompiledGraph) else None
+
+    def _compile_for(self, key, struct, tensors, args, kwargs):
+        """Compiles the graph of a cache miss: with dynamic dimensions one graph serves every size, so threads that
+        meet it first wait for one compile (_compile_shared); else a trace of this signature."""
+        if self._spec() is not None:
+            return self._compile_shared(key, struct, tensors, args, kwargs)
+        return self._compile(struct, tensors, args, kwargs)
 
     def _key(self, struct, tensors, flags, pins):
         spec = self._spec()

@@ -1,7 +1,6 @@
 """kiln.experimental.optim.Adam (MindSpore's mindspore.experimental.optim.Adam)."""
 from ..._loader import _core
 from ...common import dtype as mstype
-from ...common.parameter import Parameter
 from ...nn.optim.adam import _amsgrad_update
 from . import _checks
 from .optimizer import Optimizer
@@ -48,10 +47,7 @@ class Adam(Optimizer):
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
                     "maximize": maximize}
         super().__init__(params, defaults)
-        self._param_state("exp_avg", "exp_avg")
-        self._param_state("exp_avg_sq", "exp_avg_sq")
-        self._param_state("max_exp_avg_sq", "max_exp_avg_sq")
-        self.state_step = Parameter(_core.full([], 0, mstype.int32), "state_step")
+        self._adam_state()
 
     def construct(self, gradients):
         self._check_gradients(gradients)

@@ -1,7 +1,6 @@
 """kiln.experimental.optim.AdamW (MindSpore's mindspore.experimental.optim.AdamW)."""
 from ..._loader import _core
 from ...common import dtype as mstype
-from ...common.parameter import Parameter
 from ...nn.optim.adamw import adamw_update
 from .optimizer import Optimizer
 
@@ -48,10 +47,7 @@ class AdamW(Optimizer):
                 raise TypeError(f"For 'AdamW', the '{flag}' must be bool, but got {type(v).__name__}.")
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize)
         super().__init__(params, defaults)
-        self._param_state("exp_avg", "exp_avg")
-        self._param_state("exp_avg_sq", "exp_avg_sq")
-        self._param_state("max_exp_avg_sq", "max_exp_avg_sq")
-        self.state_step = Parameter(_core.full([], 0, mstype.int32), "state_step")
+        self._adam_state()
 
     def construct(self, gradients):
         self._check_gradients(gradients)

@@ -141,6 +141,14 @@ class Optimizer(Cell):
                          for p in params)
         return tuple(Parameter(initializer(init, p.shape, p.dtype), prefix + "." + p.name) for p in params)
 
+    def _adam_state(self):
+        """The state of Adam and AdamW, with MindSpore's names (so checkpoints load both ways): first and second
+        moments and the AMSGrad maximum per parameter, and the Int32 step counter `state_step`."""
+        self._param_state("exp_avg", "exp_avg")
+        self._param_state("exp_avg_sq", "exp_avg_sq")
+        self._param_state("max_exp_avg_sq", "max_exp_avg_sq")
+        self.state_step = Parameter(_core.full([], 0, mstype.int32), "state_step")
+
     def _param_state(self, attr, prefix, init="zeros"):
         """Creates `self.<attr>`: a ParameterTuple of one state Parameter per parameter (its shape and dtype,
         filled by `init` — an initializer name or number, or a function of the parameter's group giving one —
