@@ -69,6 +69,10 @@ def test_profiler_graph_mode_and_options(tmp_path, caplog):
         Profiler(output_path=3)
     with pytest.raises(TypeError, match="'start_profile' must be a bool"):
         Profiler(start_profile="yes")
+    afile = tmp_path / "a_file"
+    afile.write_text("x")
+    with pytest.raises(ValueError, match="'output_path' must be a folder.*is a file"):
+        Profiler(output_path=str(afile))
 
 
 def test_profiler_nests_with_runtime_profile(tmp_path):

@@ -54,6 +54,7 @@ class Profiler:
 
     Raises:
         TypeError: output_path not a str; start_profile not a bool.
+        ValueError: output_path names an existing file.
     """
 
     def __init__(self, **kwargs):
@@ -64,6 +65,9 @@ class Profiler:
         if not isinstance(start_profile, bool):
             raise TypeError(f"For 'Profiler', 'start_profile' must be a bool, but got "
                             f"{type(start_profile).__name__}.")
+        if os.path.exists(output_path) and not os.path.isdir(output_path):
+            raise ValueError(f"For 'Profiler', 'output_path' must be a folder (made if missing), but "
+                             f"{output_path!r} is a file.")
         for key in kwargs:
             if key not in _ACCEPTED:
                 _log.warning("For 'Profiler', the option %r is not known; it is ignored.", key)
