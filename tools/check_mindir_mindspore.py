@@ -47,10 +47,11 @@ def kiln_nets():
             self.bn = nn.BatchNorm2d(4)
             self.avg = nn.AvgPool2d(2, 2)
             self.fc = nn.Dense(64, 6)
+            self.ln = nn.LayerNorm((6,))
 
         def construct(self, x):
             y = self.avg(ops.sigmoid(self.bn(self.conv(x))))
-            y = self.fc(y.reshape(y.shape[0], -1))
+            y = self.ln(self.fc(y.reshape(y.shape[0], -1)))
             z = ops.softmax(y * 2 - 1, -1) + ops.tanh(y) / 3
             return z.transpose(1, 0), ops.exp(z).mean(-1, keep_dims=True)
 

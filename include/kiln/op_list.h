@@ -120,6 +120,9 @@ KILN_OP(AdaptiveAvgPool2DGrad, "AdaptiveAvgPool2DGrad")
 // src/ops/norm.cpp
 KILN_OP(BatchNorm, "BatchNorm")
 KILN_OP(BatchNormGrad, "BatchNormGrad")
+// src/ops/layer_norm.cpp
+KILN_OP(LayerNorm, "LayerNorm")
+KILN_OP(LayerNormGrad, "LayerNormGrad")
 
 // src/ops/scatter.cpp — functional item assignment, copies and value checks
 KILN_OP(TensorScatterUpdate, "TensorScatterUpdate")

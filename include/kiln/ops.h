@@ -219,7 +219,9 @@ Tensor adaptive_avg_pool2d_grad(const Tensor& dout, const Shape& input_shape);
 std::vector<Tensor> batch_norm(const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& mean,
                                const Tensor& variance, bool training, double epsilon);
 // LayerNorm: normalizes over axes [begin_norm_axis, ndim) (biased variance), then ·gamma + beta, whose shape must
-// be x.shape[begin_params_axis:] (either may be undefined). gamma/beta are cast to x's dtype. Composed of Kiln ops.
+// be x.shape[begin_params_axis:] (either may be undefined). gamma/beta are cast to x's dtype. Float32/Float64 x with
+// both gamma and beta over the normalized axes runs the fused LayerNorm op (src/ops/layer_norm.cpp, with a fused
+// backward); other cases are composed of Kiln ops.
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int64_t begin_norm_axis,
                   int64_t begin_params_axis, double epsilon);
 // GroupNorm: x (N, C, ...) normalized over each of num_groups channel groups (and all spatial positions), then

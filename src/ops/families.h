@@ -17,6 +17,7 @@ void register_fused();
 void register_conv();
 void register_pool();
 void register_norm();
+void register_layer_norm();
 void register_scatter();
 void register_collective();
 void register_control_flow();  // src/graph/control_flow.cpp
@@ -36,6 +37,7 @@ inline void register_all() {
   register_conv();
   register_pool();
   register_norm();
+  register_layer_norm();
   register_scatter();
   register_collective();
   register_control_flow();

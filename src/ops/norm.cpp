@@ -1,5 +1,5 @@
-// Normalization: the BatchNorm op (a fused kernel; bprop written with Kiln ops) and LayerNorm / GroupNorm as
-// compositions of Kiln ops (mean and variance by reductions), whose gradients come from their parts.
+// Normalization: the BatchNorm op (a fused kernel; bprop written with Kiln ops) and GroupNorm as a composition of
+// Kiln ops (mean and variance by reductions), whose gradient comes from its parts. LayerNorm: src/ops/layer_norm.cpp.
 //
 // BatchNorm(x, scale, bias, mean, variance), attrs training (bool), epsilon (double). x: (N, C) or (N, C, *), any
 // float dtype; scale/bias/mean/variance: (C,), one float dtype (their dtype is the statistics' dtype). Outputs:
@@ -355,30 +355,6 @@ namespace ops {
 std::vector<Tensor> batch_norm(const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& mean,
                                const Tensor& variance, bool training, double epsilon) {
   return apply(OpId::BatchNorm, {x, scale, bias, mean, variance}, {{"training", training}, {"epsilon", epsilon}});
-}
-
-Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int64_t begin_norm_axis,
-                  int64_t begin_params_axis, double epsilon) {
-  KILN_CHECK(is_floating(x.dtype()), Type, "For 'LayerNorm', the input must be a float tensor, but got ",
-             dtype_name(x.dtype()), ".");
-  const int64_t nd = x.ndim();
-  const int64_t bn = normalize_axis(begin_norm_axis, nd, "LayerNorm");
-  const int64_t bp = normalize_axis(begin_params_axis, nd, "LayerNorm");
-  Axes axes;
-  for (int64_t i = bn; i < nd; ++i) axes.push_back(i);
-  const Shape pshape(x.shape().begin() + bp, x.shape().end());
-  for (const Tensor* p : {&gamma, &beta})
-    if (p->defined())
-      KILN_CHECK(p->shape() == pshape, Value, "For 'LayerNorm', gamma and beta must have the shape of x.shape[",
-                 begin_params_axis, ":] = ", shape_str(pshape), " (x shape ", shape_str(x.shape()), "), but got ",
-                 shape_str(p->shape()), ".");
-  Tensor mu = mean(x, axes, true);
-  Tensor xc = sub(x, mu);
-  Tensor var = mean(square(xc), axes, true);
-  Tensor y = mul(xc, rsqrt(add(var, weak(epsilon))));
-  if (gamma.defined()) y = mul(y, gamma.dtype() == x.dtype() ? gamma : cast(gamma, x.dtype()));
-  if (beta.defined()) y = add(y, beta.dtype() == x.dtype() ? beta : cast(beta, x.dtype()));
-  return y;
 }
 
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& gamma, const Tensor& beta, double epsilon) {

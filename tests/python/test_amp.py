@@ -75,7 +75,7 @@ def test_o1_casts_white_list_only(dtype):
     assert _dtype_of(g, "BatchNorm") == ["Float32"]
     assert _dtype_of(g, "ReLU") == ["Float32"]  # nn.ReLU is not on the list (ops.ReLU is)
     assert _dtype_of(g, "BatchMatMul") == [low, low]  # nn.Dense, and the ops.MatMul attribute
-    assert _dtype_of(g, "Rsqrt") == ["Float32"]
+    assert _dtype_of(g, "LayerNorm") == ["Float32"]  # black list: nn.LayerNorm (the fused op, float32 only)
     assert g[-1][0] == "Cast" and g[-1][2] == "Float32"
     assert net(_x()).dtype == ms.float32
 
@@ -87,7 +87,7 @@ def test_o2_keeps_black_list_in_float32(dtype):
     low = str(dtype)
     assert _dtype_of(g, "Conv2D") == [low]
     assert _dtype_of(g, "BatchNorm") == ["Float32"]
-    assert _dtype_of(g, "Rsqrt") == ["Float32"]
+    assert _dtype_of(g, "LayerNorm") == ["Float32"]  # black list: nn.LayerNorm (the fused op, float32 only)
     assert _dtype_of(g, "ReLU") == [low]
     assert _dtype_of(g, "BatchMatMul") == [low, low]
     # the BatchNorm's input comes up to float32 and its output goes back down

@@ -417,6 +417,19 @@ def _emit_batch_norm(w, node):
     return [w.cnode("TupleGetItem", [bn, w.const(i)], prim_type=_PRIM) for i in range(len(node["outputs"]))]
 
 
+def _emit_layer_norm(w, node):
+    # MindSpore's LayerNorm(x, gamma, beta, begin_norm_axis, begin_params_axis, epsilon) -> (y, mean, variance);
+    # Kiln's third output is rstd = 1/sqrt(variance + epsilon).
+    a = node["attrs"]
+    bn, eps = int(a["begin_norm_axis"]), float(a["epsilon"])
+    ins = [w.name_of(i) for i in node["inputs"]]
+    ln = w.cnode("LayerNorm", ins + [w.const(bn), w.const(bn), w.const(eps)])
+    y, mean, var = (w.cnode("TupleGetItem", [ln, w.const(i)], prim_type=_PRIM) for i in range(3))
+    dt = np.float64 if str(w.values[node["outputs"][2]]["dtype"]) == "Float64" else np.float32
+    rstd = w.cnode("Rsqrt", [w.cnode("Add", [var, w.const(np.asarray(eps, dt))])])
+    return [y, mean, rstd][:len(node["outputs"])]
+
+
 EMITTERS = {
     "Identity": _alias, "StopGradient": _alias, "Depend": _alias,
     "Reshape": _emit_reshape, "Transpose": _emit_transpose, "BroadcastTo": _emit_broadcast_to,
@@ -425,7 +438,7 @@ EMITTERS = {
     "ReduceSum": _reduce("ReduceSum"), "ReduceMean": _reduce("ReduceMean"), "ReduceMax": _reduce("ReduceMax"),
     "ReduceMin": _reduce("ReduceMin"),
     "BatchMatMul": _emit_matmul, "Conv2D": _emit_conv2d, "MaxPool": _emit_max_pool, "AvgPool": _emit_avg_pool,
-    "AdaptiveAvgPool2D": _emit_adaptive_avg_pool, "BatchNorm": _emit_batch_norm, "GeLU": _emit_gelu,
+    "AdaptiveAvgPool2D": _emit_adaptive_avg_pool, "BatchNorm": _emit_batch_norm, "LayerNorm": _emit_layer_norm, "GeLU": _emit_gelu,
     "Cast": _emit_cast, "StridedSlice": _emit_strided_slice, "Gather": _emit_gather,
 }
 for _op in ("Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Abs",

@@ -349,6 +349,14 @@ def _emit_batch_norm(w, node):
     return [y, w.name_of(mean), w.name_of(var)][:len(node["outputs"])]
 
 
+def _emit_layer_norm(w, node):
+    # Kiln's LayerNorm outputs (y, mean, rstd), the statistics with kept dims: ONNX's (Y, Mean, InvStdDev).
+    a = node["attrs"]
+    outs = w.node("LayerNormalization", [w.name_of(i) for i in node["inputs"]], n_out=3,
+                  axis=int(a["begin_norm_axis"]), epsilon=float(a["epsilon"]))
+    return outs[:len(node["outputs"])]
+
+
 EMITTERS = {
     "Identity": _alias, "StopGradient": _alias, "Depend": _alias, "TensorCopy": _alias, "CheckRange": _alias,
     "Add": _same("Add"), "Sub": _same("Sub"), "Mul": _same("Mul"), "Div": _same("Div"), "Pow": _same("Pow"),
@@ -371,7 +379,7 @@ EMITTERS = {
     "TensorScatterUpdate": _emit_scatter_update,
     "BatchMatMul": _emit_matmul, "Conv2D": _emit_conv2d, "Conv2DBackpropInput": _emit_conv_transpose,
     "MaxPool": _emit_max_pool, "AvgPool": _emit_avg_pool, "AdaptiveAvgPool2D": _emit_adaptive_avg_pool,
-    "BatchNorm": _emit_batch_norm,
+    "BatchNorm": _emit_batch_norm, "LayerNorm": _emit_layer_norm,
 }
 
 # Kiln op -> the ONNX operators it is written as (docs/export.md's table; tests/python/test_export_onnx.py checks
@@ -401,4 +409,5 @@ ONNX_OPS = {
     "Conv2DBackpropInput": "ConvTranspose (Conv2dTranspose, Conv1dTranspose)",
     "MaxPool": "MaxPool (indices: + Mod)", "AvgPool": "AveragePool (divisor_override: + Mul)",
     "AdaptiveAvgPool2D": "AveragePool, or Slice + ReduceMean + Concat", "BatchNorm": "BatchNormalization",
+    "LayerNorm": "LayerNormalization",
 }

@@ -553,15 +553,21 @@ if hasattr(ops, "layer_norm"):
         y = (x - x.mean(axes, keepdims=True)) / np.sqrt(x.var(axes, keepdims=True) + eps)
         return y * (1 if weight is None else weight) + (0 if bias is None else bias)
 
-    register(OpInfo("layer_norm", (), lambda x, w, b, normalized_shape: ops.layer_norm(x, normalized_shape, w, b),
+    register(OpInfo("layer_norm", ("LayerNorm", "LayerNormGrad"),
+                    lambda x, w, b, normalized_shape: ops.layer_norm(x, normalized_shape, w, b),
                     lambda x, w, b, normalized_shape: _np_layer_norm(x, normalized_shape, w, b),
                     lambda dtype, rng: iter([Sample((arr(rng, (3, 4), dtype), arr(rng, (4,), dtype),
                                                      arr(rng, (4,), dtype)), dict(normalized_shape=(4,))),
                                              Sample((NC(arr(rng, (2, 3, 2), dtype), "T"), arr(rng, (3, 2), dtype),
                                                      arr(rng, (3, 2), dtype)), dict(normalized_shape=(3, 2)),
-                                                    desc="two axes, view")]),
+                                                    desc="two axes, view"),
+                                             Sample((arr(rng, (33, 5), dtype, -3.0, 5.0), arr(rng, (5,), dtype),
+                                                     arr(rng, (5,), dtype)), dict(normalized_shape=(5,)),
+                                                    desc="rows over two blocks")]),
                     (F32, F64), differentiable=True, tol={F32: (2e-5, 2e-5)},
-                    notes="composed of Kiln ops (no C++ op of its own)"))
+                    notes="the fused LayerNorm op (y, mean, rstd) for Float32/Float64 with gamma and beta; its backward "
+                          "is the fused LayerNormGrad unless the backward pass is itself differentiated (then Kiln "
+                          "ops, statistics recomputed from x)"))
 
 if hasattr(ops, "group_norm"):
     def _np_group_norm(x, num_groups, weight, bias, eps=1e-5):
