@@ -38,6 +38,7 @@ KILN_OP(Relu, "ReLU")
 KILN_OP(Sigmoid, "Sigmoid")
 KILN_OP(Tanh, "Tanh")
 KILN_OP(Gelu, "GeLU")
+KILN_OP(GeluGrad, "GeLUGrad")  // src/ops/gelu_grad.cpp
 KILN_OP(Cast, "Cast")
 KILN_OP(Identity, "Identity")
 KILN_OP(StopGradient, "StopGradient")

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "elementwise.h"
+#include "kiln/autodiff.h"
 #include "families.h"
 #include "vmath.h"
 
@@ -145,8 +146,12 @@ TV bp_tanh(const TV& in, const TV& o, const TV& g, const Attrs&) {
 // for negative u (relative error against float64 3.3e-5 where |d| > 1e-3, was 4.1e-4; docs/decisions.md).
 // The products are grouped so that no factor overflows where the old form was finite (|x| up to ~1e19: s or 1 − s
 // is exactly 0 there); ±inf give NaN, as the old form did.
+// When this backward pass is not itself recorded, the fused GeLUGrad kernel computes the same formulas in one pass
+// (src/ops/gelu_grad.cpp, Note [fused GeLU backward]); a recorded one (higher derivatives) composes Kiln ops.
 TV bp_gelu(const TV& in, const TV&, const TV& g, const Attrs& a) {
   const Tensor& x = in[0];
+  if (autodiff::grad_level() == 0 && g[0].defined() && g[0].dtype() == x.dtype())
+    return {apply1(OpId::GeluGrad, {g[0], x}, {{"approximate", a.b("approximate")}})};
   Tensor d;
   if (a.b("approximate")) {
     Tensor x2 = ops::square(x);

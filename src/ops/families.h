@@ -5,6 +5,7 @@
 namespace kiln::ops_impl {
 void register_elementwise_binary();
 void register_elementwise_unary();
+void register_gelu_grad();
 void register_softmax();
 void register_reduce();
 void register_shape_ops();
@@ -25,6 +26,7 @@ void register_control_flow();  // src/graph/control_flow.cpp
 inline void register_all() {
   register_elementwise_binary();
   register_elementwise_unary();
+  register_gelu_grad();
   register_softmax();
   register_reduce();
   register_shape_ops();

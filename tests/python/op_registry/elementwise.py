@@ -193,8 +193,10 @@ _unary("relu", "ReLU", ops.relu, lambda x: np.maximum(x, np.zeros((), x.dtype)),
 _unary("sigmoid", "Sigmoid", ops.sigmoid, np_sigmoid, FLOATS)
 _unary("tanh", "Tanh", ops.tanh, np.tanh, FLOATS)
 _unary("gelu", "GeLU", ops.gelu, np_gelu, FLOATS, out_dtype=_same_dtype)
-register(OpInfo("gelu_tanh", ("GeLU",), lambda x: ops.gelu(x, approximate="tanh"),
-                lambda x: np_gelu(x, "tanh"), unary_samples(), FLOATS, differentiable=True, out_dtype=_same_dtype))
+register(OpInfo("gelu_tanh", ("GeLU", "GeLUGrad"), lambda x: ops.gelu(x, approximate="tanh"),
+                lambda x: np_gelu(x, "tanh"), unary_samples(), FLOATS, differentiable=True, out_dtype=_same_dtype,
+                notes="the gradient is the fused GeLUGrad kernel (both forms) unless the backward pass is itself "
+                      "differentiated (then Kiln ops)"))
 if hasattr(ops, "sin"):  # (added with the compiled learning-rate schedules)
     _unary("sin", "Sin", ops.sin, np.sin, FLOATS + (I32,), low=-4.0, high=4.0)
     _unary("cos", "Cos", ops.cos, np.cos, FLOATS + (I32,), low=-4.0, high=4.0)
