@@ -19,7 +19,7 @@ import threading
 from .._loader import _core
 from . import _deferred_writes
 from .tensor import Tensor
-from ._graph_python import GraphText, joined, method, sequence  # noqa: F401 (called by rewritten code as _kiln_cf.*)
+from ._graph_python import GraphText, joined, method, scalar, sequence  # noqa: F401 (called by rewritten code as _kiln_cf.*)
 from ._graph_assert import assert_, contains_  # noqa: F401 (called by rewritten code as _kiln_cf.*)
 
 __all__ = ["UNDEF", "if_stmt", "if_exp", "while_stmt", "for_stmt", "range_", "and_", "or_", "not_", "cond",
