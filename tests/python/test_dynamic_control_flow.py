@@ -1,0 +1,235 @@
+"""Tensor-dependent control flow inside dynamic-shape graphs (kiln/common/_dynamic.py, Note [control flow in dynamic
+graphs]): `if`/`while`/`for` on tensor values in a function compiled with `jit(input_signature=...)` /
+`Cell.set_inputs(...)` and None dimensions compile once; every batch size gives PyNative's values and gradients
+(float64 finite differences), inputs of one size take different paths through the one graph, and what cannot follow
+a size is a clear ValueError naming the line."""
+import numpy as np
+import pytest
+
+import kiln as ms
+from kiln import nn, ops, Tensor
+from kiln.common import _dynamic
+from helpers import central_difference
+
+F64 = ms.float64
+RNG = np.random.default_rng(11)
+
+
+def dyn(*shape, dtype=F64):
+    return Tensor(shape=list(shape), dtype=dtype)
+
+
+def fixed(*shape, dtype=F64):
+    return Tensor(shape=list(shape), dtype=dtype)
+
+
+def t(a):
+    return Tensor(np.array(a, order="C"))  # (ascontiguousarray would make a 0-d array 1-d)
+
+
+def pynative(fn, *args):
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    try:
+        return fn(*args)
+    finally:
+        ms.set_context(mode=ms.GRAPH_MODE)
+
+
+# ------------------------------------------------------------------------------------------------ the functions
+def branch_loss(x, w):
+    """An `if` on a value of the batch; both branches use batch-sized intermediates and a mean over the batch."""
+    h = ops.matmul(x, w)
+    if h.mean() > 0:
+        y = ops.tanh(h) * 2 + h.mean()
+    else:
+        y = h * h - x.mean()
+    return (y * y).mean()
+
+
+def loop_loss(x, w):
+    """A `while` whose trip count depends on the data (0 trips for large inputs), with a per-batch sum divided by
+    x.shape[0] (a fitted size) after it."""
+    h = ops.matmul(x, w)
+    while (h * h).mean() < 4.0:
+        h = h * 1.5 + x.mean()
+    return (h * h).sum() / x.shape[0]
+
+
+def for_loss(x, w, n):
+    """`for i in range(n)` with a tensor n (a While with a counter) holding a tensor `if` (nested sub-graphs)."""
+    h = ops.matmul(x, w)
+    for _ in range(n):
+        h = ops.tanh(h) * w.sum() + x.mean()
+        if h.sum() > 0:
+            h = h - 0.5
+    return (h * h).mean()
+
+
+SIG = (dyn(None, 4), fixed(4, 3))
+
+
+def _x(b, scale):
+    return RNG.normal(size=(b, 4)) * scale
+
+
+W = RNG.normal(size=(4, 3))
+
+
+# ------------------------------------------------------------------------------------------------ values
+def test_if_compiles_once_and_takes_both_branches_at_every_batch_size(graph_mode):
+    f = ms.jit(branch_loss, input_signature=SIG)
+    taken = set()
+    for b in (1, 3, 8, 3, 5):
+        for sign in (1.0, -1.0):
+            x = np.abs(_x(b, 1.0)) * sign
+            h = x @ W
+            taken.add(bool(h.mean() > 0))
+            got = f(t(x), t(W)).asnumpy()
+            np.testing.assert_allclose(got, pynative(branch_loss, t(x), t(W)).asnumpy(), rtol=1e-12)
+            y = np.tanh(h) * 2 + h.mean() if h.mean() > 0 else h * h - x.mean()
+            np.testing.assert_allclose(got, (y * y).mean(), rtol=1e-12)  # NumPy reference
+    assert taken == {True, False}
+    assert f.compile_count == 1 and f.trace_count == _dynamic.N_PROBES
+    (entry,) = f.graphs
+    assert "If" in entry.graph.to_text()
+    assert entry.executable.specializations == 4  # batch 1, 3, 8, 5: a plan each, no compile
+
+
+@pytest.mark.parametrize("scale, trips", [(5.0, 0), (0.27, 2), (0.05, 6)])
+def test_while_runs_the_trips_the_data_asks_for_at_every_batch_size(graph_mode, scale, trips):
+    f = ms.jit(loop_loss, input_signature=SIG)
+    for b in (2, 7, 1):
+        base = np.ones((b, 4)) * scale
+        x = base + RNG.normal(size=(b, 4)) * 1e-3 * scale
+        h, n = x @ np.abs(W), 0
+        while (h * h).mean() < 4.0:
+            h, n = h * 1.5 + x.mean(), n + 1
+        assert n == trips, n  # the input was chosen to take this many trips
+        got = f(t(x), t(np.abs(W))).asnumpy()
+        np.testing.assert_allclose(got, (h * h).sum() / b, rtol=1e-12)
+        np.testing.assert_allclose(got, pynative(loop_loss, t(x), t(np.abs(W))).asnumpy(), rtol=1e-12)
+    assert f.compile_count == 1
+
+
+def test_for_over_a_tensor_range_with_an_if_inside(graph_mode):
+    f = ms.jit(for_loss, input_signature=SIG + (fixed(dtype=ms.int64),))
+    for b in (4, 1, 6):
+        for n in (0, 2, 5):
+            x, nt = _x(b, 0.7), t(np.array(n, np.int64))
+            np.testing.assert_allclose(f(t(x), t(W), nt).asnumpy(),
+                                       pynative(for_loss, t(x), t(W), nt).asnumpy(), rtol=1e-12)
+    assert f.compile_count == 1
+
+
+# ------------------------------------------------------------------------------------------------ gradients
+@pytest.mark.parametrize("loss, extra, scales", [
+    (branch_loss, (), (1.0, -1.0)),
+    (loop_loss, (), (0.27, 0.05, 5.0)),
+    (for_loss, (np.array(3, np.int64),), (0.7, -0.7)),
+])
+def test_gradients_equal_pynative_and_finite_differences(graph_mode, loss, extra, scales):
+    sig = SIG + tuple(fixed(dtype=ms.int64) for _ in extra)
+    grad = ms.jit(ms.grad(loss, grad_position=(0, 1)), input_signature=sig)
+    w = np.abs(W) if loss is loop_loss else W
+    for b in (1, 3, 5):
+        for s in scales:
+            x = (np.ones((b, 4)) + RNG.normal(size=(b, 4)) * 0.1) * s if loss is loop_loss else _x(b, 1.0) * s
+            if loss is branch_loss:
+                x = np.abs(x) * s
+            args = [x, w]
+            gs = [g.asnumpy() for g in grad(*[t(a) for a in args], *[t(e) for e in extra])]
+            want = pynative(ms.grad(loss, grad_position=(0, 1)), *[t(a) for a in args], *[t(e) for e in extra])
+            for i, a in enumerate(args):
+                assert gs[i].shape == a.shape
+                np.testing.assert_allclose(gs[i], want[i].asnumpy(), rtol=1e-10, atol=1e-12)
+
+                def f(v, i=i):
+                    vals = list(args)
+                    vals[i] = v
+                    return float(pynative(loss, *[t(u) for u in vals], *[t(e) for e in extra]).asnumpy())
+                np.testing.assert_allclose(gs[i], central_difference(f, a), rtol=1e-6, atol=1e-7,
+                                           err_msg=f"{loss.__name__} batch {b} scale {s} argument {i}")
+    assert grad.compile_count == 1
+
+
+# ------------------------------------------------------------------------------------------------ Cells
+class Gate(nn.Cell):
+    """A Cell whose construct branches on its batch's mean activation."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(4, 3)
+
+    def construct(self, x):
+        h = self.fc(x)
+        if h.mean() > 0:
+            h = ops.relu(h) * 2
+        else:
+            h = h - h.mean()
+        return h
+
+
+def test_a_cell_with_set_inputs_trains_with_a_smaller_last_batch(graph_mode):
+    ms.set_seed(3)
+    net = Gate()
+    net.set_inputs(Tensor(shape=[None, 4], dtype=ms.float32))
+    loss_fn = nn.MSELoss()
+    opt = nn.SGD(net.trainable_params(), learning_rate=0.1)
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, loss_fn), opt)
+    step.set_inputs(Tensor(shape=[None, 4], dtype=ms.float32), Tensor(shape=[None, 3], dtype=ms.float32))
+    ref = Gate()
+    ref.fc.weight.set_data(net.fc.weight.copy())
+    ref.fc.bias.set_data(net.fc.bias.copy())
+    w, bias = net.fc.weight.asnumpy().astype(np.float64), net.fc.bias.asnumpy().astype(np.float64)
+    for b in (8, 8, 3, 8, 3):  # an epoch of 8-batches whose last is smaller
+        x = RNG.normal(size=(b, 4)).astype(np.float32)
+        y = RNG.normal(size=(b, 3)).astype(np.float32)
+        out = net(t(x)).asnumpy()
+        h = x.astype(np.float64) @ w.T + bias
+        want = np.maximum(h, 0) * 2 if h.mean() > 0 else h - h.mean()
+        np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+        step(t(x), t(y))
+        # PyNative reference step on a twin network
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        try:
+            def lossf(xx, yy):
+                return loss_fn(ref(xx), yy)
+            _, g = ms.value_and_grad(lossf, None, ref.trainable_params())(t(x), t(y))
+            for p, gp in zip(ref.trainable_params(), g):
+                p.set_data(p - 0.1 * gp)
+        finally:
+            ms.set_context(mode=ms.GRAPH_MODE)
+        np.testing.assert_allclose(net.fc.weight.asnumpy(), ref.fc.weight.asnumpy(), rtol=1e-5, atol=1e-6)
+        w, bias = net.fc.weight.asnumpy().astype(np.float64), net.fc.bias.asnumpy().astype(np.float64)
+    assert net._compiled_construct().compile_count == 1
+    assert step._compiled_construct().compile_count == 1
+
+
+# ------------------------------------------------------------------------------------------------ what is refused
+def test_a_python_condition_on_a_size_inside_a_branch_names_the_line(graph_mode):
+    @ms.jit(input_signature=dyn(None, 4))
+    def sized(x):
+        if x.sum() > 0:
+            if x.shape[0] > 50:  # a Python condition on the size: the probe traces differ
+                x = x * 2
+            x = x + 1
+        return x
+
+    with pytest.raises(ValueError, match=r"cannot be compiled once for every size.*test_dynamic_control_flow\.py:\d+"):
+        sized(t(np.ones((3, 4))))
+
+
+def test_unvarying_branches_are_shared_and_plans_stay_bounded(graph_mode):
+    @ms.jit(input_signature=(dyn(None, 4), fixed(dtype=ms.int64)))
+    def count(x, n):
+        k = ops.zeros((), ms.int64)
+        while k < n:  # the loop touches no batch-sized value: one sub-graph serves every size
+            k = k + 1
+        return x * k.astype(F64)
+
+    for b in range(1, 12):
+        np.testing.assert_allclose(count(t(np.ones((b, 4))), t(np.array(b % 4, np.int64))).asnumpy(),
+                                   np.full((b, 4), b % 4))
+    (entry,) = count.graphs
+    assert count.compile_count == 1
+    assert entry.executable.num_plans == entry.executable.max_plans  # 11 sizes, the LRU keeps 8
