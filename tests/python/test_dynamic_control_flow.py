@@ -233,3 +233,52 @@ def test_unvarying_branches_are_shared_and_plans_stay_bounded(graph_mode):
     (entry,) = count.graphs
     assert count.compile_count == 1
     assert entry.executable.num_plans == entry.executable.max_plans  # 11 sizes, the LRU keeps 8
+
+
+def _halve_until_small(x):
+    h = x
+    while ops.abs(h).max() > 1.0:  # trips depend on the data: log2 of the largest magnitude
+        h = h * 0.5
+    if h.sum() > 0:
+        h = h + 1.0
+    return h
+
+
+def _halve_reference(x):
+    h = x.copy()
+    while np.abs(h).max() > 1.0:
+        h = h * 0.5
+    return h + 1.0 if h.sum() > 0 else h
+
+
+def test_threads_and_many_sizes_share_one_graph_and_memory_stays_flat(graph_mode):
+    import threading
+    from kiln import runtime
+    f = ms.jit(_halve_until_small, input_signature=dyn(None, 3))
+    errors = []
+    barrier = threading.Barrier(5)
+
+    def work(n):
+        try:
+            barrier.wait()
+            for k in range(12):
+                x = (np.arange(n * 3, dtype=np.float64).reshape(n, 3) - n) * (k + 1)
+                np.testing.assert_allclose(f(t(x)).asnumpy(), _halve_reference(x), rtol=1e-12)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in (1, 2, 7, 2, 13)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors[0]
+    peaks = []
+    for _ in range(2):
+        for n in range(1, 21):  # more sizes than the plan cache keeps: plans (with their sub-graphs) are dropped
+            x = RNG.normal(size=(n, 3)) * 9
+            np.testing.assert_allclose(f(t(x)).asnumpy(), _halve_reference(x), rtol=1e-12)
+        peaks.append(runtime.memory_allocated())
+    exe = f.graphs[0].executable
+    assert f.compile_count == 1 and exe.num_plans == exe.max_plans
+    assert peaks[1] <= peaks[0]
