@@ -69,7 +69,15 @@ std::shared_ptr<Graph> specialize(const Graph& tmpl, const std::vector<Shape>& i
     ins.reserve(n.inputs.size());
     for (int v : n.inputs) {
       const Value& val = g->values[size_t(v)];
-      ins.push_back(val.kind == ValueKind::Constant ? val.tensor : symbolic(g.get(), v, val.meta));
+      if (val.kind == ValueKind::Constant) {
+        ins.push_back(val.tensor);
+        continue;
+      }
+      Tensor s = symbolic(g.get(), v, val.meta);
+      // A captured Python scalar (in a sub-graph: a scalar of the enclosing trace) stays weak, as it was when traced:
+      // it must not widen what it meets (y * 0.5 of a float32 y stays float32).
+      if (val.kind == ValueKind::Capture && val.tensor.defined() && val.tensor.weak()) s.impl()->weak = true;
+      ins.push_back(s);
     }
     std::vector<TensorMeta> metas;
     try {

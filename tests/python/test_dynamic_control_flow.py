@@ -282,3 +282,26 @@ def test_threads_and_many_sizes_share_one_graph_and_memory_stays_flat(graph_mode
     exe = f.graphs[0].executable
     assert f.compile_count == 1 and exe.num_plans == exe.max_plans
     assert peaks[1] <= peaks[0]
+
+
+def test_float32_loop_scaled_by_a_python_number_keeps_its_dtype_under_a_gradient(graph_mode):
+    # The reverse loop body reads the Python scalar 0.5 of the forward body: it stays weak (float32 * 0.5 is float32)
+    # when the body is specialized to a new size.
+    def scaled(x, w):
+        y = ops.matmul(x, w)
+        while ops.abs(y).max() > 8.0:
+            y = y * 0.5
+        return y.mean()
+
+    sig = (dyn(None, 3, dtype=ms.float32), fixed(3, 2, dtype=ms.float32))
+    grad = ms.jit(ms.grad(scaled, grad_position=1), input_signature=sig)
+    w = np.ones((3, 2), np.float32)
+    for b, v in ((2, 10.0), (5, 1.0), (3, 100.0)):
+        x = np.full((b, 3), v, np.float32)
+        trips = 0
+        while np.abs(x @ w).max() * 0.5 ** trips > 8.0:
+            trips += 1
+        got = grad(t(x), t(w))
+        assert got.dtype == ms.float32
+        np.testing.assert_allclose(got.asnumpy(), np.full((3, 2), v * 0.5 ** trips / 2), rtol=1e-6)
+    assert grad.compile_count == 1
