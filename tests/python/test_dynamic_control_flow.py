@@ -305,3 +305,53 @@ def test_float32_loop_scaled_by_a_python_number_keeps_its_dtype_under_a_gradient
         assert got.dtype == ms.float32
         np.testing.assert_allclose(got.asnumpy(), np.full((3, 2), v * 0.5 ** trips / 2), rtol=1e-6)
     assert grad.compile_count == 1
+
+
+def rows_loss(x, w):
+    """`for row in x` over a dynamic first dimension (a While over the run-time batch), with an `if` per row and a
+    `break` once the running sum grows large."""
+    s = ops.zeros((3,), F64)
+    for row in x:
+        if row.sum() > 0:
+            s = s + ops.tanh(row * w)
+        else:
+            s = s - row
+        if (s * s).sum() > 6.0:
+            break
+    return (s * s).sum()
+
+
+def _rows_reference(x, w):
+    s = np.zeros(3)
+    for row in x:
+        s = s + np.tanh(row * w) if row.sum() > 0 else s - row
+        if (s * s).sum() > 6.0:
+            break
+    return (s * s).sum()
+
+
+def test_for_over_the_rows_of_a_dynamic_batch_is_one_loop_with_gradients(graph_mode):
+    sig = (dyn(None, 3), fixed(3))
+    f = ms.jit(rows_loss, input_signature=sig)
+    grad = ms.jit(ms.grad(rows_loss, grad_position=(0, 1)), input_signature=sig)
+    w = np.array([0.5, -1.0, 2.0])
+    rng = np.random.default_rng(5)  # (its own stream: the batches below break early or not whatever ran before)
+    broke = set()
+    for b, scale in ((1, 0.5), (4, 0.5), (9, 3.0), (2, 0.5)):
+        x = rng.normal(size=(b, 3)) * scale
+        np.testing.assert_allclose(f(t(x), t(w)).asnumpy(), _rows_reference(x, w), rtol=1e-12)
+        s, n = np.zeros(3), 0
+        for row in x:
+            s, n = (s + np.tanh(row * w) if row.sum() > 0 else s - row), n + 1
+            if (s * s).sum() > 6.0:
+                break
+        broke.add(n < b)
+        gs = grad(t(x), t(w))
+        want = pynative(ms.grad(rows_loss, grad_position=(0, 1)), t(x), t(w))
+        for g, r in zip(gs, want):
+            np.testing.assert_allclose(g.asnumpy(), r.asnumpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(gs[1].asnumpy(), central_difference(lambda v: _rows_reference(x, v), w),
+                                   rtol=1e-6, atol=1e-7)
+    assert broke == {True, False}  # the large batch breaks early, the small ones run every row
+    assert f.compile_count == 1 and grad.compile_count == 1
+    assert "While" in f.graphs[0].graph.to_text()

@@ -525,7 +525,8 @@ def value_or_undef(get, name, global_ok=False):
 def for_stmt(iterable, body_fn, vals, names, brk=-1):
     """`for target in iterable: body`; body_fn(item, *vals) returns the new values of the variables `names`.
     A range with a symbolic bound is one While node (a counter plus the variables); anything else iterates in Python
-    (unrolled while tracing; a tensor iterates over its first dimension, whose size is static). `brk`: the index in
+    (unrolled while tracing; a tensor iterates over its first dimension, whose size is static, except a dynamic
+    (None) first dimension of a dynamic-shape graph: a While node over its run-time size). `brk`: the index in
     `names` of the flag that `break` sets (-1: none): the loop ends when it is True (a symbolic flag ends a compiled
     loop; in a Python iteration it guards the body)."""
     vals = tuple(vals)
@@ -545,6 +546,14 @@ def for_stmt(iterable, body_fn, vals, names, brk=-1):
             return (i + step,) + tuple(body_fn(i, *v))
         out = _compiled_while(c, b, (i0,) + vals, ("<loop counter>",) + tuple(names), "`for` over range()")
         return tuple(out[1:])
+    if is_symbolic(iterable) and len(iterable.shape) > 0:
+        from ._symint import SymInt
+        n = iterable.shape[0]
+        if isinstance(n, SymInt):  # a dynamic (None) first dimension: a compiled loop over its run-time size
+            import numpy as np
+            stop = Tensor(np.array(int(n), np.int64))  # a constant of this probe trace, fitted to the size
+            rows = iterable
+            return for_stmt(_SymRange(0, stop, 1), lambda i, *v: body_fn(rows[i], *v), vals, names, brk)
     for item in iterable:
         if brk >= 0 and not is_symbolic(vals[brk]) and vals[brk] is True:
             break
