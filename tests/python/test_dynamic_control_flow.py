@@ -355,3 +355,50 @@ def test_for_over_the_rows_of_a_dynamic_batch_is_one_loop_with_gradients(graph_m
     assert broke == {True, False}  # the large batch breaks early, the small ones run every row
     assert f.compile_count == 1 and grad.compile_count == 1
     assert "While" in f.graphs[0].graph.to_text()
+
+
+def indexed_loss(x, w):
+    """`for i in range(x.shape[0])` (and a strided range from a size expression) in a dynamic-shape graph."""
+    s = ops.zeros((3,), F64)
+    for i in range(x.shape[0]):
+        s = s * 0.5 + ops.tanh(x[i] * w)
+    for i in range(1, x.shape[0] - 1, 2):
+        s = s + x[i]
+    return (s * s).sum()
+
+
+def _indexed_reference(x, w):
+    s = np.zeros(3)
+    for i in range(x.shape[0]):
+        s = s * 0.5 + np.tanh(x[i] * w)
+    for i in range(1, x.shape[0] - 1, 2):
+        s = s + x[i]
+    return (s * s).sum()
+
+
+def test_range_of_a_dynamic_size_is_one_loop_with_gradients(graph_mode):
+    sig = (dyn(None, 3), fixed(3))
+    f = ms.jit(indexed_loss, input_signature=sig)
+    grad = ms.jit(ms.grad(indexed_loss, grad_position=(0, 1)), input_signature=sig)
+    w = np.array([0.5, -1.0, 2.0])
+    for b in (1, 2, 5, 8):
+        x = RNG.normal(size=(b, 3))
+        np.testing.assert_allclose(f(t(x), t(w)).asnumpy(), _indexed_reference(x, w), rtol=1e-12)
+        gs = grad(t(x), t(w))
+        want = pynative(ms.grad(indexed_loss, grad_position=(0, 1)), t(x), t(w))
+        for g, r in zip(gs, want):
+            np.testing.assert_allclose(g.asnumpy(), r.asnumpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(gs[0].asnumpy(), central_difference(lambda v: _indexed_reference(v, w), x),
+                                   rtol=1e-6, atol=1e-7)
+    assert f.compile_count == 1 and grad.compile_count == 1
+
+    @ms.jit(input_signature=dyn(None, 3))
+    def stepped(x):
+        s = x[0]
+        for i in range(0, 6, x.shape[0]):  # a step that is a size: refused clearly
+            s = s + x[0]
+        return s
+
+    with pytest.raises(ValueError, match=r"range\(\) with a step that depends on a tensor or a dynamic size.*"
+                                         r"test_dynamic_control_flow\.py:\d+.*Python int step"):
+        stepped(t(np.ones((2, 3))))

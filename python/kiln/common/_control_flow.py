@@ -465,8 +465,29 @@ class _SymRange:
         self.start, self.stop, self.step = start, stop, step
 
 
+def _size_bound(a):
+    """A start/stop of range() that is a dynamic size (a SymInt: `x.shape[0]` in a dynamic-shape graph) as an int64
+    tensor holding the run-time value (a constant of this probe trace, fitted to the size); anything else as is."""
+    from ._symint import SymInt
+    if isinstance(a, SymInt):
+        import numpy as np
+        return Tensor(np.array(int(a), np.int64))
+    return a
+
+
 def range_(*args):
-    """range(...) in a `for` header: a Python range unless a bound is a symbolic tensor."""
+    """range(...) in a `for` header: a Python range unless a bound is a symbolic tensor or a dynamic size (then a
+    compiled loop: one graph for every size)."""
+    from ._symint import SymInt
+    if any(isinstance(a, SymInt) for a in args) and len(args) in (1, 2, 3):
+        if len(args) == 3 and (isinstance(args[2], SymInt) or is_symbolic(args[2])):
+            raise ValueError(f"range() with a step that depends on a tensor or a dynamic size cannot be compiled"
+                             f"{_location()}: use a Python int step.")
+        bounds = [_size_bound(a) for a in args[:2]]
+        step = args[2] if len(args) == 3 else 1
+        if step == 0:
+            raise ValueError("range() arg 3 must not be zero")
+        return _SymRange(0, bounds[0], step) if len(args) == 1 else _SymRange(bounds[0], bounds[1], step)
     if any(is_symbolic(a) for a in args):
         if len(args) == 1:
             return _SymRange(0, args[0], 1)
