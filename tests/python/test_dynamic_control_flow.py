@@ -402,3 +402,48 @@ def test_range_of_a_dynamic_size_is_one_loop_with_gradients(graph_mode):
     with pytest.raises(ValueError, match=r"range\(\) with a step that depends on a tensor or a dynamic size.*"
                                          r"test_dynamic_control_flow\.py:\d+.*Python int step"):
         stepped(t(np.ones((2, 3))))
+
+
+def paired_loss(x, y, w):
+    """enumerate / zip over dynamic batches in `for` headers (compiled loops over the run-time size)."""
+    s = ops.zeros((3,), F64)
+    for i, row in enumerate(x):
+        s = s * 0.5 + ops.tanh(row * w) * i
+    for a, b in zip(x, y):
+        if b.sum() > 0:
+            s = s + a * b
+    for k, row in enumerate(y, 1):
+        s = s + row * k
+    return (s * s).sum()
+
+
+def _paired_reference(x, y, w):
+    s = np.zeros(3)
+    for i, row in enumerate(x):
+        s = s * 0.5 + np.tanh(row * w) * i
+    for a, b in zip(x, y):
+        if b.sum() > 0:
+            s = s + a * b
+    for k, row in enumerate(y, 1):
+        s = s + row * k
+    return (s * s).sum()
+
+
+def test_enumerate_and_zip_over_dynamic_batches_are_compiled_loops(graph_mode):
+    sig = (dyn(None, 3), dyn(None, 3), fixed(3))
+    f = ms.jit(paired_loss, input_signature=sig)
+    grad = ms.jit(ms.grad(paired_loss, grad_position=(0, 1, 2)), input_signature=sig)
+    w = np.array([0.5, -1.0, 2.0])
+    for b in (1, 3, 6):
+        x, y = RNG.normal(size=(b, 3)), RNG.normal(size=(b, 3))
+        np.testing.assert_allclose(f(t(x), t(y), t(w)).asnumpy(), _paired_reference(x, y, w), rtol=1e-12)
+        gs = grad(t(x), t(y), t(w))
+        want = pynative(ms.grad(paired_loss, grad_position=(0, 1, 2)), t(x), t(y), t(w))
+        for g, r in zip(gs, want):
+            np.testing.assert_allclose(g.asnumpy(), r.asnumpy(), rtol=1e-10, atol=1e-12)
+    assert f.compile_count == 1 and grad.compile_count == 1
+    # With static shapes the same function unrolls as before (no While node), with the same values.
+    static = ms.jit(paired_loss)
+    x, y = RNG.normal(size=(3, 3)), RNG.normal(size=(3, 3))
+    np.testing.assert_allclose(static(t(x), t(y), t(w)).asnumpy(), _paired_reference(x, y, w), rtol=1e-12)
+    assert "While" not in static.graphs[0].graph.to_text()

@@ -468,6 +468,10 @@ class _Rewriter:
         it = _Expr().visit(s.iter)
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and not it.keywords:
             it = _call(_cf("range_"), it.args)
+        elif isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("enumerate", "zip") \
+                and not it.keywords and it.args and not any(isinstance(a, ast.Starred) for a in it.args):
+            # enumerate(x) / zip(x, y) over dynamic batches: a compiled loop (_control_flow.rows_of)
+            it = _call(_cf("rows_of"), [ast.Constant(value=it.func.id), it.func] + it.args)
         bn = self._fresh("for_body")
         out = pre + [ast.copy_location(self._branch_fn(bn, names, body, extra_first=item), s)]
         brk_index = ast.Constant(value=names.index(flag) if brk else -1)
