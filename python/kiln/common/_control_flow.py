@@ -21,6 +21,7 @@ from . import _deferred_writes
 from .tensor import Tensor
 from ._graph_python import GraphText, joined, method, scalar, sequence  # noqa: F401 (called by rewritten code as _kiln_cf.*)
 from ._graph_assert import assert_, contains_  # noqa: F401 (called by rewritten code as _kiln_cf.*)
+from ._dynamic_loops import Rows, dynamic_rows, rows_of, size_bound  # noqa: F401 (rows_of: _kiln_cf.*)
 
 __all__ = ["UNDEF", "if_stmt", "if_exp", "while_stmt", "for_stmt", "range_", "and_", "or_", "not_", "cond",
            "while_loop", "is_symbolic"]
@@ -465,54 +466,6 @@ class _SymRange:
         self.start, self.stop, self.step = start, stop, step
 
 
-def _size_bound(a):
-    """A start/stop of range() that is a dynamic size (a SymInt: `x.shape[0]` in a dynamic-shape graph) as an int64
-    tensor holding the run-time value (a constant of this probe trace, fitted to the size); anything else as is."""
-    from ._symint import SymInt
-    if isinstance(a, SymInt):
-        import numpy as np
-        return Tensor(np.array(int(a), np.int64))
-    return a
-
-
-class _Rows:
-    """enumerate(x) / zip(x, y, ...) in a `for` header over tensors whose first dimension is a dynamic size (iterated by
-    for_stmt as a compiled loop over the run-time size)."""
-    __slots__ = ("tensors", "start", "size")
-
-    def __init__(self, tensors, start, size):
-        self.tensors, self.start, self.size = tensors, start, size
-
-
-def _dynamic_rows(t):
-    """The SymInt first dimension of a symbolic tensor in a dynamic-shape graph, or None."""
-    from ._symint import SymInt
-    if is_symbolic(t) and len(t.shape) > 0 and isinstance(t.shape[0], SymInt):
-        return t.shape[0]
-    return None
-
-
-def rows_of(name, fn, *args):
-    """`fn(*args)` in a `for` header where `fn` is named enumerate or zip: when it is the built-in and its sequences
-    are tensors whose first dimension is one dynamic size, a _Rows that for_stmt compiles into one loop over the
-    run-time size; else fn(*args) as written."""
-    from . import _graph_builtins
-    builtin = getattr(_graph_builtins._bi, name)
-    if fn is not builtin and fn is not _graph_builtins.OVERLAY.get(name):
-        return fn(*args)
-    if name == "enumerate":
-        if len(args) not in (1, 2):
-            return fn(*args)
-        seqs, start = args[:1], (args[1] if len(args) == 2 else 0)
-    else:
-        seqs, start = args, None
-    sizes = [_dynamic_rows(a) for a in seqs]
-    if sizes and all(n is not None for n in sizes) and len({(int(n), n._text) for n in sizes}) == 1 and \
-            (start is None or (isinstance(start, int) and not isinstance(start, bool))):
-        return _Rows(tuple(seqs), start, sizes[0])
-    return fn(*args)
-
-
 def range_(*args):
     """range(...) in a `for` header: a Python range unless a bound is a symbolic tensor or a dynamic size (then a
     compiled loop: one graph for every size)."""
@@ -521,7 +474,7 @@ def range_(*args):
         if len(args) == 3 and (isinstance(args[2], SymInt) or is_symbolic(args[2])):
             raise ValueError(f"range() with a step that depends on a tensor or a dynamic size cannot be compiled"
                              f"{_location()}: use a Python int step.")
-        bounds = [_size_bound(a) for a in args[:2]]
+        bounds = [size_bound(a) for a in args[:2]]
         step = args[2] if len(args) == 3 else 1
         if step == 0:
             raise ValueError("range() arg 3 must not be zero")
@@ -605,18 +558,18 @@ def for_stmt(iterable, body_fn, vals, names, brk=-1):
             return (i + step,) + tuple(body_fn(i, *v))
         out = _compiled_while(c, b, (i0,) + vals, ("<loop counter>",) + tuple(names), "`for` over range()")
         return tuple(out[1:])
-    if isinstance(iterable, _Rows):  # enumerate / zip over dynamic batches: a loop over the run-time size
+    if isinstance(iterable, Rows):  # enumerate / zip over dynamic batches: a loop over the run-time size
         rows, start = iterable.tensors, iterable.start
         if start is None:
             item = lambda i: tuple(r[i] for r in rows)  # noqa: E731
         else:
             item = lambda i: (i + start if start else i, rows[0][i])  # noqa: E731
-        return for_stmt(_SymRange(0, _size_bound(iterable.size), 1), lambda i, *v: body_fn(item(i), *v), vals, names,
+        return for_stmt(_SymRange(0, size_bound(iterable.size), 1), lambda i, *v: body_fn(item(i), *v), vals, names,
                         brk)
-    n = _dynamic_rows(iterable)
+    n = dynamic_rows(iterable)
     if n is not None:  # a dynamic (None) first dimension: a compiled loop over its run-time size
         rows = iterable
-        return for_stmt(_SymRange(0, _size_bound(n), 1), lambda i, *v: body_fn(rows[i], *v), vals, names, brk)
+        return for_stmt(_SymRange(0, size_bound(n), 1), lambda i, *v: body_fn(rows[i], *v), vals, names, brk)
     for item in iterable:
         if brk >= 0 and not is_symbolic(vals[brk]) and vals[brk] is True:
             break
