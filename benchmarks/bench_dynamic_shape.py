@@ -5,11 +5,14 @@ cross-entropy) on 1x16x16 images, run over batch sizes 1..N (each size once, the
   static    no set_inputs: one trace + compile per batch size (Kiln's default, and MindSpore's without set_inputs)
   dynamic   set_inputs(Tensor(shape=[None, 1, 16, 16]), Tensor(shape=[None])): one compile (three probe traces),
             then per new size a specialization (shape re-inference + memory plan)
+--model gated: the same network whose construct adds a tensor-dependent `if` (an extra Dense+ReLU when the batch's
+mean activation is positive) and a `while` (halving the logits until their largest magnitude is at most 8): If and
+While nodes, whose branches and bodies a dynamic graph specializes per size too.
 Reported: the time of the first call (compile), the mean time of a call with a new size (static: a compile; dynamic:
 a specialization), the median steady-state step time at batch 32 for both (a cached shape: one dict lookup more for
 the dynamic graph), and the number of compiles. Medians over --repeats.
 
-    PYTHONPATH=python .venv/bin/python benchmarks/bench_dynamic_shape.py [--sizes 24] [--repeats 3]
+    PYTHONPATH=python .venv/bin/python benchmarks/bench_dynamic_shape.py [--sizes 24] [--repeats 3] [--model gated]
 """
 import argparse
 import statistics
@@ -38,9 +41,26 @@ class LeNet(nn.Cell):
         return self.f3(ops.relu(self.f2(ops.relu(self.f1(self.flat(x))))))
 
 
-def run(dynamic, sizes, rng):
+class GatedLeNet(LeNet):
+    def __init__(self):
+        super().__init__()
+        self.gate = nn.Dense(32, 32)
+
+    def construct(self, x):
+        x = self.pool(ops.relu(self.c1(x)))
+        x = self.pool(ops.relu(self.c2(x)))
+        h = ops.relu(self.f2(ops.relu(self.f1(self.flat(x)))))
+        if h.mean() > 0.05:
+            h = ops.relu(self.gate(h)) + h
+        y = self.f3(h)
+        while ops.abs(y).max() > 8.0:
+            y = y * 0.5
+        return y
+
+
+def run(dynamic, sizes, rng, model=LeNet):
     ms.set_seed(1)
-    net = LeNet()
+    net = model()
     step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")),
                                nn.Momentum(net.trainable_params(), 0.01, 0.9))
     if dynamic:
@@ -69,7 +89,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, default=24)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--model", choices=("lenet", "gated"), default="lenet")
     args = ap.parse_args()
+    model = GatedLeNet if args.model == "gated" else LeNet
     ms.set_context(mode=ms.GRAPH_MODE)
     rng = np.random.default_rng(0)
     sizes = list(range(1, args.sizes + 1))
@@ -79,10 +101,10 @@ def main():
         res = []
         for _ in range(args.repeats):
             rng.shuffle(sizes)
-            res.append(run(dynamic, sizes, rng))
+            res.append(run(dynamic, sizes, rng, model))
         rows["dynamic" if dynamic else "static"] = [statistics.median(r[k] for r in res) for k in range(3)] + \
             [res[0][3]]
-    print(f"LeNet train step, batch sizes 1..{args.sizes} once each, then batch 32 steady state "
+    print(f"{model.__name__} train step, batch sizes 1..{args.sizes} once each, then batch 32 steady state "
           f"(median of {args.repeats})")
     print(f"{'':8} {'first call ms':>14} {'new size ms':>12} {'step@32 ms':>11} {'compiles':>9}")
     for name, (first, new, steady, compiles) in rows.items():

@@ -9,14 +9,16 @@
 namespace kiln::py {
 namespace {
 
-nb::object attr_to_python(const AttrValue& v) {
-  return std::visit([](const auto& x) -> nb::object {
+nb::object attr_to_python(const AttrValue& v, bool subgraphs) {
+  return std::visit([subgraphs](const auto& x) -> nb::object {
     using T = std::decay_t<decltype(x)>;
     if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
       nb::list l;
       for (int64_t i : x) l.append(i);
       return l;
     } else if constexpr (std::is_same_v<T, std::shared_ptr<const graph::SubGraph>>) {
+      // (The SubGraph object itself for the dynamic-shape template, kiln/common/_dynamic.py; exporters refuse it.)
+      if (subgraphs) return nb::cast(std::const_pointer_cast<graph::SubGraph>(x));
       KILN_FAIL(Value, "Kiln: a graph with tensor-dependent control flow (an If/While node holding ", graph::subgraph_label(*x),
                 ") cannot be described for export; export a model without tensor-dependent control flow.");
       return nb::none();
@@ -28,7 +30,7 @@ nb::object attr_to_python(const AttrValue& v) {
 
 // The graph as plain Python data (read by model exporters, kiln/train/_mindir_export.py): every value (kind, shape,
 // dtype, the tensor of a capture/constant) and every node (op name, value ids in and out, attributes, user line).
-nb::dict describe(const graph::Graph& g) {
+nb::dict describe(const graph::Graph& g, bool subgraphs) {
   static const char* kinds[] = {"input", "capture", "constant", "node"};
   nb::list values;
   for (const graph::Value& v : g.values) {
@@ -51,7 +53,7 @@ nb::dict describe(const graph::Graph& g) {
     d["inputs"] = nb::cast(n.inputs);
     d["outputs"] = nb::cast(n.outputs);
     nb::dict attrs;
-    for (const auto& [name, value] : n.attrs.items) attrs[name] = attr_to_python(value);
+    for (const auto& [name, value] : n.attrs.items) attrs[name] = attr_to_python(value, subgraphs);
     d["attrs"] = attrs;
     d["loc"] = n.loc;
     nodes.append(d);
@@ -81,10 +83,11 @@ void bind_graph_io(nb::module_& m) {
         for (int v : graph::capture_ids(g)) r.push_back(g.values[size_t(v)].tensor);
         return r;
       }, "The tensors the graph reads by reference at run time (Parameters, optimizer state), in value order.")
-      .def("describe", &describe,
+      .def("describe", &describe, nb::arg("subgraphs") = false,
            "The graph as Python data: {'name', 'inputs', 'outputs' (value ids), 'values' (per value id: kind "
            "'input'|'capture'|'constant'|'node', shape, dtype, tensor (captures/constants, else None), input_index, "
-           "node, output_index), 'nodes' (in program order: op, inputs, outputs, attrs dict, loc)}.")
+           "node, output_index), 'nodes' (in program order: op, inputs, outputs, attrs dict, loc)}. A control-flow "
+           "node's sub-graph attribute is a ValueError (exporters), or the SubGraph object with subgraphs=True.")
       .def_prop_ro("num_outputs", [](const graph::Graph& g) { return g.outputs.size(); })
       .def("bind_captures", &graph::bind_captures, nb::arg("tensors"),
            "Binds the captures of a deserialized graph (ValueError on a shape/dtype mismatch).")
@@ -127,6 +130,11 @@ void bind_graph_io(nb::module_& m) {
             std::vector<int64_t> x;
             ok = nb::isinstance<nb::list>(t[2]) || nb::isinstance<nb::tuple>(t[2]) ? nb::try_cast(t[2], x) : false;
             v = std::move(x);
+          } else if (std::holds_alternative<std::shared_ptr<const graph::SubGraph>>(*cur)) {
+            // A control-flow node's branch or body made for these shapes (kiln/common/_dynamic.py).
+            std::shared_ptr<graph::SubGraph> x;
+            ok = nb::try_cast(t[2], x) && x != nullptr;
+            v = std::shared_ptr<const graph::SubGraph>(x);
           } else {
             KILN_FAIL(Value, "Graph.specialize: attribute '", name, "' of node ", node, " cannot be patched.");
           }

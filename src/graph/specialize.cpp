@@ -44,8 +44,11 @@ std::shared_ptr<Graph> specialize(const Graph& tmpl, const std::vector<Shape>& i
                p.name, "'.");
   }
   for (const auto& [v, t] : constants) {
-    KILN_CHECK(v >= 0 && size_t(v) < g->values.size() && g->values[size_t(v)].kind == ValueKind::Constant, Value,
-               "specialize: graph '", g->name, "': value %", v, " is not a constant.");
+    // (A capture too: a tensor made while tracing a sub-graph, e.g. the element count a mean's gradient divides by,
+    // is read as a capture there; kiln/common/_dynamic.py replaces it only when it is no Parameter.)
+    KILN_CHECK(v >= 0 && size_t(v) < g->values.size() && (g->values[size_t(v)].kind == ValueKind::Constant ||
+                                                           g->values[size_t(v)].kind == ValueKind::Capture),
+               Value, "specialize: graph '", g->name, "': value %", v, " is not a constant.");
     KILN_CHECK(t.defined() && !t.is_symbolic(), Value, "specialize: graph '", g->name, "': constant %", v,
                " needs a concrete tensor.");
     Value& val = g->values[size_t(v)];
@@ -66,7 +69,15 @@ std::shared_ptr<Graph> specialize(const Graph& tmpl, const std::vector<Shape>& i
     ins.reserve(n.inputs.size());
     for (int v : n.inputs) {
       const Value& val = g->values[size_t(v)];
-      ins.push_back(val.kind == ValueKind::Constant ? val.tensor : symbolic(g.get(), v, val.meta));
+      if (val.kind == ValueKind::Constant) {
+        ins.push_back(val.tensor);
+        continue;
+      }
+      Tensor s = symbolic(g.get(), v, val.meta);
+      // A captured Python scalar (in a sub-graph: a scalar of the enclosing trace) stays weak, as it was when traced:
+      // it must not widen what it meets (y * 0.5 of a float32 y stays float32).
+      if (val.kind == ValueKind::Capture && val.tensor.defined() && val.tensor.weak()) s.impl()->weak = true;
+      ins.push_back(s);
     }
     std::vector<TensorMeta> metas;
     try {

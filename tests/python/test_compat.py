@@ -258,3 +258,32 @@ def test_install_and_uninstall_programmatically(tmp_path):
             print("removed")
         """)], tmp_path)
     assert r.returncode == 0 and r.stdout.strip() == "removed", r.stdout + r.stderr
+
+
+def test_tensor_and_parameter_classes_read_mindspore_paths_under_the_runner(tmp_path):
+    # type(x) prints MindSpore's class path (MindSpore's python_builtin_functions tutorial, `type`), which names this
+    # very class in the process; pickles of tensors name their rebuild function, not the class, and stay loadable
+    # without the alias; uninstall() restores the kiln path.
+    script = write(tmp_path / "class_paths.py", """
+        import pickle, sys
+        import mindspore
+        import mindspore.common.tensor as mct
+        x = mindspore.tensor([1, 2, 3])
+        p = mindspore.Parameter(mindspore.tensor([1.0]), name="w")
+        print(type(x)); print(type(p))
+        assert mct.Tensor is type(x) and pickle.loads(pickle.dumps(type(x))) is type(x)
+        data = pickle.dumps((x, p))
+        assert b"mindspore" not in data, data
+        y, q = pickle.loads(data)
+        assert isinstance(y, mindspore.Tensor) and type(q) is mindspore.Parameter and q.name == "w"
+        import kiln.compat
+        kiln.compat.uninstall()
+        print(type(x)); print(type(p))
+    """)
+    r = compat([str(script)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["<class 'mindspore.common.tensor.Tensor'>",
+                                     "<class 'mindspore.common.parameter.Parameter'>",
+                                     "<class 'kiln.common.tensor.Tensor'>", "<class 'kiln.common.parameter.Parameter'>"]
+    r = run_py(["-c", "import kiln; print(type(kiln.tensor([1])))"], tmp_path)
+    assert r.stdout.strip() == "<class 'kiln.common.tensor.Tensor'>", r.stderr

@@ -556,3 +556,62 @@ def test_ops_all_any_of_empty_and_scalar_tensors_and_bad_arguments():
         ops.any(Tensor(np.ones((2, 2), np.float32)), 2)
     with pytest.raises(TypeError, match="'keep_dims' must be bool"):
         ops.all(Tensor(np.ones(2, np.float32)), keep_dims=1)
+
+
+def test_float_int_bool_of_one_element_arrays_convert_as_mindspore_graph_mode():
+    # MindSpore 2.10 implements float/int/bool inside jit itself: a NumPy array with one element, of any rank,
+    # converts to its element (NumPy 2 itself accepts only 0-d arrays). Values checked against MindSpore 2.10.
+    def f():
+        return (float(np.array([2.5])), int(np.array([[3.7]])), bool(np.array([0])), int(np.array([-2.7])),
+                float(np.array([[[7]]], np.int64)), int(np.array(["12"])), float(np.array(2.5)), int(f32(3.0)))
+
+    out = ms.jit(f)()
+    assert out == (2.5, 3, False, -2, 7.0, 12, 2.5, 3)
+    assert [type(v) for v in out] == [float, int, bool, int, float, int, float, int]
+
+    def bad_float():
+        return float(np.array([1.0, 2.0]))
+
+    def bad_int():
+        return int(np.array([]))
+
+    def bad_bool():
+        return bool(np.array([1, 2]))
+
+    with pytest.raises(TypeError, match=r"only length-1 arrays can be converted to Python scalars: float\(\) got a "
+                                        r"NumPy array of shape \(2,\)"):
+        ms.jit(bad_float)()
+    with pytest.raises(TypeError, match=r"only length-1 arrays.*int\(\) got a NumPy array of shape \(0,\)"):
+        ms.jit(bad_int)()
+    with pytest.raises(ValueError, match="truth value of an array with more than one element is ambiguous"):
+        ms.jit(bad_bool)()
+    with pytest.raises(ValueError, match="cannot convert float NaN to integer"):
+        ms.jit(_int_of_nan)()
+
+
+def _int_of_nan():
+    return int(np.array([np.nan]))
+
+
+def test_float_of_a_tensor_value_read_under_lax_converts_one_element_arrays():
+    # MindSpore's python_builtin_functions tutorial: float(x.asnumpy()) of a Tensor of shape [1] in a jit function.
+    # The value read makes the signature run in PyNative (LAX); that run keeps the graph meaning of float().
+    def func(x):
+        a = float(1)
+        e = float(x.asnumpy())
+        return a, e, int(x.asnumpy()), bool(x.asnumpy())
+
+    jf = ms.jit(func)
+    with pytest.warns(RuntimeWarning, match="runs in PyNative"):
+        out = jf(Tensor(np.array([-1], np.int32)))
+    assert out == (1.0, -1.0, -1, True) and [type(v) for v in out] == [float, float, int, bool]
+    assert jf(Tensor(np.array([0], np.int32))) == (1.0, 0.0, 0, False)  # again eagerly, with this call's values
+    with pytest.raises(TypeError, match=r"only length-1 arrays.*shape \(2,\)"):
+        jf(Tensor(np.array([1, 2], np.int32)))
+    # A name float/int that is not the built-in keeps its own meaning.
+    def shadowed(x):
+        float = lambda v: "mine"  # noqa: E731
+        return float(x.asnumpy())
+
+    with pytest.warns(RuntimeWarning):
+        assert ms.jit(shadowed)(Tensor(np.array([1], np.int32))) == "mine"

@@ -34,6 +34,7 @@ import sys
 import sysconfig
 import types
 
+from .._loader import _core
 from . import _call_depth, _control_flow, _graph_builtins
 from ._ast_analysis import (_RET, _BRK, _assigned, _written_in_place, _at_path_ends_only, _fold, _has, _has_not, _read_first,  # noqa: F401
                             _walk_local, _walk_loop_local)
@@ -108,7 +109,13 @@ def _user_code(code):
 def callee(f):
     """The function a call in rewritten code calls: a user function is rewritten too (so tensor-dependent control flow
     in helpers compiles) and gets the graph built-ins (print, max, ...: kiln/common/_graph_builtins.py), anything else
-    is called as it is. Only while tracing."""
+    is called as it is. Rewritten code that runs eagerly (jit_syntax_level=LAX's PyNative run of a function that
+    reads tensor values, a function defined while tracing and called later) calls everything as it is."""
+    if not _core.tracing():
+        if getattr(type(f), "__ms_class__", False) and not isinstance(f, type) and \
+                not any("__call__" in c.__dict__ for c in type(f).__mro__):
+            raise ValueError(f"MsClassObject: '{type(f).__name__}' has no __call__ function, please check the code.")
+        return f
     if isinstance(f, types.FunctionType):
         if _user_code(f.__code__):
             return _call_depth.counted(_graph_builtins.graph_function(converted(f)))
@@ -461,6 +468,10 @@ class _Rewriter:
         it = _Expr().visit(s.iter)
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and not it.keywords:
             it = _call(_cf("range_"), it.args)
+        elif isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("enumerate", "zip") \
+                and not it.keywords and it.args and not any(isinstance(a, ast.Starred) for a in it.args):
+            # enumerate(x) / zip(x, y) over dynamic batches: a compiled loop (_control_flow.rows_of)
+            it = _call(_cf("rows_of"), [ast.Constant(value=it.func.id), it.func] + it.args)
         bn = self._fresh("for_body")
         out = pre + [ast.copy_location(self._branch_fn(bn, names, body, extra_first=item), s)]
         brk_index = ast.Constant(value=names.index(flag) if brk else -1)
@@ -497,6 +508,9 @@ class _Expr(ast.NodeTransformer):
         if isinstance(f, ast.Name) and f.id in ("tuple", "list") and len(node.args) == 1 and not node.keywords \
                 and not isinstance(node.args[0], ast.Starred):
             return ast.copy_location(_call(_cf("sequence"), [f, node.args[0]]), node)
+        if isinstance(f, ast.Name) and f.id in ("float", "int", "bool") and len(node.args) == 1 and not node.keywords \
+                and not isinstance(node.args[0], ast.Starred):
+            return ast.copy_location(_call(_cf("scalar"), [f, node.args[0]]), node)
         if isinstance(f, ast.Name) and f.id in _NO_WRAP:
             return node
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == _CF:

@@ -19,8 +19,9 @@ import threading
 from .._loader import _core
 from . import _deferred_writes
 from .tensor import Tensor
-from ._graph_python import GraphText, joined, method, sequence  # noqa: F401 (called by rewritten code as _kiln_cf.*)
+from ._graph_python import GraphText, joined, method, scalar, sequence  # noqa: F401 (called by rewritten code as _kiln_cf.*)
 from ._graph_assert import assert_, contains_  # noqa: F401 (called by rewritten code as _kiln_cf.*)
+from ._dynamic_loops import Rows, dynamic_rows, rows_of, size_bound  # noqa: F401 (rows_of: _kiln_cf.*)
 
 __all__ = ["UNDEF", "if_stmt", "if_exp", "while_stmt", "for_stmt", "range_", "and_", "or_", "not_", "cond",
            "while_loop", "is_symbolic"]
@@ -466,7 +467,18 @@ class _SymRange:
 
 
 def range_(*args):
-    """range(...) in a `for` header: a Python range unless a bound is a symbolic tensor."""
+    """range(...) in a `for` header: a Python range unless a bound is a symbolic tensor or a dynamic size (then a
+    compiled loop: one graph for every size)."""
+    from ._symint import SymInt
+    if any(isinstance(a, SymInt) for a in args) and len(args) in (1, 2, 3):
+        if len(args) == 3 and (isinstance(args[2], SymInt) or is_symbolic(args[2])):
+            raise ValueError(f"range() with a step that depends on a tensor or a dynamic size cannot be compiled"
+                             f"{_location()}: use a Python int step.")
+        bounds = [size_bound(a) for a in args[:2]]
+        step = args[2] if len(args) == 3 else 1
+        if step == 0:
+            raise ValueError("range() arg 3 must not be zero")
+        return _SymRange(0, bounds[0], step) if len(args) == 1 else _SymRange(bounds[0], bounds[1], step)
     if any(is_symbolic(a) for a in args):
         if len(args) == 1:
             return _SymRange(0, args[0], 1)
@@ -525,7 +537,8 @@ def value_or_undef(get, name, global_ok=False):
 def for_stmt(iterable, body_fn, vals, names, brk=-1):
     """`for target in iterable: body`; body_fn(item, *vals) returns the new values of the variables `names`.
     A range with a symbolic bound is one While node (a counter plus the variables); anything else iterates in Python
-    (unrolled while tracing; a tensor iterates over its first dimension, whose size is static). `brk`: the index in
+    (unrolled while tracing; a tensor iterates over its first dimension, whose size is static, except a dynamic
+    (None) first dimension of a dynamic-shape graph: a While node over its run-time size). `brk`: the index in
     `names` of the flag that `break` sets (-1: none): the loop ends when it is True (a symbolic flag ends a compiled
     loop; in a Python iteration it guards the body)."""
     vals = tuple(vals)
@@ -545,6 +558,18 @@ def for_stmt(iterable, body_fn, vals, names, brk=-1):
             return (i + step,) + tuple(body_fn(i, *v))
         out = _compiled_while(c, b, (i0,) + vals, ("<loop counter>",) + tuple(names), "`for` over range()")
         return tuple(out[1:])
+    if isinstance(iterable, Rows):  # enumerate / zip over dynamic batches: a loop over the run-time size
+        rows, start = iterable.tensors, iterable.start
+        if start is None:
+            item = lambda i: tuple(r[i] for r in rows)  # noqa: E731
+        else:
+            item = lambda i: (i + start if start else i, rows[0][i])  # noqa: E731
+        return for_stmt(_SymRange(0, size_bound(iterable.size), 1), lambda i, *v: body_fn(item(i), *v), vals, names,
+                        brk)
+    n = dynamic_rows(iterable)
+    if n is not None:  # a dynamic (None) first dimension: a compiled loop over its run-time size
+        rows = iterable
+        return for_stmt(_SymRange(0, size_bound(n), 1), lambda i, *v: body_fn(rows[i], *v), vals, names, brk)
     for item in iterable:
         if brk >= 0 and not is_symbolic(vals[brk]) and vals[brk] is True:
             break

@@ -18,6 +18,14 @@ infer functions) and plans its memory. Anything else — Python control flow on 
 non-linearly from it, a constant whose values depend on it — makes the traces differ, and compiling raises
 ValueError naming the user's line and what to write instead.
 
+Note [control flow in dynamic graphs]: an If/While node holds its branches (loop body, and a WhileGrad its
+reverse body) as sub-graphs with static shapes, each optimized and compiled on its own. The probe traces make one per
+size; they are fitted as the enclosing graph is (recursively: build_template over the sub-graphs' optimized forms),
+and their input shapes are fitted per dimension. A plan for new sizes specializes each sub-graph whose shapes or
+values vary to those sizes (Graph.specialize, then optimized and compiled again as a SubGraph) and patches it into
+its node before the node's shapes are inferred; a sub-graph that is the same at every probe is shared. So the
+outer graph's structure rule holds inside the branches too (the same ops at every probe size, fitted attributes).
+
 Dimensions are identified by axis: every dynamic dimension at axis k of any input is one size (the batch of `x` and
 of `label` are the same symbol); a call whose inputs disagree on it raises ValueError.
 """
@@ -243,6 +251,11 @@ def build_template(name, descs, axes):
                 _fail(name, f"the traces with different sizes differ at the op '{node['op']}' vs '{o['op']}'", node)
         for key, v0 in node["attrs"].items():
             vals = [v0] + [o["attrs"][key] for o in others]
+            if isinstance(v0, _core.SubGraph):  # a branch or loop body of an If/While/WhileGrad node
+                fit = _subgraph_fit(name, vals, axes, node)
+                if fit is not None:
+                    attr_fits.append((j, key, fit))
+                continue
             if all(v == v0 for v in vals[1:]) or key in _TRACE_LOCAL_ATTRS:
                 continue
             fit = _fit_attr(vals, axes)
@@ -264,12 +277,61 @@ def build_template(name, descs, axes):
             _fail(name, "the traces with different sizes make different values", users.get(vid))
         if v0["kind"] == "capture":
             if any(v["tensor"]._id != v0["tensor"]._id for v in vs):
-                _fail(name, "the traces with different sizes read different Parameters or tensors", users.get(vid))
+                from .parameter import Parameter
+                if any(isinstance(v["tensor"], Parameter) for v in vs):
+                    _fail(name, "the traces with different sizes read different Parameters or tensors", users.get(vid))
+                # A tensor made while tracing (in a sub-graph: the count a mean's gradient divides by): a value
+                # of the trace, fitted as a constant.
+                fit = _constant_fit(name, [_numpy(v["tensor"]) for v in vs], v0["dtype"], axes, users.get(vid))
+                if fit is not None:
+                    const_fits.append((vid, fit))
         elif v0["kind"] == "constant":
             fit = _constant_fit(name, [_numpy(v["tensor"]) for v in vs], v0["dtype"], axes, users.get(vid))
             if fit is not None:
                 const_fits.append((vid, fit))
     return attr_fits, const_fits
+
+
+def _subgraph_fit(name, sgs, axes, node):
+    """The sub-graph attribute of a control-flow node (Note [control flow in dynamic graphs]): None when the probe
+    traces made the same sub-graph up to its shapes never varying (the first trace's serves every size); else a
+    function sizes -> SubGraph for those sizes. StructureError when the traces' sub-graphs differ in structure or in
+    a way no fit explains."""
+    graphs = [sg.optimized for sg in sgs]
+    descs = [describe(g, name) for g in graphs]
+    d0 = descs[0]
+    if any(len(d["inputs"]) != len(d0["inputs"]) or len(d["outputs"]) != len(d0["outputs"]) for d in descs):
+        _fail(name, f"the traces with different sizes give the op '{node['op']}' sub-graphs with different inputs "
+                    "or outputs", node)
+    in_fits, varies = [], False
+    for k, vid in enumerate(d0["inputs"]):
+        shapes = [d["values"][d["inputs"][k]]["shape"] for d in descs]
+        if any(len(s) != len(shapes[0]) for s in shapes):
+            _fail(name, f"an input of a sub-graph of the op '{node['op']}' changes rank with the size", node)
+        dims = []
+        for a in range(len(shapes[0])):
+            col = [s[a] for s in shapes]
+            if all(c == col[0] for c in col):
+                dims.append(lambda sizes, c=col[0]: c)
+                continue
+            f = _fit_ints(col, axes)
+            if f is None:
+                _fail(name, f"an input of a sub-graph of the op '{node['op']}' has sizes {' / '.join(map(str, col))} "
+                            "in the traces, not c0 + c1 * size of a dynamic dimension", node)
+            dims.append(f)
+            varies = True
+        in_fits.append(dims)
+    attr_fits, const_fits = build_template(name, descs, axes)
+    if not (varies or attr_fits or const_fits):
+        return None
+    template = graphs[0]
+
+    def make(sizes):
+        shapes = [[int(d(sizes)) for d in dims] for dims in in_fits]
+        g = template.specialize(shapes, [(j, key, fit(sizes)) for j, key, fit in attr_fits],
+                                [(vid, fit(sizes)) for vid, fit in const_fits])
+        return _core.SubGraph(g)  # optimized again for these shapes, with its own Executable
+    return make
 
 
 def _fit_attr(vals, axes):
@@ -527,12 +589,6 @@ def probe_tensors(spec, trace):
 
 
 def describe(graph, name):
-    try:
-        return graph.describe()
-    except ValueError:
-        ops = [op for op in graph.ops if op in ("If", "While", "WhileGrad")]
-        raise StructureError(f"For jit '{name}', a graph with dynamic (None) input dimensions cannot hold "
-                             f"tensor-dependent control flow yet (it has {len(ops)} If/While nodes: an `if`, `while` "
-                             "or `for` on a tensor's value). Give static shapes (drop the None from set_inputs / "
-                             "input_signature: one graph per shape), or write the condition with ops.select.") from None
+    """graph.describe() with the sub-graphs of control-flow nodes as SubGraph objects (fitted by _subgraph_fit)."""
+    return graph.describe(subgraphs=True)
 

@@ -1,7 +1,7 @@
 """MindSpore's graph-mode meaning of some Python that the AST rewrite (_ast_rewrite.py) routes here, only while
 tracing: f-strings and str.format of graph tensors (GraphText, printed with the tensors' run-time values), dict
-keys/values/items/has_key, and tuple()/list() of a NumPy array. Called by rewritten code through _control_flow
-(`_kiln_cf.joined`, `.method`, `.sequence`)."""
+keys/values/items/has_key, tuple()/list() of a NumPy array and float()/int()/bool() of a one-element NumPy array.
+Called by rewritten code through _control_flow (`_kiln_cf.joined`, `.method`, `.sequence`, `.scalar`)."""
 from .._loader import _core
 from .tensor import Tensor
 
@@ -25,6 +25,24 @@ def sequence(kind, iterable):
         if isinstance(iterable, np.ndarray) and iterable.ndim == 1:
             return kind(iterable.tolist())
     return kind(iterable)
+
+
+def scalar(kind, value):
+    """`float(x)` / `int(x)` / `bool(x)` in rewritten code (`kind` is what the name means there). MindSpore's graph
+    mode implements these built-ins itself: a NumPy array with exactly one element, of any rank, converts to its
+    element (`float(x.asnumpy())` of a Tensor of shape [1] is a Python float), where NumPy 2 accepts only 0-d arrays.
+    An array with another number of elements raises TypeError (float, int: MindSpore's message) or NumPy's
+    ValueError (bool). Tensors and everything else convert as Python converts them (Tensor.__float__ accepts one
+    element of any rank)."""
+    if kind is float or kind is int or kind is bool:
+        import numpy as np
+        if isinstance(value, np.ndarray) and value.ndim > 0:
+            if value.size == 1:
+                return kind(value.reshape(()))
+            if kind is not bool:
+                raise TypeError(f"only length-1 arrays can be converted to Python scalars: {kind.__name__}() got a "
+                                f"NumPy array of shape {value.shape} ({value.size} elements), expected one element.")
+    return kind(value)
 
 
 class GraphText(str):

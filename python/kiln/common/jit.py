@@ -375,12 +375,18 @@ class JitFunction:
         return JitFunction(self.fn, self.input_signature, self.name, self._key_extra, self._cache_size,
                            bound_to=target)
 
-    def _python(self, args, kwargs):
-        """Runs the Python function itself (eagerly, or traced when a trace is active)."""
+    def _python(self, args, kwargs, eager_graph=False):
+        """Runs the Python function itself (eagerly, or traced when a trace is active). `eager_graph`: the eager run of
+        a signature that jit_syntax_level=LAX runs in PyNative (it reads tensor values): the function's own code is
+        the rewritten one, so that what the rewrite gives graph meaning without a trace (float()/int()/bool() of a
+        one-element NumPy array, tuple() of an array, dict views) means the same as in its compiled form."""
         ref = self._self_ref
         # While tracing: the Python built-ins with graph semantics (Note [graph built-ins]), and the function's
         # tensor-dependent control flow compiled (kiln/common/_ast_rewrite.py).
-        fn = _graph_builtins.graph_function(_ast_rewrite.converted(self.fn)) if _core.tracing() else self.fn
+        if _core.tracing():
+            fn = _graph_builtins.graph_function(_ast_rewrite.converted(self.fn))
+        else:
+            fn = _ast_rewrite.converted(self.fn) if eager_graph else self.fn
         if ref is None:
             return fn(*args, **kwargs)
         obj = ref()
@@ -460,7 +466,7 @@ class JitFunction:
             if not kwargs and self._key_extra is None and all(isinstance(a, Tensor) for a in args):
                 self._remember_fast(entry, args, key)
         if entry.executable is None:  # jit_syntax_level=LAX, code that reads tensor values: runs in PyNative
-            return self._python(args, kwargs)
+            return self._python(args, kwargs, eager_graph=True)
         return _run_entry(entry, tensors)
 
     def compile(self, *args, **kwargs):

@@ -446,7 +446,9 @@ for _name, _fn in _PROVISIONAL.items():
     setattr(Tensor, _name, _fn)
 Tensor.data = property(_data_get, _data_set)
 Tensor.from_numpy = staticmethod(_from_numpy)
-Tensor.__module__ = "kiln"
+# Where the class is found in Python: kiln.common.tensor.Tensor (as MindSpore's is mindspore.common.tensor.Tensor);
+# `kiln.Tensor` is the same object. Under `python -m kiln.compat` the name reads mindspore.common.tensor (kiln/compat).
+Tensor.__module__ = "kiln.common.tensor"
 Tensor.__doc__ = __doc__
 from . import _tensor_extra  # noqa: E402  (device, resize, index, init_data)
 Tensor.device = property(_tensor_extra.device)

@@ -112,6 +112,23 @@ def install():
             f"(from {getattr(existing, '__file__', '?')}); install the alias before anything imports '{ALIAS}'")
     if _finder not in sys.meta_path:
         sys.meta_path.insert(0, _finder)
+    _rename_classes(ALIAS)
+
+
+# Classes whose module path in MindSpore 2.10 is Kiln's with `mindspore` for `kiln`, and whose instances pickle
+# through a function of their own (Tensor: kiln.common.tensor._rebuild_tensor, Parameter: _rebuild_parameter), so a
+# pickle of a tensor never names the class. While the alias is installed their __module__ reads `mindspore...`:
+# `type(x)` prints `<class 'mindspore.common.tensor.Tensor'>` as in MindSpore, and that path is importable and is
+# this very class (`mindspore.common.tensor` is the module object kiln.common.tensor). uninstall() restores `kiln`.
+_RENAMED = (("common.tensor", "Tensor"), ("common.parameter", "Parameter"))
+
+
+def _rename_classes(package):
+    for sub, name in _RENAMED:
+        mod = importlib.import_module(f"{TARGET}.{sub}")
+        cls = getattr(mod, name)
+        if cls.__module__ in (f"{TARGET}.{sub}", f"{ALIAS}.{sub}"):
+            cls.__module__ = f"{package}.{sub}"
 
 
 def uninstall():
@@ -127,6 +144,7 @@ def uninstall():
         if mod is not None and tname is not None and mod is sys.modules.get(tname):
             del sys.modules[name]
         _aliased.discard(name)
+    _rename_classes(TARGET)
 
 
 # ---------------------------------------------------------------------------------------------------------------
