@@ -1,6 +1,11 @@
 """Run by tests/python/test_distributed.py under `python -m kiln.msrun --worker_num=2`: every collective op and its
 gradient against NumPy, eagerly and compiled, on 2 processes; groups; send/recv; argument errors. Prints
 'COLLECTIVES OK <rank>' at the end (any failed check raises, which fails the job)."""
+import os
+import tempfile
+import threading
+import time
+
 import numpy as np
 
 import mindspore as ms
@@ -144,6 +149,33 @@ for nbytes in (1 << 20, 4 << 20):
 # non-contiguous input
 nc = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3) * (rank + 1)).T
 close(comm_func.all_reduce(nc), (np.arange(6, dtype=np.float32).reshape(2, 3) * 3).T, "non-contiguous")
+
+# An eager collective waits without holding the GIL: rank 1 enters each collective only after a Python thread of
+# rank 0 has run while rank 0's main thread was already waiting in it (a flag file). With the GIL held in the wait,
+# that thread could not run: the job would stop at the collective timeout (the launcher's test timeout fails it).
+flag = os.path.join(tempfile.gettempdir(), f"kiln_collectives_{os.environ['MS_SCHED_PORT']}_{{}}.flag")
+waits = {"barrier": lambda: comm_func.barrier(),
+         "small all_reduce": lambda: close(comm_func.all_reduce(x), every[0] + every[1], "all_reduce, GIL released"),
+         "send/recv": lambda: (comm_func.send(x, dst=1) if rank == 0 else
+                               close(comm_func.recv(x, src=0), every[0], "recv, GIL released"))}
+for i, (what, wait) in enumerate(waits.items()):
+    path = flag.format(i)
+    if rank == 0:
+        def mark():
+            time.sleep(0.2)  # rank 0's main thread is in the collective by now
+            with open(path, "w") as f:
+                f.write(what)
+        t = threading.Thread(target=mark)
+        t.start()
+        wait()
+        t.join()
+    else:
+        deadline = time.monotonic() + 20
+        while not os.path.exists(path):
+            assert time.monotonic() < deadline, f"rank 0's Python thread did not run while rank 0 waited in {what}"
+            time.sleep(0.01)
+        os.remove(path)
+        wait()
 
 # send / recv, both directions, with tags
 for src in (0, 1):
