@@ -2,7 +2,8 @@
 on a float32 Tensor, eager, launched by `python -m kiln.msrun`) next to plain Gloo (gloo_allreduce.cpp: the same
 gloo::allreduce call, ring algorithm, sum of floats, no Kiln), for 1 KiB … 64 MiB.
 
-    .venv/bin/python benchmarks/bench_allreduce.py [--scale 1.0] [--repeats 3] [--blocks 10] [--held] [--json FILE]
+    .venv/bin/python benchmarks/bench_allreduce.py [--scale 1.0] [--repeats 3] [--blocks 10] [--held]
+        [--sizes 1048576,4194304] [--json FILE]
 
 All sides run in the same two worker processes, in rotating blocks: for each size, `--blocks` rounds of a block of
 each side (the order rotating every round). The plain Gloo side is gloo_allreduce.cpp built as a shared library and
@@ -62,7 +63,7 @@ def _load_baseline(path):
     return lib
 
 
-def _worker(scale, blocks, store, lib_path, sides):
+def _worker(scale, blocks, store, lib_path, sides, sizes):
     import numpy as np
     import kiln
     from kiln.communication import comm_func, get_group_size, get_rank, init
@@ -72,7 +73,7 @@ def _worker(scale, blocks, store, lib_path, sides):
     handle = lib.gab_connect(rank, size, store.encode())
     if not handle:
         raise RuntimeError("the plain Gloo baseline could not connect")
-    for nbytes in SIZES:
+    for nbytes in sizes:
         n = nbytes // 4
         x = kiln.Tensor(np.full(n, rank + 1, np.float32))
         iters = max(3, int(scale * 2e8 / (nbytes + 200000)))
@@ -152,7 +153,7 @@ def _baseline_library():
     return lib
 
 
-def run_once(scale, blocks, lib, sides):
+def run_once(scale, blocks, lib, sides, sizes):
     """One fresh pair of processes: {bytes: {side: (median, p10, cpu)}}."""
     with tempfile.TemporaryDirectory() as logs, tempfile.TemporaryDirectory() as store:
         env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
@@ -162,7 +163,7 @@ def run_once(scale, blocks, lib, sides):
         proc = subprocess.run([sys.executable, "-m", "kiln.msrun", "--worker_num=2", "--local_worker_num=2",
                                f"--master_port={port}", f"--log_dir={logs}", os.path.abspath(__file__), "--worker",
                                f"--scale={scale}", f"--blocks={blocks}", f"--store={store}", f"--lib={lib}",
-                               *(["--held"] if len(sides) > len(SIDES) else [])],
+                               f"--sizes={','.join(map(str, sizes))}", *(["--held"] if len(sides) > len(SIDES) else [])],
                               env=env, capture_output=True, text=True, timeout=1800)
         text = open(os.path.join(logs, "worker_0.log")).read()
         if proc.returncode:
@@ -183,6 +184,7 @@ def main():
     p.add_argument("--blocks", type=int, default=10, help="alternating Kiln / plain-Gloo blocks per size")
     p.add_argument("--held", action="store_true",
                    help="also time Kiln with the previous result held and plain Gloo with two outputs in turn")
+    p.add_argument("--sizes", help="comma-separated sizes in bytes, multiples of 4 (default 1 KiB … 64 MiB)")
     p.add_argument("--json")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--store", help=argparse.SUPPRESS)
@@ -191,17 +193,23 @@ def main():
     if a.scale <= 0 or a.repeats < 1 or a.blocks < 1:
         p.error("--scale must be > 0, --repeats and --blocks >= 1")
     sides = SIDES + HELD_SIDES if a.held else SIDES
+    try:
+        sizes = [int(v) for v in a.sizes.split(",")] if a.sizes else SIZES
+    except ValueError:
+        p.error(f"--sizes must be comma-separated integers (bytes), got {a.sizes!r}")
+    if not sizes or any(v < 4 or v % 4 for v in sizes):
+        p.error(f"--sizes must be positive multiples of 4 bytes, got {a.sizes!r}")
     if a.worker:
-        _worker(a.scale, a.blocks, a.store, a.lib, sides)
+        _worker(a.scale, a.blocks, a.store, a.lib, sides, sizes)
         return 0
     lib = _baseline_library()
     load = os.getloadavg()
     if load[0] > (os.cpu_count() or 1) / 2:
         print(f"warning: load average {load[0]:.1f} on {os.cpu_count()} cores: figures are noisy")
-    runs = [run_once(a.scale, a.blocks, lib, sides) for _ in range(a.repeats)]
+    runs = [run_once(a.scale, a.blocks, lib, sides, sizes) for _ in range(a.repeats)]
     load_after = os.getloadavg()
     # per size and side: the median over runs of (median call, 10th-percentile call, CPU seconds per call)
-    med = {side: {n: tuple(statistics.median(r[n][side][i] for r in runs) for i in (0, 1, 2)) for n in SIZES}
+    med = {side: {n: tuple(statistics.median(r[n][side][i] for r in runs) for i in (0, 1, 2)) for n in sizes}
            for side in sides}
     print(f"load average {load[0]:.1f} before, {load_after[0]:.1f} after; {os.cpu_count()} cores; "
           f"median of {a.repeats} runs; seconds per all-reduce")
@@ -210,7 +218,7 @@ def main():
           f"vs Gloo/call: median, p10, cpu | busbw p10 MB/s loop, Kiln")
     rows = []
     pct = lambda x, y: f"{100 * (x / y - 1):+6.1f}%"  # noqa: E731
-    for n in SIZES:
+    for n in sizes:
         (g, gp, gc), (c, cp, cc), (k, kp, kc) = (med[side][n] for side in SIDES)
         bw = lambda s: n / s / 1e6  # noqa: E731  (2 processes: busbw = 2·(2−1)/2 · bytes / time = bytes / time)
         label = f"{n // 1024} KiB" if n < 1 << 20 else f"{n >> 20} MiB"
@@ -227,7 +235,7 @@ def main():
               "outputs alternately (C++ loop)")
         print(f"{'size':>8} | {'Gloo alt median':>16} {'p10':>9} {'cpu':>9} | {'Kiln held median':>16} {'p10':>9} "
               f"{'cpu':>9} | Kiln held vs Gloo alt: median, p10, cpu | Gloo alt vs Gloo loop: median, p10, cpu")
-        for n in SIZES:
+        for n in sizes:
             (g, gp, gc), (k, kp, kc), (l, lp, lc) = med["gloo_alt"][n], med["kiln_held"][n], med["gloo"][n]
             label = f"{n // 1024} KiB" if n < 1 << 20 else f"{n >> 20} MiB"
             print(f"{label:>8} | {g:16.6f} {gp:9.6f} {gc:9.6f} | {k:16.6f} {kp:9.6f} {kc:9.6f} | {pct(k, g)} "
