@@ -2,7 +2,8 @@
 on a float32 Tensor, eager, launched by `python -m kiln.msrun`) next to plain Gloo (gloo_allreduce.cpp: the same
 gloo::allreduce call, ring algorithm, sum of floats, no Kiln), for 1 KiB … 64 MiB.
 
-    .venv/bin/python benchmarks/bench_allreduce.py [--scale 1.0] [--repeats 3] [--blocks 10] [--json FILE]
+    .venv/bin/python benchmarks/bench_allreduce.py [--scale 1.0] [--repeats 3] [--blocks 10] [--held]
+        [--sizes 1048576,4194304] [--json FILE]
 
 All sides run in the same two worker processes, in rotating blocks: for each size, `--blocks` rounds of a block of
 each side (the order rotating every round). The plain Gloo side is gloo_allreduce.cpp built as a shared library and
@@ -11,7 +12,14 @@ called through ctypes (its own Gloo context and TCP connection, rendezvous throu
 - "Gloo/call": one C++ call per all-reduce from a Python loop like Kiln's: what any Python binding of Gloo pays.
 So every side meets the same processes, the same scheduling placement and the same machine load; Kiln − Gloo/call is
 Kiln's layer (its Python function and argument checks, the op dispatch and output allocation, its reduce function),
-Gloo/call − Gloo loop is the cost of returning to Python between all-reduces. (Two separate programs are not
+Gloo/call − Gloo loop is the cost of returning to Python between all-reduces.
+
+Buffers: each Gloo side writes one output buffer, every call. Kiln's side drops each result before the next call, so
+its caching allocator hands the next call the same block: one live output too. A caller that still holds the
+previous result while the next all-reduce runs makes two outputs alternate, which is slower in plain Gloo as well
+(at 1 MiB: docs/decisions.md, "All-reduce at 1 MiB: two live outputs, not Kiln's layer"). --held adds that pattern
+on both sides: "Kiln held" (`out = all_reduce(x)`, the previous `out` alive during the call) and "Gloo alt" (plain
+Gloo writing two output buffers in turn). (Two separate programs are not
 comparable on Linux: kiln.msrun starts each worker in its own session, which the kernel schedules as its own
 autogroup; a baseline whose two ranks shared one session was 10x slower than Kiln on a loaded machine —
 docs/decisions.md, "All-reduce benchmark: every side in the same two processes; collective helpers keep their
@@ -39,6 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SIZES = [1024 * 4 ** k for k in range(9)]  # 1 KiB … 64 MiB
 SIDES = ("gloo", "gloo_py", "kiln")
+HELD_SIDES = ("gloo_alt", "kiln_held")  # --held: two output buffers in turn
 
 
 def _load_baseline(path):
@@ -48,11 +57,13 @@ def _load_baseline(path):
     lib.gab_run.restype = ctypes.c_double
     lib.gab_run.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
                             ctypes.POINTER(ctypes.c_double)]
+    lib.gab_run_alternating.restype = ctypes.c_double
+    lib.gab_run_alternating.argtypes = lib.gab_run.argtypes
     lib.gab_free.argtypes = [ctypes.c_void_p]
     return lib
 
 
-def _worker(scale, blocks, store, lib_path):
+def _worker(scale, blocks, store, lib_path, sides, sizes):
     import numpy as np
     import kiln
     from kiln.communication import comm_func, get_group_size, get_rank, init
@@ -62,7 +73,7 @@ def _worker(scale, blocks, store, lib_path):
     handle = lib.gab_connect(rank, size, store.encode())
     if not handle:
         raise RuntimeError("the plain Gloo baseline could not connect")
-    for nbytes in SIZES:
+    for nbytes in sizes:
         n = nbytes // 4
         x = kiln.Tensor(np.full(n, rank + 1, np.float32))
         iters = max(3, int(scale * 2e8 / (nbytes + 200000)))
@@ -73,15 +84,24 @@ def _worker(scale, blocks, store, lib_path):
             out = comm_func.all_reduce(x)
         if lib.gab_run(handle, n, 3, 1, buf) < 0:
             raise RuntimeError("plain Gloo all-reduce failed")
-        times = {side: [] for side in SIDES}
-        cpu = dict.fromkeys(SIDES, 0.0)  # process CPU seconds (all threads: Gloo's transport threads too)
+        times = {side: [] for side in sides}
+        cpu = dict.fromkeys(sides, 0.0)  # process CPU seconds (all threads: Gloo's transport threads too)
+        del out  # no result is held when the blocks start
 
-        def kiln_block():
-            nonlocal out
+        def kiln_block():  # each result dropped at once (inside the timed call): one live output, as the Gloo sides
             for _ in range(per_block):
                 t0 = time.perf_counter()
-                out = comm_func.all_reduce(x)
+                comm_func.all_reduce(x)
                 times["kiln"].append(time.perf_counter() - t0)
+
+        held = [None]
+
+        def kiln_held_block():  # the previous result is alive while the next call runs: two outputs in turn
+            for _ in range(per_block):
+                t0 = time.perf_counter()
+                held[0] = comm_func.all_reduce(x)
+                times["kiln_held"].append(time.perf_counter() - t0)
+            held[0] = None
 
         def gloo_block():  # the whole block in one C++ loop
             c = lib.gab_run(handle, n, 0, per_block, buf)
@@ -96,16 +116,26 @@ def _worker(scale, blocks, store, lib_path):
                     raise RuntimeError("plain Gloo all-reduce failed or gave a wrong sum")
                 times["gloo_py"].append(time.perf_counter() - t0)
 
-        blocks_of = {"gloo": gloo_block, "gloo_py": gloo_py_block, "kiln": kiln_block}
+        def gloo_alt_block():  # the whole block in one C++ loop, two output buffers in turn
+            if lib.gab_run_alternating(handle, n, 0, per_block, buf) < 0:
+                raise RuntimeError("plain Gloo all-reduce failed or gave a wrong sum")
+            times["gloo_alt"].extend(buf[:per_block])
+
+        blocks_of = {"gloo": gloo_block, "gloo_py": gloo_py_block, "kiln": kiln_block, "gloo_alt": gloo_alt_block,
+                     "kiln_held": kiln_held_block}
+        k = len(sides)
         for b in range(nblocks):  # the order rotates every round: no side always follows the same one
-            for side in SIDES[b % 3:] + SIDES[:b % 3]:
+            for side in sides[b % k:] + sides[:b % k]:
                 cpu0 = time.process_time()
                 blocks_of[side]()
                 cpu[side] += time.process_time() - cpu0
-        assert float(out[0].asnumpy()) == size * (size + 1) / 2
+        out = comm_func.all_reduce(x)
+        want = np.full(n, size * (size + 1) / 2, np.float32)
+        if not np.array_equal(out.asnumpy(), want):
+            raise RuntimeError(f"Kiln's all-reduce of {nbytes} bytes gave a wrong sum")
         if rank == 0:
             fields = [str(nbytes)]
-            for side in SIDES:
+            for side in sides:
                 t = sorted(times[side])
                 fields += [f"{t[len(t) // 2]:.9f}", f"{t[len(t) // 10]:.9f}", f"{cpu[side] / len(t):.9f}"]
             print("RESULT", *fields, flush=True)
@@ -123,8 +153,8 @@ def _baseline_library():
     return lib
 
 
-def run_once(scale, blocks, lib):
-    """One fresh pair of processes: {bytes: {"gloo": (median, p10, cpu), "kiln": (median, p10, cpu)}}."""
+def run_once(scale, blocks, lib, sides, sizes):
+    """One fresh pair of processes: {bytes: {side: (median, p10, cpu)}}."""
     with tempfile.TemporaryDirectory() as logs, tempfile.TemporaryDirectory() as store:
         env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
         with socket.socket() as s:
@@ -132,7 +162,8 @@ def run_once(scale, blocks, lib):
             port = s.getsockname()[1]
         proc = subprocess.run([sys.executable, "-m", "kiln.msrun", "--worker_num=2", "--local_worker_num=2",
                                f"--master_port={port}", f"--log_dir={logs}", os.path.abspath(__file__), "--worker",
-                               f"--scale={scale}", f"--blocks={blocks}", f"--store={store}", f"--lib={lib}"],
+                               f"--scale={scale}", f"--blocks={blocks}", f"--store={store}", f"--lib={lib}",
+                               f"--sizes={','.join(map(str, sizes))}", *(["--held"] if len(sides) > len(SIDES) else [])],
                               env=env, capture_output=True, text=True, timeout=1800)
         text = open(os.path.join(logs, "worker_0.log")).read()
         if proc.returncode:
@@ -142,7 +173,7 @@ def run_once(scale, blocks, lib):
         if line.startswith("RESULT"):
             _, b, *v = line.split()
             v = list(map(float, v))
-            out[int(b)] = {side: tuple(v[3 * i:3 * i + 3]) for i, side in enumerate(SIDES)}
+            out[int(b)] = {side: tuple(v[3 * i:3 * i + 3]) for i, side in enumerate(sides)}
     return out
 
 
@@ -151,6 +182,9 @@ def main():
     p.add_argument("--scale", type=float, default=1.0, help="multiplies the number of all-reduces timed")
     p.add_argument("--repeats", type=int, default=3, help="runs, each a fresh pair of processes")
     p.add_argument("--blocks", type=int, default=10, help="alternating Kiln / plain-Gloo blocks per size")
+    p.add_argument("--held", action="store_true",
+                   help="also time Kiln with the previous result held and plain Gloo with two outputs in turn")
+    p.add_argument("--sizes", help="comma-separated sizes in bytes, multiples of 4 (default 1 KiB … 64 MiB)")
     p.add_argument("--json")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--store", help=argparse.SUPPRESS)
@@ -158,18 +192,25 @@ def main():
     a = p.parse_args()
     if a.scale <= 0 or a.repeats < 1 or a.blocks < 1:
         p.error("--scale must be > 0, --repeats and --blocks >= 1")
+    sides = SIDES + HELD_SIDES if a.held else SIDES
+    try:
+        sizes = [int(v) for v in a.sizes.split(",")] if a.sizes else SIZES
+    except ValueError:
+        p.error(f"--sizes must be comma-separated integers (bytes), got {a.sizes!r}")
+    if not sizes or any(v < 4 or v % 4 for v in sizes):
+        p.error(f"--sizes must be positive multiples of 4 bytes, got {a.sizes!r}")
     if a.worker:
-        _worker(a.scale, a.blocks, a.store, a.lib)
+        _worker(a.scale, a.blocks, a.store, a.lib, sides, sizes)
         return 0
     lib = _baseline_library()
     load = os.getloadavg()
     if load[0] > (os.cpu_count() or 1) / 2:
         print(f"warning: load average {load[0]:.1f} on {os.cpu_count()} cores: figures are noisy")
-    runs = [run_once(a.scale, a.blocks, lib) for _ in range(a.repeats)]
+    runs = [run_once(a.scale, a.blocks, lib, sides, sizes) for _ in range(a.repeats)]
     load_after = os.getloadavg()
     # per size and side: the median over runs of (median call, 10th-percentile call, CPU seconds per call)
-    med = {side: {n: tuple(statistics.median(r[n][side][i] for r in runs) for i in (0, 1, 2)) for n in SIZES}
-           for side in SIDES}
+    med = {side: {n: tuple(statistics.median(r[n][side][i] for r in runs) for i in (0, 1, 2)) for n in sizes}
+           for side in sides}
     print(f"load average {load[0]:.1f} before, {load_after[0]:.1f} after; {os.cpu_count()} cores; "
           f"median of {a.repeats} runs; seconds per all-reduce")
     print(f"{'size':>8} | {'Gloo loop median':>16} {'p10':>9} {'cpu':>9} | {'Gloo/call median':>16} {'p10':>9} "
@@ -177,7 +218,7 @@ def main():
           f"vs Gloo/call: median, p10, cpu | busbw p10 MB/s loop, Kiln")
     rows = []
     pct = lambda x, y: f"{100 * (x / y - 1):+6.1f}%"  # noqa: E731
-    for n in SIZES:
+    for n in sizes:
         (g, gp, gc), (c, cp, cc), (k, kp, kc) = (med[side][n] for side in SIDES)
         bw = lambda s: n / s / 1e6  # noqa: E731  (2 processes: busbw = 2·(2−1)/2 · bytes / time = bytes / time)
         label = f"{n // 1024} KiB" if n < 1 << 20 else f"{n >> 20} MiB"
@@ -185,13 +226,24 @@ def main():
               f"{kc:9.6f} | {pct(k, g)} {pct(kp, gp)} {pct(kc, gc)} | {pct(k, c)} {pct(kp, cp)} {pct(kc, cc)} | "
               f"{bw(gp):7.1f} {bw(kp):7.1f}")
         row = {"bytes": n}
-        for side, (m, p10, cpu) in zip(SIDES, ((g, gp, gc), (c, cp, cc), (k, kp, kc))):
+        for side in sides:
+            m, p10, cpu = med[side][n]
             row.update({f"{side}_median_s": m, f"{side}_p10_s": p10, f"{side}_cpu_s": cpu})
         rows.append(row)
+    if a.held:
+        print("\nTwo output buffers in turn (--held): Kiln with the previous result held, plain Gloo writing two "
+              "outputs alternately (C++ loop)")
+        print(f"{'size':>8} | {'Gloo alt median':>16} {'p10':>9} {'cpu':>9} | {'Kiln held median':>16} {'p10':>9} "
+              f"{'cpu':>9} | Kiln held vs Gloo alt: median, p10, cpu | Gloo alt vs Gloo loop: median, p10, cpu")
+        for n in sizes:
+            (g, gp, gc), (k, kp, kc), (l, lp, lc) = med["gloo_alt"][n], med["kiln_held"][n], med["gloo"][n]
+            label = f"{n // 1024} KiB" if n < 1 << 20 else f"{n >> 20} MiB"
+            print(f"{label:>8} | {g:16.6f} {gp:9.6f} {gc:9.6f} | {k:16.6f} {kp:9.6f} {kc:9.6f} | {pct(k, g)} "
+                  f"{pct(kp, gp)} {pct(kc, gc)} | {pct(g, l)} {pct(gp, lp)} {pct(gc, lc)}")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"load_before": load[0], "load_after": load_after[0], "repeats": a.repeats, "rows": rows}, f,
-                      indent=1)
+            json.dump({"load_before": load[0], "load_after": load_after[0], "repeats": a.repeats, "held": a.held,
+                       "rows": rows}, f, indent=1)
     return 0
 
 

@@ -12,7 +12,9 @@
 //    meet the same scheduling (see bench_allreduce.py). C API: gab_connect, gab_run, gab_free.
 //
 // Each all-reduce is out of place, gloo::sum<float>, Gloo's default algorithm (ring), Gloo's default tag and timeout —
-// the same gloo::allreduce call Kiln's Gloo backend makes (src/comm/gloo_backend.cpp).
+// the same gloo::allreduce call Kiln's Gloo backend makes (src/comm/gloo_backend.cpp). By default every call writes
+// the same output buffer; gab_run_alternating writes two output buffers in turn (call i into buffer i % 2), the memory
+// pattern of a caller that still holds the previous result while the next all-reduce runs (bench_allreduce.py --held).
 #include <gloo/allreduce.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
@@ -58,6 +60,7 @@ struct FloatBuffer {
 struct Bench {
   std::shared_ptr<gloo::rendezvous::Context> ctx;
   FloatBuffer in, out;
+  FloatBuffer out2;  // the second output of the alternating mode (allocated on first use)
 };
 
 std::shared_ptr<gloo::rendezvous::Context> connect(int rank, int size, const char* store_dir) {
@@ -69,17 +72,21 @@ std::shared_ptr<gloo::rendezvous::Context> connect(int rank, int size, const cha
 }
 
 // `warmup` untimed then `iters` timed all-reduces of `n` floats (input rank+1); times[i] = seconds of call i.
+// alternate: call i writes b.out (i even) or b.out2 (i odd) instead of always b.out.
 // Returns the process CPU seconds per timed call; -1 if the result is wrong.
-double timed_allreduces(Bench& b, size_t n, int warmup, int iters, double* times) {
+double timed_allreduces(Bench& b, size_t n, int warmup, int iters, double* times, bool alternate = false) {
   const int rank = b.ctx->rank, size = b.ctx->size;
   if (b.in.size() != n) {
     b.in.assign(n, float(rank + 1));
     b.out.assign(n, 0.0f);
   }
+  if (alternate && b.out2.size() != n) b.out2.assign(n, 0.0f);
+  int call = 0;
   auto run = [&] {
+    float* out = alternate && (call++ & 1) ? b.out2.data() : b.out.data();
     gloo::AllreduceOptions o(b.ctx);
     o.setInput(b.in.data(), n);
-    o.setOutput(b.out.data(), n);
+    o.setOutput(out, n);
     o.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
     gloo::allreduce(o);
   };
@@ -91,7 +98,9 @@ double timed_allreduces(Bench& b, size_t n, int warmup, int iters, double* times
     times[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   double cpu = (process_cpu_seconds() - cpu0) / std::max(iters, 1);
-  return b.out.data()[0] == float(size * (size + 1) / 2) ? cpu : -1.0;
+  const float want = float(size * (size + 1) / 2);
+  const bool ok = b.out.data()[0] == want && (!alternate || warmup + iters < 2 || b.out2.data()[0] == want);
+  return ok ? cpu : -1.0;
 }
 }  // namespace
 
@@ -114,6 +123,15 @@ double gab_run(void* h, size_t n, int warmup, int iters, double* times) {
     return timed_allreduces(*static_cast<Bench*>(h), n, warmup, iters, times);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gab_run: %s\n", e.what());
+    return -2.0;
+  }
+}
+// As gab_run, the calls writing two output buffers in turn.
+double gab_run_alternating(void* h, size_t n, int warmup, int iters, double* times) {
+  try {
+    return timed_allreduces(*static_cast<Bench*>(h), n, warmup, iters, times, true);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gab_run_alternating: %s\n", e.what());
     return -2.0;
   }
 }

@@ -1,7 +1,9 @@
 // Kiln — caching host allocator (policy: docs/decisions.md, "Caching allocator").
 //
 // Small blocks (≤ 1 MiB) come from the C allocator in size classes (multiples of 64 bytes up to 4 KiB, then four
-// classes per power of two: at most 25% rounding) and are cached per class. Large blocks (> 1 MiB) are mapped
+// classes per power of two: at most 25% rounding) and are cached per class; those of 64 KiB or more are
+// page-aligned, as mapped blocks are (a 1 MiB all-reduce into a block at another page offset was slower:
+// docs/decisions.md, "All-reduce at 1 MiB"). Large blocks (> 1 MiB) are mapped
 // with mmap in multiples of 64 KiB and cached by size: a request takes the best-fitting cached block at least as
 // large, and a larger one is trimmed to the request (its tail unmapped, so it returns to the system). So a training
 // loop that allocates the same shapes every step does not call the system after its first step, and a change of
@@ -16,7 +18,8 @@
 
 namespace kiln::allocator {
 
-// Returns a 64-byte aligned block of at least `nbytes` (a zero-byte request returns a valid unique block).
+// Returns a block of at least `nbytes`, 64-byte aligned, page-aligned (4096) from 64 KiB (a zero-byte request returns
+// a valid unique block).
 // Throws RuntimeError if memory is exhausted.
 void* allocate(size_t nbytes);
 // Returns a block obtained from allocate(nbytes) to the cache (or to the system, beyond the cache limit).

@@ -1,10 +1,24 @@
 // Communication: the process's groups (kiln/comm.h) and the collective ops. Thin: argument conversion only.
 // Rendezvous calls (init, create_group) release the GIL: they wait for other processes, and the rendezvous store
-// may be served by a Python thread of this very process (rank 0 without the launcher).
+// may be served by a Python thread of this very process (rank 0 without the launcher). So do eager collectives
+// (see collective()).
 #include "bindings.h"
 #include "kiln/comm.h"
+#include "kiln/graph.h"
 
 namespace kiln::py {
+namespace {
+// Runs a collective op. Eagerly it waits for the group's other processes (up to the collective timeout), so it runs
+// without the GIL: the process's other Python threads (data loading, logging, a rendezvous store) go on meanwhile.
+// Before, only a kernel on >= 8192 elements released it (the generic kernel hook), so a barrier, a send/recv or a
+// small all-reduce held the GIL for its whole wait. The op itself needs no Python (the tape and the trace are
+// thread-local; Python callbacks take the GIL themselves); while tracing (jit) it is only recorded, with the GIL kept.
+template <typename F> Tensor collective(F&& f) {
+  if (graph::tracing()) return f();
+  nb::gil_scoped_release nogil;
+  return f();
+}
+}  // namespace
 
 void bind_comm(nb::module_& m) {
   m.def("comm_init",
@@ -40,21 +54,32 @@ void bind_comm(nb::module_& m) {
   m.def("comm_group_ranks", &comm::group_ranks, nb::arg("name"));
 
   using TL = const TensorLike&;
-  m.def("all_reduce", [](TL x, int64_t op, const std::string& g) { return ops::all_reduce(x, comm::ReduceOp(op), g); },
+  m.def("all_reduce",
+        [](TL x, int64_t op, const std::string& g) {
+          return collective([&] { return ops::all_reduce(x, comm::ReduceOp(op), g); });
+        },
         nb::arg("x"), nb::arg("op"), nb::arg("group"), "op: 0 sum, 1 max, 2 min, 3 prod.");
-  m.def("all_gather", [](TL x, const std::string& g) { return ops::all_gather(x, g); }, nb::arg("x"),
-        nb::arg("group"));
+  m.def("all_gather", [](TL x, const std::string& g) { return collective([&] { return ops::all_gather(x, g); }); },
+        nb::arg("x"), nb::arg("group"));
   m.def("reduce_scatter",
-        [](TL x, int64_t op, const std::string& g) { return ops::reduce_scatter(x, comm::ReduceOp(op), g); },
+        [](TL x, int64_t op, const std::string& g) {
+          return collective([&] { return ops::reduce_scatter(x, comm::ReduceOp(op), g); });
+        },
         nb::arg("x"), nb::arg("op"), nb::arg("group"));
-  m.def("broadcast", [](TL x, int64_t root, const std::string& g) { return ops::broadcast(x, root, g); },
+  m.def("broadcast",
+        [](TL x, int64_t root, const std::string& g) { return collective([&] { return ops::broadcast(x, root, g); }); },
         nb::arg("x"), nb::arg("root"), nb::arg("group"));
-  m.def("barrier", [](const std::string& g) { return ops::barrier(g); }, nb::arg("group"));
-  m.def("send", [](TL x, int64_t dst, int64_t tag, const std::string& g) { return ops::send(x, dst, tag, g); },
+  m.def("barrier", [](const std::string& g) { return collective([&] { return ops::barrier(g); }); },
+        nb::arg("group"));
+  m.def("send",
+        [](TL x, int64_t dst, int64_t tag, const std::string& g) {
+          return collective([&] { return ops::send(x, dst, tag, g); });
+        },
         nb::arg("x"), nb::arg("dst"), nb::arg("tag"), nb::arg("group"));
   m.def("recv",
         [](nb::handle shape, DType dtype, int64_t src, int64_t tag, const std::string& g) {
-          return ops::recv(to_shape(shape, "Receive"), dtype, src, tag, g);
+          Shape s = to_shape(shape, "Receive");
+          return collective([&] { return ops::recv(s, dtype, src, tag, g); });
         },
         nb::arg("shape"), nb::arg("dtype"), nb::arg("src"), nb::arg("tag"), nb::arg("group"));
 }

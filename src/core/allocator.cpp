@@ -18,6 +18,8 @@ namespace {
 constexpr size_t kSmallMax = size_t(1) << 20;       // larger blocks are mapped
 constexpr size_t kLargeGrain = size_t(64) << 10;    // large sizes round up to this
 constexpr size_t kMinAutoLimit = size_t(256) << 20;
+constexpr size_t kPageAlignMin = size_t(64) << 10;  // C-allocator blocks from this size on are page-aligned
+constexpr size_t kPage = 4096;
 
 bool is_large(size_t cls) { return cls > kSmallMax; }
 
@@ -93,7 +95,7 @@ Cache& cache() {
 }
 
 void* system_alloc(size_t cls) {
-  if (!is_large(cls)) return std::aligned_alloc(64, cls);
+  if (!is_large(cls)) return std::aligned_alloc(cls >= kPageAlignMin ? kPage : 64, cls);  // classes ≥ 64 KiB: multiples of 8 KiB
   void* p = mmap(nullptr, cls, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   return p == MAP_FAILED ? nullptr : p;
 }

@@ -1,6 +1,11 @@
 """Run by tests/python/test_distributed.py under `python -m kiln.msrun --worker_num=2`: every collective op and its
 gradient against NumPy, eagerly and compiled, on 2 processes; groups; send/recv; argument errors. Prints
 'COLLECTIVES OK <rank>' at the end (any failed check raises, which fails the job)."""
+import os
+import tempfile
+import threading
+import time
+
 import numpy as np
 
 import mindspore as ms
@@ -122,9 +127,55 @@ close(comm_func.all_gather_into_tensor(Tensor(bools[rank])), np.concatenate(bool
 empty = Tensor(np.zeros((0, 3), np.float32))
 assert comm_func.all_reduce(empty).shape == (0, 3) and comm_func.all_gather_into_tensor(empty).shape == (0, 3)
 assert comm_func.broadcast(empty, src=1).shape == (0, 3)
+# Successive all-reduces at 1 MiB (the largest block the caching allocator takes from malloc) and 4 MiB (mapped
+# blocks): each result is a tensor of its own, bit-identical to NumPy's float32 sum, and stays so while later calls
+# run (their outputs come from the allocator's cache: a block still held is never handed out again); the input is
+# not written; a result dropped at once gives its block to the next call, which is still exact.
+for nbytes in (1 << 20, 4 << 20):
+    n = nbytes // 4
+    ins = [[np.random.default_rng(100 * k + r).standard_normal(n).astype(np.float32) for r in range(2)]
+           for k in range(3)]
+    sources = [Tensor(v[rank]) for v in ins]
+    held = [comm_func.all_reduce(t) for t in sources]
+    for k in range(3):
+        comm_func.all_reduce(sources[(k + 1) % 3])  # result dropped: its block is reused by the next call
+        again = comm_func.all_reduce(sources[k])
+        assert np.array_equal(again.asnumpy(), ins[k][0] + ins[k][1]), ("reused block", nbytes, k)
+    for k in range(3):
+        assert np.array_equal(held[k].asnumpy(), ins[k][0] + ins[k][1]), ("held result", nbytes, k)
+        assert np.array_equal(sources[k].asnumpy(), ins[k][rank]), ("input written", nbytes, k)
+    assert len({int(t.asnumpy().ctypes.data) for t in held}) == 3
+    del held, sources, again
 # non-contiguous input
 nc = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3) * (rank + 1)).T
 close(comm_func.all_reduce(nc), (np.arange(6, dtype=np.float32).reshape(2, 3) * 3).T, "non-contiguous")
+
+# An eager collective waits without holding the GIL: rank 1 enters each collective only after a Python thread of
+# rank 0 has run while rank 0's main thread was already waiting in it (a flag file). With the GIL held in the wait,
+# that thread could not run: the job would stop at the collective timeout (the launcher's test timeout fails it).
+flag = os.path.join(tempfile.gettempdir(), f"kiln_collectives_{os.environ['MS_SCHED_PORT']}_{{}}.flag")
+waits = {"barrier": lambda: comm_func.barrier(),
+         "small all_reduce": lambda: close(comm_func.all_reduce(x), every[0] + every[1], "all_reduce, GIL released"),
+         "send/recv": lambda: (comm_func.send(x, dst=1) if rank == 0 else
+                               close(comm_func.recv(x, src=0), every[0], "recv, GIL released"))}
+for i, (what, wait) in enumerate(waits.items()):
+    path = flag.format(i)
+    if rank == 0:
+        def mark():
+            time.sleep(0.2)  # rank 0's main thread is in the collective by now
+            with open(path, "w") as f:
+                f.write(what)
+        t = threading.Thread(target=mark)
+        t.start()
+        wait()
+        t.join()
+    else:
+        deadline = time.monotonic() + 20
+        while not os.path.exists(path):
+            assert time.monotonic() < deadline, f"rank 0's Python thread did not run while rank 0 waited in {what}"
+            time.sleep(0.01)
+        os.remove(path)
+        wait()
 
 # send / recv, both directions, with tags
 for src in (0, 1):
