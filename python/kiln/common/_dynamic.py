@@ -311,15 +311,12 @@ def _subgraph_fit(name, sgs, axes, node):
         dims = []
         for a in range(len(shapes[0])):
             col = [s[a] for s in shapes]
-            if all(c == col[0] for c in col):
-                dims.append(lambda sizes, c=col[0]: c)
-                continue
-            f = _fit_ints(col, axes)
+            f = _fit_column(col, axes)
             if f is None:
                 _fail(name, f"an input of a sub-graph of the op '{node['op']}' has sizes {' / '.join(map(str, col))} "
                             "in the traces, not c0 + c1 * size of a dynamic dimension", node)
             dims.append(f)
-            varies = True
+            varies = varies or any(c != col[0] for c in col)
         in_fits.append(dims)
     attr_fits, const_fits = build_template(name, descs, axes)
     if not (varies or attr_fits or const_fits):
@@ -344,18 +341,19 @@ def _fit_attr(vals, axes):
         f = _fit_floats([np.float64(v) for v in vals], axes, False, exact=True)
         return None if f is None else (lambda sizes, f=f: float(f(sizes)))
     if isinstance(v0, list) and all(isinstance(v, list) and len(v) == len(v0) for v in vals):
-        parts = []
-        for k in range(len(v0)):
-            col = [v[k] for v in vals]
-            if all(c == col[0] for c in col):
-                parts.append(lambda sizes, c=col[0]: c)
-                continue
-            f = _fit_ints(col, axes)
-            if f is None:
-                return None
-            parts.append(f)
+        parts = [_fit_column([v[k] for v in vals], axes) for k in range(len(v0))]
+        if any(p is None for p in parts):
+            return None
         return lambda sizes, parts=parts: [p(sizes) for p in parts]
     return None
+
+
+def _fit_column(col, axes):
+    """sizes -> int for one integer across the traces: the constant when every trace agrees, else _fit_ints's
+    c0 + c1 * size fit (None when there is none)."""
+    if all(c == col[0] for c in col):
+        return lambda sizes, c=col[0]: c
+    return _fit_ints(col, axes)
 
 
 def _constant_fit(name, arrs, dtype, axes, user):
