@@ -376,17 +376,13 @@ class JitFunction:
                            bound_to=target)
 
     def _python(self, args, kwargs, eager_graph=False):
-        """Runs the Python function itself (eagerly, or traced when a trace is active). `eager_graph`: the eager run of
-        a signature that jit_syntax_level=LAX runs in PyNative (it reads tensor values): the function's own code is
-        the rewritten one, so that what the rewrite gives graph meaning without a trace (float()/int()/bool() of a
-        one-element NumPy array, tuple() of an array, dict views) means the same as in its compiled form."""
+        """Runs the Python function itself (eagerly, or traced when a trace is active). `eager_graph`: a LAX-mode eager
+        run (it reads tensor values) runs the rewritten code: float()/int() of arrays mean what they compile to."""
         ref = self._self_ref
         # While tracing: the Python built-ins with graph semantics (Note [graph built-ins]), and the function's
         # tensor-dependent control flow compiled (kiln/common/_ast_rewrite.py).
-        if _core.tracing():
-            fn = _graph_builtins.graph_function(_ast_rewrite.converted(self.fn))
-        else:
-            fn = _ast_rewrite.converted(self.fn) if eager_graph else self.fn
+        fn = (_graph_builtins.graph_function(_ast_rewrite.converted(self.fn)) if _core.tracing()
+              else _ast_rewrite.converted(self.fn) if eager_graph else self.fn)
         if ref is None:
             return fn(*args, **kwargs)
         obj = ref()
