@@ -5,8 +5,10 @@
 // and D = the product of the rest (a row's length), per row:
 //   μ = Σx/D,  σ² = Σ(x − μ)²/D (biased),  rstd = 1/√(σ² + ε),  y = (x − μ)·rstd·gamma + beta     [Ba et al. 2016]
 // Outputs: y (x's shape and dtype), μ and rstd (shape x.shape[:begin_norm_axis] + [1]·(ndim − begin_norm_axis), x's
-// dtype). μ and σ² are computed in two passes over the row (the row stays in cache), with Eigen's packet sums in
-// x's dtype; rstd in double, then rounded to x's dtype.
+// dtype). μ and σ² are computed in two passes over the row (the row stays in cache), each summed in double (a
+// float32 sum of a row with a large mean lost digits, and Σ(x − μ)² overflowed float32 for |x| ~ 1e19, where the
+// variance itself is finite); μ is then rounded to x's dtype, the variance corrected for that rounding, and rstd
+// computed in double and rounded. The backward's row sums Σg and Σg·x̂ are in double too.
 //
 // LayerNormGrad(dy, x, gamma, mean, rstd), attr begin_norm_axis → (dx, dgamma, dbeta): the cotangents of LayerNorm
 // for the output y only. With x̂ = (x − μ)·rstd and g = dy·gamma, per row:
@@ -92,9 +94,14 @@ void layer_norm_kernel(const T* px, const T* pg, const T* pb, T* py, T* pm, T* p
     const int64_t r1 = std::min(R, (blk + 1) * kRowBlock);
     for (int64_t r = blk * kRowBlock; r < r1; ++r) {
       const CMap x(px + r * D, D);
-      const T m = x.sum() / T(D);
-      const T var = (x - m).square().sum() / T(D);
-      const T rs = T(1.0 / std::sqrt(double(var) + eps));
+      // Sums in double (Note [fused layer norm]): the row's mean exactly enough, and Σ(x − m)² without overflow.
+      const double md = x.template cast<double>().sum() / double(D);
+      const T m = T(md);
+      const double q = (x - m).template cast<double>().square().sum() / double(D);
+      // Σ(x − m)²/D = σ² + (μ − m)²: remove the rounding of the mean to T, as BatchNorm does.
+      // (d < 0 ? 0 : d, not std::max: a NaN — an inf or NaN in the row — must stay NaN)
+      const double d = q - (md - double(m)) * (md - double(m)), var = d < 0 ? 0.0 : d;
+      const T rs = T(1.0 / std::sqrt(var + eps));
       Map(py + r * D, D) = (x - m) * rs * gamma + beta;
       pm[r] = m;
       pr[r] = rs;
@@ -152,7 +159,8 @@ void layer_norm_grad_kernel(const T* pdy, const T* px, const T* pg, const T* pm,
       const T rs = pr[r];
       xh = (x - pm[r]) * rs;
       g = dy * gamma;
-      const T c1 = (g * xh).sum() / T(D), c2 = g.sum() / T(D);
+      const T c1 = T((g * xh).template cast<double>().sum() / double(D));
+      const T c2 = T(g.template cast<double>().sum() / double(D));
       Map(pdx + r * D, D) = rs * (g - c2 - xh * c1);
       sg += dy * xh;
       sb += dy;

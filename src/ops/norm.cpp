@@ -134,7 +134,8 @@ void batch_norm_f32(const float* px, float* py, int64_t N, int64_t C, int64_t S,
       double q = 0;
       for (int64_t n = 0; n < N; ++n) q += double((CMapF(px + (n * C + c) * S, S) - mf).square().sum());
       // Σ(x − mf)² = Σ(x − μ)² + M·(μ − mf)²: remove the rounding of the mean to float.
-      v = std::max(0.0, q / double(M) - (m - double(mf)) * (m - double(mf)));
+      const double d = q / double(M) - (m - double(mf)) * (m - double(mf));
+      v = d < 0 ? 0.0 : d;  // not std::max: a NaN (an inf or NaN in the channel) must stay NaN
     }
     mean[c] = m;
     var[c] = v;

@@ -200,3 +200,15 @@ def test_max_pool_second_derivative_through_saved_argmax():
     _, idx = ops.max_pool2d(T(x), 3, 2, 1, return_indices=True)
     ref = np.take_along_axis(h.reshape(2, 2, -1), N(idx).reshape(2, 2, -1), -1).reshape(w0.shape)
     np.testing.assert_array_equal(N(gw), ref)
+
+
+def test_batch_norm_float32_an_inf_in_a_channel_gives_nan_variance():
+    # The variance's rounding correction was clamped with std::max(0, ·), which turned the NaN of an inf channel
+    # into 0 (found with the same clamp in the fused LayerNorm); the other channels are unaffected.
+    x = rng(7).standard_normal((2, 3, 4, 4)).astype(np.float32)
+    x[0, 1, 0, 0] = np.inf
+    one, zero = T(np.ones(3), np.float32), T(np.zeros(3), np.float32)
+    _, m, v = _core.batch_norm(T(x, np.float32), one, zero, zero, one, True, 1e-5)
+    v = v.asnumpy()
+    assert np.isinf(m.asnumpy()[1]) and np.isnan(v[1])
+    np.testing.assert_allclose(v[[0, 2]], x[:, [0, 2]].astype(np.float64).var(axis=(0, 2, 3)), rtol=1e-5)

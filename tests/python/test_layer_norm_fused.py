@@ -164,3 +164,26 @@ def test_bad_parameters_name_the_op_and_the_shapes():
         _core.layer_norm(x, ms.Tensor(np.ones((3,), np.float32)), ms.Tensor(np.ones((4,), np.float32)), 1, 1, 1e-5)
     with pytest.raises(TypeError, match="LayerNorm.*float"):
         _core.layer_norm(ms.Tensor(np.ones((2, 4), np.int32)), None, None, 1, 1, 1e-5)
+
+
+def test_large_values_do_not_overflow_and_large_means_keep_their_digits():
+    # (a fresh tester's findings: the row sums were float32 — Σ(x − μ)² overflowed for |x| ~ 1e19 though the
+    # variance is finite, and rows with a large mean lost digits against the composition and MindSpore)
+    o, z = ms.Tensor(np.ones(4, np.float32)), ms.Tensor(np.zeros(4, np.float32))
+    a = np.array([[1e19, 2e19, 3e19, 4e19]], np.float32)
+    want = np.array([[-1.3416408, -0.4472136, 0.4472136, 1.3416408]])
+    np.testing.assert_allclose(ops.layer_norm(ms.Tensor(a), (4,), o, z).asnumpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(nn.LayerNorm((4,))(ms.Tensor(a)).asnumpy(), want, rtol=1e-6)
+    # MindSpore 2.10 and the composition: [0, 0, nan] (x − μ overflows float32 in the last element)
+    y = ops.layer_norm(ms.Tensor(np.array([[3.4e38, 3.4e38, -3.4e38]], np.float32)), (3,),
+                       ms.Tensor(np.ones(3, np.float32)), ms.Tensor(np.zeros(3, np.float32))).asnumpy()
+    assert y[0, 0] == 0 and y[0, 1] == 0 and np.isnan(y[0, 2])
+    r = np.random.RandomState(0)
+    x = (1e5 + r.randn(8, 4096)).astype(np.float32)
+    ref, _, _ = np_layer_norm(x, 1.0, 0.0, (1,))
+    fused = ops.layer_norm(ms.Tensor(x), (4096,), ms.Tensor(np.ones(4096, np.float32)),
+                           ms.Tensor(np.zeros(4096, np.float32))).asnumpy()
+    composite = ops.layer_norm(ms.Tensor(x), (4096,)).asnumpy()
+    # x itself is rounded to float32's 2^-7 at 1e5: ~4e-3 of a unit-variance row is the input's own error
+    assert np.abs(fused - ref).max() <= 1.2 * np.abs(composite - ref).max() + 1e-6
+    assert np.abs(fused - ref).max() < 5e-3
