@@ -615,3 +615,27 @@ def test_float_of_a_tensor_value_read_under_lax_converts_one_element_arrays():
 
     with pytest.warns(RuntimeWarning):
         assert ms.jit(shadowed)(Tensor(np.array([1], np.int32))) == "mine"
+
+
+def test_bool_of_a_one_element_graph_tensor_is_its_truth_value_as_in_mindspore():
+    # (fresh tester) `if bool(x.sum() > 0):` compiles as the tensor condition; `return bool(x)` of a one-element
+    # tensor returns its truth value (MindSpore 2.10 prints False / True for the two calls of g below)
+    @ms.jit
+    def f(x):
+        if bool(x.sum() > 0):
+            return x + 1
+        return x - 1
+
+    @ms.jit
+    def g(x):
+        return bool(x)
+
+    pos, neg = Tensor(np.array([1.0, 2.0], np.float32)), Tensor(np.array([-1.0, -2.0], np.float32))
+    np.testing.assert_array_equal(f(pos).asnumpy(), [2.0, 3.0])
+    np.testing.assert_array_equal(f(neg).asnumpy(), [-2.0, -3.0])
+    assert f.compile_count == 1  # one graph, both branches in it
+    np.testing.assert_array_equal(ms.grad(lambda x: (f(x) * x).sum())(pos).asnumpy(), [3.0, 5.0])
+    assert str(g(Tensor(np.array([0.0], np.float32)))) == "False"
+    assert str(g(Tensor(np.array([[3.0]], np.float32)))) == "True"
+    with pytest.raises(RuntimeError, match="bool"):
+        g(Tensor(np.array([1.0, 2.0], np.float32)))  # more than one element: no truth value

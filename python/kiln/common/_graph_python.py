@@ -32,8 +32,9 @@ def scalar(kind, value):
     mode implements these built-ins itself: a NumPy array with exactly one element, of any rank, converts to its
     element (`float(x.asnumpy())` of a Tensor of shape [1] is a Python float), where NumPy 2 accepts only 0-d arrays.
     An array with another number of elements raises TypeError (float, int: MindSpore's message) or NumPy's
-    ValueError (bool). Tensors and everything else convert as Python converts them (Tensor.__float__ accepts one
-    element of any rank)."""
+    ValueError (bool). `bool()` of a one-element tensor of the graph being traced is its truth value as a 0-d Bool
+    tensor (a tensor condition for `if`, as in MindSpore). Other tensors and everything else convert as Python converts
+    them (Tensor.__float__ accepts one element of any rank)."""
     if kind is float or kind is int or kind is bool:
         import numpy as np
         if isinstance(value, np.ndarray) and value.ndim > 0:
@@ -42,6 +43,11 @@ def scalar(kind, value):
             if kind is not bool:
                 raise TypeError(f"only length-1 arrays can be converted to Python scalars: {kind.__name__}() got a "
                                 f"NumPy array of shape {value.shape} ({value.size} elements), expected one element.")
+        if kind is bool and is_symbolic(value) and value.size == 1:
+            # bool() of a one-element tensor of the graph: its truth value as a 0-d Bool tensor, so that
+            # `if bool(x.sum() > 0):` compiles as the tensor condition, as in MindSpore's graph mode.
+            from .. import ops
+            return ops.not_equal(value.reshape(()), 0)
     return kind(value)
 
 
