@@ -446,3 +446,19 @@ def test_enumerate_and_zip_over_dynamic_batches_are_compiled_loops(graph_mode):
     x, y = RNG.normal(size=(3, 3)), RNG.normal(size=(3, 3))
     np.testing.assert_allclose(static(t(x), t(y), t(w)).asnumpy(), _paired_reference(x, y, w), rtol=1e-12)
     assert "While" not in static.graphs[0].graph.to_text()
+
+
+def test_a_python_counter_loop_over_a_dynamic_size_is_a_short_error_that_names_the_way_out():
+    # (fresh tester) `while i < x.shape[0]` with a Python int unrolls differently in each probe trace: the error
+    # lists a few of the size conditions (it listed ~225, 20 KB) and says which loops compile
+    def f(x):
+        i, acc = 0, x[0] * 0
+        while i < x.shape[0]:
+            acc, i = acc + x[i], i + 1
+        return acc.sum()
+
+    for fn in (ms.jit(f, input_signature=dyn(None, 4)), ms.jit(ms.grad(f), input_signature=dyn(None, 4))):
+        with pytest.raises(ValueError, match=r"more\)\. \(A loop over a dynamic size compiles once as `for i in "
+                                             r"range\(x\.shape\[0\]\)`") as info:
+            fn(t(np.ones((3, 4))))
+        assert len(str(info.value)) < 1500 and "and 0 operations" not in str(info.value)

@@ -226,6 +226,17 @@ def _fail(name, what, node=None):
                          f"dimensions: {what}{_where(node) if node else ''}. {_ADVICE}")
 
 
+def with_guards(err, states):
+    """`err` with the Python conditions on dynamic sizes that the probe traces evaluated (the first six), which is
+    usually why their structures differ."""
+    conds = guard_locations(states)
+    if not conds:
+        return err
+    shown = "; ".join(conds[:6]) + (f"; ... ({len(conds) - 6} more)" if len(conds) > 6 else "")
+    return StructureError(f"{err} Python conditions on dynamic sizes: {shown}. (A loop over a dynamic size compiles "
+                          "once as `for i in range(x.shape[0])`, `for row in x` or a `while` on a tensor counter.)")
+
+
 def _numpy(t):
     return t.asnumpy()
 
@@ -240,6 +251,9 @@ def build_template(name, descs, axes):
             j = next((k for k, (a, b) in enumerate(zip(d0["nodes"], d["nodes"]))
                       if a["op"] != b["op"] or a["inputs"] != b["inputs"]), min(n_nodes, len(d["nodes"])))
             node = d0["nodes"][j] if j < n_nodes else d["nodes"][j] if j < len(d["nodes"]) else None
+            if len(d["nodes"]) == n_nodes:
+                _fail(name, f"the traces with different sizes have {len(d0['values'])} and {len(d['values'])} values "
+                            "(inputs, captured tensors and constants) for the same operations")
             _fail(name, f"the traces with different sizes have {n_nodes} and {len(d['nodes'])} operations (the first "
                         f"difference at the op '{node['op'] if node else '?'}')", node)
     attr_fits = []

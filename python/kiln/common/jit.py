@@ -706,10 +706,7 @@ class JitFunction:
                 descs.append(_dynamic.describe(graph, self.name))
             attr_fits, const_fits = _dynamic.build_template(self.name, descs, spec.axes)
         except _dynamic.StructureError as e:
-            conds = _dynamic.guard_locations(states)
-            if not conds:
-                raise
-            raise _dynamic.StructureError(f"{e} Python conditions on dynamic sizes: {'; '.join(conds)}.") from None
+            raise _dynamic.with_guards(e, states) from None
         exe = _dynamic.DynamicExecutable(self.name, first[0], spec.axes, spec, attr_fits, const_fits,
                                          _dynamic.common_guards(states))
         return first + (exe,)
