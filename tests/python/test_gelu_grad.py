@@ -78,3 +78,11 @@ def test_second_derivative_matches_finite_differences(approximate):
     fd = (np_gelu_grad(x0 + h, approximate) - np_gelu_grad(x0 - h, approximate)) / (2 * h)
     np.testing.assert_allclose(d2, fd, rtol=1e-6, atol=1e-8)
 
+
+
+def test_tanh_form_keeps_its_last_bits_where_the_sigmoid_is_near_one():
+    # (fresh tester) 1 − σ(u) was computed as a difference: at x ≈ 5 the derivative (1.0000015) came out as exactly 1
+    x = np.linspace(-10, 10, 200001).astype(np.float32)
+    got = _grad(x, np.ones_like(x), True)
+    err = np.abs(got - np_gelu_grad(x, True))
+    assert err.max() < 6e-7, (err.max(), x[err.argmax()])  # MindSpore 2.10: 5.6e-7
