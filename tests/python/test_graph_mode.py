@@ -60,12 +60,20 @@ def test_tensor_if_compiles_and_bool_raises_with_location():
 
     @ms.jit
     def g(x):
-        if bool(ops.sum(x) > 0):  # an explicit bool() of a value still cannot be compiled
+        if bool(ops.sum(x) > 0):  # bool() of one element: the same tensor condition (as MindSpore)
+            return x
+        return -x
+
+    np.testing.assert_allclose(g(x).asnumpy(), want)
+
+    @ms.jit
+    def h(x):
+        if bool(x > 0):  # several elements have no truth value
             return x
         return -x
 
     with pytest.raises(RuntimeError, match=r"test_graph_mode\.py:\d+.*ops\.select"):
-        g(rand(3))
+        h(rand(3))
 
 
 def test_shape_error_while_tracing_names_op_and_line():
