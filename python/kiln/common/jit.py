@@ -450,14 +450,8 @@ class JitFunction:
                     entry._used = next(_clock)
                     if not entry._in_writes or _distinct(args):  # f(a, a) of a graph writing a: the slow path
                         return _run_entry(entry, args)  # a tuple converts as a list does (no copy in Python)
-        tensors = []
-        struct = _flatten((args, kwargs), tensors)
-        pins = []
-        key = self._key(struct, tensors, flags, pins)
-        entry = self._cache.get(key)
-        if entry is None:
-            entry = self._compile_for(key, struct, tensors, args, kwargs)
-        else:
+        entry, tensors, key, hit = self._lookup(args, kwargs, flags)
+        if hit:
             entry._used = next(_clock)
             if not kwargs and self._key_extra is None and all(isinstance(a, Tensor) for a in args):
                 self._remember_fast(entry, args, key)
@@ -474,14 +468,19 @@ class JitFunction:
             raise RuntimeError(f"'{self.name}.compile' can not be called inside a function being compiled.")
         g = self._guard
         flags = g[2] if g[1] == _flags_epoch[0] else self._train_flags()
+        entry = self._lookup(args, kwargs, flags)[0]
+        return entry if isinstance(entry, CompiledGraph) else None
+
+    def _lookup(self, args, kwargs, flags):
+        """(entry, the flattened tensors, key, whether the cache held it) for these arguments: the cached entry of
+        their signature, compiled on a miss (_compile_for)."""
         tensors = []
         struct = _flatten((args, kwargs), tensors)
-        pins = []
-        key = self._key(struct, tensors, flags, pins)
+        key = self._key(struct, tensors, flags, [])  # pins of a miss: _compile_for keys again with the entry's own
         entry = self._cache.get(key)
-        if entry is None:
-            entry = self._compile_for(key, struct, tensors, args, kwargs)
-        return entry if isinstance(entry, CompiledGraph) else None
+        if entry is not None:
+            return entry, tensors, key, True
+        return self._compile_for(key, struct, tensors, args, kwargs), tensors, key, False
 
     def _compile_for(self, key, struct, tensors, args, kwargs):
         """Compiles the graph of a cache miss: with dynamic dimensions one graph serves every size, so threads that
