@@ -16,11 +16,11 @@ RNG = np.random.default_rng(11)
 
 
 def dyn(*shape, dtype=F64):
+    """An input_signature entry: a Tensor spec of this shape (None: a dynamic dimension)."""
     return Tensor(shape=list(shape), dtype=dtype)
 
 
-def fixed(*shape, dtype=F64):
-    return Tensor(shape=list(shape), dtype=dtype)
+fixed = dyn  # the same spec, named for a shape without None
 
 
 def t(a):
@@ -33,6 +33,15 @@ def pynative(fn, *args):
         return fn(*args)
     finally:
         ms.set_context(mode=ms.GRAPH_MODE)
+
+
+def grads_match_pynative(grad, loss, positions, *arrays):
+    """The compiled gradient `grad` of `loss` at `arrays` (NumPy, as Tensors) equals PyNative's; returns it."""
+    gs = grad(*[t(a) for a in arrays])
+    want = pynative(ms.grad(loss, grad_position=positions), *[t(a) for a in arrays])
+    for g, r in zip(gs, want):
+        np.testing.assert_allclose(g.asnumpy(), r.asnumpy(), rtol=1e-10, atol=1e-12)
+    return gs
 
 
 # ------------------------------------------------------------------------------------------------ the functions
@@ -345,10 +354,7 @@ def test_for_over_the_rows_of_a_dynamic_batch_is_one_loop_with_gradients(graph_m
         ran = []
         np.testing.assert_allclose(f(t(x), t(w)).asnumpy(), _rows_reference(x, w, ran), rtol=1e-12)
         broke.add(ran[0] < b)
-        gs = grad(t(x), t(w))
-        want = pynative(ms.grad(rows_loss, grad_position=(0, 1)), t(x), t(w))
-        for g, r in zip(gs, want):
-            np.testing.assert_allclose(g.asnumpy(), r.asnumpy(), rtol=1e-10, atol=1e-12)
+        gs = grads_match_pynative(grad, rows_loss, (0, 1), x, w)
         np.testing.assert_allclose(gs[1].asnumpy(), central_difference(lambda v: _rows_reference(x, v), w),
                                    rtol=1e-6, atol=1e-7)
     assert broke == {True, False}  # the large batch breaks early, the small ones run every row
@@ -383,10 +389,7 @@ def test_range_of_a_dynamic_size_is_one_loop_with_gradients(graph_mode):
     for b in (1, 2, 5, 8):
         x = RNG.normal(size=(b, 3))
         np.testing.assert_allclose(f(t(x), t(w)).asnumpy(), _indexed_reference(x, w), rtol=1e-12)
-        gs = grad(t(x), t(w))
-        want = pynative(ms.grad(indexed_loss, grad_position=(0, 1)), t(x), t(w))
-        for g, r in zip(gs, want):
-            np.testing.assert_allclose(g.asnumpy(), r.asnumpy(), rtol=1e-10, atol=1e-12)
+        gs = grads_match_pynative(grad, indexed_loss, (0, 1), x, w)
         np.testing.assert_allclose(gs[0].asnumpy(), central_difference(lambda v: _indexed_reference(v, w), x),
                                    rtol=1e-6, atol=1e-7)
     assert f.compile_count == 1 and grad.compile_count == 1
@@ -436,10 +439,7 @@ def test_enumerate_and_zip_over_dynamic_batches_are_compiled_loops(graph_mode):
     for b in (1, 3, 6):
         x, y = RNG.normal(size=(b, 3)), RNG.normal(size=(b, 3))
         np.testing.assert_allclose(f(t(x), t(y), t(w)).asnumpy(), _paired_reference(x, y, w), rtol=1e-12)
-        gs = grad(t(x), t(y), t(w))
-        want = pynative(ms.grad(paired_loss, grad_position=(0, 1, 2)), t(x), t(y), t(w))
-        for g, r in zip(gs, want):
-            np.testing.assert_allclose(g.asnumpy(), r.asnumpy(), rtol=1e-10, atol=1e-12)
+        grads_match_pynative(grad, paired_loss, (0, 1, 2), x, y, w)
     assert f.compile_count == 1 and grad.compile_count == 1
     # With static shapes the same function unrolls as before (no While node), with the same values.
     static = ms.jit(paired_loss)
