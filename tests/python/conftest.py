@@ -29,3 +29,16 @@ def graph_mode():
     kiln.set_context(mode=kiln.GRAPH_MODE)
     yield
     kiln.set_context(mode=kiln.PYNATIVE_MODE)
+
+
+@pytest.fixture
+def cache_dir(tmp_path):
+    """The on-disk compile cache switched on in a fresh directory (its path is the value); off again after the test,
+    and the two settings no longer count as set by the user."""
+    import kiln
+    from kiln import context
+    kiln.set_context(enable_compile_cache=True, compile_cache_path=str(tmp_path))
+    yield str(tmp_path)
+    kiln.set_context(enable_compile_cache=False, compile_cache_path=".")
+    context._explicit.discard("enable_compile_cache")
+    context._explicit.discard("compile_cache_path")

@@ -159,15 +159,6 @@ def test_edited_source_invalidates(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------------- in one process
-@pytest.fixture
-def cache_dir(tmp_path):
-    ms.set_context(enable_compile_cache=True, compile_cache_path=str(tmp_path))
-    yield str(tmp_path)
-    ms.set_context(enable_compile_cache=False, compile_cache_path=".")
-    context._explicit.discard("enable_compile_cache")
-    context._explicit.discard("compile_cache_path")
-
-
 def _make_step(hidden=8, train=True):
     """The same program built afresh (new Cells, new Parameters, new jit function) — what a new process sees."""
     ms.set_seed(3)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import kiln as ms
-from kiln import Parameter, Tensor, context, nn, ops
+from kiln import Parameter, Tensor, nn, ops
 
 
 @pytest.fixture(autouse=True)
@@ -330,15 +330,6 @@ def test_dynamic_shape_graph_writes_back():
 def _disk_step(p, g):
     p.sub_(g * 0.5)
     return p * 1
-
-
-@pytest.fixture
-def cache_dir(tmp_path):
-    ms.set_context(enable_compile_cache=True, compile_cache_path=str(tmp_path))
-    yield str(tmp_path)
-    ms.set_context(enable_compile_cache=False, compile_cache_path=".")
-    context._explicit.discard("enable_compile_cache")
-    context._explicit.discard("compile_cache_path")
 
 
 def test_graph_from_disk_cache_writes_back(cache_dir):
