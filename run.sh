@@ -39,8 +39,32 @@ run_cpp_tests() {
 run_python_tests() {
   step "Python tests (pytest tests/python, installed kiln)"
   (cd / && "$py" -c 'import kiln; print("testing", kiln.__file__)') || return 1
+  print_cpu || return 1
   # cwd = repo root (no `kiln` package there; python/ is never put on sys.path).
   "$py" -m pytest -q --rootdir="$root" tests/python || return 1
+}
+
+# The CPU the tests run on: its model, the flags that decide oneDNN's kernels, and the ISA oneDNN uses
+# (kiln.runtime.cpu_info). Printed before the Python tests; docs/robustness.md, "Every CPU".
+print_cpu() {
+  (cd / && "$py" "$root/tools/cpu_report.py")
+}
+
+# The tests whose numbers depend on which kernels oneDNN picks: the op registry and the kernel tests.
+ISA_SENSITIVE_TESTS=(tests/python/test_op_registry.py tests/python/test_transformer_kernels.py
+  tests/python/test_amp_kernels.py tests/python/test_vector_kernels.py tests/python/test_threaded_kernels.py
+  tests/python/test_fast_conv_bn_pool.py tests/python/test_layer_norm_fused.py tests/python/test_conv_pool_norm.py
+  tests/python/test_edge_inputs_linalg_conv.py)
+
+# On a CPU above AVX2 (AVX-512: Zen 4, Intel since Skylake-SP), the ISA-sensitive tests a second time with oneDNN
+# capped at AVX2 (ONEDNN_MAX_CPU_ISA), so that one machine covers both kinds of this project's machines.
+run_isa_capped_tests() {
+  step "ISA-sensitive tests with oneDNN capped at AVX2"
+  if ! grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
+    echo "this CPU has no AVX-512: the run above already used oneDNN's AVX2 kernels; skipped"; return 0
+  fi
+  (export ONEDNN_MAX_CPU_ISA=AVX2; print_cpu) || return 1
+  ONEDNN_MAX_CPU_ISA=AVX2 "$py" -m pytest -q --rootdir="$root" "${ISA_SENSITIVE_TESTS[@]}" || return 1
 }
 
 run_seed_checks() {
@@ -100,6 +124,7 @@ case "$cmd" in
     failed=()
     run_cpp_tests || failed+=("C++ tests")
     run_python_tests || failed+=("Python tests")
+    run_isa_capped_tests || failed+=("AVX2-capped tests")
     run_seed_checks "$seeds" || failed+=("seed checks")
     echo
     if [ ${#failed[@]} -gt 0 ]; then

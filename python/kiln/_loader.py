@@ -38,5 +38,8 @@ def _preload_dnnl():
                 continue
 
 
+from ._cpu import check_x86_64_v3  # noqa: E402
+
+check_x86_64_v3()
 _preload_dnnl()
 from . import _core  # noqa: E402,F401

@@ -1,6 +1,7 @@
 // Convolution, pooling and normalization ops (src/ops/conv.cpp, pool.cpp, norm.cpp). Thin: argument conversion
 // only; pad modes, 3-D inputs and defaults live in kiln.ops (python/kiln/ops/nn_func.py) and kiln.nn.
 #include "bindings.h"
+#include "kiln/cpu_info.h"
 
 namespace kiln::py {
 
@@ -11,6 +12,9 @@ Tensor opt(const std::optional<TensorLike>& t) { return t ? t->t : Tensor(); }
 
 void bind_conv(nb::module_& m) {
   using TL = const TensorLike&;
+  m.def("_onednn_isa", &cpu_info::onednn_isa,
+        "The ISA oneDNN's kernels run with in this process ('avx2', 'avx512_core_bf16', ...): the CPU's best, capped "
+        "by ONEDNN_MAX_CPU_ISA (read once, at oneDNN's first use).");
   m.def("conv2d",
         [](TL x, TL w, const Ints& stride, const Ints& pad, const Ints& dilation, int64_t groups) {
           return ops::conv2d(x, w, stride, pad, dilation, groups);

@@ -5,16 +5,18 @@ kept for reuse, up to a bound on the cached bytes, so that a training loop does 
 its first step. These functions read its counters and empty its cache, with MindSpore's names and return formats.
 
 `profile()` (Kiln's own) times the ops that a block of code runs, per op and mode (PyNative / Graph): see
-`kiln.runtime.profiler`.
+`kiln.runtime.profiler`. `cpu_info()` (Kiln's own) names the CPU and the instruction set oneDNN's kernels use.
 """
 from .memory import (  # noqa: F401
     empty_cache, memory_allocated, max_memory_allocated, memory_reserved, max_memory_reserved, memory_stats,
     memory_summary, reset_peak_memory_stats, reset_max_memory_allocated, reset_max_memory_reserved, set_cache_limit,
 )
 from .profiler import OpProfile, is_profiling, profile  # noqa: F401
+from .cpu import cpu_info  # noqa: F401
 
 __all__ = [
     "empty_cache", "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
     "memory_stats", "memory_summary", "reset_peak_memory_stats", "reset_max_memory_allocated",
     "reset_max_memory_reserved", "set_cache_limit", "profile", "OpProfile", "is_profiling",
+    "cpu_info",
 ]
