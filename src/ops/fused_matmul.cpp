@@ -1,19 +1,27 @@
 // MatMulBiasAct: act(op(a)·op(b) + bias) for 2-D Float32 operands, made by the graph pass
 // fuse_matmul_bias_activation (src/graph/passes/fusion.cpp), never by user code.
 //
-// Two kernels (docs/decisions.md, "MatMulBiasAct"), chosen per call by use_primitive():
-// - oneDNN's matmul primitive with the bias and an eltwise post-op (one pass over the output; for ReLU the bias
-//   only, then a NaN-keeping relu loop: oneDNN's relu maps NaN to 0). Primitives are
-//   cached per (M, N, K, operand layouts, activation, threading) in a cpu::dnnl::PrimCache; a run only swaps the
-//   data handles; a configuration oneDNN has no primitive for runs the sgemm kernel. oneDNN sums in its own
-//   order and uses its own (vectorized) activation approximations: results match the unfused ops to ~1e-6
-//   relative, not bit for bit.
+// Two kernels for the product and the bias (docs/decisions.md, "MatMulBiasAct"), chosen per call by
+// use_primitive(); the activation is always Kiln's own (Note [activation outside oneDNN]):
+// - oneDNN's matmul primitive with the bias fused (no post-op), then the activation over the output. Primitives
+//   are cached per (M, N, K, operand layouts, threading) in a cpu::dnnl::PrimCache; a run only swaps the data
+//   handles; a configuration oneDNN has no primitive for runs the sgemm kernel. oneDNN's matmul sums in its own
+//   order: results match the unfused ops to ~1e-6 relative, not bit for bit.
 // - sgemm, as BatchMatMul does, then the bias and the activation in one loop over the output: bit for bit the
 //   unfused graph's numbers.
 // Measured on the 2-core dev machine, one thread, Dense-sized problems (µs per call, sgemm+loop vs primitive):
-//   32x10·10x16 ReLU 1.5–2.0 vs 2.2–2.3; 32x16·16x1 ReLU 1.0 vs 2.2; 64x64·64x64 ReLU 6.3 vs 5.6;
-//   32x10·10x16 Sigmoid 6.0 vs 2.8, GeLU 24 vs 2.3 (the loop calls scalar exp/erf; oneDNN's are vectorized).
-// So: the primitive from 2·64³ flops up, or for Sigmoid/Tanh/GeLU from 256 output elements up; sgemm below.
+//   32x10·10x16 ReLU 1.5–2.0 vs 2.2–2.3; 32x16·16x1 ReLU 1.0 vs 2.2; 64x64·64x64 ReLU 6.3 vs 5.6.
+// So: the primitive from 2·64³ flops up, sgemm below.
+//
+// Note [activation outside oneDNN]: until issue 22 the primitive ran the activation as an oneDNN eltwise post-op.
+// oneDNN JIT-compiles its post-ops per ISA, with approximations of its own: on AVX-512 (Zen 4) the erf-GeLU
+// post-op gave NaN for ±inf inputs where the unfused GeLU gives ±inf/0 (71 of 6,912 elements of the registry's
+// special-value test), while the AVX2 kernel happened to agree. A fused op must give the unfused ops' values on
+// every CPU, so the activation now runs through the same vectorized functions as the unfused Float32 kernels
+// (vmath.h; compiled once for x86-64-v3, with no runtime dispatch), over the rows of the output, split over the
+// threads for large outputs. Kiln uses no other oneDNN eltwise primitive or post-op (tests/python/
+// test_isa_independence.py checks the source for them). The cost is one more pass over the output, against a
+// product of 2·K flops per output element.
 #include <omp.h>
 
 #include <algorithm>
@@ -80,47 +88,34 @@ Layout layout(const Tensor& t, bool logical_trans) {
   return {false, false, 0};
 }
 
-template <typename F>
-void epilogue_loop(float* o, const float* bias, int64_t M, int64_t N, F f) {
-  for (int64_t i = 0; i < M; ++i) {
-    float* row = o + i * N;
-    for (int64_t j = 0; j < N; ++j) row[j] = row[j] + bias[j];
-    for (int64_t j = 0; j < N; ++j) row[j] = f(row[j]);
-  }
-}
+// Outputs from this many elements up have their epilogue split over the threads (an elementwise pass; the values
+// do not depend on the split: vmath.h works in whole packets of 8 at any offset).
+constexpr int64_t kParallelEpilogueMin = int64_t(1) << 15;
 
-void epilogue_vec(float* o, const float* bias, int64_t M, int64_t N, vmath::Fn fn) {
-  for (int64_t i = 0; i < M; ++i) {
-    float* row = o + i * N;
-    for (int64_t j = 0; j < N; ++j) row[j] = row[j] + bias[j];
-    vmath::apply(fn, row, row, N);
-  }
-}
-
+// For each row i of the M x N output: row += bias (when bias is not null), then row = act(row). Relu keeps NaN
+// (fused::relu_f, as the unfused op); Sigmoid/Tanh/GeLU use vmath's functions, as the unfused Float32 kernels do,
+// so that the results match them bit for bit.
 void epilogue(float* o, const float* bias, int64_t M, int64_t N, Act act) {
-  switch (act) {
-    case Act::None: epilogue_loop(o, bias, M, N, [](float v) { return v; }); break;
-    case Act::Relu: epilogue_loop(o, bias, M, N, fused::relu_f<float>); break;
-    // The unfused Float32 kernels' vectorized functions (vmath.h), so that the results match bit for bit.
-    case Act::Sigmoid: epilogue_vec(o, bias, M, N, vmath::Fn::Sigmoid); break;
-    case Act::Tanh: epilogue_vec(o, bias, M, N, vmath::Fn::Tanh); break;
-    case Act::GeluErf: epilogue_vec(o, bias, M, N, vmath::Fn::GeluErf); break;
-    case Act::GeluTanh: epilogue_vec(o, bias, M, N, vmath::Fn::GeluTanh); break;
+  const bool par = M > 1 && M * N >= kParallelEpilogueMin && omp_get_max_threads() > 1 && !omp_in_parallel();
+#pragma omp parallel for schedule(static) if (par)
+  for (int64_t i = 0; i < M; ++i) {
+    float* row = o + i * N;
+    if (bias)
+      for (int64_t j = 0; j < N; ++j) row[j] = row[j] + bias[j];
+    switch (act) {
+      case Act::None: break;
+      case Act::Relu:
+        for (int64_t j = 0; j < N; ++j) row[j] = fused::relu_f(row[j]);
+        break;
+      case Act::Sigmoid: vmath::apply(vmath::Fn::Sigmoid, row, row, N); break;
+      case Act::Tanh: vmath::apply(vmath::Fn::Tanh, row, row, N); break;
+      case Act::GeluErf: vmath::apply(vmath::Fn::GeluErf, row, row, N); break;
+      case Act::GeluTanh: vmath::apply(vmath::Fn::GeluTanh, row, row, N); break;
+    }
   }
 }
 
 // ---- the oneDNN primitive path (src/backend/cpu/dnnl_utils.h: engine, stream, Note [primitive cache]) ----
-dnnl_alg_kind_t alg_of(Act a) {
-  switch (a) {
-    case Act::Relu: return dnnl_eltwise_relu;
-    case Act::Sigmoid: return dnnl_eltwise_logistic;
-    case Act::Tanh: return dnnl_eltwise_tanh;
-    case Act::GeluErf: return dnnl_eltwise_gelu_erf;
-    case Act::GeluTanh: return dnnl_eltwise_gelu_tanh;
-    default: return dnnl_alg_kind_undef;
-  }
-}
-
 // Logical (rows, cols) with row-major (trans = false) or column-major storage of leading dimension ld.
 dnnl_memory_desc_t md2(int64_t rows, int64_t cols, bool trans, int64_t ld) {
   dnnl_memory_desc_t md = nullptr;
@@ -130,23 +125,18 @@ dnnl_memory_desc_t md2(int64_t rows, int64_t cols, bool trans, int64_t ld) {
   return md;
 }
 
-// The matmul primitive with bias and the activation as an eltwise post-op; an empty Prim if oneDNN refuses.
-dn::PrimPtr make_prim(int64_t M, int64_t N, int64_t K, Layout la, Layout lb, Act act) {
+// The matmul primitive with the bias (no post-op: Note [activation outside oneDNN]); an empty Prim if oneDNN
+// refuses.
+dn::PrimPtr make_prim(int64_t M, int64_t N, int64_t K, Layout la, Layout lb) {
   dnnl_memory_desc_t src = md2(M, K, la.trans, la.ld), wei = md2(K, N, lb.trans, lb.ld);
   dnnl_memory_desc_t bias = md2(1, N, false, N), dst = md2(M, N, false, N);
   dn::Attr attr;  // user-managed scratchpad (dnnl_utils.h, Note [threads])
-  dnnl_post_ops_t po = nullptr;
   dnnl_primitive_desc_t pd = nullptr;
   bool ok = src && wei && bias && dst;
-  if (ok && act != Act::None)
-    ok = dnnl_post_ops_create(&po) == dnnl_success &&
-         dnnl_post_ops_append_eltwise(po, alg_of(act), 0.f, 0.f) == dnnl_success &&
-         dnnl_primitive_attr_set_post_ops(attr.a, po) == dnnl_success;
   ok = ok && dnnl_matmul_primitive_desc_create(&pd, dn::engine(), src, wei, bias, dst, attr.a) == dnnl_success;
   dn::PrimPtr p;
   if (ok)
     p = dn::make_prim(pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_BIAS, bias}, {DNNL_ARG_DST, dst}});
-  if (po) dnnl_post_ops_destroy(po);
   for (auto m : {src, wei, bias, dst})
     if (m) dnnl_memory_desc_destroy(m);
   return p;
@@ -154,21 +144,20 @@ dn::PrimPtr make_prim(int64_t M, int64_t N, int64_t K, Layout la, Layout lb, Act
 
 // Runs the cached primitive; false if oneDNN has none for this configuration (the caller uses sgemm).
 bool run_primitive(const float* A, Layout la, const float* B, Layout lb, const float* bias, float* C, int64_t M,
-                   int64_t N, int64_t K, Act act, bool single_thread) {
+                   int64_t N, int64_t K, bool single_thread) {
   static auto* cache = new dn::PrimCache();  // never destroyed: primitives outlive static destruction order
-  std::vector<int64_t> key{M, N, K, la.trans, la.ld, lb.trans, lb.ld, int64_t(act), single_thread};
-  return cache->run(key, [&] { return make_prim(M, N, K, la, lb, act); },
+  std::vector<int64_t> key{M, N, K, la.trans, la.ld, lb.trans, lb.ld, single_thread};
+  return cache->run(key, [&] { return make_prim(M, N, K, la, lb); },
                     {const_cast<float*>(A), const_cast<float*>(B), const_cast<float*>(bias), C}, "MatMulBiasAct");
 }
 
-bool use_primitive(double flops, int64_t out_elems, Act act) {
+bool use_primitive(double flops) {
   switch (fused::g_path) {
     case fused::MatMulPath::Sgemm: return false;
     case fused::MatMulPath::Primitive: return true;
     default: break;
   }
-  bool transcendental = act != Act::None && act != Act::Relu;
-  return flops >= 2.0 * 64 * 64 * 64 || (transcendental && out_elems >= 256);
+  return flops >= 2.0 * 64 * 64 * 64;
 }
 
 void run_mba(const TV& in, TV& out, const Attrs& a) {
@@ -183,14 +172,11 @@ void run_mba(const TV& in, TV& out, const Attrs& a) {
   if (M == 0 || N == 0) return;
   const double flops = 2.0 * double(M) * double(N) * double(K);
   Threads threads(flops);
-  // oneDNN's relu post-op is max(x, 0) in vector registers, which turns NaN into 0; ReLU must keep NaN (NumPy's
-  // maximum, torch.relu, the unfused op). So the primitive adds the bias only and relu_f runs over the output.
-  const Act prim_act = act == Act::Relu ? Act::None : act;
-  if (K > 0 && use_primitive(flops, M * N, act) &&
-      run_primitive(x.data<float>(), lx, y.data<float>(), ly, bias.data<float>(), C, M, N, K, prim_act,
-                    threads.single)) {
-    if (act == Act::Relu)
-      for (int64_t i = 0; i < M * N; ++i) C[i] = fused::relu_f(C[i]);
+  // The primitive adds the bias; the activation is Kiln's (Note [activation outside oneDNN]). (oneDNN's relu
+  // post-op also turned NaN into 0, where ReLU keeps it, as NumPy's maximum, torch.relu and the unfused op do.)
+  if (K > 0 && use_primitive(flops) &&
+      run_primitive(x.data<float>(), lx, y.data<float>(), ly, bias.data<float>(), C, M, N, K, threads.single)) {
+    epilogue(C, nullptr, M, N, act);
     return;
   }
   if (K == 0) {
