@@ -86,3 +86,27 @@ def check_grad(fn, inputs, rtol=1e-5, atol=1e-6):
     for i, (g, w) in enumerate(zip(got, want)):
         assert g.shape == w.shape, f"input {i}: grad shape {g.shape} vs {w.shape}"
         np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, err_msg=f"gradient of input {i}")
+
+
+def summation_bound(a, b, transpose_a=False, transpose_b=False):
+    """The forward error bound of a float32 matrix product in any summation order (blocked, FMA, split over
+    threads): |fl(A·B) − A·B| ≤ γ_K·(|A|·|B|) elementwise, γ_K = K·u / (1 − K·u), u = 2⁻²⁴ (Higham, *Accuracy and
+    Stability of Numerical Algorithms*, 2nd ed., §3.5). Returns γ_K·(|A|·|B|) in float64, shaped as the product."""
+    a64 = np.abs(np.asarray(a, np.float64))
+    b64 = np.abs(np.asarray(b, np.float64))
+    a64 = a64.T if transpose_a else a64
+    b64 = b64.T if transpose_b else b64
+    k = a64.shape[-1]
+    u = 2.0 ** -24
+    return (k * u / (1 - k * u)) * (a64 @ b64)
+
+
+def assert_within_summation_bound(got, other, a, b, transpose_a=False, transpose_b=False):
+    """Asserts that two float32 results of the same product A·B (e.g. from kernels that oneDNN picked differently
+    for a view and its copy, or on two ISAs) differ by at most twice the bound of `summation_bound`: each is within
+    one bound of the exact product."""
+    bound = 2 * summation_bound(a, b, transpose_a, transpose_b)
+    diff = np.abs(np.asarray(got, np.float64) - np.asarray(other, np.float64))
+    bad = diff > bound
+    assert not bad.any(), (f"{int(bad.sum())} of {bad.size} elements differ by more than the summation bound; "
+                           f"worst excess {float((diff - bound).max()):.3g}")
