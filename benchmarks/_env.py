@@ -76,6 +76,22 @@ def require_kiln():
     return kiln
 
 
+def require_kiln_in(python, what="--kiln-python"):
+    """require_kiln() for another interpreter (a script's --kiln-python): runs `python benchmarks/_env.py` there
+    (with child_env(), in CHILD_CWD) and exits with its one-line reason when that python's kiln cannot be used."""
+    if python and os.path.abspath(python) == os.path.abspath(sys.executable):
+        require_kiln()
+        return
+    import subprocess
+    why = missing_python(python)
+    if not why:
+        p = subprocess.run([python, os.path.abspath(__file__)], capture_output=True, text=True, env=child_env(),
+                           cwd=CHILD_CWD)
+        why = None if p.returncode == 0 else (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+    if why:
+        sys.exit(f"{os.path.basename(sys.argv[0]) or 'benchmark'}: {what} {python}: {why}")
+
+
 def kiln_path_problem(path):
     """None when `path` (a folder meant for PYTHONPATH, e.g. bench_cpu_step.py --kiln NAME=PATH) holds a built kiln
     that this interpreter can load: kiln/__init__.py and kiln/_core with one of its extension suffixes."""
