@@ -12,12 +12,10 @@ never a made-up number. Kiln runs in this python (the installed Kiln: .venv/bin/
 """
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 from _env import CHILD_CWD, child_env, missing_python, require_kiln
 
