@@ -6,7 +6,9 @@ sys.path or PYTHONPATH imports half a package (a circular-import ImportError, or
 
 - run a benchmark as `.venv/bin/python benchmarks/NAME.py ...`, with PYTHONPATH unset;
 - require_kiln() (at the start of a script, or of the part of it that measures Kiln) turns a kiln that does not
-  import, or imports without its extension, into one clear line instead of a traceback;
+  import, or imports without its extension, into one clear line instead of a traceback; require_kiln_in(python)
+  does the same for another interpreter (a script's --kiln-python), kiln_path_problem(path) for a folder meant for
+  PYTHONPATH (bench_cpu_step.py --kiln NAME=PATH: it must hold a built kiln, kiln/_core*.so);
 - child_env() is the environment of every child process: this process's own (so that a child started with
   sys.executable imports the same kiln as its parent), with the thread counts set when asked. It never adds the
   source tree's python/; only the folders a child imports helpers from (benchmarks/, examples/: not the kiln
