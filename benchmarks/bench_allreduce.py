@@ -43,8 +43,9 @@ import sys
 import tempfile
 import time
 
+from _env import CHILD_CWD, child_env, require_kiln
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 SIZES = [1024 * 4 ** k for k in range(9)]  # 1 KiB … 64 MiB
 SIDES = ("gloo", "gloo_py", "kiln")
 HELD_SIDES = ("gloo_alt", "kiln_held")  # --held: two output buffers in turn
@@ -65,7 +66,7 @@ def _load_baseline(path):
 
 def _worker(scale, blocks, store, lib_path, sides, sizes):
     import numpy as np
-    import kiln
+    kiln = require_kiln()
     from kiln.communication import comm_func, get_group_size, get_rank, init
     init()
     rank, size = get_rank(), get_group_size()
@@ -156,7 +157,6 @@ def _baseline_library():
 def run_once(scale, blocks, lib, sides, sizes):
     """One fresh pair of processes: {bytes: {side: (median, p10, cpu)}}."""
     with tempfile.TemporaryDirectory() as logs, tempfile.TemporaryDirectory() as store:
-        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
@@ -164,7 +164,7 @@ def run_once(scale, blocks, lib, sides, sizes):
                                f"--master_port={port}", f"--log_dir={logs}", os.path.abspath(__file__), "--worker",
                                f"--scale={scale}", f"--blocks={blocks}", f"--store={store}", f"--lib={lib}",
                                f"--sizes={','.join(map(str, sizes))}", *(["--held"] if len(sides) > len(SIDES) else [])],
-                              env=env, capture_output=True, text=True, timeout=1800)
+                              env=child_env(), cwd=CHILD_CWD, capture_output=True, text=True, timeout=1800)
         text = open(os.path.join(logs, "worker_0.log")).read()
         if proc.returncode:
             raise RuntimeError(f"the Kiln workers failed:\n{proc.stderr}\n{text}")
@@ -202,6 +202,7 @@ def main():
     if a.worker:
         _worker(a.scale, a.blocks, a.store, a.lib, sides, sizes)
         return 0
+    require_kiln()  # kiln.msrun and the workers run in this python
     lib = _baseline_library()
     load = os.getloadavg()
     if load[0] > (os.cpu_count() or 1) / 2:

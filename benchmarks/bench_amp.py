@@ -9,10 +9,14 @@ Workloads (one full training step per iteration on a fixed batch: forward, loss,
 Kiln and MindSpore run the step compiled (kiln.jit / mindspore.jit); PyTorch runs eager. Each (framework, variant)
 runs in its own subprocess with OMP/MKL_NUM_THREADS (and torch.set_num_threads) set to --threads; it warms up,
 then benchmarks/_timing.py picks a step count of about --min-time seconds and the median steps/s of --repeats runs
-is taken; --rounds N repeats the whole pass N times, interleaved, and reports the median of the rounds. A framework that is missing or raises is reported as such, never as a number.
+is taken; --rounds N repeats the whole pass N times, interleaved, and reports the median of the rounds. A framework
+that is missing (its python absent, or the module not importable) or raises is reported as such, never as a number.
+Kiln runs in this python (the installed Kiln: .venv/bin/python, benchmarks/_env.py), the peers in theirs.
 
-    PYTHONPATH=python .venv/bin/python benchmarks/bench_amp.py --torch-python /work/torchvenv/bin/python \\
+    .venv/bin/python benchmarks/bench_amp.py --torch-python /work/torchvenv/bin/python \\
         --ms-python /work/msvenv/bin/python [--threads 2] [--workloads mlp,lenet] [--rounds 3] [--quick]
+    .venv/bin/python benchmarks/bench_amp.py --frameworks kiln --workloads lenet --variants fp32 \\
+        --repeats 1 --warmup 0 --min-time 0.05                     # seconds: does it run?
 """
 import argparse
 import json
@@ -23,10 +27,9 @@ import sys
 
 import numpy as np
 
-from _timing import timed_rates  # noqa: E402
+from _env import CHILD_CWD, child_env, missing_python, require_kiln
+from _timing import timed_rates
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
 VARIANTS = ("fp32", "o2-bf16", "o2-fp16")
 
 
@@ -123,7 +126,7 @@ def worker(args):
     if args.framework == "torch":
         step, sync = torch_step(args.workload, args.variant, args.threads)
     elif args.framework == "kiln":
-        import kiln as ms
+        ms = require_kiln()
         from kiln import nn, ops, amp
         step, sync = ms_step(ms, nn, ops, amp, args.workload, args.variant)
     else:
@@ -141,15 +144,15 @@ def worker(args):
 
 
 def run_variant(python, framework, workload, variant, args):
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads),
-               OPENBLAS_NUM_THREADS=str(args.threads), GLOG_v="3")
-    if framework == "kiln":
-        env["PYTHONPATH"] = os.path.join(REPO, "python") + os.pathsep + env.get("PYTHONPATH", "")
+    missing = missing_python(python)
+    if missing:
+        return {"error": missing}
+    env = child_env(args.threads, GLOG_v=3)
     cmd = [python, os.path.abspath(__file__), "--worker", "--framework", framework, "--workload", workload,
            "--variant", variant, "--threads", str(args.threads), "--repeats", str(args.repeats), "--warmup",
            str(args.warmup), "--min-time", str(args.min_time)]
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout, cwd=HERE)
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout, cwd=CHILD_CWD)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {args.timeout:.0f} s"}
     for line in reversed(out.stdout.splitlines()):
@@ -185,6 +188,8 @@ def main():
         args.repeats, args.warmup, args.min_time = 3, 2, 0.5
     if args.worker:
         return worker(args)
+    if "kiln" in args.frameworks.split(","):
+        require_kiln()  # this python runs Kiln's variants: fail here, clearly, rather than in every child
     pythons = {"kiln": sys.executable, "torch": args.torch_python, "mindspore": args.ms_python}
     results = {}
     rates = {}
@@ -209,7 +214,7 @@ def main():
     print(f"{'workload':8s} {'framework':10s} " + " ".join(f"{v:>18s}" for v in args.variants.split(",")))
     for workload in args.workloads.split(","):
         for framework in args.frameworks.split(","):
-            base = results[(workload, framework, "fp32")].get("rate")
+            base = results.get((workload, framework, "fp32"), {}).get("rate")
             cells = []
             for v in args.variants.split(","):
                 r = results[(workload, framework, v)]

@@ -11,7 +11,8 @@ Measured, each as the median of --repeats runs (seconds per call, after warm-up)
   batched      g applied to the whole (B, 64) batch at once (what per-op batching rules would reach)
   hook         ms.grad with a HookBackward / a Cell backward hook on the path vs without
 
-    PYTHONPATH=python .venv/bin/python benchmarks/bench_autodiff_transforms.py [--batch 32] [--repeats 5]
+    .venv/bin/python benchmarks/bench_autodiff_transforms.py [--batch 32] [--repeats 5]
+Runs against this python's kiln: the installed Kiln (.venv/bin/python, tools/setup_env.sh; benchmarks/_env.py).
 """
 import argparse
 import statistics
@@ -19,8 +20,11 @@ import time
 
 import numpy as np
 
-import kiln as ms
-from kiln import nn, ops, Tensor
+from _env import require_kiln
+
+require_kiln()  # one clear line (not a traceback) when kiln is missing or a source tree without kiln._core
+import kiln as ms  # noqa: E402
+from kiln import nn, ops, Tensor  # noqa: E402
 
 
 def median_time(fn, repeats, calls=3):

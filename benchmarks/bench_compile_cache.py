@@ -12,7 +12,9 @@ directory (cached: read, validate, bind the file; no trace). Reported: the media
 compile_seconds and of the whole first call (compile + one step), and off/cached ratios. Each warm run must have
 traced nothing and produced the cold run's losses bit for bit, else the case is reported as failed.
 
-    PYTHONPATH=python .venv/bin/python benchmarks/bench_compile_cache.py [--case seed|lenet|deep|all] [--repeats 5]
+    .venv/bin/python benchmarks/bench_compile_cache.py [--case seed|lenet|deep|all] [--repeats 5]
+    .venv/bin/python benchmarks/bench_compile_cache.py --case seed --repeats 1      # seconds: does it run?
+Every process runs this python's kiln: the installed Kiln (.venv/bin/python, tools/setup_env.sh; benchmarks/_env.py).
 """
 import argparse
 import json
@@ -23,13 +25,15 @@ import sys
 import tempfile
 import time
 
+from _env import child_env, require_kiln
+
 CASES = {"seed": "seed MLP 10-16-1, batch 32, Adam, MSE", "lenet": "LeNet-style CNN 1x8x8, batch 64, Adam, CE",
          "deep": "MLP 24x(Dense 64+BatchNorm+ReLU), batch 32, Adam"}
 
 
 def child(case, cache_dir):
     import numpy as np
-    import kiln as ms
+    ms = require_kiln()
     from kiln import nn, ops
     if cache_dir != "off":
         ms.set_context(enable_compile_cache=True, compile_cache_path=cache_dir)
@@ -85,9 +89,8 @@ def child(case, cache_dir):
 
 
 def run_child(case, cache_dir):
-    env = dict(os.environ)
     p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", case, cache_dir], capture_output=True,
-                       text=True, env=env, timeout=300)
+                       text=True, env=child_env(), timeout=300)
     if p.returncode != 0:
         raise RuntimeError(p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"exit {p.returncode}")
     line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")][-1]
@@ -120,6 +123,9 @@ def main():
     if a.child:
         child(*a.child)
         return
+    if a.repeats < 1:
+        ap.error(f"--repeats must be >= 1, got {a.repeats}")
+    require_kiln()
     print("compile = the jit entry's compile_seconds (trace+passes+lowering, or load+lowering); 1st call = compile + "
           "one step. Milliseconds, median of --repeats fresh processes each.")
     print(f"{'case':<40} {'off':>7} {'cold':>7} {'cached':>7} {'off/cached':>10}   {'1st call off':>12} "

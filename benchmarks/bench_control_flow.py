@@ -5,25 +5,26 @@ mean(h_T^2), one SGD step (lr 0.01) per training step. Forms:
   while     @jit, `while t < steps:` with `steps` a Tensor: one While node (loop body compiled once; the gradient is a
             WhileGrad node running the body's vjp over the saved trips)
   unrolled  @jit, `for t in range(50):` with a Python int: 50 copies of the cell in the graph (today's tracing)
-  torch     the same loop in PyTorch eager (loss.backward(), in-place SGD), if /work/torchvenv has torch
+  torch     the same loop in PyTorch eager (loss.backward(), in-place SGD), if --torch-python (default
+            /work/torchvenv/bin/python) exists; a missing one is reported as "not installed"
 Reported: steps/s (median of --repeats runs of about --min-time s each, benchmarks/_timing.py; the two Kiln forms
 alternate run by run), compile time of the
 first call, and the loss of the first step of each form (they must agree: same data, same initial weights).
 
-    PYTHONPATH=python .venv/bin/python benchmarks/bench_control_flow.py [--repeats 5] [--min-time 1.0] [--threads N]
+    .venv/bin/python benchmarks/bench_control_flow.py [--repeats 5] [--min-time 1.0] [--threads N]
     (torch: /work/torchvenv/bin/python benchmarks/bench_control_flow.py --torch-only, run by this script itself)
+The Kiln forms run in this python: the installed Kiln (.venv/bin/python, tools/setup_env.sh; benchmarks/_env.py).
 """
 import argparse
 import json
 import os
 import subprocess
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import timed_rates  # noqa: E402
+from _env import child_env, missing_python, require_kiln
+from _timing import timed_rates
 
 STEPS, BATCH, IN, HID, LR = 50, 32, 128, 128, 0.01
 
@@ -38,7 +39,7 @@ def data(seed=0):
 
 
 def kiln_step(form):
-    import kiln as ms
+    ms = require_kiln()
     from kiln import Parameter, Tensor, ops
     xs_np, wx_np, wh_np, b_np = data()
     wx, wh, b = (Parameter(Tensor(a), name=n) for a, n in ((wx_np, "wx"), (wh_np, "wh"), (b_np, "b")))
@@ -126,6 +127,7 @@ def main():
         print(json.dumps({"form": "torch eager", "steps_per_s": float(np.median(rates)), "first_loss": first_loss,
                           "torch": torch.__version__, "threads": torch.get_num_threads()}))
         return
+    require_kiln()
     results = []
     forms = {form: kiln_step(form) for form in ("while", "unrolled")}
     rates = {form: [] for form in forms}
@@ -138,10 +140,12 @@ def main():
         results.append({"form": f"kiln jit {form}", "steps_per_s": float(np.median(rates[form])),
                         "first_loss": first_loss, "compile_s": round(compile_s, 3), "graph_nodes": g.num_nodes,
                         "while_nodes": g.count("While")})
-    if os.path.exists(a.torch_python):
+    if missing_python(a.torch_python):
+        results.append({"form": "torch eager", "error": missing_python(a.torch_python)})
+    else:
         cmd = [a.torch_python, os.path.abspath(__file__), "--torch-only", "--repeats", str(a.repeats),
                "--min-time", str(a.min_time), "--threads", str(a.threads)]
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        out = subprocess.run(cmd, capture_output=True, text=True, env=child_env(), timeout=600)
         if out.returncode == 0:
             results.append(json.loads(out.stdout.strip().splitlines()[-1]))
         else:

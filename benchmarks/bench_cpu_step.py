@@ -7,11 +7,18 @@ of the whole process, and the wall time (the best of 3 runs of --steps steps aft
 thread's CPU time). The calling thread runs every serial part of the step and its share of each parallel region,
 so its CPU time per step approximates the step's wall time on an idle machine (it omits the time the thread waits
 for a slower worker or for a wake-up, so it flatters threaded code somewhat); process CPU - thread CPU is the work
-done by the other threads. Use it to compare builds (--kiln NAME=PYTHONPATH, several times) and frameworks when
-the machine is shared; quote bench_models.py's steps/s when it is idle.
+done by the other threads. Use it to compare builds (--kiln NAME=PATH, several times) and frameworks when the
+machine is shared; quote bench_models.py's steps/s when it is idle.
 
-    PYTHONPATH=python .venv/bin/python benchmarks/bench_cpu_step.py --workloads transformer --threads 1,2 \\
-        --kiln after=python --kiln before=/path/to/other/python --torch-python /work/torchvenv/bin/python
+Which Kiln: by default the one this python imports -- the installed Kiln (.venv/bin/python, tools/setup_env.sh;
+benchmarks/_env.py). --kiln NAME=PATH measures another build: PATH goes on PYTHONPATH for that build's runs and must
+hold a built kiln for this python (PATH/kiln/_core*.so: a site-packages of another install, or a source tree's python/
+after tools/dev_build.sh; a plain source tree's python/ has no _core and is refused). NAME= (an empty PATH) is the
+installed Kiln again, so `--kiln before=/tmp/before/python --kiln after=` compares an old build with the installed one.
+
+    .venv/bin/python benchmarks/bench_cpu_step.py --workloads transformer --threads 1,2 \\
+        --kiln before=/path/to/built/python --kiln after= --torch-python /work/torchvenv/bin/python
+    .venv/bin/python benchmarks/bench_cpu_step.py --workloads lenet --threads 1 --steps 1   # seconds: does it run?
 """
 import argparse
 import json
@@ -20,14 +27,14 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from _env import child_env, kiln_path_problem, missing_python, require_kiln
 
 
 def worker(variant, workload, threads, steps):
-    sys.path.insert(0, HERE)
-    import bench_models as bm
+    import bench_models as bm  # benchmarks/ is sys.path[0]
 
     if variant.startswith("kiln"):
+        require_kiln()
         step, sync, *_ = bm.build_kiln(workload, threads, use_jit=variant == "kiln-jit")
     else:
         step, sync, *_ = bm.build_torch(workload, threads, compiled=False)
@@ -51,8 +58,10 @@ def main():
     ap.add_argument("--workloads", default="transformer", help="comma-separated, from bench_models.py")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--steps", type=int, default=6, help="steps per timed run (default 6)")
-    ap.add_argument("--kiln", action="append", default=[], metavar="NAME=PYTHONPATH",
-                    help="a Kiln build to measure (repeatable); default: this python's own kiln, named 'kiln'")
+    ap.add_argument("--kiln", action="append", default=[], metavar="NAME=PATH",
+                    help="a Kiln build to measure (repeatable): PATH is put on PYTHONPATH and must hold a built kiln "
+                         "(PATH/kiln/_core*.so); an empty PATH is this python's installed kiln. Default: only the "
+                         "installed kiln, named 'kiln'")
     ap.add_argument("--torch-python", default="", help="python with torch (PyTorch eager); omitted if empty")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
@@ -65,8 +74,12 @@ def main():
     for spec in args.kiln or ["kiln="]:
         name, sep, path = spec.partition("=")
         if not sep or not name:
-            ap.error(f"--kiln must be NAME=PYTHONPATH, got {spec!r}")
+            ap.error(f"--kiln must be NAME=PATH (PATH empty: the installed kiln), got {spec!r}")
+        if path and kiln_path_problem(path):
+            ap.error(f"--kiln {spec}: {kiln_path_problem(path)}")
         builds.append((name, path))
+    if any(not path for _, path in builds):
+        require_kiln()  # the installed kiln of this python is measured
     try:
         threads = [int(t) for t in args.threads.split(",") if t.strip()]
     except ValueError:
@@ -83,18 +96,19 @@ def main():
     for wl in args.workloads.split(","):
         for t in threads:
             for name, py, path, v in runs:
-                env = dict(os.environ, OMP_WAIT_POLICY="passive")
-                for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-                    env[k] = str(t)
-                if path:
-                    env["PYTHONPATH"] = os.path.abspath(path)
+                env = child_env(t, path=[path] if path else (), OMP_WAIT_POLICY="passive")
                 cmd = [py, os.path.abspath(__file__), "--worker", v, wl, str(t), str(args.steps)]
+                missing = missing_python(py)
                 try:
+                    if missing:
+                        raise FileNotFoundError(missing)
                     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
                     thr, proc, wall = json.loads(p.stdout.strip().splitlines()[-1])
                     res = f"{thr:9.2f} {proc:9.2f} {wall:9.2f}"
                 except subprocess.TimeoutExpired:
                     res = "timed out"
+                except FileNotFoundError:
+                    res = missing
                 except (IndexError, ValueError):
                     res = "failed: " + (p.stderr.strip().splitlines() or ["no output"])[-1][:120]
                 print(f"{wl:12s} {t} thr  {name:10s} {v:9s} {res}   (load {os.getloadavg()[0]:.1f})", flush=True)

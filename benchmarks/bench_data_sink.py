@@ -12,7 +12,8 @@ Each variant warms up (compiles, fills the queue); then timed runs of --epochs e
 with its CPU time per step (all threads of the process), and the ratio sink / per-step.
 Both variants must end with the same parameters (checked: bit for bit), so neither skips work.
 
-    PYTHONPATH=python .venv/bin/python benchmarks/bench_data_sink.py [--epochs 30] [--repeats 5]
+    .venv/bin/python benchmarks/bench_data_sink.py [--epochs 30] [--repeats 5]
+Runs against this python's kiln: the installed Kiln (.venv/bin/python, tools/setup_env.sh; benchmarks/_env.py).
 """
 import argparse
 import os
@@ -20,8 +21,11 @@ import time
 
 import numpy as np
 
-import kiln as ms
-from kiln import nn, ops
+from _env import require_kiln
+
+require_kiln()  # one clear line (not a traceback) when kiln is missing or a source tree without kiln._core
+import kiln as ms  # noqa: E402
+from kiln import nn, ops  # noqa: E402
 
 
 class SimpleMLP(nn.Cell):

@@ -15,7 +15,9 @@ samples/s over x's (above 1: Kiln is faster).
     .venv/bin/python benchmarks/bench_dataset.py \\
         [--mindspore-python /path/to/venv-with-mindspore/bin/python] [--torch-python /path/to/venv-with-torch/bin/python]
         [--pipeline mnist|jpeg|all] [--repeats 3]
-By default the peers' interpreter is benchmarks/.venv-peers/bin/python (setup_peers.sh; it holds both peers).
+By default the peers' interpreter is benchmarks/.venv-peers/bin/python (setup_peers.sh; it holds both peers); a
+missing one is reported as "not installed". Kiln's is this python (--kiln-python): the installed Kiln
+(.venv/bin/python, tools/setup_env.sh; benchmarks/_env.py); one whose kiln does not import stops the script.
 The data is written once into --data-dir (default: a temporary directory)."""
 import argparse
 import json
@@ -27,6 +29,8 @@ import tempfile
 import time
 
 import numpy as np
+
+from _env import child_env, require_kiln, require_kiln_in
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -102,6 +106,7 @@ def ms_pipeline(ds, vision, transforms, pipeline, path):
 def ms_epochs(framework, pipeline, path):
     """Yields a function that reads one epoch and returns (samples, last batch's image shape)."""
     if framework == "kiln":
+        require_kiln()
         import kiln.dataset as ds
         from kiln.dataset import transforms, vision
     else:
@@ -190,9 +195,8 @@ def measure(py, framework, pipeline, path, repeats):
     module = {"kiln": "kiln", "mindspore": "mindspore", "torch": "torch"}[framework]
     if py is None or not os.path.exists(py) or version_of(py, module) is None:
         return None, "not installed"
-    env = dict(os.environ)  # PYTHONPATH passes on: the Kiln measured is the one this interpreter imports
     r = subprocess.run([py, os.path.abspath(__file__), "--worker", framework, "--pipeline", pipeline,
-                        "--path", path, "--repeats", str(repeats)], capture_output=True, text=True, env=env)
+                        "--path", path, "--repeats", str(repeats)], capture_output=True, text=True, env=child_env())
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
     if r.returncode != 0 or not lines:
         last = (r.stderr.strip().splitlines() or ["no output"])[-1]
@@ -215,6 +219,7 @@ def main():
     if a.worker:
         worker(a.worker, a.pipeline, a.path, a.repeats)
         return
+    require_kiln_in(a.kiln_python)
     tmp = None
     if a.data_dir is None:
         tmp = tempfile.TemporaryDirectory(prefix="kiln-bench-data-")

@@ -2,10 +2,12 @@
 MNIST-format idx files (60,000 random 28x28 images, written to a temporary folder) -> MnistDataset -> map(rescale,
 normalize, HWC->CHW) -> batch(64) -> tuple iterator (NumPy). Measures the engine (reading, per-row dispatch,
 batching, workers), not the transforms' own speed. With --peer-mindspore it runs the same script under MindSpore
-when `mindspore` is importable in this interpreter (e.g. /work/msvenv/bin/python).
+when `mindspore` is importable in this interpreter (e.g. /work/msvenv/bin/python; kiln is not imported then).
+Without it, it runs against this python's kiln: the installed Kiln (.venv/bin/python, tools/setup_env.sh;
+benchmarks/_env.py).
 
-    PYTHONPATH=python .venv/bin/python benchmarks/bench_dataset_engine.py [--rows 60000] [--repeats 3]
-    PYTHONPATH=python /work/msvenv/bin/python benchmarks/bench_dataset_engine.py --peer-mindspore
+    .venv/bin/python benchmarks/bench_dataset_engine.py [--rows 60000] [--repeats 3]
+    /work/msvenv/bin/python benchmarks/bench_dataset_engine.py --peer-mindspore
 """
 import argparse
 import os
@@ -14,6 +16,8 @@ import tempfile
 import time
 
 import numpy as np
+
+from _env import require_kiln
 
 
 def write_idx(path, arr, magic):
@@ -49,7 +53,7 @@ def run(ds, folder, workers, processes):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=60000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--peer-mindspore", action="store_true")
@@ -58,6 +62,7 @@ def main():
         import mindspore.dataset as ds
         name = "MindSpore " + __import__("mindspore").__version__
     else:
+        require_kiln()
         import kiln.dataset as ds
         name = "Kiln"
     rng = np.random.default_rng(0)

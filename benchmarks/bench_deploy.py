@@ -7,7 +7,9 @@ For the LeNet of examples/train_lenet_digits.py at batch --batch (digits, 1x8x8)
 each the median of --repeats measurements of --calls calls after warm-up. The C++ outputs must equal Graph mode's
 bit for bit (the run fails otherwise). Needs the example binary (tools/dev_build.sh --tests, or --binary PATH).
 
-    PYTHONPATH=python .venv/bin/python benchmarks/bench_deploy.py [--batch 64] [--calls 200] [--repeats 5]
+    .venv/bin/python benchmarks/bench_deploy.py [--batch 64] [--calls 200] [--repeats 5]
+Runs against this python's kiln: the installed Kiln (.venv/bin/python, tools/setup_env.sh; benchmarks/_env.py).
+The C++ binary and the installed Kiln should come from the same source (run tools/setup_env.sh after changing it).
 """
 import argparse
 import glob
@@ -21,10 +23,10 @@ import time
 
 import numpy as np
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path.insert(0, os.path.join(ROOT, "examples"))
+from _env import EXAMPLES, ROOT, require_kiln  # (benchmarks/ is sys.path[0] when a script runs)
+from _timing import per_call
 
-from _timing import per_call  # noqa: E402  (benchmarks/ is sys.path[0] when a script runs)
+sys.path.insert(0, EXAMPLES)  # train_lenet_digits (a helper, not the kiln package)
 
 
 def main():
@@ -39,7 +41,7 @@ def main():
     if binary is None:
         sys.exit("bench_deploy: no kiln_run_model binary (build it with tools/dev_build.sh --tests)")
 
-    import kiln as ms
+    ms = require_kiln()
     from kiln import Tensor
     from train_lenet_digits import LeNet, load_data
 

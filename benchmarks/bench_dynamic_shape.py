@@ -12,7 +12,8 @@ Reported: the time of the first call (compile), the mean time of a call with a n
 a specialization), the median steady-state step time at batch 32 for both (a cached shape: one dict lookup more for
 the dynamic graph), and the number of compiles. Medians over --repeats.
 
-    PYTHONPATH=python .venv/bin/python benchmarks/bench_dynamic_shape.py [--sizes 24] [--repeats 3] [--model gated]
+    .venv/bin/python benchmarks/bench_dynamic_shape.py [--sizes 24] [--repeats 3] [--model gated]
+Runs against this python's kiln: the installed Kiln (.venv/bin/python, tools/setup_env.sh; benchmarks/_env.py).
 """
 import argparse
 import statistics
@@ -20,8 +21,11 @@ import time
 
 import numpy as np
 
-import kiln as ms
-from kiln import nn, ops, Tensor
+from _env import require_kiln
+
+require_kiln()  # one clear line (not a traceback) when kiln is missing or a source tree without kiln._core
+import kiln as ms  # noqa: E402
+from kiln import nn, ops, Tensor  # noqa: E402
 
 
 class LeNet(nn.Cell):

@@ -9,9 +9,10 @@ i.e. the forward, the sum, its (broadcast) cotangent and the op's backward. The 
 enough iterations to take about --min-time seconds is printed; the machine's load average is printed with it, since
 timings on a loaded machine are noisy (compare figures from runs at similar load).
 
-    PYTHONPATH=python .venv/bin/python benchmarks/bench_kernels.py [--threads 1,2] [--only relu,conv*] [--json out.json]
+    .venv/bin/python benchmarks/bench_kernels.py [--threads 1,2] [--only relu,conv*] [--json out.json]
     /work/torchvenv/bin/python benchmarks/bench_kernels.py --framework torch --only 'conv*,bn_resnet,maxpool_resnet'
-(--only takes names, or prefixes ending in '*').
+(--only takes names, or prefixes ending in '*'). Kiln runs in this python: the installed Kiln (.venv/bin/python,
+tools/setup_env.sh; benchmarks/_env.py).
 """
 import argparse
 import json
@@ -22,6 +23,8 @@ import sys
 import time
 
 import numpy as np
+
+from _env import child_env, require_kiln
 
 BIG = 1 << 20  # 1M elements
 SMALL = 4096
@@ -159,7 +162,7 @@ def worker(args):
                                                        args.min_time, args.repeats)
         print(json.dumps(out))
         return
-    import kiln
+    kiln = require_kiln()
     kiln.set_context(mode=kiln.PYNATIVE_MODE)
     for name, sizes in _cases(kiln).items():
         if not _selected(name, only):
@@ -188,9 +191,11 @@ def main():
     args = ap.parse_args()
     if args.worker:
         return worker(args)
+    if args.framework == "kiln":
+        require_kiln()
     results = {}
     for t in args.threads.split(","):
-        env = dict(os.environ, OMP_NUM_THREADS=t)
+        env = child_env(OMP_NUM_THREADS=t)
         cmd = [sys.executable, __file__, "--worker", "--min-time", str(args.min_time), "--repeats",
                str(args.repeats), "--only", args.only, "--framework", args.framework]
         load0 = os.getloadavg()[0]

@@ -2,6 +2,7 @@
 from 1 to N processes on this machine, each run started by `python -m kiln.msrun`.
 
     .venv/bin/python benchmarks/bench_lenet_scaling.py [--procs 1,2] [--epochs 4] [--batch 64] [--mode graph]
+    .venv/bin/python benchmarks/bench_lenet_scaling.py --procs 1 --epochs 2 --batch 256   # seconds: does it run?
 
 The global batch stays --batch (each of N processes takes batch/N rows of it, gradients averaged by
 nn.DistributedGradReducer), so every run does the same training (the same weights after each step, up to float
@@ -18,14 +19,13 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+from _env import CHILD_CWD, EXAMPLES, child_env, require_kiln
 
 
 def _worker(args):
-    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    sys.path.insert(0, EXAMPLES)  # train_lenet_digits (a helper, not the kiln package)
     import numpy as np
-    import kiln as ms
+    ms = require_kiln()
     from kiln import Tensor, nn, ops
     from kiln.communication import get_group_size, get_rank, init
     from train_lenet_digits import LeNet, load_data
@@ -84,11 +84,11 @@ def _run(n, args):
         port = s.getsockname()[1]
         s.close()
         threads = max(1, (os.cpu_count() or 1) // n)
-        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), OMP_NUM_THREADS=str(threads))
+        env = child_env(OMP_NUM_THREADS=threads)
         r = subprocess.run([sys.executable, "-m", "kiln.msrun", f"--worker_num={n}", f"--local_worker_num={n}",
                             f"--master_port={port}", f"--log_dir={logs}", os.path.abspath(__file__), "--worker",
                             f"--epochs={args.epochs}", f"--batch={args.batch}", f"--mode={args.mode}"],
-                           env=env, capture_output=True, text=True, timeout=1800)
+                           env=env, cwd=CHILD_CWD, capture_output=True, text=True, timeout=1800)
         text = open(os.path.join(logs, "worker_0.log")).read()
         if r.returncode:
             raise RuntimeError(f"{n} processes failed:\n{r.stderr}\n{text}")
@@ -105,9 +105,12 @@ def main():
     p.add_argument("--mode", choices=("graph", "pynative"), default="graph")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.epochs < 2:
+        p.error("--epochs must be >= 2 (the first epoch compiles and is not timed)")
     if args.worker:
         _worker(args)
         return 0
+    require_kiln()  # kiln.msrun and the workers run in this python
     load = os.getloadavg()[0]
     if load > (os.cpu_count() or 1) / 2:
         print(f"warning: load average {load:.1f} on {os.cpu_count()} cores: figures are not representative")

@@ -2,7 +2,8 @@
 d 128, 4 heads, FFN 512, seq 64, batch 16), on 1 and 2 OpenMP threads in the same process (libgomp's
 omp_set_num_threads, interleaved: a load change hits both), best of --reps runs of 5 calls each.
 
-    PYTHONPATH=python .venv/bin/python benchmarks/bench_matmul_shapes.py [--reps 15] [NAME_FILTER ...]
+    .venv/bin/python benchmarks/bench_matmul_shapes.py [--reps 15] [NAME_FILTER ...]
+Runs against this python's kiln: the installed Kiln (.venv/bin/python, tools/setup_env.sh; benchmarks/_env.py).
 """
 import argparse
 import ctypes
@@ -10,9 +11,12 @@ import time
 
 import numpy as np
 
-from kiln import Tensor, _core
+from _env import require_kiln
 
-_gomp = ctypes.CDLL("libgomp.so.1")
+require_kiln()  # one clear line (not a traceback) when kiln is missing or a source tree without kiln._core
+from kiln import Tensor, _core  # noqa: E402
+
+_gomp = ctypes.CDLL("libgomp.so.1")  # after kiln (kiln/_loader.py sets the OpenMP environment)
 
 
 def cases():

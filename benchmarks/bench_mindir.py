@@ -6,7 +6,8 @@ the file size, the time of `kiln.load`, and the median time per inference call o
 warm-up). The outputs of the loaded graph must equal the network's (max abs difference printed; the run fails
 above 1e-5).
 
-    PYTHONPATH=python .venv/bin/python benchmarks/bench_mindir.py [--batch 32] [--calls 50] [--repeats 5]
+    .venv/bin/python benchmarks/bench_mindir.py [--batch 32] [--calls 50] [--repeats 5]
+Runs against this python's kiln: the installed Kiln (.venv/bin/python, tools/setup_env.sh; benchmarks/_env.py).
 """
 import argparse
 import os
@@ -16,9 +17,10 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from _env import EXAMPLES, require_kiln  # (benchmarks/ is sys.path[0] when a script runs)
+from _timing import per_call
 
-from _timing import per_call  # noqa: E402  (benchmarks/ is sys.path[0] when a script runs)
+sys.path.insert(0, EXAMPLES)  # the examples' LeNet5 (a helper, not the kiln package)
 
 
 def main():
@@ -27,7 +29,7 @@ def main():
     ap.add_argument("--calls", type=int, default=50)
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
-    import kiln as ms
+    ms = require_kiln()
     from kiln import nn, Tensor
     from train_mnist_model import LeNet5
 

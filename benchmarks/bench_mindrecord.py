@@ -4,18 +4,20 @@ One data set, MNIST-like: --rows rows of {"label": int32, "image": bytes (784 by
 (1..3 boxes), "name": string}, written by FileWriter in calls of 1,000 rows into --shards shards; then read end to
 end by MindDataset(shuffle=False) (tuple iterator, NumPy output) and by FileReader.get_next(). Each framework runs
 in its own interpreter (the same code, `kiln` or `mindspore` imported) on its own files; the median of --repeats
-runs is reported. A framework that does not import is reported as "not installed" -- never a made-up number.
+runs is reported. A framework that does not import (or whose python is missing) is reported as "not installed" --
+never a made-up number. Kiln runs in this python (the installed Kiln: .venv/bin/python, benchmarks/_env.py).
 
     .venv/bin/python benchmarks/bench_mindrecord.py [--mindspore-python /work/msvenv/bin/python] [--rows 20000]
+    .venv/bin/python benchmarks/bench_mindrecord.py --rows 1000 --shards 1 --repeats 1    # seconds: does it run?
 """
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from _env import CHILD_CWD, child_env, missing_python, require_kiln
 
 _CHILD = r'''
 import json, os, sys, time
@@ -60,14 +62,11 @@ print("RESULT " + json.dumps(out))
 
 
 def run(python, impl, folder, args):
-    env = dict(os.environ)
-    if impl == "kiln":
-        env["PYTHONPATH"] = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python")
-    try:
-        p = subprocess.run([python, "-c", _CHILD, impl, folder, str(args.rows), str(args.shards), str(args.repeats)],
-                           capture_output=True, text=True, env=env, timeout=1800)
-    except FileNotFoundError:
+    if missing_python(python):
         return "not installed"
+    # `-c` puts the working directory on sys.path: CHILD_CWD holds no kiln package
+    p = subprocess.run([python, "-c", _CHILD, impl, folder, str(args.rows), str(args.shards), str(args.repeats)],
+                       capture_output=True, text=True, env=child_env(), cwd=CHILD_CWD, timeout=1800)
     for line in p.stdout.splitlines():
         if line.startswith("RESULT "):
             return {k: statistics.median(v) for k, v in json.loads(line[7:]).items()}
@@ -83,15 +82,16 @@ def main():
     ap.add_argument("--shards", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
+    require_kiln()  # the kiln child runs in this python
     with tempfile.TemporaryDirectory() as folder:
         results = {"kiln": run(sys.executable, "kiln", folder, args),
                    "mindspore": run(args.mindspore_python, "mindspore", folder, args)}
     print(f"MindRecord, {args.rows} rows, {args.shards} shards, median of {args.repeats} (rows/s)")
-    print(f"{'':12}{'kiln':>12}{'mindspore':>12}{'kiln/ms':>9}")
+    print(f"{'':12}{'kiln':>15}{'mindspore':>15}{'kiln/ms':>9}")
     for what in ("write", "minddataset", "filereader"):
         k, m = results["kiln"], results["mindspore"]
-        kv = f"{k[what]:12.0f}" if isinstance(k, dict) else f"{k:>12}"
-        mv = f"{m[what]:12.0f}" if isinstance(m, dict) else f"{m:>12}"
+        kv = f"{k[what]:15.0f}" if isinstance(k, dict) else f"{k:>15}"
+        mv = f"{m[what]:15.0f}" if isinstance(m, dict) else f"{m:>15}"
         ratio = f"{k[what] / m[what]:9.2f}" if isinstance(k, dict) and isinstance(m, dict) else ""
         print(f"{what:12}{kv}{mv}{ratio}")
 

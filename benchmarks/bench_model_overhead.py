@@ -1,17 +1,21 @@
 """Per-step cost of Model.train against a hand-written loop of TrainOneStepCell calls on the same data (the seed
 MLP: 10 → 16 → 1, batch 32), in PyNative and GRAPH_MODE, and of sink mode (kiln.train.data_sink).
 
-    PYTHONPATH=python .venv/bin/python benchmarks/bench_model_overhead.py [--steps 2000]
+    .venv/bin/python benchmarks/bench_model_overhead.py [--steps 2000]
 
 Prints microseconds per step (median of 3 runs). Model.train adds the callback dispatch and the dataset iteration
-to the step itself."""
+to the step itself. Runs against this python's kiln: the installed Kiln (.venv/bin/python, tools/setup_env.sh;
+benchmarks/_env.py)."""
 import argparse
 import time
 
 import numpy as np
 
-import kiln as ms
-from kiln import nn, Tensor
+from _env import require_kiln
+
+require_kiln()  # one clear line (not a traceback) when kiln is missing or a source tree without kiln._core
+import kiln as ms  # noqa: E402
+from kiln import nn, Tensor  # noqa: E402
 
 
 class _Data:

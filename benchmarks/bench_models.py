@@ -25,8 +25,11 @@ eager" divides the faster Kiln mode by PyTorch eager, from the same run of this 
     .venv/bin/python benchmarks/bench_models.py --threads 1,2 --torch-python /work/torchvenv/bin/python \\
         [--ms-python /work/msvenv/bin/python --peers torch,torch-compile,mindspore,mindspore-jit]
     .venv/bin/python benchmarks/bench_models.py --profile resnet8 [--threads 2]   # Kiln's top ops per step
-(PYTHONPATH=python for a source tree; see benchmarks/README.md.) A framework whose python is missing or does not
-import it is "not installed"; one that raises is "failed: ..." -- never a made-up number.
+    .venv/bin/python benchmarks/bench_models.py --workloads lenet --peers '' --threads 1 --repeats 1 --warmup 0 \\
+        --min-time 0.05                                                          # seconds: does it run?
+Kiln runs in --kiln-python (default: this python, i.e. the installed Kiln of .venv/bin/python, tools/setup_env.sh;
+benchmarks/_env.py): a kiln that does not import there stops the script with the reason. A peer whose python is
+missing or does not import it is "not installed"; one that raises is "failed: ..." -- never a made-up number.
 """
 import argparse
 import json
@@ -39,7 +42,8 @@ import time
 
 import numpy as np
 
-from _timing import timed_rates  # noqa: E402  (benchmarks/ is sys.path[0] when a script runs)
+from _env import child_env, missing_python, require_kiln, require_kiln_in  # (benchmarks/ is sys.path[0])
+from _timing import timed_rates
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -460,26 +464,18 @@ def worker(variant, name, args):
         print(json.dumps({"status": "failed", "detail": msg}))
 
 
-def thread_env(threads):
-    env = dict(os.environ)
-    if threads:
-        for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-            env[k] = str(threads)
-    return env
-
-
 def python_for(fw, args):
     return {"kiln": args.kiln_python, "torch": args.torch_python, "mindspore": args.ms_python}[fw]
 
 
 def run_variant(variant, name, threads, args):
     py = python_for(VARIANTS[variant][1], args)
-    if not py or not os.path.exists(py):
-        return {"status": "not installed", "detail": f"no python at {py!r}"}
+    if missing_python(py):
+        return {"status": "not installed", "detail": missing_python(py)}
     cmd = [py, os.path.abspath(__file__), "--worker", variant, "--workload", name, "--worker-threads", str(threads),
            "--warmup", str(args.warmup), "--repeats", str(args.repeats), "--min-time", str(args.min_time)]
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=thread_env(threads))
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=child_env(threads))
     except subprocess.TimeoutExpired:
         return {"status": "failed", "detail": f"timed out after {args.timeout:g} s"}
     for line in reversed(p.stdout.splitlines()):
@@ -566,7 +562,7 @@ def run_table(args, variants, thread_counts):
 # --profile: Kiln's top ops per step, PyNative and Graph.
 
 def profile_worker(name, args):
-    import kiln
+    kiln = require_kiln()
     from kiln.runtime import profile
     steps = args.profile_steps
     for use_jit, mode in ((False, "PyNative"), (True, "Graph")):
@@ -654,11 +650,12 @@ def main():
     if args.profile:
         if args.profile not in WORKLOADS:
             ap.error(f"--profile: unknown workload {args.profile!r}; choose from {list(WORKLOADS)}")
+        require_kiln_in(args.kiln_python)
         for t in thread_counts:
             cmd = [args.kiln_python, os.path.abspath(__file__), "--worker", "profile", "--workload", args.profile,
                    "--worker-threads", str(t), "--warmup", str(max(args.warmup, 2)),
                    "--profile-steps", str(args.profile_steps), "--top", str(args.top)]
-            p = subprocess.run(cmd, text=True, timeout=args.timeout, env=thread_env(t))
+            p = subprocess.run(cmd, text=True, timeout=args.timeout, env=child_env(t))
             if p.returncode:
                 print(f"profile on {t} thread(s) failed (exit {p.returncode})")
                 return 1
@@ -672,6 +669,7 @@ def main():
     if bad:
         ap.error(f"--peers: unknown {bad}; choose from torch, torch-compile, mindspore, mindspore-jit")
     variants = ["kiln", "kiln-jit"] + [v for v in VARIANTS if v in peers]
+    require_kiln_in(args.kiln_python)
     print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores; median of "
           f"{args.repeats} runs of ~{args.min_time:g} s after {args.warmup + 2} warm-up steps; each cell its own "
           f"process" + (f"; median of {args.rounds} interleaved rounds" if args.rounds > 1 else ""))

@@ -2,20 +2,19 @@
 (libgomp's omp_set_num_threads, alternating every step: a load change hits both columns), per op the min and the
 median over --rounds profiled steps (kiln.runtime.profile), ms per step.
 
-    PYTHONPATH=python .venv/bin/python benchmarks/bench_op_scaling.py [--workload transformer] [--rounds 20] \\
-        [--pynative]
+    .venv/bin/python benchmarks/bench_op_scaling.py [--workload transformer] [--rounds 20] [--pynative]
+Runs against this python's kiln: the installed Kiln (.venv/bin/python, tools/setup_env.sh; benchmarks/_env.py).
 
 On a shared machine the 2-thread column needs the second core: run it briefly at real-time priority
 (`chrt -f 1 ...`) or when the machine is idle.
 """
 import argparse
 import ctypes
-import os
 import statistics
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _env import require_kiln
 
+require_kiln()  # one clear line (not a traceback) when kiln is missing or a source tree without kiln._core
 import kiln  # noqa: E402,F401  (imported before libgomp: kiln/_loader.py sets the OpenMP environment)
 import bench_models as bm  # noqa: E402
 from kiln.runtime import profile  # noqa: E402

@@ -7,8 +7,9 @@ compile + one step) separately, the process CPU time per step (all threads; less
 load on the machine), and the loss after the timed steps of each mode (they must agree: same seed, same
 data, same numbers).
 
-    PYTHONPATH=python .venv/bin/python benchmarks/bench_rnn.py [--cell gru|lstm] [--steps 20] [--layers 1]
+    .venv/bin/python benchmarks/bench_rnn.py [--cell gru|lstm] [--steps 20] [--layers 1]
         [--bidirectional] [--device CPU|GPU]
+Runs against this python's kiln: the installed Kiln (.venv/bin/python, tools/setup_env.sh; benchmarks/_env.py).
 """
 import argparse
 import json
@@ -16,8 +17,11 @@ import time
 
 import numpy as np
 
-import kiln as ms
-from kiln import nn, ops
+from _env import require_kiln
+
+require_kiln()  # one clear line (not a traceback) when kiln is missing or a source tree without kiln._core
+import kiln as ms  # noqa: E402
+from kiln import nn, ops  # noqa: E402
 
 
 def build(cell, layers, bidirectional, seed=0):

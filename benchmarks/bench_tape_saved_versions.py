@@ -2,15 +2,20 @@
 ops differentiated with kiln.grad (every op records a node and counts its saved tensors), and the write-after-read
 step that makes one copy. Prints the median time per call over repeated runs.
 
-    PYTHONPATH=python .venv/bin/python benchmarks/bench_tape_saved_versions.py
+    .venv/bin/python benchmarks/bench_tape_saved_versions.py [--reps 30]
+Runs against this python's kiln: the installed Kiln (.venv/bin/python, tools/setup_env.sh; benchmarks/_env.py).
 """
+import argparse
 import statistics
 import time
 
 import numpy as np
 
-import kiln
-from kiln import Parameter, Tensor, ops
+from _env import require_kiln
+
+require_kiln()  # one clear line (not a traceback) when kiln is missing or a source tree without kiln._core
+import kiln  # noqa: E402
+from kiln import Parameter, Tensor, ops  # noqa: E402
 
 
 def median_time(fn, reps=30, inner=5):
@@ -25,6 +30,12 @@ def median_time(fn, reps=30, inner=5):
 
 
 def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=30, help="timed runs (of 5 calls) per case, median shown")
+    args = ap.parse_args()
+    if args.reps < 1:
+        ap.error(f"--reps must be >= 1, got {args.reps}")
+    reps = args.reps
     w = Parameter(Tensor(np.random.RandomState(0).randn(16).astype(np.float32)), name="w")
     x = Tensor(np.random.RandomState(1).randn(16).astype(np.float32))
 
@@ -35,7 +46,7 @@ def main():
         return ops.sum(y)
 
     g = kiln.grad(chain)
-    print(f"grad of a 300-op chain (16 elements): {median_time(lambda: g(x)) * 1e3:.3f} ms")
+    print(f"grad of a 300-op chain (16 elements): {median_time(lambda: g(x), reps) * 1e3:.3f} ms")
 
     big = Parameter(Tensor(np.random.RandomState(2).randn(512, 512).astype(np.float32)), name="big")
     xb = Tensor(np.random.RandomState(3).randn(512, 8).astype(np.float32))
@@ -52,7 +63,7 @@ def main():
     for name, f in (("write after read (one 1 MiB copy)", write_after_read),
                     ("write before read (no copy)", write_before_read)):
         gf = kiln.grad(f)
-        print(f"{name}: {median_time(lambda: gf(xb)) * 1e3:.3f} ms")
+        print(f"{name}: {median_time(lambda: gf(xb), reps) * 1e3:.3f} ms")
 
 
 if __name__ == "__main__":

@@ -12,8 +12,12 @@ is reported as "not installed", one that raises, or whose loss does not go down 
 -- never a made-up number.
 
     benchmarks/.venv-peers/bin/python benchmarks/bench_train_step.py [--case small|large|all] [--only kiln,torch,...]
-(see benchmarks/README.md; setup_peers.sh makes that venv). Any python with kiln importable works too; the peers
-it lacks are then "not installed".
+(see benchmarks/README.md; setup_peers.sh makes that venv, with Kiln installed in it). Any python with Kiln installed
+works too, e.g. .venv/bin/python (tools/setup_env.sh); the peers it lacks are then "not installed". A kiln that does
+not import (or imports from a source tree without its built extension) stops the script with the reason
+(benchmarks/_env.py); PYTHONPATH is not needed.
+    .venv/bin/python benchmarks/bench_train_step.py --case small --only kiln --repeats 1 --warmup 2 \\
+        --min-time 0.05                                                      # seconds: does it run?
 """
 import argparse
 import json
@@ -26,7 +30,8 @@ import time
 
 import numpy as np
 
-from _timing import timed_rates  # noqa: E402  (benchmarks/ is sys.path[0] when a script runs)
+from _env import child_env, kiln_problem, require_kiln  # (benchmarks/ is sys.path[0] when a script runs)
+from _timing import timed_rates
 
 CASES = {
     "small": dict(title="seed MLP 10-16-1, batch 32, Adam(lr 0.01), MSE", sizes=[10, 16, 1], batch=32, lr=0.01,
@@ -305,6 +310,9 @@ def worker(variant, case_name, args):
     base = variant.split("-")[0]
     case = CASES[case_name]
     x, y = make_data(case)
+    if base == "kiln" and kiln_problem():
+        print(json.dumps({"status": "failed", "detail": kiln_problem()}))
+        return
     try:
         __import__(_IMPORT_NAME[base])
     except ImportError as e:
@@ -326,12 +334,8 @@ def worker(variant, case_name, args):
 def run_variant(variant, case_name, args):
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", variant, "--case", case_name,
            "--warmup", str(args.warmup), "--repeats", str(args.repeats), "--min-time", str(args.min_time)]
-    env = dict(os.environ)
-    if args.threads:
-        for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-            env[k] = str(args.threads)
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=child_env(args.threads))
     except subprocess.TimeoutExpired:
         return {"status": "failed", "detail": f"timed out after {args.timeout} s"}
     for line in reversed(p.stdout.splitlines()):
@@ -367,6 +371,7 @@ def main():
         ap.error(f"unknown variant(s) {unknown}; choose from {list(VARIANTS)}")
     if "kiln" not in variants:
         variants.insert(0, "kiln")
+    require_kiln()  # every variant runs in this python, Kiln's always
     cases = list(CASES) if args.case == "all" else [args.case]
 
     print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores; "
