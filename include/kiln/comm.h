@@ -54,7 +54,8 @@ struct InitOptions {
   int size = 1;
   std::string store_host;        // the TCP store (MS_SCHED_HOST); empty with size 1: no store
   int store_port = 0;
-  std::string iface_host;        // the address this process listens on for its peers ("" = this host's name)
+  std::string iface_host;        // the address Gloo listens on for its peers ("" = this host's name; never a
+                                 // wildcard such as 0.0.0.0: peers must get an address they can connect to)
   int64_t timeout_ms = 300000;   // rendezvous and every collective
 };
 

@@ -54,19 +54,39 @@ class _Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
     allow_reuse_address = True
 
 
+class _Server6(_Server):
+    address_family = socket.AF_INET6
+
+
+def resolve(host, port=0):
+    """(family, sockaddr) of the first address `host` resolves to (TCP). OSError when it does not resolve."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    family, _, _, _, sockaddr = infos[0]
+    return family, sockaddr
+
+
 class StoreServer:
     """A running store on (host, port); `port=0` picks a free port (see `.port`). `close()` stops it.
+
+    Args:
+        host (str): the address to listen on (a name is resolved; its first address is used). Only that address:
+            "0.0.0.0" (every interface) only when named explicitly.
+        port (int): the port, 0 for a free one.
 
     Raises:
         OSError: the address cannot be bound (for example the port is taken); the message names host and port.
     """
 
-    def __init__(self, host="0.0.0.0", port=0):
+    def __init__(self, host, port=0):
         try:
-            self._server = _Server((host, int(port)), _Handler)
+            family, sockaddr = resolve(host, int(port))
+            cls = _Server6 if family == socket.AF_INET6 else _Server
+            self._server = cls(sockaddr[:2] if family == socket.AF_INET else sockaddr, _Handler)
         except OSError as e:
             raise OSError(e.errno, f"Kiln communication: cannot serve the rendezvous store on {host}:{port} "
-                                   f"({e.strerror}); choose another --master_port.") from None
+                                   f"({e.strerror}); the host must be an address of this machine "
+                                   f"(MS_SCHED_HOST / --master_addr) and the port free (MS_SCHED_PORT / "
+                                   f"--master_port).") from None
         self._server.data, self._server.lock = {}, threading.Lock()
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, name="kiln-store", daemon=True)

@@ -8,6 +8,8 @@ A process joins the world from the launcher's environment (MindSpore's msrun var
     MS_LOCAL_WORKER processes on this node        LOCAL_RANK               this process's index on its node
     KILN_COMM_TIMEOUT seconds a rendezvous or collective may wait (default 300; msrun --cluster_time_out)
 
+Without the launcher, rank 0 serves the store itself, listening only on MS_SCHED_HOST (docs/distributed.md).
+
 Collectives run on Gloo (docs/decisions.md); the world group has MindSpore's names HCCL_WORLD_COMM_GROUP,
 NCCL_WORLD_COMM_GROUP and MCCL_WORLD_COMM_GROUP (all the same group in Kiln).
 """
@@ -108,9 +110,13 @@ def _launch_env(env=None):
 
 
 def _local_address(host, port):
-    """The address of this machine's interface that reaches `host` (what peers connect to): no packet is sent."""
+    """The address of this machine's interface that reaches `host` (what peers connect to, and what Gloo listens
+    on): no packet is sent. "" (Gloo then uses the address of this host's name) for the wildcard 0.0.0.0 / ::,
+    which names no interface."""
     if host in ("127.0.0.1", "localhost", "::1"):
         return "127.0.0.1"
+    if host in ("0.0.0.0", "::", ""):
+        return ""
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.connect((host, port))
@@ -135,6 +141,7 @@ def init(backend_name=None):
         ValueError: an unknown backend name.
         RuntimeError: not started by a launcher (missing MS_WORKER_NUM / MS_SCHED_HOST / MS_SCHED_PORT / rank), or
             the rendezvous failed or timed out (a peer did not start).
+        OSError: rank 0 (without the launcher) cannot serve the store on MS_SCHED_HOST:MS_SCHED_PORT.
     """
     if backend_name is not None and not isinstance(backend_name, str):
         raise TypeError(f"For 'init', the argument 'backend_name' must be a str or None, but got "
@@ -152,9 +159,10 @@ def init(backend_name=None):
                           f"on CPU with Gloo.", stacklevel=2)
         store = None
         if rank == 0 and size > 1 and os.environ.get("KILN_STORE_HOSTED") != "1":
-            # Started without kiln.msrun (MindSpore's "dynamic cluster" variables set by hand): rank 0 serves.
+            # Started without kiln.msrun (MindSpore's "dynamic cluster" variables set by hand): rank 0 serves, on
+            # the address the job names only (0.0.0.0 only when MS_SCHED_HOST says so).
             from ._store import StoreServer
-            store = StoreServer("0.0.0.0", port)
+            store = StoreServer(host, port)
         try:
             _core.comm_init(rank, size, host if size > 1 else "", port, _local_address(host, port) if size > 1
                             else "", int(timeout * 1000), "gloo")

@@ -16,6 +16,8 @@ exits with that worker's status (128+signal for a killed one); when all succeed 
 launcher (PR_SET_PDEATHSIG), so a killed launcher leaves no orphans. Unlike MindSpore's msrun, the launcher always
 stays until the workers end (--join only decides whether their output is also shown), so that a failure always
 ends the job. Collectives and the rendezvous wait at most --cluster_time_out seconds for a peer (default 600).
+
+The rendezvous store listens only on --master_addr (0.0.0.0, every interface, only when given explicitly).
 """
 import argparse
 import ctypes
@@ -163,9 +165,9 @@ def main(argv=None):
     store = None
     if args.node_rank == 0:
         from ..communication._store import StoreServer
-        bind = "127.0.0.1" if args.master_addr in ("127.0.0.1", "localhost") else "0.0.0.0"
         try:
-            store = StoreServer(bind, args.master_port)
+            # only on the address the job names (0.0.0.0 only when --master_addr says so)
+            store = StoreServer(args.master_addr, args.master_port)
         except OSError as e:
             print(f"kiln.msrun: {e.strerror}", file=sys.stderr)
             return 1
