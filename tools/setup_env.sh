@@ -2,7 +2,8 @@
 # Sets up everything Kiln needs on a Debian 12 machine and installs Kiln into the project venv (.venv).
 # Idempotent: each step is skipped when its result is already there, so a second run takes seconds.
 #   1. Debian packages (apt-get, only those missing; needs root or sudo): cmake ninja-build ccache g++
-#      libeigen3-dev libgtest-dev libgloo-dev (+ python3, python3-venv, python3-dev when Debian's python3 lacks them).
+#      libeigen3-dev libgtest-dev libgloo-dev libssl-dev (+ python3, python3-venv, python3-dev when Debian's python3
+#      lacks them). libssl-dev: libcrypto's HMAC-SHA256 for the rendezvous handshake (docs/decisions/rendezvous-auth.md).
 #   2. .venv (python3 -m venv) with numpy pytest hypothesis scikit-learn nanobind scikit-build-core ninja and the
 #      oneDNN 3.2 wheels (onednn-cpu-gomp, onednn-devel-cpu-gomp == 2023.2.0).
 #   3. Kiln itself: `pip install --no-build-isolation -v .` (scikit-build-core; the CMake build dir
@@ -17,7 +18,7 @@ say() { echo "[setup] $*" >&2; }
 
 # ---- 1. Debian packages ------------------------------------------------------------------------------------------
 PYTHON3=${PYTHON3:-python3}
-pkgs=(cmake ninja-build ccache g++ libeigen3-dev libgtest-dev libgloo-dev)
+pkgs=(cmake ninja-build ccache g++ libeigen3-dev libgtest-dev libgloo-dev libssl-dev)
 if ! command -v "$PYTHON3" >/dev/null 2>&1; then
   pkgs+=(python3 python3-venv python3-dev)
 elif [ "$(command -v "$PYTHON3")" = /usr/bin/python3 ]; then

@@ -8,7 +8,8 @@
 //
 // Rendezvous: every process of a group publishes its transport address in a key-value store and reads the others'.
 // The world's store is a TCP store (src/comm/tcp_store.cpp) served by the launcher (python -m kiln.msrun) or by
-// rank 0, at MS_SCHED_HOST:MS_SCHED_PORT; a one-process world needs no store.
+// rank 0, at MS_SCHED_HOST:MS_SCHED_PORT; a one-process world needs no store. Every connection to the store is
+// authenticated both ways with the job's token (docs/decisions/rendezvous-auth.md).
 //
 // Ordering: the processes of a group must issue the group's collectives in the same order (as with MPI, NCCL,
 // Gloo). Compiled graphs run collective nodes in program order (they are side effects: graph::has_side_effect).
@@ -54,7 +55,9 @@ struct InitOptions {
   int size = 1;
   std::string store_host;        // the TCP store (MS_SCHED_HOST); empty with size 1: no store
   int store_port = 0;
-  std::string iface_host;        // the address this process listens on for its peers ("" = this host's name)
+  std::string store_token;       // the job's rendezvous token (KILN_RENDEZVOUS_TOKEN; "" = none: loopback only)
+  std::string iface_host;        // the address Gloo listens on for its peers ("" = this host's name; never a
+                                 // wildcard such as 0.0.0.0: peers must get an address they can connect to)
   int64_t timeout_ms = 300000;   // rendezvous and every collective
 };
 

@@ -23,7 +23,7 @@ template <typename F> Tensor collective(F&& f) {
 void bind_comm(nb::module_& m) {
   m.def("comm_init",
         [](int rank, int size, const std::string& host, int port, const std::string& iface, int64_t timeout_ms,
-           const std::string& backend) {
+           const std::string& backend, const std::string& token) {
           comm::InitOptions o;
           o.rank = rank;
           o.size = size;
@@ -32,11 +32,12 @@ void bind_comm(nb::module_& m) {
           o.iface_host = iface;
           o.timeout_ms = timeout_ms;
           o.backend = backend;
+          o.store_token = token;
           nb::gil_scoped_release nogil;
           comm::init(o);
         },
         nb::arg("rank"), nb::arg("size"), nb::arg("host"), nb::arg("port"), nb::arg("iface") = "",
-        nb::arg("timeout_ms") = 300000, nb::arg("backend") = "gloo",
+        nb::arg("timeout_ms") = 300000, nb::arg("backend") = "gloo", nb::arg("token") = "",
         "Joins the world group 'world' (see kiln/comm.h); blocks until every rank has joined or the timeout passes.");
   m.def("comm_release", [] { nb::gil_scoped_release nogil; comm::release(); });
   m.def("comm_initialized", &comm::initialized);

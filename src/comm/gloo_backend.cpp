@@ -169,8 +169,15 @@ class GlooBackend : public Backend {
     } else {
       KILN_CHECK(!o.store_host.empty(), Value, "Kiln communication: a world of ", o.size,
                  " processes needs the rendezvous store's address (MS_SCHED_HOST / MS_SCHED_PORT).");
-      store_ = std::make_unique<TcpStore>(o.store_host, o.store_port, timeout_);
+      store_ = std::make_unique<TcpStore>(o.store_host, o.store_port, timeout_, o.store_token);
     }
+    // Gloo's TCP transport (the 2022 snapshot) opens one listening socket per pair, bound to the device's address
+    // (port chosen by the OS), and accepts the first connection on it: it must be the job's interface, never a
+    // wildcard. Pair connections are not authenticated by Gloo; peers learn each other's addresses only through
+    // the authenticated store (docs/distributed.md, "Security").
+    KILN_CHECK(o.iface_host != "0.0.0.0" && o.iface_host != "::", Value,
+               "Kiln communication: Gloo must listen on the job's interface address, not on the wildcard '",
+               o.iface_host, "'.");
     gloo::transport::tcp::attr attr;
     attr.hostname = o.iface_host.empty() ? (o.size == 1 ? std::string("127.0.0.1") : std::string()) : o.iface_host;
     try {

@@ -7,6 +7,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -34,9 +40,29 @@ int connect_once(const std::string& host, int port) {
   freeaddrinfo(res);
   return fd;
 }
+
+constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'R', 'D', 'Z', '1'};
+constexpr size_t kNonce = 32, kMac = 32;
+using Mac = std::array<unsigned char, kMac>;
+
+// HMAC-SHA256(token, label 0x00 server_nonce client_nonce): the label keeps the client's and the server's proofs
+// apart (a proof cannot be reflected back). OpenSSL's libcrypto (docs/decisions/rendezvous-auth.md).
+Mac proof(const std::string& token, const char* label, const unsigned char* sn, const unsigned char* cn) {
+  std::string msg(label);
+  msg.push_back('\0');
+  msg.append(reinterpret_cast<const char*>(sn), kNonce).append(reinterpret_cast<const char*>(cn), kNonce);
+  static const unsigned char no_key = 0;  // an empty token: a valid key pointer of length 0
+  const void* key = token.empty() ? static_cast<const void*>(&no_key) : static_cast<const void*>(token.data());
+  Mac out{};
+  unsigned int n = 0;
+  KILN_CHECK(HMAC(EVP_sha256(), key, int(token.size()), reinterpret_cast<const unsigned char*>(msg.data()),
+                  msg.size(), out.data(), &n) != nullptr && n == kMac,
+             Runtime, "Kiln communication: HMAC-SHA256 failed in OpenSSL.");
+  return out;
+}
 }  // namespace
 
-TcpStore::TcpStore(const std::string& host, int port, std::chrono::milliseconds timeout)
+TcpStore::TcpStore(const std::string& host, int port, std::chrono::milliseconds timeout, const std::string& token)
     : where_(host + ":" + std::to_string(port)), timeout_(timeout) {
   KILN_CHECK(port > 0 && port < 65536, Value, "Kiln communication: the store port must be in [1, 65535], got ", port,
              ".");
@@ -53,10 +79,55 @@ TcpStore::TcpStore(const std::string& host, int port, std::chrono::milliseconds 
   tv.tv_sec = timeout.count() / 1000;
   tv.tv_usec = (timeout.count() % 1000) * 1000;
   setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  try {
+    handshake(token);
+  } catch (...) {
+    close(fd_);
+    fd_ = -1;
+    throw;
+  }
 }
 
 TcpStore::~TcpStore() {
   if (fd_ >= 0) close(fd_);
+}
+
+void TcpStore::handshake(const std::string& token) {
+  // The server speaks first: magic and its nonce.
+  unsigned char hello[sizeof kMagic + kNonce];
+  size_t got = 0;
+  while (got < sizeof hello) {
+    ssize_t k = ::recv(fd_, hello + got, sizeof hello - got, 0);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      std::string why = k == 0 ? std::string("closed the connection") : std::string(std::strerror(errno));
+      KILN_FAIL(Runtime, "Kiln communication: the server at ", where_, " did not open the rendezvous handshake (",
+                why, "): is another program using this port?");
+    }
+    got += size_t(k);
+  }
+  KILN_CHECK(std::memcmp(hello, kMagic, sizeof kMagic) == 0, Runtime, "Kiln communication: the server at ", where_,
+             " does not speak Kiln's rendezvous protocol (another program on this port?).");
+  const unsigned char* sn = hello + sizeof kMagic;
+  unsigned char cn[kNonce];
+  KILN_CHECK(RAND_bytes(cn, int(kNonce)) == 1, Runtime, "Kiln communication: OpenSSL's RAND_bytes failed.");
+  Mac mine = proof(token, "kiln-rdzv-client", sn, cn);
+  unsigned char reply[kNonce + kMac];
+  std::memcpy(reply, cn, kNonce);
+  std::memcpy(reply + kNonce, mine.data(), kMac);
+  send_all(reply, sizeof reply);
+  char verdict = 0;
+  ssize_t k;
+  do k = ::recv(fd_, &verdict, 1, 0); while (k < 0 && errno == EINTR);
+  KILN_CHECK(k == 1 && verdict == 1, Runtime, "Kiln communication: the rendezvous store at ", where_,
+             " refused this process: its token differs from the store's. Every process of the job (and the launcher "
+             "serving the store) must have the same KILN_RENDEZVOUS_TOKEN.");
+  Mac theirs{};
+  recv_all(theirs.data(), kMac);
+  Mac want = proof(token, "kiln-rdzv-server", sn, cn);
+  KILN_CHECK(CRYPTO_memcmp(theirs.data(), want.data(), kMac) == 0, Runtime, "Kiln communication: the server at ",
+             where_, " is not this job's rendezvous store: it could not prove that it knows the job's token "
+             "(KILN_RENDEZVOUS_TOKEN).");
 }
 
 void TcpStore::send_all(const void* p, size_t n) {

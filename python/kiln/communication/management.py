@@ -7,6 +7,11 @@ A process joins the world from the launcher's environment (MindSpore's msrun var
     MS_SCHED_HOST   rendezvous store host         MS_SCHED_PORT            rendezvous store port
     MS_LOCAL_WORKER processes on this node        LOCAL_RANK               this process's index on its node
     KILN_COMM_TIMEOUT seconds a rendezvous or collective may wait (default 300; msrun --cluster_time_out)
+    KILN_RENDEZVOUS_TOKEN the job's secret (>= 16 characters, the same on every process): every connection to
+                    the rendezvous store proves it knows it (msrun makes one; by hand, set it on every process;
+                    optional only when MS_SCHED_HOST is a loopback address, with a warning)
+
+Without the launcher, rank 0 serves the store itself, listening only on MS_SCHED_HOST (docs/distributed.md).
 
 Collectives run on Gloo (docs/decisions.md); the world group has MindSpore's names HCCL_WORLD_COMM_GROUP,
 NCCL_WORLD_COMM_GROUP and MCCL_WORLD_COMM_GROUP (all the same group in Kiln).
@@ -70,6 +75,31 @@ def _env_int(name, env, lo, fn):
     return v
 
 
+def _token(env, host, size):
+    """The job's rendezvous token from KILN_RENDEZVOUS_TOKEN (see the module docstring). RuntimeError when it is
+    malformed, or missing for a job whose store is not on a loopback address; "" (with a warning) when missing for
+    a loopback job of several processes (anyone on this machine could join it)."""
+    from ._store import MIN_TOKEN_LEN, TOKEN_VAR, check_token, is_loopback
+    raw = env.get(TOKEN_VAR)
+    if raw is not None:
+        try:
+            return check_token(raw, f"For 'init', the environment variable {TOKEN_VAR}")
+        except ValueError as e:
+            raise RuntimeError(str(e)) from None
+    if size == 1:
+        return ""
+    if not is_loopback(host):
+        raise RuntimeError(
+            f"For 'init', the environment variable {TOKEN_VAR} is not set, and the rendezvous store at MS_SCHED_HOST="
+            f"{host!r} can be reached from other machines: set {TOKEN_VAR} to the same secret of at least "
+            f"{MIN_TOKEN_LEN} characters on every process of the job (make one with `python -c \"import secrets; "
+            f"print(secrets.token_hex(32))\"`), or start the job with `python -m kiln.msrun`, which makes one.")
+    warnings.warn(f"Kiln: {TOKEN_VAR} is not set: the rendezvous store on {host} accepts any process of this machine. "
+                  f"Set it on every process of the job (or start the job with python -m kiln.msrun) to admit only "
+                  f"the job's processes.", RuntimeWarning, stacklevel=3)
+    return ""
+
+
 def _launch_env(env=None):
     """Reads the launcher's variables: (rank, size, host, port, local_rank, local_size, timeout_s). RuntimeError
     naming what is missing when the process was not started by a launcher."""
@@ -108,9 +138,13 @@ def _launch_env(env=None):
 
 
 def _local_address(host, port):
-    """The address of this machine's interface that reaches `host` (what peers connect to): no packet is sent."""
+    """The address of this machine's interface that reaches `host` (what peers connect to, and what Gloo listens
+    on): no packet is sent. "" (Gloo then uses the address of this host's name) for the wildcard 0.0.0.0 / ::,
+    which names no interface."""
     if host in ("127.0.0.1", "localhost", "::1"):
         return "127.0.0.1"
+    if host in ("0.0.0.0", "::", ""):
+        return ""
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.connect((host, port))
@@ -133,8 +167,10 @@ def init(backend_name=None):
     Raises:
         TypeError: backend_name not a str or None.
         ValueError: an unknown backend name.
-        RuntimeError: not started by a launcher (missing MS_WORKER_NUM / MS_SCHED_HOST / MS_SCHED_PORT / rank), or
-            the rendezvous failed or timed out (a peer did not start).
+        RuntimeError: not started by a launcher (missing MS_WORKER_NUM / MS_SCHED_HOST / MS_SCHED_PORT / rank), a
+            malformed KILN_RENDEZVOUS_TOKEN or none for a store other machines can reach, the store refused this
+            process's token, or the rendezvous failed or timed out (a peer did not start).
+        OSError: rank 0 (without the launcher) cannot serve the store on MS_SCHED_HOST:MS_SCHED_PORT.
     """
     if backend_name is not None and not isinstance(backend_name, str):
         raise TypeError(f"For 'init', the argument 'backend_name' must be a str or None, but got "
@@ -146,18 +182,20 @@ def init(backend_name=None):
         if GlobalComm.INITED:
             return
         rank, size, host, port, local_rank, local_size, timeout = _launch_env()
+        token = _token(os.environ, host, size)
         if backend_name in ("hccl", "nccl") and not _state["warned"]:
             _state["warned"] = True
             warnings.warn(f"Kiln: the '{backend_name}' backend needs devices this machine lacks; collectives run "
                           f"on CPU with Gloo.", stacklevel=2)
         store = None
         if rank == 0 and size > 1 and os.environ.get("KILN_STORE_HOSTED") != "1":
-            # Started without kiln.msrun (MindSpore's "dynamic cluster" variables set by hand): rank 0 serves.
+            # Started without kiln.msrun (MindSpore's "dynamic cluster" variables set by hand): rank 0 serves, on
+            # the address the job names only (0.0.0.0 only when MS_SCHED_HOST says so).
             from ._store import StoreServer
-            store = StoreServer("0.0.0.0", port)
+            store = StoreServer(host, port, token)
         try:
             _core.comm_init(rank, size, host if size > 1 else "", port, _local_address(host, port) if size > 1
-                            else "", int(timeout * 1000), "gloo")
+                            else "", int(timeout * 1000), "gloo", token)
         except BaseException:
             if store is not None:
                 store.close()

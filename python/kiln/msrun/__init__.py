@@ -16,10 +16,16 @@ exits with that worker's status (128+signal for a killed one); when all succeed 
 launcher (PR_SET_PDEATHSIG), so a killed launcher leaves no orphans. Unlike MindSpore's msrun, the launcher always
 stays until the workers end (--join only decides whether their output is also shown), so that a failure always
 ends the job. Collectives and the rendezvous wait at most --cluster_time_out seconds for a peer (default 600).
+
+The rendezvous store listens only on --master_addr (0.0.0.0, every interface, only when given explicitly), and
+admits only processes that know the job's token (KILN_RENDEZVOUS_TOKEN): a one-node launcher makes a random one
+(secrets.token_hex(32)) unless the variable is already set, and hands it to its workers in their environment; a
+job on several nodes needs the same KILN_RENDEZVOUS_TOKEN exported to every node's launcher (docs/distributed.md).
 """
 import argparse
 import ctypes
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -64,6 +70,25 @@ def _check(p, args):
         p.error(f"--cluster_time_out must be >= 1 second, got {args.cluster_time_out}")
     if not os.path.isfile(args.task_script):
         p.error(f"the task script {args.task_script!r} does not exist")
+    from ..communication._store import MIN_TOKEN_LEN, TOKEN_VAR, check_token, is_loopback
+    several_nodes = args.local_worker_num < args.worker_num
+    token = os.environ.get(TOKEN_VAR)
+    if token is not None:
+        try:
+            check_token(token, f"the environment variable {TOKEN_VAR}")
+        except ValueError as e:
+            p.error(str(e))
+    elif several_nodes:
+        p.error(f"a job on several nodes (--worker_num={args.worker_num} > --local_worker_num="
+                f"{args.local_worker_num}) needs the same rendezvous token on every node: export {TOKEN_VAR} (a "
+                f"secret of at least {MIN_TOKEN_LEN} characters, e.g. from `python -c \"import secrets; "
+                f"print(secrets.token_hex(32))\"`) to every node's launcher")
+    else:
+        token = secrets.token_hex(32)
+    args.token = token
+    if several_nodes and args.node_rank == 0 and is_loopback(args.master_addr):
+        p.error(f"--master_addr={args.master_addr!r} is a loopback address on this node, which the other nodes of "
+                f"the job cannot reach: give node 0's address on the network the nodes share")
 
 
 def _die_with_parent():
@@ -84,6 +109,7 @@ class _Worker:
             "MS_SCHED_PORT": str(args.master_port), "MS_NODE_ID": str(rank), "RANK_ID": str(rank),
             "RANK_SIZE": str(args.worker_num), "LOCAL_RANK": str(local_rank), "DEVICE_ID": str(local_rank),
             "KILN_STORE_HOSTED": "1", "KILN_COMM_TIMEOUT": str(args.cluster_time_out),
+            "KILN_RENDEZVOUS_TOKEN": args.token,
             "PYTHONUNBUFFERED": "1",
         })
         self.rank = rank
@@ -163,9 +189,9 @@ def main(argv=None):
     store = None
     if args.node_rank == 0:
         from ..communication._store import StoreServer
-        bind = "127.0.0.1" if args.master_addr in ("127.0.0.1", "localhost") else "0.0.0.0"
         try:
-            store = StoreServer(bind, args.master_port)
+            # only on the address the job names (0.0.0.0 only when --master_addr says so)
+            store = StoreServer(args.master_addr, args.master_port, args.token)
         except OSError as e:
             print(f"kiln.msrun: {e.strerror}", file=sys.stderr)
             return 1
