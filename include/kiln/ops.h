@@ -119,9 +119,10 @@ Tensor tensor_scatter_update(const Tensor& x, const Tensor& indices, const Tenso
 Tensor tensor_copy(const Tensor& x);
 // Returns x (an alias) after checking that every value v is in [lower, upper) ([lower, upper] if upper_closed) or
 // equals `ignore`; else ValueError "For '<op>', every <what> must be in [lower, upper)..., but got v at index (..)."
+// (IndexError with index_error: Tensor indexing with an index tensor computed in a graph.)
 // Side-effecting in graphs: a compiled graph runs the check at every run (the error names the user's line).
 Tensor check_range(const Tensor& x, const std::string& op, const std::string& what, double lower, double upper,
-                   bool upper_closed = false, std::optional<int64_t> ignore = std::nullopt);
+                   bool upper_closed = false, std::optional<int64_t> ignore = std::nullopt, bool index_error = false);
 
 // ---- linear algebra ----
 // Batched matrix product with NumPy matmul semantics (1-D operands are promoted and the added dim removed,

@@ -67,9 +67,11 @@ void bind_reduce_shape(nb::module_& m) {
   m.def("tensor_copy", [](TL x) { return ops::tensor_copy(x); }, nb::arg("x"));
   m.def("check_range",
         [](TL x, const std::string& op, const std::string& what, double lower, double upper, bool upper_closed,
-           std::optional<int64_t> ignore) { return ops::check_range(x, op, what, lower, upper, upper_closed, ignore); },
+           std::optional<int64_t> ignore, bool index_error) {
+          return ops::check_range(x, op, what, lower, upper, upper_closed, ignore, index_error);
+        },
         nb::arg("x"), nb::arg("op"), nb::arg("what"), nb::arg("lower"), nb::arg("upper"),
-        nb::arg("upper_closed") = false, nb::arg("ignore") = nb::none());
+        nb::arg("upper_closed") = false, nb::arg("ignore") = nb::none(), nb::arg("index_error") = false);
   m.def("softmax", [](TL x, int64_t axis) { return ops::softmax(x, axis); }, nb::arg("x"), nb::arg("axis") = -1);
   m.def("log_softmax", [](TL x, int64_t axis) { return ops::log_softmax(x, axis); }, nb::arg("x"),
         nb::arg("axis") = -1);

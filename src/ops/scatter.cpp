@@ -111,10 +111,11 @@ std::vector<TensorMeta> infer_same(const TV& in, const Attrs&) { return {{in[0].
 void run_copy(const TV& in, TV& out, const Attrs&) { copy_into(in[0], out[0]); }
 TV bp_pass(const TV&, const TV&, const TV& g, const Attrs&) { return {g[0]}; }
 
-// ---- CheckRange(x; op, what, lower, upper, upper_closed[, ignore]) ----
+// ---- CheckRange(x; op, what, lower, upper, upper_closed[, ignore][, index_error]) ----
 // Returns x (an alias) when every value v satisfies lower <= v < upper (v <= upper when upper_closed), or v ==
 // ignore; otherwise raises ValueError "For '<op>', every <what> must be in [lower, upper)..., but got v at index
-// (i, j)." NaN fails the check. A side-effecting op in graphs (never folded or removed), so a compiled graph checks
+// (i, j)." (IndexError when the attr index_error is present: Tensor indexing's run-time bounds check of an index
+// tensor computed in a graph). NaN fails the check. A side-effecting op in graphs (never folded or removed), so a compiled graph checks
 // the values at every run, as PyNative does on every call.
 std::string num_str(double v) {
   std::ostringstream s;
@@ -146,8 +147,10 @@ TV check_range_direct(const TV& in, const Attrs& a) {
     for (size_t d = 0; d < coord.size(); ++d) where << (d ? ", " : "") << coord[d];
     where << (coord.size() == 1 ? ",)" : ")");
     std::string extra = has_ignore ? " or equal to ignore_index (" + num_str(ignore) + ")" : std::string();
-    KILN_FAIL(Value, "For '", a.s("op"), "', every ", a.s("what"), " must be in [", num_str(lo), ", ", num_str(hi),
-              closed ? "]" : ")", extra, ", but got ", num_str(v), " at index ", where.str(), ".");
+    throw Error(a.find("index_error") ? ErrorKind::Index : ErrorKind::Value,
+                detail::str("For '", a.s("op"), "', every ", a.s("what"), " must be in [", num_str(lo), ", ",
+                            num_str(hi), closed ? "]" : ")", extra, ", but got ", num_str(v), " at index ",
+                            where.str(), "."));
   }
   return {x.alias()};
 }
@@ -183,10 +186,11 @@ Tensor tensor_scatter_update(const Tensor& x, const Tensor& indices, const Tenso
 }
 Tensor tensor_copy(const Tensor& x) { return apply1(OpId::TensorCopy, {x}); }
 Tensor check_range(const Tensor& x, const std::string& op, const std::string& what, double lower, double upper,
-                   bool upper_closed, std::optional<int64_t> ignore) {
+                   bool upper_closed, std::optional<int64_t> ignore, bool index_error) {
   Attrs a{{"op", std::string(op)}, {"what", std::string(what)}, {"lower", lower}, {"upper", upper},
           {"upper_closed", upper_closed}};
   if (ignore) a.items.push_back({"ignore", *ignore});
+  if (index_error) a.items.push_back({"index_error", true});  // present only when set: other graphs keep their attrs
   return apply1(OpId::CheckRange, {x}, a);
 }
 }  // namespace ops

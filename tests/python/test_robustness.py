@@ -71,10 +71,18 @@ def test_tensor_index_inside_jit_has_clear_error():
 
     @ms.jit
     def g(x, i):
-        return x[ops.cast(i, ms.int64)]  # an index array computed by the graph: not supported
+        return x[ops.cast(i, ms.int64)]  # an index array computed by the graph: gathered at its run-time values
 
-    with pytest.raises(IndexError, match="ops.gather"):
-        g(Tensor(np.ones(3, np.float32)), Tensor(np.ones(3, np.float32)))
+    np.testing.assert_array_equal(g(Tensor(np.arange(3, dtype=np.float32)), Tensor(np.array([2.0, 0.0, 2.0],
+                                                                                            np.float32))).asnumpy(),
+                                  [2.0, 0.0, 2.0])
+
+    @ms.jit
+    def h(x):
+        return x[x > 1]  # a Bool mask computed by the graph: the result's shape depends on the data
+
+    with pytest.raises(IndexError, match="depends on the data.*ops.select"):
+        h(Tensor(np.arange(3, dtype=np.float32)))
 
 
 def test_matmul_1d_mismatch_names_user_shapes():

@@ -2,8 +2,13 @@
 StridedSlice; integer-array and boolean indexing gather through Gather on a flattened block of axes. Item
 assignment (setitem) is the TensorScatterUpdate op on the flattened tensor (see `setitem`).
 
-Index arithmetic of advanced indices (bounds checks, linearization) is done in NumPy: indices are data, not
-differentiable, and the gathered values keep their gradient through Gather."""
+Index arithmetic of advanced indices (bounds checks, linearization) is done in NumPy when the indices are known
+(concrete tensors, lists, arrays): indices are data, not differentiable, and the gathered values keep their gradient
+through Gather. An integer index tensor computed inside the function being compiled (`x[idx]` with idx made by ops
+of the same graph: `_symbolic` True, no values while tracing) is handled by the same rules with Kiln ops instead
+(CheckRange, Select, Mul/Add, BroadcastTo, Gather), so that the whole index computation is graph nodes run at
+every call: see `_symbolic_index` and docs/decisions/graph-tensor-index.md."""
+import math
 import numbers
 
 import numpy as np
@@ -40,9 +45,8 @@ def _normalize_key(key, ndim):
     items = []
     for k in key:
         if _is_tensor(k) and k._symbolic:
-            raise IndexError("Indexing with a tensor computed inside a compiled (graph-mode) function is not "
-                             "supported yet: its values are not known while compiling. Use ops.gather(x, index, "
-                             "axis) instead, or pass the index as a Python int.")
+            items.append(_symbolic_index(k))  # kept as a Tensor: an integer index array of unknown values
+            continue
         if _is_tensor(k):
             k = k.asnumpy() if k.ndim > 0 or k.dtype == _core.DType.Bool else int(k._item())
         elif isinstance(k, list):
@@ -69,8 +73,55 @@ def _normalize_key(key, ndim):
     return items
 
 
+_INT_DTYPES = frozenset((_core.DType.Int8, _core.DType.Int16, _core.DType.Int32, _core.DType.Int64,
+                         _core.DType.UInt8, _core.DType.UInt16, _core.DType.UInt32, _core.DType.UInt64))
+
+
+def _symbolic_index(k):
+    """k, an index tensor computed inside the function being compiled, checked: an integer tensor of any shape is
+    returned (an advanced index whose values are known only when the graph runs). A Bool tensor raises IndexError
+    (x[mask] has as many elements as the mask has True values: a shape that depends on the data), another dtype
+    IndexError as for concrete index arrays."""
+    if k.dtype == _core.DType.Bool:
+        raise IndexError(
+            f"Indexing with a boolean mask computed inside a compiled (graph-mode) function (a Bool tensor of shape "
+            f"{tuple(k.shape)}) gives a result whose shape depends on the data (the number of True elements), and "
+            "Kiln's graph mode needs every shape while compiling. Keep the shape with ops.select(mask, x, other) "
+            "(or x * mask) and reduce it; assign through the mask (x[mask] = scalar compiles); or use "
+            "ops.masked_select(x, mask) in PyNative (its shape is data-dependent too).")
+    if k.dtype not in _INT_DTYPES:
+        raise IndexError(f"Tensor index arrays must be integer or bool, but got dtype {k.dtype}.")
+    return k
+
+
+def _i64(v):
+    """A constant Int64 tensor with the value(s) v (a Python int or NumPy integer array)."""
+    return _core.Tensor._from_numpy(np.asarray(v, dtype=np.int64, order="C"))  # (ascontiguousarray makes 0-d 1-d)
+
+
+def _checked_index(k, dim, n, shape):
+    """k (an integer tensor of the graph indexing dimension `dim`, of size n, of the indexed tensor of `shape`) as
+    Int64 in [0, n): checked when the graph runs (IndexError naming the bad value, the dim and its size, for a value
+    outside [-n, n), as NumPy raises for a known index; CheckRange, so it is never folded away) and wrapped (i + n
+    where i < 0)."""
+    i = k if k.dtype == _core.DType.Int64 else _core.cast(k, _core.DType.Int64)
+    if any(isinstance(d, SymInt) for d in shape):  # a dynamic size: the text is the same at every probe trace
+        what = f"index into dimension {dim} (a dynamic size)"
+    else:
+        what = f"index into dimension {dim} (size {n}) of the tensor of shape {tuple(shape)}"
+    # The bounds are attributes: in a graph with dynamic shapes they are fitted to the run-time size.
+    i = _core.check_range(i, "Tensor indexing", what, float(-n), float(n), False, None, True)
+    return _core.select(_core.less(i, _i64(0)), _core.add(i, _i64(n)), i)
+
+
 def getitem(x, key):
     """x[key] with NumPy semantics. Raises IndexError for out-of-range indices, naming the index and dim size.
+    Integer index tensors computed inside the function being compiled (any shape, any integer dtype; with ints,
+    slices, None, Ellipsis and other index arrays beside them) are gathered at their run-time values: the result's
+    shape is NumPy's (index arrays broadcast; the index block in place, or first when separated by a slice); an
+    out-of-range value raises IndexError when the graph runs; the gradient w.r.t. x sums the cotangent over repeated
+    indices (Gather's gradient, an UnsortedSegmentSum). A Bool mask computed in the graph raises IndexError (the
+    result's shape would depend on the data).
     Basic indices (ints, slices, None, Ellipsis) give a view that remembers x (see _views), so that a functional
     write through it (under a grad transform, in compiled code) reaches x."""
     y = _getitem(x, key)
@@ -88,17 +139,15 @@ def _is_basic(key):
 
 
 def _symbolic_scalar_index(x, k):
-    """x[k] for a one-element integer tensor k computed by the graph being traced (a loop counter: `xs[t]` in a
-    compiled loop): a Gather along axis 0 of the index wrapped into [0, n). Returns None for any other key."""
+    """x[k] for a one-element Int32/Int64 tensor k computed by the graph being traced (a loop counter: `xs[t]` in a
+    compiled loop): a Gather along axis 0 (no CheckRange: Gather itself raises IndexError for k outside [-n, n)).
+    Returns None for any other key (the general path in _getitem handles every other graph index)."""
     if not (_is_tensor(k) and k._symbolic and k.size == 1 and k.ndim <= 1 and x.ndim >= 1
             and k.dtype in (_core.DType.Int32, _core.DType.Int64)):
         return None
-    from .. import ops
-    n = x.shape[0]
-    i = k.reshape((1,))
-    i = ops.select(i < 0, i + n, i)
-    out = ops.gather(x, i, 0)
-    return out.reshape(tuple(x.shape[1:])) if k.ndim == 0 else out
+    # Gather takes [-n, n) (negative counts from the end) and raises IndexError for any other value when it runs.
+    out = _core.gather(x, _core.reshape(k, [1]), 0)
+    return _core.reshape(out, list(x.shape[1:])) if k.ndim == 0 else out
 
 
 def _getitem(x, key):
@@ -106,15 +155,18 @@ def _getitem(x, key):
     if sym is not None:
         return sym
     items = _normalize_key(key, x.ndim)
+    x_shape = tuple(x.shape)  # before new axes: errors name the dimension of x (as NumPy's axis)
     # None (and a bare True/False) adds a size-1 axis; NumPy's result is that of indexing the tensor with the axis
     # already inserted and `:` (True) or `0:0` (False) on it, which also places the axis right among array indices.
     dim = 0
+    new_axes = 0  # axes inserted so far: an index at dim (of the expanded tensor) indexes x's dim - new_axes
+    x_dim = {}
     plain = []
     separated = False  # a slice/None/Ellipsis between two array indices: NumPy moves the index block to the front
     seen_array = pending_sep = False
-    has_array = any(isinstance(k, np.ndarray) for k in items)
+    has_array = any(_is_array(k) for k in items)
     for k in items:
-        if isinstance(k, np.ndarray) or (has_array and isinstance(k, numbers.Integral) and not isinstance(k, bool)):
+        if _is_array(k) or (has_array and isinstance(k, numbers.Integral) and not isinstance(k, bool)):
             if seen_array and pending_sep:
                 separated = True
             seen_array, pending_sep = True, False
@@ -126,12 +178,14 @@ def _getitem(x, key):
             x = _core.expand_dims(x, dim)
             plain.append(slice(0, 0) if k is False else slice(None))
             dim += 1
+            new_axes += 1
         else:
+            x_dim[dim] = dim - new_axes
             plain.append(k)
             dim += k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else 1
     items = plain
     shape = x.shape
-    if any(isinstance(k, np.ndarray) for k in items):
+    if has_array:
         # With array indices present, NumPy treats integer indices as 0-d advanced indices.
         items = [np.asarray(int(k)) if isinstance(k, numbers.Integral) else k for k in items]
     begin, end, step, squeeze_axes = [], [], [], []
@@ -142,7 +196,7 @@ def _getitem(x, key):
             n = shape[dim]
             i = int(k)
             if i < -n or i >= n:
-                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {n}")
+                raise IndexError(f"index {i} is out of bounds for dimension {x_dim.get(dim, dim)} with size {n}")
             i = i + n if i < 0 else i
             begin.append(i); end.append(i + 1); step.append(1)
             squeeze_axes.append(dim)
@@ -151,6 +205,11 @@ def _getitem(x, key):
         if isinstance(k, slice):
             b, e, s = k.indices(shape[dim])
             begin.append(b); end.append(e); step.append(s)
+            dim += 1
+            continue
+        if _is_tensor(k):  # an integer index tensor of the graph: checked and wrapped when it runs
+            adv.append((dim, _checked_index(k, x_dim.get(dim, dim), shape[dim], x_shape)))
+            begin.append(0); end.append(shape[dim]); step.append(1)
             dim += 1
             continue
         if isinstance(k, np.ndarray):
@@ -168,7 +227,8 @@ def _getitem(x, key):
                 idx = k.astype(np.int64)
                 bad = (idx < -n) | (idx >= n)
                 if bad.any():
-                    raise IndexError(f"index {int(idx[bad].flat[0])} is out of bounds for dimension {dim} with size {n}")
+                    raise IndexError(f"index {int(idx[bad].flat[0])} is out of bounds for dimension "
+                                     f"{x_dim.get(dim, dim)} with size {n}")
                 adv.append((dim, np.where(idx < 0, idx + n, idx)))
                 begin.append(0); end.append(n); step.append(1)
                 dim += 1
@@ -185,6 +245,11 @@ def _getitem(x, key):
     return y
 
 
+def _is_array(k):
+    """True for an index array of a normalized key: a NumPy array, or an integer tensor computed in the graph."""
+    return isinstance(k, np.ndarray) or _is_tensor(k)
+
+
 def _maybe_ne(a, b):
     """a != b, where a dynamic size (a SymInt of a probe trace) counts as different from every other value without
     recording a guard: skipping a slice that covers a whole axis is an optimization, so the compiled graph slices
@@ -197,6 +262,8 @@ def _maybe_ne(a, b):
 def _gather_advanced(y, adv, separated=False):
     """Applies integer-array indices `adv` [(axis, int array)] to y (NumPy placement rules: the broadcast index
     block replaces adjacent indexed axes in place, and goes to the front when they were separated)."""
+    if any(_is_tensor(i) for _, i in adv):
+        return _gather_symbolic(y, adv, separated)
     axes = [a for a, _ in adv]
     arrays = np.broadcast_arrays(*[i for _, i in adv])
     bshape = arrays[0].shape
@@ -219,18 +286,47 @@ def _gather_advanced(y, adv, separated=False):
     return out
 
 
+def _gather_symbolic(y, adv, separated):
+    """_gather_advanced when some index arrays are tensors computed in the graph (already checked and wrapped by
+    _checked_index; known ones were checked and wrapped in NumPy): the same placement rules, with the index
+    arithmetic as graph ops. The indices are broadcast together (IndexError naming the shapes when they do not
+    broadcast) and linearized over the indexed axes (i0 * n1 + i1 ...), then one Gather. A single index array gathers
+    along its axis directly (no transpose). Shape: NumPy's x[key]; dtype: y's."""
+    axes = [a for a, _ in adv]
+    dims = [y.shape[a] for a in axes]
+    idxs = [i if _is_tensor(i) else _i64(i) for _, i in adv]
+    try:
+        bshape = tuple(np.broadcast_shapes(*[tuple(i.shape) for i in idxs]))
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
+                         + " ".join(str(tuple(i.shape)) for i in idxs)) from None
+    if len(idxs) == 1:
+        return _core.gather(y, idxs[0], axes[0])
+    lin = None
+    for i, d in zip(idxs, dims):
+        if tuple(i.shape) != bshape:
+            i = _core.broadcast_to(i, list(bshape))
+        lin = i if lin is None else _core.add(_core.mul(lin, _i64(d)), i)
+    rest = [i for i in range(y.ndim) if i not in axes]
+    adjacent = not separated and axes == list(range(axes[0], axes[0] + len(axes)))
+    perm = axes + rest
+    t = _core.transpose(y, perm) if perm != list(range(y.ndim)) else y
+    t = _core.reshape(t, [math.prod(dims)] + [y.shape[i] for i in rest])  # math.prod keeps a SymInt
+    out = _core.gather(t, lin, 0)  # shape: bshape + rest
+    if adjacent and axes[0] != 0:
+        nb = len(bshape)
+        first = axes[0]
+        order = list(range(nb, nb + first)) + list(range(nb)) + list(range(nb + first, out.ndim))
+        out = _core.transpose(out, order)
+    return out
+
+
 def _numpy_key(key):
-    """The key with Tensors as NumPy arrays (their values are the index data); symbolic tensors raise as getitem."""
+    """The key with Tensors as NumPy arrays (their values are the index data); the key holds no graph tensor."""
     items = key if isinstance(key, tuple) else (key,)
     out = []
     for k in items:
         if _is_tensor(k):
-            if k._symbolic:
-                raise IndexError(f"Item assignment with an index tensor computed inside a compiled (graph-mode) "
-                                 f"function takes one integer element (a loop counter: y[i] = v), with ints, slices, "
-                                 f"None or ... beside it, but got a {k.dtype} index of shape {list(k.shape)}: its "
-                                 f"values are not known while compiling. Pass the index as a Python int, slice or "
-                                 f"list, or use ops.tensor_scatter_update.")
             k = k.asnumpy()
             if k.dtype.kind not in "biu":
                 raise IndexError(f"Tensor index arrays must be integer or bool, but got dtype {k.dtype}.")
@@ -244,10 +340,20 @@ def _numpy_key(key):
     return tuple(out)
 
 
+def _has_graph_tensor(key):
+    """True when key (or an item of the tuple key) is a tensor computed inside the function being compiled."""
+    return any(_is_tensor(k) and k._symbolic for k in (key if isinstance(key, tuple) else (key,)))
+
+
 def _region_positions(shape, key):
     """Flat positions (into a C-ordered tensor of `shape`) of the elements x[key] selects, with x[key]'s shape:
-    NumPy's own indexing of an arange, so basic, integer-array and boolean indices follow NumPy exactly."""
+    NumPy's own indexing of an arange, so basic, integer-array and boolean indices follow NumPy exactly.
+    With an index tensor computed in the graph, an Int64 Tensor instead: getitem (its symbolic path: checked and
+    wrapped indices, NumPy's placement) applied to an arange made by the graph."""
     size = int(np.prod(shape, dtype=np.int64))
+    if _has_graph_tensor(key):
+        base = _core.reshape(_core.arange(0.0, float(size), 1.0, _core.DType.Int64), list(shape))
+        return _getitem(base, key)
     try:
         return np.arange(size, dtype=np.int64).reshape(shape)[_numpy_key(key)]
     except IndexError as e:
@@ -289,10 +395,12 @@ def _value_for(value, region_shape, dtype):
 
 
 def _updated(x, pos, v):
-    """A new tensor: x with the flat positions `pos` (region-shaped) set to `v` (region-shaped), through the
-    TensorScatterUpdate op (differentiable in x and v, traceable)."""
+    """A new tensor: x with the flat positions `pos` (region-shaped; a NumPy array, or an Int64 Tensor of the graph)
+    set to `v` (region-shaped), through the TensorScatterUpdate op (differentiable in x and v, traceable; a repeated
+    position keeps the last value in row-major order, as NumPy, and only that value gets a gradient)."""
     flat = _core.reshape(x, [-1])
-    idx = _core.Tensor._from_numpy(np.ascontiguousarray(pos.reshape(-1, 1)))
+    idx = _core.reshape(pos, [-1, 1]) if _is_tensor(pos) else \
+        _core.Tensor._from_numpy(np.ascontiguousarray(pos.reshape(-1, 1)))
     out = _core.tensor_scatter_update(flat, idx, _core.reshape(v, [-1]))
     return _core.reshape(out, list(x.shape))
 
@@ -309,6 +417,11 @@ def setitem(x, key, value):
       A Parameter (or a tensor made outside the function being compiled) keeps its identity: its storage is
       written (an Assign in graphs, run at every call); inside a gradient of that Parameter this raises.
     - otherwise (PyNative, no gradient recorded) the write is in place, so views of x see it, as in NumPy.
+    An integer index tensor computed inside the function being compiled (any shape, beside ints, slices, None,
+    Ellipsis and other index arrays) selects the region at its run-time values (the flat positions are getitem of
+    an arange, made by graph ops), so `x[idx] = v` and `x[idx] += v` compile; out-of-range values raise IndexError
+    when the graph runs. With a repeated index the last write (row-major) wins, as NumPy (MindSpore's
+    TensorScatterUpdate leaves the order undefined): only that write reaches the value's gradient.
     Raises IndexError (bad or out-of-range index), ValueError (value not broadcastable), TypeError."""
     from .parameter import Parameter  # noqa: F401 (import cycle: parameter imports tensor)
     if (isinstance(value, int) and not isinstance(value, bool) and x.dtype == _core.DType.UInt64
@@ -333,8 +446,8 @@ def setitem(x, key, value):
             v = _value_for(value, pos.shape, x.dtype)
             out = _updated_at(x, pos, v, dim, k) if pos.size else x
         else:
-            pos = _region_positions(tuple(x.shape), key)
-            v = _value_for(value, pos.shape, x.dtype)
+            pos = _region_positions(tuple(x.shape), key)  # a Tensor when the key holds a graph index tensor
+            v = _value_for(value, tuple(pos.shape), x.dtype)
             out = _updated(x, pos, v) if pos.size else x
     commit_write(x, out, "Tensor setitem")
 
