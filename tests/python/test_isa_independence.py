@@ -11,7 +11,6 @@ use) that this CPU can run, from SSE4.1 up to the CPU's best, and checks in each
 Which caps ran is printed with `-rA`/`-s`; docs/robustness.md ("Every CPU") records which ISAs CI covered.
 """
 import json
-import os
 import pathlib
 import subprocess
 import sys
