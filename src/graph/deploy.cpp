@@ -66,20 +66,8 @@ std::string printable(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
     auto c = static_cast<unsigned char>(s[i]);
-    // Well-formed UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF.
-    size_t len = c < 0x80                  ? 1
-                 : (c >= 0xc2 && c <= 0xdf) ? 2
-                 : (c >= 0xe0 && c <= 0xef) ? 3
-                 : (c >= 0xf0 && c <= 0xf4) ? 4
-                                            : 0;
-    bool ok = len > 0 && i + len <= s.size() && (len > 1 || c >= 0x20 || c == '\n') && c != 0x7f;
-    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 2;
-    if (ok && len > 2) {
-      auto c1 = static_cast<unsigned char>(s[i + 1]);
-      ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0) && !(c == 0xf0 && c1 < 0x90) &&
-           !(c == 0xf4 && c1 >= 0x90);
-    }
-    if (ok) {
+    size_t len = graph::bytes::utf8_char_len(s.substr(i));
+    if (len > 0 && (len > 1 || (c >= 0x20 && c != 0x7f) || c == '\n')) {
       r.append(s.substr(i, len));
       i += len;
     } else {

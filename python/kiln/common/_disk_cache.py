@@ -13,10 +13,10 @@ optimized graph (C++ serializer, kiln/graph_io.h) with each capture named, the P
 pass log, the random streams the graph's random ops use, and the paths of the Cells called while tracing (their
 training flags key the in-memory cache). A SHA-256 of all of it closes the file.
 
-Loading never runs code from the file (JSON + the validating C++ reader). A corrupt file warns and is rewritten;
-a stale one (sources, Kiln or a capture changed) is silently recompiled and rewritten; an unwritable directory warns
-once and the graph stays in memory. Writes go to a temporary file renamed over the final name (atomic on POSIX), so
-concurrent processes writing one entry each leave a complete file."""
+Loading never runs code from the file (JSON + the validating C++ reader). A damaged file — whatever the damage —
+warns and is rewritten; a stale one (sources, Kiln or a capture changed) is silently recompiled and rewritten; an
+unwritable directory warns once and the graph stays in memory. Writes go to a temporary file renamed over the final
+name (atomic on POSIX), so concurrent processes writing one entry each leave a complete file."""
 import hashlib
 import json
 import os
@@ -257,6 +257,13 @@ def _warn(msg):
     warnings.warn("Kiln compile cache: " + msg, RuntimeWarning, stacklevel=4)
 
 
+# What reading a damaged file can raise anywhere in load: bad UTF-8 (UnicodeDecodeError is a ValueError), bad JSON
+# or structure, bad lengths (struct.error), huge counts or nesting, the C++ reader's RuntimeError. Each makes the
+# file a miss with a warning, never an error of the program (docs/decisions/damaged-files.md).
+_DAMAGE = (ValueError, KeyError, TypeError, IndexError, AttributeError, OverflowError, RecursionError, MemoryError,
+           RuntimeError, OSError, struct.error)
+
+
 def _read(path):
     """(header dict, graph bytes) of a file, or raises ValueError describing the damage."""
     with open(path, "rb") as f:
@@ -298,8 +305,8 @@ def load(lookup, recorded_out):
         recorded_paths = [str(p) for p in header["recorded"]]
         sources = [(str(p), str(h)) for p, h in header["sources"]]
         graph, names = _core.deserialize_graph(graph_bytes)
-    except (ValueError, KeyError, TypeError, RuntimeError, OSError, UnicodeDecodeError, struct.error) as e:
-        _warn(f"ignoring damaged cache file {path} ({e}); compiling again and rewriting it.")
+    except _DAMAGE as e:
+        _warn(f"ignoring damaged cache file {path} ({type(e).__name__}: {e}); compiling again and rewriting it.")
         _count("misses")
         return None
     # Stale (not damaged): Kiln, a source file or a capture changed. Compile again; the new graph replaces the file.
@@ -331,8 +338,8 @@ def load(lookup, recorded_out):
     except LookupError:
         _count("misses")
         return None
-    except ValueError as e:
-        _warn(f"ignoring cache file {path} ({e}); compiling again and rewriting it.")
+    except _DAMAGE as e:
+        _warn(f"ignoring cache file {path} ({type(e).__name__}: {e}); compiling again and rewriting it.")
         _count("misses")
         return None
     if streams:

@@ -26,6 +26,7 @@ from google.protobuf.message import DecodeError
 
 from .._loader import _core
 from . import _ckpt_formats as _fmt
+from ..common import _damage
 from ..common import dtype as mstype
 from ..common.parameter import Parameter
 from ..common.tensor import Tensor
@@ -412,8 +413,40 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
             return False
         if specify and not name.startswith(specify):
             return False
-        return choice_func is None or bool(choice_func(name))
+        if choice_func is None:
+            return True
+        try:
+            return bool(choice_func(name))
+        except Exception as e:
+            raise _CallerError() from e
 
+    try:
+        out, remove_redundancy = _decode(path, data, format, crc_check, wanted, remove_redundancy)
+    except _CallerError as e:  # the caller's choice_func failed: its own error, not a damaged file
+        raise e.__cause__ from None
+    except _DAMAGE as e:  # whatever else the damage raises: the same ValueError naming the file
+        raise _read_error(path, f"Decoding it failed ({type(e).__name__}: {e}).") from None
+    if not out and (filters or specify or choice_func is not None):
+        raise ValueError(f"For 'load_checkpoint', the loaded parameter dict of {path} is empty after filter or "
+                         "specify (filter_prefix, specify_prefix, choice_func).")
+    if net is not None:
+        load_param_into_net(net, out, strict_load=strict_load, remove_redundancy=remove_redundancy)
+    return out
+
+
+# What decoding a damaged file can raise beyond the ValueErrors the decoders raise themselves (bad UTF-8 is a
+# ValueError too): load_checkpoint turns each into read_error's ValueError naming the file
+# (docs/decisions/damaged-files.md).
+_DAMAGE = _damage.DECODE_ERRORS + (RuntimeError,)
+
+
+class _CallerError(Exception):
+    """Carries (as __cause__) an exception of the caller's choice_func out of _decode, so that it is not taken for
+    damage."""
+
+
+def _decode(path, data, format, crc_check, wanted, remove_redundancy):  # noqa: A002
+    """(dict name -> Parameter (or str), remove_redundancy) of the content `data` of the checkpoint `path`."""
     out = OrderedDict()
     if format == "safetensors":
         entries, metadata = _fmt.read_safetensors(path, data, crc_check)
@@ -430,18 +463,16 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
             msg.ParseFromString(body)
         except (DecodeError, RuntimeError, ValueError) as e:
             raise _read_error(path, f"Protobuf decoding failed ({e}).") from None
+        bad = _damage.non_text_string(msg)
+        if bad is not None:
+            raise _read_error(path, f"Its field {bad} is not UTF-8 text.")
         if not msg.value:
             raise _read_error(path, "It holds no parameters.")
         for value in msg.value:
             if wanted(value.tag):
                 data = _proto_to_tensor(path, value)
                 out[value.tag] = data if isinstance(data, str) else Parameter(data, name=value.tag)
-    if not out and (filters or specify or choice_func is not None):
-        raise ValueError(f"For 'load_checkpoint', the loaded parameter dict of {path} is empty after filter or "
-                         "specify (filter_prefix, specify_prefix, choice_func).")
-    if net is not None:
-        load_param_into_net(net, out, strict_load=strict_load, remove_redundancy=remove_redundancy)
-    return out
+    return out, remove_redundancy
 
 
 class _ParamDictFuture:
