@@ -3,18 +3,16 @@
 // the weights and the checks that make the graph a self-contained inference model.
 #include "kiln/deploy.h"
 
-#include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <system_error>
 #include <unordered_set>
 
-#include <unistd.h>
-
 #include "byte_io.h"
+#include "core/atomic_write.h"
 #include "kiln/graph_io.h"
 
 namespace kiln::deploy {
@@ -81,8 +79,6 @@ std::string printable(std::string_view s) {
   return r;
 }
 
-std::atomic<uint64_t> next_tmp_id{0};  // temporary file names of concurrent saves
-
 std::string shape_dtype(DType dt, const Shape& s) { return std::string(dtype_name(dt)) + shape_str(s); }
 
 }  // namespace
@@ -131,24 +127,10 @@ std::string to_bytes(const graph::Graph& g, const std::vector<std::string>& weig
 void save(const std::string& path, const graph::Graph& g, const std::vector<std::string>& weight_names,
           const std::vector<std::string>& input_names, const std::vector<std::string>& output_names) {
   std::string bytes = to_bytes(g, weight_names, input_names, output_names);
-  std::string tmp = path + ".tmp" + std::to_string(getpid()) + "." + std::to_string(next_tmp_id++);
-  {
-    // Written, flushed and fsync'ed before the rename: a crash leaves the old file or the whole new one.
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    KILN_CHECK(f != nullptr, Runtime, "kiln::deploy::save: cannot write '", tmp, "': ", std::strerror(errno), ".");
-    bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 &&
-              ::fsync(fileno(f)) == 0;
-    int err = errno;
-    ok = std::fclose(f) == 0 && ok;
-    if (!ok) {
-      std::remove(tmp.c_str());
-      KILN_FAIL(Runtime, "kiln::deploy::save: writing '", tmp, "' failed: ", std::strerror(err), ".");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    std::remove(tmp.c_str());
-    KILN_FAIL(Runtime, "kiln::deploy::save: cannot write '", path, "': ", std::strerror(err), ".");
+  try {
+    io::write_file_atomic(path, bytes);
+  } catch (const std::system_error& e) {
+    KILN_FAIL(Runtime, "kiln::deploy::save: cannot write '", path, "': ", e.code().message(), ".");
   }
 }
 

@@ -15,21 +15,22 @@ training flags key the in-memory cache). A SHA-256 of all of it closes the file.
 
 Loading never runs code from the file (JSON + the validating C++ reader). A damaged file — whatever the damage —
 warns and is rewritten; a stale one (sources, Kiln or a capture changed) is silently recompiled and rewritten; an
-unwritable directory warns once and the graph stays in memory. Writes go to a temporary file renamed over the final
-name (atomic on POSIX), so concurrent processes writing one entry each leave a complete file."""
+unwritable directory warns once and the graph stays in memory. Writes go through Kiln's atomic writer
+(_atomic_write.py): concurrent processes writing one entry each leave a complete file, a killed writer no temporary
+file."""
 import hashlib
 import json
 import os
 import struct
 import sys
 import sysconfig
-import tempfile
 import threading
 import warnings
 
 from .._loader import _core
 from .. import context
 from . import seed as _seed
+from . import _atomic_write
 from ._cache_names import Walk, Unstorable, code_digest as _code_digest  # noqa: F401 (Unstorable: re-exported)
 
 FORMAT = 1
@@ -41,8 +42,6 @@ _warned_dirs = set()
 _KILN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _STDLIB = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
 
-_UMASK = os.umask(0o022)  # read once at import (os.umask can only be read by setting it)
-os.umask(_UMASK)
 stats = {"loads": 0, "writes": 0, "misses": 0}  # per process: graphs loaded / written / looked up and not usable
 
 
@@ -401,18 +400,7 @@ def save(lookup, graph, out_struct, pass_log, recorded, source_files, input_writ
     data = body + hashlib.sha256(body).digest()
     try:
         os.makedirs(lookup.dir, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=lookup.dir, prefix=".tmp-", suffix=".kgc")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; a cache file gets the usual permissions
-            os.replace(tmp, lookup.path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        _atomic_write.write_file(lookup.path, data)  # atomic; a killed writer leaves nothing (_atomic_write.py)
     except OSError as e:
         with _lock:
             first = lookup.dir not in _warned_dirs

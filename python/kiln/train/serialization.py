@@ -16,7 +16,6 @@ Loading only decodes protobuf fields into NumPy arrays: no code from the file is
 """
 import numbers
 import os
-import tempfile
 import threading
 from collections import OrderedDict
 
@@ -26,7 +25,7 @@ from google.protobuf.message import DecodeError
 
 from .._loader import _core
 from . import _ckpt_formats as _fmt
-from ..common import _damage
+from ..common import _atomic_write, _damage
 from ..common import dtype as mstype
 from ..common.parameter import Parameter
 from ..common.tensor import Tensor
@@ -156,23 +155,9 @@ def _entries(save_obj):
 
 
 def _write_atomic(path, payload):
-    """Writes `payload` to a temporary file beside `path`, fsyncs it and renames it onto `path` (os.replace): a
-    crash or error mid-write never leaves a partial file under the final name."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    """Writes `payload` as the file `path` with Kiln's atomic writer (kiln/common/_atomic_write.py): a crash, a kill
+    or an error mid-write leaves the old file or the whole new one, and no temporary file."""
+    _atomic_write.write_file(path, payload)
 
 
 def _wait_async_saves():
@@ -239,7 +224,8 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
             (MindSpore's flag for checkpoints of parallel training with duplicated slices removed; a single
             device's checkpoint is always whole). Default None: not recorded.
 
-    The file is written atomically: a temporary file in the same folder, renamed onto the final name.
+    The file is written atomically (kiln/common/_atomic_write.py): a reader, a crash or a kill at any moment sees
+    the old file or the whole new one, and no temporary file is left behind.
 
     Raises:
         TypeError: an unsupported save_obj, entry value or dtype, append_dict not a dict, crc_check or
