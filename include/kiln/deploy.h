@@ -2,9 +2,9 @@
 // run from a C++ program with no Python (docs/export.md, "C++ deployment").
 //
 // Python writes the file: `kiln.export(net, x, file_name="lenet", file_format="KILN")` traces `net` in inference
-// mode, optimizes the graph (the same passes as Graph mode) and calls deploy::save. A MindIR file (Kiln's or
-// MindSpore's) becomes one with `kiln.export(nn.GraphCell(kiln.load("m.mindir")), x, file_name="m",
-// file_format="KILN")`. C++ reads it:
+// mode, optimizes the graph (the same passes as Graph mode) and writes deploy::to_bytes with Kiln's one atomic
+// file writer, as deploy::save does. A MindIR file (Kiln's or MindSpore's) becomes one with
+// `kiln.export(nn.GraphCell(kiln.load("m.mindir")), x, file_name="m", file_format="KILN")`. C++ reads it:
 //
 //     kiln::deploy::Model m = kiln::deploy::Model::load("lenet.kiln");
 //     std::vector<kiln::Tensor> out = m.run({x});   // x: m.inputs()[0].dtype, m.inputs()[0].shape
@@ -51,8 +51,10 @@ std::string to_bytes(const graph::Graph& g, const std::vector<std::string>& weig
                      const std::vector<std::string>& input_names = {},
                      const std::vector<std::string>& output_names = {});
 
-// Writes to_bytes(...) to `path` (through a temporary file in the same folder, renamed: a reader never sees a
-// partial file). RuntimeError naming the path when it cannot be written.
+// Writes to_bytes(...) to `path` with Kiln's atomic file writer (src/core/atomic_write.h): a reader sees the old
+// file or the whole new one, and a writer killed at any moment leaves no temporary file behind (one left between
+// two system calls is removed by the next save into that folder; docs/decisions/atomic-writes.md). RuntimeError
+// naming the path when it cannot be written.
 void save(const std::string& path, const graph::Graph& g, const std::vector<std::string>& weight_names,
           const std::vector<std::string>& input_names = {}, const std::vector<std::string>& output_names = {});
 

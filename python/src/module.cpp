@@ -1,6 +1,8 @@
 // kiln._core: the nanobind extension. Error translation and the module entry point.
 #include <Python.h>
 
+#include <cstring>
+
 #include "bindings.h"
 
 namespace kiln::py {
@@ -17,7 +19,13 @@ void translate(const std::exception_ptr& p, void*) {
       case ErrorKind::Runtime: type = PyExc_RuntimeError; break;
       case ErrorKind::Overflow: type = PyExc_OverflowError; break;
     }
-    PyErr_SetString(type, e.what());
+    // Decoded with backslashreplace, never strict: a message that quotes bytes of a damaged file must still
+    // become the error it describes, not a UnicodeDecodeError (docs/decisions/damaged-files.md).
+    const char* what = e.what();
+    PyObject* msg = PyUnicode_DecodeUTF8(what, static_cast<Py_ssize_t>(std::strlen(what)), "backslashreplace");
+    if (msg == nullptr) return;  // out of memory: that error is set
+    PyErr_SetObject(type, msg);
+    Py_DECREF(msg);
   }
 }
 

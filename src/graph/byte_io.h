@@ -4,7 +4,10 @@
 // The reader never trusts the bytes: every read checks the bytes left, and `count` refuses an item count that the
 // bytes left cannot hold before anything is allocated (so a damaged length cannot make a huge allocation). Errors are
 // kiln::Error (RuntimeError) "<prefix>truncated (reading <what> at byte <pos> of <size>)." or "<prefix><what> count
-// <n> exceeds the file (byte <pos> of <size>: truncated or damaged).", with the prefix the caller gives.
+// <n> exceeds the file (byte <pos> of <size>: truncated or damaged).", with the prefix the caller gives. Every
+// string is UTF-8 text (names, op and dtype names, source locations, string attributes): `str` refuses one that is
+// not ("<prefix><what> is not UTF-8 text (byte <pos> of <size>: damaged)."), so no invalid text reaches a graph, a
+// Python str or an error message (docs/decisions/damaged-files.md).
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -15,6 +18,37 @@
 #include "kiln/error.h"
 
 namespace kiln::graph::bytes {
+
+// The length of the well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF)
+// at the start of `s`, or 0 when `s` does not start with one.
+inline size_t utf8_char_len(std::string_view s) {
+  if (s.empty()) return 0;
+  auto c = static_cast<unsigned char>(s[0]);
+  size_t len = c < 0x80                   ? 1
+               : (c >= 0xc2 && c <= 0xdf) ? 2
+               : (c >= 0xe0 && c <= 0xef) ? 3
+               : (c >= 0xf0 && c <= 0xf4) ? 4
+                                          : 0;
+  if (len == 0 || len > s.size()) return 0;
+  for (size_t k = 1; k < len; ++k)
+    if ((static_cast<unsigned char>(s[k]) >> 6) != 2) return 0;
+  if (len > 2) {
+    auto c1 = static_cast<unsigned char>(s[1]);
+    if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 >= 0xa0) || (c == 0xf0 && c1 < 0x90) || (c == 0xf4 && c1 >= 0x90))
+      return 0;
+  }
+  return len;
+}
+
+// True when all of `s` is well-formed UTF-8.
+inline bool is_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    size_t n = utf8_char_len(s.substr(i));
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
 
 // Appends fixed-width little-endian values and length-prefixed strings to `out`.
 struct Writer {
@@ -64,7 +98,14 @@ struct Reader {
     pos += n;
     return s;
   }
-  std::string str(const char* what) { uint64_t n = count(what, 1); return std::string(bytes(n, what)); }
+  // A length-prefixed UTF-8 string.
+  std::string str(const char* what) {
+    uint64_t n = count(what, 1);
+    size_t at = pos;
+    std::string_view s = bytes(n, what);
+    KILN_CHECK(is_utf8(s), Runtime, prefix, what, " is not UTF-8 text (byte ", at, " of ", in.size(), ": damaged).");
+    return std::string(s);
+  }
   std::vector<std::string> strs(const char* what) {
     uint64_t n = count(what, 8);
     std::vector<std::string> v;

@@ -3,18 +3,16 @@
 // the weights and the checks that make the graph a self-contained inference model.
 #include "kiln/deploy.h"
 
-#include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <system_error>
 #include <unordered_set>
 
-#include <unistd.h>
-
 #include "byte_io.h"
+#include "core/atomic_write.h"
 #include "kiln/graph_io.h"
 
 namespace kiln::deploy {
@@ -66,20 +64,8 @@ std::string printable(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
     auto c = static_cast<unsigned char>(s[i]);
-    // Well-formed UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF.
-    size_t len = c < 0x80                  ? 1
-                 : (c >= 0xc2 && c <= 0xdf) ? 2
-                 : (c >= 0xe0 && c <= 0xef) ? 3
-                 : (c >= 0xf0 && c <= 0xf4) ? 4
-                                            : 0;
-    bool ok = len > 0 && i + len <= s.size() && (len > 1 || c >= 0x20 || c == '\n') && c != 0x7f;
-    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 2;
-    if (ok && len > 2) {
-      auto c1 = static_cast<unsigned char>(s[i + 1]);
-      ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0) && !(c == 0xf0 && c1 < 0x90) &&
-           !(c == 0xf4 && c1 >= 0x90);
-    }
-    if (ok) {
+    size_t len = graph::bytes::utf8_char_len(s.substr(i));
+    if (len > 0 && (len > 1 || (c >= 0x20 && c != 0x7f) || c == '\n')) {
       r.append(s.substr(i, len));
       i += len;
     } else {
@@ -92,8 +78,6 @@ std::string printable(std::string_view s) {
   }
   return r;
 }
-
-std::atomic<uint64_t> next_tmp_id{0};  // temporary file names of concurrent saves
 
 std::string shape_dtype(DType dt, const Shape& s) { return std::string(dtype_name(dt)) + shape_str(s); }
 
@@ -143,24 +127,10 @@ std::string to_bytes(const graph::Graph& g, const std::vector<std::string>& weig
 void save(const std::string& path, const graph::Graph& g, const std::vector<std::string>& weight_names,
           const std::vector<std::string>& input_names, const std::vector<std::string>& output_names) {
   std::string bytes = to_bytes(g, weight_names, input_names, output_names);
-  std::string tmp = path + ".tmp" + std::to_string(getpid()) + "." + std::to_string(next_tmp_id++);
-  {
-    // Written, flushed and fsync'ed before the rename: a crash leaves the old file or the whole new one.
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    KILN_CHECK(f != nullptr, Runtime, "kiln::deploy::save: cannot write '", tmp, "': ", std::strerror(errno), ".");
-    bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 &&
-              ::fsync(fileno(f)) == 0;
-    int err = errno;
-    ok = std::fclose(f) == 0 && ok;
-    if (!ok) {
-      std::remove(tmp.c_str());
-      KILN_FAIL(Runtime, "kiln::deploy::save: writing '", tmp, "' failed: ", std::strerror(err), ".");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    std::remove(tmp.c_str());
-    KILN_FAIL(Runtime, "kiln::deploy::save: cannot write '", path, "': ", std::strerror(err), ".");
+  try {
+    io::write_file_atomic(path, bytes);
+  } catch (const std::system_error& e) {
+    KILN_FAIL(Runtime, "kiln::deploy::save: cannot write '", path, "': ", e.code().message(), ".");
   }
 }
 

@@ -274,7 +274,11 @@ LoadedGraph deserialize(std::string_view bytes) {
     KILN_CHECK(v.node >= 0 && v.output_index >= 0, Runtime, "Kiln graph file: value %", i, " has node ", v.node,
                " and output index ", v.output_index, ".");
   }
-  g.verify();
+  try {
+    g.verify();
+  } catch (const Error& e) {  // every error of the reader names what it read, whatever check found it
+    KILN_FAIL(Runtime, "Kiln graph file: the graph is inconsistent: ", e.what());
+  }
   check_types(g);
   return out;
 }

@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include "core/atomic_write.h"
 #include "kiln/allocator.h"
 #include "kiln/deploy.h"
 #include "kiln/graph_io.h"
@@ -142,6 +143,29 @@ TEST(Deploy, SaveAndLoadKeepNamesSpecsAndWeights) {
   Model d = Model::from_bytes(deploy::to_bytes(*g, net.capture_names(*g)));
   EXPECT_EQ(d.inputs()[0].name, "x0");
   EXPECT_EQ(d.outputs()[1].name, "output1");
+}
+
+TEST(Deploy, SaveReplacesWholeAndLeavesNoTemporaryFile) {
+  // deploy::save writes through Kiln's atomic writer (core/atomic_write.h; killed-writer tests:
+  // tests/python/test_atomic_writes.py): over an existing file, nothing but the file is left, and a dead writer's
+  // temporary file is swept while a live one's and a foreign file are kept.
+  LeNet net;
+  auto g = net.trace(3);
+  std::filesystem::path dir = temp_path("save_dir");
+  std::filesystem::create_directory(dir);
+  std::string path = (dir / "m.kiln").string();
+  const std::string& tag = io::temp_host_tag();
+  std::string dead = ".m.kiln.kiln-" + tag + "-999999999-0123abcd.tmp";  // above any pid_max: no such process
+  std::string live = ".m.kiln.kiln-" + tag + "-" + std::to_string(::getppid()) + "-0123abcd.tmp";
+  std::string other = ".m.kiln.x8f2k1.tmp";
+  for (const std::string& n : {dead, live, other}) std::ofstream(dir / n) << "partial";
+  deploy::save(path, *g, net.capture_names(*g));
+  deploy::save(path, *g, net.capture_names(*g));
+  std::set<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.insert(e.path().filename().string());
+  EXPECT_EQ(names, (std::set<std::string>{"m.kiln", live, other}));
+  EXPECT_EQ(Model::load(path).num_nodes(), g->nodes.size());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Deploy, ConstantsAndNonContiguousInputs) {
@@ -333,9 +357,11 @@ TEST(Deploy, UnknownOpAndMismatchedWeights) {
   renamed[wat] = 'g';
   test::expect_error([&] { Model::from_bytes(renamed); }, ErrorKind::Runtime,
                      {"is named 'gc.bias' but the graph reads 'fc.bias'"});
-  // Bytes that are not text are quoted as \xNN (messages stay printable); valid UTF-8 is kept.
+  // A name that is not UTF-8 text is refused where it is read (byte_io.h: every string of the format is text);
+  // valid UTF-8 is kept.
   renamed[wat] = char(0x8a);
-  test::expect_error([&] { Model::from_bytes(renamed); }, ErrorKind::Runtime, {"is named '\\x8ac.bias'"});
+  test::expect_error([&] { Model::from_bytes(renamed); }, ErrorKind::Runtime,
+                     {"weight name is not UTF-8 text (byte " + std::to_string(wat) + " of "});
   renamed.replace(wat, 2, "\xc3\xa9");  // "é" (2 bytes, like the 2 replaced)
   test::expect_error([&] { Model::from_bytes(renamed); }, ErrorKind::Runtime, {"is named '\xc3\xa9.bias'"});
   // A weight of another shape than the graph reads: the last weight (fc.bias, Float32[3]) claims rank 1, dim 4.

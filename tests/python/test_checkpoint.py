@@ -271,16 +271,9 @@ def test_atomic_write_keeps_old_file_on_failure(tmp_path):
     with pytest.raises(Boom):
         ms.save_checkpoint({"a": Tensor([5.0]), "z": Tensor([0.0])}, str(f), choice_func=choice)
     assert f.read_bytes() == old
-    # a failure during the write itself (disk full, ...) leaves neither the final name nor a temp file
-    g = tmp_path / "new.ckpt"
-    real = ser.os.fsync
-    ser.os.fsync = lambda fd: (_ for _ in ()).throw(OSError(28, "No space left on device"))
-    try:
-        with pytest.raises(OSError, match="No space"):
-            ms.save_checkpoint({"a": Tensor([5.0])}, str(g))
-    finally:
-        ser.os.fsync = real
     assert sorted(os.listdir(tmp_path)) == ["m.ckpt"]
+    # A failure during the write itself (a write refused by the file size limit) and a writer killed at every
+    # step: tests/python/test_atomic_writes.py.
 
 
 # ------------------------------------------------------------------------------------------------- selection

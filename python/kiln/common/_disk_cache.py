@@ -13,23 +13,30 @@ optimized graph (C++ serializer, kiln/graph_io.h) with each capture named, the P
 pass log, the random streams the graph's random ops use, and the paths of the Cells called while tracing (their
 training flags key the in-memory cache). A SHA-256 of all of it closes the file.
 
-Loading never runs code from the file (JSON + the validating C++ reader). A corrupt file warns and is rewritten;
-a stale one (sources, Kiln or a capture changed) is silently recompiled and rewritten; an unwritable directory warns
-once and the graph stays in memory. Writes go to a temporary file renamed over the final name (atomic on POSIX), so
-concurrent processes writing one entry each leave a complete file."""
+Loading never runs code from the file (JSON + the validating C++ reader). A damaged file — whatever the damage —
+warns and is rewritten; a stale one (sources, Kiln or a capture changed) is silently recompiled and rewritten; an
+unwritable directory warns once and the graph stays in memory. Writes go through Kiln's atomic writer
+(_atomic_write.py): concurrent processes writing one entry each leave a complete file, a killed writer no temporary
+file.
+
+The SHA-256 checks integrity, not authenticity: whoever can write the cache folders can change what a program
+runs. So Kiln creates them owner-only (0o700) and uses none that another user owns or that its group or others can
+write (`check_folders`: the graphs stay in memory, with a warning saying how to fix it). See docs/compile_cache.md,
+"Who can change the results"."""
 import hashlib
 import json
 import os
+import stat
 import struct
 import sys
 import sysconfig
-import tempfile
 import threading
 import warnings
 
 from .._loader import _core
 from .. import context
 from . import seed as _seed
+from . import _atomic_write
 from ._cache_names import Walk, Unstorable, code_digest as _code_digest  # noqa: F401 (Unstorable: re-exported)
 
 FORMAT = 1
@@ -41,8 +48,6 @@ _warned_dirs = set()
 _KILN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _STDLIB = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
 
-_UMASK = os.umask(0o022)  # read once at import (os.umask can only be read by setting it)
-os.umask(_UMASK)
 stats = {"loads": 0, "writes": 0, "misses": 0}  # per process: graphs loaded / written / looked up and not usable
 
 
@@ -64,6 +69,64 @@ def cache_dir():
         os.environ.get("MS_COMPILER_CACHE_PATH") or context._context["compile_cache_path"]
     rank = os.environ.get("RANK_ID", "0").strip() or "0"
     return os.path.join(os.path.abspath(base), f"rank_{rank}", "graph_cache")
+
+
+def _folders(directory):
+    """The folders of the cache that must be private: compile_cache_path, its rank_<id>, the graph_cache in it."""
+    rank = os.path.dirname(directory)
+    return [os.path.dirname(rank), rank, directory]
+
+
+def _owner(uid):
+    try:
+        import pwd
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def check_folders(directory, create):
+    """Makes sure nobody but this user can change the cache in `directory` (cache_dir()): with create=True the
+    missing folders (compile_cache_path and the folders above it included) are created with mode 0o700; each of
+    compile_cache_path, rank_<id> and graph_cache that exists must be a folder owned by this process's user and not
+    writable by its group or by others. Raises Unstorable naming the folder, its mode and owner and the fix (the
+    graph then stays in memory); OSError when a folder cannot be created."""
+    if os.name != "posix":
+        return
+    if create:
+        missing = []
+        p = directory
+        while not os.path.exists(p):
+            missing.append(p)
+            parent = os.path.dirname(p)
+            if parent == p:
+                break
+            p = parent
+        for p in reversed(missing):
+            try:
+                os.mkdir(p, 0o700)
+            except FileExistsError:
+                pass
+    me = os.geteuid()
+    for p in _folders(directory):
+        try:
+            st = os.stat(p)
+        except OSError:  # missing, or a file in the way: nothing to read, and writing reports it
+            continue
+        mode = stat.S_IMODE(st.st_mode)
+        if not stat.S_ISDIR(st.st_mode):
+            continue  # (writing into it fails: "cannot write" below)
+        if st.st_uid != me:
+            raise Unstorable(f"the compile cache folder {p} (mode {mode:#o}) is owned by {_owner(st.st_uid)}, not "
+                             f"by this process's user {_owner(me)}: whoever can write the cache folder can change "
+                             "the graphs this program runs, so Kiln does not use it. Fix: set compile_cache_path "
+                             "(or MS_COMPILER_CACHE_PATH) to a folder of your own")
+        if mode & 0o022:
+            who = {0o022: "its group and by others", 0o020: "its group", 0o002: "others"}[mode & 0o022]
+            raise Unstorable(f"the compile cache folder {p} (mode {mode:#o}, owner {_owner(st.st_uid)}) is writable "
+                             f"by {who}: whoever can write the cache folder can change the graphs this program "
+                             f"runs, so Kiln does not use it. Fix: chmod go-w {p} (or use a folder only you can "
+                             "write)")
 
 
 def _sha_file(path):
@@ -218,6 +281,8 @@ class Lookup:
     """The disk key of one call: where its file is, and what the walk found (reused by save)."""
 
     def __init__(self, jf, struct, tensors, key_extra):
+        self.dir = cache_dir()
+        check_folders(self.dir, create=False)  # before anything is read from them
         fn = getattr(jf.fn, "__func__", jf.fn)
         code = getattr(fn, "__code__", None)
         if code is None:  # a callable object (`jit(net)`): identified by its class's __call__/construct
@@ -248,13 +313,19 @@ class Lookup:
         self.key_json = json.dumps(key, sort_keys=True)
         digest = hashlib.sha256(self.key_json.encode()).hexdigest()[:40]
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in jf.name)[:60]
-        self.dir = cache_dir()
         self.path = os.path.join(self.dir, f"{safe}-{digest}.kgc")
 
 
 # ----------------------------------------------------------------------------------------------------- loading
 def _warn(msg):
     warnings.warn("Kiln compile cache: " + msg, RuntimeWarning, stacklevel=4)
+
+
+# What reading a damaged file can raise anywhere in load: bad UTF-8 (UnicodeDecodeError is a ValueError), bad JSON
+# or structure, bad lengths (struct.error), huge counts or nesting, the C++ reader's RuntimeError. Each makes the
+# file a miss with a warning, never an error of the program (docs/decisions/damaged-files.md).
+_DAMAGE = (ValueError, KeyError, TypeError, IndexError, AttributeError, OverflowError, RecursionError, MemoryError,
+           RuntimeError, OSError, struct.error)
 
 
 def _read(path):
@@ -298,8 +369,8 @@ def load(lookup, recorded_out):
         recorded_paths = [str(p) for p in header["recorded"]]
         sources = [(str(p), str(h)) for p, h in header["sources"]]
         graph, names = _core.deserialize_graph(graph_bytes)
-    except (ValueError, KeyError, TypeError, RuntimeError, OSError, UnicodeDecodeError, struct.error) as e:
-        _warn(f"ignoring damaged cache file {path} ({e}); compiling again and rewriting it.")
+    except _DAMAGE as e:
+        _warn(f"ignoring damaged cache file {path} ({type(e).__name__}: {e}); compiling again and rewriting it.")
         _count("misses")
         return None
     # Stale (not damaged): Kiln, a source file or a capture changed. Compile again; the new graph replaces the file.
@@ -331,8 +402,8 @@ def load(lookup, recorded_out):
     except LookupError:
         _count("misses")
         return None
-    except ValueError as e:
-        _warn(f"ignoring cache file {path} ({e}); compiling again and rewriting it.")
+    except _DAMAGE as e:
+        _warn(f"ignoring cache file {path} ({type(e).__name__}: {e}); compiling again and rewriting it.")
         _count("misses")
         return None
     if streams:
@@ -393,19 +464,9 @@ def save(lookup, graph, out_struct, pass_log, recorded, source_files, input_writ
     body = _MAGIC + struct.pack("<Q", len(hb)) + hb + graph_bytes
     data = body + hashlib.sha256(body).digest()
     try:
-        os.makedirs(lookup.dir, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=lookup.dir, prefix=".tmp-", suffix=".kgc")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; a cache file gets the usual permissions
-            os.replace(tmp, lookup.path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        check_folders(lookup.dir, create=True)  # Unstorable for a folder others can write
+        # Owner-only like its folder; atomic; a killed writer leaves nothing (_atomic_write.py).
+        _atomic_write.write_file(lookup.path, data, mode=0o600)
     except OSError as e:
         with _lock:
             first = lookup.dir not in _warned_dirs

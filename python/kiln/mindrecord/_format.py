@@ -58,6 +58,11 @@ VERSION = "3.0"
 SCALAR_TYPES = ("int32", "int64", "float32", "float64", "string", "bytes")
 ARRAY_TYPES = ("int32", "int64", "float32", "float64")
 _U64 = struct.Struct("<Q")
+# What decoding the bytes of a damaged file can raise besides the readers' own RuntimeErrors: bad UTF-8
+# (UnicodeDecodeError is a ValueError), bad JSON or MessagePack, values of the wrong type, bad lengths, huge counts,
+# SQLite's errors. The readers turn each into their RuntimeError naming the file (docs/decisions/damaged-files.md).
+DAMAGE = (ValueError, KeyError, TypeError, IndexError, AttributeError, OverflowError, MemoryError, struct.error,
+          sqlite3.Error)
 _SQL_TYPE = {"int32": "INTEGER", "int64": "INTEGER", "float32": "REAL", "float64": "REAL", "string": "TEXT"}
 
 
@@ -301,13 +306,14 @@ def read_index(path):
                                "PAGE_OFFSET_BLOB, PAGE_OFFSET_BLOB_END FROM INDEXES ORDER BY ROW_ID").fetchall()
         finally:
             con.close()
-    except sqlite3.Error as e:
-        raise RuntimeError(f"Invalid file, the mindrecord meta file {db} cannot be read as its SQLite index: "
-                           f"{e}.") from None
+        locs = np.asarray(rows, dtype=np.int64).reshape(-1, 7)
+    except DAMAGE as e:  # e.g. a name that is not UTF-8 text, a location that is not an integer
+        raise RuntimeError(f"Invalid file, the mindrecord meta file {db} cannot be read as its SQLite index "
+                           f"({type(e).__name__}: {e}): truncated or corrupt.") from None
     if names != [os.path.basename(path)]:
         raise RuntimeError(f"Invalid file, mindrecord meta file: {db} and mindrecord file: {path} can not match. "
                            "Please do not rename the mindrecord file or meta file.")
-    return np.asarray(rows, dtype=np.int64).reshape(-1, 7)
+    return locs
 
 
 def _uri_path(p):

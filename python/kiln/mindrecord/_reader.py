@@ -3,7 +3,6 @@
 Row locations come from each shard's SQLite index (as MindSpore reads them); rows are read with os.pread, so any
 number of threads can read at once, and worker processes reopen the files after pickling. Open file descriptors
 are per process, closed by close() or when the ShardSet is garbage collected."""
-import json
 import os
 import threading
 import weakref
@@ -95,25 +94,17 @@ class ShardSet:
         self.fn, self.files = fn, list(files)
         schema_json, locs, counts = None, [], []
         for k, path in enumerate(self.files):
-            header, size = _format.read_header(path)
+            try:
+                header, size, loc = self._open_shard(fn, k, path)
+            except _format.DAMAGE as e:  # whatever the damage: the reader's RuntimeError naming the file
+                raise RuntimeError(f"{fn}: Invalid file, {path} or its index file is corrupt ({type(e).__name__}: "
+                                   f"{e}).") from None
             if k == 0:
                 self.header, schema_json = header, header["schema"][0]
             elif header["schema"][0] != schema_json:
                 raise RuntimeError(f"{fn}: Invalid file, the metadata of mindrecord file: {path} is different from "
                                    f"others ({self.files[0]}), please make sure all the mindrecord files generated "
                                    "by the same script.")
-            idx = _format.read_index(path)
-            hs, ps = int(header["header_size"]), int(header["page_size"])
-            raw0 = hs + idx[:, 1] * ps
-            blob0 = hs + idx[:, 4] * ps
-            loc = np.stack([np.full(len(idx), k), raw0 + idx[:, 2], raw0 + idx[:, 3], blob0 + idx[:, 5],
-                            blob0 + idx[:, 6]], axis=1).astype(np.int64).reshape(-1, 5)
-            if len(loc):
-                need = int(max(loc[:, 2].max(), loc[:, 4].max()))
-                if (need > size or (loc[:, 2] - loc[:, 1] < 8).any() or (loc[:, 4] - loc[:, 3] < 8).any()
-                        or (loc[:, [1, 3]] < hs).any()):
-                    raise RuntimeError(f"{fn}: Invalid file, {path} is truncated or its index is corrupt: its rows "
-                                       f"need {need} bytes but the file has {size}.")
             locs.append(loc)
             counts.append(len(loc))
         self.schema = _format.Schema.from_json(schema_json, self.files[0])
@@ -122,6 +113,24 @@ class ShardSet:
         self._splits = {}
         self._fds = _Fds(self.files)
         self._finalizer = weakref.finalize(self, _Fds.close, self._fds)
+
+    @staticmethod
+    def _open_shard(fn, k, path):
+        """(header, size, row locations) of shard file k."""
+        header, size = _format.read_header(path)
+        idx = _format.read_index(path)
+        hs, ps = int(header["header_size"]), int(header["page_size"])
+        raw0 = hs + idx[:, 1] * ps
+        blob0 = hs + idx[:, 4] * ps
+        loc = np.stack([np.full(len(idx), k), raw0 + idx[:, 2], raw0 + idx[:, 3], blob0 + idx[:, 5],
+                        blob0 + idx[:, 6]], axis=1).astype(np.int64).reshape(-1, 5)
+        if len(loc):
+            need = int(max(loc[:, 2].max(), loc[:, 4].max()))
+            if (need > size or (loc[:, 2] - loc[:, 1] < 8).any() or (loc[:, 4] - loc[:, 3] < 8).any()
+                    or (loc[:, [1, 3]] < hs).any()):
+                raise RuntimeError(f"{fn}: Invalid file, {path} is truncated or its index is corrupt: its rows "
+                                   f"need {need} bytes but the file has {size}.")
+        return header, size, loc
 
     def __len__(self):
         return len(self.locs)
@@ -157,7 +166,17 @@ class ShardSet:
 
     def read(self, i, columns):
         """Row i as a dict: raw fields as Python int/float/str (as stored), blob fields as bytes or arrays;
-        only `columns` (a list of field names)."""
+        only `columns` (a list of field names).
+
+        Raises:
+            RuntimeError: a truncated or corrupt row (whatever the damage), naming the file and the row."""
+        try:
+            return self._read_row(i, columns)
+        except _format.DAMAGE as e:
+            raise RuntimeError(f"{self.fn}: Invalid data, {self.where(i)} is corrupt ({type(e).__name__}: "
+                               f"{e}).") from None
+
+    def _read_row(self, i, columns):
         k, r0, r1, b0, b1 = self.locs[i].tolist()
         out = {}
         key = tuple(columns)
@@ -209,6 +228,6 @@ def raw_value(fn, schema, name, value, where):
           or (t in ("float32", "float64") and isinstance(value, (int, float)) and not isinstance(value, bool))
           or (t == "string" and isinstance(value, str)))
     if not ok:
-        raise RuntimeError(f"{fn}: Invalid data, {where}: field {name!r} ({t}) holds {json.dumps(value)[:80]}, "
+        raise RuntimeError(f"{fn}: Invalid data, {where}: field {name!r} ({t}) holds {repr(value)[:80]}, "
                            "which is out of range or not of its type.")
     return float(value) if t.startswith("float") else value

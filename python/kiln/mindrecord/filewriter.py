@@ -292,15 +292,16 @@ class FileWriter:
             headers = [header if os.path.samefile(p, file_name) else _format.read_header(p)[0] for p in paths]
             rows = [len(_format.read_index(p)) for p in paths]
             schema = _format.Schema.from_json(header["schema"][0], file_name)
-        except (OSError, RuntimeError) as e:
+            index_fields = [str(f["index_field"]) for f in (header.get("index_fields") or [])]
+            sizes = int(header["header_size"]), int(header["page_size"]), int(header.get("compression_size", 0))
+        except (OSError, RuntimeError) + _format.DAMAGE as e:  # missing, or damaged in any way
             raise MRMOpenForAppendError(f"MindRecord File could not open successfully for append: {file_name}: "
                                         f"{e}") from None
         self = cls(paths[0], 1, False)
         self._paths, self._append = paths, True
         self._schema = schema
-        self._index_fields = [f["index_field"] for f in (header.get("index_fields") or [])]
-        self._header_size, self._page_size = int(header["header_size"]), int(header["page_size"])
-        self._saved = int(header.get("compression_size", 0))
+        self._index_fields = index_fields
+        self._header_size, self._page_size, self._saved = sizes
         shards = []
         try:
             for p, h, n in zip(paths, headers, rows):

@@ -10,6 +10,7 @@ MindIR files written by MindSpore load in Kiln (docs/export.md lists the operato
 import os
 
 from .._loader import _core
+from ..common import _atomic_write
 from ..common.tensor import Tensor
 from . import _kiln_export, _mindir_export, _onnx_export
 from ._mindir_load import MindIRGraph, MindIRError, read
@@ -109,10 +110,7 @@ def _write_mindir(net, inputs, file_name, kwargs):
         file_name += ".mindir"
     d = os.path.dirname(os.path.realpath(file_name))
     os.makedirs(d, exist_ok=True)
-    tmp = f"{file_name}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(model.SerializeToString())
-    os.replace(tmp, file_name)
+    _atomic_write.write_file(file_name, model.SerializeToString())
     return file_name
 
 

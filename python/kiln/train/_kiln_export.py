@@ -8,6 +8,7 @@ See docs/export.md, "C++ deployment".
 import os
 
 from .._loader import _core
+from ..common import _atomic_write
 
 EXTENSION = ".kiln"
 
@@ -43,7 +44,8 @@ def write(net, inputs, file_name, kwargs):
         file_name += EXTENSION
     os.makedirs(os.path.dirname(os.path.realpath(file_name)), exist_ok=True)
     try:
-        _core.deploy_save(graph, weight_names, list(input_names), output_names, file_name)
+        data = _core.deploy_to_bytes(graph, weight_names, list(input_names), output_names)
     except ValueError as e:
         raise ValueError(f"For 'export', the network cannot be written as a Kiln model: {e}") from None
+    _atomic_write.write_file(file_name, data)
     return file_name

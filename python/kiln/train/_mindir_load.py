@@ -15,6 +15,7 @@ NumPy arrays and Python values only: nothing from the file is executed.
 import numpy as np
 from google.protobuf.message import DecodeError
 
+from ..common import _damage
 from ..common.tensor import Tensor
 from ..common.parameter import Parameter
 from . import _mindir_proto as P
@@ -221,13 +222,15 @@ def read(file_name):
                           f"truncated, damaged or not a MindIR file ({e}).") from None
     if not model.HasField("graph") or not len(model.graph.node):
         raise MindIRError(f"For 'load', the file '{file_name}' is not a MindIR model (no graph in it).")
+    bad = _damage.non_text_string(model)  # protobuf hands a proto2 string that is not UTF-8 back as bytes
+    if bad is not None:
+        raise MindIRError(f"For 'load', the MindIR file '{file_name}' is damaged: its field {bad} is not UTF-8 "
+                          "text.")
     try:
         return MindIRGraph(model, file_name)
     except MindIRError:
         raise
-    except (TypeError, ValueError, KeyError, IndexError, UnicodeError, OverflowError, MemoryError) as e:
-        # A damaged file that still parses as protobuf: e.g. a string field holding invalid UTF-8 (protobuf then
-        # hands back bytes) or impossible dims.
+    except _damage.DECODE_ERRORS as e:  # a damaged file that still parses as protobuf: e.g. impossible dims
         raise MindIRError(f"For 'load', the MindIR file '{file_name}' is damaged: {type(e).__name__}: {e}") \
             from None
 

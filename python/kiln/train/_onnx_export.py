@@ -374,7 +374,7 @@ def write(net, inputs, file_name, kwargs):
     has dynamic dimensions), checks the model with onnx.checker and writes it to `file_name` (".onnx" appended when
     missing, MindSpore's rule). Returns the path written."""
     import os
-    import threading
+    from ..common import _atomic_write
     from ..common.tensor import Tensor
     from .._convert import dynamic_shape
     from ._export_load import _trace, _param_names, _arg_names
@@ -407,8 +407,5 @@ def write(net, inputs, file_name, kwargs):
     if not file_name.endswith(".onnx"):
         file_name += ".onnx"
     os.makedirs(os.path.dirname(os.path.realpath(file_name)), exist_ok=True)
-    tmp = f"{file_name}.tmp{os.getpid()}_{threading.get_ident()}"
-    with open(tmp, "wb") as f:
-        f.write(model.SerializeToString())
-    os.replace(tmp, file_name)
+    _atomic_write.write_file(file_name, model.SerializeToString())
     return file_name

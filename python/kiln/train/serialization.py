@@ -16,7 +16,6 @@ Loading only decodes protobuf fields into NumPy arrays: no code from the file is
 """
 import numbers
 import os
-import tempfile
 import threading
 from collections import OrderedDict
 
@@ -26,6 +25,7 @@ from google.protobuf.message import DecodeError
 
 from .._loader import _core
 from . import _ckpt_formats as _fmt
+from ..common import _atomic_write, _damage
 from ..common import dtype as mstype
 from ..common.parameter import Parameter
 from ..common.tensor import Tensor
@@ -155,23 +155,9 @@ def _entries(save_obj):
 
 
 def _write_atomic(path, payload):
-    """Writes `payload` to a temporary file beside `path`, fsyncs it and renames it onto `path` (os.replace): a
-    crash or error mid-write never leaves a partial file under the final name."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    """Writes `payload` as the file `path` with Kiln's atomic writer (kiln/common/_atomic_write.py): a crash, a kill
+    or an error mid-write leaves the old file or the whole new one, and no temporary file."""
+    _atomic_write.write_file(path, payload)
 
 
 def _wait_async_saves():
@@ -238,7 +224,8 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
             (MindSpore's flag for checkpoints of parallel training with duplicated slices removed; a single
             device's checkpoint is always whole). Default None: not recorded.
 
-    The file is written atomically: a temporary file in the same folder, renamed onto the final name.
+    The file is written atomically (kiln/common/_atomic_write.py): a reader, a crash or a kill at any moment sees
+    the old file or the whole new one, and no temporary file is left behind.
 
     Raises:
         TypeError: an unsupported save_obj, entry value or dtype, append_dict not a dict, crc_check or
@@ -412,8 +399,40 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
             return False
         if specify and not name.startswith(specify):
             return False
-        return choice_func is None or bool(choice_func(name))
+        if choice_func is None:
+            return True
+        try:
+            return bool(choice_func(name))
+        except Exception as e:
+            raise _CallerError() from e
 
+    try:
+        out, remove_redundancy = _decode(path, data, format, crc_check, wanted, remove_redundancy)
+    except _CallerError as e:  # the caller's choice_func failed: its own error, not a damaged file
+        raise e.__cause__ from None
+    except _DAMAGE as e:  # whatever else the damage raises: the same ValueError naming the file
+        raise _read_error(path, f"Decoding it failed ({type(e).__name__}: {e}).") from None
+    if not out and (filters or specify or choice_func is not None):
+        raise ValueError(f"For 'load_checkpoint', the loaded parameter dict of {path} is empty after filter or "
+                         "specify (filter_prefix, specify_prefix, choice_func).")
+    if net is not None:
+        load_param_into_net(net, out, strict_load=strict_load, remove_redundancy=remove_redundancy)
+    return out
+
+
+# What decoding a damaged file can raise beyond the ValueErrors the decoders raise themselves (bad UTF-8 is a
+# ValueError too): load_checkpoint turns each into read_error's ValueError naming the file
+# (docs/decisions/damaged-files.md).
+_DAMAGE = _damage.DECODE_ERRORS + (RuntimeError,)
+
+
+class _CallerError(Exception):
+    """Carries (as __cause__) an exception of the caller's choice_func out of _decode, so that it is not taken for
+    damage."""
+
+
+def _decode(path, data, format, crc_check, wanted, remove_redundancy):  # noqa: A002
+    """(dict name -> Parameter (or str), remove_redundancy) of the content `data` of the checkpoint `path`."""
     out = OrderedDict()
     if format == "safetensors":
         entries, metadata = _fmt.read_safetensors(path, data, crc_check)
@@ -430,18 +449,16 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
             msg.ParseFromString(body)
         except (DecodeError, RuntimeError, ValueError) as e:
             raise _read_error(path, f"Protobuf decoding failed ({e}).") from None
+        bad = _damage.non_text_string(msg)
+        if bad is not None:
+            raise _read_error(path, f"Its field {bad} is not UTF-8 text.")
         if not msg.value:
             raise _read_error(path, "It holds no parameters.")
         for value in msg.value:
             if wanted(value.tag):
                 data = _proto_to_tensor(path, value)
                 out[value.tag] = data if isinstance(data, str) else Parameter(data, name=value.tag)
-    if not out and (filters or specify or choice_func is not None):
-        raise ValueError(f"For 'load_checkpoint', the loaded parameter dict of {path} is empty after filter or "
-                         "specify (filter_prefix, specify_prefix, choice_func).")
-    if net is not None:
-        load_param_into_net(net, out, strict_load=strict_load, remove_redundancy=remove_redundancy)
-    return out
+    return out, remove_redundancy
 
 
 class _ParamDictFuture:

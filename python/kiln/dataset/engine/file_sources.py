@@ -4,6 +4,7 @@ csv module; a source reads its files once, when first needed, and keeps them (re
 import csv
 import enum
 import io
+import math
 import os
 import threading
 
@@ -63,7 +64,7 @@ def _read_idx(path, magic, ndim):
     if got != magic:
         raise RuntimeError(f"MnistDataset: Invalid file, {path} has magic number {got}; expected {magic}.")
     dims = [int.from_bytes(data[4 + 4 * k:8 + 4 * k], "big") for k in range(ndim)]
-    need = int(np.prod(dims))
+    need = math.prod(dims)  # a Python int: huge damaged dims cannot wrap around
     if len(data) - head < need:
         raise RuntimeError(f"MnistDataset: Invalid file, {path} holds {len(data) - head} data bytes; its header "
                            f"{dims} needs {need}.")
@@ -355,6 +356,26 @@ def _parse(value, default, where):
                            "its column_defaults entry).") from None
 
 
+def _csv_records(cls, path, delim):
+    """(record number from 1, fields) of the non-empty records of the CSV file `path`. ValueError naming the file
+    and the line for a file that is not UTF-8 text or not CSV (docs/decisions/damaged-files.md)."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise ValueError(f"{cls}: {path} line {line} is not UTF-8 text (byte {e.start}: "
+                         f"{data[e.start:e.start + 1]!r}).") from None
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim)
+    try:
+        for lineno, rec in enumerate(reader, 1):
+            if rec:
+                yield lineno, rec
+    except csv.Error as e:
+        raise ValueError(f"{cls}: {path} line {reader.line_num} is not valid CSV: {e}.") from None
+
+
 class CSVDataset(MappableSource):
     """Rows of CSV files (parsed with Python's csv module: quotes and escaped delimiters handled).
 
@@ -375,7 +396,8 @@ class CSVDataset(MappableSource):
 
     Raises:
         ValueError: a file missing, an empty file list, field_delim not one character, a row with the wrong number
-        of fields. TypeError: bad argument types. RuntimeError: a field not parsing as its column_defaults type.
+        of fields, a file that is not UTF-8 text or not CSV (naming the file and the line). TypeError: bad argument
+        types. RuntimeError: a field not parsing as its column_defaults type.
     """
 
     def __init__(self, dataset_files, field_delim=",", column_defaults=None, column_names=None, num_samples=None,
@@ -404,21 +426,18 @@ class CSVDataset(MappableSource):
         header = names
         for f in files:
             start = len(rows)
-            with open(f, newline="", encoding="utf-8") as fh:
-                reader = csv.reader(fh, delimiter=field_delim)
-                for lineno, rec in enumerate(reader, 1):
-                    if not rec:
-                        continue
-                    if names is None and lineno == 1:
-                        header = header or rec
-                        continue
-                    rows.append((f, lineno, rec))
+            for lineno, rec in _csv_records(cls, f, field_delim):
+                if names is None and lineno == 1:
+                    header = header or rec
+                    continue
+                rows.append((f, lineno, rec))
             groups.append(np.arange(start, len(rows)))
         if header is None:
             raise ValueError(f"{cls}: no column_names and no header line in {files[0]}.")
         ncols = len(header)
+        where = "" if names is not None else f" (the header line of {files[0]})"
         if column_defaults is not None and len(column_defaults) != ncols:
-            raise ValueError(f"{cls}: {len(column_defaults)} column_defaults for {ncols} columns {header}.")
+            raise ValueError(f"{cls}: {len(column_defaults)} column_defaults for {ncols} columns {header}{where}.")
         cols = [[] for _ in range(ncols)]
         for f, lineno, rec in rows:
             if len(rec) != ncols:
@@ -431,7 +450,7 @@ class CSVDataset(MappableSource):
         self._cols = [np.asarray(c, dtype=t) if c else np.zeros(0, t) for c, t in zip(cols, dtypes)]
         self._names = list(header)
         if len(set(self._names)) != ncols:
-            raise ValueError(f"{cls}: duplicate column names {self._names}.")
+            raise ValueError(f"{cls}: duplicate column names {self._names}{where}.")
         sampler = file_sampler(mode, groups, num_samples, num_shards, shard_id)
         super().__init__(cls, None, num_parallel_workers, None, sampler)
         self.num_shards, self.shard_id = num_shards, shard_id

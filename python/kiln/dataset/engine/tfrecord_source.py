@@ -169,8 +169,13 @@ class Schema:
         if schema_file is not None:
             if not isinstance(schema_file, str) or not os.path.isfile(schema_file):
                 raise ValueError(f"Schema: the schema file {schema_file!r} does not exist or permission denied!")
-            with open(schema_file, encoding="utf-8") as f:
-                self.from_json(json.load(f))
+            with open(schema_file, "rb") as f:
+                data = f.read()
+            try:
+                self.from_json(json.loads(data.decode("utf-8")))
+            except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:  # damaged or not a schema
+                raise ValueError(f"Schema: the schema file {schema_file} is not a schema (UTF-8 JSON text of "
+                                 f"{{\"columns\": [...]}}): {type(e).__name__}: {e}") from None
 
     def add_column(self, name, de_type, shape=None):
         """Adds a column: `name` (str), `de_type` (a mindspore dtype or its name, e.g. ms.int32 / "int32"), `shape`
