@@ -44,6 +44,24 @@ TEST(Reduce, DtypesFollowNumPy) {
   EXPECT_EQ(ops::argmax(i).dtype(), D::Int64);
 }
 
+// Note [GCC 12 narrow-integer reductions] (src/ops/reduce.cpp): 1- and 2-byte integer sums over every length
+// that runs the lane loop an odd number of times were wrong (24 ones summed to 9).
+TEST(Reduce, NarrowIntegerSumsAtEveryLength) {
+  for (D dt : {D::Int8, D::UInt8, D::Int16, D::UInt16, D::Bool, D::Int32, D::Float16, D::Float32}) {
+    for (int n = 1; n <= 80; ++n) {
+      std::vector<double> v(static_cast<size_t>(n));
+      double want = 0;
+      for (int i = 0; i < n; ++i) {
+        v[size_t(i)] = dt == D::Bool ? double((i * 7) % 3 != 0) : double((i * 7) % 5) - (dt == D::UInt8 || dt == D::UInt16 ? 0 : 2);
+        want += v[size_t(i)];
+      }
+      Tensor x = make(v, {n}, dt);
+      ASSERT_EQ(values(ops::sum(x))[0], want) << dtype_name(dt) << " n=" << n;
+      ASSERT_EQ(values(ops::sum(ops::reshape(x, {1, n}), {1}))[0], want) << dtype_name(dt) << " n=" << n;
+    }
+  }
+}
+
 TEST(Reduce, TransposedInput) {
   Tensor x = ops::transpose(make({1, 2, 3, 4, 5, 6}, {2, 3}), {1, 0});  // [[1,4],[2,5],[3,6]]
   expect_near(values(ops::sum(x, {1})), {5, 7, 9}, 0);
