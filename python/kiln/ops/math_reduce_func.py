@@ -178,13 +178,15 @@ def nanmean(input, axis=None, keepdims=False, *, dtype=None):  # noqa: A002
 @defop(primitive="CountNonZero", prim_attrs={"dims": ("axis", None)})
 def count_nonzero(x, axis=(), keep_dims=False, dtype=mstype.int32):
     """MindSpore's ops.count_nonzero(x, axis=(), keep_dims=False, dtype=mindspore.int32): the number of non-zero
-    elements over `axis` (() or None: all axes), in `dtype`. Not differentiable. Raises TypeError (non-Tensor, bad
-    dtype), ValueError (axis out of range)."""
+    elements over `axis` (() or None: all axes; an int or a tuple), in `dtype` (NaN counts as non-zero, -0.0 does
+    not). Any input dtype; Kiln's CountNonZero kernel tests each element as it reads it, so the memory used is the
+    output's (no mask, no widened copy of x). Not differentiable. Raises TypeError (non-Tensor, bad dtype),
+    ValueError (axis out of range)."""
     t = _tensor_arg(x, "count_nonzero", "x")
     axes = _axes("count_nonzero", None if axis == () else axis, t.ndim)
-    nz = _core.cast(_core.not_equal(t, _core.zeros_like(t)), mstype.int64)
-    out = _core.sum(nz, axes, _bool_arg("count_nonzero", "keep_dims", keep_dims))
-    return _core.cast(out, dtype_arg("count_nonzero", "dtype", dtype))
+    dtype = dtype_arg("count_nonzero", "dtype", dtype)
+    out = _core.count_nonzero(t, axes, _bool_arg("count_nonzero", "keep_dims", keep_dims))
+    return _core.cast(out, dtype)
 
 
 @defop(tensor="aminmax")
@@ -322,7 +324,7 @@ def _median(op, input, axis, keepdims, ignore_nan):
     kshape[ax] = 1
     half = _core.full(kshape, (n - 1) // 2, mstype.int64)
     if mstype.is_float(x.dtype):
-        valid = _core.sum(_core.cast(_core.equal(x, x), mstype.int64), [ax], True)  # NaN sorts after these
+        valid = _core.count_nonzero(_core.equal(x, x), [ax], True)  # NaN sorts after these
         if ignore_nan:
             k = _core.maximum(_core.floor_div(_core.sub(valid, 1), 2), _core.zeros_like(valid))
         else:
@@ -377,7 +379,7 @@ def _quantile(op, input, q, axis, keepdims, ignore_nan):
     vals, _ = _sorted_along(t, ax)
     kshape = list(t.shape)
     kshape[ax] = 1
-    valid = _core.cast(_core.sum(_core.cast(_core.equal(t, t), mstype.int64), [ax], True), t.dtype)
+    valid = _core.cast(_core.count_nonzero(_core.equal(t, t), [ax], True), t.dtype)
     has_nan = _core.less(valid, float(n))
     cnt = valid if ignore_nan else _core.full(kshape, float(n), t.dtype)
     outs = []
