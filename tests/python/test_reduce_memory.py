@@ -1,6 +1,7 @@
-"""Reductions read their input in its own dtype (issue 22, item 4): counting and all/any accumulate in registers,
-never in a mask or widened copy of the input (before: ops.count_nonzero on 64 MiB of int8 peaked at 576 MiB above
-its input, a cast to Int64; ops.all/any at 320 MiB, casts to Bool and Int32).
+"""Reductions read their input in its own dtype (issue 22, item 4): counting, all/any and sums with a wider `dtype`
+accumulate in registers, never in a widened copy of the input (before: ops.count_nonzero on 64 MiB of int8 peaked
+at 576 MiB above its input, a cast to Int64; ops.all/any at 320 MiB, casts to Bool and Int32; ops.sum(x,
+dtype=int64) at 512 MiB).
 
 Peaks are the allocator's (kiln.runtime.max_memory_allocated, bytes of tensor blocks) in a fresh interpreter;
 values are checked against NumPy's."""
@@ -30,6 +31,7 @@ _PEAKS = """
 import numpy as np
 import kiln as ms
 from kiln import Tensor, ops, runtime
+import kiln.numpy as mnp
 MiB = 1 << 20
 a = np.random.default_rng(0).integers(-2, 3, size=(1024, 64 * 1024), dtype=np.int8)   # 64 MiB, ~40% zeros
 x = Tensor(a)
@@ -40,6 +42,10 @@ cases = {
     "count_nonzero axis 0": (lambda: ops.count_nonzero(x, axis=0), np.count_nonzero(a, axis=0)),
     "count_nonzero bool": (lambda: ops.count_nonzero(xb), np.count_nonzero(b)),
     "sum": (lambda: ops.sum(x), a.sum(dtype=np.int64)),
+    "sum dtype int64": (lambda: ops.sum(x, dtype=ms.int64), a.sum(dtype=np.int64)),
+    "sum dtype float32 axis 1": (lambda: ops.sum(x, 1, dtype=ms.float32), a.sum(axis=1, dtype=np.float32)),
+    "Tensor.sum dtype int32": (lambda: x.sum(dtype=ms.int32), a.sum(dtype=np.int64)),
+    "mindspore.numpy.sum": (lambda: mnp.sum(x), a.sum(dtype=np.int64)),
     "ReduceSum bool": (lambda: ops.ReduceSum()(xb), b.sum(dtype=np.int64)),
     "all": (lambda: ops.all(x), a.all()),
     "any axis 1": (lambda: ops.any(x, 1), a.any(axis=1)),
@@ -70,7 +76,8 @@ _OUTPUT_SLACK = 2 * MiB
 def test_reductions_do_not_widen_their_input():
     out = _run(_PEAKS)
     dtypes = {"count_nonzero": "Int32", "count_nonzero axis 0": "Int32", "count_nonzero bool": "Int32",
-              "sum": "Int64", "ReduceSum bool": "Int64",
+              "sum": "Int64", "sum dtype int64": "Int64", "sum dtype float32 axis 1": "Float32",
+              "Tensor.sum dtype int32": "Int64", "mindspore.numpy.sum": "Int64", "ReduceSum bool": "Int64",
               "all": "Bool", "any axis 1": "Bool", "all bool": "Bool", "mean": "Float32", "prod axis 0": "Int64",
               "amax": "Int8", "argmax axis 1": "Int64"}
     for name, (extra, dtype, equal) in out.items():
@@ -121,9 +128,42 @@ def test_count_all_any_edge_cases():
         ops.count_nonzero(np.ones(3))
 
 
+@pytest.mark.parametrize("src", [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.float16])
+@pytest.mark.parametrize("dst", [ms.int16, ms.int32, ms.int64, ms.uint8, ms.uint32, ms.float32, ms.float64])
+def test_sum_with_dtype_equals_cast_then_sum(src, dst):
+    """sum(x, dtype=d) is the sum of x cast to d, whether or not Kiln skips the cast (it does when the cast keeps
+    every value): same values, same dtype, on axes and over everything."""
+    from kiln import _core
+    rng = np.random.default_rng(2)
+    a = rng.integers(0 if np.dtype(src).kind in "ub" else -300, 300, size=(4, 6)).astype(src)
+    x = Tensor(a)
+    for axis in (None, 0, (0, 1)):
+        want = _core.sum(_core.cast(x, dst), None if axis is None else axis, False)
+        got = ops.sum(x, axis, dtype=dst)
+        assert got.dtype == want.dtype, (axis, got.dtype, want.dtype)
+        np.testing.assert_array_equal(got.asnumpy(), want.asnumpy())
+        got_t = x.sum(axis, dtype=dst)
+        assert got_t.dtype == want.dtype
+        np.testing.assert_array_equal(got_t.asnumpy(), want.asnumpy())
+    # nansum, mint.prod and mint.mean with a dtype: the same rule (the reference casts first).
+    from kiln import mint
+    xc = _core.cast(x, dst)
+    for got, want in ((ops.nansum(x, 1, dtype=dst), ops.nansum(xc, 1)),
+                      (mint.prod(x, 0, dtype=dst), mint.prod(xc, 0)),
+                      (mint.mean(x, 1, dtype=dst), mint.mean(xc, 1)) if mstype_is_float(dst) else (None, None)):
+        if got is None:
+            continue
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        np.testing.assert_array_equal(got.asnumpy(), want.asnumpy())
+
+
+def mstype_is_float(d):
+    return d in (ms.float16, ms.bfloat16, ms.float32, ms.float64)
+
+
 @pytest.mark.parametrize("dt", [np.int8, np.uint8, np.int16, np.uint16, np.bool_, np.int32])
 def test_narrow_integer_sums_at_every_length(dt):
-    """Sums of 1- and 2-byte integers read directly (no cast to a wider dtype first): GCC 12 vectorized the kernel's
+    """Sums of 1- and 2-byte integers read directly (as sum(dtype=...) now does): GCC 12 vectorized the kernel's
     lane loop wrongly for them (24 ones of Int8 summed to 9; src/ops/reduce.cpp, Note [GCC 12 narrow-integer
     reductions])."""
     for n in range(1, 81):

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._loader import _core
 from .._args import _got, _is_int, dtype_arg
+from .._reduce_dtype import reduce_as
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from .function import _tensor_arg
@@ -155,10 +156,15 @@ def nansum(input, axis=None, keepdims=False, *, dtype=None):  # noqa: A002
     as 0. Integer inputs keep their dtype (MindSpore), `dtype` casts the input first. Gradient 1 (0 at NaN).
     Raises TypeError (non-Tensor, bad dtype), ValueError (axis out of range)."""
     x = _tensor_arg(input, "nansum")
-    if dtype is not None:
-        x = _core.cast(x, dtype_arg("nansum", "dtype", dtype))
+    dt = None if dtype is None else dtype_arg("nansum", "dtype", dtype)
     axes = _axes("nansum", axis, x.ndim)
-    out = _core.sum(_nan_zero(x), axes, _bool_arg("nansum", "keepdims", keepdims))
+    keepdims = _bool_arg("nansum", "keepdims", keepdims)
+    if dt is not None and not mstype.is_float(x.dtype):  # no NaN to skip: the sum of x cast to dt, without the copy
+        out = reduce_as("sum", x, dt, axes, keepdims)
+        return out if out.dtype == dt or dt == mstype.bool_ else _core.cast(out, dt)
+    if dt is not None:
+        x = _core.cast(x, dt)
+    out = _core.sum(_nan_zero(x), axes, keepdims)
     return out if out.dtype == x.dtype or x.dtype == mstype.bool_ else _core.cast(out, x.dtype)
 
 
