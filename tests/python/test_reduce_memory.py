@@ -172,3 +172,22 @@ def test_narrow_integer_sums_at_every_length(dt):
         assert int(ops.sum(x).asnumpy()) == int(a.sum(dtype=np.int64)), n
         assert int(ops.sum(x.reshape(1, n), 1).asnumpy()[0]) == int(a.sum(dtype=np.int64)), n
         assert int(ops.count_nonzero(x).asnumpy()) == np.count_nonzero(a), n
+
+
+def test_count_all_any_export_to_onnx(tmp_path):
+    """CountNonZero, ReduceAll and ReduceAny export as Cast/ReduceSum (docs/export.md) and onnxruntime agrees."""
+    ort = pytest.importorskip("onnxruntime")
+    from kiln import nn
+
+    class Net(nn.Cell):
+        def construct(self, x):
+            return ops.count_nonzero(x, axis=1), ops.all(x, 1), ops.any(x, 0, True), ops.count_nonzero(x)
+
+    x = np.array([[0, 1.5, np.nan, -0.0], [0, 0, 0, 0], [1, 2, 3, 4]], np.float32)
+    net = Net()
+    ms.export(net, Tensor(x), file_name=str(tmp_path / "cnz"), file_format="ONNX")
+    sess = ort.InferenceSession(str(tmp_path / "cnz.onnx"))
+    got = sess.run(None, {sess.get_inputs()[0].name: x})
+    for g, w in zip(got, net(Tensor(x))):
+        assert g.dtype == w.asnumpy().dtype
+        np.testing.assert_array_equal(g, w.asnumpy())
