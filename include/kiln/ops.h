@@ -75,6 +75,11 @@ Tensor mean(const Tensor& x, const Axes& axes = {}, bool keep_dims = false);
 Tensor amax(const Tensor& x, const Axes& axes = {}, bool keep_dims = false);
 Tensor amin(const Tensor& x, const Axes& axes = {}, bool keep_dims = false);
 Tensor prod(const Tensor& x, const Axes& axes = {}, bool keep_dims = false);
+// The number of nonzero elements (Int64; NaN counts, -0.0 does not), and whether all / any elements are nonzero
+// (Bool; empty: true / false). Any input dtype, read as it is: no mask or widened copy of x. Not differentiable.
+Tensor count_nonzero(const Tensor& x, const Axes& axes = {}, bool keep_dims = false);
+Tensor reduce_all(const Tensor& x, const Axes& axes = {}, bool keep_dims = false);
+Tensor reduce_any(const Tensor& x, const Axes& axes = {}, bool keep_dims = false);
 // Index of the first max/min along `axis` (nullopt = over the flattened tensor), Int64... MindSpore returns Int32
 // for ops.Argmax primitive and Int64 for ops.argmax; Kiln returns Int64.
 Tensor argmax(const Tensor& x, std::optional<int64_t> axis = std::nullopt, bool keep_dims = false);

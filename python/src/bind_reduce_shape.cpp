@@ -26,6 +26,7 @@ void bind_reduce_shape(nb::module_& m) {
   m.def(#NAME, [](TL x, nb::handle axis, bool keep_dims) { return ops::NAME(x, to_axes(axis, OP), keep_dims); }, \
         nb::arg("x"), nb::arg("axis").none() = nb::none(), nb::arg("keep_dims") = false);
   RED(sum, "ReduceSum") RED(mean, "ReduceMean") RED(amax, "ReduceMax") RED(amin, "ReduceMin") RED(prod, "ReduceProd")
+  RED(count_nonzero, "CountNonZero") RED(reduce_all, "ReduceAll") RED(reduce_any, "ReduceAny")
 #undef RED
   m.def("argmax", [](TL x, nb::handle axis, bool keep_dims) { return ops::argmax(x, opt_axis(axis, "Argmax"), keep_dims); },
         nb::arg("x"), nb::arg("axis").none() = nb::none(), nb::arg("keep_dims") = false);

@@ -1,5 +1,7 @@
-// Reductions: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd (attrs: axis — a list, empty = all axes —
-// and keep_dims), Argmax/Argmin, and the sum_to helper used by the bprops of broadcasting ops.
+// Reductions: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, CountNonZero, ReduceAll, ReduceAny (attrs:
+// axis — a list, empty = all axes — and keep_dims), Argmax/Argmin, and the sum_to helper used by the bprops of
+// broadcasting ops. Every kernel reads its input in its own dtype and converts each element in registers: no
+// reduction makes a widened copy of its input (docs/decisions/allocator-cache.md, "Reductions").
 //
 // Result dtypes (the MindSpore reference is silent, so NumPy's rules are followed):
 //   sum, prod: Bool and integer inputs give Int64 (NumPy's default integer), UInt16/32/64 give UInt64 (NumPy's);
@@ -23,6 +25,7 @@
 #include <cmath>
 #include <memory>
 #include <numeric>
+#include <type_traits>
 
 #include "elementwise.h"
 #include "families.h"
@@ -106,9 +109,10 @@ std::vector<TensorMeta> infer_reduce(const TV& in, const Attrs& a) {
 // Accumulates `x` (element type T) into `acc` (type A, laid out contiguously in the keep_dims shape) with
 // acc = f(acc, x). Iterates in x's memory order; a reduction over the innermost contiguous axis is a tight loop.
 constexpr int kLanes = 8;
-// `acc_st`: the accumulator's stride per axis of x (0 on the reduced axes); see accumulate() below.
-template <typename T, typename A, typename F>
-void accumulate_strided(const Tensor& x, const int64_t* acc_st, A* acc, F f) {
+// `acc_st`: the accumulator's stride per axis of x (0 on the reduced axes); see accumulate() below. `load` turns an
+// element into its accumulated value (A(compute_t<T>(e)), or CountNonZero's e != 0): in registers, as it is read.
+template <typename T, typename A, typename F, typename L>
+void accumulate_strided(const Tensor& x, const int64_t* acc_st, A* acc, F f, L load) {
   const size_t nd = size_t(x.ndim());
   const Shape& xs = x.shape();
   const Strides& xst = x.strides();
@@ -141,18 +145,25 @@ void accumulate_strided(const Tensor& x, const int64_t* acc_st, A* acc, F f) {
       if (in[1] == 1 && n >= 2 * kLanes) {
         // Independent partial results (f is associative) so the loop pipelines and vectorizes.
         A lane[kLanes];
-        for (int k = 0; k < kLanes; ++k) lane[k] = A(compute_t<T>(p[k]));
-        for (i = kLanes; i + kLanes <= n; i += kLanes)
-          for (int k = 0; k < kLanes; ++k) lane[k] = f(lane[k], A(compute_t<T>(p[i + k])));
+        for (int k = 0; k < kLanes; ++k) lane[k] = load(p[k]);
+        for (i = kLanes; i + kLanes <= n; i += kLanes) {
+          // Note [GCC 12 narrow-integer reductions]: GCC 12.2 at -O3 (-march=x86-64-v3) vectorizes this loop
+          // wrongly for 1- and 2-byte integer elements accumulated in 64 bits: 24 ones of Int8/Int16/UInt8 summed
+          // to 9 whenever the loop ran an odd number of times (clang, -O2 and -fno-tree-loop-vectorize are right).
+          // The empty asm keeps the loop vectorizer off this loop for those types (the body's eight lanes are
+          // still vectorized as one block; as fast, measured); tests: Reduce.NarrowIntegerSums*.
+          if constexpr (std::is_integral_v<T> && sizeof(T) < 4) asm volatile("" : "+r"(i));
+          for (int k = 0; k < kLanes; ++k) lane[k] = f(lane[k], load(p[i + k]));
+        }
         for (int k = 0; k < kLanes; ++k) v = f(v, lane[k]);
       }
-      if (in[1] == 1) for (; i < n; ++i) v = f(v, A(compute_t<T>(p[i])));
-      else for (; i < n; ++i) v = f(v, A(compute_t<T>(p[i * in[1]])));
+      if (in[1] == 1) for (; i < n; ++i) v = f(v, load(p[i]));
+      else for (; i < n; ++i) v = f(v, load(p[i * in[1]]));
       *o = v;
     } else if (in[0] == 1 && in[1] == 1) {
-      for (int64_t i = 0; i < n; ++i) o[i] = f(o[i], A(compute_t<T>(p[i])));
+      for (int64_t i = 0; i < n; ++i) o[i] = f(o[i], load(p[i]));
     } else {
-      for (int64_t i = 0; i < n; ++i) o[i * in[0]] = f(o[i * in[0]], A(compute_t<T>(p[i * in[1]])));
+      for (int64_t i = 0; i < n; ++i) o[i * in[0]] = f(o[i * in[0]], load(p[i * in[1]]));
     }
   });
 }
@@ -164,8 +175,8 @@ void accumulate_strided(const Tensor& x, const int64_t* acc_st, A* acc, F f) {
 // over the reduced axes, and their lane partial sums, are unchanged): the numbers do not depend on the thread
 // count. A reduction over every axis stays on one thread (splitting it would change its summation order).
 // Used from kParallelMin input elements, as the elementwise loops (loops.h).
-template <typename T, typename A, typename F>
-void accumulate(const Tensor& x, const std::vector<int64_t>& ax, A* acc, F f) {
+template <typename T, typename A, typename F, typename L>
+void accumulate(const Tensor& x, const std::vector<int64_t>& ax, A* acc, F f, L load) {
   const size_t nd = size_t(x.ndim());
   const Shape& xs = x.shape();
   // Strides of the accumulator (contiguous over the keep_dims shape), 0 on the reduced axes. No heap allocation
@@ -190,7 +201,7 @@ void accumulate(const Tensor& x, const std::vector<int64_t>& ax, A* acc, F f) {
   const bool inner_reduced = inner >= 0 && os[size_t(inner)] == 0;
   const int nthr = omp_get_max_threads();
   if (split < 0 || !inner_reduced || nthr < 2 || omp_in_parallel() || x.numel() < cpu::kParallelMin) {
-    accumulate_strided<T, A>(x, os.data(), acc, f);
+    accumulate_strided<T, A>(x, os.data(), acc, f, load);
     return;
   }
   const int64_t len = xs[size_t(split)];
@@ -218,8 +229,13 @@ void accumulate(const Tensor& x, const std::vector<int64_t>& ax, A* acc, F f) {
     Shape s = xs;
     s[size_t(split)] = hi - lo;
     Tensor part = x.view(s, x.strides(), x.offset() + lo * xstride);
-    accumulate_strided<T, A>(part, os.data(), acc + lo * astride, f);
+    accumulate_strided<T, A>(part, os.data(), acc + lo * astride, f, load);
   }
+}
+// The plain reductions: each element accumulated as its value.
+template <typename T, typename A, typename F>
+void accumulate(const Tensor& x, const std::vector<int64_t>& ax, A* acc, F f) {
+  accumulate<T, A>(x, ax, acc, f, [](T e) { return A(compute_t<T>(e)); });
 }
 
 template <RKind K>
@@ -279,6 +295,56 @@ void run_reduce(const TV& in, TV& out, const Attrs& a) {
       });
     }
   });
+}
+
+// ---- CountNonZero, ReduceAll, ReduceAny: attrs axis (a list, empty = all axes) and keep_dims ----
+// The number of nonzero elements over the axes (Int64), or whether all / any of them are nonzero (Bool). Each
+// element is tested (e != 0: NaN and inf count as nonzero, -0.0 as zero, as NumPy) as it is read and the test is
+// accumulated in an int64 per output element, so no mask or widened copy of x is made: the memory is x's and the
+// output's. An empty reduction gives 0, True (all), False (any): NumPy's identities. Not differentiable.
+enum class NZKind { Count, All, Any };
+const char* nzname(NZKind k) { return k == NZKind::Count ? "CountNonZero" : k == NZKind::All ? "ReduceAll" : "ReduceAny"; }
+
+template <NZKind K>
+std::vector<TensorMeta> infer_nonzero(const TV& in, const Attrs& a) {
+  const Tensor& x = in[0];
+  auto ax = norm_axes(a.ints("axis"), x.ndim(), nzname(K));
+  return {{out_shape(x.shape(), ax, a.b("keep_dims")), K == NZKind::Count ? DType::Int64 : DType::Bool}};
+}
+
+template <NZKind K>
+void run_nonzero(const TV& in, TV& out, const Attrs& a) {
+  const Tensor& x = in[0];
+  auto ax = norm_axes(a.ints("axis"), x.ndim(), nzname(K));
+  Tensor& o = out[0];
+  const int64_t n_out = o.numel();
+  int64_t count = 1;  // elements per output element
+  for (int64_t d : ax) count *= x.shape()[size_t(d)];
+  std::vector<int64_t> acc(size_t(n_out), 0);
+  if (x.numel() > 0) {
+    KILN_DISPATCH_ALL(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      using C = compute_t<T>;
+      accumulate<T, int64_t>(x, ax, acc.data(), [](int64_t v, int64_t e) { return v + e; },
+                             [](T e) { return int64_t(C(e) != C(0)); });
+    });
+  }
+  if constexpr (K == NZKind::Count) {
+    std::copy(acc.begin(), acc.end(), o.data<int64_t>());
+  } else {
+    bool* po = o.data<bool>();
+    for (int64_t i = 0; i < n_out; ++i) po[i] = K == NZKind::All ? acc[size_t(i)] == count : acc[size_t(i)] > 0;
+  }
+}
+
+template <NZKind K>
+void reg_nonzero(OpId id) {
+  OpDef d;
+  d.id = id;
+  d.infer = infer_nonzero<K>;
+  d.cpu = run_nonzero<K>;
+  d.differentiable = false;
+  register_op(d);
 }
 
 // g (the output cotangent) reshaped to the keep_dims shape and broadcast to x's shape.
@@ -428,6 +494,9 @@ void register_reduce() {
   reg_reduce<RKind::Max>(OpId::ReduceMax, bp_extreme);
   reg_reduce<RKind::Min>(OpId::ReduceMin, bp_extreme);
   reg_reduce<RKind::Prod>(OpId::ReduceProd, bp_prod);
+  reg_nonzero<NZKind::Count>(OpId::CountNonZero);
+  reg_nonzero<NZKind::All>(OpId::ReduceAll);
+  reg_nonzero<NZKind::Any>(OpId::ReduceAny);
   OpDef am;
   am.id = OpId::Argmax;
   am.infer = infer_arg<true>;
@@ -449,6 +518,11 @@ Tensor mean(const Tensor& x, const Axes& axes, bool keep_dims) { return apply1(O
 Tensor amax(const Tensor& x, const Axes& axes, bool keep_dims) { return apply1(OpId::ReduceMax, {x}, reduce_attrs(axes, keep_dims)); }
 Tensor amin(const Tensor& x, const Axes& axes, bool keep_dims) { return apply1(OpId::ReduceMin, {x}, reduce_attrs(axes, keep_dims)); }
 Tensor prod(const Tensor& x, const Axes& axes, bool keep_dims) { return apply1(OpId::ReduceProd, {x}, reduce_attrs(axes, keep_dims)); }
+Tensor count_nonzero(const Tensor& x, const Axes& axes, bool keep_dims) {
+  return apply1(OpId::CountNonZero, {x}, reduce_attrs(axes, keep_dims));
+}
+Tensor reduce_all(const Tensor& x, const Axes& axes, bool keep_dims) { return apply1(OpId::ReduceAll, {x}, reduce_attrs(axes, keep_dims)); }
+Tensor reduce_any(const Tensor& x, const Axes& axes, bool keep_dims) { return apply1(OpId::ReduceAny, {x}, reduce_attrs(axes, keep_dims)); }
 Tensor argmax(const Tensor& x, std::optional<int64_t> axis, bool keep_dims) {
   return apply1(OpId::Argmax, {x}, {{"axis", axis.value_or(0)}, {"has_axis", axis.has_value()}, {"keep_dims", keep_dims}});
 }

@@ -445,6 +445,45 @@ TEST(Allocator, LargerCachedBlockServesSmallerRequestAndCacheIsBounded) {
   EXPECT_EQ(allocator::stats().cached_blocks, 0u);
 }
 
+TEST(Allocator, LargerSmallClassServesSmallerRequestAndAutoBoundFollowsInUse) {
+  const size_t KiB = 1024, MiB = KiB * KiB;
+  allocator::empty_cache();
+  allocator::set_cache_limit(allocator::kAutoLimit);
+  std::vector<void*> blocks;
+  for (int i = 0; i < 8; ++i) blocks.push_back(allocator::allocate(300 * KiB));  // class 320 KiB
+  for (void* b : blocks) allocator::release(b, 300 * KiB);
+  const auto s0 = allocator::stats();
+  EXPECT_EQ(allocator::block_size(200 * KiB), 224 * KiB);
+  void* p = allocator::allocate(200 * KiB);  // served by a cached 320 KiB block (at most twice its class)
+  auto s1 = allocator::stats();
+  EXPECT_EQ(s1.system_allocs, s0.system_allocs);
+  EXPECT_EQ(s1.bytes_in_use - s0.bytes_in_use, 320 * KiB);  // the block's own class is counted
+  EXPECT_EQ(s0.bytes_cached - s1.bytes_cached, 320 * KiB);
+  std::memset(p, 1, 200 * KiB);
+  void* q = allocator::allocate(100 * KiB);  // class 112 KiB: 320 KiB is more than twice it, so the system
+  EXPECT_EQ(allocator::stats().system_allocs, s0.system_allocs + 1);
+  allocator::release(p, 200 * KiB);  // back to the 320 KiB class
+  allocator::release(q, 100 * KiB);
+  auto s2 = allocator::stats();
+  EXPECT_EQ(s2.bytes_in_use, s0.bytes_in_use);
+  EXPECT_EQ(s2.bytes_cached, s0.bytes_cached + 112 * KiB);
+  EXPECT_EQ(s2.cached_blocks, s0.cached_blocks + 1);
+
+  // The automatic bound: max(64 MiB, bytes in use).
+  EXPECT_EQ(allocator::kAutoLimitFloor, 64 * MiB);
+  EXPECT_EQ(allocator::cache_limit(), std::max(allocator::kAutoLimitFloor, s2.bytes_in_use));
+  void* big = allocator::allocate(100 * MiB);
+  EXPECT_EQ(allocator::cache_limit(), allocator::stats().bytes_in_use);
+  void* tmp = allocator::allocate(80 * MiB);
+  allocator::release(tmp, 80 * MiB);  // 80 MiB ≤ the 100+ MiB in use: cached
+  EXPECT_GE(allocator::stats().bytes_cached, 80 * MiB);
+  allocator::release(big, 100 * MiB);  // in use falls back under 64 MiB: the cache shrinks to the floor
+  auto s3 = allocator::stats();
+  EXPECT_EQ(s3.cache_limit, allocator::kAutoLimitFloor);
+  EXPECT_LE(s3.bytes_cached, allocator::kAutoLimitFloor);
+  allocator::empty_cache();
+}
+
 // ---------------------------------------------------------------- Philox
 
 TEST(Philox, KnownAnswer) {

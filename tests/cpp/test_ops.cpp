@@ -44,6 +44,51 @@ TEST(Reduce, DtypesFollowNumPy) {
   EXPECT_EQ(ops::argmax(i).dtype(), D::Int64);
 }
 
+TEST(Reduce, CountNonZeroAllAnyReadTheInputAsItIs) {
+  const double nan = std::nan("");
+  Tensor x = make({0, 2, -0.0, nan, 0, 0, 1, 3}, {2, 4});  // NaN counts as nonzero, -0.0 does not
+  for (D dt : {D::Float32, D::Float16, D::Float64}) {
+    Tensor y = ops::cast(x, dt);
+    EXPECT_EQ(ops::count_nonzero(y).dtype(), D::Int64);
+    expect_near(values(ops::count_nonzero(y)), {4}, 0);
+    expect_near(values(ops::count_nonzero(y, {1})), {2, 2}, 0);
+    expect_near(values(ops::count_nonzero(y, {0}, true)), {0, 1, 1, 2}, 0);
+    EXPECT_EQ(ops::count_nonzero(y, {0}, true).shape(), (Shape{1, 4}));
+  }
+  Tensor i8 = make({1, 0, -3, 4, 5, 6}, {2, 3}, D::Int8);
+  EXPECT_EQ(ops::reduce_all(i8).dtype(), D::Bool);
+  expect_near(values(ops::reduce_all(i8, {1})), {0, 1}, 0);
+  expect_near(values(ops::reduce_any(i8, {1})), {1, 1}, 0);
+  expect_near(values(ops::reduce_all(ops::transpose(i8, {1, 0}), {0})), {0, 1}, 0);  // a strided view
+  expect_near(values(ops::reduce_any(make({0, 0, 0, 1}, {2, 2}, D::Bool), {1})), {0, 1}, 0);
+  expect_near(values(ops::count_nonzero(make({0, 7, 0, 65535}, {4}, D::UInt16))), {2}, 0);
+  Tensor empty = Tensor::empty({0, 3}, D::Int32);  // NumPy's identities
+  expect_near(values(ops::count_nonzero(empty, {0})), {0, 0, 0}, 0);
+  expect_near(values(ops::reduce_all(empty, {0})), {1, 1, 1}, 0);
+  expect_near(values(ops::reduce_any(empty, {0})), {0, 0, 0}, 0);
+  expect_error([&] { ops::count_nonzero(i8, {2}); }, ErrorKind::Index, {"CountNonZero"});
+}
+
+// Note [GCC 12 narrow-integer reductions] (src/ops/reduce.cpp): 1- and 2-byte integer sums over every length
+// that runs the lane loop an odd number of times were wrong (24 ones summed to 9).
+TEST(Reduce, NarrowIntegerSumsAndCountsAtEveryLength) {
+  for (D dt : {D::Int8, D::UInt8, D::Int16, D::UInt16, D::Bool, D::Int32, D::Float16, D::Float32}) {
+    for (int n = 1; n <= 80; ++n) {
+      std::vector<double> v(static_cast<size_t>(n));
+      double want = 0, nz = 0;
+      for (int i = 0; i < n; ++i) {
+        v[size_t(i)] = dt == D::Bool ? double((i * 7) % 3 != 0) : double((i * 7) % 5) - (dt == D::UInt8 || dt == D::UInt16 ? 0 : 2);
+        want += v[size_t(i)];
+        nz += v[size_t(i)] != 0;
+      }
+      Tensor x = make(v, {n}, dt);
+      ASSERT_EQ(values(ops::sum(x))[0], want) << dtype_name(dt) << " n=" << n;
+      ASSERT_EQ(values(ops::count_nonzero(x))[0], nz) << dtype_name(dt) << " n=" << n;
+      ASSERT_EQ(values(ops::sum(ops::reshape(x, {1, n}), {1}))[0], want) << dtype_name(dt) << " n=" << n;
+    }
+  }
+}
+
 TEST(Reduce, TransposedInput) {
   Tensor x = ops::transpose(make({1, 2, 3, 4, 5, 6}, {2, 3}), {1, 0});  // [[1,4],[2,5],[3,6]]
   expect_near(values(ops::sum(x, {1})), {5, 7, 9}, 0);

@@ -249,6 +249,11 @@ def _tile_dims(dims, reps, extra):
     return tuple(dims)
 
 
+def _reduce_as(kind, x, dtype, axes, keep_dims):
+    from .._reduce_dtype import reduce_as  # (it imports kiln.common)
+    return reduce_as(kind, x, dtype, axes, keep_dims)
+
+
 def _logical_reduce():
     from ..ops import logical_reduce  # (ops imports this module)
     return logical_reduce
@@ -298,8 +303,8 @@ _METHODS = {
     "unsqueeze": lambda self, dim: _expand_dims(self, int_arg("Tensor.unsqueeze", "dim", dim)),
     "expand_as": lambda self, other: _core.broadcast_to(self, list(_other_tensor(other, "expand_as").shape)),
     "sum": lambda self, axis=None, dtype=None, keepdims=False, initial=None:
-        _core.sum(self if dtype is None else _core.cast(self, dtype_arg("Tensor.sum", "dtype", dtype)),
-                  axes_arg("Tensor.sum", "axis", axis), keepdims),
+        _reduce_as("sum", self, None if dtype is None else dtype_arg("Tensor.sum", "dtype", dtype),
+                   axes_arg("Tensor.sum", "axis", axis), keepdims),
     "mean": lambda self, axis=None, keep_dims=False: _core.mean(self, axis, keep_dims),
     "prod": lambda self, axis=None, keep_dims=False: _core.prod(self, axis, keep_dims),
     "all": lambda self, axis=None, keep_dims=False: _logical_reduce().all(self, axis, keep_dims),

@@ -15,6 +15,7 @@ from .._args import dtype_arg, int_arg, shape_arg
 from .. import ops
 from ..ops._opdef import defop
 from ..ops import function as _fn
+from .._reduce_dtype import reduce_as
 
 
 def _t(x, op, name="input"):
@@ -30,10 +31,6 @@ def _dim(dim, op, name="dim"):
     if isinstance(dim, (tuple, list)):
         return tuple(int_arg(f"mint.{op}", name, d) for d in dim)
     return int_arg(f"mint.{op}", name, dim)
-
-
-def _cast_dtype(x, dtype, op):
-    return x if dtype is None else _core.cast(x, dtype_arg(f"mint.{op}", "dtype", dtype))
 
 
 # ---------------------------------------------------------------------------------------------- arithmetic
@@ -138,15 +135,25 @@ def min(input, dim=None, keepdim=False, *args, **kwargs):  # noqa: A001,A002
 @defop(name="mint.mean")
 def mean(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
     """mint.mean(input, dim=None, keepdim=False, *, dtype=None): the mean over `dim` (None: all; int or tuple),
-    computed in `dtype` when given (input cast first) (ops.mean)."""
-    return ops.mean(_cast_dtype(_t(input, "mean"), dtype, "mean"), _dim(dim, "mean"), keepdim)
+    computed in `dtype` when given (of input cast to it; no widened copy of input where the cast keeps its values:
+    kiln/_reduce_dtype.py) (ops.mean)."""
+    x = _t(input, "mean")
+    if dtype is None:
+        return ops.mean(x, _dim(dim, "mean"), keepdim)
+    return reduce_as("mean", x, dtype_arg("mint.mean", "dtype", dtype), _fn._axes(_dim(dim, "mean"), "mean"),
+                     keepdim)
 
 
 @defop(name="mint.prod")
 def prod(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
     """mint.prod(input, dim=None, keepdim=False, *, dtype=None): the product over `dim` (None: all; an int),
-    computed in `dtype` when given (ops.prod; integer inputs give Int64 as there)."""
-    return ops.prod(_cast_dtype(_t(input, "prod"), dtype, "prod"), _dim(dim, "prod"), keepdim)
+    computed in `dtype` when given (of input cast to it; no widened copy of input where the cast keeps its values:
+    kiln/_reduce_dtype.py) (ops.prod; integer inputs give Int64 as there)."""
+    x = _t(input, "prod")
+    if dtype is None:
+        return ops.prod(x, _dim(dim, "prod"), keepdim)
+    return reduce_as("prod", x, dtype_arg("mint.prod", "dtype", dtype), _fn._axes(_dim(dim, "prod"), "prod"),
+                     keepdim)
 
 
 @defop(name="mint.cumsum")

@@ -12,6 +12,7 @@ import numbers
 import numpy as np
 
 from .._loader import _core
+from .._reduce_dtype import reduce_as
 from .._args import _got
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
@@ -180,11 +181,13 @@ def sum(a, axis=None, dtype=None, keepdims=False, initial=None):  # noqa: A001
     """mindspore.numpy.sum(a, axis=None, dtype=None, keepdims=False, initial=None): the sum over `axis` (all axes
     when None), plus `initial`. Integer and Bool inputs sum to Int64 (MindSpore 2.10) unless dtype is given."""
     t = asarray(a)
-    if dtype is not None:
-        t = _core.cast(t, mstype.to_dtype(dtype, "dtype", "sum"))
-    elif not mstype.is_float(t.dtype):
-        t = _core.cast(t, mstype.int64)
-    out = _core.sum(t, _axes(axis), keepdims)
+    if dtype is None and not mstype.is_float(t.dtype):
+        dtype = mstype.int64
+    elif dtype is not None:
+        dtype = mstype.to_dtype(dtype, "dtype", "sum")
+    out = reduce_as("sum", t, dtype, _axes(axis), keepdims)  # no widened copy of t where the cast keeps its values
+    if dtype == mstype.int64 and out.dtype != mstype.int64:  # UInt16/32/64 sum to UInt64: Int64 asked
+        out = _core.cast(out, mstype.int64)
     return out if initial is None else _core.add(out, initial)
 
 

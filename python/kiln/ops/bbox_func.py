@@ -203,7 +203,7 @@ class FloatStatus(Primitive):
         if x.size == 0:
             return _core.full([1], 0.0, x.dtype)
         nonfinite = _core.not_equal(_core.sub(x, x), 0.0)  # x − x is NaN exactly for NaN and ±inf
-        return _core.reshape(_core.amax(_core.cast(nonfinite, x.dtype), None, False), [1])
+        return _core.reshape(_core.cast(_core.reduce_any(nonfinite, None, False), x.dtype), [1])
 
 
 class ScalarCast(Primitive):

@@ -126,7 +126,7 @@ class CTCLoss(Primitive):
             prev = _core.concat([_core.full([n, 1], -2.0, i64), dense[:, :t_max]], 1)
             keep = _core.logical_and(_core.not_equal(dense, prev), _core.greater_equal(dense, 0))
             new_pos = _core.sub(_cumsum(_core.cast(keep, i64), 1), 1)
-            tl = _core.sum(_core.cast(keep, i64), [1], False)
+            tl = _core.count_nonzero(keep, [1], False)
             col = _core.select(keep, new_pos, _core.full([], float(t_max), i64))
             rows = _core.broadcast_to(_core.reshape(_core.arange(0, n, 1, i64), [n, 1]), [n, t_max + 1])
             targets = _scatter(_core.full([n, t_max + 1], 0.0, i64), _core.reshape(rows, [-1]),

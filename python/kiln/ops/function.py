@@ -154,10 +154,14 @@ def _axes(axis, op):
 
 @_defop(mint="sum")
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001,A002
-    """Sum over `dim` (None = all; int or tuple), keeping reduced dims as size 1 with keepdim."""
+    """Sum over `dim` (None = all; int or tuple), keeping reduced dims as size 1 with keepdim. `dtype`: the sum of
+    input cast to it (without a widened copy of input where the cast keeps its values: kiln/_reduce_dtype.py).
+    Integer and Bool inputs sum to Int64 (UInt64 for UInt16/32/64), floats keep their dtype."""
+    axes = _axes(dim, "sum")
     if dtype is not None:
-        input = _core.cast(input, dtype_arg("sum", "dtype", dtype))
-    return _core.sum(input, _axes(dim, "sum"), keepdim)
+        from .._reduce_dtype import reduce_as
+        return reduce_as("sum", input, dtype_arg("sum", "dtype", dtype), axes, keepdim)
+    return _core.sum(input, axes, keepdim)
 
 
 def mean(input, axis=None, keep_dims=False):  # noqa: A002

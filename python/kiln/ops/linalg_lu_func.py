@@ -92,7 +92,7 @@ def _slogdet(x):
     zero = _core.equal(d, 0.0)
     s = _core.mul(sign, _core.prod(_core.sign(d), [d.ndim - 1], False))
     logabs = _core.sum(_core.log(_core.abs(_core.select(zero, _core.ones_like(d), d))), [d.ndim - 1], False)
-    singular = _core.greater(_core.sum(_core.cast(zero, x.dtype), [d.ndim - 1], False), 0.0)
+    singular = _core.reduce_any(zero, [d.ndim - 1], False)
     logabs = _core.select(singular, _core.full(list(logabs.shape), -np.inf, x.dtype), logabs)
     return s, logabs
 

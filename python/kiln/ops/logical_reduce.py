@@ -1,10 +1,9 @@
 """ops.all / ops.any and Tensor.all / Tensor.any (MindSpore's ReduceAll / ReduceAny): logical AND / OR of the
 elements over `axis`.
 
-Written with Kiln ops: the input is cast to bool, then to int32 (0/1), reduced with amin (all) or amax (any) and cast
-back to bool, so both modes run the same kernels. An empty reduction gives NumPy's identities (all: True, any:
-False). Not differentiable (bool outputs)."""
-import builtins as _bi
+Kiln's ReduceAll / ReduceAny kernels read the input in its own dtype and test each element (nonzero: NaN is, -0.0
+is not) as they read it: no Bool or Int32 copy of the input is made. An empty reduction gives NumPy's identities
+(all: True, any: False). Not differentiable (bool outputs)."""
 
 from .._loader import _core
 from .._args import axes_arg
@@ -28,13 +27,7 @@ def _reduce(input, axis, keep_dims, is_all, name):  # noqa: A002
             raise ValueError(f"For '{name}', the 'axis' must be in [{-max(nd, 1)}, {max(nd, 1)}), but got {axis}.")
     if nd == 0:
         return _core.cast(input, mstype.bool_)
-    if _bi.any(input.shape[a] == 0 for a in dims):  # an empty reduction: the identity
-        shape = [1 if i in dims else s for i, s in enumerate(input.shape)] if keep_dims else \
-            [s for i, s in enumerate(input.shape) if i not in dims]
-        return _core.full(shape, 1.0 if is_all else 0.0, mstype.bool_)
-    flags = _core.cast(_core.cast(input, mstype.bool_), mstype.int32)
-    r = _core.amin(flags, dims, keep_dims) if is_all else _core.amax(flags, dims, keep_dims)
-    return _core.cast(r, mstype.bool_)
+    return (_core.reduce_all if is_all else _core.reduce_any)(input, dims, keep_dims)
 
 
 def all(input, axis=None, keep_dims=False):  # noqa: A001,A002

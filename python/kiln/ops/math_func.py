@@ -127,7 +127,7 @@ def _vector_norm(x, p, axes, keepdim):
     if p == -math.inf:
         return _core.amin(ax_abs, ax, keepdim)
     if p == 0:
-        return _core.sum(_core.cast(_core.not_equal(x, 0.0), x.dtype), ax, keepdim)
+        return _core.cast(_core.count_nonzero(x, ax, keepdim), x.dtype)
     if p == 1:
         return _core.sum(ax_abs, ax, keepdim)
     if p == 2:

@@ -28,7 +28,7 @@ def _pnorm(d, p, axes, keepdim):
     if p == -math.inf:
         return _core.amin(a, axes, keepdim)
     if p == 0:
-        return _core.sum(_core.cast(_core.not_equal(d, 0.0), d.dtype), axes, keepdim)
+        return _core.cast(_core.count_nonzero(d, axes, keepdim), d.dtype)
     if p == 1:
         return _core.sum(a, axes, keepdim)
     if p == 2:

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._loader import _core
 from .._args import _got, _is_int, dtype_arg
+from .._reduce_dtype import reduce_as
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from .function import _tensor_arg
@@ -155,10 +156,15 @@ def nansum(input, axis=None, keepdims=False, *, dtype=None):  # noqa: A002
     as 0. Integer inputs keep their dtype (MindSpore), `dtype` casts the input first. Gradient 1 (0 at NaN).
     Raises TypeError (non-Tensor, bad dtype), ValueError (axis out of range)."""
     x = _tensor_arg(input, "nansum")
-    if dtype is not None:
-        x = _core.cast(x, dtype_arg("nansum", "dtype", dtype))
+    dt = None if dtype is None else dtype_arg("nansum", "dtype", dtype)
     axes = _axes("nansum", axis, x.ndim)
-    out = _core.sum(_nan_zero(x), axes, _bool_arg("nansum", "keepdims", keepdims))
+    keepdims = _bool_arg("nansum", "keepdims", keepdims)
+    if dt is not None and not mstype.is_float(x.dtype):  # no NaN to skip: the sum of x cast to dt, without the copy
+        out = reduce_as("sum", x, dt, axes, keepdims)
+        return out if out.dtype == dt or dt == mstype.bool_ else _core.cast(out, dt)
+    if dt is not None:
+        x = _core.cast(x, dt)
+    out = _core.sum(_nan_zero(x), axes, keepdims)
     return out if out.dtype == x.dtype or x.dtype == mstype.bool_ else _core.cast(out, x.dtype)
 
 
@@ -178,13 +184,15 @@ def nanmean(input, axis=None, keepdims=False, *, dtype=None):  # noqa: A002
 @defop(primitive="CountNonZero", prim_attrs={"dims": ("axis", None)})
 def count_nonzero(x, axis=(), keep_dims=False, dtype=mstype.int32):
     """MindSpore's ops.count_nonzero(x, axis=(), keep_dims=False, dtype=mindspore.int32): the number of non-zero
-    elements over `axis` (() or None: all axes), in `dtype`. Not differentiable. Raises TypeError (non-Tensor, bad
-    dtype), ValueError (axis out of range)."""
+    elements over `axis` (() or None: all axes; an int or a tuple), in `dtype` (NaN counts as non-zero, -0.0 does
+    not). Any input dtype; Kiln's CountNonZero kernel tests each element as it reads it, so the memory used is the
+    output's (no mask, no widened copy of x). Not differentiable. Raises TypeError (non-Tensor, bad dtype),
+    ValueError (axis out of range)."""
     t = _tensor_arg(x, "count_nonzero", "x")
     axes = _axes("count_nonzero", None if axis == () else axis, t.ndim)
-    nz = _core.cast(_core.not_equal(t, _core.zeros_like(t)), mstype.int64)
-    out = _core.sum(nz, axes, _bool_arg("count_nonzero", "keep_dims", keep_dims))
-    return _core.cast(out, dtype_arg("count_nonzero", "dtype", dtype))
+    dtype = dtype_arg("count_nonzero", "dtype", dtype)
+    out = _core.count_nonzero(t, axes, _bool_arg("count_nonzero", "keep_dims", keep_dims))
+    return _core.cast(out, dtype)
 
 
 @defop(tensor="aminmax")
@@ -322,7 +330,7 @@ def _median(op, input, axis, keepdims, ignore_nan):
     kshape[ax] = 1
     half = _core.full(kshape, (n - 1) // 2, mstype.int64)
     if mstype.is_float(x.dtype):
-        valid = _core.sum(_core.cast(_core.equal(x, x), mstype.int64), [ax], True)  # NaN sorts after these
+        valid = _core.count_nonzero(_core.equal(x, x), [ax], True)  # NaN sorts after these
         if ignore_nan:
             k = _core.maximum(_core.floor_div(_core.sub(valid, 1), 2), _core.zeros_like(valid))
         else:
@@ -377,7 +385,7 @@ def _quantile(op, input, q, axis, keepdims, ignore_nan):
     vals, _ = _sorted_along(t, ax)
     kshape = list(t.shape)
     kshape[ax] = 1
-    valid = _core.cast(_core.sum(_core.cast(_core.equal(t, t), mstype.int64), [ax], True), t.dtype)
+    valid = _core.cast(_core.count_nonzero(_core.equal(t, t), [ax], True), t.dtype)
     has_nan = _core.less(valid, float(n))
     cnt = valid if ignore_nan else _core.full(kshape, float(n), t.dtype)
     outs = []

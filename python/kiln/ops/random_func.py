@@ -450,5 +450,5 @@ def _draw_categorical(w, k, seed, op):
     total = _core.strided_slice(cdf, [0, n - 1], [rows, n], [1, 1])
     u = _core.mul(_uniform((rows, k), mstype.float32, op, _seed_arg(seed, op)), total)
     hit = _core.less_equal(_core.expand_dims(cdf, 1), _core.expand_dims(u, 2))
-    idx = _core.cast(_core.sum(_core.cast(hit, mstype.int32), [2], False), mstype.int32)
+    idx = _core.cast(_core.count_nonzero(hit, [2], False), mstype.int32)
     return _core.minimum(idx, _core.full([], float(n - 1), mstype.int32))

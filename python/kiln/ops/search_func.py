@@ -61,8 +61,7 @@ def index_select(input, axis, index):  # noqa: A002
 def _axis_mask(idx, n, axis, ndim):
     """Bool (1, .., n, .., 1) mask with True at the positions `idx` (Int64 in [0, n)) along `axis`."""
     pos = Tensor(np.arange(n, dtype=np.int64).reshape(n, 1))
-    hit = _core.greater(_core.sum(_core.cast(_core.equal(pos, _core.reshape(idx, [1, -1])), mstype.int32), [1],
-                                  False), 0)
+    hit = _core.reduce_any(_core.equal(pos, _core.reshape(idx, [1, -1])), [1], False)
     shape = [1] * ndim
     shape[axis] = n
     return _core.reshape(hit, shape)
@@ -178,10 +177,10 @@ def _count_below(seq, vals, right, n):
     s = _core.expand_dims(seq, seq.ndim - 1)  # (..., 1, n)
     v = _core.expand_dims(vals, vals.ndim)  # (..., m, 1)
     hit = _core.less_equal(s, v) if right else _core.less(s, v)
-    cnt = _core.sum(_core.cast(hit, mstype.int64), [-1], False)
+    cnt = _core.count_nonzero(hit, [-1], False)
     if mstype.is_float(vals.dtype):  # a NaN value sits after every number (and, for right, after the NaNs too)
         v_nan = _core.not_equal(vals, vals)
-        not_nan = _core.sum(_core.cast(_core.equal(s, s), mstype.int64), [-1], False)
+        not_nan = _core.count_nonzero(_core.equal(s, s), [-1], False)
         cnt = _core.select(v_nan, _core.full([], float(n), mstype.int64) if right else not_nan, cnt)
     return cnt
 

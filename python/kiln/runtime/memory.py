@@ -2,7 +2,14 @@
 
 Terms: *allocated* bytes are held by live tensors (and by compiled graphs' planned buffers), counted in block sizes
 (a request is rounded up to its size class: multiples of 64 bytes up to 4 KiB, then four classes per power of two up
-to 1 MiB, then multiples of 64 KiB); *reserved* bytes are allocated plus cached (freed blocks kept for reuse).
+to 1 MiB, then multiples of 64 KiB; a request served by a cached block of a larger class counts that class);
+*reserved* bytes are allocated plus cached (freed blocks kept for reuse).
+
+The cache is bounded (docs/decisions/allocator-cache.md): by default cached bytes never exceed the larger of 64 MiB
+and the bytes allocated now, so `memory_reserved()` stays within max(allocated + 64 MiB, 2 × allocated) and freed
+memory beyond it goes back to the system without `empty_cache()`. `set_cache_limit(n)` or the environment variable
+KILN_ALLOC_CACHE_LIMIT (read at the first allocation: bytes, with an optional K, M, G or T suffix in binary units,
+e.g. 512M; 0 disables the cache) fix the bound instead.
 """
 from .._loader import _core
 
@@ -78,7 +85,8 @@ def memory_stats():
     Returns:
         dict: 'total_reserved_memory', 'total_allocated_memory', 'total_idle_memory' (cached bytes),
         'total_eager_free_memory' (always 0 on Kiln), 'max_reserved_memory', 'max_allocated_memory' (all int bytes),
-        and Kiln's own: 'cache_limit' (the bound on cached bytes in force), 'cached_block_count',
+        and Kiln's own: 'cache_limit' (the bound on cached bytes in force now; the automatic one follows the
+        allocated bytes), 'cached_block_count',
         'system_alloc_count' and 'system_free_count' (calls to the system allocator).
     """
     s = _stats()
@@ -122,11 +130,12 @@ def set_cache_limit(limit):
     releases beyond it go straight back to the system. A Kiln extension (MLX has the same function).
 
     Args:
-        limit (int or None): bytes (>= 0); None restores the default, the larger of 256 MiB and the highest
-            `memory_allocated()` seen so far.
+        limit (int or None): bytes (>= 0; 0 disables the cache); None restores the default: the value of the
+            environment variable KILN_ALLOC_CACHE_LIMIT when it is set, else the automatic bound, the larger of
+            64 MiB and `memory_allocated()` at each release.
 
     Returns:
-        int: the previous limit in force.
+        int: the previous limit in force (bytes).
 
     Raises:
         TypeError: `limit` is not an int or None. ValueError: it is negative.

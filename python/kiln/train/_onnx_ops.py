@@ -131,6 +131,26 @@ def _reduce(op):
     return emit
 
 
+def _nonzero(op):
+    """CountNonZero: ReduceSum of Cast(Cast(x, bool), int64) (ONNX's cast to bool: nonzero, NaN included, is
+    true); ReduceAny: that count > 0; ReduceAll: the count of zeros (Not) == 0 (both right for an empty axis)."""
+    def emit(w, node):
+        x = node["inputs"][0]
+        keep = int(bool(node["attrs"]["keep_dims"]))
+        axis = [int(a) for a in node["attrs"]["axis"]] or list(range(_rank(w, x)))
+        flags = w.name_of(x, as_dtype=mstype.bool_)
+        if op == "ReduceAll":
+            flags = w.node("Not", [flags])
+        count = w.node("Cast", [flags], to=onnx_dtype(mstype.int64))
+        if axis:  # (a 0-d input: nothing to reduce)
+            count = w.node("ReduceSum", [count, w.ints(axis)], keepdims=keep)
+        if op == "CountNonZero":
+            return [count]
+        zero = w.const(np.array(0), mstype.int64)
+        return [w.node("Greater", [count, zero]) if op == "ReduceAny" else w.node("Equal", [count, zero])]
+    return emit
+
+
 def _arg(op):
     def emit(w, node):
         a = node["attrs"]
@@ -373,6 +393,7 @@ EMITTERS = {
     "Softmax": _softmax("Softmax"), "LogSoftmax": _softmax("LogSoftmax"),
     "ReduceSum": _reduce("ReduceSum"), "ReduceMean": _reduce("ReduceMean"), "ReduceMax": _reduce("ReduceMax"),
     "ReduceMin": _reduce("ReduceMin"), "ReduceProd": _reduce("ReduceProd"),
+    "CountNonZero": _nonzero("CountNonZero"), "ReduceAll": _nonzero("ReduceAll"), "ReduceAny": _nonzero("ReduceAny"),
     "Argmax": _arg("ArgMax"), "Argmin": _arg("ArgMin"), "ArgSort": _emit_argsort,
     "Reshape": _emit_reshape, "Transpose": _emit_transpose, "BroadcastTo": _emit_broadcast_to,
     "Concat": _emit_concat, "StridedSlice": _emit_strided_slice, "Gather": _emit_gather,
@@ -401,7 +422,10 @@ ONNX_OPS = {
     "Ceil": "Ceil", "Log1p": "Log(Add(x, 1))",
     "Softmax": "Softmax", "LogSoftmax": "LogSoftmax",
     "ReduceSum": "ReduceSum", "ReduceMean": "ReduceMean", "ReduceMax": "ReduceMax", "ReduceMin": "ReduceMin",
-    "ReduceProd": "ReduceProd", "Argmax": "ArgMax (+ Cast)", "Argmin": "ArgMin (+ Cast)",
+    "ReduceProd": "ReduceProd", "CountNonZero": "ReduceSum(Cast(Cast(x, bool), int64))",
+    "ReduceAll": "Equal(ReduceSum(Cast(Not(Cast(x, bool)), int64)), 0)",
+    "ReduceAny": "Greater(ReduceSum(Cast(Cast(x, bool), int64)), 0)",
+    "Argmax": "ArgMax (+ Cast)", "Argmin": "ArgMin (+ Cast)",
     "ArgSort": "TopK over the whole axis (indices)",
     "Reshape": "Reshape", "Transpose": "Transpose", "BroadcastTo": "Expand", "Concat": "Concat",
     "StridedSlice": "Slice", "Gather": "Gather", "TensorScatterUpdate": "ScatterND",

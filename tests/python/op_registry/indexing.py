@@ -118,7 +118,7 @@ def _ss_samples(dtype, rng):
                  desc="sorter")
 
 
-_row("searchsorted", ("Less", "LessEqual", "ReduceSum"),
+_row("searchsorted", ("Less", "LessEqual", "CountNonZero"),
      lambda seq, v, sorter=None, **kw: ops.searchsorted(seq, v, sorter=sorter, **kw), _np_searchsorted, _ss_samples,
      FLOATS + (I32, I64),
      differentiable=False, ref_upcast=False,
@@ -130,7 +130,7 @@ def _np_bucketize(x, boundaries, right=False):
     return np.searchsorted(np.asarray(boundaries), x, "right" if right else "left").astype(np.int32)
 
 
-_row("bucketize", ("Less", "LessEqual", "ReduceSum"),
+_row("bucketize", ("Less", "LessEqual", "CountNonZero"),
      lambda x, boundaries, right=False: ops.bucketize(x, boundaries, right=right), _np_bucketize,
      _gen(lambda a, r: Sample((a((2, 3), -3, 3), [-1.0, 0.0, 1.5])),
           lambda a, r: Sample((np.array([[1, 3, 5], [7, 9, 0]]).astype(a(()).dtype), [1.0, 3.0, 5.0, 7.0, 9.0]),

@@ -105,8 +105,24 @@ def _cnz_samples(dtype, rng):
     yield Sample((x,), dict(axis=(0, 1)))
 
 
-register(OpInfo("count_nonzero", ("NotEqual", "ReduceSum", "Cast"), lambda x, **k: ops.count_nonzero(x, **k),
+register(OpInfo("count_nonzero", ("CountNonZero", "Cast"), lambda x, **k: ops.count_nonzero(x, **k),
                 _np_count_nonzero, _cnz_samples, FL + (I32, BOOL), out_dtype=lambda s: I32))
+
+
+def _all_any_samples(dtype, rng):
+    x = arr(rng, (3, 4), dtype, -1, 1) if dtype.kind != "f" else np.round(arr(rng, (3, 4), dtype, -1, 1))
+    x[1] = 1  # a row with no zero
+    yield Sample((x,))
+    yield Sample((x,), dict(axis=1, keep_dims=True))
+    yield Sample((x,), dict(axis=(0, 1)))
+    yield Sample((np.zeros((2, 3), dtype),), dict(axis=0))
+
+
+for _name, _npf in (("all", np.all), ("any", np.any)):
+    register(OpInfo(_name, ("ReduceAll" if _name == "all" else "ReduceAny",),
+                    lambda x, _f=getattr(ops, _name), **k: _f(x, **k),
+                    lambda x, axis=None, keep_dims=False, _f=_npf: _f(x, axis=_ax(axis), keepdims=keep_dims),
+                    _all_any_samples, FL + (I32, BOOL), out_dtype=lambda s: BOOL))
 
 
 def _np_aminmax(x, axis=0, keepdims=False):

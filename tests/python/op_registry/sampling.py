@@ -52,7 +52,7 @@ W = [0.1, 0.2, 0.3, 0.4]
 register(OpInfo("bernoulli", ("UniformReal", "Less", "Cast"), kind="random", dtypes=(F32, I32),
                 draw=lambda shape, dtype, seed=None: ops.bernoulli(ops.zeros(tuple(shape), dtype), 0.3, seed),
                 check=_check_bernoulli))
-register(OpInfo("multinomial", ("UniformReal", "LessEqual", "ReduceSum"), kind="random", dtypes=(I32,),
+register(OpInfo("multinomial", ("UniformReal", "LessEqual", "CountNonZero"), kind="random", dtypes=(I32,),
                 draw=lambda shape, dtype, seed=None: ops.reshape(
                     ops.multinomial(Tensor(np.array(W, np.float32)), _n(shape), True, seed), tuple(shape)),
                 check=_check_categorical(W)))
@@ -142,7 +142,7 @@ register(OpInfo("choice_with_mask", ("UniformReal", "ArgSort", "Gather"), kind="
                     Tensor(np.ones((max(_n(shape), 1),), bool)), max(_n(shape), 1), seed)[0][:_n(shape)],
                     tuple(shape)),
                 check=_check_permutation, notes="an all-True input: the picks are a random permutation"))
-register(OpInfo("random_categorical", ("UniformReal", "LessEqual", "ReduceSum"), kind="random", dtypes=(I64, I32),
+register(OpInfo("random_categorical", ("UniformReal", "LessEqual", "CountNonZero"), kind="random", dtypes=(I64, I32),
                 draw=lambda shape, dtype, seed=None: ops.reshape(ops.random_categorical(
                     Tensor(np.log(np.array([W], np.float32))), max(_n(shape), 1), seed or 0, dtype)[:, :_n(shape)],
                     tuple(shape)),

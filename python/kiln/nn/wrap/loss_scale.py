@@ -42,7 +42,7 @@ def _grads_overflow(grads):
     bad = None
     for g in grads:
         finite = F.less_equal(F.abs(g), _scalar(_finite_max(g.dtype), g.dtype))
-        n_bad = F.sum(F.cast(F.logical_not(finite), mstype.float32))
+        n_bad = F.cast(_core.count_nonzero(F.logical_not(finite), None, False), mstype.float32)
         bad = n_bad if bad is None else bad + n_bad
     if bad is None:
         return _core.full([], False, mstype.bool_)
