@@ -3,7 +3,7 @@
 each) Kiln provides: a name counts as present when getattr on kiln resolves it, as in api_priority.md ("presence is
 not correctness"). Needs Kiln only (not MindSpore).
 
-    PYTHONPATH=python .venv/bin/python tools/api_coverage.py [path/to/api_priority.md] [--min-files 8] [--missing]
+    .venv/bin/python tools/api_coverage.py [path/to/api_priority.md] [--min-files 8] [--missing]
 
 Name forms in the file: `mindspore.a.b` (kiln.a.b), `ops.X` (kiln.ops.X), `nn.Cell.x` (kiln.nn.Cell.x),
 `Tensor.x` (kiln.Tensor.x). Prints one line per name (present/missing, files, name), grouped by section, then the

@@ -1,6 +1,6 @@
 """File-level API coverage: which real MindSpore programs use no name that Kiln lacks.
 
-    PYTHONPATH=python .venv/bin/python tools/api_file_coverage.py SOURCE [SOURCE ...] [--top 40] [--json FILE] \
+    .venv/bin/python tools/api_file_coverage.py SOURCE [SOURCE ...] [--top 40] [--json FILE] \
         [--mindspore-python /path/to/venv-with-mindspore/bin/python]
 
 SOURCE is a directory, or a bare git directory (its HEAD is read with `git ls-tree`/`git cat-file`, e.g. the

@@ -1,7 +1,7 @@
 """Checks that real MindSpore loads and runs the MindIR files Kiln exports (issue 14; not a unit test: it needs
 a MindSpore installation).
 
-    PYTHONPATH=python .venv/bin/python tools/check_mindir_mindspore.py --ms-python /work/msvenv/bin/python
+    .venv/bin/python tools/check_mindir_mindspore.py --ms-python /work/msvenv/bin/python
 
 Kiln side: builds each network (the examples' own LeNet and LeNet5, imported from examples/, the tutorial's MLP,
 and networks covering every exported operator), exports it with `kiln.export(..., file_format="MINDIR")`, reloads

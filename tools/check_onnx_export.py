@@ -1,7 +1,7 @@
 """Exports the examples' networks to ONNX and checks them with onnxruntime (issue 14; a user-runnable check, not a
 unit test: tests/python/test_export_onnx.py holds those).
 
-    PYTHONPATH=python .venv/bin/python tools/check_onnx_export.py [--out DIR] [--batch 64] [--repeats 20]
+    .venv/bin/python tools/check_onnx_export.py [--out DIR] [--batch 64] [--repeats 20]
 
 For each network (the examples' own LeNet (digits, 8x8) and LeNet5 (MNIST, 28x28), imported from examples/, and the
 MLP of examples/train_mlp.py), in inference mode with randomized weights and BatchNorm statistics: exports it with a
