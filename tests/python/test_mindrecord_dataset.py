@@ -10,7 +10,7 @@ import pytest
 import kiln.dataset as ds
 from kiln.dataset import MindDataset, Shuffle
 from kiln.dataset.engine._common import ColumnError
-from mindrecord_helpers import FIXTURES, fixture_row, same, write
+from mindrecord_helpers import FIXTURES, same, write
 
 from helpers import subprocess_env
 

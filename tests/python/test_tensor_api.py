@@ -72,8 +72,8 @@ def test_scalar_conversions():
 @pytest.mark.parametrize("op", ["+", "-", "*", "/", "//", "%", "**", "<", "<=", ">", ">=", "==", "!="])
 def test_binary_operators_vs_numpy(op):
     rng = np.random.default_rng(0)
-    a = rng.uniform(0.5, 2.0, (3, 4)).astype(np.float32)
-    b = rng.uniform(0.5, 2.0, (4,)).astype(np.float32)
+    a = rng.uniform(0.5, 2.0, (3, 4)).astype(np.float32)  # noqa: F841 (read by the eval below)
+    b = rng.uniform(0.5, 2.0, (4,)).astype(np.float32)  # noqa: F841 (read by the eval below)
     got = eval(f"Tensor(a) {op} Tensor(b)").asnumpy()
     want = eval(f"a {op} b")
     np.testing.assert_allclose(got, want, rtol=1e-5)

@@ -183,7 +183,7 @@ def _compiled_if(pred, then_fn, else_fn, vals, names, what):
     keep = None  # indices of the variables that flow out (None: all)
     casts = {}  # output tensor index -> dtype both branches cast it to (an int in one branch, a float in the other)
     for _ in range(3):
-        def post(out, keep=keep, casts=dict(casts)):
+        def post(out, keep=keep, casts=dict(casts)):  # noqa: B006 (this iteration's casts, bound; never mutated)
             out = _numbers_to_tensors(out)
             out = tuple(out[i] if keep is None or i in keep else None for i in range(len(out)))
             if casts:

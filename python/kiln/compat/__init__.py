@@ -278,7 +278,7 @@ def main(argv=None):
         return run()
     except (SystemExit, KeyboardInterrupt):
         raise
-    except BaseException as e:  # noqa: B902 — reported like the interpreter does for an uncaught exception
+    except BaseException as e:  # noqa: BLE001 — reported like the interpreter does for an uncaught exception
         e.__traceback__ = _trim_traceback(e.__traceback__)
         sys.excepthook(type(e), e, e.__traceback__)
         return 1

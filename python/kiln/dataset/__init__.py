@@ -13,10 +13,10 @@ from .engine.tfrecord_source import Schema, TFRecordDataset  # noqa: F401
 from .engine.iterators import DictIterator, TupleIterator  # noqa: F401
 from .engine.mindrecord_source import MindDataset  # noqa: F401
 from .engine.operations import BatchDataset, BatchInfo, FilterDataset, MapDataset  # noqa: F401
-from .engine.structural import (ConcatDataset, ProjectDataset, RenameDataset, RepeatDataset, ShuffleDataset,  # noqa
+from .engine.structural import (ConcatDataset, ProjectDataset, RenameDataset, RepeatDataset, ShuffleDataset,  # noqa: F401
                                 SkipDataset, TakeDataset, ZipDataset)
 from .engine.sources import GeneratorDataset, NumpySlicesDataset  # noqa: F401
-from .samplers import (DistributedSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,  # noqa
+from .samplers import (DistributedSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,  # noqa: F401
                        SubsetSampler, WeightedRandomSampler)
 from . import transforms  # noqa: F401
 from . import vision  # noqa: F401

@@ -1,5 +1,4 @@
 """Cell.compile and Cell.shard (MindSpore 2.10), attached to nn.Cell by kiln/nn/cell.py."""
-from .._loader import _core
 
 
 def compile(self, *args, **kwargs):  # noqa: A001  (MindSpore's method name)

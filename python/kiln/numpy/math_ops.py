@@ -13,7 +13,6 @@ import numpy as np
 
 from .._loader import _core
 from .._reduce_dtype import reduce_as
-from .._args import _got
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from .. import ops

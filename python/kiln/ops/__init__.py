@@ -61,6 +61,7 @@ from .control_flow import WhileLoop, ForiLoop, Scan, switch  # noqa: F401,E402  
 
 
 from . import _opdef  # noqa: E402
+from .primitives import Primitive  # noqa: E402
 from ..common.tensor import Tensor as _Tensor  # noqa: E402
 _opdef.install(globals(), operations, Primitive, _Tensor)  # the surfaces of the @defop ops (kiln/ops/_opdef.py)
 

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .._loader import _core
-from .._args import int_arg, shape_arg
+from .._args import int_arg
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from .function import _tensor_arg

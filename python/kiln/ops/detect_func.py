@@ -12,7 +12,6 @@ ROIAlign (He et al., "Mask R-CNN", 2017): each output bin averages sample_num ×
   the centres of a regular grid in the bin; a sample outside [−1, H] × [−1, W] counts 0, coordinates in [−1, 0) clamp
   to 0. Bilinear weights separate into a row and a column factor, so the sampling is two matrix products per RoI:
   out = Wy · F · Wxᵀ (Wy: samples × H, Wx: samples × W), then the mean over each bin's samples."""
-import numbers
 
 from .._loader import _core
 from .._args import _got, _is_int

@@ -15,7 +15,6 @@ stream, and PyNative and Graph mode draw the same numbers. Distributions are tra
   Gamma(alpha) = Gamma(alpha + 1)·U^(1/alpha) for alpha < 1.
 Windows are NumPy's formulas (np.hanning / np.hamming / np.blackman / np.bartlett / np.kaiser; the periodic window of
 length N is the symmetric one of length N + 1 without its last point), as constants."""
-import builtins
 import math
 import numbers
 

@@ -497,7 +497,7 @@ def load_checkpoint_async(ckpt_file_name, net=None, strict_load=False, filter_pr
         try:
             out = load_checkpoint(path, net, strict_load, filter_prefix, dec_key, dec_mode, specify_prefix,
                                   choice_func, format=fmt)
-        except BaseException as e:  # delivered by result()
+        except BaseException as e:  # noqa: BLE001 (delivered by result())
             future.set_exception(e)
         else:
             future.set_result(out)

@@ -44,7 +44,6 @@ from .base import (CONTROL_FLOW_OPS, DEFAULT_TOL, MULTI_PROCESS_OPS, PASS_ONLY_O
 # The families register their entries when imported (nn uses state's helpers, so state comes first).
 from . import elementwise, array, state, nn, composite  # noqa: F401
 from . import nnfunc, nnfunc_loss  # noqa: F401,E402  (NN-functional ops: activations, pooling, losses)
-from . import elementwise, array, state, nn, composite  # noqa: F401,E402
 from . import opsmath, opsmath_reduce, opsmath_special  # noqa: F401,E402
 from . import shapes, indexing, sampling  # noqa: F401,E402  (kiln/ops: shape_, search_, scatter_ext_, random_func)
 from . import shape_tensor  # noqa: F401,E402  (ops.dyn_shape)

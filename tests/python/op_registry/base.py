@@ -7,8 +7,7 @@ from typing import Callable, Optional
 import numpy as np
 import scipy.special
 
-import kiln
-from kiln import Parameter, Tensor, _core, ops
+from kiln import Tensor, _core
 
 
 

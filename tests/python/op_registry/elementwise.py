@@ -1,13 +1,10 @@
 """Registry entries: elementwise binary and unary ops, softmax and activations."""
-import dataclasses
-import math
-from typing import Callable, Optional
 
 import numpy as np
 import scipy.special
 
 import kiln
-from kiln import Parameter, Tensor, _core, ops
+from kiln import Tensor, _core, ops
 
 
 from .base import (  # noqa: F401

@@ -292,7 +292,7 @@ for _kind in ("mul", "div", "max", "min"):
 
 def _rows_samples(kind):
     def gen(dtype, rng):
-        a = lambda s: arr(rng, s, dtype, -2.0, 2.0, 0.5 if kind == "div" and dtype.kind == "f" else 0)  # noqa
+        a = lambda s: arr(rng, s, dtype, -2.0, 2.0, 0.5 if kind == "div" and dtype.kind == "f" else 0)
         u = (lambda s: _nonzero(a(s))) if kind == "div" else a  # noqa: E731
         yield Sample((a((3, 2)), _ix(0, 2, 0), u((3, 2))), desc="duplicate rows")
         yield Sample((a((4,)), _ix([1, 3], [3, 0]), u((2, 2))), desc="2-D indices")

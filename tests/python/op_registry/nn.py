@@ -1,13 +1,9 @@
 """Registry entries: matmul, fusion patterns, convolution, pooling and normalization."""
-import dataclasses
-import math
-from typing import Callable, Optional
 
 import numpy as np
-import scipy.special
 
 import kiln
-from kiln import Parameter, Tensor, _core, ops
+from kiln import Tensor, _core, ops
 
 
 from .base import (  # noqa: F401

@@ -1,6 +1,5 @@
 """Registry entries of kiln/ops/math_reduce_func.py: reductions, statistics, scans, histograms and distances, with
 NumPy/SciPy references (written independently of Kiln's formulas)."""
-import math
 
 import numpy as np
 import scipy.spatial.distance
@@ -8,7 +7,7 @@ import scipy.special
 
 from kiln import Tensor, ops
 
-from .base import BOOL, F16, F32, F64, I32, I64, NC, OpInfo, Sample, arr, np_value, register
+from .base import BOOL, F32, F64, I32, I64, NC, OpInfo, Sample, arr, np_value, register
 
 FL = (F32, F64)
 

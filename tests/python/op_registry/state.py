@@ -1,10 +1,7 @@
 """Registry entries: creation ops, random ops, state ops (Assign, optimizer kernels) and Print."""
-import dataclasses
 import math
-from typing import Callable, Optional
 
 import numpy as np
-import scipy.special
 
 import kiln
 from kiln import Parameter, Tensor, _core, ops

@@ -563,4 +563,5 @@ from ._layers_more import __all__ as _more_layers  # noqa: E402
 
 AdaptiveAvgPool3d = _nn.AdaptiveAvgPool3d  # the same constructor (output_size)
 AdaptiveMaxPool2d = _nn.AdaptiveMaxPool2d  # the same constructor (output_size, return_indices=False)
-__all__ += _more_layers + ["AdaptiveAvgPool3d", "AdaptiveMaxPool2d"]
+__all__.extend(_more_layers)
+__all__ += ["AdaptiveAvgPool3d", "AdaptiveMaxPool2d"]

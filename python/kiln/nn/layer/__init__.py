@@ -23,7 +23,7 @@ from .image import *  # noqa: F401,F403,E402
 from . import combined, math, image  # noqa: E402
 
 __all__ = __all__ + combined.__all__ + math.__all__ + image.__all__
-from .sync_batch_norm import SyncBatchNorm  # noqa: E402
+from .sync_batch_norm import SyncBatchNorm  # noqa: E402,F401 (re-export: listed by sync_batch_norm.__all__ below)
 from . import sync_batch_norm  # noqa: E402
 
 __all__ = __all__ + sync_batch_norm.__all__
