@@ -49,7 +49,7 @@ def kiln_problem():
     one line."""
     try:
         import kiln
-        import kiln._core  # noqa: F401  (kiln/_loader.py loads it; here it must be there)
+        import kiln._core  # kiln/_loader.py loads it; here it must be there
     except Exception as e:  # noqa: BLE001  (any failure becomes the one-line reason below)
         try:
             spec = importlib.util.find_spec("kiln")

@@ -110,7 +110,7 @@ def bench(case, repeats):
                 raise RuntimeError("losses with the cache differ from the run without it")
             cold.append(c)
             warm.append(w)
-    med = lambda rs, k: statistics.median(r[k] for r in rs)  # noqa: E731
+    med = lambda rs, k: statistics.median(r[k] for r in rs)
     return {k: (med(off, k), med(cold, k), med(warm, k)) for k in ("compile", "first_call")}
 
 

@@ -4,7 +4,7 @@
     from kiln import nn, ops, Tensor
 
 Existing MindSpore scripts run unchanged with `python -m kiln.compat script.py`."""
-from ._loader import _core  # noqa: F401
+from ._loader import _core
 from . import _convert  # noqa: F401  (registers the Python→Tensor converters with the core)
 from .common import dtype  # noqa: F401
 from .common.dtype import (  # noqa: F401

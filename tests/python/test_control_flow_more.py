@@ -91,7 +91,7 @@ def test_training_a_cell_with_control_flow_matches_pynative(graph_mode):
         ms.set_seed(1)
         net = Gated()
         opt = nn.SGD(net.trainable_params(), learning_rate=0.1)
-        loss_fn = lambda x, n, y: ops.mean((net(x, n) - y) ** 2)  # noqa: E731
+        loss_fn = lambda x, n, y: ops.mean((net(x, n) - y) ** 2)
         grad_fn = ms.value_and_grad(loss_fn, None, opt.parameters)
 
         def step(x, n, y):

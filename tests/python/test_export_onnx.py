@@ -490,7 +490,7 @@ def test_names_do_not_clash(tmp_path):
 
 
 class _Flagged(nn.Cell):
-    def construct(me, scale, x, y):  # noqa: N805 - construct's first parameter need not be named self
+    def construct(me, scale, x, y):  # construct's first parameter need not be named self
         return x * scale + y
 
 

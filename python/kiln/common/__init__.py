@@ -5,4 +5,4 @@ from .parameter import Parameter, ParameterTuple  # noqa: F401
 from .row_tensor import RowTensor  # noqa: F401  (mindspore.common.RowTensor)
 from .seed import set_seed, get_seed  # noqa: F401
 from .api import value_and_grad, grad  # noqa: F401
-from .dtype import *  # noqa: F401,F403
+from .dtype import *  # noqa: F403

@@ -37,7 +37,7 @@ from .._loader import _core
 from .. import context
 from . import seed as _seed
 from . import _atomic_write
-from ._cache_names import Walk, Unstorable, code_digest as _code_digest  # noqa: F401 (Unstorable: re-exported)
+from ._cache_names import Walk, Unstorable, code_digest as _code_digest  # Unstorable: re-exported
 
 FORMAT = 1
 _MAGIC = b"KILNCC01"

@@ -7,7 +7,7 @@ WeightedRandomSampler, Sampler. Operations are methods of `Dataset` (map, batch,
 zip, concat, take, skip, split, filter); iterators: `create_tuple_iterator`, `create_dict_iterator`.
 Per-sample operations live in `kiln.dataset.transforms` and `kiln.dataset.vision`. See docs/dataset.md."""
 from . import config  # noqa: F401
-from .engine.datasets import Dataset  # noqa: F401
+from .engine.datasets import Dataset
 from .engine.file_sources import Cifar10Dataset, CSVDataset, ImageFolderDataset, MnistDataset, Shuffle  # noqa: F401
 from .engine.tfrecord_source import Schema, TFRecordDataset  # noqa: F401
 from .engine.iterators import DictIterator, TupleIterator  # noqa: F401
@@ -23,7 +23,7 @@ from . import vision  # noqa: F401
 from . import text  # noqa: F401
 
 
-def zip(datasets):  # noqa: A001 — MindSpore's name
+def zip(datasets):  # MindSpore's name
     """Zips a tuple of datasets (rows side by side; as many rows as the shortest). See Dataset.zip.
 
     Raises:

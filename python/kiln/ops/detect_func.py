@@ -58,8 +58,8 @@ class NMSWithMask(Primitive):
         boxes = _core.gather(b, order, 0)
         x1, y1, x2, y2 = (boxes[:, i] for i in range(4))
         area = _core.mul(_core.sub(x2, x1), _core.sub(y2, y1))
-        col = lambda v: _core.reshape(v, [n, 1])  # noqa: E731
-        row = lambda v: _core.reshape(v, [1, n])  # noqa: E731
+        col = lambda v: _core.reshape(v, [n, 1])
+        row = lambda v: _core.reshape(v, [1, n])
         w = _core.maximum(_core.sub(_core.minimum(col(x2), row(x2)), _core.maximum(col(x1), row(x1))), 0.0)
         h = _core.maximum(_core.sub(_core.minimum(col(y2), row(y2)), _core.maximum(col(y1), row(y1))), 0.0)
         inter = _core.mul(w, h)

@@ -2,7 +2,7 @@
 checkpoints (save_checkpoint, load_checkpoint, load_checkpoint_async, load_param_into_net), model export/loading
 (export, load: MindIR files) and data_sink."""
 from . import metrics  # noqa: F401
-from .metrics import *  # noqa: F401,F403
+from .metrics import *  # noqa: F403
 from . import serialization  # noqa: F401
 from .serialization import (save_checkpoint, load_checkpoint, load_param_into_net,  # noqa: F401
                             load_checkpoint_async)

@@ -172,7 +172,7 @@ def _wait_async_saves():
 _FORMATS = ("ckpt", "safetensors")
 
 
-def _check_options(api, ckpt_file_name, crc_check, format, unsupported, key_arg=None):  # noqa: A002
+def _check_options(api, ckpt_file_name, crc_check, format, unsupported, key_arg=None):
     """The file name as a str, after checking the common options.
 
     `unsupported` maps a description of an option to whether it was asked for (NotImplementedError: encryption of
@@ -431,7 +431,7 @@ class _CallerError(Exception):
     damage."""
 
 
-def _decode(path, data, format, crc_check, wanted, remove_redundancy):  # noqa: A002
+def _decode(path, data, format, crc_check, wanted, remove_redundancy):
     """(dict name -> Parameter (or str), remove_redundancy) of the content `data` of the checkpoint `path`."""
     out = OrderedDict()
     if format == "safetensors":

@@ -21,7 +21,7 @@ def _row(name, kernels, op, ref, samples, dtypes=MOVE, differentiable=True, **kw
 def _samples(*make):
     """A sample generator from functions (a, rng) -> Sample, where a(shape) draws an array of the entry's dtype."""
     def gen(dtype, rng):
-        a = lambda s: arr(rng, s, dtype)  # noqa: E731
+        a = lambda s: arr(rng, s, dtype)
         for m in make:
             yield m(a, rng)
     return gen

@@ -10,5 +10,5 @@ from .operations import BatchDataset, BatchInfo, FilterDataset, MapDataset  # no
 from .sources import GeneratorDataset, NumpySlicesDataset  # noqa: F401
 from .structural import (ConcatDataset, ProjectDataset, RenameDataset, RepeatDataset, ShuffleDataset,  # noqa: F401
                          SkipDataset, TakeDataset, ZipDataset)
-from ..samplers import (DistributedSampler, RandomSampler, Sampler, SequentialSampler,  # noqa: F401,E402
+from ..samplers import (DistributedSampler, RandomSampler, Sampler, SequentialSampler,  # noqa: F401
                         SubsetRandomSampler, SubsetSampler, WeightedRandomSampler)

@@ -18,7 +18,7 @@ from ...common.tensor import Tensor
 from ... import nn as _nn
 from ... import ops as _ops
 from . import functional  # noqa: F401
-from . import functional as F  # noqa: F401
+from . import functional as F
 
 __all__ = ["Cell", "Identity", "ReLU", "Sigmoid", "Tanh", "LogSigmoid", "Mish", "Flatten", "Upsample",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
@@ -426,7 +426,7 @@ class KLDivLoss(_nn.KLDivLoss):
         self.log_target = _bool(log_target, "log_target", "KLDivLoss")
         self._reduction = reduction
 
-    def construct(self, input, target):  # noqa: A002
+    def construct(self, input, target):
         return F.kl_div(input, target, self._reduction, self.log_target)
 
 
@@ -522,7 +522,7 @@ class SoftMarginLoss(Cell):
                              f"{reduction!r}.")
         self.reduction = reduction
 
-    def construct(self, input, target):  # noqa: A002
+    def construct(self, input, target):
         return _ops.soft_margin_loss(input, target, self.reduction)
 
 
