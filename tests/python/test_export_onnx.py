@@ -18,7 +18,7 @@ from kiln import nn, ops, Tensor
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from kiln.train import _onnx_ops  # noqa: E402
+from kiln.train import _onnx_ops  # noqa: E402 (after the onnx/onnxruntime importorskip)
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 TOL = dict(rtol=1e-5, atol=1e-5)

@@ -441,7 +441,7 @@ def test_threads_trace_with_graph_builtins_independently():
             for _ in range(3):
                 out = jf(f32(1.0), n)
             results[n] = out
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 (collected and reported below)
             errors.append(e)
 
     threads = [threading.Thread(target=work, args=(n,)) for n in (2, 3, 4, 5)]

@@ -17,7 +17,7 @@ from sklearn.datasets import load_digits
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 sys.path.insert(0, EXAMPLES)
-import mnist_files  # noqa: E402
+import mnist_files  # noqa: E402 (after sys.path has examples/)
 
 sys.path.remove(EXAMPLES)
 

@@ -104,7 +104,7 @@ def test_weak_scalar_promotion():
 
 def test_eq_with_foreign_object():
     t = Tensor([1.0])
-    assert (t == "x") is False and (t != None) is True  # noqa: E711
+    assert (t == "x") is False and (t != None) is True  # noqa: E711 (Tensor.__ne__ with None is the test)
 
 
 INDEX_CASES = [

@@ -1,8 +1,8 @@
 """kiln.ops — MindSpore's `mindspore.ops`: the functional op API, autodiff functions and primitives."""
-from .function import *  # noqa: F403
-from .function import abs, max, min, pow, sum  # noqa: F401
-from ..common.api import grad, value_and_grad, get_grad  # noqa: F401
-from .primitives import *  # noqa: F403
+from .function import *  # noqa: F403 (re-export)
+from .function import abs, max, min, pow, sum  # noqa: F401 (re-export)
+from ..common.api import grad, value_and_grad, get_grad  # noqa: F401 (re-export)
+from .primitives import *  # noqa: F403 (re-export)
 from . import operations
 from . import functional
 
@@ -15,16 +15,16 @@ from .nn_func import *  # noqa: F403, E402  (conv2d, max_pool2d, avg_pool2d, bat
 from .activation_func import *  # noqa: F403, E402  (log1p, softplus, logsigmoid, relu6, hardsigmoid)
 from .array_func import *  # noqa: F403, E402  (tile, one_hot, gather_nd, repeat_elements, reciprocal, dtype)
 from .primitives_array import *  # noqa: F403, E402  (Primitive classes of array/comparison/creation ops)
-from .comm_ops import ReduceOp, AllReduce, AllGather, ReduceScatter, Broadcast, Barrier  # noqa: F401,E402
-from . import composite  # noqa: E402
-from .composite import GradOperation, MultitypeFuncGraph, HyperMap, Map, partial, constexpr, add_flags  # noqa: F401,E402
+from .comm_ops import ReduceOp, AllReduce, AllGather, ReduceScatter, Broadcast, Barrier  # noqa: F401,E402 (re-export; kiln.ops is assembled in order)
+from . import composite  # noqa: E402 (kiln.ops is assembled in order)
+from .composite import GradOperation, MultitypeFuncGraph, HyperMap, Map, partial, constexpr, add_flags  # noqa: F401,E402 (re-export; kiln.ops is assembled in order)
 C = composite
 from ._autodiff_api import vjp, jvp, jacfwd, jacrev, vmap, HookBackward, InsertGradientOf  # noqa: F401,E402  (function transforms)
-from .primitives_tutorial import ApplyMomentum, Dropout2D, Dropout3D, TransposeView  # noqa: F401,E402
+from .primitives_tutorial import ApplyMomentum, Dropout2D, Dropout3D, TransposeView  # noqa: F401,E402 (re-export; kiln.ops is assembled in order)
 from .index_func import *  # noqa: F403, E402  (slice, strided_slice, flip, roll, tril, masked_fill, scatter_nd, ...)
 from .math_func import *  # noqa: F403, E402  (round, logsumexp, norm, linspace, range, assign_add, bias_add, ...)
-from .math_func import range, round  # noqa: F401, E402
-from .index_func import slice  # noqa: F401, E402
+from .math_func import range, round  # noqa: F401, E402 (re-export; kiln.ops is assembled in order)
+from .index_func import slice  # noqa: F401, E402 (re-export; kiln.ops is assembled in order)
 from .loss_func import *  # noqa: F403, E402  (cross_entropy, binary_cross_entropy(_with_logits), dropout, ...)
 from .primitives_nn import *  # noqa: F403, E402  (Conv2D, MaxPool, AvgPool)
 from .scatter_func import *  # noqa: F403, E402  (tensor_scatter_*, scatter_nd_*, scatter_add/update)
@@ -60,9 +60,9 @@ from .build_func import *  # noqa: F403, E402  (cartesian_prod, combinations, bl
 from .control_flow import WhileLoop, ForiLoop, Scan, switch  # noqa: F401,E402  (compiled into While/If nodes)
 
 
-from . import _opdef  # noqa: E402
-from .primitives import Primitive  # noqa: E402
-from ..common.tensor import Tensor as _Tensor  # noqa: E402
+from . import _opdef  # noqa: E402 (the @defop surfaces go in last, over the modules above)
+from .primitives import Primitive  # noqa: E402 (the @defop surfaces go in last, over the modules above)
+from ..common.tensor import Tensor as _Tensor  # noqa: E402 (the @defop surfaces go in last, over the modules above)
 _opdef.install(globals(), operations, Primitive, _Tensor)  # the surfaces of the @defop ops (kiln/ops/_opdef.py)
 
 

@@ -114,9 +114,9 @@ register(OpInfo("gumbel_softmax", ("UniformReal", "Log", "Softmax"), kind="rando
 # ---------------------------------------------------------------------------------------------- conv3d / pooling
 # Direct NumPy loops over N-d windows (PyTorch's / MindSpore's rules: ceil_mode drops a last window that starts in
 # the padding; count_include_pad counts the window within the padded input).
-import itertools  # noqa: E402
+import itertools  # noqa: E402 (this section's own imports)
 
-from .nn import _out_len  # noqa: E402
+from .nn import _out_len  # noqa: E402 (this section's own imports)
 
 
 def _np_windows(spatial, k, s, pads, d, ceil_mode):

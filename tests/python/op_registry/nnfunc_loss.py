@@ -362,7 +362,7 @@ register(OpInfo("grid_sample", ("Gather", "Floor", "Select", "Mul", "Add"), ops.
                       "boundaries (random grids)"))
 
 
-from .composite import _interp_samples, _np_interpolate  # noqa: E402
+from .composite import _interp_samples, _np_interpolate  # noqa: E402 (this section's own imports)
 
 register(OpInfo("upsample", ("Gather",),
                 lambda x, size, mode, align_corners=None: ops.upsample(x, size, mode=mode, align_corners=align_corners),

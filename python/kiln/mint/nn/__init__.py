@@ -17,7 +17,7 @@ from ...common.initializer import Normal
 from ...common.tensor import Tensor
 from ... import nn as _nn
 from ... import ops as _ops
-from . import functional  # noqa: F401
+from . import functional  # noqa: F401 (re-export)
 from . import functional as F
 
 __all__ = ["Cell", "Identity", "ReLU", "Sigmoid", "Tanh", "LogSigmoid", "Mish", "Flatten", "Upsample",
@@ -557,9 +557,9 @@ class UpsamplingBilinear2d(Cell):
 
 __all__ += ["Hardsigmoid", "SoftMarginLoss", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
-from ._layers_more import (AvgPool3d, GLU, Hardshrink, Hardswish, Hardtanh, PixelShuffle, SELU,  # noqa: E402,F401
+from ._layers_more import (AvgPool3d, GLU, Hardshrink, Hardswish, Hardtanh, PixelShuffle, SELU,  # noqa: E402,F401 (re-export: listed by _more_layers below)
                            Softshrink, Threshold)
-from ._layers_more import __all__ as _more_layers  # noqa: E402
+from ._layers_more import __all__ as _more_layers  # noqa: E402 (next to the import above)
 
 AdaptiveAvgPool3d = _nn.AdaptiveAvgPool3d  # the same constructor (output_size)
 AdaptiveMaxPool2d = _nn.AdaptiveMaxPool2d  # the same constructor (output_size, return_indices=False)

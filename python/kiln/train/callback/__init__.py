@@ -6,7 +6,7 @@ ProgressBar (tqdm).
     from kiln.train import Model, LossMonitor, ModelCheckpoint, CheckpointConfig
     model.train(2, ds, callbacks=[LossMonitor(10), ModelCheckpoint("net", "ckpt", CheckpointConfig(100))])
 """
-from ._callback import Callback, RunContext, _CallbackManager, _InternalCallbackParam  # noqa: F401
+from ._callback import Callback, RunContext, _CallbackManager, _InternalCallbackParam  # noqa: F401 (re-export)
 from ._loss_monitor import LossMonitor, TimeMonitor
 from ._checkpoint import CheckpointConfig, ModelCheckpoint
 from ._early_stop import EarlyStopping, ReduceLROnPlateau
