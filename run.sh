@@ -3,7 +3,8 @@
 # a no-op when everything is in place).
 #   ./run.sh train [args]   trains LeNet-5 through kiln.dataset and Model on MNIST-format files
 #                           (examples/train_mnist_model.py [args]; ./run.sh train-mlp: examples/train_mlp.py)
-#   ./run.sh test           C++ tests (GoogleTest via ctest), Python tests (pytest, against the installed Kiln),
+#   ./run.sh test           lint (ruff check + tools/check_noqa.py), C++ tests (GoogleTest via ctest), Python tests
+#                           (pytest, against the installed Kiln),
 #                           then the seed programs through `python -m kiln.compat` (../shared/acceptance, if present)
 # Seed checks: KILN_SEED_CHECKS selects which of check_seeds.sh's checks run, by name, separated by ';'
 # (default: the ones expected to pass now, DEFAULT_SEED_CHECKS below); KILN_SEED_CHECKS=all (or
@@ -19,10 +20,18 @@ unset PYTHONPATH  # what is tested is what setup_env.sh installed into .venv, ne
 DEFAULT_SEED_CHECKS=all
 
 usage() {
-  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2
 }
 
 step() { echo; echo "=== $* ==="; }
+
+# Lint (docs/decisions/python-lint.md): ruff with pyproject.toml's [tool.ruff] rules, then every `# noqa` must name
+# its codes and give a reason. Seconds; a finding fails the run like a failing test.
+run_lint() {
+  step "lint (ruff check, tools/check_noqa.py)"
+  "$root/.venv/bin/ruff" check --no-cache "$root" || return 1
+  "$py" "$root/tools/check_noqa.py" || return 1
+}
 
 run_cpp_tests() {
   step "C++ tests (build/cpp-tests)"
@@ -122,6 +131,7 @@ case "$cmd" in
     start=$(date +%s)
     bash tools/setup_env.sh
     failed=()
+    run_lint || failed+=("lint")
     run_cpp_tests || failed+=("C++ tests")
     run_python_tests || failed+=("Python tests")
     run_isa_capped_tests || failed+=("AVX2-capped tests")

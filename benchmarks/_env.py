@@ -49,11 +49,11 @@ def kiln_problem():
     one line."""
     try:
         import kiln
-        import kiln._core  # noqa: F401  (kiln/_loader.py loads it; here it must be there)
+        import kiln._core  # kiln/_loader.py loads it; here it must be there
     except Exception as e:  # noqa: BLE001  (any failure becomes the one-line reason below)
         try:
             spec = importlib.util.find_spec("kiln")
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 (a broken install: reported as not found)
             spec = None
         if spec is None or not spec.origin:
             return f"kiln is not installed for {sys.executable}"

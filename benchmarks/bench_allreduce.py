@@ -218,10 +218,10 @@ def main():
           f"{'cpu':>9} | {'Kiln median':>11} {'p10':>9} {'cpu':>9} | Kiln vs Gloo loop: median, p10, cpu | "
           f"vs Gloo/call: median, p10, cpu | busbw p10 MB/s loop, Kiln")
     rows = []
-    pct = lambda x, y: f"{100 * (x / y - 1):+6.1f}%"  # noqa: E731
+    pct = lambda x, y: f"{100 * (x / y - 1):+6.1f}%"
     for n in sizes:
         (g, gp, gc), (c, cp, cc), (k, kp, kc) = (med[side][n] for side in SIDES)
-        bw = lambda s: n / s / 1e6  # noqa: E731  (2 processes: busbw = 2·(2−1)/2 · bytes / time = bytes / time)
+        bw = lambda s: n / s / 1e6  # 2 processes: busbw = 2·(2−1)/2 · bytes / time = bytes / time
         label = f"{n // 1024} KiB" if n < 1 << 20 else f"{n >> 20} MiB"
         print(f"{label:>8} | {g:16.6f} {gp:9.6f} {gc:9.6f} | {c:16.6f} {cp:9.6f} {cc:9.6f} | {k:11.6f} {kp:9.6f} "
               f"{kc:9.6f} | {pct(k, g)} {pct(kp, gp)} {pct(kc, gc)} | {pct(k, c)} {pct(kp, cp)} {pct(kc, cc)} | "

@@ -110,7 +110,7 @@ def bench(case, repeats):
                 raise RuntimeError("losses with the cache differ from the run without it")
             cold.append(c)
             warm.append(w)
-    med = lambda rs, k: statistics.median(r[k] for r in rs)  # noqa: E731
+    med = lambda rs, k: statistics.median(r[k] for r in rs)
     return {k: (med(off, k), med(cold, k), med(warm, k)) for k in ("compile", "first_call")}
 
 
@@ -136,7 +136,7 @@ def main():
         except Exception as e:  # noqa: BLE001 (reported, never a made-up number)
             print(f"{CASES[case]:<40} failed: {e}")
             continue
-        (oc, cc, wc), (of, cf, wf) = r["compile"], r["first_call"]
+        (oc, cc, wc), (of, _cf, wf) = r["compile"], r["first_call"]
         print(f"{CASES[case]:<40} {oc * 1e3:7.1f} {cc * 1e3:7.1f} {wc * 1e3:7.1f} {oc / wc:9.1f}x   "
               f"{of * 1e3:12.1f} {wf * 1e3:7.1f} {of / wf:5.1f}x")
 

@@ -14,7 +14,7 @@ import numpy as np
 from _env import require_kiln
 
 require_kiln()  # one clear line (not a traceback) when kiln is missing or a source tree without kiln._core
-from kiln import Tensor, _core  # noqa: E402
+from kiln import Tensor, _core  # noqa: E402 (after require_kiln())
 
 _gomp = ctypes.CDLL("libgomp.so.1")  # after kiln (kiln/_loader.py sets the OpenMP environment)
 

@@ -16,8 +16,8 @@ from _env import require_kiln
 
 require_kiln()  # one clear line (not a traceback) when kiln is missing or a source tree without kiln._core
 import kiln  # noqa: E402,F401  (imported before libgomp: kiln/_loader.py sets the OpenMP environment)
-import bench_models as bm  # noqa: E402
-from kiln.runtime import profile  # noqa: E402
+import bench_models as bm  # noqa: E402 (after require_kiln())
+from kiln.runtime import profile  # noqa: E402 (after require_kiln())
 
 
 def main():

@@ -20,8 +20,8 @@ import numpy as np
 from _env import require_kiln
 
 require_kiln()  # one clear line (not a traceback) when kiln is missing or a source tree without kiln._core
-import kiln as ms  # noqa: E402
-from kiln import nn, ops  # noqa: E402
+import kiln as ms  # noqa: E402 (after require_kiln())
+from kiln import nn, ops  # noqa: E402 (after require_kiln())
 
 
 def build(cell, layers, bidirectional, seed=0):

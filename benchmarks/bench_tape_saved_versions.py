@@ -14,8 +14,8 @@ import numpy as np
 from _env import require_kiln
 
 require_kiln()  # one clear line (not a traceback) when kiln is missing or a source tree without kiln._core
-import kiln  # noqa: E402
-from kiln import Parameter, Tensor, ops  # noqa: E402
+import kiln  # noqa: E402 (after require_kiln())
+from kiln import Parameter, Tensor, ops  # noqa: E402 (after require_kiln())
 
 
 def median_time(fn, reps=30, inner=5):

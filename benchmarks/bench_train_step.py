@@ -272,7 +272,7 @@ def build_mlx(case, x, y, compiled=False):
     try:
         from importlib.metadata import version
         ver = version("mlx")
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 (the version is only shown)
         ver = "?"
     return step, sync, ver
 

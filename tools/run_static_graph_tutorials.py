@@ -41,7 +41,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from run_tutorials import DocsSource, UsageError, run_process  # noqa: E402
+from run_tutorials import DocsSource, UsageError, run_process  # noqa: E402 (after sys.path has tools/)
 
 PAGES = {
     "statements": "tutorials/source_en/compile/statements.md",

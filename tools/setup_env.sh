@@ -5,7 +5,8 @@
 #      libeigen3-dev libgtest-dev libgloo-dev libssl-dev (+ python3, python3-venv, python3-dev when Debian's python3
 #      lacks them). libssl-dev: libcrypto's HMAC-SHA256 for the rendezvous handshake (docs/decisions/rendezvous-auth.md).
 #   2. .venv (python3 -m venv) with numpy pytest hypothesis scikit-learn nanobind scikit-build-core ninja and the
-#      oneDNN 3.2 wheels (onednn-cpu-gomp, onednn-devel-cpu-gomp == 2023.2.0).
+#      oneDNN 3.2 wheels (onednn-cpu-gomp, onednn-devel-cpu-gomp == 2023.2.0), and ruff (pinned: the lint step of
+#      run.sh test; docs/decisions/python-lint.md).
 #   3. Kiln itself: `pip install --no-build-isolation -v .` (scikit-build-core; the CMake build dir
 #      build/{wheel_tag} is kept and ccache is used, so rebuilds are incremental). Skipped when no source file
 #      changed since the last install; KILN_FORCE_REBUILD=1 forces it. Its log: build/setup_env.log (printed
@@ -56,10 +57,10 @@ fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 deps=(numpy pytest hypothesis scikit-learn nanobind scikit-build-core protobuf pillow tqdm matplotlib "safetensors>=0.8"
       opencv-python-headless onnx onnxruntime google-crc32c
-      onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0 ninja)
+      onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0 ninja ruff==0.17.6)
 deps_stamp=.venv/.kiln-deps
 if [ "$(cat "$deps_stamp" 2>/dev/null)" != "${deps[*]}" ] || \
-   ! "$py" -c 'import numpy, pytest, hypothesis, sklearn, nanobind, scikit_build_core, google.protobuf, PIL, tqdm, matplotlib, safetensors, cv2, google_crc32c' >/dev/null 2>&1; then
+   [ ! -x .venv/bin/ruff ] || ! "$py" -c 'import numpy, pytest, hypothesis, sklearn, nanobind, scikit_build_core, google.protobuf, PIL, tqdm, matplotlib, safetensors, cv2, google_crc32c' >/dev/null 2>&1; then
   say "pip install ${deps[*]}"
   "$py" -m pip install -q "${deps[@]}"
   echo "${deps[*]}" > "$deps_stamp"

@@ -4,51 +4,51 @@
     from kiln import nn, ops, Tensor
 
 Existing MindSpore scripts run unchanged with `python -m kiln.compat script.py`."""
-from ._loader import _core  # noqa: F401
+from ._loader import _core
 from . import _convert  # noqa: F401  (registers the Python→Tensor converters with the core)
-from .common import dtype  # noqa: F401
-from .common.dtype import (  # noqa: F401
+from .common import dtype  # noqa: F401 (re-export)
+from .common.dtype import (  # noqa: F401 (re-export)
     bool_, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, bfloat16, float32, float64, half, single,
     double, float_, int_,
     dtype_to_nptype, pytype_to_dtype,
 )
-from .common.tensor import Tensor, tensor  # noqa: F401
-from .common.parameter import Parameter, ParameterTuple  # noqa: F401
-from .common.row_tensor import RowTensor  # noqa: F401
-from .common.seed import set_seed, get_seed  # noqa: F401
-from .common.api import value_and_grad, grad, get_grad  # noqa: F401
-from .common._functional_ad import vjp, jvp, jacfwd, jacrev  # noqa: F401
-from .common._vmap import vmap  # noqa: F401
-from .context import (  # noqa: F401
+from .common.tensor import Tensor, tensor  # noqa: F401 (re-export)
+from .common.parameter import Parameter, ParameterTuple  # noqa: F401 (re-export)
+from .common.row_tensor import RowTensor  # noqa: F401 (re-export)
+from .common.seed import set_seed, get_seed  # noqa: F401 (re-export)
+from .common.api import value_and_grad, grad, get_grad  # noqa: F401 (re-export)
+from .common._functional_ad import vjp, jvp, jacfwd, jacrev  # noqa: F401 (re-export)
+from .common._vmap import vmap  # noqa: F401 (re-export)
+from .context import (  # noqa: F401 (re-export)
     set_context, get_context, set_device, GRAPH_MODE, PYNATIVE_MODE, STRICT, COMPATIBLE, LAX,
 )
-from . import context  # noqa: F401
+from . import context  # noqa: F401 (re-export)
 from ._parallel_context import (  # noqa: F401  (data-parallel training: see kiln.communication)
     ParallelMode, set_auto_parallel_context, get_auto_parallel_context, reset_auto_parallel_context,
     set_algo_parameters, get_algo_parameters, reset_algo_parameters, set_ps_context, get_ps_context, reset_ps_context,
 )
-from . import common  # noqa: F401
-from . import ops  # noqa: F401
-from .common.jit import jit  # noqa: F401
-from .common._call_depth import set_recursion_limit  # noqa: F401
-from .common.jit_class import jit_class  # noqa: F401
-from .common.mutable import mutable  # noqa: F401
-from .common.lazy_inline import lazy_inline  # noqa: F401
-from .common.jit_config import JitConfig  # noqa: F401
-from . import nn  # noqa: F401
-from . import runtime  # noqa: F401
-from . import train  # noqa: F401
+from . import common  # noqa: F401 (re-export)
+from . import ops  # noqa: F401 (re-export)
+from .common.jit import jit  # noqa: F401 (re-export)
+from .common._call_depth import set_recursion_limit  # noqa: F401 (re-export)
+from .common.jit_class import jit_class  # noqa: F401 (re-export)
+from .common.mutable import mutable  # noqa: F401 (re-export)
+from .common.lazy_inline import lazy_inline  # noqa: F401 (re-export)
+from .common.jit_config import JitConfig  # noqa: F401 (re-export)
+from . import nn  # noqa: F401 (re-export)
+from . import runtime  # noqa: F401 (re-export)
+from . import train  # noqa: F401 (re-export)
 from . import numpy  # noqa: F401  (mindspore.numpy)
-from . import communication  # noqa: F401
+from . import communication  # noqa: F401 (re-export)
 from . import amp  # noqa: F401  (mindspore.amp: mixed precision and loss scaling)
 from . import mint  # noqa: F401  (mindspore.mint: the PyTorch-flavoured API; after ops and nn)
 from . import log  # noqa: F401  (mindspore.log: the framework logger scripts also use)
 from .profiler import Profiler  # noqa: F401  (mindspore.Profiler / mindspore.profiler.Profiler)
-from .train.serialization import (save_checkpoint, load_checkpoint, load_param_into_net,  # noqa: F401
+from .train.serialization import (save_checkpoint, load_checkpoint, load_param_into_net,  # noqa: F401 (re-export)
                                   load_checkpoint_async)
 from .train._export_load import export, load  # noqa: F401  (mindspore.export / mindspore.load: MindIR files)
 from .train import Model, data_sink, DatasetHelper, connect_network_with_dataset  # noqa: F401  (mindspore.Model, ...)
-from .train.loss_scale_manager import (  # noqa: F401
+from .train.loss_scale_manager import (  # noqa: F401 (re-export)
     LossScaleManager, FixedLossScaleManager, DynamicLossScaleManager,
 )
 from .train.callback import (  # noqa: F401  (MindSpore exports the callbacks at top level too)

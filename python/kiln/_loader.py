@@ -38,8 +38,8 @@ def _preload_dnnl():
                 continue
 
 
-from ._cpu import check_x86_64_v3  # noqa: E402
+from ._cpu import check_x86_64_v3  # noqa: E402 (after the preload helpers it runs before)
 
 check_x86_64_v3()
 _preload_dnnl()
-from . import _core  # noqa: E402,F401
+from . import _core  # noqa: E402,F401 (loaded only after the CPU check and the oneDNN preload)

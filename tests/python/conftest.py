@@ -4,9 +4,9 @@ import sys
 # Tests run against the installed package, or against python/ in a development build (tools/dev_build.sh).
 sys.path.insert(0, os.path.dirname(__file__))
 
-import signal  # noqa: E402
+import signal
 
-import pytest  # noqa: E402
+import pytest
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,6 @@
 import numpy as np
 import pytest
 
-import kiln
 from kiln import Tensor, mint
 from kiln.mint.nn import functional as F
 

@@ -69,7 +69,7 @@ def test_iou_gradient_and_graph_mode():
         am[i] -= 1e-6
         num[i] = (f(ap) - f(am)) / 2e-6
     np.testing.assert_allclose(grad, num, rtol=1e-5, atol=1e-8)
-    dec = lambda x, y: ops.bounding_box_decode(x, y, (50, 60), MEANS, STDS)  # noqa: E731
+    dec = lambda x, y: ops.bounding_box_decode(x, y, (50, 60), MEANS, STDS)
     d = Tensor(rng.standard_normal((3, 4)).astype(np.float32))
     np.testing.assert_allclose(kiln.jit(dec)(A, d).asnumpy(), dec(A, d).asnumpy(), rtol=1e-6)
 

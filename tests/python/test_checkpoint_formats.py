@@ -21,7 +21,7 @@ from model_helpers import _ArrayDataset, regression_data, make_regression_model
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 sys.path.insert(0, DATA)
-from make_ms210_checkpoint_formats import ARRAYS, BF16, APPEND  # noqa: E402
+from make_ms210_checkpoint_formats import ARRAYS, BF16, APPEND  # noqa: E402 (after sys.path has tests/python/data)
 
 EXPECTED = dict(np.load(os.path.join(DATA, "ms210_dtypes.npz")))
 MS_CRC = int(EXPECTED.pop("__crc_num__"))

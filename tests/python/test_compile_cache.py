@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import kiln as ms
-from kiln import Parameter, Tensor, nn, ops
+from kiln import Tensor, nn, ops
 from kiln.common.jit import JitFunction
 
 B1, B2 = 4, 3  # the two batch sizes

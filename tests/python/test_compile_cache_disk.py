@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import kiln as ms
-import kiln.experimental.optim  # noqa: F401  (AdamW, in the optimizer sweep)
+import kiln.experimental.optim  # AdamW, in the optimizer sweep
 from kiln import nn, ops, Tensor, context
 from kiln.common import _disk_cache, _cache_names
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import kiln as ms
-from kiln import Parameter, Tensor, nn, ops
+from kiln import Tensor, nn, ops
 from kiln import _core
 from conv_refs import np_adaptive_avg_pool, np_avg_pool, np_batch_norm, np_conv2d, np_max_pool
 from helpers import N, T, check_grad

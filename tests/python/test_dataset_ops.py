@@ -216,7 +216,7 @@ def test_filter():
     f = seq(100).filter(lambda x: x % 3 == 0, num_parallel_workers=2)
     assert ids(f) == list(range(0, 100, 3))
     with pytest.raises(RuntimeError, match="NameError"):
-        rows(seq().filter(lambda x: undefined_name))  # noqa: F821
+        rows(seq().filter(lambda x: undefined_name))  # noqa: F821 (the NameError is the test)
     with pytest.raises(TypeError, match="predicate"):
         seq().filter(3)
 

@@ -6,7 +6,6 @@ import signal
 import subprocess
 import sys
 import time
-import warnings
 
 import numpy as np
 import pytest
@@ -212,7 +211,7 @@ def test_batch_of_different_row_types_raises():
 
 # ---------------------------------------------------------------- 6. exception types
 def test_column_and_sampler_errors_are_runtime_errors_as_mindspore():
-    n = lambda: ds.NumpySlicesDataset({"a": np.arange(4)}, shuffle=False)  # noqa: E731
+    n = lambda: ds.NumpySlicesDataset({"a": np.arange(4)}, shuffle=False)
     for build, msg in [(lambda: n().map(lambda x: x, input_columns="zz"), "map: input column 'zz' does not exist"),
                        (lambda: n().project("zz"), "project: column 'zz' does not exist"),
                        (lambda: ds.zip((n(), n())), "duplicate column a"),

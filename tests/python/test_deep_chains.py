@@ -4,7 +4,6 @@ recursion proportional to its length (before: ~75k ops under `grad` overflowed t
 Each case runs in a fresh interpreter (a stack overflow would kill the test process) and, where said, in a thread
 with a small stack: then even a chain much shorter than the default stack allows would crash if anything recursed
 per op."""
-import os
 import subprocess
 import sys
 import textwrap

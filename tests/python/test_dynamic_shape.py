@@ -222,7 +222,7 @@ def test_threads_run_one_dynamic_graph_with_different_shapes(graph_mode):
                 x = np.arange(n * 3, dtype=np.float32).reshape(n, 3) + k
                 y = np.full(n, k, np.float32)
                 np.testing.assert_allclose(f(t(x), t(y)).asnumpy(), (x * x).sum(1) + 2 * y, rtol=1e-6)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 (collected and reported below)
             errors.append(e)
 
     threads = [threading.Thread(target=work, args=(n,)) for n in (1, 2, 5, 9, 5, 17)]

@@ -103,7 +103,7 @@ def test_concurrent_runs_of_one_executable():
             for _ in range(50):
                 r = exe.run([Tensor(x), Tensor(y)])[0].asnumpy()
                 np.testing.assert_allclose(r, ref_view(x, y), rtol=1e-5)
-        except Exception as e:  # reported below
+        except Exception as e:  # noqa: BLE001 (reported below)
             errors.append(e)
 
     threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]

@@ -18,7 +18,7 @@ from kiln import nn, ops, Tensor
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from kiln.train import _onnx_ops  # noqa: E402
+from kiln.train import _onnx_ops  # noqa: E402 (after the onnx/onnxruntime importorskip)
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 TOL = dict(rtol=1e-5, atol=1e-5)
@@ -490,7 +490,7 @@ def test_names_do_not_clash(tmp_path):
 
 
 class _Flagged(nn.Cell):
-    def construct(me, scale, x, y):  # noqa: N805 - construct's first parameter need not be named self
+    def construct(me, scale, x, y):  # construct's first parameter need not be named self
         return x * scale + y
 
 

@@ -130,7 +130,7 @@ def test_batch_norm_float32_forward_and_fused_backward(shape, offset):
     x = rng(10).standard_normal(shape) * 2 + offset
     gamma, beta = rng(11).standard_normal(c), rng(12).standard_normal(c)
     dy = rng(13).standard_normal(shape)
-    f32 = lambda a: T(a, np.float32)  # noqa: E731
+    f32 = lambda a: T(a, np.float32)
     y, bm, bv = _core.batch_norm(f32(x), f32(gamma), f32(beta), f32(np.zeros(c)), f32(np.ones(c)), True, 1e-5)
     xq = N(f32(x)).astype(np.float64)  # the float32 input, exactly
     ry, rm, rv, _ = _np_bn_train(xq, gamma.astype(np.float32).astype(np.float64),
@@ -162,7 +162,7 @@ def test_batch_norm_layer_pynative_and_graph_agree_float32():
     bn.set_train(True)
     x = T(rng(17).standard_normal((4, 16, 6, 6)) * 3 + 1, np.float32)
     w = T(rng(18).standard_normal((4, 16, 6, 6)), np.float32)
-    f = lambda a: ops.sum(bn(a) * w)  # noqa: E731
+    f = lambda a: ops.sum(bn(a) * w)
     g_eager = N(ms.grad(f)(x))
     g_jit = N(ms.jit(ms.grad(f))(x))
     np.testing.assert_allclose(g_jit, g_eager, rtol=1e-6, atol=1e-6)

@@ -352,7 +352,7 @@ def test_returned_global_list_is_that_list_and_global_read_in_loop():
     @ms.jit
     def g():
         for i in (1, 2, 3):
-            GLOBAL_Z += i  # noqa: F821 (MindSpore's graph mode reads the global first)
+            GLOBAL_Z += i  # noqa: F823 (MindSpore's graph mode reads the global first)
         return GLOBAL_Z
 
     np.testing.assert_allclose(g().asnumpy(), [7.0, 7.0])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import kiln
-from kiln import _core, nn, ops, Tensor
+from kiln import _core, nn, ops
 
 from helpers import T, N
 
@@ -55,7 +55,7 @@ def test_simplify_identities():
 
     def f(x):
         y = ((1 * (x * 1.0) + 0) - 0.0) / 1
-        y = -(-y)
+        y = -(-y)  # noqa: B002 (a double negation on purpose: the pass folds it)
         y = ops.reshape(y, (4, 3))
         y = ops.transpose(y, (0, 1))
         y = ops.broadcast_to(y, (4, 3))

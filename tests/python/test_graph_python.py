@@ -166,7 +166,7 @@ def test_closures_and_nested_functions_get_graph_builtins():
         def pairs(n):
             return zip(range(n), range(n, 2 * n))
 
-        inner = lambda v: v * scale  # noqa: E731
+        inner = lambda v: v * scale
         return pairs(2), [inner(x) for _ in range(2)]
 
     eager, graph = both(f, f32(1.0))
@@ -441,7 +441,7 @@ def test_threads_trace_with_graph_builtins_independently():
             for _ in range(3):
                 out = jf(f32(1.0), n)
             results[n] = out
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 (collected and reported below)
             errors.append(e)
 
     threads = [threading.Thread(target=work, args=(n,)) for n in (2, 3, 4, 5)]
@@ -610,7 +610,7 @@ def test_float_of_a_tensor_value_read_under_lax_converts_one_element_arrays():
         jf(Tensor(np.array([1, 2], np.int32)))
     # A name float/int that is not the built-in keeps its own meaning.
     def shadowed(x):
-        float = lambda v: "mine"  # noqa: E731
+        float = lambda v: "mine"
         return float(x.asnumpy())
 
     with pytest.warns(RuntimeWarning):

@@ -5,7 +5,7 @@ import pytest
 import kiln as ms
 from kiln import Tensor, nn
 from kiln.train import metrics
-import kiln.dataset  # noqa: F401  (ms.dataset below)
+import kiln.dataset  # ms.dataset below
 
 X = np.array([[0.2, 0.5, 0.3, 0.6, 0.2], [0.1, 0.35, 0.5, 0.2, 0.0], [0.9, 0.6, 0.2, 0.01, 0.3]], np.float32)
 Y = np.array([2, 0, 1], np.float32)

@@ -203,7 +203,7 @@ def test_loaded_graph_runs_in_graph_mode_and_trains(tmp_path):
     _, _, g = _roundtrip(tmp_path, net, x)
     cell = nn.GraphCell(g)
     # gradients of the loaded graph's parameters equal the original network's
-    loss_fn = lambda m: lambda inp: (m(inp) ** 2).sum()  # noqa: E731
+    loss_fn = lambda m: lambda inp: (m(inp) ** 2).sum()
     want = ms.value_and_grad(loss_fn(net), None, net.trainable_params())(x)
     got = ms.value_and_grad(loss_fn(cell), None, cell.trainable_params())(x)
     np.testing.assert_allclose(got[0].asnumpy(), want[0].asnumpy(), rtol=1e-6)

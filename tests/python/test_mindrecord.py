@@ -160,7 +160,7 @@ def test_many_pages_and_row_groups_round_trip(tmp_path):
     # 32 KB pages and rows of ~6 KB blob / ~3 KB raw: several blob pages, raw pages holding several row groups,
     # and a raw group moved to a new raw page (MindSpore's ShiftRawPage) by the small third call
     schema = {"b": {"type": "bytes"}, "s": {"type": "string"}, "i": {"type": "int64"}}
-    mk = lambda i, nb: {"b": bytes([i % 256]) * nb, "s": chr(65 + i % 26) * 5000, "i": i}  # noqa: E731
+    mk = lambda i, nb: {"b": bytes([i % 256]) * nb, "s": chr(65 + i % 26) * 5000, "i": i}
     calls = [[mk(i, 10000) for i in range(3)], [mk(i, 10000) for i in range(3, 6)], [mk(6, 100)],
              [mk(i, 100) for i in range(7, 12)]]
     write(tmp_path / "pages.mr", schema, calls, page_size=1 << 15)
@@ -206,7 +206,7 @@ def test_add_index_and_default_index_fields(tmp_path):
 
 def test_open_for_append_and_empty_files(tmp_path):
     schema = {"x": {"type": "int64"}, "v": {"type": "float32", "shape": [-1]}}
-    mk = lambda i: {"x": i, "v": np.full(i % 4, i, np.float32)}  # noqa: E731
+    mk = lambda i: {"x": i, "v": np.full(i % 4, i, np.float32)}
     write(tmp_path / "ap.mr", schema, [[mk(i) for i in range(5)]], shard_num=2)
     w = FileWriter.open_for_append(str(tmp_path / "ap.mr1"))
     w.write_raw_data([mk(i) for i in range(5, 9)])

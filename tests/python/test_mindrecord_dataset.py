@@ -10,7 +10,7 @@ import pytest
 import kiln.dataset as ds
 from kiln.dataset import MindDataset, Shuffle
 from kiln.dataset.engine._common import ColumnError
-from mindrecord_helpers import FIXTURES, fixture_row, same, write
+from mindrecord_helpers import FIXTURES, same, write
 
 from helpers import subprocess_env
 
@@ -25,7 +25,7 @@ def _rows(data, col="label"):
 @pytest.fixture
 def three_files(tmp_path):
     """Files a (rows 0-3), b (4-6), c (7-9) of one schema."""
-    mk = lambda i: {"label": i, "name": f"r{i}", "v": np.arange(i % 3, dtype=np.float64) + i}  # noqa: E731
+    mk = lambda i: {"label": i, "name": f"r{i}", "v": np.arange(i % 3, dtype=np.float64) + i}
     paths = []
     for name, rng in (("a.mr", range(0, 4)), ("b.mr", range(4, 7)), ("c.mr", range(7, 10))):
         write(tmp_path / name, SCHEMA, [[mk(i) for i in rng]], page_size=1 << 15, header_size=1 << 14)
@@ -52,7 +52,7 @@ def test_reads_mindspore_files_exactly():
 
 
 def test_one_file_name_reads_every_shard_in_header_order():
-    label = lambda d: _rows(d)  # noqa: E731
+    label = lambda d: _rows(d)
     both = label(MindDataset(FILES, shuffle=False))
     assert label(MindDataset(FILES[1], shuffle=False)) == both
     sizes = np.load(os.path.join(FIXTURES, "ms210_expected.npz"))["__sizes__"]

@@ -12,12 +12,12 @@ import pytest
 from helpers import subprocess_env
 
 pytest.importorskip("sklearn")
-from PIL import Image  # noqa: E402
-from sklearn.datasets import load_digits  # noqa: E402
+from PIL import Image
+from sklearn.datasets import load_digits
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 sys.path.insert(0, EXAMPLES)
-import mnist_files  # noqa: E402
+import mnist_files  # noqa: E402 (after sys.path has examples/)
 
 sys.path.remove(EXAMPLES)
 

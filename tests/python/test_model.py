@@ -308,7 +308,7 @@ def test_data_sink_runs_sink_size_steps_and_loops_the_dataset():
     # Kiln's data sink always compiles the step (docs/data_sink.md), so the batches are observed through outputs.
     one = ms.data_sink(lambda b: (b.sum(), b[:, 0]), ds, sink_size=1)
     assert [one()[1].asnumpy().tolist() for _ in range(4)] == [[0.0, 2.0], [4.0, 6.0], [8.0], [0.0, 2.0]]
-    step = lambda b: b.sum()  # noqa: E731
+    step = lambda b: b.sum()
     sink = ms.data_sink(step, ds, sink_size=2)
     assert float(sink().asnumpy()) == 4 + 5 + 6 + 7  # the output of the second step (rows 2-3)
     assert float(sink().asnumpy()) == 0 + 1 + 2 + 3  # row 4, then the dataset starts again (rows 0-1)

@@ -9,7 +9,7 @@ import pytest
 
 import kiln as ms
 from kiln import nn, ops, Tensor, Parameter
-from kiln.common.initializer import initializer, Normal, Constant
+from kiln.common.initializer import initializer, Constant
 
 
 # ------------------------------------------------------------------------------------------------ Tensor.device

@@ -245,7 +245,7 @@ def test_delattr_unregisters():
     del net.relu
     assert list(net.name_cells()) == ["fc1", "fc2"]
     with pytest.raises(AttributeError):
-        net.relu
+        net.relu  # noqa: B018 (the access must raise)
 
 
 # ------------------------------------------------------------------------------------------------- calling
@@ -275,7 +275,7 @@ def test_missing_construct_and_unknown_attribute_messages():
             return x
 
     with pytest.raises(AttributeError, match=r"^The 'Net' object has no attribute 'x'\.$"):
-        Net().x
+        Net().x  # noqa: B018 (the access must raise)
 
 
 def test_set_train_recursive_and_default_false():

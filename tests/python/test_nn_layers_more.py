@@ -105,7 +105,7 @@ def test_instance_norm_gradient_and_graph_mode():
                         ("beta", [0.1, 0.2])):
         setattr(layer, name, Parameter(_t(value, np.float64), name=name, requires_grad=name in ("gamma", "beta")))
     wts = rng.standard_normal(x.shape)
-    f = lambda a: float((layer(Tensor(a)).asnumpy() * wts).sum())  # noqa: E731
+    f = lambda a: float((layer(Tensor(a)).asnumpy() * wts).sum())
     g = kiln.grad(lambda a: (layer(a) * Tensor(wts)).sum())(Tensor(x)).asnumpy()
     np.testing.assert_allclose(g, central_difference(f, x), rtol=1e-5, atol=1e-7)
     layer32 = nn.InstanceNorm2d(2)

@@ -579,7 +579,7 @@ def test_special_values(entry, dtype):
                         with np.errstate(all="ignore"):
                             w = w.astype(exp)  # the reference rounded to the output dtype (overflow → inf)
                         _assert_values(g.asnumpy(), w, exp, rtol, atol, f"{what}output {k}: ")
-                    except AssertionError as err:
+                    except AssertionError:
                         problems.append(f"{what}output {k}: got " + " ".join(
                             f"{g.asnumpy().reshape(-1)[:8]}, expected {w.reshape(-1)[:8]}".split()))
                 if entry.graph and s.graph:
@@ -757,7 +757,7 @@ def test_named_special_values(dtype, use_jit):
     """relu([nan, 1]) = [nan, 1]; sign(nan) = nan; LogSigmoid at 0/−1000/1000 = −log 2/−1000/0 with gradients
     0.5/1/0; ReLU6's gradient 0 at 0 and 1 at 6, HSigmoid's 0 at ±3 (MindSpore's ReLU6Grad/HSigmoidGrad);
     float floor division as Python's (1 // 0.1 = 9, −1000 // inf = −1)."""
-    t = lambda v: Tensor(np.array(v, dtype))  # noqa: E731
+    t = lambda v: Tensor(np.array(v, dtype))
     run = (lambda f, *a: kiln.jit(f)(*a)) if use_jit else (lambda f, *a: f(*a))
     np.testing.assert_array_equal(run(ops.relu, t([np.nan, 1.0, -1.0])).asnumpy(), [np.nan, 1.0, 0.0])
     np.testing.assert_array_equal(run(ops.sign, t([np.nan, -2.0, 0.0])).asnumpy(), [np.nan, -1.0, 0.0])

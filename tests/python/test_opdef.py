@@ -161,7 +161,7 @@ def test_a_surface_defined_twice_is_an_error(scratch_specs):
 
 def test_mint_only_declarations(scratch_specs):
     @scratch_specs.defop(name="mint.nn.functional.scaled")
-    def scaled(input, scale=2.0):  # noqa: A002
+    def scaled(input, scale=2.0):
         """input times `scale` (a test mint-only adapter)."""
         return input * scale
 

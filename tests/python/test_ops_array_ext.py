@@ -13,7 +13,7 @@ def T(a, dtype=np.float32):
     return Tensor(np.array(a, dtype))
 
 
-def I(a, dtype=np.int32):  # noqa: E743
+def I(a, dtype=np.int32):
     return Tensor(np.array(a, dtype))
 
 

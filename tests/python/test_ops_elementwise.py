@@ -385,7 +385,7 @@ def test_binary_grad(name, sa, sb):
         a = np.floor(a / b) * b + 0.5 * b if a.shape == np.broadcast(a, b).shape else a
     if name in ("maximum", "minimum"):  # no ties
         b = b + 0.01
-    fa, fb = (lambda x, y: getattr(_core, name)(x, y)), None
+    fa = (lambda x, y: getattr(_core, name)(x, y))
     if sa == ():
         fa = (lambda x, y: getattr(_core, name)(_core.reshape(x, ()), y))
         a = a.reshape(1)

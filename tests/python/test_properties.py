@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, reject, settings
+from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -178,7 +178,7 @@ def test_arg_reductions_match_numpy(sa, keepdims, seed, op):
 def test_sum_graph_matches_pynative(sa, keepdims, seed):
     shape, axis = sa
     x = Tensor(_values(shape, np.float32, seed))
-    f = lambda t: ops.sum(ops.mul(t, t), axis, keepdims)  # noqa: E731
+    f = lambda t: ops.sum(ops.mul(t, t), axis, keepdims)
     np.testing.assert_array_equal(kiln.jit(f)(x).asnumpy(), f(x).asnumpy())
 
 

@@ -350,7 +350,7 @@ def test_cell_gradient_matches_finite_differences():
     cell = nn.GRUCell(3, 2, dtype=ms.float64)
     x = r.standard_normal((2, 3))
     h = Tensor(r.standard_normal((2, 2)))
-    f = lambda v: ops.sum(cell(v, h) ** 3)  # noqa: E731
+    f = lambda v: ops.sum(cell(v, h) ** 3)
     g = N(ms.grad(f)(Tensor(x)))
     eps = 1e-6
     num = np.zeros_like(x)

@@ -1,7 +1,6 @@
 """kiln.runtime: the caching allocator's bounds and statistics (MindSpore's `mindspore.runtime` memory API).
 
 RSS is read from /proc/self/statm in a fresh interpreter, so that other tests' tensors and caches do not count."""
-import os
 import subprocess
 import sys
 import textwrap
@@ -9,8 +8,7 @@ import textwrap
 import numpy as np
 import pytest
 
-import kiln as ms
-from kiln import Tensor, nn, ops, runtime
+from kiln import Tensor, runtime
 
 from helpers import subprocess_env
 

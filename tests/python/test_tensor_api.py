@@ -72,8 +72,8 @@ def test_scalar_conversions():
 @pytest.mark.parametrize("op", ["+", "-", "*", "/", "//", "%", "**", "<", "<=", ">", ">=", "==", "!="])
 def test_binary_operators_vs_numpy(op):
     rng = np.random.default_rng(0)
-    a = rng.uniform(0.5, 2.0, (3, 4)).astype(np.float32)
-    b = rng.uniform(0.5, 2.0, (4,)).astype(np.float32)
+    a = rng.uniform(0.5, 2.0, (3, 4)).astype(np.float32)  # noqa: F841 (read by the eval below)
+    b = rng.uniform(0.5, 2.0, (4,)).astype(np.float32)  # noqa: F841 (read by the eval below)
     got = eval(f"Tensor(a) {op} Tensor(b)").asnumpy()
     want = eval(f"a {op} b")
     np.testing.assert_allclose(got, want, rtol=1e-5)
@@ -104,7 +104,7 @@ def test_weak_scalar_promotion():
 
 def test_eq_with_foreign_object():
     t = Tensor([1.0])
-    assert (t == "x") is False and (t != None) is True  # noqa: E711
+    assert (t == "x") is False and (t != None) is True  # noqa: E711 (Tensor.__ne__ with None is the test)
 
 
 INDEX_CASES = [

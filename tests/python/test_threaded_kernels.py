@@ -61,7 +61,7 @@ BATCHED = [
 def test_batched_matmul_matches_numpy_and_is_thread_independent(threads, sa, sb, ta, tb, dtype):
     rng = np.random.default_rng(0)
     a, b = _rand(rng, sa, dtype), _rand(rng, sb, dtype)
-    f = lambda: _core.matmul(Tensor(a), Tensor(b), ta, tb).asnumpy()  # noqa: E731
+    f = lambda: _core.matmul(Tensor(a), Tensor(b), ta, tb).asnumpy()
     two = _on(threads, 2, f)
     one = _on(threads, 1, f)
     ref = _mm_ref(a, b, ta, tb)

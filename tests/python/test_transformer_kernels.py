@@ -201,7 +201,7 @@ def test_transposed_a_matmul_gradient_matches_finite_differences():
     a64, b64, w64 = a.astype(np.float64), b.astype(np.float64), w.astype(np.float64)
     np.testing.assert_allclose(ga.asnumpy(), b64 @ w64.T, rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(gb.asnumpy(), a64 @ w64, rtol=1e-5, atol=1e-4)
-    f = lambda p: float((w64 * (p.T @ b64)).sum())  # noqa: E731
+    f = lambda p: float((w64 * (p.T @ b64)).sum())
     for idx in [(0, 0), (17, 63), (255, 5)]:
         p, m = a64.copy(), a64.copy()
         p[idx] += 1e-4

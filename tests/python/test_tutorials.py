@@ -16,7 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.join(HERE, "..", "..", "tools")
 TOOL = os.path.join(TOOLS, "run_tutorials.py")
 sys.path.insert(0, TOOLS)
-import run_tutorials  # noqa: E402
+import run_tutorials  # noqa: E402 (after sys.path has tools/)
 
 sys.path.remove(TOOLS)
 

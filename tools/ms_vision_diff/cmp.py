@@ -1,5 +1,7 @@
 """Compares run.py's pickles: same exception type, or same dtype/shape and the max difference (-v: list both-error cases)."""
-import pickle, sys, numpy as np
+import pickle
+import sys
+import numpy as np
 m = pickle.load(open(sys.argv[1], 'rb')); k = pickle.load(open(sys.argv[2], 'rb'))
 def same(x, y, tol):
     if x[0] != y[0]: return f'kind {x[0]} vs {y[0]}'

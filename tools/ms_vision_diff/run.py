@@ -6,15 +6,17 @@
 
 Each case runs in a forked child (MindSpore aborts the process on some inputs). Images are written to a temporary
 folder first (PNG/JPEG/BMP of fixed random data)."""
-import os, sys, pickle, tempfile, numpy as np
+import os
+import sys
+import pickle
+import tempfile
+import numpy as np
+from PIL import Image
 kiln = sys.argv[1] == 'kiln'
 if kiln:
-    import kiln as ms
-    import kiln.dataset.transforms as T, kiln.dataset.vision as V
+    import kiln.dataset.vision as V
 else:
-    import mindspore as ms
-    import mindspore.dataset.transforms as T, mindspore.dataset.vision as V
-from PIL import Image
+    import mindspore.dataset.vision as V
 Inter, Border = V.Inter, V.Border
 rs=np.random.RandomState(0); img=rs.randint(0,256,(6,8,3)).astype(np.uint8); g2=img[:,:,0].copy(); g3=img[:,:,:1].copy(); f=img.astype(np.float32); s=np.arange(12,dtype=np.uint8).reshape(3,4)
 a=np.array([1,2,3],dtype=np.int32); big=rs.randint(0,256,(37,53,3)).astype(np.uint8)
@@ -42,7 +44,7 @@ for line in lines:
     if pid == 0:
         os.close(r)
         try: out = ('ok', enc(eval(line)))
-        except Exception as e: out = ('err', type(e).__name__, str(e).split('\n')[-1][:200] if kiln else ' '.join(str(e).split())[:300])
+        except Exception as e: out = ('err', type(e).__name__, str(e).split('\n')[-1][:200] if kiln else ' '.join(str(e).split())[:300])  # noqa: BLE001 (the error is the result)
         with os.fdopen(w, 'wb') as fh: pickle.dump(out, fh)
         os._exit(0)
     os.close(w)

@@ -36,7 +36,7 @@ import types
 
 from .._loader import _core
 from . import _call_depth, _control_flow, _graph_builtins
-from ._ast_analysis import (_RET, _BRK, _assigned, _written_in_place, _at_path_ends_only, _fold, _has, _has_not, _read_first,  # noqa: F401
+from ._ast_analysis import (_RET, _assigned, _written_in_place, _at_path_ends_only, _fold, _has, _has_not, _read_first,
                             _walk_local, _walk_loop_local)
 
 _CF = "_kiln_cf"

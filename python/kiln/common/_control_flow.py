@@ -183,7 +183,7 @@ def _compiled_if(pred, then_fn, else_fn, vals, names, what):
     keep = None  # indices of the variables that flow out (None: all)
     casts = {}  # output tensor index -> dtype both branches cast it to (an int in one branch, a float in the other)
     for _ in range(3):
-        def post(out, keep=keep, casts=dict(casts)):
+        def post(out, keep=keep, casts=dict(casts)):  # noqa: B006 (this iteration's casts, bound; never mutated)
             out = _numbers_to_tensors(out)
             out = tuple(out[i] if keep is None or i in keep else None for i in range(len(out)))
             if casts:
@@ -561,9 +561,9 @@ def for_stmt(iterable, body_fn, vals, names, brk=-1):
     if isinstance(iterable, Rows):  # enumerate / zip over dynamic batches: a loop over the run-time size
         rows, start = iterable.tensors, iterable.start
         if start is None:
-            item = lambda i: tuple(r[i] for r in rows)  # noqa: E731
+            item = lambda i: tuple(r[i] for r in rows)
         else:
-            item = lambda i: (i + start if start else i, rows[0][i])  # noqa: E731
+            item = lambda i: (i + start if start else i, rows[0][i])
         return for_stmt(_SymRange(0, size_bound(iterable.size), 1), lambda i, *v: body_fn(item(i), *v), vals, names,
                         brk)
     n = dynamic_rows(iterable)

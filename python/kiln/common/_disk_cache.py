@@ -37,7 +37,7 @@ from .._loader import _core
 from .. import context
 from . import seed as _seed
 from . import _atomic_write
-from ._cache_names import Walk, Unstorable, code_digest as _code_digest  # noqa: F401 (Unstorable: re-exported)
+from ._cache_names import Walk, Unstorable, code_digest as _code_digest  # Unstorable: re-exported
 
 FORMAT = 1
 _MAGIC = b"KILNCC01"
@@ -287,7 +287,7 @@ class Lookup:
         code = getattr(fn, "__code__", None)
         if code is None:  # a callable object (`jit(net)`): identified by its class's __call__/construct
             cls = type(fn)
-            meth = getattr(cls, "construct", None) or getattr(cls, "__call__", None)
+            meth = getattr(cls, "construct", None) or getattr(cls, "__call__", None)  # noqa: B004 (the method itself)
             code = getattr(getattr(meth, "fn", meth), "__code__", None)
             fn = cls
         if code is None:

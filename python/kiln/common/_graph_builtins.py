@@ -100,7 +100,6 @@ def _iter_tensor(t, fname):
 
 
 def _extreme(fname, data, kwargs, reduce_name, pair):
-    from .. import ops
     if len(data) == 1:
         x = data[0]
         if isinstance(x, Tensor):

@@ -468,7 +468,7 @@ def _symbolic_index_of_key(key, ndim):
     if not all(i == j or m is None or m is Ellipsis or isinstance(m, (slice, numbers.Integral))
                for i, m in enumerate(items)):
         return None
-    consumes = lambda m: not (m is None or m is Ellipsis or isinstance(m, bool))  # noqa: E731
+    consumes = lambda m: not (m is None or m is Ellipsis or isinstance(m, bool))
     if any(m is Ellipsis for m in items[:j]):
         dim = ndim - sum(1 for m in items[j:] if consumes(m))
     else:
@@ -506,7 +506,7 @@ def commit_write(x, out, what):
     reaches x's root when x is a view (see _views), the root is rebound (or assigned, for a Parameter or a tensor
     from outside the function being compiled), and the root's live views are re-derived from its new value.
     Raises RuntimeError for a write into a Parameter that is being differentiated."""
-    from .parameter import Parameter  # noqa: F811 (import cycle: parameter imports tensor)
+    from .parameter import Parameter  # import cycle: parameter imports tensor
     if out is x:
         return
     tracing = _core.tracing()
@@ -553,7 +553,7 @@ def _symbolic_mask(key, ndim):
     mask = masks[0]
     i = next(j for j, k in enumerate(items) if k is mask)
     before, after = items[:i], items[i + 1:]
-    full = lambda k: isinstance(k, slice) and k == slice(None)  # noqa: E731
+    full = lambda k: isinstance(k, slice) and k == slice(None)
     if not all(full(k) or k is Ellipsis for k in before) or not all(full(k) for k in after):
         return None
     if any(k is Ellipsis for k in before):

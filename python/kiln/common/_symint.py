@@ -53,16 +53,16 @@ class SymInt(int):
         fn = (lambda s: op(g(s), f(s))) if reverse else (lambda s: op(f(s), g(s)))
         return SymInt(op(int(a), int(b)), fn, f"({ta} {sym} {tb})")
 
-    def __add__(self, o): return self._arith(o, operator.add, "+")  # noqa: E704
-    def __radd__(self, o): return self._arith(o, operator.add, "+", True)  # noqa: E704
-    def __sub__(self, o): return self._arith(o, operator.sub, "-")  # noqa: E704
-    def __rsub__(self, o): return self._arith(o, operator.sub, "-", True)  # noqa: E704
-    def __mul__(self, o): return self._arith(o, operator.mul, "*")  # noqa: E704
-    def __rmul__(self, o): return self._arith(o, operator.mul, "*", True)  # noqa: E704
-    def __floordiv__(self, o): return self._arith(o, operator.floordiv, "//")  # noqa: E704
-    def __rfloordiv__(self, o): return self._arith(o, operator.floordiv, "//", True)  # noqa: E704
-    def __mod__(self, o): return self._arith(o, operator.mod, "%")  # noqa: E704
-    def __rmod__(self, o): return self._arith(o, operator.mod, "%", True)  # noqa: E704
+    def __add__(self, o): return self._arith(o, operator.add, "+")
+    def __radd__(self, o): return self._arith(o, operator.add, "+", True)
+    def __sub__(self, o): return self._arith(o, operator.sub, "-")
+    def __rsub__(self, o): return self._arith(o, operator.sub, "-", True)
+    def __mul__(self, o): return self._arith(o, operator.mul, "*")
+    def __rmul__(self, o): return self._arith(o, operator.mul, "*", True)
+    def __floordiv__(self, o): return self._arith(o, operator.floordiv, "//")
+    def __rfloordiv__(self, o): return self._arith(o, operator.floordiv, "//", True)
+    def __mod__(self, o): return self._arith(o, operator.mod, "%")
+    def __rmod__(self, o): return self._arith(o, operator.mod, "%", True)
 
     def __neg__(self):
         f = self._fn
@@ -82,12 +82,12 @@ class SymInt(int):
         _guard(f"{self._text} {sym} {other_text}", lambda s: op(f(s), other_fn(s)), result)
         return result
 
-    def __eq__(self, o): return self._compare(o, operator.eq, "==")  # noqa: E704
-    def __ne__(self, o): return self._compare(o, operator.ne, "!=")  # noqa: E704
-    def __lt__(self, o): return self._compare(o, operator.lt, "<")  # noqa: E704
-    def __le__(self, o): return self._compare(o, operator.le, "<=")  # noqa: E704
-    def __gt__(self, o): return self._compare(o, operator.gt, ">")  # noqa: E704
-    def __ge__(self, o): return self._compare(o, operator.ge, ">=")  # noqa: E704
+    def __eq__(self, o): return self._compare(o, operator.eq, "==")
+    def __ne__(self, o): return self._compare(o, operator.ne, "!=")
+    def __lt__(self, o): return self._compare(o, operator.lt, "<")
+    def __le__(self, o): return self._compare(o, operator.le, "<=")
+    def __gt__(self, o): return self._compare(o, operator.gt, ">")
+    def __ge__(self, o): return self._compare(o, operator.ge, ">=")
 
     def __bool__(self):
         result = int(self) != 0

@@ -146,7 +146,7 @@ def copy_(self, src, non_blocking=False):
     return _indexing.assign(self, src, "Tensor.copy_")
 
 
-def clamp_(self, min=None, max=None):  # noqa: A002
+def clamp_(self, min=None, max=None):
     """self ← min(max(self, min), max) in place (ops.clamp; one bound may be None, not both: ValueError); returns
     self."""
     return _write(self, _ops().clamp(self, min, max), "clamp_")

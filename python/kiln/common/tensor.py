@@ -443,7 +443,7 @@ for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _as_method(_fn))
 # The in-place `*_` methods and the provisional ones (kiln/common/_tensor_methods.py); a provisional method is
 # replaced by the method of an op declared later with @defop(tensor=...) (kiln/ops/_opdef.py).
-from ._tensor_methods import INPLACE_METHODS as _INPLACE, PROVISIONAL_METHODS as _PROVISIONAL  # noqa: E402
+from ._tensor_methods import INPLACE_METHODS as _INPLACE, PROVISIONAL_METHODS as _PROVISIONAL  # noqa: E402 (after Tensor's methods)
 for _name, _fn in _INPLACE.items():
     setattr(Tensor, _name, _fn)
 for _name, _fn in _PROVISIONAL.items():

@@ -3,6 +3,6 @@ training across processes and machines, on Gloo. Start the processes with `pytho
 msrun flags), call `init()`, then use get_rank()/get_group_size(), the collective ops (ops.AllReduce, comm_func) or
 data-parallel training (set_auto_parallel_context(parallel_mode=ParallelMode.DATA_PARALLEL)).
 See docs/distributed.md."""
-from .management import *  # noqa: F401,F403
-from . import management  # noqa: F401
-from . import comm_func  # noqa: F401
+from .management import *  # noqa: F403 (re-export)
+from . import management  # noqa: F401 (re-export)
+from . import comm_func  # noqa: F401 (re-export)

@@ -263,22 +263,22 @@ def main(argv=None):
             sys.stderr.write(f"Argument expected for the {first} option\n" + _USAGE)
             return 2
         if first == "-m":
-            run = lambda: _run_module(argv[1], argv[2:])  # noqa: E731
+            run = lambda: _run_module(argv[1], argv[2:])
         else:
-            run = lambda: _run_source(argv[1], argv[2:], "-c", "<string>")  # noqa: E731
+            run = lambda: _run_source(argv[1], argv[2:], "-c", "<string>")
     elif first == "-":
-        run = lambda: _run_source(sys.stdin.read(), argv[1:], "-", "<stdin>")  # noqa: E731
+        run = lambda: _run_source(sys.stdin.read(), argv[1:], "-", "<stdin>")
     elif first.startswith("-"):
         sys.stderr.write(f"unknown option {first}\n" + _USAGE)
         return 2
     else:
-        run = lambda: _run_script(first, argv[1:])  # noqa: E731
+        run = lambda: _run_script(first, argv[1:])
     install()
     try:
         return run()
     except (SystemExit, KeyboardInterrupt):
         raise
-    except BaseException as e:  # noqa: B902 — reported like the interpreter does for an uncaught exception
+    except BaseException as e:  # noqa: BLE001 — reported like the interpreter does for an uncaught exception
         e.__traceback__ = _trim_traceback(e.__traceback__)
         sys.excepthook(type(e), e, e.__traceback__)
         return 1

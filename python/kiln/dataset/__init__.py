@@ -6,24 +6,24 @@ Samplers: SequentialSampler, RandomSampler, DistributedSampler, SubsetSampler, S
 WeightedRandomSampler, Sampler. Operations are methods of `Dataset` (map, batch, shuffle, repeat, project, rename,
 zip, concat, take, skip, split, filter); iterators: `create_tuple_iterator`, `create_dict_iterator`.
 Per-sample operations live in `kiln.dataset.transforms` and `kiln.dataset.vision`. See docs/dataset.md."""
-from . import config  # noqa: F401
-from .engine.datasets import Dataset  # noqa: F401
-from .engine.file_sources import Cifar10Dataset, CSVDataset, ImageFolderDataset, MnistDataset, Shuffle  # noqa: F401
-from .engine.tfrecord_source import Schema, TFRecordDataset  # noqa: F401
-from .engine.iterators import DictIterator, TupleIterator  # noqa: F401
-from .engine.mindrecord_source import MindDataset  # noqa: F401
-from .engine.operations import BatchDataset, BatchInfo, FilterDataset, MapDataset  # noqa: F401
-from .engine.structural import (ConcatDataset, ProjectDataset, RenameDataset, RepeatDataset, ShuffleDataset,  # noqa
+from . import config  # noqa: F401 (re-export)
+from .engine.datasets import Dataset
+from .engine.file_sources import Cifar10Dataset, CSVDataset, ImageFolderDataset, MnistDataset, Shuffle  # noqa: F401 (re-export)
+from .engine.tfrecord_source import Schema, TFRecordDataset  # noqa: F401 (re-export)
+from .engine.iterators import DictIterator, TupleIterator  # noqa: F401 (re-export)
+from .engine.mindrecord_source import MindDataset  # noqa: F401 (re-export)
+from .engine.operations import BatchDataset, BatchInfo, FilterDataset, MapDataset  # noqa: F401 (re-export)
+from .engine.structural import (ConcatDataset, ProjectDataset, RenameDataset, RepeatDataset, ShuffleDataset,  # noqa: F401 (re-export)
                                 SkipDataset, TakeDataset, ZipDataset)
-from .engine.sources import GeneratorDataset, NumpySlicesDataset  # noqa: F401
-from .samplers import (DistributedSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,  # noqa
+from .engine.sources import GeneratorDataset, NumpySlicesDataset  # noqa: F401 (re-export)
+from .samplers import (DistributedSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,  # noqa: F401 (re-export)
                        SubsetSampler, WeightedRandomSampler)
-from . import transforms  # noqa: F401
-from . import vision  # noqa: F401
-from . import text  # noqa: F401
+from . import transforms  # noqa: F401 (re-export)
+from . import vision  # noqa: F401 (re-export)
+from . import text  # noqa: F401 (re-export)
 
 
-def zip(datasets):  # noqa: A001 — MindSpore's name
+def zip(datasets):  # MindSpore's name
     """Zips a tuple of datasets (rows side by side; as many rows as the shortest). See Dataset.zip.
 
     Raises:

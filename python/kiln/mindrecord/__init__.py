@@ -6,11 +6,11 @@ load in MindSpore. The format is described in Note [MindRecord format] (kiln/min
 docs/dataset.md; MindSpore's exception types are in `kiln.mindrecord.errors` (also exported here).
 
 Not provided: MindPage, the *ToMR converters, and encryption (set_enc_key/set_enc_mode/set_dec_mode)."""
-from .errors import (MindRecordException, MRMAddSchemaError, MRMCommitError, MRMDefineIndexError,  # noqa: F401
+from .errors import (MindRecordException, MRMAddSchemaError, MRMCommitError, MRMDefineIndexError,
                      MRMGetMetaError, MRMInvalidSchemaError, MRMOpenForAppendError, MRMWriteDatasetError,
                      ParamTypeError, ParamValueError)
-from .filereader import FileReader  # noqa: F401
-from .filewriter import FileWriter  # noqa: F401
+from .filereader import FileReader
+from .filewriter import FileWriter
 
 __all__ = ["FileWriter", "FileReader", "MindRecordException", "ParamValueError",
            "ParamTypeError", "MRMInvalidSchemaError", "MRMAddSchemaError", "MRMGetMetaError", "MRMDefineIndexError",

@@ -214,7 +214,7 @@ class _Where:
         text = f"{self.shards.files[k]} row {self.i - sum(self.shards.counts[:k])}"
         return f"{self.prefix}: {text}" if self.prefix else text
 
-    __format__ = lambda self, spec: format(str(self), spec)  # noqa: E731
+    __format__ = lambda self, spec: format(str(self), spec)
 
 
 def raw_value(fn, schema, name, value, where):

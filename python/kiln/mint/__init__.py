@@ -24,5 +24,5 @@ SAME = {n: n for n in (
 
 globals().update(_collect("", SAME))
 
-from . import nn  # noqa: E402,F401
-from . import optim  # noqa: E402,F401
+from . import nn  # noqa: E402,F401 (the submodule, after mint's own names)
+from . import optim  # noqa: E402,F401 (the submodule, after mint's own names)

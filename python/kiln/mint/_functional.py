@@ -46,14 +46,14 @@ def _alpha(other, alpha, op):
 
 
 @defop(name="mint.add")
-def add(input, other, *, alpha=1):  # noqa: A002
+def add(input, other, *, alpha=1):
     """mint.add(input, other, *, alpha=1): input + alpha·other, broadcasting (either may be a Python number; the
     result dtype is ops.add's of the two). alpha a Python number (TypeError otherwise); alpha == 1 is ops.add."""
     return _core.add(input, _alpha(other, alpha, "add"))
 
 
 @defop(name="mint.sub")
-def sub(input, other, *, alpha=1):  # noqa: A002
+def sub(input, other, *, alpha=1):
     """mint.sub(input, other, *, alpha=1): input − alpha·other, broadcasting (as mint.add)."""
     return _core.sub(input, _alpha(other, alpha, "sub"))
 
@@ -61,14 +61,14 @@ def sub(input, other, *, alpha=1):  # noqa: A002
 # ---------------------------------------------------------------------------------------------- reductions
 
 @defop(name="mint.all")
-def all(input, dim=None, keepdim=False):  # noqa: A001,A002
+def all(input, dim=None, keepdim=False):
     """mint.all(input, dim=None, keepdim=False): True where every element along `dim` (None: all; an int or a tuple)
     is nonzero; a Bool tensor (ops.all)."""
     return ops.all(_t(input, "all"), _dim(dim, "all"), keepdim)
 
 
 @defop(name="mint.any")
-def any(input, dim=None, keepdim=False):  # noqa: A001,A002
+def any(input, dim=None, keepdim=False):
     """mint.any(input, dim=None, keepdim=False): True where some element along `dim` is nonzero; Bool (ops.any)."""
     return ops.any(_t(input, "any"), _dim(dim, "any"), keepdim)
 
@@ -78,20 +78,20 @@ def _all_if_empty(dims):
 
 
 @defop(name="mint.amax")
-def amax(input, dim=(), keepdim=False):  # noqa: A002
+def amax(input, dim=(), keepdim=False):
     """mint.amax(input, dim=(), keepdim=False): the maximum over `dim` (() or None: over all elements); the
     gradient is split among tied maxima (ops.amax)."""
     return ops.amax(_t(input, "amax"), _all_if_empty(_dim(dim, "amax")), keepdim)
 
 
 @defop(name="mint.amin")
-def amin(input, dim=(), keepdim=False):  # noqa: A002
+def amin(input, dim=(), keepdim=False):
     """mint.amin(input, dim=(), keepdim=False): the minimum over `dim` (() or None: over all elements) (ops.amin)."""
     return ops.amin(_t(input, "amin"), _all_if_empty(_dim(dim, "amin")), keepdim)
 
 
 @defop(name="mint.argmin")
-def argmin(input, dim=None, keepdim=False):  # noqa: A002
+def argmin(input, dim=None, keepdim=False):
     """mint.argmin(input, dim=None, keepdim=False): Int64 index of the first minimum along `dim` (None: of the
     flattened tensor) (ops.argmin)."""
     return ops.argmin(_t(input, "argmin"), None if dim is None else int_arg("mint.argmin", "dim", dim), keepdim)
@@ -117,7 +117,7 @@ def _extreme(op, input, dim, keepdim, args, kw):
 
 
 @defop(name="mint.max")
-def max(input, dim=None, keepdim=False, *args, **kwargs):  # noqa: A001,A002
+def max(input, dim=None, keepdim=False, *args, **kwargs):
     """mint.max, PyTorch's overloads: max(input) the largest element (a 0-d tensor; NaN if any is NaN);
     max(input, dim, keepdim=False) a tuple (values, indices: Int64) along the int `dim`, the index of the first
     maximum, the values' gradient going to it; max(input, other) the elementwise maximum (ops.maximum).
@@ -126,14 +126,14 @@ def max(input, dim=None, keepdim=False, *args, **kwargs):  # noqa: A001,A002
 
 
 @defop(name="mint.min")
-def min(input, dim=None, keepdim=False, *args, **kwargs):  # noqa: A001,A002
+def min(input, dim=None, keepdim=False, *args, **kwargs):
     """mint.min, as mint.max for the minimum: min(input), min(input, dim, keepdim=False) -> (values, indices),
     min(input, other) (ops.minimum)."""
     return _extreme("min", input, dim, keepdim, args, kwargs)
 
 
 @defop(name="mint.mean")
-def mean(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+def mean(input, dim=None, keepdim=False, *, dtype=None):
     """mint.mean(input, dim=None, keepdim=False, *, dtype=None): the mean over `dim` (None: all; int or tuple),
     computed in `dtype` when given (of input cast to it; no widened copy of input where the cast keeps its values:
     kiln/_reduce_dtype.py) (ops.mean)."""
@@ -145,7 +145,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
 
 
 @defop(name="mint.prod")
-def prod(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+def prod(input, dim=None, keepdim=False, *, dtype=None):
     """mint.prod(input, dim=None, keepdim=False, *, dtype=None): the product over `dim` (None: all; an int),
     computed in `dtype` when given (of input cast to it; no widened copy of input where the cast keeps its values:
     kiln/_reduce_dtype.py) (ops.prod; integer inputs give Int64 as there)."""
@@ -157,13 +157,13 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
 
 
 @defop(name="mint.cumsum")
-def cumsum(input, dim, dtype=None):  # noqa: A002
+def cumsum(input, dim, dtype=None):
     """mint.cumsum(input, dim, dtype=None): the running sum along `dim`, in `dtype` when given (ops.cumsum)."""
     return ops.cumsum(_t(input, "cumsum"), int_arg("mint.cumsum", "dim", dim), dtype)
 
 
 @defop(name="mint.softmax")
-def softmax(input, dim, *, dtype=None):  # noqa: A002
+def softmax(input, dim, *, dtype=None):
     """mint.softmax(input, dim, *, dtype=None): exp(x − max) / Σ exp(x − max) along `dim` (input cast to `dtype`
     first when given) (ops.softmax)."""
     return _fn.softmax(_t(input, "softmax"), int_arg("mint.softmax", "dim", dim), dtype=dtype)
@@ -177,7 +177,7 @@ def _stable(stable, op):
 
 
 @defop(name="mint.sort")
-def sort(input, *, dim=-1, descending=False, stable=False):  # noqa: A002
+def sort(input, *, dim=-1, descending=False, stable=False):
     """mint.sort(input, *, dim=-1, descending=False, stable=False): (values, indices) sorted along `dim`; indices
     Int64 (PyTorch's; ops.sort gives Int32). Kiln's sort is always stable (equal values keep their order), which
     satisfies stable=True and stable=False alike. NaN sorts last (ascending)."""
@@ -187,7 +187,7 @@ def sort(input, *, dim=-1, descending=False, stable=False):  # noqa: A002
 
 
 @defop(name="mint.argsort")
-def argsort(input, dim=-1, descending=False, stable=False):  # noqa: A002
+def argsort(input, dim=-1, descending=False, stable=False):
     """mint.argsort(input, dim=-1, descending=False, stable=False): the Int64 indices that sort `input` along `dim`
     (stable, as mint.sort)."""
     _stable(stable, "argsort")
@@ -217,7 +217,7 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 @defop(name="mint.flatten", mint=("flatten", "nn.functional.flatten"))
-def flatten(input, start_dim=0, end_dim=-1):  # noqa: A002
+def flatten(input, start_dim=0, end_dim=-1):
     """mint.flatten(input, start_dim=0, end_dim=-1): dims start_dim..end_dim merged into one (PyTorch's default
     flattens everything; ops.flatten keeps dim 0). A 0-d input gives shape (1,)."""
     return _t(input, "flatten").flatten(int_arg("mint.flatten", "start_dim", start_dim),
@@ -225,7 +225,7 @@ def flatten(input, start_dim=0, end_dim=-1):  # noqa: A002
 
 
 @defop(name="mint.squeeze")
-def squeeze(input, dim):  # noqa: A002
+def squeeze(input, dim):
     """mint.squeeze(input, dim): the size-1 dims listed in `dim` (an int or a tuple) removed; a listed dim of
     another size is kept (PyTorch's rule). A view."""
     x = _t(input, "squeeze")
@@ -243,7 +243,7 @@ def squeeze(input, dim):  # noqa: A002
 
 
 @defop(name="mint.transpose")
-def transpose(input, dim0, dim1):  # noqa: A002
+def transpose(input, dim0, dim1):
     """mint.transpose(input, dim0, dim1): `input` with dims dim0 and dim1 swapped (a view)."""
     x = _t(input, "transpose")
     nd = builtins.max(x.ndim, 1)
@@ -259,7 +259,7 @@ def transpose(input, dim0, dim1):  # noqa: A002
 
 
 @defop(name="mint.narrow")
-def narrow(input, dim, start, length):  # noqa: A002
+def narrow(input, dim, start, length):
     """mint.narrow(input, dim, start, length): the slice [start, start + length) of `input` along `dim` (a view);
     ops.narrow with PyTorch's argument name. ValueError for start outside [0, n] or start + length > n (n the size
     of dim) or dim out of range; TypeError for non-int arguments."""
@@ -267,20 +267,20 @@ def narrow(input, dim, start, length):  # noqa: A002
 
 
 @defop(name="mint.permute")
-def permute(input, dims):  # noqa: A002
+def permute(input, dims):
     """mint.permute(input, dims): output dim i is input dim dims[i] (a view) (ops.permute)."""
     return _fn.transpose(_t(input, "permute"), shape_arg("mint.permute", "dims", dims))
 
 
 @defop(name="mint.gather")
-def gather(input, dim, index):  # noqa: A002
+def gather(input, dim, index):
     """mint.gather(input, dim, index): out[i][j] = input[index[i][j]][j] for dim 0 (PyTorch's gather; MindSpore's
     ops.gather_elements): `index` an integer tensor of input's rank."""
     return ops.gather_elements(_t(input, "gather"), int_arg("mint.gather", "dim", dim), index)
 
 
 @defop(name="mint.select")
-def select(input, dim, index):  # noqa: A002
+def select(input, dim, index):
     """mint.select(input, dim, index): the slice of `input` at position `index` (an int, negative from the end) of
     dim `dim`; that dim is removed (input[..., index, ...]). IndexError for an index out of range."""
     x = _t(input, "select")
@@ -295,7 +295,7 @@ def select(input, dim, index):  # noqa: A002
 
 
 @defop(name="mint.where")
-def where(condition, input=None, other=None):  # noqa: A002
+def where(condition, input=None, other=None):
     """mint.where(condition, input, other): input where condition (a Bool tensor) is True, else other (broadcast;
     either may be a number) (ops.where). mint.where(condition): condition's nonzero positions as a tuple of Int64
     tensors, one per dim (ops.nonzero(as_tuple=True))."""
@@ -372,14 +372,14 @@ def randint(*args, generator=None, dtype=None, device=None, **kwargs):
     return ops.randint(given.get("low", 0), given["high"], size, dtype=dtype)
 
 
-def _like(input, dtype, device, generator, op):  # noqa: A002
+def _like(input, dtype, device, generator, op):
     _t(input, op)
     _no_generator(generator, device, op)
     return input.dtype if dtype is None else dtype_arg(f"mint.{op}", "dtype", dtype)
 
 
 @defop(name="mint.rand_like")
-def rand_like(input, *, dtype=None, device=None):  # noqa: A002
+def rand_like(input, *, dtype=None, device=None):
     """mint.rand_like(input, *, dtype=None, device=None): uniform [0, 1) samples of input's shape, input's dtype
     unless `dtype` (a float dtype: ValueError otherwise) (ops.rand)."""
     return ops.rand(tuple(input.shape) if isinstance(input, Tensor) else (),
@@ -387,7 +387,7 @@ def rand_like(input, *, dtype=None, device=None):  # noqa: A002
 
 
 @defop(name="mint.randn_like")
-def randn_like(input, *, dtype=None, device=None):  # noqa: A002
+def randn_like(input, *, dtype=None, device=None):
     """mint.randn_like(input, *, dtype=None, device=None): standard normal samples of input's shape and dtype
     (unless `dtype`) (ops.randn)."""
     return ops.randn(tuple(input.shape) if isinstance(input, Tensor) else (),
@@ -405,7 +405,7 @@ def empty(*size, dtype=None, device=None):
 
 
 @defop(name="mint.empty_like")
-def empty_like(input, *, dtype=None, device=None):  # noqa: A002
+def empty_like(input, *, dtype=None, device=None):
     """mint.empty_like(input, *, dtype=None, device=None): an unspecified-valued tensor of input's shape and dtype
     (unless `dtype`); Kiln fills it with zeros."""
     return _fn.zeros(tuple(input.shape) if isinstance(input, Tensor) else (),
@@ -413,40 +413,40 @@ def empty_like(input, *, dtype=None, device=None):  # noqa: A002
 
 
 @defop(name="mint.clone")
-def clone(input):  # noqa: A002
+def clone(input):
     """mint.clone(input): a new tensor with input's values (TensorCopy: differentiable, traced in Graph mode); a
     write into it does not reach input."""
     return _core.tensor_copy(_t(input, "clone"))
 
 
 @defop(name="mint.item")
-def item(input):  # noqa: A002
+def item(input):
     """mint.item(input): the value of a one-element tensor as a Python number (Tensor.item; ValueError for more
     elements, RuntimeError while compiling)."""
     return _t(input, "item").item()
 
 
-def _statistic(input, dim, correction, keepdim, op):  # noqa: A002
+def _statistic(input, dim, correction, keepdim, op):
     from ..common import _tensor_methods
     return _tensor_methods._moments(_t(input, op), dim, correction, keepdim, op)
 
 
 @defop(name="mint.var")
-def var(input, dim=None, *, correction=1, keepdim=False):  # noqa: A002
+def var(input, dim=None, *, correction=1, keepdim=False):
     """mint.var(input, dim=None, *, correction=1, keepdim=False): Σ(x − mean)² / (n − correction) over `dim`
     (None: all; an int or a tuple); integer inputs compute in Float32; n − correction ≤ 0 gives inf/NaN."""
     return _statistic(input, dim, correction, keepdim, "var")
 
 
 @defop(name="mint.std")
-def std(input, dim=None, *, correction=1, keepdim=False):  # noqa: A002
+def std(input, dim=None, *, correction=1, keepdim=False):
     """mint.std(input, dim=None, *, correction=1, keepdim=False): √mint.var(...) (Bessel's correction by
     default, as PyTorch)."""
     return _core.sqrt(_statistic(input, dim, correction, keepdim, "std"))
 
 
 @defop(name="mint.var_mean")
-def var_mean(input, dim=None, *, correction=1, keepdim=False):  # noqa: A002
+def var_mean(input, dim=None, *, correction=1, keepdim=False):
     """mint.var_mean(input, dim=None, *, correction=1, keepdim=False): the tuple (mint.var(...), mean over dim)."""
     x = _t(input, "var_mean")
     xf = x if mstype.is_float(x.dtype) else _core.cast(x, mstype.float32)
@@ -454,7 +454,7 @@ def var_mean(input, dim=None, *, correction=1, keepdim=False):  # noqa: A002
 
 
 @defop(name="mint.std_mean")
-def std_mean(input, dim=None, *, correction=1, keepdim=False):  # noqa: A002
+def std_mean(input, dim=None, *, correction=1, keepdim=False):
     """mint.std_mean(input, dim=None, *, correction=1, keepdim=False): the tuple (mint.std(...), mean over dim)."""
     v, m = var_mean(input, dim, correction=correction, keepdim=keepdim)
     return _core.sqrt(v), m

@@ -18,7 +18,7 @@ def _t(x, op, name="input"):
     return x
 
 
-def _inplace(input, out, inplace, op):  # noqa: A002
+def _inplace(input, out, inplace, op):
     if not isinstance(inplace, bool):
         raise TypeError(f"For '{_F}{op}', 'inplace' must be a bool, but got {type(inplace).__name__}.")
     return _indexing.assign(input, out, f"{_F}{op}") if inplace else out
@@ -27,52 +27,52 @@ def _inplace(input, out, inplace, op):  # noqa: A002
 # ---------------------------------------------------------------------------------------------- tensor ops
 
 @defop(name="mint.bmm")
-def bmm(input, mat2):  # noqa: A002
+def bmm(input, mat2):
     """mint.bmm(input, mat2): batched matrix product (b, n, m) @ (b, m, p) -> (b, n, p) (ops.bmm)."""
     return ops.bmm(_t(input, "bmm"), _t(mat2, "bmm", "mat2"))
 
 
 @defop(name="mint.baddbmm")
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """mint.baddbmm(input, batch1, batch2, *, beta=1, alpha=1): beta·input + alpha·(batch1 @ batch2) (ops.baddbmm;
     beta and alpha keyword-only, as PyTorch's)."""
     return ops.baddbmm(_t(input, "baddbmm"), batch1, batch2, beta=beta, alpha=alpha)
 
 
 @defop(name="mint.chunk")
-def chunk(input, chunks, dim=0):  # noqa: A002
+def chunk(input, chunks, dim=0):
     """mint.chunk(input, chunks, dim=0): `chunks` pieces along dim, the last smaller when it does not divide
     (ops.chunk)."""
     return ops.chunk(_t(input, "chunk"), chunks, int_arg("mint.chunk", "dim", dim))
 
 
 @defop(name="mint.cummax")
-def cummax(input, dim):  # noqa: A002
+def cummax(input, dim):
     """mint.cummax(input, dim): (running maximum along dim, Int64 index of where it was reached) (ops.cummax)."""
     return ops.cummax(_t(input, "cummax"), int_arg("mint.cummax", "dim", dim))
 
 
 @defop(name="mint.cummin")
-def cummin(input, dim):  # noqa: A002
+def cummin(input, dim):
     """mint.cummin(input, dim): (running minimum along dim, Int64 index of where it was reached) (ops.cummin)."""
     return ops.cummin(_t(input, "cummin"), int_arg("mint.cummin", "dim", dim))
 
 
 @defop(name="mint.diff")
-def diff(input, n=1, dim=-1, prepend=None, append=None):  # noqa: A002
+def diff(input, n=1, dim=-1, prepend=None, append=None):
     """mint.diff(input, n=1, dim=-1, prepend=None, append=None): the n-th forward difference along dim, after
     concatenating prepend/append (ops.diff)."""
     return ops.diff(_t(input, "diff"), n, int_arg("mint.diff", "dim", dim), prepend, append)
 
 
 @defop(name="mint.frac")
-def frac(input):  # noqa: A002
+def frac(input):
     """mint.frac(input): input − trunc(input), the sign of input kept (ops.frac)."""
     return ops.frac(_t(input, "frac"))
 
 
 @defop(name="mint.index_select")
-def index_select(input, dim, index):  # noqa: A002
+def index_select(input, dim, index):
     """mint.index_select(input, dim, index): the entries at the 1-D integer `index` along dim (ops.index_select)."""
     return ops.index_select(_t(input, "index_select"), int_arg("mint.index_select", "dim", dim), index)
 
@@ -84,19 +84,19 @@ def isnan(tensor):
 
 
 @defop(name="mint.mv")
-def mv(input, vec):  # noqa: A002
+def mv(input, vec):
     """mint.mv(input, vec): matrix (n, m) times vector (m,) -> (n,) (ops.mv)."""
     return ops.mv(_t(input, "mv"), _t(vec, "mv", "vec"))
 
 
 @defop(name="mint.t")
-def t(input):  # noqa: A002
+def t(input):
     """mint.t(input): a 2-D input transposed; 0-D and 1-D inputs unchanged (ops.t)."""
     return ops.t(_t(input, "t"))
 
 
 @defop(name="mint.histc")
-def histc(input, bins=100, min=0, max=0):  # noqa: A002
+def histc(input, bins=100, min=0, max=0):
     """mint.histc(input, bins=100, min=0, max=0): counts in `bins` equal bins over [min, max] (min = max = 0: the
     input's own range), elements outside ignored, input's float dtype (ops.histc)."""
     return ops.histc(_t(input, "histc"), bins, float(min), float(max))
@@ -114,7 +114,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 
 @defop(name="mint.nansum")
-def nansum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """mint.nansum(input, dim=None, keepdim=False, *, dtype=None): the sum over dim (None: all) with NaNs counted as
     zero (ops.nansum)."""
     return ops.nansum(_t(input, "nansum"), dim, keepdim, dtype=dtype)
@@ -123,44 +123,44 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
 # ---------------------------------------------------------------------------------------------- nn.functional
 
 @defop(name=_F + "glu")
-def glu(input, dim=-1):  # noqa: A002
+def glu(input, dim=-1):
     """F.glu(input, dim=-1): a · sigmoid(b) for the two halves a, b of input along dim (ops.glu)."""
     return ops.glu(_t(input, "nn.functional.glu"), int_arg(_F + "glu", "dim", dim))
 
 
 @defop(name=_F + "mish")
-def mish(input):  # noqa: A002
+def mish(input):
     """F.mish(input): x · tanh(softplus(x)) (ops.mish)."""
     return ops.mish(_t(input, "nn.functional.mish"))
 
 
 @defop(name=_F + "selu")
-def selu(input):  # noqa: A002
+def selu(input):
     """F.selu(input): scale · (max(0, x) + min(0, alpha·(exp(x) − 1))), scale ≈ 1.0507, alpha ≈ 1.6733 (ops.selu)."""
     return ops.selu(_t(input, "nn.functional.selu"))
 
 
 @defop(name=_F + "pixel_shuffle")
-def pixel_shuffle(input, upscale_factor):  # noqa: A002
+def pixel_shuffle(input, upscale_factor):
     """F.pixel_shuffle(input, upscale_factor): (*, C·r², H, W) -> (*, C, H·r, W·r) (ops.pixel_shuffle)."""
     return ops.pixel_shuffle(_t(input, "nn.functional.pixel_shuffle"), upscale_factor)
 
 
 @defop(name=_F + "silu")
-def silu(input, inplace=False):  # noqa: A002
+def silu(input, inplace=False):
     """F.silu(input, inplace=False): x · sigmoid(x); inplace=True writes it into input."""
     return _inplace(input, ops.silu(_t(input, "nn.functional.silu")), inplace, "silu")
 
 
 @defop(name=_F + "elu")
-def elu(input, alpha=1.0, inplace=False):  # noqa: A002
+def elu(input, alpha=1.0, inplace=False):
     """F.elu(input, alpha=1.0, inplace=False): x for x > 0, alpha·(exp(x) − 1) otherwise; inplace=True writes it
     into input."""
     return _inplace(input, ops.elu(_t(input, "nn.functional.elu"), alpha), inplace, "elu")
 
 
 @defop(name=_F + "hardtanh")
-def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):  # noqa: A002
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """F.hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False): input clipped to [min_val, max_val]; inplace=True
     writes it into input."""
     return _inplace(input, ops.hardtanh(_t(input, "nn.functional.hardtanh"), min_val, max_val), inplace,
@@ -168,7 +168,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):  # noqa: A002
 
 
 @defop(name=_F + "threshold")
-def threshold(input, threshold, value, inplace=False):  # noqa: A002
+def threshold(input, threshold, value, inplace=False):
     """F.threshold(input, threshold, value, inplace=False): input where input > threshold, else value;
     inplace=True writes it into input."""
     return _inplace(input, ops.threshold(_t(input, "nn.functional.threshold"), threshold, value), inplace,
@@ -176,14 +176,14 @@ def threshold(input, threshold, value, inplace=False):  # noqa: A002
 
 
 @defop(name=_F + "leaky_relu")
-def leaky_relu(input, negative_slope=0.01):  # noqa: A002
+def leaky_relu(input, negative_slope=0.01):
     """F.leaky_relu(input, negative_slope=0.01): x for x ≥ 0, negative_slope·x otherwise (PyTorch's default slope;
     ops.leaky_relu's is 0.2)."""
     return ops.leaky_relu(_t(input, "nn.functional.leaky_relu"), negative_slope)
 
 
 @defop(name=_F + "avg_pool1d")
-def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):  # noqa: A002
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """F.avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True): average
     pooling of (N, C, L) or (C, L); stride None = kernel_size (ops.avg_pool1d)."""
     return ops.avg_pool1d(_t(input, "nn.functional.avg_pool1d"), kernel_size,
@@ -191,7 +191,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 
 @defop(name=_F + "avg_pool3d")
-def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,  # noqa: A002
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """F.avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
     divisor_override=None): average pooling of (N, C, D, H, W) or (C, D, H, W); stride None = kernel_size;

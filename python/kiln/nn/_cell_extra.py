@@ -1,8 +1,7 @@
 """Cell.compile and Cell.shard (MindSpore 2.10), attached to nn.Cell by kiln/nn/cell.py."""
-from .._loader import _core
 
 
-def compile(self, *args, **kwargs):  # noqa: A001  (MindSpore's method name)
+def compile(self, *args, **kwargs):  # MindSpore's method name
     """MindSpore's Cell.compile(*args, **kwargs): compiles `construct` for these inputs as a Graph-mode call would,
     WITHOUT running it (no output, no Parameter written), into the cell's graph cache: a later GRAPH_MODE call with
     inputs of the same shapes and dtypes runs that graph without compiling again. Works in either mode (MindSpore

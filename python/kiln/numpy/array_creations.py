@@ -159,9 +159,9 @@ def full_like(a, fill_value, dtype=None, shape=None):
     return full(s, fill_value, d)
 
 
-def eye(N, M=None, k=0, dtype=mstype.float32):  # noqa: N803
+def eye(N, M=None, k=0, dtype=mstype.float32):
     """mindspore.numpy.eye(N, M=None, k=0, dtype=float32): an N×M Tensor with ones on diagonal k."""
-    M = N if M is None else M  # noqa: N806
+    M = N if M is None else M
     for n, v in (("N", N), ("M", M), ("k", k)):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
             raise TypeError(f"For 'eye', '{n}' must be an int, but got {_got(v)}.")
@@ -173,9 +173,9 @@ def identity(n, dtype=mstype.float32):
     return eye(n, n, 0, dtype)
 
 
-def tri(N, M=None, k=0, dtype=mstype.float32):  # noqa: N803
+def tri(N, M=None, k=0, dtype=mstype.float32):
     """mindspore.numpy.tri(N, M=None, k=0, dtype=float32): ones at and below diagonal k of an N×M Tensor."""
-    M = N if M is None else M  # noqa: N806
+    M = N if M is None else M
     return Tensor(np.tri(N, M, k).astype(mstype.dtype_to_nptype(_dtype(dtype, "tri"))))
 
 

@@ -13,7 +13,6 @@ import numpy as np
 
 from .._loader import _core
 from .._reduce_dtype import reduce_as
-from .._args import _got
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from .. import ops
@@ -108,7 +107,7 @@ def fmod(x1, x2, dtype=None):
 negative = _unary("negative", _core.neg, "−x")
 positive = _unary("positive", _core.identity, "+x (a copy)")
 absolute = _unary("absolute", _core.abs, "|x|")
-abs = _unary("abs", _core.abs, "|x|")  # noqa: A001
+abs = _unary("abs", _core.abs, "|x|")
 fabs = _unary("fabs", _core.abs, "|x| in float", floats=True)
 sign = _unary("sign", _core.sign, "−1, 0 or 1")
 sqrt = _unary("sqrt", _core.sqrt, "√x", floats=True)
@@ -177,7 +176,7 @@ def _axes(axis):
     return [axis] if isinstance(axis, numbers.Integral) else list(axis)
 
 
-def sum(a, axis=None, dtype=None, keepdims=False, initial=None):  # noqa: A001
+def sum(a, axis=None, dtype=None, keepdims=False, initial=None):
     """mindspore.numpy.sum(a, axis=None, dtype=None, keepdims=False, initial=None): the sum over `axis` (all axes
     when None), plus `initial`. Integer and Bool inputs sum to Int64 (MindSpore 2.10) unless dtype is given."""
     t = asarray(a)
@@ -218,8 +217,8 @@ def amin(a, axis=None, keepdims=False, initial=None, where=True):
     return out if initial is None else _core.minimum(out, initial)
 
 
-max = amax  # noqa: A001
-min = amin  # noqa: A001
+max = amax
+min = amin
 
 
 def var(x, axis=None, ddof=0, keepdims=False):
@@ -275,7 +274,7 @@ def average(x, axis=None, weights=None, returned=False):
     return (out, wsum) if returned else out
 
 
-def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
+def norm(x, ord=None, axis=None, keepdims=False):
     """mindspore.numpy.norm(x, ord=None, axis=None, keepdims=False): see kiln.ops.norm (vector and matrix norms)."""
     return ops.norm(_float(x), ord, axis, keepdims)
 

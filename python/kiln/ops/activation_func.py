@@ -18,7 +18,7 @@ from .._loader import _core
 __all__ = ["log1p", "softplus", "logsigmoid", "relu6", "hardsigmoid"]
 
 
-def log1p(input):  # noqa: A002
+def log1p(input):
     """log(1 + x), accurate for |x| ≪ 1 (C's log1p); gradient 1 / (1 + x). Integer inputs give float32."""
     return _core.log1p(input)
 
@@ -33,7 +33,7 @@ def _softplus(z):
     return _core.add(_core.relu(z), _core.log1p(_core.exp(_neg_abs(z))))
 
 
-def softplus(input, beta=1, threshold=20):  # noqa: A002
+def softplus(input, beta=1, threshold=20):
     """Softplus: log(1 + exp(beta·x)) / beta, and x itself where beta·x > threshold (MindSpore/PyTorch's linear
     regime). Computed stably for every x (no overflow at x = ±1000); gradient σ(beta·x), 0.5 at x = 0.
 
@@ -62,7 +62,7 @@ def relu6(x):
     return _core.select(_core.greater(x, 6.0), 6.0, _core.relu(x))
 
 
-def hardsigmoid(input):  # noqa: A002
+def hardsigmoid(input):
     """relu6(x + 3) / 6 (MindSpore's HSigmoid); gradient dy/6·[−3 < x < 3] (0 at both corners, as HSigmoidGrad
     and PyTorch); NaN stays NaN."""
     # select, not minimum: Minimum splits the gradient 0.5/0.5 at the tie x = 3

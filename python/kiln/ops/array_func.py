@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .._loader import _core
-from .._args import int_arg, shape_arg
+from .._args import int_arg
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from .function import _tensor_arg
@@ -17,7 +17,7 @@ from .function import _tensor_arg
 __all__ = ["tile", "one_hot", "gather_nd", "repeat_elements", "reciprocal", "dtype", "pad", "sort", "argsort", "topk"]
 
 
-def tile(input, dims):  # noqa: A002
+def tile(input, dims):
     """MindSpore's ops.tile(input, dims): `input` repeated dims[i] times along axis i.
 
     input: a Tensor of shape s (any dtype). dims: a tuple/list of ints ≥ 0. When len(dims) < input.ndim, dims is
@@ -144,7 +144,7 @@ def repeat_elements(x, rep, axis=0):
     return _core.reshape(y, shape[:axis] + [shape[axis] * rep] + shape[axis + 1:])
 
 
-def reciprocal(input):  # noqa: A002
+def reciprocal(input):
     """MindSpore's ops.reciprocal(input): 1 / input elementwise. Integer and bool inputs give float32 (as MindSpore
     2.10); 1/0 gives inf. Gradient: −1/input²."""
     x = _tensor_arg(input, "Reciprocal")
@@ -153,7 +153,7 @@ def reciprocal(input):  # noqa: A002
     return _core.div(1.0, x)  # a Python scalar is weak: the result keeps x's dtype
 
 
-def dtype(input):  # noqa: A002
+def dtype(input):
     """MindSpore's ops.dtype(input): the Tensor's dtype (a kiln dtype such as kiln.float32)."""
     return _tensor_arg(input, "DType").dtype
 
@@ -286,7 +286,7 @@ def _sort_axis(x, axis, op):
     return axis % x.ndim
 
 
-def argsort(input, axis=-1, descending=False):  # noqa: A002
+def argsort(input, axis=-1, descending=False):
     """MindSpore's ops.argsort(input, axis=-1, descending=False): Int32 indices that sort `input` along `axis`.
 
     The sort is stable (equal values keep their order) and NaN counts as the largest value (NumPy's and PyTorch's
@@ -312,7 +312,7 @@ def sort(input_x, axis=-1, descending=False):
     return _take_along(x, idx, axis), _core.cast(idx, mstype.int32)
 
 
-def topk(input, k, dim=None, largest=True, sorted=True):  # noqa: A002
+def topk(input, k, dim=None, largest=True, sorted=True):
     """MindSpore's ops.topk(input, k, dim=None, largest=True, sorted=True) → (values, indices Int32): the k largest
     (largest=False: smallest) elements along `dim` (None: the last), in sorted order (the order is always sorted:
     `sorted=False` allows any order, and sorted is one). Among equal values the lower index comes first; NaN counts

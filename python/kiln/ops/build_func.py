@@ -38,7 +38,7 @@ def cartesian_prod(*inputs):
 
 
 @defop()
-def combinations(input, r=2, with_replacement=False):  # noqa: A002
+def combinations(input, r=2, with_replacement=False):
     """MindSpore's ops.combinations(input, r=2, with_replacement=False): the length-r combinations of the 1-D
     input's elements (itertools.combinations / combinations_with_replacement order), shape (count, r); no
     combination gives shape (0,). Gradient: to the picked elements. TypeError for a non-int r, ValueError for a
@@ -90,7 +90,7 @@ def block_diag(*inputs):
 
 
 @defop()
-def vander(x, N=None):  # noqa: N803
+def vander(x, N=None):
     """MindSpore's ops.vander(x, N=None): the Vandermonde matrix of the 1-D x, out[i, j] = x[i]^(N − 1 − j), shape
     (len(x), N) (N None: len(x)); an integer x gives Int64 (as MindSpore), a float x keeps its dtype. Gradient
     w.r.t. x (float). TypeError for a non-Tensor or non-int N, ValueError for x not 1-D or N < 0."""

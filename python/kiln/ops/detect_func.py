@@ -12,7 +12,6 @@ ROIAlign (He et al., "Mask R-CNN", 2017): each output bin averages sample_num ×
   the centres of a regular grid in the bin; a sample outside [−1, H] × [−1, W] counts 0, coordinates in [−1, 0) clamp
   to 0. Bilinear weights separate into a row and a column factor, so the sampling is two matrix products per RoI:
   out = Wy · F · Wxᵀ (Wy: samples × H, Wx: samples × W), then the mean over each bin's samples."""
-import numbers
 
 from .._loader import _core
 from .._args import _got, _is_int
@@ -59,8 +58,8 @@ class NMSWithMask(Primitive):
         boxes = _core.gather(b, order, 0)
         x1, y1, x2, y2 = (boxes[:, i] for i in range(4))
         area = _core.mul(_core.sub(x2, x1), _core.sub(y2, y1))
-        col = lambda v: _core.reshape(v, [n, 1])  # noqa: E731
-        row = lambda v: _core.reshape(v, [1, n])  # noqa: E731
+        col = lambda v: _core.reshape(v, [n, 1])
+        row = lambda v: _core.reshape(v, [1, n])
         w = _core.maximum(_core.sub(_core.minimum(col(x2), row(x2)), _core.maximum(col(x1), row(x1))), 0.0)
         h = _core.maximum(_core.sub(_core.minimum(col(y2), row(y2)), _core.maximum(col(y1), row(y1))), 0.0)
         inter = _core.mul(w, h)

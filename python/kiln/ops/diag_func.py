@@ -61,7 +61,7 @@ def _diag_dims(x, dim1, dim2, op):
 
 
 @defop(tensor="diagonal")
-def diagonal(input, offset=0, dim1=0, dim2=1):  # noqa: A002
+def diagonal(input, offset=0, dim1=0, dim2=1):
     """MindSpore's ops.diagonal(input, offset=0, dim1=0, dim2=1): the diagonal (offset > 0: above, < 0: below the
     main one) of the matrices spanned by dim1 and dim2; those axes are removed and the diagonal is appended as the
     last axis (length 0 when offset is past the matrix). Gradient: into the diagonal. ValueError for rank < 2 or
@@ -76,7 +76,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):  # noqa: A002
 
 
 @defop(tensor="diagonal_scatter")
-def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):  # noqa: A002
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """MindSpore's ops.diagonal_scatter(input, src, offset=0, dim1=0, dim2=1): a copy of input whose diagonal
     (as ops.diagonal(input, offset, dim1, dim2) picks it) is src (that diagonal's shape, input's dtype). Gradient
     w.r.t. input (off the diagonal) and src. TypeError for bad types, ValueError for bad dims or src's shape."""
@@ -111,7 +111,7 @@ def _spread(base, src, cells, m):
 
 
 @defop()
-def diag_embed(input, offset=0, dim1=-2, dim2=-1):  # noqa: A002
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """MindSpore's ops.diag_embed(input, offset=0, dim1=-2, dim2=-1): a Tensor of rank input.ndim + 1 whose
     matrices over (dim1, dim2) (positions in the output) hold input's last axis on their offset diagonal (size
     n + |offset| each), zeros elsewhere. Gradient: the diagonal back. ValueError for equal or out-of-range dims."""
@@ -136,7 +136,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):  # noqa: A002
 
 
 @defop(tensor="diagflat")
-def diagflat(input, offset=0):  # noqa: A002
+def diagflat(input, offset=0):
     """MindSpore's ops.diagflat(input, offset=0): the flattened input on the offset diagonal of a square matrix of
     side numel + |offset|, zeros elsewhere."""
     x = _tensor_arg(input, "diagflat")
@@ -144,7 +144,7 @@ def diagflat(input, offset=0):  # noqa: A002
 
 
 @defop(primitive="Diag", tensor="diag")
-def diag(input):  # noqa: A002
+def diag(input):
     """MindSpore's ops.diag(input): the Tensor of rank 2k (input of rank k >= 1) with out[i..., i...] = input[i...]
     and zeros elsewhere (for a 1-D input, the diagonal matrix). ValueError for a 0-d input."""
     x = _tensor_arg(input, "diag")
@@ -185,7 +185,7 @@ def matrix_band_part(x, lower, upper):
 # ---------------------------------------------------------------------------------------------- block rearranging
 
 @defop()
-def pixel_shuffle(input, upscale_factor):  # noqa: A002
+def pixel_shuffle(input, upscale_factor):
     """MindSpore's ops.pixel_shuffle(input, upscale_factor): (*, C·r², H, W) -> (*, C, H·r, W·r): out[..., c, h·r +
     i, w·r + j] = in[..., c·r² + i·r + j, h, w] (rank >= 3). TypeError for a non-int factor, ValueError for r <= 0,
     rank < 3 or channels not divisible by r²."""
@@ -205,7 +205,7 @@ def pixel_shuffle(input, upscale_factor):  # noqa: A002
 
 
 @defop()
-def pixel_unshuffle(input, downscale_factor):  # noqa: A002
+def pixel_unshuffle(input, downscale_factor):
     """MindSpore's ops.pixel_unshuffle(input, downscale_factor): the inverse of pixel_shuffle, (*, C, H·r, W·r) ->
     (*, C·r², H, W). ValueError for r <= 0, rank < 3 or H, W not divisible by r."""
     x = _tensor_arg(input, "pixel_unshuffle")
@@ -355,7 +355,7 @@ def _im2col_table(h, w, kernel, dilation, padding, stride, op):
 
 
 @defop(tensor="unfold", mint="nn.functional.unfold")
-def unfold(input, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """MindSpore's ops.unfold(input, kernel_size, dilation=1, padding=0, stride=1) (im2col): the sliding kH × kW
     blocks of a 4-D (N, C, H, W) input (zero-padded by `padding` on each side) as columns: (N, C·kH·kW, L), L the
     number of block positions, channel-major then kernel row-major. Arguments: ints or pairs. Gradient: col2im
@@ -377,7 +377,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
 
 
 @defop(tensor="fold", mint="nn.functional.fold")
-def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """MindSpore's ops.fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) (col2im): the
     adjoint of unfold: columns (N, C·kH·kW, L) summed back into an (N, C, H, W) image, H, W = output_size (a pair of
     ints or a 2-element integer Tensor); overlapping blocks add. Gradient: unfold. ValueError for shapes that do not

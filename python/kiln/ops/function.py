@@ -32,7 +32,7 @@ exp = _core.exp
 log = _core.log
 sqrt = _core.sqrt
 rsqrt = _core.rsqrt
-abs = _core.abs  # noqa: A001
+abs = _core.abs
 absolute = _core.abs
 square = _core.square
 sign = _core.sign
@@ -46,7 +46,7 @@ remainder = _core.mod
 
 
 @_defop(tensor="div", mint=("div", "divide"), aliases=("divide",))
-def div(input, other, *, rounding_mode=None):  # noqa: A002
+def div(input, other, *, rounding_mode=None):
     """input / other (true division: integers give Float32); rounding_mode 'floor' or 'trunc' rounds the quotient."""
     if rounding_mode is None:
         return _core.div(input, other)
@@ -62,7 +62,7 @@ true_divide = _core.div
 
 
 @_defop(tensor="pow", mint="pow")
-def pow(input, exponent):  # noqa: A001,A002
+def pow(input, exponent):
     """input ** exponent, broadcasting; either may be a Python number.
 
     Integer tensors to negative integer powers give the C integer power, as MindSpore (2 ** -1 = 0,
@@ -111,7 +111,7 @@ def select(cond, x, y):
 
 
 @_defop(tensor="clamp", mint=("clamp", "clip", "nn.functional.clamp"))
-def clamp(input, min=None, max=None):  # noqa: A002
+def clamp(input, min=None, max=None):
     """min(max(input, min), max); either bound may be None (not both: ValueError). Gradient of input (MindSpore's
     ops.clamp, PyTorch's clamp): 1 where min <= input <= max, bounds included; 0 outside and where input is NaN."""
     if min is None and max is None:
@@ -153,7 +153,7 @@ def _axes(axis, op):
 
 
 @_defop(mint="sum")
-def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001,A002
+def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum over `dim` (None = all; int or tuple), keeping reduced dims as size 1 with keepdim. `dtype`: the sum of
     input cast to it (without a widened copy of input where the cast keeps its values: kiln/_reduce_dtype.py).
     Integer and Bool inputs sum to Int64 (UInt64 for UInt16/32/64), floats keep their dtype."""
@@ -164,22 +164,22 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001,A002
     return _core.sum(input, axes, keepdim)
 
 
-def mean(input, axis=None, keep_dims=False):  # noqa: A002
+def mean(input, axis=None, keep_dims=False):
     """Arithmetic mean over `axis` (None = all)."""
     return _core.mean(input, _axes(axis, "mean"), keep_dims)
 
 
-def prod(input, axis=None, keep_dims=False):  # noqa: A002
+def prod(input, axis=None, keep_dims=False):
     """Product over `axis` (None = all)."""
     return _core.prod(input, _axes(axis, "prod"), keep_dims)
 
 
-def amax(input, axis=None, keepdims=False):  # noqa: A002
+def amax(input, axis=None, keepdims=False):
     """Maximum over `axis` (None = all)."""
     return _core.amax(input, _axes(axis, "amax"), keepdims)
 
 
-def amin(input, axis=None, keepdims=False):  # noqa: A002
+def amin(input, axis=None, keepdims=False):
     """Minimum over `axis` (None = all)."""
     return _core.amin(input, _axes(axis, "amin"), keepdims)
 
@@ -241,7 +241,7 @@ def _reduce_with_index(op, input, axis, keepdims, initial, where, reduce_all, ar
     return _value_at_index(input, index, axis, keepdims), indices
 
 
-def max(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A001,A002
+def max(input, axis=None, keepdims=False, *, initial=None, where=None):
     """MindSpore 2.10 ops.max: a tuple (values, indices).
 
     axis=None: (the maximum over all elements, a 0-d Tensor whose gradient is split among ties (to the NaN inputs
@@ -259,26 +259,26 @@ def max(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa:
                               _core.maximum)
 
 
-def min(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A001,A002
+def min(input, axis=None, keepdims=False, *, initial=None, where=None):
     """As max, for the minimum: (values, indices) (MindSpore's ArgMinWithValue); `initial` combines by minimum."""
     return _reduce_with_index("min", input, axis, keepdims, initial, where, _core.amin, _core.argmin,
                               _core.minimum)
 
 
 @_defop(mint="argmax")
-def argmax(input, dim=None, keepdim=False):  # noqa: A002
+def argmax(input, dim=None, keepdim=False):
     """Index (Int64) of the first maximum along `dim` (None: over the flattened tensor)."""
     return _core.argmax(input, None if dim is None else int_arg("argmax", "dim", dim), keepdim)
 
 
-def argmin(input, axis=None, keepdims=False):  # noqa: A002
+def argmin(input, axis=None, keepdims=False):
     """Index (Int64) of the first minimum along `axis` (None: over the flattened tensor)."""
     return _core.argmin(input, None if axis is None else int_arg("argmin", "axis", axis), keepdims)
 
 
 # ---- shapes ----
 @_defop(mint="reshape")
-def reshape(input, shape):  # noqa: A002
+def reshape(input, shape):
     """A tensor with the same data and a new shape (one dim may be -1); a view when the strides allow."""
     shape = shape_arg("reshape", "shape", shape)
     if isinstance(input, _core.Tensor):
@@ -286,7 +286,7 @@ def reshape(input, shape):  # noqa: A002
     return _core.reshape(input, list(shape))
 
 
-def transpose(input, input_perm):  # noqa: A002
+def transpose(input, input_perm):
     """Permutes the dims: output dim i is input dim input_perm[i]. A view."""
     input_perm = shape_arg("transpose", "input_perm", input_perm)
     if isinstance(input, _core.Tensor):
@@ -294,13 +294,13 @@ def transpose(input, input_perm):  # noqa: A002
     return _core.transpose(input, list(input_perm))
 
 
-def permute(input, axis):  # noqa: A002
+def permute(input, axis):
     """Same as transpose."""
     return transpose(input, shape_arg("permute", "axis", axis))
 
 
 @_defop(tensor="broadcast_to", mint=("broadcast_to", "nn.functional.broadcast_to"))
-def broadcast_to(input, shape):  # noqa: A002
+def broadcast_to(input, shape):
     """Broadcasts to `shape` (-1 keeps a dim). A view."""
     return _core.broadcast_to(input, list(shape_arg("broadcast_to", "shape", shape)))
 
@@ -313,12 +313,12 @@ def expand_dims(input_x, axis):
     return _core.expand_dims(input_x, axis)
 
 
-def unsqueeze(input, dim):  # noqa: A002
+def unsqueeze(input, dim):
     """Same as expand_dims."""
     return expand_dims(input, int_arg("unsqueeze", "dim", dim))
 
 
-def squeeze(input, axis=None):  # noqa: A002
+def squeeze(input, axis=None):
     """Removes size-1 dims (all, or those in `axis`; ValueError if one is not size 1)."""
     axes = [] if axis is None else list(shape_arg("squeeze", "axis", axis))
     if isinstance(input, _core.Tensor):
@@ -326,7 +326,7 @@ def squeeze(input, axis=None):  # noqa: A002
     return _core.squeeze(input, axes)
 
 
-def flatten(input, order="C", *, start_dim=1, end_dim=-1):  # noqa: A002
+def flatten(input, order="C", *, start_dim=1, end_dim=-1):
     """Flattens dims start_dim..end_dim into one (MindSpore default keeps dim 0)."""
     return _tensor_arg(input, "flatten").flatten(start_dim, end_dim)
 
@@ -378,7 +378,7 @@ def gather(input_params, input_indices, axis, batch_dims=0):
     return _core.gather(input_params, input_indices, int_arg("gather", "axis", axis))
 
 
-def cast(input, dtype):  # noqa: A002
+def cast(input, dtype):
     """input converted to `dtype` (float → int truncates toward zero)."""
     return _core.cast(input, dtype_arg("cast", "dtype", dtype))
 
@@ -417,12 +417,12 @@ def stop_gradient(value):
 
 
 @_defop(tensor="matmul", mint="matmul")
-def matmul(input, other):  # noqa: A002
+def matmul(input, other):
     """Matrix product with NumPy semantics (batched, broadcasting batch dims, 1-D operands)."""
     return _core.matmul(input, other)
 
 
-def numel(input):  # noqa: A002
+def numel(input):
     """Number of elements."""
     return _tensor_arg(input, "numel").size
 
@@ -492,22 +492,22 @@ def full(size, fill_value, *, dtype=None):
     return _fill(_shape_arg(size, "full"), fill_value, dtype_arg("full", "dtype", dtype), "full")
 
 
-def fill(type, shape, value):  # noqa: A002
+def fill(type, shape, value):
     """MindSpore's ops.fill(type, shape, value): a tensor of dtype `type` and `shape` filled with `value`."""
     return _fill(_shape_arg(shape, "fill", "shape"), value, dtype_arg("fill", "type", type), "fill")
 
 
-def zeros_like(input, *, dtype=None):  # noqa: A002
+def zeros_like(input, *, dtype=None):
     """Zeros with input's shape (and dtype unless given)."""
     return _core.full(list(_tensor_arg(input, "zeros_like").shape), 0.0, dtype_arg("zeros_like", "dtype", dtype, input.dtype))
 
 
-def ones_like(input, *, dtype=None):  # noqa: A002
+def ones_like(input, *, dtype=None):
     """Ones with input's shape (and dtype unless given)."""
     return _core.full(list(_tensor_arg(input, "ones_like").shape), 1.0, dtype_arg("ones_like", "dtype", dtype, input.dtype))
 
 
-def full_like(input, fill_value, *, dtype=None):  # noqa: A002
+def full_like(input, fill_value, *, dtype=None):
     """fill_value with input's shape (and dtype unless given)."""
     return _fill(_tensor_arg(input, "full_like").shape, fill_value,
                  dtype_arg("full_like", "dtype", dtype, input.dtype), "full_like")

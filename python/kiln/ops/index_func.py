@@ -42,7 +42,7 @@ def _axis(op, name, axis, ndim):
     return axis % builtins.max(ndim, 1)
 
 
-def slice(input_x, begin, size):  # noqa: A001
+def slice(input_x, begin, size):
     """MindSpore's ops.slice(input_x, begin, size): the block starting at `begin` (one int per axis) of extent
     `size` (one int per axis; -1 = to the end of that axis). Same dtype as input_x.
 
@@ -111,7 +111,7 @@ def _flip_key(x, dims, op):
     return tuple(key)
 
 
-def flip(input, dims):  # noqa: A002
+def flip(input, dims):
     """MindSpore's ops.flip(input, dims): `input` with the order of its elements reversed along each axis in `dims`
     (an int or a tuple/list of ints). Same shape and dtype. Raises TypeError / ValueError for a bad axis."""
     x = _tensor_arg(input, "flip")
@@ -126,7 +126,7 @@ def reverse(x, axis):
     return t[_flip_key(t, axis, "reverse")] if t.ndim else t
 
 
-def roll(input, shifts, dims=None):  # noqa: A002
+def roll(input, shifts, dims=None):
     """MindSpore's ops.roll(input, shifts, dims=None): elements shifted by `shifts` along `dims` (ints or equal-length
     tuples), wrapping around; dims=None rolls the flattened tensor and restores the shape (PyTorch's torch.roll).
     Made of two slices and a Concat per axis. Raises ValueError when shifts and dims differ in length."""
@@ -169,13 +169,13 @@ def _triangle(x, diagonal, op, lower):
     return _core.select(Tensor(keep), x, _core.zeros_like(x))
 
 
-def tril(input, diagonal=0):  # noqa: A002
+def tril(input, diagonal=0):
     """MindSpore's ops.tril(input, diagonal=0): the lower triangle of the last two axes (elements with
     col − row <= diagonal) kept, the rest 0. Same shape and dtype. ValueError for rank < 2."""
     return _triangle(input, diagonal, "tril", True)
 
 
-def triu(input, diagonal=0):  # noqa: A002
+def triu(input, diagonal=0):
     """MindSpore's ops.triu(input, diagonal=0): the upper triangle of the last two axes (col − row >= diagonal)
     kept, the rest 0. Same shape and dtype. ValueError for rank < 2."""
     return _triangle(input, diagonal, "triu", False)
@@ -206,7 +206,7 @@ def masked_fill(input_x, mask, value):
     return _core.select(m, v, x)
 
 
-def gather_elements(input, dim, index):  # noqa: A002
+def gather_elements(input, dim, index):
     """MindSpore's ops.gather_elements(input, dim, index) (the GatherD primitive): out[i][j][k] =
     input[index[i][j][k]][j][k] for dim=0 (and so on): `index` (int32/int64) has input's rank and, on every axis but
     `dim`, at most input's length; the output has index's shape and input's dtype. Gradient: scatter-add into input.
@@ -281,7 +281,7 @@ def _scatter_nd(indices, updates, shape, op):
     return _core.reshape(out, list(shape))
 
 
-def nonzero(input, *, as_tuple=False):  # noqa: A002
+def nonzero(input, *, as_tuple=False):
     """MindSpore's ops.nonzero(input, *, as_tuple=False): the Int64 coordinates of the non-zero elements, shape
     (count, rank) in row-major order; as_tuple=True gives a tuple of rank 1-D Int64 Tensors, one per axis. Its
     output shape depends on the values, so it runs in PyNative only (ValueError inside a compiled function)."""
@@ -303,7 +303,7 @@ def unstack(input_x, axis=0):
     return tuple(x[lead + (i,)] for i in range(x.shape[axis]))
 
 
-def unbind(input, dim=0):  # noqa: A002
+def unbind(input, dim=0):
     """MindSpore's ops.unbind(input, dim=0): ops.unstack along `dim`."""
     return unstack(_tensor_arg(input, "unbind"), dim)
 

@@ -71,7 +71,7 @@ def _beta_alpha(op, inp, prod, beta, alpha):
 
 
 @defop(tensor="mm", mint="mm")
-def mm(input, mat2):  # noqa: A002
+def mm(input, mat2):
     """MindSpore's ops.mm(input, mat2): the matrix product of 2-D tensors, (n, k) @ (k, m) → (n, m).
     Raises TypeError (non-Tensor), ValueError (not 2-D, or k differs)."""
     a, b = _ndim(input, "mm", "input", (2,)), _ndim(mat2, "mm", "mat2", (2,))
@@ -112,7 +112,7 @@ def _dot_nd(x, y):
 
 
 @defop(tensor="dot")
-def dot(input, other):  # noqa: A002
+def dot(input, other):
     """MindSpore's ops.dot(input, other): NumPy's dot for inputs of at least 2 dims — contracts input's last dim
     with other's second-to-last; the shape is input.shape[:-1] + other.shape[:-2] + other.shape[-1:].
     Raises TypeError (non-Tensor), ValueError (fewer than 2 dims, contracted dims differ)."""
@@ -125,7 +125,7 @@ def dot(input, other):  # noqa: A002
 
 
 @defop(tensor="inner")
-def inner(input, other):  # noqa: A002
+def inner(input, other):
     """MindSpore's ops.inner(input, other): the sum product over the last dims, shape input.shape[:-1] +
     other.shape[:-1]; a 0-d input multiplies. Raises TypeError (non-Tensor), ValueError (last dims differ)."""
     x, y = _tensor_arg(input, "inner"), _tensor_arg(other, "inner", "other")
@@ -143,14 +143,14 @@ def _outer(op, x, y, yname):
 
 
 @defop(tensor="outer", mint="outer")
-def outer(input, vec2):  # noqa: A002
+def outer(input, vec2):
     """MindSpore's ops.outer(input, vec2): the outer product of the flattened inputs, shape (input.size, vec2.size).
     Raises TypeError (non-Tensor)."""
     return _outer("outer", input, vec2, "vec2")
 
 
 @defop(primitive="Ger", tensor="ger")
-def ger(input, vec2):  # noqa: A002
+def ger(input, vec2):
     """MindSpore's ops.ger(input, vec2): the outer product of two 1-D tensors, shape (n, m). Raises TypeError
     (non-Tensor), ValueError (not 1-D)."""
     _ndim(input, "ger", "input", (1,))
@@ -159,7 +159,7 @@ def ger(input, vec2):  # noqa: A002
 
 
 @defop(tensor="addmm", mint="addmm")
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """MindSpore's ops.addmm(input, mat1, mat2, *, beta=1, alpha=1): beta·input + alpha·(mat1 @ mat2); mat1 (n, k),
     mat2 (k, m), input broadcastable to (n, m). beta = 0 ignores input's values (NaN included).
     Raises TypeError (non-Tensor, non-number beta/alpha), ValueError (shapes)."""
@@ -167,7 +167,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002
 
 
 @defop(tensor="addmv", mint="addmv")
-def addmv(input, mat, vec, *, beta=1, alpha=1):  # noqa: A002
+def addmv(input, mat, vec, *, beta=1, alpha=1):
     """MindSpore's ops.addmv(input, mat, vec, *, beta=1, alpha=1): beta·input + alpha·(mat @ vec); mat (n, m),
     vec (m,), input broadcastable to (n,). Raises TypeError, ValueError (shapes)."""
     return _beta_alpha("addmv", input, mv(mat, vec), beta, alpha)
@@ -192,14 +192,14 @@ def _bmm3(op, b1, b2):
 
 
 @defop(tensor="baddbmm")
-def baddbmm(input, batch1, batch2, beta=1, alpha=1):  # noqa: A002
+def baddbmm(input, batch1, batch2, beta=1, alpha=1):
     """MindSpore's ops.baddbmm(input, batch1, batch2, beta=1, alpha=1): beta·input + alpha·(batch1 @ batch2) per
     batch; batch1 (b, n, k), batch2 (b, k, m), input broadcastable to (b, n, m). Raises TypeError, ValueError."""
     return _beta_alpha("baddbmm", input, _bmm3("baddbmm", batch1, batch2), beta, alpha)
 
 
 @defop(tensor="addbmm", mint="addbmm")
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """MindSpore's ops.addbmm(input, batch1, batch2, *, beta=1, alpha=1): beta·input + alpha·Σ_b batch1[b] @
     batch2[b]; input broadcastable to (n, m). Raises TypeError, ValueError (shapes)."""
     return _beta_alpha("addbmm", input, _sum(_bmm3("addbmm", batch1, batch2), [0]), beta, alpha)
@@ -218,21 +218,21 @@ def _add_c(op, input, t1, t2, value, fn):
 
 
 @defop(primitive="Addcdiv", tensor="addcdiv", mint="addcdiv")
-def addcdiv(input, tensor1, tensor2, value=1):  # noqa: A002
+def addcdiv(input, tensor1, tensor2, value=1):
     """MindSpore's ops.addcdiv(input, tensor1, tensor2, value=1): input + value·tensor1/tensor2 (broadcasting;
     value a number or Tensor). Raises TypeError (non-Tensor), ValueError (shapes that do not broadcast)."""
     return _add_c("addcdiv", input, tensor1, tensor2, value, _core.div)
 
 
 @defop(primitive="Addcmul", tensor="addcmul", mint="addcmul")
-def addcmul(input, tensor1, tensor2, value=1):  # noqa: A002
+def addcmul(input, tensor1, tensor2, value=1):
     """MindSpore's ops.addcmul(input, tensor1, tensor2, value=1): input + value·tensor1·tensor2 (broadcasting).
     Raises TypeError (non-Tensor), ValueError (shapes that do not broadcast)."""
     return _add_c("addcmul", input, tensor1, tensor2, value, _core.mul)
 
 
 @defop()
-def kron(input, other):  # noqa: A002
+def kron(input, other):
     """MindSpore's ops.kron(input, other): the Kronecker product; the inputs are padded with leading 1-dims to the
     same rank, and out.shape[i] = input.shape[i]·other.shape[i]. Raises TypeError (non-Tensor)."""
     a, b = _tensor_arg(input, "kron"), _tensor_arg(other, "kron", "other")
@@ -335,7 +335,7 @@ def vecdot(x, y, *, axis=-1):
 
 
 @defop(primitive="Trace", tensor="trace", mint="trace")
-def trace(input):  # noqa: A002
+def trace(input):
     """MindSpore's ops.trace(input): the sum of the main diagonal of a 2-D tensor (0-d, input's dtype).
     Raises TypeError (non-Tensor), ValueError (not 2-D)."""
     x = _ndim(input, "trace", "input", (2,))
@@ -346,7 +346,7 @@ def trace(input):  # noqa: A002
 
 
 @defop(tensor="cross", mint="cross")
-def cross(input, other, dim=None):  # noqa: A002
+def cross(input, other, dim=None):
     """MindSpore's ops.cross(input, other, dim=None): the cross product of 3-vectors along `dim` (None: the first
     dim of size 3), broadcasting the other dims. Raises TypeError (non-Tensor), ValueError (shapes that do not
     broadcast, dim not of size 3 or out of range)."""
@@ -374,7 +374,7 @@ def cross(input, other, dim=None):  # noqa: A002
 
 
 @defop(tensor="matrix_power")
-def matrix_power(input, n):  # noqa: A002
+def matrix_power(input, n):
     """MindSpore's ops.matrix_power(input, n): the n-th power of square matrices (..., m, m) by repeated squaring;
     n = 0 gives identity matrices, n < 0 powers the inverse (ops.inverse: float inputs). Raises TypeError
     (non-Tensor, non-int n, a negative n for an integer input), ValueError (not square; n < 0 with an exactly

@@ -98,7 +98,7 @@ def _slogdet(x):
 
 
 @defop(tensor="det")
-def det(input):  # noqa: A002
+def det(input):
     """MindSpore's ops.det(input): the determinant of square matrices (..., n, n) → (...), from the LU
     decomposition (module docstring): sign(P)·Π diag(U). Float inputs. Raises TypeError (non-Tensor, integer
     input), ValueError (not square)."""
@@ -111,14 +111,14 @@ def det(input):  # noqa: A002
 
 
 @defop(tensor="slogdet")
-def slogdet(input):  # noqa: A002
+def slogdet(input):
     """MindSpore's ops.slogdet(input): (sign, log|det|) of square matrices (..., n, n), each of shape (...); a
     singular matrix gives (0, −inf). Float inputs. Raises TypeError (non-Tensor, integer input), ValueError."""
     return _slogdet(_square("slogdet", input))
 
 
 @defop(tensor="logdet")
-def logdet(input):  # noqa: A002
+def logdet(input):
     """MindSpore's ops.logdet(input): log det of square matrices (..., n, n) → (...): NaN where det < 0, −inf where
     it is 0. Float inputs. Raises TypeError (non-Tensor, integer input), ValueError (not square)."""
     s, logabs = _slogdet(_square("logdet", input))
@@ -126,7 +126,7 @@ def logdet(input):  # noqa: A002
 
 
 @defop(tensor="inverse", mint="inverse")
-def inverse(input):  # noqa: A002
+def inverse(input):
     """MindSpore's ops.inverse(input): the inverse of square matrices (..., n, n), by the LU decomposition and
     forward/back substitution on the permuted identity (inf/NaN for an exactly singular matrix). Float inputs.
     Raises TypeError (non-Tensor, integer input), ValueError (not square)."""

@@ -12,7 +12,7 @@ from ..common import dtype as mstype
 __all__ = ["all", "any"]
 
 
-def _reduce(input, axis, keep_dims, is_all, name):  # noqa: A002
+def _reduce(input, axis, keep_dims, is_all, name):
     if not isinstance(input, _core.Tensor):
         raise TypeError(f"For '{name}', the 'input' must be a Tensor, but got {type(input).__name__}.")
     if not isinstance(keep_dims, bool):
@@ -30,14 +30,14 @@ def _reduce(input, axis, keep_dims, is_all, name):  # noqa: A002
     return (_core.reduce_all if is_all else _core.reduce_any)(input, dims, keep_dims)
 
 
-def all(input, axis=None, keep_dims=False):  # noqa: A001,A002
+def all(input, axis=None, keep_dims=False):
     """True where every element along `axis` (None: all axes; an int, tuple or list) is nonzero; a bool tensor with
     the reduced axes removed (kept as size 1 with keep_dims). Raises TypeError (not a Tensor, keep_dims not bool),
     ValueError (axis out of range)."""
     return _reduce(input, axis, keep_dims, True, "all")
 
 
-def any(input, axis=None, keep_dims=False):  # noqa: A001,A002
+def any(input, axis=None, keep_dims=False):
     """True where some element along `axis` (None: all axes; an int, tuple or list) is nonzero; a bool tensor with
     the reduced axes removed (kept as size 1 with keep_dims). Raises TypeError (not a Tensor, keep_dims not bool),
     ValueError (axis out of range)."""

@@ -24,7 +24,7 @@ def _nn():
     return nn
 
 
-def smooth_l1_loss(input, target, beta=1.0, reduction="none"):  # noqa: A002
+def smooth_l1_loss(input, target, beta=1.0, reduction="none"):
     """MindSpore's ops.smooth_l1_loss(input, target, beta=1.0, reduction='none'): with d = |input − target|,
     0.5·d²/beta where d < beta, else d − 0.5·beta; reduced by `reduction`. Raises TypeError / ValueError as
     nn.SmoothL1Loss (beta must be a positive float)."""
@@ -40,13 +40,13 @@ def binary_cross_entropy(logits, labels, weight=None, reduction="mean"):
     return _nn().BCELoss(weight, reduction)(logits, labels)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="mean"):  # noqa: A002
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="mean"):
     """MindSpore's ops.binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None,
     reduction='mean'): w·((1 − y)·x + (1 + (p − 1)·y)·softplus(−x)), computed stably; see nn.BCEWithLogitsLoss."""
     return _nn().BCEWithLogitsLoss(reduction, weight, pos_weight)(input, target)
 
 
-def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):  # noqa: A002
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
     """MindSpore's ops.cross_entropy(input, target, weight=None, ignore_index=-100, reduction='mean',
     label_smoothing=0.0): cross entropy of logits (classes on axis 1, or 0 for 1-D input) against class indices or
     class probabilities; see nn.CrossEntropyLoss for the formulas."""
@@ -55,17 +55,17 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     return _nn().CrossEntropyLoss(weight, ignore_index, reduction, label_smoothing)(input, target)
 
 
-def mse_loss(input, target, reduction="mean"):  # noqa: A002
+def mse_loss(input, target, reduction="mean"):
     """MindSpore's ops.mse_loss(input, target, reduction='mean'): (input − target)² (broadcasting), reduced."""
     return _nn().MSELoss(reduction)(input, target)
 
 
-def l1_loss(input, target, reduction="mean"):  # noqa: A002
+def l1_loss(input, target, reduction="mean"):
     """MindSpore's ops.l1_loss(input, target, reduction='mean'): |input − target|, reduced."""
     return _nn().L1Loss(reduction)(input, target)
 
 
-def huber_loss(input, target, reduction="mean", delta=1.0):  # noqa: A002
+def huber_loss(input, target, reduction="mean", delta=1.0):
     """MindSpore's ops.huber_loss(input, target, reduction='mean', delta=1.0): see nn.HuberLoss."""
     return _nn().HuberLoss(reduction, delta)(input, target)
 
@@ -116,7 +116,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
     return _reduce(loss, reduction, "margin_ranking_loss")
 
 
-def soft_margin_loss(input, target, reduction="mean"):  # noqa: A002
+def soft_margin_loss(input, target, reduction="mean"):
     """MindSpore's ops.soft_margin_loss(input, target, reduction='mean'): log(1 + exp(−target·input)) (computed
     stably), target ∈ {1, −1}, same shape."""
     x = _float_tensor(input, "soft_margin_loss")
@@ -161,7 +161,7 @@ def _dropout_mask(x, keep, seed, op):
     return _core.cast(_core.less(u, keep), x.dtype)
 
 
-def dropout(input, p=0.5, training=True, seed=None):  # noqa: A002
+def dropout(input, p=0.5, training=True, seed=None):
     """MindSpore's ops.dropout(input, p=0.5, training=True, seed=None): in training, each element zeroed with
     probability p and the others scaled by 1/(1 − p) (p = 1 gives all zeros); training=False returns input. The
     mask follows kiln.set_seed / `seed`. Raises TypeError (non-Tensor input, non-float p), ValueError (p outside
@@ -176,7 +176,7 @@ def dropout(input, p=0.5, training=True, seed=None):  # noqa: A002
     return _core.mul(x, _core.mul(_dropout_mask(x, keep, seed, "dropout"), 1.0 / keep))
 
 
-def _channel_dropout(input, p, training, rank, op):  # noqa: A002
+def _channel_dropout(input, p, training, rank, op):
     x = _float_tensor(input, op)
     if x.ndim != rank:
         raise ValueError(f"For '{op}', the input must be {rank}-D (N, C, {'H, W' if rank == 4 else 'D, H, W'}), "
@@ -192,14 +192,14 @@ def _channel_dropout(input, p, training, rank, op):  # noqa: A002
     return _core.mul(x, _core.mul(mask, 1.0 / keep))
 
 
-def dropout2d(input, p=0.5, training=True):  # noqa: A002
+def dropout2d(input, p=0.5, training=True):
     """MindSpore's ops.dropout2d(input, p=0.5, training=True): whole channels of the (N, C, H, W) input zeroed with
     probability p (one draw per (sample, channel)), the others scaled by 1/(1 − p) (Tompson et al. 2015).
     Raises ValueError (not 4-D, p outside [0, 1]), TypeError (non-Tensor, non-float p)."""
     return _channel_dropout(input, p, training, 4, "dropout2d")
 
 
-def dropout3d(input, p=0.5, training=True):  # noqa: A002
+def dropout3d(input, p=0.5, training=True):
     """MindSpore's ops.dropout3d(input, p=0.5, training=True): dropout2d for (N, C, D, H, W) inputs."""
     return _channel_dropout(input, p, training, 5, "dropout3d")
 
@@ -259,7 +259,7 @@ class Dropout(Primitive):
     is kept (probability keep_prob) and 0 elsewhere; output = x·mask/keep_prob. Seeds both 0 follow the global seed
     (kiln.set_seed). Raises TypeError / ValueError (keep_prob outside (0, 1])."""
 
-    def __init__(self, keep_prob=0.5, Seed0=0, Seed1=0):  # noqa: N803
+    def __init__(self, keep_prob=0.5, Seed0=0, Seed1=0):
         super().__init__("Dropout")
         if isinstance(keep_prob, bool) or not isinstance(keep_prob, numbers.Real):
             raise TypeError(f"For 'Dropout', the 'keep_prob' must be a float, but got {_got(keep_prob)}.")

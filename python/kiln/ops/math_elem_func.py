@@ -167,7 +167,7 @@ def _atan(x):
 
 
 @defop(primitive="Atan", tensor="atan", mint="atan")
-def atan(input):  # noqa: A002
+def atan(input):
     """MindSpore's ops.atan(input) (arctan): the inverse tangent in (−π/2, π/2), same float dtype (float16 computes
     in float32). Formula: module docstring. Raises TypeError for a non-Tensor or an integer/bool input."""
     x = _float_only(input, "atan")
@@ -175,7 +175,7 @@ def atan(input):  # noqa: A002
 
 
 @defop(name="arctan", tensor="arctan", mint="arctan")
-def arctan(input):  # noqa: A002
+def arctan(input):
     """MindSpore's ops.arctan(input): the same as ops.atan (the inverse tangent)."""
     x = _float_only(input, "arctan")
     return _down(_atan(_up(x)), x.dtype)
@@ -199,7 +199,7 @@ def _atan2(y, x):
 
 
 @defop(primitive="Atan2", tensor="atan2", mint="atan2")
-def atan2(input, other):  # noqa: A002
+def atan2(input, other):
     """MindSpore's ops.atan2(input, other) (arctan2): the angle of the point (other, input) — atan(input/other) in
     the right quadrant, in [−π, π], with C99's ±0/±inf rules (atan2(±0, −0) = ±π, atan2(±inf, ±inf) = ±π/4 or ±3π/4).
     Broadcasting; a number may stand for one side. Float results (an integer Tensor with a float number gives
@@ -212,7 +212,7 @@ def atan2(input, other):  # noqa: A002
 
 
 @defop(name="arctan2", tensor="arctan2", mint="arctan2")
-def arctan2(input, other):  # noqa: A002
+def arctan2(input, other):
     """MindSpore's ops.arctan2(input, other): the same as ops.atan2."""
     return atan2(input, other)
 
@@ -228,7 +228,7 @@ def _acos(x):
 
 
 @defop(primitive="Asin", tensor="asin", mint="asin")
-def asin(input):  # noqa: A002
+def asin(input):
     """MindSpore's ops.asin(input) (arcsin): the inverse sine in [−π/2, π/2], NaN outside [−1, 1]; atan2(x,
     √((1 − x)(1 + x))). Same float dtype. Raises TypeError for a non-Tensor or an integer/bool input."""
     x = _float_only(input, "asin")
@@ -243,7 +243,7 @@ def arcsin(x):
 
 
 @defop(primitive="ACos", tensor="acos", mint="acos")
-def acos(input):  # noqa: A002
+def acos(input):
     """MindSpore's ops.acos(input) (arccos): the inverse cosine in [0, π], NaN outside [−1, 1]; atan2(√((1 − x)(1 +
     x)), x). Same float dtype. Raises TypeError for a non-Tensor or an integer/bool input."""
     x = _float_only(input, "acos")
@@ -251,7 +251,7 @@ def acos(input):  # noqa: A002
 
 
 @defop(name="arccos", tensor="arccos", mint="arccos")
-def arccos(input):  # noqa: A002
+def arccos(input):
     """MindSpore's ops.arccos(input): the same as ops.acos."""
     x = _float_only(input, "arccos")
     return _down(_acos(_up(x)), x.dtype)
@@ -274,20 +274,20 @@ def rad2deg(x):
 # ---------------------------------------------------------------------------------------------- exp / log
 
 @defop(mint="exp2")
-def exp2(input):  # noqa: A002
+def exp2(input):
     """MindSpore's ops.exp2(input): 2ˣ; integer and bool inputs give float32. Raises TypeError for a non-Tensor."""
     return _core.pow(2.0, _as_float(input, "exp2"))
 
 
 @defop(tensor="log2", mint="log2")
-def log2(input):  # noqa: A002
+def log2(input):
     """MindSpore's ops.log2(input): log₂ x = ln x / ln 2 (−inf at 0, NaN below), same float dtype. Raises
     TypeError for a non-Tensor or an integer/bool input."""
     return _core.div(_core.log(_float_only(input, "log2")), math.log(2.0))
 
 
 @defop(tensor="log10", mint="log10")
-def log10(input):  # noqa: A002
+def log10(input):
     """MindSpore's ops.log10(input): log₁₀ x = ln x / ln 10, same float dtype. Raises TypeError for a non-Tensor or
     an integer/bool input."""
     return _core.div(_core.log(_float_only(input, "log10")), math.log(10.0))
@@ -312,7 +312,7 @@ def _logaddexp(op, a, b, base2):
 
 
 @defop(tensor="logaddexp", mint="logaddexp")
-def logaddexp(input, other):  # noqa: A002
+def logaddexp(input, other):
     """MindSpore's ops.logaddexp(input, other): log(eˣ + eʸ) without overflow (max + log1p(e^−|x−y|)); broadcasting.
     Raises TypeError unless both are float Tensors (MindSpore's rule), ValueError for shapes that do not
     broadcast."""
@@ -320,14 +320,14 @@ def logaddexp(input, other):  # noqa: A002
 
 
 @defop(tensor="logaddexp2", mint="logaddexp2")
-def logaddexp2(input, other):  # noqa: A002
+def logaddexp2(input, other):
     """MindSpore's ops.logaddexp2(input, other): log₂(2ˣ + 2ʸ) without overflow; broadcasting. Raises TypeError
     unless both are float Tensors, ValueError for shapes that do not broadcast."""
     return _logaddexp("logaddexp2", input, other, True)
 
 
 @defop(primitive="Logit", prim_attrs={"eps": ("eps", -1.0)}, tensor="logit")
-def logit(input, eps=None):  # noqa: A002
+def logit(input, eps=None):
     """MindSpore's ops.logit(input, eps=None): log(x/(1 − x)) = log x − log1p(−x); with eps (a float ≥ 0) x is first
     clamped to [eps, 1 − eps] (eps None or negative: no clamping, so NaN outside [0, 1], ±inf at 1 and 0). Same float
     dtype. Raises TypeError for a non-Tensor, an integer/bool input or a non-float eps."""
@@ -347,7 +347,7 @@ def _trunc(x):
 
 
 @defop(primitive="Trunc", tensor="trunc", mint="trunc")
-def trunc(input):  # noqa: A002
+def trunc(input):
     """MindSpore's ops.trunc(input): x rounded toward zero (−2.7 → −2.0); integer and bool inputs are returned
     unchanged (a copy). Zero gradient. Raises TypeError for a non-Tensor."""
     x = _tensor_arg(input, "trunc")
@@ -421,7 +421,7 @@ def truncate_mod(x, y):
 
 
 @defop(tensor="fmod", mint="fmod")
-def fmod(input, other):  # noqa: A002
+def fmod(input, other):
     """MindSpore's ops.fmod(input, other): the remainder of input / other with the sign of input (C's fmod; compare
     ops.remainder, which has the sign of other). Integers stay integers; an integer Tensor with a float number gives
     float32. Gradient: 1 for input, −trunc(input/other) for other. Raises TypeError (no Tensor, bool inputs),
@@ -439,7 +439,7 @@ def _fminmax(op, a, b, pick):
 
 
 @defop(primitive="Fmax", tensor="fmax")
-def fmax(input, other):  # noqa: A002
+def fmax(input, other):
     """MindSpore's ops.fmax(input, other): the elementwise maximum ignoring NaN (NaN only where both are NaN; NumPy's
     fmax). Broadcasting; ties share the gradient equally (as maximum). Raises TypeError (no Tensor, bool inputs),
     ValueError (shapes that do not broadcast)."""
@@ -447,14 +447,14 @@ def fmax(input, other):  # noqa: A002
 
 
 @defop(primitive="Fmin", tensor="fmin")
-def fmin(input, other):  # noqa: A002
+def fmin(input, other):
     """MindSpore's ops.fmin(input, other): the elementwise minimum ignoring NaN (NumPy's fmin; MindSpore 2.10's CPU
     kernel fails, Kiln follows PyTorch). Broadcasting. Raises TypeError (no Tensor, bool inputs), ValueError."""
     return _fminmax("fmin", input, other, _core.minimum)
 
 
 @defop(tensor="float_power", mint="float_power")
-def float_power(input, exponent):  # noqa: A002
+def float_power(input, exponent):
     """MindSpore's ops.float_power(input, exponent): input ** exponent computed in float64 (the result is always
     Float64, as MindSpore and PyTorch). Broadcasting; a number may stand for one side. Raises TypeError (no
     Tensor), ValueError (shapes that do not broadcast)."""

@@ -9,22 +9,22 @@ from .primitives import _simple
 __all__ = ["cos", "sin", "floor", "ceil", "Cos", "Sin", "Floor", "Ceil"]
 
 
-def cos(input):  # noqa: A002
+def cos(input):
     """cos(x) elementwise."""
     return _core.cos(input)
 
 
-def sin(input):  # noqa: A002
+def sin(input):
     """sin(x) elementwise."""
     return _core.sin(input)
 
 
-def floor(input):  # noqa: A002
+def floor(input):
     """⌊x⌋ elementwise."""
     return _core.floor(input)
 
 
-def ceil(input):  # noqa: A002
+def ceil(input):
     """⌈x⌉ elementwise."""
     return _core.ceil(input)
 

@@ -25,7 +25,7 @@ __all__ = ["round", "logsumexp", "lerp", "isclose", "norm", "addn", "linspace", 
            "StandardNormal", "TupleToArray", "ScalarToTensor"]
 
 
-def round(input, *, decimals=0):  # noqa: A001,A002
+def round(input, *, decimals=0):
     """MindSpore's ops.round(input, *, decimals=0): each element rounded to `decimals` decimal places, halves to
     even (0.5 → 0, 1.5 → 2, 2.5 → 2; NumPy's np.round). Integer inputs are returned unchanged (a copy). Same dtype;
     zero gradient (as floor). decimals ≠ 0 scales by 10**decimals, rounds and scales back, as NumPy does.
@@ -62,7 +62,7 @@ def _float_input(x, op):
     return x if mstype.is_float(x.dtype) else _core.cast(x, mstype.float32)
 
 
-def logsumexp(input, dim, keepdim=False):  # noqa: A002
+def logsumexp(input, dim, keepdim=False):
     """MindSpore's ops.logsumexp(input, dim, keepdim=False): log Σ exp(input) over the axes `dim` (an int or a
     tuple), computed as m + log Σ exp(input − m) with m the (finite) maximum, so large inputs do not overflow.
     Integer inputs compute in float32. Gradient softmax(input) over those axes. Raises TypeError / ValueError for
@@ -83,7 +83,7 @@ def logsumexp(input, dim, keepdim=False):  # noqa: A002
     return out if keepdim else _core.squeeze(out, [a % builtins.max(x.ndim, 1) for a in axes] if x.ndim else [])
 
 
-def lerp(input, end, weight):  # noqa: A002
+def lerp(input, end, weight):
     """MindSpore's ops.lerp(input, end, weight): input + weight·(end − input) elementwise with broadcasting
     (weight a float or a float Tensor). Raises TypeError for non-Tensor input/end or a bad weight."""
     x = _tensor_arg(input, "lerp")
@@ -94,7 +94,7 @@ def lerp(input, end, weight):  # noqa: A002
     return _core.add(x, _core.mul(weight, _core.sub(e, x)))
 
 
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A002
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """MindSpore's ops.isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False): Bool, True where
     |input − other| <= atol + rtol·|other| (or the two are equal, which covers equal infinities); NaNs are close to
     each other only when equal_nan. Broadcasting. Raises TypeError (non-Tensors), ValueError (negative rtol/atol)."""
@@ -135,7 +135,7 @@ def _vector_norm(x, p, axes, keepdim):
     return _core.pow(_core.sum(_core.pow(ax_abs, float(p)), ax, keepdim), 1.0 / p)
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002,N803
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """MindSpore's ops.norm(A, ord=None, dim=None, keepdim=False, *, dtype=None) (NumPy's/PyTorch's linalg.norm):
 
     - ord=None: the 2-norm of the flattened A (dim=None), of each vector along dim (int), or the Frobenius norm of
@@ -251,7 +251,7 @@ def linspace(start, end, steps):
     return _core.select(last, _core.broadcast_to(e, [steps]), out)
 
 
-def range(start, end, step, maxlen=1000000):  # noqa: A001
+def range(start, end, step, maxlen=1000000):
     """MindSpore's ops.range(start, end, step, maxlen=1000000): the values start, start + step, ... before `end`
     (0-d Tensors or numbers; concrete values — inside a compiled function pass Python numbers). Integer inputs give
     Int64, float inputs Float32 (MindSpore's CPU kernel). Raises ValueError (step 0, a step whose sign cannot reach

@@ -110,7 +110,7 @@ def _bitwise(op, table, a, b):
 
 
 @defop(primitive="BitwiseAnd", tensor="bitwise_and", mint="bitwise_and")
-def bitwise_and(input, other):  # noqa: A002
+def bitwise_and(input, other):
     """MindSpore's ops.bitwise_and(input, other): the bitwise AND of two integer Tensors of one dtype (or an int for
     other), broadcasting; bool inputs give the logical AND. Method: module docstring. Raises TypeError (non-integer
     or mixed dtypes), ValueError (shapes that do not broadcast)."""
@@ -118,14 +118,14 @@ def bitwise_and(input, other):  # noqa: A002
 
 
 @defop(primitive="BitwiseOr", tensor="bitwise_or", mint="bitwise_or")
-def bitwise_or(input, other):  # noqa: A002
+def bitwise_or(input, other):
     """MindSpore's ops.bitwise_or(input, other): the bitwise OR (bool: logical OR), as bitwise_and. Raises TypeError,
     ValueError as bitwise_and."""
     return _bitwise("bitwise_or", "or", input, other)
 
 
 @defop(primitive="BitwiseXor", tensor="bitwise_xor", mint="bitwise_xor")
-def bitwise_xor(input, other):  # noqa: A002
+def bitwise_xor(input, other):
     """MindSpore's ops.bitwise_xor(input, other): the bitwise XOR (bool: logical XOR), as bitwise_and. Raises
     TypeError, ValueError as bitwise_and."""
     return _bitwise("bitwise_xor", "xor", input, other)
@@ -138,7 +138,7 @@ def _shift_counts(n, bits):
 
 
 @defop(tensor="bitwise_left_shift")
-def bitwise_left_shift(input, other):  # noqa: A002
+def bitwise_left_shift(input, other):
     """MindSpore's ops.bitwise_left_shift(input, other): input·2^other, wrapping to input's integer dtype (as C);
     counts outside [0, bits) give 0. other: an integer Tensor of input's dtype or an int. Raises TypeError
     (non-integer input/other, mixed dtypes), ValueError (shapes)."""
@@ -154,7 +154,7 @@ def bitwise_left_shift(input, other):  # noqa: A002
 
 
 @defop(tensor="bitwise_right_shift")
-def bitwise_right_shift(input, other):  # noqa: A002
+def bitwise_right_shift(input, other):
     """MindSpore's ops.bitwise_right_shift(input, other): the arithmetic shift ⌊input / 2^other⌋ (sign-filling for
     signed dtypes); counts of bits − 1 or more give the sign fill (0 or −1), negative counts too. other: an integer
     Tensor of input's dtype or an int. Raises TypeError (non-integer input/other, mixed dtypes), ValueError."""
@@ -220,7 +220,7 @@ def _gcd_pair(op, a, b, scalars):
 
 
 @defop(primitive="Gcd", tensor="gcd", mint="gcd")
-def gcd(input, other):  # noqa: A002
+def gcd(input, other):
     """MindSpore's ops.gcd(input, other): the greatest common divisor of |input| and |other| (gcd(x, 0) = |x|),
     int16/int32/int64 Tensors of one dtype, broadcasting. Method: module docstring. Raises TypeError (non-Tensor,
     other dtypes, mixed dtypes), ValueError (shapes)."""
@@ -229,7 +229,7 @@ def gcd(input, other):  # noqa: A002
 
 
 @defop(primitive="Lcm", tensor="lcm")
-def lcm(input, other):  # noqa: A002
+def lcm(input, other):
     """MindSpore's ops.lcm(input, other): the least common multiple |input / gcd · other| (0 when either is 0),
     int16/int32/int64 Tensors of one dtype (or an int for other), broadcasting. Raises TypeError (non-integer or
     mixed dtypes), ValueError (shapes)."""

@@ -40,7 +40,7 @@ def copysign(x, other):
 
 
 @defop(primitive="Heaviside", tensor="heaviside")
-def heaviside(input, values):  # noqa: A002
+def heaviside(input, values):
     """MindSpore's ops.heaviside(input, values): 0 where input < 0, `values` where input == 0, 1 where input > 0
     (NaN stays NaN). Both Tensors of the same dtype (MindSpore's rule); broadcasting. Not differentiable (zero
     gradient). Raises TypeError (non-Tensor, different dtypes, bool), ValueError (shapes)."""
@@ -59,7 +59,7 @@ def heaviside(input, values):  # noqa: A002
 
 
 @defop(tensor="sgn")
-def sgn(input):  # noqa: A002
+def sgn(input):
     """MindSpore's ops.sgn(input): the sign (−1, 0, 1; NaN stays NaN) of a real Tensor (complex inputs do not exist
     in Kiln), same dtype. Zero gradient. Raises TypeError for a non-Tensor or bool input."""
     x = _tensor_arg(input, "sgn")
@@ -69,7 +69,7 @@ def sgn(input):  # noqa: A002
 
 
 @defop(tensor="signbit")
-def signbit(input):  # noqa: A002
+def signbit(input):
     """MindSpore's ops.signbit(input): Bool, True where the sign bit is set (x < 0, and −0.0); False for bool and
     unsigned inputs and for NaN (Kiln cannot read a NaN's sign bit). Raises TypeError for a non-Tensor."""
     x = _tensor_arg(input, "signbit")
@@ -90,42 +90,42 @@ def _pred(op, x, fn, other):
 
 
 @defop(primitive="IsFinite", tensor="isfinite", mint="isfinite")
-def isfinite(input):  # noqa: A002
+def isfinite(input):
     """MindSpore's ops.isfinite(input): Bool, True where x is neither NaN nor ±inf (always True for integer and bool
     inputs). Raises TypeError for a non-Tensor."""
     return _pred("isfinite", input, lambda x: _core.equal(_core.sub(x, x), 0.0), 1.0)
 
 
 @defop(primitive="IsNan", tensor="isnan")
-def isnan(input):  # noqa: A002
+def isnan(input):
     """MindSpore's ops.isnan(input): Bool, True where x is NaN (always False for integer and bool inputs). Raises
     TypeError for a non-Tensor."""
     return _pred("isnan", input, lambda x: _core.not_equal(x, x), 0.0)
 
 
 @defop(primitive="IsInf", tensor="isinf", mint="isinf")
-def isinf(input):  # noqa: A002
+def isinf(input):
     """MindSpore's ops.isinf(input): Bool, True where x is ±inf (False for integer and bool inputs, as PyTorch;
     MindSpore's CPU kernel rejects them). Raises TypeError for a non-Tensor."""
     return _pred("isinf", input, lambda x: _core.equal(_core.abs(x), math.inf), 0.0)
 
 
 @defop(tensor="isposinf")
-def isposinf(input):  # noqa: A002
+def isposinf(input):
     """MindSpore's ops.isposinf(input): Bool, True where x is +inf (False for integer and bool inputs). Raises
     TypeError for a non-Tensor."""
     return _pred("isposinf", input, lambda x: _core.equal(x, math.inf), 0.0)
 
 
 @defop(tensor="isneginf", mint="isneginf")
-def isneginf(input):  # noqa: A002
+def isneginf(input):
     """MindSpore's ops.isneginf(input): Bool, True where x is −inf (False for integer and bool inputs). Raises
     TypeError for a non-Tensor."""
     return _pred("isneginf", input, lambda x: _core.equal(x, -math.inf), 0.0)
 
 
 @defop(tensor="isreal")
-def isreal(input):  # noqa: A002
+def isreal(input):
     """MindSpore's ops.isreal(input): Bool, True where the imaginary part is 0 — every element of Kiln's real
     dtypes. Raises TypeError for a non-Tensor."""
     x = _tensor_arg(input, "isreal")
@@ -133,7 +133,7 @@ def isreal(input):  # noqa: A002
 
 
 @defop(tensor="positive")
-def positive(input):  # noqa: A002
+def positive(input):
     """MindSpore's ops.positive(input): +x — the input Tensor itself, as MindSpore 2.10 returns it (`ops.positive(x)
     is x`, any dtype, Bool included). Raises TypeError for a non-Tensor."""
     return _tensor_arg(input, "positive")
@@ -142,7 +142,7 @@ def positive(input):  # noqa: A002
 # ---------------------------------------------------------------------------------------------- misc binary
 
 @defop(primitive="Hypot", tensor="hypot")
-def hypot(input, other):  # noqa: A002
+def hypot(input, other):
     """MindSpore's ops.hypot(input, other): √(x² + y²) without overflow or underflow (module docstring); inf where
     either is ±inf (even beside NaN, as C). Float result; two integer inputs raise TypeError (MindSpore's rule).
     Broadcasting. Gradient x/h, y/h (0 at the origin, PyTorch's)."""
@@ -170,7 +170,7 @@ def ldexp(x, other):
 
 @defop(primitive="NanToNum", prim_attrs={"nan": ("nan", None), "posinf": ("posinf", None),
                                          "neginf": ("neginf", None)}, tensor="nan_to_num", mint="nan_to_num")
-def nan_to_num(input, nan=None, posinf=None, neginf=None):  # noqa: A002
+def nan_to_num(input, nan=None, posinf=None, neginf=None):
     """MindSpore's ops.nan_to_num(input, nan=None, posinf=None, neginf=None): NaN → nan (default 0.0), +inf → posinf
     (default the dtype's largest finite value), −inf → neginf (default the lowest). Same float dtype; gradient 1
     where x is finite, 0 where it was replaced. Raises TypeError (non-Tensor, integer/bool input, non-number
@@ -191,7 +191,7 @@ def nan_to_num(input, nan=None, posinf=None, neginf=None):  # noqa: A002
 
 
 @defop(primitive="Sinc", tensor="sinc", mint="sinc")
-def sinc(input):  # noqa: A002
+def sinc(input):
     """MindSpore's ops.sinc(input): sin(πx)/(πx), 1 at x = 0 (the normalised sinc; NumPy's). Integer and bool inputs
     give float32. Raises TypeError for a non-Tensor."""
     x = _as_float(input, "sinc")
@@ -215,7 +215,7 @@ def xdivy(x, y):
 
 
 @defop(primitive="Xlogy", tensor="xlogy", mint="xlogy")
-def xlogy(input, other):  # noqa: A002
+def xlogy(input, other):
     """MindSpore's ops.xlogy(input, other): x·log(y), and 0 where x == 0 unless y is NaN (SciPy's and PyTorch's rule;
     MindSpore's CPU kernel gives NaN for x = 0, y < 0). Gradient wrt x: log(y), also at x = 0 (MindSpore 2.10), 0
     there when y <= 0 or y = inf. Float result (integers compute in float32). Broadcasting; a

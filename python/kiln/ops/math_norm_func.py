@@ -64,7 +64,7 @@ def cdist(x1, x2, p=2.0):
 
 
 @defop()
-def dist(input, other, p=2):  # noqa: A002
+def dist(input, other, p=2):
     """MindSpore's ops.dist(input, other, p=2): the p-norm of input − other (broadcast, flattened), 0-d; p = 0
     counts the non-zero differences, p = inf takes the largest. Float inputs. Gradient 0 where they are equal.
     Raises TypeError (non-Tensor, integer inputs, non-number p), ValueError (shapes that do not broadcast, p < 0)."""
@@ -80,7 +80,7 @@ def dist(input, other, p=2):  # noqa: A002
 
 
 @defop(primitive=None)
-def pdist(input, p=2.0):  # noqa: A002
+def pdist(input, p=2.0):
     """MindSpore's ops.pdist(input, p=2.0): the p-norm distances between the rows of a 2-D input (N, M), for the
     pairs i < j in row-major order: N·(N − 1)/2 values. Float input. Raises TypeError (non-Tensor, integer input,
     non-number p), ValueError (not 2-D, p < 0)."""
@@ -96,7 +96,7 @@ def pdist(input, p=2.0):  # noqa: A002
 
 
 @defop(primitive=None, tensor="renorm")
-def renorm(input, p, axis, maxnorm):  # noqa: A002
+def renorm(input, p, axis, maxnorm):
     """MindSpore's ops.renorm(input, p, axis, maxnorm): each slice input[..., i, ...] along `axis` whose p-norm
     exceeds maxnorm is scaled by maxnorm/(norm + 1e-7) (PyTorch's factor); the others are unchanged. Float input.
     Raises TypeError (non-Tensor, integer input, non-number p or maxnorm), ValueError (p <= 0, maxnorm < 0,
@@ -127,7 +127,7 @@ def _norm_dtype(op, x, dtype):
 
 
 @defop()
-def vector_norm(x, ord=2, axis=None, keepdims=False, *, dtype=None):  # noqa: A002
+def vector_norm(x, ord=2, axis=None, keepdims=False, *, dtype=None):
     """MindSpore's ops.vector_norm(x, ord=2, axis=None, keepdims=False, *, dtype=None): the vector p-norm over
     `axis` (None: all elements; an int or a tuple), ord any number (0: count of non-zeros), inf (max |x|), -inf
     (min |x|). Integer inputs compute in float32; dtype casts the input first. Gradient 0 at a zero vector (p = 2).
@@ -139,7 +139,7 @@ def vector_norm(x, ord=2, axis=None, keepdims=False, *, dtype=None):  # noqa: A0
 
 
 @defop()
-def matrix_norm(A, ord="fro", axis=(-2, -1), keepdims=False, *, dtype=None):  # noqa: A002,N803
+def matrix_norm(A, ord="fro", axis=(-2, -1), keepdims=False, *, dtype=None):
     """MindSpore's ops.matrix_norm(A, ord='fro', axis=(-2, -1), keepdims=False, *, dtype=None): the matrix norm of
     the matrices on the two `axis` dims: 'fro' (√Σa²), 1 / -1 (max / min column sum of |a|), inf / -inf (max / min
     row sum). 'nuc' and ±2 need singular values, which Kiln does not compute: ValueError. Integer inputs compute in

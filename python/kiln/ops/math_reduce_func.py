@@ -26,7 +26,7 @@ from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from .function import _tensor_arg
 from ._opdef import defop
-from .math_elem_func import _as_float, _float_only  # noqa: F401  (the shared argument helpers)
+from .math_elem_func import _as_float, _float_only  # the shared argument helpers
 
 __all__ = ["std", "var", "std_mean", "var_mean", "nansum", "nanmean", "median", "nanmedian", "quantile",
            "nanquantile", "count_nonzero", "aminmax", "logcumsumexp", "cummax", "cummin", "histc", "bincount", "cov",
@@ -112,7 +112,7 @@ def _var_mean(op, input, axis, ddof, keepdims):
 
 
 @defop()  # Tensor.var: both MindSpore overloads (kiln/common/_tensor_methods.py)
-def var(input, axis=None, ddof=0, keepdims=False):  # noqa: A002
+def var(input, axis=None, ddof=0, keepdims=False):
     """MindSpore's ops.var(input, axis=None, ddof=0, keepdims=False): the variance over `axis` (None: all; an int or a tuple), Σ(x − mean)²/(N − ddof) (ddof an int; True means 1; NaN where
     N − ddof ≤ 0); keepdims keeps the reduced axes as size 1. Same float dtype. Raises TypeError (non-Tensor,
     integer/bool input, non-int ddof), ValueError (axis out of range or repeated)."""
@@ -120,7 +120,7 @@ def var(input, axis=None, ddof=0, keepdims=False):  # noqa: A002
 
 
 @defop()  # Tensor.std: both MindSpore overloads (kiln/common/_tensor_methods.py)
-def std(input, axis=None, ddof=0, keepdims=False):  # noqa: A002
+def std(input, axis=None, ddof=0, keepdims=False):
     """MindSpore's ops.std(input, axis=None, ddof=0, keepdims=False): the standard deviation √var (gradient 0 where
     var is 0), var over `axis` (None: all; an int or a tuple), Σ(x − mean)²/(N − ddof) (ddof an int; True means 1; NaN where
     N − ddof ≤ 0); keepdims keeps the reduced axes as size 1. Same float dtype. Raises TypeError (non-Tensor,
@@ -129,7 +129,7 @@ def std(input, axis=None, ddof=0, keepdims=False):  # noqa: A002
 
 
 @defop()
-def var_mean(input, axis=None, ddof=0, keepdims=False):  # noqa: A002
+def var_mean(input, axis=None, ddof=0, keepdims=False):
     """MindSpore's ops.var_mean(input, axis=None, ddof=0, keepdims=False): (variance, mean), the variance over `axis` (None: all; an int or a tuple), Σ(x − mean)²/(N − ddof) (ddof an int; True means 1; NaN where
     N − ddof ≤ 0); keepdims keeps the reduced axes as size 1. Same float dtype. Raises TypeError (non-Tensor,
     integer/bool input, non-int ddof), ValueError (axis out of range or repeated)."""
@@ -137,7 +137,7 @@ def var_mean(input, axis=None, ddof=0, keepdims=False):  # noqa: A002
 
 
 @defop()
-def std_mean(input, axis=None, ddof=0, keepdims=False):  # noqa: A002
+def std_mean(input, axis=None, ddof=0, keepdims=False):
     """MindSpore's ops.std_mean(input, axis=None, ddof=0, keepdims=False): (standard deviation, mean), the variance
     over `axis` (None: all; an int or a tuple), Σ(x − mean)²/(N − ddof) (ddof an int; True means 1; NaN where
     N − ddof ≤ 0); keepdims keeps the reduced axes as size 1. Same float dtype. Raises TypeError (non-Tensor,
@@ -151,7 +151,7 @@ def _nan_zero(x):
 
 
 @defop(tensor="nansum")
-def nansum(input, axis=None, keepdims=False, *, dtype=None):  # noqa: A002
+def nansum(input, axis=None, keepdims=False, *, dtype=None):
     """MindSpore's ops.nansum(input, axis=None, keepdims=False, *, dtype=None): the sum over `axis` with NaN counted
     as 0. Integer inputs keep their dtype (MindSpore), `dtype` casts the input first. Gradient 1 (0 at NaN).
     Raises TypeError (non-Tensor, bad dtype), ValueError (axis out of range)."""
@@ -169,7 +169,7 @@ def nansum(input, axis=None, keepdims=False, *, dtype=None):  # noqa: A002
 
 
 @defop(tensor="nanmean")
-def nanmean(input, axis=None, keepdims=False, *, dtype=None):  # noqa: A002
+def nanmean(input, axis=None, keepdims=False, *, dtype=None):
     """MindSpore's ops.nanmean(input, axis=None, keepdims=False, *, dtype=None): the mean of the non-NaN elements
     over `axis` (NaN where all are NaN). Float inputs only (TypeError otherwise); `dtype` casts the result.
     Raises TypeError, ValueError (axis out of range)."""
@@ -196,7 +196,7 @@ def count_nonzero(x, axis=(), keep_dims=False, dtype=mstype.int32):
 
 
 @defop(tensor="aminmax")
-def aminmax(input, *, axis=0, keepdims=False):  # noqa: A002
+def aminmax(input, *, axis=0, keepdims=False):
     """MindSpore's ops.aminmax(input, *, axis=0, keepdims=False): (min, max) over `axis` (an int, or None for all
     elements). Ties share the gradient (as amin/amax). Raises TypeError (non-Tensor), ValueError (axis out of
     range, an empty reduction)."""
@@ -261,7 +261,7 @@ def _gather_along(x, axis, idx):
 
 
 @defop(primitive=None, tensor="cummax")
-def cummax(input, axis):  # noqa: A002
+def cummax(input, axis):
     """MindSpore's ops.cummax(input, axis): (values, indices Int64) — the running maximum along `axis` and the index
     of its last occurrence; a NaN, once met, stays the maximum (with its index). Gradient to the picked elements.
     Raises TypeError (non-Tensor, bool input, non-int axis), ValueError (0-d input, axis out of range)."""
@@ -269,14 +269,14 @@ def cummax(input, axis):  # noqa: A002
 
 
 @defop(primitive=None, tensor="cummin")
-def cummin(input, axis):  # noqa: A002
+def cummin(input, axis):
     """MindSpore's ops.cummin(input, axis): (values, indices Int32, as MindSpore) — the running minimum along `axis`
     and the index of its last occurrence; NaN stays once met. Raises TypeError, ValueError as cummax."""
     return _cum_select("cummin", input, axis, _core.less_equal, mstype.int32)
 
 
 @defop(tensor="logcumsumexp")
-def logcumsumexp(input, axis):  # noqa: A002
+def logcumsumexp(input, axis):
     """MindSpore's ops.logcumsumexp(input, axis): log Σ_{j ≤ i} exp(x_j) along `axis`, without overflow (each
     doubling step combines two partial results as logaddexp: max + log1p(exp(−|a − b|))). Float inputs only.
     Raises TypeError (non-Tensor, integer/bool input), ValueError (0-d input, axis out of range)."""
@@ -341,7 +341,7 @@ def _median(op, input, axis, keepdims, ignore_nan):
 
 
 @defop(primitive=None, tensor="median")
-def median(input, axis=-1, keepdims=False):  # noqa: A002
+def median(input, axis=-1, keepdims=False):
     """MindSpore's ops.median(input, axis=-1, keepdims=False): (values, indices Int64) — the median along `axis`, the
     lower middle value for an even count, and its index; NaN (and the first NaN's index) where the slice holds NaN.
     Same dtype. Gradient to the picked element. Raises TypeError (non-Tensor, bool input, non-int axis), ValueError
@@ -350,7 +350,7 @@ def median(input, axis=-1, keepdims=False):  # noqa: A002
 
 
 @defop(tensor="nanmedian")
-def nanmedian(input, axis=-1, keepdims=False):  # noqa: A002
+def nanmedian(input, axis=-1, keepdims=False):
     """MindSpore's ops.nanmedian(input, axis=-1, keepdims=False): (values, indices Int64) — the median of the non-NaN
     elements along `axis` (lower middle value for an even count); an all-NaN slice gives NaN and the index of its
     first element. Raises TypeError, ValueError as median."""
@@ -410,7 +410,7 @@ def _quantile(op, input, q, axis, keepdims, ignore_nan):
 
 
 @defop(primitive=None, tensor="quantile")
-def quantile(input, q, axis=None, keepdims=False):  # noqa: A002
+def quantile(input, q, axis=None, keepdims=False):
     """MindSpore's ops.quantile(input, q, axis=None, keepdims=False): the q-th quantiles along `axis` (None: of the
     flattened input), linear interpolation between sorted values at q·(N − 1); q a float or a 0-d/1-D float Tensor
     in [0, 1] (1-D: the quantiles are stacked on a new first axis). NaN where the slice holds NaN. Float inputs
@@ -419,7 +419,7 @@ def quantile(input, q, axis=None, keepdims=False):  # noqa: A002
 
 
 @defop(tensor="nanquantile")
-def nanquantile(input, q, axis=None, keepdims=False):  # noqa: A002
+def nanquantile(input, q, axis=None, keepdims=False):
     """MindSpore's ops.nanquantile(input, q, axis=None, keepdims=False): as quantile over the non-NaN elements of
     each slice (NaN for an all-NaN slice). Raises TypeError, ValueError as quantile."""
     return _quantile("nanquantile", input, q, axis, keepdims, True)
@@ -428,7 +428,7 @@ def nanquantile(input, q, axis=None, keepdims=False):  # noqa: A002
 # ---------------------------------------------------------------------------------------------- histograms
 
 @defop(tensor="histc")
-def histc(input, bins=100, min=0.0, max=0.0):  # noqa: A002
+def histc(input, bins=100, min=0.0, max=0.0):
     """MindSpore's ops.histc(input, bins=100, min=0.0, max=0.0): the histogram of the elements in `bins` equal bins
     over [min, max] (min == max: the data's own min and max, widened by 1 each side when they are equal); elements
     outside are ignored, max falls in the last bin. Result in input's dtype (counts). Not differentiable.
@@ -464,7 +464,7 @@ def histc(input, bins=100, min=0.0, max=0.0):  # noqa: A002
 
 
 @defop(primitive=None, tensor="bincount", mint="bincount")
-def bincount(input, weights=None, minlength=0):  # noqa: A002
+def bincount(input, weights=None, minlength=0):
     """MindSpore's ops.bincount(input, weights=None, minlength=0): the count (or the sum of `weights`) of each value
     0, 1, ..., max(input) in a 1-D integer Tensor; length max(max(input) + 1, minlength); negative values are ignored
     (as MindSpore). Float32 result (MindSpore 2.10). The length depends on the data, so this reads the input (not
@@ -497,7 +497,7 @@ def bincount(input, weights=None, minlength=0):  # noqa: A002
 # ---------------------------------------------------------------------------------------------- covariance, calculus
 
 @defop(tensor="cov")
-def cov(input, *, correction=1, fweights=None, aweights=None):  # noqa: A002
+def cov(input, *, correction=1, fweights=None, aweights=None):
     """MindSpore's ops.cov(input, *, correction=1, fweights=None, aweights=None): the covariance matrix of the
     variables in input's rows (observations in columns; a 1-D input is one variable and gives a 0-d variance), with
     integer frequency weights and float observation weights (NumPy's np.cov formula: Σw·(x − x̄)(y − ȳ)/(Σw −

@@ -90,7 +90,7 @@ def _erfc(x):
 
 
 @defop(primitive="Erfc", tensor="erfc", mint="erfc")
-def erfc(input):  # noqa: A002
+def erfc(input):
     """MindSpore's ops.erfc(input): the complementary error function 1 − erf(x), accurate in the right tail (module
     docstring). Same float dtype. Raises TypeError for a non-Tensor or an integer/bool input."""
     return _unary("erfc", input, _erfc)
@@ -144,7 +144,7 @@ def _erfinv(x):
 
 
 @defop(primitive="Erfinv", tensor="erfinv", mint="erfinv")
-def erfinv(input):  # noqa: A002
+def erfinv(input):
     """MindSpore's ops.erfinv(input): the inverse error function on (−1, 1); ±inf at ±1, NaN outside. Same float
     dtype (module docstring for the method). Raises TypeError for a non-Tensor or an integer/bool input."""
     return _unary("erfinv", input, _erfinv, wide=True)
@@ -192,7 +192,7 @@ def _lgamma(x):
 
 
 @defop(primitive="Lgamma", tensor="lgamma")
-def lgamma(input):  # noqa: A002
+def lgamma(input):
     """MindSpore's ops.lgamma(input): log|Γ(x)| (+inf at 0, the negative integers and ±inf); integer inputs
     give float32 (MindSpore); float32 and float16 compute in float64 (the Lanczos terms cancel near 1 and 2). Gradient digamma(x). Method: module docstring. Raises TypeError for a non-Tensor or bool."""
     return _unary("lgamma", input, _lgamma, ints_ok=True, wide=True)
@@ -248,7 +248,7 @@ def _digamma(x):
 
 
 @defop(primitive="Digamma", tensor="digamma")
-def digamma(input):  # noqa: A002
+def digamma(input):
     """MindSpore's ops.digamma(input): ψ(x) = d/dx lgamma(x) (−inf at +0, +inf at −0, NaN at the negative integers
     and −inf; PyTorch's). Same float dtype (float32 computes in float64: the recurrence cancels near the root). Method: module docstring. Raises TypeError for a non-Tensor or an integer/bool input."""
     return _unary("digamma", input, _digamma, wide=True)
@@ -287,7 +287,7 @@ def _zeta(s, q):
 
 
 @defop(primitive="Zeta")
-def zeta(input, other):  # noqa: A002
+def zeta(input, other):
     """MindSpore's ops.zeta(input, other): the Hurwitz zeta function ζ(s = input, q = other) = Σₖ (q + k)^−s, for
     s > 1 and q > 0 (inf at s = 1 and at q = 0, −1, ...; NaN elsewhere outside the domain). Float Tensors of one
     dtype, broadcasting. Method: module docstring. Raises TypeError (non-Tensor, integer input, different dtypes),
@@ -309,7 +309,7 @@ def _bshape(op, a, b):
 
 
 @defop(primitive="Polygamma")
-def polygamma(n, input):  # noqa: A002
+def polygamma(n, input):
     """MindSpore's ops.polygamma(n, input): ψ⁽ⁿ⁾(x), the n-th derivative of digamma (n = 0: digamma itself);
     n ≥ 1 uses (−1)ⁿ⁺¹ n! ζ(n + 1, x) for x > 0 and the reflection formula (DLMF 5.15.6) for x < 0 (inf at the
     poles 0, −1, −2, ...; NaN at −inf). Gradient ψ⁽ⁿ⁺¹⁾(x). n: a non-negative
@@ -414,7 +414,7 @@ def _i0(input, op):
 
 
 @defop(tensor="i0")
-def i0(input):  # noqa: A002
+def i0(input):
     """MindSpore's ops.i0(input): the modified Bessel function of the first kind of order 0, I0(x) (even; grows as
     e^|x|/√(2π|x|), inf beyond ~713 in float64). Same float dtype. Method: module docstring. Raises TypeError for a
     non-Tensor or an integer/bool input."""

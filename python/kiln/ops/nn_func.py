@@ -97,7 +97,7 @@ def _add_bias(y, bias, op):
 
 
 # ---- convolution ----
-def conv2d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1, groups=1):  # noqa: A002
+def conv2d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1, groups=1):
     """2-D convolution (cross-correlation), NCHW: input (N, C, H, W), weight (C_out, C/groups, KH, KW), optional
     bias (C_out,). stride/dilation: int or (h, w); padding: int, (vertical, horizontal), (top, bottom, left, right)
     or the strings 'same'/'valid'; pad_mode 'valid' (default), 'same' or 'pad' (use `padding`).
@@ -119,7 +119,7 @@ def conv2d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dila
     return _add_bias(y, bias, "conv2d")
 
 
-def conv1d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1, groups=1):  # noqa: A002
+def conv1d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1, groups=1):
     """1-D convolution: input (N, C, L), weight (C_out, C/groups, K), optional bias. A Conv2D over (N, C, 1, L)."""
     if isinstance(padding, str):
         pad_mode, padding = padding, 0
@@ -134,7 +134,7 @@ def conv1d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dila
     return _add_bias(_core.squeeze(y, [2]), bias, "conv1d")
 
 
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,  # noqa: A002
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Transposed 2-D convolution (the gradient of conv2d w.r.t. its input): input (N, C_in, H, W), weight
     (C_in, C_out/groups, KH, KW). Output (N, C_out, (H − 1)·stride − 2·padding + dilation·(KH − 1) + output_padding
@@ -213,7 +213,7 @@ def _adaptive_size(output_size, hw, op):
     return [int(v) for v in out]
 
 
-def adaptive_avg_pool2d(input, output_size):  # noqa: A002
+def adaptive_avg_pool2d(input, output_size):
     """Adaptive average pooling of (N, C, H, W) or (C, H, W) to output_size (int, or (OH, OW) where None keeps that
     input size). Bin i spans [⌊i·H/OH⌋, ⌈(i + 1)·H/OH⌉)."""
     x4, squeeze = _as4d(input, "adaptive_avg_pool2d")
@@ -221,7 +221,7 @@ def adaptive_avg_pool2d(input, output_size):  # noqa: A002
     return _core.squeeze(y, [0]) if squeeze else y
 
 
-def adaptive_avg_pool1d(input, output_size):  # noqa: A002
+def adaptive_avg_pool1d(input, output_size):
     """Adaptive average pooling of (N, C, L) to (N, C, output_size)."""
     _check_ndim(input, (3,), "adaptive_avg_pool1d")
     if not _is_int(output_size) or output_size < 1:
@@ -262,7 +262,7 @@ def batch_norm(input_x, running_mean, running_var, weight, bias, training=False,
     return y
 
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # noqa: A002
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Layer normalization over the last len(normalized_shape) dims (biased variance), then ·weight + bias (both of
     shape normalized_shape, optional)."""
     if not isinstance(input, Tensor):
@@ -275,7 +275,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
     return _core.layer_norm(input, weight, bias, input.ndim - n, input.ndim - n, number_arg("layer_norm", "eps", eps))
 
 
-def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):  # noqa: A002
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Group normalization of (N, C, ...): statistics over each group of C/num_groups channels and all positions;
     then per-channel ·weight + bias ((C,), optional)."""
     return _core.group_norm(input, int_arg("group_norm", "num_groups", num_groups, minimum=1), weight, bias,

@@ -104,7 +104,7 @@ def selu(input_x):
 
 
 @defop()
-def silu(input):  # noqa: A002
+def silu(input):
     """MindSpore's ops.silu(input) (Swish-1) [Hendrycks & Gimpel 2016]: x·σ(x), σ the logistic sigmoid.
 
     input: a float Tensor; result of its shape and dtype (NaN at x = −inf: −inf·0, as NumPy and PyTorch).
@@ -147,7 +147,7 @@ def glu(x, axis=-1):
 
 
 @defop()
-def swiglu(input, dim=-1):  # noqa: A002
+def swiglu(input, dim=-1):
     """MindSpore's ops.swiglu(input, dim=-1) [Shazeer 2020]: with a, b the first and second halves of input along
     `dim`, Swish(a)·b = a·σ(a)·b. (MindSpore runs it on Ascend only; the formula is its documented one.)
 
@@ -166,7 +166,7 @@ def _lambd(lambd, op):
 
 @defop(primitive="HShrink", prim_attrs={"lambd": ("lambd", 0.5)}, tensor="hardshrink",
        mint="nn.functional.hardshrink")
-def hardshrink(input, lambd=0.5):  # noqa: A002
+def hardshrink(input, lambd=0.5):
     """MindSpore's ops.hardshrink(input, lambd=0.5): x where |x| > lambd, 0 where |x| ≤ lambd.
 
     input: a float Tensor; result of its shape and dtype; gradient 1 where |x| > lambd, else 0. NaN stays NaN.
@@ -178,7 +178,7 @@ def hardshrink(input, lambd=0.5):  # noqa: A002
 
 @defop(primitive="SoftShrink", prim_attrs={"lambd": ("lambd", 0.5)}, tensor="soft_shrink", aliases=("soft_shrink",),
        mint="nn.functional.softshrink")
-def softshrink(input, lambd=0.5):  # noqa: A002
+def softshrink(input, lambd=0.5):
     """MindSpore's ops.softshrink(input, lambd=0.5) (alias soft_shrink): x − lambd for x > lambd, x + lambd for
     x < −lambd, 0 between.
 
@@ -196,7 +196,7 @@ def _hardswish(x):
 
 
 @defop(primitive="HSwish", mint="nn.functional.hardswish")
-def hardswish(input):  # noqa: A002
+def hardswish(input):
     """MindSpore's ops.hardswish(input) [Howard et al. 2019, MobileNetV3]: x·relu6(x + 3)/6.
 
     input: a float Tensor; result of its shape and dtype. Gradient 0 below −3, (2x + 3)/6 between, 1 above 3.
@@ -209,7 +209,7 @@ def _scalar_like(value, x):
 
 
 @defop()
-def hardtanh(input, min_val=-1.0, max_val=1.0):  # noqa: A002
+def hardtanh(input, min_val=-1.0, max_val=1.0):
     """MindSpore's ops.hardtanh(input, min_val=-1.0, max_val=1.0): min(max(x, min_val), max_val) (so min_val >
     max_val gives max_val everywhere, as MindSpore).
 
@@ -232,7 +232,7 @@ def _leaky_relu(x, alpha):
 
 
 @defop()
-def leaky_relu(input, alpha=0.2):  # noqa: A002
+def leaky_relu(input, alpha=0.2):
     """MindSpore's ops.leaky_relu(input, alpha=0.2): x where x > 0, alpha·x elsewhere.
 
     input: an int or float Tensor; result of its shape and dtype (ints: alpha·x truncated toward 0, as MindSpore's
@@ -243,7 +243,7 @@ def leaky_relu(input, alpha=0.2):  # noqa: A002
 
 
 @defop(primitive="PReLU", mint="nn.functional.prelu")
-def prelu(input, weight):  # noqa: A002
+def prelu(input, weight):
     """MindSpore's ops.prelu(input, weight) [He et al. 2015]: x where x ≥ 0, weight·x elsewhere, with one slope per
     channel (axis 1) or one shared slope.
 
@@ -269,7 +269,7 @@ def prelu(input, weight):  # noqa: A002
 
 
 @defop()
-def rrelu(input, lower=1.0 / 8, upper=1.0 / 3):  # noqa: A002
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3):
     """MindSpore's ops.rrelu(input, lower=1/8, upper=1/3) [Xu et al. 2015]: x where x ≥ 0, a·x elsewhere with a
     drawn uniformly from [lower, upper) per element on every call (MindSpore's ops.rrelu always samples).
 
@@ -317,7 +317,7 @@ def softsign(x):
 
 
 @defop()
-def tanhshrink(input):  # noqa: A002
+def tanhshrink(input):
     """MindSpore's ops.tanhshrink(input): x − tanh(x). Int/bool input computes in float32 (MindSpore's result
     dtype); float keeps its dtype. Raises TypeError for a non-Tensor."""
     if not isinstance(input, Tensor):
@@ -327,7 +327,7 @@ def tanhshrink(input):  # noqa: A002
 
 
 @defop()
-def threshold(input, thr, value):  # noqa: A002
+def threshold(input, thr, value):
     """MindSpore's ops.threshold(input, thr, value): x where x > thr, `value` elsewhere (x ≤ thr).
 
     input: an int or float Tensor; thr, value: numbers (truncated to ints for an int input); result: input's shape

@@ -23,7 +23,7 @@ def _triple(value, name, op, minimum=1):
 # ---------------------------------------------------------------------------------------------- conv3d
 
 @defop()
-def conv3d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1, groups=1):  # noqa: A002
+def conv3d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1, groups=1):
     """MindSpore's ops.conv3d(input, weight, bias=None, stride=1, pad_mode='valid', padding=0, dilation=1, groups=1):
     3-D cross-correlation, NCDHW.
 
@@ -123,7 +123,7 @@ def _crop_pad(y, axis, front, length):
 
 
 @defop()
-def conv3d_transpose(inputs, weight, pad_mode="valid", padding=0, stride=1, dilation=1, group=1,  # noqa: C901
+def conv3d_transpose(inputs, weight, pad_mode="valid", padding=0, stride=1, dilation=1, group=1,
                      output_padding=0):
     """MindSpore's ops.conv3d_transpose(inputs, weight, pad_mode='valid', padding=0, stride=1, dilation=1, group=1,
     output_padding=0): the transposed 3-D convolution (the gradient of conv3d w.r.t. its input), NCDHW.

@@ -165,7 +165,7 @@ def _class_index(target, n_classes, op, name="target", lower=0.0):
 
 
 @defop()
-def multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction="mean"):  # noqa: A002
+def multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction="mean"):
     """MindSpore's ops.multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction='mean'): the
     multi-class hinge loss of input (N, C) (or (C,)) against class indices target (N,):
         loss_n = Σ_{i ≠ y_n} w[y_n]·max(0, margin − x[n, y_n] + x[n, i])ᵖ / C,   p ∈ {1, 2}, w = weight or ones.
@@ -204,7 +204,7 @@ def multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction="mean
 
 
 @defop(primitive="MultilabelMarginLoss", prim_attrs={"reduction": ("reduction", "mean")})
-def multilabel_margin_loss(input, target, reduction="mean"):  # noqa: A002
+def multilabel_margin_loss(input, target, reduction="mean"):
     """MindSpore's ops.multilabel_margin_loss(input, target, reduction='mean'): the multi-label hinge loss of input
     (N, C) (or (C,)) whose target row holds class indices, ended by the first −1 (the rest ignored):
         loss_n = Σ_{j ∈ J_n} Σ_{i ∉ J_n} max(0, 1 − (x[n, j] − x[n, i])) / C,  J_n the listed classes.
@@ -240,7 +240,7 @@ def multilabel_margin_loss(input, target, reduction="mean"):  # noqa: A002
 
 
 @defop()
-def multilabel_soft_margin_loss(input, target, weight=None, reduction="mean"):  # noqa: A002
+def multilabel_soft_margin_loss(input, target, weight=None, reduction="mean"):
     """MindSpore's ops.multilabel_soft_margin_loss(input, target, weight=None, reduction='mean'):
         loss_n = −Σ_c w_c·(y·log σ(x) + (1 − y)·log σ(−x)) / C = Σ_c w_c·(y·softplus(−x) + (1 − y)·softplus(x)) / C
     over the last dim of input (N, C) (softplus computed stably), target of input's shape (0/1 values or
@@ -415,7 +415,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 # ---------------------------------------------------------------------------------------------- dense / embedding
 
 @defop(primitive="Dense")
-def dense(input, weight, bias=None):  # noqa: A002
+def dense(input, weight, bias=None):
     """MindSpore's ops.dense(input, weight, bias=None): input @ weightᵀ + bias.
 
     input (*, in); weight (out, in) (or (in,): the result then drops the last dim); bias (out,) (or 0-d) or None.
@@ -443,7 +443,7 @@ def dense(input, weight, bias=None):  # noqa: A002
 
 
 @defop(mint="nn.functional.embedding")
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False):  # noqa: A002
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False):
     """MindSpore's ops.embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     scale_grad_by_freq=False): the rows weight[input] (shape input.shape + (D,)) of the table weight (V, D).
 

@@ -12,7 +12,7 @@ _FLOATS = (mstype.float16, mstype.bfloat16, mstype.float32, mstype.float64)
 
 
 @defop()
-def dropout1d(input, p=0.5, training=True):  # noqa: A002
+def dropout1d(input, p=0.5, training=True):
     """MindSpore's ops.dropout1d(input, p=0.5, training=True): whole channels of the (N, C, L) (or (C, L)) input
     zeroed with probability p (one draw per (sample, channel), kiln's global seed), the others scaled by 1/(1 − p);
     the input itself when not training or p = 0.

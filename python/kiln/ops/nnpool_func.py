@@ -279,7 +279,7 @@ def _adaptive_max(x, output_size, nd, return_indices, op, index_dtype=mstype.int
 
 
 @defop(mint="nn.functional.adaptive_max_pool1d")
-def adaptive_max_pool1d(input, output_size, return_indices=False):  # noqa: A002
+def adaptive_max_pool1d(input, output_size, return_indices=False):
     """MindSpore's ops.adaptive_max_pool1d(input, output_size) (and mint's return_indices): adaptive 1-D max pooling
     of (N, C, L) or (C, L) to output_size bins, bin i = [⌊i·L/O⌋, ⌈(i + 1)·L/O⌉) (MindSpore's ops version also
     requires L divisible by output_size; Kiln takes any L, giving the same result where MindSpore does). With
@@ -289,7 +289,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):  # noqa: A002
 
 
 @defop(mint="nn.functional.adaptive_max_pool2d")
-def adaptive_max_pool2d(input, output_size, return_indices=False):  # noqa: A002
+def adaptive_max_pool2d(input, output_size, return_indices=False):
     """MindSpore's ops.adaptive_max_pool2d(input, output_size, return_indices=False): adaptive 2-D max pooling of
     (N, C, H, W) or (C, H, W); output_size int or (OH, OW) (None keeps that size); bins as adaptive_max_pool1d's
     per dim. With return_indices also the Int64 flat index h·W + w of each maximum. Gradient to the chosen element.
@@ -298,7 +298,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):  # noqa: A002
 
 
 @defop()
-def adaptive_max_pool3d(input, output_size, return_indices=False):  # noqa: A002
+def adaptive_max_pool3d(input, output_size, return_indices=False):
     """MindSpore's ops.adaptive_max_pool3d(input, output_size, return_indices=False): adaptive 3-D max pooling of
     (N, C, D, H, W) or (C, D, H, W); output_size int or (OD, OH, OW) (None keeps that size). With return_indices
     also the Int32 (MindSpore's dtype here) flat index d·H·W + h·W + w of each maximum.
@@ -308,7 +308,7 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):  # noqa: A002
 
 @defop(primitive="AdaptiveAvgPool3D", prim_attrs={"output_size": ("output_size", None)},
        mint="nn.functional.adaptive_avg_pool3d")
-def adaptive_avg_pool3d(input, output_size):  # noqa: A002
+def adaptive_avg_pool3d(input, output_size):
     """MindSpore's ops.adaptive_avg_pool3d(input, output_size): adaptive 3-D average pooling of (N, C, D, H, W) or
     (C, D, H, W) to output_size (int or (OD, OH, OW), None keeping that size); bins as adaptive_max_pool3d's. The
     mean over a bin is separable: AdaptiveAvgPool2D over (H, W), then over (D, ·).

@@ -108,7 +108,7 @@ def _round_half_away(x):
 
 
 @defop(mint="nn.functional.grid_sample")
-def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):  # noqa: A002
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """MindSpore's ops.grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corners=None) for 4-D
     input: out[n, c, i, j] = input[n, c] sampled at the normalized (x, y) = grid[n, i, j] (module docstring).
 
@@ -177,7 +177,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 
 
 @defop()
-def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None,  # noqa: A002
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
              recompute_scale_factor=None):
     """MindSpore's ops.upsample(input, size=None, scale_factor=None, mode='nearest', align_corners=None,
     recompute_scale_factor=None): MindSpore's alias of ops.interpolate (kiln/ops/resize_func.py documents the modes,

@@ -1,3 +1,3 @@
 """`mindspore.ops.operations` (imported as P): the primitive classes."""
-from .primitives import *  # noqa: F401,F403
-from .primitives_array import *  # noqa: F401,F403
+from .primitives import *  # noqa: F403 (re-export)
+from .primitives_array import *  # noqa: F403 (re-export)

@@ -2,7 +2,7 @@
 `ops.constexpr`), for scripts that import them from here (`from mindspore.ops.primitive import constexpr`).
 MindSpore's PrimitiveWithInfer / prim_attr_register, which define new kernels through shape and type inference
 callbacks, are not provided: Kiln's ops are defined in kiln.ops (see kiln/ops/_opdef.py)."""
-from .composite import constexpr  # noqa: F401
-from .primitives import Primitive  # noqa: F401
+from .composite import constexpr
+from .primitives import Primitive
 
 __all__ = ["Primitive", "constexpr"]

@@ -1,7 +1,6 @@
 """MindSpore's primitive classes (`ops.Add()(x, y)`, `ops.MatMul(transpose_b=True)(a, b)`, ...): each instance
 holds its attributes and calls the same C++ op as the functional API."""
 from .._loader import _core
-from ..common import dtype as mstype
 from . import function as _fn
 from .._args import dtype_arg, int_arg, shape_arg, tensors_arg
 

@@ -84,21 +84,21 @@ class Split(Primitive):
 class Fill(Primitive):
     """Fill()(type, shape, value): a tensor of dtype `type` and `shape` filled with `value`."""
 
-    def __call__(self, type, shape, value):  # noqa: A002
+    def __call__(self, type, shape, value):
         return _fn.fill(type, shape, value)
 
 
 class Zeros(Primitive):
     """Zeros()(size, type=None): zeros of shape `size` (an int or tuple) and dtype `type` (float32 when None)."""
 
-    def __call__(self, size, type=None):  # noqa: A002
+    def __call__(self, size, type=None):
         return _fn.zeros(size, type)
 
 
 class Ones(Primitive):
     """Ones()(size, type=None): ones of shape `size` (an int or tuple) and dtype `type` (float32 when None)."""
 
-    def __call__(self, size, type=None):  # noqa: A002
+    def __call__(self, size, type=None):
         return _fn.ones(size, type)
 
 
@@ -171,7 +171,7 @@ class Sort(Primitive):
 class TopK(Primitive):
     """TopK(sorted=True)(input_x, k) → (values, indices Int32): the k largest along the last axis (see ops.topk)."""
 
-    def __init__(self, sorted=True):  # noqa: A002
+    def __init__(self, sorted=True):
         super().__init__("TopK")
         self.sorted = bool(sorted)
 

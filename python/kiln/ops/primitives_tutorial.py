@@ -111,7 +111,7 @@ class TransposeView(Primitive):
     Raises TypeError for a non-Tensor input or a perm that is not a tuple/list of ints, ValueError for a perm that
     is not a permutation of range(input.ndim)."""
 
-    def __call__(self, input, input_perm):  # noqa: A002
+    def __call__(self, input, input_perm):
         if not isinstance(input, Tensor):
             raise TypeError(f"For 'TransposeView', the 'input' must be a Tensor, but got {type(input).__name__}.")
         if not isinstance(input_perm, (tuple, list)) or \

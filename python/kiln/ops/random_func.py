@@ -15,7 +15,6 @@ stream, and PyNative and Graph mode draw the same numbers. Distributions are tra
   Gamma(alpha) = Gamma(alpha + 1)·U^(1/alpha) for alpha < 1.
 Windows are NumPy's formulas (np.hanning / np.hamming / np.blackman / np.bartlett / np.kaiser; the periodic window of
 length N is the symmetric one of length N + 1 without its last point), as constants."""
-import builtins
 import math
 import numbers
 
@@ -54,7 +53,7 @@ def _seed_arg(seed, op):
 
 
 @defop(primitive="Bernoulli", prim_attrs={"seed": ("seed", -1)})
-def bernoulli(input, p=0.5, seed=None):  # noqa: A002
+def bernoulli(input, p=0.5, seed=None):
     """MindSpore's ops.bernoulli(input, p=0.5, seed=None): a Tensor of input's shape and dtype holding 1 with
     probability p and 0 otherwise, independently. p: a float in [0, 1] or a float Tensor of input's shape (or of
     one element). TypeError for a bad p, ValueError for p outside [0, 1] or of another shape."""
@@ -78,7 +77,7 @@ def bernoulli(input, p=0.5, seed=None):  # noqa: A002
 
 
 @defop(primitive="Multinomial", prim_attrs={"seed": ("seed", 0)}, tensor="multinomial")
-def multinomial(input, num_samples, replacement=True, seed=None):  # noqa: A002
+def multinomial(input, num_samples, replacement=True, seed=None):
     """MindSpore's ops.multinomial(input, num_samples, replacement=True, seed=None): Int32 indices drawn from the
     categories of each row of `input` (1-D or 2-D non-negative weights, not necessarily normalised) with
     probability weight / row sum: shape (num_samples,) or (rows, num_samples). Without replacement each index
@@ -136,7 +135,7 @@ def _like_dtype(x, dtype, op, want):
 
 
 @defop()
-def rand_like(input, seed=None, *, dtype=None):  # noqa: A002
+def rand_like(input, seed=None, *, dtype=None):
     """MindSpore's ops.rand_like(input, seed=None, *, dtype=None): samples uniform in [0, 1) of input's shape, in
     `dtype` (default input's; ValueError if it is not a float type)."""
     x = _tensor_arg(input, "rand_like")
@@ -145,7 +144,7 @@ def rand_like(input, seed=None, *, dtype=None):  # noqa: A002
 
 
 @defop()
-def randn_like(input, seed=None, *, dtype=None):  # noqa: A002
+def randn_like(input, seed=None, *, dtype=None):
     """MindSpore's ops.randn_like(input, seed=None, *, dtype=None): standard normal samples of input's shape, in
     `dtype` (default input's; ValueError if it is not a float type)."""
     x = _tensor_arg(input, "randn_like")
@@ -155,7 +154,7 @@ def randn_like(input, seed=None, *, dtype=None):  # noqa: A002
 
 
 @defop()
-def randint_like(input, low, high, seed=None, *, dtype=None):  # noqa: A002
+def randint_like(input, low, high, seed=None, *, dtype=None):
     """MindSpore's ops.randint_like(input, low, high, seed=None, *, dtype=None): integers uniform in [low, high) of
     input's shape, in `dtype` (default input's; ValueError if it is not an int type). TypeError for non-int bounds,
     ValueError for high <= low or bounds outside the dtype."""

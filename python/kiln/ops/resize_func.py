@@ -80,7 +80,7 @@ def _sizes(x, size, scale_factor, recompute, nsp, op):
     return out, scales
 
 
-def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,  # noqa: A002
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None):
     """MindSpore's ops.interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None,
     recompute_scale_factor=None): input (N, C, *spatial) resized to `size` (or spatial·scale_factor, floored).

@@ -88,7 +88,7 @@ def cumsum(x, axis, dtype=None):
     return _scan(_with_dtype(x, dtype, "cumsum"), axis, False, False, _core.add, 0.0, "cumsum")
 
 
-def cumprod(input, dim, dtype=None):  # noqa: A002
+def cumprod(input, dim, dtype=None):
     """MindSpore's ops.cumprod(input, dim, dtype=None): y[i] = x[0]·...·x[i] along `dim` (gradient exact through
     zeros); integer inputs give Int64 (MindSpore 2.10) unless dtype is given. Raises as cumsum."""
     x = _with_dtype(input, dtype, "cumprod")

@@ -365,7 +365,7 @@ def tensor_scatter_elements(input_x, indices, updates, axis=0, reduction="none")
 
 
 @defop(tensor="scatter")
-def scatter(input, axis, index, src):  # noqa: A002
+def scatter(input, axis, index, src):
     """MindSpore's ops.scatter(input, axis, index, src): a copy of input with out[..., index[i][j], ...] =
     src[i][j] along `axis` (PyTorch's Tensor.scatter; tensor_scatter_elements with reduction 'none'); src is a
     Tensor of index's shape (a number fills every indexed place). Gradient w.r.t. input and src. Errors as
@@ -406,7 +406,7 @@ def _src_arg(src, x, want, op):
 
 
 @defop(tensor="select_scatter")
-def select_scatter(input, src, axis, index):  # noqa: A002
+def select_scatter(input, src, axis, index):
     """MindSpore's ops.select_scatter(input, src, axis, index): a copy of input whose slice at `index` along `axis`
     (negative counts from the end) is src (input's shape without that axis, input's dtype). Gradient w.r.t. input
     and src. TypeError for bad types, ValueError for a bad axis, index or src shape."""
@@ -427,7 +427,7 @@ def select_scatter(input, src, axis, index):  # noqa: A002
 
 
 @defop(tensor="slice_scatter")
-def slice_scatter(input, src, axis=0, start=None, end=None, step=1):  # noqa: A002
+def slice_scatter(input, src, axis=0, start=None, end=None, step=1):
     """MindSpore's ops.slice_scatter(input, src, axis=0, start=None, end=None, step=1): a copy of input whose slice
     start:end:step along `axis` (Python slice rules; None = the ends) is src (input's shape with the slice's length
     on `axis`, input's dtype). Gradient w.r.t. input and src. TypeError for bad types, ValueError for a bad axis,

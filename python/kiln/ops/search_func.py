@@ -45,7 +45,7 @@ def _index_vector(index, op, n, name="index", allow_0d=True):
 
 
 @defop(tensor="index_select")
-def index_select(input, axis, index):  # noqa: A002
+def index_select(input, axis, index):
     """MindSpore's ops.index_select(input, axis, index): the slices of `input` along `axis` at the 1-D int32/int64
     `index` (negative counts from the end); the output has input's rank with index's length on `axis`. Gradient:
     scatter-add into input. TypeError for a non-Tensor or non-integer index, ValueError for a bad axis, a
@@ -126,7 +126,7 @@ def index_add(x, indices, y, axis, use_lock=True, check_index_bound=True):
 
 
 @defop(primitive="MaskedSelect", tensor="masked_select", mint="masked_select")
-def masked_select(input, mask):  # noqa: A002
+def masked_select(input, mask):
     """MindSpore's ops.masked_select(input, mask): the 1-D Tensor of input's elements where the Bool `mask` is True
     (input and mask broadcast together), in row-major order. Gradient: scatter into input. Its output shape depends
     on the values, so it runs in PyNative only. TypeError for non-Tensors or a non-Bool mask, ValueError for shapes
@@ -147,14 +147,14 @@ def masked_select(input, mask):  # noqa: A002
 
 
 @defop(tensor="argwhere")
-def argwhere(input):  # noqa: A002
+def argwhere(input):
     """MindSpore's ops.argwhere(input): the Int64 coordinates (count, rank) of input's non-zero elements in
     row-major order (as ops.nonzero). PyNative only (value-dependent shape)."""
     return _core.nonzero(_tensor_arg(input, "argwhere"))
 
 
 @defop(tensor="msort")
-def msort(input):  # noqa: A002
+def msort(input):
     """MindSpore's ops.msort(input): input sorted ascending along axis 0 (ops.sort(input, axis=0)[0]; stable, NaN
     last). Gradient: back to each element's source. ValueError for a 0-d input."""
     x = _tensor_arg(input, "msort")
@@ -164,7 +164,7 @@ def msort(input):  # noqa: A002
 
 
 @defop(tensor="top_k")
-def top_k(input_x, k, sorted=True):  # noqa: A002
+def top_k(input_x, k, sorted=True):
     """MindSpore's ops.top_k(input_x, k, sorted=True) (the TopK primitive's functional form): (values, Int32
     indices) of the k largest elements along the last axis, largest first (ops.topk with dim=-1; the order is always
     sorted, which sorted=False allows). Errors as ops.topk."""
@@ -231,7 +231,7 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
 
 
 @defop(primitive="Bucketize", prim_attrs={"boundaries": ("boundaries", ())})
-def bucketize(input, boundaries, *, right=False):  # noqa: A002
+def bucketize(input, boundaries, *, right=False):
     """MindSpore's ops.bucketize(input, boundaries, *, right=False): for each element x the Int32 index of its
     bucket among the increasing `boundaries` (a list of numbers): right=False gives i with boundaries[i-1] < x <=
     boundaries[i], right=True gives boundaries[i-1] <= x < boundaries[i] (0 below all, len(boundaries) above).
@@ -259,7 +259,7 @@ def _values(x, op):
 
 
 @defop(primitive="Unique")
-def unique(input):  # noqa: A002
+def unique(input):
     """MindSpore's ops.unique(input) -> (output, idx): the distinct elements of the flattened input in order of
     first appearance (as MindSpore 2.10's CPU kernel), and for each input element the index of its value in output
     (input's shape; Int64 for an Int64 input, else Int32, as MindSpore). NaNs count as one value. PyNative only
@@ -278,7 +278,7 @@ def unique(input):  # noqa: A002
 @defop(primitive="UniqueConsecutive", prim_attrs={"return_inverse": ("return_inverse", False),
                                                   "return_counts": ("return_counts", False), "dim": ("dim", None)},
        tensor="unique_consecutive", mint="unique_consecutive")
-def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """MindSpore's ops.unique_consecutive(input, return_inverse=False, return_counts=False, dim=None): input with
     each run of equal consecutive elements (dim None: of the flattened input) or equal consecutive slices along
     `dim` collapsed to one. Returns the output alone, or a tuple adding the Int64 inverse indices (input's shape, or

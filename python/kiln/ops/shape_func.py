@@ -163,7 +163,7 @@ def _tensor_split(x, indices_or_sections, axis, op):
 
 
 @defop(tensor="tensor_split")
-def tensor_split(input, indices_or_sections, axis=0):  # noqa: A002
+def tensor_split(input, indices_or_sections, axis=0):
     """MindSpore's ops.tensor_split(input, indices_or_sections, axis=0): a tuple of views of `input` along `axis`.
     An int k gives k pieces, the first n % k one longer (n the axis' length); a tuple/list of ints gives the pieces
     between those positions (negative counts from the end, clamped to [0, n], so pieces may be empty).
@@ -174,7 +174,7 @@ def tensor_split(input, indices_or_sections, axis=0):  # noqa: A002
     return _tensor_split(x, indices_or_sections, _dim("tensor_split", "axis", axis, x.ndim), "tensor_split")
 
 
-def _nsplit(input, indices_or_sections, axis, min_rank, op):  # noqa: A002
+def _nsplit(input, indices_or_sections, axis, min_rank, op):
     x = _tensor_arg(input, op)
     if x.ndim < min_rank:
         raise ValueError(f"For '{op}', the input must have rank >= {min_rank}, but got shape {tuple(x.shape)}.")
@@ -182,28 +182,28 @@ def _nsplit(input, indices_or_sections, axis, min_rank, op):  # noqa: A002
 
 
 @defop(tensor="hsplit")
-def hsplit(input, indices_or_sections):  # noqa: A002
+def hsplit(input, indices_or_sections):
     """MindSpore's ops.hsplit(input, indices_or_sections): tensor_split along axis 1 (rank >= 2); sections as
     tensor_split's. ValueError for rank < 2."""
     return _nsplit(input, indices_or_sections, 1, 2, "hsplit")
 
 
 @defop(tensor="vsplit")
-def vsplit(input, indices_or_sections):  # noqa: A002
+def vsplit(input, indices_or_sections):
     """MindSpore's ops.vsplit(input, indices_or_sections): tensor_split along axis 0 (rank >= 2); sections as
     tensor_split's. ValueError for rank < 2."""
     return _nsplit(input, indices_or_sections, 0, 2, "vsplit")
 
 
 @defop(tensor="dsplit")
-def dsplit(input, indices_or_sections):  # noqa: A002
+def dsplit(input, indices_or_sections):
     """MindSpore's ops.dsplit(input, indices_or_sections): tensor_split along axis 2 (rank >= 3); sections as
     tensor_split's. ValueError for rank < 3."""
     return _nsplit(input, indices_or_sections, 2, 3, "dsplit")
 
 
 @defop(tensor="chunk")
-def chunk(input, chunks, axis=0):  # noqa: A002
+def chunk(input, chunks, axis=0):
     """MindSpore's ops.chunk(input, chunks, axis=0): a tuple of at most `chunks` views along `axis`, each of length
     ceil(n / chunks) but the last (so 6 elements in 4 chunks give 3 pieces of 2, as PyTorch). TypeError for a
     non-int chunks, ValueError for chunks <= 0, a 0-d input or a bad axis."""
@@ -244,7 +244,7 @@ def expand(input_x, size):
 
 
 @defop()
-def expand_as(input, other):  # noqa: A002
+def expand_as(input, other):
     """MindSpore's ops.expand_as(input, other): input broadcast to other's shape. ValueError where it cannot be."""
     x = _tensor_arg(input, "expand_as")
     o = _tensor_arg(other, "expand_as", "other")
@@ -260,7 +260,7 @@ def expand_as(input, other):  # noqa: A002
 
 
 @defop(tensor="fliplr")
-def fliplr(input):  # noqa: A002
+def fliplr(input):
     """MindSpore's ops.fliplr(input): input reversed along axis 1 (rank >= 2; ValueError otherwise)."""
     x = _tensor_arg(input, "fliplr")
     if x.ndim < 2:
@@ -269,7 +269,7 @@ def fliplr(input):  # noqa: A002
 
 
 @defop(tensor="flipud")
-def flipud(input):  # noqa: A002
+def flipud(input):
     """MindSpore's ops.flipud(input): input reversed along axis 0 (rank >= 1; ValueError otherwise)."""
     x = _tensor_arg(input, "flipud")
     if x.ndim < 1:
@@ -284,7 +284,7 @@ def _perm_swap(ndim, a, b):
 
 
 @defop(tensor="rot90")
-def rot90(input, k, dims):  # noqa: A002
+def rot90(input, k, dims):
     """MindSpore's ops.rot90(input, k, dims): input rotated by k·90° in the plane of the two axes `dims`, from
     dims[0] towards dims[1] (NumPy's rot90; k may be negative). TypeError for a non-int k or bad dims, ValueError
     for rank < 2, equal dims or dims out of range."""
@@ -340,7 +340,7 @@ def movedim(x, source, destination):
 
 
 @defop(tensor="swapaxes", mint="swapaxes")
-def swapaxes(input, axis0, axis1):  # noqa: A002
+def swapaxes(input, axis0, axis1):
     """MindSpore's ops.swapaxes(input, axis0, axis1): input with the two axes exchanged (a transpose). ValueError
     for an axis out of range."""
     x = _tensor_arg(input, "swapaxes")
@@ -352,7 +352,7 @@ def swapaxes(input, axis0, axis1):  # noqa: A002
 
 
 @defop(tensor="swapdims")
-def swapdims(input, dim0, dim1):  # noqa: A002
+def swapdims(input, dim0, dim1):
     """MindSpore's ops.swapdims(input, dim0, dim1): the same as ops.swapaxes."""
     x = _tensor_arg(input, "swapdims")
     if x.ndim == 0:
@@ -363,7 +363,7 @@ def swapdims(input, dim0, dim1):  # noqa: A002
 
 
 @defop(tensor="t")
-def t(input):  # noqa: A002
+def t(input):
     """MindSpore's ops.t(input): a 2-D input transposed; 0-d and 1-D inputs unchanged. ValueError for rank > 2
     (as MindSpore documents)."""
     x = _tensor_arg(input, "t")
@@ -373,7 +373,7 @@ def t(input):  # noqa: A002
 
 
 @defop(tensor="narrow")
-def narrow(input, axis, start, length):  # noqa: A002
+def narrow(input, axis, start, length):
     """MindSpore's ops.narrow(input, axis, start, length): the slice [start, start + length) of `input` along
     `axis` (a view). start must be in [0, n] and start + length <= n (n the axis' length); negative start is a
     ValueError, as in MindSpore. TypeError for non-int arguments."""
@@ -393,7 +393,7 @@ def narrow(input, axis, start, length):  # noqa: A002
 
 
 @defop(mint="ravel")
-def ravel(input):  # noqa: A002
+def ravel(input):
     """MindSpore's ops.ravel(input): input flattened to 1-D in row-major order (a 0-d input gives shape (1,))."""
     return _core.reshape(_tensor_arg(input, "ravel"), [-1])
 
@@ -413,7 +413,7 @@ def _int_values(op, name, value):
 
 
 @defop(tensor="repeat_interleave")
-def repeat_interleave(input, repeats, axis=None):  # noqa: A002
+def repeat_interleave(input, repeats, axis=None):
     """MindSpore's ops.repeat_interleave(input, repeats, axis=None): each element (axis None: of the flattened
     input) or each slice along `axis` repeated `repeats` times: an int for all, or one count per element (tuple,
     list or 1-D integer Tensor, read in PyNative). Gradient: the repeated copies' gradients summed. TypeError for bad
@@ -493,7 +493,7 @@ def sequence_mask(lengths, maxlen=None):
 
 
 @defop(mint="take")
-def take(input, index):  # noqa: A002
+def take(input, index):
     """MindSpore's ops.take(input, index): the elements of the flattened input at the int32/int64 `index` (any
     shape; negative counts from the end); the output has index's shape and input's dtype. Gradient: scatter-add into
     input. TypeError for non-Tensors or a non-integer index, ValueError for an index outside [-n, n) (checked when
@@ -540,7 +540,7 @@ def triu_indices(row, col, offset=0, *, dtype=mstype.int64):
 
 
 @defop(tensor="type_as")
-def type_as(input, other):  # noqa: A002
+def type_as(input, other):
     """MindSpore's ops.type_as(input, other): input cast to other's dtype (ops.cast's rules)."""
     x = _tensor_arg(input, "type_as")
     o = _tensor_arg(other, "type_as", "other")
@@ -548,7 +548,7 @@ def type_as(input, other):  # noqa: A002
 
 
 @defop(tensor="view_as")
-def view_as(input, other):  # noqa: A002
+def view_as(input, other):
     """MindSpore's ops.view_as(input, other): input reshaped to other's shape. ValueError where the element counts
     differ."""
     x = _tensor_arg(input, "view_as")
@@ -574,13 +574,13 @@ def is_tensor(obj):
 
 
 @defop()
-def is_floating_point(input):  # noqa: A002
+def is_floating_point(input):
     """MindSpore's ops.is_floating_point(input): True for float16/bfloat16/float32/float64 Tensors."""
     return bool(mstype.is_float(_tensor_arg(input, "is_floating_point").dtype))
 
 
 @defop(tensor="is_complex")
-def is_complex(input):  # noqa: A002
+def is_complex(input):
     """MindSpore's ops.is_complex(input): True for a complex Tensor; Kiln has no complex dtypes, so always False
     for a Tensor. TypeError for a non-Tensor."""
     x = _tensor_arg(input, "is_complex")
@@ -588,7 +588,7 @@ def is_complex(input):  # noqa: A002
 
 
 @defop()
-def is_nonzero(input):  # noqa: A002
+def is_nonzero(input):
     """MindSpore's ops.is_nonzero(input): whether the single element of `input` is non-zero, a Python bool (read in
     PyNative). ValueError when input has not exactly one element."""
     x = _tensor_arg(input, "is_nonzero")

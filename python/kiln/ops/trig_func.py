@@ -44,7 +44,7 @@ def _expm1(x):
 
 
 @defop(primitive="Expm1", tensor="expm1", mint="expm1")
-def expm1(input):  # noqa: A002
+def expm1(input):
     """MindSpore's ops.expm1(input): eˣ − 1, accurate for small |x| (Kahan's formula, module docstring)."""
     return _expm1(_f(input, "expm1"))
 
@@ -55,7 +55,7 @@ def _exp_half(a):
 
 
 @defop(primitive="Sinh", tensor="sinh", mint="sinh")
-def sinh(input):  # noqa: A002
+def sinh(input):
     """MindSpore's ops.sinh(input): (eˣ − e⁻ˣ)/2 via expm1 (accurate near 0); sign(x)·e^(|x| − log 2) for |x| > 20
     (finite up to the dtype's limit)."""
     x = _f(input, "sinh")
@@ -68,7 +68,7 @@ def sinh(input):  # noqa: A002
 
 
 @defop(primitive="Cosh", tensor="cosh", mint="cosh")
-def cosh(input):  # noqa: A002
+def cosh(input):
     """MindSpore's ops.cosh(input): (eˣ + e⁻ˣ)/2, as e^(|x| − log 2) for |x| > 20."""
     x = _f(input, "cosh")
     a = _core.abs(x)
@@ -79,7 +79,7 @@ def cosh(input):  # noqa: A002
 
 
 @defop(primitive="Tan", tensor="tan", mint="tan")
-def tan(input):  # noqa: A002
+def tan(input):
     """MindSpore's ops.tan(input): sin x / cos x."""
     x = _f(input, "tan")
     return _core.div(_core.sin(x), _core.cos(x))
@@ -91,7 +91,7 @@ def _big(x):
 
 
 @defop(primitive="Asinh", tensor="asinh", mint=("asinh", "arcsinh"), aliases=("arcsinh",))
-def asinh(input):  # noqa: A002
+def asinh(input):
     """MindSpore's ops.asinh(input) (arcsinh): the inverse hyperbolic sine (module docstring for the formula)."""
     x = _f(input, "asinh")
     s = _core.select(_core.less(x, 0.0), _core.full([], -1.0, x.dtype), _core.full([], 1.0, x.dtype))
@@ -105,7 +105,7 @@ def asinh(input):  # noqa: A002
 
 
 @defop(primitive="Acosh", tensor="acosh", mint=("acosh", "arccosh"), aliases=("arccosh",))
-def acosh(input):  # noqa: A002
+def acosh(input):
     """MindSpore's ops.acosh(input) (arccosh): the inverse hyperbolic cosine, NaN for x < 1."""
     x = _f(input, "acosh")
     one = _core.full([], 1.0, x.dtype)
@@ -120,7 +120,7 @@ def acosh(input):  # noqa: A002
 
 
 @defop(primitive="Atanh", tensor="atanh", mint=("atanh", "arctanh"), aliases=("arctanh",))
-def atanh(input):  # noqa: A002
+def atanh(input):
     """MindSpore's ops.atanh(input) (arctanh): ½·log((1 + x)/(1 − x)), ±inf at ±1, NaN outside [−1, 1]."""
     x = _f(input, "atanh")
     return _core.mul(_core.log1p(_core.div(_core.mul(x, 2.0), _core.sub(1.0, x))), 0.5)

@@ -4,6 +4,6 @@ of `mindspore.parallel._utils` (_get_device_num, _get_gradients_mean, _get_paral
 use to build their DistributedGradReducer, and set/get/reset_algo_parameters (the options of the AUTO_PARALLEL
 strategy search, kept and checked: see kiln/_parallel_context.py). Model-splitting APIs (Cell.shard, pipeline,
 strategy search) are not provided: Kiln runs data parallelism only (see docs/distributed.md)."""
-from .._parallel_context import get_algo_parameters, reset_algo_parameters, set_algo_parameters  # noqa: F401
+from .._parallel_context import get_algo_parameters, reset_algo_parameters, set_algo_parameters
 
 __all__ = ["set_algo_parameters", "get_algo_parameters", "reset_algo_parameters"]

@@ -7,12 +7,12 @@ its first step. These functions read its counters and empty its cache, with Mind
 `profile()` (Kiln's own) times the ops that a block of code runs, per op and mode (PyNative / Graph): see
 `kiln.runtime.profiler`. `cpu_info()` (Kiln's own) names the CPU and the instruction set oneDNN's kernels use.
 """
-from .memory import (  # noqa: F401
+from .memory import (
     empty_cache, memory_allocated, max_memory_allocated, memory_reserved, max_memory_reserved, memory_stats,
     memory_summary, reset_peak_memory_stats, reset_max_memory_allocated, reset_max_memory_reserved, set_cache_limit,
 )
-from .profiler import OpProfile, is_profiling, profile  # noqa: F401
-from .cpu import cpu_info  # noqa: F401
+from .profiler import OpProfile, is_profiling, profile
+from .cpu import cpu_info
 
 __all__ = [
     "empty_cache", "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",

@@ -1,18 +1,18 @@
 """kiln.train — MindSpore's `mindspore.train`: Model, callbacks, evaluation metrics (Accuracy, MAE, MSE, Loss, ...),
 checkpoints (save_checkpoint, load_checkpoint, load_checkpoint_async, load_param_into_net), model export/loading
 (export, load: MindIR files) and data_sink."""
-from . import metrics  # noqa: F401
-from .metrics import *  # noqa: F401,F403
-from . import serialization  # noqa: F401
-from .serialization import (save_checkpoint, load_checkpoint, load_param_into_net,  # noqa: F401
+from . import metrics  # noqa: F401 (re-export)
+from .metrics import *  # noqa: F403 (re-export)
+from . import serialization  # noqa: F401 (re-export)
+from .serialization import (save_checkpoint, load_checkpoint, load_param_into_net,  # noqa: F401 (re-export)
                             load_checkpoint_async)
-from ._export_load import export, load, MindIRGraph, MindIRError  # noqa: F401
-from . import callback  # noqa: F401
-from .callback import (  # noqa: F401
+from ._export_load import export, load, MindIRGraph, MindIRError  # noqa: F401 (re-export)
+from . import callback  # noqa: F401 (re-export)
+from .callback import (  # noqa: F401 (re-export)
     Callback, RunContext, LossMonitor, TimeMonitor, ModelCheckpoint, CheckpointConfig, EarlyStopping,
     ReduceLROnPlateau, History, LambdaCallback, ProgressBar, LearningRateScheduler,
 )
-from .model import Model  # noqa: F401
-from .data_sink import data_sink  # noqa: F401
-from .dataset_helper import DatasetHelper, connect_network_with_dataset  # noqa: F401
-from .loss_scale_manager import LossScaleManager, FixedLossScaleManager, DynamicLossScaleManager  # noqa: F401
+from .model import Model  # noqa: F401 (re-export)
+from .data_sink import data_sink  # noqa: F401 (re-export)
+from .dataset_helper import DatasetHelper, connect_network_with_dataset  # noqa: F401 (re-export)
+from .loss_scale_manager import LossScaleManager, FixedLossScaleManager, DynamicLossScaleManager  # noqa: F401 (re-export)

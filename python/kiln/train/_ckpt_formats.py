@@ -57,7 +57,7 @@ def _safetensors(api):
     """The safetensors package (>= 0.8: TensorSpec), imported on first use: only format="safetensors" needs it."""
     try:
         import safetensors
-        safetensors.TensorSpec  # noqa: B018
+        safetensors.TensorSpec  # noqa: B018 (AttributeError below 0.8)
     except (ImportError, AttributeError):
         raise ImportError(f"For '{api}', format='safetensors' needs the safetensors package, version 0.8 or later "
                           "(pip install 'safetensors>=0.8').") from None

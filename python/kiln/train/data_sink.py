@@ -87,7 +87,7 @@ def _produce(dataset, queue, box):
             box.produced += 1
             if not queue.push(batch):  # closed: the sink is shutting down
                 return
-    except BaseException as e:  # noqa: B902 -- everything reaches the caller, with its traceback
+    except BaseException as e:  # noqa: BLE001 -- everything reaches the caller, with its traceback
         box.error = e
         queue.fail(f"{type(e).__name__}: {e}")
 

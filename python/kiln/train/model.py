@@ -339,7 +339,7 @@ class Model:
             if isinstance(cb, ModelCheckpoint) and cb._config.exception_save:
                 try:
                     cb._save_breakpoint(cb_params)
-                except Exception as e:  # the original error matters more
+                except Exception as e:  # noqa: BLE001 (the original error matters more: logged)
                     _logger.warning("ModelCheckpoint: the breakpoint checkpoint could not be saved: %s", e)
 
     def _train_process(self, epoch, train_dataset, list_callback, cb_params, initial_epoch, valid_infos):

@@ -172,7 +172,7 @@ def _wait_async_saves():
 _FORMATS = ("ckpt", "safetensors")
 
 
-def _check_options(api, ckpt_file_name, crc_check, format, unsupported, key_arg=None):  # noqa: A002
+def _check_options(api, ckpt_file_name, crc_check, format, unsupported, key_arg=None):
     """The file name as a str, after checking the common options.
 
     `unsupported` maps a description of an option to whether it was asked for (NotImplementedError: encryption of
@@ -431,7 +431,7 @@ class _CallerError(Exception):
     damage."""
 
 
-def _decode(path, data, format, crc_check, wanted, remove_redundancy):  # noqa: A002
+def _decode(path, data, format, crc_check, wanted, remove_redundancy):
     """(dict name -> Parameter (or str), remove_redundancy) of the content `data` of the checkpoint `path`."""
     out = OrderedDict()
     if format == "safetensors":
@@ -497,7 +497,7 @@ def load_checkpoint_async(ckpt_file_name, net=None, strict_load=False, filter_pr
         try:
             out = load_checkpoint(path, net, strict_load, filter_prefix, dec_key, dec_mode, specify_prefix,
                                   choice_func, format=fmt)
-        except BaseException as e:  # delivered by result()
+        except BaseException as e:  # noqa: BLE001 (delivered by result())
             future.set_exception(e)
         else:
             future.set_result(out)

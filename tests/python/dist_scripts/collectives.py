@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 import mindspore as ms
-from mindspore import Tensor, nn, ops
+from mindspore import Tensor, ops
 from mindspore.communication import (GlobalComm, comm_func, create_group, destroy_group, get_group_rank_from_world_rank,
                                      get_group_size, get_local_rank, get_local_rank_size, get_process_group_ranks,
                                      get_rank, get_world_rank_from_group_rank, init)

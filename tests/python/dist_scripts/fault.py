@@ -7,7 +7,6 @@ import sys
 
 import numpy as np
 
-import mindspore as ms
 from mindspore import Tensor
 from mindspore.communication import comm_func, get_rank, init
 

@@ -37,15 +37,14 @@ a jump or a one-sided domain), the entry must list the point in `kinks` with the
 not finite (log 0, exp 1000, 1/0) have no gradient to check. Exceptions are per entry (special_skip, special_ok,
 special_ref) with their reason.
 """
-from .base import *  # noqa: F401,F403  (the entry type, samples, dtypes, lookups)
-from .base import (CONTROL_FLOW_OPS, DEFAULT_TOL, MULTI_PROCESS_OPS, PASS_ONLY_OPS, REGISTRY,  # noqa: F401
+from .base import *  # noqa: F403  (the entry type, samples, dtypes, lookups)
+from .base import (CONTROL_FLOW_OPS, DEFAULT_TOL, MULTI_PROCESS_OPS, PASS_ONLY_OPS, REGISTRY,  # noqa: F401 (re-export)
                    covered_ops, entries, kiln_result_dtype,
                    np_value, samples_of, to_kiln)
 # The families register their entries when imported (nn uses state's helpers, so state comes first).
-from . import elementwise, array, state, nn, composite  # noqa: F401
-from . import nnfunc, nnfunc_loss  # noqa: F401,E402  (NN-functional ops: activations, pooling, losses)
-from . import elementwise, array, state, nn, composite  # noqa: F401,E402
-from . import opsmath, opsmath_reduce, opsmath_special  # noqa: F401,E402
-from . import shapes, indexing, sampling  # noqa: F401,E402  (kiln/ops: shape_, search_, scatter_ext_, random_func)
-from . import shape_tensor  # noqa: F401,E402  (ops.dyn_shape)
-from .state import LAST_JIT  # noqa: F401,E402
+from . import elementwise, array, state, nn, composite  # noqa: F401 (re-export)
+from . import nnfunc, nnfunc_loss  # noqa: F401  (NN-functional ops: activations, pooling, losses)
+from . import opsmath, opsmath_reduce, opsmath_special  # noqa: F401 (re-export)
+from . import shapes, indexing, sampling  # noqa: F401  (kiln/ops: shape_, search_, scatter_ext_, random_func)
+from . import shape_tensor  # noqa: F401  (ops.dyn_shape)
+from .state import LAST_JIT  # noqa: F401 (re-export)

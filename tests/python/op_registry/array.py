@@ -1,16 +1,12 @@
 """Registry entries: reductions, shape ops, index ops (gather, scatter, sort, topk, pad, ...), item assignment."""
-import dataclasses
-import math
-from typing import Callable, Optional
 
 import numpy as np
-import scipy.special
 
 import kiln
-from kiln import Parameter, Tensor, _core, ops
+from kiln import Tensor, _core, ops
 
 
-from .base import (  # noqa: F401
+from .base import (
     ALL, BOOL, F16, F32, F64, FLOATS, I32, I64, NC, NUMERIC, OpInfo, Sample, UINTS, arr, np_broadcast_to,
     np_strided_slice_grad, np_uss, register, unary_samples)
 
@@ -19,7 +15,7 @@ from .base import (  # noqa: F401
 
 def _reduce_samples(low=-2.0, high=2.0, away=0.0, empty=True):
     def gen(dtype, rng):
-        a = lambda s: arr(rng, s, dtype, low, high, away)  # noqa: E731
+        a = lambda s: arr(rng, s, dtype, low, high, away)
         yield Sample((a((3, 4)),), dict(axis=None, keepdims=False), desc="all")
         yield Sample((a((3, 4)),), dict(axis=1, keepdims=True))
         yield Sample((a((2, 3, 4)),), dict(axis=(0, 2), keepdims=False), desc="tuple axis")
@@ -62,7 +58,7 @@ register(OpInfo("amin", ("ReduceMin",), lambda x, axis=None, keepdims=False: ops
 
 
 def _arg_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype, -3, 3)  # noqa: E731  (ints: ties → the first index, as NumPy)
+    a = lambda s: arr(rng, s, dtype, -3, 3)  # ints: ties → the first index, as NumPy
     yield Sample((a((3, 4)),), dict(axis=None, keepdims=False), desc="flattened")
     yield Sample((a((3, 4)),), dict(axis=1, keepdims=False))
     yield Sample((a((2, 3, 4)),), dict(axis=-2, keepdims=True), desc="negative axis, keepdims")
@@ -93,7 +89,7 @@ register(OpInfo("min_with_indices", ("Gather", "Argmin"), lambda x, axis: ops.mi
 # ---------------------------------------------------------------------------------------------- shapes
 
 def _reshape_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype)
     yield Sample((a((2, 3, 4)),), dict(shape=(6, 4)))
     yield Sample((a((2, 3, 4)),), dict(shape=(-1,)), desc="-1")
     yield Sample((a((2, 6)),), dict(shape=(3, -1, 2)), desc="-1 in the middle")
@@ -108,7 +104,7 @@ register(OpInfo("reshape", ("Reshape",), ops.reshape, np.reshape, _reshape_sampl
 
 
 def _transpose_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype)
     yield Sample((a((2, 3, 4)),), dict(input_perm=(2, 0, 1)))
     yield Sample((a((3, 4)),), dict(input_perm=(1, 0)))
     yield Sample((a(()),), dict(input_perm=()), desc="0-d")
@@ -126,7 +122,7 @@ register(OpInfo("tensor.T", ("Transpose",), lambda x: x.T, lambda x: x.T,
 
 
 def _bcast_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype)
     yield Sample((a((3, 1)),), dict(shape=(2, 3, 4)))
     yield Sample((a((4,)),), dict(shape=(3, 4)))
     yield Sample((a(()),), dict(shape=(2, 2)), desc="0-d")
@@ -141,7 +137,7 @@ register(OpInfo("broadcast_to", ("BroadcastTo",), ops.broadcast_to, np_broadcast
 
 
 def _concat_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype)
     yield Sample((a((2, 3)), a((1, 3))), dict(axis=0))
     yield Sample((a((2, 3)), a((2, 1)), a((2, 2))), dict(axis=-1), desc="three, negative axis")
     yield Sample((a((0, 3)), a((2, 3))), dict(axis=0), desc="empty part")
@@ -254,7 +250,7 @@ register(OpInfo("strided_slice_grad", ("StridedSliceGrad", "StridedSlice"), _str
 # ---------------------------------------------------------------------------------------------- index ops
 
 def _gather_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype)
     yield Sample((a((5, 3)), np.array([4, 0, 2, 0])), dict(axis=0), desc="repeated indices")
     yield Sample((a((3, 5)), np.array([[1, 2], [4, 1]], np.int32)), dict(axis=1), desc="2-D int32 indices")
     yield Sample((a((2, 3, 4)), np.array([3, 0])), dict(axis=-1), desc="negative axis")
@@ -269,7 +265,7 @@ register(OpInfo("gather", ("Gather",), lambda x, idx, axis: ops.gather(x, idx, a
 
 
 def _tile_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype)
     yield Sample((a((2, 3)),), dict(dims=(2, 2)))
     yield Sample((a((2, 3)),), dict(dims=(3,)), desc="fewer dims than rank: leading 1s")
     yield Sample((a((3,)),), dict(dims=(2, 1, 2)), desc="more dims than rank: input gets leading 1s")
@@ -283,7 +279,7 @@ register(OpInfo("tile", ("Reshape", "BroadcastTo"), lambda x, dims: ops.tile(x, 
 
 
 def _repeat_elements_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype)
     yield Sample((a((2, 3)),), dict(rep=2, axis=1))
     yield Sample((a((2, 3)),), dict(rep=3, axis=0))
     yield Sample((a((2, 3, 2)),), dict(rep=1, axis=-1), desc="rep 1, negative axis")
@@ -320,7 +316,7 @@ register(OpInfo("one_hot", ("Equal", "Select"), lambda i, depth, on_value, off_v
 
 
 def _gather_nd_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype)
     yield Sample((a((3, 4)), np.array([[0, 1], [2, 3], [0, 1]], np.int32)), desc="full index tuples, repeated")
     yield Sample((a((3, 4, 2)), np.array([[2], [0]], np.int64)), desc="partial tuples pick slices")
     yield Sample((a((3, 4)), np.array([[[1, 0]], [[2, 2]]], np.int32)), desc="batched indices")
@@ -342,7 +338,7 @@ register(OpInfo("reciprocal", ("Div",), ops.reciprocal, lambda x: 1.0 / x, unary
 
 
 def _pad_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype)
     yield Sample((a((2, 3)),), dict(padding=(1, 2), mode="constant"))
     yield Sample((a((2, 3)),), dict(padding=(1, 0, 0, 2), mode="constant", value=3), desc="two dims, value")
     yield Sample((a((2, 4)),), dict(padding=(-1, 1), mode="constant"), desc="negative crops")
@@ -369,7 +365,7 @@ register(OpInfo("pad", ("Gather", "Concat"), lambda x, padding, mode, value=None
 
 
 def _sort_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype)
     ties = np.array([[3, 1, 2, 1, 3], [0, 0, 2, 2, 1]], dtype)
     yield Sample((a((3, 5)),), dict(axis=-1, descending=False))
     yield Sample((a((4, 3)),), dict(axis=0, descending=True), desc="axis 0, descending")
@@ -402,7 +398,7 @@ register(OpInfo("argsort", ("ArgSort",), lambda x, axis, descending: ops.argsort
 
 
 def _topk_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype)
     yield Sample((a((3, 5)),), dict(k=2, dim=None, largest=True))
     yield Sample((a((4, 3)),), dict(k=3, dim=0, largest=False), desc="smallest, along dim 0")
     yield Sample((np.array([[3, 1, 3, 2]], dtype),), dict(k=2, dim=-1, largest=True), desc="ties: lower index first",
@@ -423,7 +419,7 @@ register(OpInfo("topk", ("ArgSort", "Gather"), lambda x, k, dim, largest: ops.to
 
 
 def _uss_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype)
     yield Sample((a((5, 3)), np.array([0, 2, 0, 1, 2]), 3))
     yield Sample((a((2, 3, 2)), np.array([[0, 1, 1], [3, 0, 2]], np.int32), 4), desc="2-D ids")
     yield Sample((a((4,)), np.array([0, -1, 2, 5]), 3), desc="ids out of range dropped")
@@ -439,7 +435,7 @@ register(OpInfo("unsorted_segment_sum", ("UnsortedSegmentSum",), _core.unsorted_
 
 def _nonzero_samples(dtype, rng):
     v = [0, 1] if dtype == BOOL else [0, 0, 1, -2]
-    a = lambda s: rng.choice(v, s).astype(dtype)  # noqa: E731
+    a = lambda s: rng.choice(v, s).astype(dtype)
     yield Sample((a((3, 4)),))
     yield Sample((a((6,)),), desc="1-D")
     yield Sample((a((2, 2, 3)),), desc="3-D")
@@ -466,7 +462,7 @@ def np_tensor_scatter_update(x, indices, updates):
 
 
 def _tsu_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype)
     yield Sample((a((4, 3)), np.array([[3], [1]]), a((2, 3))), desc="rows")
     yield Sample((a((4, 3)), np.array([[0, 2], [3, 1], [1, 1]], np.int32), a((3,))), desc="elements, int32 indices")
     yield Sample((a((2, 3, 2)), np.array([[[1, 0]], [[0, 2]]]), a((2, 1, 2))), desc="3-D, batched indices")
@@ -525,7 +521,7 @@ register(OpInfo("setitem_functional", ("TensorScatterUpdate", "TensorCopy"), _se
 
 
 def _check_range_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype)
     yield Sample((a((2, 3)),))
     yield Sample((a(()),), desc="0-d")
     yield Sample((a((0, 4)),), desc="empty")

@@ -7,8 +7,7 @@ from typing import Callable, Optional
 import numpy as np
 import scipy.special
 
-import kiln
-from kiln import Parameter, Tensor, _core, ops
+from kiln import Tensor, _core
 
 
 
@@ -145,7 +144,7 @@ def arr(rng, shape, dtype, low=-2.0, high=2.0, away=0.0):
 def unary_samples(low=-2.0, high=2.0, away=0.0):
     """Shapes: 2-D, 0-d, empty, size-1 dims, 3-D, and non-contiguous (transposed / stepped / reversed) views."""
     def gen(dtype, rng):
-        a = lambda s: arr(rng, s, dtype, low, high, away)  # noqa: E731
+        a = lambda s: arr(rng, s, dtype, low, high, away)
         yield Sample((a((2, 3)),))
         yield Sample((a(()),), desc="0-d")
         yield Sample((a((0, 4)),), desc="empty")
@@ -160,8 +159,8 @@ def binary_samples(lhs=(-2.0, 2.0, 0.0), rhs=(-2.0, 2.0, 0.0), scalars=(2.5, 3))
     """Pairs: same shape, broadcasting both ways, trailing broadcast, 0-d, size-1, empty, non-contiguous views, and
     weak Python scalars on either side (floats only for float dtypes; ints for all)."""
     def gen(dtype, rng):
-        a = lambda s: arr(rng, s, dtype, *lhs)  # noqa: E731
-        b = lambda s: arr(rng, s, dtype, *rhs)  # noqa: E731
+        a = lambda s: arr(rng, s, dtype, *lhs)
+        b = lambda s: arr(rng, s, dtype, *rhs)
         yield Sample((a((2, 3)), b((2, 3))))
         yield Sample((a((3, 1)), b((1, 4))), desc="broadcast both")
         yield Sample((a((2, 3, 4)), b((4,))), desc="trailing broadcast")

@@ -255,7 +255,7 @@ def _norm_samples(dtype, rng):
                      grad=kw.get("ord") != 0)
 
 
-def _np_norm(x, ord=None, dim=None, keepdim=False):  # noqa: A002
+def _np_norm(x, ord=None, dim=None, keepdim=False):
     if dim is None and ord is None:
         r = np.linalg.norm(x.reshape(-1))
         return r.reshape([1] * x.ndim) if keepdim else r

@@ -1,16 +1,13 @@
 """Registry entries: elementwise binary and unary ops, softmax and activations."""
-import dataclasses
-import math
-from typing import Callable, Optional
 
 import numpy as np
 import scipy.special
 
 import kiln
-from kiln import Parameter, Tensor, _core, ops
+from kiln import Tensor, _core, ops
 
 
-from .base import (  # noqa: F401
+from .base import (
     ALL, BOOL, F16, F32, F64, FLOATS, I32, I64, NC, NUMERIC, OpInfo, Sample, UINTS, arr, binary_samples,
     is_wide_uint, np_gelu, np_log_softmax, np_log_softmax_plain, np_sigmoid, np_softmax, np_value, register,
     unary_samples)
@@ -75,7 +72,7 @@ register(OpInfo("minimum", ("Minimum",), ops.minimum, np.minimum, binary_samples
 def _cmp_samples(dtype, rng):
     """Small integers so that ties (equality) occur; also weak scalars and NaN-free floats."""
     vals = [0, 1] if dtype == BOOL else [0, 1, 2, 3] if dtype.kind == "u" else [-1, 0, 1, 2]
-    a = lambda s: rng.choice(vals, s).astype(dtype)  # noqa: E731
+    a = lambda s: rng.choice(vals, s).astype(dtype)
     yield Sample((a((3, 4)), a((3, 4))))
     yield Sample((a((3, 1)), a((1, 4))), desc="broadcast both")
     yield Sample((a(()), a((2, 3))), desc="0-d lhs")
@@ -107,10 +104,10 @@ for _name, _op, _ref, _cname in [("logical_and", ops.logical_and, np.logical_and
 def _operator_samples(kind):
     def gen(dtype, rng):
         if kind == "div":
-            b = lambda s: arr(rng, s, dtype, *_NONZERO)  # noqa: E731
+            b = lambda s: arr(rng, s, dtype, *_NONZERO)
         else:
-            b = lambda s: arr(rng, s, dtype, 0.5 if kind == "pow" else -2.0, 2.0)  # noqa: E731
-        a = lambda s: arr(rng, s, dtype, 0.5 if kind == "pow" else -2.0, 2.0)  # noqa: E731
+            b = lambda s: arr(rng, s, dtype, 0.5 if kind == "pow" else -2.0, 2.0)
+        a = lambda s: arr(rng, s, dtype, 0.5 if kind == "pow" else -2.0, 2.0)
         yield Sample((a((2, 3)), b((3,))), desc="broadcast")
         yield Sample((a((2, 3)), 2.0), desc="python scalar rhs")
         yield Sample((3.0 if kind != "pow" else 1.5, b((2, 3))), desc="reflected (python scalar lhs)")
@@ -137,8 +134,8 @@ register(OpInfo("operator.neg", ("Neg",), lambda x: -x, np.negative, unary_sampl
 
 
 def _select_samples(dtype, rng):
-    c = lambda s: rng.random(s) < 0.5  # noqa: E731
-    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    c = lambda s: rng.random(s) < 0.5
+    a = lambda s: arr(rng, s, dtype)
     yield Sample((c((2, 3)), a((2, 3)), a((2, 3))))
     yield Sample((c((3, 1)), a((1, 4)), a((3, 4))), desc="broadcast all three")
     yield Sample((c(()), a((2, 3)), a((3,))), desc="0-d condition")
@@ -153,7 +150,7 @@ register(OpInfo("where", ("Select",), ops.where, np.where, _select_samples, ALL 
 
 
 def _clip_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype, -3, 3)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype, -3, 3)
     yield Sample((a((3, 4)),), dict(min=-1, max=1))
     yield Sample((a((2, 3)),), dict(min=0, max=None), desc="lower bound only")
     yield Sample((NC(a((3, 4)), "T"),), dict(min=None, max=1), desc="upper only, view")
@@ -161,7 +158,7 @@ def _clip_samples(dtype, rng):
 
 
 register(OpInfo("clamp", ("Maximum", "Minimum"), ops.clamp,
-                lambda x, min=None, max=None: np.clip(x, min, max),  # noqa: A002
+                lambda x, min=None, max=None: np.clip(x, min, max),
                 _clip_samples, NUMERIC, differentiable=True,
                 kinks={0.0: 1.0}, notes="gradient 1 at a bound (x == min or max), 0 outside and at NaN, as "
                                         "PyTorch's clamp and MindSpore's ops.clamp"))
@@ -248,7 +245,7 @@ register(OpInfo("depend", ("Depend",), lambda x, y: ops.depend(x, ops.mul(y, 2.0
 # ---------------------------------------------------------------------------------------------- softmax
 
 def _softmax_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype, -3, 3)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype, -3, 3)
     yield Sample((a((2, 5)),), dict(axis=-1))
     yield Sample((a((3, 4, 2)),), dict(axis=1), desc="middle axis")
     yield Sample((a((3, 4)),), dict(axis=0))

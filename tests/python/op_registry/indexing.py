@@ -18,7 +18,7 @@ def _row(name, kernels, op, ref, samples, dtypes=MOVE, differentiable=True, **kw
 
 def _gen(*make):
     def gen(dtype, rng):
-        a = lambda s, lo=-2.0, hi=2.0: arr(rng, s, dtype, lo, hi)  # noqa: E731
+        a = lambda s, lo=-2.0, hi=2.0: arr(rng, s, dtype, lo, hi)
         for m in make:
             yield m(a, rng)
     return gen
@@ -82,7 +82,7 @@ _row("msort", ("ArgSort", "Gather"), ops.msort, lambda x: np.sort(x, axis=0),
           lambda a, r: Sample((a((5,)),), desc="1-D")))
 
 
-def _np_top_k(x, k, sorted=True):  # noqa: A002
+def _np_top_k(x, k, sorted=True):
     idx = np.argsort(-x, axis=-1, kind="stable")[..., :k]
     return np.take_along_axis(x, idx, -1), idx.astype(np.int32)
 
@@ -218,7 +218,7 @@ def _np_segment(kind):
 
 
 def _seg_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype)
     yield Sample((a((5, 3)), _ix(0, 2, 0, 1, 2), 4), desc="an empty segment (its ±max fill defeats finite "
                  "differences)", grad=False)
     yield Sample((a((5, 3)), _ix(0, 2, 0, 1, 2), 3), desc="every segment hit")
@@ -269,8 +269,8 @@ def _nonzero(v):
 def _nd_samples(kind):
     def gen(dtype, rng):
         away = 0.5 if kind == "div" else 0.0
-        a = lambda s: arr(rng, s, dtype, -2.0, 2.0, away if dtype.kind == "f" else 0)  # noqa: E731
-        d = (lambda s: _nonzero(a(s))) if kind == "div" else a  # noqa: E731  (no integer division by 0)
+        a = lambda s: arr(rng, s, dtype, -2.0, 2.0, away if dtype.kind == "f" else 0)
+        d = (lambda s: _nonzero(a(s))) if kind == "div" else a  # no integer division by 0
         yield Sample((a((3, 2)), _ix([0], [2], [0]), d((3, 2))), desc="rows, a duplicate")
         yield Sample((a((2, 3)), _ix([0, 1], [1, 2], dt=np.int64), d((2,))), desc="elements")
         yield Sample((NC(a((3, 2)), "T"), _ix([1], [1]), d((2, 2))), desc="view, duplicate")
@@ -292,8 +292,8 @@ for _kind in ("mul", "div", "max", "min"):
 
 def _rows_samples(kind):
     def gen(dtype, rng):
-        a = lambda s: arr(rng, s, dtype, -2.0, 2.0, 0.5 if kind == "div" and dtype.kind == "f" else 0)  # noqa
-        u = (lambda s: _nonzero(a(s))) if kind == "div" else a  # noqa: E731
+        a = lambda s: arr(rng, s, dtype, -2.0, 2.0, 0.5 if kind == "div" and dtype.kind == "f" else 0)
+        u = (lambda s: _nonzero(a(s))) if kind == "div" else a
         yield Sample((a((3, 2)), _ix(0, 2, 0), u((3, 2))), desc="duplicate rows")
         yield Sample((a((4,)), _ix([1, 3], [3, 0]), u((2, 2))), desc="2-D indices")
     return gen
@@ -321,7 +321,7 @@ def _np_scatter_elements(x, idx, upd, axis=0, reduction="none"):
 
 
 def _se_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype)
     yield Sample((a((2, 3)), _ix([0, 2], [1, 0]), a((2, 2))), dict(axis=1, reduction="add"), desc="add")
     yield Sample((a((3, 3)), _ix([0, 2, 1], dt=np.int64), a((1, 3))), dict(axis=0), desc="none")
     yield Sample((a((2, 4)), _ix([-1], [3]), a((2, 1))), dict(axis=-1, reduction="none"), desc="negative index")

@@ -1,27 +1,23 @@
 """Registry entries: matmul, fusion patterns, convolution, pooling and normalization."""
-import dataclasses
-import math
-from typing import Callable, Optional
 
 import numpy as np
-import scipy.special
 
 import kiln
-from kiln import Parameter, Tensor, _core, ops
+from kiln import Tensor, _core, ops
 
 
-from .base import (  # noqa: F401
+from .base import (
     F16, F32, F64, FLOATS, I32, NC, OpInfo, Sample, arr, np_gelu, np_sigmoid, np_value, register)
-from .elementwise import (  # noqa: F401
+from .elementwise import (
     _same_dtype)
-from .state import (  # noqa: F401
+from .state import (
     _param, _run_stateful)
 
 
 # ---------------------------------------------------------------------------------------------- matmul
 
 def _matmul_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype, -2, 2)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype, -2, 2)
     yield Sample((a((2, 3)), a((3, 4))))
     yield Sample((a((3,)), a((3, 4))), desc="1-D lhs")
     yield Sample((a((2, 3)), a((3,))), desc="1-D rhs")
@@ -41,7 +37,7 @@ register(OpInfo("operator.matmul", ("BatchMatMul",), lambda x, y: x @ y, np.matm
 
 
 def _matmul_t_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype)
     yield Sample((a((3, 2)), a((3, 4))), dict(transpose_a=True, transpose_b=False), desc="transpose_a")
     yield Sample((a((2, 3)), a((4, 3))), dict(transpose_a=False, transpose_b=True), desc="transpose_b")
     yield Sample((a((2, 3, 2)), a((2, 4, 3))), dict(transpose_a=True, transpose_b=True), desc="batched, both")
@@ -216,7 +212,7 @@ def _pair(v):
 
 if hasattr(ops, "conv2d"):
     def _conv_samples(dtype, rng):
-        a = lambda s: arr(rng, s, dtype, -1.0, 1.0)  # noqa: E731
+        a = lambda s: arr(rng, s, dtype, -1.0, 1.0)
         yield Sample((a((2, 2, 5, 5)), a((3, 2, 3, 3))), dict(stride=1, padding=0, dilation=1, groups=1))
         yield Sample((a((1, 2, 5, 4)), a((2, 2, 3, 3))), dict(stride=2, padding=1, dilation=1, groups=1),
                      desc="stride 2, pad 1")
@@ -246,7 +242,7 @@ if hasattr(ops, "conv2d"):
                     notes="'same': total pad max(0, (⌈n/s⌉−1)·s + k − n), the odd one at the bottom/right"))
 
     def _convt_samples(dtype, rng):
-        a = lambda s: arr(rng, s, dtype, -1.0, 1.0)  # noqa: E731
+        a = lambda s: arr(rng, s, dtype, -1.0, 1.0)
         yield Sample((a((1, 3, 3, 3)), a((3, 2, 3, 3))), dict(stride=1, padding=0, output_padding=0))
         yield Sample((a((2, 2, 2, 3)), a((2, 1, 3, 2))), dict(stride=2, padding=1, output_padding=1),
                      desc="stride 2, pad 1, output_padding 1")
@@ -269,7 +265,7 @@ if hasattr(ops, "conv2d"):
                           "Conv2DBackpropFilter (dw)"))
 
     def _cbf_samples(dtype, rng):
-        a = lambda s: arr(rng, s, dtype, -1.0, 1.0)  # noqa: E731
+        a = lambda s: arr(rng, s, dtype, -1.0, 1.0)
         yield Sample((a((2, 3, 3, 3)), a((2, 2, 5, 5))), dict(filter_shape=(3, 2, 3, 3), stride=(1, 1),
                                                              pad=(0, 0, 0, 0), dilation=(1, 1), groups=1))
         yield Sample((a((1, 4, 2, 2)), a((1, 2, 4, 4))), dict(filter_shape=(4, 1, 2, 2), stride=(2, 2),
@@ -291,7 +287,7 @@ if hasattr(ops, "conv2d"):
 
 if hasattr(ops, "max_pool2d"):
     def _maxpool_samples(dtype, rng):
-        a = lambda s: arr(rng, s, dtype)  # noqa: E731  (random floats: no ties)
+        a = lambda s: arr(rng, s, dtype)  # random floats: no ties
         yield Sample((a((2, 2, 4, 4)),), dict(kernel_size=2, stride=None, padding=0, dilation=1, ceil_mode=False))
         yield Sample((a((1, 2, 5, 5)),), dict(kernel_size=3, stride=2, padding=1, dilation=1, ceil_mode=False),
                      desc="pad 1 (padding never wins)")
@@ -387,7 +383,7 @@ if hasattr(ops, "max_pool2d"):
 
 if hasattr(ops, "avg_pool2d"):
     def _avgpool_samples(dtype, rng):
-        a = lambda s: arr(rng, s, dtype)  # noqa: E731
+        a = lambda s: arr(rng, s, dtype)
         yield Sample((a((2, 2, 4, 4)),), dict(kernel_size=2, stride=2, padding=0, ceil_mode=False,
                                               count_include_pad=True, divisor_override=0))
         yield Sample((a((1, 2, 5, 5)),), dict(kernel_size=3, stride=1, padding=1, ceil_mode=False,
@@ -433,7 +429,7 @@ if hasattr(ops, "avg_pool2d"):
 
 if hasattr(ops, "adaptive_avg_pool2d"):
     def _aap_samples(dtype, rng):
-        a = lambda s: arr(rng, s, dtype)  # noqa: E731
+        a = lambda s: arr(rng, s, dtype)
         yield Sample((a((1, 2, 5, 7)),), dict(output_size=(2, 3)), desc="uneven bins")
         yield Sample((a((2, 1, 4, 4)),), dict(output_size=1), desc="global")
         yield Sample((a((1, 1, 3, 4)),), dict(output_size=(3, 4)), desc="identity")

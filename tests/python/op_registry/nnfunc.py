@@ -51,7 +51,7 @@ _act("fast_gelu", ops.fast_gelu, lambda x: x * np_sigmoid(1.702 * x), ("Mul", "S
 
 
 def _axis_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype, -3, 3)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype, -3, 3)
     yield Sample((a((2, 6)),))
     yield Sample((a((4, 3, 2)),), dict(axis=0), desc="axis 0")
     yield Sample((NC(a((4, 2)), "T"),), dict(axis=1), desc="transposed view")
@@ -82,7 +82,7 @@ register(OpInfo("softmin", ("Softmax", "Neg"), ops.softmin, lambda x, axis=-1: n
 
 
 def _prelu_samples(dtype, rng):
-    a = lambda s, lo=-2, hi=2: arr(rng, s, dtype, lo, hi)  # noqa: E731
+    a = lambda s, lo=-2, hi=2: arr(rng, s, dtype, lo, hi)
     yield Sample((a((2, 3, 4)), a((3,), 0.05, 0.5)), desc="per channel")
     yield Sample((a((2, 3)), a((1,), 0.05, 0.5)), desc="shared slope")
     yield Sample((a((5,)), a((5,), 0.05, 0.5)), desc="1-D: one slope per element")
@@ -114,9 +114,9 @@ register(OpInfo("gumbel_softmax", ("UniformReal", "Log", "Softmax"), kind="rando
 # ---------------------------------------------------------------------------------------------- conv3d / pooling
 # Direct NumPy loops over N-d windows (PyTorch's / MindSpore's rules: ceil_mode drops a last window that starts in
 # the padding; count_include_pad counts the window within the padded input).
-import itertools  # noqa: E402
+import itertools  # noqa: E402 (this section's own imports)
 
-from .nn import _out_len  # noqa: E402
+from .nn import _out_len  # noqa: E402 (this section's own imports)
 
 
 def _np_windows(spatial, k, s, pads, d, ceil_mode):
@@ -178,7 +178,7 @@ def np_conv3d(x, w, b=None, stride=(1, 1, 1), pads=((0, 0),) * 3, dilation=(1, 1
 
 
 def _conv3d_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype, -1, 1)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype, -1, 1)
     yield Sample((a((1, 2, 3, 4, 3)), a((2, 2, 2, 2, 2)), a((2,))), desc="valid")
     yield Sample((a((2, 4, 4, 3, 5)), a((4, 2, 2, 1, 3)), None), dict(stride=(2, 1, 2), padding=(1, 0, 1),
                                                                          pad_mode="pad", groups=2), desc="groups, pad")
@@ -189,7 +189,7 @@ def _conv3d_samples(dtype, rng):
 
 
 def _np_conv3d_call(x, w, b, stride=1, pad_mode="valid", padding=0, dilation=1, groups=1):
-    t = lambda v: (v,) * 3 if isinstance(v, int) else tuple(v)  # noqa: E731
+    t = lambda v: (v,) * 3 if isinstance(v, int) else tuple(v)
     s, d = t(stride), t(dilation)
     if pad_mode == "same":
         pads = []
@@ -210,7 +210,7 @@ register(OpInfo("conv3d", ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilte
 
 
 def _pool3d_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype, -2, 2)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype, -2, 2)
     yield Sample((a((1, 2, 4, 5, 4)),), dict(kernel_size=2, stride=1, padding=1), desc="pad 1")
     yield Sample((a((2, 1, 5, 4, 6)),), dict(kernel_size=(2, 3, 2), stride=(2, 2, 3), padding=(1, 1, 0),
                                              ceil_mode=True), desc="ceil")
@@ -218,7 +218,7 @@ def _pool3d_samples(dtype, rng):
 
 
 def _np_max_pool3d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    t = lambda v: (v,) * 3 if isinstance(v, int) else tuple(v)  # noqa: E731
+    t = lambda v: (v,) * 3 if isinstance(v, int) else tuple(v)
     k = t(kernel_size)
     s = k if stride is None else t(stride)
     p = t(padding)
@@ -239,7 +239,7 @@ register(OpInfo("max_pool3d_indices", ("MaxPool", "Gather", "FloorDiv"),
 
 def _np_avg_pool3d(x, kernel_size=1, stride=1, padding=0, ceil_mode=False, count_include_pad=True,
                    divisor_override=0):
-    t = lambda v: (v,) * 3 if isinstance(v, int) else tuple(v)  # noqa: E731
+    t = lambda v: (v,) * 3 if isinstance(v, int) else tuple(v)
     k = t(kernel_size)
     s = k if stride is None else t(stride)
     p = t(padding)
@@ -249,7 +249,7 @@ def _np_avg_pool3d(x, kernel_size=1, stride=1, padding=0, ceil_mode=False, count
 
 def _avg3d_samples(dtype, rng):
     yield from _pool3d_samples(dtype, rng)
-    a = lambda s: arr(rng, s, dtype, -2, 2)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype, -2, 2)
     yield Sample((a((1, 2, 4, 4, 5)),), dict(kernel_size=2, stride=2, padding=(1, 0, 0, 1, 1, 1), ceil_mode=True,
                                              count_include_pad=False), desc="6 pads, exclude pad")
     yield Sample((a((1, 1, 3, 4, 4)),), dict(kernel_size=2, stride=1, padding=1, divisor_override=3),
@@ -261,7 +261,7 @@ register(OpInfo("avg_pool3d", ("AvgPool", "AvgPoolGrad"), ops.avg_pool3d, _np_av
 
 
 def _avg1d_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype, -2, 2)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype, -2, 2)
     yield Sample((a((2, 3, 7)),), dict(kernel_size=3, stride=2, padding=1), desc="pad")
     yield Sample((a((3, 8)),), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
                  desc="2-D input, ceil, exclude pad")
@@ -296,7 +296,7 @@ def _np_adaptive(x, out, kind):
 
 def _adaptive_samples(nd):
     def gen(dtype, rng):
-        a = lambda s: arr(rng, s, dtype, -2, 2)  # noqa: E731
+        a = lambda s: arr(rng, s, dtype, -2, 2)
         base = {1: (2, 3, 7), 2: (2, 2, 7, 5), 3: (1, 2, 5, 4, 6)}[nd]
         out = {1: 3, 2: (3, 2), 3: (2, 3, 4)}[nd]
         yield Sample((a(base),), dict(output_size=out), desc="overlapping bins")
@@ -342,7 +342,7 @@ register(OpInfo("adaptive_avg_pool3d", ("AdaptiveAvgPool2D", "AdaptiveAvgPool2DG
 
 def _lp_samples(nd):
     def gen(dtype, rng):
-        a = lambda s, lo=0.2: arr(rng, s, dtype, lo, 2)  # noqa: E731
+        a = lambda s, lo=0.2: arr(rng, s, dtype, lo, 2)
         if nd == 1:
             yield Sample((a((2, 3, 7)), 2), dict(kernel_size=3, stride=2), desc="p = 2")
             yield Sample((a((3, 8)), 3.0), dict(kernel_size=3, stride=2, ceil_mode=True), desc="2-D, p = 3, ceil")
@@ -436,7 +436,7 @@ register(OpInfo("lrn", ("Square", "AvgPool", "Pow", "Mul"), ops.lrn, _np_lrn,
 
 
 def np_conv3d_transpose(x, w, pad_mode="valid", padding=0, stride=1, dilation=1, group=1, output_padding=0):
-    t = lambda v: (v,) * 3 if isinstance(v, int) else tuple(v)  # noqa: E731
+    t = lambda v: (v,) * 3 if isinstance(v, int) else tuple(v)
     s, d, op = t(stride), t(dilation), t(output_padding)
     n, cin = x.shape[:2]
     cg, k = w.shape[1], w.shape[2:]
@@ -471,7 +471,7 @@ def np_conv3d_transpose(x, w, pad_mode="valid", padding=0, stride=1, dilation=1,
 
 
 def _c3t_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype, -1, 1)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype, -1, 1)
     yield Sample((a((1, 2, 2, 3, 2)), a((2, 2, 2, 2, 1))), desc="valid")
     yield Sample((a((2, 2, 2, 2, 3)), a((2, 1, 2, 1, 2))), dict(pad_mode="pad", padding=(1, 0, 0, 0, 1, 1),
                                                               stride=(2, 1, 2), output_padding=(1, 0, 1)),

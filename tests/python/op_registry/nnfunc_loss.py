@@ -25,7 +25,7 @@ def _np_cos_sim(x1, x2, dim=1, eps=1e-8):
 
 
 def _cos_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype, -2, 2, away=0.1)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype, -2, 2, away=0.1)
     yield Sample((a((3, 4)), a((3, 4))))
     yield Sample((a((1, 4)), a((3, 4))), dict(dim=1), desc="broadcast")
     yield Sample((a((4, 2, 3)), a((4, 2, 3))), dict(dim=0), desc="dim 0")
@@ -45,7 +45,7 @@ def _np_cel(x1, x2, y, margin=0.0, reduction="mean"):
 
 
 def _cel_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype, -2, 2, away=0.1)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype, -2, 2, away=0.1)
     y = np.array([1, -1, 1, -1], np.int32)
     yield Sample((a((4, 5)), a((4, 5)), y), dict(margin=0.2, reduction="none"))
     yield Sample((a((4, 5)), a((4, 5)), y), dict(margin=-0.3), desc="mean")
@@ -67,8 +67,8 @@ def _np_gnll(x, t, v, full=False, eps=1e-6, reduction="mean"):
 
 
 def _gnll_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype, -2, 2)  # noqa: E731
-    v = lambda s: arr(rng, s, dtype, 0.2, 2)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype, -2, 2)
+    v = lambda s: arr(rng, s, dtype, 0.2, 2)
     yield Sample((a((3, 4)), a((3, 4)), v((3, 4))), dict(reduction="none"))
     yield Sample((a((3, 4)), a((3, 4)), v((3, 1))), dict(full=True), desc="var (N, 1), full")
     yield Sample((a((3, 4)), a((3, 4)), v((3,))), dict(reduction="sum"), desc="var without the last dim")
@@ -92,7 +92,7 @@ def _np_mml(x, t, p=1, margin=1, weight=None, reduction="mean"):
 
 
 def _mml_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype, -1, 1)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype, -1, 1)
     yield Sample((a((4, 5)), rng.integers(0, 5, 4).astype(np.int64)), dict(reduction="none"))
     yield Sample((a((4, 5)), rng.integers(0, 5, 4).astype(np.int32), 2, 0.5, arr(rng, (5,), dtype, 0.5, 2)),
                  desc="p = 2, weight, mean")
@@ -121,7 +121,7 @@ def _np_mlml(x, t, reduction="mean"):
 
 
 def _mlml_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype, -1, 1)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype, -1, 1)
     t = np.array([[3, 0, -1, 1], [1, 2, 3, -1], [-1, 1, 2, 3]], np.int64)
     yield Sample((a((3, 4)), t), dict(reduction="none"), desc="−1 ends each row's list")
     yield Sample((a((3, 4)), t.astype(np.int32)), desc="int32, mean")
@@ -141,7 +141,7 @@ def _np_mlsml(x, y, weight=None, reduction="mean"):
 
 
 def _mlsml_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype, -3, 3)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype, -3, 3)
     yield Sample((a((3, 4)), (rng.random((3, 4)) > 0.5).astype(dtype)), dict(reduction="none"))
     yield Sample((a((3, 4)), rng.random((3, 4)).astype(dtype), arr(rng, (4,), dtype, 0.5, 2)), desc="weight, mean")
 
@@ -162,7 +162,7 @@ def _np_tml(a, p, n, margin=1.0, p_norm=2, eps=1e-6, swap=False, reduction="mean
 
 
 def _tml_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype, -1, 1)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype, -1, 1)
     yield Sample((a((4, 3)), a((4, 3)), a((4, 3))), dict(reduction="none"))
     yield Sample((a((4, 3)), a((4, 3)), a((4, 3))), dict(margin=0.5, p=1, swap=True), desc="p = 1, swap")
     yield Sample((a((5,)), a((5,)), a((5,))), dict(margin=2.0, p=3, reduction="sum"), desc="1-D, p = 3")
@@ -247,7 +247,7 @@ def _np_dense(x, w, b=None):
 
 
 def _dense_samples(dtype, rng):
-    a = lambda s: arr(rng, s, dtype, -2, 2)  # noqa: E731
+    a = lambda s: arr(rng, s, dtype, -2, 2)
     yield Sample((a((3, 4)), a((5, 4)), a((5,))))
     yield Sample((a((2, 3, 4)), a((5, 4))), desc="batched, no bias")
     yield Sample((a((3, 4)), a((4,))), desc="1-D weight")
@@ -362,7 +362,7 @@ register(OpInfo("grid_sample", ("Gather", "Floor", "Select", "Mul", "Add"), ops.
                       "boundaries (random grids)"))
 
 
-from .composite import _interp_samples, _np_interpolate  # noqa: E402
+from .composite import _interp_samples, _np_interpolate  # noqa: E402 (this section's own imports)
 
 register(OpInfo("upsample", ("Gather",),
                 lambda x, size, mode, align_corners=None: ops.upsample(x, size, mode=mode, align_corners=align_corners),

@@ -1,11 +1,10 @@
 """Registry entries of the math ops of kiln/ops/math_elem_func.py (elementwise), linalg_func.py (products),
 math_special_func.py, math_int_func.py and math_reduce_func.py: one row per @defop op, NumPy/SciPy references."""
-import math
 
 import numpy as np
 import scipy.special
 
-from kiln import Tensor, ops
+from kiln import ops
 
 from .base import (BOOL, F16, F32, F64, I32, I64, NC, OpInfo, Sample, arr, binary_samples, np_value, register,
                    unary_samples)

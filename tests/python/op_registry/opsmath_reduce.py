@@ -1,6 +1,5 @@
 """Registry entries of kiln/ops/math_reduce_func.py: reductions, statistics, scans, histograms and distances, with
 NumPy/SciPy references (written independently of Kiln's formulas)."""
-import math
 
 import numpy as np
 import scipy.spatial.distance
@@ -8,7 +7,7 @@ import scipy.special
 
 from kiln import Tensor, ops
 
-from .base import BOOL, F16, F32, F64, I32, I64, NC, OpInfo, Sample, arr, np_value, register
+from .base import BOOL, F32, F64, I32, I64, NC, OpInfo, Sample, arr, np_value, register
 
 FL = (F32, F64)
 
@@ -245,7 +244,7 @@ register(OpInfo("nanquantile", ("ArgSort", "Gather", "Floor"), _knq,
 
 # ---------------------------------------------------------------------------------------------- histograms
 
-def _np_histc(x, bins=100, min=0.0, max=0.0):  # noqa: A002
+def _np_histc(x, bins=100, min=0.0, max=0.0):
     lo, hi = (min, max) if min != max else ((x.min(), x.max()) if x.size else (min, max))
     if lo == hi:
         lo, hi = lo - 1, hi + 1
@@ -399,7 +398,7 @@ register(OpInfo("renorm", ("ReduceSum", "Select", "Mul"), lambda x, **k: ops.ren
                 FL, differentiable=True, special_skip="a scaled norm: ReduceSum's special values"))
 
 
-def _np_vector_norm(x, ord=2, axis=None, keepdims=False, dtype=None):  # noqa: A002
+def _np_vector_norm(x, ord=2, axis=None, keepdims=False, dtype=None):
     ax = _ax(axis)
     a = np.abs(x)
     if ord == np.inf:
@@ -418,7 +417,7 @@ _reg("vector_norm", ("ReduceSum", "Sqrt"), lambda x, **k: ops.vector_norm(x, **k
      out_dtype=lambda s: _in_dtype(s) if _in_dtype(s).kind == "f" else F32)
 
 
-def _np_matrix_norm(x, ord="fro", axis=(-2, -1), keepdims=False):  # noqa: A002
+def _np_matrix_norm(x, ord="fro", axis=(-2, -1), keepdims=False):
     return np.linalg.norm(x, ord, tuple(axis), keepdims)
 
 

@@ -2,9 +2,9 @@
 import numpy as np
 import scipy.special
 
-from kiln import Tensor, ops
+from kiln import ops
 
-from .base import BOOL, F16, F32, F64, I32, I64, NC, OpInfo, Sample, arr, binary_samples, np_value, register, \
+from .base import BOOL, F16, F32, F64, I32, I64, NC, OpInfo, Sample, arr, np_value, register, \
     unary_samples
 
 FLH = (F32, F64, F16)

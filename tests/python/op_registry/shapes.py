@@ -21,7 +21,7 @@ def _row(name, kernels, op, ref, samples, dtypes=MOVE, differentiable=True, **kw
 def _samples(*make):
     """A sample generator from functions (a, rng) -> Sample, where a(shape) draws an array of the entry's dtype."""
     def gen(dtype, rng):
-        a = lambda s: arr(rng, s, dtype)  # noqa: E731
+        a = lambda s: arr(rng, s, dtype)
         for m in make:
             yield m(a, rng)
     return gen
@@ -340,7 +340,6 @@ _row("pixel_unshuffle", ("Transpose",), ops.pixel_unshuffle,
 def _np_s2b(x, block, pads):
     m = len(block)
     x = np.pad(x, [(0, 0)] * (x.ndim - m) + [tuple(p) for p in pads])
-    n, rest, sp = x.shape[0], list(x.shape[1:x.ndim - m]), list(x.shape[x.ndim - m:])
     out = []
     for off in np.ndindex(*block):
         sl = tuple(slice(o, None, b) for o, b in zip(off, block))

@@ -1,16 +1,13 @@
 """Registry entries: creation ops, random ops, state ops (Assign, optimizer kernels) and Print."""
-import dataclasses
 import math
-from typing import Callable, Optional
 
 import numpy as np
-import scipy.special
 
 import kiln
 from kiln import Parameter, Tensor, _core, ops
 
 
-from .base import (  # noqa: F401
+from .base import (
     ALL, BOOL, F16, F32, F64, I32, I64, OpInfo, Sample, UINTS, _as_tuple, arr, register, unary_samples)
 
 
@@ -126,7 +123,7 @@ def _run_stateful(step, state, args, use_jit):
 
 def _assign_samples(dtype, rng):
     low = 0.0 if dtype.kind == "u" else -2.0  # (a negative float value has no unsigned value: NumPy and C++ differ)
-    a = lambda s, d=dtype: arr(rng, s, d, low)  # noqa: E731
+    a = lambda s, d=dtype: arr(rng, s, d, low)
     yield Sample((a((2, 3)), a((2, 3))), desc="same shape")
     yield Sample((a((3, 4)), a((4,))), desc="broadcast value")
     yield Sample((a((2, 2)), a(())), desc="0-d value")

@@ -82,7 +82,7 @@ def to_array(value, where):
     else:
         try:
             arr = np.asarray(value)
-        except Exception as e:  # ragged nested lists and the like
+        except Exception as e:  # noqa: BLE001 (ragged nested lists and the like: re-raised as TypeError)
             raise TypeError(f"{where}: the value {value!r:.80} cannot be converted to a NumPy array: {e}") from None
     if arr.dtype == object:
         raise TypeError(f"{where}: the value of type {type(value).__name__} becomes a NumPy object array, which "

@@ -203,7 +203,7 @@ class _ImageReader:
         if self.decode:
             try:
                 img = decode_image(raw)
-            except Exception as e:
+            except Exception as e:  # noqa: BLE001 (any decoder failure: re-raised with the path)
                 raise RuntimeError(f"ImageFolderDataset: cannot decode {path}: {type(e).__name__}: {e}") from None
             return img, np.asarray(label, dtype=np.int32)
         return FileRow((raw, np.asarray(label, dtype=np.int32)), path)

@@ -400,7 +400,7 @@ class GeneratorDataset(MappableSource):
                 raise ValueError(f"GeneratorDataset: {len(types)} column_types for {len(self._names)} columns.")
             try:
                 np_types = [np.dtype(mstype.dtype_to_nptype(t)) for t in types]
-            except Exception as e:
+            except Exception as e:  # noqa: BLE001 (whatever the bad value raises: re-raised as TypeError)
                 raise TypeError(f"GeneratorDataset: column_types must be kiln dtypes, got {column_types!r}: "
                                 f"{e}") from None
             self._cast = _Caster(np_types)

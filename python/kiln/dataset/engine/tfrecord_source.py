@@ -358,7 +358,7 @@ class TFRecordDataset(MappableSource):
         ex = _example_message()()
         try:
             ex.ParseFromString(self._record_bytes(i))
-        except Exception as e:  # protobuf's DecodeError
+        except Exception as e:  # noqa: BLE001 (protobuf's DecodeError: re-raised with the record)
             k = self._records[i][0]
             raise RuntimeError(f"TFRecordDataset: record {i} of {self._files[k]} is not a tf.train.Example: {e}") \
                 from None

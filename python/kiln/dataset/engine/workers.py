@@ -117,7 +117,7 @@ def call_user(what, fn, *args):
         return fn(*args)
     except UserFunctionError:
         raise
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 (the user's function failed: re-raised with its traceback)
         raise_user_error(what, traceback.format_exc(), e)
 
 

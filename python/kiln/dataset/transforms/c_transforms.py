@@ -1,6 +1,6 @@
 """MindSpore 1.x's deprecated `mindspore.dataset.transforms.c_transforms`: the same operations as
 `kiln.dataset.transforms`."""
-from .transforms import (Compose, Concatenate, Duplicate, Fill, Mask, OneHot, PadEnd, RandomApply,  # noqa: F401
+from .transforms import (Compose, Concatenate, Duplicate, Fill, Mask, OneHot, PadEnd, RandomApply,
                          RandomChoice, Relational, Slice, TypeCast, Unique)
 
 __all__ = ["Compose", "Concatenate", "Duplicate", "Fill", "Mask", "OneHot", "PadEnd", "RandomApply", "RandomChoice",

@@ -1,5 +1,5 @@
 """MindSpore 1.x's deprecated `mindspore.dataset.transforms.py_transforms`: the composition operations
 (1.x's `OneHotOp` is left out: use `transforms.OneHot`)."""
-from .transforms import Compose, RandomApply, RandomChoice, RandomOrder  # noqa: F401
+from .transforms import Compose, RandomApply, RandomChoice, RandomOrder
 
 __all__ = ["Compose", "RandomApply", "RandomChoice", "RandomOrder"]

@@ -15,14 +15,14 @@ import math
 import numpy as np
 from PIL import Image
 
+from .utils import Inter
+
 try:
     import cv2 as _cv2
     _cv2.setNumThreads(1)  # the dataset's workers are the parallelism; OpenCV's own threads would oversubscribe
 except ImportError:  # optional: the NumPy/Pillow paths below give the same rule
     _cv2 = None
 _CV2_DTYPES = (np.uint8, np.uint16, np.int16, np.float32, np.float64)
-
-from .utils import Inter
 
 _RESAMPLE = {Inter.NEAREST: Image.Resampling.NEAREST, Inter.BILINEAR: Image.Resampling.BILINEAR,
              Inter.BICUBIC: Image.Resampling.BICUBIC, Inter.ANTIALIAS: Image.Resampling.LANCZOS,

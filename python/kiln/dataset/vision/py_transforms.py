@@ -4,10 +4,10 @@ Most are `kiln.dataset.vision`'s classes, which take PIL Images and return PIL I
 in 1.x and are defined here: `Decode` returns a PIL Image, and `Normalize` works on CHW float arrays (the output of
 `ToTensor`), with mean/std per channel."""
 from . import transforms as _t
-from .transforms import (CenterCrop, Grayscale, HWC2CHW, Pad, RandomColorAdjust, RandomCrop,  # noqa: F401
+from .transforms import (CenterCrop, Grayscale, HWC2CHW, Pad, RandomColorAdjust, RandomCrop,
                          RandomHorizontalFlip, RandomResizedCrop, RandomRotation, RandomVerticalFlip, Resize, ToPIL,
                          ToTensor, ToType)
-from .utils import Border, Inter  # noqa: F401
+from .utils import Border, Inter
 
 __all__ = ["CenterCrop", "Decode", "Grayscale", "HWC2CHW", "Normalize", "Pad", "RandomColorAdjust", "RandomCrop",
            "RandomHorizontalFlip", "RandomResizedCrop", "RandomRotation", "RandomVerticalFlip", "Resize", "ToPIL",

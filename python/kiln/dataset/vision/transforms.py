@@ -525,13 +525,13 @@ class Rotate(TensorOperation):
                                                               self.center, self.fill_value))
 
 
-from ._color_transforms import ConvertColor, Grayscale  # noqa: E402,F401
-from ._random_transforms import (RandomColorAdjust, RandomCrop, RandomHorizontalFlip,  # noqa: E402,F401
+from ._color_transforms import ConvertColor, Grayscale  # noqa: E402 (these modules import the classes above)
+from ._random_transforms import (RandomColorAdjust, RandomCrop, RandomHorizontalFlip,  # noqa: E402 (they import the classes above)
                                  RandomResizedCrop, RandomRotation, RandomVerticalFlip)
 
 __all__ += ["RandomColorAdjust", "RandomCrop", "RandomHorizontalFlip", "RandomResizedCrop", "RandomRotation",
             "RandomVerticalFlip"]
-from ._adjust_transforms import *  # noqa: E402,F401,F403  (Invert, Equalize, AutoContrast, CutOut, ...)
-from . import _adjust_transforms  # noqa: E402
+from ._adjust_transforms import *  # noqa: E402, F403  (Invert, Equalize, AutoContrast, CutOut, ...)
+from . import _adjust_transforms  # noqa: E402 (after the classes it imports)
 
 __all__ += _adjust_transforms.__all__

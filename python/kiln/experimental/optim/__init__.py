@@ -7,13 +7,13 @@ eagerly, compiled, and inside a `@jit` training step.
     grad_fn = mindspore.value_and_grad(forward_fn, None, optimizer.parameters)
     loss, grads = grad_fn(data, label); optimizer(grads); scheduler.step()
 """
-from .optimizer import Optimizer  # noqa: F401
-from .adam import Adam  # noqa: F401
-from .adamw import AdamW  # noqa: F401
-from .sgd import SGD  # noqa: F401
-from .adaptive import Adadelta, Adagrad, Adamax, NAdam, RAdam  # noqa: F401
-from .stepwise import ASGD, RMSprop, Rprop  # noqa: F401
-from . import lr_scheduler  # noqa: F401
+from .optimizer import Optimizer
+from .adam import Adam
+from .adamw import AdamW
+from .sgd import SGD
+from .adaptive import Adadelta, Adagrad, Adamax, NAdam, RAdam
+from .stepwise import ASGD, RMSprop, Rprop
+from . import lr_scheduler
 
 __all__ = ["Optimizer", "Adam", "AdamW", "SGD", "Adadelta", "Adagrad", "Adamax", "NAdam", "RAdam", "ASGD", "RMSprop",
            "Rprop", "lr_scheduler"]

@@ -3,7 +3,6 @@ those names: PyTorch's formulas, composed of Kiln ops; the first-step and thresh
 update runs eagerly, compiled, and inside a compiled training step)."""
 from ..._loader import _core
 from ...common import dtype as mstype
-from ...common.parameter import Parameter
 from . import _checks
 from .adaptive import _advance, _as, _step_counter
 from .optimizer import Optimizer

@@ -17,8 +17,8 @@ from ...common.initializer import Normal
 from ...common.tensor import Tensor
 from ... import nn as _nn
 from ... import ops as _ops
-from . import functional  # noqa: F401
-from . import functional as F  # noqa: F401
+from . import functional  # noqa: F401 (re-export)
+from . import functional as F
 
 __all__ = ["Cell", "Identity", "ReLU", "Sigmoid", "Tanh", "LogSigmoid", "Mish", "Flatten", "Upsample",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
@@ -426,7 +426,7 @@ class KLDivLoss(_nn.KLDivLoss):
         self.log_target = _bool(log_target, "log_target", "KLDivLoss")
         self._reduction = reduction
 
-    def construct(self, input, target):  # noqa: A002
+    def construct(self, input, target):
         return F.kl_div(input, target, self._reduction, self.log_target)
 
 
@@ -522,7 +522,7 @@ class SoftMarginLoss(Cell):
                              f"{reduction!r}.")
         self.reduction = reduction
 
-    def construct(self, input, target):  # noqa: A002
+    def construct(self, input, target):
         return _ops.soft_margin_loss(input, target, self.reduction)
 
 
@@ -557,10 +557,11 @@ class UpsamplingBilinear2d(Cell):
 
 __all__ += ["Hardsigmoid", "SoftMarginLoss", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
-from ._layers_more import (AvgPool3d, GLU, Hardshrink, Hardswish, Hardtanh, PixelShuffle, SELU,  # noqa: E402,F401
+from ._layers_more import (AvgPool3d, GLU, Hardshrink, Hardswish, Hardtanh, PixelShuffle, SELU,  # noqa: E402,F401 (re-export: listed by _more_layers below)
                            Softshrink, Threshold)
-from ._layers_more import __all__ as _more_layers  # noqa: E402
+from ._layers_more import __all__ as _more_layers  # noqa: E402 (next to the import above)
 
 AdaptiveAvgPool3d = _nn.AdaptiveAvgPool3d  # the same constructor (output_size)
 AdaptiveMaxPool2d = _nn.AdaptiveMaxPool2d  # the same constructor (output_size, return_indices=False)
-__all__ += _more_layers + ["AdaptiveAvgPool3d", "AdaptiveMaxPool2d"]
+__all__.extend(_more_layers)
+__all__ += ["AdaptiveAvgPool3d", "AdaptiveMaxPool2d"]

@@ -17,21 +17,21 @@ class Hardtanh(Cell):
                              f"{max_val}.")
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
 
 class Hardswish(Cell):
     """mint.nn.Hardswish(): x · relu6(x + 3) / 6."""
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return F.hardswish(input)
 
 
 class SELU(Cell):
     """mint.nn.SELU(): scale · (max(0, x) + min(0, alpha · (exp(x) − 1))), scale ≈ 1.0507, alpha ≈ 1.6733."""
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return F.selu(input)
 
 
@@ -42,7 +42,7 @@ class GLU(Cell):
         super().__init__()
         self.dim = dim
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return F.glu(input, self.dim)
 
 
@@ -53,7 +53,7 @@ class PixelShuffle(Cell):
         super().__init__()
         self.upscale_factor = upscale_factor
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return F.pixel_shuffle(input, self.upscale_factor)
 
 
@@ -67,7 +67,7 @@ class AvgPool3d(Cell):
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
         self.ceil_mode, self.count_include_pad, self.divisor_override = ceil_mode, count_include_pad, divisor_override
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
@@ -79,7 +79,7 @@ class Softshrink(Cell):
         super().__init__()
         self.lambd = lambd
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return F.softshrink(input, self.lambd)
 
 
@@ -90,7 +90,7 @@ class Hardshrink(Cell):
         super().__init__()
         self.lambd = lambd
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return F.hardshrink(input, self.lambd)
 
 
@@ -101,5 +101,5 @@ class Threshold(Cell):
         super().__init__()
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return F.threshold(input, self.threshold, self.value, self.inplace)

@@ -24,7 +24,7 @@ def _t(x, op, name="input"):
     return x
 
 
-def _inplace(input, out, inplace, op):  # noqa: A002
+def _inplace(input, out, inplace, op):
     if not isinstance(inplace, bool):
         raise TypeError(f"For '{_P}{op}', 'inplace' must be a bool, but got {type(inplace).__name__}.")
     if not inplace:
@@ -35,26 +35,26 @@ def _inplace(input, out, inplace, op):  # noqa: A002
 # ---------------------------------------------------------------------------------------------- activations
 
 @defop(name=_P + "relu")
-def relu(input, inplace=False):  # noqa: A002
+def relu(input, inplace=False):
     """F.relu(input, inplace=False): max(input, 0) (gradient 0 at 0); inplace=True writes it into input."""
     return _inplace(input, _core.relu(_t(input, "relu")), inplace, "relu")
 
 
 @defop(name=_P + "relu6")
-def relu6(input, inplace=False):  # noqa: A002
+def relu6(input, inplace=False):
     """F.relu6(input, inplace=False): min(max(input, 0), 6) (ops.relu6); inplace=True writes it into input."""
     return _inplace(input, ops.relu6(_t(input, "relu6")), inplace, "relu6")
 
 
 @defop(name=_P + "gelu")
-def gelu(input, approximate="none"):  # noqa: A002
+def gelu(input, approximate="none"):
     """F.gelu(input, approximate='none'): x·Φ(x), with erf ('none') or the tanh approximation ('tanh')
     [Hendrycks & Gimpel 2016] (ops.gelu). ValueError for another `approximate`."""
     return _fn.gelu(_t(input, "gelu"), approximate)
 
 
 @defop(name=_P + "logsigmoid")
-def logsigmoid(input):  # noqa: A002
+def logsigmoid(input):
     """F.logsigmoid(input): log(1 / (1 + e⁻ˣ)), computed stably (ops.logsigmoid)."""
     return ops.logsigmoid(_t(input, "logsigmoid"))
 
@@ -67,7 +67,7 @@ def _legacy_dim(x, dim, op):
 
 
 @defop(name=_P + "softmax")
-def softmax(input, dim=None, dtype=None):  # noqa: A002
+def softmax(input, dim=None, dtype=None):
     """F.softmax(input, dim=None, dtype=None): softmax along `dim` (None: PyTorch's implicit dim, 0 for 0/1/3-D
     inputs and 1 otherwise), input cast to `dtype` first when given (ops.softmax)."""
     x = _t(input, "softmax")
@@ -75,7 +75,7 @@ def softmax(input, dim=None, dtype=None):  # noqa: A002
 
 
 @defop(name=_P + "log_softmax")
-def log_softmax(input, dim=None, *, dtype=None):  # noqa: A002
+def log_softmax(input, dim=None, *, dtype=None):
     """F.log_softmax(input, dim=None, *, dtype=None): log of softmax along `dim` (None as F.softmax), input cast to
     `dtype` first when given (ops.log_softmax)."""
     x = _t(input, "log_softmax")
@@ -85,14 +85,14 @@ def log_softmax(input, dim=None, *, dtype=None):  # noqa: A002
 
 
 @defop(name=_P + "dropout")
-def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
+def dropout(input, p=0.5, training=True, inplace=False):
     """F.dropout(input, p=0.5, training=True, inplace=False): each element zeroed with probability p, the others
     scaled by 1/(1 − p), in training (ops.dropout; the mask follows kiln.set_seed); input itself otherwise."""
     return _inplace(input, ops.dropout(_t(input, "dropout"), p, training), inplace and training, "dropout")
 
 
 @defop(name=_P + "dropout2d")
-def dropout2d(input, p=0.5, training=True, inplace=False):  # noqa: A002
+def dropout2d(input, p=0.5, training=True, inplace=False):
     """F.dropout2d(input, p=0.5, training=True, inplace=False): whole channels of an (N, C, H, W) input zeroed with
     probability p, the others scaled by 1/(1 − p) (ops.dropout2d)."""
     return _inplace(input, ops.dropout2d(_t(input, "dropout2d"), p, training), inplace and training, "dropout2d")
@@ -101,7 +101,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):  # noqa: A002
 # ---------------------------------------------------------------------------------------------- layers
 
 @defop(name=_P + "linear")
-def linear(input, weight, bias=None):  # noqa: A002
+def linear(input, weight, bias=None):
     """F.linear(input, weight, bias=None): input @ weightᵀ + bias. input (*, in), weight (out, in), bias (out,) or
     None; result (*, out). ValueError when the inner sizes differ (MatMul's message)."""
     _t(input, "linear")
@@ -114,7 +114,7 @@ def linear(input, weight, bias=None):  # noqa: A002
 
 
 @defop(name=_P + "conv2d")
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """F.conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1): 2-D cross-correlation of
     (N, C, H, W) input with (C_out, C/groups, KH, KW) weight; padding an int, (h, w) (each side) or 'same'/'valid'
     (ops.conv2d with pad_mode 'pad')."""
@@ -122,7 +122,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 @defop(name=_P + "conv1d")
-def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """F.conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1): 1-D cross-correlation of
     (N, C, L) input with (C_out, C/groups, K) weight; padding an int (each side) or 'same'/'valid' (ops.conv1d)."""
     if isinstance(padding, (tuple, list)) and len(padding) == 1:
@@ -131,7 +131,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 @defop(name=_P + "max_pool2d")
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa: A002
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """F.max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     max pooling of (N, C, H, W) or (C, H, W); stride None = kernel_size; padded positions never win; with
@@ -140,7 +140,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 @defop(name=_P + "avg_pool2d")
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,  # noqa: A002
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """F.avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
     divisor_override=None): average pooling of (N, C, H, W) or (C, H, W); stride None = kernel_size (ops.avg_pool2d)."""
@@ -149,7 +149,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 
 @defop(name=_P + "batch_norm")
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,  # noqa: A002
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                eps=1e-5):
     """F.batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
     eps=1e-5): normalizes (N, C, ...) over every dim but 1 — with the batch statistics in training (updating the
@@ -168,7 +168,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 @defop(name=_P + "pad")
-def pad(input, pad, mode="constant", value=None):  # noqa: A002
+def pad(input, pad, mode="constant", value=None):
     """F.pad(input, pad, mode='constant', value=None): `pad` = (before, after) for the last dim, then the one
     before it, ...; mode 'constant' (value, 0 when None), 'reflect', 'replicate' or 'circular' (ops.pad)."""
     return ops.pad(_t(input, "pad"), pad, mode, value)
@@ -200,7 +200,7 @@ def one_hot(tensor, num_classes=-1):
 
 
 @defop(name=_P + "upsample")
-def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):  # noqa: A002
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
     """F.upsample(input, size=None, scale_factor=None, mode='nearest', align_corners=None): F.interpolate without
     recompute_scale_factor (ops.interpolate: exactly one of size and scale_factor; modes as there)."""
     return ops.interpolate(_t(input, "upsample"), size, scale_factor, mode, align_corners)
@@ -209,14 +209,14 @@ def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=
 # ---------------------------------------------------------------------------------------------- losses
 
 @defop(name=_P + "binary_cross_entropy")
-def binary_cross_entropy(input, target, weight=None, reduction="mean"):  # noqa: A002
+def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     """F.binary_cross_entropy(input, target, weight=None, reduction='mean'): −w·(y·log x + (1 − y)·log(1 − x)) for
     probabilities x in [0, 1] (ops.binary_cross_entropy)."""
     return ops.binary_cross_entropy(_t(input, "binary_cross_entropy"), target, weight, reduction)
 
 
 @defop(name=_P + "binary_cross_entropy_with_logits")
-def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean", pos_weight=None):  # noqa: A002
+def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean", pos_weight=None):
     """F.binary_cross_entropy_with_logits(input, target, weight=None, reduction='mean', pos_weight=None): binary
     cross entropy of sigmoid(input), computed stably (ops.binary_cross_entropy_with_logits; note the order of
     `reduction` and `pos_weight` differs from the ops function)."""
@@ -225,21 +225,21 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
 
 
 @defop(name=_P + "nll_loss")
-def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):  # noqa: A002
+def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     """F.nll_loss(input, target, weight=None, ignore_index=-100, reduction='mean'): −w[y]·input[y] for
     log-probabilities (classes on dim 1) and Int class indices (ops.nll_loss)."""
     return ops.nll_loss(_t(input, "nll_loss"), target, weight, ignore_index, reduction)
 
 
 @defop(name=_P + "smooth_l1_loss")
-def smooth_l1_loss(input, target, reduction="mean", beta=1.0):  # noqa: A002
+def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     """F.smooth_l1_loss(input, target, reduction='mean', beta=1.0): with d = |input − target|, 0.5·d²/beta where
     d < beta, else d − 0.5·beta; reduced ('mean' by default, unlike ops.smooth_l1_loss's 'none')."""
     return ops.smooth_l1_loss(_t(input, "smooth_l1_loss"), target, beta, reduction)
 
 
 @defop(name=_P + "kl_div")
-def kl_div(input, target, reduction="mean", log_target=False):  # noqa: A002
+def kl_div(input, target, reduction="mean", log_target=False):
     """F.kl_div(input, target, reduction='mean', log_target=False): the pointwise KL divergence of log-probabilities
     `input` from `target` — target·(log target − input), or with log_target e^target·(target − input) — reduced by
     'none', 'sum', 'mean' (over all elements) or 'batchmean' (sum / batch size) (ops.kl_div)."""

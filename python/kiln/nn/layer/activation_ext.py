@@ -48,7 +48,7 @@ class HShrink(Cell):
         super().__init__()
         self.lambd = _F._num(lambd, "HShrink", "lambd")
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return _F.hardshrink(input, self.lambd)
 
 
@@ -60,7 +60,7 @@ class SoftShrink(Cell):
         super().__init__()
         self.lambd = _F._lambd(lambd, "SoftShrink")
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return _F.softshrink(input, self.lambd)
 
 

@@ -97,7 +97,7 @@ class SSIM(Cell):
             raise ValueError(f"For 'SSIM', the images ({h}×{w}) must be at least filter_size = {self.filter_size} "
                              f"on each side.")
         win = self._window(c, mstype.dtype_to_nptype(img1.dtype))
-        blur = lambda t: conv2d(t, win, groups=c)  # noqa: E731
+        blur = lambda t: conv2d(t, win, groups=c)
         mu1, mu2 = blur(img1), blur(img2)
         mu1_sq, mu2_sq, mu12 = _core.square(mu1), _core.square(mu2), _core.mul(mu1, mu2)
         s1 = _core.sub(blur(_core.square(img1)), mu1_sq)

@@ -238,7 +238,7 @@ class _Adaptive(Cell):
                             f"{type(return_indices).__name__}.")
         self.return_indices = return_indices
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return type(self)._fn(input, self.output_size, self.return_indices)
 
     def extend_repr(self):
@@ -280,7 +280,7 @@ class AdaptiveAvgPool3d(Cell):
         super().__init__()
         self.output_size = output_size
 
-    def construct(self, input):  # noqa: A002
+    def construct(self, input):
         return P.adaptive_avg_pool3d(input, self.output_size)
 
     def extend_repr(self):

@@ -6,13 +6,13 @@ ProgressBar (tqdm).
     from kiln.train import Model, LossMonitor, ModelCheckpoint, CheckpointConfig
     model.train(2, ds, callbacks=[LossMonitor(10), ModelCheckpoint("net", "ckpt", CheckpointConfig(100))])
 """
-from ._callback import Callback, RunContext, _CallbackManager, _InternalCallbackParam  # noqa: F401
-from ._loss_monitor import LossMonitor, TimeMonitor  # noqa: F401
-from ._checkpoint import CheckpointConfig, ModelCheckpoint  # noqa: F401
-from ._early_stop import EarlyStopping, ReduceLROnPlateau  # noqa: F401
-from ._history import History, LambdaCallback  # noqa: F401
-from ._progress_bar import ProgressBar  # noqa: F401
-from ._lr_scheduler import LearningRateScheduler  # noqa: F401
+from ._callback import Callback, RunContext, _CallbackManager, _InternalCallbackParam  # noqa: F401 (re-export)
+from ._loss_monitor import LossMonitor, TimeMonitor
+from ._checkpoint import CheckpointConfig, ModelCheckpoint
+from ._early_stop import EarlyStopping, ReduceLROnPlateau
+from ._history import History, LambdaCallback
+from ._progress_bar import ProgressBar
+from ._lr_scheduler import LearningRateScheduler
 
 __all__ = ["Callback", "LossMonitor", "TimeMonitor", "ModelCheckpoint", "CheckpointConfig", "RunContext",
            "History", "LambdaCallback", "ReduceLROnPlateau", "EarlyStopping", "ProgressBar",

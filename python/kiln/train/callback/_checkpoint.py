@@ -75,7 +75,7 @@ class CheckpointConfig:
     def __init__(self, save_checkpoint_steps=1, save_checkpoint_seconds=0, keep_checkpoint_max=5,
                  keep_checkpoint_per_n_minutes=0, integrated_save=True, async_save=False, saved_network=None,
                  append_info=None, enc_key=None, enc_mode="AES-GCM", exception_save=False, crc_check=False,
-                 remove_redundancy=False, format="ckpt", **kwargs):  # noqa: A002
+                 remove_redundancy=False, format="ckpt", **kwargs):
         api = "CheckpointConfig"
         if save_checkpoint_steps is not None:
             save_checkpoint_steps = non_negative_int(save_checkpoint_steps, "save_checkpoint_steps", api)
@@ -186,7 +186,7 @@ class CheckpointConfig:
         return self._crc_check
 
     @property
-    def format(self):  # noqa: A003
+    def format(self):
         return self._format
 
     @property

@@ -9,11 +9,11 @@ batch (Tensors, lists or NumPy arrays), `eval()` returns the result (RuntimeErro
         acc.update(net(x), y)
     print(acc.eval())
 """
-from .metric import Metric, EvaluationBase, rearrange_inputs  # noqa: F401
-from .accuracy import Accuracy  # noqa: F401
-from .error import MAE, MSE  # noqa: F401
-from .loss import Loss  # noqa: F401
-from .topk import TopKCategoricalAccuracy, Top1CategoricalAccuracy, Top5CategoricalAccuracy  # noqa: F401
+from .metric import Metric, EvaluationBase, rearrange_inputs
+from .accuracy import Accuracy
+from .error import MAE, MSE
+from .loss import Loss
+from .topk import TopKCategoricalAccuracy, Top1CategoricalAccuracy, Top5CategoricalAccuracy
 
 __all__ = ["Metric", "EvaluationBase", "rearrange_inputs", "Accuracy", "MAE", "MSE", "Loss", "TopKCategoricalAccuracy",
            "Top1CategoricalAccuracy", "Top5CategoricalAccuracy", "names",
