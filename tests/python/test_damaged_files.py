@@ -51,9 +51,10 @@ def damage(data, r):
     return bytes(data)
 
 
-def fuzz(files, load, expected, cases, seed):
+def fuzz(files, load, expected, cases, seed, check=None):
     """Loads `cases` damaged versions of `files` (one damaged at a time, restored after); every load returns or
-    raises `expected` with a message naming the damaged file. Returns how many raised."""
+    raises `expected` with a message naming the damaged file (and passing `check(message, file)` when given).
+    Returns how many raised."""
     originals = {f: open(f, "rb").read() for f in files}
     raised = 0
     try:
@@ -70,6 +71,8 @@ def fuzz(files, load, expected, cases, seed):
                 raised += 1
                 named = os.path.splitext(f)[0]  # (a MindRecord index x.db may be named by its shard file x)
                 assert named in str(e), f"case {t} ({f}): the message does not name the file: {e}"
+                if check is not None:
+                    check(str(e), f)
             except Exception as e:  # noqa: BLE001 — the point of the test
                 pytest.fail(f"case {t}: damaging {f} raised {type(e).__name__}: {e}")
             finally:
@@ -99,8 +102,39 @@ def test_damaged_checkpoints_raise_value_error(tmp_path, variant):
     ms.save_checkpoint(net, path, append_dict=extra, crc_check=crc, format=fmt)
     want = {k: v for k, v in ms.load_checkpoint(path, format=fmt).items()}
     assert set(want) >= {"0.weight", "2.bias", "epoch"}
-    raised = fuzz([path], lambda: ms.load_checkpoint(path, crc_check=crc, format=fmt), ValueError, 150, seed=1)
+    raised = fuzz([path], lambda: ms.load_checkpoint(path, crc_check=crc, format=fmt), ValueError, 150, seed=1,
+                  check=_said_once)
     assert raised > 75  # most damage is detected (the rest changes values, which only a CRC can catch)
+
+
+def _said_once(msg, path):
+    """The loader's error is not wrapped in itself: the file named once, "It may be truncated" at most once."""
+    assert msg.count(path) == 1 and msg.count("It may be truncated") <= 1, msg
+
+
+@pytest.mark.parametrize("variant", ["protobuf", "crc", "safetensors"])
+def test_checkpoint_error_is_not_wrapped_twice(tmp_path, variant):
+    """The decoders' own ValueError passes the load_checkpoint boundary unchanged (it was caught there again and
+    wrapped: "Failed to read ... X. Decoding it failed (ValueError: Failed to read ... X. ...). It may be ...")."""
+    fmt = "safetensors" if variant == "safetensors" else "ckpt"
+    path = str(tmp_path / f"net.{fmt}")
+    ms.save_checkpoint(_net(), path, crc_check=variant == "crc", format=fmt)
+    data = bytearray(open(path, "rb").read())
+    if variant == "protobuf":
+        data = data[:len(data) // 2] + b"\xff\xff\xff"
+    elif variant == "crc":
+        data[20] ^= 0xFF
+    elif variant == "safetensors":
+        data[8:16] = b"{notjson"
+    with open(path, "wb") as f:
+        f.write(data)
+    with pytest.raises(ValueError) as info:
+        ms.load_checkpoint(path, crc_check=variant == "crc", format=fmt)
+    msg = str(info.value)
+    assert msg.count(path) == 1, msg
+    assert "Decoding it failed (ValueError" not in msg, msg
+    if variant != "crc":
+        assert msg.count("It may be truncated") == 1, msg
 
 
 # -------------------------------------------------------------------------------------------------- MindRecord
