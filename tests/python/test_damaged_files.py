@@ -202,6 +202,48 @@ def _append_one(path):
     filewriter._close_all(w._shards)
 
 
+def _three_rows(tmp_path):
+    p = str(tmp_path / "s.mindrecord")
+    w = FileWriter(p, shard_num=1, overwrite=True)
+    w.add_schema({"label": {"type": "int32"}}, "s")
+    w.add_index(["label"])
+    w.write_raw_data([{"label": i} for i in range(3)])
+    w.commit()
+    return p
+
+
+def _rename_index_column(db):
+    con = sqlite3.connect(db)
+    con.execute("ALTER TABLE INDEXES RENAME COLUMN label_0 TO labelX_0")
+    con.commit()
+    con.close()
+
+
+def test_append_to_an_index_that_does_not_match_the_schema_is_refused(tmp_path):
+    """The tester's case: a .db whose index column was renamed passed open_for_append, then write_raw_data raised
+    a raw sqlite3.OperationalError that did not name the file."""
+    from kiln.mindrecord import MRMOpenForAppendError
+    p = _three_rows(tmp_path)
+    _rename_index_column(p + ".db")
+    with pytest.raises(MRMOpenForAppendError, match=r"s\.mindrecord\.db does not match the schema"):
+        FileWriter.open_for_append(p)
+    assert [r["label"] for r in _read_all(p)] == [0, 1, 2]  # the existing rows stay readable
+
+
+def test_sqlite_errors_while_writing_name_the_index_file(tmp_path):
+    """The index changed under an open writer: every sqlite3.Error of the writer becomes its documented error
+    naming the .db; the committed rows stay readable."""
+    from kiln.mindrecord import MRMWriteDatasetError
+    p = _three_rows(tmp_path)
+    w = FileWriter.open_for_append(p)
+    _rename_index_column(p + ".db")
+    with pytest.raises(MRMWriteDatasetError, match=r"s\.mindrecord\.db failed \(OperationalError"):
+        w.write_raw_data([{"label": 7}])
+    from kiln.mindrecord import filewriter
+    filewriter._close_all(w._shards)
+    assert [r["label"] for r in _read_all(p)] == [0, 1, 2]
+
+
 def test_index_with_a_shard_name_that_is_not_utf8(tmp_path):
     path = _mindrecord(tmp_path)
     con = sqlite3.connect(path + ".db")
