@@ -12,6 +12,8 @@
 #include <set>
 #include <system_error>
 
+#include <climits>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -150,12 +152,63 @@ void rename_over(const std::string& tmp, const std::string& path, const AtomicWr
   }
 }
 
+// Follows `path` while it is a symbolic link (MindSpore's os.path.realpath before a save): the file written is the
+// link's target, and the link stays; a dangling link gives the path of its missing target, which is then created.
+// Links in the folders above need nothing: the kernel follows them, and the temporary file goes beside the target.
+std::string resolve_links(const std::string& path) {
+  std::string p = path;
+  for (int hops = 0; hops <= 40; ++hops) {  // Linux's MAXSYMLINKS
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return p;
+    char buf[PATH_MAX];
+    ssize_t n = ::readlink(p.c_str(), buf, sizeof buf);
+    if (n < 0) fail(errno, "cannot write '" + path + "' (readlink '" + p + "')");
+    if (n == 0 || size_t(n) >= sizeof buf) fail(ENAMETOOLONG, "cannot write '" + path + "'");
+    std::string target(buf, size_t(n));
+    p = target[0] == '/' ? target : join(dir_of(p), target);
+  }
+  fail(ELOOP, "cannot write '" + path + "'");
+}
+
+// What the new file takes over from the file it replaces: its permission bits (limited to options.mode) and group.
+struct Existing {
+  bool present = false;
+  mode_t mode = 0;
+  gid_t gid = 0;
+};
+
+Existing existing_file(const std::string& path) {
+  Existing e;
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    e.present = true;
+    e.mode = st.st_mode & 0777;
+    e.gid = st.st_gid;
+  }
+  return e;
+}
+
+// The mode to create the file with: when a file is replaced, owner-only until keep_existing has set its final bits
+// and group (so that nobody outside them can open it meanwhile); else options.mode (the umask applies).
+unsigned create_mode(const Existing& e, const AtomicWriteOptions& o) {
+  return e.present ? 0600u & o.mode : o.mode;
+}
+
+// Gives the new file `fd` the old file's group (where this process may: best effort) and its permission bits,
+// limited to options.mode: re-saving never widens who can read or write the file.
+void keep_existing(int fd, const Existing& e, const AtomicWriteOptions& o, const std::string& shown) {
+  if (!e.present) return;
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && st.st_gid != e.gid) (void)::fchown(fd, uid_t(-1), e.gid);  // EPERM: keep ours
+  if (::fchmod(fd, e.mode & o.mode & 0777) != 0) fail(errno, "cannot write '" + shown + "' (fchmod)");
+}
+
 // The O_TMPFILE path. False (nothing written, nothing left) when this filesystem cannot make unnamed files.
-bool write_unnamed(const std::string& path, const std::string& dir, std::string_view data,
+bool write_unnamed(const std::string& path, const std::string& dir, std::string_view data, const Existing& e,
                    const AtomicWriteOptions& o) {
 #ifdef O_TMPFILE
   step(o, "open");
-  Fd f{::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, o.mode)};
+  Fd f{::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, create_mode(e, o))};
   if (f.fd < 0) {
     int err = errno;
     if (err == EOPNOTSUPP || err == EISDIR || err == EINVAL) {
@@ -165,6 +218,7 @@ bool write_unnamed(const std::string& path, const std::string& dir, std::string_
     }
     fail(err, "cannot write '" + path + "'");
   }
+  keep_existing(f.fd, e, o, path);
   write_all(f.fd, data, o, path);
   std::string proc = "/proc/self/fd/" + std::to_string(f.fd);
   step(o, "link");
@@ -184,17 +238,19 @@ bool write_unnamed(const std::string& path, const std::string& dir, std::string_
   rename_over(tmp, path, o);
   return true;
 #else
-  (void)path, (void)dir, (void)data, (void)o;
+  (void)path, (void)dir, (void)data, (void)e, (void)o;
   return false;
 #endif
 }
 
-void write_named(const std::string& path, std::string_view data, const AtomicWriteOptions& o) {
+void write_named(const std::string& path, std::string_view data, const Existing& e,
+                 const AtomicWriteOptions& o) {
   std::string tmp = temp_path(path);
   step(o, "open");
-  Fd f{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, o.mode)};
+  Fd f{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, create_mode(e, o))};
   if (f.fd < 0) fail(errno, "cannot write '" + path + "'");
   try {
+    keep_existing(f.fd, e, o, path);
     write_all(f.fd, data, o, path);
   } catch (...) {
     ::unlink(tmp.c_str());
@@ -258,11 +314,13 @@ std::vector<std::string> sweep_temp_files(const std::string& dir) {
   return removed;
 }
 
-void write_file_atomic(const std::string& path, std::string_view data, const AtomicWriteOptions& options) {
+void write_file_atomic(const std::string& given, std::string_view data, const AtomicWriteOptions& options) {
+  std::string path = resolve_links(given);
   std::string dir = dir_of(path);
   sweep_temp_files(dir);
-  bool done = !force_named() && !tmpfile_broken(dir) && write_unnamed(path, dir, data, options);
-  if (!done) write_named(path, data, options);
+  Existing e = existing_file(path);
+  bool done = !force_named() && !tmpfile_broken(dir) && write_unnamed(path, dir, data, e, options);
+  if (!done) write_named(path, data, e, options);
   fsync_dir(dir, options);
 }
 

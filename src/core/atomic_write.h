@@ -26,7 +26,9 @@
 namespace kiln::io {
 
 struct AtomicWriteOptions {
-  unsigned mode = 0666;               // permission bits of the new file, before the umask
+  // Permission bits of a new file, before the umask. When the target exists, the new file gets the old file's
+  // bits limited to these (never wider: 0600 stays 0600) and, where the process may, the old file's group.
+  unsigned mode = 0666;
   size_t chunk_bytes = size_t(1) << 26;  // bytes per write(2)
   // Called before each system call that changes the file system or the file, with its name: "open", "write" (per
   // chunk), "fsync", "link", "rename", "fsync_dir". Tests use it to stop a writer at every step.
@@ -34,7 +36,8 @@ struct AtomicWriteOptions {
 };
 
 // Replaces the file `path` by `data`, atomically and durably (see above); temporary files of dead writers in its
-// folder are removed first. The folder must exist. Throws std::system_error (errno, message naming the path) when
+// folder are removed first. A symbolic link is followed (as MindSpore's os.path.realpath before a save): its target
+// is replaced and the link kept; a dangling link's target is created. The folder must exist. Throws std::system_error (errno, message naming the path) when
 // the folder or the file cannot be written; the old file is then unchanged and nothing is left.
 void write_file_atomic(const std::string& path, std::string_view data, const AtomicWriteOptions& options = {});
 

@@ -298,3 +298,87 @@ def test_every_whole_file_writer_uses_the_shared_helper(tmp_path, monkeypatch, f
     assert written == want
     for root, _, names in os.walk(tmp_path):
         assert not [n for n in names if n.endswith(".tmp") or ".tmp" in n], names
+
+
+# ------------------------------------------------------------------------- symbolic links and permission bits
+@pytest.fixture(params=["0", "1"], ids=["unnamed-tmpfile", "named-fallback"])
+def both_paths(request, monkeypatch):
+    monkeypatch.setenv("KILN_ATOMIC_WRITE_NAMED", request.param)
+
+
+def _ckpt(v):
+    return {"a": Tensor(np.full(3, v, np.float32))}
+
+
+def _loaded(path):
+    return float(ms.load_checkpoint(str(path))["a"].asnumpy()[0])
+
+
+def test_saving_to_a_symlink_updates_its_target_and_keeps_the_link(tmp_path, both_paths):
+    """MindSpore saves to os.path.realpath(ckpt_file_name): the link stays, its target gets the new content (the
+    writer replaced the link with a regular file). Relative links and chains of links alike."""
+    real = tmp_path / "store"
+    real.mkdir()
+    ms.save_checkpoint(_ckpt(1.0), str(real / "net.ckpt"))
+    os.symlink("store/net.ckpt", tmp_path / "mid.ckpt")
+    os.symlink("mid.ckpt", tmp_path / "net.ckpt")  # net.ckpt -> mid.ckpt -> store/net.ckpt
+    ms.save_checkpoint(_ckpt(2.0), str(tmp_path / "net.ckpt"))
+    assert os.readlink(tmp_path / "net.ckpt") == "mid.ckpt" and os.readlink(tmp_path / "mid.ckpt") == "store/net.ckpt"
+    assert _loaded(real / "net.ckpt") == 2.0 and _loaded(tmp_path / "net.ckpt") == 2.0
+    assert sorted(os.listdir(tmp_path)) == ["mid.ckpt", "net.ckpt", "store"] and os.listdir(real) == ["net.ckpt"]
+
+
+def test_saving_to_a_dangling_symlink_creates_its_target(tmp_path, both_paths):
+    (tmp_path / "store").mkdir()
+    os.symlink(str(tmp_path / "store" / "new.ckpt"), tmp_path / "net.ckpt")
+    ms.save_checkpoint(_ckpt(3.0), str(tmp_path / "net.ckpt"))
+    assert os.path.islink(tmp_path / "net.ckpt") and _loaded(tmp_path / "store" / "new.ckpt") == 3.0
+
+
+def test_export_to_a_symlink_keeps_the_link(tmp_path, both_paths):
+    """Every caller of the one writer follows links: export (MINDIR here) like save_checkpoint."""
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "net.mindir").write_bytes(b"old")
+    os.symlink("store/net.mindir", tmp_path / "net.mindir")
+    ms.export(_Net(), Tensor(np.ones((1, 3), np.float32)), file_name=str(tmp_path / "net"), file_format="MINDIR")
+    assert os.path.islink(tmp_path / "net.mindir")
+    assert (tmp_path / "store" / "net.mindir").read_bytes() != b"old"
+    ms.load(str(tmp_path / "net.mindir"))
+
+
+def _mode(p):
+    return os.stat(p).st_mode & 0o7777
+
+
+def test_resaving_keeps_the_files_permission_bits(tmp_path, both_paths):
+    """A checkpoint chmod'ed 0o600 stayed 0o600 no more after the next save (it became 0o644): the new file takes
+    the old one's bits (never wider than the writer's mode); new files get mode & ~umask."""
+    path = str(tmp_path / "net.ckpt")
+    old_umask = os.umask(0o022)
+    try:
+        ms.save_checkpoint(_ckpt(1.0), path)
+        assert _mode(path) == 0o644  # new: 0o666 & ~umask
+        for bits in (0o600, 0o640, 0o664, 0o400):  # 0o664: wider than the umask gives, kept too
+            os.chmod(path, bits)
+            ms.save_checkpoint(_ckpt(bits), path)
+            assert _mode(path) == bits, (oct(bits), oct(_mode(path)))
+            assert _loaded(path) == bits
+        # a writer asking for owner-only (the compile cache) never widens: 0o666 -> 0o600
+        _atomic_write.write_file(tmp_path / "e.kgc", b"x")
+        os.chmod(tmp_path / "e.kgc", 0o666)
+        _atomic_write.write_file(tmp_path / "e.kgc", b"y", mode=0o600)
+        assert _mode(tmp_path / "e.kgc") == 0o600
+    finally:
+        os.umask(old_umask)
+    assert sorted(os.listdir(tmp_path)) == ["e.kgc", "net.ckpt"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file another group needs root (or membership)")
+def test_resaving_keeps_the_files_group(tmp_path, both_paths):
+    path = str(tmp_path / "net.ckpt")
+    ms.save_checkpoint(_ckpt(1.0), path)
+    os.chown(path, -1, 65534)
+    os.chmod(path, 0o640)
+    ms.save_checkpoint(_ckpt(2.0), path)
+    st = os.stat(path)
+    assert st.st_gid == 65534 and st.st_mode & 0o777 == 0o640 and _loaded(path) == 2.0

@@ -121,3 +121,62 @@ def test_folder_owned_by_another_user_is_refused(tmp_path, cache_at):
     f, _, (msg,) = _run(expect_warning=f"the compile cache folder {base} (mode 0o755) is owned by")
     assert "uid 65534" in msg and "a folder of your own" in msg
     assert os.listdir(base) == []
+
+
+# A cache file (not only its folders): the tester made an entry 0o666, changed a constant in it, re-sealed its
+# SHA-256, and the next run printed the forged result. A file another user owns, or that its group or others can
+# write, is refused on the opened file (fstat): a warning, the graph compiles again and replaces the file.
+def _entry(base):
+    (entry,) = glob.glob(str(base / "rank_0" / "graph_cache" / "*.kgc"))
+    return entry
+
+
+@pytest.mark.parametrize("bits, who", [(0o666, "its group and by others"), (0o620, "its group"), (0o602, "others")])
+def test_cache_file_writable_by_others_is_refused(tmp_path, cache_at, bits, who):
+    base = tmp_path / "c"
+    cache_at(base)
+    _, want, _ = _run()
+    entry = _entry(base)
+    os.chmod(entry, bits)
+    f, out, (msg,) = _run(expect_warning=f"the compile cache file {entry} (mode {bits:#o}")
+    assert f"is writable by {who}" in msg and "compiling again" in msg
+    assert f.trace_count == 1 and f.disk_loads == 0  # compiled, not loaded
+    np.testing.assert_array_equal(out, want)
+    assert _mode(entry) == 0o600  # rewritten owner-only: the next run uses it
+    g, _, _ = _run()
+    assert g.trace_count == 0 and g.disk_loads == 1
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a file another user owns needs root")
+def test_cache_file_owned_by_another_user_is_refused(tmp_path, cache_at):
+    base = tmp_path / "c"
+    cache_at(base)
+    _, want, _ = _run()
+    entry = _entry(base)
+    os.chown(entry, 65534, 65534)  # mode stays 0o600: only its owner (not us) can write it
+    f, out, (msg,) = _run(expect_warning=f"the compile cache file {entry} (mode 0o600) is owned by")
+    assert "uid 65534" in msg
+    assert f.trace_count == 1 and f.disk_loads == 0
+    np.testing.assert_array_equal(out, want)
+    assert os.stat(entry).st_uid == os.geteuid() and _mode(entry) == 0o600  # replaced by our own file
+    g, _, _ = _run()
+    assert g.disk_loads == 1
+
+
+def test_cache_file_is_checked_on_the_opened_file(tmp_path, cache_at, monkeypatch):
+    """No check-then-open race: the ownership and mode checked are those of the file descriptor read from."""
+    from kiln.common import _disk_cache
+    base = tmp_path / "c"
+    cache_at(base)
+    _run()
+    seen = []
+    real = _disk_cache.check_file
+
+    def recording(fd, path):
+        seen.append((os.fstat(fd).st_ino, path))
+        return real(fd, path)
+
+    monkeypatch.setattr(_disk_cache, "check_file", recording)
+    g, _, _ = _run()
+    entry = _entry(base)
+    assert g.disk_loads == 1 and seen == [(os.stat(entry).st_ino, entry)]

@@ -51,9 +51,10 @@ def damage(data, r):
     return bytes(data)
 
 
-def fuzz(files, load, expected, cases, seed):
+def fuzz(files, load, expected, cases, seed, check=None):
     """Loads `cases` damaged versions of `files` (one damaged at a time, restored after); every load returns or
-    raises `expected` with a message naming the damaged file. Returns how many raised."""
+    raises `expected` with a message naming the damaged file (and passing `check(message, file)` when given).
+    Returns how many raised."""
     originals = {f: open(f, "rb").read() for f in files}
     raised = 0
     try:
@@ -70,6 +71,8 @@ def fuzz(files, load, expected, cases, seed):
                 raised += 1
                 named = os.path.splitext(f)[0]  # (a MindRecord index x.db may be named by its shard file x)
                 assert named in str(e), f"case {t} ({f}): the message does not name the file: {e}"
+                if check is not None:
+                    check(str(e), f)
             except Exception as e:  # noqa: BLE001 — the point of the test
                 pytest.fail(f"case {t}: damaging {f} raised {type(e).__name__}: {e}")
             finally:
@@ -99,8 +102,39 @@ def test_damaged_checkpoints_raise_value_error(tmp_path, variant):
     ms.save_checkpoint(net, path, append_dict=extra, crc_check=crc, format=fmt)
     want = {k: v for k, v in ms.load_checkpoint(path, format=fmt).items()}
     assert set(want) >= {"0.weight", "2.bias", "epoch"}
-    raised = fuzz([path], lambda: ms.load_checkpoint(path, crc_check=crc, format=fmt), ValueError, 150, seed=1)
+    raised = fuzz([path], lambda: ms.load_checkpoint(path, crc_check=crc, format=fmt), ValueError, 150, seed=1,
+                  check=_said_once)
     assert raised > 75  # most damage is detected (the rest changes values, which only a CRC can catch)
+
+
+def _said_once(msg, path):
+    """The loader's error is not wrapped in itself: the file named once, "It may be truncated" at most once."""
+    assert msg.count(path) == 1 and msg.count("It may be truncated") <= 1, msg
+
+
+@pytest.mark.parametrize("variant", ["protobuf", "crc", "safetensors"])
+def test_checkpoint_error_is_not_wrapped_twice(tmp_path, variant):
+    """The decoders' own ValueError passes the load_checkpoint boundary unchanged (it was caught there again and
+    wrapped: "Failed to read ... X. Decoding it failed (ValueError: Failed to read ... X. ...). It may be ...")."""
+    fmt = "safetensors" if variant == "safetensors" else "ckpt"
+    path = str(tmp_path / f"net.{fmt}")
+    ms.save_checkpoint(_net(), path, crc_check=variant == "crc", format=fmt)
+    data = bytearray(open(path, "rb").read())
+    if variant == "protobuf":
+        data = data[:len(data) // 2] + b"\xff\xff\xff"
+    elif variant == "crc":
+        data[20] ^= 0xFF
+    elif variant == "safetensors":
+        data[8:16] = b"{notjson"
+    with open(path, "wb") as f:
+        f.write(data)
+    with pytest.raises(ValueError) as info:
+        ms.load_checkpoint(path, crc_check=variant == "crc", format=fmt)
+    msg = str(info.value)
+    assert msg.count(path) == 1, msg
+    assert "Decoding it failed (ValueError" not in msg, msg
+    if variant != "crc":
+        assert msg.count("It may be truncated") == 1, msg
 
 
 # -------------------------------------------------------------------------------------------------- MindRecord
@@ -166,6 +200,48 @@ def _append_one(path):
     from kiln.mindrecord import filewriter
     w = FileWriter.open_for_append(path)
     filewriter._close_all(w._shards)
+
+
+def _three_rows(tmp_path):
+    p = str(tmp_path / "s.mindrecord")
+    w = FileWriter(p, shard_num=1, overwrite=True)
+    w.add_schema({"label": {"type": "int32"}}, "s")
+    w.add_index(["label"])
+    w.write_raw_data([{"label": i} for i in range(3)])
+    w.commit()
+    return p
+
+
+def _rename_index_column(db):
+    con = sqlite3.connect(db)
+    con.execute("ALTER TABLE INDEXES RENAME COLUMN label_0 TO labelX_0")
+    con.commit()
+    con.close()
+
+
+def test_append_to_an_index_that_does_not_match_the_schema_is_refused(tmp_path):
+    """The tester's case: a .db whose index column was renamed passed open_for_append, then write_raw_data raised
+    a raw sqlite3.OperationalError that did not name the file."""
+    from kiln.mindrecord import MRMOpenForAppendError
+    p = _three_rows(tmp_path)
+    _rename_index_column(p + ".db")
+    with pytest.raises(MRMOpenForAppendError, match=r"s\.mindrecord\.db does not match the schema"):
+        FileWriter.open_for_append(p)
+    assert [r["label"] for r in _read_all(p)] == [0, 1, 2]  # the existing rows stay readable
+
+
+def test_sqlite_errors_while_writing_name_the_index_file(tmp_path):
+    """The index changed under an open writer: every sqlite3.Error of the writer becomes its documented error
+    naming the .db; the committed rows stay readable."""
+    from kiln.mindrecord import MRMWriteDatasetError
+    p = _three_rows(tmp_path)
+    w = FileWriter.open_for_append(p)
+    _rename_index_column(p + ".db")
+    with pytest.raises(MRMWriteDatasetError, match=r"s\.mindrecord\.db failed \(OperationalError"):
+        w.write_raw_data([{"label": 7}])
+    from kiln.mindrecord import filewriter
+    filewriter._close_all(w._shards)
+    assert [r["label"] for r in _read_all(p)] == [0, 1, 2]
 
 
 def test_index_with_a_shard_name_that_is_not_utf8(tmp_path):

@@ -32,7 +32,10 @@ _CHUNK = 1 << 26  # bytes per write(2)
 def write_file(path, data, mode=0o666, *, _before_step=None):
     """Replaces the file `path` by `data` (bytes-like) atomically and durably (see the module docstring).
 
-    `mode`: the new file's permission bits before the umask (0o666: what open() gives; 0o600: owner only).
+    `mode`: a new file's permission bits before the umask (0o666: what open() gives; 0o600: owner only). When
+    `path` exists, the new file keeps its permission bits, limited to `mode` (never wider), and its group where the
+    process may. A symbolic link is followed (MindSpore's os.path.realpath before a save): its target is replaced
+    and the link kept; a dangling link's target is created.
     Temporary files of dead writers in the folder are removed first. The folder must exist. Raises OSError (errno
     and path) when the folder or the file cannot be written; the old file is then unchanged and nothing is left.
     `_before_step(name)` (tests only) is called before each system call of the writer."""

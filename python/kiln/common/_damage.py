@@ -5,7 +5,9 @@ documented error for a damaged file, naming the file and what is wrong. Its own 
 at its boundary it also catches DECODE_ERRORS — what decoding arbitrary bytes raises from Python, NumPy, json,
 struct, protobuf or Kiln's C++ reader: invalid UTF-8 (UnicodeDecodeError is a ValueError), bad JSON, bad lengths
 (struct.error), a value of the wrong type, an index out of range, a count too large to allocate — and turns it into
-that error, so that no raw UnicodeDecodeError, struct.error, IndexError or MemoryError reaches the user.
+that error, so that no raw UnicodeDecodeError, struct.error, IndexError or MemoryError reaches the user. The
+loader's own error must pass the boundary unchanged (re-raise it before catching DECODE_ERRORS: it is often a
+ValueError itself), or its message is wrapped in itself.
 """
 import struct
 

@@ -21,7 +21,9 @@ file.
 
 The SHA-256 checks integrity, not authenticity: whoever can write the cache folders can change what a program
 runs. So Kiln creates them owner-only (0o700) and uses none that another user owns or that its group or others can
-write (`check_folders`: the graphs stay in memory, with a warning saying how to fix it). See docs/compile_cache.md,
+write (`check_folders`: the graphs stay in memory, with a warning saying how to fix it); nor a cache file that
+another user owns or that its group or others can write (`check_file`, on the opened file: a warning, the graph is
+compiled again and the file replaced by an owner-only one). See docs/compile_cache.md,
 "Who can change the results"."""
 import hashlib
 import json
@@ -328,9 +330,34 @@ _DAMAGE = (ValueError, KeyError, TypeError, IndexError, AttributeError, Overflow
            RuntimeError, OSError, struct.error)
 
 
+class _Untrusted(Exception):
+    """A cache file someone else could have written (another owner, or writable by its group or others)."""
+
+
+def check_file(fd, path):
+    """Raises _Untrusted (naming `path`, its mode and owner and the fix) when the open file `fd` is not owned by
+    this process's user or is writable by its group or by others: whoever can write it can change the graph this
+    program runs, re-sealing the SHA-256. Checked on the opened file (fstat), so that the file read is the file
+    checked."""
+    if os.name != "posix":
+        return
+    st = os.fstat(fd)
+    mode = stat.S_IMODE(st.st_mode)
+    me = os.geteuid()
+    if st.st_uid != me:
+        raise _Untrusted(f"the compile cache file {path} (mode {mode:#o}) is owned by {_owner(st.st_uid)}, not by "
+                         f"this process's user {_owner(me)}")
+    if mode & 0o022:
+        who = {0o022: "its group and by others", 0o020: "its group", 0o002: "others"}[mode & 0o022]
+        raise _Untrusted(f"the compile cache file {path} (mode {mode:#o}, owner {_owner(st.st_uid)}) is writable "
+                         f"by {who}")
+
+
 def _read(path):
-    """(header dict, graph bytes) of a file, or raises ValueError describing the damage."""
+    """(header dict, graph bytes) of a file, or raises ValueError describing the damage (_Untrusted for a file
+    others could have written: check_file)."""
     with open(path, "rb") as f:
+        check_file(f.fileno(), path)
         data = f.read()
     if len(data) < len(_MAGIC) + 8 + 32 or data[:len(_MAGIC)] != _MAGIC:
         raise ValueError("not a Kiln compile-cache file (bad magic or too short)")
@@ -369,6 +396,11 @@ def load(lookup, recorded_out):
         recorded_paths = [str(p) for p in header["recorded"]]
         sources = [(str(p), str(h)) for p, h in header["sources"]]
         graph, names = _core.deserialize_graph(graph_bytes)
+    except _Untrusted as e:  # refused like a folder others can write; the rewrite gives an owner-only file
+        _warn(f"{e}: whoever can write a cache file can change the graphs this program runs, so Kiln does not use "
+              "it; compiling again and replacing it with a file only you can write.")
+        _count("misses")
+        return None
     except _DAMAGE as e:
         _warn(f"ignoring damaged cache file {path} ({type(e).__name__}: {e}); compiling again and rewriting it.")
         _count("misses")

@@ -278,6 +278,22 @@ def create_index(path, schema, index_fields, shard_name):
     return con
 
 
+_LOCATION_COLUMNS = ["ROW_ID", "PAGE_ID_RAW", "PAGE_OFFSET_RAW", "PAGE_OFFSET_RAW_END", "ROW_GROUP_ID", "PAGE_ID_BLOB",
+                     "PAGE_OFFSET_BLOB", "PAGE_OFFSET_BLOB_END"]
+
+
+def check_index_table(con, db, index_fields):
+    """Raises RuntimeError naming the index file `db` when its INDEXES table does not have the columns create_index
+    makes for `index_fields` (the header's index fields): rows could not be added to it.
+    (SQLite column names are compared case-insensitively, as SQLite does.)"""
+    want = _LOCATION_COLUMNS + [c for k, f in enumerate(index_fields) for c in (f"INC_{k}", f"{f}_0")]
+    got = [str(r[1]) for r in con.execute("PRAGMA table_info(INDEXES)")]
+    if sorted(c.upper() for c in got) != sorted(c.upper() for c in want):
+        raise RuntimeError(f"Invalid file, the index file {db} does not match the schema of its shard: its INDEXES "
+                           f"table has the columns {got}, the index fields {index_fields} need {want}. It is "
+                           "damaged or was changed by another program.")
+
+
 def insert_index_rows(con, index_fields, rows):
     """rows: tuples (8 location ints, then one value per index field)."""
     if not rows:

@@ -224,6 +224,13 @@ class _Shard:
             self.db = None
 
 
+def _index_error(cls, what, shard, e):
+    """The writer's documented error `cls` for an sqlite3.Error `e` of the index file of `shard`, naming the file:
+    no raw sqlite3 error leaves the writer (docs/decisions/damaged-files.md)."""
+    return cls(f"{what}: the MindRecord index file {shard.path}.db failed ({type(e).__name__}: {e}). It may be "
+               "damaged, changed by another program, or its disk full or read-only.")
+
+
 def _close_all(shards):
     for s in shards:
         s.close()
@@ -282,8 +289,8 @@ class FileWriter:
         """A FileWriter that adds rows to existing MindRecord files (all shards of `file_name`'s data set).
 
         Raises:
-            ParamValueError: a bad file name. MRMOpenForAppendError: the file or its index is missing, or it is not
-            a MindRecord file."""
+            ParamValueError: a bad file name. MRMOpenForAppendError: the file or its index is missing, it is not
+            a MindRecord file, or an index file's table does not match the header's index fields (naming the .db)."""
         check_filename(file_name)
         try:
             header, _ = _format.read_header(file_name)
@@ -309,6 +316,7 @@ class FileWriter:
                 shards.append(s)
                 s.file = open(p, "r+b")
                 s.db = sqlite3.connect(p + ".db")
+                _format.check_index_table(s.db, p + ".db", index_fields)
         except (OSError, RuntimeError, KeyError, TypeError, ValueError, sqlite3.Error) as e:
             _close_all(shards)
             raise MRMOpenForAppendError(f"MindRecord File could not open successfully for append: {file_name}: "
@@ -418,7 +426,10 @@ class FileWriter:
                 s = _Shard(p)
                 shards.append(s)
                 s.file = open(p, "w+b")
-                s.db = _format.create_index(p + ".db", self._schema, self._index_fields, os.path.basename(p))
+                try:
+                    s.db = _format.create_index(p + ".db", self._schema, self._index_fields, os.path.basename(p))
+                except sqlite3.Error as e:
+                    raise _index_error(MRMWriteDatasetError, "Failed to create the index", s, e) from None
         except BaseException:
             _close_all(shards)
             raise
@@ -438,7 +449,8 @@ class FileWriter:
         Raises:
             ParamTypeError: raw_data not a list, an item not a dict. TypeError: parallel_writer not a bool.
             RuntimeError: no row fits the schema, the files exist (without overwrite), writing after commit (use
-            open_for_append). MRMWriteDatasetError: no schema, a row larger than a page."""
+            open_for_append). MRMWriteDatasetError: no schema, a row larger than a page, an index file SQLite
+            cannot write (naming the .db)."""
         if not isinstance(parallel_writer, bool):
             raise TypeError("The parameter `parallel_writer` must be bool.")
         with self._lock:
@@ -497,8 +509,11 @@ class FileWriter:
             values = tuple(row[f] if t == "string" else (float(row[f]) if t.startswith("float") else int(row[f]))
                            for f, t in zip(self._index_fields, kinds))
             batch.append((raw, blob, values))
-        _format.insert_index_rows(shard.db, self._index_fields, shard.write(batch, self._page_size,
-                                                                             self._header_size))
+        try:
+            _format.insert_index_rows(shard.db, self._index_fields, shard.write(batch, self._page_size,
+                                                                                 self._header_size))
+        except sqlite3.Error as e:
+            raise _index_error(MRMWriteDatasetError, "Failed to write dataset", shard, e) from None
 
     def commit(self):
         """Writes the headers and the index files; the files are then complete. A FileWriter without rows writes
@@ -506,7 +521,7 @@ class FileWriter:
 
         Raises:
             MRMWriteDatasetError: no schema. MRMCommitError: a header larger than the header size (call
-            set_header_size with a larger size). RuntimeError: the files exist (without overwrite), or commit was
+            set_header_size with a larger size), an index file SQLite cannot write (naming the .db). RuntimeError: the files exist (without overwrite), or commit was
             already called (the files are complete; use open_for_append to add rows)."""
         with self._lock:
             if self._flushed:
@@ -528,7 +543,10 @@ class FileWriter:
                     s.file.seek(0)
                     s.file.write(_format.u64(len(data)) + data)
                     s.file.flush()
-                    s.db.commit()
+                    try:
+                        s.db.commit()
+                    except sqlite3.Error as e:
+                        raise _index_error(MRMCommitError, "Failed to commit", s, e) from None
             finally:
                 _close_all(self._shards)
             self._flushed = True

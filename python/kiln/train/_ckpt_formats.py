@@ -86,7 +86,7 @@ def split_crc(path, data, crc_check):
         stored = int.from_bytes(data[-10:], byteorder="big")
         computed = binascii.crc32(body)
         if stored != computed:
-            raise ValueError(f"For 'load_checkpoint', the crc check is failed for the checkpoint file {path}: the "
+            raise CheckpointReadError(f"For 'load_checkpoint', the crc check is failed for the checkpoint file {path}: the "
                              f"file stores CRC32 {stored} but its content gives {computed}. Please check whether "
                              "the ckpt file is damaged.")
     return body
@@ -143,9 +143,14 @@ def safetensors_payload(arrays, crc_check, remove_redundancy):
 
 
 # ------------------------------------------------------------------------------------------------------ read
+class CheckpointReadError(ValueError):
+    """The documented ValueError of load_checkpoint for a damaged checkpoint file, naming the file. Its boundary lets
+    it pass unchanged (it already says everything) and wraps only what decoding raised otherwise."""
+
+
 def read_error(path, why):
     """The ValueError for a checkpoint file that cannot be read (names the file)."""
-    return ValueError(f"Failed to read the checkpoint file {path}. {why} It may be truncated, corrupt or not a "
+    return CheckpointReadError(f"Failed to read the checkpoint file {path}. {why} It may be truncated, corrupt or not a "
                       "MindSpore checkpoint.")
 
 
@@ -186,7 +191,7 @@ def read_safetensors(path, data, crc_check):
             _logger.warning("For 'load_checkpoint', the safetensors file %s does not contain the crc code, please "
                             "check the file.", path)
         elif _stored_crc(path, metadata["crc_num"]) != crc:
-            raise ValueError(f"For 'load_checkpoint', the crc check has failed for the checkpoint file {path}: the "
+            raise CheckpointReadError(f"For 'load_checkpoint', the crc check has failed for the checkpoint file {path}: the "
                              f"file stores CRC32 {metadata['crc_num']} but its content gives {crc}. Please check "
                              "whether the ckpt file is damaged.")
     return entries, metadata

@@ -410,6 +410,8 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
         out, remove_redundancy = _decode(path, data, format, crc_check, wanted, remove_redundancy)
     except _CallerError as e:  # the caller's choice_func failed: its own error, not a damaged file
         raise e.__cause__ from None
+    except _fmt.CheckpointReadError:  # the decoders' own error names the file already: unchanged, not wrapped again
+        raise
     except _DAMAGE as e:  # whatever else the damage raises: the same ValueError naming the file
         raise _read_error(path, f"Decoding it failed ({type(e).__name__}: {e}).") from None
     if not out and (filters or specify or choice_func is not None):
