@@ -325,6 +325,30 @@ def test_bool_mask_computed_in_the_graph_is_a_clear_error():
     assert "not supported yet" not in str(e.value)
 
 
+def test_zero_d_bool_tensor_input_of_a_compiled_function():
+    """A 0-d Bool tensor passed to a compiled function: x[b] has a shape that depends on b's value (an axis of length
+    1 or 0), so reading raises a clear IndexError that names the 0-d bool (not the boolean-mask text about counting
+    True elements); x[b] = v compiles (a Select) and follows NumPy for both values, in one graph."""
+    for key in (lambda b: b, lambda b: (b, 0), lambda b: (0, b)):
+        f = ms.jit(lambda x, b: x[key(b)])
+        with pytest.raises(IndexError, match=r"0-d Bool tensor.*length 1 \(True\) or 0 \(False\).*Python bool"):
+            f(t64(X), Tensor(True))
+
+    @ms.jit
+    def s(x, b):
+        y = x * 1.0
+        y[b] = -1.0
+        return y
+
+    for flag in (True, False, np.bool_(True)):
+        want = X.copy()
+        want[flag] = -1.0
+        np.testing.assert_array_equal(s(t64(X), Tensor(flag)).asnumpy(), want)
+    assert s.trace_count == 1
+    # A Python bool is a constant of the function: NumPy's shapes.
+    np.testing.assert_array_equal(ms.jit(lambda x: x[True, :, [0, 2]])(t64(X)).asnumpy(), X[True, :, [0, 2]])
+
+
 def test_index_arrays_that_do_not_broadcast_and_float_index():
     with pytest.raises(IndexError, match=r"shape mismatch.*\(2,\) \(3,\)"):
         ms.jit(lambda x, a: x[a[:2], a[:3]])(t64(X), Tensor(A))
