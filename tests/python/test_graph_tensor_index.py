@@ -318,6 +318,43 @@ def test_out_of_range_setitem_raises():
         f(t64(X), Tensor(np.array([1, 5], np.int32)))
 
 
+def _set_at(x, i):
+    y = x * 1.0
+    y[0, 0, i] = -1.0
+    return y
+
+
+def _set_none_at(x, i):
+    y = x * 1.0
+    y[None, i, 1:] = -1.0  # the dimension named is x's, not that of x with the new axis
+    return y
+
+
+@pytest.mark.parametrize("fn,dim,size", [
+    (lambda x, i: x[0, 0, i], 2, 6), (lambda x, i: x[:, i], 1, 5), (_set_at, 2, 6), (_set_none_at, 0, 4),
+], ids=["getitem", "getitem_slice", "setitem", "setitem_none"])
+@pytest.mark.parametrize("shape", [(), (1,), (3,)], ids=["0d", "one_element", "array"])
+def test_out_of_range_error_shows_the_users_index_and_range(fn, dim, size, shape):
+    """Every graph index (one element or an array, getitem or setitem) is checked before negative values are wrapped:
+    the message names the user's value and [-n, n). The one-element setitem path wrapped first, and TensorScatterUpdate
+    then reported -7 into a size of 6 as the index [0, 0, -1] before."""
+    f = ms.jit(fn)
+    for bad in (-7, size, -12):
+        if bad >= -size and bad != size:
+            continue
+        i = np.full(shape, bad, np.int64)
+        if len(shape) and shape[0] > 1:
+            i[0] = 1  # the bad value at index (1,), after a good one
+        where = r"\(\)" if not shape else r"\(0,\)" if shape == (1,) else r"\(1,\)"
+        with pytest.raises(IndexError, match=rf"For 'Tensor indexing', every index into dimension {dim} \(size "
+                                             rf"{size}\) .*must be in \[-{size}, {size}\), but got {bad} at index "
+                                             rf"{where}"):
+            f(t64(X), Tensor(i))
+    for good in (-size, size - 1):  # the ends of the range still index
+        i = Tensor(np.full(shape, good, np.int64))
+        np.testing.assert_array_equal(f(t64(X), i).asnumpy(), fn(t64(X), i).asnumpy())
+
+
 def test_bool_mask_computed_in_the_graph_is_a_clear_error():
     f = ms.jit(lambda x: x[x > 0])
     with pytest.raises(IndexError, match="shape depends on the data.*ops.select") as e:

@@ -513,15 +513,14 @@ def _symbolic_index_of_key(key, ndim):
 
 def _updated_at(x, pos, v, dim, k):
     """_updated, with the positions of index 0 along `dim` moved to the index `k` (a one-element integer tensor of the
-    graph; negative counts from the end): TensorScatterUpdate with each element's coordinates, so that an index out
-    of range raises its IndexError (naming the coordinate) when the graph runs."""
+    graph; negative counts from the end): TensorScatterUpdate with each element's coordinates. The index is checked
+    before it is wrapped (_checked_index: an IndexError naming the user's value, the dim and [-n, n) when the graph
+    runs, as getitem's), since a wrapped -7 into a size of 6 (-1) would be reported as the wrong value."""
     n = x.shape[dim]
     coords = np.stack(np.unravel_index(pos.reshape(-1), tuple(x.shape)), -1).astype(np.int64)
     onehot = np.zeros((x.ndim,), np.int64)
     onehot[dim] = 1
-    from .. import ops
-    i = _core.reshape(_core.cast(k, _core.DType.Int64), [])
-    i = ops.select(i < 0, i + n, i)
+    i = _core.reshape(_checked_index(k, dim, n, tuple(x.shape)), [])
     idx = _core.Tensor._from_numpy(np.ascontiguousarray(coords)) + _core.Tensor._from_numpy(onehot) * i
     return _core.tensor_scatter_update(x, idx, _core.reshape(v, [-1]))
 
