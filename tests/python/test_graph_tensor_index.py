@@ -318,11 +318,72 @@ def test_out_of_range_setitem_raises():
         f(t64(X), Tensor(np.array([1, 5], np.int32)))
 
 
+def _set_at(x, i):
+    y = x * 1.0
+    y[0, 0, i] = -1.0
+    return y
+
+
+def _set_none_at(x, i):
+    y = x * 1.0
+    y[None, i, 1:] = -1.0  # the dimension named is x's, not that of x with the new axis
+    return y
+
+
+@pytest.mark.parametrize("fn,dim,size", [
+    (lambda x, i: x[0, 0, i], 2, 6), (lambda x, i: x[:, i], 1, 5), (_set_at, 2, 6), (_set_none_at, 0, 4),
+], ids=["getitem", "getitem_slice", "setitem", "setitem_none"])
+@pytest.mark.parametrize("shape", [(), (1,), (3,)], ids=["0d", "one_element", "array"])
+def test_out_of_range_error_shows_the_users_index_and_range(fn, dim, size, shape):
+    """Every graph index (one element or an array, getitem or setitem) is checked before negative values are wrapped:
+    the message names the user's value and [-n, n). The one-element setitem path wrapped first, and TensorScatterUpdate
+    then reported -7 into a size of 6 as the index [0, 0, -1] before."""
+    f = ms.jit(fn)
+    for bad in (-7, size, -12):
+        if bad >= -size and bad != size:
+            continue
+        i = np.full(shape, bad, np.int64)
+        if len(shape) and shape[0] > 1:
+            i[0] = 1  # the bad value at index (1,), after a good one
+        where = r"\(\)" if not shape else r"\(0,\)" if shape == (1,) else r"\(1,\)"
+        with pytest.raises(IndexError, match=rf"For 'Tensor indexing', every index into dimension {dim} \(size "
+                                             rf"{size}\) .*must be in \[-{size}, {size}\), but got {bad} at index "
+                                             rf"{where}"):
+            f(t64(X), Tensor(i))
+    for good in (-size, size - 1):  # the ends of the range still index
+        i = Tensor(np.full(shape, good, np.int64))
+        np.testing.assert_array_equal(f(t64(X), i).asnumpy(), fn(t64(X), i).asnumpy())
+
+
 def test_bool_mask_computed_in_the_graph_is_a_clear_error():
     f = ms.jit(lambda x: x[x > 0])
     with pytest.raises(IndexError, match="shape depends on the data.*ops.select") as e:
         f(t64(X))
     assert "not supported yet" not in str(e.value)
+
+
+def test_zero_d_bool_tensor_input_of_a_compiled_function():
+    """A 0-d Bool tensor passed to a compiled function: x[b] has a shape that depends on b's value (an axis of length
+    1 or 0), so reading raises a clear IndexError that names the 0-d bool (not the boolean-mask text about counting
+    True elements); x[b] = v compiles (a Select) and follows NumPy for both values, in one graph."""
+    for key in (lambda b: b, lambda b: (b, 0), lambda b: (0, b)):
+        f = ms.jit(lambda x, b: x[key(b)])
+        with pytest.raises(IndexError, match=r"0-d Bool tensor.*length 1 \(True\) or 0 \(False\).*Python bool"):
+            f(t64(X), Tensor(True))
+
+    @ms.jit
+    def s(x, b):
+        y = x * 1.0
+        y[b] = -1.0
+        return y
+
+    for flag in (True, False, np.bool_(True)):
+        want = X.copy()
+        want[flag] = -1.0
+        np.testing.assert_array_equal(s(t64(X), Tensor(flag)).asnumpy(), want)
+    assert s.trace_count == 1
+    # A Python bool is a constant of the function: NumPy's shapes.
+    np.testing.assert_array_equal(ms.jit(lambda x: x[True, :, [0, 2]])(t64(X)).asnumpy(), X[True, :, [0, 2]])
 
 
 def test_index_arrays_that_do_not_broadcast_and_float_index():

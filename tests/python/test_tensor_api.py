@@ -123,6 +123,55 @@ def test_getitem_vs_numpy(key):
     np.testing.assert_array_equal(got.asnumpy(), want)
 
 
+S_ = slice(None)
+BOOL_INDEX_CASES = [
+    True, False, (True, 0), (0, False), (S_, True, 0), (0, S_, True), (True, S_, 0), (True, True), (True, S_, True),
+    (None, True, 1), (Ellipsis, True), (True, [0, 1]), (True, Ellipsis, np.array([0, 2])), ([0, 1], True, [1, 2]),
+    (S_, True, [0, 2]), (True, S_, [0, 1, 2]), (True, [[0], [1]]), (1, True, [0, 2], False), (False, S_, [0]),
+    (True, False), ([0, 1], False),
+]
+
+
+@pytest.mark.parametrize("key", BOOL_INDEX_CASES, ids=[repr(k) for k in BOOL_INDEX_CASES])
+@pytest.mark.parametrize("as_tensor", [False, True], ids=["python_bool", "bool_tensor"])
+def test_bool_scalar_index_vs_numpy(key, as_tensor):
+    """A bool scalar index is NumPy's 0-d boolean index (a new axis of length 1 or 0, an advanced index beside index
+    arrays, other bools and ints); a 0-d Bool tensor (or np.bool_) index is that Python bool. x[Tensor(True)] raised
+    NumPy's "Calling nonzero on 0d arrays", and bools beside index arrays gave NumPy-less shapes before."""
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    items = key if isinstance(key, tuple) else (key,)
+    tkey = tuple(Tensor(np.bool_(k)) if as_tensor and isinstance(k, bool) else k for k in items)
+    try:
+        want = a[key]
+    except IndexError:
+        with pytest.raises(IndexError, match="shape mismatch"):
+            Tensor(a)[tkey]
+        return
+    got = Tensor(a)[tkey]
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got.asnumpy(), want)
+    for value in (-1.0, np.arange(want.shape[-1], dtype=np.float32) if want.ndim else -1.0):
+        b = a.copy()
+        b[key] = value
+        t = Tensor(a.copy())
+        t[tkey] = value
+        np.testing.assert_array_equal(t.asnumpy(), b)
+
+
+def test_zero_d_bool_tensor_index_is_the_python_bool():
+    x = Tensor(np.zeros((2, 3), np.float32))
+    assert x[Tensor(True)].shape == x[True].shape == x[np.True_].shape == x[np.array(True)].shape == (1, 2, 3)
+    assert x[Tensor(False)].shape == x[np.False_].shape == (0, 2, 3)
+    assert x[Tensor(np.bool_(True)), 1].shape == (1, 3)
+    x[Tensor(False)] = 5
+    assert not x.asnumpy().any()
+    x[Tensor(True), 1] = 5
+    np.testing.assert_array_equal(x.asnumpy(), [[0, 0, 0], [5, 5, 5]])
+    y = x[0, True]  # NumPy's copy (the bool makes the int an advanced index): writing it leaves x alone
+    y[...] = 7
+    np.testing.assert_array_equal(x.asnumpy(), [[0, 0, 0], [5, 5, 5]])
+
+
 def test_getitem_errors():
     t = Tensor(np.zeros((2, 3), np.float32))
     with pytest.raises(IndexError, match="out of bounds"):

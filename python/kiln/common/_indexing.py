@@ -53,6 +53,8 @@ def _normalize_key(key, ndim):
             k = _list_index(k)
         elif isinstance(k, np.generic):
             k = k.item()
+        if isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype == np.bool_:
+            k = bool(k)  # a 0-d Bool tensor / array is the Python bool (NumPy: x[True] adds an axis)
         if isinstance(k, np.ndarray) and k.dtype.kind not in "biu":
             raise IndexError(f"Tensor index arrays must be integer or bool, but got dtype {k.dtype}.")
         items.append(k)
@@ -82,6 +84,12 @@ def _symbolic_index(k):
     returned (an advanced index whose values are known only when the graph runs). A Bool tensor raises IndexError
     (x[mask] has as many elements as the mask has True values: a shape that depends on the data), another dtype
     IndexError as for concrete index arrays."""
+    if k.dtype == _core.DType.Bool and k.ndim == 0:
+        raise IndexError(
+            "Indexing with a 0-d Bool tensor of a compiled (graph-mode) function (an input of the function, or "
+            "computed in it) adds an axis of length 1 (True) or 0 (False): the result's shape depends on its value, "
+            "and Kiln's graph mode needs every shape while compiling. Pass a Python bool (a constant of the "
+            "function), or keep the shape with ops.select(flag, x, other); x[flag] = value compiles.")
     if k.dtype == _core.DType.Bool:
         raise IndexError(
             f"Indexing with a boolean mask computed inside a compiled (graph-mode) function (a Bool tensor of shape "
@@ -131,9 +139,25 @@ def getitem(x, key):
     return y
 
 
+def _bools_are_advanced(items):
+    """True when the bool scalars among the index items act as NumPy's advanced indices (a 0-d boolean array: a new
+    axis of length 1 or 0 with index [0] or [] on it, broadcast with the other index arrays, and making every int an
+    index array) in a way that differs from a new axis taken whole (True) or empty (False): beside an index array,
+    another bool, or an int (NumPy then places the broadcast block first when a slice separates them)."""
+    bools = sum(1 for k in items if isinstance(k, (bool, np.bool_)))
+    if not bools:
+        return False
+    return bools > 1 or any(_is_array(k) or isinstance(k, (list, tuple)) or
+                            (isinstance(k, numbers.Integral) and not isinstance(k, (bool, np.bool_)))
+                            for k in items)
+
+
 def _is_basic(key):
-    """True for a key of ints, slices, None, Ellipsis and bools only (NumPy's basic indexing: a view)."""
+    """True for a key of ints, slices, None, Ellipsis and bools only (NumPy's basic indexing: a view), where the
+    bools do not act as advanced indices (see _bools_are_advanced)."""
     items = key if isinstance(key, tuple) else (key,)
+    if _bools_are_advanced(items):
+        return False
     return all(k is None or k is Ellipsis or isinstance(k, (slice, numbers.Integral)) and not isinstance(k, np.ndarray)
                for k in items)
 
@@ -164,9 +188,10 @@ def _getitem(x, key):
     plain = []
     separated = False  # a slice/None/Ellipsis between two array indices: NumPy moves the index block to the front
     seen_array = pending_sep = False
-    has_array = any(_is_array(k) for k in items)
+    bool_adv = _bools_are_advanced(items)  # bools as NumPy's 0-d boolean index arrays
+    has_array = bool_adv or any(_is_array(k) for k in items)
     for k in items:
-        if _is_array(k) or (has_array and isinstance(k, numbers.Integral) and not isinstance(k, bool)):
+        if _is_array(k) or (has_array and isinstance(k, numbers.Integral) and (bool_adv or not isinstance(k, bool))):
             if seen_array and pending_sep:
                 separated = True
             seen_array, pending_sep = True, False
@@ -176,7 +201,10 @@ def _getitem(x, key):
             continue
         if k is None or isinstance(k, bool):
             x = _core.expand_dims(x, dim)
-            plain.append(slice(0, 0) if k is False else slice(None))
+            if isinstance(k, bool) and bool_adv:  # index [0] (True) or [] (False) on the new axis of length 1
+                plain.append(np.zeros((1 if k else 0,), np.int64))
+            else:
+                plain.append(slice(0, 0) if k is False else slice(None))
             dim += 1
             new_axes += 1
         else:
@@ -265,7 +293,11 @@ def _gather_advanced(y, adv, separated=False):
     if any(_is_tensor(i) for _, i in adv):
         return _gather_symbolic(y, adv, separated)
     axes = [a for a, _ in adv]
-    arrays = np.broadcast_arrays(*[i for _, i in adv])
+    try:
+        arrays = np.broadcast_arrays(*[i for _, i in adv])
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
+                         + " ".join(str(tuple(i.shape)) for _, i in adv)) from None
     bshape = arrays[0].shape
     dims = [y.shape[a] for a in axes]
     lin = np.zeros(bshape, dtype=np.int64)
@@ -481,15 +513,14 @@ def _symbolic_index_of_key(key, ndim):
 
 def _updated_at(x, pos, v, dim, k):
     """_updated, with the positions of index 0 along `dim` moved to the index `k` (a one-element integer tensor of the
-    graph; negative counts from the end): TensorScatterUpdate with each element's coordinates, so that an index out
-    of range raises its IndexError (naming the coordinate) when the graph runs."""
+    graph; negative counts from the end): TensorScatterUpdate with each element's coordinates. The index is checked
+    before it is wrapped (_checked_index: an IndexError naming the user's value, the dim and [-n, n) when the graph
+    runs, as getitem's), since a wrapped -7 into a size of 6 (-1) would be reported as the wrong value."""
     n = x.shape[dim]
     coords = np.stack(np.unravel_index(pos.reshape(-1), tuple(x.shape)), -1).astype(np.int64)
     onehot = np.zeros((x.ndim,), np.int64)
     onehot[dim] = 1
-    from .. import ops
-    i = _core.reshape(_core.cast(k, _core.DType.Int64), [])
-    i = ops.select(i < 0, i + n, i)
+    i = _core.reshape(_checked_index(k, dim, n, tuple(x.shape)), [])
     idx = _core.Tensor._from_numpy(np.ascontiguousarray(coords)) + _core.Tensor._from_numpy(onehot) * i
     return _core.tensor_scatter_update(x, idx, _core.reshape(v, [-1]))
 
@@ -586,7 +617,8 @@ def _setitem_in_place(x, key, value):
     """PyNative item assignment without a recorded gradient: basic indices write through a view, advanced ones
     write x's storage with the TensorScatterUpdate result."""
     try:
-        basic = not any(_is_advanced(k) for k in (key if isinstance(key, tuple) else (key,)))
+        items = key if isinstance(key, tuple) else (key,)
+        basic = not any(_is_advanced(k) for k in items) and not _bools_are_advanced(items)
     except TypeError:
         basic = False
     if basic:
