@@ -43,6 +43,7 @@ from . import communication  # noqa: F401 (re-export)
 from . import amp  # noqa: F401  (mindspore.amp: mixed precision and loss scaling)
 from . import mint  # noqa: F401  (mindspore.mint: the PyTorch-flavoured API; after ops and nn)
 from . import log  # noqa: F401  (mindspore.log: the framework logger scripts also use)
+from . import parallel  # noqa: F401  (mindspore.parallel: imported by `import mindspore`; under 1 ms)
 from .profiler import Profiler  # noqa: F401  (mindspore.Profiler / mindspore.profiler.Profiler)
 from .train.serialization import (save_checkpoint, load_checkpoint, load_param_into_net,  # noqa: F401 (re-export)
                                   load_checkpoint_async)
@@ -56,6 +57,28 @@ from .train.callback import (  # noqa: F401  (MindSpore exports the callbacks at
     ReduceLROnPlateau, History, LambdaCallback, LearningRateScheduler,
 )
 import os as _os
+import importlib as _importlib
+
+# `import mindspore` also makes `mindspore.dataset` and `mindspore.mindrecord` attributes (its __init__ imports them)
+# and puts mindrecord's FileWriter/FileReader at top level. Here they load on first use (PEP 562): kiln.dataset
+# alone would add ~0.2 s to every `import kiln`.
+_LAZY_SUBMODULES = ("dataset", "mindrecord")
+_LAZY_NAMES = {"FileWriter": "mindrecord", "FileReader": "mindrecord"}
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        return _importlib.import_module("." + name, __name__)  # the import also sets it as an attribute
+    if name in _LAZY_NAMES:
+        value = getattr(_importlib.import_module("." + _LAZY_NAMES[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES) | set(_LAZY_NAMES))
+
 
 _core._set_source_root(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)
 

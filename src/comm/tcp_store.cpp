@@ -4,6 +4,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -39,6 +41,33 @@ int connect_once(const std::string& host, int port) {
   }
   freeaddrinfo(res);
   return fd;
+}
+
+// The whole handshake (the server's challenge, its verdict and proof) must arrive within this long, or the store's
+// timeout when shorter: one deadline, not a limit per recv (a server sending a byte now and then cannot hold a
+// worker). The server gives a client the same 10 s (HANDSHAKE_TIMEOUT in _store.py) and answers at once.
+constexpr std::chrono::milliseconds kHandshakeLimit{10000};
+
+// Reads exactly n bytes before `deadline`: poll() for the time left before each recv. Returns 0 when done, or
+// the failure: ETIMEDOUT (deadline passed), ECONNRESET for a closed connection, or recv's errno.
+int recv_by(int fd, void* p, size_t n, Clock::time_point deadline) {
+  char* c = static_cast<char*>(p);
+  while (n) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return ETIMEDOUT;
+    pollfd pfd{fd, POLLIN, 0};
+    int r = ::poll(&pfd, 1, int(std::min<long long>(left + 1, 1 << 30)));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return errno;
+    if (r == 0) continue;  // re-checks the deadline
+    ssize_t k = ::recv(fd, c, n, MSG_DONTWAIT);
+    if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+    if (k < 0) return errno;
+    if (k == 0) return ECONNRESET;
+    c += k;
+    n -= size_t(k);
+  }
+  return 0;
 }
 
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'R', 'D', 'Z', '1'};
@@ -93,18 +122,19 @@ TcpStore::~TcpStore() {
 }
 
 void TcpStore::handshake(const std::string& token) {
+  // One deadline for the whole handshake (kHandshakeLimit, or the store's timeout when shorter).
+  const auto limit = std::min(timeout_, kHandshakeLimit);
+  const auto deadline = Clock::now() + limit;
+  auto why = [&](int err) {
+    return err == ETIMEDOUT ? "no complete answer within " + std::to_string(limit.count()) + " ms"
+           : err == ECONNRESET ? std::string("closed the connection")
+                               : std::string(std::strerror(err));
+  };
   // The server speaks first: magic and its nonce.
   unsigned char hello[sizeof kMagic + kNonce];
-  size_t got = 0;
-  while (got < sizeof hello) {
-    ssize_t k = ::recv(fd_, hello + got, sizeof hello - got, 0);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) {
-      std::string why = k == 0 ? std::string("closed the connection") : std::string(std::strerror(errno));
-      KILN_FAIL(Runtime, "Kiln communication: the server at ", where_, " did not open the rendezvous handshake (",
-                why, "): is another program using this port?");
-    }
-    got += size_t(k);
+  if (int err = recv_by(fd_, hello, sizeof hello, deadline)) {
+    KILN_FAIL(Runtime, "Kiln communication: the server at ", where_, " did not open the rendezvous handshake (",
+              why(err), "): is another program using this port?");
   }
   KILN_CHECK(std::memcmp(hello, kMagic, sizeof kMagic) == 0, Runtime, "Kiln communication: the server at ", where_,
              " does not speak Kiln's rendezvous protocol (another program on this port?).");
@@ -117,13 +147,18 @@ void TcpStore::handshake(const std::string& token) {
   std::memcpy(reply + kNonce, mine.data(), kMac);
   send_all(reply, sizeof reply);
   char verdict = 0;
-  ssize_t k;
-  do k = ::recv(fd_, &verdict, 1, 0); while (k < 0 && errno == EINTR);
-  KILN_CHECK(k == 1 && verdict == 1, Runtime, "Kiln communication: the rendezvous store at ", where_,
+  if (int err = recv_by(fd_, &verdict, 1, deadline); err == ETIMEDOUT) {
+    KILN_FAIL(Runtime, "Kiln communication: the rendezvous store at ", where_, " did not answer this process's ",
+              "handshake (", why(err), ").");
+  }
+  KILN_CHECK(verdict == 1, Runtime, "Kiln communication: the rendezvous store at ", where_,
              " refused this process: its token differs from the store's. Every process of the job (and the launcher "
              "serving the store) must have the same KILN_RENDEZVOUS_TOKEN.");
   Mac theirs{};
-  recv_all(theirs.data(), kMac);
+  if (int err = recv_by(fd_, theirs.data(), kMac, deadline)) {
+    KILN_FAIL(Runtime, "Kiln communication: the server at ", where_, " did not finish the rendezvous handshake (",
+              why(err), ").");
+  }
   Mac want = proof(token, "kiln-rdzv-server", sn, cn);
   KILN_CHECK(CRYPTO_memcmp(theirs.data(), want.data(), kMac) == 0, Runtime, "Kiln communication: the server at ",
              where_, " is not this job's rendezvous store: it could not prove that it knows the job's token "

@@ -207,6 +207,94 @@ def test_silent_connection_does_not_block_the_store(caplog):
         s.close()
 
 
+def _dribble(sock, every, stop, limit):
+    """Sends one byte of a handshake answer every `every` seconds (at most `limit` bytes) until `stop` is set or
+    the connection fails."""
+    for _ in range(limit):
+        if stop.wait(every):
+            return
+        try:
+            sock.sendall(b"x")
+        except OSError:
+            return
+
+
+def _closed_after(sock, t0, limit):
+    """Seconds from t0 until the server closes `sock` (reads until EOF or a reset), or None after `limit` s."""
+    sock.settimeout(0.2)
+    while time.monotonic() - t0 < limit:
+        try:
+            if not sock.recv(4096):
+                return time.monotonic() - t0
+        except socket.timeout:
+            continue
+        except (ConnectionResetError, BrokenPipeError):
+            return time.monotonic() - t0
+    return None
+
+
+def test_dribbling_client_is_closed_at_the_handshake_deadline(caplog):
+    """The handshake limit is one deadline for the whole handshake, not a timeout per recv: a connection that sends
+    one byte of its 64-byte answer every 1.5 s (each recv well within the 3 s limit) is still closed 3 s after it
+    was accepted, and logged; meanwhile the job's real clients are served."""
+    token = secrets.token_hex(32)
+    s = _store.StoreServer("127.0.0.1", 0, token, handshake_timeout=3.0)
+    stop = threading.Event()
+    try:
+        caplog.set_level(logging.WARNING, logger="kiln.communication")
+        t0 = time.monotonic()
+        slow = socket.create_connection(("127.0.0.1", s.port), timeout=20)
+        me = "%s:%d" % slow.getsockname()[:2]
+        threading.Thread(target=_dribble, args=(slow, 1.5, stop, 64), daemon=True).start()
+        c = rc.Client("127.0.0.1", s.port, token)  # served while the slow one dribbles
+        c.set(b"a", b"1")
+        assert c.get(b"a") == b"1"
+        closed = _closed_after(slow, t0, limit=12)  # per-recv timeouts would keep it open 64 x 1.5 s = 96 s
+        assert closed is not None and 2.9 <= closed < 4.5, closed
+        stop.set()
+        slow.close()
+        deadline = time.monotonic() + 5
+        while "no answer" not in caplog.text and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert f"refused the connection from {me}: no answer to the token challenge within 3 s" in caplog.text
+        assert s.keys() == [b"a"]
+        c2 = rc.Client("127.0.0.1", s.port, token)  # a real client after the refusal: still served
+        assert c2.get(b"a") == b"1"
+        c.close()
+        c2.close()
+    finally:
+        stop.set()
+        s.close()
+
+
+def test_burst_of_connections_is_accepted_without_stalls():
+    """The listen backlog is at least 128 (socketserver's default of 5 dropped the SYNs of a burst: a burst of 50
+    connections took 8 s, every 6th connect waiting ~1 s for the kernel's SYN retry), so 50 connections opened at
+    once all connect at once, and a real client right after them is served at once."""
+    token = secrets.token_hex(32)
+    s = _store.StoreServer("127.0.0.1", 0, token, handshake_timeout=5.0)
+    socks = []
+    try:
+        t0 = time.monotonic()
+        worst = 0.0
+        for _ in range(50):
+            t = time.monotonic()
+            socks.append(socket.create_connection(("127.0.0.1", s.port), timeout=10))
+            worst = max(worst, time.monotonic() - t)
+        burst = time.monotonic() - t0
+        assert worst < 0.9 and burst < 3.0, (worst, burst)  # a dropped SYN is retried after 1 s
+        t = time.monotonic()
+        c = rc.Client("127.0.0.1", s.port, token)
+        c.set(b"k", b"v")
+        assert c.get(b"k") == b"v" and time.monotonic() - t < 0.9
+        c.close()
+        assert _store.LISTEN_BACKLOG >= 128
+    finally:
+        for x in socks:
+            x.close()
+        s.close()
+
+
 def test_store_server_arguments():
     with pytest.raises(ValueError, match="not a loopback address.*KILN_RENDEZVOUS_TOKEN"):
         _store.StoreServer("0.0.0.0", 0, "")
@@ -220,7 +308,7 @@ def test_store_server_arguments():
 
 def _fake_store(behaviour):
     """A one-connection server on 127.0.0.1: 'impostor' opens the handshake but cannot prove the token; 'mute'
-    accepts and says nothing. Returns (port, thread)."""
+    accepts and says nothing; 'dribble' sends its challenge a byte every 1.5 s. Returns (port, thread)."""
     lst = socket.socket()
     lst.bind(("127.0.0.1", 0))
     lst.listen()
@@ -228,6 +316,13 @@ def _fake_store(behaviour):
     def run():
         conn, _ = lst.accept()
         with conn:
+            if behaviour == "dribble":  # the challenge, one byte every 1.5 s (at most 8: then silence)
+                for b in (rc.MAGIC + os.urandom(32))[:8]:
+                    time.sleep(1.5)
+                    try:
+                        conn.sendall(bytes([b]))
+                    except OSError:
+                        break
             if behaviour == "impostor":
                 conn.sendall(rc.MAGIC + os.urandom(32))
                 rc_read = b""
@@ -278,6 +373,20 @@ def test_client_times_out_on_a_mute_server(no_launcher):
     with pytest.raises(RuntimeError, match="did not open the rendezvous handshake"):
         comm.init()
     assert time.monotonic() - t0 < 30
+    t.join(15)
+
+
+def test_client_handshake_has_one_deadline(no_launcher):
+    """The C++ client's handshake has one deadline too (KILN_COMM_TIMEOUT, at most 10 s), not a timeout per recv: a
+    server that sends its challenge a byte every 1.5 s (each recv within the 3 s timeout) is given up on at ~3 s."""
+    port, t = _fake_store("dribble")
+    _as_rank1(no_launcher, "127.0.0.1", port, token=secrets.token_hex(32), timeout="3")
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match="did not open the rendezvous handshake"):
+        comm.init()
+    took = time.monotonic() - t0
+    assert 2.9 <= took < 5.5, took  # per-recv timeouts: 8 bytes x 1.5 s, then 3 s of silence = 15 s
+    assert not comm.GlobalComm.INITED
     t.join(15)
 
 

@@ -6,9 +6,10 @@ Built on the standard library's socketserver (a thread per connection), as torch
 
 Authentication (docs/decisions/rendezvous-auth.md): the server listens only on the address the job names, and every
 connection opens with a mutual HMAC-SHA256 challenge-response on the job's token (KILN_RENDEZVOUS_TOKEN). A
-connection that does not answer the challenge correctly within HANDSHAKE_TIMEOUT seconds is closed and logged (a
-warning naming the peer's address on the logger 'kiln.communication') before any request is read: it cannot write
-a key, read one, or hold up another client (each connection has its own thread).
+connection that does not answer the challenge correctly within HANDSHAKE_TIMEOUT seconds in all (one deadline for
+the whole handshake, however its bytes are spaced) is closed and logged (a warning naming the peer's address on the
+logger 'kiln.communication') before any request is read: it cannot write a key, read one, or hold up another client
+(each connection has its own thread).
 """
 import hashlib
 import hmac
@@ -19,15 +20,17 @@ import socket
 import socketserver
 import struct
 import threading
+import time
 
-__all__ = ["StoreServer", "TOKEN_VAR", "MIN_TOKEN_LEN", "HANDSHAKE_TIMEOUT", "check_token", "is_loopback",
+__all__ = ["StoreServer", "TOKEN_VAR", "MIN_TOKEN_LEN", "HANDSHAKE_TIMEOUT", "LISTEN_BACKLOG", "check_token", "is_loopback",
            "resolve", "client_proof", "server_proof"]
 
 _logger = logging.getLogger("kiln.communication")
 
 TOKEN_VAR = "KILN_RENDEZVOUS_TOKEN"
 MIN_TOKEN_LEN = 16
-HANDSHAKE_TIMEOUT = 10.0  # seconds a new connection has to answer the challenge
+HANDSHAKE_TIMEOUT = 10.0  # seconds a new connection has, in all, to complete the handshake (one deadline)
+LISTEN_BACKLOG = 128      # at least this many connections may wait to be accepted (SOMAXCONN when larger)
 MAGIC = b"KILNRDZ1"       # the server's first bytes: protocol name and version
 NONCE = 32
 MAC = 32
@@ -75,9 +78,16 @@ def is_loopback(host):
 
 
 class _Handler(socketserver.BaseRequestHandler):
-    def _read(self, n):
+    def _read(self, n, deadline=None):
+        """Exactly n bytes. With `deadline` (time.monotonic()), the socket's timeout is set to the time left before
+        each recv, so the whole read ends by then (socket.timeout), however the peer spaces its bytes."""
         buf = bytearray()
         while len(buf) < n:
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise socket.timeout("handshake deadline passed")
+                self.request.settimeout(left)
             chunk = self.request.recv(n - len(buf))
             if not chunk:
                 raise ConnectionError("closed")
@@ -94,14 +104,16 @@ class _Handler(socketserver.BaseRequestHandler):
 
     def _authenticate(self):
         """The handshake (see src/comm/tcp_store.cpp); True when the peer proved it knows the token. Reads exactly
-        64 bytes, within HANDSHAKE_TIMEOUT seconds."""
+        64 bytes; the whole handshake has one deadline, handshake_timeout seconds after the connection was accepted
+        (not a timeout per recv: a peer sending a byte now and then is still closed at the deadline)."""
         token = self.server.token
         sock = self.request
-        sock.settimeout(self.server.handshake_timeout)
+        deadline = self.accepted + self.server.handshake_timeout
         sn = secrets.token_bytes(NONCE)
         try:
+            sock.settimeout(max(deadline - time.monotonic(), 1e-3))
             sock.sendall(MAGIC + sn)
-            reply = self._read(NONCE + MAC)
+            reply = self._read(NONCE + MAC, deadline)
         except socket.timeout:
             self._refuse(f"no answer to the token challenge within {self.server.handshake_timeout:g} s")
             return False
@@ -117,11 +129,15 @@ class _Handler(socketserver.BaseRequestHandler):
                 pass
             return False
         try:
+            sock.settimeout(max(deadline - time.monotonic(), 1e-3))
             sock.sendall(b"\x01" + server_proof(token, sn, cn))
         except OSError:
             return False
         sock.settimeout(None)  # authenticated: requests may be far apart (create_group long after init)
         return True
+
+    def setup(self):
+        self.accepted = time.monotonic()  # the handshake's deadline counts from here
 
     def handle(self):
         data, lock = self.server.data, self.server.lock
@@ -155,6 +171,9 @@ class _Handler(socketserver.BaseRequestHandler):
 class _Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # listen() backlog: socketserver's default is 5, and connections beyond the accept queue have their SYN dropped
+    # and retried a second later (a burst of 50 connections took 8 s). The kernel caps it at net.core.somaxconn.
+    request_queue_size = max(LISTEN_BACKLOG, getattr(socket, "SOMAXCONN", 0))
 
 
 class _Server6(_Server):
@@ -170,7 +189,8 @@ class StoreServer:
         port (int): the port, 0 for a free one.
         token (str): the job's token; every connection must prove it knows it. "" is allowed only for a loopback
             host (see management.init: a job by hand on 127.0.0.1 without KILN_RENDEZVOUS_TOKEN).
-        handshake_timeout (float): seconds a new connection has to answer the challenge.
+        handshake_timeout (float): seconds a new connection has, in all, to answer the challenge: one deadline from
+            the moment it is accepted, not a limit per read.
 
     Raises:
         OSError: the address cannot be bound (for example the port is taken); the message names host and port.
