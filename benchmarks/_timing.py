@@ -46,3 +46,29 @@ def per_call(fn, x, calls, repeats):
         out.asnumpy()
         runs.append((time.perf_counter() - t0) / calls)
     return statistics.median(runs)
+
+
+def calls_for(call, sync, min_time, warmup=3):
+    """How many calls of call() take about `min_time` seconds: `warmup` untimed calls, then runs of 1, 2, 4, ...
+    calls until one takes a quarter of min_time, scaled to min_time. sync(out) waits for the last call's output."""
+    out = None
+    for _ in range(warmup):
+        out = call()
+    sync(out)
+    n = 1
+    while True:
+        dt = time_calls(call, sync, n) * n
+        if dt >= min_time / 4 or n >= 1 << 22:
+            break
+        n *= 2
+    return max(1, int(round(n * min_time / max(dt, 1e-9))))
+
+
+def time_calls(call, sync, n):
+    """Seconds per call of one run of n calls of call(); sync(out) is applied to the last output, so queued work
+    is counted."""
+    t0 = time.perf_counter()
+    for _ in range(n):
+        out = call()
+    sync(out)
+    return (time.perf_counter() - t0) / n

@@ -5,6 +5,9 @@
 # never run by the tests or CI.
 #   benchmarks/setup_peers.sh            everything
 #   benchmarks/setup_peers.sh --kiln     only (re)install Kiln into the peers venv (after changing Kiln)
+#   benchmarks/setup_peers.sh --only torch[,jax,mlx,mindspore,kiln]
+#                                        only these (e.g. `--only torch` for bench_op_calls.py, whose torch child
+#                                        needs neither Kiln nor the other peers); the others are left as they are
 # What installed is written to benchmarks/.venv-peers/peers.txt and printed at the end.
 #
 # Findings on Debian 12 / Python 3.11 / x86_64 (2 cores):
@@ -51,6 +54,18 @@ check_import() {  # name, python statement
   (cd / && "$py" -c "$2") >/dev/null 2>&1
 }
 
+only=",torch,jax,mlx,mindspore,kiln,"
+if [ "${1:-}" = "--only" ]; then
+  [ -n "${2:-}" ] || { say "--only needs a comma-separated list of: torch jax mlx mindspore kiln"; exit 2; }
+  for n in ${2//,/ }; do
+    case "$n" in torch|jax|mlx|mindspore|kiln) ;; *) say "--only: unknown peer '$n' (torch jax mlx mindspore kiln)"; exit 2;; esac
+  done
+  only=",$2,"
+elif [ -n "${1:-}" ] && [ "$1" != "--kiln" ]; then
+  say "unknown option '$1' (none, --kiln, or --only LIST)"; exit 2
+fi
+want() { [[ "$only" == *",$1,"* ]]; }
+
 if [ ! -x "$py" ]; then
   say "creating $venv"
   "$PYTHON3" -m venv "$venv" || exit 1
@@ -64,7 +79,8 @@ pipq numpy || { say "pip cannot install numpy: no PyPI?"; exit 1; }
 
 # PyTorch (eager and torch.compile; torch.compile's CPU backend also needs g++, which tools/setup_env.sh installs).
 torch_ok='import torch; torch.nn.Linear(4, 2)(torch.randn(3, 4)).sum().item()'
-if pipq torch && check_import torch "$torch_ok"; then
+if ! want torch; then :
+elif pipq torch && check_import torch "$torch_ok"; then
   record torch "ok, full install ($("$py" -c 'import torch; print(torch.__version__)'))"
 else
   say "full torch install failed; trying --no-deps + minimal deps"
@@ -76,25 +92,28 @@ else
   fi
 fi
 
-if pipq "jax[cpu]" && check_import jax 'import jax.numpy as jnp; float(jnp.ones(3).sum())'; then
+if ! want jax; then :
+elif pipq "jax[cpu]" && check_import jax 'import jax.numpy as jnp; float(jnp.ones(3).sum())'; then
   record jax "ok ($("$py" -c 'import jax; print(jax.__version__)'))"
 else
   record jax "FAILED"
 fi
 
-if { pipq "mlx[cpu]" || pipq mlx mlx-cpu; } && check_import mlx 'import mlx.core as mx; mx.eval(mx.ones(3).sum())'; then
+if ! want mlx; then :
+elif { pipq "mlx[cpu]" || pipq mlx mlx-cpu; } && check_import mlx 'import mlx.core as mx; mx.eval(mx.ones(3).sum())'; then
   record mlx "ok ($("$py" -c 'from importlib.metadata import version; print(version("mlx"))'))"
 else
   record mlx "FAILED (no MLX build for this platform on PyPI?)"
 fi
 
-if pipq mindspore && check_import mindspore 'import mindspore'; then
+if ! want mindspore; then :
+elif pipq mindspore && check_import mindspore 'import mindspore'; then
   record mindspore "ok ($(GLOG_v=3 "$py" -c 'import mindspore; print(mindspore.__version__)' 2>/dev/null))"
 else
   record mindspore "FAILED"
 fi
 
-install_kiln
+if want kiln; then install_kiln; fi
 echo
 echo "peers venv: $venv ($(du -sh "$venv" | cut -f1))"
 cat "$status"

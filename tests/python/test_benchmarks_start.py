@@ -8,6 +8,7 @@ PYTHONSAFEPATH unset: every script answers --help; bench_amp.py (the reported ca
 child processes (kiln.msrun, `python -c`, per-build workers) run for real with their smallest settings, with peers
 that are missing (reported, skipped); and a source tree without _core on PYTHONPATH gives the one-line reason."""
 import glob
+import json
 import os
 import re
 import shutil
@@ -120,3 +121,21 @@ def test_cpu_step_refuses_a_kiln_path_without_core(source_tree_without_core):
     p, out = _run("bench_cpu_step.py", "--kiln", f"old={source_tree_without_core}", timeout=60)
     assert p.returncode == 2 and "Traceback" not in out, out
     assert "has no built extension" in p.stderr, out
+
+
+def test_bench_op_calls_quick_without_peers(missing_python, tmp_path):
+    # Issue 23's per-op table: registry entries picked by --only, Kiln timed, torch missing (reported, skipped).
+    ops = ("add", "reshape", "getitem_basic")
+    out_json = tmp_path / "ops.json"
+    p, out = _run("bench_op_calls.py", "--quick", "--only", ",".join(ops), "--torch-python", missing_python,
+                  "--json", str(out_json), timeout=120)
+    assert p.returncode == 0 and "Traceback" not in out, out
+    assert re.search(r"^CPU: ", out, re.M), out
+    assert "PyTorch not installed (no python at " in out, out
+    for op in ops:  # Kiln median and min, no torch figures, traced and compiled node counts
+        assert re.search(rf"^{re.escape(op)} +{NUMBER} +{NUMBER} +- +- +- +\d+ +\d+ ", out, re.M), out
+    assert "summary: 3 of 3 registry entries timed" in out, out
+    assert re.search(r"^threads: 1;", out, re.M), out
+    data = json.loads(out_json.read_text())
+    assert sorted(r["label"] for r in data["rows"]) == sorted(ops)
+    assert all(r["kiln"] > 0 and r["ratio"] is None for r in data["rows"]), data["rows"]
