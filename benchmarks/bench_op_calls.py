@@ -557,14 +557,14 @@ def _torch_candidates(name, ns):
     if name in TORCH:
         spec = TORCH[name]
         if isinstance(spec, tuple):  # (prepare, call): the call gets prepare's result as its args
-            prepare, call = (eval(t, ns) for t in spec)  # noqa: S307 - our own table
+            prepare, call = (eval(t, ns) for t in spec)  # the table is ours (eval of trusted text)
             return [(spec[1], lambda *a, **k: call(*prepare(*a, **k)), True, (prepare, call))]
-        return [(spec, eval(spec, ns), spec.lstrip().startswith("lambda"), None)]  # noqa: S307
+        return [(spec, eval(spec, ns), spec.lstrip().startswith("lambda"), None)]
     out = []
     for prefix in ("torch", "torch.special", "torch.linalg", "F"):
         text = f"{prefix}.{name}"
         try:
-            out.append((text, eval(text, ns), False, None))  # noqa: S307
+            out.append((text, eval(text, ns), False, None))
         except (AttributeError, SyntaxError, NameError):
             pass
     return out
