@@ -9,8 +9,11 @@
 2. The allocator's peak (kiln.runtime.max_memory_allocated) above a 64 MiB int8 input for reductions.
 
 Each report runs in its own interpreter, so that one does not see the other's cache."""
+import argparse
 import subprocess
 import sys
+
+from _env import child_env, require_kiln
 
 _RSS = r"""
 import gc, os
@@ -73,8 +76,15 @@ for name, f in cases:
 
 
 def main():
-    for code in (_RSS, _PEAKS):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", choices=("rss", "peaks"), help="run one of the two reports")
+    args = ap.parse_args()
+    require_kiln()
+    codes = {"rss": _RSS, "peaks": _PEAKS}
+    for name, code in codes.items():
+        if args.only and name != args.only:
+            continue
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=child_env())
         sys.stdout.write(out.stdout)
         if out.returncode:
             sys.stdout.write(out.stderr)
