@@ -42,3 +42,15 @@ def cache_dir(tmp_path):
     kiln.set_context(enable_compile_cache=False, compile_cache_path=".")
     context._explicit.discard("enable_compile_cache")
     context._explicit.discard("compile_cache_path")
+
+
+@pytest.fixture
+def allocator_cache_off():
+    """The allocator's cache disabled for the test (restored to the default after): memory_allocated() then counts
+    each live block at its own size class. With the cache on, a cached block of a larger class may serve a smaller
+    request and is counted at its own size (docs/decisions/allocator-cache.md), so a comparison of
+    memory_allocated() across rounds would depend on what earlier tests left in the cache."""
+    from kiln import runtime
+    runtime.set_cache_limit(0)
+    yield
+    runtime.set_cache_limit(None)

@@ -260,7 +260,7 @@ def _halve_reference(x):
     return h + 1.0 if h.sum() > 0 else h
 
 
-def test_threads_and_many_sizes_share_one_graph_and_memory_stays_flat(graph_mode):
+def test_threads_and_many_sizes_share_one_graph_and_memory_stays_flat(graph_mode, allocator_cache_off):
     import threading
     from kiln import runtime
     f = ms.jit(_halve_until_small, input_signature=dyn(None, 3))

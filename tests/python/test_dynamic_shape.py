@@ -185,7 +185,7 @@ def test_model_train_with_smaller_last_batch_compiles_once(graph_mode):
 
 
 # ------------------------------------------------------------------------------------------------ cache, threads
-def test_plans_are_bounded_and_memory_stays_flat(graph_mode):
+def test_plans_are_bounded_and_memory_stays_flat(graph_mode, allocator_cache_off):
     from kiln import runtime
 
     @ms.jit(input_signature=dyn(None, 16))
@@ -195,20 +195,13 @@ def test_plans_are_bounded_and_memory_stays_flat(graph_mode):
     exe = None
     sizes = list(range(1, 41))
     peaks = []
-    # No allocator cache while measuring: a cached block of a larger class may serve a smaller request (counted at
-    # its own size, docs/decisions/allocator-cache.md), which would make memory_allocated() depend on what earlier
-    # tests left in the cache rather than on the plans this test holds.
-    runtime.set_cache_limit(0)
-    try:
-        for rnd in range(2):
-            for n in sizes:
-                x = np.full((n, 16), 0.5, np.float32)
-                np.testing.assert_allclose(f(t(x)).asnumpy(), np.tanh(2.0) * 16 * np.ones(n), rtol=1e-6)
-            exe = f.graphs[0].executable
-            assert exe.num_plans == exe.max_plans
-            peaks.append(runtime.memory_allocated())
-    finally:
-        runtime.set_cache_limit(None)
+    for rnd in range(2):
+        for n in sizes:
+            x = np.full((n, 16), 0.5, np.float32)
+            np.testing.assert_allclose(f(t(x)).asnumpy(), np.tanh(2.0) * 16 * np.ones(n), rtol=1e-6)
+        exe = f.graphs[0].executable
+        assert exe.num_plans == exe.max_plans
+        peaks.append(runtime.memory_allocated())
     assert f.compile_count == 1
     assert exe.evictions == 2 * len(sizes) - exe.max_plans
     assert peaks[1] <= peaks[0]  # the second round (the same sizes, plans made again) holds no more memory

@@ -306,7 +306,7 @@ def test_the_compiled_write_after_a_saved_read():
     assert ja.compile_count == 1 and jb.compile_count == 1
 
 
-def test_memory_stays_flat_over_many_steps():
+def test_memory_stays_flat_over_many_steps(allocator_cache_off):
     """Write-after-read every step (one copy each): the copies go with the tape, memory in use does not grow."""
     w = Parameter(Tensor(np.random.RandomState(1).randn(256, 64)), name="w")
     x = Tensor(np.random.RandomState(2).randn(64, 8))
