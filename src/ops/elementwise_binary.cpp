@@ -4,6 +4,7 @@
 
 #include "elementwise.h"
 #include "families.h"
+#include "vmath.h"
 
 namespace kiln {
 namespace {
@@ -106,11 +107,12 @@ template <typename C> struct PowF {
 template <typename C> struct MaxF { C operator()(C x, C y) const { if constexpr (std::is_floating_point_v<C>) { if (std::isnan(x) || std::isnan(y)) return x + y; } return x > y ? x : y; } };
 template <typename C> struct MinF { C operator()(C x, C y) const { if constexpr (std::is_floating_point_v<C>) { if (std::isnan(x) || std::isnan(y)) return x + y; } return x < y ? x : y; } };
 
-// atan2: C99 Annex F values (signed zeros, infinities) from libm. Float32 (and float16/bfloat16, which compute in
-// float) go through std::atan2 in double, rounded once: within 0.5 ulp + 2^-29 of the exact angle.
+// atan2: C99 Annex F values (signed zeros, infinities). Float32 (and float16/bfloat16, which compute in float) go
+// through vmath's double-lane kernel (Note [vectorized atan2], vmath.h; a strided or broadcast element takes the
+// same code one packet at a time, so its value does not depend on the layout); float64 through libm's atan2.
 template <typename C> struct Atan2F {
   C operator()(C y, C x) const {
-    if constexpr (std::is_same_v<C, float>) return C(std::atan2(double(y), double(x)));
+    if constexpr (std::is_same_v<C, float>) return vmath::atan2_scalar(y, x);
     else if constexpr (std::is_floating_point_v<C>) return std::atan2(y, x);
     else return C(std::atan2(double(y), double(x)));
   }
@@ -126,6 +128,23 @@ DType compare_dtype(const Tensor& a, const Tensor& b) {
       return DType::Int64;
   }
   return t;
+}
+
+// Atan2: contiguous float32 operands of the output's shape run whole packets (threaded by parallel_runs); the
+// rest goes through run_arith's broadcasting loop.
+void run_atan2(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Attrs& a) {
+  const Tensor& o = out[0];
+  if (o.dtype() == DType::Float32) {
+    Tensor y = ew::as_dtype(in[0], DType::Float32), x = ew::as_dtype(in[1], DType::Float32);
+    if (y.shape() == o.shape() && x.shape() == o.shape() && y.is_contiguous() && x.is_contiguous() &&
+        o.is_contiguous()) {
+      const float *py = y.data<float>(), *px = x.data<float>();
+      float* po = o.data<float>();
+      cpu::parallel_runs(o.numel(), [&](int64_t s, int64_t m) { vmath::atan2_f32(py + s, px + s, po + s, m); });
+      return;
+    }
+  }
+  run_arith<Atan2F>(in, out, a);
 }
 
 // Comparisons: inputs cast to their promoted dtype (see compare_dtype), output Bool.
@@ -308,7 +327,14 @@ void register_elementwise_binary() {
   ARITH(Pow, "Pow", PowF, false, bprop_pow)
   ARITH(Maximum, "Maximum", MaxF, false, bprop_maximum)
   ARITH(Minimum, "Minimum", MinF, false, bprop_minimum)
-  ARITH(Atan2, "Atan2", Atan2F, true, bprop_atan2)
+  {
+    OpDef d;
+    d.id = OpId::Atan2;
+    d.infer = [](const std::vector<Tensor>& in, const Attrs& a) { return infer_arith(in, a, "Atan2", true); };
+    d.cpu = run_atan2;
+    d.bprop = bprop_atan2;
+    register_op(d);
+  }
   PREDICATE(Equal, "Equal", run_compare<EqF>)
   PREDICATE(NotEqual, "NotEqual", run_compare<NeF>)
   PREDICATE(Greater, "Greater", run_compare<GtF>)

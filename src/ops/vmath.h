@@ -1,4 +1,4 @@
-// Vectorized float32 transcendentals (exp, tanh, sigmoid, erf, erfinv, GELU) on Eigen's packet math, shared by the
+// Vectorized float32 transcendentals (exp, tanh, sigmoid, erf, erfinv, GELU; atan2) on Eigen's packet math, shared by the
 // unfused kernels (elementwise_unary.cpp), FusedElementwise (fused.cpp) and MatMulBiasAct's epilogue
 // (fused_matmul.cpp), so that every path gives the same numbers bit for bit (Note [fused kernels compute what the
 // unfused ops compute], fused.h).
@@ -81,6 +81,71 @@ inline float erfinv_scalar(float x) {
   ei::pstore(buf, erfinv_p(ei::pload<Packet>(buf)));
   return buf[0];
 }
+// Note [vectorized atan2]: float32 atan2(y, x) computed in double lanes (two Packet4d per packet of 8 floats):
+// r = min(|x|, |y|)/max(|x|, |y|) in [0, 1]; above tan(π/8), atan r = π/4 + atan((r − 1)/(r + 1)), so the argument
+// u has |u| ≤ tan(π/8) and the Taylor series Σₖ₌₀¹⁶ (−1)ᵏ u²ᵏ⁺¹/(2k + 1) is within 1e-15 relative; then π/2 − t
+// where |y| > |x|, π − t where x < 0, and y's sign. The double result is rounded once to float: at most 0.5 ulp +
+// ~2^-29 from the exact angle. Packets holding a zero, an infinity or a NaN (C99 Annex F's cases, the signed
+// zeros) (and any zero: its sign decides the result) go through std::atan2 lane by lane, which gives the same correctly rounded values where both apply.
+#ifdef EIGEN_VECTORIZE_AVX
+using PacketD = Eigen::internal::Packet4d;
+#else
+using PacketD = Eigen::internal::Packet2d;
+#endif
+constexpr int kLanesD = Eigen::internal::unpacket_traits<PacketD>::size;
+
+inline PacketD atan2_pd(const PacketD& y, const PacketD& x) {
+  const PacketD ax = ei::pabs(x), ay = ei::pabs(y);
+  const PacketD y_big = ei::pcmp_lt(ax, ay);
+  const PacketD hi = ei::pselect(y_big, ay, ax), lo = ei::pselect(y_big, ax, ay);
+  const PacketD one = ei::pset1<PacketD>(1.0);
+  const PacketD r = ei::pdiv(lo, hi);
+  const PacketD big = ei::pcmp_lt(ei::pset1<PacketD>(0.41421356237309503), r);
+  const PacketD u = ei::pselect(big, ei::pdiv(ei::psub(r, one), ei::padd(r, one)), r);
+  const PacketD z = ei::pmul(u, u);
+  PacketD p = ei::pset1<PacketD>(1.0 / 33.0);
+  for (int k = 15; k >= 0; --k) p = ei::pmadd(p, z, ei::pset1<PacketD>((k % 2 ? -1.0 : 1.0) / (2 * k + 1)));
+  PacketD t = ei::pmul(p, u);
+  t = ei::padd(t, ei::pand(big, ei::pset1<PacketD>(0.78539816339744831)));
+  t = ei::pselect(y_big, ei::psub(ei::pset1<PacketD>(1.5707963267948966), t), t);
+  const PacketD x_neg = ei::pcmp_lt(x, ei::pzero(x));
+  t = ei::pselect(x_neg, ei::psub(ei::pset1<PacketD>(3.141592653589793), t), t);
+  return ei::pselect(ei::pcmp_lt(y, ei::pzero(y)), ei::pnegate(t), t);
+}
+// o[i] = atan2(y[i], x[i]) for n floats (contiguous), whole packets only (as apply above).
+inline void atan2_block(const float* y, const float* x, float* o) {  // kLanes floats
+  alignas(64) double yd[kLanes], xd[kLanes], od[kLanes];
+  bool special = false;
+  for (int i = 0; i < kLanes; ++i) {
+    yd[i] = y[i];
+    xd[i] = x[i];
+    special |= !(std::isfinite(yd[i]) && std::isfinite(xd[i])) || yd[i] == 0.0 || xd[i] == 0.0;
+  }
+  if (special) {
+    for (int i = 0; i < kLanes; ++i) o[i] = float(std::atan2(yd[i], xd[i]));
+    return;
+  }
+  for (int i = 0; i < kLanes; i += kLanesD)
+    ei::pstore(od + i, atan2_pd(ei::pload<PacketD>(yd + i), ei::pload<PacketD>(xd + i)));
+  for (int i = 0; i < kLanes; ++i) o[i] = float(od[i]);
+}
+inline void atan2_f32(const float* y, const float* x, float* o, int64_t n) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) atan2_block(y + i, x + i, o + i);
+  if (i < n) {
+    alignas(64) float by[kLanes] = {}, bx[kLanes], bo[kLanes];
+    for (int k = 0; k < kLanes; ++k) bx[k] = 1.0f;
+    for (int64_t k = 0; k < n - i; ++k) { by[k] = y[i + k]; bx[k] = x[i + k]; }
+    atan2_block(by, bx, bo);
+    for (int64_t k = 0; k < n - i; ++k) o[i + k] = bo[k];
+  }
+}
+inline float atan2_scalar(float y, float x) {
+  float o;
+  atan2_f32(&y, &x, &o, 1);
+  return o;
+}
+
 // ½·x·(1 + erf(x/√2))
 inline Packet gelu_erf_p(const Packet& x) {
   const Packet e = erf_p(ei::pdiv(x, ei::pset1<Packet>(1.4142135623730951f)));
