@@ -242,8 +242,8 @@ TV bprop_extreme_pair(const TV& in, const TV& g, bool is_max) {
   return {reduce_grad(ops::select(a_loses, z, shared), a), reduce_grad(ops::select(b_loses, z, shared), b)};
 }
 // d atan2(y, x) = (x, −y)/(x² + y²), written with both scaled by m = max(|x|, |y|) (no overflow of x² + y², and
-// 0 beside an infinite input, as the composite formula gave); 0 at (0, 0), as the composite did (MindSpore's
-// Atan2Grad divides by x² + y² there, giving NaN; Kiln keeps the finite choice its registry documents).
+// 0 beside an infinite input, as the composite formula gave); 0 at (0, 0), the value the former composite gave
+// (the registry's kinks {0.0: None} leave that point unchecked; tests/python/test_erfinv_atan2.py pins it).
 TV bprop_atan2(const TV& in, const TV&, const TV& g, const Attrs&) {
   const Tensor &y = in[0], &x = in[1];
   Tensor m = ops::maximum(ops::abs(x), ops::abs(y));
