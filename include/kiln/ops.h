@@ -24,6 +24,8 @@ Tensor floor_div(const Tensor& a, const Tensor& b);
 Tensor mod(const Tensor& a, const Tensor& b);
 Tensor pow(const Tensor& a, const Tensor& b);
 Tensor maximum(const Tensor& a, const Tensor& b);
+// atan2(a, b): the angle of the point (b, a) in [−π, π], C99 Annex F special values; float results.
+Tensor atan2(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
 // Comparisons return Bool tensors and are not differentiable.
 Tensor equal(const Tensor& a, const Tensor& b);
@@ -51,6 +53,8 @@ Tensor abs(const Tensor& x);
 Tensor sign(const Tensor& x);      // −1, 0 or 1; NaN stays NaN (NumPy's np.sign)
 Tensor square(const Tensor& x);
 Tensor erf(const Tensor& x);
+// The inverse error function on (−1, 1); ±inf at ±1, NaN outside [−1, 1]. Float only (integers give float32).
+Tensor erfinv(const Tensor& x);
 Tensor logical_not(const Tensor& x);
 Tensor relu(const Tensor& x);      // max(x, 0); NaN stays NaN (np.maximum(nan, 0), torch.relu); gradient 0 at x = 0
 Tensor sigmoid(const Tensor& x);

@@ -4,6 +4,7 @@
 
 #include "elementwise.h"
 #include "families.h"
+#include "vmath.h"
 
 namespace kiln {
 namespace {
@@ -106,6 +107,17 @@ template <typename C> struct PowF {
 template <typename C> struct MaxF { C operator()(C x, C y) const { if constexpr (std::is_floating_point_v<C>) { if (std::isnan(x) || std::isnan(y)) return x + y; } return x > y ? x : y; } };
 template <typename C> struct MinF { C operator()(C x, C y) const { if constexpr (std::is_floating_point_v<C>) { if (std::isnan(x) || std::isnan(y)) return x + y; } return x < y ? x : y; } };
 
+// atan2: C99 Annex F values (signed zeros, infinities). Float32 (and float16/bfloat16, which compute in float) go
+// through vmath's double-lane kernel (Note [vectorized atan2], vmath.h; a strided or broadcast element takes the
+// same code one packet at a time, so its value does not depend on the layout); float64 through libm's atan2.
+template <typename C> struct Atan2F {
+  C operator()(C y, C x) const {
+    if constexpr (std::is_same_v<C, float>) return vmath::atan2_scalar(y, x);
+    else if constexpr (std::is_floating_point_v<C>) return std::atan2(y, x);
+    else return C(std::atan2(double(y), double(x)));
+  }
+};
+
 // The dtype a comparison runs in: the promoted dtype, except that a Python int outside an integer tensor's range
 // compares exactly in Int64 (NumPy 2: uint8_array == 300 is False, uint8_array < 300 is True).
 DType compare_dtype(const Tensor& a, const Tensor& b) {
@@ -116,6 +128,23 @@ DType compare_dtype(const Tensor& a, const Tensor& b) {
       return DType::Int64;
   }
   return t;
+}
+
+// Atan2: contiguous float32 operands of the output's shape run whole packets (threaded by parallel_runs); the
+// rest goes through run_arith's broadcasting loop.
+void run_atan2(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Attrs& a) {
+  const Tensor& o = out[0];
+  if (o.dtype() == DType::Float32) {
+    Tensor y = ew::as_dtype(in[0], DType::Float32), x = ew::as_dtype(in[1], DType::Float32);
+    if (y.shape() == o.shape() && x.shape() == o.shape() && y.is_contiguous() && x.is_contiguous() &&
+        o.is_contiguous()) {
+      const float *py = y.data<float>(), *px = x.data<float>();
+      float* po = o.data<float>();
+      cpu::parallel_runs(o.numel(), [&](int64_t s, int64_t m) { vmath::atan2_f32(py + s, px + s, po + s, m); });
+      return;
+    }
+  }
+  run_arith<Atan2F>(in, out, a);
 }
 
 // Comparisons: inputs cast to their promoted dtype (see compare_dtype), output Bool.
@@ -212,6 +241,20 @@ TV bprop_extreme_pair(const TV& in, const TV& g, bool is_max) {
   Tensor b_loses = is_max ? ops::greater(a, b) : ops::less(a, b);
   return {reduce_grad(ops::select(a_loses, z, shared), a), reduce_grad(ops::select(b_loses, z, shared), b)};
 }
+// d atan2(y, x) = (x, −y)/(x² + y²), written with both scaled by m = max(|x|, |y|) (no overflow of x² + y², and
+// 0 beside an infinite input, as the composite formula gave); 0 at (0, 0), the value the former composite gave
+// (the registry's kinks {0.0: None} leave that point unchecked; tests/python/test_erfinv_atan2.py pins it).
+TV bprop_atan2(const TV& in, const TV&, const TV& g, const Attrs&) {
+  const Tensor &y = in[0], &x = in[1];
+  Tensor m = ops::maximum(ops::abs(x), ops::abs(y));
+  Tensor zero = ops::equal(m, Tensor::scalar(0.0, m.dtype(), true));
+  Tensor one = Tensor::scalar(1.0, m.dtype(), true);
+  Tensor ms = ops::select(zero, one, m);
+  Tensor xs = ops::div(x, ms), ys = ops::div(y, ms);
+  Tensor d = ops::select(zero, one, ops::mul(ops::add(ops::square(xs), ops::square(ys)), ms));
+  Tensor gd = ops::div(g[0], d);
+  return {reduce_grad(ops::mul(gd, xs), y), reduce_grad(ops::neg(ops::mul(gd, ys)), x)};
+}
 TV bprop_maximum(const TV& in, const TV&, const TV& g, const Attrs&) { return bprop_extreme_pair(in, g, true); }
 TV bprop_minimum(const TV& in, const TV&, const TV& g, const Attrs&) { return bprop_extreme_pair(in, g, false); }
 
@@ -284,6 +327,14 @@ void register_elementwise_binary() {
   ARITH(Pow, "Pow", PowF, false, bprop_pow)
   ARITH(Maximum, "Maximum", MaxF, false, bprop_maximum)
   ARITH(Minimum, "Minimum", MinF, false, bprop_minimum)
+  {
+    OpDef d;
+    d.id = OpId::Atan2;
+    d.infer = [](const std::vector<Tensor>& in, const Attrs& a) { return infer_arith(in, a, "Atan2", true); };
+    d.cpu = run_atan2;
+    d.bprop = bprop_atan2;
+    register_op(d);
+  }
   PREDICATE(Equal, "Equal", run_compare<EqF>)
   PREDICATE(NotEqual, "NotEqual", run_compare<NeF>)
   PREDICATE(Greater, "Greater", run_compare<GtF>)
@@ -312,6 +363,7 @@ Tensor mod(const Tensor& a, const Tensor& b) { return apply1(OpId::Mod, {a, b});
 Tensor pow(const Tensor& a, const Tensor& b) { return apply1(OpId::Pow, {a, b}); }
 Tensor maximum(const Tensor& a, const Tensor& b) { return apply1(OpId::Maximum, {a, b}); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return apply1(OpId::Minimum, {a, b}); }
+Tensor atan2(const Tensor& a, const Tensor& b) { return apply1(OpId::Atan2, {a, b}); }
 Tensor equal(const Tensor& a, const Tensor& b) { return apply1(OpId::Equal, {a, b}); }
 Tensor not_equal(const Tensor& a, const Tensor& b) { return apply1(OpId::NotEqual, {a, b}); }
 Tensor greater(const Tensor& a, const Tensor& b) { return apply1(OpId::Greater, {a, b}); }

@@ -72,6 +72,36 @@ FUNCTOR(SignF, sign_v(x))
 template <typename C> C square_v(C x) { if constexpr (std::is_same_v<C, bool>) return x; else return C(x * x); }
 FUNCTOR(SquareF, square_v(x))
 FUNCTOR(ErfF, std::erf(x))
+// erfinv: float (float16/bfloat16 computed in float32) through vmath's formula (Note [vectorized erfinv]); double
+// from that start refined by Newton steps in double: on erf(y) = |x| for |x| <= 1/2, on log erfc(y) = log(1 − |x|)
+// above (1 − |x| is exact there, and log erfc is nearly linear in y², so the tail converges from the float start).
+double erfinv_f64(double x) {
+  const double a = std::fabs(x);
+  if (!(a <= 1.0)) return std::numeric_limits<double>::quiet_NaN();
+  if (a == 1.0) return std::copysign(std::numeric_limits<double>::infinity(), x);
+  if (a == 0.0) return x;
+  double y = std::fabs(double(vmath::erfinv_scalar(float(a))));
+  if (a < 1.0) {
+    if (!(y > 0.0) || !std::isfinite(y)) y = std::sqrt(-std::log((1.0 - a) * (1.0 + a)));  // float under/overflow
+    constexpr double kTwoOverSqrtPi = 1.1283791670955126;
+    if (a <= 0.5) {
+      for (int k = 0; k < 3; ++k) y -= (std::erf(y) - a) / (kTwoOverSqrtPi * std::exp(-y * y));
+    } else {
+      const double t = 1.0 - a, log_t = std::log(t);
+      for (int k = 0; k < 4; ++k) {
+        const double e = std::erfc(y);
+        // d/dy log erfc(y) = −(2/√π)·e^(−y²)/erfc(y)
+        y += (std::log(e) - log_t) * e / (kTwoOverSqrtPi * std::exp(-y * y));
+      }
+    }
+  }
+  return std::copysign(y, x);
+}
+template <typename C> C erfinv_v(C x) {
+  if constexpr (std::is_same_v<C, double>) return erfinv_f64(x);
+  else return C(vmath::erfinv_scalar(float(x)));
+}
+FUNCTOR(ErfinvF, erfinv_v(x))
 FUNCTOR(ReluF, relu_v(x))
 FUNCTOR(SigmoidF, C(1) / (C(1) + std::exp(-x)))
 FUNCTOR(TanhF, std::tanh(x))
@@ -125,6 +155,10 @@ TV bp_square(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::
 // d erf(x) = 2/√π · exp(-x²)
 TV bp_erf(const TV& in, const TV&, const TV& g, const Attrs&) {
   return {ops::mul(g[0], ops::mul(sc(2.0 / kSqrtPi, in[0]), ops::exp(ops::neg(ops::square(in[0])))))};
+}
+// d erfinv(x) = √π/2 · exp(erfinv(x)²)  (+inf at ±1, NaN outside [−1, 1])
+TV bp_erfinv(const TV& in, const TV& o, const TV& g, const Attrs&) {
+  return {ops::mul(g[0], ops::mul(sc(kSqrtPi / 2, o[0]), ops::exp(ops::square(o[0]))))};
 }
 // ReLU: dy·[y > 0] (0 at x = 0, as MindSpore).
 TV bp_relu(const TV&, const TV& o, const TV& g, const Attrs&) {
@@ -199,6 +233,7 @@ void register_elementwise_unary() {
   reg(OpId::Sign, infer_unary<false>, run_unary<SignF>, nullptr);
   reg(OpId::Square, infer_unary<false>, run_unary<SquareF>, bp_square);
   reg(OpId::Erf, infer_unary<true>, run_vec<ErfF, vmath::Fn::Erf>, bp_erf);
+  reg(OpId::Erfinv, infer_unary<true>, run_vec<ErfinvF, vmath::Fn::Erfinv>, bp_erfinv);
   reg(OpId::Relu, infer_unary<false>, run_unary<ReluF>, bp_relu);
   reg(OpId::Sigmoid, infer_unary<true>, run_vec<SigmoidF, vmath::Fn::Sigmoid>, bp_sigmoid);
   reg(OpId::Tanh, infer_unary<true>, run_vec<TanhF, vmath::Fn::Tanh>, bp_tanh);
@@ -239,6 +274,7 @@ Tensor abs(const Tensor& x) { return apply1(OpId::Abs, {x}); }
 Tensor sign(const Tensor& x) { return apply1(OpId::Sign, {x}); }
 Tensor square(const Tensor& x) { return apply1(OpId::Square, {x}); }
 Tensor erf(const Tensor& x) { return apply1(OpId::Erf, {x}); }
+Tensor erfinv(const Tensor& x) { return apply1(OpId::Erfinv, {x}); }
 Tensor logical_not(const Tensor& x) { return apply1(OpId::LogicalNot, {x}); }
 Tensor relu(const Tensor& x) { return apply1(OpId::Relu, {x}); }
 Tensor sigmoid(const Tensor& x) { return apply1(OpId::Sigmoid, {x}); }

@@ -206,6 +206,8 @@ OPS = {
                          ops.floor(x), ops.ceil(x), ops.tanh(x), ops.sigmoid(x), ops.relu(x)), [(3, 4)]),
     "unary-positive": (lambda x: (ops.log(x + 1.5), ops.sqrt(x + 1.5), ops.rsqrt(x + 1.5), ops.log1p(x)),
                        [(3, 4)]),
+    "erfinv-atan2": (lambda x, y: (ops.erfinv(x * 0.99), ops.erfinv(ops.clamp(x, -1.0, 1.0)), ops.atan2(x, y),
+                                   ops.atan2(x, 0.5), ops.atan2(ops.zeros_like(x), y)), [(3, 4), (3, 4)]),
     "cast": (lambda x: ((x * 10).astype(ms.int32), x.astype(ms.float64), (x > 0).astype(ms.float32)), [(3, 4)]),
     "reductions": (lambda x: (x.sum(), x.sum(1), x.mean((0, 2), keep_dims=True), x.max(2), x.min(0), x.prod(1),
                               ops.amax(x, 1, keepdims=True)), [(2, 3, 4)]),

@@ -8,7 +8,8 @@ Formulas (accurate over the whole domain, not only where the textbook identity i
   atan(r), 0 ≤ r ≤ 1: two argument halvings, atan(r) = 2·atan(r/(1 + √(1 + r²))), bring r below tan(π/16) ≈ 0.199,
       where the Taylor series Σₖ (−1)ᵏ r²ᵏ⁺¹/(2k + 1) to k = 11 is below 1e-19 of its first term; |x| > 1 uses
       π/2 − atan(1/|x|) (no overflow of x²).
-  atan2(y, x) from atan(min(|x|, |y|)/max(|x|, |y|)) and the quadrant (C99 Annex F: ±0 and ±inf cases included);
+  atan2(y, x) (for asin/acos below) from atan(min(|x|, |y|)/max(|x|, |y|)) and the quadrant (C99 Annex F: ±0 and
+      ±inf cases included); ops.atan2 itself is one C++ op (Atan2, src/ops/elementwise_binary.cpp);
   asin(x) = atan2(x, √((1 − x)(1 + x))); acos(x) = atan2(√((1 − x)(1 + x)), x) (exact near ±1);
   logaddexp(a, b) = max + log1p(exp(−|a − b|)) (a == b, infinities included: max + log 2);
   hypot(a, b) = m·√(1 + (n/m)²), m = max(|a|, |b|), n = min (no overflow; inf wins over NaN as in C);
@@ -205,10 +206,9 @@ def atan2(input, other):
     Broadcasting; a number may stand for one side. Float results (an integer Tensor with a float number gives
     float32); two integer inputs raise TypeError (MindSpore's rule), as does a non-Tensor pair."""
     y, x = _float_pair("atan2", input, other, ints="error")
-    shape = _bshape(y, x)
-    dt = (y if isinstance(y, Tensor) else x).dtype
-    y, x = _core.broadcast_to(_tensor(y, dt), shape), _core.broadcast_to(_tensor(x, dt), shape)
-    return _down(_atan2(_up(y), _up(x)), dt)
+    # one C++ Atan2 op (elementwise_binary.cpp: libm's atan2, float16/bfloat16 in float32, broadcasting); a number
+    # stays a weak scalar, so the Tensor's float dtype is the result's
+    return _core.atan2(y if isinstance(y, Tensor) else float(y), x if isinstance(x, Tensor) else float(x))
 
 
 @defop(name="arctan2", tensor="arctan2", mint="arctan2")

@@ -251,6 +251,7 @@ PRIMITIVES = {
     "Add": _binary(_core.add), "Sub": _binary(_core.sub), "Mul": _binary(_core.mul), "Div": _binary(_core.div),
     "RealDiv": _binary(_core.div), "Muls": _binary(_core.mul), "Adds": _binary(_core.add),
     "Maximum": _binary(_core.maximum), "Minimum": _binary(_core.minimum), "Pow": _binary(_core.pow),
+    "Atan2": _binary(_core.atan2), "Erfinv": _unary(_core.erfinv),
     "Neg": _unary(_core.neg), "Exp": _unary(_core.exp), "Log": _unary(_core.log), "Sqrt": _unary(_core.sqrt),
     "Rsqrt": _unary(_core.rsqrt), "Abs": _unary(_core.abs), "Square": _unary(_core.square),
     "Erf": _unary(_core.erf), "Sin": _unary(_core.sin), "Cos": _unary(_core.cos), "Floor": _unary(_core.floor),

@@ -94,6 +94,57 @@ def _emit_floor_mod(w, node):
     return [w.node("Mod", [a, b], fmod=0)]
 
 
+def _emit_atan2(w, node):
+    """ONNX has no Atan2: Atan(min(|y|, |x|)/max(|y|, |x|)) and the quadrant with Where, as Kiln's composite formula
+    (0 at (0, 0), ±π/4·(1 or 3) for two infinities). Signed zeros are not seen (Less(−0, 0) is false): atan2(±0, −0)
+    gives 0 and atan2(−0, x) gives +0 or π."""
+    dt = _out_dtype(w, node)
+    y, x = (w.name_of(i, as_dtype=dt) for i in node["inputs"])
+
+    def c(v):
+        return w.const(np.array(v), dt)
+    ax, ay = w.node("Abs", [x]), w.node("Abs", [y])
+    y_big = w.node("Greater", [ay, ax])
+    hi, lo = w.node("Where", [y_big, ay, ax]), w.node("Where", [y_big, ax, ay])
+    zero = w.node("Equal", [hi, c(0.0)])
+    both_inf = w.node("Equal", [lo, c(np.inf)])
+    den = w.node("Where", [w.node("Or", [zero, both_inf]), c(1.0), hi])
+    num = w.node("Where", [zero, c(0.0), w.node("Where", [both_inf, c(1.0), lo])])
+    t = w.node("Atan", [w.node("Div", [num, den])])
+    t = w.node("Where", [y_big, w.node("Sub", [c(np.pi / 2), t]), t])
+    t = w.node("Where", [w.node("Less", [x, c(0.0)]), w.node("Sub", [c(np.pi), t]), t])
+    return [w.node("Where", [w.node("Less", [y, c(0.0)]), w.node("Neg", [t]), t])]
+
+
+_GILES_A = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+            -0.00417768164, 0.246640727, 1.50140941)
+_GILES_B = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+            0.00943887047, 1.00167406, 2.83297682)
+
+
+def _emit_erfinv(w, node):
+    """ONNX has no erfinv: Giles' single-precision polynomials (the float32 kernel's formula, Note [vectorized
+    erfinv] in src/ops/vmath.h) written out; float64 models get float32 accuracy (~4e-7 relative)."""
+    dt = _out_dtype(w, node)
+    x = w.name_of(node["inputs"][0], as_dtype=dt)
+
+    def c(v):
+        return w.const(np.array(v), dt)
+
+    def horner(coefs, t):
+        acc = c(coefs[0])
+        for k in coefs[1:]:
+            acc = w.node("Add", [w.node("Mul", [acc, t]), c(k)])
+        return acc
+    one = c(1.0)
+    lw = w.node("Neg", [w.node("Log", [w.node("Mul", [w.node("Sub", [one, x]), w.node("Add", [one, x])])])])
+    p = horner(_GILES_A, w.node("Sub", [lw, c(2.5)]))
+    q = horner(_GILES_B, w.node("Sub", [w.node("Sqrt", [lw]), c(3.0)]))
+    y = w.node("Mul", [w.node("Where", [w.node("Less", [lw, c(5.0)]), p, q]), x])
+    edge = w.node("Equal", [w.node("Abs", [x]), one])
+    return [w.node("Where", [edge, w.node("Mul", [x, c(np.inf)]), y])]
+
+
 def _emit_select(w, node):
     c, x, y = node["inputs"]
     dt = _out_dtype(w, node)
@@ -387,7 +438,7 @@ EMITTERS = {
     "LogicalNot": _logical("Not"), "Select": _emit_select,
     "Neg": _same("Neg"), "Exp": _same("Exp"), "Log": _same("Log"), "Sqrt": _same("Sqrt"),
     "Rsqrt": _unary_chain("Sqrt", "Reciprocal"), "Abs": _same("Abs"), "Sign": _same("Sign"),
-    "Square": _emit_square, "Erf": _same("Erf"), "ReLU": _same("Relu"), "Sigmoid": _same("Sigmoid"),
+    "Square": _emit_square, "Erf": _same("Erf"), "Erfinv": _emit_erfinv, "Atan2": _emit_atan2, "ReLU": _same("Relu"), "Sigmoid": _same("Sigmoid"),
     "Tanh": _same("Tanh"), "GeLU": _emit_gelu, "Cast": _emit_cast, "Cos": _same("Cos"), "Sin": _same("Sin"),
     "Floor": _same("Floor"), "Ceil": _same("Ceil"), "Log1p": _emit_log1p,
     "Softmax": _softmax("Softmax"), "LogSoftmax": _softmax("LogSoftmax"),
@@ -417,7 +468,9 @@ ONNX_OPS = {
     "Less": "Less", "LessEqual": "LessOrEqual", "LogicalAnd": "And", "LogicalOr": "Or", "LogicalXor": "Xor",
     "LogicalNot": "Not", "Select": "Where",
     "Neg": "Neg", "Exp": "Exp", "Log": "Log", "Sqrt": "Sqrt", "Rsqrt": "Reciprocal(Sqrt)", "Abs": "Abs",
-    "Sign": "Sign", "Square": "Mul(x, x)", "Erf": "Erf", "ReLU": "Relu", "Sigmoid": "Sigmoid", "Tanh": "Tanh",
+    "Sign": "Sign", "Square": "Mul(x, x)", "Erf": "Erf",
+    "Erfinv": "(none in ONNX: Giles' polynomials with Log, Sqrt, Mul, Add, Where; float32 accuracy)",
+    "Atan2": "(none in ONNX: Atan(Div(min, max)) and the quadrant with Where; signed zeros not kept)", "ReLU": "Relu", "Sigmoid": "Sigmoid", "Tanh": "Tanh",
     "GeLU": "Gelu (approximate 'tanh' or 'none')", "Cast": "Cast", "Cos": "Cos", "Sin": "Sin", "Floor": "Floor",
     "Ceil": "Ceil", "Log1p": "Log(Add(x, 1))",
     "Softmax": "Softmax", "LogSoftmax": "LogSoftmax",

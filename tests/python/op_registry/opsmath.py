@@ -45,9 +45,9 @@ def _atan2_samples(dtype, rng):
                  desc="|y| == |x| ties")
 
 
-register(OpInfo("atan2", ("Div", "Select"), ops.atan2, np.arctan2, _atan2_samples, FLH, tol=_TRIG_TOL,
+register(OpInfo("atan2", ("Atan2",), ops.atan2, np.arctan2, _atan2_samples, FLH, tol=_TRIG_TOL,
                 differentiable=True, kinks={0.0: None}))  # atan2(y, x) jumps by 2π across x < 0, y = 0
-_bin("arctan2", ("Sqrt", "Div"), np.arctan2, rhs=(-2.0, 2.0, 0.25), scalars=(2.5,), tol=_TRIG_TOL,
+_bin("arctan2", ("Atan2",), np.arctan2, rhs=(-2.0, 2.0, 0.25), scalars=(2.5,), tol=_TRIG_TOL,
      kinks={0.0: None})
 _un("deg2rad", "Mul", np.deg2rad)
 _un("rad2deg", "Mul", np.rad2deg, tol={F16: (2e-3, 2e-2)})
