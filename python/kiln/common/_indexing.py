@@ -303,19 +303,7 @@ def _gather_advanced(y, adv, separated=False):
     lin = np.zeros(bshape, dtype=np.int64)
     for arr, d in zip(arrays, dims):
         lin = lin * d + arr
-    rest = [i for i in range(y.ndim) if i not in axes]
-    adjacent = not separated and axes == list(range(axes[0], axes[0] + len(axes)))
-    perm = axes + rest
-    t = _core.transpose(y, perm) if perm != list(range(y.ndim)) else y
-    t = _core.reshape(t, [int(np.prod(dims))] + [y.shape[i] for i in rest])
-    idx = _core.Tensor._from_numpy(np.asarray(lin, order="C"))
-    out = _core.gather(t, idx, 0)  # shape: bshape + rest
-    if adjacent and axes[0] != 0:
-        nb = len(bshape)
-        first = axes[0]
-        order = list(range(nb, nb + first)) + list(range(nb)) + list(range(nb + first, out.ndim))
-        out = _core.transpose(out, order)
-    return out
+    return _gather_linear(y, axes, dims, _core.Tensor._from_numpy(np.asarray(lin, order="C")), bshape, separated)
 
 
 def _gather_symbolic(y, adv, separated):
@@ -339,6 +327,13 @@ def _gather_symbolic(y, adv, separated):
         if tuple(i.shape) != bshape:
             i = _core.broadcast_to(i, list(bshape))
         lin = i if lin is None else _core.add(_core.mul(lin, _i64(d)), i)
+    return _gather_linear(y, axes, dims, lin, bshape, separated)
+
+
+def _gather_linear(y, axes, dims, lin, bshape, separated):
+    """One Gather of y at the linearized index `lin` (shape bshape; i0 * n1 + i1 ... over the indexed `axes` of
+    sizes `dims`), with NumPy's placement of the index block: in place of the indexed axes when they are adjacent
+    and not separated by a slice, else in front. Shared by the concrete and the graph-computed index paths."""
     rest = [i for i in range(y.ndim) if i not in axes]
     adjacent = not separated and axes == list(range(axes[0], axes[0] + len(axes)))
     perm = axes + rest
