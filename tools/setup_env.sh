@@ -4,7 +4,8 @@
 #   1. Debian packages (apt-get, only those missing; needs root or sudo): cmake ninja-build ccache g++
 #      libeigen3-dev libgtest-dev libgloo-dev libssl-dev (+ python3, python3-venv, python3-dev when Debian's python3
 #      lacks them). libssl-dev: libcrypto's HMAC-SHA256 for the rendezvous handshake (docs/decisions/rendezvous-auth.md).
-#   2. .venv (python3 -m venv) with numpy pytest hypothesis scikit-learn nanobind scikit-build-core ninja and the
+#   2. .venv (python3 -m venv) with numpy pytest hypothesis scikit-learn nanobind scikit-build-core pyyaml (the op
+#      schema's generator, tools/gen_ops.py) ninja and the
 #      oneDNN 3.2 wheels (onednn-cpu-gomp, onednn-devel-cpu-gomp == 2023.2.0), and ruff (pinned: the lint step of
 #      run.sh test; docs/decisions/python-lint.md).
 #   3. Kiln itself: `pip install --no-build-isolation -v .` (scikit-build-core; the CMake build dir
@@ -55,12 +56,12 @@ if [ ! -x "$py" ]; then
   "$PYTHON3" -m venv .venv
 fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
-deps=(numpy pytest hypothesis scikit-learn nanobind scikit-build-core protobuf pillow tqdm matplotlib "safetensors>=0.8"
+deps=(numpy pytest hypothesis scikit-learn nanobind scikit-build-core pyyaml protobuf pillow tqdm matplotlib "safetensors>=0.8"
       opencv-python-headless onnx onnxruntime google-crc32c
       onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0 ninja ruff==0.17.6)
 deps_stamp=.venv/.kiln-deps
 if [ "$(cat "$deps_stamp" 2>/dev/null)" != "${deps[*]}" ] || \
-   [ ! -x .venv/bin/ruff ] || ! "$py" -c 'import numpy, pytest, hypothesis, sklearn, nanobind, scikit_build_core, google.protobuf, PIL, tqdm, matplotlib, safetensors, cv2, google_crc32c' >/dev/null 2>&1; then
+   [ ! -x .venv/bin/ruff ] || ! "$py" -c 'import numpy, pytest, hypothesis, sklearn, nanobind, scikit_build_core, yaml, google.protobuf, PIL, tqdm, matplotlib, safetensors, cv2, google_crc32c' >/dev/null 2>&1; then
   say "pip install ${deps[*]}"
   "$py" -m pip install -q "${deps[@]}"
   echo "${deps[*]}" > "$deps_stamp"
@@ -69,7 +70,7 @@ fi
 # ---- 3. Kiln, built and installed into the venv -----------------------------------------------------------------
 # Fingerprint of everything the build reads (paths, sizes, modification times); build outputs are left out.
 fingerprint() {
-  find CMakeLists.txt pyproject.toml README.md include src python tools/find_dnnl.py -type f \
+  find CMakeLists.txt pyproject.toml README.md include src python tools/find_dnnl.py tools/gen_ops.py -type f \
        ! -name '*.so' ! -name '*.pyc' ! -path '*/__pycache__/*' -printf '%p %s %T@\n' 2>/dev/null \
     | LC_ALL=C sort | sha1sum | cut -d' ' -f1
 }

@@ -13,61 +13,20 @@ namespace kiln::ops {
 
 using Axes = std::vector<int64_t>;  // empty with `all` semantics described per function
 
-// ---- elementwise binary (broadcasting; result dtype = promote_types) ----
-Tensor add(const Tensor& a, const Tensor& b);
-Tensor sub(const Tensor& a, const Tensor& b);
-Tensor mul(const Tensor& a, const Tensor& b);
-// True division: integer/bool inputs give float32.
-Tensor div(const Tensor& a, const Tensor& b);
-Tensor floor_div(const Tensor& a, const Tensor& b);
-// Python/NumPy modulo: the result has the sign of the divisor.
-Tensor mod(const Tensor& a, const Tensor& b);
-Tensor pow(const Tensor& a, const Tensor& b);
-Tensor maximum(const Tensor& a, const Tensor& b);
-// atan2(a, b): the angle of the point (b, a) in [−π, π], C99 Annex F special values; float results.
-Tensor atan2(const Tensor& a, const Tensor& b);
-Tensor minimum(const Tensor& a, const Tensor& b);
-// Comparisons return Bool tensors and are not differentiable.
-Tensor equal(const Tensor& a, const Tensor& b);
-Tensor not_equal(const Tensor& a, const Tensor& b);
-Tensor greater(const Tensor& a, const Tensor& b);
-Tensor greater_equal(const Tensor& a, const Tensor& b);
-Tensor less(const Tensor& a, const Tensor& b);
-Tensor less_equal(const Tensor& a, const Tensor& b);
-// Logical ops take any dtype (nonzero = true) and return Bool.
-Tensor logical_and(const Tensor& a, const Tensor& b);
-Tensor logical_or(const Tensor& a, const Tensor& b);
-Tensor logical_xor(const Tensor& a, const Tensor& b);
+// ---- the ops whose API the schema generates: elementwise unary and binary ops (src/ops/schema/ops.yaml,
+// `signature`). Binary ops broadcast and promote with promote_types; see each op's comment. ----
+#include "kiln/ops_generated.h"
+
 // cond ? x : y, broadcasting all three; cond must be Bool.
 Tensor select(const Tensor& cond, const Tensor& x, const Tensor& y);
 
-// ---- elementwise unary ----
-Tensor neg(const Tensor& x);
-Tensor exp(const Tensor& x);       // integer inputs give float32 (also log, sqrt, rsqrt, erf, sigmoid, tanh, gelu)
-Tensor log(const Tensor& x);
-// log(1 + x), accurate for small |x| (std::log1p); gradient 1 / (1 + x). Integer inputs give float32.
-Tensor log1p(const Tensor& x);
-Tensor sqrt(const Tensor& x);
-Tensor rsqrt(const Tensor& x);
-Tensor abs(const Tensor& x);
-Tensor sign(const Tensor& x);      // −1, 0 or 1; NaN stays NaN (NumPy's np.sign)
-Tensor square(const Tensor& x);
-Tensor erf(const Tensor& x);
-// The inverse error function on (−1, 1); ±inf at ±1, NaN outside [−1, 1]. Float only (integers give float32).
-Tensor erfinv(const Tensor& x);
-Tensor logical_not(const Tensor& x);
-Tensor relu(const Tensor& x);      // max(x, 0); NaN stays NaN (np.maximum(nan, 0), torch.relu); gradient 0 at x = 0
-Tensor sigmoid(const Tensor& x);
-Tensor tanh(const Tensor& x);
+// ---- elementwise unary with attributes ----
 // GELU; approximate=false: x·Φ(x) with erf; true: the tanh approximation (Hendrycks & Gimpel 2016).
 Tensor gelu(const Tensor& x, bool approximate = false);
 // min(max(x, lo), hi); either bound may be undefined (no bound). Gradient of x: g where lo <= x <= hi (bounds
 // included), 0 outside and at NaN (PyTorch's clamp, MindSpore's ops.clamp).
 Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi);
 Tensor cast(const Tensor& x, DType dtype);
-Tensor identity(const Tensor& x);
-// Identity whose gradient is zero.
-Tensor stop_gradient(const Tensor& x);
 
 // ---- softmax family (axis may be negative) ----
 Tensor softmax(const Tensor& x, int64_t axis = -1);
@@ -170,14 +129,6 @@ void apply_momentum(const Tensor& param, const Tensor& accum, const Tensor& lr, 
 // MindSpore SGD (see nn.SGD).
 void sgd(const Tensor& param, const Tensor& grad, const Tensor& lr, const Tensor& accum, const Tensor& stat,
          double momentum, double dampening, double weight_decay, bool nesterov);
-
-// ---- elementwise unary, added later (declared here to keep the list above stable) ----
-// cos/sin: integer inputs give float32. Gradients −sin(x)·dy and cos(x)·dy.
-Tensor cos(const Tensor& x);
-Tensor sin(const Tensor& x);
-// floor/ceil: same dtype as the input (integers unchanged); not differentiable (zero gradient, as MindSpore).
-Tensor floor(const Tensor& x);
-Tensor ceil(const Tensor& x);
 
 // ---- convolution (src/ops/conv.cpp), NCHW ----
 // 2-D cross-correlation. x: (N, C, H, W); weight: (O, C/groups, KH, KW), same float dtype. stride {sh, sw} (or one

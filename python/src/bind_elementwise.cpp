@@ -6,18 +6,8 @@ namespace kiln::py {
 
 void bind_elementwise(nb::module_& m) {
   using TL = const TensorLike&;
-#define BIN(NAME)                                                                                          \
-  m.def(#NAME, [](TL a, TL b) { return with_op_name(#NAME, [&] { return ops::NAME(a, b); }); }, nb::arg("x"),   \
-        nb::arg("y"));
-  BIN(add) BIN(sub) BIN(mul) BIN(div) BIN(floor_div) BIN(mod) BIN(pow) BIN(maximum) BIN(minimum) BIN(atan2)
-  BIN(equal) BIN(not_equal) BIN(greater) BIN(greater_equal) BIN(less) BIN(less_equal)
-  BIN(logical_and) BIN(logical_or) BIN(logical_xor)
-#undef BIN
-#define UN(NAME) m.def(#NAME, [](TL x) { return ops::NAME(x); }, nb::arg("x"));
-  UN(neg) UN(exp) UN(log) UN(sqrt) UN(rsqrt) UN(abs) UN(sign) UN(square) UN(erf) UN(erfinv) UN(logical_not)
-  UN(relu) UN(sigmoid) UN(tanh) UN(identity) UN(stop_gradient)
-  UN(cos) UN(sin) UN(floor) UN(ceil) UN(log1p)
-#undef UN
+  // The ops with a generated signature (src/ops/schema/ops.yaml): kiln._core.<api>, the schema's doc as docstring.
+#include "bind_ops_generated.inc"
   m.def("select", [](TL c, TL x, TL y) { return with_op_name("select", [&] { return ops::select(c, x, y); }); }, nb::arg("cond"), nb::arg("x"), nb::arg("y"));
   m.def("gelu", [](TL x, bool approximate) { return ops::gelu(x, approximate); }, nb::arg("x"),
         nb::arg("approximate") = false);

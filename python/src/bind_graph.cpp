@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "bindings.h"
+#include "kiln/op_schema.h"
 #include "kiln/graph.h"
 
 namespace kiln::py {
@@ -66,7 +67,37 @@ void bind_graph(nb::module_& m) {
     std::vector<std::string> r;
     for (int i = 0; i < int(OpId::kCount); ++i) r.push_back(op_name(OpId(i)));
     return r;
-  }, "The names of all ops in include/kiln/op_list.h (MindSpore primitive names).");
+  }, "The names of all ops of the schema (src/ops/schema/ops.yaml), in OpId order (MindSpore primitive names).");
+  m.def("op_schema", []() {
+    nb::list rows;
+    static const std::pair<uint32_t, const char*> kTraitNames[] = {
+        {kTraitElementwise, "elementwise"}, {kTraitReduction, "reduction"}, {kTraitView, "view"},
+        {kTraitInplace, "inplace"}, {kTraitSideEffect, "side_effect"}, {kTraitRandom, "random"},
+        {kTraitCollective, "collective"}, {kTraitControlFlow, "control_flow"}, {kTraitInternal, "internal"}};
+    for (int i = 0; i < int(OpId::kCount); ++i) {
+      const OpInfo& o = op_info(OpId(i));
+      nb::dict r;
+      r["name"] = o.name;
+      r["op"] = o.id;
+      r["family"] = o.family;
+      nb::list traits, writes;
+      for (const auto& [bit, tname] : kTraitNames)
+        if (o.traits & bit) traits.append(tname);
+      for (int k = 0; k < 32; ++k)
+        if (o.writes & (1u << k)) writes.append(k);
+      r["traits"] = traits;
+      r["writes"] = writes;
+      r["signature"] = o.signature;
+      r["api"] = o.api;
+      r["python"] = o.python;
+      r["onnx"] = o.onnx;
+      r["mindir"] = o.mindir;
+      r["doc"] = o.doc;
+      rows.append(r);
+    }
+    return rows;
+  }, "The op schema (src/ops/schema/ops.yaml) as compiled into the core: one dict per op, in OpId order, with name, "
+     "op, family, traits, writes, signature, api, python, onnx, mindir and doc.");
   m.def("op_info", [](const std::string& name) {
     const OpDef& d = get_op(op_by_name(name));
     nb::dict r;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kiln/autodiff.h"
+#include "kiln/op_schema.h"
 
 namespace kiln::autodiff {
 
@@ -34,15 +35,9 @@ std::atomic<uint64_t> g_snapshot_bytes{0};
 Shard& shard_of(const Storage* s) { return g_shards[(reinterpret_cast<uintptr_t>(s) >> 6) % kShards]; }
 }  // namespace
 
-uint32_t written_inputs(OpId op) {
-  switch (op) {  // the in-place kernels of src/ops/state.cpp (each calls note_write on these inputs)
-    case OpId::Assign: return 0b1;            // variable
-    case OpId::Adam: return 0b111;            // var, m, v
-    case OpId::ApplyMomentum: return 0b11;    // variable, accumulation
-    case OpId::SGD: return 0b11001;           // parameters, accum, stat
-    default: return 0;
-  }
-}
+// The schema's `writes` (src/ops/schema/ops.yaml): the inputs the in-place kernels of src/ops/state.cpp write (each
+// calls note_write on them).
+uint32_t written_inputs(OpId op) { return op_info(op).writes; }
 
 void note_write(const Tensor& t) {
   const Storage* s = t.impl()->storage.get();

@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "kiln/graph.h"
+#include "kiln/op_schema.h"
 #include "trace_access.h"
 
 namespace kiln::autodiff {
@@ -62,26 +63,16 @@ AliasRoot alias_root(const Tensor& t) {
   }
 }
 
+// From the schema's traits (src/ops/schema/ops.yaml): state updates, prints and value checks (side_effect), random
+// draws (a compiled graph draws anew at every run), collectives (every process must run them in the same order,
+// every run: kiln/comm.h) and control flow (a node that runs sub-graphs, maybe with side effects inside, is a
+// barrier to the passes, which optimize its sub-graphs separately; it is never folded at compile time, since a
+// loop could run long, nor run ahead).
 bool has_side_effect(OpId op) {
-  switch (op) {
-    case OpId::Assign: case OpId::Adam: case OpId::ApplyMomentum: case OpId::SGD: case OpId::Print:
-    case OpId::CheckRange:  // a value check must run at every run of the graph, never folded or removed
-    // Control flow: a node that runs sub-graphs (maybe with side effects inside) is a barrier to the passes, which
-    // optimize its sub-graphs separately; it is never folded at compile time (a loop could run long) nor run ahead.
-    case OpId::If: case OpId::While: case OpId::WhileGrad:
-    case OpId::StandardNormal: case OpId::UniformReal: case OpId::UniformInt:
-    // collectives: every process must run them in the same order, every run (kiln/comm.h)
-    case OpId::AllReduce: case OpId::AllGather: case OpId::ReduceScatter: case OpId::Broadcast:
-    case OpId::Barrier: case OpId::Send: case OpId::Receive:
-      return true;
-    default:
-      return false;
-  }
+  return (op_info(op).traits & (kTraitSideEffect | kTraitRandom | kTraitCollective | kTraitControlFlow)) != 0;
 }
 
-bool is_random(OpId op) {
-  return op == OpId::StandardNormal || op == OpId::UniformReal || op == OpId::UniformInt;
-}
+bool is_random(OpId op) { return op_has(op, kTraitRandom); }
 
 Trace::Trace(std::string name, bool lift)
     : graph_(std::make_shared<Graph>()), first_id_(next_tensor_id()), outer_(t_trace), lift_(lift) {

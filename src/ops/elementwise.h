@@ -105,6 +105,37 @@ inline Tensor as_dtype(const Tensor& x, DType t) {
 // Float dtype for ops that are only defined on floats (exp, log, div, ...): integers and bool give float32.
 inline DType float_dtype(DType t) { return is_floating(t) ? t : DType::Float32; }
 
+// The result-dtype rules of the schema's generated elementwise ops (ops.yaml `dtype`).
+enum class DTypeRule {
+  Same,          // the (promoted) input dtype
+  Float,         // the input dtype, float32 for integer/bool inputs
+  Promote,       // promote_types of the operands (weak scalars respected)
+  PromoteFloat,  // promoted, then float32 for integer/bool results
+  Bool,          // Bool
+};
+// Shape and dtype inference of a generated elementwise op with `Arity` inputs (1 or 2): the input's shape, or the
+// broadcast of both (ValueError naming the op when they do not broadcast), and the dtype by `Rule`.
+template <OpId Id, int Arity, DTypeRule Rule>
+std::vector<TensorMeta> schema_infer(const std::vector<Tensor>& in, const Attrs&) {
+  static_assert(Arity == 1 || Arity == 2, "generated elementwise ops are unary or binary");
+  Shape s = Arity == 1 ? in[0].shape() : broadcast_shapes(in[0].shape(), in[1].shape(), op_name(Id));
+  if constexpr (Rule == DTypeRule::Bool) return {{s, DType::Bool}};  // no promotion: predicates compare any pair
+  DType t = Arity == 1 ? in[0].dtype() : binary_dtype(in[0], in[1]);
+  if constexpr (Rule == DTypeRule::Float || Rule == DTypeRule::PromoteFloat) t = float_dtype(t);
+  return {{s, t}};
+}
+
+// Registers a generated op (the rows of registry_<family>.inc): differentiable exactly when it has a bprop.
+inline void schema_register(OpId id, InferFn infer, KernelFn cpu, BpropFn bprop) {
+  OpDef d;
+  d.id = id;
+  d.infer = infer;
+  d.cpu = cpu;
+  d.bprop = bprop;
+  d.differentiable = bprop != nullptr;
+  register_op(d);
+}
+
 // The cotangent of a broadcast input: g summed down to `like`'s shape and cast to its dtype.
 inline Tensor reduce_grad(const Tensor& g, const Tensor& like) {
   Tensor r = g.shape() == like.shape() ? g : ops::sum_to(g, like.shape());

@@ -12,11 +12,6 @@ namespace {
 using ew::binary_dtype;
 using ew::reduce_grad;
 
-std::vector<TensorMeta> infer_arith(const std::vector<Tensor>& in, const Attrs&, const char* op, bool float_only) {
-  Shape s = broadcast_shapes(in[0].shape(), in[1].shape(), op);
-  DType t = binary_dtype(in[0], in[1]);
-  return {{s, float_only ? ew::float_dtype(t) : t}};
-}
 
 // Runs `F` (a functor template instantiated per compute type) with both inputs cast to the result dtype.
 template <template <typename> class F>
@@ -174,29 +169,6 @@ template <typename C> struct AndF { bool operator()(bool x, bool y) const { retu
 template <typename C> struct OrF { bool operator()(bool x, bool y) const { return x || y; } };
 template <typename C> struct XorF { bool operator()(bool x, bool y) const { return x != y; } };
 
-std::vector<TensorMeta> infer_bool(const std::vector<Tensor>& in, const char* op) {
-  return {{broadcast_shapes(in[0].shape(), in[1].shape(), op), DType::Bool}};
-}
-
-#define ARITH(ID, NAME, FN, FLOAT_ONLY, BPROP)                                                      \
-  {                                                                                                 \
-    OpDef d;                                                                                        \
-    d.id = OpId::ID;                                                                                \
-    d.infer = [](const std::vector<Tensor>& in, const Attrs& a) { return infer_arith(in, a, NAME, FLOAT_ONLY); }; \
-    d.cpu = run_arith<FN>;                                                                          \
-    d.bprop = BPROP;                                                                                \
-    d.differentiable = BPROP != nullptr;                                                            \
-    register_op(d);                                                                                 \
-  }
-#define PREDICATE(ID, NAME, RUN)                                                                    \
-  {                                                                                                 \
-    OpDef d;                                                                                        \
-    d.id = OpId::ID;                                                                                \
-    d.infer = [](const std::vector<Tensor>& in, const Attrs&) { return infer_bool(in, NAME); };     \
-    d.cpu = RUN;                                                                                    \
-    d.differentiable = false;                                                                       \
-    register_op(d);                                                                                 \
-  }
 
 using TV = std::vector<Tensor>;
 
@@ -318,32 +290,8 @@ TV bprop_select(const TV& in, const TV&, const TV& g, const Attrs&) {
 
 namespace ops_impl {
 void register_elementwise_binary() {
-  ARITH(Add, "Add", AddF, false, bprop_add)
-  ARITH(Sub, "Sub", SubF, false, bprop_sub)
-  ARITH(Mul, "Mul", MulF, false, bprop_mul)
-  ARITH(Div, "Div", DivF, true, bprop_div)
-  ARITH(FloorDiv, "FloorDiv", FloorDivF, false, nullptr)
-  ARITH(Mod, "FloorMod", ModF, false, bprop_mod)
-  ARITH(Pow, "Pow", PowF, false, bprop_pow)
-  ARITH(Maximum, "Maximum", MaxF, false, bprop_maximum)
-  ARITH(Minimum, "Minimum", MinF, false, bprop_minimum)
-  {
-    OpDef d;
-    d.id = OpId::Atan2;
-    d.infer = [](const std::vector<Tensor>& in, const Attrs& a) { return infer_arith(in, a, "Atan2", true); };
-    d.cpu = run_atan2;
-    d.bprop = bprop_atan2;
-    register_op(d);
-  }
-  PREDICATE(Equal, "Equal", run_compare<EqF>)
-  PREDICATE(NotEqual, "NotEqual", run_compare<NeF>)
-  PREDICATE(Greater, "Greater", run_compare<GtF>)
-  PREDICATE(GreaterEqual, "GreaterEqual", run_compare<GeF>)
-  PREDICATE(Less, "Less", run_compare<LtF>)
-  PREDICATE(LessEqual, "LessEqual", run_compare<LeF>)
-  PREDICATE(LogicalAnd, "LogicalAnd", run_logical<AndF>)
-  PREDICATE(LogicalOr, "LogicalOr", run_logical<OrF>)
-  PREDICATE(LogicalXor, "LogicalXor", run_logical<XorF>)
+  // The arithmetic, comparison and logical ops: their rows in src/ops/schema/ops.yaml (kernel, dtype rule, bprop).
+#include "registry_elementwise_binary.inc"
   OpDef d;
   d.id = OpId::Select;
   d.infer = infer_select;
@@ -354,25 +302,6 @@ void register_elementwise_binary() {
 }  // namespace ops_impl
 
 namespace ops {
-Tensor add(const Tensor& a, const Tensor& b) { return apply1(OpId::Add, {a, b}); }
-Tensor sub(const Tensor& a, const Tensor& b) { return apply1(OpId::Sub, {a, b}); }
-Tensor mul(const Tensor& a, const Tensor& b) { return apply1(OpId::Mul, {a, b}); }
-Tensor div(const Tensor& a, const Tensor& b) { return apply1(OpId::Div, {a, b}); }
-Tensor floor_div(const Tensor& a, const Tensor& b) { return apply1(OpId::FloorDiv, {a, b}); }
-Tensor mod(const Tensor& a, const Tensor& b) { return apply1(OpId::Mod, {a, b}); }
-Tensor pow(const Tensor& a, const Tensor& b) { return apply1(OpId::Pow, {a, b}); }
-Tensor maximum(const Tensor& a, const Tensor& b) { return apply1(OpId::Maximum, {a, b}); }
-Tensor minimum(const Tensor& a, const Tensor& b) { return apply1(OpId::Minimum, {a, b}); }
-Tensor atan2(const Tensor& a, const Tensor& b) { return apply1(OpId::Atan2, {a, b}); }
-Tensor equal(const Tensor& a, const Tensor& b) { return apply1(OpId::Equal, {a, b}); }
-Tensor not_equal(const Tensor& a, const Tensor& b) { return apply1(OpId::NotEqual, {a, b}); }
-Tensor greater(const Tensor& a, const Tensor& b) { return apply1(OpId::Greater, {a, b}); }
-Tensor greater_equal(const Tensor& a, const Tensor& b) { return apply1(OpId::GreaterEqual, {a, b}); }
-Tensor less(const Tensor& a, const Tensor& b) { return apply1(OpId::Less, {a, b}); }
-Tensor less_equal(const Tensor& a, const Tensor& b) { return apply1(OpId::LessEqual, {a, b}); }
-Tensor logical_and(const Tensor& a, const Tensor& b) { return apply1(OpId::LogicalAnd, {a, b}); }
-Tensor logical_or(const Tensor& a, const Tensor& b) { return apply1(OpId::LogicalOr, {a, b}); }
-Tensor logical_xor(const Tensor& a, const Tensor& b) { return apply1(OpId::LogicalXor, {a, b}); }
 Tensor select(const Tensor& c, const Tensor& x, const Tensor& y) { return apply1(OpId::Select, {c, x, y}); }
 }  // namespace ops
 }  // namespace kiln

@@ -209,42 +209,15 @@ TV bp_cast(const TV& in, const TV&, const TV& g, const Attrs&) {
   return {ops::cast(g[0], in[0].dtype())};
 }
 
-void reg(OpId id, InferFn infer, KernelFn cpu, BpropFn bprop) {
-  OpDef d;
-  d.id = id;
-  d.infer = infer;
-  d.cpu = cpu;
-  d.bprop = bprop;
-  d.differentiable = bprop != nullptr;
-  register_op(d);
-}
+void reg(OpId id, InferFn infer, KernelFn cpu, BpropFn bprop) { ew::schema_register(id, infer, cpu, bprop); }
 
 }  // namespace
 
 namespace ops_impl {
 void register_elementwise_unary() {
-  reg(OpId::Neg, infer_unary<false>, run_unary<NegF>, bp_neg);
-  reg(OpId::Exp, infer_unary<true>, run_vec<ExpF, vmath::Fn::Exp>, bp_exp);
-  reg(OpId::Log, infer_unary<true>, run_float<LogF>, bp_log);
-  reg(OpId::Log1p, infer_unary<true>, run_float<Log1pF>, bp_log1p);
-  reg(OpId::Sqrt, infer_unary<true>, run_float<SqrtF>, bp_sqrt);
-  reg(OpId::Rsqrt, infer_unary<true>, run_float<RsqrtF>, bp_rsqrt);
-  reg(OpId::Abs, infer_unary<false>, run_unary<AbsF>, bp_abs);
-  reg(OpId::Sign, infer_unary<false>, run_unary<SignF>, nullptr);
-  reg(OpId::Square, infer_unary<false>, run_unary<SquareF>, bp_square);
-  reg(OpId::Erf, infer_unary<true>, run_vec<ErfF, vmath::Fn::Erf>, bp_erf);
-  reg(OpId::Erfinv, infer_unary<true>, run_vec<ErfinvF, vmath::Fn::Erfinv>, bp_erfinv);
-  reg(OpId::Relu, infer_unary<false>, run_unary<ReluF>, bp_relu);
-  reg(OpId::Sigmoid, infer_unary<true>, run_vec<SigmoidF, vmath::Fn::Sigmoid>, bp_sigmoid);
-  reg(OpId::Tanh, infer_unary<true>, run_vec<TanhF, vmath::Fn::Tanh>, bp_tanh);
+  // The ops with a generated signature: their rows in src/ops/schema/ops.yaml (kernel, dtype rule, bprop).
+#include "registry_elementwise_unary.inc"
   reg(OpId::Gelu, infer_unary<true>, run_gelu, bp_gelu);
-  reg(OpId::Cos, infer_unary<true>, run_float<CosF>, bp_cos);
-  reg(OpId::Sin, infer_unary<true>, run_float<SinF>, bp_sin);
-  // Floor/Ceil are piecewise constant: not differentiable (zero gradient), as MindSpore's bprops return zeros.
-  reg(OpId::Floor, infer_unary<false>, run_unary<FloorF>, nullptr);
-  reg(OpId::Ceil, infer_unary<false>, run_unary<CeilF>, nullptr);
-  reg(OpId::LogicalNot, [](const TV& in, const Attrs&) { return std::vector<TensorMeta>{{in[0].shape(), DType::Bool}}; },
-      run_logical_not, nullptr);
   reg(OpId::Cast, [](const TV& in, const Attrs& a) { return std::vector<TensorMeta>{{in[0].shape(), a.dtype("dtype")}}; },
       [](const TV& in, TV& out, const Attrs&) { copy_into(in[0], out[0]); }, bp_cast);
   // Identity and StopGradient copy nothing: their outputs alias the input storage.
@@ -264,32 +237,11 @@ void register_elementwise_unary() {
 }  // namespace ops_impl
 
 namespace ops {
-Tensor neg(const Tensor& x) { return apply1(OpId::Neg, {x}); }
-Tensor exp(const Tensor& x) { return apply1(OpId::Exp, {x}); }
-Tensor log(const Tensor& x) { return apply1(OpId::Log, {x}); }
-Tensor log1p(const Tensor& x) { return apply1(OpId::Log1p, {x}); }
-Tensor sqrt(const Tensor& x) { return apply1(OpId::Sqrt, {x}); }
-Tensor rsqrt(const Tensor& x) { return apply1(OpId::Rsqrt, {x}); }
-Tensor abs(const Tensor& x) { return apply1(OpId::Abs, {x}); }
-Tensor sign(const Tensor& x) { return apply1(OpId::Sign, {x}); }
-Tensor square(const Tensor& x) { return apply1(OpId::Square, {x}); }
-Tensor erf(const Tensor& x) { return apply1(OpId::Erf, {x}); }
-Tensor erfinv(const Tensor& x) { return apply1(OpId::Erfinv, {x}); }
-Tensor logical_not(const Tensor& x) { return apply1(OpId::LogicalNot, {x}); }
-Tensor relu(const Tensor& x) { return apply1(OpId::Relu, {x}); }
-Tensor sigmoid(const Tensor& x) { return apply1(OpId::Sigmoid, {x}); }
-Tensor tanh(const Tensor& x) { return apply1(OpId::Tanh, {x}); }
-Tensor cos(const Tensor& x) { return apply1(OpId::Cos, {x}); }
-Tensor sin(const Tensor& x) { return apply1(OpId::Sin, {x}); }
-Tensor floor(const Tensor& x) { return apply1(OpId::Floor, {x}); }
-Tensor ceil(const Tensor& x) { return apply1(OpId::Ceil, {x}); }
 Tensor gelu(const Tensor& x, bool approximate) { return apply1(OpId::Gelu, {x}, {{"approximate", approximate}}); }
 Tensor cast(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype && !x.weak()) return x;
   return apply1(OpId::Cast, {x}, {{"dtype", dtype}});
 }
-Tensor identity(const Tensor& x) { return apply1(OpId::Identity, {x}); }
-Tensor stop_gradient(const Tensor& x) { return apply1(OpId::StopGradient, {x}); }
 Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi) {
   // Value: min(max(x, lo), hi) (NaN stays NaN). Gradient (PyTorch's clamp backward, MindSpore's ops.clamp): x gets g
   // where lo <= x <= hi, bounds included, and 0 outside and at NaN; a bound gets g where it is the result.

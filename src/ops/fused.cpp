@@ -5,6 +5,7 @@
 // and each loop vectorizes like the unfused op's. The bprop re-runs the original ops with kiln::ops and calls their
 // bprops in reverse: autodiff through a fused graph (and grad of grad) gives what the unfused graph gives.
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -16,48 +17,70 @@
 namespace kiln {
 namespace fused {
 
-bool ew_opcode(OpId op, const Attrs& attrs, EwOp* out) {
-  switch (op) {
-    case OpId::Add: *out = EwOp::Add; return true;
-    case OpId::Sub: *out = EwOp::Sub; return true;
-    case OpId::Mul: *out = EwOp::Mul; return true;
-    case OpId::Div: *out = EwOp::Div; return true;
-    case OpId::Pow: *out = EwOp::Pow; return true;
-    case OpId::Maximum: *out = EwOp::Maximum; return true;
-    case OpId::Minimum: *out = EwOp::Minimum; return true;
-    case OpId::Neg: *out = EwOp::Neg; return true;
-    case OpId::Exp: *out = EwOp::Exp; return true;
-    case OpId::Log: *out = EwOp::Log; return true;
-    case OpId::Sqrt: *out = EwOp::Sqrt; return true;
-    case OpId::Rsqrt: *out = EwOp::Rsqrt; return true;
-    case OpId::Abs: *out = EwOp::Abs; return true;
-    case OpId::Square: *out = EwOp::Square; return true;
-    case OpId::Erf: *out = EwOp::Erf; return true;
-    case OpId::Relu: *out = EwOp::Relu; return true;
-    case OpId::Sigmoid: *out = EwOp::Sigmoid; return true;
-    case OpId::Tanh: *out = EwOp::Tanh; return true;
-    case OpId::Gelu: *out = attrs.b("approximate") ? EwOp::GeluTanh : EwOp::GeluErf; return true;
-    case OpId::Log1p: *out = EwOp::Log1p; return true;
-    // Erfinv and Atan2 are left out on purpose: they appear alone (TruncatedNormal's initializer, angle
-    // computations), not in the elementwise chains of a training step, and the fused kernel's float64 scalar path
-    // would need their refinement/libm code duplicated here (issue 23).
-    default: return false;
+// The schema's `fuse` fields (src/ops/schema/ops.yaml, generated fuse_table.inc): which op each EwOp computes.
+// An attribute-dependent row (GeLU's approximate) gives one EwOp per value of the Bool attribute. Erfinv and Atan2
+// have no row on purpose: they appear alone (TruncatedNormal's initializer, angle computations), not in the
+// elementwise chains of a training step, and the fused kernel's float64 scalar path would need their
+// refinement/libm code duplicated here.
+namespace {
+struct FuseRow {
+  OpId op;
+  EwOp plain;          // the EwOp, or the one for attr = false
+  EwOp when_true;      // the EwOp for attr = true (== plain without attr)
+  const char* attr;    // nullptr: not attribute-dependent
+};
+const FuseRow kFuseRows[] = {
+#define KILN_FUSE(OP, EW) {OpId::OP, EwOp::EW, EwOp::EW, nullptr},
+#define KILN_FUSE_ATTR(OP, ATTR, T, F) {OpId::OP, EwOp::F, EwOp::T, ATTR},
+#include "fuse_table.inc"
+#undef KILN_FUSE
+#undef KILN_FUSE_ATTR
+};
+// The row of each op (nullptr: not fusable), and the row and attribute value of each EwOp; built once.
+struct FuseIndex {
+  std::array<const FuseRow*, size_t(OpId::kCount)> by_op{};
+  std::array<std::pair<const FuseRow*, bool>, size_t(EwOp::kCount)> by_ew{};
+  FuseIndex() {
+    for (const FuseRow& r : kFuseRows) {
+      by_op[size_t(r.op)] = &r;
+      by_ew[size_t(r.plain)] = {&r, false};
+      if (r.attr) by_ew[size_t(r.when_true)] = {&r, true};
+    }
+    for (size_t i = 0; i < by_ew.size(); ++i)
+      KILN_CHECK(by_ew[i].first != nullptr, Runtime, "Kiln: EwOp ", i, " of the fused kernel has no op in the schema "
+                 "(a `fuse` field in src/ops/schema/ops.yaml).");
   }
+};
+const FuseIndex& fuse_index() {
+  static const FuseIndex index;
+  return index;
+}
+}  // namespace
+
+bool ew_opcode(OpId op, const Attrs& attrs, EwOp* out) {
+  const FuseRow* r = fuse_index().by_op[size_t(op)];
+  if (!r) return false;
+  *out = r->attr && attrs.b(r->attr) ? r->when_true : r->plain;
+  return true;
 }
 
-OpId ew_op_id(EwOp op) {
-  static const OpId ids[] = {OpId::Add,  OpId::Sub,  OpId::Mul,   OpId::Div,    OpId::Pow,  OpId::Maximum,
-                             OpId::Minimum, OpId::Neg, OpId::Exp, OpId::Log,    OpId::Sqrt, OpId::Rsqrt,
-                             OpId::Abs,  OpId::Square, OpId::Erf, OpId::Relu,   OpId::Sigmoid, OpId::Tanh,
-                             OpId::Gelu, OpId::Gelu, OpId::Log1p};
-  static_assert(sizeof(ids) / sizeof(ids[0]) == size_t(EwOp::kCount), "one OpId per EwOp");
-  return ids[size_t(op)];
-}
+OpId ew_op_id(EwOp op) { return fuse_index().by_ew[size_t(op)].first->op; }
 
 Attrs ew_attrs(EwOp op) {
-  if (op == EwOp::GeluErf) return {{"approximate", false}};
-  if (op == EwOp::GeluTanh) return {{"approximate", true}};
-  return {};
+  const auto& e = fuse_index().by_ew[size_t(op)];
+  if (!e.first->attr) return {};
+  return {{e.first->attr, e.second}};
+}
+
+Act epilogue_act(OpId op, const Attrs& attrs) {
+  switch (op) {
+#define KILN_ACT(OP, ACT) case OpId::OP: return Act::ACT;
+#define KILN_ACT_ATTR(OP, ATTR, T, F) case OpId::OP: return attrs.b(ATTR) ? Act::T : Act::F;
+#include "act_table.inc"
+#undef KILN_ACT
+#undef KILN_ACT_ATTR
+    default: return Act::None;
+  }
 }
 
 const char* act_name(Act a) {

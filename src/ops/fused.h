@@ -38,6 +38,8 @@ Attrs ew_attrs(EwOp op);
 // activation (int64, an Act). Output: act(op(a)·op(b) + bias), Float32 (M, N).
 enum class Act : int64_t { None, Relu, Sigmoid, Tanh, GeluErf, GeluTanh };
 const char* act_name(Act a);
+// The epilogue an activation op folds into (the schema's `act` fields; Act::None for any other op).
+Act epilogue_act(OpId op, const Attrs& attrs);
 // MatMulBiasAct's kernel: oneDNN's matmul primitive with post-ops, or sgemm and a fused bias + activation loop.
 // Auto picks by problem size (fused_matmul.cpp); forcing one is for tests and benchmarks.
 enum class MatMulPath { Auto, Sgemm, Primitive };

@@ -7,6 +7,7 @@
 #include "kiln/autodiff.h"
 #include "families.h"
 #include "kiln/graph.h"
+#include "kiln/op_schema.h"
 #include "kiln/profiler.h"
 
 namespace kiln {
@@ -18,11 +19,6 @@ void record(const OpDef& def, const std::vector<Tensor>& inputs, const std::vect
 }  // namespace autodiff
 
 namespace {
-const char* const kOpNames[] = {
-#define KILN_OP(ID, NAME) NAME,
-#include "kiln/op_list.h"
-#undef KILN_OP
-};
 std::array<OpDef, size_t(OpId::kCount)>& registry() {
   static std::array<OpDef, size_t(OpId::kCount)> r{};
   return r;
@@ -31,13 +27,23 @@ std::array<bool, size_t(OpId::kCount)>& registered() {
   static std::array<bool, size_t(OpId::kCount)> r{};
   return r;
 }
+// Registers every family once. An op of the schema that no family registers is a build mistake (its row was added
+// without its definition): the first use of the registry names every such op, instead of failing later at a call.
 void ensure_registered() {
-  static const bool done = [] { ops_impl::register_all(); return true; }();
+  static const bool done = [] {
+    ops_impl::register_all();
+    std::string missing;
+    for (size_t i = 0; i < size_t(OpId::kCount); ++i)
+      if (!registered()[i]) missing += std::string(missing.empty() ? "" : ", ") + op_info(OpId(i)).name;
+    KILN_CHECK(missing.empty(), Runtime, "Kiln: ops of the schema (src/ops/schema/ops.yaml) that no family "
+               "registers: ", missing, ".");
+    return true;
+  }();
   (void)done;
 }
 }  // namespace
 
-const char* op_name(OpId id) { return kOpNames[size_t(id)]; }
+const char* op_name(OpId id) { return op_info(id).name; }
 
 void register_op(const OpDef& def) {
   registry()[size_t(def.id)] = def;

@@ -351,7 +351,7 @@ void reg_state(OpId id, TV (*direct)(const TV&, const Attrs&), BpropFn bprop = n
 
 namespace ops_impl {
 void register_state() {
-  // (the inputs each in-place kernel writes are listed in autodiff::written_inputs)
+  // (the inputs each in-place kernel writes are its `writes` in src/ops/schema/ops.yaml: autodiff::written_inputs)
   reg_state(OpId::Assign, assign_direct);
   reg_state(OpId::Depend, depend_direct, bp_depend);
   reg_state(OpId::Adam, adam_direct);

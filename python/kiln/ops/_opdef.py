@@ -24,8 +24,9 @@ would silently shadow each other). tests/python/test_opdef.py checks, for every 
 reaches the function, that it has a docstring and that the op registry (tests/python/op_registry) has an entry for
 it: adding a plain op is its definition here plus one registry row.
 
-Ops that are C++ kernels are defined in C++ (include/kiln/op_list.h and their family file, which carry their
-traits); their Python functional form is the `defop` function that calls `_core`.
+Ops that are C++ kernels are rows of the op schema (src/ops/schema/ops.yaml: traits, export, the public function
+its `python` field names; docs/adding_an_op.md) and are defined in their family file; their Python functional form
+is the `defop` function that calls `_core`.
 """
 import inspect
 

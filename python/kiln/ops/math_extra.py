@@ -10,22 +10,26 @@ __all__ = ["cos", "sin", "floor", "ceil", "Cos", "Sin", "Floor", "Ceil"]
 
 
 def cos(input):
-    """cos(x) elementwise."""
+    """MindSpore's ops.cos(input): the cosine of each element (radians), input's shape; integer/bool inputs give
+    float32. Gradient −sin(x)·dy. Raises TypeError for an input that is not a Tensor or number."""
     return _core.cos(input)
 
 
 def sin(input):
-    """sin(x) elementwise."""
+    """MindSpore's ops.sin(input): the sine of each element (radians), input's shape; integer/bool inputs give
+    float32. Gradient cos(x)·dy. Raises TypeError for an input that is not a Tensor or number."""
     return _core.sin(input)
 
 
 def floor(input):
-    """⌊x⌋ elementwise."""
+    """MindSpore's ops.floor(input): ⌊x⌋ of each element, input's shape and dtype (integers unchanged). Not
+    differentiable (zero gradient, as MindSpore). Raises TypeError for an input that is not a Tensor or number."""
     return _core.floor(input)
 
 
 def ceil(input):
-    """⌈x⌉ elementwise."""
+    """MindSpore's ops.ceil(input): ⌈x⌉ of each element, input's shape and dtype (integers unchanged). Not
+    differentiable (zero gradient). Raises TypeError for an input that is not a Tensor or number."""
     return _core.ceil(input)
 
 

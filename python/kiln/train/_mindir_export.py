@@ -21,6 +21,7 @@ import numpy as np
 
 from .._loader import _core
 from ..common import dtype as mstype
+from ..ops import _schema
 from . import _mindir_proto as P
 
 _PRIM_FN, _PRIM = 2, 1  # PrimitiveProto.PrimType: PRIMITIVE_FUNCTION (args as inputs), PRIMITIVE (args as attrs)
@@ -192,8 +193,10 @@ class _Writer:
             emit = emitters.get(node["op"])
             if emit is None:
                 where = f" (issued at {node['loc']})" if node["loc"] else ""
-                raise ValueError(f"For 'export', the op '{node['op']}'{where} has no MindIR mapping in Kiln; "
-                                 f"ops that can be exported: {', '.join(sorted(emitters))}.")
+                why = _schema.refusal("mindir", node["op"])
+                raise ValueError(f"For 'export', the op '{node['op']}'{where} has no MindIR mapping in Kiln"
+                                 f"{f' ({why})' if why else ''}; ops that can be exported: "
+                                 f"{', '.join(sorted(emitters))}.")
             try:
                 outs = emit(self, node)
             except ValueError as e:
@@ -448,6 +451,10 @@ for _op in ("Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual",
     EMITTERS[_op] = _compare(_op)
 EMITTERS["LogicalNot"] = _same("LogicalNot")
 EMITTERS["Select"] = _emit_select
+
+# Kiln op -> the MindIR primitives it is written as: the schema's `mindir` fields (src/ops/schema/ops.yaml) of the ops
+# export writes; tests/python/test_op_schema.py checks that they are EMITTERS' keys.
+MINDIR_OPS = _schema.export_table("mindir")
 
 # Passes that keep Kiln's op set (the fusion passes make FusedElementwise / MatMulBiasAct, which MindIR lacks).
 _PASSES = ("dce", "cse", "constant_folding", "algebraic_simplification", "dce")

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._loader import _core
 from ..common import dtype as mstype
+from ..ops import _schema
 
 OPSET = 20
 IR_VERSION = 9  # the IR version of onnx 1.15, which introduced opset 20 (older runtimes read it)
@@ -305,8 +306,10 @@ class OnnxWriter:
                 self._check_same(node, other["nodes"][j], where)
             emit = emitters.get(node["op"])
             if emit is None:
-                raise ValueError(f"For 'export', the op '{node['op']}'{where} has no ONNX mapping in Kiln; ops that "
-                                 f"can be exported to ONNX: {', '.join(sorted(emitters))}.")
+                why = _schema.refusal("onnx", node["op"])
+                raise ValueError(f"For 'export', the op '{node['op']}'{where} has no ONNX mapping in Kiln"
+                                 f"{f' ({why})' if why else ''}; ops that can be exported to ONNX: "
+                                 f"{', '.join(sorted(emitters))}.")
             try:
                 self.index = j
                 outs = emit(self, node)

@@ -75,13 +75,7 @@ int fuse_matmul_bias_activation(Graph& g) {
     const int ci = sole_consumer(uses, cons, add.outputs[0]);
     if (ci >= 0 && same_meta(meta(g.nodes[size_t(ci)].outputs[0]), zm)) {
       const Node& c = g.nodes[size_t(ci)];
-      switch (c.op) {
-        case OpId::Relu: act = fused::Act::Relu; break;
-        case OpId::Sigmoid: act = fused::Act::Sigmoid; break;
-        case OpId::Tanh: act = fused::Act::Tanh; break;
-        case OpId::Gelu: act = c.attrs.b("approximate") ? fused::Act::GeluTanh : fused::Act::GeluErf; break;
-        default: break;
-      }
+      act = fused::epilogue_act(c.op, c.attrs);
       if (act != fused::Act::None) last = ci;
     }
     if (last_effect[size_t(last)] > int(i)) continue;  // a side effect between the matmul and the end
