@@ -1,0 +1,491 @@
+"""Issue 24, "silent wrong results": Parameter names and load_param_into_net against MindSpore 2.10 (CPU): every
+expected value below was printed by MindSpore 2.10 (/work/ms-venv) running the same code."""
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import Parameter, Tensor, nn
+
+
+
+# ------------------------------------------------------------------------------------------- parameter names
+# Trees built every way MindSpore allows: attributes, CellList / SequentialCell built whole, appended to (also
+# when empty), inserted into, extended, deleted from, item-assigned, nested, OrderedDict-keyed, sliced,
+# insert_child_to_cell and auto_prefix=False. MindSpore 2.10 names a container's new child from the names its
+# first two children with Parameters already carry (nn/layer/container.py's rule), which gives surprising names
+# (`0.blocks.1.blocks.0.weight`); a checkpoint written by MindSpore carries them, so Kiln must give the same.
+
+def D():
+    return nn.Dense(2, 2)
+
+
+class Block(nn.Cell):
+    def __init__(self, n=2, empty_first=True):
+        super().__init__()
+        if empty_first:
+            self.blocks = nn.CellList()
+            for _ in range(n):
+                self.blocks.append(D())
+        else:
+            self.blocks = nn.CellList([D() for _ in range(n)])
+
+    def construct(self, x):
+        return x
+
+
+class Stage(nn.Cell):
+    def __init__(self, mode):
+        super().__init__()
+        if mode == "append":
+            self.stages = nn.CellList()
+            for _ in range(2):
+                self.stages.append(Block())
+        elif mode == "seq_append":
+            self.stages = nn.SequentialCell()
+            for _ in range(2):
+                self.stages.append(Block())
+        elif mode == "list":
+            self.stages = nn.CellList([Block(), Block()])
+        elif mode == "seq":
+            self.stages = nn.SequentialCell([Block(), Block()])
+        elif mode == "local_then_assign":
+            layers = nn.CellList()
+            for _ in range(2):
+                layers.append(Block())
+            self.stages = layers
+        else:  # "local_seq_then_assign"
+            self.stages = nn.SequentialCell(*[Block(empty_first=False) for _ in range(2)])
+
+    def construct(self, x):
+        return x
+
+
+class Net(nn.Cell):
+    def __init__(self, step):
+        super().__init__()
+        self.a = D()
+        if step >= 1:
+            self.seq = nn.SequentialCell(OrderedDict([("fc", D()), ("blk", Block())]))
+            self.seq.append(D())
+        if step == 2:
+            self.lst = nn.CellList([nn.CellList([D(), D()]), nn.CellList()])
+            self.lst[1].append(D())
+        if step == 3:
+            self.lst = nn.CellList([nn.CellList([D(), D()]), D()])
+            self.lst.append(nn.SequentialCell([D()]))
+            self.lst.insert(1, D())
+            self.lst.insert(-1, Block())
+        if step == 4:
+            self.insert_child_to_cell("child", D())
+            self.nop = nn.CellList([D(), Block()], auto_prefix=False)
+            self.nop.append(D())
+        if step == 5:
+            self.nested = nn.CellList()
+            inner = nn.CellList()
+            inner.append(D())
+            self.nested.append(inner)
+            self.nested[0].append(D())
+            self.nested.append(D())
+        self.w = Parameter(Tensor(np.ones(2, np.float32)), name="w")
+
+    def construct(self, x):
+        return x
+
+
+class NoPrefix(nn.Cell):
+    def __init__(self):
+        super().__init__(auto_prefix=False)
+        self.fc = D()
+        self.blk = Block()
+
+    def construct(self, x):
+        return x
+
+
+class Outer(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.np = NoPrefix()
+        self.l = nn.CellList()
+        self.l.append(NoPrefix())
+
+    def construct(self, x):
+        return x
+
+
+class Swin(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.CellList()
+        for _ in range(2):
+            self.layers.append(Stage("append"))
+        self.head = D()
+
+    def construct(self, x):
+        return x
+
+
+class Later(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.SequentialCell()
+        self.body.append(D())
+        self.body.append(D())
+        del self.body[0]
+        self.body.append(Block())
+        self.body[0] = D()
+
+    def construct(self, x):
+        return x
+
+
+class Wrap(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        c = nn.CellList([D(), D(), D()])
+        del c[1]
+        c.append(D())
+        self.c = c
+
+    def construct(self, x):
+        return x
+
+
+class CD(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.d = nn.CellDict({"a": D(), "b": Block()})
+        self.d["c"] = D()
+
+    def construct(self, x):
+        return x
+
+
+class Deep(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.SequentialCell()
+        for _ in range(3):
+            stage = nn.SequentialCell()
+            for _ in range(2):
+                stage.append(Block())
+            self.features.append(stage)
+        self.features.append(nn.CellList([D()]))
+        del self.features[1]
+
+    def construct(self, x):
+        return x
+
+
+class InsEmpty(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.c = nn.CellList()
+        self.c.insert(0, Block())
+        self.c.insert(0, Block())
+        self.c.insert(1, D())
+        del self.c[0]
+
+    def construct(self, x):
+        return x
+
+
+class WithParamless(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.seq = nn.SequentialCell([nn.ReLU(), D(), nn.ReLU()])
+        self.seq.append(D())
+        del self.seq[0]
+        self.l = nn.CellList([nn.ReLU()])
+        self.l.append(D())
+        self.l.append(D())
+
+    def construct(self, x):
+        return x
+
+
+def _top_cl_append():
+    c = nn.CellList()
+    c.append(Block())
+    c.append(Block())
+    return c
+
+
+def _top_cl_insert():
+    c = nn.CellList([D(), D()])
+    c.insert(1, D())
+    c.insert(0, Block())
+    return c
+
+
+def _top_cl_extend():
+    c = nn.CellList([D()])
+    c.extend([D(), Block()])
+    return c
+
+
+def _top_cl_extend_empty():
+    c = nn.CellList()
+    c.extend([Block(), D()])
+    return c
+
+
+def _top_seq_append():
+    s = nn.SequentialCell()
+    s.append(D())
+    s.append(Block())
+    return s
+
+
+def _top_seq_od(append=False):
+    s = nn.SequentialCell(OrderedDict([("conv", D()), ("blk", Block())]))
+    if append:
+        s.append(D())
+    return s
+
+
+def _cl_del_set():
+    c = nn.CellList([D(), D(), D()])
+    del c[1]
+    c[0] = D()
+    return c
+
+
+def _slice(cls, keep_original):
+    c = cls([D(), Block(), D()])
+    s = c[1:]
+    return c if keep_original else s
+
+
+def _cl_insert_empty():
+    c = nn.CellList()
+    c.insert(0, Block())
+    c.insert(0, Block())
+    c.insert(1, D())
+    return c
+
+
+def _cl_noprefix_ops():
+    c = nn.CellList([D()], auto_prefix=False)
+    c.append(Block())
+    c.insert(0, D())
+    del c[1]
+    return c
+
+
+TREES = {
+    **{mode: (lambda mode=mode: Stage(mode)) for mode in ("append", "seq_append", "list", "seq", "local_then_assign",
+                                                          "local_seq_then_assign")},
+    "top_cl_append": _top_cl_append, "top_cl_insert": _top_cl_insert, "top_cl_extend": _top_cl_extend,
+    "top_cl_extend_empty": _top_cl_extend_empty, "top_seq_append": _top_seq_append, "top_seq_od": _top_seq_od,
+    "top_seq_od_append": lambda: _top_seq_od(True),
+    **{f"net{i}": (lambda i=i: Net(i)) for i in range(6)},
+    "noprefix": Outer, "swinlike": Swin, "seq_del_set": Later, "cl_del_set": _cl_del_set, "wrap_del": Wrap,
+    "celldict": CD, "seq_single": lambda: nn.SequentialCell(Block()),
+    "cl_slice": lambda: _slice(nn.CellList, False), "seq_slice": lambda: _slice(nn.SequentialCell, False),
+    "seq_slice_orig": lambda: _slice(nn.SequentialCell, True), "deep": Deep, "cl_insert_empty": _cl_insert_empty,
+    "ins_empty_attr": InsEmpty, "cl_noprefix_ops": _cl_noprefix_ops, "paramless_first": WithParamless,
+}
+
+MS_NAMES = {  # MindSpore 2.10's Parameter.name of each trainable Parameter, in order (see _expand)
+    'append': '0.blocks.0 0.blocks.1 0.blocks.1.blocks.0 0.blocks.1.blocks.1',
+    'seq_append': '0.blocks.0 0.blocks.1 0.blocks.1.blocks.0 0.blocks.1.blocks.1',
+    'list': 'stages.0.blocks.0 stages.0.blocks.1 stages.1.blocks.0 stages.1.blocks.1',
+    'seq': 'stages.0.blocks.0 stages.0.blocks.1 stages.1.blocks.0 stages.1.blocks.1',
+    'local_then_assign': 'stages.0.blocks.0 stages.0.blocks.1 stages.1.blocks.0 stages.1.blocks.1',
+    'local_seq_then_assign': 'stages.0.blocks.0 stages.0.blocks.1 stages.1.blocks.0 stages.1.blocks.1',
+    'top_cl_append': '0.blocks.0 0.blocks.1 0.blocks.1.blocks.0 0.blocks.1.blocks.1',
+    'top_cl_insert': '0.blocks.0 0.blocks.1 1 2 3',
+    'top_cl_extend': '0 1 2.blocks.0 2.blocks.1',
+    'top_cl_extend_empty': '0.blocks.0 0.blocks.1 1',
+    'top_seq_append': '0 1.blocks.0 1.blocks.1',
+    'top_seq_od': 'conv blk.blocks.0 blk.blocks.1',
+    'top_seq_od_append': 'conv blk.blocks.0 blk.blocks.1 2',
+    'net0': '=w a',
+    'net1': '=w a seq.fc seq.blk.blocks.0 seq.blk.blocks.1 seq.2',
+    'net2': '=w a seq.fc seq.blk.blocks.0 seq.blk.blocks.1 seq.2 lst.0.0 lst.0.1 0',
+    'net3': ('=w a seq.fc seq.blk.blocks.0 seq.blk.blocks.1 seq.2 lst.0.0 lst.0.1 lst.1 lst.2 lst.3.blocks.0 '
+        'lst.3.blocks.1 lst.4.0'),
+    'net4': '=w a seq.fc seq.blk.blocks.0 seq.blk.blocks.1 seq.2 <> nop.0 nop.1.blocks.0 nop.1.blocks.1 <>',
+    'net5': '=w a seq.fc seq.blk.blocks.0 seq.blk.blocks.1 seq.2 0.0 0.1 0.1',
+    'noprefix': 'np.fc np.blk.blocks.0 np.blk.blocks.1 0.fc 0.blk.blocks.0 0.blk.blocks.1',
+    'swinlike': ('0.stages.0.blocks.0 0.stages.0.blocks.1 0.stages.1.blocks.0 0.stages.1.blocks.1 '
+        '0.stages.0.blocks.1.stages.0.blocks.0 0.stages.0.blocks.1.stages.0.blocks.1 '
+        '0.stages.0.blocks.1.stages.1.blocks.0 0.stages.0.blocks.1.stages.1.blocks.1 head'),
+    'seq_del_set': '0 1.blocks.0 1.blocks.1',
+    'cl_del_set': '0 1',
+    'wrap_del': 'c.0 c.1 c.2',
+    'celldict': 'd.a d.b.blocks.0 d.b.blocks.1 d.c',
+    'seq_single': '0.blocks.0 0.blocks.1',
+    'cl_slice': '0.blocks.0 0.blocks.1 1',
+    'seq_slice': '1.blocks.0 1.blocks.1 2',
+    'seq_slice_orig': '0 1.blocks.0 1.blocks.1 2',
+    'deep': ('0.0.blocks.0 0.0.blocks.0 0.0.blocks.0 0.0.blocks.0 0.0.blocks.1.0.blocks.0 0.0.blocks.1.0.blocks.1 '
+        '0.0.blocks.1.1.blocks.0 0.0.blocks.1.1.blocks.1 0.0.blocks.2.0'),
+    'cl_insert_empty': '0.blocks.0.blocks.0 0.blocks.0.blocks.1 0.blocks.1 0.blocks.2 0.blocks.2',
+    'ins_empty_attr': '0.blocks.0 0.blocks.1 0.blocks.1',
+    'cl_noprefix_ops': '<> 0 1',
+    'paramless_first': 'seq.0 seq.2 1 2',
+}
+
+MS_PATHS = {  # MindSpore 2.10's parameters_and_names() paths, where they differ from the names
+    'append': 'stages.0.blocks.0 stages.0.blocks.1 stages.1.blocks.0 stages.1.blocks.1',
+    'seq_append': 'stages.0.blocks.0 stages.0.blocks.1 stages.1.blocks.0 stages.1.blocks.1',
+    'top_cl_append': '0.blocks.0 0.blocks.1 1.blocks.0 1.blocks.1',
+    'net2': '=w a seq.fc seq.blk.blocks.0 seq.blk.blocks.1 seq.2 lst.0.0 lst.0.1 lst.1.0',
+    'net4': '=w a seq.fc seq.blk.blocks.0 seq.blk.blocks.1 seq.2 child nop.0 nop.1.blocks.0 nop.1.blocks.1 nop.2',
+    'net5': '=w a seq.fc seq.blk.blocks.0 seq.blk.blocks.1 seq.2 nested.0.0 nested.0.1 nested.1',
+    'noprefix': 'np.fc np.blk.blocks.0 np.blk.blocks.1 l.0.fc l.0.blk.blocks.0 l.0.blk.blocks.1',
+    'swinlike': ('layers.0.stages.0.blocks.0 layers.0.stages.0.blocks.1 layers.0.stages.1.blocks.0 '
+        'layers.0.stages.1.blocks.1 layers.1.stages.0.blocks.0 layers.1.stages.0.blocks.1 '
+        'layers.1.stages.1.blocks.0 layers.1.stages.1.blocks.1 head'),
+    'seq_del_set': 'body.0 body.1.blocks.0 body.1.blocks.1',
+    'deep': ('features.0.0.blocks.0 features.0.0.blocks.1 features.0.1.blocks.0 features.0.1.blocks.1 '
+        'features.1.0.blocks.0 features.1.0.blocks.1 features.1.1.blocks.0 features.1.1.blocks.1 features.2.0'),
+    'cl_insert_empty': '0.blocks.0 0.blocks.1 1 2.blocks.0 2.blocks.1',
+    'ins_empty_attr': 'c.0 c.1.blocks.0 c.1.blocks.1',
+    'cl_noprefix_ops': '0 1.blocks.0 1.blocks.1',
+    'paramless_first': 'seq.0 seq.2 l.1 l.2',
+}
+
+
+def _expand(spec):
+    """'a.b c =w <>' → ['a.b.weight', 'a.b.bias', 'c.weight', 'c.bias', 'w', 'weight', 'bias'] (each Dense has a
+    weight and a bias; '=' marks a name taken as is, '<>' a Dense whose names carry no prefix)."""
+    out = []
+    for item in spec.split():
+        if item.startswith("="):
+            out.append(item[1:])
+        elif item == "<>":
+            out += ["weight", "bias"]
+        else:
+            out += [item + ".weight", item + ".bias"]
+    return out
+
+
+@pytest.mark.parametrize("case", sorted(TREES))
+def test_parameter_names_match_mindspore(case):
+    net = TREES[case]()
+    assert [p.name for p in net.trainable_params()] == _expand(MS_NAMES[case])
+    want_paths = _expand(MS_PATHS.get(case, MS_NAMES[case]))
+    assert [n for n, _ in net.parameters_and_names()] == want_paths
+    assert [p.name for p in net.get_parameters()] == _expand(MS_NAMES[case])
+
+
+def test_appended_block_loads_a_mindspore_checkpoint():
+    """The names MindSpore writes for a CellList filled by append (the regnet/swin pattern of issue 24) load into
+    Kiln's net with no Parameter skipped, and the values land in the right layers."""
+    ms_names = _expand(MS_NAMES["swinlike"])
+    net = Swin()
+    ckpt = {n: Parameter(Tensor(np.full(p.shape, i, np.float32)), name=n)
+            for i, (n, p) in enumerate(zip(ms_names, net.trainable_params()))}
+    not_loaded, ckpt_left = kiln.load_param_into_net(net, ckpt)
+    assert not_loaded == [] and ckpt_left == []
+    assert float(net.layers[1].stages[0].blocks[1].weight.asnumpy()[0, 0]) == ms_names.index(
+        "0.stages.0.blocks.1.stages.0.blocks.1.weight")
+
+
+# ------------------------------------------------------------------------------------------ load_param_into_net
+class _Two(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(2, 2)
+        self.fc2 = nn.Dense(2, 3)
+
+    def construct(self, x):
+        return x
+
+
+def _pd(**values):
+    return {k: Parameter(Tensor(np.asarray(v, np.float32)), name=k) for k, v in values.items()}
+
+
+W, B, W2, B2 = np.full((2, 2), 3.0), np.full(2, 4.0), np.full((3, 2), 5.0), np.full(3, 6.0)
+
+
+@pytest.fixture
+def kiln_warnings():
+    """The messages kiln.log warns with during the test (its logger does not propagate to pytest's caplog)."""
+    import logging
+    records = []
+
+    class _Keep(logging.Handler):
+        def emit(self, record):
+            if record.levelno == logging.WARNING:
+                records.append(record.getMessage())
+
+    handler = _Keep()
+    lg = logging.getLogger("kiln.log")
+    lg.addHandler(handler)
+    try:
+        yield records
+    finally:
+        lg.removeHandler(handler)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_load_param_into_net_warns_about_missing_parameters(strict, kiln_warnings):
+    """MindSpore 2.10: (['fc2.weight', 'fc2.bias'], ['extra']) and two warnings (the count, then the list), with
+    strict_load=True as well: MindSpore's strict_load does not raise for missing Parameters."""
+    net = _Two()
+    out = kiln.load_param_into_net(net, _pd(**{"fc.weight": W, "fc.bias": B, "extra": B}), strict_load=strict)
+    assert out == (["fc2.weight", "fc2.bias"], ["extra"])
+    np.testing.assert_array_equal(net.fc.weight.asnumpy(), W)
+    warned = kiln_warnings
+    assert len(warned) == 2, warned
+    assert warned[0].endswith("For 'load_param_into_net', 2 parameters in the 'net' are not loaded, because they are "
+                              "not in the 'parameter_dict', please check whether the network structure is consistent "
+                              "when training and loading checkpoint.")
+    assert warned[1].endswith("['fc2.weight', 'fc2.bias'] are not loaded.")
+
+
+def test_load_param_into_net_retries_under_a_prefix(kiln_warnings):
+    """Non-strict: a checkpoint written under wrappers ('network.', 'backbone.') loads, as MindSpore 2.10 does: it
+    returns ([], every dict name) — the prefixed names stay in ckpt_not_load — and warns once per prefix."""
+    net = _Two()
+    ckpt = _pd(**{"network.fc.weight": W, "network.fc.bias": B, "network.fc2.weight": W2, "backbone.fc2.bias": B2,
+                  "x": B})
+    out = kiln.load_param_into_net(net, ckpt)
+    assert out == ([], ["network.fc.weight", "network.fc.bias", "network.fc2.weight", "backbone.fc2.bias", "x"])
+    for p, want in zip(net.trainable_params(), (W, B, W2, B2)):
+        np.testing.assert_array_equal(p.asnumpy(), want)
+    warned = kiln_warnings
+    assert warned == [
+        "For 'load_param_into_net', remove parameter prefix name: network., continue to load.",
+        "For 'load_param_into_net', remove parameter prefix name: backbone., continue to load."]
+    # a prefix that is not a dotted path works the same way (MindSpore: 'zz')
+    net = _Two()
+    out = kiln.load_param_into_net(net, _pd(**{"net.fc.weight": W, "fc.bias": B, "zzfc2.weight": W2, "fc2.bias": B2}))
+    assert out == ([], ["net.fc.weight", "zzfc2.weight"])
+    np.testing.assert_array_equal(net.fc2.weight.asnumpy(), W2)
+
+
+def test_strict_load_does_not_retry_under_a_prefix():
+    """MindSpore 2.10 with strict_load=True: nothing loads, every Parameter is reported, nothing raises."""
+    net = _Two()
+    before = [p.asnumpy().copy() for p in net.trainable_params()]
+    ckpt = _pd(**{"network.fc.weight": W, "network.fc.bias": B})
+    out = kiln.load_param_into_net(net, ckpt, strict_load=True)
+    assert out == (["fc.weight", "fc.bias", "fc2.weight", "fc2.bias"], ["network.fc.weight", "network.fc.bias"])
+    for p, b in zip(net.trainable_params(), before):
+        np.testing.assert_array_equal(p.asnumpy(), b)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_load_param_into_net_dtype_rules(strict):
+    """Float64 into Float32 converts (non-strict; with a warning), strict_load=True raises; Int32 into Float32
+    raises either way (MindSpore 2.10: RuntimeError; Kiln's error is a RuntimeError and a TypeError)."""
+    net = _Two()
+    ckpt = {"fc.weight": Parameter(Tensor(W.astype(np.float64)), name="fc.weight")}
+    if strict:
+        with pytest.raises(RuntimeError, match="fc.weight"):
+            kiln.load_param_into_net(net, ckpt, strict_load=True)
+    else:
+        kiln.load_param_into_net(net, ckpt)
+        assert net.fc.weight.dtype == kiln.float32
+        np.testing.assert_array_equal(net.fc.weight.asnumpy(), W)
+    with pytest.raises(RuntimeError, match="fc.bias"):
+        kiln.load_param_into_net(net, {"fc.bias": Parameter(Tensor(np.array([1, 2], np.int32)), name="fc.bias")},
+                                 strict_load=strict)
