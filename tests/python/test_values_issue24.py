@@ -1,13 +1,18 @@
-"""Issue 24, "silent wrong results": Parameter names and load_param_into_net against MindSpore 2.10 (CPU): every
-expected value below was printed by MindSpore 2.10 (/work/ms-venv) running the same code."""
+"""Issue 24, "silent wrong results": Parameter names and load_param_into_net, KLDivLoss, and the gradients of PReLU
+and its kind at their kinks, each against MindSpore 2.10 (CPU): every expected value below was printed by MindSpore
+2.10 (/work/ms-venv) running the same code.
+Gradients are also checked against float64 finite differences, and PyNative against Graph mode (kiln.jit)."""
 from collections import OrderedDict
 
 import numpy as np
 import pytest
 
 import kiln
-from kiln import Parameter, Tensor, nn
+from kiln import Parameter, Tensor, nn, ops
 
+from helpers import check_grad
+
+MODES = pytest.mark.parametrize("use_jit", [False, True], ids=["pynative", "graph"])
 
 
 # ------------------------------------------------------------------------------------------- parameter names
@@ -489,3 +494,133 @@ def test_load_param_into_net_dtype_rules(strict):
     with pytest.raises(RuntimeError, match="fc.bias"):
         kiln.load_param_into_net(net, {"fc.bias": Parameter(Tensor(np.array([1, 2], np.int32)), name="fc.bias")},
                                  strict_load=strict)
+
+
+# -------------------------------------------------------------------------------------------------- KLDivLoss
+# MindSpore 2.10's CPU kernel: y·(log y − x) where that is a number, 0 where it is NaN (y = 0, y < 0, NaN y or x).
+KL_X = np.array([[-1.0, -2, -3, 4], [0.5, 1, 2, 7]], np.float32)
+KL_Y = np.array([[0.0, 0.5, -0.2, -1.5], [1.0, 0, 2, 1e-30]], np.float32)
+MS_KL_NONE = [[0.0, 0.6534264, 0.0, 0.0], [-0.5, 0.0, -2.6137056, -7.6077555e-29]]
+MS_KL = {"mean": -0.3075349, "sum": -2.4602792, "batchmean": -1.2301396}
+
+
+@MODES
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum", "batchmean"])
+def test_kl_div_values_match_mindspore(reduction, use_jit):
+    loss = nn.KLDivLoss(reduction)
+    run = kiln.jit(lambda a, b: loss(a, b)) if use_jit else loss
+    want = MS_KL_NONE if reduction == "none" else MS_KL[reduction]
+    np.testing.assert_allclose(run(Tensor(KL_X), Tensor(KL_Y)).asnumpy(), want, rtol=1e-6, atol=1e-12)
+    f = kiln.jit(lambda a, b: ops.kl_div(a, b, reduction)) if use_jit else (lambda a, b: ops.kl_div(a, b, reduction))
+    np.testing.assert_allclose(f(Tensor(KL_X), Tensor(KL_Y)).asnumpy(), want, rtol=1e-6, atol=1e-12)
+
+
+def test_kl_div_special_values_match_mindspore():
+    """MindSpore 2.10: 0 wherever y·(log y − x) is NaN — also y > 0 with x = NaN — and ±inf kept."""
+    y = np.array([0.0, -0.0, -1.5, np.nan, 0.5, 1e-30, np.inf, 0.3], np.float32)
+    x = np.array([np.nan, -np.inf, 4, 1, -np.inf, 2, 1, np.nan], np.float32)
+    got = nn.KLDivLoss("none")(Tensor(x), Tensor(y)).asnumpy()
+    np.testing.assert_allclose(got, [0, 0, 0, 0, np.inf, -7.107755e-29, np.inf, 0], rtol=1e-6)
+
+
+def test_kl_div_batchmean_of_unnormalized_labels():
+    """Issue 24's case: labels that are not probabilities (normal samples, some negative). MindSpore counts only the
+    y > 0 terms; Kiln gave y·(−x) for y < 0, another number."""
+    rng = np.random.default_rng(24)
+    x, y = rng.standard_normal((4, 5)), rng.standard_normal((4, 5))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        want = np.where(y > 0, y * (np.log(np.where(y > 0, y, 1)) - x), 0.0).sum() / 4
+    np.testing.assert_allclose(nn.KLDivLoss("batchmean")(Tensor(x), Tensor(y)).asnumpy(), want, rtol=1e-12)
+
+
+@MODES
+def test_kl_div_gradients(use_jit):
+    """Gradient w.r.t. x: −y (MindSpore 2.10's bprop) where y > 0 and 0 where the term is 0 (for y < 0 MindSpore
+    gives −y, not the derivative of its 0); float64 finite differences agree. W.r.t. y: log y + 1 − x, the
+    derivative (MindSpore's bprop returns 0 for the labels)."""
+    x, y = KL_X.astype(np.float64), np.abs(KL_Y.astype(np.float64)) + 0.1
+    y[0, 0] = 0.0
+    for reduction in ("sum", "batchmean", "mean"):
+        def f(a, b, reduction=reduction):
+            return nn.KLDivLoss(reduction)(a, b)
+        g = kiln.grad(f, grad_position=(0, 1))
+        gx, gy = (kiln.jit(g) if use_jit else g)(Tensor(x), Tensor(y))
+        scale = {"sum": 1.0, "batchmean": 0.5, "mean": 1 / 8}[reduction]
+        np.testing.assert_allclose(gx.asnumpy(), -y * scale, rtol=1e-12)
+        logy = np.log(np.where(y > 0, y, 1.0))
+        np.testing.assert_allclose(gy.asnumpy()[y > 0], ((logy + 1 - x) * scale)[y > 0], rtol=1e-12)
+        assert gy.asnumpy()[0, 0] == 0.0
+    yp = np.abs(KL_Y.astype(np.float64)) + 0.1
+    check_grad(lambda a, b: nn.KLDivLoss("batchmean")(a, b), [x, yp])
+
+
+# --------------------------------------------------------------------------------- activations at their kinks
+Z = np.array([-1.0, 0.0, 2.0], np.float32)
+
+
+@MODES
+def test_prelu_gradient_at_zero_is_the_slope(use_jit):
+    """MindSpore 2.10 (ops.prelu, ops.PReLU, nn.PReLU, mint): d/dx at x = 0 is the channel's slope, and at NaN 1;
+    d/dw is x·dy below 0 (0 at 0)."""
+    x = np.array([[-1.0, 0.0, 2.0], [0.0, -0.5, 0.0]], np.float32).reshape(2, 3, 1)
+    w = np.array([0.3, 0.6, 0.9], np.float32)
+    dy = np.arange(1, 7, dtype=np.float32).reshape(2, 3, 1)
+    for prelu in (ops.prelu, lambda a, b: ops.PReLU()(a, b), kiln.mint.nn.functional.prelu):
+        g = kiln.grad(lambda a, b, prelu=prelu: (prelu(a, b) * Tensor(dy)).sum(), grad_position=(0, 1))
+        gx, gw = (kiln.jit(g) if use_jit else g)(Tensor(x), Tensor(w))
+        np.testing.assert_allclose(gx.asnumpy().ravel(), [0.3, 1.2, 3.0, 1.2, 3.0, 5.4], rtol=1e-6)  # MindSpore's
+        np.testing.assert_allclose(gw.asnumpy(), [-1.0, -2.5, 0.0], rtol=1e-6)
+    net = nn.PReLU(3, [0.3, 0.6, 0.9])
+    g = kiln.grad(lambda a: net(a).sum(), grad_position=0, weights=net.trainable_params())
+    gx, (gw,) = (kiln.jit(g) if use_jit else g)(Tensor(x))
+    np.testing.assert_allclose(gx.asnumpy().ravel(), [0.3, 0.6, 1.0, 0.3, 0.6, 0.9], rtol=1e-6)
+    np.testing.assert_allclose(gw.asnumpy(), [-1.0, -0.5, 0.0], rtol=1e-6)
+    nan = kiln.grad(lambda a: ops.prelu(a, Tensor(np.float32([0.3]))).sum())(Tensor(np.float32([np.nan, 0.0])))
+    np.testing.assert_allclose(nan.asnumpy(), [1.0, 0.3], rtol=1e-6)
+    check_grad(lambda a, b: ops.prelu(a, b), [np.array([[-1.5, 0.5, 2.0], [0.25, -0.5, -3.0]]),
+                                              np.array([0.3, 0.6, 0.9])])
+
+
+# MindSpore 2.10's gradient of sum(f(x)) at x = [-3, -1, 0, 1, 3] (f: nn.* cell or ops function).
+MS_KINK_GRADS = {
+    "leaky_relu(0.2)": (lambda a: ops.leaky_relu(a, 0.2), [0.2, 0.2, 0.6, 1, 1]),
+    "leaky_relu(3.0)": (lambda a: ops.leaky_relu(a, 3.0), [3, 3, 2, 1, 1]),
+    "nn.LeakyReLU(0.1)": (lambda a: nn.LeakyReLU(0.1)(a), [0.1, 0.1, 0.55, 1, 1]),
+    "hardtanh": (ops.hardtanh, [0, 0.5, 1, 0.5, 0]),
+    "nn.Hardtanh(-1, 1)": (lambda a: nn.Hardtanh(-1.0, 1.0)(a), [0, 0.5, 1, 0.5, 0]),
+    "hardtanh(-3, 3)": (lambda a: ops.hardtanh(a, -3.0, 3.0), [0.5, 1, 1, 1, 0.5]),
+    "rrelu(0.25, 0.25)": (lambda a: ops.rrelu(a, 0.25, 0.25), [0.25, 0.25, 0, 1, 1]),
+    "nn.RReLU(0.25, 0.25)": (lambda a: nn.RReLU(0.25, 0.25)(a), [0.25, 0.25, 0, 1, 1]),
+    "relu6": (ops.relu6, [0, 0, 0, 1, 1]),
+    "elu": (ops.elu, [0.049787068, 0.36787945, 1, 1, 1]),
+}
+
+
+@MODES
+@pytest.mark.parametrize("name", sorted(MS_KINK_GRADS))
+def test_activation_gradients_at_kinks_match_mindspore(name, use_jit):
+    f, want = MS_KINK_GRADS[name]
+    g = kiln.grad(lambda a: f(a).sum())
+    x = Tensor(np.array([-3.0, -1.0, 0.0, 1.0, 3.0], np.float32))
+    np.testing.assert_allclose((kiln.jit(g) if use_jit else g)(x).asnumpy(), want, rtol=1e-6)
+
+
+@MODES
+def test_selu_gradient_at_zero_is_scale(use_jit):
+    """MindSpore 2.10 gives scale (1.050701) at 0. Below 0 Kiln keeps the derivative scale·α·exp(x) (MindSpore's
+    CPU SeLU gradient there is not it: −0.117 at x = −1, while the function increases)."""
+    g = kiln.grad(lambda a: ops.selu(a).sum())
+    got = (kiln.jit(g) if use_jit else g)(Tensor(np.array([-1.0, 0.0, 1.0], np.float32))).asnumpy()
+    np.testing.assert_allclose(got, [1.0507009873554805 * 1.6732632423543772 * np.exp(-1), 1.050701, 1.050701],
+                               rtol=1e-6)
+    check_grad(ops.selu, [np.array([-2.0, -0.5, 0.5, 2.0])])
+
+
+def test_leaky_relu_of_ints_matches_mindspore():
+    """MindSpore 2.10 multiplies an int input by alpha truncated to an int (0.5 → 0: relu; 3.7 → 3)."""
+    x = Tensor(np.array([-5, -1, 0, 3], np.int32))
+    for alpha, want in ((0.5, [0, 0, 0, 3]), (0.2, [0, 0, 0, 3]), (1.5, [-5, -1, 0, 3]), (2.0, [-10, -2, 0, 3]),
+                        (-0.5, [0, 0, 0, 3]), (3.7, [-15, -3, 0, 3])):
+        out = ops.leaky_relu(x, alpha)
+        assert out.dtype == kiln.int32
+        np.testing.assert_array_equal(out.asnumpy(), want)
