@@ -1,6 +1,6 @@
-"""Issue 24, "silent wrong results": Parameter names and load_param_into_net, KLDivLoss, and the gradients of PReLU
-and its kind at their kinks, each against MindSpore 2.10 (CPU): every expected value below was printed by MindSpore
-2.10 (/work/ms-venv) running the same code.
+"""Issue 24, "silent wrong results": Parameter names and load_param_into_net, KLDivLoss, the gradients of PReLU and
+its kind at their kinks, and the order of TopK / ops.topk, each against MindSpore 2.10 (CPU): every expected value
+below was printed by MindSpore 2.10 (/work/ms-venv) running the same code.
 Gradients are also checked against float64 finite differences, and PyNative against Graph mode (kiln.jit)."""
 from collections import OrderedDict
 
@@ -624,3 +624,77 @@ def test_leaky_relu_of_ints_matches_mindspore():
         out = ops.leaky_relu(x, alpha)
         assert out.dtype == kiln.int32
         np.testing.assert_array_equal(out.asnumpy(), want)
+
+
+# --------------------------------------------------------------------------------------------------------- TopK
+# MindSpore 2.10's CPU TopK: std::nth_element at k, then (sorted) std::stable_sort; ties and the sorted=False order
+# are that algorithm's. Kiln runs the same algorithm (src/ops/index.cpp, topk_order_rows).
+TK_X = np.array([[1, 5, 3, 9, 2, 7, 5, 0], [4, 4, 4, 1, 8, 8, 2, 6]], np.float32)
+MS_TOPK = {  # (k, sorted, largest): MindSpore 2.10's indices for TK_X
+    (3, False, True): [[5, 3, 1], [7, 5, 4]],
+    (3, False, False): [[4, 7, 0], [6, 3, 1]],
+    (3, True, True): [[3, 5, 1], [5, 4, 7]],  # the 8 at index 5 before the 8 at index 4
+    (3, True, False): [[7, 0, 4], [3, 6, 1]],
+    (5, False, True): [[5, 3, 1, 6, 2], [7, 5, 4, 1, 0]],
+    (5, False, False): [[4, 7, 0, 2, 1], [6, 3, 1, 0, 2]],
+    (5, True, True): [[3, 5, 1, 6, 2], [4, 5, 7, 0, 1]],
+    (5, True, False): [[7, 0, 4, 2, 1], [3, 6, 0, 1, 2]],
+    (8, False, True): [list(range(8))] * 2,  # k = n: the input's order
+    (8, False, False): [list(range(8))] * 2,
+    (8, True, True): [[3, 5, 1, 6, 2, 4, 0, 7], [4, 5, 7, 0, 1, 2, 6, 3]],
+    (8, True, False): [[7, 0, 4, 2, 1, 6, 5, 3], [3, 6, 0, 1, 2, 7, 4, 5]],
+}
+TK_R = np.array([3, 1, 4, 1, 0, 2, 4, 4, 0, 3, 1, 2, 2, 4, 0, 3, 3, 1, 0, 2, 4, 1, 3, 0, 2, 2, 4, 1, 3, 0], np.int32)
+MS_TOPK_R = {  # (k, sorted): MindSpore 2.10's indices for TK_R (Int32, and the same for Float16)
+    (4, False): [26, 6, 7, 20], (4, True): [26, 6, 7, 20],
+    (7, False): [20, 13, 26, 7, 6, 2, 22], (7, True): [20, 13, 26, 7, 6, 2, 22],
+    (16, False): [0, 20, 2, 22, 16, 15, 6, 7, 26, 13, 11, 19, 28, 9, 5, 12],
+    (16, True): [2, 6, 7, 13, 20, 26, 0, 9, 15, 16, 22, 28, 5, 11, 12, 19],
+}
+
+
+@MODES
+@pytest.mark.parametrize("key", sorted(MS_TOPK))
+def test_topk_order_matches_mindspore(key, use_jit):
+    k, is_sorted, largest = key
+    f = (lambda a: ops.topk(a, k, largest=largest, sorted=is_sorted))
+    v, i = (kiln.jit(f) if use_jit else f)(Tensor(TK_X))
+    assert i.dtype == kiln.int32
+    np.testing.assert_array_equal(i.asnumpy(), MS_TOPK[key])
+    np.testing.assert_array_equal(v.asnumpy(), np.take_along_axis(TK_X, np.array(MS_TOPK[key]), 1))
+    # what every order promises: the k largest (smallest) values, as a multiset
+    want = np.sort(TK_X, 1)[:, ::-1][:, :k] if largest else np.sort(TK_X, 1)[:, :k]
+    np.testing.assert_array_equal(np.sort(v.asnumpy(), 1), np.sort(want, 1))
+    if largest:  # the Primitive, ops.top_k and Tensor.topk give the same
+        for g in (lambda a: ops.TopK(sorted=is_sorted)(a, k), lambda a: ops.top_k(a, k, sorted=is_sorted),
+                  lambda a: a.topk(k, sorted=is_sorted)):
+            np.testing.assert_array_equal(g(Tensor(TK_X))[1].asnumpy(), MS_TOPK[key])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float16, np.float64])
+@pytest.mark.parametrize("key", sorted(MS_TOPK_R))
+def test_topk_ties_match_mindspore(key, dtype):
+    k, is_sorted = key
+    _, i = ops.topk(Tensor(TK_R.astype(dtype)), k, sorted=is_sorted)
+    np.testing.assert_array_equal(i.asnumpy(), MS_TOPK_R[key])
+
+
+def test_topk_along_another_dim_matches_mindspore():
+    y = np.arange(24, dtype=np.float32).reshape(2, 3, 4) % 5
+    _, i = ops.topk(Tensor(y), 2, dim=1, sorted=False)
+    np.testing.assert_array_equal(i.asnumpy(), [[[1, 2, 0, 0], [2, 0, 1, 1]], [[0, 0, 0, 1], [1, 1, 1, 2]]])
+
+
+def test_topk_row_with_nan_takes_nan_as_largest():
+    """MindSpore 2.10 returns [nan, 5, 2] (indices [3, 4, 5]) for the 3 largest here — not the 3 largest values;
+    Kiln keeps its documented rule for a row with a NaN: stable order, NaN largest."""
+    x = np.array([[3.0, np.nan, 1.0, np.nan, 5.0, 2.0]], np.float32)
+    for s in (True, False):
+        v, i = ops.topk(Tensor(x), 3, sorted=s)
+        np.testing.assert_array_equal(i.asnumpy(), [[1, 3, 4]])
+
+
+def test_topk_gradient():
+    x = np.array([[0.5, -1.0, 2.0, 0.25, 1.5], [3.0, 0.0, -2.0, 1.0, 0.75]])
+    for s in (True, False):
+        check_grad(lambda a, s=s: ops.topk(a, 3, sorted=s)[0], [x])
