@@ -392,6 +392,66 @@ def test_appended_block_loads_a_mindspore_checkpoint():
         "0.stages.0.blocks.1.stages.0.blocks.1.weight")
 
 
+class _BnBlock(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 2, 3)
+        self.bn = nn.BatchNorm2d(2)
+        self.ls = nn.CellList()
+        self.ls.append(nn.SequentialCell([nn.Conv2d(2, 2, 1), nn.BatchNorm2d(2)]))
+        self.ls.append(nn.LayerNorm((2,)))
+
+    def construct(self, x):
+        return x
+
+
+class _BnNet(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.SequentialCell()
+        self.stem.append(nn.BatchNorm2d(2))
+        self.stem.append(_BnBlock())
+        self.stages = nn.CellList()
+        for _ in range(3):
+            self.stages.append(_BnBlock())
+        self.stages.insert(1, nn.Dense(2, 2))
+        del self.stages[2]
+        self.head = nn.SequentialCell(_BnBlock(), nn.Dense(2, 2))
+
+    def construct(self, x):
+        return x
+
+
+MS_BN_NAMES = (  # MindSpore 2.10's Parameter.name of every Parameter of _BnNet(), in order
+    '0.moving_mean 0.moving_variance 0.gamma 0.beta 1.conv.weight 1.bn.moving_mean 1.bn.moving_variance '
+    '1.bn.gamma 1.bn.beta 1.ls.0.0.weight 1.ls.0.1.moving_mean 1.ls.0.1.moving_variance 1.ls.0.1.gamma '
+    '1.ls.0.1.beta 1.ls.1.gamma 1.ls.1.beta 0.conv.weight 0.bn.moving_mean 0.bn.moving_variance 0.bn.gamma '
+    '0.bn.beta 0.ls.0.0.weight 0.ls.0.1.moving_mean 0.ls.0.1.moving_variance 0.ls.0.1.gamma 0.ls.0.1.beta '
+    '0.ls.1.gamma 0.ls.1.beta 1.weight 1.bias 2.conv.weight 2.bn.moving_mean 2.bn.moving_variance 2.bn.gamma '
+    '2.bn.beta 2.ls.0.0.weight 2.ls.0.1.moving_mean 2.ls.0.1.moving_variance 2.ls.0.1.gamma 2.ls.0.1.beta '
+    '2.ls.1.gamma 2.ls.1.beta head.0.conv.weight head.0.bn.moving_mean head.0.bn.moving_variance '
+    'head.0.bn.gamma head.0.bn.beta head.0.ls.0.0.weight head.0.ls.0.1.moving_mean '
+    'head.0.ls.0.1.moving_variance head.0.ls.0.1.gamma head.0.ls.0.1.beta head.0.ls.1.gamma head.0.ls.1.beta '
+    'head.1.weight head.1.bias').split()
+
+
+@MODES
+def test_parameter_names_with_buffers_match_mindspore_and_survive_a_call(use_jit):
+    """Conv/BatchNorm/LayerNorm Parameters (moving statistics included) in appended, inserted and deleted-from
+    containers: MindSpore 2.10's names, kept by the first call in PyNative and in Graph mode (MindSpore renames only
+    when two Parameters share a name)."""
+    net = _BnNet()
+    assert [p.name for p in net.get_parameters()] == MS_BN_NAMES
+    x = Tensor(np.ones((1, 2, 4, 4), np.float32))
+    if use_jit:
+        kiln.set_context(mode=kiln.GRAPH_MODE)
+    try:
+        net(x)
+    finally:
+        kiln.set_context(mode=kiln.PYNATIVE_MODE)
+    assert [p.name for p in net.get_parameters()] == MS_BN_NAMES
+
+
 # ------------------------------------------------------------------------------------------ load_param_into_net
 class _Two(nn.Cell):
     def __init__(self):
