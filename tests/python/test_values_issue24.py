@@ -481,13 +481,17 @@ def kiln_warnings():
             if record.levelno == logging.WARNING:
                 records.append(record.getMessage())
 
+    kiln.log.get_level()  # makes the logger (its level from GLOG_v), then lets warnings through whatever GLOG_v says
     handler = _Keep()
     lg = logging.getLogger("kiln.log")
+    level = lg.level
+    lg.setLevel(logging.WARNING)
     lg.addHandler(handler)
     try:
         yield records
     finally:
         lg.removeHandler(handler)
+        lg.setLevel(level)
 
 
 @pytest.mark.parametrize("strict", [False, True])
