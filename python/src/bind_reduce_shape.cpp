@@ -63,6 +63,14 @@ void bind_reduce_shape(nb::module_& m) {
   m.def("argsort", [](TL x, int64_t axis, bool descending) { return ops::argsort(x, axis, descending); },
         nb::arg("x"), nb::arg("axis") = -1, nb::arg("descending") = false,
         "Stable sorting permutation (Int64) along axis; NaN is the largest value.");
+  m.def("argsort_topk",
+        [](TL x, int64_t axis, bool largest, int64_t k, bool sorted) {
+          return apply1(OpId::ArgSort, {x}, {{"axis", axis}, {"descending", largest}, {"topk", k},
+                                             {"topk_sorted", sorted}});
+        },
+        nb::arg("x"), nb::arg("axis"), nb::arg("largest"), nb::arg("k"), nb::arg("sorted"),
+        "ArgSort in MindSpore 2.10's TopK order along axis: its first k entries are the k largest (smallest) "
+        "indices as MindSpore's CPU TopK returns them (std::nth_element, then std::stable_sort when sorted).");
   m.def("tensor_scatter_update", [](TL x, TL idx, TL upd) { return ops::tensor_scatter_update(x, idx, upd); },
         nb::arg("input_x"), nb::arg("indices"), nb::arg("updates"));
   m.def("tensor_copy", [](TL x) { return ops::tensor_copy(x); }, nb::arg("x"));

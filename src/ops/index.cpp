@@ -214,6 +214,54 @@ void argsort_rows(const T* px, int64_t* po, int64_t outer, int64_t n, int64_t in
   }
 }
 
+// MindSpore 2.10's TopK order (its CPU kernel, mindspore/ccsrc/plugin/device/cpu/kernel/topk_cpu_kernel.cc): the
+// row's indices 0..n-1 arranged by std::nth_element at k with the comparator "value p > value q" ("<" for the
+// smallest), then, when sorted, ordered by std::stable_sort: the whole row when k > floor(n/2), else the first k.
+// Ties are therefore in the order nth_element leaves them (not always the lower index first), and the k chosen among
+// equal values at the boundary are nth_element's. Same library algorithm and same comparisons, so the same indices
+// (checked against MindSpore 2.10 on random rows with ties). A row holding a NaN is not a strict weak order for that
+// comparator (MindSpore then returns values that are not the k largest): such a row takes the stable order with NaN
+// largest, as argsort_rows. Only the first k entries of each row are meaningful.
+template <typename T>
+void topk_order_rows(const T* px, int64_t* po, int64_t outer, int64_t n, int64_t inner, bool largest, int64_t k,
+                     bool sorted) {
+  using C = compute_t<T>;
+  const int64_t rows = outer * inner;
+  const int64_t kk = std::min(k, n);
+#pragma omp parallel for schedule(static) if (rows * n >= cpu::kParallelMin && rows > 1 && !omp_in_parallel())
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t o = r / inner, i = r % inner;
+    const T* base = px + o * n * inner + i;
+    auto val = [&](int64_t q) { return C(base[q * inner]); };
+    bool has_nan = false;
+    if constexpr (std::is_floating_point_v<C>) {
+      for (int64_t q = 0; q < n && !has_nan; ++q) has_nan = std::isnan(val(q));
+    }
+    std::vector<int64_t> perm(static_cast<size_t>(n));
+    std::iota(perm.begin(), perm.end(), int64_t(0));
+    if (has_nan) {
+      auto before = [&](int64_t p, int64_t q) {
+        bool np_ = false, nq = false;
+        if constexpr (std::is_floating_point_v<C>) np_ = std::isnan(val(p)), nq = std::isnan(val(q));
+        if (np_ || nq) return largest ? (np_ && !nq) : (!np_ && nq);
+        return largest ? val(q) < val(p) : val(p) < val(q);
+      };
+      std::stable_sort(perm.begin(), perm.end(), before);
+    } else {
+      auto cmp = [&](int64_t p, int64_t q) { return largest ? val(p) > val(q) : val(p) < val(q); };
+      const auto mid = perm.begin() + kk;
+      if (sorted && size_t(kk) > size_t(float(n) * 0.5f)) {
+        std::stable_sort(perm.begin(), perm.end(), cmp);
+      } else {
+        std::nth_element(perm.begin(), mid, perm.end(), cmp);
+        if (sorted) std::stable_sort(perm.begin(), mid, cmp);
+      }
+    }
+    int64_t* dst = po + o * n * inner + i;
+    for (int64_t q = 0; q < n; ++q) dst[q * inner] = perm[size_t(q)];
+  }
+}
+
 void run_argsort(const TV& in, TV& out, const Attrs& a) {
   Tensor x = in[0].contiguous();
   int64_t* po = out[0].data<int64_t>();
@@ -222,9 +270,12 @@ void run_argsort(const TV& in, TV& out, const Attrs& a) {
   const int64_t outer = prod_range(x.shape(), 0, ax), n = x.shape()[ax];
   const int64_t inner = prod_range(x.shape(), ax + 1, x.shape().size());
   const bool desc = a.b("descending");
+  // optional "topk" (k ≥ 0) and "topk_sorted": MindSpore's TopK order instead of the stable sort (topk_order_rows)
+  const int64_t k = a.find("topk") ? a.i("topk") : -1;
   KILN_DISPATCH_ALL(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    argsort_rows<T>(x.data<T>(), po, outer, n, inner, desc);
+    if (k >= 0) topk_order_rows<T>(x.data<T>(), po, outer, n, inner, desc, k, a.b("topk_sorted"));
+    else argsort_rows<T>(x.data<T>(), po, outer, n, inner, desc);
   });
 }
 

@@ -121,15 +121,16 @@ def test_clamp_bound_gradients(use_jit):
 @MODES
 def test_activation_corners_keep_their_documented_gradients(use_jit):
     """Activations written with max/min keep the corner gradients of MindSpore's/PyTorch's kernels under the
-    0.5/0.5 tie rule: ReLU6 1 at 6 and 0 at 0; HSigmoid 0 at ±3; LeakyReLU α at 0; ELU (α = 1) 1 at 0."""
+    0.5/0.5 tie rule: ReLU6 1 at 6 and 0 at 0; HSigmoid 0 at ±3; LeakyReLU (1 + α)/2 at 0 (MindSpore 2.10's
+    max(x, αx) shares the tie); ELU (α = 1) 1 at 0."""
     x = [-3.0, 0.0, 3.0, 6.0]
     np.testing.assert_array_equal(grad_of(lambda t: nn.ReLU6()(t).sum(), x, use_jit=use_jit), [0, 0, 1, 1])
     np.testing.assert_allclose(grad_of(lambda t: nn.HSigmoid()(t).sum(), x, use_jit=use_jit), [0, 1 / 6, 0, 0],
                                rtol=1e-6)
     np.testing.assert_allclose(grad_of(lambda t: nn.LeakyReLU(0.2)(t).sum(), x, use_jit=use_jit),
-                               [0.2, 0.2, 1, 1], rtol=1e-6)
+                               [0.2, 0.6, 1, 1], rtol=1e-6)
     np.testing.assert_allclose(grad_of(lambda t: nn.LeakyReLU(2.0)(t).sum(), x, use_jit=use_jit),
-                               [2, 2, 1, 1], rtol=1e-6)
+                               [2, 1.5, 1, 1], rtol=1e-6)
     np.testing.assert_allclose(grad_of(lambda t: nn.ELU()(t).sum(), x, use_jit=use_jit),
                                [np.exp(-3.0), 1, 1, 1], rtol=1e-6)
 

@@ -314,10 +314,17 @@ def sort(input_x, axis=-1, descending=False):
 
 def topk(input, k, dim=None, largest=True, sorted=True):
     """MindSpore's ops.topk(input, k, dim=None, largest=True, sorted=True) → (values, indices Int32): the k largest
-    (largest=False: smallest) elements along `dim` (None: the last), in sorted order (the order is always sorted:
-    `sorted=False` allows any order, and sorted is one). Among equal values the lower index comes first; NaN counts
-    as the largest value. Gradient: to the elements picked. Raises TypeError for a non-Tensor/Bool input or a
-    non-int k, ValueError for k outside [0, size of dim] or a bad dim."""
+    (largest=False: smallest) elements along `dim` (None: the last).
+
+    The order is MindSpore 2.10's CPU kernel's, index for index (std::nth_element at k, then std::stable_sort: of
+    the whole row when k > n/2, else of the first k; see src/ops/index.cpp): sorted=True gives the values in
+    descending (largest=False: ascending) order; sorted=False gives them in nth_element's order, which is not
+    sorted (k = n: the input's order). Among equal values, which indices are picked at the boundary and their order
+    are nth_element's, as MindSpore's (not always the lower index first, whatever MindSpore's documentation says).
+    A row holding a NaN (where MindSpore's comparator returns values that are not the k largest) is taken in the
+    stable sorted order with NaN as the largest value, for both `sorted` values. Gradient: to the elements picked.
+    Raises TypeError for a non-Tensor/Bool input or a non-int k, ValueError for k outside [0, size of dim] or a
+    bad dim."""
     x = _tensor_arg(input, "topk")
     k = int_arg("topk", "k", k)
     axis = _sort_axis(x, -1 if dim is None else dim, "topk")
@@ -327,7 +334,7 @@ def topk(input, k, dim=None, largest=True, sorted=True):
                          f"{tuple(x.shape)}), but got {k}.")
     if x.ndim == 0:
         return _core.identity(x), _core.full([], 0.0, mstype.int32)
-    idx = _core.argsort(x, axis, bool(largest))
+    idx = _core.argsort_topk(x, axis, bool(largest), k, bool(sorted))
     if k < n:
         begin = [0] * x.ndim
         end = list(x.shape)

@@ -72,7 +72,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
 
 def kl_div(logits, labels, reduction="mean"):
     """MindSpore's ops.kl_div(logits, labels, reduction='mean'): labels·(log labels − logits) for log-probability
-    logits; reductions 'mean', 'sum', 'none', 'batchmean' (see nn.KLDivLoss)."""
+    logits, 0 where that is NaN (labels ≤ 0, NaN labels or logits: MindSpore 2.10's kernel); reductions 'mean',
+    'sum', 'none', 'batchmean' (see nn.KLDivLoss)."""
     return _nn().KLDivLoss(reduction)(logits, labels)
 
 

@@ -10,7 +10,10 @@ Rules shared by all of them (pinned against MindSpore 2.10 on CPU):
   Tensor is float32.
 - NaN in gives NaN out (the comparisons are written so NaN takes the x branch), except threshold(NaN) = NaN as
   PyTorch (x <= thr is false for NaN).
-- Kinks: a `select(x > 0, a(x), b(x))` takes b's gradient at 0 (documented per op and checked by the registry).
+- Kinks: the gradient at a kink is MindSpore 2.10's (CPU), documented per op and checked by the registry: prelu
+  takes the slope at 0, rrelu 0, selu scale (the x ≥ 0 branch), leaky_relu (1 + α)/2 and hardtanh 1/2 at a bound
+  (MindSpore builds those two from Maximum/Minimum, whose gradient shares a tie equally); elsewhere a
+  `select(x > 0, a(x), b(x))` takes b's gradient at 0.
 - The negative branches of celu/elu/selu use expm1 (Kahan's accurate form in trig_func), and exp of min(x, 0), so
   the unused branch never overflows.
 """
@@ -96,10 +99,11 @@ def selu(input_x):
     """MindSpore's ops.selu(input_x) [Klambauer et al. 2017]: scale·(x for x > 0, α·(exp(x) − 1) otherwise) with
     α = 1.6732632423543772848, scale = 1.0507009873554804934.
 
-    input_x: a float Tensor; result of its shape and dtype. Gradient scale above 0, scale·α·exp(x) at and below 0
-    (scale·α at 0, as PyTorch). Raises TypeError for a non-float input (MindSpore's CPU kernel truncates ints)."""
+    input_x: a float Tensor; result of its shape and dtype. Gradient scale at and above 0 (scale at 0, as
+    MindSpore 2.10), scale·α·exp(x) below 0 (the derivative; MindSpore 2.10's CPU SeLU gradient is not, e.g. −0.117
+    at x = −1). Raises TypeError for a non-float input (MindSpore's CPU kernel truncates ints)."""
     x = _float_in(input_x, "selu", "input_x")
-    y = _core.select(_core.greater(x, 0.0), x, _neg_part_expm1(x, _SELU_ALPHA))
+    y = _core.select(_core.greater_equal(x, 0.0), x, _neg_part_expm1(x, _SELU_ALPHA))
     return _core.mul(y, _SELU_SCALE)
 
 
@@ -214,29 +218,36 @@ def hardtanh(input, min_val=-1.0, max_val=1.0):
     max_val gives max_val everywhere, as MindSpore).
 
     input: an int or float Tensor (result of its shape and dtype; for ints the bounds are truncated to ints).
-    Gradient 1 strictly between the bounds, 0 at and beyond them (PyTorch's hardtanh_backward). NaN stays NaN.
-    Raises TypeError for a non-Tensor/bool input or non-number bounds."""
+    Gradient 1 strictly between the bounds, 1/2 at a bound and 0 beyond them (MindSpore 2.10: min(max(x, min_val),
+    max_val), whose Maximum/Minimum share a tie's gradient equally). NaN stays NaN. Raises TypeError for a
+    non-Tensor/bool input or non-number bounds."""
     x = _real_in(input, "hardtanh")
     lo = _scalar_like(_num(min_val, "hardtanh", "min_val"), x)
     hi = _scalar_like(_num(max_val, "hardtanh", "max_val"), x)
+    if x.dtype in _FLOATS:
+        return _core.minimum(_core.maximum(x, lo), hi)
     y = _core.select(_core.less_equal(x, lo), _core.full([], lo, x.dtype), x)
     return _core.select(_core.greater_equal(y, hi), _core.full([], hi, x.dtype), y)
 
 
 def _leaky_relu(x, alpha):
-    # x where x > 0 else αx; the select keeps the gradient at 0 equal to α (PyTorch's), Maximum would split the tie
+    # max(x, αx) (min for α > 1), as MindSpore 2.10 builds it: the tie at 0 shares the gradient, (1 + α)/2. An int
+    # x is multiplied by α truncated to an int (MindSpore: leaky_relu(int, 0.5) is relu, with 3.7 it is 3x below 0).
     if x.dtype in _FLOATS:
-        return _core.select(_core.greater(x, 0.0), x, _core.mul(x, alpha))
-    ax = _core.cast(_core.mul(_core.cast(x, mstype.float32), alpha), x.dtype)  # truncated toward 0, as MindSpore
-    return _core.select(_core.greater(x, 0), x, ax)
+        ax = _core.mul(x, alpha)
+    else:
+        ax = _core.mul(x, _core.full([], float(int(alpha)), x.dtype))
+    return _core.maximum(x, ax) if alpha <= 1.0 else _core.minimum(x, ax)
 
 
 @defop()
 def leaky_relu(input, alpha=0.2):
-    """MindSpore's ops.leaky_relu(input, alpha=0.2): x where x > 0, alpha·x elsewhere.
+    """MindSpore's ops.leaky_relu(input, alpha=0.2): x where x > 0, alpha·x elsewhere (max(x, alpha·x), or min for
+    alpha > 1, as MindSpore).
 
-    input: an int or float Tensor; result of its shape and dtype (ints: alpha·x truncated toward 0, as MindSpore's
-    CPU kernel). Gradient 1 above 0, alpha at and below 0. Raises TypeError for a non-Tensor/bool input or a
+    input: an int or float Tensor; result of its shape and dtype (ints: x times alpha truncated to an int, as
+    MindSpore 2.10, so alpha in (-1, 1) gives relu). Gradient 1 above 0, alpha below 0 and (1 + alpha)/2 at 0 (MindSpore 2.10's value: the tie of its
+    Maximum shares the gradient). Raises TypeError for a non-Tensor/bool input or a
     non-number alpha."""
     x = _real_in(input, "leaky_relu")
     return _leaky_relu(x, _num(alpha, "leaky_relu", "alpha"))
@@ -244,8 +255,9 @@ def leaky_relu(input, alpha=0.2):
 
 @defop(primitive="PReLU", mint="nn.functional.prelu")
 def prelu(input, weight):
-    """MindSpore's ops.prelu(input, weight) [He et al. 2015]: x where x ≥ 0, weight·x elsewhere, with one slope per
-    channel (axis 1) or one shared slope.
+    """MindSpore's ops.prelu(input, weight) [He et al. 2015]: x where x > 0, weight·x elsewhere, with one slope per
+    channel (axis 1) or one shared slope. The gradient w.r.t. input is 1 above 0 and the slope at and below 0 (at
+    0: the slope, as MindSpore 2.10's PReLUGrad); w.r.t. weight, x·dy summed below 0 (0 at x = 0).
 
     input: a float Tensor of any rank; weight: a 1-D float Tensor of 1 element or of input.shape[1] elements (for a
     1-D input, weight may also have input's length: its channels are then the elements), cast to input's dtype.
@@ -265,7 +277,8 @@ def prelu(input, weight):
         w = _core.reshape(w, [1, w.shape[0]] + [1] * (x.ndim - 2))
     elif x.ndim == 0:
         w = _core.reshape(w, [])
-    return _core.select(_core.greater_equal(x, 0.0), x, _core.mul(x, w))
+    # the slope where x ≤ 0, else x: MindSpore 2.10's PReLUGrad takes the slope at 0 and 1 at NaN
+    return _core.select(_core.less_equal(x, 0.0), _core.mul(x, w), x)
 
 
 @defop()
@@ -273,7 +286,8 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3):
     """MindSpore's ops.rrelu(input, lower=1/8, upper=1/3) [Xu et al. 2015]: x where x ≥ 0, a·x elsewhere with a
     drawn uniformly from [lower, upper) per element on every call (MindSpore's ops.rrelu always samples).
 
-    input: a float Tensor; result of its shape and dtype; the gradient w.r.t. x is 1 or the drawn slope. Seeded by
+    input: a float Tensor; result of its shape and dtype; the gradient w.r.t. x is 1 above 0, the drawn slope below
+    0 and 0 at 0 (MindSpore 2.10, which multiplies x by its sign's parts). Seeded by
     kiln's global seed (kiln.set_seed). Raises TypeError for a non-float input or non-number bounds, ValueError for
     lower > upper."""
     x = _float_in(input, "rrelu")
@@ -284,7 +298,10 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3):
     a = _core.stop_gradient(uniform(tuple(x.shape), lower, upper, dtype=mstype.float32))
     if a.dtype != x.dtype:
         a = _core.cast(a, x.dtype)
-    return _core.select(_core.greater_equal(x, 0.0), x, _core.mul(x, a))
+    # x · (1 above 0, a below 0, 0 at 0): the value x or a·x, the gradient MindSpore's (0 at 0)
+    zero = _core.zeros_like(x)
+    slope = _core.select(_core.greater(x, 0.0), _core.ones_like(x), _core.select(_core.less(x, 0.0), a, zero))
+    return _core.mul(x, slope)
 
 
 @defop()

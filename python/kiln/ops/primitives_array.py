@@ -169,7 +169,8 @@ class Sort(Primitive):
 
 
 class TopK(Primitive):
-    """TopK(sorted=True)(input_x, k) → (values, indices Int32): the k largest along the last axis (see ops.topk)."""
+    """TopK(sorted=True)(input_x, k) → (values, indices Int32): the k largest along the last axis, in MindSpore
+    2.10's order for both `sorted` values (see ops.topk)."""
 
     def __init__(self, sorted=True):
         super().__init__("TopK")

@@ -166,8 +166,8 @@ def msort(input):
 @defop(tensor="top_k")
 def top_k(input_x, k, sorted=True):
     """MindSpore's ops.top_k(input_x, k, sorted=True) (the TopK primitive's functional form): (values, Int32
-    indices) of the k largest elements along the last axis, largest first (ops.topk with dim=-1; the order is always
-    sorted, which sorted=False allows). Errors as ops.topk."""
+    indices) of the k largest elements along the last axis (ops.topk with dim=-1: sorted=True largest first,
+    sorted=False in MindSpore 2.10's unsorted order, index for index). Errors as ops.topk."""
     return _topk(input_x, k, -1, True, sorted)
 
 

@@ -528,8 +528,17 @@ class _TypeMismatch(TypeError, RuntimeError):
 
 def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundancy=False):
     """Copies the values of `parameter_dict` (name -> Parameter/Tensor, e.g. from load_checkpoint) into the
-    Parameters of `net` with the same names. Returns (param_not_load, ckpt_not_load): the names of the net's
-    Parameters that got no value, and the dict's names that matched no Parameter.
+    Parameters of `net` with the same names (Parameter.name). Returns (param_not_load, ckpt_not_load): the names of
+    the net's Parameters that got no value, and the dict's names that were not loaded under their own name.
+
+    As MindSpore 2.10 (mindspore/train/serialization.py):
+    - strict_load=False: Parameters left over are tried again under a prefix: the first dict name that ends with
+      the name of a Parameter not loaded gives the prefix (dict name minus that name, e.g. 'network.'), and every
+      Parameter not loaded whose prefix + name is in the dict is loaded from it (a warning names the prefix); this
+      repeats while new prefixes are found. Names loaded this way stay in ckpt_not_load, as MindSpore returns them.
+    - Any Parameter still not loaded is reported by two warnings (the count, then the list of names) through
+      kiln.log, MindSpore's messages; strict_load=True does NOT raise for them (MindSpore 2.10 does not either): it
+      only turns off the prefix retry and the dtype conversion. Parameters named 'accu_grads...' are not reported.
 
     A dtype difference is cast (float to float, int to int) unless strict_load=True; other dtype differences raise.
     remove_redundancy (bool, default False): MindSpore's loading of a checkpoint whose duplicated slices were
@@ -557,13 +566,20 @@ def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundanc
     if remove_redundancy:  # MindSpore 2.10 raises the same in a single process (get_group_size() == 1)
         raise TypeError("For 'load_param_into_net', the deduplication feature for loading checkpoint "
                         "(remove_redundancy=True) can only be used in parallel scenarios, but got stand_alone.")
-    params = net.parameters_dict()
-    updates, param_not_load = [], []
-    for name, param in params.items():
-        if name not in parameter_dict:
-            param_not_load.append(name)
-            continue
-        new = parameter_dict[name]
+    params = list(net.get_parameters())
+    pairs, param_not_load = [], []  # (Parameter, the dict name its value comes from)
+    for param in params:
+        if param.name in parameter_dict:
+            pairs.append((param, param.name))
+        elif not param.name.startswith("accu_grads"):
+            param_not_load.append(param.name)
+    loaded_by_name = {name for _, name in pairs}
+    if param_not_load and not strict_load:
+        pairs += _load_under_prefix(params, parameter_dict, param_not_load)
+    updates = []
+    for param, key in pairs:
+        name = param.name
+        new = parameter_dict[key]
         if not isinstance(new, Tensor):
             raise TypeError(f"For 'load_param_into_net', the value of '{name}' in 'parameter_dict' must be a "
                             f"Parameter or Tensor, but got {type(new).__name__}.")
@@ -577,13 +593,45 @@ def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundanc
             if strict_load or not same_kind:
                 raise _TypeMismatch(f"For 'load_param_into_net', {name} {param.dtype} in the argument 'net' should have "
                                 f"the same type as {name} {new.dtype} in the argument 'parameter_dict'.")
+            from .. import log as _log
+            _log.warning("The type of %s:%s in 'parameter_dict' is different from the type of it in 'net':%s, then "
+                         "the type convert from %s to %s in the network. May consume additional memory and time",
+                         name, new.dtype, param.dtype, new.dtype, param.dtype)
             new = _core.cast(new, param.dtype)
         updates.append((param, new))
     for param, new in updates:  # all checks passed: nothing is half loaded on an error
         _core.assign(param, new)
-    used = set(params)
-    ckpt_not_load = [name for name in parameter_dict if name not in used]
+    ckpt_not_load = [name for name in parameter_dict if name not in loaded_by_name]
+    if param_not_load:
+        from .. import log as _log
+        _log.warning("For 'load_param_into_net', %d parameters in the 'net' are not loaded, because they are not in "
+                     "the 'parameter_dict', please check whether the network structure is consistent when training "
+                     "and loading checkpoint.", len(param_not_load))
+        _log.warning("%s are not loaded.", param_not_load)
     return param_not_load, ckpt_not_load
+
+
+def _load_under_prefix(params, parameter_dict, param_not_load):
+    """MindSpore 2.10's retry for the Parameters a non-strict load_param_into_net did not find by name: the first
+    dict name ending with a missing name gives a prefix; every missing Parameter found as prefix + name is taken
+    (and removed from param_not_load, in place); repeated until no new prefix is found. Returns the (Parameter,
+    dict name) pairs."""
+    from .. import log as _log
+    pairs = []
+    while param_not_load:
+        prefix = None
+        for missing in param_not_load:
+            prefix = next((k[:-len(missing)] for k in parameter_dict if k.endswith(missing)), None)
+            if prefix is not None:
+                break
+        if prefix is None:
+            break
+        _log.warning("For 'load_param_into_net', remove parameter prefix name: %s, continue to load.", prefix)
+        for param in params:
+            if param.name in param_not_load and prefix + param.name in parameter_dict:
+                pairs.append((param, prefix + param.name))
+                param_not_load.remove(param.name)
+    return pairs
 
 
 from ._export_load import export, load  # noqa: E402,F401  (mindspore.train.serialization.export / load)

@@ -324,8 +324,9 @@ register(OpInfo("nn.FastGelu", ("Mul", "Sigmoid"), _cell(kiln.nn.FastGelu), lamb
                 _act_samples, FLOATS, differentiable=True, tol={F16: (4e-3, 4e-3)}))
 register(OpInfo("nn.ELU", ("Select", "Exp", "Greater"), _cell(kiln.nn.ELU), _np_elu, _act_samples, FLOATS,
                 differentiable=True, tol={F16: (3e-3, 3e-3)}, notes="alpha = 1: the derivative is 1 at 0 from both sides"))
-register(OpInfo("nn.LeakyReLU", ("Mul", "Select", "Greater"), _cell(kiln.nn.LeakyReLU, 0.2), _np_leaky_relu,
-                _act_samples, FLOATS, differentiable=True, kinks={0.0: 0.2}, notes="gradient alpha at 0 (as PyTorch)"))
+register(OpInfo("nn.LeakyReLU", ("Mul", "Maximum"), _cell(kiln.nn.LeakyReLU, 0.2), _np_leaky_relu,
+                _act_samples, FLOATS, differentiable=True, kinks={0.0: 0.6},
+                notes="gradient (1 + alpha)/2 at 0 (max(x, αx)'s tie, as MindSpore 2.10)"))
 register(OpInfo("nn.Softsign", ("Div", "Abs", "Add"), _cell(kiln.nn.Softsign), lambda x: x / (1 + np.abs(x)),
                 _act_samples, FLOATS, differentiable=True,
                 notes="±inf → inf/inf = NaN (the formula x / (1 + |x|), as PyTorch)"))

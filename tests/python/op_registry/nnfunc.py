@@ -28,20 +28,20 @@ _act("celu", lambda x: ops.celu(x, 2.0), lambda x: np.where(x > 0, x, 2.0 * np.e
      ("Select", "Exp", "Div"), tol=_F16_LOOSE, notes="alpha = 2; gradient exp(x/α) below 0, 1 at 0 from both sides")
 _act("elu", ops.elu, lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0))), ("Select", "Exp"), tol=_F16_LOOSE)
 _act("selu", ops.selu, lambda x: _SELU_S * np.where(x > 0, x, _SELU_A * np.expm1(np.minimum(x, 0))),
-     ("Select", "Exp", "Mul"), tol=_F16_LOOSE, kinks={0.0: _SELU_S * _SELU_A},
-     notes="gradient scale·α at 0 (the x ≤ 0 branch, as PyTorch)")
+     ("Select", "Exp", "Mul"), tol=_F16_LOOSE, kinks={0.0: _SELU_S},
+     notes="gradient scale at 0 (the x ≥ 0 branch, as MindSpore 2.10)")
 _act("silu", ops.silu, lambda x: x * np_sigmoid(x), ("Mul", "Sigmoid"), tol=_F16_LOOSE)
 _act("mish", ops.mish, lambda x: x * np.tanh(np.logaddexp(0, x)), ("Mul", "Tanh", "Log1p"), tol=_F16_LOOSE)
 _act("hardshrink", ops.hardshrink, lambda x: np.where(np.abs(x) <= 0.5, 0.0, x), ("Select", "Abs", "LessEqual"))
 _act("softshrink", lambda x: ops.softshrink(x, 0.75), lambda x: np.where(np.abs(x) <= 0.75, 0.0, x - np.sign(x) * 0.75),
      ("Select", "Abs", "Sign", "Sub"))
 _act("hardswish", ops.hardswish, lambda x: x * np.clip(x + 3, 0, 6) / 6, ("Mul", "Maximum", "Minimum", "Div"))
-register(OpInfo("hardtanh", ("Select", "LessEqual", "GreaterEqual"), lambda x: ops.hardtanh(x, -0.5, 2.0),
+register(OpInfo("hardtanh", ("Maximum", "Minimum", "Select"), lambda x: ops.hardtanh(x, -0.5, 2.0),
                 lambda x: np.minimum(np.maximum(x, -0.5 if x.dtype.kind == "f" else 0), 2.0).astype(x.dtype),
                 _act_samples, FLOATS + (I32,), differentiable=True, ref_upcast=False,
-                notes="int input keeps its dtype (bounds truncated: −0.5 → 0)"))
-_act("leaky_relu", ops.leaky_relu, lambda x: np.where(x > 0, x, 0.2 * x), ("Select", "Mul", "Greater"),
-     kinks={0.0: 0.2}, notes="gradient alpha at 0 (as PyTorch)")
+                notes="int input keeps its dtype (bounds truncated: −0.5 → 0); gradient 1/2 at a bound (MindSpore 2.10)"))
+_act("leaky_relu", ops.leaky_relu, lambda x: np.where(x > 0, x, 0.2 * x), ("Maximum", "Mul"),
+     kinks={0.0: 0.6}, notes="gradient (1 + alpha)/2 at 0 (max(x, αx)'s tie, as MindSpore 2.10)")
 _act("softsign", ops.softsign, lambda x: x / (1 + np.abs(x)), ("Div", "Abs", "Add"))
 _act("tanhshrink", ops.tanhshrink, lambda x: x - np.tanh(x), ("Sub", "Tanh"), dtypes=FLOATS + (I32,),
      notes="int input → Float32 (R-f32)")
@@ -95,12 +95,13 @@ def _np_prelu(x, w):
     return np.where(x >= 0, x, w * x)
 
 
-register(OpInfo("prelu", ("Select", "GreaterEqual", "Mul"), ops.prelu, _np_prelu, _prelu_samples, FLOATS,
-                differentiable=True, kinks={0.0: 1.0}, notes="gradient 1 at x = 0 (the x ≥ 0 branch)"))
+register(OpInfo("prelu", ("Select", "LessEqual", "Mul"), ops.prelu, _np_prelu, _prelu_samples, FLOATS,
+                differentiable=True, kinks={0.0: None},
+                notes="gradient: the channel's slope at x = 0 (MindSpore 2.10; tested in test_values_issue24.py)"))
 
 
 # Random activations: distribution checks (the gradient is checked in tests/python/test_nn_functional_ext.py).
-register(OpInfo("rrelu", ("UniformReal", "Select", "Mul"), kind="random", dtypes=(F32, F64),
+register(OpInfo("rrelu", ("UniformReal", "Select", "Mul", "Less"), kind="random", dtypes=(F32, F64),
                 draw=lambda shape, dtype, seed=None: ops.rrelu(Tensor(-np.ones(shape, dtype)), 0.125, 0.375),
                 check=lambda x, d: _check_uniform01((-x.astype(np.float64) - 0.125) / 0.25, d),
                 notes="rrelu(−1) = −a with a ~ Uniform[lower, upper)"))

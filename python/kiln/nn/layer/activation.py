@@ -105,7 +105,7 @@ class LeakyReLU(Cell):
         self.alpha = float(alpha)
 
     def construct(self, x):
-        return _nnact.leaky_relu(x, self.alpha)  # gradient alpha at x = 0 (PyTorch's rule)
+        return _nnact.leaky_relu(x, self.alpha)  # gradient (1 + alpha)/2 at x = 0 (MindSpore 2.10)
 
 
 class SiLU(Cell):

@@ -2,8 +2,9 @@
 as MindSpore's (../shared/reference/mindspore_api.md §3.4).
 
 Children are keyed "0", "1", ... (or by the OrderedDict's keys); their Parameters are renamed "<prefix><key>.<path>"
-where <prefix> is the container's own prefix (found from the names its children already carry, so that appending to
-`net.seq` names the new weights `seq.2.weight`)."""
+where <prefix> is the container's own prefix, found from the names its children already carry (so that appending to
+`net.seq` names the new weights `seq.2.weight`) by MindSpore 2.10's rule, quirks included, so that checkpoints written
+by MindSpore load by name (see _prefix_and_index)."""
 from collections import OrderedDict
 
 from ..._loader import _core
@@ -29,26 +30,68 @@ def _valid_index(n, index, op_name):
     return index % n
 
 
-def _prefix_and_depth(cells):
-    """(prefix, depth): the name prefix the container's children carry ('' at top level, 'seq.' inside `seq`) and
-    the number of name components before the child's key. Found from the first child that has a Parameter."""
+def _prefix_and_index(cells):
+    """(prefix, index): the name prefix of the container's children and the position of a child's key in its
+    Parameters' names, by MindSpore 2.10's rule (mindspore/nn/layer/container.py, _get_prefix_and_index), which
+    Kiln follows exactly because a checkpoint's names come from it.
+
+    The first Parameter of the first child that has one (key k1) is split at '.'; every component equal to k1 is a
+    candidate position, and the LAST candidate is taken unless the first Parameter of the next child with one (key
+    k2) has k2 at an earlier candidate, which is then taken. So a container built empty and filled by append names
+    the second child of a nested list `0.blocks.1.blocks.0.weight` (its first child's names `0.blocks.0.weight`
+    contain the key '0' twice), as MindSpore does. Where the second name is shorter than a candidate position
+    MindSpore raises IndexError (a tree it cannot build); Kiln then uses the first child's path instead (_by_path)."""
+    first = second = None
+    for key, cell in cells.items():
+        if cell is None:
+            continue
+        param = next((p for _, p in cell.parameters_and_names()), None)
+        if param is None:
+            continue
+        if first is None:
+            first = (key, param.name)
+            continue
+        second = (key, param.name)
+        break
+    if first is None:
+        return "", 0
+    prefix, index = "", 0
+    parts = first[1].split(".")
+    other = second[1].split(".") if second is not None else None
+    for idx, part in enumerate(parts):
+        if part == first[0]:
+            prefix = ".".join(parts[:idx])
+            prefix = prefix + "." if prefix else prefix
+            index = idx
+            if other is not None:
+                if idx >= len(other):
+                    return _by_path(cells)
+                if other[idx] == second[0]:
+                    break
+    return prefix, index
+
+
+def _by_path(cells):
+    """(prefix, index) from the first child with a Parameter: its name ends with the Parameter's path inside the
+    child, after the child's key; ("", 0) when it does not."""
     for key, cell in cells.items():
         if cell is None:
             continue
         for path, p in cell.parameters_and_names():
             parts = p.name.split(".")
-            n_path = len(path.split("."))
-            depth = len(parts) - n_path - 1
-            if depth >= 0 and parts[depth] == key:
-                prefix = ".".join(parts[:depth])
-                return (prefix + "." if prefix else ""), depth
+            index = len(parts) - len(path.split(".")) - 1
+            if index >= 0 and parts[index] == key:
+                prefix = ".".join(parts[:index])
+                return (prefix + "." if prefix else ""), index
             return "", 0
     return "", 0
 
 
-def _rename_child(cell, prefix, key):
-    for path, p in cell.parameters_and_names():
-        p.name = prefix + key + "." + path
+def _rekey_child(cell, prefix, key, key_index):
+    """Renames a moved child's Parameters as MindSpore 2.10 does: prefix + key + what follows the old key (the name
+    components after position key_index)."""
+    for _, p in cell.parameters_and_names():
+        p.name = prefix + key + "." + ".".join(p.name.split(".")[key_index + 1:])
 
 
 class SequentialCell(Cell):
@@ -98,7 +141,7 @@ class SequentialCell(Cell):
     def __setitem__(self, index, cell):
         name = type(self).__name__
         _valid_cell(cell, name)
-        prefix, _ = _prefix_and_depth(self._cells)
+        prefix, _ = _prefix_and_index(self._cells)
         index = _valid_index(len(self), index, name)
         key = list(self._cells.keys())[index]
         self._register_cell(key, cell)
@@ -112,21 +155,16 @@ class SequentialCell(Cell):
             drop = set(range(len(keys))[index])
         else:
             drop = {_valid_index(len(keys), index, name)}
-        prefix, _ = _prefix_and_depth(self._cells)
+        kept = OrderedDict((key, self._cells[key]) for i, key in enumerate(keys) if i not in drop)
+        dynamic = [d for i, d in enumerate(self._is_dynamic_name) if i not in drop]
+        prefix, key_index = _prefix_and_index(kept)
         new = OrderedDict()
-        dynamic = []
-        for i, key in enumerate(keys):
-            if i in drop:
-                continue
-            cell = self._cells[key]
-            if self._is_dynamic_name[i]:
-                new_key = str(len(new))
-                if new_key != key:
-                    _rename_child(cell, prefix, new_key)
-                new[new_key] = cell
+        for i, (key, cell) in enumerate(kept.items()):
+            if dynamic[i]:  # every numbered child is renamed (MindSpore 2.10), moved or not
+                _rekey_child(cell, prefix, str(i), key_index)
+                new[str(i)] = cell
             else:
                 new[key] = cell
-            dynamic.append(self._is_dynamic_name[i])
         self._replace_cells(new)
         self.__dict__["_is_dynamic_name"] = dynamic
         self._sync()
@@ -143,7 +181,7 @@ class SequentialCell(Cell):
     def append(self, cell):
         """Appends a cell (named str(len(self)), Parameters renamed accordingly). Returns self."""
         _valid_cell(cell, type(self).__name__)
-        prefix, _ = _prefix_and_depth(self._cells)
+        prefix, _ = _prefix_and_index(self._cells)
         key = str(len(self))
         cell.update_parameters_name(prefix + key + ".")
         self._is_dynamic_name.append(True)
@@ -187,7 +225,7 @@ class CellList(Cell):
         _valid_cell(cell, name)
         index = _valid_index(len(self), index, name)
         if self._auto_prefix:
-            prefix, _ = _prefix_and_depth(self._cells)
+            prefix, _ = _prefix_and_index(self._cells)
             cell.update_parameters_name(prefix + str(index) + ".")
         self._register_cell(str(index), cell)
 
@@ -197,16 +235,14 @@ class CellList(Cell):
             drop = set(range(len(keys))[index])
         else:
             drop = {_valid_index(len(keys), index, type(self).__name__)}
-        prefix, _ = _prefix_and_depth(self._cells)
+        kept = [self._cells[key] for i, key in enumerate(keys) if i not in drop]
+        prefix, key_index = _prefix_and_index(OrderedDict(  # the remaining children under their old keys
+            (key, self._cells[key]) for i, key in enumerate(keys) if i not in drop))
         new = OrderedDict()
-        for i, key in enumerate(keys):
-            if i in drop:
-                continue
-            cell = self._cells[key]
-            new_key = str(len(new))
-            if new_key != key and self._auto_prefix:
-                _rename_child(cell, prefix, new_key)
-            new[new_key] = cell
+        for i, cell in enumerate(kept):
+            if self._auto_prefix:  # every child is renamed (MindSpore 2.10), moved or not
+                _rekey_child(cell, prefix, str(i), key_index)
+            new[str(i)] = cell
         self._replace_cells(new)
 
     def __len__(self):
@@ -233,15 +269,13 @@ class CellList(Cell):
             raise IndexError(f"For '{name}', the value range of 'index' must be [{-n}, {n}], but got {index}.")
         index = index + n if index < 0 else index
         cells = list(self._cells.values())
+        prefix, key_index = _prefix_and_index(self._cells)
+        if self._auto_prefix:  # the children after `index` move up one key (renamed from their old names' tails)
+            for i in range(n - 1, index - 1, -1):
+                _rekey_child(cells[i], prefix, str(i + 1), key_index)
+            cell.update_parameters_name(prefix + str(index) + ".")
         cells.insert(index, cell)
-        prefix, _ = _prefix_and_depth(self._cells) if n else ("", 0)
-        new = OrderedDict()
-        for i, c in enumerate(cells):
-            key = str(i)
-            if self._auto_prefix and (i >= index):
-                _rename_child(c, prefix, key)
-            new[key] = c
-        self._replace_cells(new)
+        self._replace_cells(OrderedDict((str(i), c) for i, c in enumerate(cells)))
 
     def extend(self, cells):
         """Appends every cell of the list `cells`. Returns self."""
@@ -249,7 +283,7 @@ class CellList(Cell):
         if not isinstance(cells, list):
             raise TypeError(f"For '{name}', the new cells wanted to append should be instance of list, but got "
                             f"{type(cells).__name__}.")
-        prefix, _ = _prefix_and_depth(self._cells)
+        prefix, _ = _prefix_and_index(self._cells)
         for cell in cells:
             _valid_cell(cell, name)
             key = str(len(self))
@@ -263,7 +297,7 @@ class CellList(Cell):
         _valid_cell(cell, type(self).__name__)
         key = str(len(self))
         if self._auto_prefix:
-            prefix, _ = _prefix_and_depth(self._cells)
+            prefix, _ = _prefix_and_index(self._cells)
             cell.update_parameters_name(prefix + key + ".")
         self._register_cell(key, cell)
 
@@ -301,7 +335,7 @@ class CellDict(Cell):
         if key in self._cells:
             self._unregister(key)
         if self._auto_prefix:
-            prefix, _ = _prefix_and_depth(self._cells)
+            prefix, _ = _prefix_and_index(self._cells)
             cell.update_parameters_name(prefix + key + ".")
         self.insert_child_to_cell(key, cell)
 

@@ -503,7 +503,8 @@ class BCEWithLogitsLoss(LossBase):
 class KLDivLoss(LossBase):
     """Kullback-Leibler divergence with log-probability inputs (MindSpore's nn.KLDivLoss, CPU semantics):
 
-        L = y·(log y − x)   (0 where y = 0, the limit of y·log y)
+        L = y·(log y − x) where that is a number, else 0: 0 where y = 0 (the limit of y·log y), and also where
+            y < 0, y is NaN or x is NaN (as MindSpore 2.10's CPU kernel, which zeroes every NaN term)
         'none': L;  'mean': mean(L) over all elements (default);  'sum': Σ L;  'batchmean': Σ L / x.shape[0]
         (only 'batchmean' is the mathematical KL divergence per sample).
 
@@ -528,10 +529,13 @@ class KLDivLoss(LossBase):
                              f"{tuple(logits.shape)} and {tuple(labels.shape)}.")
         if self.reduction == "batchmean" and logits.ndim == 0:
             raise RuntimeError(f"For '{name}', 'batchmean' needs inputs with a batch dimension, but got 0-d inputs.")
+        # MindSpore 2.10's CPU kernel: y·(log y − x) where that is a number, 0 where it is NaN: y = 0 (0·(−inf − x)),
+        # y < 0 (log of a negative), a NaN y, or a NaN x. The log runs on 1 outside y > 0, so that neither the value
+        # nor the gradients (−y for x, log y + 1 − x for y) carry a NaN from the masked places.
         positive = _core.greater(labels, 0.0)
         safe = _core.select(positive, labels, _core.ones_like(labels))
-        # y·(log y − x) with the xlogy convention 0·(…) = 0 where y = 0, also for a masked x = −inf (0·inf = NaN)
-        loss = _core.mul(labels, _pick(_core.not_equal(labels, 0.0), _core.sub(_core.log(safe), logits)))
+        loss = _pick(positive, _core.mul(safe, _core.sub(_core.log(safe), logits)))
+        loss = _pick(_core.equal(loss, loss), loss)
         if self.reduction != "batchmean":
             return self.get_loss(loss)
         dtype = loss.dtype
