@@ -31,7 +31,7 @@ TRAITS = ("elementwise", "reduction", "view", "inplace", "side_effect", "random"
           "internal")
 SIGNATURES = ("unary", "binary")
 DTYPE_RULES = {"same": "Same", "float": "Float", "promote": "Promote", "promote_float": "PromoteFloat",
-               "bool": "Bool"}
+               "bool": "Bool", "integer": "Integer"}
 REQUIRED = ("op", "family", "doc", "python", "onnx", "mindir")
 FIELDS = set(REQUIRED) | {"name", "traits", "writes", "signature", "api", "dtype", "kernel", "bprop", "fuse", "act"}
 GENERATED_FIELDS = ("api", "dtype", "kernel", "bprop")
@@ -196,9 +196,10 @@ def generate(rows, out):
     for r in rows:
         traits = " | ".join(f"kTrait{''.join(p.title() for p in t.split('_'))}" for t in r["traits"]) or "0"
         writes = sum(1 << w for w in r["writes"])
-        table.append("  {%s, %s, %s, %s, %du, %s, %s, %s, %s, %s, %s},\n" % (
+        table.append("  {%s, %s, %s, %s, %du, %s, %s, %s, %s, %s, %s, %s},\n" % (
             _c_string(r["name"]), _c_string(r["op"]), _c_string(r["family"]), traits, writes,
-            _c_string(r.get("signature") or ""), _c_string(r.get("api") or ""), _c_string(r["python"]),
+            _c_string(r.get("signature") or ""), _c_string(r.get("api") or ""), _c_string(r.get("dtype") or ""),
+            _c_string(r["python"]),
             _c_string(r["onnx"]), _c_string(r["mindir"]), _c_string(r["doc"])))
     _write(os.path.join(out, "kiln", "op_schema_table.inc"), HEADER + "".join(table), written)
 

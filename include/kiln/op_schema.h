@@ -30,6 +30,7 @@ struct OpInfo {
   uint32_t writes;        // inplace ops: bit i set when input i is written in place
   const char* signature;  // "unary" / "binary" when its C++ API, binding and registration are generated
   const char* api;        // kiln::ops::<api> and kiln._core.<api> of a generated signature
+  const char* dtype;      // the result-dtype rule of a generated signature (same, float, promote, ..., integer)
   const char* python;     // the public kiln.ops function, or "none: <reason>"
   const char* onnx;       // the ONNX operators it is exported as, or "none: <reason>"
   const char* mindir;     // the MindIR primitives it is exported as, or "none: <reason>"

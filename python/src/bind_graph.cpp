@@ -89,6 +89,7 @@ void bind_graph(nb::module_& m) {
       r["writes"] = writes;
       r["signature"] = o.signature;
       r["api"] = o.api;
+      r["dtype"] = o.dtype;
       r["python"] = o.python;
       r["onnx"] = o.onnx;
       r["mindir"] = o.mindir;
@@ -97,7 +98,7 @@ void bind_graph(nb::module_& m) {
     }
     return rows;
   }, "The op schema (src/ops/schema/ops.yaml) as compiled into the core: one dict per op, in OpId order, with name, "
-     "op, family, traits, writes, signature, api, python, onnx, mindir and doc.");
+     "op, family, traits, writes, signature, api, dtype, python, onnx, mindir and doc.");
   m.def("op_info", [](const std::string& name) {
     const OpDef& d = get_op(op_by_name(name));
     nb::dict r;

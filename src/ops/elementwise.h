@@ -112,6 +112,7 @@ enum class DTypeRule {
   Promote,       // promote_types of the operands (weak scalars respected)
   PromoteFloat,  // promoted, then float32 for integer/bool results
   Bool,          // Bool
+  Integer,       // promoted; must be an integer type or Bool (bit operations), else TypeError naming the op
 };
 // Shape and dtype inference of a generated elementwise op with `Arity` inputs (1 or 2): the input's shape, or the
 // broadcast of both (ValueError naming the op when they do not broadcast), and the dtype by `Rule`.
@@ -122,6 +123,10 @@ std::vector<TensorMeta> schema_infer(const std::vector<Tensor>& in, const Attrs&
   if constexpr (Rule == DTypeRule::Bool) return {{s, DType::Bool}};  // no promotion: predicates compare any pair
   DType t = Arity == 1 ? in[0].dtype() : binary_dtype(in[0], in[1]);
   if constexpr (Rule == DTypeRule::Float || Rule == DTypeRule::PromoteFloat) t = float_dtype(t);
+  if constexpr (Rule == DTypeRule::Integer)
+    KILN_CHECK(is_integral(t) || t == DType::Bool, Type, "For '", op_name(Id), "', the input",
+               Arity == 1 ? "" : "s", " must be integer or bool Tensors, but got ", dtype_name(in[0].dtype()),
+               Arity == 1 ? "" : " and ", Arity == 1 ? "" : dtype_name(in[Arity - 1].dtype()), ".");
   return {{s, t}};
 }
 

@@ -142,6 +142,82 @@ void run_atan2(const std::vector<Tensor>& in, std::vector<Tensor>& out, const At
   run_arith<Atan2F>(in, out, a);
 }
 
+// Bit operations on integer and Bool dtypes (the schema's `integer` dtype rule rejects the others at inference).
+// Runs `F` with both inputs cast to the result dtype; F is instantiated for the integer types and bool only.
+template <template <typename> class F>
+void run_integer(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Attrs&) {
+  DType t = out[0].dtype();
+  Tensor a = ew::as_dtype(in[0], t), b = ew::as_dtype(in[1], t);
+  KILN_DISPATCH_ALL(t, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) ew::binary_loop<T, T>(a, b, out[0], F<T>{});
+    else fail_unsupported_dtype(t);
+  });
+}
+template <typename C> struct BitAndF { C operator()(C x, C y) const { return C(x & y); } };
+template <typename C> struct BitOrF { C operator()(C x, C y) const { return C(x | y); } };
+template <typename C> struct BitXorF { C operator()(C x, C y) const { return C(x ^ y); } };
+// Shifts as NumPy and PyTorch define them for any count: x << n wraps to the dtype (computed on the unsigned bits,
+// since a signed left shift that overflows is undefined in C++17); a count outside [0, bits) gives 0 for a left
+// shift and the sign fill (0 or -1) for an arithmetic right shift (C++ leaves both undefined; MindSpore's CPU kernel
+// masks the count, giving other values there).
+template <typename C> constexpr int bits_of() { return std::is_same_v<C, bool> ? 1 : int(sizeof(C) * 8); }
+template <typename C> bool shift_out_of_range(C n) {
+  if constexpr (std::is_signed_v<C>) {
+    if (n < 0) return true;
+  }
+  return uint64_t(n) >= uint64_t(bits_of<C>());
+}
+template <typename C> struct LeftShiftF {
+  C operator()(C x, C n) const {
+    if constexpr (std::is_same_v<C, bool>) return n ? false : x;
+    else {
+      if (shift_out_of_range(n)) return C(0);
+      using U = std::make_unsigned_t<C>;
+      return C(U(U(x) << int(n)));
+    }
+  }
+};
+template <typename C> struct RightShiftF {
+  C operator()(C x, C n) const {
+    if constexpr (std::is_same_v<C, bool>) return n ? false : x;
+    else {
+      if (shift_out_of_range(n)) {
+        if constexpr (std::is_signed_v<C>) return x < 0 ? C(-1) : C(0);
+        else return C(0);
+      }
+      return C(x >> int(n));  // arithmetic for signed types (GCC's definition; C++20's rule)
+    }
+  }
+};
+// gcd/lcm on |a|, |b| in the unsigned type (|most negative| fits there; the result wraps back as NumPy's does).
+template <typename C> std::make_unsigned_t<C> uabs(C x) {
+  using U = std::make_unsigned_t<C>;
+  if constexpr (std::is_signed_v<C>) return x < 0 ? U(U(0) - U(x)) : U(x);
+  else return U(x);
+}
+template <typename U> U ugcd(U a, U b) {
+  while (b != 0) { U r = U(a % b); a = b; b = r; }
+  return a;
+}
+template <typename C> struct GcdF {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_same_v<C, bool>) return x || y;
+    else return C(ugcd(uabs(x), uabs(y)));
+  }
+};
+template <typename C> struct LcmF {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_same_v<C, bool>) return x && y;
+    else {
+      using U = std::make_unsigned_t<C>;
+      const U a = uabs(x), b = uabs(y);
+      if (a == 0 || b == 0) return C(0);
+      return C(U(U(a / ugcd(a, b)) * b));
+    }
+  }
+};
+
 // Comparisons: inputs cast to their promoted dtype (see compare_dtype), output Bool.
 template <template <typename> class F>
 void run_compare(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Attrs&) {

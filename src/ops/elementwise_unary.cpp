@@ -40,6 +40,18 @@ void run_vec(const TV& in, TV& out, const Attrs& a) {
   else run_unary<F, true>(in, out, a);
 }
 
+// Bit operations on integer and Bool dtypes (the schema's `integer` rule rejects the others at inference).
+template <template <typename> class F>
+void run_integer_unary(const TV& in, TV& out, const Attrs& attrs) {
+  DType t = out[0].dtype();
+  Tensor x = ew::as_dtype(in[0], t);
+  KILN_DISPATCH_ALL(t, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) ew::unary_loop<T, T>(x, out[0], F<T>{attrs});
+    else fail_unsupported_dtype(t);
+  });
+}
+
 #define FUNCTOR(NAME, EXPR)                                           \
   template <typename C> struct NAME {                                 \
     const Attrs& attrs;                                               \
@@ -61,6 +73,8 @@ template <typename C> C relu_v(C x) {
 }
 template <typename C> C to_c(double v) { return static_cast<C>(v); }
 
+template <typename C> C invert_v(C x) { if constexpr (std::is_same_v<C, bool>) return !x; else return C(~x); }
+FUNCTOR(InvertF, invert_v(x))
 FUNCTOR(NegF, neg_v(x))
 FUNCTOR(ExpF, std::exp(x))
 FUNCTOR(LogF, std::log(x))

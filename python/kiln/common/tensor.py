@@ -106,11 +106,14 @@ def _iter(self):
         yield self[i]
 
 
-def _logical(fn):
+def _bitwise(fn, symbol, reflected=False):
+    """Tensor's &, |, ^ (MindSpore's BitwiseAnd/Or/Xor): the bitwise result of integer tensors, the logical one of
+    Bool tensors, dtypes promoted (int32 & int64 gives Int64; a Python int or bool keeps the tensor's dtype, a Bool
+    tensor with an int gives Int64). Float operands raise TypeError naming the op, as MindSpore's."""
     def op(self, other):
         if not isinstance(other, (bool, int, Tensor, np.ndarray)):
-            raise TypeError(f"Unsupported operand type(s) for logical op: 'Tensor' and '{type(other).__name__}'")
-        return fn(self, other)
+            raise TypeError(f"unsupported operand type(s) for {symbol}: 'Tensor' and '{type(other).__name__}'")
+        return fn(other, self) if reflected else fn(self, other)
     return op
 
 
@@ -273,9 +276,9 @@ _METHODS = {
     "__getitem__": _indexing.getitem,
     "__setitem__": _indexing.setitem,
     "__pos__": lambda self: self,
-    "__and__": _logical(_core.logical_and), "__rand__": _logical(_core.logical_and),
-    "__or__": _logical(_core.logical_or), "__ror__": _logical(_core.logical_or),
-    "__xor__": _logical(_core.logical_xor), "__rxor__": _logical(_core.logical_xor),
+    "__and__": _bitwise(_core.bitwise_and, "&"), "__rand__": _bitwise(_core.bitwise_and, "&", True),
+    "__or__": _bitwise(_core.bitwise_or, "|"), "__ror__": _bitwise(_core.bitwise_or, "|", True),
+    "__xor__": _bitwise(_core.bitwise_xor, "^"), "__rxor__": _bitwise(_core.bitwise_xor, "^", True),
     "item": _item,
     "__reduce__": _reduce,
     "__format__": _format,

@@ -1,7 +1,7 @@
 """Kiln's op schema (src/ops/schema/ops.yaml) as compiled into the core, for the Python surfaces derived from it.
 
-`rows()` gives one dict per C++ op (kiln._core.op_schema(): name, op, family, traits, writes, signature, api, python,
-onnx, mindir, doc). The export tables read their coverage from it: `export_table("onnx")` is {op name: the ONNX
+`rows()` gives one dict per C++ op (kiln._core.op_schema(): name, op, family, traits, writes, signature, api, dtype,
+python, onnx, mindir, doc). The export tables read their coverage from it: `export_table("onnx")` is {op name: the ONNX
 operators it becomes} for every op that ONNX export writes, and `refusal("onnx", name)` is the schema's reason for an
 op that export refuses ("none: <reason>"). tests/python/test_op_schema.py checks that the emitters, the public
 functions and the registry match the schema. docs/adding_an_op.md says how a row is added.

@@ -58,6 +58,15 @@ def _logical(op):
     return emit
 
 
+def _bitwise(op, logical):
+    """BitwiseAnd/Or/Xor/Not on integers; on Bool (which ONNX's bitwise operators do not take) the logical one."""
+    def emit(w, node):
+        dt = _out_dtype(w, node)
+        name = logical if dt == mstype.bool_ else op
+        return [w.node(name, [w.name_of(i, as_dtype=dt) for i in node["inputs"]])]
+    return emit
+
+
 def _unary_chain(*ops):
     def emit(w, node):
         y = w.name_of(node["inputs"][0], as_dtype=_out_dtype(w, node))
@@ -437,6 +446,8 @@ EMITTERS = {
     "GreaterEqual": _compare("GreaterOrEqual"), "Less": _compare("Less"), "LessEqual": _compare("LessOrEqual"),
     "LogicalAnd": _logical("And"), "LogicalOr": _logical("Or"), "LogicalXor": _logical("Xor"),
     "LogicalNot": _logical("Not"), "Select": _emit_select,
+    "BitwiseAnd": _bitwise("BitwiseAnd", "And"), "BitwiseOr": _bitwise("BitwiseOr", "Or"),
+    "BitwiseXor": _bitwise("BitwiseXor", "Xor"), "Invert": _bitwise("BitwiseNot", "Not"),
     "Neg": _same("Neg"), "Exp": _same("Exp"), "Log": _same("Log"), "Sqrt": _same("Sqrt"),
     "Rsqrt": _unary_chain("Sqrt", "Reciprocal"), "Abs": _same("Abs"), "Sign": _same("Sign"),
     "Square": _emit_square, "Erf": _same("Erf"), "Erfinv": _emit_erfinv, "Atan2": _emit_atan2, "ReLU": _same("Relu"), "Sigmoid": _same("Sigmoid"),
