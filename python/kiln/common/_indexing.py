@@ -131,11 +131,13 @@ def getitem(x, key):
     indices (Gather's gradient, an UnsortedSegmentSum). A Bool mask computed in the graph raises IndexError (the
     result's shape would depend on the data).
     Basic indices (ints, slices, None, Ellipsis) give a view that remembers x (see _views), so that a functional
-    write through it (under a grad transform, in compiled code) reaches x."""
+    write through it (under a grad transform, in compiled code) reaches x.
+    Tensor.__getitem__ is C++ (python/src/bind_views.cpp): keys of plain ints, slices of plain ints, None and one
+    Ellipsis on a concrete tensor outside a trace are indexed there by these rules (the same ops and view record);
+    it calls this function for every other key, in graph mode, and for every key that raises."""
     y = _getitem(x, key)
     if _is_basic(key):
-        nk = key
-        y = _views.note_view(x, y, lambda a: a[nk], lambda t: _getitem(t, nk))
+        y = _views.note_view(x, y, ("getitem", key))
     return y
 
 

@@ -377,6 +377,9 @@ def narrow(input, axis, start, length):
     """MindSpore's ops.narrow(input, axis, start, length): the slice [start, start + length) of `input` along
     `axis` (a view). start must be in [0, n] and start + length <= n (n the axis' length); negative start is a
     ValueError, as in MindSpore. TypeError for non-int arguments."""
+    y = _core._view_narrow(input, axis, start, length)  # C++ for a concrete tensor and valid plain ints
+    if y is not NotImplemented:
+        return y
     x = _tensor_arg(input, "narrow")
     if x.ndim == 0:
         raise ValueError("For 'narrow', the input must have rank >= 1, but got a 0-d Tensor.")
@@ -389,7 +392,9 @@ def narrow(input, axis, start, length):
     if length < 0 or start + length > n:
         raise ValueError(f"For 'narrow', 'length' must be in [0, {n - start}] (start={start}, dim {axis} of length "
                          f"{n}), but got {length}.")
-    return _pieces(x, axis, [start, start + length])[1]
+    begin, end = [0] * x.ndim, list(x.shape)
+    begin[axis], end[axis] = start, start + length
+    return _core.strided_slice(x, begin, end, [1] * x.ndim)  # one StridedSlice (the C++ fast path's op)
 
 
 @defop(mint="ravel")
