@@ -1,6 +1,7 @@
 // The view ops' Python entry points dispatched in C++ (issue 23): Tensor.__getitem__ with basic indices (ints,
-// slices, None, Ellipsis), Tensor.reshape/view/transpose/permute/T/mT/squeeze/expand_dims/unsqueeze/flatten/ravel,
-// and the fast paths of ops.reshape/transpose/squeeze/expand_dims/narrow and mint.select.
+// slices, None, Ellipsis) and Tensor.__setitem__'s in-place write through them, Tensor.reshape/view/transpose/
+// permute/T/mT/squeeze/expand_dims/unsqueeze/flatten/ravel, and the fast paths of ops.reshape/transpose/squeeze/
+// expand_dims/narrow and mint.select.
 //
 // Each entry point handles the common case in one C++ call: a concrete tensor outside a trace, and arguments that
 // are plain Python ints / tuples / lists of them (slices of such ints, None, one Ellipsis). It applies the same C++
@@ -16,14 +17,17 @@
 #include <limits>
 
 #include "bindings.h"
+#include "kiln/autodiff.h"
 #include "kiln/graph.h"
 
 namespace kiln::py {
 namespace {
 
-enum Fallback { kGetitem, kReshape, kTranspose, kT, kMT, kSqueeze, kExpandDims, kUnsqueeze, kFlatten, kRavel, kCount };
-const char* const kFallbackNames[kCount] = {"__getitem__", "reshape",   "transpose", "T",       "mT",
-                                            "squeeze",     "expand_dims", "unsqueeze", "flatten", "ravel"};
+enum Fallback {
+  kGetitem, kSetitem, kReshape, kTranspose, kT, kMT, kSqueeze, kExpandDims, kUnsqueeze, kFlatten, kRavel, kCount
+};
+const char* const kFallbackNames[kCount] = {"__getitem__", "__setitem__", "reshape",   "transpose", "T",      "mT",
+                                            "squeeze",     "expand_dims", "unsqueeze", "flatten",   "ravel"};
 // The Python implementations the methods fall back to (kiln/common/tensor.py registers them at import). Leaked on
 // purpose, like bind_tensor's converters.
 nb::object* const g_fallback = new nb::object[kCount];
@@ -295,6 +299,29 @@ nb::object tensor_getitem(nb::handle self, nb::handle key) {
   return g_fallback[kGetitem](self, key);
 }
 
+// x[key] = value in plain PyNative (no grad transform active, no trace) for a basic key and a value that is a
+// Python float, bool, int within int64 or a concrete Tensor: the in-place write of _indexing._setitem_in_place
+// (Assign into the view x[key], which shares x's storage; the temporary view is not recorded: it is dropped here).
+// Everything else goes to _indexing.setitem (functional writes under a gradient or in a graph, advanced keys,
+// other values, every error of the key).
+void tensor_setitem(nb::handle self, nb::handle key, nb::handle value) {
+  if (fast(tensor_of(self)) && autodiff::grad_level() == 0) {
+    PyObject* v = value.ptr();
+    int64_t unused;
+    const bool simple = PyFloat_CheckExact(v) || PyBool_Check(v) || exact_int(v, unused) ||
+                        (is_tensor(value) && !tensor_of(value).is_symbolic());
+    if (simple) {
+      nb::object view = basic_getitem(self, key, false);
+      if (view.is_valid()) {
+        Tensor val = to_tensor(value, "value");
+        with_op_name("assign", [&] { ops::assign(tensor_of(view), val); });
+        return;
+      }
+    }
+  }
+  g_fallback[kSetitem](self, key, value);
+}
+
 // ---- the other views ----
 nb::object reshape_view(nb::handle self, const Shape& shape) {
   nb::object r = nb::cast(ops::reshape(tensor_of(self), shape));
@@ -389,6 +416,10 @@ void bind_views(nb::module_& m) {
   nb::handle cls = nb::type<Tensor>();
   nb::cpp_function_def(&tensor_getitem, nb::scope(cls), nb::name("__getitem__"), nb::is_method(), nb::arg("key").none(),
                        "x[key] with NumPy semantics (kiln/common/_indexing.py getitem; basic indices in C++).");
+  nb::cpp_function_def(&tensor_setitem, nb::scope(cls), nb::name("__setitem__"), nb::is_method(),
+                       nb::arg("key").none(), nb::arg("value").none(),
+                       "x[key] = value with NumPy semantics (kiln/common/_indexing.py setitem; the in-place write of "
+                       "basic indices in C++).");
   def_method(cls, "reshape", "Tensor.reshape(*shape): a tensor of the same data with a new shape (one dim may be "
              "-1); a view when the strides allow. TypeError for a non-int shape, ValueError for a size mismatch.",
              [](nb::handle self, nb::args args, nb::kwargs kw) -> nb::object {

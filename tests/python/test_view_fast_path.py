@@ -476,3 +476,80 @@ def test_dead_views_are_pruned_from_the_root():
     assert len(x.__dict__["_kiln_views"]) <= 66
     keep = [x[i % 4] for i in range(40)]
     assert sum(r() is not None for r in x.__dict__["_kiln_views"]) == len(keep)
+
+
+# ------------------------------------------------------------------------------------------------ setitem
+
+@SETTINGS
+@given(shapes_and_keys(out_of_range=False), st.sampled_from(["float", "int", "bool", "tensor", "row"]))
+def test_basic_setitem_in_place_matches_numpy_and_the_python_path(case, kind):
+    """x[key] = value in plain PyNative: the C++ write (Assign into the view) gives NumPy's array and the Python
+    code's (same values, or the same error type and text), and views taken before see it."""
+    shape, key = case
+    a = np.array(np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape) - 3.0)  # (0-d: an array)
+    try:
+        region = a[key].shape
+    except IndexError:
+        region = None
+    rng = np.random.default_rng(len(shape))
+    value = {"float": 2.5, "int": -7, "bool": True}.get(kind)
+    if kind == "tensor":
+        value = rng.standard_normal(region or ()).astype(np.float32)
+    elif kind == "row":  # broadcast along the region's leading dims
+        value = rng.standard_normal(region[-1:] if region else ()).astype(np.float32)
+    kv = Tensor(value) if isinstance(value, np.ndarray) else value
+    x_fast, x_slow = Tensor(a.copy()), Tensor(a.copy())
+    before = x_fast[...] if x_fast.ndim == 0 else x_fast[:]
+    with _Spy() as spy:
+        fast = _outcome(lambda: x_fast.__setitem__(key, kv))
+    slow = _outcome(lambda: _indexing.setitem(x_slow, key, kv))
+    assert fast[0] == slow[0] and fast[1:] == slow[1:] if fast[0] == "err" else fast[0] == slow[0]
+    if region is None:
+        assert fast[0] == "err" and fast[1] is IndexError
+        return
+    assert spy.calls == []
+    a[key] = value
+    np.testing.assert_array_equal(x_fast.asnumpy(), a)
+    np.testing.assert_array_equal(x_slow.asnumpy(), a)
+    np.testing.assert_array_equal(before.asnumpy(), a)
+
+
+def test_setitem_cases_left_to_the_python_code():
+    x = Tensor(np.zeros((3, 4), np.float32))
+    with _Spy() as spy:
+        x[1:, 2] = 1.0
+        x[0] = Tensor(np.arange(4, dtype=np.float32))
+        x[..., -1] = True
+        assert spy.calls == []
+        x[[0, 2]] = 5.0  # an advanced key
+        x[0] = [1.0, 2.0, 3.0, 4.0]  # a list value
+        x[1] = np.float32(3.0)  # a NumPy scalar value
+        x[np.int64(2)] = 4.0  # a NumPy integer key
+        kiln.grad(lambda t: _setitem_then_sum(t))(Tensor(np.ones((3, 4))))  # under a grad transform
+        assert spy.calls.count("__setitem__") == 5  # (x[np.int64(2)] also reads the view through the Python code)
+    want = np.zeros((3, 4), np.float32)
+    want[1:, 2], want[0], want[..., -1] = 1.0, np.arange(4), True
+    want[[0, 2]], want[0], want[1], want[2] = 5.0, [1, 2, 3, 4], 3.0, 4.0
+    np.testing.assert_array_equal(x.asnumpy(), want)
+
+
+def _setitem_then_sum(t):
+    b = t * 1.0
+    b[1] = 2.0
+    return (b * t).sum()
+
+
+@pytest.mark.parametrize("key, value", [
+    ((slice(0, 2),), np.ones((3, 4), np.float32)),  # does not broadcast to the region
+    (5, 1.0),  # out of range
+    ((0, 0, 0), 1.0),  # too many indices
+    (slice(None, None, 0), 1.0),  # zero step
+    (0, "a"),  # not a number
+])
+def test_setitem_errors_keep_their_types_and_texts(key, value):
+    x = Tensor(np.zeros((3, 4), np.float32))
+    v = Tensor(value) if isinstance(value, np.ndarray) else value
+    fast = _outcome(lambda: x.__setitem__(key, v))
+    slow = _outcome(lambda: _indexing.setitem(x, key, v))
+    assert fast[0] == "err" and fast[1:] == slow[1:], (fast, slow)
+    np.testing.assert_array_equal(x.asnumpy(), 0.0)

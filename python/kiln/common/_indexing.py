@@ -451,7 +451,10 @@ def setitem(x, key, value):
     an arange, made by graph ops), so `x[idx] = v` and `x[idx] += v` compile; out-of-range values raise IndexError
     when the graph runs. With a repeated index the last write (row-major) wins, as NumPy (MindSpore's
     TensorScatterUpdate leaves the order undefined): only that write reaches the value's gradient.
-    Raises IndexError (bad or out-of-range index), ValueError (value not broadcastable), TypeError."""
+    Raises IndexError (bad or out-of-range index), ValueError (value not broadcastable), TypeError.
+    Tensor.__setitem__ is C++ (python/src/bind_views.cpp): the in-place write of a basic key (plain ints, slices,
+    None, Ellipsis) with a Python float/bool/int or a concrete Tensor value, outside a grad transform and a trace,
+    is done there (the same Assign into the view); it calls this function for everything else."""
     from .parameter import Parameter  # noqa: F401 (import cycle: parameter imports tensor)
     if (isinstance(value, int) and not isinstance(value, bool) and x.dtype == _core.DType.UInt64
             and 2**63 <= value < 2**64):  # a Python int only UInt64 holds (Python ints are Int64 scalars otherwise)
@@ -619,7 +622,7 @@ def _setitem_in_place(x, key, value):
     except TypeError:
         basic = False
     if basic:
-        view = getitem(x, key)
+        view = x[key]  # (Tensor.__getitem__: C++ for the common keys)
         _core.assign(view, value)
         return
     pos = _region_positions(tuple(x.shape), key)

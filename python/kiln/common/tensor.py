@@ -139,8 +139,8 @@ def _astype(self, dtype, copy=True):
     return y
 
 
-# The view methods (reshape/view, transpose/permute, T, mT, squeeze, expand_dims, unsqueeze, flatten, ravel and
-# __getitem__) are C++ (python/src/bind_views.cpp): plain int arguments on a concrete tensor outside a trace are
+# The view methods (reshape/view, transpose/permute, T, mT, squeeze, expand_dims, unsqueeze, flatten, ravel,
+# __getitem__ and __setitem__) are C++ (python/src/bind_views.cpp): plain int arguments on a concrete tensor outside a trace are
 # handled there with the same ops and view record as the functions below, which are their fallbacks (registered
 # with _core._set_view_fallbacks at the end of this module) for every other argument, in graph mode and for errors.
 def _view_op(self, y, step):
@@ -271,7 +271,6 @@ _METHODS = {
     "__iter__": _iter,
     "__array__": _array,
     "__array_priority__": 100,
-    "__setitem__": _indexing.setitem,
     "__pos__": lambda self: self,
     "__and__": _logical(_core.logical_and), "__rand__": _logical(_core.logical_and),
     "__or__": _logical(_core.logical_or), "__ror__": _logical(_core.logical_or),
@@ -433,6 +432,7 @@ for _name, _fn in _METHODS.items():
 # The Python code of the C++ view methods (bind_views.cpp), for the calls their fast path leaves to it.
 _VIEW_FALLBACKS = {
     "__getitem__": _indexing.getitem,
+    "__setitem__": _indexing.setitem,
     "reshape": _reshape,  # also Tensor.view
     "transpose": _transpose,  # also Tensor.permute
     "T": lambda self: _transpose(self),
