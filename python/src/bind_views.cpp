@@ -1,7 +1,7 @@
 // The view ops' Python entry points dispatched in C++ (issue 23): Tensor.__getitem__ with basic indices (ints,
 // slices, None, Ellipsis) and Tensor.__setitem__'s in-place write through them, Tensor.reshape/view/transpose/
 // permute/T/mT/squeeze/expand_dims/unsqueeze/flatten/ravel, and the fast paths of ops.reshape/transpose/squeeze/
-// expand_dims/narrow and mint.select.
+// expand_dims/narrow/swapaxes/moveaxis and mint.select.
 //
 // Each entry point handles the common case in one C++ call: a concrete tensor outside a trace, and arguments that
 // are plain Python ints / tuples / lists of them (slices of such ints, None, one Ellipsis). It applies the same C++
@@ -547,6 +547,35 @@ void bind_views(nb::module_& m) {
     return nb::cast(ops::strided_slice(t, b, e, st));
   }, nb::arg("x").none(), nb::arg("axis").none(), nb::arg("start").none(), nb::arg("length").none(),
      "ops.narrow's fast path (NotImplemented: use the Python code).");
+  // ops.swapaxes/swapdims and ops.moveaxis/movedim with two plain ints in range on a tensor of rank >= 1: one
+  // Transpose, not recorded as a view (as their Python code).
+  m.def("_view_swap", [](nb::handle x, nb::handle a0, nb::handle a1) -> nb::object {
+    int64_t a, b;
+    if (!is_tensor(x) || !fast(tensor_of(x)) || !exact_int(a0.ptr(), a) || !exact_int(a1.ptr(), b))
+      return nb::borrow(Py_NotImplemented);
+    const int64_t nd = tensor_of(x).ndim();
+    if (nd == 0 || a < -nd || a >= nd || b < -nd || b >= nd) return nb::borrow(Py_NotImplemented);
+    std::vector<int64_t> perm(static_cast<size_t>(nd));
+    for (int64_t i = 0; i < nd; ++i) perm[size_t(i)] = i;
+    std::swap(perm[size_t(py_mod(a, nd))], perm[size_t(py_mod(b, nd))]);
+    return nb::cast(ops::transpose(tensor_of(x), perm));
+  }, nb::arg("x").none(), nb::arg("axis0").none(), nb::arg("axis1").none(),
+     "ops.swapaxes's fast path (NotImplemented: use the Python code).");
+  m.def("_view_moveaxis", [](nb::handle x, nb::handle source, nb::handle destination) -> nb::object {
+    int64_t s, d;
+    if (!is_tensor(x) || !fast(tensor_of(x)) || !exact_int(source.ptr(), s) || !exact_int(destination.ptr(), d))
+      return nb::borrow(Py_NotImplemented);
+    const int64_t nd = tensor_of(x).ndim();
+    if (nd == 0 || s < -nd || s >= nd || d < -nd || d >= nd) return nb::borrow(Py_NotImplemented);
+    s = py_mod(s, nd);
+    d = py_mod(d, nd);
+    std::vector<int64_t> order;
+    for (int64_t i = 0; i < nd; ++i)
+      if (i != s) order.push_back(i);
+    order.insert(order.begin() + d, s);
+    return nb::cast(ops::transpose(tensor_of(x), order));
+  }, nb::arg("x").none(), nb::arg("source").none(), nb::arg("destination").none(),
+     "ops.moveaxis's fast path for one axis (NotImplemented: use the Python code).");
   m.def("_view_select", [](nb::handle x, nb::handle dim, nb::handle index) -> nb::object {
     // mint.select: x[(slice(None),) * dim + (index,)], recorded as that getitem view.
     int64_t d, i;

@@ -284,12 +284,18 @@ def _ops_cases():
         ("Tensor.narrow", lambda x: x.narrow(0, 1, 1), lambda a: a[1:2]),
         ("mint.select", lambda x: mint.select(x, 2, -1), lambda a: a[:, :, -1]),
         ("mint.select 0", lambda x: mint.select(x, 0, 1), lambda a: a[1]),
+        ("ops.swapaxes", lambda x: ops.swapaxes(x, 0, -1), lambda a: np.swapaxes(a, 0, -1)),
+        ("Tensor.swapaxes", lambda x: x.swapaxes(2, 1), lambda a: np.swapaxes(a, 2, 1)),
+        ("ops.swapdims", lambda x: ops.swapdims(x, -3, -3), lambda a: a),
+        ("ops.moveaxis", lambda x: ops.moveaxis(x, 0, -1), lambda a: np.moveaxis(a, 0, -1)),
+        ("ops.movedim", lambda x: ops.movedim(x, -1, 1), lambda a: np.moveaxis(a, -1, 1)),
+        ("Tensor.movedim", lambda x: x.movedim(2, 0), lambda a: np.moveaxis(a, 2, 0)),
     ]
 
 
 OPS_CASES = _ops_cases()
 _FAST_FUNCTIONS = ("_view_reshape", "_view_transpose", "_view_squeeze", "_view_expand_dims", "_view_narrow",
-                   "_view_select")
+                   "_view_select", "_view_swap", "_view_moveaxis")
 
 
 def _python_path(monkeypatch):
@@ -347,6 +353,13 @@ BAD_CALLS = [
     ("mint.select index", lambda x: mint.select(x, 3, 4)),
     ("mint.select dim", lambda x: mint.select(x, 4, 0)),
     ("mint.select bool", lambda x: mint.select(x, True, 0)),
+    ("ops.swapaxes range", lambda x: ops.swapaxes(x, 0, 4)),
+    ("ops.swapaxes float", lambda x: ops.swapaxes(x, 0, 1.0)),
+    ("ops.swapdims range", lambda x: ops.swapdims(x, -5, 0)),
+    ("ops.swapaxes 0-d", lambda x: ops.swapaxes(x[0, 0, 0, 0], 0, 1)),
+    ("ops.moveaxis range", lambda x: ops.moveaxis(x, 4, 0)),
+    ("ops.movedim repeated", lambda x: ops.movedim(x, (0, 0), (1, 2))),
+    ("ops.movedim str", lambda x: ops.movedim(x, "a", 0)),
 ]
 
 

@@ -330,12 +330,18 @@ def moveaxis(x, source, destination):
     """MindSpore's ops.moveaxis(x, source, destination): x with the axes `source` (int or tuple) moved to the
     positions `destination`, the others keeping their order (NumPy's moveaxis). ValueError for axes out of range,
     repeated or of different counts."""
+    y = _core._view_moveaxis(x, source, destination)  # C++ for a concrete tensor and two valid plain ints
+    if y is not NotImplemented:
+        return y
     return _moveaxis(_tensor_arg(x, "moveaxis", "x"), source, destination, "moveaxis")
 
 
 @defop(tensor="movedim")
 def movedim(x, source, destination):
     """MindSpore's ops.movedim(x, source, destination): the same as ops.moveaxis."""
+    y = _core._view_moveaxis(x, source, destination)  # C++ for a concrete tensor and two valid plain ints
+    if y is not NotImplemented:
+        return y
     return _moveaxis(_tensor_arg(x, "movedim", "x"), source, destination, "movedim")
 
 
@@ -343,6 +349,9 @@ def movedim(x, source, destination):
 def swapaxes(input, axis0, axis1):
     """MindSpore's ops.swapaxes(input, axis0, axis1): input with the two axes exchanged (a transpose). ValueError
     for an axis out of range."""
+    y = _core._view_swap(input, axis0, axis1)  # C++ for a concrete tensor and valid plain ints
+    if y is not NotImplemented:
+        return y
     x = _tensor_arg(input, "swapaxes")
     if x.ndim == 0:
         _dim("swapaxes", "axis0", axis0, 0), _dim("swapaxes", "axis1", axis1, 0)
@@ -354,6 +363,9 @@ def swapaxes(input, axis0, axis1):
 @defop(tensor="swapdims")
 def swapdims(input, dim0, dim1):
     """MindSpore's ops.swapdims(input, dim0, dim1): the same as ops.swapaxes."""
+    y = _core._view_swap(input, dim0, dim1)  # C++ for a concrete tensor and valid plain ints
+    if y is not NotImplemented:
+        return y
     x = _tensor_arg(input, "swapdims")
     if x.ndim == 0:
         _dim("swapdims", "dim0", dim0, 0), _dim("swapdims", "dim1", dim1, 0)
