@@ -1,7 +1,7 @@
 // The view ops' Python entry points dispatched in C++ (issue 23): Tensor.__getitem__ with basic indices (ints,
 // slices, None, Ellipsis) and Tensor.__setitem__'s in-place write through them, Tensor.reshape/view/transpose/
 // permute/T/mT/squeeze/expand_dims/unsqueeze/flatten/ravel, and the fast paths of ops.reshape/transpose/squeeze/
-// expand_dims/narrow/swapaxes/moveaxis and mint.select.
+// expand_dims/narrow/swapaxes/moveaxis/flip/slice/expand_as and mint.select.
 //
 // Each entry point handles the common case in one C++ call: a concrete tensor outside a trace, and arguments that
 // are plain Python ints / tuples / lists of them (slices of such ints, None, one Ellipsis). It applies the same C++
@@ -576,6 +576,63 @@ void bind_views(nb::module_& m) {
     return nb::cast(ops::transpose(tensor_of(x), order));
   }, nb::arg("x").none(), nb::arg("source").none(), nb::arg("destination").none(),
      "ops.moveaxis's fast path for one axis (NotImplemented: use the Python code).");
+  // ops.flip/reverse (and fliplr/flipud through flip): x[key] with a reversing slice on each axis of `dims` (an int
+  // or a tuple/list of ints, in range, not repeated), recorded as that getitem view, as the Python code.
+  m.def("_view_flip", [](nb::handle x, nb::handle dims) -> nb::object {
+    std::vector<int64_t> ds;
+    if (!is_tensor(x) || !fast(tensor_of(x)) || !int_list(dims.ptr(), ds, true)) return nb::borrow(Py_NotImplemented);
+    const int64_t nd = tensor_of(x).ndim();
+    if (nd == 0) return nb::borrow(Py_NotImplemented);
+    std::vector<bool> seen(size_t(nd), false);
+    for (int64_t d : ds) {
+      if (d < -nd || d >= nd || seen[size_t(py_mod(d, nd))]) return nb::borrow(Py_NotImplemented);
+      seen[size_t(py_mod(d, nd))] = true;
+    }
+    nb::object key = nb::steal(PyTuple_New(Py_ssize_t(nd)));
+    if (!key.is_valid()) throw nb::python_error();
+    nb::object minus_one = nb::int_(-1);
+    for (int64_t i = 0; i < nd; ++i) {
+      PyObject* sl = PySlice_New(nullptr, nullptr, seen[size_t(i)] ? minus_one.ptr() : nullptr);
+      if (sl == nullptr) throw nb::python_error();
+      PyTuple_SET_ITEM(key.ptr(), Py_ssize_t(i), sl);
+    }
+    nb::object r = basic_getitem(x, key, true);
+    return r.is_valid() ? r : nb::borrow(Py_NotImplemented);
+  }, nb::arg("x").none(), nb::arg("dims").none(), "ops.flip's fast path (NotImplemented: use the Python code).");
+  // ops.slice(x, begin, size): x[begin[i]:begin[i] + size[i], ...] (size -1: to the end), recorded as that getitem
+  // view, for begin/size tuples/lists of plain ints of x's rank that fit (the Python code raises otherwise).
+  m.def("_view_slice", [](nb::handle x, nb::handle begin, nb::handle size) -> nb::object {
+    std::vector<int64_t> b, sz;
+    if (!is_tensor(x) || !fast(tensor_of(x)) || !int_list(begin.ptr(), b, false) || !int_list(size.ptr(), sz, false))
+      return nb::borrow(Py_NotImplemented);
+    const Shape& xs = tensor_of(x).shape();
+    if (b.size() != xs.size() || sz.size() != xs.size()) return nb::borrow(Py_NotImplemented);
+    nb::object key = nb::steal(PyTuple_New(Py_ssize_t(xs.size())));
+    if (!key.is_valid()) throw nb::python_error();
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const int64_t d = xs[i], e = sz[i] == -1 ? d : b[i] + sz[i];
+      if (b[i] < 0 || sz[i] < -1 || e > d || b[i] > d) return nb::borrow(Py_NotImplemented);
+      nb::object lo = nb::int_(b[i]), hi = nb::int_(e);
+      PyObject* sl = PySlice_New(lo.ptr(), hi.ptr(), nullptr);
+      if (sl == nullptr) throw nb::python_error();
+      PyTuple_SET_ITEM(key.ptr(), Py_ssize_t(i), sl);
+    }
+    nb::object r = basic_getitem(x, key, true);
+    return r.is_valid() ? r : nb::borrow(Py_NotImplemented);
+  }, nb::arg("x").none(), nb::arg("begin").none(), nb::arg("size").none(),
+     "ops.slice's fast path (NotImplemented: use the Python code).");
+  // ops.expand_as(x, other): BroadcastTo other's shape where x broadcasts to it (the Python code raises otherwise).
+  m.def("_view_expand_as", [](nb::handle x, nb::handle other) -> nb::object {
+    if (!is_tensor(x) || !is_tensor(other) || !fast(tensor_of(x)) || tensor_of(other).is_symbolic())
+      return nb::borrow(Py_NotImplemented);
+    const Shape &xs = tensor_of(x).shape(), &os = tensor_of(other).shape();
+    if (os.size() < xs.size()) return nb::borrow(Py_NotImplemented);
+    for (size_t i = 1; i <= xs.size(); ++i) {
+      const int64_t a = xs[xs.size() - i], o = os[os.size() - i];
+      if (a != 1 && a != o) return nb::borrow(Py_NotImplemented);
+    }
+    return nb::cast(ops::broadcast_to(tensor_of(x), os));
+  }, nb::arg("x").none(), nb::arg("other").none(), "ops.expand_as's fast path (NotImplemented: use the Python code).");
   m.def("_view_select", [](nb::handle x, nb::handle dim, nb::handle index) -> nb::object {
     // mint.select: x[(slice(None),) * dim + (index,)], recorded as that getitem view.
     int64_t d, i;

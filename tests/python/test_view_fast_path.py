@@ -290,12 +290,22 @@ def _ops_cases():
         ("ops.moveaxis", lambda x: ops.moveaxis(x, 0, -1), lambda a: np.moveaxis(a, 0, -1)),
         ("ops.movedim", lambda x: ops.movedim(x, -1, 1), lambda a: np.moveaxis(a, -1, 1)),
         ("Tensor.movedim", lambda x: x.movedim(2, 0), lambda a: np.moveaxis(a, 2, 0)),
+        ("ops.flip", lambda x: ops.flip(x, (0, -1)), lambda a: a[::-1, :, :, ::-1]),
+        ("ops.flip int", lambda x: ops.flip(x, 2), lambda a: a[:, :, ::-1]),
+        ("ops.flip ()", lambda x: ops.flip(x, ()), lambda a: a),
+        ("ops.fliplr", lambda x: ops.fliplr(x), lambda a: a[:, ::-1]),
+        ("ops.flipud", lambda x: ops.flipud(x), lambda a: a[::-1]),
+        ("ops.reverse", lambda x: ops.reverse(x, [3]), lambda a: a[..., ::-1]),
+        ("ops.slice", lambda x: ops.slice(x, (1, 0, 1, 0), (1, -1, 2, 3)), lambda a: a[1:2, :, 1:3, 0:3]),
+        ("ops.slice list", lambda x: ops.slice(x, [0, 0, 3, 4], [-1, 1, 0, 0]), lambda a: a[:, :, 3:3, 4:4]),
+        ("ops.expand_as", lambda x: ops.expand_as(x[..., :1], Tensor(np.zeros((5, 2, 2, 3, 1)))),
+         lambda a: np.broadcast_to(a[..., :1], (5, 2, 2, 3, 1))),
     ]
 
 
 OPS_CASES = _ops_cases()
 _FAST_FUNCTIONS = ("_view_reshape", "_view_transpose", "_view_squeeze", "_view_expand_dims", "_view_narrow",
-                   "_view_select", "_view_swap", "_view_moveaxis")
+                   "_view_select", "_view_swap", "_view_moveaxis", "_view_flip", "_view_slice", "_view_expand_as")
 
 
 def _python_path(monkeypatch):
@@ -360,6 +370,19 @@ BAD_CALLS = [
     ("ops.moveaxis range", lambda x: ops.moveaxis(x, 4, 0)),
     ("ops.movedim repeated", lambda x: ops.movedim(x, (0, 0), (1, 2))),
     ("ops.movedim str", lambda x: ops.movedim(x, "a", 0)),
+    ("ops.flip repeated", lambda x: ops.flip(x, (1, -3))),
+    ("ops.flip range", lambda x: ops.flip(x, 4)),
+    ("ops.flip float", lambda x: ops.flip(x, (0.0,))),
+    ("ops.reverse range", lambda x: ops.reverse(x, (-5,))),
+    ("ops.fliplr 1-D", lambda x: ops.fliplr(x[0, 0, 0])),
+    ("ops.slice short", lambda x: ops.slice(x, (0, 0, 0), (1, 1, 1))),
+    ("ops.slice negative", lambda x: ops.slice(x, (0, 0, -1, 0), (1, 1, 1, 1))),
+    ("ops.slice too long", lambda x: ops.slice(x, (0, 0, 2, 0), (1, 1, 2, 1))),
+    ("ops.slice size -2", lambda x: ops.slice(x, (0, 0, 0, 0), (1, 1, -2, 1))),
+    ("ops.slice float", lambda x: ops.slice(x, (0, 0, 0, 0.0), (1, 1, 1, 1))),
+    ("ops.expand_as", lambda x: ops.expand_as(x, Tensor(np.zeros((2, 3, 4))))),
+    ("ops.expand_as rank", lambda x: ops.expand_as(x, Tensor(np.zeros((3, 4))))),
+    ("ops.expand_as array", lambda x: ops.expand_as(x, np.zeros((2, 1, 3, 4)))),
 ]
 
 
@@ -406,6 +429,11 @@ GRAD_CASES = [
     ("flatten of a transpose", lambda x: x.transpose().flatten(), lambda a: a.T.reshape(-1)),
     ("narrow", lambda x: ops.narrow(x, 1, 1, 2), lambda a: a[:, 1:3]),
     ("mint.select", lambda x: mint.select(x, 1, -2), lambda a: a[:, -2]),
+    ("ops.flip", lambda x: ops.flip(x, (0, 1))[1:], lambda a: a[::-1, ::-1][1:]),
+    ("ops.slice", lambda x: ops.slice(x, (1, 1), (2, -1)), lambda a: a[1:3, 1:]),
+    ("ops.swapaxes", lambda x: ops.swapaxes(x, 0, 1)[0], lambda a: a.T[0]),
+    ("ops.expand_as", lambda x: ops.expand_as(x[:1], Tensor(np.zeros((2, 3, 4)))), lambda a: np.broadcast_to(
+        a[:1], (2, 3, 4))),
 ]
 
 
@@ -439,6 +467,10 @@ NODE_CASES = [
     ("expand_dims", lambda x: ops.expand_dims(x, 0), ["Reshape"]),
     ("flatten", lambda x: x.flatten(), ["Reshape"]),
     ("narrow", lambda x: ops.narrow(x, 1, 0, 2), ["StridedSlice"]),
+    ("flip", lambda x: ops.flip(x, 1), ["StridedSlice"]),
+    ("slice", lambda x: ops.slice(x, (0, 1, 0), (1, 2, -1)), ["StridedSlice"]),
+    ("swapaxes", lambda x: ops.swapaxes(x, 0, 1), ["Transpose"]),
+    ("movedim", lambda x: ops.movedim(x, 0, 2), ["Transpose"]),
 ]
 
 

@@ -246,6 +246,9 @@ def expand(input_x, size):
 @defop()
 def expand_as(input, other):
     """MindSpore's ops.expand_as(input, other): input broadcast to other's shape. ValueError where it cannot be."""
+    y = _core._view_expand_as(input, other)  # C++ for concrete tensors that broadcast
+    if y is not NotImplemented:
+        return y
     x = _tensor_arg(input, "expand_as")
     o = _tensor_arg(other, "expand_as", "other")
     try:
