@@ -1,7 +1,7 @@
 // The view ops' Python entry points dispatched in C++ (issue 23): Tensor.__getitem__ with basic indices (ints,
 // slices, None, Ellipsis) and Tensor.__setitem__'s in-place write through them, Tensor.reshape/view/transpose/
 // permute/T/mT/squeeze/expand_dims/unsqueeze/flatten/ravel, and the fast paths of ops.reshape/transpose/squeeze/
-// expand_dims/narrow/swapaxes/moveaxis/flip/slice/expand_as and mint.select.
+// expand_dims/narrow/swapaxes/moveaxis/flip/slice/strided_slice/expand_as and mint.select.
 //
 // Each entry point handles the common case in one C++ call: a concrete tensor outside a trace, and arguments that
 // are plain Python ints / tuples / lists of them (slices of such ints, None, one Ellipsis). It applies the same C++
@@ -621,6 +621,46 @@ void bind_views(nb::module_& m) {
     return r.is_valid() ? r : nb::borrow(Py_NotImplemented);
   }, nb::arg("x").none(), nb::arg("begin").none(), nb::arg("size").none(),
      "ops.slice's fast path (NotImplemented: use the Python code).");
+  // ops.strided_slice (TensorFlow's masks): the key of its Python code (Ellipsis, None, an int or a slice per
+  // position) built here and indexed as x[key], recorded as that getitem view; plain ints only.
+  m.def("_view_strided_slice", [](nb::handle x, nb::handle begin, nb::handle end, nb::handle strides,
+                                  nb::handle begin_mask, nb::handle end_mask, nb::handle ellipsis_mask,
+                                  nb::handle new_axis_mask, nb::handle shrink_axis_mask) -> nb::object {
+    std::vector<int64_t> b, e, st;
+    int64_t bm, em, ellm, nam, sam;
+    if (!is_tensor(x) || !fast(tensor_of(x)) || !int_list(begin.ptr(), b, false) || !int_list(end.ptr(), e, false) ||
+        !int_list(strides.ptr(), st, false) || e.size() != b.size() || st.size() != b.size() ||
+        !exact_int(begin_mask.ptr(), bm) || !exact_int(end_mask.ptr(), em) || !exact_int(ellipsis_mask.ptr(), ellm) ||
+        !exact_int(new_axis_mask.ptr(), nam) || !exact_int(shrink_axis_mask.ptr(), sam) || bm < 0 || em < 0 ||
+        ellm < 0 || nam < 0 || sam < 0 || __builtin_popcountll(static_cast<unsigned long long>(ellm)) > 1)
+      return nb::borrow(Py_NotImplemented);
+    nb::object key = nb::steal(PyTuple_New(Py_ssize_t(b.size())));
+    if (!key.is_valid()) throw nb::python_error();
+    for (size_t i = 0; i < b.size(); ++i) {
+      const int64_t bit = i < 63 ? int64_t(1) << i : 0;
+      PyObject* item;
+      if (ellm & bit) {
+        item = Py_NewRef(Py_Ellipsis);
+      } else if (nam & bit) {
+        item = Py_NewRef(Py_None);
+      } else if (sam & bit) {
+        item = PyLong_FromLongLong(!(bm & bit) ? b[i] : (st[i] > 0 ? 0 : -1));
+      } else {
+        if (st[i] == 0) return nb::borrow(Py_NotImplemented);
+        nb::object lo = (bm & bit) ? nb::none() : nb::object(nb::int_(b[i]));
+        nb::object hi = (em & bit) ? nb::none() : nb::object(nb::int_(e[i]));
+        nb::object step = nb::int_(st[i]);
+        item = PySlice_New(lo.ptr(), hi.ptr(), step.ptr());
+      }
+      if (item == nullptr) throw nb::python_error();
+      PyTuple_SET_ITEM(key.ptr(), Py_ssize_t(i), item);
+    }
+    nb::object r = basic_getitem(x, key, true);
+    return r.is_valid() ? r : nb::borrow(Py_NotImplemented);
+  }, nb::arg("x").none(), nb::arg("begin").none(), nb::arg("end").none(), nb::arg("strides").none(),
+     nb::arg("begin_mask").none(), nb::arg("end_mask").none(), nb::arg("ellipsis_mask").none(),
+     nb::arg("new_axis_mask").none(), nb::arg("shrink_axis_mask").none(),
+     "ops.strided_slice's fast path (NotImplemented: use the Python code).");
   // ops.expand_as(x, other): BroadcastTo other's shape where x broadcasts to it (the Python code raises otherwise).
   m.def("_view_expand_as", [](nb::handle x, nb::handle other) -> nb::object {
     if (!is_tensor(x) || !is_tensor(other) || !fast(tensor_of(x)) || tensor_of(other).is_symbolic())

@@ -298,6 +298,18 @@ def _ops_cases():
         ("ops.reverse", lambda x: ops.reverse(x, [3]), lambda a: a[..., ::-1]),
         ("ops.slice", lambda x: ops.slice(x, (1, 0, 1, 0), (1, -1, 2, 3)), lambda a: a[1:2, :, 1:3, 0:3]),
         ("ops.slice list", lambda x: ops.slice(x, [0, 0, 3, 4], [-1, 1, 0, 0]), lambda a: a[:, :, 3:3, 4:4]),
+        ("ops.strided_slice", lambda x: ops.strided_slice(x, (0, 0, 1, 0), (2, 1, 3, 4), (1, 1, 1, 2)),
+         lambda a: a[0:2, 0:1, 1:3, 0:4:2]),
+        ("ops.strided_slice masks", lambda x: ops.strided_slice(x, (1, 0, 5, 2), (0, 0, -9, 4), (1, 1, -1, 1),
+                                                                begin_mask=0b0100, end_mask=0b0001,
+                                                                ellipsis_mask=0b0010, shrink_axis_mask=0b0001),
+         lambda a: a[1, ..., ::-1, 2:4]),
+        ("ops.strided_slice new axis", lambda x: ops.strided_slice(x, (0, 0), (1, 1), (1, 1), new_axis_mask=2,
+                                                                   shrink_axis_mask=4, begin_mask=1),
+         lambda a: a[0:1, None]),
+        ("ops.strided_slice shrink masked", lambda x: ops.strided_slice(x, (1, 5), (2, 9), (-1, 1), begin_mask=1,
+                                                                        shrink_axis_mask=1),
+         lambda a: a[-1, 1:]),
         ("ops.expand_as", lambda x: ops.expand_as(x[..., :1], Tensor(np.zeros((5, 2, 2, 3, 1)))),
          lambda a: np.broadcast_to(a[..., :1], (5, 2, 2, 3, 1))),
     ]
@@ -305,7 +317,8 @@ def _ops_cases():
 
 OPS_CASES = _ops_cases()
 _FAST_FUNCTIONS = ("_view_reshape", "_view_transpose", "_view_squeeze", "_view_expand_dims", "_view_narrow",
-                   "_view_select", "_view_swap", "_view_moveaxis", "_view_flip", "_view_slice", "_view_expand_as")
+                   "_view_select", "_view_swap", "_view_moveaxis", "_view_flip", "_view_slice", "_view_expand_as",
+                   "_view_strided_slice")
 
 
 def _python_path(monkeypatch):
@@ -380,6 +393,12 @@ BAD_CALLS = [
     ("ops.slice too long", lambda x: ops.slice(x, (0, 0, 2, 0), (1, 1, 2, 1))),
     ("ops.slice size -2", lambda x: ops.slice(x, (0, 0, 0, 0), (1, 1, -2, 1))),
     ("ops.slice float", lambda x: ops.slice(x, (0, 0, 0, 0.0), (1, 1, 1, 1))),
+    ("ops.strided_slice zero", lambda x: ops.strided_slice(x, (0,), (1,), (0,))),
+    ("ops.strided_slice lengths", lambda x: ops.strided_slice(x, (0, 0), (1,), (1, 1))),
+    ("ops.strided_slice ellipses", lambda x: ops.strided_slice(x, (0, 0), (1, 1), (1, 1), ellipsis_mask=3)),
+    ("ops.strided_slice mask", lambda x: ops.strided_slice(x, (0,), (1,), (1,), begin_mask=-1)),
+    ("ops.strided_slice shrink", lambda x: ops.strided_slice(x, (2,), (3,), (1,), shrink_axis_mask=1)),
+    ("ops.strided_slice float", lambda x: ops.strided_slice(x, (0.0,), (1,), (1,))),
     ("ops.expand_as", lambda x: ops.expand_as(x, Tensor(np.zeros((2, 3, 4))))),
     ("ops.expand_as rank", lambda x: ops.expand_as(x, Tensor(np.zeros((3, 4))))),
     ("ops.expand_as array", lambda x: ops.expand_as(x, np.zeros((2, 1, 3, 4)))),

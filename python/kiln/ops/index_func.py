@@ -74,6 +74,10 @@ def strided_slice(input_x, begin, end, strides, begin_mask=0, end_mask=0, ellips
 
     Raises TypeError (non-Tensor input, non-int tuples or masks), ValueError (begin/end/strides of different
     lengths, a zero stride, more than one ellipsis), IndexError (a shrink index outside its axis)."""
+    y = _core._view_strided_slice(input_x, begin, end, strides, begin_mask, end_mask, ellipsis_mask, new_axis_mask,
+                                  shrink_axis_mask)  # C++ for a concrete tensor and plain ints (the same key and view)
+    if y is not NotImplemented:
+        return y
     x = _tensor_arg(input_x, "strided_slice", "input_x")
     begin = _int_seq("strided_slice", "begin", begin)
     end = _int_seq("strided_slice", "end", end, len(begin))
