@@ -42,6 +42,13 @@ PyObject* s_transpose;
 PyObject* s_squeeze;
 PyObject* s_expand_dims;
 
+// The registered Python code for `f` (RuntimeError before kiln/common/tensor.py registered it: import kiln).
+const nb::object& fallback(Fallback f) {
+  KILN_CHECK(g_fallback[f].is_valid(), Runtime, "Kiln: Tensor.", kFallbackNames[f], " needs its Python code, which "
+             "kiln registers at import (import kiln first).");
+  return g_fallback[f];
+}
+
 PyObject* intern(const char* s) {
   PyObject* o = PyUnicode_InternFromString(s);
   if (o == nullptr) throw nb::python_error();
@@ -296,7 +303,7 @@ nb::object tensor_getitem(nb::handle self, nb::handle key) {
     nb::object r = basic_getitem(self, key, true);
     if (r.is_valid()) return r;
   }
-  return g_fallback[kGetitem](self, key);
+  return fallback(kGetitem)(self, key);
 }
 
 // x[key] = value in plain PyNative (no grad transform active, no trace) for a basic key and a value that is a
@@ -319,7 +326,7 @@ void tensor_setitem(nb::handle self, nb::handle key, nb::handle value) {
       }
     }
   }
-  g_fallback[kSetitem](self, key, value);
+  fallback(kSetitem)(self, key, value);
 }
 
 // ---- the other views ----
@@ -383,7 +390,7 @@ Shape flatten_shape(const Shape& xs, int64_t start, int64_t end) {
 }
 
 nb::object call_fallback(Fallback f, nb::handle self, const nb::args& args, const nb::kwargs& kwargs) {
-  return g_fallback[f](self, *args, **kwargs);
+  return fallback(f)(self, *args, **kwargs);
 }
 
 void def_method(nb::handle cls, const char* name, const char* doc,
@@ -485,7 +492,7 @@ void bind_views(nb::module_& m) {
   nb::object t_prop = nb::cpp_function([](nb::handle self) -> nb::object {
     const Tensor& x = tensor_of(self);
     if (fast(x)) return transpose_view(self, reversed_axes(x.ndim()));
-    return g_fallback[kT](self);
+    return fallback(kT)(self);
   }, nb::is_method());
   nb::object mt_prop = nb::cpp_function([](nb::handle self) -> nb::object {
     const Tensor& x = tensor_of(self);
@@ -496,7 +503,7 @@ void bind_views(nb::module_& m) {
       std::swap(p[size_t(nd - 2)], p[size_t(nd - 1)]);
       return transpose_view(self, p);
     }
-    return g_fallback[kMT](self);
+    return fallback(kMT)(self);
   }, nb::is_method());
   nb::handle property = reinterpret_cast<PyObject*>(&PyProperty_Type);
   cls.attr("T") = property(t_prop, nb::none(), nb::none(), "The tensor with its dims reversed (a view).");
