@@ -235,7 +235,8 @@ bool slice_indices(PyObject* sl, int64_t n, int64_t& b, int64_t& e, int64_t& s, 
 // x[key] for a key of plain ints, slices, None and at most one Ellipsis (NumPy's basic indexing), as
 // _indexing._getitem computes it: one StridedSlice over x's dims (when it is not the whole tensor) and one Reshape
 // that inserts the new axes and drops the integer-indexed ones (when the key holds a None or an int); x itself for
-// a key of whole slices and Ellipsis. Returns an invalid object for any other key or an index out of range (the Python code raises).
+// a key of whole slices and Ellipsis. Returns an invalid object for any other key or an index out of range (the
+// Python code raises).
 nb::object basic_getitem(nb::handle self, nb::handle key, bool note) {
   const Tensor& x = tensor_of(self);
   PyObject* k = key.ptr();
@@ -700,7 +701,8 @@ void bind_views(nb::module_& m) {
     PyTuple_SET_ITEM(key.ptr(), Py_ssize_t(d), index.inc_ref().ptr());
     nb::object r = basic_getitem(x, key, true);
     return r.is_valid() ? r : nb::borrow(Py_NotImplemented);
-  }, nb::arg("x").none(), nb::arg("dim").none(), nb::arg("index").none(), "mint.select's fast path (NotImplemented: use the Python code).");
+  }, nb::arg("x").none(), nb::arg("dim").none(), nb::arg("index").none(),
+     "mint.select's fast path (NotImplemented: use the Python code).");
 }
 
 }  // namespace kiln::py

@@ -140,9 +140,10 @@ def _astype(self, dtype, copy=True):
 
 
 # The view methods (reshape/view, transpose/permute, T, mT, squeeze, expand_dims, unsqueeze, flatten, ravel,
-# __getitem__ and __setitem__) are C++ (python/src/bind_views.cpp): plain int arguments on a concrete tensor outside a trace are
-# handled there with the same ops and view record as the functions below, which are their fallbacks (registered
-# with _core._set_view_fallbacks at the end of this module) for every other argument, in graph mode and for errors.
+# __getitem__ and __setitem__) are C++ (python/src/bind_views.cpp): plain int arguments on a concrete tensor
+# outside a trace are handled there with the same ops and view record as the functions below, which are their
+# fallbacks (registered with _core._set_view_fallbacks at the end of this module) for every other argument, in
+# graph mode and for errors.
 def _view_op(self, y, step):
     """y = a view op of self; y remembers self (see _views), so that a functional write through y reaches self."""
     return _views.note_view(self, y, step)
