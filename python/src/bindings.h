@@ -60,6 +60,7 @@ template <typename F> auto with_op_name(const char* name, F&& f) -> decltype(f()
 nb::object big_int_operator(const char* name, nb::handle a, nb::handle b);
 
 void bind_tensor(nb::module_& m);
+void bind_views(nb::module_& m);  // after bind_tensor: adds methods to Tensor
 void bind_autodiff(nb::module_& m);
 void bind_elementwise(nb::module_& m);
 void bind_reduce_shape(nb::module_& m);

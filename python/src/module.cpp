@@ -122,6 +122,7 @@ NB_MODULE(_core, m) {
   // suites) would make nanobind print "leaked instance" reports at shutdown; they are not leaks of a running program.
   nb::set_leak_warnings(false);
   kiln::py::bind_tensor(m);
+  kiln::py::bind_views(m);
   kiln::py::bind_autodiff(m);
   kiln::py::bind_elementwise(m);
   kiln::py::bind_reduce_shape(m);

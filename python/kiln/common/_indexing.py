@@ -131,11 +131,13 @@ def getitem(x, key):
     indices (Gather's gradient, an UnsortedSegmentSum). A Bool mask computed in the graph raises IndexError (the
     result's shape would depend on the data).
     Basic indices (ints, slices, None, Ellipsis) give a view that remembers x (see _views), so that a functional
-    write through it (under a grad transform, in compiled code) reaches x."""
+    write through it (under a grad transform, in compiled code) reaches x.
+    Tensor.__getitem__ is C++ (python/src/bind_views.cpp): keys of plain ints, slices of plain ints, None and one
+    Ellipsis on a concrete tensor outside a trace are indexed there by these rules (the same ops and view record);
+    it calls this function for every other key, in graph mode, and for every key that raises."""
     y = _getitem(x, key)
     if _is_basic(key):
-        nk = key
-        y = _views.note_view(x, y, lambda a: a[nk], lambda t: _getitem(t, nk))
+        y = _views.note_view(x, y, ("getitem", key))
     return y
 
 
@@ -449,7 +451,10 @@ def setitem(x, key, value):
     an arange, made by graph ops), so `x[idx] = v` and `x[idx] += v` compile; out-of-range values raise IndexError
     when the graph runs. With a repeated index the last write (row-major) wins, as NumPy (MindSpore's
     TensorScatterUpdate leaves the order undefined): only that write reaches the value's gradient.
-    Raises IndexError (bad or out-of-range index), ValueError (value not broadcastable), TypeError."""
+    Raises IndexError (bad or out-of-range index), ValueError (value not broadcastable), TypeError.
+    Tensor.__setitem__ is C++ (python/src/bind_views.cpp): the in-place write of a basic key (plain ints, slices,
+    None, Ellipsis) with a Python float/bool/int or a concrete Tensor value, outside a grad transform and a trace,
+    is done there (the same Assign into the view); it calls this function for everything else."""
     from .parameter import Parameter  # noqa: F401 (import cycle: parameter imports tensor)
     if (isinstance(value, int) and not isinstance(value, bool) and x.dtype == _core.DType.UInt64
             and 2**63 <= value < 2**64):  # a Python int only UInt64 holds (Python ints are Int64 scalars otherwise)
@@ -617,7 +622,7 @@ def _setitem_in_place(x, key, value):
     except TypeError:
         basic = False
     if basic:
-        view = getitem(x, key)
+        view = x[key]  # (Tensor.__getitem__: C++ for the common keys)
         _core.assign(view, value)
         return
     pos = _region_positions(tuple(x.shape), key)

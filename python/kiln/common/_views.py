@@ -7,8 +7,8 @@ so sharing storage no longer carries it. This module keeps the view relation on 
 
 - a view (made by Tensor.__getitem__ with basic indices, reshape/view/flatten/ravel, transpose/permute/T/mT,
   squeeze, expand_dims/unsqueeze, and the ops.* functions of the same names) remembers its ROOT (the tensor object
-  it was derived from, through any chain of views) and the chain of view steps (each a NumPy function of an index
-  array, to find the positions, and the Kiln op, to re-derive the view);
+  it was derived from, through any chain of views) and the chain of view steps (each a tuple (kind, args...) of
+  STEPS below: a NumPy function of an index array, to find the positions, and the Kiln op, to re-derive the view);
 - the root remembers (weakly) the views derived from it;
 - a functional write into a view becomes a write into the root: root ← root with the view's positions set to the
   updated view; the root object is rebound to that (or assigned, for a Parameter), and every live view of the root,
@@ -16,7 +16,10 @@ so sharing storage no longer carries it. This module keeps the view relation on 
   later write, as in PyNative, and gradients flow as through the in-place write.
 
 Nothing here is kept longer than the tensors it describes: the root holds weak references to its views, and a view's
-strong reference to its root is what a storage view holds anyway."""
+strong reference to its root is what a storage view holds anyway.
+
+The common views are recorded in C++ (python/src/bind_views.cpp, the fast paths of Tensor.__getitem__, reshape,
+transpose, ...): the same records, made by the same rules as note_view below, with steps of the same kinds."""
 import weakref
 
 import numpy as np
@@ -24,15 +27,31 @@ import numpy as np
 from .._loader import _core
 
 
+def _getitem_step(t, key):
+    from ._indexing import _getitem  # (_indexing imports this module)
+    return _getitem(t, key)
+
+
+# kind -> (NumPy function of (index array, args...), Kiln function of (tensor, args...)). A step is (kind, args...).
+STEPS = {
+    "getitem": (lambda a, key: a[key], _getitem_step),
+    "reshape": (lambda a, out: a.reshape(out), lambda t, out: _core.reshape(t, list(out))),
+    "transpose": (lambda a, perm: a.transpose(perm), lambda t, perm: _core.transpose(t, list(perm))),
+    "squeeze": (lambda a, axes, out: a.reshape(out), lambda t, axes, out: _core.squeeze(t, axes)),
+    "expand_dims": (lambda a, axis, out: a.reshape(out), lambda t, axis, out: _core.expand_dims(t, axis)),
+}
+
+
 def tracking():
     """True where writes are functional (a grad transform is active, or a function is being compiled)."""
     return _core.grad_level() > 0 or _core.tracing()
 
 
-def note_view(x, y, np_fn, kiln_fn):
-    """Records that `y` was derived from `x` by a view op: `np_fn` maps an index array of x's shape to y's layout,
-    `kiln_fn` re-derives y from a tensor like x. Returns y. Does nothing when y is a copy rather than a view. Views
-    are recorded in plain PyNative too: a view taken there and written under a gradient later must reach its base."""
+def note_view(x, y, step):
+    """Records that `y` was derived from `x` by the view op `step` ((kind, args...), a kind of STEPS: its NumPy
+    function maps an index array of x's shape to y's layout, its Kiln function re-derives y from a tensor like x).
+    Returns y. Does nothing when y is a copy rather than a view. Views are recorded in plain PyNative too: a view
+    taken there and written under a gradient later must reach its base."""
     if y is x or not isinstance(y, _core.Tensor):
         return y
     if not (x._symbolic or y._symbolic) and not y._shares_storage(x):
@@ -42,9 +61,9 @@ def note_view(x, y, np_fn, kiln_fn):
     if _core.tracing() and root._is_state_while_tracing:
         # A view of a Parameter / outside tensor inside a compiled function: the write through it is an Assign of the
         # root; the relation lives on the (traced) view only, nothing of the trace is stored on the outside tensor.
-        y._kiln_view = (root, tuple(root.shape), chain + ((np_fn, kiln_fn),))
+        y._kiln_view = (root, tuple(root.shape), chain + (step,))
         return y
-    y._kiln_view = (root, tuple(root.shape), chain + ((np_fn, kiln_fn),))
+    y._kiln_view = (root, tuple(root.shape), chain + (step,))
     views = root.__dict__.get("_kiln_views")
     if views is None:
         views = root._kiln_views = []
@@ -66,15 +85,15 @@ def view_info(x):
 def positions(shape, chain):
     """Flat positions in a C-ordered tensor of `shape` of the elements of the view `chain` derives, in its layout."""
     a = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
-    for np_fn, _ in chain:
-        a = np_fn(a)
+    for step in chain:
+        a = STEPS[step[0]][0](a, *step[1:])
     return np.asarray(a)
 
 
 def derive(t, chain):
     """The view `chain` applied to t (the Kiln ops)."""
-    for _, kiln_fn in chain:
-        t = kiln_fn(t)
+    for step in chain:
+        t = STEPS[step[0]][1](t, *step[1:])
     return t
 
 

@@ -142,15 +142,19 @@ def _astype(self, dtype, copy=True):
     return y
 
 
-def _view_op(self, y, np_fn, kiln_fn):
+# The view methods (reshape/view, transpose/permute, T, mT, squeeze, expand_dims, unsqueeze, flatten, ravel,
+# __getitem__ and __setitem__) are C++ (python/src/bind_views.cpp): plain int arguments on a concrete tensor
+# outside a trace are handled there with the same ops and view record as the functions below, which are their
+# fallbacks (registered with _core._set_view_fallbacks at the end of this module) for every other argument, in
+# graph mode and for errors.
+def _view_op(self, y, step):
     """y = a view op of self; y remembers self (see _views), so that a functional write through y reaches self."""
-    return _views.note_view(self, y, np_fn, kiln_fn)
+    return _views.note_view(self, y, step)
 
 
 def _reshape_to(self, shape):
     y = _core.reshape(self, list(shape))
-    out = list(y.shape)
-    return _view_op(self, y, lambda a: a.reshape(out), lambda t: _core.reshape(t, out))
+    return _view_op(self, y, ("reshape", tuple(y.shape)))
 
 
 def _reshape(self, *shape):
@@ -162,7 +166,7 @@ def _reshape(self, *shape):
 def _transpose_to(self, axes):
     axes = list(axes)
     y = _core.transpose(self, axes)
-    return _view_op(self, y, lambda a: a.transpose(axes), lambda t: _core.transpose(t, axes))
+    return _view_op(self, y, ("transpose", tuple(axes)))
 
 
 def _transpose(self, *axes):
@@ -176,15 +180,13 @@ def _transpose(self, *axes):
 def _squeeze(self, axis=None):
     axes = [] if axis is None else list(shape_arg("Tensor.squeeze", "axis", axis))
     y = _core.squeeze(self, axes)
-    out = list(y.shape)
-    return _view_op(self, y, lambda a: a.reshape(out), lambda t: _core.squeeze(t, axes))
+    return _view_op(self, y, ("squeeze", axes, tuple(y.shape)))
 
 
 def _expand_dims(self, axis):
     axis = int_arg("Tensor.expand_dims", "axis", axis)
     y = _core.expand_dims(self, axis)
-    out = list(y.shape)
-    return _view_op(self, y, lambda a: a.reshape(out), lambda t: _core.expand_dims(t, axis))
+    return _view_op(self, y, ("expand_dims", axis, tuple(y.shape)))
 
 
 def _array(self, dtype=None, copy=None):
@@ -273,8 +275,6 @@ _METHODS = {
     "__iter__": _iter,
     "__array__": _array,
     "__array_priority__": 100,
-    "__getitem__": _indexing.getitem,
-    "__setitem__": _indexing.setitem,
     "__pos__": lambda self: self,
     "__and__": _bitwise(_core.bitwise_and, "&"), "__rand__": _bitwise(_core.bitwise_and, "&", True),
     "__or__": _bitwise(_core.bitwise_or, "|"), "__ror__": _bitwise(_core.bitwise_or, "|", True),
@@ -293,17 +293,6 @@ _METHODS = {
     "int": lambda self: _core.cast(self, mstype.int32),
     "long": lambda self: _core.cast(self, mstype.int64),
     "bool": lambda self: _core.cast(self, mstype.bool_),
-    "reshape": _reshape,
-    "view": _reshape,
-    "transpose": _transpose,
-    "permute": _transpose,
-    "T": property(lambda self: _transpose(self)),
-    "mT": property(lambda self: _transpose_to(self, list(range(self.ndim - 2)) + [self.ndim - 1, self.ndim - 2])),
-    "flatten": lambda self, start_dim=0, end_dim=-1: _flatten(self, start_dim, end_dim),
-    "ravel": lambda self: _reshape_to(self, [-1]),
-    "squeeze": _squeeze,
-    "expand_dims": _expand_dims,
-    "unsqueeze": lambda self, dim: _expand_dims(self, int_arg("Tensor.unsqueeze", "dim", dim)),
     "expand_as": lambda self, other: _core.broadcast_to(self, list(_other_tensor(other, "expand_as").shape)),
     "sum": lambda self, axis=None, dtype=None, keepdims=False, initial=None:
         _reduce_as("sum", self, None if dtype is None else dtype_arg("Tensor.sum", "dtype", dtype),
@@ -444,6 +433,21 @@ def _data_set(self, value):
 
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _as_method(_fn))
+# The Python code of the C++ view methods (bind_views.cpp), for the calls their fast path leaves to it.
+_VIEW_FALLBACKS = {
+    "__getitem__": _indexing.getitem,
+    "__setitem__": _indexing.setitem,
+    "reshape": _reshape,  # also Tensor.view
+    "transpose": _transpose,  # also Tensor.permute
+    "T": lambda self: _transpose(self),
+    "mT": lambda self: _transpose_to(self, list(range(self.ndim - 2)) + [self.ndim - 1, self.ndim - 2]),
+    "flatten": lambda self, start_dim=0, end_dim=-1: _flatten(self, start_dim, end_dim),
+    "ravel": lambda self: _reshape_to(self, [-1]),
+    "squeeze": _squeeze,
+    "expand_dims": _expand_dims,
+    "unsqueeze": lambda self, dim: _expand_dims(self, int_arg("Tensor.unsqueeze", "dim", dim)),
+}
+_core._set_view_fallbacks(_VIEW_FALLBACKS)
 # The in-place `*_` methods and the provisional ones (kiln/common/_tensor_methods.py); a provisional method is
 # replaced by the method of an op declared later with @defop(tensor=...) (kiln/ops/_opdef.py).
 from ._tensor_methods import INPLACE_METHODS as _INPLACE, PROVISIONAL_METHODS as _PROVISIONAL  # noqa: E402 (after Tensor's methods)

@@ -283,6 +283,9 @@ def gather(input, dim, index):
 def select(input, dim, index):
     """mint.select(input, dim, index): the slice of `input` at position `index` (an int, negative from the end) of
     dim `dim`; that dim is removed (input[..., index, ...]). IndexError for an index out of range."""
+    y = _core._view_select(input, dim, index)  # C++ for a concrete tensor and valid plain ints (the same view)
+    if y is not NotImplemented:
+        return y
     x = _t(input, "select")
     dim = int_arg("mint.select", "dim", dim)
     index = int_arg("mint.select", "index", index)

@@ -280,6 +280,9 @@ def argmin(input, axis=None, keepdims=False):
 @_defop(mint="reshape")
 def reshape(input, shape):
     """A tensor with the same data and a new shape (one dim may be -1); a view when the strides allow."""
+    y = _core._view_reshape(input, shape)  # C++ for a concrete tensor and plain ints (python/src/bind_views.cpp)
+    if y is not NotImplemented:
+        return y
     shape = shape_arg("reshape", "shape", shape)
     if isinstance(input, _core.Tensor):
         return input.reshape(list(shape))  # a view that a write under a gradient / in a graph reaches through
@@ -288,6 +291,9 @@ def reshape(input, shape):
 
 def transpose(input, input_perm):
     """Permutes the dims: output dim i is input dim input_perm[i]. A view."""
+    y = _core._view_transpose(input, input_perm)  # C++ for a concrete tensor and plain ints
+    if y is not NotImplemented:
+        return y
     input_perm = shape_arg("transpose", "input_perm", input_perm)
     if isinstance(input, _core.Tensor):
         return input.transpose(list(input_perm))
@@ -296,6 +302,9 @@ def transpose(input, input_perm):
 
 def permute(input, axis):
     """Same as transpose."""
+    y = _core._view_transpose(input, axis)  # C++ for a concrete tensor and plain ints
+    if y is not NotImplemented:
+        return y
     return transpose(input, shape_arg("permute", "axis", axis))
 
 
@@ -307,6 +316,9 @@ def broadcast_to(input, shape):
 
 def expand_dims(input_x, axis):
     """Inserts a size-1 dim at `axis`."""
+    y = _core._view_expand_dims(input_x, axis)  # C++ for a concrete tensor and a plain int
+    if y is not NotImplemented:
+        return y
     axis = int_arg("expand_dims", "axis", axis)
     if isinstance(input_x, _core.Tensor):
         return input_x.expand_dims(axis)
@@ -315,11 +327,17 @@ def expand_dims(input_x, axis):
 
 def unsqueeze(input, dim):
     """Same as expand_dims."""
+    y = _core._view_expand_dims(input, dim)  # C++ for a concrete tensor and a plain int
+    if y is not NotImplemented:
+        return y
     return expand_dims(input, int_arg("unsqueeze", "dim", dim))
 
 
 def squeeze(input, axis=None):
     """Removes size-1 dims (all, or those in `axis`; ValueError if one is not size 1)."""
+    y = _core._view_squeeze(input, axis)  # C++ for a concrete tensor and plain ints
+    if y is not NotImplemented:
+        return y
     axes = [] if axis is None else list(shape_arg("squeeze", "axis", axis))
     if isinstance(input, _core.Tensor):
         return input.squeeze(axes)
@@ -361,12 +379,12 @@ def split(tensor, split_size_or_sections, axis=0):
         sizes = list(shape_arg("split", "split_size_or_sections", split_size_or_sections))
     pieces = _core.split(tensor, sizes, axis)
     # The pieces are views of `tensor` (a write into one under a gradient / in a graph reaches it, see _views).
-    from ..common import _indexing, _views
+    from ..common import _views
     ax = axis % tensor.ndim if tensor.ndim else 0
     out, start = [], 0
     for piece, size in zip(pieces, sizes):
         key = (slice(None),) * ax + (slice(start, start + size),)
-        out.append(_views.note_view(tensor, piece, lambda a, k=key: a[k], lambda t, k=key: _indexing._getitem(t, k)))
+        out.append(_views.note_view(tensor, piece, ("getitem", key)))
         start += size
     return tuple(out)
 

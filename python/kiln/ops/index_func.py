@@ -48,6 +48,9 @@ def slice(input_x, begin, size):
 
     Raises TypeError (non-Tensor input, non-int begin/size), ValueError (lengths differ from input_x's rank, or a
     block that does not fit: begin < 0, size < -1 or begin + size > dim)."""
+    y = _core._view_slice(input_x, begin, size)  # C++ for a concrete tensor and plain ints that fit (the same view)
+    if y is not NotImplemented:
+        return y
     x = _tensor_arg(input_x, "slice", "input_x")
     begin = _int_seq("slice", "begin", begin, x.ndim)
     size = _int_seq("slice", "size", size, x.ndim)
@@ -71,6 +74,10 @@ def strided_slice(input_x, begin, end, strides, begin_mask=0, end_mask=0, ellips
 
     Raises TypeError (non-Tensor input, non-int tuples or masks), ValueError (begin/end/strides of different
     lengths, a zero stride, more than one ellipsis), IndexError (a shrink index outside its axis)."""
+    y = _core._view_strided_slice(input_x, begin, end, strides, begin_mask, end_mask, ellipsis_mask, new_axis_mask,
+                                  shrink_axis_mask)  # C++ for a concrete tensor and plain ints (the same key and view)
+    if y is not NotImplemented:
+        return y
     x = _tensor_arg(input_x, "strided_slice", "input_x")
     begin = _int_seq("strided_slice", "begin", begin)
     end = _int_seq("strided_slice", "end", end, len(begin))
@@ -114,6 +121,9 @@ def _flip_key(x, dims, op):
 def flip(input, dims):
     """MindSpore's ops.flip(input, dims): `input` with the order of its elements reversed along each axis in `dims`
     (an int or a tuple/list of ints). Same shape and dtype. Raises TypeError / ValueError for a bad axis."""
+    y = _core._view_flip(input, dims)  # C++ for a concrete tensor and valid plain ints (the same view)
+    if y is not NotImplemented:
+        return y
     x = _tensor_arg(input, "flip")
     dims = (dims,) if _is_int(dims) else _int_seq("flip", "dims", dims)
     return x[_flip_key(x, dims, "flip")] if x.ndim else x
@@ -121,6 +131,9 @@ def flip(input, dims):
 
 def reverse(x, axis):
     """MindSpore's ops.reverse(x, axis) (the ReverseV2 primitive): ops.flip along the axes in `axis`."""
+    y = _core._view_flip(x, axis)  # C++ for a concrete tensor and valid plain ints (the same view)
+    if y is not NotImplemented:
+        return y
     t = _tensor_arg(x, "reverse", "x")
     axis = (axis,) if _is_int(axis) else _int_seq("reverse", "axis", axis)
     return t[_flip_key(t, axis, "reverse")] if t.ndim else t

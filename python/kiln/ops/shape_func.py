@@ -246,6 +246,9 @@ def expand(input_x, size):
 @defop()
 def expand_as(input, other):
     """MindSpore's ops.expand_as(input, other): input broadcast to other's shape. ValueError where it cannot be."""
+    y = _core._view_expand_as(input, other)  # C++ for concrete tensors that broadcast
+    if y is not NotImplemented:
+        return y
     x = _tensor_arg(input, "expand_as")
     o = _tensor_arg(other, "expand_as", "other")
     try:
@@ -330,12 +333,18 @@ def moveaxis(x, source, destination):
     """MindSpore's ops.moveaxis(x, source, destination): x with the axes `source` (int or tuple) moved to the
     positions `destination`, the others keeping their order (NumPy's moveaxis). ValueError for axes out of range,
     repeated or of different counts."""
+    y = _core._view_moveaxis(x, source, destination)  # C++ for a concrete tensor and two valid plain ints
+    if y is not NotImplemented:
+        return y
     return _moveaxis(_tensor_arg(x, "moveaxis", "x"), source, destination, "moveaxis")
 
 
 @defop(tensor="movedim")
 def movedim(x, source, destination):
     """MindSpore's ops.movedim(x, source, destination): the same as ops.moveaxis."""
+    y = _core._view_moveaxis(x, source, destination)  # C++ for a concrete tensor and two valid plain ints
+    if y is not NotImplemented:
+        return y
     return _moveaxis(_tensor_arg(x, "movedim", "x"), source, destination, "movedim")
 
 
@@ -343,6 +352,9 @@ def movedim(x, source, destination):
 def swapaxes(input, axis0, axis1):
     """MindSpore's ops.swapaxes(input, axis0, axis1): input with the two axes exchanged (a transpose). ValueError
     for an axis out of range."""
+    y = _core._view_swap(input, axis0, axis1)  # C++ for a concrete tensor and valid plain ints
+    if y is not NotImplemented:
+        return y
     x = _tensor_arg(input, "swapaxes")
     if x.ndim == 0:
         _dim("swapaxes", "axis0", axis0, 0), _dim("swapaxes", "axis1", axis1, 0)
@@ -354,6 +366,9 @@ def swapaxes(input, axis0, axis1):
 @defop(tensor="swapdims")
 def swapdims(input, dim0, dim1):
     """MindSpore's ops.swapdims(input, dim0, dim1): the same as ops.swapaxes."""
+    y = _core._view_swap(input, dim0, dim1)  # C++ for a concrete tensor and valid plain ints
+    if y is not NotImplemented:
+        return y
     x = _tensor_arg(input, "swapdims")
     if x.ndim == 0:
         _dim("swapdims", "dim0", dim0, 0), _dim("swapdims", "dim1", dim1, 0)
@@ -377,6 +392,9 @@ def narrow(input, axis, start, length):
     """MindSpore's ops.narrow(input, axis, start, length): the slice [start, start + length) of `input` along
     `axis` (a view). start must be in [0, n] and start + length <= n (n the axis' length); negative start is a
     ValueError, as in MindSpore. TypeError for non-int arguments."""
+    y = _core._view_narrow(input, axis, start, length)  # C++ for a concrete tensor and valid plain ints
+    if y is not NotImplemented:
+        return y
     x = _tensor_arg(input, "narrow")
     if x.ndim == 0:
         raise ValueError("For 'narrow', the input must have rank >= 1, but got a 0-d Tensor.")
@@ -389,7 +407,9 @@ def narrow(input, axis, start, length):
     if length < 0 or start + length > n:
         raise ValueError(f"For 'narrow', 'length' must be in [0, {n - start}] (start={start}, dim {axis} of length "
                          f"{n}), but got {length}.")
-    return _pieces(x, axis, [start, start + length])[1]
+    begin, end = [0] * x.ndim, list(x.shape)
+    begin[axis], end[axis] = start, start + length
+    return _core.strided_slice(x, begin, end, [1] * x.ndim)  # one StridedSlice (the C++ fast path's op)
 
 
 @defop(mint="ravel")
