@@ -39,3 +39,7 @@ from .basic_ext import *  # noqa: F403 (re-export)
 from . import basic_ext
 
 __all__ = __all__ + basic_ext.__all__
+from .transformer import *  # noqa: F403 (re-export)
+from . import transformer
+
+__all__ = __all__ + transformer.__all__
