@@ -43,3 +43,7 @@ from .transformer import *  # noqa: F403 (re-export)
 from . import transformer
 
 __all__ = __all__ + transformer.__all__
+from .padding import *  # noqa: F403 (re-export)
+from . import padding
+
+__all__ = __all__ + padding.__all__
