@@ -1,0 +1,186 @@
+"""Layers model zoos use (issue 24): nn.PixelShuffle / PixelUnshuffle (nn/layer/image.py) and nn.Unfold
+(nn/layer/basic.py, MindSpore's ExtractImagePatches). Values against NumPy references, MindSpore 2.10's values
+where its CPU build runs the layer (PixelShuffle / PixelUnshuffle: equal in PyNative and Graph mode, as are the
+error types), gradients against float64 finite differences, Graph mode equal to PyNative."""
+import math
+
+import numpy as np
+import pytest
+
+import kiln as ms
+from kiln import Tensor, nn
+
+from helpers import central_difference
+
+
+def _grad_and_graph(m, x, rtol=1e-6):
+    """Asserts Kiln's gradient of a weighted sum of m(x) equals float64 central differences, and that kiln.jit and
+    GRAPH_MODE give PyNative's output and gradient."""
+    out = m(Tensor(x))
+    w = np.random.RandomState(1).randn(*out.shape)
+
+    def f(t):
+        return (m(t) * Tensor(w)).sum()
+
+    g = ms.grad(f)(Tensor(x)).asnumpy()
+    np.testing.assert_allclose(g, central_difference(lambda a: float(f(Tensor(a)).asnumpy()), x), rtol=rtol,
+                               atol=1e-8)
+    np.testing.assert_array_equal(ms.jit(lambda t: m(t))(Tensor(x)).asnumpy(), out.asnumpy())
+    np.testing.assert_allclose(ms.jit(ms.grad(f))(Tensor(x)).asnumpy(), g, rtol=1e-12, atol=1e-12)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        graph = m(Tensor(x))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_array_equal(graph.asnumpy(), out.asnumpy())
+    return out
+
+
+# ------------------------------------------------------------------------------------------- PixelShuffle
+
+
+def np_pixel_shuffle(x, r):
+    *lead, c, h, w = x.shape
+    y = x.reshape(*lead, c // (r * r), r, r, h, w)
+    k = len(lead)
+    y = y.transpose(*range(k), k, k + 3, k + 1, k + 4, k + 2)
+    return y.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def np_pixel_unshuffle(x, r):
+    *lead, c, h, w = x.shape
+    y = x.reshape(*lead, c, h // r, r, w // r, r)
+    k = len(lead)
+    y = y.transpose(*range(k), k, k + 2, k + 4, k + 1, k + 3)
+    return y.reshape(*lead, c * r * r, h // r, w // r)
+
+
+@pytest.mark.parametrize("shape, r", [((2, 8, 2, 3), 2), ((3, 2, 4, 2, 2), 2), ((9, 2, 2), 3), ((2, 8, 2, 3), 1)])
+def test_pixel_shuffle(shape, r):
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    m = nn.PixelShuffle(r)
+    assert m.upscale_factor == r
+    out = m(Tensor(x))
+    np.testing.assert_array_equal(out.asnumpy(), np_pixel_shuffle(x, r))
+    back = nn.PixelUnshuffle(r)(out)
+    np.testing.assert_array_equal(back.asnumpy(), x)
+
+
+def test_pixel_shuffle_mindspore_values():
+    # MindSpore 2.10: nn.PixelShuffle(2) of arange(96).reshape(2, 8, 2, 3), output[0, 0, :2]
+    x = np.arange(96, dtype=np.float32).reshape(2, 8, 2, 3)
+    np.testing.assert_array_equal(nn.PixelShuffle(2)(Tensor(x)).asnumpy()[0, 0, :2],
+                                  [[0, 6, 1, 7, 2, 8], [12, 18, 13, 19, 14, 20]])
+    xi = np.arange(16, dtype=np.int32).reshape(1, 4, 4)
+    out = nn.PixelUnshuffle(2)(Tensor(xi))  # MindSpore: Int32 (4, 2, 2), channel 1 = [[1, 3], [9, 11]]
+    assert out.dtype == ms.int32 and out.shape == (4, 2, 2)
+    np.testing.assert_array_equal(out.asnumpy()[1], [[1, 3], [9, 11]])
+    np.testing.assert_array_equal(out.asnumpy(), np_pixel_unshuffle(xi, 2))
+
+
+@pytest.mark.parametrize("make, x_shape, exc", [
+    (lambda: nn.PixelShuffle(0), (2, 8, 2, 3), ValueError),
+    (lambda: nn.PixelShuffle(-2), (2, 8, 2, 3), ValueError),
+    (lambda: nn.PixelShuffle(2.0), (2, 8, 2, 3), TypeError),
+    (lambda: nn.PixelShuffle(3), (2, 8, 2, 3), ValueError),
+    (lambda: nn.PixelShuffle(2), (4, 4), ValueError),
+    (lambda: nn.PixelUnshuffle(0), (2, 2, 4, 6), ValueError),
+    (lambda: nn.PixelUnshuffle(4), (2, 2, 4, 6), ValueError),
+    (lambda: nn.PixelUnshuffle(2), (4, 4), ValueError),
+    (lambda: nn.PixelUnshuffle(2.0), (2, 2, 4, 6), TypeError),
+])
+def test_pixel_shuffle_errors(make, x_shape, exc):
+    m = make()  # MindSpore checks at the call, with these exception types
+    with pytest.raises(exc, match="pixel_(un)?shuffle"):
+        m(Tensor(np.ones(x_shape, np.float32)))
+
+
+def test_pixel_shuffle_gradients_and_graph_mode():
+    x = np.random.RandomState(0).randn(1, 8, 2, 3)
+    _grad_and_graph(nn.PixelShuffle(2), x)
+    _grad_and_graph(nn.PixelUnshuffle(2), np.random.RandomState(0).randn(2, 2, 4, 6))
+
+
+# ------------------------------------------------------------------------------------------- Unfold
+
+
+def np_extract_patches(x, k, s, r, padding):
+    """TensorFlow's extract_image_patches on NCHW data, written as loops over NHWC (MindSpore's GPU kernel)."""
+    n, c, h, w = x.shape
+    nhwc = x.transpose(0, 2, 3, 1)
+    eff = [k[i] + (k[i] - 1) * (r[i] - 1) for i in range(2)]
+    size = (h, w)
+    if padding == "valid":
+        out = [math.ceil((size[i] - eff[i] + 1) / s[i]) for i in range(2)]
+        top = [0, 0]
+    else:
+        out = [math.ceil(size[i] / s[i]) for i in range(2)]
+        top = [int(((out[i] - 1) * s[i] + eff[i] - size[i]) / 2) for i in range(2)]
+    y = np.zeros((n, out[0], out[1], k[0] * k[1] * c), x.dtype)
+    for oi in range(out[0]):
+        for oj in range(out[1]):
+            for i in range(k[0]):
+                for j in range(k[1]):
+                    row, col = oi * s[0] + i * r[0] - top[0], oj * s[1] + j * r[1] - top[1]
+                    if 0 <= row < h and 0 <= col < w:
+                        y[:, oi, oj, (i * k[1] + j) * c:(i * k[1] + j + 1) * c] = nhwc[:, row, col, :]
+    return y.transpose(0, 3, 1, 2)
+
+
+@pytest.mark.parametrize("k, s, r, padding", [
+    ((2, 2), (1, 1), (1, 1), "valid"), ((2, 3), (2, 1), (1, 2), "valid"), ((2, 2), (2, 2), (2, 2), "valid"),
+    ((2, 3), (2, 1), (1, 2), "same"), ((3, 3), (1, 1), (1, 1), "SAME"), ((1, 1), (3, 2), (1, 1), "same"),
+    ((2, 2), (3, 3), (1, 1), "same"),
+])
+def test_unfold(k, s, r, padding):
+    x = np.arange(2 * 3 * 5 * 6, dtype=np.float32).reshape(2, 3, 5, 6) + 1
+    m = nn.Unfold([1, k[0], k[1], 1], [1, s[0], s[1], 1], [1, r[0], r[1], 1], padding)
+    out = m(Tensor(x))
+    want = np_extract_patches(x, k, s, r, padding.lower())
+    assert out.shape == want.shape and out.dtype == ms.float32
+    np.testing.assert_array_equal(out.asnumpy(), want)
+
+
+def test_unfold_documented_example_and_int_dtype():
+    # MindSpore's docstring: ksizes = strides = rates = [1, 2, 2, 1] on (2, 3, 6, 6) float16 -> (2, 12, 2, 2)
+    out = nn.Unfold([1, 2, 2, 1], [1, 2, 2, 1], [1, 2, 2, 1])(Tensor(np.ones([2, 3, 6, 6], np.float16)))
+    assert out.shape == (2, 12, 2, 2) and out.dtype == ms.float16
+    xi = np.arange(2 * 4 * 4, dtype=np.int32).reshape(1, 2, 4, 4)
+    out = nn.Unfold((1, 2, 2, 1), (1, 2, 2, 1), (1, 1, 1, 1))(Tensor(xi))
+    assert out.dtype == ms.int32
+    # the first patch: rows 0-1, cols 0-1, channel fastest
+    np.testing.assert_array_equal(out.asnumpy()[0, :, 0, 0], [0, 16, 1, 17, 4, 20, 5, 21])
+
+
+@pytest.mark.parametrize("args, exc, message", [
+    ((2, [1, 1, 1, 1], [1, 1, 1, 1]), TypeError, "For 'Unfold', the type of 'ksizes' should be one of"),
+    (([1, 2, 2, 1], 1, [1, 1, 1, 1]), TypeError, ""),
+    (([1, 2, 2], [1, 1, 1, 1], [1, 1, 1, 1]), ValueError,
+     "For 'Unfold' the format of 'ksizes' must be [1, ksize_row, ksize_col, 1], but got [1, 2, 2]."),
+    (([1, 0, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1]), ValueError,
+     "For 'Unfold' the ksize_row and ksize_col in 'ksizes' must be an positive integer number, but got ksize_row "
+     "is 0, ksize_col is 2"),
+    (([1, 2, 2, 1], [1, 1, 2.0, 1], [1, 1, 1, 1]), ValueError, "stride_row is 1, stride_col is 2.0"),
+    (([1, 2, 2, 1], [1, 1, 1, 1], [2, 1, 1, 1]), ValueError, "the format of 'rates' must be"),
+    (((1, 2, 2, 1), (1, 1, 1, 1), (1, 1, 1, 1), 5), TypeError, "the input 'padding' should be a str"),
+])
+def test_unfold_argument_errors(args, exc, message):
+    with pytest.raises(exc) as info:  # MindSpore 2.10's messages
+        nn.Unfold(*args)
+    assert message in str(info.value)
+
+
+def test_unfold_call_errors():
+    x = Tensor(np.ones((1, 1, 3, 3), np.float32))
+    with pytest.raises(ValueError, match="'padding' must be 'VALID' or 'SAME'"):
+        nn.Unfold([1, 2, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1], "full")(x)
+    with pytest.raises(ValueError, match="does not fit"):
+        nn.Unfold([1, 4, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1])(x)
+    with pytest.raises(ValueError, match="must be 4-D"):
+        nn.Unfold([1, 2, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1])(Tensor(np.ones((3, 3), np.float32)))
+
+
+@pytest.mark.parametrize("padding", ["valid", "same"])
+def test_unfold_gradients_and_graph_mode(padding):
+    x = np.random.RandomState(0).randn(1, 2, 4, 5)
+    _grad_and_graph(nn.Unfold([1, 2, 3, 1], [1, 1, 2, 1], [1, 2, 1, 1], padding), x)
