@@ -321,3 +321,141 @@ def test_loss_gradients_and_graph_mode():
         ts = [Tensor(v) for v in args]
         np.testing.assert_allclose(ms.jit(fn)(*ts).asnumpy(), fn(*ts).asnumpy(), rtol=1e-12)
         np.testing.assert_allclose(ms.jit(ms.grad(fn))(*ts).asnumpy(), ms.grad(fn)(*ts).asnumpy(), rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------- TimeDistributed
+
+
+def _dense(rng, cin, cout, dtype=np.float32):
+    d = nn.Dense(cin, cout, dtype=ms.float64 if dtype == np.float64 else ms.float32)
+    w, b = rng.randn(cout, cin).astype(dtype), rng.randn(cout).astype(dtype)
+    d.weight.set_data(Tensor(w))
+    d.bias.set_data(Tensor(b))
+    return d, w.astype(np.float64), b.astype(np.float64)
+
+
+@pytest.mark.parametrize("time_axis, reshape_with_axis", [(1, 0), (1, None), (0, 1), (0, None), (-2, 0)])
+def test_time_distributed_dense(time_axis, reshape_with_axis):
+    rng = np.random.RandomState(0)
+    d, w, b = _dense(rng, 3, 2)
+    x = rng.randn(4, 5, 3).astype(np.float32)
+    td = nn.TimeDistributed(d, time_axis=time_axis, reshape_with_axis=reshape_with_axis)
+    out = td(Tensor(x))
+    assert out.shape == (4, 5, 2)  # MindSpore 2.10 gives the same shape in every one of these cases
+    np.testing.assert_allclose(out.asnumpy(), x @ w.T + b, rtol=1e-5, atol=1e-6)
+    assert [p.name for p in td.get_parameters()] == ["layer.weight", "layer.bias"]
+    assert (td.time_axis, td.reshape_with_axis) == (time_axis, reshape_with_axis)
+
+
+def test_time_distributed_mindspore_values():
+    # MindSpore 2.10: the same RandomState(0) draws (Dense(3, 2) weight, bias, then x (4, 5, 3)), output[0, :2]
+    rng = np.random.RandomState(0)
+    d, _, _ = _dense(rng, 3, 2)
+    x = rng.randn(4, 5, 3).astype(np.float32)
+    want = np.array([[1.0732899, 0.24338633], [3.9391258, 4.409886]], np.float32)
+    for r in (0, None):
+        np.testing.assert_allclose(nn.TimeDistributed(d, 1, r)(Tensor(x)).asnumpy()[0, :2], want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("make, shape, want_shape", [
+    (lambda: nn.TimeDistributed(nn.ReLU(), time_axis=-1), (2, 3, 4), (2, 3, 4)),
+    (lambda: nn.TimeDistributed(nn.ReLU(), time_axis=0, reshape_with_axis=-1), (2, 3, 4), (3, 2, 4)),
+    (lambda: nn.TimeDistributed(nn.ReLU(), time_axis=2, reshape_with_axis=0), (2, 3, 4), (2, 4, 3)),
+    (lambda: nn.TimeDistributed(nn.ReLU(), time_axis=0, reshape_with_axis=2), (2, 3, 4), (3, 2, 4)),
+    (lambda: nn.TimeDistributed(nn.ReLU(), time_axis=1, reshape_with_axis=2), (2, 3, 4), (2, 3, 4)),
+    (lambda: nn.TimeDistributed(ms.ops.ReLU(), time_axis=1, reshape_with_axis=0), (2, 3, 4), (2, 3, 4)),
+    (lambda: nn.TimeDistributed(nn.ReLU(), time_axis=5), (2, 3, 4), (2, 3, 4)),
+    (lambda: nn.TimeDistributed(nn.Flatten(), time_axis=1, reshape_with_axis=0), (2, 3, 2, 4, 4), (2, 3, 32)),
+    (lambda: nn.TimeDistributed(nn.Flatten(), time_axis=1), (2, 3, 2, 4, 4), (2, 3, 32)),
+])
+def test_time_distributed_axis_rules(make, shape, want_shape):
+    # MindSpore 2.10's output shapes (its index rules move / merge the time axis; values are relu / flatten of the
+    # rearranged input)
+    x = np.random.RandomState(1).randn(*shape).astype(np.float32)
+    out = make()(Tensor(x)).asnumpy()
+    assert out.shape == want_shape
+    relu = not isinstance(make().layer, nn.Flatten)
+    np.testing.assert_array_equal(np.sort(out.ravel()), np.sort((np.maximum(x, 0) if relu else x).ravel()))
+
+
+def test_time_distributed_rearrangements():
+    # The reshape path of MindSpore: time 0, reshape -1 on (2, 3, 4): the time axis goes to position 1, (3, 2)
+    # are merged, the output is viewed back as (-1, 2, 4) -> (3, 2, 4) holding x.transpose(1, 0, 2)
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    np.testing.assert_array_equal(nn.TimeDistributed(nn.ReLU(), 0, -1)(Tensor(x)).asnumpy(), x.transpose(1, 0, 2))
+    np.testing.assert_array_equal(nn.TimeDistributed(nn.ReLU(), 2, 0)(Tensor(x)).asnumpy(), x.transpose(0, 2, 1))
+    np.testing.assert_array_equal(nn.TimeDistributed(nn.ReLU(), 0, 2)(Tensor(x)).asnumpy(), x.transpose(1, 0, 2))
+
+
+def test_time_distributed_conv_and_batchnorm():
+    rng = np.random.RandomState(2)
+    c = nn.Conv2d(2, 3, 3, pad_mode="same", has_bias=False)
+    x = rng.randn(2, 3, 2, 4, 4).astype(np.float32)
+    per_step = np.stack([c(Tensor(x[:, i])).asnumpy() for i in range(3)], 1)
+    for r in (0, None):
+        np.testing.assert_allclose(nn.TimeDistributed(c, 1, r)(Tensor(x)).asnumpy(), per_step, rtol=1e-5, atol=1e-5)
+    bn = nn.BatchNorm1d(3)
+    bn.set_train(True)
+    xb = rng.randn(4, 5, 3).astype(np.float32)
+    out = nn.TimeDistributed(bn, time_axis=1)(Tensor(xb)).asnumpy()
+    want = (xb - xb.mean(0)) / np.sqrt(xb.var(0) + 1e-5)  # statistics per time step (over the batch)
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
+
+
+class _Two(nn.Cell):
+    def construct(self, v):
+        return v, v
+
+
+@pytest.mark.parametrize("call, exc, message", [
+    (lambda x: nn.TimeDistributed(lambda v: v, time_axis=1), TypeError,
+     "For 'TimeDistributed', the 'layer' must be Cell or Primitive instance, but got type: function."),
+    (lambda x: nn.TimeDistributed(nn.ReLU(), time_axis=1.0), TypeError,
+     "For 'TimeDistributed', the type of 'time_axis' must be 'int', but got 'float'."),
+    (lambda x: nn.TimeDistributed(nn.ReLU(), time_axis=True), TypeError,
+     "For 'TimeDistributed', the type of 'time_axis' must be 'int', but got 'bool'."),
+    (lambda x: nn.TimeDistributed(nn.ReLU(), 1, "a"), TypeError,
+     "For 'TimeDistributed', the type of 'reshape_with_axis' must be 'int', but got 'str'."),
+    (lambda x: nn.TimeDistributed(nn.ReLU(), 1)(x[0]), ValueError,
+     "For 'TimeDistributed', the inputs shape must be at least 3D, but got 2."),
+    (lambda x: nn.TimeDistributed(nn.ReLU(), 1)(1.0), TypeError,
+     "For 'TimeDistributed', the inputs and outputs must be a Tensor."),
+    (lambda x: nn.TimeDistributed(_Two(), 1)(x), TypeError, "the inputs and outputs must be a Tensor."),
+    (lambda x: nn.TimeDistributed(_Two(), 1, 0)(x), TypeError, "the inputs and outputs must be a Tensor."),
+    (lambda x: nn.TimeDistributed(ms.ops.ReduceSum(), 1)(x), ValueError,
+     "For 'TimeDistributed', the value of 'time_axis' must be in range of [-1, 0], but got 1."),
+    (lambda x: nn.TimeDistributed(ms.ops.ReduceSum(), 2, 1)(x), ValueError,
+     "but got 'reshape_pos': 1, 'inputs_shape': (2, 12), 'outputs_shape': (). You may try pass parameters "
+     "without 'reshape_with_axis'."),
+])
+def test_time_distributed_errors(call, exc, message):
+    x = Tensor(np.ones((2, 3, 4), np.float32))
+    with pytest.raises(exc) as info:  # MindSpore 2.10's messages
+        call(x)
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize("reshape_with_axis", [0, None])
+def test_time_distributed_gradients_and_graph_mode(reshape_with_axis):
+    rng = np.random.RandomState(3)
+    d, _, _ = _dense(rng, 3, 2, np.float64)
+    td = nn.TimeDistributed(d, time_axis=1, reshape_with_axis=reshape_with_axis)
+    _grad_and_graph(td, rng.randn(2, 3, 3))
+    x = Tensor(rng.randn(2, 3, 3))
+    params = td.trainable_params()
+
+    def loss(v):
+        return (td(v) ** 2).sum()
+
+    g = ms.grad(loss, None, params)(x)
+    gj = ms.jit(ms.grad(loss, None, params))(x)
+    for par, gi, gji in zip(params, g, gj):
+        base = par.asnumpy().copy()
+
+        def scalar(v, par=par):
+            par.set_data(Tensor(v))
+            return float(loss(x).asnumpy())
+        want = central_difference(scalar, base)
+        par.set_data(Tensor(base))
+        np.testing.assert_allclose(gi.asnumpy(), want, rtol=1e-6, atol=1e-8, err_msg=par.name)
+        np.testing.assert_allclose(gji.asnumpy(), gi.asnumpy(), rtol=1e-12, atol=1e-12)

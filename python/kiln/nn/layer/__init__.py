@@ -47,3 +47,7 @@ from .padding import *  # noqa: F403 (re-export)
 from . import padding
 
 __all__ = __all__ + padding.__all__
+from .timedistributed import *  # noqa: F403 (re-export)
+from . import timedistributed
+
+__all__ = __all__ + timedistributed.__all__
