@@ -459,3 +459,121 @@ def test_time_distributed_gradients_and_graph_mode(reshape_with_axis):
         par.set_data(Tensor(base))
         np.testing.assert_allclose(gi.asnumpy(), want, rtol=1e-6, atol=1e-8, err_msg=par.name)
         np.testing.assert_allclose(gji.asnumpy(), gi.asnumpy(), rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------- EmbeddingLookup
+
+
+def _lookup_data():
+    rng = np.random.RandomState(0)
+    return rng.randn(5, 3).astype(np.float32), rng
+
+
+@pytest.mark.parametrize("target", ["CPU", "DEVICE"])
+@pytest.mark.parametrize("ids", [[[0, 4], [2, 2]], [3, 1, 0]])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_embedding_lookup(target, ids, dtype):
+    table, _ = _lookup_data()
+    m = nn.EmbeddingLookup(5, 3, param_init=Tensor(table), target=target)
+    ids = np.array(ids, dtype)
+    out = m(Tensor(ids))
+    assert out.shape == ids.shape + (3,) and out.dtype == ms.float32
+    np.testing.assert_array_equal(out.asnumpy(), table[ids])
+
+
+def test_embedding_lookup_mindspore_values_and_attributes():
+    table, _ = _lookup_data()
+    m = nn.EmbeddingLookup(5, 3, param_init=Tensor(table))
+    assert [p.name for p in m.get_parameters()] == ["embedding_table"]
+    assert (m.vocab_size, m.embedding_size, m.target, m.sparse, m.forward_unique, m.max_norm) == (
+        5, 3, "CPU", True, False, None)
+    # MindSpore 2.10 (target 'CPU'): out-of-range ids give zero rows
+    np.testing.assert_allclose(m(Tensor(np.array([[0, 5], [7, 1]], np.int32))).asnumpy(), [
+        [[1.7640524, 0.4001572, 0.978738], [0, 0, 0]], [[0, 0, 0], [2.2408931, 1.867558, -0.9772779]]], rtol=1e-7)
+    f64 = nn.EmbeddingLookup(5, 3, param_init="ones", dtype=ms.float64)(Tensor(np.array([[0, 4]], np.int32)))
+    assert f64.dtype == ms.float64 and (f64.asnumpy() == 1).all()
+    ms.set_seed(0)
+    stat = nn.EmbeddingLookup(200, 50).embedding_table.asnumpy()  # 'normal': N(0, 0.01²) (MindSpore: std 0.00995)
+    assert abs(stat.mean()) < 1e-3 and abs(stat.std() - 0.01) < 5e-4
+
+
+def test_embedding_lookup_max_norm():
+    # each looked-up row scaled to L2 norm ≤ max_norm by nn.ClipByNorm's formula (row 0 of the table has norm
+    # 2.0567: MindSpore 2.10 also gives 1.764052 · 1/2.0567 = 0.857718 for it; its CPU ClipByNorm kernel scales the
+    # rows already within the norm too, which Kiln does not follow, see nn.ClipByNorm)
+    table, _ = _lookup_data()
+    ids = np.array([[0, 4], [2, 2]], np.int32)
+    for target, max_norm in (("CPU", 1.0), ("DEVICE", 1.5)):
+        out = nn.EmbeddingLookup(5, 3, param_init=Tensor(table), target=target, max_norm=max_norm)(Tensor(ids))
+        rows = table[ids].astype(np.float64)
+        norm = np.linalg.norm(rows, axis=-1, keepdims=True)
+        np.testing.assert_allclose(out.asnumpy(), rows * max_norm / np.maximum(norm, max_norm), rtol=1e-6)
+    out = nn.EmbeddingLookup(5, 3, param_init=Tensor(table), max_norm=1.0)(Tensor(ids))
+    np.testing.assert_allclose(out.asnumpy()[0, 0], [0.857718, 0.194565, 0.475882], rtol=1e-5)
+
+
+@pytest.mark.parametrize("make, exc, message", [
+    (lambda: nn.EmbeddingLookup(5, 3, sparse=1), TypeError,
+     "For 'EmbeddingLookup', the type of 'sparse' should be 'bool', but got type 'int'."),
+    (lambda: nn.EmbeddingLookup(0, 3), ValueError, "The 'vocab_size' must be int and must > 0, but got '0' with type "
+                                                   "'int'."),
+    (lambda: nn.EmbeddingLookup(5.0, 3), TypeError, "The 'vocab_size' must be int, but got 'float'"),
+    (lambda: nn.EmbeddingLookup(5, -1), ValueError,
+     "For 'EmbeddingLookup', the 'embedding_size' must be int and must > 0, but got '-1' with type 'int'."),
+    (lambda: nn.EmbeddingLookup(5, 3, target="GPU"), ValueError,
+     "For 'EmbeddingLookup', the 'target' must be str and must be in '['CPU', 'DEVICE']', but got 'GPU'."),
+    (lambda: nn.EmbeddingLookup(5, 3, sparse=False), ValueError,
+     "For 'EmbeddingLookup', 'sparse' must be True when 'target' is \"CPU\", but got 'sparse': False and "
+     "'target': CPU"),
+    (lambda: nn.EmbeddingLookup(5, 3, max_norm=-1.0), ValueError,
+     "For 'EmbeddingLookup', the 'max_norm' must be float and must > 0, but got '-1.0' with type 'float'."),
+    (lambda: nn.EmbeddingLookup(5, 3, max_norm=1), TypeError,
+     "For 'EmbeddingLookup', the 'max_norm' must be float, but got 'int'"),
+    (lambda: nn.EmbeddingLookup(5, 3)(Tensor(np.array([[0.0, 1.0]], np.float32))), TypeError,
+     "For primitive[EmbeddingLookup], the input argument[indices] must be a type of {Tensor[Int32], "
+     "Tensor[Int64]}, but got Tensor[Float32]."),
+    (lambda: nn.EmbeddingLookup(5, 3)(Tensor(np.array(3, np.int32))), ValueError,
+     "For primitive[EmbeddingLookup], the dimension of indices  must be greater than 0 , but got 0."),
+    (lambda: nn.EmbeddingLookup(5, 3, target="DEVICE")(Tensor(np.array([0, 5], np.int32))), IndexError,
+     "out of range"),
+])
+def test_embedding_lookup_errors(make, exc, message):
+    with pytest.raises(exc) as info:  # MindSpore 2.10's messages (the last one: MindSpore raises RuntimeError)
+        make()
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize("target", ["CPU", "DEVICE"])
+def test_embedding_lookup_gradients_and_graph_mode(target):
+    table, rng = _lookup_data()
+    ids = np.array([[0, 5], [7, 1]] if target == "CPU" else [[0, 4], [1, 1]], np.int32)
+    m = nn.EmbeddingLookup(5, 3, param_init=Tensor(table.astype(np.float64)), target=target, dtype=ms.float64)
+    w = rng.randn(2, 2, 3)
+    params = m.trainable_params()
+
+    def loss(i):
+        return (m(i) * Tensor(w)).sum()
+
+    g = ms.grad(loss, None, params)(Tensor(ids))[0].asnumpy()
+    # the dense scatter-add of the output gradient into the rows looked up (MindSpore 2.10 returns the same rows as
+    # a sparse gradient: its values for ids [[0, 5], [7, 1]] are w's four rows, of which ids 5 and 7 are dropped)
+    want = np.zeros((5, 3))
+    for pos, i in np.ndenumerate(ids):
+        if 0 <= i < 5:
+            want[i] += w[pos]
+    np.testing.assert_allclose(g, want, rtol=1e-12)
+    base = m.embedding_table.asnumpy().copy()
+
+    def scalar(v):
+        m.embedding_table.set_data(Tensor(v))
+        return float(loss(Tensor(ids)).asnumpy())
+    np.testing.assert_allclose(g, central_difference(scalar, base), rtol=1e-6, atol=1e-8)
+    m.embedding_table.set_data(Tensor(base))
+    np.testing.assert_allclose(ms.jit(ms.grad(loss, None, params))(Tensor(ids))[0].asnumpy(), g, rtol=1e-12)
+    np.testing.assert_array_equal(ms.jit(lambda i: m(i))(Tensor(ids)).asnumpy(), m(Tensor(ids)).asnumpy())
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        graph = m(Tensor(ids)).asnumpy()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_array_equal(graph, m(Tensor(ids)).asnumpy())
