@@ -577,3 +577,143 @@ def test_embedding_lookup_gradients_and_graph_mode(target):
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
     np.testing.assert_array_equal(graph, m(Tensor(ids)).asnumpy())
+
+
+# ------------------------------------------------------------------------------------------- subclass attributes
+# mindcv's subclasses (models/convnext.py, edgenext.py, bit.py) call MindSpore's layer attributes in their construct.
+
+
+class _ConvNextLayerNorm(nn.LayerNorm):
+    def __init__(self, normalized_shape, epsilon, norm_axis=-1):
+        super().__init__(normalized_shape=normalized_shape, epsilon=epsilon)
+        self.norm_axis = norm_axis
+
+    def construct(self, input_x):
+        if self.norm_axis == -1:
+            y, _, _ = self.layer_norm(input_x, self.gamma, self.beta)
+        else:
+            input_x = ms.ops.transpose(input_x, (0, 2, 3, 1))
+            y, _, _ = self.layer_norm(input_x, self.gamma, self.beta)
+            y = ms.ops.transpose(y, (0, 3, 1, 2))
+        return y
+
+
+class _StdConv2d(nn.Conv2d):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same", padding=0):
+        super().__init__(in_channels, out_channels, kernel_size, stride, pad_mode, padding)
+        self.mean_op = ms.ops.ReduceMean(keep_dims=True)
+
+    def construct(self, x):
+        w = self.weight
+        m = self.mean_op(w, [1, 2, 3])
+        v = w.var((1, 2, 3), keepdims=True)
+        w = (w - m) / ms.ops.sqrt(v + 1e-10)
+        return self.conv2d(x, w)
+
+
+class _MyDense(nn.Dense):
+    def construct(self, x):
+        return self.bias_add(self.matmul(x, self.weight), self.bias)
+
+
+def _attr_setup():
+    """The parameters and input of the MindSpore 2.10 run quoted below."""
+    rng = np.random.RandomState(0)
+    ln = _ConvNextLayerNorm((4,), 1e-6, norm_axis=1)
+    ln.gamma.set_data(Tensor(rng.randn(4).astype(np.float32)))
+    ln.beta.set_data(Tensor(rng.randn(4).astype(np.float32)))
+    x = rng.randn(2, 4, 3, 3).astype(np.float32)
+    sc = _StdConv2d(4, 5, 3, stride=2)
+    sc.weight.set_data(Tensor(rng.randn(5, 4, 3, 3).astype(np.float32)))
+    sc2 = _StdConv2d(4, 6, 3, pad_mode="pad", padding=1)
+    sc2.weight.set_data(Tensor(rng.randn(6, 4, 3, 3).astype(np.float32)))
+    md = _MyDense(3, 2)
+    md.weight.set_data(Tensor(rng.randn(2, 3).astype(np.float32)))
+    md.bias.set_data(Tensor(rng.randn(2).astype(np.float32)))
+    xd = rng.randn(4, 3).astype(np.float32)
+    return ln, x, sc, sc2, md, xd
+
+
+def np_layer_norm(x, axes, gamma, beta, eps):
+    x = x.astype(np.float64)
+    m = x.mean(axis=axes, keepdims=True)
+    v = ((x - m) ** 2).mean(axis=axes, keepdims=True)
+    return (x - m) / np.sqrt(v + eps) * gamma + beta, m, v
+
+
+def test_subclass_attributes_mindspore_values():
+    ln, x, sc, sc2, md, xd = _attr_setup()
+    # MindSpore 2.10 (CPU; PyNative and Graph equal)
+    np.testing.assert_allclose(ln(Tensor(x)).asnumpy()[0, :, 0, 0], [0.8895679, -1.4941612, 1.4620804, 2.813313],
+                               rtol=1e-5)
+    np.testing.assert_allclose(sc(Tensor(x)).asnumpy()[0, :, 0, 0],
+                               [0.7326814, 0.8130766, -4.8125377, -5.4549704, -1.2109631], rtol=1e-5)
+    np.testing.assert_allclose(sc2(Tensor(x)).asnumpy()[1, :, 1, 1],
+                               [0.6609752, -1.3677207, 12.054437, 3.2028308, -1.7034136, -4.4858346], rtol=1e-5)
+    np.testing.assert_allclose(md(Tensor(xd)).asnumpy()[0], [4.2804203, -0.4871508], rtol=1e-5)
+    # against NumPy: the channels-first LayerNorm, the weight-standardized convolution (by the plain layer)
+    want, _, _ = np_layer_norm(x.transpose(0, 2, 3, 1), -1, ln.gamma.asnumpy(), ln.beta.asnumpy(), 1e-6)
+    np.testing.assert_allclose(ln(Tensor(x)).asnumpy(), want.transpose(0, 3, 1, 2), rtol=1e-5, atol=1e-5)
+    w = sc.weight.asnumpy().astype(np.float64)
+    ws = (w - w.mean((1, 2, 3), keepdims=True)) / np.sqrt(w.var((1, 2, 3), keepdims=True) + 1e-10)
+    plain = nn.Conv2d(4, 5, 3, stride=2, weight_init=Tensor(ws.astype(np.float32)))
+    np.testing.assert_allclose(sc(Tensor(x)).asnumpy(), plain(Tensor(x)).asnumpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(md(Tensor(xd)).asnumpy(), xd @ md.weight.asnumpy().T + md.bias.asnumpy(), rtol=1e-5)
+    # the attributes add no parameters: checkpoints keep MindSpore's names
+    assert [p.name for p in _StdConv2d(4, 5, 3).get_parameters()] == ["weight"]
+    assert [p.name for p in ln.get_parameters()] == ["gamma", "beta"]
+
+
+def test_layer_norm_primitive_statistics():
+    ln, x, _, _, _, _ = _attr_setup()
+
+    class Stats(nn.LayerNorm):
+        def construct(self, v):
+            return self.layer_norm(v, self.gamma, self.beta)
+
+    st = Stats((3, 3), begin_norm_axis=2, begin_params_axis=2, epsilon=1e-5)
+    y, m, v = st(Tensor(x))
+    assert m.shape == v.shape == (2, 4, 1, 1)
+    # MindSpore 2.10: the mean and the biased variance of the normalized axes
+    np.testing.assert_allclose(m.asnumpy().ravel()[:4], [0.5622251, -0.1897664, 0.0197031, -0.0360751], rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(v.asnumpy().ravel()[:4], [0.2894045, 1.783942, 1.0602046, 1.4495857], rtol=1e-5)
+    wy, wm, wv = np_layer_norm(x, (2, 3), np.ones((3, 3)), np.zeros((3, 3)), 1e-5)
+    np.testing.assert_allclose(y.asnumpy(), wy, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(m.asnumpy(), wm, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(v.asnumpy(), wv, rtol=1e-5, atol=1e-6)
+    prim = nn.LayerNorm((4,), begin_norm_axis=-1, begin_params_axis=-1, epsilon=1e-5).layer_norm
+    assert (prim.begin_norm_axis, prim.begin_params_axis, prim.epsilon) == (-1, -1, 1e-5)
+    with pytest.raises(TypeError, match="epsilon"):
+        ms.ops.LayerNorm(1, 1, 1)
+
+
+def test_subclass_attributes_gradients_and_graph_mode():
+    ln, x, sc, _, md, xd = _attr_setup()
+    for cell in (ln, md, sc):  # the same parameters in float64
+        for name, par in list(cell.parameters_and_names()):
+            setattr(cell, name, ms.Parameter(Tensor(par.asnumpy().astype(np.float64)), name=name))
+    _grad_and_graph(ln, x.astype(np.float64))
+    _grad_and_graph(md, xd.astype(np.float64))
+    # StdConv2d: the gradient w.r.t. the weight flows through the standardization (float64, finite differences)
+    xs = Tensor(x.astype(np.float64)[:1, :, :, :])
+    params = sc.trainable_params()
+
+    def loss(v):
+        return (sc(v) ** 2).sum()
+
+    g = ms.grad(loss, None, params)(xs)[0].asnumpy()
+    base = sc.weight.asnumpy().copy()
+
+    def scalar(wv):
+        sc.weight.set_data(Tensor(wv))
+        return float(loss(xs).asnumpy())
+    np.testing.assert_allclose(g, central_difference(scalar, base), rtol=1e-5, atol=1e-6)
+    sc.weight.set_data(Tensor(base))
+    np.testing.assert_allclose(ms.jit(ms.grad(loss, None, params))(xs)[0].asnumpy(), g, rtol=1e-10)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        graph = sc(xs).asnumpy()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_allclose(graph, sc(xs).asnumpy(), rtol=1e-12)

@@ -40,6 +40,8 @@ class Dense(Cell):
     reshaped to (*, out_channels)).
 
     Parameters: `weight` (out_channels, in_channels), `bias` (out_channels,).
+    Attributes (MindSpore's, for subclasses): `matmul` (MatMul(transpose_b=True)), `bias_add` (BiasAdd),
+    `reshape`, `shape_op`.
 
     Raises:
         TypeError / ValueError: bad channel counts, has_bias not bool, activation of another type.
@@ -82,6 +84,12 @@ class Dense(Cell):
             raise TypeError(f"For '{name}', the 'activation' must be str or Cell or Primitive, but got "
                             f"{type(activation).__name__}.")
         self.activation_flag = self.activation is not None
+        # MindSpore's attributes, for subclasses that call them in their construct
+        from ...ops import BiasAdd, MatMul, Reshape, Shape
+        self.matmul = MatMul(transpose_b=True)
+        self.bias_add = BiasAdd()
+        self.reshape = Reshape()
+        self.shape_op = Shape()
 
     _in_name = "in_channels"  # the constructor's name for the input size (mint.nn.Linear: in_features)
 
