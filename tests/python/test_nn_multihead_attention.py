@@ -361,3 +361,202 @@ def test_constructor_errors():
         nn.MultiheadAttention(8, 3)
     with pytest.raises(TypeError, match="embed_dim"):
         nn.MultiheadAttention(8.0, 2)
+
+
+# ------------------------------------------------------------------------------ Transformer layers (same module)
+
+TE, TH, TF = 8, 2, 16
+
+
+def _set_all(m, seed):
+    """The parameters of the MindSpore 2.10 runs quoted below: RandomState(seed) normals · 0.3 in
+    get_parameters order. Returns them by name (float64)."""
+    rng = np.random.RandomState(seed)
+    out = {}
+    for par in m.get_parameters():
+        a = (rng.randn(*par.shape) * 0.3).astype(np.float32)
+        par.set_data(Tensor(a))
+        out[par.name] = a.astype(np.float64)
+    return out
+
+
+def _sub(p, prefix):
+    return {k[len(prefix):]: v for k, v in p.items() if k.startswith(prefix)}
+
+
+def _np_ln(x, p, prefix, eps=1e-5):
+    m = x.mean(-1, keepdims=True)
+    v = ((x - m) ** 2).mean(-1, keepdims=True)
+    return (x - m) / np.sqrt(v + eps) * p[prefix + "gamma"] + p[prefix + "beta"]
+
+
+def _np_ff(x, p, act):
+    h = x @ p["dense1.weight"].T + p["dense1.bias"]
+    h = np.maximum(h, 0) if act == "relu" else 0.5 * h * (1 + np.vectorize(math.erf)(h / math.sqrt(2)))
+    return h @ p["dense2.weight"].T + p["dense2.bias"]
+
+
+def ref_encoder_layer(x, p, mask=None, kpm=None, norm_first=False, act="relu"):
+    def sa(v):
+        return ref_mha(v, v, v, _sub(p, "self_attn."), TH, kpm=kpm, attn_mask=mask)[0]
+    if norm_first:
+        x = x + sa(_np_ln(x, p, "norm1."))
+        return x + _np_ff(_np_ln(x, p, "norm2."), p, act)
+    x = _np_ln(x + sa(x), p, "norm1.")
+    return _np_ln(x + _np_ff(x, p, act), p, "norm2.")
+
+
+def ref_decoder_layer(x, mem, p, tgt_mask=None, mem_mask=None, mem_kpm=None, norm_first=False):
+    def sa(v):
+        return ref_mha(v, v, v, _sub(p, "self_attn."), TH, attn_mask=tgt_mask)[0]
+
+    def ca(v):
+        return ref_mha(v, mem, mem, _sub(p, "multihead_attn."), TH, attn_mask=mem_mask, kpm=mem_kpm)[0]
+    if norm_first:
+        x = x + sa(_np_ln(x, p, "norm1."))
+        x = x + ca(_np_ln(x, p, "norm2."))
+        return x + _np_ff(_np_ln(x, p, "norm3."), p, "relu")
+    x = _np_ln(x + sa(x), p, "norm1.")
+    x = _np_ln(x + ca(x), p, "norm2.")
+    return _np_ln(x + _np_ff(x, p, "relu"), p, "norm3.")
+
+
+def _tr_data():
+    rng = np.random.RandomState(0)
+    src, tgt = rng.randn(5, 2, TE).astype(np.float32), rng.randn(4, 2, TE).astype(np.float32)
+    smask = rng.randn(5, 5).astype(np.float32)
+    tmask = np.triu(np.ones((4, 4), bool), 1)
+    kpm = np.array([[False] * 4 + [True], [False] * 5])
+    return src, tgt, smask, tmask, kpm
+
+
+def test_transformer_encoder_layer():
+    src, _, smask, _, kpm = _tr_data()
+    enc = nn.TransformerEncoderLayer(TE, TH, TF, dropout=0.0)
+    p = _set_all(enc, 1)
+    assert list(p) == ["self_attn.in_proj_weight", "self_attn.in_proj_bias", "self_attn.out_proj.weight",
+                       "self_attn.out_proj.bias", "dense1.weight", "dense1.bias", "dense2.weight", "dense2.bias",
+                       "norm1.gamma", "norm1.beta", "norm2.gamma", "norm2.beta"]  # MindSpore 2.10's names
+    out = enc(Tensor(src)).asnumpy()
+    # MindSpore 2.10: output[0, 0]
+    np.testing.assert_allclose(out[0, 0], [0.5739851, 0.5072683, -0.17359027, 0.42199427, 0.13563785, 0.00573546,
+                                           -0.32516277, 0.56174767], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(out, ref_encoder_layer(src, p), rtol=1e-4, atol=1e-5)
+    out = enc(Tensor(src), src_mask=Tensor(smask), src_key_padding_mask=Tensor(kpm)).asnumpy()
+    np.testing.assert_allclose(out, ref_encoder_layer(src, p, smask, kpm), rtol=1e-4, atol=1e-5)
+    enc2 = nn.TransformerEncoderLayer(TE, TH, TF, dropout=0.0, activation="gelu", norm_first=True, batch_first=True)
+    p2 = _set_all(enc2, 2)
+    out = enc2(Tensor(src.swapaxes(0, 1)), src_key_padding_mask=Tensor(kpm)).asnumpy()
+    want = ref_encoder_layer(src, p2, kpm=kpm, norm_first=True, act="gelu").swapaxes(0, 1)
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-5)
+    enc3 = nn.TransformerEncoderLayer(TE, TH, TF, dropout=0.0, activation=ms.ops.gelu)
+    p3 = _set_all(enc3, 3)
+    np.testing.assert_allclose(enc3(Tensor(src[:, 0])).asnumpy(),
+                               ref_encoder_layer(src[:, :1], p3, act="gelu")[:, 0], rtol=1e-4, atol=1e-5)
+    assert (enc.d_model, enc.nhead, enc.dim_feedforward, enc.dropout_num, enc.layernorm_eps, enc.batch_first,
+            enc.norm_first, enc.activation1) == (8, 2, 16, 0.0, 1e-5, False, False, "relu")
+
+
+def test_transformer_decoder_layer():
+    src, tgt, _, tmask, kpm = _tr_data()
+    dec = nn.TransformerDecoderLayer(TE, TH, TF, dropout=0.0)
+    p = _set_all(dec, 4)
+    assert [k for k in p if not k.startswith(("self_attn.", "multihead_attn."))] == [
+        "dense1.weight", "dense1.bias", "dense2.weight", "dense2.bias", "norm1.gamma", "norm1.beta", "norm2.gamma",
+        "norm2.beta", "norm3.gamma", "norm3.beta"]
+    out = dec(Tensor(tgt), Tensor(src), tgt_mask=Tensor(tmask), memory_key_padding_mask=Tensor(kpm)).asnumpy()
+    # MindSpore 2.10: output[1, 1]
+    np.testing.assert_allclose(out[1, 1], [0.31984368, 0.9567142, -0.3147424, 0.02795906, 0.03031099, -0.11408011,
+                                           0.6215302, 0.4159487], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(out, ref_decoder_layer(tgt, src, p, tmask, mem_kpm=kpm), rtol=1e-4, atol=1e-5)
+    dec2 = nn.TransformerDecoderLayer(TE, TH, TF, dropout=0.0, norm_first=True)
+    p2 = _set_all(dec2, 5)
+    mm = np.random.RandomState(9).randn(4, 5).astype(np.float32)
+    out = dec2(Tensor(tgt), Tensor(src), tgt_mask=Tensor(tmask), memory_mask=Tensor(mm)).asnumpy()
+    np.testing.assert_allclose(out, ref_decoder_layer(tgt, src, p2, tmask, mm, norm_first=True), rtol=1e-4,
+                               atol=1e-5)
+
+
+def test_transformer_stacks_and_transformer():
+    src, tgt, _, tmask, kpm = _tr_data()
+    enc = nn.TransformerEncoderLayer(TE, TH, TF, dropout=0.0)
+    stack = nn.TransformerEncoder(enc, 2, nn.LayerNorm((TE,), epsilon=1e-5))
+    names = [q.name for q in stack.get_parameters()]
+    assert names[0] == "layers.0.self_attn.in_proj_weight" and names[-1] == "norm.beta" and len(names) == 26
+    # MindSpore: copies of a new layer with the given one's configuration, all starting equal
+    a, b = stack.layers[0].dense1.weight.asnumpy(), stack.layers[1].dense1.weight.asnumpy()
+    assert (a == b).all() and not (a == enc.dense1.weight.asnumpy()).all()
+    p = _set_all(stack, 6)
+    out = stack(Tensor(src), src_key_padding_mask=Tensor(kpm)).asnumpy()
+    want = src.astype(np.float64)
+    for i in range(2):
+        want = ref_encoder_layer(want, _sub(p, f"layers.{i}."), kpm=kpm)
+    np.testing.assert_allclose(out, _np_ln(want, p, "norm."), rtol=1e-4, atol=1e-5)
+    dec = nn.TransformerDecoderLayer(TE, TH, TF, dropout=0.0)
+    dstack = nn.TransformerDecoder(dec, 2, None)
+    pd = _set_all(dstack, 7)
+    out = dstack(Tensor(tgt), Tensor(src), tgt_mask=Tensor(tmask)).asnumpy()
+    want = tgt.astype(np.float64)
+    for i in range(2):
+        want = ref_decoder_layer(want, src, _sub(pd, f"layers.{i}."), tmask)
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-5)
+    tr = nn.Transformer(TE, TH, 2, 1, TF, dropout=0.0)
+    assert len(list(tr.get_parameters())) == 46
+    # every parameter of rank > 1 re-drawn from XavierUniform: in_proj (24, 8) within √(6/32), dense1 (16, 8)
+    # within √(6/24); the biases keep their initializers (MindSpore 2.10 drew maxima 0.433, 0.499)
+    assert np.abs(tr.encoder.layers[0].self_attn.in_proj_weight.asnumpy()).max() <= math.sqrt(6 / 32)
+    assert np.abs(tr.encoder.layers[0].dense1.weight.asnumpy()).max() <= 0.5
+    _set_all(tr, 8)
+    out = tr(Tensor(src), Tensor(tgt), tgt_mask=Tensor(tmask), src_key_padding_mask=Tensor(kpm),
+             memory_key_padding_mask=Tensor(kpm)).asnumpy()
+    # MindSpore 2.10: output[0, 0]
+    np.testing.assert_allclose(out[0, 0], [0.00924027, -1.3094294, -0.13833149, 0.18016022, -0.25993717,
+                                           -0.14956371, -0.2540275, -0.4779351], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("make, exc, message", [
+    (lambda: nn.TransformerEncoderLayer(TE, TH, TF, activation=nn.ReLU()), ValueError,
+     "The argument 'activation' must be ops.relu or ops.gelu instance, but get ReLU()."),
+    (lambda: nn.TransformerEncoderLayer(TE, TH, TF, activation="tanh"), ValueError,
+     "The activation must be relu/gelu, but get tanh"),
+    (lambda: nn.TransformerDecoderLayer(TE, TH, TF, activation=nn.Tanh()), ValueError,
+     "The argument 'activation' must be nn.ReLU or nn.GELU instance, but get Tanh()."),
+    (lambda: nn.TransformerEncoderLayer(TE, TH, TF, activation=5), ValueError,
+     "The argument 'activation' must be str, callable or Cell instance, but get 5."),
+    (lambda: nn.TransformerEncoderLayer(TE, TH, TF)(Tensor(np.ones((5, 2, TE), np.float32)),
+                                                    src_key_padding_mask=Tensor(np.zeros((2, 5), np.int32))),
+     AssertionError, "only bool and floating types of key_padding_mask are supported"),
+    (lambda: nn.Transformer(TE, TH, 1, 1, TF)(Tensor(np.ones((5, 2, TE), np.float32)),
+                                               Tensor(np.ones((4, 2, 6), np.float32))),
+     ValueError, "The number of features for 'src' and 'tgt' must be equal to `d_model`."),
+])
+def test_transformer_errors(make, exc, message):
+    with pytest.raises(exc) as info:  # MindSpore 2.10's messages
+        make()
+    assert message in str(info.value)
+
+
+def test_transformer_gradients_and_graph_mode():
+    src, _, _, _, kpm = _tr_data()
+    enc = nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0, dtype=ms.float64)
+    stack = nn.TransformerEncoder(enc, 2, nn.LayerNorm((4,), epsilon=1e-5, dtype=ms.float64))
+    rng = np.random.RandomState(11)
+    for par in stack.get_parameters():
+        par.set_data(Tensor(rng.randn(*par.shape) * 0.3))
+    x = Tensor(rng.randn(3, 2, 4))
+    mask = Tensor(kpm[:, :3])
+
+    def f(v):
+        return (stack(v, src_key_padding_mask=mask) * Tensor(np.arange(24.0).reshape(3, 2, 4) / 10)).sum()
+
+    g = ms.grad(f)(x).asnumpy()
+    np.testing.assert_allclose(g, central_difference(lambda a: float(f(Tensor(a)).asnumpy()), x.asnumpy()),
+                               rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(ms.jit(ms.grad(f))(x).asnumpy(), g, rtol=1e-9, atol=1e-12)
+    eager = stack(x, src_key_padding_mask=mask).asnumpy()
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        graph = stack(x, src_key_padding_mask=mask).asnumpy()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_allclose(graph, eager, rtol=1e-12, atol=1e-12)

@@ -1,8 +1,10 @@
-"""Transformer layers (MindSpore 2.10's mindspore/nn/layer/transformer.py): nn.MultiheadAttention.
+"""Transformer layers (MindSpore 2.10's mindspore/nn/layer/transformer.py): nn.MultiheadAttention,
+TransformerEncoderLayer, TransformerDecoderLayer, TransformerEncoder, TransformerDecoder and Transformer.
 
-The computation is ops' multi_head_attention_forward (kiln/ops/attention_func.py); the Cell holds the parameters
+The attention is ops' multi_head_attention_forward (kiln/ops/attention_func.py); the Cells hold the parameters
 under MindSpore's names, so checkpoints written by MindSpore load.
 """
+import copy
 import math
 import numbers
 
@@ -11,9 +13,13 @@ from ...common.initializer import HeUniform, Uniform, XavierNormal, XavierUnifor
 from ...common.parameter import Parameter
 from ...ops.attention_func import multi_head_attention_forward
 from ..cell import Cell
-from .basic import Dense
+from .activation import GELU, ReLU
+from .basic import Dense, Dropout
+from .container import CellList
+from .normalization import LayerNorm
 
-__all__ = ["MultiheadAttention"]
+__all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
+           "TransformerDecoder", "Transformer"]
 
 
 def _int_arg(value, name):
@@ -121,3 +127,241 @@ class MultiheadAttention(Cell):
         if need_weights:
             return attn_output, attn_weights
         return (attn_output,)
+
+
+def _activation_fn(activation):
+    """MindSpore's checks of a Transformer layer's `activation` (in its order, so a Cell, being callable, must be
+    ops.relu / ops.gelu: nn.ReLU() is refused as in MindSpore 2.10) and the function it stands for."""
+    from ... import ops
+    if not isinstance(activation, str) and not isinstance(activation, Cell) and not callable(activation):
+        raise ValueError(f"The argument 'activation' must be str, callable or Cell instance, but get {activation}.")
+    if isinstance(activation, Cell) and not isinstance(activation, (ReLU, GELU)):
+        raise ValueError(f"The argument 'activation' must be nn.ReLU or nn.GELU instance, but get {activation}.")
+    if callable(activation) and activation is not ops.relu and activation is not ops.gelu:
+        raise ValueError(f"The argument 'activation' must be ops.relu or ops.gelu instance, but get {activation}.")
+    if isinstance(activation, str):
+        if activation == "relu":
+            return ops.relu
+        if activation == "gelu":
+            return ops.gelu
+        raise ValueError(f"The activation must be relu/gelu, but get {activation}")
+    return activation
+
+
+def _check_kpm(mask):
+    if mask is not None and mask.dtype != mstype.bool_ and not mstype.is_float(mask.dtype):
+        raise AssertionError("only bool and floating types of key_padding_mask are supported")
+
+
+class _FeedForwardLayer(Cell):
+    """The parts TransformerEncoderLayer and TransformerDecoderLayer share: the feed-forward block (dense1 ->
+    activation -> dropout -> dense2, MindSpore's initializers) and the stored configuration."""
+
+    def _build(self, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
+               dtype, n_norms):
+        self.dense1 = Dense(d_model, dim_feedforward, weight_init=HeUniform(math.sqrt(5)),
+                            bias_init=Uniform(1 / math.sqrt(d_model)), dtype=dtype)
+        self.dropout = Dropout(p=dropout)
+        self.dense2 = Dense(dim_feedforward, d_model, weight_init=HeUniform(math.sqrt(5)),
+                            bias_init=Uniform(1 / math.sqrt(dim_feedforward)), dtype=dtype)
+        self.norm_first = norm_first
+        for i in range(1, n_norms + 1):
+            setattr(self, f"norm{i}", LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype))
+        for i in range(1, n_norms + 1):
+            setattr(self, f"dropout{i}", Dropout(p=dropout))
+        self.activation1 = activation
+        self.activation = _activation_fn(activation)
+        self.d_model, self.nhead, self.dim_feedforward = d_model, nhead, dim_feedforward
+        self.dropout_num, self.layernorm_eps = dropout, layer_norm_eps
+        self.batch_first, self.norm_first, self.dtype = batch_first, norm_first, dtype
+
+    def _sa_block(self, x, attn_mask, key_padding_mask):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False)[0]
+        return self.dropout1(x)
+
+    def _ff(self, x):
+        return self.dense2(self.dropout(self.activation(self.dense1(x))))
+
+
+class TransformerEncoderLayer(_FeedForwardLayer):
+    r"""One Transformer encoder layer (MindSpore 2.10): self-attention and a feed-forward block, each with a residual
+    connection and a LayerNorm (after the block, or before it when norm_first).
+
+    Args:
+        d_model (int), nhead (int): the feature size and the number of attention heads.
+        dim_feedforward (int): the feed-forward width. Default 2048. dropout (float): Default 0.1.
+        activation: 'relu' / 'gelu' or ops.relu / ops.gelu (MindSpore 2.10 refuses nn.ReLU() / nn.GELU()
+            instances although its docs list them: ValueError, as there). Default 'relu'.
+        layer_norm_eps (float): Default 1e-5. batch_first, norm_first (bool): Default False. dtype: Default float32.
+
+    Submodules (MindSpore's names): self_attn (MultiheadAttention), dense1, dense2 (Dense; HeUniform(√5) weights,
+    Uniform(1/√fan_in) biases), norm1, norm2 (LayerNorm), dropout, dropout1, dropout2.
+
+    Inputs: src (S, N, E) / (N, S, E) / (S, E); src_mask (S, S) or (N·nhead, S, S); src_key_padding_mask (N, S) /
+    (S,), bool or float (else AssertionError, as MindSpore). Outputs: src's shape and dtype.
+    """
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, dtype=mstype.float32):
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, dtype=dtype)
+        self._build(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
+                    dtype, 2)
+
+    def construct(self, src, src_mask=None, src_key_padding_mask=None):
+        _check_kpm(src_key_padding_mask)
+        x = src
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask)
+            x = x + self.dropout2(self._ff(self.norm2(x)))
+        else:
+            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask))
+            x = self.norm2(x + self.dropout2(self._ff(x)))
+        return x
+
+
+class TransformerDecoderLayer(_FeedForwardLayer):
+    r"""One Transformer decoder layer (MindSpore 2.10): self-attention, attention over the encoder's memory and a
+    feed-forward block, each with a residual connection and a LayerNorm (after, or before when norm_first).
+
+    Args: as TransformerEncoderLayer. Submodules: self_attn, multihead_attn (MultiheadAttention), dense1, dense2,
+    norm1, norm2, norm3, dropout, dropout1, dropout2, dropout3.
+
+    Inputs: tgt (T, N, E) / (N, T, E) / (T, E), memory (S, N, E) / ..., tgt_mask, memory_mask,
+    tgt_key_padding_mask, memory_key_padding_mask (as MultiheadAttention's masks). Outputs: tgt's shape and dtype.
+    """
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, dtype=mstype.float32):
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, dtype=dtype)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,
+                                                 dtype=dtype)
+        self._build(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
+                    dtype, 3)
+
+    def _mha_block(self, x, mem, attn_mask, key_padding_mask):
+        x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                                need_weights=False)[0]
+        return self.dropout2(x)
+
+    def construct(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                  memory_key_padding_mask=None):
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask)
+            x = x + self.dropout3(self._ff(self.norm3(x)))
+        else:
+            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask))
+            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask))
+            x = self.norm3(x + self.dropout3(self._ff(x)))
+        return x
+
+
+def _clones(layer_cls, layer, num_layers):
+    """MindSpore's stacking: a fresh layer with `layer`'s configuration (not its parameters), deep-copied
+    num_layers times (so every copy starts from the same values)."""
+    fresh = layer_cls(layer.d_model, layer.nhead, layer.dim_feedforward, layer.dropout_num, layer.activation1,
+                      layer.layernorm_eps, layer.batch_first, layer.norm_first, dtype=layer.dtype)
+    # the activation may be a C++ function (ops.relu), which deepcopy cannot copy: the copies share it
+    keep = {id(v): v for v in (fresh.activation, fresh.activation1)}
+    return CellList([copy.deepcopy(fresh, dict(keep)) for _ in range(num_layers)])
+
+
+class TransformerEncoder(Cell):
+    r"""num_layers TransformerEncoderLayers in sequence, then `norm` (a Cell, optional).
+
+    As MindSpore 2.10: the layers are copies of a new layer built with `encoder_layer`'s configuration (its
+    parameters are not used), all starting from the same values. Parameters: layers.{i}.*, norm.*.
+    Inputs: src, src_mask=None, src_key_padding_mask=None (bool or float, else AssertionError). Outputs: src's
+    shape."""
+
+    def __init__(self, encoder_layer, num_layers, norm=None):
+        super().__init__()
+        self.layers = _clones(TransformerEncoderLayer, encoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def construct(self, src, src_mask=None, src_key_padding_mask=None):
+        _check_kpm(src_key_padding_mask)
+        output = src
+        for mod in self.layers:
+            output = mod(output, src_mask=src_mask, src_key_padding_mask=src_key_padding_mask)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+
+class TransformerDecoder(Cell):
+    r"""num_layers TransformerDecoderLayers in sequence (copies of a new layer with `decoder_layer`'s
+    configuration, as TransformerEncoder), then `norm` (optional).
+
+    Inputs: tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask. Outputs: tgt's
+    shape."""
+
+    def __init__(self, decoder_layer, num_layers, norm=None):
+        super().__init__()
+        self.layers = _clones(TransformerDecoderLayer, decoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def construct(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                  memory_key_padding_mask=None):
+        output = tgt
+        for mod in self.layers:
+            output = mod(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                         tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+
+class Transformer(Cell):
+    r"""The Transformer of Vaswani et al. 2017 (MindSpore 2.10): a TransformerEncoder of num_encoder_layers layers
+    with a final LayerNorm and a TransformerDecoder of num_decoder_layers layers with a final LayerNorm (or
+    custom_encoder / custom_decoder). Every parameter of rank > 1 is then re-drawn from XavierUniform, as MindSpore
+    does.
+
+    Args: d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048, dropout=0.1,
+    activation='relu', custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5, batch_first=False,
+    norm_first=False, dtype=float32. Parameters: encoder.layers.{i}.*, encoder.norm.*, decoder.layers.{i}.*,
+    decoder.norm.*.
+
+    Inputs: src, tgt, src_mask, tgt_mask, memory_mask, src_key_padding_mask, tgt_key_padding_mask,
+    memory_key_padding_mask. Outputs: tgt's shape. Raises ValueError when src's or tgt's last dimension is not
+    d_model (MindSpore's message)."""
+
+    def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,
+                 dropout=0.1, activation="relu", custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, dtype=mstype.float32):
+        super().__init__()
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            encoder_layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
+                                                    layer_norm_eps, batch_first, norm_first, dtype=dtype)
+            self.encoder = TransformerEncoder(encoder_layer, num_encoder_layers,
+                                              LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype))
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            decoder_layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
+                                                    layer_norm_eps, batch_first, norm_first, dtype=dtype)
+            self.decoder = TransformerDecoder(decoder_layer, num_decoder_layers,
+                                              LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype))
+        for _, p in self.parameters_and_names():
+            if p.ndim > 1:
+                p.set_data(initializer("xavier_uniform", p.shape, p.dtype))
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+
+    def construct(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
+                  tgt_key_padding_mask=None, memory_key_padding_mask=None):
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise ValueError("The number of features for 'src' and 'tgt' must be equal to `d_model`.")
+        memory = self.encoder(src, src_mask=src_mask, src_key_padding_mask=src_key_padding_mask)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask)
