@@ -536,6 +536,21 @@ def test_transformer_errors(make, exc, message):
     assert message in str(info.value)
 
 
+def test_non_tensor_arguments():
+    m = nn.MultiheadAttention(E, H)
+    x = Tensor(np.ones((L, NB, E), np.float32))
+    with pytest.raises(TypeError, match="For 'MultiheadAttention', the 'query' must be a Tensor, but got NoneType"):
+        m(None, x, x)
+    with pytest.raises(TypeError, match="the 'attn_mask' must be a Tensor, but got list"):
+        m(x, x, x, attn_mask=[[0.0]])
+    with pytest.raises(TypeError, match="For 'TransformerEncoder', the 'encoder_layer' must be a "
+                                        "TransformerEncoderLayer, but got NoneType"):
+        nn.TransformerEncoder(None, 2)
+    with pytest.raises(TypeError, match="For 'TransformerDecoder', the 'decoder_layer' must be a "
+                                        "TransformerDecoderLayer"):
+        nn.TransformerDecoder(nn.Dense(2, 2), 2)
+
+
 def test_transformer_gradients_and_graph_mode():
     src, _, _, _, kpm = _tr_data()
     enc = nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0, dtype=ms.float64)

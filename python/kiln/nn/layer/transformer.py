@@ -11,6 +11,7 @@ import numbers
 from ...common import dtype as mstype
 from ...common.initializer import HeUniform, Uniform, XavierNormal, XavierUniform, initializer
 from ...common.parameter import Parameter
+from ...common.tensor import Tensor
 from ...ops.attention_func import multi_head_attention_forward
 from ..cell import Cell
 from .activation import GELU, ReLU
@@ -108,6 +109,11 @@ class MultiheadAttention(Cell):
 
     def construct(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                   average_attn_weights=True):
+        for name, t in (("query", query), ("key", key), ("value", value), ("key_padding_mask", key_padding_mask),
+                        ("attn_mask", attn_mask)):
+            if not isinstance(t, Tensor) and (t is not None or name in ("query", "key", "value")):
+                raise TypeError(f"For 'MultiheadAttention', the '{name}' must be a Tensor, but got "
+                                f"{type(t).__name__}.")
         is_batched = query.ndim == 3
         if key_padding_mask is not None and key_padding_mask.dtype != mstype.bool_ and \
                 not mstype.is_float(key_padding_mask.dtype):
@@ -262,6 +268,12 @@ class TransformerDecoderLayer(_FeedForwardLayer):
 def _clones(layer_cls, layer, num_layers):
     """MindSpore's stacking: a fresh layer with `layer`'s configuration (not its parameters), deep-copied
     num_layers times (so every copy starts from the same values)."""
+    owner = "TransformerEncoder" if layer_cls is TransformerEncoderLayer else "TransformerDecoder"
+    arg = "encoder_layer" if layer_cls is TransformerEncoderLayer else "decoder_layer"
+    if not all(hasattr(layer, a) for a in ("d_model", "nhead", "dim_feedforward", "dropout_num", "activation1",
+                                           "layernorm_eps", "batch_first", "norm_first", "dtype")):
+        raise TypeError(f"For '{owner}', the '{arg}' must be a {layer_cls.__name__}, but got "
+                        f"{type(layer).__name__}.")
     fresh = layer_cls(layer.d_model, layer.nhead, layer.dim_feedforward, layer.dropout_num, layer.activation1,
                       layer.layernorm_eps, layer.batch_first, layer.norm_first, dtype=layer.dtype)
     # the activation may be a C++ function (ops.relu), which deepcopy cannot copy: the copies share it
