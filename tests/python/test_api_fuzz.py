@@ -212,12 +212,22 @@ LAYERS = {
     "LPPool1d": ((2, 2), 3), "LPPool2d": ((2, 2), 4), "LRN": ((), 4), "ChannelShuffle": ((1,), 4),
     "Dropout1d": ((), 3),
 }
+# issue 24's layers
+LAYERS.update({
+    "ConstantPad1d": ((1, 0.5), 2), "ConstantPad2d": ((1, 0.5), 2), "ConstantPad3d": ((1, 0.5), 3),
+    "ZeroPad2d": ((1,), 2), "ReflectionPad1d": ((1,), 2), "ReflectionPad2d": ((1,), 4),
+    "ReflectionPad3d": (((1, 1, 1, 1, 0, 0),), 4), "ReplicationPad1d": ((1,), 3), "ReplicationPad2d": ((1,), 4),
+    "ReplicationPad3d": ((1,), 4), "PixelShuffle": ((1,), 3), "PixelUnshuffle": ((2,), 4),
+    "Unfold": (([1, 2, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1]), 4), "TimeDistributed": ((nn.ReLU(), 1), 3),
+    "EmbeddingLookup": ((4, 2), 1), "TransformerEncoderLayer": ((8, 2, 16), 3),
+    "TransformerEncoder": ((nn.TransformerEncoderLayer(8, 2, 16), 1), 3),
+})
 # Recurrent cells take (x, hx) with hx required (MindSpore): fuzzed one argument at a time by test_rnn_cell_bad_inputs.
 RNN_CELLS = {"RNNCell": 1, "GRUCell": 1, "LSTMCell": 2}
 LOSSES = ["MSELoss", "L1Loss", "MAELoss", "SmoothL1Loss", "HuberLoss", "SoftmaxCrossEntropyWithLogits",
           "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss",
           "GaussianNLLLoss", "MultiMarginLoss", "MultilabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss",
-          "CTCLoss", "SoftMarginLoss"]
+          "CTCLoss", "SoftMarginLoss", "MarginRankingLoss", "HingeEmbeddingLoss"]
 
 
 def test_every_layer_and_loss_is_fuzzed():
@@ -225,7 +235,9 @@ def test_every_layer_and_loss_is_fuzzed():
     missing = [n for n in layer.__all__ if n not in LAYERS and n not in RNN_CELLS
                and n not in ("SequentialCell", "CellList", "CellDict", "get_activation",
                              "ClipByNorm", "MatMul", "PSNR", "SSIM",  # two inputs: test_nn_pad_clip, test_nn_layers_more
-                             "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "BiDense")]  # two inputs: test_nn_functional_ext
+                             "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "BiDense",  # two inputs: test_nn_functional_ext
+                             # several inputs: test_nn_multihead_attention
+                             "MultiheadAttention", "TransformerDecoderLayer", "TransformerDecoder", "Transformer")]
     missing += [n for n in loss.__all__ if n not in LOSSES and n != "LossBase"]
     assert not missing, f"add these to the fuzz test: {missing}"
 
@@ -241,7 +253,7 @@ def test_layer_bad_inputs(name):
     cls = getattr(nn, name)
     cell = cls(*args)
     cell.set_train(True)
-    valid = _input_of_rank(rank) if name != "Embedding" else Tensor(np.array([0, 3], np.int32))
+    valid = _input_of_rank(rank) if name not in ("Embedding", "EmbeddingLookup") else Tensor(np.array([0, 3], np.int32))
     # 5-D layers: rank 4 is their wrong rank
     if name not in ("BatchNorm3d", "InstanceNorm3d", "Dropout3d", "Conv3d", "Conv3dTranspose"):
         assert isinstance(cell(valid), (Tensor, tuple))  # the valid input works

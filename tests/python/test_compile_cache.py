@@ -252,6 +252,47 @@ LAYERS.update({
                         lambda n: (f32(_r(n), n, 5),
                                    Tensor(np.sign(_r(n + 9).standard_normal((n, 5))).astype(np.float32))))],
 })
+# issue 24's layers of kiln.nn (the names above with mint.nn's classes get kiln.nn's too)
+for _name, _make, _shape in (("ConstantPad1d", lambda: nn.ConstantPad1d((1, -1), 0.5), (2, 3, 4)),
+                             ("ConstantPad2d", lambda: nn.ConstantPad2d(1, 0.5), (2, 3, 4)),
+                             ("ConstantPad3d", lambda: nn.ConstantPad3d((1, 0, 2, 1, 0, 1), 0.5), (2, 3, 4)),
+                             ("ZeroPad2d", lambda: nn.ZeroPad2d(1), (2, 3, 4)),
+                             ("ReflectionPad1d", lambda: nn.ReflectionPad1d(1), (2, 3, 4)),
+                             ("ReflectionPad2d", lambda: nn.ReflectionPad2d(1), (2, 3, 4)),
+                             ("ReflectionPad3d", lambda: nn.ReflectionPad3d(1), (2, 3, 4)),
+                             ("ReplicationPad1d", lambda: nn.ReplicationPad1d(1), (2, 4)),
+                             ("ReplicationPad2d", lambda: nn.ReplicationPad2d(1), (2, 3, 4)),
+                             ("ReplicationPad3d", lambda: nn.ReplicationPad3d(1), (2, 2, 3, 4)),
+                             ("PixelShuffle", lambda: nn.PixelShuffle(2), (4, 2, 2))):
+    LAYERS[_name] = LAYERS[_name] + [(_make, lambda n, _shape=_shape: (f32(_r(n), n, *_shape),))]
+LAYERS.update({
+    "MultiheadAttention": [(lambda: nn.MultiheadAttention(4, 2, batch_first=True),
+                            lambda n: (f32(_r(n), n, 3, 4), f32(_r(n + 9), n, 2, 4), f32(_r(n + 8), n, 2, 4)))],
+    "PixelUnshuffle": [(lambda: nn.PixelUnshuffle(2), lambda n: (f32(_r(n), n, 1, 4, 4),))],
+    "TransformerEncoderLayer": [(lambda: nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0, batch_first=True),
+                                 lambda n: (f32(_r(n), n, 3, 4),))],
+    "TransformerDecoderLayer": [(lambda: nn.TransformerDecoderLayer(4, 2, 6, dropout=0.0, norm_first=True),
+                                 lambda n: (f32(_r(n), 3, n, 4), f32(_r(n + 9), 2, n, 4)))],
+    "TransformerEncoder": [(lambda: nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0), 2),
+                            lambda n: (f32(_r(n), 3, n, 4),))],
+    "TransformerDecoder": [(lambda: nn.TransformerDecoder(nn.TransformerDecoderLayer(4, 2, 6, dropout=0.0), 2),
+                            lambda n: (f32(_r(n), 3, n, 4), f32(_r(n + 9), 2, n, 4)))],
+    "Transformer": [(lambda: nn.Transformer(4, 2, 1, 1, 6, dropout=0.0),
+                     lambda n: (f32(_r(n), 3, n, 4), f32(_r(n + 9), 2, n, 4)))],
+    "Unfold": [(lambda: nn.Unfold([1, 2, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1], "same"),
+                lambda n: (f32(_r(n), n, 2, 3, 4),))],
+    "TimeDistributed": [(lambda: nn.TimeDistributed(nn.Dense(4, 3), 1, 0), lambda n: (f32(_r(n), n, 2, 4),)),
+                        (lambda: nn.TimeDistributed(nn.Dense(4, 3), 1), lambda n: (f32(_r(n), n, 2, 4),))],
+    "EmbeddingLookup": [(lambda: nn.EmbeddingLookup(10, 4), lambda n: (labels(_r(n), (n, 3), 12),)),
+                        (lambda: nn.EmbeddingLookup(10, 4, target="DEVICE", max_norm=0.5),
+                         lambda n: (labels(_r(n), (n, 3), 10),))],
+    "MarginRankingLoss": [(lambda: nn.MarginRankingLoss(0.3),
+                           lambda n: (f32(_r(n), n, 5), f32(_r(n + 9), n, 5),
+                                      Tensor(np.sign(_r(n + 8).standard_normal((n, 5))).astype(np.float32))))],
+    "HingeEmbeddingLoss": [(lambda: nn.HingeEmbeddingLoss(0.5, "sum"),
+                            lambda n: (f32(_r(n), n, 5),
+                                       Tensor(np.sign(_r(n + 9).standard_normal((n, 5))).astype(np.float32))))],
+})
 
 # global_step shapes (1,) and () stand for the two "batch sizes" of a schedule.
 SCHEDULES = {

@@ -420,5 +420,5 @@ def test_more_functional_losses_match_mindspore():
                                nn.HuberLoss("none", 0.5)(x, y).asnumpy())
     with pytest.raises(ValueError, match="reduction"):
         ops.margin_ranking_loss(x, y, sgn, reduction="avg")
-    with pytest.raises(ValueError, match="one shape"):
-        ops.margin_ranking_loss(x, y, _t([1.0]))
+    with pytest.raises(ValueError, match="must broadcast"):  # MindSpore 2.10 broadcasts the three inputs
+        ops.margin_ranking_loss(x, y, _t([1.0, 1.0]))

@@ -170,10 +170,14 @@ def pad_pairs(x, pairs, mode, value, op):
     around) gather x at the indices np.pad's reflect/symmetric/edge/wrap give for arange(n), so the gradient adds up
     every copy; their amounts must be ≥ 0, below n for reflect and at most n for symmetric and circular (ValueError
     naming `op`, as MindSpore's MirrorPad)."""
+    if mode == "replicate" and any(b < 0 or a < 0 for b, a in pairs):
+        # MindSpore's PadV3 'edge' crops the negative amounts first and repeats the edges of what is left
+        x = pad_pairs(x, [(min(b, 0), min(a, 0)) for b, a in pairs], "constant", None, op)
+        pairs = [(max(b, 0), max(a, 0)) for b, a in pairs]
     for i, (b, a) in enumerate(pairs):
         if mode != "constant" and (b < 0 or a < 0):
-            raise ValueError(f"For '{op}', negative padding is only supported in 'constant' mode, but got ({b}, {a}) "
-                             f"for dim {i} in mode '{mode}'.")
+            raise ValueError(f"For '{op}', negative padding is only supported in 'constant' and 'replicate' modes, but "
+                             f"got ({b}, {a}) for dim {i} in mode '{mode}'.")
         n = x.shape[i]
         if mode != "constant" and n == 0 and (b or a):
             raise ValueError(f"For '{op}', '{mode}' padding needs a non-empty dim {i} to copy from, but it has size "
@@ -222,7 +226,8 @@ def pad(input_x, padding, mode="constant", value=None):
 
     input_x: a Tensor of rank r. padding: a tuple/list of 2k ints, k ≤ r: (before, after) for the last dim, then
     for the one before it, and so on. mode: 'constant' (fill with `value`, 0 when None; negative amounts crop),
-    'reflect', 'replicate' or 'circular' (see pad_pairs for their rules). Returns input_x's dtype, each padded dim
+    'reflect', 'replicate' (negative amounts crop first, as MindSpore's PadV3) or 'circular' (see pad_pairs for
+    their rules); negative amounts that leave a dim of size 0 (or crop more than it has) raise ValueError (as MindSpore). Returns input_x's dtype, each padded dim
     grown by before + after. Gradient: the sum over the copies of each element (constant fill gets none).
     Raises TypeError for a non-Tensor input or non-int padding, ValueError for an odd-length or too long padding,
     an unknown mode, a value given in a non-constant mode, or amounts the mode does not allow.
@@ -243,6 +248,10 @@ def pad(input_x, padding, mode="constant", value=None):
     pairs = [(0, 0)] * x.ndim
     for k in range(len(padding) // 2):
         pairs[x.ndim - 1 - k] = (padding[2 * k], padding[2 * k + 1])
+    for i, ((b, a), n) in enumerate(zip(pairs, x.shape)):
+        if (b < 0 or a < 0) and n + b + a == 0:
+            raise ValueError(f"For 'pad', the output size must be greater than 0, but padding ({b}, {a}) of dim {i} "
+                             f"(size {n}) gives {n + b + a}.")
     return pad_pairs(x, pairs, mode, value, "pad")
 
 

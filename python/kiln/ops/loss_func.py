@@ -6,6 +6,8 @@ The losses are the nn loss Cells' (kiln/nn/loss/loss.py: one formula for both su
 formulas. Values checked against MindSpore 2.10 on CPU."""
 import numbers
 
+import numpy as np
+
 from .._loader import _core
 from .._args import _got
 from ..common import dtype as mstype
@@ -103,17 +105,29 @@ def _reduce(loss, reduction, op):
 
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
-    """MindSpore's ops.margin_ranking_loss(input1, input2, target, margin=0.0, reduction='mean'):
-    max(0, −target·(input1 − input2) + margin), target ∈ {1, −1}; inputs of one shape and float dtype."""
-    a = _float_tensor(input1, "margin_ranking_loss", "input1")
-    b = _float_tensor(input2, "margin_ranking_loss", "input2")
-    y = _float_tensor(target, "margin_ranking_loss", "target")
-    if not tuple(a.shape) == tuple(b.shape) == tuple(y.shape):
-        raise ValueError(f"For 'margin_ranking_loss', the inputs must have one shape, but got {tuple(a.shape)}, "
-                         f"{tuple(b.shape)} and {tuple(y.shape)}.")
-    if isinstance(margin, bool) or not isinstance(margin, numbers.Real):
-        raise TypeError(f"For 'margin_ranking_loss', 'margin' must be a float, but got {_got(margin)}.")
-    loss = _core.relu(_core.add(_core.neg(_core.mul(y, _core.sub(a, b))), float(margin)))
+    """MindSpore's ops.margin_ranking_loss(input1, input2, target, margin=0.0, reduction='mean') (the formula of
+    nn.MarginRankingLoss): max(0, −target·(input1 − input2) + margin), the three inputs broadcasting together,
+    reduced by 'mean' (default), 'sum' or 'none'; target holds 1 or −1 (other values enter the formula as they are).
+
+    Raises (MindSpore 2.10's checks and messages): TypeError for a margin that is not a float (an int is refused
+    too), a non-Tensor input, input2's or target's dtype differing from input1's; ValueError for shapes that do
+    not broadcast or an unknown reduction. Integer inputs give a float32 loss (the float margin promotes them). Gradient: −target where the hinge is active (to input1), its negative to input2,
+    −(input1 − input2) to target."""
+    if type(margin) is not float:
+        raise TypeError(f"For 'margin_ranking_loss', the type of 'margin' should be 'float', but got type "
+                        f"'{type(margin).__name__}'.")
+    for name, t in (("input1", input1), ("input2", input2), ("target", target)):
+        if not isinstance(t, _core.Tensor):
+            raise TypeError(f"For 'margin_ranking_loss', the '{name}' must be a Tensor, but got {_got(t)}.")
+    if input2.dtype != input1.dtype:
+        raise TypeError(f"For margin_ranking_loss, the input1 dtype should be equal to input2 dtype, but got input1 "
+                        f"dtype:{input1.dtype}, input2 dtype:{input2.dtype}.")
+    if target.dtype != input1.dtype:
+        raise TypeError(f"For margin_ranking_loss, the target dtype should be equal to input1 dtype, but got target "
+                        f"dtype:{target.dtype}, input1 dtype:{input1.dtype}.")
+    _broadcast_shape("margin_ranking_loss", input1, input2, target)
+    # integer inputs: the float margin makes the sum float32, as in MindSpore
+    loss = _core.relu(_core.add(_core.neg(_core.mul(target, _core.sub(input1, input2))), margin))
     return _reduce(loss, reduction, "margin_ranking_loss")
 
 
@@ -131,15 +145,50 @@ def soft_margin_loss(input, target, reduction="mean"):
 
 
 def hinge_embedding_loss(inputs, targets, margin=1.0, reduction="mean"):
-    """MindSpore's ops.hinge_embedding_loss(inputs, targets, margin=1.0, reduction='mean'): inputs where
-    targets == 1, max(0, margin − inputs) where targets == −1 (broadcasting)."""
-    x = _float_tensor(inputs, "hinge_embedding_loss", "inputs")
-    y = _tensor_arg(targets, "hinge_embedding_loss", "targets")
-    if isinstance(margin, bool) or not isinstance(margin, numbers.Real):
-        raise TypeError(f"For 'hinge_embedding_loss', 'margin' must be a float, but got {_got(margin)}.")
-    pos = _core.select(_core.equal(y, 1), x, _core.zeros_like(x))
-    neg = _core.select(_core.equal(y, -1), _core.relu(_core.sub(float(margin), x)), _core.zeros_like(x))
+    """MindSpore's ops.hinge_embedding_loss(inputs, targets, margin=1.0, reduction='mean') (the formula of
+    nn.HingeEmbeddingLoss): inputs where targets > 0, max(0, margin − inputs) where targets < 0, 0 where
+    targets == 0 (MindSpore selects by sign: targets are meant to be 1 or −1), inputs and targets broadcasting;
+    reduced by 'mean' (default), 'sum' or 'none'. Output: inputs' dtype.
+
+    Raises (MindSpore 2.10's messages): TypeError for a margin that is not a float or int, a non-Tensor argument,
+    or inputs / targets of a non-float dtype; ValueError for an unknown reduction or shapes that do not broadcast.
+    Gradient to inputs: 1 where targets > 0, −1 where targets < 0 and the hinge is active, else 0; none to targets
+    (they only select)."""
+    if isinstance(margin, bool) or not isinstance(margin, (float, int)):
+        raise TypeError(f"For 'HingeEmbeddingLoss', 'margin' must be a float or int, but got {type(margin)}.")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"For 'HingeEmbeddingLoss', 'reduction' must be one of 'none', 'mean', 'sum',but got "
+                         f"{reduction}.")
+    if not isinstance(inputs, _core.Tensor):
+        raise TypeError(f"For 'HingeEmbeddingLoss', the first input must be a Tensor, but got {type(inputs)}.")
+    if not isinstance(targets, _core.Tensor):
+        raise TypeError(f"For 'HingeEmbeddingLoss', the second input must be a Tensor, but got {type(targets)}.")
+    if not mstype.is_float(inputs.dtype):
+        raise TypeError(f"For 'HingeEmbeddingLoss', the dtype of the first input must be float, but got "
+                        f"{inputs.dtype}.")
+    if not mstype.is_float(targets.dtype):
+        raise TypeError(f"For 'HingeEmbeddingLoss', the dtype of the second input must be float, but got "
+                        f"{targets.dtype}.")
+    x = inputs
+    shape = _broadcast_shape("hinge_embedding_loss", x, targets)
+    xb = x if list(x.shape) == shape else _core.broadcast_to(x, shape)
+    yb = targets if list(targets.shape) == shape else _core.broadcast_to(targets, shape)
+    y_zero = _core.full([], 0.0, yb.dtype)
+    zeros = _core.zeros_like(xb)
+    pos = _core.select(_core.greater(yb, y_zero), xb, zeros)
+    hinge = _core.relu(_core.sub(_core.full([], float(margin), x.dtype), xb))
+    neg = _core.select(_core.less(yb, y_zero), hinge, zeros)
     return _reduce(_core.add(pos, neg), reduction, "hinge_embedding_loss")
+
+
+def _broadcast_shape(op, *tensors):
+    """The shape the tensors broadcast to (as a list); ValueError naming `op` when they do not."""
+    shapes = [tuple(t.shape) for t in tensors]
+    try:
+        return [int(d) for d in np.broadcast_shapes(*shapes)]
+    except ValueError:
+        raise ValueError(f"For '{op}', the input shapes {', '.join(map(str, shapes))} must broadcast to each "
+                         "other.") from None
 
 
 def _float_tensor(x, op, name="input"):

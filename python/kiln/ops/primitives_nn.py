@@ -6,7 +6,7 @@ from .function import _tensor_arg
 from .nn_func import adaptive_avg_pool2d, conv2d
 from .primitives import Primitive
 
-__all__ = ["Conv2D", "MaxPool", "AvgPool", "AdaptiveAvgPool2D"]
+__all__ = ["Conv2D", "MaxPool", "AvgPool", "AdaptiveAvgPool2D", "LayerNorm"]
 
 
 def _pair(value, name, op):
@@ -102,3 +102,35 @@ class AdaptiveAvgPool2D(Primitive):
 
     def __call__(self, x):
         return adaptive_avg_pool2d(x, self.output_size)
+
+
+class LayerNorm(Primitive):
+    """LayerNorm(begin_norm_axis=1, begin_params_axis=1, epsilon=1e-7)(input_x, gamma, beta) -> (output, mean,
+    variance): layer normalization over the axes begin_norm_axis … R − 1 (biased variance), then ·gamma + beta
+    (both of shape input_x.shape[begin_params_axis:]); mean and variance keep the normalized axes as size 1
+    (shape input_x.shape[:begin_norm_axis] + (1, ...)). MindSpore 2.10's primitive; nn.LayerNorm holds one as its
+    `layer_norm` attribute, which model-zoo subclasses call (`y, _, _ = self.layer_norm(x, self.gamma, self.beta)`).
+
+    Raises TypeError for non-int axes, a non-float epsilon or non-Tensor inputs; ValueError (from the kernel) for
+    gamma / beta shapes that do not match."""
+
+    def __init__(self, begin_norm_axis=1, begin_params_axis=1, epsilon=1e-7):
+        super().__init__("LayerNorm")
+        for name, v in (("begin_norm_axis", begin_norm_axis), ("begin_params_axis", begin_params_axis)):
+            if not _is_int(v):
+                raise TypeError(f"For 'LayerNorm', the type of '{name}' must be 'int', but got {_got(v)}.")
+        if isinstance(epsilon, bool) or not isinstance(epsilon, float):
+            raise TypeError(f"For 'LayerNorm', the type of 'epsilon' must be 'float', but got {_got(epsilon)}.")
+        self.begin_norm_axis, self.begin_params_axis, self.epsilon = begin_norm_axis, begin_params_axis, epsilon
+
+    def __call__(self, input_x, gamma, beta):
+        from .._loader import _core
+        x = _tensor_arg(input_x, "LayerNorm", "input_x")
+        g = _tensor_arg(gamma, "LayerNorm", "gamma")
+        b = _tensor_arg(beta, "LayerNorm", "beta")
+        y = _core.layer_norm(x, g, b, self.begin_norm_axis, self.begin_params_axis, self.epsilon)
+        start = self.begin_norm_axis % x.ndim if x.ndim else 0
+        axes = list(range(start, x.ndim))
+        mean = _core.mean(x, axes, True)
+        var = _core.mean(_core.square(_core.sub(x, mean)), axes, True)
+        return y, mean, var

@@ -39,3 +39,15 @@ from .basic_ext import *  # noqa: F403 (re-export)
 from . import basic_ext
 
 __all__ = __all__ + basic_ext.__all__
+from .transformer import *  # noqa: F403 (re-export)
+from . import transformer
+
+__all__ = __all__ + transformer.__all__
+from .padding import *  # noqa: F403 (re-export)
+from . import padding
+
+__all__ = __all__ + padding.__all__
+from .timedistributed import *  # noqa: F403 (re-export)
+from . import timedistributed
+
+__all__ = __all__ + timedistributed.__all__

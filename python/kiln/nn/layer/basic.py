@@ -13,7 +13,7 @@ from .._check import check_input
 from ..cell import Cell
 from .activation import get_activation
 
-__all__ = ["Dense", "Flatten", "Identity", "Dropout", "Dropout2d", "Dropout3d", "Pad", "ClipByNorm"]
+__all__ = ["Dense", "Flatten", "Identity", "Dropout", "Dropout2d", "Dropout3d", "Pad", "ClipByNorm", "Unfold"]
 
 
 def _check_positive_int(value, name, cls_name):
@@ -40,6 +40,8 @@ class Dense(Cell):
     reshaped to (*, out_channels)).
 
     Parameters: `weight` (out_channels, in_channels), `bias` (out_channels,).
+    Attributes (MindSpore's, for subclasses): `matmul` (MatMul(transpose_b=True)), `bias_add` (BiasAdd),
+    `reshape`, `shape_op`.
 
     Raises:
         TypeError / ValueError: bad channel counts, has_bias not bool, activation of another type.
@@ -82,6 +84,12 @@ class Dense(Cell):
             raise TypeError(f"For '{name}', the 'activation' must be str or Cell or Primitive, but got "
                             f"{type(activation).__name__}.")
         self.activation_flag = self.activation is not None
+        # MindSpore's attributes, for subclasses that call them in their construct
+        from ...ops import BiasAdd, MatMul, Reshape, Shape
+        self.matmul = MatMul(transpose_b=True)
+        self.bias_add = BiasAdd()
+        self.reshape = Reshape()
+        self.shape_op = Shape()
 
     _in_name = "in_channels"  # the constructor's name for the input size (mint.nn.Linear: in_features)
 
@@ -296,3 +304,51 @@ class ClipByNorm(Cell):
         norm = _core.sqrt(_core.maximum(_core.sum(_core.square(x), axis, True), 1e-30))
         limit = _core.cast(clip_norm, mstype.float32)
         return _core.div(_core.mul(x, limit), _core.maximum(norm, limit))
+
+
+class Unfold(Cell):
+    r"""Extracts image patches as channels (MindSpore 2.10's deprecated nn.Unfold, its ExtractImagePatches
+    primitive; TensorFlow's extract_image_patches on NCHW data).
+
+    Args:
+        ksizes, strides, rates (tuple or list): [1, row, col, 1] each: the patch size, the distance between patch
+            origins and the spacing of the patch's samples (dilation); row and col positive ints.
+        padding (str): 'valid' (patches inside the image) or 'same' (⌈in / stride⌉ positions, zeros outside), any
+            case. Default 'valid'.
+
+    Inputs: x (N, C, H, W). Outputs: (N, kr·kc·C, out_rows, out_cols), x's dtype; output channel (i·kc + j)·C + c
+    is input channel c at patch cell (i, j); 'valid': out = (in − (k + (k − 1)(rate − 1))) // stride + 1.
+    See kiln/ops/patches_func.py for the exact rule (MindSpore's kernel). MindSpore's CPU build has no kernel for
+    it (its GPU one defines the values).
+
+    Raises:
+        TypeError: ksizes not a tuple / list (MindSpore checks only ksizes' type; a strides or rates without a
+            length raises TypeError too).
+        ValueError: an argument not of the form [1, row, col, 1] or with row / col not a positive int; at the call,
+            a padding other than 'valid' / 'same', a non-4-D input or a patch larger than the input ('valid').
+    """
+
+    def __init__(self, ksizes, strides, rates, padding="valid"):
+        super().__init__()
+        name = self.cls_name
+        if not isinstance(ksizes, (tuple, list)):
+            raise TypeError(f"For '{name}', the type of 'ksizes' should be one of '['tuple', 'list']', but got type "
+                            f"'{type(ksizes).__name__}'.")
+        for arg, val in (("ksize", ksizes), ("stride", strides), ("rate", rates)):
+            if len(val) != 4 or val[0] != 1 or val[3] != 1:
+                raise ValueError(f"For '{name}' the format of '{arg}s' must be [1, {arg}_row, {arg}_col, 1], but got "
+                                 f"{val}.")
+            if not (isinstance(val[1], int) and isinstance(val[2], int)) or val[1] < 1 or val[2] < 1:
+                raise ValueError(f"For '{name}' the {arg}_row and {arg}_col in '{arg}s' must be an positive integer "
+                                 f"number, but got {arg}_row is {val[1]}, {arg}_col is {val[2]}")
+        if not isinstance(padding, str):
+            raise TypeError(f"For 'ExtractImagePatches', the input 'padding' should be a str, but got "
+                            f"{type(padding)}.")
+        self._ksizes = (int(ksizes[1]), int(ksizes[2]))
+        self._strides = (int(strides[1]), int(strides[2]))
+        self._rates = (int(rates[1]), int(rates[2]))
+        self._padding = padding
+
+    def construct(self, input_x):
+        from ...ops.patches_func import extract_image_patches
+        return extract_image_patches(input_x, self._ksizes, self._strides, self._rates, self._padding)

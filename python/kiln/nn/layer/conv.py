@@ -150,6 +150,8 @@ class Conv2d(_Conv):
 
     Inputs: x (N, in_channels, H, W). Outputs: (N, out_channels, OH, OW).
     Parameters: `weight` (out_channels, in_channels/group, KH, KW), `bias` (out_channels,).
+    Attributes `conv2d` (MindSpore's Conv2D primitive with these settings: conv2d(x, weight)) and `bias_add`
+    (BiasAdd), for subclasses that call them.
     Raises:
         TypeError / ValueError: bad arguments (as MindSpore); ValueError for an input that is not 4-D or whose
         channel count differs from in_channels ("For 'Conv2d', the input channels ...").
@@ -163,6 +165,14 @@ class Conv2d(_Conv):
         dilation = _twice(dilation, "dilation", name, allow4=True)
         super().__init__(in_channels, out_channels, kernel_size, stride, pad_mode, padding, dilation, group, has_bias,
                          weight_init, bias_init, data_format, dtype=dtype)
+        # MindSpore's attributes, which model-zoo subclasses call in their construct (mindcv's StdConv2d:
+        # `self.conv2d(x, standardized_weight)`): the Conv2D primitive with this layer's settings, and BiasAdd
+        from ...ops.math_func import BiasAdd
+        from ...ops.primitives_nn import Conv2D
+        self.conv2d = Conv2D(out_channel=self.out_channels, kernel_size=self.kernel_size, mode=1,
+                             pad_mode=self.pad_mode, pad=self.padding, stride=self.stride, dilation=self.dilation,
+                             group=self.group)
+        self.bias_add = BiasAdd()
 
     def construct(self, x):
         self._check_input(x, 4, "(N, C_in, H, W)")

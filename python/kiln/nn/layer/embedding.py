@@ -9,7 +9,7 @@ from ...common.initializer import initializer
 from ...common.parameter import Parameter
 from ..cell import Cell
 
-__all__ = ["Embedding"]
+__all__ = ["Embedding", "EmbeddingLookup"]
 
 
 class Embedding(Cell):
@@ -77,3 +77,90 @@ class Embedding(Cell):
     def extend_repr(self):
         return (f"vocab_size={self.vocab_size}, embedding_size={self.embedding_size}, use_one_hot={self.use_one_hot}, "
                 f"embedding_table={self.embedding_table}, dtype={self.dtype}, padding_idx={self.padding_idx}")
+
+
+def _positive_int(value, name, cls_name=None):
+    prefix = f"For '{cls_name}', the" if cls_name else "The"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{prefix} '{name}' must be int, but got '{type(value).__name__}'")
+    if value <= 0:
+        raise ValueError(f"{prefix} '{name}' must be int and must > 0, but got '{value}' with type "
+                         f"'{type(value).__name__}'.")
+    return int(value)
+
+
+class EmbeddingLookup(Cell):
+    r"""A lookup table (MindSpore 2.10's nn.EmbeddingLookup, deprecated there but kept), as used by recommendation
+    models: rows of the `embedding_table` Parameter (vocab_size, embedding_size) at integer ids.
+
+    Args:
+        vocab_size, embedding_size (int): positive.
+        param_init: Initializer / name / number / Tensor for the table. Default 'normal' (N(0, 0.01²)).
+        target (str): 'CPU' (default): ids outside [0, vocab_size) give zero rows (MindSpore's EmbeddingLookup
+            kernel); 'DEVICE': a Gather, out-of-range ids raise.
+        slice_mode, manual_shapes: MindSpore's model-parallel sharding of the table; without a parallel context (the
+            only one Kiln runs) MindSpore ignores them, and so does Kiln.
+        max_norm (float or None): when given, each looked-up row is scaled down to L2 norm ≤ max_norm (nn.ClipByNorm
+            over the embedding axis, by its documented formula; MindSpore 2.10's CPU ClipByNorm kernel gives other
+            values when an axis is set, see nn.ClipByNorm). The output is then float32.
+        sparse (bool): MindSpore's choice of a sparse gradient (SparseGatherV2); Kiln's gradient is the dense
+            scatter-add (the same update). Must be True with target 'CPU'. Default True.
+        dtype: the table's dtype (default float32).
+
+    Inputs: ids, an int32 / int64 Tensor of rank ≥ 1. Outputs: ids.shape + (embedding_size,).
+
+    Raises:
+        TypeError: sparse not bool; vocab_size / embedding_size not int; max_norm not float; float ids.
+        ValueError: non-positive sizes or max_norm; target not 'CPU' / 'DEVICE'; sparse False with target 'CPU';
+            0-d ids (target 'CPU').
+    """
+
+    BATCH_SLICE = "batch_slice"
+    FIELD_SLICE = "field_slice"
+    TABLE_ROW_SLICE = "table_row_slice"
+    TABLE_COLUMN_SLICE = "table_column_slice"
+
+    def __init__(self, vocab_size, embedding_size, param_init="normal", target="CPU", slice_mode="batch_slice",
+                 manual_shapes=None, max_norm=None, sparse=True, dtype=mstype.float32):
+        super().__init__()
+        name = self.cls_name
+        if not isinstance(sparse, bool):
+            raise TypeError(f"For '{name}', the type of 'sparse' should be 'bool', but got type "
+                            f"'{type(sparse).__name__}'.")
+        self.vocab_size = _positive_int(vocab_size, "vocab_size")
+        self.target = target
+        self.sparse = sparse
+        self.forward_unique = False
+        if target not in ("CPU", "DEVICE"):
+            raise ValueError(f"For '{name}', the 'target' must be str and must be in '['CPU', 'DEVICE']', but got "
+                             f"{target!r}.")
+        if not sparse and target == "CPU":
+            raise ValueError(f"For '{name}', 'sparse' must be True when 'target' is \"CPU\", but got 'sparse': "
+                             f"{sparse} and 'target': {target}")
+        self.embedding_size = _positive_int(embedding_size, "embedding_size", name)
+        self.embedding_table = Parameter(initializer(param_init, [self.vocab_size, self.embedding_size],
+                                                     dtype=dtype), name="embedding_table")
+        self.max_norm = max_norm
+        if max_norm is not None:
+            if not isinstance(max_norm, float):
+                raise TypeError(f"For '{name}', the 'max_norm' must be float, but got '{type(max_norm).__name__}'")
+            if max_norm <= 0:
+                raise ValueError(f"For '{name}', the 'max_norm' must be float and must > 0, but got '{max_norm}' "
+                                 f"with type 'float'.")
+            self.max_norm = _core.Tensor._from_numpy(np.array(max_norm, np.float32))
+
+    def construct(self, indices):
+        if self.target == "CPU":
+            from ...ops.lookup_func import embedding_lookup
+            out = embedding_lookup(self.embedding_table, indices, 0)
+        else:
+            if not isinstance(indices, _core.Tensor) or indices.dtype not in mstype.int_type:
+                got = indices.dtype if isinstance(indices, _core.Tensor) else type(indices).__name__
+                raise TypeError(f"For '{self.cls_name}', the indices must be an integer Tensor, but got {got}.")
+            flat = _core.reshape(indices, [-1])
+            out = _core.reshape(_core.gather(self.embedding_table, flat, 0),
+                                list(indices.shape) + [self.embedding_size])
+        if self.max_norm is not None:
+            from .basic import ClipByNorm
+            out = ClipByNorm(tuple(range(indices.ndim, out.ndim)))(out, self.max_norm)
+        return out

@@ -10,7 +10,7 @@ from ...ops.nn_func import conv2d
 from ...ops.resize_func import interpolate
 from ..cell import Cell
 
-__all__ = ["Upsample", "PSNR", "SSIM"]
+__all__ = ["Upsample", "PSNR", "SSIM", "PixelShuffle", "PixelUnshuffle"]
 
 
 class Upsample(Cell):
@@ -107,3 +107,39 @@ class SSIM(Cell):
         num = _core.mul(_core.add(_core.mul(mu12, 2.0), c1), _core.add(_core.mul(s12, 2.0), c2))
         den = _core.mul(_core.add(_core.add(mu1_sq, mu2_sq), c1), _core.add(_core.add(s1, s2), c2))
         return _core.mean(_core.div(num, den), [1, 2, 3], False)
+
+
+class PixelShuffle(Cell):
+    r"""PixelShuffle(upscale_factor): sub-pixel convolution's rearrangement (Shi et al. 2016): (*, C·r², H, W) ->
+    (*, C, H·r, W·r), out[..., c, h·r + i, w·r + j] = in[..., c·r² + i·r + j, h, w] (ops.pixel_shuffle).
+
+    Inputs: a Tensor of rank ≥ 3 whose third-to-last dim is divisible by r². Output: its dtype.
+    Raises (at the call, as MindSpore): TypeError for a non-int factor or a non-Tensor input, ValueError for r ≤ 0,
+    rank < 3 or channels not divisible by r².
+    """
+
+    def __init__(self, upscale_factor):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def construct(self, input):
+        from ...ops.diag_func import pixel_shuffle
+        return pixel_shuffle(input, self.upscale_factor)
+
+
+class PixelUnshuffle(Cell):
+    r"""PixelUnshuffle(downscale_factor): the inverse of PixelShuffle, (*, C, H·r, W·r) -> (*, C·r², H, W)
+    (ops.pixel_unshuffle).
+
+    Inputs: a Tensor of rank ≥ 3 whose last two dims are divisible by r. Output: its dtype.
+    Raises (at the call, as MindSpore): TypeError for a non-int factor or a non-Tensor input, ValueError for r ≤ 0,
+    rank < 3 or H, W not divisible by r.
+    """
+
+    def __init__(self, downscale_factor):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def construct(self, input):
+        from ...ops.diag_func import pixel_unshuffle
+        return pixel_unshuffle(input, self.downscale_factor)

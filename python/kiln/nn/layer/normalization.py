@@ -139,6 +139,8 @@ class LayerNorm(Cell):
 
     Args: normalized_shape (tuple/list of ints), begin_norm_axis (-1), begin_params_axis (-1), gamma_init ('ones'),
     beta_init ('zeros'), epsilon (1e-7, MindSpore's default), dtype.
+    Attribute `layer_norm`: MindSpore's ops.LayerNorm primitive with these axes and epsilon, returning (y, mean,
+    variance) — what subclasses call in their construct.
     Raises TypeError if normalized_shape is not a tuple/list, ValueError if it is empty or does not match the input.
     """
 
@@ -163,6 +165,10 @@ class LayerNorm(Cell):
         self.epsilon = epsilon
         self.gamma = Parameter(initializer(gamma_init, normalized_shape, dtype=dtype), name="gamma")
         self.beta = Parameter(initializer(beta_init, normalized_shape, dtype=dtype), name="beta")
+        # MindSpore's attribute: the LayerNorm primitive, which model-zoo subclasses call in their construct
+        # (`y, _, _ = self.layer_norm(x, self.gamma, self.beta)`, e.g. mindcv's ConvNextLayerNorm)
+        from ...ops.primitives_nn import LayerNorm as _LayerNormPrim
+        self.layer_norm = _LayerNormPrim(begin_norm_axis, begin_params_axis, epsilon)
 
     def construct(self, input_x):
         check_input(input_x, self.cls_name, "input_x")

@@ -22,6 +22,7 @@ from ..cell import Cell
 
 __all__ = ["LossBase", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "SoftmaxCrossEntropyWithLogits",
            "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss"]
+__all__ += ["MarginRankingLoss", "HingeEmbeddingLoss"]
 
 _Tensor = _core.Tensor
 _LOW = (mstype.float16, mstype.bfloat16)
@@ -89,6 +90,49 @@ class L1Loss(LossBase):
             _check_is_tensor("logits", logits, type(self).__name__)
             _check_is_tensor("labels", labels, type(self).__name__)
         return self.get_loss(_core.abs(_core.sub(logits, labels)))
+
+
+class MarginRankingLoss(LossBase):
+    """MarginRankingLoss(margin=0.0, reduction='mean'): max(0, −target·(input1 − input2) + margin) for targets 1 /
+    −1, reduced by `reduction` (ops.margin_ranking_loss, which holds the formula and the input checks).
+
+    construct(input1, input2, target): float Tensors of one dtype whose shapes broadcast. Raises ValueError for a
+    bad reduction (at construction); at the call, TypeError for a non-float margin (an int too, as MindSpore) or
+    mismatched dtypes, ValueError for shapes that do not broadcast."""
+
+    def __init__(self, margin=0.0, reduction="mean"):
+        super().__init__(reduction)
+        self.reduction = reduction
+        self.margin = margin
+
+    def construct(self, input1, input2, target):
+        from ...ops.loss_func import margin_ranking_loss
+        return margin_ranking_loss(input1, input2, target, self.margin, self.reduction)
+
+
+class HingeEmbeddingLoss(LossBase):
+    """HingeEmbeddingLoss(margin=1.0, reduction='mean'): x where labels > 0, max(0, margin − x) where labels < 0
+    (labels are meant to be 1 / −1), reduced by `reduction` (ops.hinge_embedding_loss holds the formula).
+
+    construct(logits, labels): float Tensors whose shapes broadcast. Raises TypeError for a margin that is not a
+    float or int (bool refused) and ValueError for a bad reduction, at construction (MindSpore's messages); at the
+    call, TypeError for non-float inputs."""
+
+    def __init__(self, margin=1.0, reduction="mean"):
+        super().__init__()
+        name = self.cls_name
+        if isinstance(margin, bool) or not isinstance(margin, (float, int)):
+            raise TypeError(f"For '{name}', the type of 'margin' should be one of '['float', 'int']', but got type "
+                            f"'{type(margin).__name__}'.")
+        if reduction not in ("none", "sum", "mean"):
+            raise ValueError(f"For '{name}', the 'reduction' must be str and must be in '['none', 'sum', 'mean']', "
+                             f"but got {reduction!r}.")
+        self.margin = margin
+        self.reduction = reduction
+
+    def construct(self, logits, labels):
+        from ...ops.loss_func import hinge_embedding_loss
+        return hinge_embedding_loss(logits, labels, self.margin, self.reduction)
 
 
 class SmoothL1Loss(LossBase):
