@@ -493,6 +493,46 @@ def test_summary_collector_argument_errors(tmp_path):
     assert SummaryRecord.count == 0  # the first one was closed (MindSpore 2.10 leaves its count at 1)
 
 
+def test_summary_record_in_a_user_callback(tmp_path):
+    # The pattern of mindcv's StateMonitor / LossAccSummary: a SummaryRecord opened in the callback's __enter__,
+    # a scalar added per epoch and recorded at the optimizer's global step.
+    from kiln.train import Callback
+    from kiln.train._utils import _make_directory
+
+    class LossSummary(Callback):
+        def __init__(self, summary_dir):
+            super().__init__()
+            self._dir = _make_directory(summary_dir, "summary_dir")
+
+        def __enter__(self):
+            self.summary_record = SummaryRecord(self._dir)
+            return self
+
+        def __exit__(self, *exc):
+            self.summary_record.close()
+
+        def on_train_epoch_end(self, run_context):
+            cb_params = run_context.original_args()
+            loss = Tensor(np.mean(cb_params.net_outputs.asnumpy()))
+            self.summary_record.add_value("scalar", "train_loss_0", loss)
+            self.summary_record.record(int(cb_params.optimizer.global_step.asnumpy()[0]))
+
+    import kiln.dataset as ds
+    rng = np.random.default_rng(0)
+    data = ds.NumpySlicesDataset({"x": rng.random((12, 1, 4, 4)).astype(np.float32),
+                                  "y": (np.arange(12) % 3).astype(np.int32)}, shuffle=False).batch(4)
+    net = _CollectNet()
+    model = Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"),
+                  nn.Momentum(net.trainable_params(), 0.01, 0.9))
+    model.train(2, data, callbacks=[LossSummary(str(tmp_path / "sub"))], dataset_sink_mode=False)
+    steps = by_step(only_file(tmp_path / "sub"))
+    assert sorted(steps) == [3, 6]
+    # the last step's loss of each epoch (MindSpore 2.10's loss/auto at steps 3 and 6 above)
+    np.testing.assert_allclose([steps[s]["train_loss_0"].simple_value for s in (3, 6)], [MS_LOSS[2], MS_LOSS[5]],
+                               atol=1e-5)
+    assert steps[3]["feat_mean"].simple_value == pytest.approx(MS_FEAT_MEAN[2], abs=1e-5)  # the op's newest value
+
+
 # ---- TensorBoard's own reader, and MindSpore's import paths ----
 
 def test_tensorboard_event_accumulator_reads_the_files(tmp_path):
@@ -512,6 +552,7 @@ def test_mindspore_import_paths():
             "from mindspore.train.summary import SummaryRecord as S2\n"
             "from mindspore.train.summary.summary_record import SummaryRecord as S3\n"
             "from mindspore.train.callback import SummaryCollector\n"
+            "from mindspore.train._utils import _make_directory\n"
             "from mindspore.ops import operations as P\n"
             "assert SummaryRecord is mindspore.SummaryRecord is S2 is S3\n"
             "assert SummaryCollector is mindspore.SummaryCollector is mindspore.train.SummaryCollector\n"

@@ -7,6 +7,7 @@ import re
 import numpy as np
 
 from ..._loader import _core
+from .._utils import check_value_type as _check_value_type
 from ._callback import Callback
 
 __all__ = ["SummaryCollector"]
@@ -14,14 +15,6 @@ __all__ = ["SummaryCollector"]
 _logger = logging.getLogger("kiln.train")
 _TENSOR_SUMMARY_LIMIT = 20  # MindSpore's default number of steps that record TensorSummary values
 _HISTOGRAM_DEFAULT_COUNT = 5  # without histogram_regular: the optimizer's first five parameters
-
-
-def _check_value_type(arg_name, value, types):
-    """MindSpore's train._utils.check_value_type (bool is not an int)."""
-    types = tuple(types) if isinstance(types, (list, tuple)) else (types,)
-    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-        raise TypeError(f"For `{arg_name}` the type should be a valid type of {[t.__name__ for t in types]}, but "
-                        f"got {type(value).__name__}.")
 
 
 class SummaryCollector(Callback):
@@ -79,7 +72,8 @@ class SummaryCollector(Callback):
     def __init__(self, summary_dir, collect_freq=10, num_process=32, collect_specified_data=None,
                  keep_default_action=True, custom_lineage_data=None, collect_tensor_freq=None, max_file_size=None,
                  export_options=None):
-        from ..summary.summary_record import _make_directory, _process_export_options
+        from .._utils import _make_directory
+        from ..summary.summary_record import _process_export_options
         super().__init__()
         self._summary_dir = _make_directory(summary_dir, "summary_dir")
         self._record = None

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..._loader import _core
 from ...ops import summary_ops as _summary_ops
+from .._utils import _make_directory
 from ._event_file import EventFile, FileFull
 
 __all__ = ["SummaryRecord"]
@@ -39,21 +40,6 @@ def _check_type(arg_name, value, types):
         names = [t.__name__ for t in types]
         want = f"'{names[0]}'" if len(names) == 1 else f"one of '{names}'"
         raise TypeError(f"The type of '{arg_name}' should be {want}, but got type '{type(value).__name__}'.")
-
-
-def _make_directory(path, arg_name):
-    """MindSpore's _make_dir: the real path of directory `path`, created (mode 0o700) when missing."""
-    if not isinstance(path, str):
-        raise TypeError(f"The {arg_name} is invalid, the type should be string.")
-    if path.strip() == "":
-        raise ValueError(f"The {arg_name} is invalid, it should be non-blank.")
-    path = os.path.realpath(path)
-    if os.path.exists(path):
-        if not os.path.isdir(path):
-            raise NotADirectoryError(f"The path({path}) is a file path, it should be a directory path.")
-    else:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-    return path
 
 
 def _process_export_options(export_options):
