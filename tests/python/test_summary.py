@@ -235,6 +235,42 @@ def test_summary_ops_in_jit_function(tmp_path):
     assert [by_step(path)[s]["m"].simple_value for s in range(3)] == [0.0, 1.0, 2.0]
 
 
+def test_tags_with_any_characters_and_ordinary_prints(tmp_path, capsys):
+    tag = "a\x1eb\x1f/\u00fc %:[x]"
+    ops.ScalarSummary()(tag, Tensor(1.5))
+    from kiln.common._graph_builtins import write_text_slots
+    write_text_slots("\x1cnot a channel \x1e\n", [Tensor(2.0)])  # a print that starts like a channel still prints
+    assert summary_ops._drain() == {f"{tag}[:Scalar]": np.float32(1.5)}
+    assert capsys.readouterr().out == "\x1cnot a channel 2.0\n"
+
+
+_CACHE_SCRIPT = """
+import sys, numpy as np, kiln as ms
+from kiln import nn, ops, Tensor
+from kiln.ops import summary_ops
+ms.set_context(mode=ms.GRAPH_MODE, enable_compile_cache=True, compile_cache_path=sys.argv[1])
+class N(nn.Cell):
+    def construct(self, x):
+        ops.ScalarSummary()("m", x.sum())
+        return x * 2
+N()(Tensor(np.ones(3, np.float32)))
+print("drained", summary_ops._drain())
+"""
+
+
+def test_summary_ops_in_graphs_from_the_compile_cache(tmp_path):
+    # The second process loads the compiled graph from the on-disk cache without tracing the Python again: the
+    # value must still reach the cache (and print nothing).
+    script = tmp_path / "s.py"
+    script.write_text(_CACHE_SCRIPT)
+    outs = [subprocess.run([sys.executable, str(script), str(tmp_path / "cache")], capture_output=True, text=True,
+                           timeout=300) for _ in range(2)]
+    for r in outs:
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip() == "drained {'m[:Scalar]': array(3., dtype=float32)}"
+    assert os.listdir(tmp_path / "cache")
+
+
 def test_eval_mode_and_plugin_filter(tmp_path):
     with SummaryRecord(str(tmp_path)) as sr:
         ops.ScalarSummary()("op", Tensor(1.0))

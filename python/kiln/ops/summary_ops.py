@@ -12,13 +12,15 @@ runs at once, so the value arrives during the call.
 
 The cache keeps the newest value per tag and kind, as MindSpore's `SummaryRecord` does when it records (its cache is
 a list that record() folds into a dict by name). It is filled whether or not a SummaryRecord is open, as
-MindSpore's is, and bounded by the number of distinct tags.
+MindSpore's is, and bounded by the number of distinct tags. The Print text names the kind and the (percent-encoded)
+tag, so graphs from the on-disk compile cache deliver correctly in another process.
 
 Errors: MindSpore checks the name and the value's rank while compiling (graph mode) or at `record()` (PyNative);
 Kiln checks both at the call, in both modes, with the same exception types: TypeError for a name that is not a str
 or a value that is not a Tensor, ValueError for an empty name or a value of the wrong rank.
 """
 import threading
+from urllib.parse import quote, unquote
 
 import numpy as np
 
@@ -28,32 +30,29 @@ from .primitives import Primitive
 __all__ = ["ScalarSummary", "ImageSummary", "TensorSummary", "HistogramSummary"]
 
 _MARK = "\x1c"  # first byte of a Print text that is a summary channel (print.cpp's slots are \x1f, \x1e; \x1d style)
+_KINDS = ("Scalar", "Image", "Tensor", "Histogram")
 _lock = threading.Lock()
-_channels = []  # channel id -> "tag[:Kind]"
-_channel_ids = {}  # "tag[:Kind]" -> channel id
 _cache = {}  # "tag[:Kind]" -> np.ndarray, the newest value
 
 
-def _channel(key):
-    with _lock:
-        cid = _channel_ids.get(key)
-        if cid is None:
-            cid = len(_channels)
-            _channels.append(key)
-            _channel_ids[key] = cid
-        return cid
+def _channel_text(kind, tag):
+    """The Print text of a channel: the marker, the kind and the percent-encoded tag (no control bytes, so none of
+    Print's slot markers), then one tensor slot. It names its tag itself, so a graph loaded from the compile cache
+    by another process delivers to the right tag."""
+    return f"{_MARK}{kind}:{quote(tag, safe='')}\x1e"
 
 
 def _deliver(text, tensors):
     """The text sink's branch for summary channels (see the module docstring): stores a copy of the value and
     returns True; False when `text` is not a channel's (an ordinary print that happens to start with '\x1c')."""
     head, sep, rest = text[1:].partition("\x1e")
-    if not sep or rest.strip("\n") or not head.isdigit() or int(head) >= len(_channels) or len(tensors) != 1:
+    kind, colon, tag = head.partition(":")
+    if not sep or rest.strip("\n") or not colon or kind not in _KINDS or not tag or len(tensors) != 1:
         return False
     value = tensors[0]
     arr = np.array(value.asnumpy() if hasattr(value, "asnumpy") else value, copy=True)
     with _lock:
-        _cache[_channels[int(head)]] = arr
+        _cache[f"{unquote(tag)}[:{kind}]"] = arr
     return True
 
 
@@ -88,7 +87,7 @@ class _SummaryOp(Primitive):
             raise TypeError(f"For '{op}', the input argument[value] must be a Tensor, but got "
                             f"{type(value).__name__}.")
         self._check_value(tuple(value.shape))
-        _core.print_(f"{_MARK}{_channel(f'{name}[:{self._kind}]')}\x1e", [value])
+        _core.print_(_channel_text(self._kind, name), [value])
 
 
 def _size(shape):
