@@ -148,6 +148,21 @@ def test_histogram_bucket_counts_follow_mindspore():
     assert list(h.bucket) == [0, 3] and list(h.bucket_limit) == [5.0, 5.5]
 
 
+def test_bfloat16_and_bool_values(tmp_path):
+    x = Tensor(np.array([1.0, 2.0, np.nan, 4.0], np.float32)).astype(ms.bfloat16)  # NumPy has no bfloat16
+    with SummaryRecord(str(tmp_path)) as sr:
+        sr.add_value("tensor", "t", x)
+        sr.add_value("scalar", "s", x[0:1])
+        sr.add_value("histogram", "b", Tensor(np.array([True, False, True])))
+        ops.HistogramSummary()("h", x)
+        sr.record(0)
+        path = sr.log_dir
+    st = by_step(path)[0]
+    np.testing.assert_array_equal(np.frombuffer(st["t"].tensor.tensor_content, "<f4"), [1, 2, np.nan, 4])
+    assert st["s"].simple_value == 1.0
+    assert list(st["b"].histo.bucket) == [1, 2] and list(st["h"].histo.bucket) == [2, 1]
+
+
 def test_summary_ops_pynative(tmp_path):
     class Net(nn.Cell):
         def __init__(self):

@@ -49,11 +49,19 @@ def _deliver(text, tensors):
     kind, colon, tag = head.partition(":")
     if not sep or rest.strip("\n") or not colon or kind not in _KINDS or not tag or len(tensors) != 1:
         return False
-    value = tensors[0]
-    arr = np.array(value.asnumpy() if hasattr(value, "asnumpy") else value, copy=True)
+    arr = _numpy_copy(tensors[0])
     with _lock:
         _cache[f"{unquote(tag)}[:{kind}]"] = arr
     return True
+
+
+def _numpy_copy(value):
+    """A NumPy copy of a tensor's values; bfloat16 (which NumPy lacks) as float32."""
+    if isinstance(value, _core.Tensor):
+        if value.dtype == _core.DType.BFloat16:
+            value = _core.cast(value, _core.DType.Float32)
+        value = value.asnumpy()
+    return np.array(value, copy=True)
 
 
 def _drain():

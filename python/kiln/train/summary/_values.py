@@ -95,11 +95,8 @@ def histogram_value(tag, arr):
     (MindSpore's own format counts them in nan_count / pos_inf_count / neg_inf_count)."""
     summary_pb2 = _pb()[0]
     arr = np.asarray(arr)
-    flat = arr.reshape(-1)
-    if flat.dtype == np.bool_:
-        flat = flat.astype(np.int64)
-    finite = flat[np.isfinite(flat)] if np.issubdtype(flat.dtype, np.floating) else flat
-    finite = finite.astype(np.float64)
+    flat = arr.reshape(-1).astype(np.float64)  # (bool, ints, float16/32/64 and bfloat16 alike)
+    finite = flat[np.isfinite(flat)]
     h = summary_pb2.HistogramProto()
     if finite.size == 0:
         return summary_pb2.Summary.Value(tag=tag, histo=h)

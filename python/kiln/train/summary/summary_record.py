@@ -70,7 +70,7 @@ def _process_export_options(export_options):
 
 def _to_numpy(plugin, value, who="SummaryRecord"):
     """MindSpore's _check_to_numpy: a copy of the tensor's values, with its rank rules per plugin (ValueError)."""
-    arr = np.array(value.asnumpy() if hasattr(value, "asnumpy") else value, copy=True)
+    arr = _summary_ops._numpy_copy(value)
     if plugin == "scalar":
         if arr.size == 1:
             return arr
