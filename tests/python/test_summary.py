@@ -133,7 +133,7 @@ def test_scalar_histogram_tensor_roundtrip(tmp_path):
     np.testing.assert_allclose(list(h.bucket_limit), [1 + 8 / 3, 1 + 16 / 3, 9.0])
     assert (h.min, h.max, h.num, h.sum, h.sum_squares) == (1.0, 9.0, 6.0, 24.0, 148.0)
     t = steps[1]["t"].tensor
-    assert [d.size for d in t.tensor_shape.dim] == [2, 3]
+    assert t.dtype == 9 and [d.size for d in t.tensor_shape.dim] == [2, 3]  # DT_INT64
     np.testing.assert_array_equal(np.frombuffer(t.tensor_content, "<i8").reshape(2, 3),
                                   np.arange(6).reshape(2, 3))
 
@@ -595,6 +595,17 @@ def test_tensorboard_event_accumulator_reads_the_files(tmp_path):
     assert [e.step for e in acc.Scalars("loss/auto")] == [1, 2, 3, 4, 5, 6]
     assert [e.width for e in acc.Images("input_data/auto")] == [16] * 6
     assert "fc.weight/auto" in acc.Tags()["histograms"]
+    from tensorboard.util import tensor_util
+    with SummaryRecord(str(tmp_path / "t")) as sr:
+        sr.add_value("tensor", "u32", Tensor(np.array([1, 2, 3], np.uint32)))
+        sr.add_value("tensor", "f", Tensor(np.arange(6, dtype=np.float32).reshape(2, 3)))
+        sr.record(4)
+    acc = ea.EventAccumulator(str(tmp_path / "t"))
+    acc.Reload()
+    u32 = tensor_util.make_ndarray(acc.Tensors("u32")[0].tensor_proto)
+    assert u32.dtype == np.uint32 and u32.tolist() == [1, 2, 3]
+    np.testing.assert_array_equal(tensor_util.make_ndarray(acc.Tensors("f")[0].tensor_proto),
+                                  np.arange(6, dtype=np.float32).reshape(2, 3))
 
 
 def test_mindspore_import_paths():

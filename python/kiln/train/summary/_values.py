@@ -111,26 +111,25 @@ def histogram_value(tag, arr):
     return summary_pb2.Summary.Value(tag=tag, histo=h)
 
 
-_DTYPES = {  # numpy dtype -> TensorBoard DataType name
-    "float32": "DT_FLOAT", "float64": "DT_DOUBLE", "float16": "DT_HALF", "int8": "DT_INT8", "int16": "DT_INT16",
-    "int32": "DT_INT32", "int64": "DT_INT64", "uint8": "DT_UINT8", "uint16": "DT_UINT16", "uint32": "DT_UINT32",
-    "uint64": "DT_UINT64", "bool": "DT_BOOL", "complex64": "DT_COMPLEX64", "complex128": "DT_COMPLEX128",
+_DTYPES = {  # numpy dtype -> TensorBoard's DataType number (TensorFlow's types.proto; tensorboardX's copy lacks the
+    # unsigned 32/64-bit names, the open proto3 enum takes their numbers)
+    "float32": 1, "float64": 2, "int32": 3, "uint8": 4, "int16": 5, "int8": 6, "complex64": 8, "int64": 9,
+    "bool": 10, "uint16": 17, "complex128": 18, "float16": 19, "uint32": 22, "uint64": 23,
 }
 
 
 def tensor_value(tag, arr):
     """A tensor -> Summary.Value with TensorBoard's TensorProto: dtype, shape and the values in C order
     (tensor_content, little-endian). A dtype TensorBoard lacks (bfloat16) is written as float32."""
-    _, tensor_pb2, tensor_shape_pb2, types_pb2 = _pb()
-    summary_pb2 = _pb()[0]
+    summary_pb2, tensor_pb2, tensor_shape_pb2, _ = _pb()
     arr = np.asarray(arr)
-    name = _DTYPES.get(arr.dtype.name)
-    if name is None:
-        arr, name = arr.astype(np.float32), "DT_FLOAT"
+    code = _DTYPES.get(arr.dtype.name)
+    if code is None:
+        arr, code = arr.astype(np.float32), 1
     arr = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))
     shape = tensor_shape_pb2.TensorShapeProto(dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=int(d))
                                                    for d in arr.shape])
-    t = tensor_pb2.TensorProto(dtype=types_pb2.DataType.Value(name), tensor_shape=shape, tensor_content=arr.tobytes())
+    t = tensor_pb2.TensorProto(dtype=code, tensor_shape=shape, tensor_content=arr.tobytes())
     return summary_pb2.Summary.Value(tag=tag, tensor=t)
 
 
