@@ -5,7 +5,8 @@ std=(0.3081,)) -> vision.HWC2CHW on the images, transforms.TypeCast(int32) on th
 (Conv2d 1->6 5x5 valid, ReLU, MaxPool 2 -> Conv2d 6->16 5x5 valid, ReLU, MaxPool 2 -> Dense 400->120->84->10 with
 ReLU). Training: Model(net, SoftmaxCrossEntropyWithLogits(sparse), Adam(lr 0.003),
 metrics={"accuracy"}).train with LossMonitor, TimeMonitor, ModelCheckpoint (one checkpoint per epoch, the last 2
-kept) and, with --progress (the default), Kiln's progress bar. Then the last checkpoint is loaded into a fresh
+kept), with --progress (the default) Kiln's progress bar, and with --summary DIR a SummaryCollector writing the loss,
+learning rate, input images and weight histograms every 10 steps as TensorBoard files (`tensorboard --logdir DIR`). Then the last checkpoint is loaded into a fresh
 LeNet-5 and Model.eval measures the test accuracy.
 
 Data: without --data, MNIST-format files are written from scikit-learn's handwritten digits upscaled to 28x28
@@ -14,7 +15,7 @@ Data: without --data, MNIST-format files are written from scikit-learn's handwri
 MNIST.
 
     python examples/train_mnist_model.py [--epochs 5] [--mode pynative|graph] [--sink] [--data DIR]
-                                         [--ckpt-dir DIR] [--no-progress] [--seed 1]
+                                         [--ckpt-dir DIR] [--no-progress] [--seed 1] [--summary DIR]
 
 The last line printed is `RESULT accuracy=<float> ...`; the exit status is 1 when the accuracy is below 0.90.
 """
@@ -93,6 +94,8 @@ def main(argv=None):
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                         help="show Kiln's progress bar callback (default on)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--summary", metavar="DIR", default=None,
+                        help="write TensorBoard summaries (SummaryCollector, every 10 steps) into DIR")
     args = parser.parse_args(argv)
     if args.epochs < 1 or args.batch_size < 1:
         parser.error(f"--epochs and --batch-size must be >= 1, got {args.epochs} and {args.batch_size}")
@@ -129,6 +132,9 @@ def main(argv=None):
         if args.progress:
             from kiln.train.callback import ProgressBar
             callbacks.append(ProgressBar())
+        if args.summary:
+            from kiln.train import SummaryCollector
+            callbacks.append(SummaryCollector(args.summary, collect_freq=10))
 
         start = time.perf_counter()
         model.train(args.epochs, train_ds, callbacks=callbacks, dataset_sink_mode=args.sink)

@@ -54,8 +54,9 @@ from .train.loss_scale_manager import (  # noqa: F401 (re-export)
 )
 from .train.callback import (  # noqa: F401  (MindSpore exports the callbacks at top level too)
     Callback, RunContext, LossMonitor, TimeMonitor, ModelCheckpoint, CheckpointConfig, EarlyStopping,
-    ReduceLROnPlateau, History, LambdaCallback, LearningRateScheduler,
+    ReduceLROnPlateau, History, LambdaCallback, LearningRateScheduler, SummaryCollector,
 )
+from .train.summary import SummaryRecord  # noqa: F401  (mindspore.SummaryRecord)
 import os as _os
 import importlib as _importlib
 

@@ -42,6 +42,9 @@ def run(*args):
                                                 ("graph", True, False)])
 def test_reaches_90_percent_after_checkpoint_round_trip(mode, sink, own_data, mnist_dir, tmp_path):
     args = ["--mode", mode, "--ckpt-dir", str(tmp_path / "ckpt")] + (["--sink"] if sink else [])
+    summary = mode == "graph" and not sink  # one run also writes TensorBoard summaries (issue 26)
+    if summary:
+        args += ["--summary", str(tmp_path / "summary")]
     if not own_data:  # the pynative run writes its own digits files (no --data), the others share one copy
         args += ["--data", mnist_dir]
     rc, out = run(*args)
@@ -56,6 +59,24 @@ def test_reaches_90_percent_after_checkpoint_round_trip(mode, sink, own_data, mn
     assert f"checkpoint: {tmp_path / 'ckpt' / 'lenet-5_23.ckpt'}" in out
     # LossMonitor(per_print_times=23) prints once per epoch
     assert len(re.findall(r"^epoch: \d+ step: \d+, loss is ", out, re.M)) == 5, out
+    if summary:
+        check_summaries(tmp_path / "summary")
+
+
+def check_summaries(summary_dir):
+    """The SummaryCollector's file: loss, learning rate, input images (the batch of 64 on an 8 x 8 grid of 28 x 28
+    images) and weight histograms at step 1 and every 10 steps of the 115."""
+    import io
+    from PIL import Image
+    from test_summary import by_step, only_file
+    steps = by_step(only_file(summary_dir))
+    assert sorted(steps) == [1] + list(range(10, 111, 10))
+    losses = [steps[s]["loss/auto"].simple_value for s in sorted(steps)]
+    assert all(0 < v < 5 for v in losses) and losses[-1] < losses[0]
+    assert all(steps[s]["learning_rate/auto"].simple_value == pytest.approx(0.003) for s in steps)
+    png = Image.open(io.BytesIO(steps[110]["input_data/auto"].image.encoded_image_string))
+    assert png.size == (224, 224) and png.mode == "RGB"
+    assert steps[110]["conv1.weight/auto"].histo.num == 6 * 1 * 5 * 5
 
 
 def test_bad_arguments_are_refused():

@@ -310,7 +310,12 @@ def _GraphText():
 
 def write_text_slots(text, tensors):
     """The print sink of texts with '\x1e' slots (src/ops/print.cpp): each slot becomes str() of the next tensor (a
-    kiln Tensor of the run-time value), and the text goes to sys.stdout."""
+    kiln Tensor of the run-time value), and the text goes to sys.stdout. A text starting with '\x1c' is a summary
+    op's channel (kiln/ops/summary_ops.py): its tensor goes to the summary cache instead."""
+    if text[:1] == "\x1c":
+        from ..ops.summary_ops import _deliver
+        if _deliver(text, tensors):
+            return
     parts = text.split("\x1e")
     out = [parts[0]]
     for p, t in _zip(parts[1:], tensors):

@@ -58,6 +58,7 @@ from .shape_tensor_func import *  # noqa: F403, E402  (dyn_shape / TensorShape)
 from .build_func import *  # noqa: F403, E402  (cartesian_prod, combinations, block_diag, vander)
 
 from .control_flow import WhileLoop, ForiLoop, Scan, switch  # noqa: F401,E402  (compiled into While/If nodes)
+from .summary_ops import ScalarSummary, ImageSummary, TensorSummary, HistogramSummary  # noqa: F401,E402  (to SummaryRecord)
 
 
 from . import _opdef  # noqa: E402 (the @defop surfaces go in last, over the modules above)

@@ -1,7 +1,6 @@
 """Training callbacks (MindSpore's `mindspore.train.callback`): Callback and RunContext, LossMonitor, TimeMonitor,
 ModelCheckpoint + CheckpointConfig, EarlyStopping, ReduceLROnPlateau, LearningRateScheduler, History, LambdaCallback,
-and Kiln's
-ProgressBar (tqdm).
+SummaryCollector (TensorBoard files) and Kiln's ProgressBar (tqdm).
 
     from kiln.train import Model, LossMonitor, ModelCheckpoint, CheckpointConfig
     model.train(2, ds, callbacks=[LossMonitor(10), ModelCheckpoint("net", "ckpt", CheckpointConfig(100))])
@@ -13,7 +12,8 @@ from ._early_stop import EarlyStopping, ReduceLROnPlateau
 from ._history import History, LambdaCallback
 from ._progress_bar import ProgressBar
 from ._lr_scheduler import LearningRateScheduler
+from ._summary_collector import SummaryCollector
 
 __all__ = ["Callback", "LossMonitor", "TimeMonitor", "ModelCheckpoint", "CheckpointConfig", "RunContext",
            "History", "LambdaCallback", "ReduceLROnPlateau", "EarlyStopping", "ProgressBar",
-           "LearningRateScheduler"]
+           "LearningRateScheduler", "SummaryCollector"]
