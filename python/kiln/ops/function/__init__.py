@@ -6,12 +6,12 @@ import numbers
 
 import numpy as np
 
-from .._loader import _core
-from ..common import dtype as mstype
-from ..common import seed as _seed
-from ..common.tensor import Tensor
-from .._args import axes_arg, dtype_arg, int_arg, number_arg, shape_arg, tensors_arg
-from ._opdef import defop as _defop
+from ..._loader import _core
+from ...common import dtype as mstype
+from ...common import seed as _seed
+from ...common.tensor import Tensor
+from ..._args import axes_arg, dtype_arg, int_arg, number_arg, shape_arg, tensors_arg
+from .._opdef import defop as _defop
 
 def _tensor_arg(x, op, name="input"):
     """`x` if it is a Tensor; else TypeError in MindSpore's style naming the op and the argument."""
@@ -159,7 +159,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     Integer and Bool inputs sum to Int64 (UInt64 for UInt16/32/64), floats keep their dtype."""
     axes = _axes(dim, "sum")
     if dtype is not None:
-        from .._reduce_dtype import reduce_as
+        from ..._reduce_dtype import reduce_as
         return reduce_as("sum", input, dtype_arg("sum", "dtype", dtype), axes, keepdim)
     return _core.sum(input, axes, keepdim)
 
@@ -361,7 +361,7 @@ def split(tensor, split_size_or_sections, axis=0):
         sizes = list(shape_arg("split", "split_size_or_sections", split_size_or_sections))
     pieces = _core.split(tensor, sizes, axis)
     # The pieces are views of `tensor` (a write into one under a gradient / in a graph reaches it, see _views).
-    from ..common import _indexing, _views
+    from ...common import _indexing, _views
     ax = axis % tensor.ndim if tensor.ndim else 0
     out, start = [], 0
     for piece, size in zip(pieces, sizes):
@@ -607,7 +607,7 @@ def _print_text(x, tensors):
     if isinstance(x, Tensor):
         tensors.append(x)
         return "\x1f"
-    from ..common._graph_python import GraphText
+    from ...common._graph_python import GraphText
     if isinstance(x, GraphText):  # an f-string of graph tensors: each prints as str(tensor) at run time
         text = []
         for p in x.pieces:
@@ -632,7 +632,7 @@ def assign(variable, value):
     """Writes value (broadcast, cast to variable's dtype) into variable; returns variable. In place in plain PyNative
     and for Parameters; under a gradient or inside compiled code a functional write that the variable object is
     rebound to (so the gradient sees it), as Tensor.__setitem__."""
-    from ..common import _indexing
+    from ...common import _indexing
     return _indexing.assign(variable, value)
 
 

@@ -1,0 +1,388 @@
+"""MindSpore's module layout (issue 24): `mindspore.ops.operations.<sub>`, `mindspore.ops.function.<sub>`,
+`mindspore.common.api.jit` / `_pynative_executor`, `mindspore._checkparam`, `set_context(jit_level=...)`.
+
+Every layout module re-exports Kiln's one definition: the identity checks below fail if any submodule ever holds an
+object of its own. Where a name sits is MindSpore 2.10's (tools/gen_ms_layout.py wrote the table from MindSpore
+2.10.0; the expectations here were read from MindSpore 2.10.0, e.g. `mindspore.ops.operations.math_ops.MatMul`).
+"""
+import importlib
+import os
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import kiln
+import kiln.ops as ops
+from kiln import Tensor
+from kiln.ops import _ms_layout
+
+P = ops.operations
+OPS_SUBS = _ms_layout.OPERATIONS_MODULES
+FUNC_SUBS = _ms_layout.FUNCTION_MODULES
+
+
+def _layout_modules():
+    for sub in OPS_SUBS:
+        yield "operations", sub, importlib.import_module(f"kiln.ops.operations.{sub}")
+    for sub in FUNC_SUBS:
+        yield "function", sub, importlib.import_module(f"kiln.ops.function.{sub}")
+
+
+def test_the_submodules_are_mindspores():
+    # The submodules MindSpore 2.10 has and real code imports (the ones the issue names, plus spectral_ops and
+    # manually_defined, where MindSpore keeps classes Kiln has).
+    assert set(OPS_SUBS) == {"array_ops", "math_ops", "nn_ops", "_grad_ops", "random_ops", "sparse_ops", "image_ops",
+                             "comm_ops", "other_ops", "control_ops", "debug_ops", "_inner_ops", "linalg_ops",
+                             "_quant_ops", "spectral_ops", "manually_defined"}
+    assert set(FUNC_SUBS) == {"math_func", "array_func", "random_func", "nn_func", "grad", "clip_func", "sparse_func",
+                              "linalg_func", "vmap_func", "debug_func", "parameter_func", "image_func",
+                              "spectral_func", "other_func"}
+    assert isinstance(P, types.ModuleType) and hasattr(P, "__path__")
+    assert isinstance(ops.function, types.ModuleType) and hasattr(ops.function, "__path__")
+
+
+def test_every_name_is_the_one_kiln_object():
+    """No second implementation: every name a layout module holds is the very object of kiln.ops."""
+    total = 0
+    for package, sub, module in _layout_modules():
+        source = P if package == "operations" else ops
+        assert module.__all__ == sorted(module.__all__)
+        for name in module.__all__:
+            assert getattr(module, name) is getattr(source, name), (sub, name)
+            total += 1
+        # nothing else of its own: only the re-exported names and the import of the helper
+        own = {n for n in vars(module) if not n.startswith("__")} - set(module.__all__)
+        assert own <= {"reexport"}, (sub, own)
+    assert total > 700
+
+
+def test_every_primitive_class_is_somewhere_mindspore_keeps_it():
+    placed = set()
+    for package, _, module in _layout_modules():
+        if package == "operations":
+            placed.update(module.__all__)
+    classes = {n for n in dir(P) if isinstance(getattr(P, n), type)}
+    # MindSpore 2.10 keeps BatchToSpaceND and InplaceUpdate in mindspore.ops.deprecated (P.BatchToSpaceND only)
+    assert classes - placed == {"Primitive", "BatchToSpaceND", "InplaceUpdate"}
+
+
+@pytest.mark.parametrize("sub,names", [
+    ("math_ops", ["MatMul", "Add", "ReduceSum", "Sqrt", "BatchMatMul", "_Reduce"]),
+    ("nn_ops", ["Conv2D", "ReLU", "Softmax", "MaxPool", "BiasAdd", "Dropout"]),
+    ("array_ops", ["Reshape", "Transpose", "Concat", "Gather", "Cast", "Shape", "StridedSlice"]),
+    ("comm_ops", ["AllReduce", "AllGather", "ReduceOp", "Broadcast"]),
+    ("random_ops", ["StandardNormal", "UniformReal", "Multinomial"]),
+    ("debug_ops", ["Print", "HookBackward", "InsertGradientOf"]),
+    ("other_ops", ["Depend", "StopGradient", "Assign", "IOU"]),
+    ("image_ops", ["ResizeBilinearV2"]),
+    ("spectral_ops", ["BartlettWindow", "BlackmanWindow"]),
+    ("manually_defined", ["WhileLoop", "ForiLoop", "Scan", "Tile", "Cast"]),
+    ("_inner_ops", ["Cast"]),
+])
+def test_operations_placement(sub, names):
+    module = importlib.import_module(f"kiln.ops.operations.{sub}")
+    for name in names:
+        assert name in module.__all__ and getattr(module, name) is getattr(P, name), (sub, name)
+
+
+@pytest.mark.parametrize("sub,names", [
+    ("math_func", ["matmul", "add", "sqrt", "addmm", "cumsum", "logsumexp"]),
+    ("array_func", ["reshape", "concat", "gather", "one_hot", "flip", "narrow"]),
+    ("nn_func", ["conv2d", "relu", "softmax", "max_pool2d", "cross_entropy", "dropout"]),
+    ("random_func", ["standard_normal", "uniform", "randn", "multinomial"]),
+    ("grad", ["grad", "value_and_grad", "jvp", "vjp", "stop_gradient"]),
+    ("clip_func", ["clip_by_value", "clip_by_global_norm", "clamp"]),
+    ("vmap_func", ["vmap"]),
+    ("debug_func", ["print_"]),
+    ("parameter_func", ["assign", "assign_add", "assign_sub", "index_add"]),
+    ("image_func", ["bounding_box_decode", "bounding_box_encode", "check_valid"]),
+    ("spectral_func", ["bartlett_window", "blackman_window"]),
+    ("other_func", ["depend", "partial"]),
+])
+def test_function_placement(sub, names):
+    module = importlib.import_module(f"kiln.ops.function.{sub}")
+    for name in names:
+        assert name in module.__all__ and getattr(module, name) is getattr(ops, name), (sub, name)
+
+
+def test_missing_names_say_so():
+    from kiln.ops.operations import _grad_ops as G
+    with pytest.raises(AttributeError, match=r"MindSpore 2\.10\.0 has mindspore\.ops\.operations\._grad_ops\."
+                                             r"ReluGrad; Kiln does not implement it"):
+        G.ReluGrad  # noqa: B018 (the attribute access is the test)
+    with pytest.raises(AttributeError, match=r"^module 'kiln.ops.operations._grad_ops' has no attribute 'NoSuch'$"):
+        G.NoSuch  # noqa: B018 (the attribute access is the test)
+    with pytest.raises(ImportError):
+        exec("from kiln.ops.function.linalg_func import svd", {})
+    assert not hasattr(G, "__path__")
+
+
+def test_old_paths_keep_working():
+    from kiln.ops.operations import Add, Conv2D, ReduceOp  # noqa: F401 (the import is the test)
+    from kiln.ops import operations as P2
+    from kiln.ops import function as F2
+    from kiln.ops.function import _tensor_arg, assign, depend  # noqa: F401 (helpers kiln's modules import)
+    assert P2 is P and P2.Add is ops.Add and P2.ReduceOp.SUM == ops.ReduceOp.SUM
+    assert F2.add is ops.add
+    # kiln.ops.function holds its submodules' functions too, as MindSpore's package does
+    assert F2.conv2d is ops.conv2d and F2.matmul is ops.matmul
+    # function.grad is the function (not the submodule of that name), as in MindSpore
+    assert F2.grad is ops.grad and callable(F2.grad)
+    assert sys.modules["kiln.ops.function.grad"].value_and_grad is ops.value_and_grad
+
+
+def test_reexported_objects_run():
+    """Each layout module's objects work through its path, with NumPy references."""
+    from kiln.ops.operations import array_ops, math_ops, nn_ops, other_ops, random_ops, spectral_ops
+    from kiln.ops.function import array_func, clip_func, math_func, nn_func, other_func, parameter_func
+    from kiln.ops.function import random_func, spectral_func, vmap_func
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.arange(12, dtype=np.float32).reshape(3, 4) / 10
+    np.testing.assert_allclose(math_ops.MatMul()(Tensor(a), Tensor(b)).asnumpy(), a @ b, rtol=1e-6)
+    np.testing.assert_allclose(math_func.matmul(Tensor(a), Tensor(b)).asnumpy(), a @ b, rtol=1e-6)
+    np.testing.assert_array_equal(array_ops.Reshape()(Tensor(a), (3, 2)).asnumpy(), a.reshape(3, 2))
+    np.testing.assert_array_equal(array_func.reshape(Tensor(a), (6,)).asnumpy(), a.reshape(6))
+    np.testing.assert_allclose(nn_ops.ReLU()(Tensor(a - 2)).asnumpy(), np.maximum(a - 2, 0))
+    np.testing.assert_allclose(nn_func.relu(Tensor(a - 2)).asnumpy(), np.maximum(a - 2, 0))
+    assert other_ops.StopGradient()(Tensor(a)).shape == (2, 3)
+    assert random_ops.StandardNormal(seed=1, seed2=2)((3, 4)).shape == (3, 4)
+    assert random_func.standard_normal((2, 2)).shape == (2, 2)
+    # MindSpore 2.10: ops.bartlett_window(5, periodic=False) = [0, 0.5, 1, 0.5, 0]
+    np.testing.assert_allclose(spectral_func.bartlett_window(5, periodic=False).asnumpy(), [0, 0.5, 1, 0.5, 0])
+    np.testing.assert_allclose(spectral_ops.BartlettWindow(periodic=False)(Tensor(5, kiln.int32)).asnumpy(),
+                               [0, 0.5, 1, 0.5, 0])
+    np.testing.assert_allclose(clip_func.clip_by_value(Tensor(a), 1.0, 4.0).asnumpy(), np.clip(a, 1, 4))
+    grad_module = sys.modules["kiln.ops.function.grad"]  # `from ...function import grad` is the function, as in MS
+    g = grad_module.grad(lambda x: (x * x).sum())(Tensor(a))
+    np.testing.assert_allclose(g.asnumpy(), 2 * a)
+    np.testing.assert_allclose(vmap_func.vmap(lambda x: x.sum())(Tensor(a)).asnumpy(), a.sum(1))
+    w = kiln.Parameter(Tensor(np.zeros(3, np.float32)), name="w")
+    parameter_func.assign(w, Tensor(np.ones(3, np.float32)))
+    np.testing.assert_array_equal(w.asnumpy(), np.ones(3))
+    np.testing.assert_array_equal(other_func.depend(Tensor(a), Tensor(b)).asnumpy(), a)
+
+
+def _run_compat(code):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(kiln.__file__)), env.get("PYTHONPATH", "")])
+    r = subprocess.run([sys.executable, "-m", "kiln.compat", "-c", code], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_paths_through_compat():
+    out = _run_compat(
+        "import mindspore\n"
+        "from mindspore.ops.operations import math_ops, _grad_ops as G\n"
+        "from mindspore.ops.operations.nn_ops import Conv2D\n"
+        "from mindspore.ops.operations.comm_ops import ReduceOp\n"
+        "from mindspore.ops import operations as P\n"
+        "from mindspore.ops.function.math_func import matmul\n"
+        "from mindspore.ops.function import grad\n"
+        "import mindspore.ops.function.nn_func as nf\n"
+        "from mindspore.common.api import jit, _pynative_executor\n"
+        "from mindspore import _checkparam as Validator\n"
+        "from mindspore._checkparam import Validator as validator, Rel\n"
+        "import kiln\n"
+        "print(math_ops.MatMul is P.MatMul is kiln.ops.MatMul, Conv2D is P.Conv2D, matmul is mindspore.ops.matmul,\n"
+        "      grad is mindspore.ops.grad, nf.conv2d is mindspore.ops.conv2d, jit is mindspore.jit,\n"
+        "      _pynative_executor.sync() is None, validator is Validator, Rel.GE == Validator.GE,\n"
+        "      mindspore.ops.operations.math_ops is kiln.ops.operations.math_ops)\n")
+    assert out.split() == ["True"] * 10
+
+
+# ---- mindspore.common.api ----
+def test_common_api_jit_and_sync():
+    from kiln.common.api import _pynative_executor, jit, jit_class, mutable
+    assert jit is kiln.jit and jit_class is kiln.jit_class and mutable is kiln.mutable
+
+    @jit
+    def f(x):
+        return x * 2 + 1
+
+    y = f(Tensor(np.array([1.0, 2.0], np.float32)))
+    assert _pynative_executor.sync() is None
+    np.testing.assert_array_equal(y.asnumpy(), [3.0, 5.0])
+
+
+# ---- set_context(jit_level=...) ----
+def test_set_context_jit_level():
+    before = kiln.get_context("jit_level")
+    assert before == ""  # MindSpore 2.10's default
+    try:
+        for level in ("O0", "O1", "O2"):
+            kiln.set_context(jit_level=level)
+            assert kiln.get_context("jit_level") == level
+        # MindSpore 2.10's message for a value jit_config refuses
+        with pytest.raises(ValueError, match=r"For 'jit_config', the value of argument jit_level must be one of "
+                                             r"\['O0', 'O1', 'O2'\], but got O3\."):
+            kiln.set_context(jit_level="O3")
+        with pytest.raises(TypeError, match="'jit_level' must be str, but got int"):
+            kiln.set_context(jit_level=1)
+        kiln.set_context(jit_config={"jit_level": "O1"})
+        assert kiln.get_context("jit_level") == "O1" and kiln.get_context("jit_config") == {"jit_level": "O1"}
+        with pytest.raises(ValueError, match=r"the key of argument 'jit_config' must be one of .*but got foo\."):
+            kiln.set_context(jit_config={"foo": 1})
+        # a graph compiled at each level gives the same result
+        net = kiln.nn.Dense(3, 2)
+        x = Tensor(np.ones((1, 3), np.float32))
+        ref = net(x).asnumpy()
+        kiln.set_context(mode=kiln.GRAPH_MODE, jit_level="O2")
+        np.testing.assert_allclose(net(x).asnumpy(), ref, rtol=1e-6)
+    finally:
+        kiln.set_context(mode=kiln.PYNATIVE_MODE, jit_level=before or "O0")
+        kiln.context._context["jit_level"] = before
+        kiln.context._context["jit_config"] = None
+
+
+# ---- mindspore._checkparam: values and messages are MindSpore 2.10.0's (its _checkparam.py run on these calls) ----
+from kiln import _checkparam as V  # noqa: E402 (the section's module)
+
+_CHECK_ERRORS = [
+    (lambda: V.check_value_type("n", True, [int], "P"), TypeError,
+     "For 'P', the type of 'n' should be 'int', but got type 'bool'."),
+    (lambda: V.check_value_type("n", "a", [int, float], "P"), TypeError,
+     "For 'P', the type of 'n' should be one of '['int', 'float']', but got type 'str'."),
+    (lambda: V.check_value_type("n", "a", int, None), TypeError, "The type of 'n' should be 'int', but got type 'str'."),
+    (lambda: V.check_int(1, 2, V.GE, "k", "P"), ValueError,
+     "For 'P', the 'k' must be int and must >= 2, but got '1' with type 'int'."),
+    (lambda: V.check_int(1.0, 2, V.GE, "k", "P"), TypeError, "For 'P', the 'k' must be int, but got 'float'"),
+    (lambda: V.check_int(True, 0, V.GE, "k", "P"), TypeError,
+     "For 'P', the 'k' must be int and must >= 0, but got 'True' with type 'bool'."),
+    (lambda: V.check_positive_int(0, "k", "P"), ValueError,
+     "For 'P', the 'k' must be int and must > 0, but got '0' with type 'int'."),
+    (lambda: V.check_positive_int(0), ValueError, "The input value must be int and must > 0, but got '0' with type 'int'."),
+    (lambda: V.check_bool(1, "has_bias", "Dense"), TypeError, "For 'Dense', the 'has_bias' must be a bool, but got int."),
+    (lambda: V.check_equal_int(3, 4, "n", "P"), ValueError,
+     "For 'P', the 'n' must be int and must = 4, but got '3' with type 'int'."),
+    (lambda: V.check_int_range(5, 0, 5, V.INC_LEFT, "axis", "P"), ValueError,
+     "For 'P', the 'axis' must be in range of [0, 5), but got 5 with type 'int'."),
+    (lambda: V.check_int_range(1.5, 0, 5, V.INC_BOTH, "axis", "P"), TypeError,
+     "For 'P', the 'axis' must be 'int',  but got 'float'."),
+    (lambda: V.check_float_range(1.5, 0.0, 1.0, V.INC_NEITHER, "p", "Dropout"), ValueError,
+     "For 'Dropout', the 'p' must be in range of (0.0, 1.0), but got 1.5 with type 'float'."),
+    (lambda: V.check_number_range(3, 0, 2, V.INC_BOTH, int, "x", "P"), ValueError,
+     "For 'P', the 'x' must be in range of [0, 2], but got 3 with type 'int'."),
+    (lambda: V.check_is_int(1.5, "n", "P"), TypeError, "For 'P', the type of 'n' must be 'int', but got 'float'."),
+    (lambda: V.check_is_float(float("inf"), "n", "P"), ValueError, "For 'P', the 'n' must be a legal float, but got 'inf'."),
+    (lambda: V.check_non_negative_int(-1, "n", "P"), ValueError,
+     "For 'P', the 'n' must be int and must >= 0, but got '-1' with type 'int'."),
+    (lambda: V.check_negative_int(0, "x"), ValueError, "The 'x' must be int and must < 0, but got '0' with type 'int'."),
+    (lambda: V.check_non_positive_int(1, "x"), ValueError, "The 'x' must be int and must <= 0, but got '1' with type 'int'."),
+    (lambda: V.check_positive_float(0.0, "lr", "P"), ValueError,
+     "For 'P', the 'lr' must be float and must > 0, but got '0.0' with type 'float'."),
+    (lambda: V.check_positive_float(1, "lr", "P"), TypeError, "For 'P', the 'lr' must be float, but got 'int'"),
+    (lambda: V.check_positive_float(float("nan"), "lr", "P"), ValueError,
+     "For 'P', the 'lr' must be a legal value, but got 'nan'."),
+    (lambda: V.check_non_negative_float(-0.5, "wd"), ValueError,
+     "The 'wd' must be float and must >= 0, but got '-0.5' with type 'float'."),
+    (lambda: V.check_float(0.5, 1.0, V.GT, "x", "P"), ValueError,
+     "For 'P', the 'x' must be float and must > 1.0, but got '0.5' with type 'float'."),
+    (lambda: V.check_string("max", ["mean", "sum"], "reduction", "Loss"), ValueError,
+     "For 'Loss', the 'reduction' must be str and must be in '['mean', 'sum']', but got 'max'."),
+    (lambda: V.check("x_shape", (2, 3), "y_shape", (2, 4), V.EQ, "Add"), ValueError,
+     "For 'Add', the 'x_shape' should be = y_shape: (2, 4), but got (2, 3)."),
+    (lambda: V.check("x rank", 2, "y rank", 3, V.EQ, "Add"), ValueError,
+     "For 'Add', the x rank should be = y rank: 3, but got 2."),
+    (lambda: V.check("x", 1, "y", 2, V.GT, "Add", TypeError), TypeError, "For 'Add', the 'x' should be > y: 2, but got 1."),
+    (lambda: V.check_number("x", 1, 2, V.GE, "P"), ValueError, "For 'P', the argument 'x' must >= 2, but got 1."),
+    (lambda: V.check_isinstance("x", 1, (str,)), ValueError,
+     "The parameter 'x' must be isinstance of (<class 'str'>,), but got 1."),
+    (lambda: V.check_positive_int_sequence((1, 0, 2), "dims", "P"), ValueError,
+     "For 'P', the 'dims[1]' must be int and must > 0, but got '0' with type 'int'."),
+    (lambda: V.check_non_negative_int_sequence([1, -1], "pad"), ValueError,
+     "The 'pad[1]' must be int and must >= 0, but got '-1' with type 'int'."),
+    (lambda: V.check_valid_input("x", None, "P"), ValueError, "For 'P', the argument 'x'can not be None, but got None."),
+    (lambda: V.check_pad_value_by_mode("same", 1, "Conv2D"), ValueError,
+     "For 'Conv2D', padding must be zero when pad_mode is 'same', but got 1."),
+    (lambda: V.check_str_by_regular("a b"), ValueError,
+     r"The 'a b' is illegal, it must be match regular'^\w+[0-9a-zA-Z\_\.]*$' by flags're.ASCII.'"),
+    (lambda: V.check_element_type_of_iterable("x", [1, "a"], [int], "P"), TypeError,
+     "For 'P', the type of 'x' should be int, but got 'a' with type 'str'."),
+    (lambda: V.check_element_type_of_dict("x", {1: "a"}, [str], [str], "P"), TypeError,
+     "For 'P', the type of 'x' should be str, but got '1' with type 'int'."),
+    (lambda: V.check_size_and_element_type_of_tuple("x", (1, 2), 3, int, "P"), ValueError,
+     "For 'P', the 'x size' must be int and must = 3, but got '2' with type 'int'."),
+    (lambda: V.check_axis_in_range(3, 2), ValueError, "The 'axis' must be in the range of [-2, 2), but got 3."),
+    (lambda: V.twice((1, 2, 3)), TypeError,
+     "When expanding an int number to tuple, input tuple dimension must be 2, but got (1, 2, 3)"),
+    # dtypes: MindSpore's texts for tensor dtypes (Kiln passes x.dtype; MindSpore passes Tensor[...] types)
+    (lambda: V.check_tensor_dtype_valid("x", kiln.int32, [kiln.float32, kiln.float16], "P"), TypeError,
+     "For 'P', the element of 'x' must be one of Tensor[Float32], Tensor[Float16], but got Tensor[Int32].The "
+     "supported data types depend on the hardware that executes the operator, for more details, please refer to the "
+     "MindSpore official website to get more information about the data type."),
+    (lambda: V.check_tensor_dtype_valid("x", kiln.int32, kiln.float32, "P"), TypeError,
+     "For 'P', the element of 'x' must be Tensor[Float32], but got Tensor[Int32].The supported"),
+    (lambda: V.check_tensors_dtypes_same_and_valid({"x": kiln.float32, "y": kiln.float16},
+                                                   [kiln.float32, kiln.float16], "P"), TypeError,
+     "For 'P', the type of 'y' should be same as 'x', but got 'x' with type Tensor[Float32] and 'y' with type "
+     "Tensor[Float16]."),
+    (lambda: V.check_subclass("x", kiln.int32, [kiln.float32, kiln.float16], "P"), TypeError,
+     "For 'P', the element of 'x' must be one of Float32, Float16, but got Int32.The supported"),
+    (lambda: V.check_types_same_and_valid({"x": kiln.float32, "y": kiln.int32}, kiln.dtype.number_type, "P"),
+     TypeError, "For 'P', the type of 'y' should be same as 'x', but got 'x' with type Float32 and 'y' with type Int32."),
+    (lambda: V.check_type_name("dtype", kiln.int32, kiln.float32, "Cast"), TypeError,
+     "For 'Cast', the 'dtype' should be Float32, but got 'Int32'."),
+]
+
+
+@pytest.mark.parametrize("call,exc,text", _CHECK_ERRORS)
+def test_checkparam_errors(call, exc, text):
+    with pytest.raises(exc) as info:
+        call()
+    assert type(info.value) is exc
+    assert str(info.value).startswith(text), str(info.value)
+
+
+def test_checkparam_values():
+    # MindSpore 2.10.0's return values for the same calls
+    assert V.check_value_type("lr", 0.1, [float], "SGD") == 0.1
+    assert V.check_value_type("n", (1,), (tuple, list), "P") == (1,)
+    assert V.check_value_type("x", True, [bool, int]) is True
+    assert V.check_int(3, 2, V.GE, "k", "P") == 3
+    assert V.check_positive_int(5) == 5
+    assert V.check_bool(False, "has_bias") is False
+    assert V.check_int_range(5, 0, 5, V.INC_BOTH, "axis", "P") == 5
+    assert V.check_int_range(np.int64(3), 0, 5, V.INC_BOTH, "axis", "P") == 3
+    assert V.check_non_negative_int(0, "n", "P") == 0
+    assert V.check_string("sum", ["mean", "sum"], "reduction", "Loss") == "sum"
+    assert V.check("x_shape", (2, 3), "y_shape", (2, 3), V.EQ, "Add") == (2, 3)
+    assert V.check_is_number(1, int, "x", "P") == 1
+    assert V.check_axis_in_range(-2, 2) == 0
+    assert (V.once(3), V.twice(3), V.triple((1, 2, 3)), V.twice((1, 2))) == ((3,), (3, 3), (1, 2, 3), (1, 2))
+    assert V.check_element_type_of_iterable("x", [1, 2], [int], "P") is None
+    assert V.check_tensor_dtype_valid("x", Tensor([1.0]).dtype, [kiln.float32, kiln.float16], "P") is None
+    assert V.check_subclass("x", kiln.float32, kiln.dtype.number_type, "P") is None
+    assert V.check_type_name("dtype", kiln.float32, [kiln.float32, kiln.float16], "Cast") == kiln.float32
+    assert V.check_file_name_by_regular("net.ckpt") is True
+    assert V.check_int(5, [1, 5], V.IN, "k", "P") == 5
+    # the relation constants are MindSpore's numbers; Rel (MindSpore 1.x's name) holds the same ones
+    assert (V.EQ, V.NE, V.LT, V.LE, V.GT, V.GE, V.INC_NEITHER, V.INC_LEFT, V.INC_RIGHT, V.INC_BOTH, V.IN,
+            V.NOT_IN) == tuple(range(1, 13))
+    assert V.Rel.GE == V.GE and V.Rel.INC_BOTH == V.INC_BOTH
+    assert V.Validator is V and V.Validator.check_positive_int(2) == 2
+
+
+def test_checkparam_in_a_user_cell():
+    """Model-zoo style: a Cell validating its arguments with `from mindspore._checkparam import Validator, Rel`."""
+    from kiln._checkparam import Rel, Validator as validator
+
+    class Scale(kiln.nn.Cell):
+        def __init__(self, factor, axis):
+            super().__init__()
+            self.factor = validator.check_positive_float(factor, "factor", self.cls_name)
+            self.axis = validator.check_int_range(axis, 0, 2, Rel.INC_LEFT, "axis", self.cls_name)
+
+        def construct(self, x):
+            return x.sum(self.axis) * self.factor
+
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_allclose(Scale(0.5, 1)(Tensor(x)).asnumpy(), x.sum(1) * 0.5)
+    with pytest.raises(ValueError, match=r"For 'Scale', the 'axis' must be in range of \[0, 2\), but got 2"):
+        Scale(0.5, 2)
+    with pytest.raises(TypeError, match="For 'Scale', the 'factor' must be float, but got 'int'"):
+        Scale(1, 0)
