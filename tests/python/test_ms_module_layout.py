@@ -187,12 +187,15 @@ def test_paths_through_compat():
         "from mindspore.common.api import jit, _pynative_executor\n"
         "from mindspore import _checkparam as Validator\n"
         "from mindspore._checkparam import Validator as validator, Rel\n"
+        "from mindspore.boost.grad_accumulation import GradientAccumulation, gradient_accumulation_op\n"
+        "from mindspore import boost\n"
         "import kiln\n"
         "print(math_ops.MatMul is P.MatMul is kiln.ops.MatMul, Conv2D is P.Conv2D, matmul is mindspore.ops.matmul,\n"
         "      grad is mindspore.ops.grad, nf.conv2d is mindspore.ops.conv2d, jit is mindspore.jit,\n"
         "      _pynative_executor.sync() is None, validator is Validator, Rel.GE == Validator.GE,\n"
-        "      mindspore.ops.operations.math_ops is kiln.ops.operations.math_ops)\n")
-    assert out.split() == ["True"] * 10
+        "      mindspore.ops.operations.math_ops is kiln.ops.operations.math_ops,\n"
+        "      boost.GradientAccumulation is GradientAccumulation is kiln.boost.GradientAccumulation)\n")
+    assert out.split() == ["True"] * 11
 
 
 # ---- mindspore.common.api ----
@@ -386,3 +389,154 @@ def test_checkparam_in_a_user_cell():
         Scale(0.5, 2)
     with pytest.raises(TypeError, match="For 'Scale', the 'factor' must be float, but got 'int'"):
         Scale(1, 0)
+
+
+# ---- MultitypeFuncGraph.register(..., "RowTensor") and "Int64" ----
+def test_multitype_funcgraph_rowtensor_and_int64():
+    from kiln import RowTensor
+    grad_scale = ops.MultitypeFuncGraph("grad_scale")  # as mindcv's train_step.py writes it
+
+    @grad_scale.register("Tensor", "Tensor")
+    def _dense(scale, grad):
+        return grad * ops.cast(ops.reciprocal(scale), grad.dtype)
+
+    @grad_scale.register("Tensor", "RowTensor")
+    def _rows(scale, grad):
+        return RowTensor(grad.indices, grad.values * ops.cast(ops.reciprocal(scale), grad.values.dtype),
+                         grad.dense_shape)
+
+    scale = Tensor(np.float32(4.0))
+    dense = np.arange(4, dtype=np.float32).reshape(2, 2)
+    rows = RowTensor(Tensor(np.array([0, 2], np.int32)), Tensor(np.full((2, 3), 8.0, np.float32)), (4, 3))
+    out = ops.HyperMap()(ops.partial(grad_scale, scale), (Tensor(dense), rows))
+    np.testing.assert_allclose(out[0].asnumpy(), dense / 4)
+    assert isinstance(out[1], RowTensor)
+    expect = np.zeros((4, 3), np.float32)
+    expect[[0, 2]] = 2.0
+    np.testing.assert_array_equal(out[1].to_dense().asnumpy(), expect)
+
+    @kiln.jit
+    def compiled(scale, values, indices):
+        return grad_scale(scale, RowTensor(indices, values, (4, 3))).to_dense()
+
+    np.testing.assert_array_equal(compiled(scale, Tensor(np.full((2, 3), 8.0, np.float32)),
+                                           Tensor(np.array([0, 2], np.int32))).asnumpy(), expect)
+
+    steps = ops.MultitypeFuncGraph("steps")
+
+    @steps.register("Int64", "Tensor")
+    def _int(n, x):
+        return x / n
+
+    np.testing.assert_allclose(steps(4, Tensor(dense)).asnumpy(), dense / 4)
+    with pytest.raises(ValueError, match="no registered signature matches"):
+        steps(4.0, Tensor(dense))
+    with pytest.raises(ValueError, match="unknown type name 'Sparse'"):
+        steps.register("Sparse")
+
+
+# ---- mindspore.boost.grad_accumulation ----
+def _accumulation_run(mode, subclass=False):
+    from kiln import boost, nn
+    from kiln.boost.grad_accumulation import gradient_accumulation_op, gradient_clear_op
+    from kiln.ops import functional as F
+
+    class MindcvAccumulation(boost.GradientAccumulation):  # mindcv/utils/train_step.py's subclass
+        def __init__(self, max_accumulation_step, optimizer, grad_reducer):
+            super().__init__(max_accumulation_step, optimizer)
+            self.grad_reducer = grad_reducer
+
+        def construct(self, loss, grads):
+            loss = F.depend(loss, self.hyper_map(F.partial(gradient_accumulation_op, self._max_accumulation_step),
+                                                 self._grad_accumulation, grads))
+            self._accumulation_step += 1
+            if self._accumulation_step >= self._max_accumulation_step:
+                reduced = self.grad_reducer(self._grad_accumulation)
+                loss = F.depend(loss, self.optimizer(reduced))
+                loss = F.depend(loss, self.hyper_map(F.partial(gradient_clear_op), self._grad_accumulation))
+                self._accumulation_step = 0
+            else:
+                loss = F.depend(loss, self.optimizer.get_lr())
+            return loss
+
+    def same(g):
+        return g
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((12, 3)).astype(np.float32)
+    y = rng.standard_normal((12, 1)).astype(np.float32)
+    net = nn.Dense(3, 1, weight_init="ones", bias_init="zeros")
+    opt = nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9)
+    with_loss = nn.WithLossCell(net, nn.MSELoss())
+
+    class Step(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.wl = with_loss
+            self.weights = opt.parameters
+            self.acc = MindcvAccumulation(2, opt, same) if subclass else boost.GradientAccumulation(2, opt)
+            self.grad = ops.GradOperation(get_by_list=True)
+
+        def construct(self, xb, yb):
+            loss = self.wl(xb, yb)
+            return self.acc(loss, self.grad(self.wl, self.weights)(xb, yb))
+
+    kiln.set_context(mode=mode)
+    try:
+        step = Step()
+        rows = []
+        for i in range(3):
+            loss = step(Tensor(x[4 * i:4 * i + 4]), Tensor(y[4 * i:4 * i + 4]))
+            rows.append((float(loss.asnumpy()), net.weight.asnumpy().copy(), int(step.acc._accumulation_step.asnumpy()),
+                         step.acc._grad_accumulation[0].asnumpy().copy(), opt.moments[0].asnumpy().copy()))
+        return step, rows
+    finally:
+        kiln.set_context(mode=kiln.PYNATIVE_MODE)
+
+
+@pytest.mark.parametrize("mode,subclass", [(kiln.PYNATIVE_MODE, False), (kiln.GRAPH_MODE, False),
+                                           (kiln.GRAPH_MODE, True)])
+def test_gradient_accumulation_matches_mindspore(mode, subclass):
+    step, rows = _accumulation_run(mode, subclass)
+    # MindSpore 2.10.0, the same script (PyNative and Graph; mindcv's subclass in Graph mode): losses, weight,
+    # step counter, weight's accumulator and Momentum's moment after each of 3 steps (accumulation over 2)
+    expect = [
+        (3.3514915, [[1.0, 1.0, 1.0]], 1, [[1.3478054, 0.6506748, 0.04284187]], [[0.0, 0.0, 0.0]]),
+        (4.032571, [[0.65218294, 0.883861, 0.8898738]], 0, [[0.0, 0.0, 0.0]], [[3.4781709, 1.1613897, 1.1012622]]),
+        (1.5452989, [[0.65218294, 0.883861, 0.8898738]], 1, [[0.5044963, 0.10460475, 0.00572745]],
+         [[3.4781709, 1.1613897, 1.1012622]]),
+    ]
+    for got, want in zip(rows, expect):
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-5)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-5)
+        assert got[2] == want[2]
+        np.testing.assert_allclose(got[3], want[3], rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(got[4], want[4], rtol=1e-5)
+    # MindSpore's accumulator names
+    assert [p.name for p in step.acc._grad_accumulation] == ["acc.grad_accumulation.optimizer.weight",
+                                                             "acc.grad_accumulation.optimizer.bias"]
+
+
+def test_gradient_accumulation_is_the_mean_gradient():
+    """Two accumulated half-batches update SGD's weights as one step on the whole batch (NumPy reference)."""
+    from kiln import nn
+    from kiln.boost import GradientAccumulation
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((8, 3)).astype(np.float32)
+    y = rng.standard_normal((8, 1)).astype(np.float32)
+    net = nn.Dense(3, 1, weight_init="ones", bias_init="zeros")
+    opt = nn.SGD(net.trainable_params(), learning_rate=0.1)
+    acc = GradientAccumulation(2, opt)
+    grad_fn = ops.value_and_grad(lambda xb, yb: nn.MSELoss()(net(xb), yb), None, opt.parameters)
+    w0 = net.weight.asnumpy().copy()
+    for half in (slice(0, 4), slice(4, 8)):
+        loss, grads = grad_fn(Tensor(x[half]), Tensor(y[half]))
+        acc(loss, grads)
+        if half.start == 0:
+            np.testing.assert_array_equal(net.weight.asnumpy(), w0)  # no update before the cycle ends
+    g = 2 * ((x @ w0.T) - y).T @ x / 8
+    np.testing.assert_allclose(net.weight.asnumpy(), w0 - 0.1 * g, rtol=1e-5)
+    with pytest.raises(ValueError, match="'max_accumulation_step' must be >= 1, but got 0"):
+        GradientAccumulation(0, opt)
+    with pytest.raises(TypeError, match="'max_accumulation_step' must be int, but got float"):
+        GradientAccumulation(2.0, opt)
