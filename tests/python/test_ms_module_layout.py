@@ -659,3 +659,32 @@ def test_buffers_in_graph_mode():
     finally:
         kiln.set_context(mode=kiln.PYNATIVE_MODE)
     np.testing.assert_array_equal(net(x).asnumpy(), [[10.0, 10.0, 10.0]])
+
+
+# ---- mindspore.nn.optim.optimizer.opt_init_args_register (mindcv's AdamW imports it) ----
+def test_opt_init_args_register():
+    from kiln import nn
+    from kiln.nn.optim.optimizer import Optimizer, opt_init_args_register
+
+    class MyOpt(Optimizer):
+        @opt_init_args_register
+        def __init__(self, params, learning_rate=0.1, beta=0.9, eps=1e-8, weight_decay=0.0):
+            super().__init__(learning_rate, params, weight_decay)
+            self.beta = beta
+
+        def construct(self, grads):
+            return grads
+
+    net = nn.Dense(2, 1)
+    # MindSpore 2.10.0's values for the same two optimizers
+    o1 = MyOpt(net.trainable_params(), learning_rate=Tensor(np.float32(0.5)), beta=0.8)
+    assert o1.init_args == {"beta": 0.8, "eps": 1e-08, "weight_decay": 0.0}
+    assert o1.init_learning_rate == 0.5 and o1.beta == 0.8
+    assert [p.name for p in o1.init_params["params"]] == ["weight", "bias"]
+    o2 = MyOpt(net.trainable_params(), learning_rate=nn.ExponentialDecayLR(0.1, 0.9, 4))
+    assert o2.init_args == {"beta": 0.9, "eps": 1e-08, "weight_decay": 0.0} and o2.init_learning_rate is None
+    grads = (Tensor(np.ones((1, 2), np.float32)), Tensor(np.ones(1, np.float32)))
+    out = o2(grads)
+    np.testing.assert_array_equal(out[0].asnumpy(), [[1.0, 1.0]])
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
+        MyOpt(net.trainable_params(), nope=1)
