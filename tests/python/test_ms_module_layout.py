@@ -688,3 +688,23 @@ def test_opt_init_args_register():
     np.testing.assert_array_equal(out[0].asnumpy(), [[1.0, 1.0]])
     with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
         MyOpt(net.trainable_params(), nope=1)
+
+
+def test_cell_to_casts_floating_buffers():
+    from kiln import nn
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.d = nn.Dense(2, 2)
+            self.register_buffer("f", Tensor(np.ones(2, np.float32)))
+            self.register_buffer("i", Tensor(np.ones(2, np.int32)))
+            self.register_buffer("tmp", Tensor(np.ones(2, np.float32)), persistent=False)
+
+    net = Net()
+    old = net.f
+    net.to(kiln.float16)
+    # MindSpore 2.10.0: Float16 Int32 Float16, a new tensor object for the cast buffer
+    assert (net.f.dtype, net.i.dtype, net.d.weight.dtype) == (kiln.float16, kiln.int32, kiln.float16)
+    assert net.f is not old and dict(net.named_buffers())["f"] is net.f
+    assert list(net.state_dict()) == ["f", "i", "d.weight", "d.bias"]  # tmp stays non-persistent

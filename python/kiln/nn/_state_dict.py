@@ -142,8 +142,9 @@ def _parse_to_args(args, kwargs):
 
 def to(cell, *args, **kwargs):
     """Casts the floating-point Parameters of `cell` and its sub-cells to `dtype` in place (integer and bool ones
-    are kept) and checks `device` (Kiln's CPU build has the 'CPU' device). References to the Parameters (an
-    optimizer's) see the new values. Returns the cell.
+    are kept; floating buffers are replaced by cast copies, as MindSpore does) and checks `device` (Kiln's CPU
+    build has the 'CPU' device). References to the Parameters (an optimizer's) see the new values. Returns the
+    cell.
 
     Raises:
         TypeError: a dtype that is not floating point; arguments that match none of the forms.
@@ -162,6 +163,13 @@ def to(cell, *args, **kwargs):
             if mstype.is_float(p.dtype) and p.dtype != dtype:
                 p._rebind(_core.cast(p, dtype))
                 changed = True
+        from ._cell_buffers import own_buffers, register_buffer
+        for _, sub in cell.cells_and_names():  # floating buffers: replaced by cast copies, as MindSpore's _apply
+            persistent_off = sub.__dict__.get("_non_persistent_buffers", ())
+            for name, buf in own_buffers(sub):
+                if mstype.is_float(buf.dtype) and buf.dtype != dtype:
+                    register_buffer(sub, name, _core.cast(buf, dtype), persistent=name not in persistent_off)
+                    changed = True
         if changed:
             from ..common.jit import _bump_train_state
             _bump_train_state()  # compiled graphs captured the old dtypes
