@@ -708,3 +708,9 @@ def test_cell_to_casts_floating_buffers():
     assert (net.f.dtype, net.i.dtype, net.d.weight.dtype) == (kiln.float16, kiln.int32, kiln.float16)
     assert net.f is not old and dict(net.named_buffers())["f"] is net.f
     assert list(net.state_dict()) == ["f", "i", "d.weight", "d.bias"]  # tmp stays non-persistent
+
+
+def test_import_kiln_brings_boost_and_checkparam():
+    # `import mindspore` makes mindspore.boost and mindspore._checkparam attributes (MindSpore 2.10)
+    out = _run_compat("import mindspore\nprint(mindspore.boost.GradientAccumulation.__name__, mindspore._checkparam.GE)")
+    assert out.split() == ["GradientAccumulation", "6"]

@@ -1,7 +1,10 @@
 """kiln.ops: MindSpore 2.x's functional op API (`mindspore.ops.xxx`), on Kiln's C++ ops.
 
 Every function dispatches to one C++ op (kiln._core); arguments may be Tensors, Python scalars (weak: they do not
-widen a tensor's dtype), NumPy arrays or lists. Shape/dtype errors raise ValueError/TypeError naming the op."""
+widen a tensor's dtype), NumPy arrays or lists. Shape/dtype errors raise ValueError/TypeError naming the op.
+
+This is `kiln.ops.function` (MindSpore's `mindspore.ops.function` package): its submodules (math_func, nn_func,
+array_func, grad, ...) hold kiln.ops's functions where MindSpore 2.10 keeps them (kiln/ops/_ms_layout.py)."""
 import numbers
 
 import numpy as np
