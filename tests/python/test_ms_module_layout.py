@@ -714,3 +714,24 @@ def test_import_kiln_brings_boost_and_checkparam():
     # `import mindspore` makes mindspore.boost and mindspore._checkparam attributes (MindSpore 2.10)
     out = _run_compat("import mindspore\nprint(mindspore.boost.GradientAccumulation.__name__, mindspore._checkparam.GE)")
     assert out.split() == ["GradientAccumulation", "6"]
+
+
+def test_more_reexported_objects_run(capfd):
+    """The remaining layout modules' objects through their paths (MindSpore 2.10.0's values)."""
+    from kiln.ops.function import debug_func, image_func
+    from kiln.ops.operations import _inner_ops, comm_ops, debug_ops, image_ops, manually_defined
+    x = Tensor(np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2))
+    np.testing.assert_allclose(image_ops.ResizeBilinearV2()(x, (4, 4)).asnumpy()[0, 0],
+                               [[0, 0.5, 1, 1], [1, 1.5, 2, 2], [2, 2.5, 3, 3], [2, 2.5, 3, 3]])
+    np.testing.assert_array_equal(manually_defined.Tile()(Tensor(np.array([1, 2], np.float32)), (2,)).asnumpy(),
+                                  [1, 2, 1, 2])
+    cast = _inner_ops.Cast()(Tensor(np.array([1.7], np.float32)), kiln.int32)
+    assert cast.dtype == kiln.int32 and cast.asnumpy().tolist() == [1]
+    valid = image_func.check_valid(Tensor(np.array([[0, 0, 10, 10], [0, 0, 100, 5]], np.float32)),
+                                   Tensor(np.array([20, 20, 1], np.float32)))
+    assert valid.asnumpy().tolist() == [True, False]
+    assert comm_ops.ReduceOp.SUM == ops.ReduceOp.SUM
+    debug_func.print_("hello", Tensor(np.array([1.0], np.float32)))
+    debug_ops.Print()("p", Tensor(np.array([2.0], np.float32)))
+    out = capfd.readouterr().out
+    assert "hello" in out and "p Tensor" in out
