@@ -130,6 +130,11 @@ def test_old_paths_keep_working():
     assert F2.add is ops.add
     # kiln.ops.function holds its submodules' functions too, as MindSpore's package does
     assert F2.conv2d is ops.conv2d and F2.matmul is ops.matmul
+    # never over a Python built-in that kiln/ops/function/__init__.py's own code calls (range(), slice(), ...)
+    import builtins
+    for name in ("range", "slice", "round", "all", "any"):
+        assert getattr(F2, name, getattr(builtins, name)) is getattr(builtins, name), name
+    assert sys.modules["kiln.ops.function.array_func"].range is ops.range
     # function.grad is the function (not the submodule of that name), as in MindSpore
     assert F2.grad is ops.grad and callable(F2.grad)
     assert sys.modules["kiln.ops.function.grad"].value_and_grad is ops.value_and_grad

@@ -22,6 +22,7 @@ missing class fails, naming it.
 The submodules are imported at the end of kiln/ops/__init__.py, once kiln.ops is assembled, so a Primitive class
 or function added to kiln.ops anywhere appears in the submodule where MindSpore keeps it without any edit here.
 """
+import builtins
 import importlib
 import types
 
@@ -70,6 +71,7 @@ def reexport(namespace, package, sub):
     namespace["__all__"] = bound
 
 
+_BUILTINS = frozenset(vars(builtins))
 OPERATIONS_MODULES = tuple(_table.OPERATIONS)
 FUNCTION_MODULES = tuple(_table.FUNCTION)
 
@@ -77,8 +79,10 @@ FUNCTION_MODULES = tuple(_table.FUNCTION)
 def import_all():
     """Imports every layout submodule (called at the end of kiln/ops/__init__.py, so that `P.math_ops` and
     `kiln.ops.function.math_func` are attributes as in MindSpore) and gives `kiln.ops.function` the functions its
-    submodules hold (as MindSpore's package holds all of them). `kiln.ops.function.grad` stays the function
-    `grad`, not the submodule of that name, as in MindSpore."""
+    submodules hold (as MindSpore's package holds all of them), except the ones named like a Python built-in that
+    the module does not define itself (range, slice, round, all, any: its own code calls the built-ins; they are in
+    the submodules and kiln.ops). `kiln.ops.function.grad` stays the function `grad`, not the submodule of that
+    name, as in MindSpore."""
     ops = importlib.import_module("kiln.ops")
     function = ops.function
     for sub in OPERATIONS_MODULES:
@@ -86,7 +90,8 @@ def import_all():
     for sub in FUNCTION_MODULES:
         module = importlib.import_module(f"kiln.ops.function.{sub}")
         for name in module.__all__:
-            if not hasattr(function, name):
+            # (not over a Python built-in: kiln/ops/function/__init__.py's own code calls range(), slice(), ...)
+            if not hasattr(function, name) and name not in _BUILTINS:
                 setattr(function, name, getattr(module, name))
     for sub in FUNCTION_MODULES:  # a function named like a submodule (grad) is the function, as in MindSpore
         value = getattr(ops, sub, None)
