@@ -31,7 +31,9 @@ _context = {
     "runtime_num_threads": 30,
     "jit_config": None,
     "jit_cache_size": 32,
+    "jit_level": "",
 }
+_JIT_CONFIG_VALUES = {"jit_level": ["O0", "O1", "O2"], "infer_boost": ["on", "off"]}  # MindSpore 2.10's set_jit_config
 # Accepted for compatibility; they do not change what Kiln does on CPU.
 _PASSIVE_KEYS = {
     "max_device_memory", "mempool_block_size", "op_timeout", "print_file_path", "env_config_path", "precompile_only",
@@ -53,6 +55,19 @@ def _check_type(key, value, types, names):
         raise TypeError(f"For 'set_context', the argument '{key}' must be {names}, but got {type(value).__name__}.")
     if not isinstance(value, types):
         raise TypeError(f"For 'set_context', the argument '{key}' must be {names}, but got {type(value).__name__}.")
+
+
+def _check_jit_config(key, value):
+    """MindSpore 2.10's check of a jit_config entry (also applied to set_context(jit_level=...)): the keys jit_level
+    ("O0", "O1", "O2") and infer_boost ("on", "off"); ValueError with MindSpore's message otherwise. Kiln compiles
+    every graph the same way at each level (one optimization pipeline on CPU): the level is stored and returned by
+    get_context, and does not change results."""
+    if key not in _JIT_CONFIG_VALUES:
+        raise ValueError(f"For 'context.set_context', the key of argument 'jit_config' must be one of "
+                         f"{_JIT_CONFIG_VALUES}, but got {key}.")
+    if value not in _JIT_CONFIG_VALUES[key]:
+        raise ValueError(f"For 'jit_config', the value of argument {key} must be one of {_JIT_CONFIG_VALUES[key]}, "
+                         f"but got {value}.")
 
 
 def _set_device_target(target):
@@ -88,7 +103,9 @@ def set_context(**kwargs):
     Keys: mode (GRAPH_MODE=0 / PYNATIVE_MODE=1), device_target ("CPU", "GPU", "Ascend"; unavailable targets fall back
     to CPU with a warning), device_id (0..4095), save_graphs (bool or 0..3), save_graphs_path, enable_compile_cache,
     compile_cache_path, jit_syntax_level, max_call_depth, pynative_synchronize, memory_optimize_level, deterministic,
-    grad_for_scalar, runtime_num_threads, jit_config; device-specific tuning keys are accepted and ignored.
+    grad_for_scalar, runtime_num_threads, jit_config (keys jit_level "O0"/"O1"/"O2" and infer_boost "on"/"off", as
+    MindSpore checks them), jit_level ("O0", "O1", "O2": stored, Kiln compiles alike at every level); device-specific
+    tuning keys are accepted and ignored.
     Kiln's own key jit_cache_size (int >= 1, default 32) bounds the compiled graphs kept per compiled function
     (each Cell in GRAPH_MODE, each kiln.jit function); beyond it the least recently used graph is dropped.
     enable_compile_cache (bool, default False; else env MS_COMPILER_CACHE_ENABLE=1) also stores optimized graphs in
@@ -164,7 +181,15 @@ def set_context(**kwargs):
         elif key == "jit_config":
             if not isinstance(value, dict):
                 raise TypeError(f"For 'set_context', the argument 'jit_config' must be dict, but got {type(value).__name__}.")
+            for jit_key, jit_value in value.items():
+                _check_jit_config(jit_key, jit_value)
             _context[key] = dict(value)
+            if "jit_level" in value:
+                _context["jit_level"] = value["jit_level"]
+        elif key == "jit_level":
+            _check_type(key, value, (str,), "str")
+            _check_jit_config(key, value)
+            _context[key] = value
         elif key in _ASCEND_ONLY:
             raise ValueError(f"Please set '{key}' through parameter ascend_config")
         elif key in _DEPRECATED_KEYS:

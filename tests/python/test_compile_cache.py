@@ -335,6 +335,8 @@ NOT_LAYERS = {
     "GraphCell": "runs a loaded MindIR graph of one fixed input shape: compiled in test_mindir.py (GRAPH_MODE, jit)",
     "DistributedGradReducer": "needs communication.init(): compiled (jit) in test_distributed.py, on one process "
                               "and inside data-parallel training steps on two",
+    "GradientAccumulation": "takes (loss, gradients) and an optimizer: compiled inside a GRAPH_MODE training step "
+                            "in test_ms_module_layout.py",
 }
 
 

@@ -9,6 +9,10 @@ from .._loader import _core
 from .parameter import Parameter, ParameterTuple
 from .tensor import Tensor
 from .jit import JitFunction
+from .jit import jit  # noqa: F401 (mindspore.common.api.jit: MindSpore keeps jit here; the same function as kiln.jit)
+from .jit_class import jit_class  # noqa: F401 (mindspore.common.api.jit_class, as MindSpore's module)
+from .mutable import mutable  # noqa: F401 (mindspore.common.api.mutable, as MindSpore's module)
+from ._call_depth import set_recursion_limit  # noqa: F401 (mindspore.common.api.set_recursion_limit)
 from . import _ast_rewrite
 from . import _graph_builtins
 from . import _custom_grad  # also attaches Tensor.register_hook
@@ -292,3 +296,19 @@ def get_grad(gradients, identifier):
     if r is None:
         raise ValueError(f"get_grad: no gradient with identifier {key!r}.")
     return r
+
+
+class _PyNativeExecutor:
+    """MindSpore's `mindspore.common.api._PyNativeExecutor`, of which real code uses the one instance
+    `_pynative_executor` to wait for the device: `_pynative_executor.sync()` (before timing a step, in tests).
+
+    Kiln runs every PyNative op synchronously on the CPU (an op has finished, its output written, when the call
+    returns), so there is never queued work: `sync()` returns at once, and results read after it are final, as
+    after MindSpore's sync."""
+
+    def sync(self):
+        """Waits until every op launched so far has finished (Kiln: they all have). Returns None."""
+        return None
+
+
+_pynative_executor = _PyNativeExecutor()

@@ -204,3 +204,25 @@ class ParameterTuple(tuple):
             c.name = prefix + "." + p.name
             out.append(c)
         return ParameterTuple(out)
+
+
+class _Buffer(Tensor):
+    """`mindspore.common.parameter._Buffer(data, *, persistent=True)`: a Tensor that, assigned to a Cell attribute,
+    becomes a buffer of the Cell (as Cell.register_buffer(name, data, persistent) does; see kiln/nn/_cell_buffers.py):
+    part of the Cell's state (state_dict when persistent), never a Parameter.
+
+    The value is `data` with the gradient stopped (ops.stop_gradient), as MindSpore's. MindSpore returns a plain
+    Tensor flagged as a buffer and makes `isinstance(t, _Buffer)` true for every registered buffer; Kiln's _Buffer is
+    a Tensor subclass, so `isinstance(t, _Buffer)` is true for _Buffer objects (a Tensor given to register_buffer
+    stays a Tensor).
+
+    Raises ValueError for data None and TypeError for data that is not a Tensor (MindSpore's messages)."""
+
+    def __init__(self, data, *, persistent=True):
+        if data is None:
+            raise ValueError("For create Buffer, input data should not be None")
+        if not isinstance(data, Tensor):
+            raise TypeError("For create Buffer, type of input data should be Tensor")
+        super().__init__(_core.stop_gradient(data))
+        self._is_buffer = True
+        self.persistent = persistent

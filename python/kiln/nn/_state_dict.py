@@ -1,7 +1,8 @@
 """Cell.state_dict / load_state_dict / to: MindSpore 2.10's PyTorch-style state methods (their messages and return
 structures are MindSpore's; checked against MindSpore 2.10). Keys are attribute paths ('fc.weight',
-'bn.moving_mean'), as Cell.parameters_and_names gives them. Kiln's Cells hold their state in Parameters only
-(there is no register_buffer), so the state is the Parameters."""
+'bn.moving_mean'), as Cell.parameters_and_names gives them. The state is the Parameters and the persistent buffers
+(Cell.register_buffer, nn/_cell_buffers.py): for each cell, depth first, its own Parameters and then its own
+buffers, as MindSpore 2.10 orders them."""
 import collections
 from collections import OrderedDict
 
@@ -37,9 +38,28 @@ def state_dict(cell, *args, destination=None, prefix="", keep_vars=False):
     if not isinstance(prefix, str):
         raise TypeError(f"For 'state_dict', 'prefix' must be a str, but got {type(prefix).__name__}.")
     out = OrderedDict() if destination is None else destination
-    for name, p in cell.parameters_and_names():
-        out[prefix + name] = p
+    for name, value in _state_items(cell):
+        out[prefix + name] = value
     return out
+
+
+def _state_items(cell):
+    """[(path, Parameter or buffer)]: each cell's own Parameters (paths as parameters_and_names gives them, each
+    Parameter once) and then its own persistent buffers, cell by cell depth first (MindSpore's order)."""
+    from ._cell_buffers import own_buffers
+    params = cell.parameters_and_names()
+    if not any(own_buffers(c, persistent_only=True) for _, c in cell.cells_and_names()):
+        return list(params)  # no buffers: the Parameters, as before
+    by_id = {id(p): name for name, p in params}
+    items, seen = [], set()
+    for cell_name, sub in cell.cells_and_names():
+        for _, p in sub.parameters_and_names(expand=False):
+            if id(p) in by_id and id(p) not in seen:
+                seen.add(id(p))
+                items.append((by_id[id(p)], p))
+        for name, buf in own_buffers(sub, persistent_only=True):
+            items.append((cell_name + "." + name if cell_name else name, buf))
+    return items
 
 
 def _as_array(value, key):
@@ -54,8 +74,8 @@ def _as_array(value, key):
 
 def load_state_dict(cell, state_dict, strict=True):
     """Copies the values of `state_dict` ({path: Tensor/Parameter/array}, e.g. from state_dict()) into the cell's
-    Parameters of the same paths (cast to each Parameter's dtype). Nothing is copied unless every matched shape is
-    right. Returns _IncompatibleKeys(missing_keys, unexpected_keys).
+    Parameters and persistent buffers of the same paths, in place (cast to each one's dtype). Nothing is copied
+    unless every matched shape is right. Returns _IncompatibleKeys(missing_keys, unexpected_keys).
 
     Raises:
         TypeError: state_dict is not a mapping, or a value is not a Tensor/array.
@@ -64,7 +84,7 @@ def load_state_dict(cell, state_dict, strict=True):
     """
     if not isinstance(state_dict, collections.abc.Mapping):
         raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-    own = state_dict_of = OrderedDict(cell.parameters_and_names())
+    own = state_dict_of = OrderedDict(_state_items(cell))
     missing = [k for k in own if k not in state_dict]
     unexpected = [k for k in state_dict if k not in own]
     errors = []
@@ -122,8 +142,9 @@ def _parse_to_args(args, kwargs):
 
 def to(cell, *args, **kwargs):
     """Casts the floating-point Parameters of `cell` and its sub-cells to `dtype` in place (integer and bool ones
-    are kept) and checks `device` (Kiln's CPU build has the 'CPU' device). References to the Parameters (an
-    optimizer's) see the new values. Returns the cell.
+    are kept; floating buffers are replaced by cast copies, as MindSpore does) and checks `device` (Kiln's CPU
+    build has the 'CPU' device). References to the Parameters (an optimizer's) see the new values. Returns the
+    cell.
 
     Raises:
         TypeError: a dtype that is not floating point; arguments that match none of the forms.
@@ -142,6 +163,13 @@ def to(cell, *args, **kwargs):
             if mstype.is_float(p.dtype) and p.dtype != dtype:
                 p._rebind(_core.cast(p, dtype))
                 changed = True
+        from ._cell_buffers import own_buffers, register_buffer
+        for _, sub in cell.cells_and_names():  # floating buffers: replaced by cast copies, as MindSpore's _apply
+            persistent_off = sub.__dict__.get("_non_persistent_buffers", ())
+            for name, buf in own_buffers(sub):
+                if mstype.is_float(buf.dtype) and buf.dtype != dtype:
+                    register_buffer(sub, name, _core.cast(buf, dtype), persistent=name not in persistent_off)
+                    changed = True
         if changed:
             from ..common.jit import _bump_train_state
             _bump_train_state()  # compiled graphs captured the old dtypes

@@ -17,7 +17,7 @@ from collections import OrderedDict
 
 from .._loader import _core
 from ..common import dtype as mstype
-from ..common.parameter import Parameter, ParameterTuple
+from ..common.parameter import Parameter, ParameterTuple, _Buffer
 from ..ops.primitives import Primitive
 from ..common import _graph_builtins
 from ..common.jit import JitFunction, _bump_train_state, _recording, _record_cell
@@ -28,6 +28,7 @@ from ..context import _graph as _graph_flag
 from . import _mixed_precision
 from . import _state_dict
 from . import _cell_extra
+from . import _cell_buffers
 
 _PLACEHOLDER = "Parameter"
 _Tensor = _core.Tensor
@@ -181,6 +182,8 @@ class Cell(_CellHooks):
             if d["_auto_prefix"]:
                 value.update_parameters_name(name + ".")
             self._register_cell(name, value)
+        elif name in d.get("_buffers", ()) or isinstance(value, _Buffer):  # buffers: nn/_cell_buffers.py
+            _cell_buffers.assign(self, name, value)
         elif params and name in params:
             if isinstance(value, _Tensor) and params[name] is not None:
                 params[name].set_data(value)
@@ -237,7 +240,7 @@ class Cell(_CellHooks):
         d = self.__dict__
         if name in d.get("_params", ()) or name in d.get("_cells", ()):
             self._unregister(name)
-        else:
+        elif not _cell_buffers.delete(self, name):
             object.__delattr__(self, name)
 
     def insert_param_to_cell(self, param_name, param, check_name_contain_dot=True):
@@ -577,6 +580,10 @@ class Cell(_CellHooks):
         return self
 
     compile = _cell_extra.compile  # compile construct for given inputs without running it
+    register_buffer = _cell_buffers.register_buffer  # buffers: state that is not a Parameter (nn/_cell_buffers.py)
+    named_buffers = _cell_buffers.named_buffers
+    buffers = _cell_buffers.buffers
+    get_buffer = _cell_buffers.get_buffer
     shard = _cell_extra.shard  # layouts for the model-splitting parallel modes (ignored stand-alone, as MindSpore)
 
     def recompute(self, **kwargs):

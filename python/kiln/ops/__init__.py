@@ -99,3 +99,8 @@ def _fill_functional_and_composite():
 
 
 _fill_functional_and_composite()
+
+# MindSpore's module layout: mindspore.ops.operations.<sub> (math_ops, nn_ops, _grad_ops, ...) and
+# mindspore.ops.function.<sub> (math_func, nn_func, grad, ...) re-export the objects above (kiln/ops/_ms_layout.py).
+from . import _ms_layout  # noqa: E402 (after kiln.ops is assembled: the submodules re-export its objects)
+_ms_layout.import_all()

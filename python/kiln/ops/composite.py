@@ -103,6 +103,8 @@ def _type_matches(value, name):
         return isinstance(value, (bool, np.bool_))
     if name == "Int":
         return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    if name == "Int64":  # a Python int is MindSpore's Int64 scalar
+        return isinstance(value, (int, np.int64)) and not isinstance(value, bool)
     if name == "Float":
         return isinstance(value, (float, np.floating))
     if name == "Tuple":
@@ -117,12 +119,15 @@ def _type_matches(value, name):
         return value is None
     if name == "Function":
         return callable(value) and not isinstance(value, Tensor)
+    if name == "RowTensor":  # a sparse gradient (optimizers and loss scalers register a RowTensor case)
+        from ..common.row_tensor import RowTensor
+        return isinstance(value, RowTensor)
     return False
 
 
 _TYPE_NAMES = ("Tensor", "Number", "Bool", "Int", "Float", "Tuple", "List", "Dictionary", "Dict", "String", "None",
-               "NoneType", "Function")
-_SPECIFIC = {"Bool": 2, "Int": 2, "Float": 2}  # preferred over "Number" for the same argument
+               "NoneType", "Function", "RowTensor", "Int64")
+_SPECIFIC = {"Bool": 2, "Int": 2, "Float": 2, "Int64": 2}  # preferred over "Number" for the same argument
 
 
 class MultitypeFuncGraph:
@@ -130,7 +135,8 @@ class MultitypeFuncGraph:
 
     `@f.register("Tensor", "Number")` adds an implementation for (Tensor, number) arguments; `f(*args)` calls the
     implementation whose types match the arguments (Bool/Int/Float are preferred over Number; otherwise the first
-    registered). Type names: Tensor, Number, Bool, Int, Float, Tuple, List, Dictionary, String, None, Function.
+    registered). Type names: Tensor, Number, Bool, Int, Float, Tuple, List, Dictionary, String, None, Function,
+    RowTensor (a kiln.RowTensor, which is not a Tensor), Int64 (a Python int or NumPy int64 scalar).
     Raises ValueError for an unknown type name at registration and when no signature matches a call.
     """
 

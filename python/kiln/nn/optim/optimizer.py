@@ -18,6 +18,8 @@ e.g. the weights given to `value_and_grad(..., optimizer.parameters)`). Each cal
 The per-step work in Python is kept small: per-parameter lists (parameters, state, decay flags, learning rates)
 are built once in __init__, and the fixed learning rate is a 0-d float32 Parameter passed straight to the kernels.
 """
+import functools
+import inspect
 import numbers
 from collections.abc import Iterable
 
@@ -31,10 +33,41 @@ from ..cell import Cell
 from ..layer.container import CellList
 from ..learning_rate_schedule import LearningRateSchedule
 
-__all__ = ["Optimizer"]
+__all__ = ["Optimizer", "opt_init_args_register"]
 
 _Tensor = _core.Tensor
 _GROUP_KEYS = ("params", "lr", "weight_decay", "order_params", "grad_centralization")
+
+
+def opt_init_args_register(fn):
+    """MindSpore's decorator for an optimizer's `__init__`: before running it, records the arguments the optimizer
+    was made with (model zoos decorate their own optimizers with it, e.g. mindcv's AdamW):
+
+      - `self.init_params = {"params": <the params argument>}` (from `optimizer.init_params` when the argument is
+        an `optimizer`, for wrappers);
+      - `self.init_learning_rate`: the learning_rate argument (a Tensor as a Python list/number, None for a
+        LearningRateSchedule Cell);
+      - `self.init_args`: the other arguments by name, defaults applied (a dict).
+
+    Raises TypeError when the call does not match fn's signature (inspect.Signature.bind's message)."""
+    @functools.wraps(fn)
+    def deco(self, *args, **kwargs):
+        bound = inspect.signature(fn).bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        arguments = dict(bound.arguments)
+        arguments.pop(next(iter(bound.signature.parameters)))  # self
+        if "params" in arguments:
+            self.init_params = {"params": arguments.pop("params")}
+        if "optimizer" in arguments:
+            self.init_params = {"params": arguments.pop("optimizer").init_params["params"]}
+        if "learning_rate" in arguments:
+            lr = arguments.pop("learning_rate")
+            if isinstance(lr, _Tensor):
+                lr = lr.asnumpy().tolist()
+            self.init_learning_rate = None if isinstance(lr, Cell) else lr
+        self.init_args = arguments
+        fn(self, *args, **kwargs)
+    return deco
 
 
 def _decay_filter(param):

@@ -1,17 +1,20 @@
 """kiln.ops: MindSpore 2.x's functional op API (`mindspore.ops.xxx`), on Kiln's C++ ops.
 
 Every function dispatches to one C++ op (kiln._core); arguments may be Tensors, Python scalars (weak: they do not
-widen a tensor's dtype), NumPy arrays or lists. Shape/dtype errors raise ValueError/TypeError naming the op."""
+widen a tensor's dtype), NumPy arrays or lists. Shape/dtype errors raise ValueError/TypeError naming the op.
+
+This is `kiln.ops.function` (MindSpore's `mindspore.ops.function` package): its submodules (math_func, nn_func,
+array_func, grad, ...) hold kiln.ops's functions where MindSpore 2.10 keeps them (kiln/ops/_ms_layout.py)."""
 import numbers
 
 import numpy as np
 
-from .._loader import _core
-from ..common import dtype as mstype
-from ..common import seed as _seed
-from ..common.tensor import Tensor
-from .._args import axes_arg, dtype_arg, int_arg, number_arg, shape_arg, tensors_arg
-from ._opdef import defop as _defop
+from ..._loader import _core
+from ...common import dtype as mstype
+from ...common import seed as _seed
+from ...common.tensor import Tensor
+from ..._args import axes_arg, dtype_arg, int_arg, number_arg, shape_arg, tensors_arg
+from .._opdef import defop as _defop
 
 def _tensor_arg(x, op, name="input"):
     """`x` if it is a Tensor; else TypeError in MindSpore's style naming the op and the argument."""
@@ -159,7 +162,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     Integer and Bool inputs sum to Int64 (UInt64 for UInt16/32/64), floats keep their dtype."""
     axes = _axes(dim, "sum")
     if dtype is not None:
-        from .._reduce_dtype import reduce_as
+        from ..._reduce_dtype import reduce_as
         return reduce_as("sum", input, dtype_arg("sum", "dtype", dtype), axes, keepdim)
     return _core.sum(input, axes, keepdim)
 
@@ -379,7 +382,7 @@ def split(tensor, split_size_or_sections, axis=0):
         sizes = list(shape_arg("split", "split_size_or_sections", split_size_or_sections))
     pieces = _core.split(tensor, sizes, axis)
     # The pieces are views of `tensor` (a write into one under a gradient / in a graph reaches it, see _views).
-    from ..common import _views
+    from ...common import _views
     ax = axis % tensor.ndim if tensor.ndim else 0
     out, start = [], 0
     for piece, size in zip(pieces, sizes):
@@ -625,7 +628,7 @@ def _print_text(x, tensors):
     if isinstance(x, Tensor):
         tensors.append(x)
         return "\x1f"
-    from ..common._graph_python import GraphText
+    from ...common._graph_python import GraphText
     if isinstance(x, GraphText):  # an f-string of graph tensors: each prints as str(tensor) at run time
         text = []
         for p in x.pieces:
@@ -650,7 +653,7 @@ def assign(variable, value):
     """Writes value (broadcast, cast to variable's dtype) into variable; returns variable. In place in plain PyNative
     and for Parameters; under a gradient or inside compiled code a functional write that the variable object is
     rebound to (so the gradient sees it), as Tensor.__setitem__."""
-    from ..common import _indexing
+    from ...common import _indexing
     return _indexing.assign(variable, value)
 
 
