@@ -1,6 +1,7 @@
 """kiln.dataset sources against NumPy/Pillow references: NumpySlicesDataset, GeneratorDataset, MnistDataset,
 Cifar10Dataset, ImageFolderDataset, CSVDataset (the file formats are written here with NumPy/Pillow)."""
 import io
+import os
 
 import numpy as np
 import pytest
@@ -366,3 +367,38 @@ def test_generator_batch_sampler_and_collate_fn():
         ds.GeneratorDataset(S(), ["x", "y"], collate_fn=coll)
     with pytest.raises(IndexError, match="out of range"):
         rows(ds.GeneratorDataset(S(), ["x", "y"], batch_sampler=[[9]]))
+
+
+def _write_cifar100(folder, name, n, rng):
+    r = np.zeros((n, 3074), np.uint8)
+    r[:, 0] = rng.integers(0, 20, n)
+    r[:, 1] = rng.integers(0, 100, n)
+    r[:, 2:] = rng.integers(0, 256, (n, 3072))
+    r.tofile(os.path.join(folder, name))
+    return r
+
+
+def test_cifar100_dataset(tmp_path):
+    """Columns, dtypes and order as MindSpore 2.10's Cifar100Dataset (checked on the same files): 'all' reads
+    test.bin before train.bin (name order); the image is the record's CHW bytes as HWC."""
+    import kiln.dataset as ds
+    rng = np.random.default_rng(0)
+    train = _write_cifar100(str(tmp_path), "train.bin", 5, rng)
+    test = _write_cifar100(str(tmp_path), "test.bin", 3, rng)
+    for usage, recs in (("train", train), ("test", test), ("all", np.concatenate([test, train])),
+                        (None, np.concatenate([test, train]))):
+        d = ds.Cifar100Dataset(str(tmp_path), usage=usage, shuffle=False)
+        assert d.get_col_names() == ["image", "coarse_label", "fine_label"]
+        assert d.get_dataset_size() == len(recs)
+        rows = list(d.create_tuple_iterator(output_numpy=True))
+        for (im, coarse, fine), rec in zip(rows, recs):
+            assert im.dtype == np.uint8 and im.shape == (32, 32, 3)
+            np.testing.assert_array_equal(im, rec[2:].reshape(3, 32, 32).transpose(1, 2, 0))
+            assert coarse.dtype == np.uint32 and fine.dtype == np.uint32 and coarse.shape == ()
+            assert (int(coarse), int(fine)) == (rec[0], rec[1])
+    with pytest.raises(ValueError):
+        ds.Cifar100Dataset(str(tmp_path), usage="valid")
+    with open(os.path.join(str(tmp_path), "train.bin"), "ab") as f:
+        f.write(b"x")
+    with pytest.raises(RuntimeError, match="3074"):
+        list(ds.Cifar100Dataset(str(tmp_path), usage="train").create_tuple_iterator())

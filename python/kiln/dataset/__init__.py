@@ -1,6 +1,6 @@
 """kiln.dataset — MindSpore's `mindspore.dataset`: data sources, pipeline operations and iterators.
 
-Sources: NumpySlicesDataset, GeneratorDataset, MnistDataset, Cifar10Dataset, ImageFolderDataset, CSVDataset,
+Sources: NumpySlicesDataset, GeneratorDataset, MnistDataset, Cifar10Dataset, Cifar100Dataset, ImageFolderDataset, CSVDataset,
 MindDataset (MindRecord files, see kiln.mindrecord).
 Samplers: SequentialSampler, RandomSampler, DistributedSampler, SubsetSampler, SubsetRandomSampler,
 WeightedRandomSampler, Sampler. Operations are methods of `Dataset` (map, batch, shuffle, repeat, project, rename,
@@ -8,7 +8,7 @@ zip, concat, take, skip, split, filter); iterators: `create_tuple_iterator`, `cr
 Per-sample operations live in `kiln.dataset.transforms` and `kiln.dataset.vision`. See docs/dataset.md."""
 from . import config  # noqa: F401 (re-export)
 from .engine.datasets import Dataset
-from .engine.file_sources import Cifar10Dataset, CSVDataset, ImageFolderDataset, MnistDataset, Shuffle  # noqa: F401 (re-export)
+from .engine.file_sources import Cifar10Dataset, Cifar100Dataset, CSVDataset, ImageFolderDataset, MnistDataset, Shuffle  # noqa: F401 (re-export)
 from .engine.tfrecord_source import Schema, TFRecordDataset  # noqa: F401 (re-export)
 from .engine.iterators import DictIterator, TupleIterator  # noqa: F401 (re-export)
 from .engine.mindrecord_source import MindDataset  # noqa: F401 (re-export)

@@ -2,7 +2,7 @@
 `mindspore.dataset.engine`, it also exports the dataset classes and the samplers (`from mindspore.dataset.engine
 import GeneratorDataset`)."""
 from .datasets import Dataset  # noqa: F401 (re-export)
-from .file_sources import Cifar10Dataset, CSVDataset, ImageFolderDataset, MnistDataset, Shuffle  # noqa: F401 (re-export)
+from .file_sources import Cifar10Dataset, Cifar100Dataset, CSVDataset, ImageFolderDataset, MnistDataset, Shuffle  # noqa: F401 (re-export)
 from .tfrecord_source import Schema, TFRecordDataset  # noqa: F401 (re-export)
 from .iterators import DictIterator, TupleIterator  # noqa: F401 (re-export)
 from .mindrecord_source import MindDataset  # noqa: F401 (re-export)

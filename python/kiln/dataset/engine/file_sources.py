@@ -185,6 +185,56 @@ class Cifar10Dataset(_ImageLabelArrays):
         return images, r[:, 0].astype(np.uint32)
 
 
+class Cifar100Dataset(_ImageLabelArrays):
+    """The CIFAR-100 binary files in `dataset_dir`: train.bin and test.bin; each record is the coarse label byte, the
+    fine label byte, then 3072 bytes of a CHW 3x32x32 image.
+
+    Columns: "image" uint8 (32, 32, 3) HWC, "coarse_label" and "fine_label" uint32 (0-d), as MindSpore 2.10. With
+    usage 'all' the files are read in name order, test.bin then train.bin, as MindSpore reads them.
+
+    Args:
+        dataset_dir (str): the folder.
+        usage (str, optional): 'train', 'test' or 'all' (default None = 'all').
+        num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id: as NumpySlicesDataset.
+
+    Raises:
+        ValueError: dataset_dir missing, bad usage. RuntimeError (when first read): no train.bin / test.bin, a file
+        whose size is not a multiple of 3074 bytes.
+    """
+
+    def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
+                 sampler=None, num_shards=None, shard_id=None):
+        super().__init__("Cifar100Dataset", num_samples, num_parallel_workers, shuffle, sampler, num_shards,
+                         shard_id)
+        self.dataset_dir = _check_dir("Cifar100Dataset", dataset_dir)
+        self.usage = _check_usage("Cifar100Dataset", usage)
+        self._data = _Lazy(self._load)
+
+    def get_col_names(self):
+        return ["image", "coarse_label", "fine_label"]
+
+    def _read(self, i):
+        im, lb = self._data.get()
+        return im[i].copy(), np.asarray(lb[i, 0]), np.asarray(lb[i, 1])
+
+    def _load(self):
+        files = {"train": ["train.bin"], "test": ["test.bin"], "all": ["test.bin", "train.bin"]}[self.usage]
+        files = [n for n in files if os.path.isfile(os.path.join(self.dataset_dir, n))]
+        if not files:
+            raise RuntimeError(f"Cifar100Dataset: Invalid file, no {self.usage} file (train.bin / test.bin) in "
+                               f"{self.dataset_dir}.")
+        recs = []
+        for n in files:
+            raw = np.fromfile(os.path.join(self.dataset_dir, n), dtype=np.uint8)
+            if raw.size % 3074:
+                raise RuntimeError(f"Cifar100Dataset: Invalid file, {n} has {raw.size} bytes, not a multiple of the "
+                                   "3074-byte record.")
+            recs.append(raw.reshape(-1, 3074))
+        r = np.concatenate(recs)
+        images = np.ascontiguousarray(r[:, 2:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))
+        return images, r[:, :2].astype(np.uint32)
+
+
 def decode_image(data):
     """Encoded image bytes (np.uint8 1-D) -> RGB uint8 HWC array, with Pillow."""
     from PIL import Image
