@@ -602,3 +602,38 @@ def test_reshape_to_0d_exports(tmp_path):
         sess = ort.InferenceSession(path + ".onnx")
         got = sess.run(None, {sess.get_inputs()[0].name: x.asnumpy()})[0]
         np.testing.assert_allclose(got, fn(x).asnumpy(), rtol=1e-6)
+
+
+class _PrintAndSummary(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(4, 2)
+        self.summary = ops.ScalarSummary()
+
+    def construct(self, x):
+        y = self.fc(x)
+        ops.print_("y is", y)
+        self.summary("mean", y.mean())
+        return y
+
+
+@pytest.mark.parametrize("fmt", ["ONNX", "MINDIR"])
+def test_print_and_summary_ops_are_dropped(tmp_path, fmt, capsys):
+    """A network that prints or records summaries exports (as MindSpore's does) without them: the exported graph
+    computes the same output and prints nothing; no unused initializer is left for onnxruntime to warn about."""
+    net = _PrintAndSummary()
+    x = _f32(3, 4)
+    want = net(x).asnumpy()
+    path = str(tmp_path / "p")
+    ms.export(net, x, file_name=path, file_format=fmt)
+    capsys.readouterr()
+    if fmt == "ONNX":
+        model, sess = _session(path + ".onnx")
+        assert "Print" not in {n.op_type for n in model.graph.node}
+        used = {i for n in model.graph.node for i in n.input}
+        assert all(t.name in used for t in model.graph.initializer)
+        got = sess.run(None, _feed(sess, [x]))[0]
+    else:
+        got = nn.GraphCell(ms.load(path + ".mindir"))(x).asnumpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    assert "y is" not in capsys.readouterr().out

@@ -264,6 +264,12 @@ def _alias(w, node):
     return [w.name_of(node["inputs"][0])]
 
 
+def _dropped_print(w, node):
+    """Print (and the summary ops, which issue it) is dropped: an inference graph prints nothing (MindSpore's export
+    keeps no Print either). Its output, a 0-d Int32 0, becomes a constant."""
+    return [w.const(np.zeros((), np.int32))]
+
+
 def _emit_reshape(w, node):
     shape = tuple(int(d) for d in w.values[node["outputs"][0]]["shape"])
     return [w.cnode("Reshape", [w.name_of(node["inputs"][0]), w.const(shape)])]
@@ -434,7 +440,7 @@ def _emit_layer_norm(w, node):
 
 
 EMITTERS = {
-    "Identity": _alias, "StopGradient": _alias, "Depend": _alias,
+    "Identity": _alias, "StopGradient": _alias, "Depend": _alias, "Print": _dropped_print,
     "Reshape": _emit_reshape, "Transpose": _emit_transpose, "BroadcastTo": _emit_broadcast_to,
     "Concat": _emit_concat,
     "Softmax": _emit_softmax, "LogSoftmax": _emit_log_softmax,

@@ -326,7 +326,11 @@ class OnnxWriter:
             # Every graph output gets its own Identity: an output may be an input, an initializer or another output.
             self.nodes.append(self.helper.make_node("Identity", [src], [name], name=self.fresh("n_output")))
             outputs.append(self.value_info(name, vid))
-        graph = self.helper.make_graph(self.nodes, graph_name, inputs, outputs, self.inits)
+        # Initializers no node reads (a dropped Print's 0-d output, constants of folded-away values) are left out:
+        # onnxruntime warns about each one.
+        used = {i for n in self.nodes for i in n.input}
+        inits = [t for t in self.inits if t.name in used]
+        graph = self.helper.make_graph(self.nodes, graph_name, inputs, outputs, inits)
         model = self.helper.make_model(graph, producer_name="Kiln", producer_version=_kiln_version(),
                                        opset_imports=[self.helper.make_opsetid("", OPSET)])
         model.ir_version = IR_VERSION

@@ -175,6 +175,12 @@ def _alias(w, node):
     return [w.name_of(node["inputs"][0])]
 
 
+def _dropped_print(w, node):
+    """Print (and the summary ops, which issue it) is dropped: an inference graph prints nothing. Its output, a 0-d
+    Int32 0 that a depend may consume, becomes a constant."""
+    return [w.const(np.zeros((), np.int32), mstype.int32)]
+
+
 def _softmax(op):
     def emit(w, node):
         return [w.node(op, [w.name_of(node["inputs"][0])], axis=int(node["attrs"]["axis"]))]
@@ -440,6 +446,7 @@ def _emit_layer_norm(w, node):
 
 EMITTERS = {
     "Identity": _alias, "StopGradient": _alias, "Depend": _alias, "TensorCopy": _alias, "CheckRange": _alias,
+    "Print": _dropped_print,
     "Add": _same("Add"), "Sub": _same("Sub"), "Mul": _same("Mul"), "Div": _same("Div"), "Pow": _same("Pow"),
     "Maximum": _same("Max"), "Minimum": _same("Min"), "FloorDiv": _emit_floor_div, "FloorMod": _emit_floor_mod,
     "Equal": _compare("Equal"), "NotEqual": _compare("Equal", negate=True), "Greater": _compare("Greater"),
