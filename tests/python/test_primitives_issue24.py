@@ -523,3 +523,180 @@ def test_strided_slice_tensor_errors():  # MindSpore 2.10: TypeError for a float
         P.StridedSlice()(Tensor(XS), Tensor(np.array([[0, 1, 1]])), e, s)
     with pytest.raises(ValueError):
         P.StridedSlice()(Tensor(XS), Tensor(np.int64(1)), e, s)
+
+
+# ---------------------------------------------------------------------------------------------- fused sparse optimizers
+
+VAR0 = np.arange(12, dtype=np.float32).reshape(3, 2, 2) * 0.1
+SG = np.array([[[0.5, -1.0], [2.0, 0.3]], [[-0.4, 0.1], [1.0, 1.5]]], np.float32)
+IDX = {"idx": np.array([0, 2], np.int32), "dup": np.array([2, 2], np.int32)}
+HYPER = dict(b1p=0.9, b2p=0.999, lr=0.01, b1=0.9, b2=0.999, eps=1e-8)
+
+
+def _dense(grad, idx, rows):
+    g = np.zeros((rows,) + grad.shape[1:], np.float64)
+    np.add.at(g, idx, grad)
+    hit = np.zeros(rows, bool)
+    hit[idx] = True
+    return g, hit.reshape((rows,) + (1,) * (grad.ndim - 1))
+
+
+def _np_adam(var, m, v, grad, idx, lazy, nesterov, b1p, b2p, lr, b1, b2, eps):
+    g, hit = _dense(grad, idx, var.shape[0])
+    lr_t = lr * np.sqrt(1 - b2p) / (1 - b1p)
+    m1, v1 = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g * g
+    num = b1 * m1 + (1 - b1) * g if nesterov else m1
+    if nesterov and not lazy:
+        num = np.where(hit, num, 0.0)
+    var1 = var - lr_t * num / (np.sqrt(v1) + eps)
+    if lazy:
+        return tuple(np.where(hit, new, old) for new, old in ((var1, var), (m1, m), (v1, v)))
+    return var1, m1, v1
+
+
+ADAM_MS = {  # MindSpore 2.10: var after one step (fresh kernels), m / v checked through the NumPy formula
+    ("FusedSparseAdam", False, "idx"): [-0.0009898191783577204, 0.10007057338953018, 0.19796861708164215,
+                                        0.2991512417793274, 0.39936330914497375, 0.4993633031845093,
+                                        0.5993633270263672, 0.6993632912635803, 0.7996464371681213,
+                                        0.8992925882339478, 0.9986591935157776, 1.0983116626739502],
+    ("FusedSparseAdam", False, "dup"): [-0.0006367102614603937, 0.0993632897734642, 0.19936329126358032,
+                                        0.29936331510543823, 0.39936330914497375, 0.4993633031845093,
+                                        0.5993633270263672, 0.6993632912635803, 0.7992925643920898,
+                                        0.9000000357627869, 0.9973010420799255, 1.0981051921844482],
+    ("FusedSparseLazyAdam", False, "dup"): [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.7992925643920898,
+                                            0.9000000357627869, 0.9973010420799255, 1.0981051921844482],
+    ("FusedSparseAdam", True, "idx"): [-0.0012443441664800048, 0.10076920688152313, 0.1967707872390747,
+                                       0.29902395606040955, 0.4, 0.5, 0.6, 0.7, 0.7999646663665771,
+                                       0.8992925882339478, 0.9980875849723816, 1.0974252223968506],
+    ("FusedSparseLazyAdam", True, "dup"): [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.7992925643920898,
+                                           0.9006354808807373, 0.9954947829246521, 1.0970314741134644],
+}
+ADAM_M_MS = {  # MindSpore 2.10: m after one step
+    ("FusedSparseAdam", "idx"): [0.14, -0.01, 0.29, 0.12, 0.09, 0.09, 0.09, 0.09, 0.05, 0.1, 0.19, 0.24],
+    ("FusedSparseLazyAdam", "idx"): [0.14, -0.01, 0.29, 0.12, 0.1, 0.1, 0.1, 0.1, 0.05, 0.1, 0.19, 0.24],
+}
+
+
+def _adam_state():
+    return (ms.Parameter(Tensor(VAR0.copy()), name="var"), ms.Parameter(Tensor(np.full((3, 2, 2), 0.1, np.float32)),
+            name="m"), ms.Parameter(Tensor(np.full((3, 2, 2), 0.2, np.float32)), name="v"))
+
+
+@pytest.mark.parametrize("name", ["FusedSparseAdam", "FusedSparseLazyAdam"])
+@pytest.mark.parametrize("nesterov", [False, True])
+@pytest.mark.parametrize("which", ["idx", "dup"])
+@pytest.mark.parametrize("graph", [False, True])
+def test_fused_sparse_adam(name, nesterov, which, graph):
+    var, m, v = _adam_state()
+    op = getattr(P, name)(use_nesterov=nesterov)
+    h = {k: Tensor(np.float32(x)) for k, x in HYPER.items()}
+
+    def step(g, i):
+        return op(var, m, v, h["b1p"], h["b2p"], h["lr"], h["b1"], h["b2"], h["eps"], g, i)
+
+    out = (ms.jit(step) if graph else step)(Tensor(SG), Tensor(IDX[which]))
+    want = _np_adam(VAR0.astype(np.float64), np.full((3, 2, 2), 0.1), np.full((3, 2, 2), 0.2), SG.astype(np.float64),
+                    IDX[which], name.endswith("LazyAdam"), nesterov, **HYPER)
+    for got, w in zip((var, m, v), want):
+        np.testing.assert_allclose(got.asnumpy(), w, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(out[0].asnumpy(), var.asnumpy())
+    if (name, nesterov, which) in ADAM_MS:
+        np.testing.assert_allclose(var.asnumpy().ravel(), ADAM_MS[name, nesterov, which], rtol=1e-5, atol=1e-7)
+    if not nesterov and (name, which) in ADAM_M_MS:
+        np.testing.assert_allclose(m.asnumpy().ravel(), ADAM_M_MS[name, which], rtol=1e-5, atol=1e-7)
+
+
+def _np_ftrl(var, accum, linear, grad, idx, lr, l1, l2, lr_power):
+    g, hit = _dense(grad, idx, var.shape[0])
+    a = accum + g * g
+    lin = linear + g - (a ** -lr_power - accum ** -lr_power) / lr * var
+    q = a ** -lr_power / lr + 2 * l2
+    nv = np.where(np.abs(lin) > l1, (np.sign(lin) * l1 - lin) / q, 0.0)
+    return np.where(hit, nv, var), np.where(hit, a, accum), np.where(hit, lin, linear)
+
+
+FTRL_MS = {  # MindSpore 2.10: FusedSparseFtrl(lr=0.01, l1=0.1, l2=0.2, lr_power=-0.5), var and linear after a step
+    "idx": ([-0.010073739103972912, 0.07623235881328583, 0.1570960283279419, 0.0679684728384018, 0.4, 0.5, 0.6, 0.7,
+             0.3034418821334839, 0.02946781925857067, 0.6834869384765625, 0.859103798866272],
+            [0.7, -8.125810623168945, -31.97235870361328, -3.089864492416382, 0.2, 0.2, 0.2, 0.2, -15.693939208984375,
+             -1.0891242027282715, -72.05810546875, -132.14175415039062]),
+    "dup": ([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.024869533255696297, 0.6054040789604187, 0.8830611705780029,
+             0.8962123394012451],
+            [0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, -0.9347769618034363, -58.09402847290039, -266.83929443359375,
+             -164.2472686767578])}
+
+
+@pytest.mark.parametrize("which", ["idx", "dup"])
+@pytest.mark.parametrize("graph", [False, True])
+def test_fused_sparse_ftrl(which, graph):
+    var = ms.Parameter(Tensor(VAR0.copy()), name="var")
+    accum = ms.Parameter(Tensor(np.full((3, 2, 2), 0.1, np.float32)), name="accum")
+    linear = ms.Parameter(Tensor(np.full((3, 2, 2), 0.2, np.float32)), name="linear")
+    op = P.FusedSparseFtrl(lr=0.01, l1=0.1, l2=0.2, lr_power=-0.5)
+
+    def step(g, i):
+        return op(var, accum, linear, g, i)
+
+    (ms.jit(step) if graph else step)(Tensor(SG), Tensor(IDX[which]))
+    want = _np_ftrl(VAR0.astype(np.float64), np.full((3, 2, 2), 0.1), np.full((3, 2, 2), 0.2),
+                    SG.astype(np.float64), IDX[which], 0.01, 0.1, 0.2, -0.5)
+    for got, w in zip((var, accum, linear), want):
+        np.testing.assert_allclose(got.asnumpy(), w, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(var.asnumpy().ravel(), FTRL_MS[which][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(linear.asnumpy().ravel(), FTRL_MS[which][1], rtol=1e-5, atol=1e-5)
+
+
+def _np_prox_adagrad(var, accum, grad, idx, lr, l1, l2):
+    g, hit = _dense(grad, idx, var.shape[0])
+    a = accum + g * g
+    eta = lr / np.sqrt(a)
+    u = var - eta * g
+    nv = np.sign(u) * np.maximum(np.abs(u) - eta * l1, 0) / (1 + eta * l2)
+    return np.where(hit, nv, var), np.where(hit, a, accum)
+
+
+PADA_MS = {  # MindSpore 2.10: FusedSparseProximalAdagrad()(…, lr=0.01, l1=0.1, l2=0.2, …), var after a step
+    "idx": [-0.006738452706485987, 0.10837450623512268, 0.1894417107105255, 0.2894950807094574, 0.4, 0.5, 0.6, 0.7,
+            0.8027348518371582, 0.8886113166809082, 0.987628698348999, 1.0881431102752686],
+    "dup": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.7892107367515564, 0.9064858555793762, 0.989067792892456,
+            1.0884125232696533]}
+
+
+@pytest.mark.parametrize("which", ["idx", "dup"])
+@pytest.mark.parametrize("graph", [False, True])
+def test_fused_sparse_proximal_adagrad(which, graph):
+    var = ms.Parameter(Tensor(VAR0.copy()), name="var")
+    accum = ms.Parameter(Tensor(np.full((3, 2, 2), 0.1, np.float32)), name="accum")
+    op = P.FusedSparseProximalAdagrad()
+
+    def step(g, i):
+        return op(var, accum, Tensor(np.float32(0.01)), Tensor(np.float32(0.1)), Tensor(np.float32(0.2)), g, i)
+
+    out = (ms.jit(step) if graph else step)(Tensor(SG), Tensor(IDX[which]))
+    assert len(out) == 2
+    want = _np_prox_adagrad(VAR0.astype(np.float64), np.full((3, 2, 2), 0.1), SG.astype(np.float64), IDX[which],
+                            0.01, 0.1, 0.2)
+    for got, w in zip((var, accum), want):
+        np.testing.assert_allclose(got.asnumpy(), w, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(var.asnumpy().ravel(), PADA_MS[which], rtol=1e-5, atol=1e-7)
+
+
+def test_fused_sparse_optimizer_errors():  # MindSpore 2.10's exception types for the attributes
+    with pytest.raises(TypeError, match="use_nesterov"):
+        P.FusedSparseAdam(use_nesterov=1)
+    with pytest.raises(TypeError, match="use_locking"):
+        P.FusedSparseProximalAdagrad(use_locking=0)
+    with pytest.raises(TypeError, match="lr"):
+        P.FusedSparseFtrl(lr=1, l1=0.1, l2=0.2, lr_power=-0.5)
+    with pytest.raises(ValueError, match="lr_power"):
+        P.FusedSparseFtrl(lr=0.01, l1=0.1, l2=0.2, lr_power=0.5)
+    var, m, v = _adam_state()
+    args = [Tensor(np.float32(x)) for x in HYPER.values()]
+    with pytest.raises(TypeError, match="Parameter"):
+        P.FusedSparseAdam()(Tensor(VAR0), m, v, *args, Tensor(SG), Tensor(IDX["idx"]))
+    with pytest.raises(ValueError, match="grad"):
+        P.FusedSparseAdam()(var, m, v, *args, Tensor(SG[:1]), Tensor(IDX["idx"]))
+    with pytest.raises(TypeError, match="indices"):
+        P.FusedSparseAdam()(var, m, v, *args, Tensor(SG), Tensor(np.array([0.0, 2.0], np.float32)))
+    with pytest.raises(ValueError, match="indices"):
+        P.FusedSparseAdam()(var, m, v, *args, Tensor(SG), Tensor(np.array([0, 3], np.int32)))
