@@ -10,6 +10,7 @@ from .._loader import _core
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from .function import _tensor_arg
+from .index_func import _tensor_to_ints
 from .primitives import Primitive
 from ._opdef import defop
 
@@ -210,7 +211,7 @@ class ResizeLinear1D(Primitive):
             if size.dtype not in (mstype.int32, mstype.int64):
                 raise TypeError(f"For primitive[ResizeLinear1D], 'size' must be an int32/int64 Tensor, but got "
                                 f"{size.dtype}.")
-            size = tuple(int(v) for v in np.asarray(size.asnumpy()).reshape(-1))
+            size = _tensor_to_ints("ResizeLinear1D", "size", size)
         if not (isinstance(size, (tuple, list)) and len(size) == 1 and isinstance(size[0], int)
                 and not isinstance(size[0], bool) and size[0] > 0):
             raise ValueError(f"For primitive[ResizeLinear1D], 'size' must hold one positive int, but got {size}.")
@@ -229,10 +230,14 @@ class CropAndResize(Primitive):
     y = y1·(H−1) + i·(y2−y1)·(H−1)/(crop_h−1) (the box centre when crop_h = 1), likewise x; a sample outside the image
     is `extrapolation_value`. 'bilinear' interpolates the 4 neighbours, 'nearest' takes the rounded one. Built from
     Gather, Floor and arithmetic, so gradients reach x and boxes (MindSpore's CropAndResizeGradImage/GradBoxes).
+    'bilinear_v2' (MindSpore's own variant, inferred from MindSpore 2.10's CPU outputs): the box corners become whole
+    pixels, y1p = trunc(y1·H), y2p = trunc(y2·H); sample i is at y1p + (i + 0.5)·(y2p − y1p + 1)/crop_h − 0.5,
+    clamped into [y1p, y2p] (lower bound last) and then into [0, H − 1] (likewise x with W), interpolated bilinearly;
+    no sample is extrapolated, and the positions do not depend on the boxes continuously (no gradient to boxes).
 
     Raises TypeError (extrapolation_value not a float, non-float boxes, non-int box_index), ValueError (another
     method, x not 4-D, boxes not (n, 4), box_index not (n,), a box_index outside [0, batch), crop_size not two
-    positive ints). method='bilinear_v2' (MindSpore's own variant) is refused with NotImplementedError."""
+    positive ints)."""
 
     def __init__(self, method="bilinear", extrapolation_value=0.0):
         super().__init__("CropAndResize")
@@ -244,9 +249,6 @@ class CropAndResize(Primitive):
         self.method, self.extrapolation_value = method, extrapolation_value
 
     def __call__(self, x, boxes, box_index, crop_size):
-        if self.method == "bilinear_v2":
-            raise NotImplementedError("For 'CropAndResize', method='bilinear_v2' is not supported by Kiln yet; use "
-                                      "'bilinear' or 'nearest'.")
         x = _tensor_arg(x, "CropAndResize", "x")
         boxes = _tensor_arg(boxes, "CropAndResize", "boxes")
         box_index = _tensor_arg(box_index, "CropAndResize", "box_index")
@@ -267,7 +269,7 @@ class CropAndResize(Primitive):
             raise ValueError(f"For primitive[CropAndResize], 'box_index' must have shape ({n},), but got "
                              f"{tuple(box_index.shape)}.")
         if isinstance(crop_size, Tensor):
-            crop_size = tuple(int(v) for v in np.asarray(crop_size.asnumpy()).reshape(-1))
+            crop_size = _tensor_to_ints("CropAndResize", "crop_size", crop_size)
         if not (isinstance(crop_size, (tuple, list)) and len(crop_size) == 2
                 and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in crop_size)):
             raise ValueError(f"For 'CropAndResize', 'crop_size' must be a tuple of two positive ints, but got "
@@ -294,8 +296,23 @@ class CropAndResize(Primitive):
                 return _core.add(_core.mul(lo, float(size - 1)), _core.mul(steps, scale))  # (n, crop)
             return _core.mul(_core.add(lo, hi), 0.5 * (size - 1))  # (n, 1)
 
-        ys = coords(col(0), col(2), h, ch)  # (n, ch)
-        xs = coords(col(1), col(3), w, cw)  # (n, cw)
+        def coords_v2(lo, hi, size, crop):
+            # corners truncated to whole pixels of the size-scaled box, samples at the centres of `crop` equal
+            # parts of [lo_px, hi_px + 1), clamped into [lo_px, hi_px] and then into the image
+            lo = _core.cast(_core.cast(_core.mul(_core.stop_gradient(lo), float(size)), mstype.int64), mstype.float32)
+            hi = _core.cast(_core.cast(_core.mul(_core.stop_gradient(hi), float(size)), mstype.int64), mstype.float32)
+            step = _core.div(_core.add(_core.sub(hi, lo), 1.0), float(crop))
+            centres = Tensor((np.arange(crop, dtype=np.float32) + 0.5).reshape(1, crop))
+            v = _core.sub(_core.add(lo, _core.mul(centres, step)), 0.5)
+            v = _core.maximum(_core.minimum(v, hi), lo)
+            return _core.minimum(_core.maximum(v, 0.0), float(size - 1))
+
+        if self.method == "bilinear_v2":
+            ys = coords_v2(col(0), col(2), h, ch)  # (n, ch)
+            xs = coords_v2(col(1), col(3), w, cw)  # (n, cw)
+        else:
+            ys = coords(col(0), col(2), h, ch)  # (n, ch)
+            xs = coords(col(1), col(3), w, cw)  # (n, cw)
         inside = _core.logical_and(
             _core.expand_dims(_core.logical_and(_core.greater_equal(ys, 0.0), _core.less_equal(ys, float(h - 1))), 2),
             _core.expand_dims(_core.logical_and(_core.greater_equal(xs, 0.0), _core.less_equal(xs, float(w - 1))), 1))
