@@ -56,6 +56,8 @@ from .diag_func import *  # noqa: F403, E402  (diagonal, diag_embed, pixel_shuff
 from .shape_func import *  # noqa: F403, E402  (hstack, tensor_split, rot90, moveaxis, swapaxes, take, ...)
 from .shape_tensor_func import *  # noqa: F403, E402  (dyn_shape / TensorShape)
 from .build_func import *  # noqa: F403, E402  (cartesian_prod, combinations, block_diag, vander)
+from .primitives_zoo import *  # noqa: F403, E402  (Erf, LpNorm, Softplus, KLDivLoss, CropAndResize, matrix_solve, ...)
+from .primitives_sparse_optim import *  # noqa: F403, E402  (FusedSparseAdam, FusedSparseLazyAdam, FusedSparseFtrl, ...)
 
 from .control_flow import WhileLoop, ForiLoop, Scan, switch  # noqa: F401,E402  (compiled into While/If nodes)
 from .summary_ops import ScalarSummary, ImageSummary, TensorSummary, HistogramSummary  # noqa: F401,E402  (to SummaryRecord)

@@ -35,6 +35,22 @@ def _int_seq(op, name, value, length=None):
     return out
 
 
+def _tensor_to_ints(op, name, value):
+    """`value` unchanged unless it is a Tensor: an integer Tensor of rank 0 or 1 becomes a tuple of ints (as
+    MindSpore 2.10 converts StridedSlice's Tensor begin/end/strides). TypeError for another dtype or rank, and in a
+    compiled function for a Tensor whose value is not known while compiling."""
+    if not isinstance(value, Tensor):
+        return value
+    if value.dtype not in (mstype.int8, mstype.int16, mstype.int32, mstype.int64, mstype.uint8) or value.ndim > 1:
+        raise TypeError(f"For '{op}', a Tensor '{name}' must be an integer Tensor of rank 0 or 1 (converted to a "
+                        f"tuple of int), but got shape {tuple(value.shape)} and dtype {value.dtype}.")
+    try:
+        return tuple(int(v) for v in np.asarray(value.asnumpy()).reshape(-1))
+    except RuntimeError as e:
+        raise TypeError(f"For '{op}', the Tensor '{name}' must have a value known while compiling (a constant) in "
+                        f"a compiled function: Kiln's graphs have static shapes. Pass a tuple of ints.") from e
+
+
 def _axis(op, name, axis, ndim):
     axis = int_arg(op, name, axis)
     if not -ndim <= axis < builtins.max(ndim, 1):
@@ -72,8 +88,14 @@ def strided_slice(input_x, begin, end, strides, begin_mask=0, end_mask=0, ellips
     where bit i of begin_mask / end_mask replaces begin[i] / end[i] by the full extent. Indices count from the end
     when negative and clamp like Python slices. Axes after the positions are taken whole.
 
-    Raises TypeError (non-Tensor input, non-int tuples or masks), ValueError (begin/end/strides of different
-    lengths, a zero stride, more than one ellipsis), IndexError (a shrink index outside its axis)."""
+    begin, end and strides may also be integer Tensors of rank 0 or 1 (MindSpore 2.10 converts them to tuples of
+    ints); their values must be known, so in a compiled function they must be constants, not graph inputs.
+
+    Raises TypeError (non-Tensor input, non-int tuples or masks, a float or rank > 1 Tensor begin/end/strides),
+    ValueError (begin/end/strides of different lengths, a zero stride, more than one ellipsis), IndexError (a
+    shrink index outside its axis)."""
+    begin, end, strides = (_tensor_to_ints("strided_slice", n, v) for n, v in
+                           (("begin", begin), ("end", end), ("strides", strides)))
     y = _core._view_strided_slice(input_x, begin, end, strides, begin_mask, end_mask, ellipsis_mask, new_axis_mask,
                                   shrink_axis_mask)  # C++ for a concrete tensor and plain ints (the same key and view)
     if y is not NotImplemented:

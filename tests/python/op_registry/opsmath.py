@@ -330,3 +330,19 @@ _lu_entry("det", np.linalg.det)
 _lu_entry("slogdet", lambda a: tuple(np.linalg.slogdet(a)))
 _lu_entry("logdet", lambda a: (lambda s, l: np.where(s < 0, np.nan, l))(*np.linalg.slogdet(a)), _spd_samples)
 _lu_entry("inverse", np.linalg.inv)
+
+
+def _matrix_solve_samples(dtype, rng):
+    """Well-conditioned matrices (A + 3·I) and right-hand sides; adjoint solves with Aᵀ (MindSpore 2.10's
+    ops.matrix_solve)."""
+    yield Sample((arr(rng, (3, 3), dtype) + 3 * np.eye(3, dtype=dtype), arr(rng, (3, 2), dtype)))
+    yield Sample((arr(rng, (2, 4, 4), dtype) + 3 * np.eye(4, dtype=dtype), arr(rng, (2, 4, 1), dtype)),
+                 desc="batched")
+    yield Sample((arr(rng, (3, 3), dtype) + 3 * np.eye(3, dtype=dtype), arr(rng, (3, 2), dtype)),
+                 dict(adjoint=True), desc="adjoint")
+
+
+register(OpInfo("matrix_solve", ("Gather", "Div", "Sub", "Concat"), ops.matrix_solve,
+                lambda a, b, adjoint=False: np.linalg.solve(np.swapaxes(a, -1, -2) if adjoint else a, b),
+                _matrix_solve_samples, FL, differentiable=True,
+                special_skip="LU arithmetic: Div's, Mul's and Sub's special values", tol={F32: (1e-4, 1e-5)}))
