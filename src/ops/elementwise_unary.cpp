@@ -121,6 +121,21 @@ FUNCTOR(SigmoidF, C(1) / (C(1) + std::exp(-x)))
 FUNCTOR(TanhF, std::tanh(x))
 FUNCTOR(CosF, std::cos(x))
 FUNCTOR(SinF, std::sin(x))
+// Inverse trig, hyperbolic, expm1/log2/log10/erfc: libm in the compute type (float16/bfloat16 in float, float64 is
+// exactly libm's double value); one op each instead of the former Python composites (issue 23, "kernels, not chains").
+FUNCTOR(AcosF, std::acos(x))
+FUNCTOR(AsinF, std::asin(x))
+FUNCTOR(AtanF, std::atan(x))
+FUNCTOR(SinhF, std::sinh(x))
+FUNCTOR(CoshF, std::cosh(x))
+FUNCTOR(TanF, std::tan(x))
+FUNCTOR(AsinhF, std::asinh(x))
+FUNCTOR(AcoshF, std::acosh(x))
+FUNCTOR(AtanhF, std::atanh(x))
+FUNCTOR(Expm1F, std::expm1(x))
+FUNCTOR(Log2F, std::log2(x))
+FUNCTOR(Log10F, std::log10(x))
+FUNCTOR(ErfcF, std::erfc(x))
 // Floor/Ceil keep the input dtype; integers and bools are already whole.
 template <typename C> C floor_v(C x) { if constexpr (std::is_floating_point_v<C>) return std::floor(x); else return x; }
 template <typename C> C ceil_v(C x) { if constexpr (std::is_floating_point_v<C>) return std::ceil(x); else return x; }
@@ -217,6 +232,34 @@ TV bp_gelu(const TV& in, const TV&, const TV& g, const Attrs& a) {
 // d cos(x) = −sin(x); d sin(x) = cos(x).
 TV bp_cos(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::neg(ops::mul(g[0], ops::sin(in[0])))}; }
 TV bp_sin(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::mul(g[0], ops::cos(in[0]))}; }
+// (1 − x)(1 + x) rather than 1 − x²: no cancellation near |x| = 1.
+Tensor one_minus_sq(const Tensor& x) { return ops::mul(ops::sub(sc(1.0, x), x), ops::add(sc(1.0, x), x)); }
+// d acos(x) = −1/√(1 − x²); d asin(x) = 1/√(1 − x²); d atan(x) = 1/(1 + x²).
+TV bp_acos(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::neg(ops::div(g[0], ops::sqrt(one_minus_sq(in[0]))))}; }
+TV bp_asin(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::div(g[0], ops::sqrt(one_minus_sq(in[0])))}; }
+TV bp_atan(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::div(g[0], ops::add(sc(1.0, in[0]), ops::square(in[0])))}; }
+// d sinh = cosh; d cosh = sinh; d tan(x) = 1 + tan(x)².
+TV bp_sinh(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::mul(g[0], ops::cosh(in[0]))}; }
+TV bp_cosh(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::mul(g[0], ops::sinh(in[0]))}; }
+TV bp_tan(const TV&, const TV& o, const TV& g, const Attrs&) { return {ops::mul(g[0], ops::add(sc(1.0, o[0]), ops::square(o[0])))}; }
+// d asinh(x) = 1/√(1 + x²); d acosh(x) = 1/√((x − 1)(x + 1)); d atanh(x) = 1/((1 − x)(1 + x)).
+TV bp_asinh(const TV& in, const TV&, const TV& g, const Attrs&) {
+  return {ops::div(g[0], ops::sqrt(ops::add(sc(1.0, in[0]), ops::square(in[0]))))};
+}
+TV bp_acosh(const TV& in, const TV&, const TV& g, const Attrs&) {
+  const Tensor& x = in[0];
+  return {ops::div(g[0], ops::sqrt(ops::mul(ops::sub(x, sc(1.0, x)), ops::add(x, sc(1.0, x)))))};
+}
+TV bp_atanh(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::div(g[0], one_minus_sq(in[0]))}; }
+// d expm1(x) = eˣ = y + 1
+TV bp_expm1(const TV&, const TV& o, const TV& g, const Attrs&) { return {ops::mul(g[0], ops::add(o[0], sc(1.0, o[0])))}; }
+// d log2(x) = 1/(x ln 2); d log10(x) = 1/(x ln 10)
+TV bp_log2(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::div(g[0], ops::mul(in[0], sc(0.6931471805599453, in[0])))}; }
+TV bp_log10(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::div(g[0], ops::mul(in[0], sc(2.302585092994046, in[0])))}; }
+// d erfc(x) = −2/√π · exp(−x²)
+TV bp_erfc(const TV& in, const TV&, const TV& g, const Attrs&) {
+  return {ops::mul(g[0], ops::mul(sc(-2.0 / kSqrtPi, in[0]), ops::exp(ops::neg(ops::square(in[0])))))};
+}
 TV bp_identity(const TV&, const TV&, const TV& g, const Attrs&) { return {g[0]}; }
 TV bp_cast(const TV& in, const TV&, const TV& g, const Attrs&) {
   if (!is_floating(in[0].dtype())) return {Tensor()};

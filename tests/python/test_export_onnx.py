@@ -208,6 +208,11 @@ OPS = {
                        [(3, 4)]),
     "erfinv-atan2": (lambda x, y: (ops.erfinv(x * 0.99), ops.erfinv(ops.clamp(x, -1.0, 1.0)), ops.atan2(x, y),
                                    ops.atan2(x, 0.5), ops.atan2(ops.zeros_like(x), y)), [(3, 4), (3, 4)]),
+    # the libm kernels of issue 23 (Acos ... Atanh by name; Expm1, Log2, Log10, Erfc as small compositions)
+    "trig-hyperbolic": (lambda x: (ops.acos(x * 0.9), ops.asin(x * 0.9), ops.atan(x * 3), ops.sinh(x), ops.cosh(x),
+                                   ops.tan(x), ops.asinh(x * 3), ops.acosh(ops.abs(x) + 1.5), ops.atanh(x * 0.9),
+                                   ops.expm1(x), ops.log2(ops.abs(x) + 0.5), ops.log10(ops.abs(x) + 0.5),
+                                   ops.erfc(x)), [(3, 4)]),
     "cast": (lambda x: ((x * 10).astype(ms.int32), x.astype(ms.float64), (x > 0).astype(ms.float32)), [(3, 4)]),
     "reductions": (lambda x: (x.sum(), x.sum(1), x.mean((0, 2), keep_dims=True), x.max(2), x.min(0), x.prod(1),
                               ops.amax(x, 1, keepdims=True)), [(2, 3, 4)]),

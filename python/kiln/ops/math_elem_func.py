@@ -4,13 +4,9 @@ truncate_mod, fmod, fmax, fmin, float_power, with their Primitive classes and Te
 and the other binary ops are in math_misc_func.py). Gradients come from the building blocks; the branch an elementwise `select` does not take is fed
 a harmless value, so no NaN/inf leaks into a gradient from the other side.
 
-Formulas (accurate over the whole domain, not only where the textbook identity is):
-  atan(r), 0 ≤ r ≤ 1: two argument halvings, atan(r) = 2·atan(r/(1 + √(1 + r²))), bring r below tan(π/16) ≈ 0.199,
-      where the Taylor series Σₖ (−1)ᵏ r²ᵏ⁺¹/(2k + 1) to k = 11 is below 1e-19 of its first term; |x| > 1 uses
-      π/2 − atan(1/|x|) (no overflow of x²).
-  atan2(y, x) (for asin/acos below) from atan(min(|x|, |y|)/max(|x|, |y|)) and the quadrant (C99 Annex F: ±0 and
-      ±inf cases included); ops.atan2 itself is one C++ op (Atan2, src/ops/elementwise_binary.cpp);
-  asin(x) = atan2(x, √((1 − x)(1 + x))); acos(x) = atan2(√((1 − x)(1 + x)), x) (exact near ±1);
+atan/asin/acos and log2/log10 are one C++ op each (libm; src/ops/elementwise_unary.cpp), as is atan2 (Atan2,
+src/ops/elementwise_binary.cpp). Formulas of the composites (accurate over the whole domain, not only where the
+textbook identity is):
   logaddexp(a, b) = max + log1p(exp(−|a − b|)) (a == b, infinities included: max + log 2);
   hypot(a, b) = m·√(1 + (n/m)²), m = max(|a|, |b|), n = min (no overflow; inf wins over NaN as in C);
   fmod/truncate_mod: the remainder with the sign of the dividend; truncate_div rounds the quotient toward 0.
@@ -137,66 +133,22 @@ def _signbit_f(x):
 
 # ---------------------------------------------------------------------------------------------- inverse trig
 
-_ATAN_TERMS = 12
-
-
-def _atan_unit(r):
-    """atan(r) for 0 ≤ r ≤ 1 (module docstring: two halvings, then the Taylor series)."""
-    for _ in range(2):
-        r = _core.div(r, _core.add(_core.sqrt(_core.add(_core.square(r), 1.0)), 1.0))
-    r2 = _core.square(r)
-    acc = _full_like(r, (-1.0) ** (_ATAN_TERMS - 1) / (2 * _ATAN_TERMS - 1))
-    for k in range(_ATAN_TERMS - 2, -1, -1):
-        acc = _core.add(_core.mul(acc, r2), (-1.0) ** k / (2 * k + 1))
-    return _core.mul(_core.mul(acc, r), 4.0)
-
-
 def _unit_sign(neg, like):
     """−1 where `neg`, else 1 (so |x| = x·s has derivative s at 0 too, not abs's 0)."""
     return _core.select(neg, _full_like(like, -1.0), _full_like(like, 1.0))
 
 
-def _atan(x):
-    s = _unit_sign(_core.less(x, 0.0), x)
-    a = _core.mul(x, s)
-    big = _core.greater(a, 1.0)
-    one = _full_like(x, 1.0)
-    r = _core.select(big, _core.div(1.0, _core.select(big, a, one)), a)
-    t = _atan_unit(r)
-    t = _core.select(big, _core.sub(math.pi / 2, t), t)
-    return _core.mul(t, s)
-
-
 @defop(primitive="Atan", tensor="atan", mint="atan")
 def atan(input):
-    """MindSpore's ops.atan(input) (arctan): the inverse tangent in (−π/2, π/2), same float dtype (float16 computes
-    in float32). Formula: module docstring. Raises TypeError for a non-Tensor or an integer/bool input."""
-    x = _float_only(input, "atan")
-    return _down(_atan(_up(x)), x.dtype)
+    """MindSpore's ops.atan(input) (arctan): the inverse tangent in (−π/2, π/2), same float dtype; one C++ op (Atan:
+    libm's atan, float16/bfloat16 computed in float32). Raises TypeError for a non-Tensor or an integer/bool input."""
+    return _core.atan(_float_only(input, "atan"))
 
 
 @defop(name="arctan", tensor="arctan", mint="arctan")
 def arctan(input):
     """MindSpore's ops.arctan(input): the same as ops.atan (the inverse tangent)."""
-    x = _float_only(input, "arctan")
-    return _down(_atan(_up(x)), x.dtype)
-
-
-def _atan2(y, x):
-    sx, sy = _unit_sign(_signbit_f(x), x), _unit_sign(_signbit_f(y), y)
-    ax, ay = _core.mul(x, sx), _core.mul(y, sy)
-    # one branch chosen by a select (not maximum/minimum, whose gradients split at |y| == |x| and cancel in lo/hi)
-    y_big = _core.greater(ay, ax)
-    hi, lo = _core.select(y_big, ay, ax), _core.select(y_big, ax, ay)
-    both_inf = _core.logical_and(_core.equal(hi, math.inf), _core.equal(lo, math.inf))
-    zero = _core.equal(hi, 0.0)
-    one = _full_like(hi, 1.0)
-    den = _core.select(_core.logical_or(zero, both_inf), one, hi)
-    num = _core.select(zero, _core.zeros_like(lo), _core.select(both_inf, one, lo))
-    t = _atan_unit(_core.div(num, den))
-    t = _core.select(y_big, _core.sub(math.pi / 2, t), t)
-    t = _core.select(_signbit_f(x), _core.sub(math.pi, t), t)
-    return _core.mul(t, sy)
+    return _core.atan(_float_only(input, "arctan"))
 
 
 @defop(primitive="Atan2", tensor="atan2", mint="atan2")
@@ -217,44 +169,32 @@ def arctan2(input, other):
     return atan2(input, other)
 
 
-def _asin(x):
-    c = _core.sqrt(_core.mul(_core.sub(1.0, x), _core.add(x, 1.0)))
-    return _atan2(x, c)
-
-
-def _acos(x):
-    s = _core.sqrt(_core.mul(_core.sub(1.0, x), _core.add(x, 1.0)))
-    return _atan2(s, x)
-
-
 @defop(primitive="Asin", tensor="asin", mint="asin")
 def asin(input):
-    """MindSpore's ops.asin(input) (arcsin): the inverse sine in [−π/2, π/2], NaN outside [−1, 1]; atan2(x,
-    √((1 − x)(1 + x))). Same float dtype. Raises TypeError for a non-Tensor or an integer/bool input."""
-    x = _float_only(input, "asin")
-    return _down(_asin(_up(x)), x.dtype)
+    """MindSpore's ops.asin(input) (arcsin): the inverse sine in [−π/2, π/2], NaN outside [−1, 1]. Same float dtype;
+    one C++ op (Asin: libm's asin, float16/bfloat16 in float32). Raises TypeError for a non-Tensor or an
+    integer/bool input."""
+    return _core.asin(_float_only(input, "asin"))
 
 
 @defop(name="arcsin", tensor="arcsin", mint="arcsin")
 def arcsin(x):
     """MindSpore's ops.arcsin(x): the same as ops.asin."""
-    t = _float_only(x, "arcsin", "x")
-    return _down(_asin(_up(t)), t.dtype)
+    return _core.asin(_float_only(x, "arcsin", "x"))
 
 
 @defop(primitive="ACos", tensor="acos", mint="acos")
 def acos(input):
-    """MindSpore's ops.acos(input) (arccos): the inverse cosine in [0, π], NaN outside [−1, 1]; atan2(√((1 − x)(1 +
-    x)), x). Same float dtype. Raises TypeError for a non-Tensor or an integer/bool input."""
-    x = _float_only(input, "acos")
-    return _down(_acos(_up(x)), x.dtype)
+    """MindSpore's ops.acos(input) (arccos): the inverse cosine in [0, π], NaN outside [−1, 1]. Same float dtype;
+    one C++ op (ACos: libm's acos, float16/bfloat16 in float32). Raises TypeError for a non-Tensor or an
+    integer/bool input."""
+    return _core.acos(_float_only(input, "acos"))
 
 
 @defop(name="arccos", tensor="arccos", mint="arccos")
 def arccos(input):
     """MindSpore's ops.arccos(input): the same as ops.acos."""
-    x = _float_only(input, "arccos")
-    return _down(_acos(_up(x)), x.dtype)
+    return _core.acos(_float_only(input, "arccos"))
 
 
 @defop(tensor="deg2rad")
@@ -281,16 +221,16 @@ def exp2(input):
 
 @defop(tensor="log2", mint="log2")
 def log2(input):
-    """MindSpore's ops.log2(input): log₂ x = ln x / ln 2 (−inf at 0, NaN below), same float dtype. Raises
-    TypeError for a non-Tensor or an integer/bool input."""
-    return _core.div(_core.log(_float_only(input, "log2")), math.log(2.0))
+    """MindSpore's ops.log2(input): log₂ x (−inf at 0, NaN below; exact at powers of two), same float dtype; one
+    C++ op (Log2: libm's log2). Raises TypeError for a non-Tensor or an integer/bool input."""
+    return _core.log2(_float_only(input, "log2"))
 
 
 @defop(tensor="log10", mint="log10")
 def log10(input):
-    """MindSpore's ops.log10(input): log₁₀ x = ln x / ln 10, same float dtype. Raises TypeError for a non-Tensor or
-    an integer/bool input."""
-    return _core.div(_core.log(_float_only(input, "log10")), math.log(10.0))
+    """MindSpore's ops.log10(input): log₁₀ x (−inf at 0, NaN below), same float dtype; one C++ op (Log10: libm's
+    log10). Raises TypeError for a non-Tensor or an integer/bool input."""
+    return _core.log10(_float_only(input, "log10"))
 
 
 def _logaddexp(op, a, b, base2):

@@ -3,9 +3,7 @@ ops.erfc, erfinv, lgamma, digamma, polygamma, zeta, i0, bessel_i0, bessel_i0e, b
 Primitive classes / Tensor methods). Gradients come from the building blocks (so d lgamma = digamma, d i0 = i1 to
 the accuracy of the formulas). float16/bfloat16 compute in float32. Written for Kiln from the textbook formulas:
 
-  erfc(x): 1 − erf(x) for x < 2 (relative error < 1e-13 there), and for x ≥ 2 the continued fraction
-      erfc(x) = e^(−x²)/√π · 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))) (Abramowitz & Stegun 7.1.14), 50 levels
-      (float64; 30 for float32), evaluated bottom-up: relative error < 1e-15 for x ≥ 2.
+  erfc(x): one C++ op (Erfc): libm's erfc in the compute type (accurate in the right tail).
   erfinv(x): one C++ op (Erfinv): M. Giles' single-precision polynomials (GPU Computing Gems, 2011) on float32
       packets (3.6 ulps at most), float64 refined by Newton steps in double (Note [vectorized erfinv], vmath.h).
   lgamma(x): Lanczos' approximation with g = 7 and 9 coefficients (C. Lanczos, SIAM J. Numer. Anal. B 1, 1964;
@@ -70,29 +68,12 @@ def _unary(op, input, fn, ints_ok=False, name="input", wide=False):
 
 # ---------------------------------------------------------------------------------------------- erfc, erfinv
 
-def _erfc_cf(xs):
-    """f(x) = x + (1/2)/(x + 1/(x + ...)) (A&S 7.1.14, bottom-up), so erfc(x) = e^(−x²)/(√π·f(x)), for x >= 2."""
-    f = xs
-    depth = 50 if xs.dtype == mstype.float64 else 30
-    for k in range(depth, 0, -1):
-        f = _core.add(xs, _core.div(k / 2.0, f))
-    return f
-
-
-def _erfc(x):
-    big = _core.greater_equal(x, 2.0)
-    xs = _core.select(big, x, _full_like(x, 2.0))
-    f = _erfc_cf(xs)
-    cf = _core.div(_core.exp(_core.neg(_core.square(xs))), _core.mul(f, math.sqrt(math.pi)))
-    cf = _core.select(_core.equal(xs, math.inf), _core.zeros_like(xs), cf)
-    return _core.select(big, cf, _core.sub(1.0, _core.erf(x)))
-
-
 @defop(primitive="Erfc", tensor="erfc", mint="erfc")
 def erfc(input):
-    """MindSpore's ops.erfc(input): the complementary error function 1 − erf(x), accurate in the right tail (module
-    docstring). Same float dtype. Raises TypeError for a non-Tensor or an integer/bool input."""
-    return _unary("erfc", input, _erfc)
+    """MindSpore's ops.erfc(input): the complementary error function 1 − erf(x), accurate in the right tail; one C++
+    op (Erfc: libm's erfc, float16/bfloat16 computed in float32). Same float dtype. Raises TypeError for a
+    non-Tensor or an integer/bool input."""
+    return _core.erfc(_float_only(input, "erfc"))
 
 
 @defop(primitive="Erfinv", tensor="erfinv", mint="erfinv")

@@ -87,6 +87,27 @@ def _emit_log1p(w, node):
     return [w.node("Log", [w.node("Add", [x, w.const(np.array(1.0), dt)])])]
 
 
+def _emit_expm1(w, node):
+    dt = _out_dtype(w, node)
+    x = w.name_of(node["inputs"][0], as_dtype=dt)
+    return [w.node("Sub", [w.node("Exp", [x]), w.const(np.array(1.0), dt)])]
+
+
+def _log_base(base):
+    """log_base(x) as Div(Log(x), ln base) (ONNX has no Log2/Log10)."""
+    def emit(w, node):
+        dt = _out_dtype(w, node)
+        x = w.name_of(node["inputs"][0], as_dtype=dt)
+        return [w.node("Div", [w.node("Log", [x]), w.const(np.array(np.log(base)), dt)])]
+    return emit
+
+
+def _emit_erfc(w, node):
+    dt = _out_dtype(w, node)
+    x = w.name_of(node["inputs"][0], as_dtype=dt)
+    return [w.node("Sub", [w.const(np.array(1.0), dt), w.node("Erf", [x])])]
+
+
 def _emit_floor_div(w, node):
     dt = _out_dtype(w, node)
     a, b = (w.name_of(i, as_dtype=dt) for i in node["inputs"])
@@ -460,6 +481,10 @@ EMITTERS = {
     "Square": _emit_square, "Erf": _same("Erf"), "Erfinv": _emit_erfinv, "Atan2": _emit_atan2, "ReLU": _same("Relu"), "Sigmoid": _same("Sigmoid"),
     "Tanh": _same("Tanh"), "GeLU": _emit_gelu, "Cast": _emit_cast, "Cos": _same("Cos"), "Sin": _same("Sin"),
     "Floor": _same("Floor"), "Ceil": _same("Ceil"), "Log1p": _emit_log1p,
+    "ACos": _same("Acos"), "Asin": _same("Asin"), "Atan": _same("Atan"), "Sinh": _same("Sinh"),
+    "Cosh": _same("Cosh"), "Tan": _same("Tan"), "Asinh": _same("Asinh"), "Acosh": _same("Acosh"),
+    "Atanh": _same("Atanh"), "Expm1": _emit_expm1, "Log2": _log_base(2.0), "Log10": _log_base(10.0),
+    "Erfc": _emit_erfc,
     "Softmax": _softmax("Softmax"), "LogSoftmax": _softmax("LogSoftmax"),
     "ReduceSum": _reduce("ReduceSum"), "ReduceMean": _reduce("ReduceMean"), "ReduceMax": _reduce("ReduceMax"),
     "ReduceMin": _reduce("ReduceMin"), "ReduceProd": _reduce("ReduceProd"),

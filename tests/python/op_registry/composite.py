@@ -422,13 +422,13 @@ def _trig(name, cname, ref, low=-2.0, high=2.0, **kw):
                     differentiable=True, **kw))
 
 
-_trig("expm1", "Exp", np.expm1)
-_trig("sinh", "Exp", np.sinh)
-_trig("cosh", "Exp", np.cosh)
-_trig("tan", "Sin", np.tan, -1.2, 1.2)
-_trig("asinh", "Log1p", np.arcsinh, -3.0, 3.0)
-_trig("acosh", "Log1p", np.arccosh, 1.1, 4.0)
-_trig("atanh", "Log1p", np.arctanh, -0.9, 0.9)
+_trig("expm1", "Expm1", np.expm1)
+_trig("sinh", "Sinh", np.sinh)
+_trig("cosh", "Cosh", np.cosh)
+_trig("tan", "Tan", np.tan, -1.2, 1.2)
+_trig("asinh", "Asinh", np.arcsinh, -3.0, 3.0)
+_trig("acosh", "Acosh", np.arccosh, 1.1, 4.0)
+_trig("atanh", "Atanh", np.arctanh, -0.9, 0.9)
 
 
 def _np_tensor_scatter_add(x, updates, indices, sign=1):

@@ -322,7 +322,7 @@ register(OpInfo("nn.SiLU", ("Mul", "Sigmoid"), _cell(kiln.nn.SiLU), lambda x: x 
                 FLOATS, differentiable=True))
 register(OpInfo("nn.FastGelu", ("Mul", "Sigmoid"), _cell(kiln.nn.FastGelu), lambda x: x * np_sigmoid(1.702 * x),
                 _act_samples, FLOATS, differentiable=True, tol={F16: (4e-3, 4e-3)}))
-register(OpInfo("nn.ELU", ("Select", "Exp", "Greater"), _cell(kiln.nn.ELU), _np_elu, _act_samples, FLOATS,
+register(OpInfo("nn.ELU", ("Select", "Expm1", "Greater"), _cell(kiln.nn.ELU), _np_elu, _act_samples, FLOATS,
                 differentiable=True, tol={F16: (3e-3, 3e-3)}, notes="alpha = 1: the derivative is 1 at 0 from both sides"))
 register(OpInfo("nn.LeakyReLU", ("Mul", "Maximum"), _cell(kiln.nn.LeakyReLU, 0.2), _np_leaky_relu,
                 _act_samples, FLOATS, differentiable=True, kinks={0.0: 0.6},

@@ -25,10 +25,10 @@ _SELU_A, _SELU_S = 1.6732632423543772848170429916717, 1.050700987355480493419334
 _F16_LOOSE = {F16: (4e-3, 4e-3)}
 
 _act("celu", lambda x: ops.celu(x, 2.0), lambda x: np.where(x > 0, x, 2.0 * np.expm1(np.minimum(x, 0) / 2.0)),
-     ("Select", "Exp", "Div"), tol=_F16_LOOSE, notes="alpha = 2; gradient exp(x/α) below 0, 1 at 0 from both sides")
-_act("elu", ops.elu, lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0))), ("Select", "Exp"), tol=_F16_LOOSE)
+     ("Select", "Expm1", "Div"), tol=_F16_LOOSE, notes="alpha = 2; gradient exp(x/α) below 0, 1 at 0 from both sides")
+_act("elu", ops.elu, lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0))), ("Select", "Expm1"), tol=_F16_LOOSE)
 _act("selu", ops.selu, lambda x: _SELU_S * np.where(x > 0, x, _SELU_A * np.expm1(np.minimum(x, 0))),
-     ("Select", "Exp", "Mul"), tol=_F16_LOOSE, kinks={0.0: _SELU_S},
+     ("Select", "Expm1", "Mul"), tol=_F16_LOOSE, kinks={0.0: _SELU_S},
      notes="gradient scale at 0 (the x ≥ 0 branch, as MindSpore 2.10)")
 _act("silu", ops.silu, lambda x: x * np_sigmoid(x), ("Mul", "Sigmoid"), tol=_F16_LOOSE)
 _act("mish", ops.mish, lambda x: x * np.tanh(np.logaddexp(0, x)), ("Mul", "Tanh", "Log1p"), tol=_F16_LOOSE)
