@@ -127,8 +127,9 @@ register(OpInfo("operator.floordiv_mod", ("FloorDiv", "FloorMod"), lambda x, y: 
 register(OpInfo("operator.compare", ("Less", "GreaterEqual", "Equal", "NotEqual"),
                 lambda x, y: (x < y, x >= y, x == y, x != y),
                 lambda x, y: (x < y, x >= y, x == y, x != y), _cmp_samples, (F32, I32)))
-register(OpInfo("operator.logic", ("LogicalAnd", "LogicalOr", "LogicalXor"),
-                lambda x, y: (x & y, x | y, x ^ y), lambda x, y: (x & y, x | y, x ^ y), _cmp_samples, (BOOL,)))
+# Tensor's &, |, ^ are MindSpore's BitwiseAnd/Or/Xor: logical on Bool, bitwise on integers (NumPy's operators too).
+register(OpInfo("operator.bitwise", ("BitwiseAnd", "BitwiseOr", "BitwiseXor"),
+                lambda x, y: (x & y, x | y, x ^ y), lambda x, y: (x & y, x | y, x ^ y), _cmp_samples, (BOOL, I32)))
 register(OpInfo("operator.neg", ("Neg",), lambda x: -x, np.negative, unary_samples(), (F32, I32),
                 differentiable=True))
 
