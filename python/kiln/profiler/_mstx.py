@@ -21,8 +21,20 @@ _ENABLED = []  # the mstx-enabled recording Profilers' event lists (managed by P
 _LOCK = threading.Lock()
 
 
+def _enable(events):
+    """Records marks and ranges into `events` too (a recording Profiler made with mstx=True)."""
+    with _LOCK:
+        _ENABLED.append(events)
+
+
+def _disable(events):
+    with _LOCK:
+        _ENABLED[:] = [s for s in _ENABLED if s is not events]
+
+
 def _sinks():
-    ids = {id(s) for s in _ENABLED}
+    with _LOCK:
+        ids = {id(s) for s in _ENABLED}
     return [s for s in _trace._SINKS if id(s) in ids]
 
 

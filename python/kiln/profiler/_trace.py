@@ -15,6 +15,7 @@ _LOCK = threading.Lock()
 _SINKS = ()  # the event lists of the recording Profilers
 _SAVED = []  # (owner, attribute name, original) of the installed hooks
 _EPOCH_NS = time.time_ns() - time.perf_counter_ns()
+NAMES = {}  # native thread id -> thread name, of the threads that recorded events
 
 
 def now():
@@ -31,7 +32,11 @@ def emit(name, cat, t0, t1, args=None, tid=None):
     """Appends one complete event to every recording Profiler (no effect when none records)."""
     sinks = _SINKS
     if sinks:
-        ev = (name, cat, threading.get_native_id() if tid is None else tid, t0, t1, args)
+        if tid is None:
+            tid = threading.get_native_id()
+            if tid not in NAMES:  # the thread's name, for the trace's track (the thread may be gone by then)
+                NAMES[tid] = threading.current_thread().name
+        ev = (name, cat, tid, t0, t1, args)
         for s in sinks:
             s.append(ev)
 

@@ -172,7 +172,7 @@ class Profiler:
         _core._profiler_enable()
         _trace.add_sink(self._session.events)
         if self._mstx:
-            _mstx_mod._ENABLED.append(self._session.events)
+            _mstx_mod._enable(self._session.events)
         self._open_window()
 
     def _stop(self):
@@ -180,7 +180,7 @@ class Profiler:
             return
         self._close_window()
         if self._mstx:
-            _mstx_mod._ENABLED[:] = [s for s in _mstx_mod._ENABLED if s is not self._session.events]
+            _mstx_mod._disable(self._session.events)
         _trace.remove_sink(self._session.events)
         _core._profiler_disable()
         self._recording = False
@@ -486,7 +486,8 @@ def _trace_json(s):
         return round((ns - origin) / 1000.0, 3)
 
     pid = os.getpid()
-    names = {t.native_id: t.name for t in threading.enumerate()}
+    names = dict(_trace.NAMES)
+    names.update((t.native_id, t.name) for t in threading.enumerate())
     meta, ev = [], []
 
     def proc(p, name, sort):
