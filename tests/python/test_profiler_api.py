@@ -376,3 +376,23 @@ def test_profile_class(tmp_path):
     events = _trace_of(str(tmp_path))  # one period: step 0
     assert [e["name"] for e in events if e.get("cat") == "mstx"] == ["step"]
     assert {e["name"] for e in events if e.get("cat") == "kernel"} == {"Sigmoid"}
+
+
+def test_trace_png_draws_a_trace(tmp_path):
+    pytest.importorskip("matplotlib")
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("trace_png", os.path.join(os.path.dirname(__file__), "..", "..",
+                                                                            "tools", "trace_png.py"))
+    trace_png = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(trace_png)
+    step = _train_step()
+    with Profiler(output_path=str(tmp_path / "prof")) as prof:
+        for _ in range(3):
+            step()
+            prof.step()
+    prof.analyse()
+    trace = glob.glob(str(tmp_path / "prof" / "*_ascend_ms" / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"))[0]
+    n = trace_png.render(trace, str(tmp_path / "t.png"), steps=(1, 2))
+    assert n > 10 and (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(SystemExit, match="no ProfilerStep#7"):
+        trace_png.render(trace, str(tmp_path / "u.png"), steps=(7, 8))
