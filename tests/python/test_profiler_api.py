@@ -361,15 +361,22 @@ def test_module_paths_and_launch_blocking():
 
 
 def test_profile_class(tmp_path):
-    from kiln.profiler import profile
-
-    class _Config:  # MindSpore's _ExperimentalConfig carries mstx
-        mstx = True
+    from kiln.profiler import AicoreMetrics, ExportType, _ExperimentalConfig, profile
+    config = _ExperimentalConfig(profiler_level=ProfilerLevel.Level1, aic_metrics=AicoreMetrics.AiCoreNone,
+                                 l2_cache=False, mstx=True, data_simplification=False, export_type=[ExportType.Text],
+                                 mstx_domain_exclude=["noisy"])
+    assert config.mstx is True and config.mstx_domain_exclude == ["noisy"]
+    assert _ExperimentalConfig(mstx=1).mstx == 1  # kept as given (MindSpore 2.10's); the Profiler resets it
+    with Profiler(experimental_config=_ExperimentalConfig(mstx=1, mstx_domain_include="x")) as p:
+        assert p._mstx is False and p._mstx_domains == ((), ())
     x = kiln.Tensor(np.ones((2, 2), np.float32))
     with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=0, active=1, repeat=1),
-                 on_trace_ready=tensorboard_trace_handler(str(tmp_path)), experimental_config=_Config()) as prof:
+                 on_trace_ready=tensorboard_trace_handler(str(tmp_path)), experimental_config=config) as prof:
+        assert prof.profiler_level is ProfilerLevel.Level1
         for _ in range(3):
             rid = mstx.range_start("step")
+            assert mstx.range_start("skipped", None, "noisy") == 0  # an excluded domain
+            mstx.mark("dropped", None, "noisy")
             ops.sigmoid(x)
             mstx.range_end(rid)
             prof.step()

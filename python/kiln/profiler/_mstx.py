@@ -17,24 +17,25 @@ __all__ = ["mstx"]
 
 _IDS = itertools.count(1)
 _OPEN = {}  # range id -> (message, domain, start ns, thread id)
-_ENABLED = []  # the mstx-enabled recording Profilers' event lists (managed by Profiler)
+_ENABLED = []  # (event list, domains included, domains excluded) of the mstx-enabled recording Profilers
 _LOCK = threading.Lock()
 
 
-def _enable(events):
-    """Records marks and ranges into `events` too (a recording Profiler made with mstx=True)."""
+def _enable(events, include=(), exclude=()):
+    """Records marks and ranges into `events` too (a recording Profiler made with mstx=True): only the domains in
+    `include` when it is not empty, else all but those in `exclude`."""
     with _LOCK:
-        _ENABLED.append(events)
+        _ENABLED.append((events, tuple(include), tuple(exclude)))
 
 
 def _disable(events):
     with _LOCK:
-        _ENABLED[:] = [s for s in _ENABLED if s is not events]
+        _ENABLED[:] = [e for e in _ENABLED if e[0] is not events]
 
 
-def _sinks():
+def _sinks(domain):
     with _LOCK:
-        ids = {id(s) for s in _ENABLED}
+        ids = {id(ev) for ev, inc, exc in _ENABLED if (domain in inc if inc else domain not in exc)}
     return [s for s in _trace._SINKS if id(s) in ids]
 
 
@@ -54,9 +55,9 @@ class mstx:
     @staticmethod
     def mark(message, stream=None, domain="default"):
         """Records an instant event named `message` (returns None)."""
-        sinks = _sinks() if _ENABLED else ()
-        if not sinks or not _valid("mark", message, domain):
+        if not _ENABLED or not _valid("mark", message, domain):
             return
+        sinks = _sinks(domain)
         t = _trace.now()
         ev = (message, "mstx", threading.get_native_id(), t, None, {"domain": domain})
         for s in sinks:
@@ -65,7 +66,7 @@ class mstx:
     @staticmethod
     def range_start(message, stream=None, domain="default"):
         """Opens a range named `message`; returns its id (an int > 0), or 0 when nothing records."""
-        if not _ENABLED or not _sinks() or not _valid("range_start", message, domain):
+        if not _ENABLED or not _valid("range_start", message, domain) or not _sinks(domain):
             return 0
         rid = next(_IDS)
         with _LOCK:
@@ -82,5 +83,5 @@ class mstx:
             return
         message, dom, t0, tid = item
         ev = (message, "mstx_range", tid, t0, t1, {"domain": dom, "range_id": range_id})
-        for s in _sinks():
+        for s in _sinks(dom):
             s.append(ev)

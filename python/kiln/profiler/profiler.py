@@ -29,6 +29,7 @@ from .. import log as _log
 from . import _trace
 from . import _mstx as _mstx_mod
 from .common import ProfilerActivity, ProfilerLevel
+from .experimental_config import _ExperimentalConfig, _checked as _checked_config
 from .schedule import ProfilerAction, Schedule, _default_schedule_fn
 
 __all__ = ["Profiler", "profile", "tensorboard_trace_handler"]
@@ -91,6 +92,8 @@ class Profiler:
         on_trace_ready (callable): called with this Profiler when a scheduled period ends, e.g.
             `tensorboard_trace_handler(dir)`. Default None.
         mstx (bool): record `mstx` marks and ranges. Default False.
+        experimental_config (_ExperimentalConfig): its `mstx` (or-ed with `mstx`), `mstx_domain_include` /
+            `mstx_domain_exclude` and `profiler_level` (unless given) are used. Default None.
         profiler_level (ProfilerLevel), activities (list of ProfilerActivity): accepted; Kiln records the same
             events for all.
 
@@ -140,8 +143,19 @@ class Profiler:
         if ready is not None and not callable(ready):
             _log.warning("For Profiler, on_trace_ready value is Invalid, reset to None.")
             ready = None
+        exp = kwargs.get("experimental_config")
+        if exp is not None and not isinstance(exp, _ExperimentalConfig):
+            _log.warning("For Profiler, experimental_config value is Invalid, reset to None.")
+            exp = None
         self.profiler_level, self.activities = level, list(acts)
         self._mstx = kwargs.get("mstx", False)
+        self._mstx_domains = ((), ())
+        if exp is not None:
+            exp_level, exp_mstx, include, exclude = _checked_config(exp)
+            if "profiler_level" not in kwargs:
+                self.profiler_level = exp_level
+            self._mstx = self._mstx or exp_mstx
+            self._mstx_domains = (include, exclude)
         self._output_path = os.path.abspath(output_path)
         self._on_trace_ready = ready
         self.schedule_arg = kwargs.get("schedule")
@@ -172,7 +186,7 @@ class Profiler:
         _core._profiler_enable()
         _trace.add_sink(self._session.events)
         if self._mstx:
-            _mstx_mod._enable(self._session.events)
+            _mstx_mod._enable(self._session.events, *self._mstx_domains)
         self._open_window()
 
     def _stop(self):
@@ -575,16 +589,16 @@ class profile(Profiler):
     parallel_strategy=False, start_profile=True, hbm_ddr=False, pcie=False, sync_enable=True, record_shapes=False,
     schedule=None, on_trace_ready=None, experimental_config=None): MindSpore 2.10's newer profiler class, a
     Profiler with these keywords (its results go to `on_trace_ready`; `analyse()` writes under "./data").
-    `experimental_config` may carry `mstx=True` (an object with an `mstx` attribute, MindSpore's
-    _ExperimentalConfig)."""
+    `experimental_config` (a `_ExperimentalConfig`) may turn on mstx and filter its domains."""
 
     def __init__(self, activities=None, with_stack=False, profile_memory=False, data_process=False,
                  parallel_strategy=False, start_profile=True, hbm_ddr=False, pcie=False, sync_enable=True,
                  record_shapes=False, schedule=None, on_trace_ready=None, experimental_config=None):
         kw = dict(with_stack=with_stack, profile_memory=profile_memory, data_process=data_process,
                   parallel_strategy=parallel_strategy, start_profile=start_profile, hbm_ddr=hbm_ddr, pcie=pcie,
-                  sync_enable=sync_enable, record_shapes=record_shapes, on_trace_ready=on_trace_ready,
-                  mstx=bool(getattr(experimental_config, "mstx", False)))
+                  sync_enable=sync_enable, record_shapes=record_shapes, on_trace_ready=on_trace_ready)
+        if experimental_config is not None:
+            kw["experimental_config"] = experimental_config
         if activities is not None:
             kw["activities"] = activities
         if schedule is not None:
