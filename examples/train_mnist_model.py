@@ -6,8 +6,11 @@ std=(0.3081,)) -> vision.HWC2CHW on the images, transforms.TypeCast(int32) on th
 ReLU). Training: Model(net, SoftmaxCrossEntropyWithLogits(sparse), Adam(lr 0.003),
 metrics={"accuracy"}).train with LossMonitor, TimeMonitor, ModelCheckpoint (one checkpoint per epoch, the last 2
 kept), with --progress (the default) Kiln's progress bar, and with --summary DIR a SummaryCollector writing the loss,
-learning rate, input images and weight histograms every 10 steps as TensorBoard files (`tensorboard --logdir DIR`). Then the last checkpoint is loaded into a fresh
-LeNet-5 and Model.eval measures the test accuracy.
+learning rate, input images and weight histograms every 10 steps as TensorBoard files (`tensorboard --logdir DIR`),
+and with --profile DIR a mindspore.profiler.Profiler around the training (one step per batch) writing its trace and
+op tables under DIR (open DIR/*_ascend_ms/ASCEND_PROFILER_OUTPUT/trace_view.json in https://ui.perfetto.dev;
+docs/profiling.md). Then the last checkpoint is loaded into a fresh LeNet-5 and Model.eval measures the test
+accuracy.
 
 Data: without --data, MNIST-format files are written from scikit-learn's handwritten digits upscaled to 28x28
 (examples/mnist_files.py: 1,500 training and 297 test images). With --data DIR, DIR holds MNIST's four files
@@ -16,6 +19,7 @@ MNIST.
 
     python examples/train_mnist_model.py [--epochs 5] [--mode pynative|graph] [--sink] [--data DIR]
                                          [--ckpt-dir DIR] [--no-progress] [--seed 1] [--summary DIR]
+                                         [--profile DIR]
 
 The last line printed is `RESULT accuracy=<float> ...`; the exit status is 1 when the accuracy is below 0.90.
 """
@@ -96,6 +100,8 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--summary", metavar="DIR", default=None,
                         help="write TensorBoard summaries (SummaryCollector, every 10 steps) into DIR")
+    parser.add_argument("--profile", metavar="DIR", default=None,
+                        help="profile the training (mindspore.profiler.Profiler) and write the trace into DIR")
     args = parser.parse_args(argv)
     if args.epochs < 1 or args.batch_size < 1:
         parser.error(f"--epochs and --batch-size must be >= 1, got {args.epochs} and {args.batch_size}")
@@ -136,9 +142,24 @@ def main(argv=None):
             from kiln.train import SummaryCollector
             callbacks.append(SummaryCollector(args.summary, collect_freq=10))
 
+        profiler = None
+        if args.profile:
+            from kiln.profiler import Profiler
+            from kiln.train.callback import Callback
+
+            class ProfilerStep(Callback):
+                """Ends one profiler step per training step (the per-step view of the trace)."""
+
+                def on_train_step_end(self, run_context):
+                    profiler.step()
+            profiler = Profiler(output_path=args.profile)
+            callbacks.append(ProfilerStep())
         start = time.perf_counter()
         model.train(args.epochs, train_ds, callbacks=callbacks, dataset_sink_mode=args.sink)
         train_seconds = time.perf_counter() - start
+        if profiler is not None:
+            profiler.analyse()
+            print(f"profile: {profiler.output_dir}")
 
         ckpt_file = ckpt_cb.latest_ckpt_file_name
         print(f"checkpoint: {ckpt_file}")

@@ -45,6 +45,9 @@ def test_reaches_90_percent_after_checkpoint_round_trip(mode, sink, own_data, mn
     summary = mode == "graph" and not sink  # one run also writes TensorBoard summaries (issue 26)
     if summary:
         args += ["--summary", str(tmp_path / "summary")]
+    profile = mode == "pynative"  # and one is profiled (issue 26): a trace with every step's phases
+    if profile:
+        args += ["--profile", str(tmp_path / "prof")]
     if not own_data:  # the pynative run writes its own digits files (no --data), the others share one copy
         args += ["--data", mnist_dir]
     rc, out = run(*args)
@@ -61,6 +64,25 @@ def test_reaches_90_percent_after_checkpoint_round_trip(mode, sink, own_data, mn
     assert len(re.findall(r"^epoch: \d+ step: \d+, loss is ", out, re.M)) == 5, out
     if summary:
         check_summaries(tmp_path / "summary")
+    if profile:
+        check_profile(tmp_path / "prof")
+
+
+def check_profile(prof_dir):
+    """The Profiler's trace of the 115 training steps: each step's dataset read, forward, backward and optimizer."""
+    from test_profiler_api import _trace_of
+    events = _trace_of(str(prof_dir))
+    count = {}
+    for e in events:
+        if e["ph"] == "X":
+            count[e["name"]] = count.get(e["name"], 0) + 1
+    for name in ("TrainOneStepCell", "WithLossCell", "Backward", "Adam"):
+        assert count.get(name, 0) >= 115, (name, count.get(name))
+    assert count["Dataset.next"] >= 115
+    steps = [e["name"] for e in events if e.get("cat") == "step"]
+    assert steps[:115] == [f"ProfilerStep#{i}" for i in range(115)]
+    kernels = {e["name"] for e in events if e.get("cat") == "kernel"}
+    assert {"Conv2D", "Conv2DBackpropFilter", "Adam"} <= kernels
 
 
 def check_summaries(summary_dir):

@@ -13,10 +13,11 @@ from .memory import (
 )
 from .profiler import OpProfile, is_profiling, profile
 from .cpu import cpu_info
+from .executor import launch_blocking
 
 __all__ = [
     "empty_cache", "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
     "memory_stats", "memory_summary", "reset_peak_memory_stats", "reset_max_memory_allocated",
     "reset_max_memory_reserved", "set_cache_limit", "profile", "OpProfile", "is_profiling",
-    "cpu_info",
+    "cpu_info", "launch_blocking",
 ]
