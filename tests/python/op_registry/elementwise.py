@@ -129,7 +129,9 @@ register(OpInfo("operator.compare", ("Less", "GreaterEqual", "Equal", "NotEqual"
                 lambda x, y: (x < y, x >= y, x == y, x != y), _cmp_samples, (F32, I32)))
 # Tensor's &, |, ^ are MindSpore's BitwiseAnd/Or/Xor: logical on Bool, bitwise on integers (NumPy's operators too).
 register(OpInfo("operator.bitwise", ("BitwiseAnd", "BitwiseOr", "BitwiseXor"),
-                lambda x, y: (x & y, x | y, x ^ y), lambda x, y: (x & y, x | y, x ^ y), _cmp_samples, (BOOL, I32)))
+                lambda x, y: (x & y, x | y, x ^ y), lambda x, y: (x & y, x | y, x ^ y),
+                lambda dtype, rng: (s for s in _cmp_samples(dtype, rng) if "python float" not in s.desc),
+                (BOOL, I32)))  # (a float operand is MindSpore's TypeError: tests/python/test_bitwise_ops.py)
 register(OpInfo("operator.neg", ("Neg",), lambda x: -x, np.negative, unary_samples(), (F32, I32),
                 differentiable=True))
 
