@@ -141,6 +141,23 @@ class MnistDataset(_ImageLabelArrays):
         return np.concatenate(images), np.concatenate(labels)
 
 
+def _cifar_records(op, folder, files, n_labels):
+    """The CIFAR binary records of `files` in `folder`: `n_labels` label bytes, then a CHW 3x32x32 uint8 image.
+    Returns (images uint8 (N, 32, 32, 3) HWC, labels uint32 (N, n_labels)). RuntimeError naming `op` for a file
+    whose size is not a multiple of the record."""
+    record = n_labels + 3072
+    recs = []
+    for n in files:
+        raw = np.fromfile(os.path.join(folder, n), dtype=np.uint8)
+        if raw.size % record:
+            raise RuntimeError(f"{op}: Invalid file, {n} has {raw.size} bytes, not a multiple of the {record}-byte "
+                               "record.")
+        recs.append(raw.reshape(-1, record))
+    r = np.concatenate(recs)
+    images = np.ascontiguousarray(r[:, n_labels:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))
+    return images, r[:, :n_labels].astype(np.uint32)
+
+
 class Cifar10Dataset(_ImageLabelArrays):
     """The CIFAR-10 binary batches in `dataset_dir`: data_batch_1.bin ... data_batch_5.bin (train) and test_batch.bin
     (test); each record is 1 label byte then 3072 bytes of a CHW 3x32x32 image.
@@ -173,16 +190,8 @@ class Cifar10Dataset(_ImageLabelArrays):
         if not files:
             raise RuntimeError(f"Cifar10Dataset: Invalid file, no {self.usage} batch file (data_batch_*.bin / "
                                f"test_batch.bin) in {self.dataset_dir}.")
-        recs = []
-        for n in files:
-            raw = np.fromfile(os.path.join(self.dataset_dir, n), dtype=np.uint8)
-            if raw.size % 3073:
-                raise RuntimeError(f"Cifar10Dataset: Invalid file, {n} has {raw.size} bytes, not a multiple of the "
-                                   "3073-byte record.")
-            recs.append(raw.reshape(-1, 3073))
-        r = np.concatenate(recs)
-        images = np.ascontiguousarray(r[:, 1:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))
-        return images, r[:, 0].astype(np.uint32)
+        images, labels = _cifar_records("Cifar10Dataset", self.dataset_dir, files, 1)
+        return images, labels[:, 0]
 
 
 class Cifar100Dataset(_ImageLabelArrays):
@@ -223,16 +232,7 @@ class Cifar100Dataset(_ImageLabelArrays):
         if not files:
             raise RuntimeError(f"Cifar100Dataset: Invalid file, no {self.usage} file (train.bin / test.bin) in "
                                f"{self.dataset_dir}.")
-        recs = []
-        for n in files:
-            raw = np.fromfile(os.path.join(self.dataset_dir, n), dtype=np.uint8)
-            if raw.size % 3074:
-                raise RuntimeError(f"Cifar100Dataset: Invalid file, {n} has {raw.size} bytes, not a multiple of the "
-                                   "3074-byte record.")
-            recs.append(raw.reshape(-1, 3074))
-        r = np.concatenate(recs)
-        images = np.ascontiguousarray(r[:, 2:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))
-        return images, r[:, :2].astype(np.uint32)
+        return _cifar_records("Cifar100Dataset", self.dataset_dir, files, 2)
 
 
 def decode_image(data):
