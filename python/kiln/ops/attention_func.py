@@ -59,6 +59,18 @@ def _is_float(t):
     return mstype.is_float(t.dtype)
 
 
+def _split_heads(t, static, name, bh, head_dim):
+    """Keys or values (S, N, E) as (N·heads, S, head_dim); or `static` (that shape already), checked, in their place.
+    ValueError (MindSpore's text) when `static` has another batch·heads or head size."""
+    if static is None:
+        return _core.transpose(_core.reshape(t, [t.shape[0], bh, head_dim]), [1, 0, 2])
+    if static.shape[0] != bh:
+        raise ValueError(f"The shape[0] of `{name}` should be {bh}, but got {static.shape[0]}")
+    if static.shape[2] != head_dim:
+        raise ValueError(f"The shape[2] of `{name}` should be {head_dim}, but got {static.shape[2]}")
+    return static
+
+
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
                                  bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
                                  training=True, key_padding_mask=None, attn_mask=None, use_separate_proj_weight=False,
@@ -201,22 +213,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
 
     bh = bsz * num_heads
     q = _core.transpose(_core.reshape(q, [tgt_len, bh, head_dim]), [1, 0, 2])
-    if static_k is None:
-        k = _core.transpose(_core.reshape(k, [k.shape[0], bh, head_dim]), [1, 0, 2])
-    else:
-        if static_k.shape[0] != bh:
-            raise ValueError(f"The shape[0] of `static_k` should be {bh}, but got {static_k.shape[0]}")
-        if static_k.shape[2] != head_dim:
-            raise ValueError(f"The shape[2] of `static_k` should be {head_dim}, but got {static_k.shape[2]}")
-        k = static_k
-    if static_v is None:
-        v = _core.transpose(_core.reshape(v, [v.shape[0], bh, head_dim]), [1, 0, 2])
-    else:
-        if static_v.shape[0] != bh:
-            raise ValueError(f"The shape[0] of `static_v` should be {bh}, but got {static_v.shape[0]}")
-        if static_v.shape[2] != head_dim:
-            raise ValueError(f"The shape[2] of `static_v` should be {head_dim}, but got {static_v.shape[2]}")
-        v = static_v
+    k = _split_heads(k, static_k, "static_k", bh, head_dim)
+    v = _split_heads(v, static_v, "static_v", bh, head_dim)
 
     if add_zero_attn:
         k = _core.concat([k, _core.full([bh, 1, head_dim], 0.0, k.dtype)], 1)
