@@ -170,3 +170,4 @@ def test_onnx_export_runs_in_onnxruntime(tmp_path):
     got = sess.run(None, {i.name: x.asnumpy() for i, x in zip(sess.get_inputs(), (a, b))})
     for g, w in zip(got, fn(a, b)):
         np.testing.assert_array_equal(g, w.asnumpy())
+

@@ -750,3 +750,10 @@ def test_fused_sparse_optimizer_errors():  # MindSpore 2.10's exception types fo
         P.FusedSparseAdam()(var, m, v, *args, Tensor(SG), Tensor(np.array([0.0, 2.0], np.float32)))
     with pytest.raises(ValueError, match="indices"):
         P.FusedSparseAdam()(var, m, v, *args, Tensor(SG), Tensor(np.array([0, 3], np.int32)))
+
+
+def test_repeated_axis_error_names_the_values():
+    """A repeated reduction axis is named by its values, not its type (a tester's report: 'tuple (int, int)')."""
+    x = Tensor(np.ones((2, 3), np.float32))
+    with pytest.raises(ValueError, match=r"\(0, -2\).*axes \[0, 0\]"):
+        ops.LpNorm(axis=[0, -2], p=2)(x)

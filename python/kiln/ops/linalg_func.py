@@ -252,7 +252,8 @@ def _axis_list(op, axes, ndim, name):
             raise ValueError(f"For '{op}', {name} axis {_got(ax)} is out of range for a tensor with {ndim} dims.")
         out.append(int(ax) % ndim)
     if len(set(out)) != len(out):
-        raise ValueError(f"For '{op}', {name} axes {_got(axes)} repeat an axis.")
+        raise ValueError(f"For '{op}', {name} axes {tuple(int(a) for a in axes)} repeat an axis (axes {out} of a "
+                         f"tensor with {ndim} dims).")
     return out
 
 

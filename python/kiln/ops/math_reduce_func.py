@@ -49,7 +49,8 @@ def _axes(op, axis, ndim, name="axis"):
             raise ValueError(f"For '{op}', '{name}' {a} is out of range [{-n}, {n}) for a tensor with {ndim} dims.")
         out.append(int(a) % n)
     if len(set(out)) != len(out):
-        raise ValueError(f"For '{op}', '{name}' repeats an axis: {_got(axis)}.")
+        raise ValueError(f"For '{op}', '{name}' must not repeat an axis, but got {tuple(int(a) for a in raw)} "
+                         f"(axes {out} of a tensor with {ndim} dims).")
     return sorted(out) if ndim else []
 
 
