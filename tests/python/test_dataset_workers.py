@@ -182,6 +182,41 @@ def test_ctrl_c_stops_cleanly_without_orphans():
     assert wait_gone(pids) == []
 
 
+CTRL_C_STRESS = """
+import os, random, signal, sys, threading
+signal.signal(signal.SIGINT, signal.default_int_handler)
+from kiln.dataset.engine.workers import OrderedPool
+def work(x):
+    return x * 2
+random.seed(0)
+caught = 0
+for trial in range(int(sys.argv[2])):
+    pool = OrderedPool(work, 2, sys.argv[1] == "processes", 8, "map")
+    timer = threading.Timer(random.uniform(0.001, 0.03), os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        for _ in pool.imap(range(10**9)):
+            pass
+    except KeyboardInterrupt:
+        caught += 1
+    finally:
+        timer.join()
+        pool.close()
+print("caught", caught, flush=True)
+"""
+
+
+@pytest.mark.parametrize("kind,trials", [("threads", 100), ("processes", 150)])
+def test_ctrl_c_at_any_moment_never_leaves_an_executor_lock_held(kind, trials):
+    # Ctrl-C at random moments of many pipelines: before the fix, one landed between a lock's acquisition and its
+    # `with` block inside concurrent.futures/queue within a few dozen trials, and the process then hung at exit
+    # (or the KeyboardInterrupt escaped the consumer's try block from inside pool.close()).
+    p = subprocess.run([sys.executable, "-c", CTRL_C_STRESS, kind, str(trials)], capture_output=True, text=True,
+                       env=subprocess_env(), timeout=120)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.split() == ["caught", str(trials)], (p.stdout, p.stderr[-3000:])
+
+
 KILN_IN_WORKER = """
 import numpy as np
 import kiln, kiln.dataset as ds

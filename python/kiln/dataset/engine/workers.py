@@ -8,7 +8,10 @@ elsewhere (then the function must be picklable). At most `window` items are in f
 back in input order. A failure in the function comes back as its formatted traceback and is raised in the caller as
 RuntimeError with that text; a worker process that dies (crash, os._exit, kill) raises RuntimeError instead of
 hanging. Workers ignore SIGINT, so Ctrl-C reaches only the main process, whose iterator shuts the pool down; pools
-still open at interpreter exit are shut down by an atexit hook. A worker exits by itself when the process that
+still open at interpreter exit are shut down by an atexit hook. The main thread's calls into the executor run with
+Ctrl-C deferred (`_SigintDeferred`): a KeyboardInterrupt raised between a lock's acquisition and its `with` block
+inside `concurrent.futures` or `queue` leaves that lock held, and the executor's manager thread, and with it the
+interpreter's exit, then waits forever. A worker exits by itself when the process that
 started it dies, even by SIGKILL (see `_die_with_parent`), so no worker outlives its pipeline."""
 import atexit
 import collections
@@ -25,6 +28,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
+_POLL_S = 0.1  # how long a Ctrl-C can wait while the main thread waits for a row (see _SigintDeferred)
 _live = weakref.WeakSet()
 _live_lock = threading.Lock()
 _worker_fn = None  # the function, in a worker process
@@ -69,6 +73,42 @@ def _die_with_parent(parent_pid, parent_main_ident):
         os._exit(1)
 
     threading.Thread(target=watch, name="kiln-parent-watch", daemon=True).start()
+
+
+class _SigintDeferred:
+    """Context manager: in the main thread, a SIGINT that arrives inside the block runs its Python handler (by
+    default, raises KeyboardInterrupt) when the block ends instead of inside it.
+
+    Python runs signal handlers between bytecodes of the main thread, so Ctrl-C can raise inside the standard
+    library's `with lock:` just after the lock was taken and before the block that releases it (CPython issue
+    bpo-29988); a lock of the executor's work queue or of a Future left held that way hangs the executor's manager
+    thread and the interpreter's exit. Blocking the signal with pthread_sigmask would not help: it is per thread, and
+    the kernel then delivers the process-directed SIGINT to another thread, whose flag the main thread still acts on.
+    So the Python-level handler is swapped for one that only records the signal; a signal already pending is
+    handled by `signal.signal` itself before the swap (raising here, outside any lock). Outside the main thread, or
+    when SIGINT has no Python handler (SIG_DFL, SIG_IGN), nothing is swapped: no exception can arrive there."""
+
+    __slots__ = ("_old", "_frame", "_pending")
+
+    def __enter__(self):
+        self._old = None
+        if threading.current_thread() is threading.main_thread() and callable(signal.getsignal(signal.SIGINT)):
+            self._pending = False
+            self._old = signal.signal(signal.SIGINT, self._record)
+        return self
+
+    def _record(self, signum, frame):
+        self._pending = True
+        self._frame = frame
+
+    def __exit__(self, *exc):
+        old = self._old
+        if old is not None:
+            self._old = None
+            signal.signal(signal.SIGINT, old)
+            if self._pending:
+                old(signal.SIGINT, self._frame)
+        return False
 
 
 def _init_worker(fn, parent_pid=None, parent_main_ident=None):
@@ -187,22 +227,33 @@ class OrderedPool:
                     return
                 yield self._result(pending.popleft())
         finally:
-            for f in pending:
-                f.cancel()
+            with _SigintDeferred():
+                for f in pending:
+                    f.cancel()
 
     def _submit_checked(self, item):
         if self._closed:
             raise RuntimeError(f"{self.what}: the worker pool is shut down (its iterator was closed).")
         try:
-            return self._submit(item)
+            with _SigintDeferred():
+                return self._submit(item)
         except BrokenProcessPool as e:
             self.close()
             raise RuntimeError(f"{self.what}: a worker process exited unexpectedly (crashed or was killed); "
                                f"{e}") from None
 
+    def _wait(self, fut):
+        """fut.result(), polled in steps of _POLL_S with Ctrl-C deferred during each (a Ctrl-C raises between them)."""
+        while True:
+            with _SigintDeferred():
+                try:
+                    return fut.result(timeout=_POLL_S)
+                except cf.TimeoutError:
+                    pass
+
     def _result(self, fut):
         try:
-            ok, value = fut.result()
+            ok, value = self._wait(fut)
         except BrokenProcessPool as e:
             self.close()
             raise RuntimeError(f"{self.what}: a worker process exited unexpectedly (crashed, called os._exit or "
@@ -219,6 +270,10 @@ class OrderedPool:
 
     def close(self):
         """Stops the workers now (queued items are dropped, processes terminated and reaped). Idempotent."""
+        with _SigintDeferred():
+            self._close()
+
+    def _close(self):
         with self._lock:
             if self._closed:
                 return
