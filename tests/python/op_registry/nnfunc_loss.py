@@ -437,3 +437,238 @@ register(OpInfo("add_rms_norm", ("Add", "Square", "ReduceMean", "Rsqrt", "Mul"),
                                                  arr(rng, (3,), dtype)))]),
                 (F32, F64), differentiable=True, out_dtype=_same_dtype, tol={F32: (1e-5, 1e-6)},
                 special_skip="as rms_norm"))
+
+
+# ---------------------------------------------------------------------------------------------- the functional losses
+# ops.mse_loss ... ops.binary_cross_entropy_with_logits: the functions the loss Cells call (formulas from MindSpore
+# 2.10's documentation of each function; MindSpore's defaults: smooth_l1_loss reduces with 'none', the others 'mean').
+
+def _pair_samples(low=-2.0, high=2.0, reductions=("none", "mean", "sum")):
+    def gen(dtype, rng):
+        a = lambda s: arr(rng, s, dtype, low, high)
+        for i, red in enumerate(reductions):
+            yield Sample((a((3, 4)), a((3, 4))), dict(reduction=red), desc=red)
+        yield Sample((NC(a((3, 4)), "T"), a((3, 4))), desc="view, default reduction")
+        yield Sample((a((2, 3, 2)), a((2, 3, 2))), dict(reduction="sum"), desc="3-D")
+    return gen
+
+
+def _loss_row(name, kernels, op, ref, samples, dtypes=FLOATS, grad_args=(0, 1), **kw):
+    kw.setdefault("tol", {F16: (4e-3, 4e-3)})
+    register(OpInfo(name, kernels, op, ref, samples, dtypes, differentiable=True, grad_args=grad_args,
+                    out_dtype=_same_dtype, **kw))
+
+
+_loss_row("mse_loss", ("Sub", "Square", "ReduceMean"), lambda x, t, reduction="mean": ops.mse_loss(x, t, reduction),
+          lambda x, t, reduction="mean": _np_red((x - t) ** 2, reduction), _pair_samples())
+_loss_row("l1_loss", ("Sub", "Abs", "ReduceMean"), lambda x, t, reduction="mean": ops.l1_loss(x, t, reduction),
+          lambda x, t, reduction="mean": _np_red(np.abs(x - t), reduction), _pair_samples())
+
+
+def _np_smooth_l1(x, t, beta=1.0, reduction="none"):
+    d = np.abs(x - t)
+    return _np_red(np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+
+
+def _smooth_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -2, 2)
+    yield Sample((a((3, 4)), a((3, 4))), desc="default: beta 1, no reduction")
+    yield Sample((a((3, 4)), a((3, 4))), dict(beta=0.5, reduction="mean"), desc="beta 0.5, mean")
+    yield Sample((NC(a((3, 4)), "T"), a((3, 4))), dict(beta=2.0, reduction="sum"), desc="view, sum")
+
+
+_loss_row("smooth_l1_loss", ("Sub", "Abs", "Less", "Square", "Mul", "Select"),
+          lambda x, t, beta=1.0, reduction="none": ops.smooth_l1_loss(x, t, beta, reduction), _np_smooth_l1,
+          _smooth_samples)
+
+
+def _np_huber(x, t, reduction="mean", delta=1.0):
+    d = np.abs(x - t)
+    return _np_red(np.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+
+
+def _huber_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -2, 2)
+    yield Sample((a((3, 4)), a((3, 4))), desc="default: mean, delta 1")
+    yield Sample((a((3, 4)), a((3, 4))), dict(reduction="none", delta=0.5), desc="delta 0.5")
+    yield Sample((NC(a((3, 4)), "T"), a((3, 4))), dict(reduction="sum", delta=2.0), desc="view, sum")
+
+
+_loss_row("huber_loss", ("Sub", "Abs", "Less", "Square", "Mul", "Select", "ReduceMean"),
+          lambda x, t, reduction="mean", delta=1.0: ops.huber_loss(x, t, reduction, delta), _np_huber, _huber_samples)
+
+
+def _sign_samples(target_dtype=None):
+    """(x, y): x random, y in {-1, 1} (of x's dtype, or target_dtype)."""
+    def gen(dtype, rng):
+        a = lambda s: arr(rng, s, dtype, -2, 2)
+        y = lambda s: rng.choice([-1, 1], s).astype(target_dtype or dtype)
+        yield Sample((a((3, 4)), y((3, 4))), dict(reduction="none"), desc="none")
+        yield Sample((a((3, 4)), y((3, 4))), desc="default mean")
+        yield Sample((NC(a((3, 4)), "T"), y((3, 4))), dict(reduction="sum"), desc="view, sum")
+    return gen
+
+
+_loss_row("soft_margin_loss", ("Mul", "Neg", "Exp", "Log1p", "ReduceMean"),
+          lambda x, y, reduction="mean": ops.soft_margin_loss(x, y, reduction),
+          lambda x, y, reduction="mean": _np_red(np.logaddexp(0.0, -y * x), reduction), _sign_samples(),
+          grad_args=(0,))
+
+
+def _np_hinge_embedding(x, y, margin=1.0, reduction="mean"):
+    """MindSpore 2.10 selects by the target's sign (x where y > 0, the hinge where y < 0, 0 where y == 0)."""
+    return _np_red(np.where(y > 0, x, np.where(y < 0, np.maximum(margin - x, 0.0), 0.0)), reduction)
+
+
+_loss_row("hinge_embedding_loss", ("Sub", "ReLU", "Select", "ReduceMean"),
+          lambda x, y, margin=1.0, reduction="mean": ops.hinge_embedding_loss(x, y, margin, reduction),
+          _np_hinge_embedding, _sign_samples(), grad_args=(0,), special_args=(0,))
+
+
+def _np_margin_ranking(x1, x2, y, margin=0.0, reduction="mean"):
+    return _np_red(np.maximum(-y * (x1 - x2) + margin, 0.0), reduction)
+
+
+def _margin_ranking_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -2, 2)
+    y = lambda s: rng.choice([-1, 1], s).astype(dtype)
+    yield Sample((a((3, 4)), a((3, 4)), y((3, 4))), dict(margin=0.0, reduction="none"), desc="none")
+    yield Sample((a((6,)), a((6,)), y((6,))), dict(margin=0.5), desc="margin 0.5, mean")
+    yield Sample((NC(a((3, 4)), "T"), a((3, 4)), y((3, 4))), dict(margin=-0.2, reduction="sum"), desc="view, sum")
+
+
+_loss_row("margin_ranking_loss", ("Sub", "Mul", "Add", "ReLU", "ReduceMean"),
+          lambda x1, x2, y, margin=0.0, reduction="mean": ops.margin_ranking_loss(x1, x2, y, margin, reduction),
+          _np_margin_ranking, _margin_ranking_samples)
+
+
+def _np_kl_div(logits, labels, reduction="mean"):
+    """MindSpore 2.10's kernel: a term is 0 where labels <= 0 or where it is NaN (a NaN label or logit)."""
+    with np.errstate(invalid="ignore"):
+        loss = np.where(labels > 0, labels * (np.log(np.where(labels > 0, labels, 1.0)) - logits), 0.0)
+    loss = np.where(np.isnan(loss), 0.0, loss)
+    if reduction == "batchmean":
+        return loss.sum() / logits.shape[0]
+    return _np_red(loss, reduction)
+
+
+def _kl_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -2, 0)
+    p = lambda s: arr(rng, s, dtype, 0.05, 1)
+    yield Sample((a((3, 4)), p((3, 4))), desc="default mean")
+    yield Sample((a((3, 4)), p((3, 4))), dict(reduction="batchmean"), desc="batchmean")
+    yield Sample((a((3, 4)), np.where(np.arange(12).reshape(3, 4) % 3 == 0, 0, p((3, 4))).astype(dtype)),
+                 dict(reduction="sum"), desc="zero targets (their terms are 0)")
+    yield Sample((a((2, 5)), arr(rng, (2, 5), dtype, -1, 1)), dict(reduction="none"),
+                 desc="negative targets (their terms are 0)")
+
+
+_loss_row("kl_div", ("Log", "Sub", "Mul", "Select", "ReduceMean"),
+          lambda x, t, reduction="mean": ops.kl_div(x, t, reduction), _np_kl_div,
+          _kl_samples, grad_args=(0,), special_args=(0,),
+          notes="MindSpore 2.10: target·(log target − logits), a 0 term where target is 0; 'batchmean' divides the "
+                "sum by the batch size")
+
+
+def _np_nll(x, t, weight=None, ignore_index=-100, reduction="mean"):
+    n, c = x.shape[0], x.shape[1]
+    w = np.ones(c, x.dtype) if weight is None else weight
+    keep = t != ignore_index
+    safe = np.where(keep, t, 0)
+    picked = np.take_along_axis(x, safe.reshape((n, 1) + safe.shape[1:]), 1)[:, 0]
+    wt = np.where(keep, w[safe], 0.0)
+    loss = -wt * picked
+    if reduction == "mean":
+        return loss.sum() / wt.sum()
+    return _np_red(loss, reduction)
+
+
+def _nll_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -3, 0)
+    t = lambda n, c: rng.integers(0, c, n).astype(np.int32)
+    w = arr(rng, (4,), dtype, 0.5, 2)
+    yield Sample((a((5, 4)), t(5, 4)), desc="default mean")
+    yield Sample((a((5, 4)), t(5, 4)), dict(weight=w, reduction="sum"), desc="class weights, sum")
+    tt = t(6, 4)
+    tt[[1, 4]] = 2
+    yield Sample((a((6, 4)), tt), dict(weight=w, ignore_index=2), desc="ignore_index, weighted mean")
+    yield Sample((a((3, 4, 2)), rng.integers(0, 4, (3, 2)).astype(np.int32)), dict(reduction="none"),
+                 desc="(N, C, d) input")
+
+
+_loss_row("nll_loss", ("Neg", "ReduceSum", "Select", "Div"),
+          lambda x, t, weight=None, ignore_index=-100, reduction="mean":
+              ops.nll_loss(x, Tensor(t), None if weight is None else Tensor(weight), ignore_index, reduction),
+          _np_nll, _nll_samples, dtypes=(F32, F64), grad_args=(0,), special_args=(0,),
+          special_skip="one NaN/inf picked or not depending on the drawn targets: covered by the forward samples")
+
+
+def _np_cross_entropy(x, t, weight=None, ignore_index=-100, reduction="mean"):
+    logp = scipy.special.log_softmax(x, axis=1)
+    if t.dtype.kind == "f":  # class probabilities
+        w = np.ones(x.shape[1], x.dtype) if weight is None else weight
+        loss = -(logp * t * w.reshape((1, -1) + (1,) * (x.ndim - 2))).sum(1)
+        return _np_red(loss, reduction)
+    return _np_nll(logp, t, weight, ignore_index, reduction)
+
+
+def _ce_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -2, 2)
+    yield Sample((a((5, 4)), rng.integers(0, 4, 5).astype(np.int32)), desc="class indices, mean")
+    w = arr(rng, (4,), dtype, 0.5, 2)
+    tt = rng.integers(0, 4, 6).astype(np.int32)
+    tt[0] = 1
+    yield Sample((a((6, 4)), tt), dict(weight=w, ignore_index=1), desc="weights, ignore_index")
+    prob = scipy.special.softmax(rng.standard_normal((3, 4)), axis=1).astype(dtype)
+    yield Sample((a((3, 4)), prob), dict(reduction="sum"), desc="class probabilities, sum")
+    yield Sample((a((3, 4)), prob), desc="class probabilities, mean")
+
+
+_loss_row("cross_entropy", ("LogSoftmax", "Neg", "ReduceSum", "Select", "Div"),
+          lambda x, t, weight=None, ignore_index=-100, reduction="mean":
+              ops.cross_entropy(x, Tensor(t), None if weight is None else Tensor(weight), ignore_index, reduction),
+          _np_cross_entropy, _ce_samples, dtypes=(F32, F64), grad_args=(0,), special_args=(0,),
+          special_skip="a softmax over the row: ±inf logits give NaN in one association, not the other")
+
+
+def _np_bce(x, y, weight=None, reduction="mean"):
+    loss = -(y * np.log(x) + (1 - y) * np.log(1 - x))
+    return _np_red(loss if weight is None else weight * loss, reduction)
+
+
+def _bce_samples(dtype, rng):
+    p = lambda s: arr(rng, s, dtype, 0.05, 0.95)
+    yield Sample((p((3, 4)), p((3, 4))), desc="default mean")
+    yield Sample((p((3, 4)), p((3, 4)), arr(rng, (3, 4), dtype, 0.5, 2)), dict(reduction="none"),
+                 desc="weight, none")
+    yield Sample((NC(p((3, 4)), "T"), (rng.random((3, 4)) < 0.5).astype(dtype)), dict(reduction="sum"),
+                 desc="view, hard labels, sum")
+
+
+_loss_row("binary_cross_entropy", ("Log", "Mul", "Sub", "Add", "Neg", "ReduceMean"),
+          lambda x, y, weight=None, reduction="mean": ops.binary_cross_entropy(x, y, weight, reduction), _np_bce,
+          _bce_samples, grad_args=(0, 1), special_args=(0, 1), special_skip="log of a probability: inputs outside (0, 1) are outside the domain")
+
+
+def _np_bce_logits(x, y, weight=None, pos_weight=None, reduction="mean"):
+    """−(pw·y·log σ(x) + (1 − y)·log(1 − σ(x))) written as MindSpore 2.10's kernel evaluates it,
+    (1 − y)·x + (1 + (pw − 1)·y)·(log1p(exp(−|x|)) + max(−x, 0)): x = −inf gives −inf + inf = NaN there."""
+    pw = 1.0 if pos_weight is None else pos_weight
+    with np.errstate(invalid="ignore", over="ignore"):
+        loss = (1 - y) * x + (1 + (pw - 1) * y) * (np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0.0))
+    return _np_red(loss if weight is None else weight * loss, reduction)
+
+
+def _bcel_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -3, 3)
+    p = lambda s: arr(rng, s, dtype, 0.0, 1.0)
+    yield Sample((a((3, 4)), p((3, 4))), desc="default mean")
+    yield Sample((a((3, 4)), p((3, 4)), arr(rng, (3, 4), dtype, 0.5, 2), arr(rng, (4,), dtype, 0.5, 3)),
+                 dict(reduction="none"), desc="weight and pos_weight (broadcast), none")
+    yield Sample((NC(a((3, 4)), "T"), p((3, 4))), dict(reduction="sum"), desc="view, sum")
+
+
+_loss_row("binary_cross_entropy_with_logits", ("Mul", "Sub", "Add", "Neg", "Log1p", "Exp", "ReLU", "ReduceMean"),
+          lambda x, y, weight=None, pos_weight=None, reduction="mean":
+              ops.binary_cross_entropy_with_logits(x, y, weight, pos_weight, reduction),
+          _np_bce_logits, _bcel_samples, special_args=(0,))
