@@ -360,6 +360,77 @@ def test_registry_covers_every_op():
     assert not unknown, f"registry entries name ops that do not exist: {unknown}"
 
 
+# Public functions of kiln.ops that are not functions of tensors (transforms, decorators, Python-value helpers,
+# control flow): no registry entry can check them against a NumPy reference; each is tested where named. {name: why}
+NOT_TENSOR_FUNCTIONS = {
+    "value_and_grad": "autodiff transform: tests/python/test_autodiff*.py, test_grad*.py",
+    "get_grad": "reads a gradient out of value_and_grad(..., return_ids=True)'s result: test_autodiff_transforms.py",
+    "vjp": "autodiff transform: tests/python/test_autodiff_transforms.py",
+    "jvp": "autodiff transform: tests/python/test_autodiff_transforms.py",
+    "jacfwd": "autodiff transform: tests/python/test_autodiff_transforms.py",
+    "jacrev": "autodiff transform: tests/python/test_autodiff_transforms.py",
+    "vmap": "vectorizing transform: tests/python/test_autodiff_transforms.py",
+    "partial": "functools-style partial application (MindSpore's ops.partial): tests/python/test_composite.py",
+    "constexpr": "decorator (MindSpore's constexpr): tests/python/test_composite.py, test_compat_paths.py",
+    "add_flags": "sets attributes on a function (MindSpore's ops.add_flags): tests/python/test_names_api.py",
+    "switch": "control flow (If): tests/python/test_control_flow.py",
+    "make_range": "returns a Python tuple of ints: tests/python/test_ops_composite_api.py",
+    "tuple_len": "returns a Python int: tests/python/test_ops_composite_api.py",
+    "scalar_cast": "casts a Python number: tests/python/test_bbox_ops.py",
+}
+
+
+def _names_reached(fn, names, ids, depth=0):
+    """Adds to `names` the global names that `fn` (a registry callable) refers to, following nested code objects,
+    default arguments (`_f=getattr(ops, name)`), closures and functools.partial; to `ids` the callables met."""
+    import functools
+    import types
+    if fn is None or depth > 4 or id(fn) in ids:
+        return
+    ids.add(id(fn))
+    if isinstance(fn, functools.partial):
+        _names_reached(fn.func, names, ids, depth + 1)
+        return
+
+    def walk_code(code):
+        names.update(code.co_names)
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                walk_code(const)
+
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return
+    walk_code(code)
+    bound = list(fn.__defaults__ or ()) + list((fn.__kwdefaults__ or {}).values())
+    for cell in fn.__closure__ or ():
+        try:
+            bound.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            pass
+    for v in bound:
+        if callable(v):
+            _names_reached(v, names, ids, depth + 1)
+
+
+def test_every_public_function_is_in_the_registry():
+    """Every public function of kiln.ops is called by some registry entry (so it is checked against NumPy, in Graph
+    mode and for gradients where it is differentiable), or is listed in NOT_TENSOR_FUNCTIONS with where it is
+    tested."""
+    import inspect
+    names, ids = set(), set()
+    for e in R.REGISTRY:
+        for attr in ("op", "draw", "run", "check"):
+            _names_reached(getattr(e, attr, None), names, ids)
+    public = [n for n in dir(ops) if not n.startswith("_")
+              and (inspect.isfunction(getattr(ops, n, None)) or inspect.isbuiltin(getattr(ops, n, None)))]
+    missing = sorted(n for n in public if n not in names and id(getattr(ops, n)) not in ids
+                     and n not in NOT_TENSOR_FUNCTIONS)
+    assert not missing, f"public kiln.ops functions that no registry entry calls: {missing}"
+    stale = sorted(set(NOT_TENSOR_FUNCTIONS) - set(public))
+    assert not stale, f"NOT_TENSOR_FUNCTIONS names what kiln.ops no longer has: {stale}"
+
+
 def test_every_differentiable_op_has_a_gradient_test():
     """An op's bprop is checked when the op is in the FORWARD graph of a differentiable entry's gradient-checked
     sample (being merely called by another op's bprop does not count)."""

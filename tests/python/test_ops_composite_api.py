@@ -34,6 +34,30 @@ def test_tuple_and_scalar_helpers_match_mindspore():
         ops.make_range(1, 5, 0)
 
 
+def test_tuple_to_array_bools_nested_and_scalar_bools_match_mindspore():
+    # MindSpore 2.10's values: bools are Python ints (Int32), nested equal-length tuples give a 2-D Float32 Tensor
+    # (the first element, a tuple, is not an int), a leading float makes the whole Float32
+    b = ops.tuple_to_array((True, False))
+    assert b.dtype == kiln.int32 and b.asnumpy().tolist() == [1, 0]
+    n = ops.tuple_to_array(((1, 2), (3, 4)))
+    assert n.dtype == kiln.float32 and n.asnumpy().tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    f = ops.tuple_to_array((2.5, 1))
+    assert f.dtype == kiln.float32 and f.asnumpy().tolist() == [2.5, 1.0]
+    assert ops.tuple_to_array(((True,),)).asnumpy().tolist() == [[1.0]]
+    with pytest.raises(TypeError, match="same length"):
+        ops.tuple_to_array(((1, 2), (3,)))
+    with pytest.raises(TypeError, match="tuple_to_array"):
+        ops.tuple_to_array((1, (2, 3)))
+    with pytest.raises(TypeError, match="tuple_to_array"):
+        ops.tuple_to_array((1, "a"))
+    with pytest.raises(ValueError, match="Int32"):  # MindSpore wraps 3000000000 around to -1294967296
+        ops.tuple_to_array((3000000000,))
+    t = ops.scalar_to_tensor(True)
+    assert t.dtype == kiln.float32 and float(t.asnumpy()) == 1.0
+    assert ops.scalar_to_tensor(True, kiln.bool_).asnumpy().item() is True
+    assert ops.scalar_to_tensor(False, kiln.int32).asnumpy().item() == 0
+
+
 def test_range_dtypes_and_values_match_mindspore():
     r = ops.range(Tensor(0, kiln.int32), Tensor(5, kiln.int32), Tensor(2, kiln.int32))
     assert r.dtype == kiln.int64 and r.asnumpy().tolist() == [0, 2, 4]  # MindSpore 2.10: Int64

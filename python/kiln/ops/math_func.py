@@ -287,22 +287,42 @@ def tuple_len(*args):
     return len(args[0])
 
 
+def _number_leaves(x):
+    """True when x is a number or a (nested) tuple/list whose leaves are all numbers (bools count, as Python ints)."""
+    if isinstance(x, (tuple, list)):
+        return builtins.all(_number_leaves(v) for v in x)
+    return isinstance(x, numbers.Real)
+
+
 def tuple_to_array(input_x):
-    """MindSpore's ops.tuple_to_array(input_x): a 1-D Tensor of the tuple's numbers — Int32 when its first element is
-    an int, else Float32 (MindSpore's rule: the first element decides, later ones are converted). Raises TypeError
-    for anything but a non-empty tuple/list of numbers."""
-    if not isinstance(input_x, (tuple, list)) or not input_x or not builtins.all(
-            isinstance(v, numbers.Real) and not isinstance(v, bool) for v in input_x):
-        raise TypeError(f"For 'tuple_to_array', the input must be a non-empty tuple of numbers, but got "
-                        f"{_got(input_x)}.")
-    np_dtype = np.int32 if _is_int(input_x[0]) else np.float32
-    return Tensor(np.array([np_dtype(v) for v in input_x], dtype=np_dtype))
+    """MindSpore's ops.tuple_to_array(input_x): a Tensor of the tuple's numbers — Int32 when its first element is a
+    Python int or bool, else Float32 (MindSpore 2.10's rule: the first element decides, later ones are converted,
+    floats truncated toward 0 for Int32). A tuple of equal-length tuples gives a 2-D (n-D) Float32 Tensor.
+
+    Raises:
+        TypeError: not a non-empty tuple/list, an element that is not a number, or ragged nested tuples.
+        ValueError: an int outside Int32's range (MindSpore wraps it around).
+    """
+    if not isinstance(input_x, (tuple, list)) or not input_x or not _number_leaves(input_x):
+        raise TypeError(f"For 'tuple_to_array', the input must be a non-empty tuple of numbers (or of equal-length "
+                        f"tuples of numbers), but got {_got(input_x)}.")
+    try:
+        values = np.array(input_x, dtype=np.float64)
+    except ValueError:
+        raise TypeError(f"For 'tuple_to_array', nested tuples must all have the same length, but got "
+                        f"{input_x!r}.") from None
+    if isinstance(input_x[0], int):  # bool included
+        if not builtins.all(-2**31 <= int(v) < 2**31 for v in np.trunc(values).reshape(-1)):
+            raise ValueError(f"For 'tuple_to_array', the values must fit Int32 (the dtype the first element, an int, "
+                             f"gives), but got {input_x!r}.")
+        return Tensor(np.trunc(values).astype(np.int32))
+    return Tensor(values.astype(np.float32))
 
 
 def scalar_to_tensor(input_x, dtype=mstype.float32):
-    """MindSpore's ops.scalar_to_tensor(input_x, dtype=float32): a 0-d Tensor of the number input_x in `dtype`.
-    Raises TypeError for a non-number or a bad dtype."""
-    if isinstance(input_x, bool) or not isinstance(input_x, numbers.Real):
+    """MindSpore's ops.scalar_to_tensor(input_x, dtype=float32): a 0-d Tensor of the number input_x (a bool counts:
+    True → 1) in `dtype`. Raises TypeError for a non-number or a bad dtype."""
+    if not isinstance(input_x, numbers.Real):
         raise TypeError(f"For 'scalar_to_tensor', the input must be a number, but got {_got(input_x)}.")
     dtype = dtype_arg("scalar_to_tensor", "dtype", dtype)
     return Tensor(np.asarray(input_x, dtype=mstype.dtype_to_nptype(dtype)))

@@ -5,7 +5,8 @@ import numpy as np
 
 from kiln import ops
 
-from .base import BOOL, F16, F32, F64, FLOATS, I32, I64, NC, OpInfo, Sample, arr, register
+from .base import BOOL, F16, F32, F64, FLOATS, I32, I64, NC, OpInfo, Sample, arr, np_value, register
+from .state import _param, _run_stateful
 
 FL = (F32, F64)
 MOVE = FLOATS + (I32,)
@@ -402,3 +403,70 @@ for _kind in ("update", "add", "sub"):
               lambda a, r: Sample((a((4, 2, 2)), a((2, 2, 2)), _ix(3, -4, dt=np.int64)), desc="negative index"),
               lambda a, r: Sample((a((3, 2)), a((1, 2)), 2), desc="int index")), FLOATS + (I32,),
          grad_args=(0, 1))
+
+
+# ---------------------------------------------------------------------------------------------- add / sub / update
+# scatter_add, scatter_update (rows) and scatter_nd_add/sub/update: in place on a Parameter in MindSpore; on a
+# Tensor they return the updated copy (the Parameter form is tested in tests/python/test_ops_array_ext.py).
+
+def _np_nd_accumulate(kind, rows=False):
+    def ref(x, idx, upd):
+        out = np.array(x, copy=True)
+        if rows:
+            idx = idx[..., None]
+        k = idx.shape[-1]
+        where = tuple(np.moveaxis(idx.reshape(-1, k), -1, 0))
+        upd = upd.reshape((-1,) + x.shape[k:])
+        if kind == "update":
+            out[where] = upd
+        else:
+            np.add.at(out, where, upd if kind == "add" else -upd)
+        return out
+    return ref
+
+
+def _acc_nd_samples(kind):
+    def gen(dtype, rng):
+        a = lambda s: arr(rng, s, dtype)
+        dup = kind != "update"  # a repeated index accumulates; for update the winner is unspecified (MindSpore)
+        yield Sample((a((3, 2)), _ix([0], [2], [0]) if dup else _ix([0], [2]), a((3, 2) if dup else (2, 2))),
+                     desc="rows" + (", a duplicate" if dup else ""))
+        yield Sample((a((2, 3)), _ix([0, 1], [1, 2], dt=np.int64), a((2,))), desc="elements")
+        yield Sample((NC(a((3, 2)), "T"), _ix([1], [0]), a((2, 2))), desc="view")
+    return gen
+
+
+def _acc_rows_samples(kind):
+    def gen(dtype, rng):
+        a = lambda s: arr(rng, s, dtype)
+        yield Sample((a((3, 2)), _ix(0, 2, 0) if kind != "update" else _ix(0, 2),
+                      a((3, 2) if kind != "update" else (2, 2))), desc="rows")
+        yield Sample((a((4,)), _ix([1, 3], [2, 0]), a((2, 2))), desc="2-D indices")
+    return gen
+
+
+def _scatter_state(name, fn, ref, samples):
+    """A 'state' entry: fn(Parameter, indices, updates) updates the Parameter in place and returns it."""
+    def run(sample, use_jit):
+        x, idx, upd = (np_value(a) for a in sample.args)
+        p = _param(x, name + "_var")
+        return _run_stateful(lambda i, u: fn(p, i, u), [p], [idx, upd], use_jit)
+
+    def state_ref(sample):
+        new = ref(*(np_value(a) for a in sample.args))
+        return [new, new]
+
+    register(OpInfo(name, ("TensorScatterUpdate",) if name.endswith("update") else ("UnsortedSegmentSum",),
+                    kind="state", samples=samples, dtypes=FL + (I32,), run=run, ref=state_ref,
+                    notes="in place on a Parameter; returns it (MindSpore 2.10)"))
+
+
+for _kind in ("add", "sub", "update"):
+    _scatter_state(f"scatter_nd_{_kind}", getattr(ops, f"scatter_nd_{_kind}"), _np_nd_accumulate(_kind),
+                   _acc_nd_samples(_kind))
+for _kind in ("add", "update"):
+    _scatter_state(f"scatter_{_kind}", getattr(ops, f"scatter_{_kind}"), _np_nd_accumulate(_kind, rows=True),
+                   _acc_rows_samples(_kind))
+_row("ops.tensor_scatter_update", ("TensorScatterUpdate",), lambda x, i, u: ops.tensor_scatter_update(x, i, u),
+     _np_nd_accumulate("update"), _acc_nd_samples("update"), FL + (F16, I32, BOOL), grad_args=(0, 2),
+     ref_upcast=False, notes="the public function over the TensorScatterUpdate kernel (entry tensor_scatter_update)")

@@ -485,3 +485,150 @@ register(OpInfo("conv3d_transpose", ("Conv2DBackpropInput", "Conv2D", "Conv2DBac
                 ops.conv3d_transpose, np_conv3d_transpose, _c3t_samples, (F32, F64), differentiable=True,
                 out_dtype=_same_dtype, tol={F32: (1e-5, 1e-5)},
                 special_skip="sums of products: Conv2DBackpropInput's and Add's special values"))
+
+
+# ---------------------------------------------------------------------------------------------- more public functions
+# relu6, hardsigmoid, soft_shrink, bias_add, conv1d, adaptive_avg_pool1d: the functions of kiln.ops that only their
+# Cells or Primitive classes reached before.
+
+_act("relu6", ops.relu6, lambda x: np.clip(x, 0, 6), ("ReLU", "Greater", "Select"), kinks={0.0: 0.0},
+     notes="gradient 0 at 0 (ReLU's) and 1 up to 6 (MindSpore 2.10's ReLU6Grad)")
+_act("hardsigmoid", ops.hardsigmoid, lambda x: np.clip(x + 3, 0, 6) / 6, ("ReLU", "Add", "Div", "Select"),
+     notes="relu6(x + 3) / 6; kinks at ±3, away from the special points")
+_act("soft_shrink", lambda x: ops.soft_shrink(x, 0.3), lambda x: np.where(np.abs(x) <= 0.3, 0.0,
+                                                                          x - np.sign(x) * 0.3),
+     ("Abs", "LessEqual", "Sign", "Sub", "Select"), notes="MindSpore's older name of softshrink (lambd 0.3 here)")
+
+
+def _np_bias_add(x, b):
+    return x + b.reshape((1, -1) + (1,) * (x.ndim - 2))
+
+
+register(OpInfo("bias_add", ("Add", "Reshape"), lambda x, b: ops.bias_add(x, b), _np_bias_add,
+                lambda dtype, rng: iter([Sample((arr(rng, (2, 3), dtype), arr(rng, (3,), dtype)), desc="2-D"),
+                                         Sample((arr(rng, (2, 3, 4, 2), dtype), arr(rng, (3,), dtype)),
+                                                desc="NCHW"),
+                                         Sample((NC(arr(rng, (3, 4), dtype), "T"), arr(rng, (4,), dtype)),
+                                                desc="view")]),
+                FLOATS, differentiable=True, out_dtype=_same_dtype))
+
+
+def _np_conv1d(x, w, bias=None, stride=1, padding=0, dilation=1):
+    x = np.pad(x, ((0, 0), (0, 0), (padding, padding)))
+    n, c, length = x.shape
+    o, _, k = w.shape
+    span = dilation * (k - 1) + 1
+    out_len = (length - span) // stride + 1
+    out = np.zeros((n, o, out_len), np.result_type(x, w))
+    for t in range(out_len):
+        window = x[:, :, t * stride:t * stride + span:dilation]  # (n, c, k)
+        out[:, :, t] = np.einsum("nck,ock->no", window, w)
+    return out if bias is None else out + bias[None, :, None]
+
+
+def _conv1d_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -1, 1)
+    yield Sample((a((2, 3, 8)), a((4, 3, 3))), desc="valid")
+    yield Sample((a((1, 2, 9)), a((3, 2, 2)), a((3,))), dict(stride=2, padding=1, dilation=2),
+                 desc="bias, stride 2, pad 1, dilation 2")
+
+
+register(OpInfo("conv1d", ("Conv2D", "Reshape"),
+                lambda x, w, bias=None, stride=1, padding=0, dilation=1:
+                    ops.conv1d(x, w, bias, stride, "pad" if padding else "valid", padding, dilation),
+                _np_conv1d, _conv1d_samples, (F32, F64), differentiable=True, out_dtype=_same_dtype,
+                tol={F32: (1e-5, 1e-5)}, special_skip="a sum of products over windows: NaN/inf spread as in conv2d"))
+
+
+def _np_adaptive_avg_pool1d(x, size):
+    n = x.shape[-1]
+    cols = [x[..., (i * n) // size:-((-(i + 1) * n) // size)].mean(-1) for i in range(size)]
+    return np.stack(cols, -1)
+
+
+register(OpInfo("adaptive_avg_pool1d", ("AdaptiveAvgPool2D", "Reshape"), lambda x, size: ops.adaptive_avg_pool1d(x, size),
+                _np_adaptive_avg_pool1d,
+                lambda dtype, rng: iter([Sample((arr(rng, (2, 3, 8), dtype), 3), desc="8 → 3 (overlapping bins)"),
+                                         Sample((arr(rng, (1, 2, 6), dtype), 6), desc="identity"),
+                                         Sample((arr(rng, (1, 1, 5), dtype), 1), desc="global")]),
+                FLOATS, differentiable=True, out_dtype=_same_dtype, tol=_F16_LOOSE))
+
+
+# ---------------------------------------------------------------------------------------------- detection boxes
+# MindSpore 2.10's box ops use the +1 pixel convention (a box (x0, y0, x1, y1) is x1 − x0 + 1 wide); the references
+# below were checked against MindSpore 2.10 CPU on random boxes (IOU/IOF, encode/decode with means, stds and
+# clipping, check_valid with a fractional ratio).
+
+def _np_iou(anchor, gt, mode="iou"):
+    a, g = anchor[None, :, :], gt[:, None, :]
+    w = np.maximum(np.minimum(a[..., 2], g[..., 2]) - np.maximum(a[..., 0], g[..., 0]) + 1, 0)
+    h = np.maximum(np.minimum(a[..., 3], g[..., 3]) - np.maximum(a[..., 1], g[..., 1]) + 1, 0)
+    inter = w * h
+    area = lambda b: (b[..., 2] - b[..., 0] + 1) * (b[..., 3] - b[..., 1] + 1)
+    return inter / area(g) if mode == "iof" else inter / (area(a) + area(g) - inter)
+
+
+def _cwh(b):
+    w, h = b[:, 2] - b[:, 0] + 1, b[:, 3] - b[:, 1] + 1
+    return b[:, 0] + 0.5 * (w - 1), b[:, 1] + 0.5 * (h - 1), w, h
+
+
+def _np_bbox_encode(anchor, gt, means=(0.0,) * 4, stds=(1.0,) * 4):
+    px, py, pw, ph = _cwh(anchor)
+    gx, gy, gw, gh = _cwh(gt)
+    d = np.stack([(gx - px) / pw, (gy - py) / ph, np.log(gw / pw), np.log(gh / ph)], 1)
+    return (d - np.asarray(means)) / np.asarray(stds)
+
+
+def _np_bbox_decode(anchor, deltas, max_shape, means=(0.0,) * 4, stds=(1.0,) * 4, wh_ratio_clip=0.016):
+    d = deltas * np.asarray(stds) + np.asarray(means)
+    lim = abs(np.log(wh_ratio_clip))
+    px, py, pw, ph = _cwh(anchor)
+    gx, gy = px + pw * d[:, 0], py + ph * d[:, 1]
+    gw, gh = pw * np.exp(np.clip(d[:, 2], -lim, lim)), ph * np.exp(np.clip(d[:, 3], -lim, lim))
+    height, width = max_shape
+    return np.stack([np.clip(gx - 0.5 * gw + 0.5, 0, width), np.clip(gy - 0.5 * gh + 0.5, 0, height),
+                     np.clip(gx + 0.5 * gw - 0.5, 0, width), np.clip(gy + 0.5 * gh - 0.5, 0, height)], 1)
+
+
+def _np_check_valid(b, metas):
+    h, w, r = metas
+    return (b[:, 0] >= 0) & (b[:, 1] >= 0) & (b[:, 2] <= w * r - 1) & (b[:, 3] <= h * r - 1)
+
+
+def _boxes(rng, n, dtype):
+    xy = rng.uniform(0, 10, (n, 2))
+    return np.concatenate([xy, xy + rng.uniform(0.5, 8, (n, 2))], 1).astype(dtype)
+
+
+_BOX = dict(dtypes=(F32, F16), out_dtype=_same_dtype, tol={F16: (5e-3, 5e-3)},
+            special_skip="box coordinates: NaN/inf boxes have no defined overlap or deltas")
+register(OpInfo("iou", ("Sub", "Add", "Maximum", "Minimum", "Mul", "Div"),
+                lambda a, g, mode="iou": ops.iou(a, g, mode), _np_iou,
+                lambda dtype, rng: iter([Sample((_boxes(rng, 5, dtype), _boxes(rng, 3, dtype))),
+                                         Sample((_boxes(rng, 4, dtype), _boxes(rng, 2, dtype)), dict(mode="iof"),
+                                                desc="iof")]), **_BOX))
+register(OpInfo("bounding_box_encode", ("Sub", "Add", "Div", "Log", "Concat"),
+                lambda a, g, means=(0.0,) * 4, stds=(1.0,) * 4: ops.bounding_box_encode(a, g, means, stds),
+                _np_bbox_encode,
+                lambda dtype, rng: iter([Sample((_boxes(rng, 4, dtype), _boxes(rng, 4, dtype))),
+                                         Sample((_boxes(rng, 3, dtype), _boxes(rng, 3, dtype)),
+                                                dict(means=(0.1, 0.0, 0.2, 0.0), stds=(1.0, 2.0, 1.0, 0.5)),
+                                                desc="means, stds")]), **_BOX))
+register(OpInfo("bounding_box_decode", ("Sub", "Add", "Mul", "Exp", "Maximum", "Minimum", "Concat"),
+                lambda a, d, max_shape, means=(0.0,) * 4, stds=(1.0,) * 4, wh_ratio_clip=0.016:
+                    ops.bounding_box_decode(a, d, max_shape, means, stds, wh_ratio_clip),
+                _np_bbox_decode,
+                lambda dtype, rng: iter([Sample((_boxes(rng, 4, dtype), arr(rng, (4, 4), dtype, -1, 1)),
+                                                dict(max_shape=(100, 100))),
+                                         Sample((_boxes(rng, 5, dtype), arr(rng, (5, 4), dtype, -3, 3)),
+                                                dict(max_shape=(12, 9), means=(0.1, 0.0, 0.2, 0.0),
+                                                     stds=(1.0, 2.0, 1.0, 0.5)),
+                                                desc="clipped to the image, width/height ratio clipped")]),
+                **_BOX))
+register(OpInfo("check_valid", ("Sub", "Mul", "GreaterEqual", "LessEqual", "LogicalAnd"),
+                lambda b, metas: ops.check_valid(b, metas), _np_check_valid,
+                lambda dtype, rng: iter([Sample(((np.round(rng.uniform(-2, 22, (8, 4)) * 2) / 2).astype(dtype),
+                                                 np.array(m, dtype)), desc=f"metas {m}")
+                                         for m in ([10, 20, 1], [8, 6, 1.5])]),
+                (F32, F16), special_skip="box coordinates: comparisons only"))

@@ -1,10 +1,13 @@
 """Registry entries of kiln/ops/math_reduce_func.py: reductions, statistics, scans, histograms and distances, with
 NumPy/SciPy references (written independently of Kiln's formulas)."""
 
+import math
+
 import numpy as np
 import scipy.spatial.distance
 import scipy.special
 
+import kiln
 from kiln import Tensor, ops
 
 from .base import BOOL, F32, F64, I32, I64, NC, OpInfo, Sample, arr, np_value, register
@@ -425,3 +428,67 @@ _reg("matrix_norm", ("ReduceSum", "ReduceMax"), lambda x, **k: ops.matrix_norm(x
      [((2, 3), {}), ((2, 3), dict(ord=1)), ((2, 3, 3), dict(ord=-1)), ((3, 2), dict(ord=np.inf, keepdims=True)),
       ((2, 2, 3), dict(ord=-np.inf, axis=(0, 2)))], FL + (I32,), special_skip="as ops.norm",
      out_dtype=lambda s: _in_dtype(s) if _in_dtype(s).kind == "f" else F32)
+
+
+# ---------------------------------------------------------------------------------------------- more public functions
+# cumsum, reduce_sum, clip_by_value, clip_by_global_norm: functions of kiln.ops that only their Primitive classes
+# (CumSum, ReduceSum) or Cells reached before.
+
+def _cumsum_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -2, 2)
+    yield Sample((a((2, 5)), 1))
+    yield Sample((a((4, 3)), -2), desc="negative axis")
+    yield Sample((NC(a((3, 4)), "T"), 0), desc="view")
+    yield Sample((a((0, 3)), 1), desc="empty")
+
+
+register(OpInfo("cumsum", ("Add", "Concat"), lambda x, axis: ops.cumsum(x, axis),
+                lambda x, axis: np.cumsum(x, axis).astype(x.dtype), _cumsum_samples, (F32, F64, I32, I64),
+                differentiable=True, ref_upcast=False,
+                special_skip="a running sum: one inf/NaN fills the rest of its row, as NumPy's (checked by CumSum)"))
+register(OpInfo("cumsum_dtype", ("Add", "Concat", "Cast"), lambda x, axis: ops.cumsum(x, axis, dtype=kiln.float64),
+                lambda x, axis: np.cumsum(x.astype(np.float64), axis), _cumsum_samples, (I32, F32),
+                ref_upcast=False, out_dtype=lambda s: F64,
+                notes="dtype= casts the input first (MindSpore 2.10: Int32 in, Float64 out)"))
+
+
+def _reduce_sum_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -2, 2)
+    yield Sample((a((2, 3, 4)),), dict(axis=1))
+    yield Sample((a((2, 3, 4)),), dict(axis=(0, 2)), desc="two axes")
+    yield Sample((NC(a((3, 4)), "T"),), dict(axis=()), desc="all axes (the default ())")
+
+
+register(OpInfo("reduce_sum", ("ReduceSum",), lambda x, axis=(): ops.reduce_sum(x, axis),
+                lambda x, axis=(): np.sum(x, axis=None if axis == () else axis), _reduce_sum_samples,
+                (F32, F64, I32), differentiable=True, tol={F32: (1e-5, 1e-5)}))
+
+
+def _clip_value_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -2, 2)
+    yield Sample((a((3, 4)), -0.5, 0.75), desc="Python bounds")
+    yield Sample((a((3, 4)), np.asarray(-1.0, dtype), np.asarray(1.0, dtype)), desc="0-d Tensor bounds")
+    yield Sample((NC(a((3, 4)), "T"), None, 0.5), desc="upper bound only, view")
+    yield Sample((a((2, 3)), -0.5, None), desc="lower bound only")
+
+
+register(OpInfo("clip_by_value", ("Maximum", "Minimum"), lambda x, lo, hi: ops.clip_by_value(x, lo, hi),
+                lambda x, lo, hi: np.clip(x, lo, hi), _clip_value_samples, (F32, F64), differentiable=True,
+                grad_args=(0,), notes="samples keep inputs off the bounds; gradient 1 inside, 0 outside"))
+
+
+def _np_clip_global(xs, clip_norm=1.0):
+    norm = math.sqrt(sum(float(np.sum(x.astype(np.float64) ** 2)) for x in xs))
+    return tuple(x * clip_norm / max(norm, clip_norm) for x in xs)
+
+
+def _clip_global_samples(dtype, rng):
+    a = lambda s, lo=-2, hi=2: arr(rng, s, dtype, lo, hi)
+    yield Sample((a((3, 4)), a((5,))), dict(clip_norm=1.0), desc="norm above clip_norm: scaled")
+    yield Sample((a((2, 2), -0.1, 0.1), a((3,), -0.1, 0.1)), dict(clip_norm=5.0), desc="norm below: unchanged")
+
+
+register(OpInfo("clip_by_global_norm", ("Square", "ReduceSum", "Sqrt", "Maximum", "Div", "Mul"),
+                lambda *xs, clip_norm=1.0: ops.clip_by_global_norm(xs, clip_norm),
+                lambda *xs, clip_norm=1.0: _np_clip_global(xs, clip_norm), _clip_global_samples, (F32, F64),
+                differentiable=True, special_skip="one global norm over every input: a NaN/inf anywhere scales all"))

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import scipy.signal.windows as sw
 
+import kiln
 from kiln import Tensor, ops
 
 from .base import F16, F32, F64, I32, I64, OpInfo, Sample, register
@@ -147,3 +148,34 @@ register(OpInfo("random_categorical", ("UniformReal", "LessEqual", "CountNonZero
                     Tensor(np.log(np.array([W], np.float32))), max(_n(shape), 1), seed or 0, dtype)[:, :_n(shape)],
                     tuple(shape)),
                 check=_check_categorical(W)))
+
+
+# ---------------------------------------------------------------------------------------------- dropout
+# Kept elements are scaled by 1 / (1 − p) (inverted dropout, MindSpore 2.10); on an input of ones every value is 0
+# or 1 / (1 − p), and the share of zeros is p. dropout2d/3d zero whole channels: the draws below give each channel
+# one element (their per-channel masks over larger maps: tests/python/test_nn_dropout*.py).
+
+def _check_dropout(p):
+    def check(x, dtype):
+        v = x.astype(np.float64)
+        keep = 1.0 / (1.0 - p)
+        assert np.all((v == 0.0) | np.isclose(v, keep, rtol=1e-3)), np.unique(v)
+        zeros = (v == 0.0).mean()
+        assert abs(zeros - p) < 5 * math.sqrt(p * (1 - p) / v.size), zeros
+    return check
+
+
+def _channels(shape, extra):
+    """ones of shape (n, 1, 1...) with n = prod(shape), `extra` trailing singleton dims: one element per channel."""
+    return ops.ones((_n(shape), 1) + (1,) * extra, kiln.float32)
+
+
+register(OpInfo("dropout", ("UniformReal", "Less", "Cast", "Mul"), kind="random", dtypes=(F32, F64, F16),
+                draw=lambda shape, dtype, seed=None: ops.dropout(ops.ones(tuple(shape), dtype), 0.3, True, seed),
+                check=_check_dropout(0.3)))
+for _name, _extra in (("dropout2d", 2), ("dropout3d", 3)):
+    register(OpInfo(_name, ("UniformReal", "Less", "Cast", "Mul"), kind="random", dtypes=(F32,),
+                    draw=lambda shape, dtype, seed=None, _f=getattr(ops, _name), _e=_extra:
+                        ops.reshape(_f(_channels(shape, _e), 0.4), tuple(shape)),
+                    check=_check_dropout(0.4),
+                    notes="takes no seed argument (MindSpore 2.10): the op-seed check draws from the global seed"))

@@ -6,6 +6,7 @@ import itertools
 import numpy as np
 import scipy.linalg
 
+import kiln
 from kiln import Tensor, ops
 
 from .base import BOOL, F16, F32, F64, FLOATS, I32, I64, NC, OpInfo, Sample, arr, np_broadcast_to, register
@@ -482,3 +483,74 @@ _row("vander", ("Mul", "Concat"), lambda x, *n: ops.vander(x, *n),
      _samples(lambda a, r: Sample((a((3,)),)), lambda a, r: Sample((a((4,)), 2), desc="N"),
               lambda a, r: Sample((a((2,)), 0), desc="N = 0")), FLOATS + (I32,), ref_upcast=False,
      tol={F16: (4e-3, 4e-3)})
+
+
+# ---------------------------------------------------------------------------------------------- more public functions
+# cat, permute, unsqueeze, unbind, reverse, fill, scalar_to_tensor, tuple_to_array, numel, rank: functions of
+# kiln.ops that only their Primitive classes or Tensor methods reached before.
+
+_row("cat", ("Concat",), lambda *xs, axis=0: ops.cat(xs, axis), lambda *xs, axis=0: np.concatenate(xs, axis),
+     _samples(lambda a, r: Sample((a((2, 3)), a((1, 3)))),
+              lambda a, r: Sample((a((2, 3)), NC(a((2, 2)), "T")), dict(axis=-1), desc="last axis, a view"),
+              lambda a, r: Sample((a((0, 3)), a((2, 3))), desc="an empty piece")))
+_row("permute", ("Transpose",), lambda x, axis: ops.permute(x, axis), lambda x, axis: np.transpose(x, axis),
+     _samples(lambda a, r: Sample((a((2, 3, 4)), (2, 0, 1))),
+              lambda a, r: Sample((NC(a((3, 4)), "T"), (-1, 0)), desc="negative axis, a view")))
+_row("unsqueeze", ("Reshape",), lambda x, dim: ops.unsqueeze(x, dim), np.expand_dims,
+     _samples(lambda a, r: Sample((a((2, 3)), 1)), lambda a, r: Sample((a(()), 0), desc="0-d"),
+              lambda a, r: Sample((a((2, 3)), -1), desc="negative dim")))
+_row("unbind", ("StridedSlice", "Reshape"), lambda x, dim=0: ops.unbind(x, dim),
+     lambda x, dim=0: tuple(np.moveaxis(x, dim, 0)),
+     _samples(lambda a, r: Sample((a((3, 2)),)), lambda a, r: Sample((a((2, 3, 2)),), dict(dim=1), desc="dim 1"),
+              lambda a, r: Sample((NC(a((2, 3)), "T"),), dict(dim=-1), desc="negative dim, a view")))
+_row("reverse", ("StridedSlice",), lambda x, axis: ops.reverse(x, axis), lambda x, axis: np.flip(x, axis).copy(),
+     _samples(lambda a, r: Sample((a((2, 3)), [1])), lambda a, r: Sample((a((2, 3, 2)), [0, 2]), desc="two axes"),
+              lambda a, r: Sample((a((2, 3)), [-1]), desc="negative axis")))
+
+
+_FILL_DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64", np.dtype(np.int32): "int32",
+                np.dtype(np.float16): "float16", np.dtype(np.bool_): "bool_"}
+
+
+def _fill_gen(dtype, rng):
+    yield Sample((), dict(shape=(2, 3), value=1.5, dtype=dtype), desc="(2, 3), 1.5")
+    yield Sample((), dict(shape=(), value=-2 if dtype != BOOL else 1, dtype=dtype), desc="0-d")
+    yield Sample((), dict(shape=(0, 2), value=3, dtype=dtype), desc="empty")
+
+
+register(OpInfo("fill", ("Fill",), lambda shape, value, dtype: ops.fill(getattr(kiln, _FILL_DTYPES[dtype]), shape,
+                                                                        value),
+                lambda shape, value, dtype: np.full(shape, value).astype(dtype), _fill_gen,
+                (F32, F64, F16, I32, BOOL), ref_upcast=False, out_dtype=lambda s: s.kwargs["dtype"],
+                graph_reason="",
+                notes="MindSpore's ops.fill(type, shape, value): the value converted to the dtype (1.5 → 1 for Int32)"))
+
+
+def _const_row(name, op, ref, samples, **kw):
+    """Functions whose result is a constant of their Python arguments (no kernel runs; under jit, a constant)."""
+    register(OpInfo(name, (), op, ref, samples, (F32,), differentiable=False, graph=False,
+                    graph_reason="the result is a constant of Python arguments (no kernel)",
+                    special_skip="takes Python numbers, not tensors", ref_upcast=False, **kw))
+
+
+_const_row("scalar_to_tensor", lambda value, dtype=None: ops.scalar_to_tensor(value) if dtype is None else
+           ops.scalar_to_tensor(value, getattr(kiln, dtype)),
+           lambda value, dtype=None: np.asarray(value, np.float32 if dtype is None else getattr(np, dtype)),
+           lambda dtype, rng: iter([Sample((2.5,)), Sample((3,), desc="int → Float32"),
+                                    Sample((True,), desc="bool → 1.0"),
+                                    Sample((7,), dict(dtype="int32"), desc="Int32")]),
+           out_dtype=lambda s: np.dtype(s.kwargs.get("dtype", "float32")))
+_const_row("tuple_to_array", lambda t: ops.tuple_to_array(t),
+           lambda t: np.array(t, np.int32 if isinstance(t[0], int) else np.float32),
+           lambda dtype, rng: iter([Sample(((1, 2, 3),), desc="ints → Int32"),
+                                    Sample(((1.5, 2),), desc="leading float → Float32"),
+                                    Sample(((True, False),), desc="bools → Int32"),
+                                    Sample((((1, 2), (3, 4)),), desc="nested → 2-D Float32")]),
+           out_dtype=lambda s: np.dtype(np.int32 if isinstance(s.args[0][0], int) else np.float32),
+           notes="MindSpore 2.10: the first element decides the dtype")
+for _name, _ref in (("numel", lambda x: np.asarray(x.size, np.int64)), ("rank", lambda x: np.asarray(x.ndim, np.int64))):
+    _row(_name, (), _query(getattr(ops, _name)), _ref,
+         _samples(lambda a, r: Sample((a((2, 3)),)), lambda a, r: Sample((a(()),), desc="0-d"),
+                  lambda a, r: Sample((a((0, 4, 1)),), desc="empty")),
+         FLOATS + (I32, BOOL), differentiable=False, graph=False, graph_reason="returns a Python int",
+         special_skip="returns a Python int of the shape only")

@@ -299,3 +299,32 @@ def _print_text(sample):
 
 register(OpInfo("print_", ("Print",), kind="state", samples=_print_samples, dtypes=(F32, F64, I32, BOOL),
                 run=_print_run, ref=lambda s: [s.args[0]], notes="MindSpore graph-print format; text compared byte for byte"))
+
+
+def _assign_acc_run(fn):
+    def run(sample, use_jit):
+        var, value = sample.args
+        p = _param(var, "assign_acc_var")
+        return _run_stateful(lambda v: fn(p, v), [p], [value], use_jit)
+    return run
+
+
+def _assign_acc_ref(sign):
+    def ref(sample):
+        var, value = sample.args
+        new = (var + sign * np.broadcast_to(value, var.shape)).astype(var.dtype)
+        return [new, new]
+    return ref
+
+
+def _assign_acc_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype)
+    yield Sample((a((2, 3)), a((2, 3))), desc="same shape")
+    yield Sample((a((3, 4)), a((4,))), desc="broadcast value")
+    yield Sample((a(()), a(())), desc="0-d")
+
+
+for _name, _op, _sign in (("assign_add", "Add", 1), ("assign_sub", "Sub", -1)):
+    register(OpInfo(_name, ("Assign", _op), kind="state", samples=_assign_acc_samples, dtypes=(F32, F64, I32, I64),
+                    run=_assign_acc_run(getattr(ops, _name)), ref=_assign_acc_ref(_sign),
+                    notes="variable ± value in place (value broadcast); returns the variable (MindSpore 2.10)"))
