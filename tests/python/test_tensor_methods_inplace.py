@@ -265,3 +265,16 @@ def test_methods_that_are_the_ops_functions():
     assert b.positive() is b  # MindSpore 2.10: Bool too, the tensor itself
     with pytest.raises(TypeError, match="view_as"):
         a.view_as((6,))
+
+
+def test_set_dtype_converts_in_place_and_returns_the_dtype():
+    # MindSpore 2.10: t.set_dtype(ms.float16) changes t (its values cast) and returns Float16; a Parameter keeps its
+    # name and holds the cast values ([1.5, 2.25, 3] → Int32 [1, 2, 3])
+    t = Tensor(np.array([1.5, 2.25, 3], np.float32))
+    assert t.set_dtype(kiln.float16) == kiln.float16
+    assert t.dtype == kiln.float16 and t.asnumpy().tolist() == [1.5, 2.25, 3.0]
+    p = Parameter(Tensor(np.array([1.5, 2.25, 3], np.float32)), name="w")
+    assert p.set_dtype(kiln.int32) == kiln.int32
+    assert p.dtype == kiln.int32 and p.name == "w" and p.asnumpy().tolist() == [1, 2, 3]
+    with pytest.raises(TypeError, match="set_dtype"):
+        t.set_dtype(3)

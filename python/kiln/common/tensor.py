@@ -324,7 +324,7 @@ _METHODS = {
     "nelement": lambda self: self.size,
     "is_floating_point": lambda self: mstype.is_float(self.dtype),
     "assign_value": lambda self, value: _indexing.assign(self, value, "Tensor.assign_value"),
-    "set_dtype": lambda self, dtype: _core.cast(self, dtype_arg("Tensor.set_dtype", "dtype", dtype)),
+    "set_dtype": lambda self, dtype: _set_dtype(self, dtype),
     # kiln/ops/index_func.py and math_func.py (see the functions' docstrings)
     "flip": lambda self, dims: _ops().flip(self, dims),
     "roll": lambda self, shifts, dims=None: _ops().roll(self, shifts, dims),
@@ -353,6 +353,16 @@ def _other_tensor(other, op):
     if not isinstance(other, Tensor):
         raise TypeError(f"For 'Tensor.{op}', the argument 'other' must be a Tensor, but got {type(other).__name__}.")
     return other
+
+
+def _set_dtype(t, dtype):
+    """MindSpore's Tensor.set_dtype(dtype) (and Parameter.set_dtype): converts the tensor's values to `dtype` IN
+    PLACE (the Python object then holds the cast values; a Parameter keeps its name) and returns the dtype, as
+    MindSpore 2.10 does. Raises TypeError for something that is not a Kiln/MindSpore dtype."""
+    dtype = dtype_arg("Tensor.set_dtype", "dtype", dtype)
+    if dtype != t.dtype:
+        t._rebind(_core.cast(t, dtype))
+    return dtype
 
 
 def _copy(t):
