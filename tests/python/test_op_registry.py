@@ -431,6 +431,56 @@ def test_every_public_function_is_in_the_registry():
     assert not stale, f"NOT_TENSOR_FUNCTIONS names what kiln.ops no longer has: {stale}"
 
 
+# Tensor methods that are not functions of tensors a registry entry can check, each with the test that covers it.
+NOT_TENSOR_METHOD_ENTRIES = {
+    "from_numpy": "a constructor sharing a NumPy array's memory: tests/python/test_state_and_api_checks.py",
+    "init_data": "draws a deferred initialization: tests/python/test_names_api.py",
+    "register_hook": "a gradient hook: tests/python/test_hooks_bprop.py",
+    "value": "returns the tensor itself: tests/python/test_tensor_methods_inplace.py",
+    "index": "advanced indexing by a tuple of index Tensors: tests/python/test_names_api.py",
+    "set_dtype": "changes the dtype in place and returns it: tests/python/test_tensor_methods_inplace.py",
+}
+
+
+def _forwarded_function(method):
+    """The kiln.ops function a derived Tensor method calls (@defop's `tensor=` methods and _same_op aliases), or
+    None for a hand-written method."""
+    code = getattr(method, "__code__", None)
+    if code is None or not method.__closure__:
+        return None
+    bound = dict(zip(code.co_freevars, (c.cell_contents for c in method.__closure__)))
+    qual = getattr(method, "__qualname__", "")
+    if qual.startswith("_tensor_method.") and callable(bound.get("fn")):
+        return bound["fn"]
+    if qual.startswith("_same_op.") and isinstance(bound.get("op"), str):
+        return getattr(ops, bound["op"], None)
+    return None
+
+
+def test_every_tensor_method_is_in_the_registry():
+    """Every public Tensor method is called by a registry entry (by name, or as an entry named 'Tensor.<method>'),
+    or forwards to a kiln.ops function that an entry calls (the methods derived from @defop and the aliases), or is
+    listed in NOT_TENSOR_METHOD_ENTRIES with where it is tested."""
+    names, ids = set(), set()
+    for e in R.REGISTRY:
+        for attr in ("op", "draw", "run", "check"):
+            _names_reached(getattr(e, attr, None), names, ids)
+        if e.name.startswith("Tensor."):
+            names.add(e.name[len("Tensor."):])
+    missing = []
+    for n in dir(Tensor):
+        if n.startswith("_") or n in names or n in NOT_TENSOR_METHOD_ENTRIES:
+            continue
+        m = getattr(Tensor, n)
+        if not callable(m) or isinstance(m, type):
+            continue
+        fn = _forwarded_function(m)
+        if fn is not None and (fn.__name__ in names or id(fn) in ids):
+            continue
+        missing.append(n)
+    assert not missing, f"Tensor methods that no registry entry calls: {sorted(missing)}"
+
+
 def test_every_differentiable_op_has_a_gradient_test():
     """An op's bprop is checked when the op is in the FORWARD graph of a differentiable entry's gradient-checked
     sample (being merely called by another op's bprop does not count)."""
