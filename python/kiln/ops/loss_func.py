@@ -2,8 +2,9 @@
 binary_cross_entropy_with_logits, cross_entropy, dropout and the Primitive classes SmoothL1Loss, BinaryCrossEntropy,
 SigmoidCrossEntropyWithLogits, SoftmaxCrossEntropyWithLogits, Dropout).
 
-The losses are the nn loss Cells' (kiln/nn/loss/loss.py: one formula for both surfaces); their docstrings give the
-formulas. Values checked against MindSpore 2.10 on CPU."""
+The formulas are in kiln/ops/_loss_terms.py, shared with the nn loss Cells (kiln/nn/loss/loss.py, whose docstrings
+give them): one formula for both surfaces, and kiln.ops never imports kiln.nn. Error messages name the Cell, as
+MindSpore's functional losses (which build the Cell) do. Values checked against MindSpore 2.10 on CPU."""
 import numbers
 
 import numpy as np
@@ -11,6 +12,7 @@ import numpy as np
 from .._loader import _core
 from .._args import _got
 from ..common import dtype as mstype
+from . import _loss_terms as F
 from .function import _tensor_arg, rand
 from .primitives import Primitive
 
@@ -21,31 +23,33 @@ __all__ = ["smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_
            "Dropout"]
 
 
-def _nn():
-    from .. import nn  # kiln.nn imports kiln.ops: imported at call time
-    return nn
-
-
 def smooth_l1_loss(input, target, beta=1.0, reduction="none"):
     """MindSpore's ops.smooth_l1_loss(input, target, beta=1.0, reduction='none'): with d = |input − target|,
     0.5·d²/beta where d < beta, else d − 0.5·beta; reduced by `reduction`. Raises TypeError / ValueError as
     nn.SmoothL1Loss (beta must be a positive float)."""
     if isinstance(beta, int) and not isinstance(beta, bool):
         beta = float(beta)
-    return _nn().SmoothL1Loss(beta, reduction)(input, target)
+    F.check_reduction(reduction, "SmoothL1Loss")
+    F.check_beta(beta, "SmoothL1Loss")
+    return F.reduce_loss(F.smooth_l1_terms(input, target, beta, "SmoothL1Loss"), reduction)
 
 
 def binary_cross_entropy(logits, labels, weight=None, reduction="mean"):
     """MindSpore's ops.binary_cross_entropy(logits, labels, weight=None, reduction='mean'): −w·(y·log(x + 1e-12) +
     (1 − y)·log(1 − x + 1e-12)) for probabilities x in [0, 1] (ValueError otherwise, in both modes); see
     nn.BCELoss."""
-    return _nn().BCELoss(weight, reduction)(logits, labels)
+    F.check_reduction(reduction, "BCELoss")
+    weight = F.check_weight(weight, "BCELoss")
+    return F.reduce_loss(F.bce_terms(logits, labels, weight, "BCELoss"), reduction)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="mean"):
     """MindSpore's ops.binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None,
     reduction='mean'): w·((1 − y)·x + (1 + (p − 1)·y)·softplus(−x)), computed stably; see nn.BCEWithLogitsLoss."""
-    return _nn().BCEWithLogitsLoss(reduction, weight, pos_weight)(input, target)
+    F.check_reduction(reduction, "BCEWithLogitsLoss")
+    weight = F.check_weight(weight, "BCEWithLogitsLoss")
+    pos_weight = F.check_weight(pos_weight, "BCEWithLogitsLoss", "pos_weight")
+    return F.reduce_loss(F.bce_with_logits_terms(input, target, weight, pos_weight, "BCEWithLogitsLoss"), reduction)
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
@@ -54,29 +58,39 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     class probabilities; see nn.CrossEntropyLoss for the formulas."""
     if isinstance(label_smoothing, int) and not isinstance(label_smoothing, bool):
         label_smoothing = float(label_smoothing)
-    return _nn().CrossEntropyLoss(weight, ignore_index, reduction, label_smoothing)(input, target)
+    F.check_reduction(reduction, "CrossEntropyLoss")
+    F.check_cross_entropy_args(weight, ignore_index, label_smoothing, "CrossEntropyLoss")
+    return F.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing, "CrossEntropyLoss")
 
 
 def mse_loss(input, target, reduction="mean"):
     """MindSpore's ops.mse_loss(input, target, reduction='mean'): (input − target)² (broadcasting), reduced."""
-    return _nn().MSELoss(reduction)(input, target)
+    F.check_reduction(reduction, "MSELoss")
+    return F.reduce_loss(F.mse_terms(input, target, "MSELoss"), reduction)
 
 
 def l1_loss(input, target, reduction="mean"):
     """MindSpore's ops.l1_loss(input, target, reduction='mean'): |input − target|, reduced."""
-    return _nn().L1Loss(reduction)(input, target)
+    F.check_reduction(reduction, "L1Loss")
+    return F.reduce_loss(F.l1_terms(input, target, "L1Loss"), reduction)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0):
     """MindSpore's ops.huber_loss(input, target, reduction='mean', delta=1.0): see nn.HuberLoss."""
-    return _nn().HuberLoss(reduction, delta)(input, target)
+    F.check_reduction(reduction, "HuberLoss")
+    delta = F.check_delta(delta, "HuberLoss")
+    return F.reduce_loss(F.huber_terms(input, target, delta, "HuberLoss"), reduction)
 
 
 def kl_div(logits, labels, reduction="mean"):
     """MindSpore's ops.kl_div(logits, labels, reduction='mean'): labels·(log labels − logits) for log-probability
     logits, 0 where that is NaN (labels ≤ 0, NaN labels or logits: MindSpore 2.10's kernel); reductions 'mean',
     'sum', 'none', 'batchmean' (see nn.KLDivLoss)."""
-    return _nn().KLDivLoss(reduction)(logits, labels)
+    F.check_reduction(reduction, "KLDivLoss", F.KL_REDUCTIONS)
+    loss = F.kl_div_terms(logits, labels, reduction, "KLDivLoss")
+    if reduction == "batchmean":
+        return F.batchmean(loss, logits.shape[0])
+    return F.reduce_loss(loss, reduction)
 
 
 def nll_loss(inputs, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
@@ -87,13 +101,18 @@ def nll_loss(inputs, target, weight=None, ignore_index=-100, reduction="mean", l
     if isinstance(label_smoothing, int) and not isinstance(label_smoothing, bool):
         label_smoothing = float(label_smoothing)
     if label_smoothing == 0.0:
-        return _nn().NLLLoss(weight, ignore_index, reduction)(inputs, target)
-    ce = _nn().CrossEntropyLoss(weight, ignore_index, reduction, label_smoothing)
+        F.check_reduction(reduction, "NLLLoss")
+        F.check_ignore_index(ignore_index, "NLLLoss")
+        weight = F.check_weight(weight, "NLLLoss")
+        return F.nll(inputs, target, weight, ignore_index, reduction, "NLLLoss")
+    F.check_reduction(reduction, "CrossEntropyLoss")
+    F.check_cross_entropy_args(weight, ignore_index, label_smoothing, "CrossEntropyLoss")
     _tensor_arg(inputs, "nll_loss", "inputs")
     _tensor_arg(target, "nll_loss", "target")
     if mstype.is_float(target.dtype):
         raise TypeError(f"For 'nll_loss', 'target' must hold class indices (int32/int64), but got {target.dtype}.")
-    return ce._from_log_probs(inputs, target)
+    return F.cross_entropy_from_log_probs(inputs, target, weight, ignore_index, reduction, label_smoothing,
+                                          "CrossEntropyLoss")
 
 
 def _reduce(loss, reduction, op):
@@ -261,12 +280,12 @@ class SmoothL1Loss(Primitive):
 
     def __init__(self, beta=1.0, reduction="none"):
         super().__init__("SmoothL1Loss")
-        self._loss = _nn().SmoothL1Loss(float(beta) if isinstance(beta, int) and not isinstance(beta, bool) else beta,
-                                        reduction)
-        self.beta, self.reduction = self._loss.beta, reduction
+        beta = float(beta) if isinstance(beta, int) and not isinstance(beta, bool) else beta
+        F.check_reduction(reduction, "SmoothL1Loss")
+        self.beta, self.reduction = F.check_beta(beta, "SmoothL1Loss"), reduction
 
     def __call__(self, logits, labels):
-        return self._loss(logits, labels)
+        return F.reduce_loss(F.smooth_l1_terms(logits, labels, self.beta, "SmoothL1Loss"), self.reduction)
 
 
 class BinaryCrossEntropy(Primitive):
@@ -274,7 +293,7 @@ class BinaryCrossEntropy(Primitive):
 
     def __init__(self, reduction="mean"):
         super().__init__("BinaryCrossEntropy")
-        _nn().BCELoss(None, reduction)  # validates `reduction`
+        F.check_reduction(reduction, "BCELoss")
         self.reduction = reduction
 
     def __call__(self, logits, labels, weight=None):
@@ -300,7 +319,7 @@ class SoftmaxCrossEntropyWithLogits(Primitive):
         if x.ndim != 2 or tuple(x.shape) != tuple(y.shape):
             raise ValueError(f"For 'SoftmaxCrossEntropyWithLogits', 'logits' and 'labels' must be 2-D of one shape, "
                              f"but got {tuple(x.shape)} and {tuple(y.shape)}.")
-        loss = _nn().SoftmaxCrossEntropyWithLogits(sparse=False, reduction="none")(x, y)
+        loss = F.softmax_cross_entropy_terms(x, y, False, "SoftmaxCrossEntropyWithLogits")
         return loss, _core.sub(_core.softmax(x, -1), y)
 
 

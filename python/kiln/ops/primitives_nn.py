@@ -1,9 +1,10 @@
 """MindSpore's primitive classes for convolution and pooling (ops.Conv2D, ops.MaxPool, ops.AvgPool): each instance
-holds its attributes and runs the same kernels as ops.conv2d and nn.MaxPool2d / nn.AvgPool2d, so gradients and Graph
-mode are theirs. Argument names and defaults are MindSpore 2.10's."""
+holds its attributes and runs the same kernels as ops.conv2d and nn.MaxPool2d / nn.AvgPool2d (the pooling kernels
+directly: kiln.ops does not import kiln.nn), so gradients and Graph mode are theirs. Argument names and defaults are MindSpore 2.10's."""
 from .._args import _got, _is_int
+from .._loader import _core
 from .function import _tensor_arg
-from .nn_func import adaptive_avg_pool2d, conv2d
+from .nn_func import _same_pad, adaptive_avg_pool2d, conv2d
 from .primitives import Primitive
 
 __all__ = ["Conv2D", "MaxPool", "AvgPool", "AdaptiveAvgPool2D", "LayerNorm"]
@@ -58,38 +59,53 @@ class Conv2D(Primitive):
 
 
 class _Pool(Primitive):
-    _layer = None
+    """MaxPool/AvgPool: 2-D pooling with MindSpore's primitive attributes (pad_mode 'valid' or 'same', NCHW)."""
 
     def __init__(self, kernel_size=1, strides=1, pad_mode="valid", data_format="NCHW"):
         super().__init__(type(self).__name__)
-        from .. import nn  # kiln.nn imports kiln.ops: imported at construction time
         if data_format != "NCHW":
             raise ValueError(f"For '{self.name}', Kiln supports data_format='NCHW' only, but got {data_format!r}.")
         k = _pair(kernel_size, "kernel_size", self.name)
         s = _pair(strides, "strides", self.name)
         if min(k + s) < 1:
             raise ValueError(f"For '{self.name}', 'kernel_size' and 'strides' must be positive, but got {k} and {s}.")
-        self._cell = getattr(nn, self._layer)(k, s, pad_mode)
-        self.kernel_size, self.strides, self.pad_mode, self.data_format = k, s, self._cell.pad_mode, data_format
+        if not isinstance(pad_mode, str):
+            raise TypeError(f"For '{self.name}', the 'pad_mode' must be str, but got {type(pad_mode).__name__}.")
+        if pad_mode.upper() not in ("VALID", "SAME"):
+            raise ValueError(f"For '{self.name}', the 'pad_mode' must be one of ['VALID', 'SAME'], but got "
+                             f"{pad_mode}.")
+        self.kernel_size, self.strides, self.pad_mode, self.data_format = k, s, pad_mode.upper(), data_format
+
+    def _pads(self, x):
+        if self.pad_mode != "SAME":
+            return [0, 0, 0, 0]
+        (h, w), (kh, kw), (sh, sw) = x.shape[2:], self.kernel_size, self.strides
+        return list(_same_pad(h, kh, sh, 1)) + list(_same_pad(w, kw, sw, 1))
 
     def __call__(self, x):
         x = _tensor_arg(x, self.name, "x")
         if x.ndim != 4:
             raise ValueError(f"For '{self.name}', 'x' must be 4-D (N, C, H, W), but got shape {tuple(x.shape)}.")
-        return self._cell(x)
+        return self._pool(x, list(self.kernel_size), list(self.strides), self._pads(x))
 
 
 class MaxPool(_Pool):
     """MaxPool(kernel_size=1, strides=1, pad_mode='valid', data_format='NCHW')(x): 2-D max pooling of x
     (N, C, H, W); 'same' pads so the output is ⌈H/stride⌉ (padding never wins), 'valid' does not pad. See
     nn.MaxPool2d."""
-    _layer = "MaxPool2d"
+
+    @staticmethod
+    def _pool(x, k, s, pads):
+        return _core.max_pool2d(x, k, s, pads, [1, 1], False, False)
 
 
 class AvgPool(_Pool):
     """AvgPool(kernel_size=1, strides=1, pad_mode='valid', data_format='NCHW')(x): 2-D average pooling of x
     (N, C, H, W); with 'same' each window averages only its unpadded elements. See nn.AvgPool2d."""
-    _layer = "AvgPool2d"
+
+    @staticmethod
+    def _pool(x, k, s, pads):
+        return _core.avg_pool2d(x, k, s, pads, False, not any(pads), 0)  # 'same': only the unpadded elements count
 
 
 class AdaptiveAvgPool2D(Primitive):
@@ -124,7 +140,6 @@ class LayerNorm(Primitive):
         self.begin_norm_axis, self.begin_params_axis, self.epsilon = begin_norm_axis, begin_params_axis, epsilon
 
     def __call__(self, input_x, gamma, beta):
-        from .._loader import _core
         x = _tensor_arg(input_x, "LayerNorm", "input_x")
         g = _tensor_arg(gamma, "LayerNorm", "gamma")
         b = _tensor_arg(beta, "LayerNorm", "beta")
