@@ -138,11 +138,13 @@ def test_beginner_tutorials_run_under_kiln_compat(tmp_path):
     import re
 
     report = tmp_path / "report.json"
-    out = subprocess.run([sys.executable, TOOL, "--docs", _docs_checkout(), "--json", str(report),
-                          "--timeout", "600"], capture_output=True, text=True, env=subprocess_env(), timeout=3600)
+    beginner = [n for n in run_tutorials.TUTORIALS if not n.startswith(("dataset_", "debug_"))]
+    out = subprocess.run([sys.executable, TOOL, "--docs", _docs_checkout(), "--json", str(report), "--only",
+                          ",".join(beginner), "--timeout", "600"], capture_output=True, text=True,
+                         env=subprocess_env(), timeout=3600)
     assert report.exists(), out.stdout + out.stderr
     results = {r["tutorial"]: r for r in json.loads(report.read_text())["results"]}
-    assert sorted(results) == sorted(run_tutorials.TUTORIALS)
+    assert sorted(results) == sorted(beginner)
     problems = []
     for name, r in results.items():
         if r["status"] == "ok":

@@ -8,6 +8,8 @@ seed gives the same orders in a new process."""
 import numbers
 import warnings
 
+import numpy as np
+
 from ._common import INT32_MAX, check_bool
 from .iterators import DictIterator, TupleIterator
 
@@ -119,11 +121,12 @@ class Dataset:
     def output_shapes(self, estimate=False):
         """Shapes of the columns of the first row (list of list of int), as MindSpore (which also runs the
         pipeline for one row). Raises RuntimeError on an empty dataset."""
-        return [list(a.shape) for a in self._first_row()]
+        return [[0] if isinstance(a, dict) else list(a.shape) for a in self._first_row()]  # a dict: [0], as MS
 
     def output_types(self):
-        """NumPy dtypes of the columns of the first row (list of np.dtype)."""
-        return [a.dtype for a in self._first_row()]
+        """NumPy dtypes of the columns of the first row (list of np.dtype; object for a column of dicts, as
+        MindSpore)."""
+        return [np.dtype(object) if isinstance(a, dict) else a.dtype for a in self._first_row()]
 
     def save(self, file_name, num_files=1, file_type="mindrecord"):
         """Writes one epoch of the pipeline into MindRecord files (read them with MindDataset), as MindSpore.

@@ -240,9 +240,8 @@ def _convert_row(row, ncols, where):
     iterable is one column per item)."""
     if isinstance(row, (numbers.Number, str, bytes, np.ndarray, np.generic)) or hasattr(row, "asnumpy"):
         vals = [row]
-    elif isinstance(row, dict):
-        raise RuntimeError(f"{where}: a row is a dict ({sorted(map(str, row))}); yield a tuple with one value per "
-                           "column (MindSpore 2.10 refuses dict rows too).")
+    elif isinstance(row, dict):  # one column holding the dict (MindSpore 2.x's _convert_row)
+        vals = [row]
     else:
         try:
             vals = list(row)
@@ -252,7 +251,7 @@ def _convert_row(row, ncols, where):
     if len(vals) != ncols:
         raise RuntimeError(f"{where}: the source gave a row of {len(vals)} columns, but column_names names "
                            f"{ncols}.")
-    return tuple(to_array(v, where) for v in vals)
+    return tuple(to_array(v, where, allow_dict=True) for v in vals)
 
 
 def _is_one_shot(source):
@@ -510,7 +509,7 @@ class _BatchReader:
         outs = list(outs) if isinstance(outs, tuple) else [outs]
         if len(outs) != len(self.names):
             raise RuntimeError(f"{what} returned {len(outs)} columns for {len(self.names)} column_names.")
-        return tuple(to_array(v, what) for v in outs)
+        return tuple(to_array(v, what, allow_dict=True) for v in outs)
 
 
 class _Caster:
