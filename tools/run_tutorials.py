@@ -5,9 +5,19 @@ with `git show REV:PATH`), takes its ```python code blocks in order, drops noteb
 `%matplotlib ...`), and writes them as one script. The one change made to the tutorial code is the dataset download
 step: the `from download import download` import and the `download(url, ...)` call of MNIST_Data.zip are commented
 out and the call's result is bound to the directory it would have extracted into; that directory holds local
-MNIST-format idx files (MNIST_Data/train, MNIST_Data/test) prepared before the run. Every other line is the
-tutorial's, unchanged. Each script runs in a fresh process, in its own temporary directory, with a timeout, under
-`python -m kiln.compat` (or, with --mindspore, plain `python` with a real MindSpore), and a table shows per
+MNIST-format idx files (MNIST_Data/train, MNIST_Data/test) prepared before the run. The dataset tutorials download
+other files; each is replaced the same way (only these, and only where the call's URL and destination are string constants), by local
+files of the same layout written into the destination before the run:
+  cifar-10-binary.tar.gz -> DEST/cifar-10-batches-bin/: data_batch_1..5.bin, test_batch.bin (10,000 records each,
+    CIFAR-10's binary format: a label byte + 3,072 channel-major image bytes; MindSpore reads exactly 10,000 per
+    file), batches.meta.txt, readme.html. Images and labels are random (NumPy default_rng(0)), not CIFAR's.
+  cifar-10-python.tar.gz -> DEST/cifar-10-batches-py/: the same records as pickled dicts (b"data", b"labels",
+    b"filenames", b"batch_label"), batches.meta, readme.html.
+  banana.jpg -> the JPEG file DEST: a 400x300 gradient with an ellipse (Pillow).
+  84-121123-0000.wav -> the WAV file DEST: 2 s of 16 kHz mono 16-bit PCM (a 220 Hz + 1,760 Hz chord).
+Every other line is the tutorial's, unchanged. Notebook pages (.ipynb: record, optimize) are read from their code
+cells in order; a failure's place is given as 'cell N:L'. Each script runs in a fresh process, in its own temporary
+directory, with a timeout, under `python -m kiln.compat` (or, with --mindspore, plain `python` with a real MindSpore), and a table shows per
 tutorial: ok or the line (script and Markdown) and exception it failed with, and the seconds it took.
 
     python tools/run_tutorials.py --docs DOCS [--only quick_start,train] [--timeout 600] [--data MNIST_DIR]
@@ -22,6 +32,9 @@ Which pages (docs tree of mindspore-ai/docs; DOCS's default revision is its work
   quick_start, dataset, model, train, save_load, mixed_precision: tutorials/source_en/beginner/<name>.md at the default revision.
   transforms: tutorials/source_en/beginner/transforms.md was folded into dataset.md on master in September 2024
     (commit 6328082156); the page is read from release branch r2.3.1, the last one that has it.
+  dataset_{augment,sampler,python_objects,eager,cache}: tutorials/source_en/dataset/<name>.md;
+    dataset_{record,optimize}: tutorials/source_en/dataset/<name>.ipynb; debug_{profiler,dump}:
+    tutorials/source_en/debug/<name>.md (pages of fragments: they use names the page never defines).
   callback, metric: docs/mindspore/source_en/model_train/train_process/model/{callback,metric}.md ("model/callback",
     "model/metric") were removed from master in March 2025 (commit 17ece3a40e); read from r2.5.0, the last release
     branch that has them. A pinned revision is looked up as REV, then origin/REV (a clone's remote branch).
