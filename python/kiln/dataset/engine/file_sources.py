@@ -93,6 +93,10 @@ class _ImageLabelArrays(MappableSource):
         im, lb = self._data.get()
         return im[i].copy(), np.asarray(lb[i])
 
+    def _class_ids(self):
+        """Each row's label (PKSampler)."""
+        return self._data.get()[1]
+
 
 class MnistDataset(_ImageLabelArrays):
     """The MNIST idx files in `dataset_dir`: train-images-idx3-ubyte / train-labels-idx1-ubyte and
@@ -219,6 +223,8 @@ class Cifar100Dataset(_ImageLabelArrays):
         self.usage = _check_usage("Cifar100Dataset", usage)
         self._data = _Lazy(self._load)
 
+    _class_ids = None  # two label columns: no PKSampler (ValueError)
+
     def get_col_names(self):
         return ["image", "coarse_label", "fine_label"]
 
@@ -332,6 +338,10 @@ class ImageFolderDataset(MappableSource):
 
     def _num_rows(self):
         return len(self._files)
+
+    def _class_ids(self):
+        """Each row's label (PKSampler)."""
+        return np.array([label for _, label in self._files], dtype=np.int64)
 
     def _reader(self):
         return _ImageReader(self._files, self.decode)

@@ -51,9 +51,18 @@ class MappableSource(Dataset):
         _check_source_args(cls, num_samples, shuffle, num_shards, shard_id)
         if sampler is None and num_shards is None and shard_id is None:
             num_shards, shard_id = _group_shards() or (None, None)  # data-parallel: this process's shard
-        self.sampler = select_sampler(cls, num_samples or None, sampler, shuffle, num_shards, shard_id)
-        self.num_shards, self.shard_id = num_shards, shard_id
         self._cls = cls
+        self.sampler = self._attach(select_sampler(cls, num_samples or None, sampler, shuffle, num_shards, shard_id))
+        self.num_shards, self.shard_id = num_shards, shard_id
+
+    def _attach(self, sampler):
+        """The sampler, given this source's row labels when it needs them (PKSampler); ValueError for a source
+        without labels (MindSpore: "GeneratorDataset doesn't support PKSampler.")."""
+        if getattr(sampler, "_needs_classes", False):
+            if getattr(self, "_class_ids", None) is None:
+                raise ValueError(f"{self._cls} doesn't support PKSampler.")
+            sampler._classes_of = self._class_ids
+        return sampler
 
     def is_shuffled(self):
         return self.sampler._salted or (isinstance(self.sampler, DistributedSampler) and self.sampler.shuffle)
@@ -69,7 +78,7 @@ class MappableSource(Dataset):
         """
         if new_sampler is None:
             raise TypeError(f"{self._cls}: use_sampler needs a sampler, but got None.")
-        self.sampler = select_sampler(self._cls, None, new_sampler, None, None, None)
+        self.sampler = self._attach(select_sampler(self._cls, None, new_sampler, None, None, None))
         self.num_shards = self.shard_id = None
         self._size_cache = None
 
