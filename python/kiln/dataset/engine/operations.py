@@ -343,6 +343,8 @@ class BatchDataset(Dataset):
             self.batch_size = batch_size
         else:
             self.batch_size = check_int("batch", "batch_size", batch_size, 1, INT32_MAX)
+            from .sync import scale_gates
+            scale_gates(child, self.batch_size)  # sync_wait gates below count batches of this size
         self.drop_remainder = check_bool("batch", "drop_remainder", drop_remainder)
         self.per_batch_map = kwargs.get("per_batch_map")
         if self.per_batch_map is not None and not callable(self.per_batch_map):

@@ -19,6 +19,9 @@ class ShuffleDataset(Dataset):
     def __init__(self, child, buffer_size):
         super().__init__([child])
         self.buffer_size = check_int("shuffle", "buffer_size", buffer_size, 2, INT32_MAX)
+        from .sync import sync_notifiers
+        if sync_notifiers(child):
+            raise RuntimeError("No shuffle after sync operators.")  # MindSpore's rule and words
 
     def _compute_size(self):
         return self.children[0].get_dataset_size()
