@@ -21,6 +21,7 @@ from .samplers import (DistributedSampler, PKSampler, RandomSampler, Sampler, Se
 from . import transforms  # noqa: F401 (re-export)
 from . import vision  # noqa: F401 (re-export)
 from . import text  # noqa: F401 (re-export)
+from . import audio  # noqa: F401 (re-export)
 
 
 def zip(datasets):  # MindSpore's name
