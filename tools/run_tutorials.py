@@ -389,6 +389,31 @@ def cifar10_arrays(seed=0, per_batch=CIFAR10_PER_BATCH):
              rng.integers(0, 10, per_batch).astype(np.uint8)) for _ in range(6)]
 
 
+def _array_as_ndarray_call(arr):
+    """An array pickled as numpy.ndarray(shape, dtype name, bytes): a global every NumPy (1.x, 2.x) and MindSpore's
+    restricted CIFAR unpickler (module numpy only) accept; NumPy 2's own pickles name numpy._core, which they
+    refuse."""
+    import numpy as np
+
+    return np.ndarray, (arr.shape, arr.dtype.name, arr.tobytes())
+
+
+def _cifar10_pickler():
+    import pickle
+
+    import numpy as np
+
+    class Pickler(pickle.Pickler):
+        def reducer_override(self, obj):
+            return _array_as_ndarray_call(obj) if type(obj) is np.ndarray else NotImplemented
+
+    return Pickler
+
+
+def _Cifar10Pickler(f, protocol):  # a class made on first use: pickle is imported lazily
+    return _cifar10_pickler()(f, protocol=protocol)
+
+
 def write_cifar10(dest, binary):
     """CIFAR-10's archive layout under dest: cifar-10-batches-bin (binary) or cifar-10-batches-py (pickles)."""
     import pickle
@@ -409,14 +434,14 @@ def write_cifar10(dest, binary):
                      b"data": images.reshape(len(labels), -1),
                      b"filenames": [f"{name}_{i}.png".encode() for i in range(len(labels))]}
             with open(os.path.join(root, name), "wb") as f:
-                pickle.dump(batch, f, protocol=2)
+                _Cifar10Pickler(f, protocol=3).dump(batch)
     if binary:
         with open(os.path.join(root, "batches.meta.txt"), "w", encoding="ascii") as f:
             f.write("\n".join(c.decode() for c in CIFAR10_CLASSES) + "\n")
     else:
         with open(os.path.join(root, "batches.meta"), "wb") as f:
             pickle.dump({b"label_names": CIFAR10_CLASSES, b"num_cases_per_batch": CIFAR10_PER_BATCH,
-                         b"num_vis": 3072}, f, protocol=2)
+                         b"num_vis": 3072}, f, protocol=3)
     with open(os.path.join(root, "readme.html"), "w", encoding="ascii") as f:
         f.write("<html><body>Stand-in CIFAR-10 files written by kiln tools/run_tutorials.py</body></html>\n")
 

@@ -106,6 +106,8 @@ class Decode(TensorOperation):
         return super().__call__(img)
 
     def _execute(self, data):
+        if data.dtype.kind == "S" and data.size == 1:  # one bytes value (a MindRecord bytes field), as MindSpore
+            data = np.frombuffer(data.tobytes(), dtype=np.uint8)
         if data.ndim != 1:
             raise TypeError(f"The number of array dimensions of the encoded image should be 1, but got {data.ndim}.")
         if data.dtype != np.uint8:
