@@ -7,6 +7,7 @@ WeightedRandomSampler, PKSampler, Sampler. Operations are methods of `Dataset` (
 zip, concat, take, skip, split, filter); iterators: `create_tuple_iterator`, `create_dict_iterator`.
 Per-sample operations live in `kiln.dataset.transforms` and `kiln.dataset.vision`. See docs/dataset.md."""
 from . import config  # noqa: F401 (re-export)
+from .engine.cache import DatasetCache  # noqa: F401 (re-export)
 from .engine.datasets import Dataset
 from .engine.file_sources import Cifar10Dataset, Cifar100Dataset, CSVDataset, ImageFolderDataset, MnistDataset, Shuffle  # noqa: F401 (re-export)
 from .engine.tfrecord_source import Schema, TFRecordDataset  # noqa: F401 (re-export)

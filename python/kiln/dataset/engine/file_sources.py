@@ -10,6 +10,7 @@ import threading
 
 import numpy as np
 
+from .cache import check_cache
 from ..samplers import BuiltinSampler, DistributedSampler, RandomSampler, SequentialSampler
 from ._common import FileRow, column_list
 from .sources import MappableSource, _check_source_args
@@ -116,7 +117,8 @@ class MnistDataset(_ImageLabelArrays):
     """
 
     def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
-                 sampler=None, num_shards=None, shard_id=None):
+                 sampler=None, num_shards=None, shard_id=None, cache=None):
+        check_cache("MnistDataset", cache)
         super().__init__("MnistDataset", num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
         self.dataset_dir = _check_dir("MnistDataset", dataset_dir)
         self.usage = _check_usage("MnistDataset", usage)
@@ -179,7 +181,8 @@ class Cifar10Dataset(_ImageLabelArrays):
     """
 
     def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
-                 sampler=None, num_shards=None, shard_id=None):
+                 sampler=None, num_shards=None, shard_id=None, cache=None):
+        check_cache("Cifar10Dataset", cache)
         super().__init__("Cifar10Dataset", num_samples, num_parallel_workers, shuffle, sampler, num_shards,
                          shard_id)
         self.dataset_dir = _check_dir("Cifar10Dataset", dataset_dir)
@@ -216,7 +219,8 @@ class Cifar100Dataset(_ImageLabelArrays):
     """
 
     def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
-                 sampler=None, num_shards=None, shard_id=None):
+                 sampler=None, num_shards=None, shard_id=None, cache=None):
+        check_cache("Cifar100Dataset", cache)
         super().__init__("Cifar100Dataset", num_samples, num_parallel_workers, shuffle, sampler, num_shards,
                          shard_id)
         self.dataset_dir = _check_dir("Cifar100Dataset", dataset_dir)
@@ -287,7 +291,8 @@ class ImageFolderDataset(MappableSource):
     """
 
     def __init__(self, dataset_dir, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
-                 extensions=None, class_indexing=None, decode=False, num_shards=None, shard_id=None):
+                 extensions=None, class_indexing=None, decode=False, num_shards=None, shard_id=None, cache=None):
+        check_cache("ImageFolderDataset", cache)
         super().__init__("ImageFolderDataset", num_samples, num_parallel_workers, shuffle, sampler, num_shards,
                          shard_id)
         self.dataset_dir = _check_dir("ImageFolderDataset", dataset_dir)

@@ -116,6 +116,8 @@ class MapDataset(Dataset):
     def __init__(self, child, operations, input_columns=None, output_columns=None, num_parallel_workers=None,
                  **kwargs):
         super().__init__([child], check_workers("map", num_parallel_workers))
+        from .cache import check_cache
+        check_cache("map", kwargs.pop("cache", None))
         self.python_multiprocessing = _pool_kwargs("map", kwargs)
         ops = list(operations) if isinstance(operations, (list, tuple)) else [operations]
         if not ops:
