@@ -164,3 +164,57 @@ def test_sync_errors():  # MindSpore 2.10's errors
         ds.NumpySlicesDataset([1], shuffle=False).sync_wait("x", num_batch=0)
     with pytest.raises(TypeError, match="Argument condition_name with value 1 is not of type"):
         ds.NumpySlicesDataset([1], shuffle=False).sync_wait(1)
+
+
+# ------------------------------------------------------------------------------------------------ RandomAffine
+def _affine_img():
+    return (np.arange(7 * 8 * 3).reshape(7, 8, 3) * 5 % 256).astype(np.uint8)
+
+
+def test_random_affine_nearest_matches_mindspore_pixel_for_pixel():
+    img = _affine_img()
+    out = vision.RandomAffine(degrees=(30, 30))(img)
+    assert out.shape == img.shape and out.dtype == np.uint8
+    # MindSpore 2.10's output (channel 0)
+    assert out[..., 0].tolist() == [[0, 240, 135, 150, 30, 45, 0, 0], [0, 104, 255, 14, 165, 180, 75, 90],
+                                    [224, 119, 134, 29, 29, 180, 195, 90], [88, 239, 254, 149, 164, 59, 74, 225],
+                                    [223, 118, 133, 28, 28, 179, 194, 89], [223, 238, 133, 148, 43, 58, 209, 0],
+                                    [0, 0, 12, 27, 163, 178, 73, 0]]
+    out = vision.RandomAffine(degrees=(17, 17), translate=(0.1, 0.1, 0.05, 0.05), scale=(0.8, 0.8),
+                              shear=(5, 5, 7, 7), fill_value=(10, 20, 30))(img)
+    assert out[..., 1].tolist() == [[20, 20, 20, 20, 20, 20, 20, 20], [20, 20, 125, 20, 35, 50, 65, 20],
+                                    [20, 20, 245, 4, 170, 185, 200, 215], [20, 20, 124, 139, 154, 49, 64, 94],
+                                    [20, 93, 244, 3, 18, 48, 199, 214], [20, 213, 243, 138, 153, 168, 183, 78],
+                                    [20, 20, 20, 20, 17, 47, 62, 20]]
+    ident = vision.RandomAffine(degrees=0)(img)
+    np.testing.assert_array_equal(ident, img)
+
+
+def test_random_affine_draws_and_pipeline():
+    img = _affine_img()
+    ds.config.set_seed(1)
+    a = vision.RandomAffine(degrees=40, translate=(-0.2, 0.2), scale=(0.9, 1.1), shear=10)
+    outs = [a(img) for _ in range(3)]
+    assert any(not np.array_equal(outs[0], o) for o in outs[1:])
+    d = ds.NumpySlicesDataset({"image": img[None]}, shuffle=False)
+    d = d.map(vision.RandomAffine(degrees=(90, 90), resample=vision.Inter.BILINEAR), input_columns="image")
+    assert next(d.create_tuple_iterator(output_numpy=True))[0].shape == img.shape
+
+
+@pytest.mark.parametrize("kwargs, exc, message", [  # MindSpore 2.10's errors
+    (dict(degrees=-1), ValueError, r"Input degrees is not within the required interval of \[0, 16777216\]."),
+    (dict(degrees=(2, 1)), ValueError, r"degrees should be in \(min,max\) format. Got \(max,min\)."),
+    (dict(degrees=0, translate=(0.1,)), TypeError, "translate should be a list or tuple of length 2 or 4."),
+    (dict(degrees=0, translate=(2, 2)), ValueError, r"Input translate at 0 is not within the required interval"),
+    (dict(degrees=0, scale=(2, 1)), ValueError, r"Input scale\[1\] must be equal to or greater than scale\[0\]."),
+    (dict(degrees=0, scale=(1,)), TypeError, "scale should be a list or tuple of length 2."),
+    (dict(degrees=0, shear=(2, 1)), ValueError, r"Input shear\[1\] must be equal to or greater than shear\[0\]"),
+    (dict(degrees=0, shear=-1), ValueError, "Input shear must be greater than 0."),
+    (dict(degrees=0, shear=(1, 2, 3)), TypeError, "shear must be of length 2 or 4."),
+    (dict(degrees=0, fill_value=(1, 2)), TypeError, "fill_value should be a single integer or a 3-tuple."),
+    (dict(degrees=0, resample=1), TypeError, "Argument resample with value 1 is not of type"),
+    (dict(degrees=(1, 2, 3)), TypeError, "If degrees is a sequence, the length must be 2."),
+])
+def test_random_affine_errors(kwargs, exc, message):
+    with pytest.raises(exc, match=message):
+        vision.RandomAffine(**kwargs)

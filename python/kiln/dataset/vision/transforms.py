@@ -537,6 +537,6 @@ from ._adjust_transforms import *  # noqa: E402, F403  (Invert, Equalize, AutoCo
 from . import _adjust_transforms  # noqa: E402 (after the classes it imports)
 
 __all__ += _adjust_transforms.__all__
-from ._policy_transforms import RandomColor, RandomSelectSubpolicy  # noqa: E402 (imports kiln.dataset.transforms)
+from ._policy_transforms import RandomAffine, RandomColor, RandomSelectSubpolicy  # noqa: E402 (imports kiln.dataset.transforms)
 
-__all__ += ["RandomColor", "RandomSelectSubpolicy"]
+__all__ += ["RandomAffine", "RandomColor", "RandomSelectSubpolicy"]
