@@ -5,9 +5,19 @@ with `git show REV:PATH`), takes its ```python code blocks in order, drops noteb
 `%matplotlib ...`), and writes them as one script. The one change made to the tutorial code is the dataset download
 step: the `from download import download` import and the `download(url, ...)` call of MNIST_Data.zip are commented
 out and the call's result is bound to the directory it would have extracted into; that directory holds local
-MNIST-format idx files (MNIST_Data/train, MNIST_Data/test) prepared before the run. Every other line is the
-tutorial's, unchanged. Each script runs in a fresh process, in its own temporary directory, with a timeout, under
-`python -m kiln.compat` (or, with --mindspore, plain `python` with a real MindSpore), and a table shows per
+MNIST-format idx files (MNIST_Data/train, MNIST_Data/test) prepared before the run. The dataset tutorials download
+other files; each is replaced the same way (only these, and only where the call's URL and destination are string constants), by local
+files of the same layout written into the destination before the run:
+  cifar-10-binary.tar.gz -> DEST/cifar-10-batches-bin/: data_batch_1..5.bin, test_batch.bin (10,000 records each,
+    CIFAR-10's binary format: a label byte + 3,072 channel-major image bytes; MindSpore reads exactly 10,000 per
+    file), batches.meta.txt, readme.html. Images and labels are random (NumPy default_rng(0)), not CIFAR's.
+  cifar-10-python.tar.gz -> DEST/cifar-10-batches-py/: the same records as pickled dicts (b"data", b"labels",
+    b"filenames", b"batch_label"), batches.meta, readme.html.
+  banana.jpg -> the JPEG file DEST: a 400x300 gradient with an ellipse (Pillow).
+  84-121123-0000.wav -> the WAV file DEST: 2 s of 16 kHz mono 16-bit PCM (a 220 Hz + 1,760 Hz chord).
+Every other line is the tutorial's, unchanged. Notebook pages (.ipynb: record, optimize) are read from their code
+cells in order; a failure's place is given as 'cell N:L'. Each script runs in a fresh process, in its own temporary
+directory, with a timeout, under `python -m kiln.compat` (or, with --mindspore, plain `python` with a real MindSpore), and a table shows per
 tutorial: ok or the line (script and Markdown) and exception it failed with, and the seconds it took.
 
     python tools/run_tutorials.py --docs DOCS [--only quick_start,train] [--timeout 600] [--data MNIST_DIR]
@@ -22,6 +32,9 @@ Which pages (docs tree of mindspore-ai/docs; DOCS's default revision is its work
   quick_start, dataset, model, train, save_load, mixed_precision: tutorials/source_en/beginner/<name>.md at the default revision.
   transforms: tutorials/source_en/beginner/transforms.md was folded into dataset.md on master in September 2024
     (commit 6328082156); the page is read from release branch r2.3.1, the last one that has it.
+  dataset_{augment,sampler,python_objects,eager,cache}: tutorials/source_en/dataset/<name>.md;
+    dataset_{record,optimize}: tutorials/source_en/dataset/<name>.ipynb; debug_{profiler,dump}:
+    tutorials/source_en/debug/<name>.md (pages of fragments: they use names the page never defines).
   callback, metric: docs/mindspore/source_en/model_train/train_process/model/{callback,metric}.md ("model/callback",
     "model/metric") were removed from master in March 2025 (commit 17ece3a40e); read from r2.5.0, the last release
     branch that has them. A pinned revision is looked up as REV, then origin/REV (a clone's remote branch).
@@ -64,9 +77,28 @@ TUTORIALS = {
                   "custom_program: optimizers (not on master; r2.5.0 is the last branch with it)"),
     "layer": ("docs/mindspore/source_en/model_train/custom_program/network_custom.md", "r2.5.0",
               "custom_program: custom layers/cells (not on master; r2.5.0 is the last branch with it)"),
+    "dataset_augment": ("tutorials/source_en/dataset/augment.md", None, "dataset: automatic augmentation"),
+    "dataset_sampler": ("tutorials/source_en/dataset/sampler.md", None, "dataset: data loading and sampling"),
+    "dataset_python_objects": ("tutorials/source_en/dataset/python_objects.md", None,
+                               "dataset: Python objects (dicts) in the pipeline"),
+    "dataset_eager": ("tutorials/source_en/dataset/eager.md", None, "dataset: lightweight data processing (eager)"),
+    "dataset_record": ("tutorials/source_en/dataset/record.ipynb", None, "dataset: MindRecord format conversion"),
+    "dataset_optimize": ("tutorials/source_en/dataset/optimize.ipynb", None, "dataset: data processing performance"),
+    "dataset_cache": ("tutorials/source_en/dataset/cache.md", None, "dataset: single-node data cache"),
+    "debug_profiler": ("tutorials/source_en/debug/profiler.md", None, "debug: profiler (page of fragments)"),
+    "debug_dump": ("tutorials/source_en/debug/dump.md", None, "debug: dump (page of fragments)"),
 }
 
-MNIST_URL_SUFFIX = "MNIST_Data.zip"  # the only download the tutorials' runs may replace
+MNIST_URL_SUFFIX = "MNIST_Data.zip"
+# URL suffix -> the words of the replacement comment. Only downloads of these files may be replaced; each one's
+# destination is filled with local files of the same layout before the run (see prepare_download).
+DOWNLOADS = {
+    MNIST_URL_SUFFIX: "MNIST",
+    "cifar-10-binary.tar.gz": "CIFAR-10 binary",
+    "cifar-10-python.tar.gz": "CIFAR-10 python",
+    "banana.jpg": "JPEG",
+    "84-121123-0000.wav": "WAV",
+}
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([A-Za-z0-9_+-]*)")
 _PY_LANGS = {"python", "py", "python3", "ipython", "ipython3"}
 
@@ -167,49 +199,62 @@ def _literal(node):
         return None
 
 
-def replace_download(lines):
-    """Comments out the download step of MNIST_Data.zip; returns (new_lines, notes).
+def _download_suffix(url):
+    return next((suffix for suffix in DOWNLOADS if isinstance(url, str) and url.endswith(suffix)), None)
+
+
+def replace_download(lines, downloads=None):
+    """Comments out the download steps of the files in DOWNLOADS; returns (new_lines, notes).
 
     `from download import download` becomes a comment; `x = download(url, dest, ...)` becomes `x = dest` (download
-    returns the directory it extracted into, where the runner has put MNIST_Data/) with the original as a comment;
+    returns the directory it extracted into, where the runner has put the files) with the original as a comment;
     a bare `download(...)` call becomes a comment. Line count and numbering are kept. Only calls whose URL is a
-    string constant (or a name bound to one) ending in MNIST_Data.zip are replaced; any other download is left as
-    it is and reported in notes."""
+    string constant (or a name bound to one) ending in a DOWNLOADS suffix, with a string-constant destination, are
+    replaced; any other download is left as it is and reported in notes. When `downloads` is a list, a
+    (suffix, destination) pair is appended to it for each replaced call (the runner prepares those files)."""
     source = "\n".join(lines) + "\n"
     tree = ast.parse(source)
     strings = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             value = _literal(node.value)
-            if isinstance(value, str):
-                strings[node.targets[0].id] = value
+            strings.setdefault(node.targets[0].id, []).append((node.lineno, value))
     edits, notes = [], []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module == "download" and len(node.names) == 1 \
                 and node.names[0].name == "download" and node.names[0].asname is None:
-            edits.append((node, None))
+            edits.append((node, None, None))
         elif isinstance(node, (ast.Assign, ast.Expr)) and _is_download_call(node.value):
             call = node.value
             url_node = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "url"), None)
             url = _literal(url_node) if url_node is not None else None
-            if url is None and isinstance(url_node, ast.Name):
-                url = strings.get(url_node.id)
-            if not (isinstance(url, str) and url.endswith(MNIST_URL_SUFFIX)):
-                notes.append(f"line {node.lineno}: download of {url!r} left unchanged (not {MNIST_URL_SUFFIX})")
+            if url is None and isinstance(url_node, ast.Name):  # the name's last assignment above the call
+                url = max(((ln, v) for ln, v in strings.get(url_node.id, ()) if ln < node.lineno),
+                          default=(0, None), key=lambda e: e[0])[1]
+            suffix = _download_suffix(url)
+            if suffix is None:
+                notes.append(f"line {node.lineno}: download of {url!r} left unchanged (not one of "
+                             f"{', '.join(DOWNLOADS)})")
                 continue
             dest_node = call.args[1] if len(call.args) > 1 else next(
                 (k.value for k in call.keywords if k.arg == "path"), None)
+            dest = _literal(dest_node) if dest_node is not None else None
+            if suffix != MNIST_URL_SUFFIX and not isinstance(dest, str):
+                notes.append(f"line {node.lineno}: download() without a constant destination left unchanged")
+                continue
             if isinstance(node, ast.Assign) and dest_node is None:
                 notes.append(f"line {node.lineno}: download() without a destination left unchanged")
                 continue
-            edits.append((node, dest_node))
+            edits.append((node, dest_node, suffix))
+            if downloads is not None and isinstance(dest, str):
+                downloads.append((suffix, dest))
     out = list(lines)
     replaced = []
-    for node, dest in sorted(edits, key=lambda e: e[0].lineno, reverse=True):
+    for node, dest, suffix in sorted(edits, key=lambda e: e[0].lineno, reverse=True):
         first, last = node.lineno - 1, node.end_lineno - 1
         indent = re.match(r"\s*", out[first]).group(0)
         original = [out[k] for k in range(first, last + 1)]
-        tag = "# [run_tutorials: download step replaced by local MNIST files]"
+        tag = f"# [run_tutorials: download step replaced by local {DOWNLOADS[suffix or MNIST_URL_SUFFIX]} files]"
         if isinstance(node, ast.Assign):
             targets = " = ".join(ast.get_source_segment(source, t) for t in node.targets)
             new = [f"{indent}{targets} = {ast.get_source_segment(source, dest)}  {tag} {original[0].strip()}"]
@@ -221,15 +266,43 @@ def replace_download(lines):
     return out, notes + replaced[::-1]
 
 
-def build_script(markdown, origin, nested=False):
-    """(script_text, md_line_of_script_line, notes) for one page; origin names the page in the header comment."""
-    lines, numbers, skipped = extract_python(markdown, nested)
+def extract_notebook(text):
+    """The code cells of a Jupyter notebook (JSON text), in order: (lines, cell_line_labels, skipped).
+
+    Labels read 'cell N:L' (N the 1-based index among all cells, L the line in the cell). Shell lines and magics
+    (`!`, `%`) are dropped as in extract_python; skipped is always empty (a notebook has no nested blocks)."""
+    nb = json.loads(text)
+    lines, labels = [], []
+    for n, cell in enumerate(nb.get("cells", ()), 1):
+        if cell.get("cell_type") != "code":
+            continue
+        src = cell.get("source", "")
+        src = "".join(src) if isinstance(src, list) else src
+        for k, line in enumerate(src.splitlines(), 1):
+            if line.lstrip().startswith(("!", "%")):
+                continue
+            lines.append(line)
+            labels.append(f"cell {n}:{k}")
+        if lines and lines[-1] != "":
+            lines.append("")
+            labels.append(f"cell {n}")
+    return lines, labels, []
+
+
+def build_script(markdown, origin, nested=False, downloads=None):
+    """(script_text, md_line_of_script_line, notes) for one page; origin names the page in the header comment.
+
+    A page whose origin ends in .ipynb is read as a notebook (its code cells); `downloads` as in replace_download."""
+    if origin.endswith(".ipynb"):
+        lines, numbers, skipped = extract_notebook(markdown)
+    else:
+        lines, numbers, skipped = extract_python(markdown, nested)
     if not lines:
         raise ValueError(f"{origin}: no ```python code blocks")
-    lines, notes = replace_download(lines)
+    lines, notes = replace_download(lines, downloads)
     notes += [f"md line {i}: python block inside a list item left out (--nested includes it)" for i in skipped]
     header = [f"# Extracted by kiln tools/run_tutorials.py from {origin}: the page's python code blocks in order.",
-              "# Only the MNIST download step is replaced (see the [run_tutorials] comments)."]
+              "# Only the download steps are replaced (see the [run_tutorials] comments)."]
     text = "\n".join(header + lines) + "\n"
     return text, [None] * len(header) + numbers, notes
 
@@ -300,11 +373,131 @@ def prepare_data(run_dir, data_dir):
     mnist_files.write_tutorial_layout(run_dir, source=data_dir)
 
 
-def run_one(name, script_text, md_lines, origin, args, data_dir, keep_root):
+CIFAR10_PER_BATCH = 10000  # records in each file, as in CIFAR-10 (MindSpore reads exactly 10,000 per file)
+CIFAR10_CLASSES = [b"airplane", b"automobile", b"bird", b"cat", b"deer", b"dog", b"frog", b"horse", b"ship",
+                   b"truck"]
+
+
+def cifar10_arrays(seed=0, per_batch=CIFAR10_PER_BATCH):
+    """Six (images uint8 (per_batch, 3, 32, 32), labels uint8 (per_batch,)) pairs: data_batch_1..5 and test_batch.
+
+    Random images and labels from NumPy's default_rng(seed): a stand-in of CIFAR-10's layout, not its pictures."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return [(rng.integers(0, 256, (per_batch, 3, 32, 32), dtype=np.uint8),
+             rng.integers(0, 10, per_batch).astype(np.uint8)) for _ in range(6)]
+
+
+def _array_as_ndarray_call(arr):
+    """An array pickled as numpy.ndarray(shape, dtype name, bytes): a global every NumPy (1.x, 2.x) and MindSpore's
+    restricted CIFAR unpickler (module numpy only) accept; NumPy 2's own pickles name numpy._core, which they
+    refuse."""
+    import numpy as np
+
+    return np.ndarray, (arr.shape, arr.dtype.name, arr.tobytes())
+
+
+def _cifar10_pickler():
+    import pickle
+
+    import numpy as np
+
+    class Pickler(pickle.Pickler):
+        def reducer_override(self, obj):
+            return _array_as_ndarray_call(obj) if type(obj) is np.ndarray else NotImplemented
+
+    return Pickler
+
+
+def _Cifar10Pickler(f, protocol):  # a class made on first use: pickle is imported lazily
+    return _cifar10_pickler()(f, protocol=protocol)
+
+
+def write_cifar10(dest, binary):
+    """CIFAR-10's archive layout under dest: cifar-10-batches-bin (binary) or cifar-10-batches-py (pickles)."""
+    import pickle
+
+    batches = cifar10_arrays()
+    names = [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]
+    root = os.path.join(dest, "cifar-10-batches-bin" if binary else "cifar-10-batches-py")
+    os.makedirs(root, exist_ok=True)
+    for name, (images, labels) in zip(names, batches):
+        if binary:  # records of 1 label byte + 3072 image bytes (channel-major: 1024 R, 1024 G, 1024 B)
+            import numpy as np
+
+            records = np.concatenate([labels[:, None], images.reshape(len(labels), -1)], axis=1)
+            with open(os.path.join(root, name + ".bin"), "wb") as f:
+                f.write(records.tobytes())
+        else:  # the pickled dict of the python archive (bytes keys)
+            batch = {b"batch_label": name.encode(), b"labels": [int(v) for v in labels],
+                     b"data": images.reshape(len(labels), -1),
+                     b"filenames": [f"{name}_{i}.png".encode() for i in range(len(labels))]}
+            with open(os.path.join(root, name), "wb") as f:
+                _Cifar10Pickler(f, protocol=3).dump(batch)
+    if binary:
+        with open(os.path.join(root, "batches.meta.txt"), "w", encoding="ascii") as f:
+            f.write("\n".join(c.decode() for c in CIFAR10_CLASSES) + "\n")
+    else:
+        with open(os.path.join(root, "batches.meta"), "wb") as f:
+            pickle.dump({b"label_names": CIFAR10_CLASSES, b"num_cases_per_batch": CIFAR10_PER_BATCH,
+                         b"num_vis": 3072}, f, protocol=3)
+    with open(os.path.join(root, "readme.html"), "w", encoding="ascii") as f:
+        f.write("<html><body>Stand-in CIFAR-10 files written by kiln tools/run_tutorials.py</body></html>\n")
+
+
+def write_jpeg(path):
+    """A 400x300 RGB JPEG (a smooth yellow-green gradient with a dark ellipse), Pillow quality 90."""
+    import numpy as np
+    from PIL import Image
+
+    y, x = np.mgrid[0:300, 0:400]
+    rgb = np.stack([200 + 55 * x / 399, 180 + 60 * y / 299, 40 + 0 * x], axis=-1)
+    rgb[((x - 200) / 150.0) ** 2 + ((y - 150) / 60.0) ** 2 < 1] *= 0.6
+    Image.fromarray(rgb.astype(np.uint8)).save(path, "JPEG", quality=90)
+
+
+def write_wav(path, rate=16000, seconds=2.0):
+    """A mono 16-bit PCM WAV: a 220 Hz + 1,760 Hz chord with a slow envelope, at `rate` Hz for `seconds`."""
+    import wave
+
+    import numpy as np
+
+    t = np.arange(int(rate * seconds)) / rate
+    signal = (0.5 * np.sin(2 * np.pi * 220 * t) + 0.2 * np.sin(2 * np.pi * 1760 * t)) * np.sin(np.pi * t / seconds)
+    with wave.open(path, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes((signal * 16000).astype("<i2").tobytes())
+
+
+def prepare_download(run_dir, suffix, dest):
+    """Puts in run_dir what `download(URL ending in suffix, dest, ...)` would have left there."""
+    target = os.path.normpath(os.path.join(run_dir, dest))
+    if not target.startswith(os.path.normpath(run_dir)):
+        raise ValueError(f"download destination {dest!r} is outside the run directory")
+    if suffix == MNIST_URL_SUFFIX:
+        return  # prepare_data already wrote MNIST_Data/ into run_dir
+    if suffix in ("cifar-10-binary.tar.gz", "cifar-10-python.tar.gz"):
+        write_cifar10(target, binary=suffix == "cifar-10-binary.tar.gz")
+    elif suffix == "banana.jpg":
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+        write_jpeg(target)
+    elif suffix == "84-121123-0000.wav":
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+        write_wav(target)
+    else:
+        raise ValueError(f"no local replacement for a download of {suffix}")
+
+
+def run_one(name, script_text, md_lines, origin, args, data_dir, keep_root, downloads=()):
     run_dir = tempfile.mkdtemp(prefix=f"tutorial_{name}_")
     result = {"tutorial": name, "source": origin}
     try:
         prepare_data(run_dir, data_dir)
+        for suffix, dest in downloads:
+            prepare_download(run_dir, suffix, dest)
         script = os.path.join(run_dir, f"{name}.py")
         with open(script, "w", encoding="utf-8") as f:
             f.write(script_text)
@@ -329,7 +522,7 @@ def run_one(name, script_text, md_lines, origin, args, data_dir, keep_root):
             line, exc = failure_of(stderr, script)
             md = md_lines[line - 1] if line is not None and 0 < line <= len(md_lines) else None
             result["line"], result["md_line"], result["exception"] = line, md, exc
-            where = f"line {line}" + (f" (md {md})" if md else "") if line is not None else f"exit status {rc}"
+            where = f"line {line}" + ((f" (md {md})" if isinstance(md, int) else f" ({md})") if md else "") if line is not None else f"exit status {rc}"
             result["status"] = f"failed at {where}: {exc}"
         if args.verbose or (rc != 0 and args.show_output):
             print(f"----- {name}: stdout\n{stdout}\n----- {name}: stderr\n{stderr}", flush=True)
@@ -413,11 +606,12 @@ def _main(args):
         path, pinned, _ = TUTORIALS[n]
         try:
             text, origin = docs.read(path, pinned)
-            pages[n] = (origin, *build_script(text, origin, args.nested))
+            downloads = []
+            pages[n] = (origin, *build_script(text, origin, args.nested, downloads), downloads)
         except (FileNotFoundError, ValueError, SyntaxError) as e:
-            pages[n] = (path, None, None, [f"cannot extract: {e}"])
+            pages[n] = (path, None, None, [f"cannot extract: {e}"], [])
     if args.show:
-        origin, script, _, notes = pages[args.show]
+        origin, script, _, notes, _ = pages[args.show]
         if script is None:
             raise UsageError(notes[0])
         sys.stdout.write(script)
@@ -437,12 +631,12 @@ def _main(args):
             os.makedirs(args.keep, exist_ok=True)
         results = []
         for n in names:
-            origin, script, md_lines, notes = pages[n]
+            origin, script, md_lines, notes, downloads = pages[n]
             if script is None:
                 results.append({"tutorial": n, "source": origin, "status": notes[0], "seconds": None})
             else:
                 print(f"running {n} ({origin}) ...", file=sys.stderr, flush=True)
-                r = run_one(n, script, md_lines, origin, args, data_dir, args.keep)
+                r = run_one(n, script, md_lines, origin, args, data_dir, args.keep, downloads)
                 r["notes"] = notes
                 results.append(r)
     runner = f"{args.python} (MindSpore)" if args.mindspore else f"{args.python} -m kiln.compat"

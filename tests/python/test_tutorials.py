@@ -138,11 +138,13 @@ def test_beginner_tutorials_run_under_kiln_compat(tmp_path):
     import re
 
     report = tmp_path / "report.json"
-    out = subprocess.run([sys.executable, TOOL, "--docs", _docs_checkout(), "--json", str(report),
-                          "--timeout", "600"], capture_output=True, text=True, env=subprocess_env(), timeout=3600)
+    beginner = [n for n in run_tutorials.TUTORIALS if not n.startswith(("dataset_", "debug_"))]
+    out = subprocess.run([sys.executable, TOOL, "--docs", _docs_checkout(), "--json", str(report), "--only",
+                          ",".join(beginner), "--timeout", "600"], capture_output=True, text=True,
+                         env=subprocess_env(), timeout=3600)
     assert report.exists(), out.stdout + out.stderr
     results = {r["tutorial"]: r for r in json.loads(report.read_text())["results"]}
-    assert sorted(results) == sorted(run_tutorials.TUTORIALS)
+    assert sorted(results) == sorted(beginner)
     problems = []
     for name, r in results.items():
         if r["status"] == "ok":
@@ -151,6 +153,69 @@ def test_beginner_tutorials_run_under_kiln_compat(tmp_path):
         if allowed is None or not re.search(allowed, r.get("exception", "")):
             problems.append(f"{name}: {r['status']}\n{r.get('stderr_tail', '')[-1500:]}")
     assert not problems, "\n\n".join(problems)
+
+
+# The dataset and debug pages (issue 26): where each stops under MindSpore 2.10's CPU build too, the same place and
+# error are allowed on Kiln (see the table in docs/dataset.md); every other page runs to its end.
+SAME_STOP_AS_MINDSPORE = {
+    # `dataset-cache --list_sessions` (the cache server's program) is not in MindSpore's pip CPU build either
+    "dataset_cache": r"invalid literal for int\(\) with base 10: ''",
+    # pages of fragments: they use names the page never defines (Net, train; nn)
+    "debug_profiler": r"NameError: name 'Net' is not defined",
+    "debug_dump": r"NameError: name 'nn' is not defined",
+}
+if (os.cpu_count() or 1) < 4:  # Cifar10Dataset(num_parallel_workers=4): both refuse more workers than CPUs
+    SAME_STOP_AS_MINDSPORE["dataset_optimize"] = r"num_parallel_workers exceeds the boundary between 1 and"
+
+
+@pytest.mark.skipif(_docs_checkout() is None, reason="no mindspore-ai/docs checkout (set KILN_MINDSPORE_DOCS)")
+def test_dataset_tutorials_run_under_kiln_compat(tmp_path):
+    import re
+
+    pages = [n for n in run_tutorials.TUTORIALS if n.startswith(("dataset_", "debug_"))]
+    report = tmp_path / "report.json"
+    out = subprocess.run([sys.executable, TOOL, "--docs", _docs_checkout(), "--json", str(report), "--only",
+                          ",".join(pages), "--timeout", "600"], capture_output=True, text=True,
+                         env=subprocess_env(), timeout=3600)
+    assert report.exists(), out.stdout + out.stderr
+    results = {r["tutorial"]: r for r in json.loads(report.read_text())["results"]}
+    assert sorted(results) == sorted(pages)
+    problems = []
+    for name, r in results.items():
+        allowed = SAME_STOP_AS_MINDSPORE.get(name)
+        if r["status"] == "ok" and allowed is None:
+            continue
+        if allowed is None or not re.search(allowed, r["status"]):
+            problems.append(f"{name}: {r['status']}\n{r.get('stderr_tail', '')[-1500:]}")
+    assert not problems, "\n\n".join(problems)
+
+
+def test_notebook_cells_and_other_downloads(tmp_path):
+    nb = json.dumps({"cells": [
+        {"cell_type": "markdown", "source": ["# title"]},
+        {"cell_type": "code", "source": ["from download import download\n", "%matplotlib inline\n",
+                                         "url = 'https://x/cifar-10-binary.tar.gz'\n",
+                                         "path = download(url, './datasets', kind='tar.gz')\n"]},
+        {"cell_type": "code", "source": "url = 'https://x/banana.jpg'\ndownload(url, './banana.jpg')\nprint(1)"},
+    ]})
+    downloads = []
+    script, labels, notes = run_tutorials.build_script(nb, "rev:page.ipynb", downloads=downloads)
+    lines = script.splitlines()
+    assert downloads == [("cifar-10-binary.tar.gz", "./datasets"), ("banana.jpg", "./banana.jpg")]
+    assert lines[labels.index("cell 2:4")].startswith("path = './datasets'  # [run_tutorials: download step "
+                                                      "replaced by local CIFAR-10 binary files]")
+    assert lines[labels.index("cell 3:2")].startswith("# [run_tutorials: download step replaced by local JPEG")
+    assert lines[labels.index("cell 3:3")] == "print(1)"
+    assert not any("%matplotlib" in line for line in lines)
+    for suffix, dest in downloads:
+        run_tutorials.prepare_download(str(tmp_path), suffix, dest)
+    files = sorted(os.listdir(tmp_path / "datasets" / "cifar-10-batches-bin"))
+    assert files == ["batches.meta.txt", "data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
+                     "data_batch_4.bin", "data_batch_5.bin", "readme.html", "test_batch.bin"]
+    assert os.path.getsize(tmp_path / "datasets" / "cifar-10-batches-bin" / "test_batch.bin") == 10000 * 3073
+    assert (tmp_path / "banana.jpg").read_bytes()[:2] == b"\xff\xd8"
+    with pytest.raises(ValueError, match="outside the run directory"):
+        run_tutorials.prepare_download(str(tmp_path), "banana.jpg", "../x.jpg")
 
 
 def test_timeout_kills_the_tutorial_and_its_children(tmp_path):

@@ -3,10 +3,11 @@
 Sources: NumpySlicesDataset, GeneratorDataset, MnistDataset, Cifar10Dataset, Cifar100Dataset, ImageFolderDataset, CSVDataset,
 MindDataset (MindRecord files, see kiln.mindrecord).
 Samplers: SequentialSampler, RandomSampler, DistributedSampler, SubsetSampler, SubsetRandomSampler,
-WeightedRandomSampler, Sampler. Operations are methods of `Dataset` (map, batch, shuffle, repeat, project, rename,
+WeightedRandomSampler, PKSampler, Sampler. Operations are methods of `Dataset` (map, batch, shuffle, repeat, project, rename,
 zip, concat, take, skip, split, filter); iterators: `create_tuple_iterator`, `create_dict_iterator`.
 Per-sample operations live in `kiln.dataset.transforms` and `kiln.dataset.vision`. See docs/dataset.md."""
 from . import config  # noqa: F401 (re-export)
+from .engine.cache import DatasetCache  # noqa: F401 (re-export)
 from .engine.datasets import Dataset
 from .engine.file_sources import Cifar10Dataset, Cifar100Dataset, CSVDataset, ImageFolderDataset, MnistDataset, Shuffle  # noqa: F401 (re-export)
 from .engine.tfrecord_source import Schema, TFRecordDataset  # noqa: F401 (re-export)
@@ -16,11 +17,12 @@ from .engine.operations import BatchDataset, BatchInfo, FilterDataset, MapDatase
 from .engine.structural import (ConcatDataset, ProjectDataset, RenameDataset, RepeatDataset, ShuffleDataset,  # noqa: F401 (re-export)
                                 SkipDataset, TakeDataset, ZipDataset)
 from .engine.sources import GeneratorDataset, NumpySlicesDataset  # noqa: F401 (re-export)
-from .samplers import (DistributedSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,  # noqa: F401 (re-export)
+from .samplers import (DistributedSampler, PKSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,  # noqa: F401 (re-export)
                        SubsetSampler, WeightedRandomSampler)
 from . import transforms  # noqa: F401 (re-export)
 from . import vision  # noqa: F401 (re-export)
 from . import text  # noqa: F401 (re-export)
+from . import audio  # noqa: F401 (re-export)
 
 
 def zip(datasets):  # MindSpore's name

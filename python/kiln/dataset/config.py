@@ -101,6 +101,19 @@ def get_prefetch_size():
     return _state["prefetch_size"]
 
 
+def set_callback_timeout(timeout):
+    """Seconds a `sync_wait` gate waits for `sync_update` before it opens for good (default 60, as MindSpore).
+    Raises TypeError / ValueError for a non-positive int."""
+    from .engine.sync import set_callback_timeout as _set
+    _set(timeout)
+
+
+def get_callback_timeout():
+    """The `sync_wait` timeout in seconds (default 60)."""
+    from .engine.sync import get_callback_timeout as _get
+    return _get()
+
+
 def _default_start_method():
     import multiprocessing
     import sys

@@ -273,6 +273,71 @@ class WeightedRandomSampler(BuiltinSampler):
         return rng.choice(len(p), size=self._size(n), replace=self.replacement, p=p).astype(np.int64)
 
 
+class PKSampler(BuiltinSampler):
+    """P classes x K samples: for each class of the source's labels (in ascending order, or shuffled with
+    `shuffle`), `num_val` row indices drawn uniformly with replacement from that class's rows; MindSpore's
+    PKSampler (pk_sampler.cc). The draws come from the iterator's Generator (seeded from
+    `kiln.dataset.config.get_seed()`), so a seed gives the same rows every run, but not MindSpore's rows (its
+    mt19937 stream).
+
+    Works with the sources that know their rows' labels: MnistDataset, Cifar10Dataset, ImageFolderDataset (their
+    "label" column). GeneratorDataset / NumpySlicesDataset raise ValueError, as MindSpore.
+
+    Args:
+        num_val (int): K, the samples per class (>= 1).
+        num_class (None): must be None (MindSpore raises NotImplementedError too).
+        shuffle (bool): shuffle the order of the classes (default False: ascending).
+        class_column (str): the label column's name (only "label" is used by these sources).
+        num_samples (int, optional): at most this many indices per epoch (default: K x the number of classes).
+
+    Raises:
+        TypeError: num_val not an int, shuffle not a bool, class_column not a str.
+        ValueError: num_val < 1. NotImplementedError: num_class given.
+    """
+
+    _salted = True
+    _needs_classes = True
+
+    def __init__(self, num_val, num_class=None, shuffle=False, class_column="label", num_samples=None):
+        if not isinstance(num_val, int) or isinstance(num_val, bool):
+            raise TypeError(f"num_val must be integer but was: {num_val}.")
+        if num_class is not None:
+            raise NotImplementedError("Not supported to specify num_class for PKSampler.")
+        if not isinstance(shuffle, bool):
+            raise TypeError(f"shuffle should be a boolean value, but got shuffle={shuffle}.")
+        if not isinstance(class_column, str):
+            raise TypeError(f"class_column must be a str, but got {class_column!r}.")
+        if num_val < 1:
+            raise ValueError(f"PKSampler: num_val (K, the samples per class) must be greater than 0, but got "
+                             f"{num_val}.")
+        super().__init__(num_samples)
+        self.num_val, self.shuffle, self.class_column = num_val, shuffle, class_column
+        self._classes_of = None  # set by the source: () -> int array of each row's label
+
+    def _groups(self):
+        if self._classes_of is None:
+            raise RuntimeError("PKSampler: the sampler is not attached to a source that knows its rows' labels.")
+        labels = np.asarray(self._classes_of()).reshape(-1)
+        classes = np.unique(labels)  # ascending
+        return classes, {int(c): np.nonzero(labels == c)[0] for c in classes}
+
+    def _size(self, n):
+        classes, _ = self._groups()
+        return self._cap(len(classes) * self.num_val)
+
+    def _indices(self, n, rng, epoch):
+        classes, members = self._groups()
+        order = [int(c) for c in classes]
+        if self.shuffle:
+            order = [order[i] for i in rng.permutation(len(order))]
+        k = self._cap(len(order) * self.num_val)
+        out = np.empty(k, dtype=np.int64)
+        for j in range(k):
+            ids = members[order[j // self.num_val]]
+            out[j] = ids[rng.integers(len(ids))]
+        return out
+
+
 class Sampler(BuiltinSampler):
     """Base class of user-defined samplers: subclass it and define `__iter__`, yielding row indices; the
     attribute `dataset_size` holds the size of the source when `__iter__` is called.
@@ -336,8 +401,8 @@ def select_sampler(cls, num_samples, sampler, shuffle, num_shards, shard_id):
             return SubsetSampler(sampler, num_samples)
         if isinstance(sampler, int) and not isinstance(sampler, bool):
             return SubsetSampler([sampler])
-        if not isinstance(sampler, (str, bytes)) and hasattr(sampler, "__iter__"):
-            return IterSampler(sampler, num_samples)
+        if not isinstance(sampler, (str, bytes)) and (hasattr(sampler, "__iter__") or hasattr(sampler, "__getitem__")):
+            return IterSampler(sampler, num_samples)  # __getitem__ + __len__: iterated by index, as MindSpore
         raise TypeError(f"{cls}: Unsupported sampler object of type ({type(sampler).__name__}).")
     if shuffle is not False:
         if num_shards is not None:

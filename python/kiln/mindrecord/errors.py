@@ -4,13 +4,14 @@ messages and `str()` form "[ClassName]: message". Each also carries `error_code`
 
 __all__ = ["MindRecordException", "ParamValueError", "ParamTypeError", "MRMOpenForAppendError",
            "MRMWriteDatasetError", "MRMCommitError", "MRMAddSchemaError", "MRMGetMetaError", "MRMInvalidSchemaError",
-           "MRMDefineIndexError"]
+           "MRMDefineIndexError", "PathNotExistsError"]
 
 # exception number and base message, as MindSpore 2.10's EXCEPTIONS table
 _TABLE = {
     "MindRecordException": (0, "Unknown Error."),
     "ParamValueError": (2, "Param value is error."),
     "ParamTypeError": (1, "Param type is error."),
+    "PathNotExistsError": (4, "Path does not exist."),
     "MRMOpenForAppendError": (101, "MindRecord could not open for append."),
     "MRMWriteDatasetError": (105, "Failed to write dataset."),
     "MRMCommitError": (107, "Failed to commit."),
@@ -93,3 +94,8 @@ class MRMDefineIndexError(MindRecordException):
         super().__init__(f"Failed to define index field. Detail: {detail}")
 
 
+class PathNotExistsError(MindRecordException):
+    """A path (or the files it should hold) that does not exist."""
+
+    def __init__(self, error_path):
+        super().__init__(f"Invalid path. {error_path}")

@@ -72,9 +72,18 @@ def column_list(fn, name, cols, allow_none=True):
     return list(cols)
 
 
-def to_array(value, where):
+def to_array(value, where, allow_dict=False):
     """A row value as a NumPy array: arrays kept, Tensors through asnumpy, Python scalars/lists through np.asarray
-    (int → int64, float → float64, as MindSpore). Object arrays are refused (TypeError)."""
+    (int → int64, float → float64, as MindSpore). Object arrays are refused (TypeError).
+
+    With allow_dict, a dict is kept as it is: a Python-object column value, which MindSpore 2.x carries through
+    GeneratorDataset rows, map and batch (see python_column). Elsewhere a dict is refused (TypeError)."""
+    if isinstance(value, dict):
+        if allow_dict:
+            return value
+        raise TypeError(f"{where}: the value is a Python dict; a dict column value can only be made and used by "
+                        "GeneratorDataset sources and Python functions in map/batch (MindSpore's rule), not by "
+                        "this operation.")
     if isinstance(value, np.ndarray):
         arr = value
     elif hasattr(value, "asnumpy") and callable(value.asnumpy):
@@ -88,6 +97,64 @@ def to_array(value, where):
         raise TypeError(f"{where}: the value of type {type(value).__name__} becomes a NumPy object array, which "
                         "is not a supported column type (numbers, bool, str, bytes, or arrays of them).")
     return arr
+
+
+_PY_LEAVES = (bool, int, float, str, np.ndarray, np.generic)
+
+
+def python_column(obj, to_numpy, copy=False):
+    """A Python-object column value (a dict, or what it holds) as the iterators give it, MindSpore 2.10's rule
+    (`__convert_python` of mindspore/dataset/engine/iterators.py): numbers, bools, str, NumPy scalars and arrays
+    become NumPy arrays (to_numpy) or kiln Tensors (text stays a NumPy array); dicts, tuples and lists are
+    converted item by item; anything else (bytes, objects) is returned as it is. A NumPy array of object dtype
+    raises TypeError."""
+    if isinstance(obj, _PY_LEAVES):
+        if isinstance(obj, np.ndarray) and obj.dtype == object:
+            raise TypeError(f"A NumPy array of unsupported type detected: {obj.dtype}; a Python-object column holds "
+                            "numbers, bool, str, NumPy arrays of them, and dicts/lists/tuples of those.")
+        arr = np.array(obj, copy=True) if copy or not isinstance(obj, np.ndarray) else obj
+        if to_numpy or arr.dtype.kind in "US":
+            return arr
+        from ...common.tensor import Tensor
+        return Tensor(arr if arr.flags.c_contiguous else arr.copy(order="C"))
+    if isinstance(obj, dict):
+        return {k: python_column(v, to_numpy, copy) for k, v in obj.items()}
+    if isinstance(obj, tuple):
+        return tuple(python_column(v, to_numpy, copy) for v in obj)
+    if isinstance(obj, list):
+        return [python_column(v, to_numpy, copy) for v in obj]
+    return obj
+
+
+def batch_dicts(values, col, what):
+    """One batch of a column of dicts (MindSpore 2.10's BatchOp rule for Python dictionaries): every row's dict
+    must have the same keys; each key's values become one NumPy array (np.array of the rows' values, which must be
+    numbers, bool or str, or equal-shaped arrays of them). Raises RuntimeError otherwise, with MindSpore's words."""
+    if not all(isinstance(v, dict) for v in values):
+        other = next(type(v).__name__ for v in values if not isinstance(v, dict))
+        raise RuntimeError(f"{what}: column {col!r} holds a Python dictionary in one row and a value of type {other} in another; "
+                           "a batch of dictionaries needs a dictionary in every row.")
+    first = values[0]
+    for v in values[1:]:
+        if len(v) != len(first):
+            raise RuntimeError(f"{what}: Failed to create a batch since number of key/value pairs in dictionaries do "
+                               f"not match. First row: {len(first)}, current row: {len(v)}")
+        for k in v:
+            if k not in first:
+                raise RuntimeError(f"{what}: Python dictionary keys do not match when creating a batch: {k} was not "
+                                   "found in previous rows.")
+    out = {}
+    for k in first:
+        try:
+            arr = np.array([v[k] for v in values])
+        except ValueError as e:
+            raise RuntimeError(f"{what}: Failed to batch Python dictionary: ValueError: {e}") from None
+        if arr.dtype == object:
+            raise RuntimeError(f"{what}: failed to create a NumPy array with primitive types for the dictionary "
+                               f"objects in column {col!r}, key: {k!r}.\nIf you want a customized array, define a "
+                               "custom 'per_batch_map' function.")
+        out[k] = arr
+    return out
 
 
 def as_outputs(result):

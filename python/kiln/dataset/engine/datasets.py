@@ -8,6 +8,8 @@ seed gives the same orders in a new process."""
 import numbers
 import warnings
 
+import numpy as np
+
 from ._common import INT32_MAX, check_bool
 from .iterators import DictIterator, TupleIterator
 
@@ -119,11 +121,12 @@ class Dataset:
     def output_shapes(self, estimate=False):
         """Shapes of the columns of the first row (list of list of int), as MindSpore (which also runs the
         pipeline for one row). Raises RuntimeError on an empty dataset."""
-        return [list(a.shape) for a in self._first_row()]
+        return [[0] if isinstance(a, dict) else list(a.shape) for a in self._first_row()]  # a dict: [0], as MS
 
     def output_types(self):
-        """NumPy dtypes of the columns of the first row (list of np.dtype)."""
-        return [a.dtype for a in self._first_row()]
+        """NumPy dtypes of the columns of the first row (list of np.dtype; object for a column of dicts, as
+        MindSpore)."""
+        return [np.dtype(object) if isinstance(a, dict) else a.dtype for a in self._first_row()]
 
     def save(self, file_name, num_files=1, file_type="mindrecord"):
         """Writes one epoch of the pipeline into MindRecord files (read them with MindDataset), as MindSpore.
@@ -222,6 +225,48 @@ class Dataset:
         """
         from .structural import ShuffleDataset
         return ShuffleDataset(self, buffer_size)
+
+    def sync_wait(self, condition_name, num_batch=1, callback=None):
+        """A gate: the first `num_batch` batches (rows, or batches of a `batch` above) of an iterator pass, then
+        each row waits until `sync_update(condition_name)` releases more; `callback(data)` runs at each
+        sync_update. A row that waits longer than `ds.config.get_callback_timeout()` seconds (60) logs a warning and
+        the gate opens for good (MindSpore's SyncWaitDataset). The rows run through the gate in the loop's thread
+        (no prefetch), so what the callback changes applies to every later row.
+
+        Raises:
+            TypeError: condition_name not a str, num_batch not an int. ValueError: num_batch <= 0.
+            RuntimeError: the pipeline already has a gate of this name.
+        """
+        from .sync import SyncWaitDataset
+        return SyncWaitDataset(self, condition_name, num_batch, callback)
+
+    def sync_update(self, condition_name, num_batch=None, data=None):
+        """Releases `num_batch` batches (default: the gate's num_batch) of the sync_wait gate `condition_name` and
+        calls its callback with `data`. num_batch counts batches of this dataset (times `get_batch_size()` rows).
+
+        Raises (MindSpore's words; the first two also open every gate of the pipeline):
+            RuntimeError: num_batch not a positive int ("Sync_update batch size can only be positive integer"),
+                no gate of that name ("Condition name not found.").
+            TypeError: condition_name not a str.
+        """
+        from .sync import sync_notifiers
+        gates = sync_notifiers(self)
+        if (num_batch is not None and (not isinstance(num_batch, int) or isinstance(num_batch, bool))) or \
+                (isinstance(num_batch, int) and num_batch <= 0):
+            for g in gates.values():
+                g.pair.disable()
+            raise RuntimeError(f"Sync_update batch size can only be positive integer, got: {num_batch}.")
+        if not isinstance(condition_name, str):
+            raise TypeError(f"Argument condition_name with value {condition_name} is not of type str, but got "
+                            f"{type(condition_name)}.")
+        if condition_name not in gates:
+            for g in gates.values():
+                g.pair.disable()
+            raise RuntimeError("Condition name not found.")
+        if num_batch is not None:
+            bs = self.get_batch_size()
+            num_batch *= bs if isinstance(bs, int) else 1
+        gates[condition_name].pair.release(num_batch, data)
 
     def repeat(self, count=None):
         """Repeats the dataset `count` times per epoch (None or -1: forever); random nodes below reshuffle each

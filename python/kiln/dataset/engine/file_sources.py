@@ -10,6 +10,7 @@ import threading
 
 import numpy as np
 
+from .cache import check_cache
 from ..samplers import BuiltinSampler, DistributedSampler, RandomSampler, SequentialSampler
 from ._common import FileRow, column_list
 from .sources import MappableSource, _check_source_args
@@ -93,6 +94,10 @@ class _ImageLabelArrays(MappableSource):
         im, lb = self._data.get()
         return im[i].copy(), np.asarray(lb[i])
 
+    def _class_ids(self):
+        """Each row's label (PKSampler)."""
+        return self._data.get()[1]
+
 
 class MnistDataset(_ImageLabelArrays):
     """The MNIST idx files in `dataset_dir`: train-images-idx3-ubyte / train-labels-idx1-ubyte and
@@ -112,7 +117,8 @@ class MnistDataset(_ImageLabelArrays):
     """
 
     def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
-                 sampler=None, num_shards=None, shard_id=None):
+                 sampler=None, num_shards=None, shard_id=None, cache=None):
+        check_cache("MnistDataset", cache)
         super().__init__("MnistDataset", num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
         self.dataset_dir = _check_dir("MnistDataset", dataset_dir)
         self.usage = _check_usage("MnistDataset", usage)
@@ -175,7 +181,8 @@ class Cifar10Dataset(_ImageLabelArrays):
     """
 
     def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
-                 sampler=None, num_shards=None, shard_id=None):
+                 sampler=None, num_shards=None, shard_id=None, cache=None):
+        check_cache("Cifar10Dataset", cache)
         super().__init__("Cifar10Dataset", num_samples, num_parallel_workers, shuffle, sampler, num_shards,
                          shard_id)
         self.dataset_dir = _check_dir("Cifar10Dataset", dataset_dir)
@@ -212,12 +219,15 @@ class Cifar100Dataset(_ImageLabelArrays):
     """
 
     def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
-                 sampler=None, num_shards=None, shard_id=None):
+                 sampler=None, num_shards=None, shard_id=None, cache=None):
+        check_cache("Cifar100Dataset", cache)
         super().__init__("Cifar100Dataset", num_samples, num_parallel_workers, shuffle, sampler, num_shards,
                          shard_id)
         self.dataset_dir = _check_dir("Cifar100Dataset", dataset_dir)
         self.usage = _check_usage("Cifar100Dataset", usage)
         self._data = _Lazy(self._load)
+
+    _class_ids = None  # two label columns: no PKSampler (ValueError)
 
     def get_col_names(self):
         return ["image", "coarse_label", "fine_label"]
@@ -281,7 +291,8 @@ class ImageFolderDataset(MappableSource):
     """
 
     def __init__(self, dataset_dir, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
-                 extensions=None, class_indexing=None, decode=False, num_shards=None, shard_id=None):
+                 extensions=None, class_indexing=None, decode=False, num_shards=None, shard_id=None, cache=None):
+        check_cache("ImageFolderDataset", cache)
         super().__init__("ImageFolderDataset", num_samples, num_parallel_workers, shuffle, sampler, num_shards,
                          shard_id)
         self.dataset_dir = _check_dir("ImageFolderDataset", dataset_dir)
@@ -332,6 +343,10 @@ class ImageFolderDataset(MappableSource):
 
     def _num_rows(self):
         return len(self._files)
+
+    def _class_ids(self):
+        """Each row's label (PKSampler)."""
+        return np.array([label for _, label in self._files], dtype=np.int64)
 
     def _reader(self):
         return _ImageReader(self._files, self.decode)

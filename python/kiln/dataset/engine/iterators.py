@@ -4,7 +4,7 @@ import threading
 
 import numpy as np
 
-from ._common import ColumnError, Ctx
+from ._common import ColumnError, Ctx, python_column
 
 
 def _to_tensor(arr):
@@ -78,6 +78,9 @@ class _Iterator:
             raise
         if self._pick is not None:
             row = [row[i] for i in self._pick]
+        if any(isinstance(a, dict) for a in row):  # Python-object columns: converted leaf by leaf
+            return [python_column(a, self._numpy, self._copy) if isinstance(a, dict)
+                    else (np.array(a, copy=True) if self._copy else a) if self._numpy else _to_tensor(a) for a in row]
         if self._numpy:
             return [np.array(a, copy=True) if self._copy else a for a in row]
         return [_to_tensor(a) for a in row]

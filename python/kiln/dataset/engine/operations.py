@@ -7,7 +7,7 @@ import traceback
 import numpy as np
 
 from .. import config
-from ._common import (INT32_MAX, ColumnError, as_outputs, check_bool, check_int, check_workers, column_list,
+from ._common import (INT32_MAX, ColumnError, as_outputs, batch_dicts, check_bool, check_int, check_workers, column_list,
                       place_columns, same_type, to_array)
 from .datasets import Dataset
 from .workers import OrderedPool, call_user, raise_user_error
@@ -60,7 +60,7 @@ class _MapCompute:
             if file is not None:  # a row read from a file: name it in the error (MindSpore's wording)
                 e.add_note(f"{self.what} failed. The corresponding data file is: {file}.")
             raise
-        return [v if type(v) is np.ndarray else to_array(v, self.what) for v in args]
+        return [v if type(v) is np.ndarray else to_array(v, self.what, allow_dict=True) for v in args]
 
 
 class RowPool:
@@ -116,6 +116,8 @@ class MapDataset(Dataset):
     def __init__(self, child, operations, input_columns=None, output_columns=None, num_parallel_workers=None,
                  **kwargs):
         super().__init__([child], check_workers("map", num_parallel_workers))
+        from .cache import check_cache
+        check_cache("map", kwargs.pop("cache", None))
         self.python_multiprocessing = _pool_kwargs("map", kwargs)
         ops = list(operations) if isinstance(operations, (list, tuple)) else [operations]
         if not ops:
@@ -276,6 +278,8 @@ class BatchInfo:
 
 
 def _stack(values, col, what):
+    if any(isinstance(v, dict) for v in values):
+        return batch_dicts(values, col, what)
     arrays = [v if type(v) is np.ndarray else to_array(v, what) for v in values]
     first = arrays[0].dtype
     other = next((a.dtype for a in arrays if a.dtype != first and not same_type(a.dtype, first)), None)
@@ -314,11 +318,17 @@ class _BatchBuild:
         for i, c in keep:
             new[pos[c]] = _stack([r[i] for r in rows], c, what)
         for c, v in zip(out_cols, outs):
+            if isinstance(v, dict):  # a Python-object column: the dict is the batch's value, as it is
+                new[pos[c]] = v
+                continue
             if not isinstance(v, np.ndarray):  # a list of rows: one per row of the batch (MindSpore's check)
                 v = list(v)
                 if len(v) != len(rows):
                     raise RuntimeError(f"{what}: Invalid data, column: {c} expects: {len(rows)} rows returned "
                                        f"from 'per_batch_map', got: {len(v)}")
+                if v and all(isinstance(x, dict) for x in v):  # one dict per row: a dict of lists (MindSpore's)
+                    new[pos[c]] = {k: [x.get(k) for x in v] for k in v[0]}
+                    continue
                 v = _stack(v, c, what)
             new[pos[c]] = v
         return tuple(new)
@@ -335,6 +345,8 @@ class BatchDataset(Dataset):
             self.batch_size = batch_size
         else:
             self.batch_size = check_int("batch", "batch_size", batch_size, 1, INT32_MAX)
+            from .sync import scale_gates
+            scale_gates(child, self.batch_size)  # sync_wait gates below count batches of this size
         self.drop_remainder = check_bool("batch", "drop_remainder", drop_remainder)
         self.per_batch_map = kwargs.get("per_batch_map")
         if self.per_batch_map is not None and not callable(self.per_batch_map):

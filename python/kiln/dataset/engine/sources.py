@@ -51,9 +51,18 @@ class MappableSource(Dataset):
         _check_source_args(cls, num_samples, shuffle, num_shards, shard_id)
         if sampler is None and num_shards is None and shard_id is None:
             num_shards, shard_id = _group_shards() or (None, None)  # data-parallel: this process's shard
-        self.sampler = select_sampler(cls, num_samples or None, sampler, shuffle, num_shards, shard_id)
-        self.num_shards, self.shard_id = num_shards, shard_id
         self._cls = cls
+        self.sampler = self._attach(select_sampler(cls, num_samples or None, sampler, shuffle, num_shards, shard_id))
+        self.num_shards, self.shard_id = num_shards, shard_id
+
+    def _attach(self, sampler):
+        """The sampler, given this source's row labels when it needs them (PKSampler); ValueError for a source
+        without labels (MindSpore: "GeneratorDataset doesn't support PKSampler.")."""
+        if getattr(sampler, "_needs_classes", False):
+            if getattr(self, "_class_ids", None) is None:
+                raise ValueError(f"{self._cls} doesn't support PKSampler.")
+            sampler._classes_of = self._class_ids
+        return sampler
 
     def is_shuffled(self):
         return self.sampler._salted or (isinstance(self.sampler, DistributedSampler) and self.sampler.shuffle)
@@ -69,7 +78,7 @@ class MappableSource(Dataset):
         """
         if new_sampler is None:
             raise TypeError(f"{self._cls}: use_sampler needs a sampler, but got None.")
-        self.sampler = select_sampler(self._cls, None, new_sampler, None, None, None)
+        self.sampler = self._attach(select_sampler(self._cls, None, new_sampler, None, None, None))
         self.num_shards = self.shard_id = None
         self._size_cache = None
 
@@ -240,9 +249,8 @@ def _convert_row(row, ncols, where):
     iterable is one column per item)."""
     if isinstance(row, (numbers.Number, str, bytes, np.ndarray, np.generic)) or hasattr(row, "asnumpy"):
         vals = [row]
-    elif isinstance(row, dict):
-        raise RuntimeError(f"{where}: a row is a dict ({sorted(map(str, row))}); yield a tuple with one value per "
-                           "column (MindSpore 2.10 refuses dict rows too).")
+    elif isinstance(row, dict):  # one column holding the dict (MindSpore 2.x's _convert_row)
+        vals = [row]
     else:
         try:
             vals = list(row)
@@ -252,7 +260,7 @@ def _convert_row(row, ncols, where):
     if len(vals) != ncols:
         raise RuntimeError(f"{where}: the source gave a row of {len(vals)} columns, but column_names names "
                            f"{ncols}.")
-    return tuple(to_array(v, where) for v in vals)
+    return tuple(to_array(v, where, allow_dict=True) for v in vals)
 
 
 def _is_one_shot(source):
@@ -510,7 +518,7 @@ class _BatchReader:
         outs = list(outs) if isinstance(outs, tuple) else [outs]
         if len(outs) != len(self.names):
             raise RuntimeError(f"{what} returned {len(outs)} columns for {len(self.names)} column_names.")
-        return tuple(to_array(v, what) for v in outs)
+        return tuple(to_array(v, what, allow_dict=True) for v in outs)
 
 
 class _Caster:

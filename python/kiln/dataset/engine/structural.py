@@ -19,6 +19,9 @@ class ShuffleDataset(Dataset):
     def __init__(self, child, buffer_size):
         super().__init__([child])
         self.buffer_size = check_int("shuffle", "buffer_size", buffer_size, 2, INT32_MAX)
+        from .sync import sync_notifiers
+        if sync_notifiers(child):
+            raise RuntimeError("No shuffle after sync operators.")  # MindSpore's rule and words
 
     def _compute_size(self):
         return self.children[0].get_dataset_size()
@@ -206,7 +209,7 @@ class ConcatDataset(Dataset):
                     if not checked:  # each input's first row: its column types must match the first input's
                         checked = True
                         if types is None:
-                            types = [a.dtype for a in row]
+                            types = [_col_type(a) for a in row]
                         else:
                             _check_concat_types(names, types, row, k)
                     yield row
@@ -214,10 +217,14 @@ class ConcatDataset(Dataset):
         return epoch
 
 
+def _col_type(a):
+    return np.dtype(object) if isinstance(a, dict) else a.dtype  # a dict: a Python-object column
+
+
 def _check_concat_types(names, types, row, k):
     for name, t, a in zip(names, types, row):
-        if not same_type(a.dtype, t):
-            raise RuntimeError(f"concat: column {name!r} is {t} in the first dataset but {a.dtype} in dataset {k}; "
+        if not same_type(_col_type(a), t):
+            raise RuntimeError(f"concat: column {name!r} is {t} in the first dataset but {_col_type(a)} in dataset {k}; "
                                "the datasets' columns must have the same types (cast with map(TypeCast) first).")
 
 

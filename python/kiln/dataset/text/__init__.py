@@ -1,6 +1,7 @@
 """kiln.dataset.text — MindSpore's `mindspore.dataset.text`, the part the tutorials use: `Vocab` (a token <-> id table
 built from a list, a dict or a dataset's token column), `Lookup` (tokens -> ids) and `PythonTokenizer` (a Python
-function splitting a string into tokens). Semantics checked against MindSpore 2.10 (tests/python/test_dataset_text.py).
+function splitting a string into tokens), `UnicodeCharTokenizer`, `ToNumber` (also under the module path
+`kiln.dataset.text.transforms`). Semantics checked against MindSpore 2.10 (tests/python/test_dataset_text.py).
 
 Not here (yet): MindSpore's C++ tokenizers (BasicTokenizer, BertTokenizer, JiebaTokenizer, ...), SentencePiece,
 Ngram, sliding windows and the string-normalizing operations."""
@@ -189,4 +190,6 @@ class PythonTokenizer:
         return np.array(list(tokens), dtype=np.str_)
 
 
-__all__ = ["Vocab", "Lookup", "PythonTokenizer"]
+from .transforms import ToNumber, UnicodeCharTokenizer  # noqa: E402 (transforms imports the classes above)
+
+__all__ = ["Vocab", "Lookup", "PythonTokenizer", "ToNumber", "UnicodeCharTokenizer"]

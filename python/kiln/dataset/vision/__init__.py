@@ -3,9 +3,9 @@ pad, rotate, normalize, layout and dtype conversion, random augmentations) on HW
 Decoding and resampling use Pillow; see docs/dataset_transforms.md."""
 from . import transforms, utils  # noqa: F401 (re-export)
 from .transforms import (CenterCrop, ConvertColor, Crop, Decode, Grayscale, HorizontalFlip, HWC2CHW,  # noqa: F401 (re-export)
-                         Normalize, NormalizePad, Pad, RandomColorAdjust, RandomCrop, RandomHorizontalFlip,
-                         RandomResizedCrop, RandomRotation, RandomVerticalFlip, Rescale, Resize, Rotate, ToPIL,
-                         ToTensor, ToType, VerticalFlip)
+                         Normalize, NormalizePad, Pad, RandomAffine, RandomColor, RandomColorAdjust, RandomCrop,
+                         RandomHorizontalFlip, RandomResizedCrop, RandomRotation, RandomSelectSubpolicy,
+                         RandomVerticalFlip, Rescale, Resize, Rotate, ToPIL, ToTensor, ToType, VerticalFlip)
 from ._adjust_transforms import (AdjustSharpness, AutoContrast, CutOut, Equalize, Invert, Posterize,  # noqa: F401 (re-export)
                                  RandomAutoContrast, RandomCropDecodeResize, RandomEqualize, RandomInvert,
                                  RandomPosterize, RandomSharpness, RandomSolarize, Solarize)

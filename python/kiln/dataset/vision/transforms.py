@@ -106,6 +106,8 @@ class Decode(TensorOperation):
         return super().__call__(img)
 
     def _execute(self, data):
+        if data.dtype.kind == "S" and data.size == 1:  # one bytes value (a MindRecord bytes field), as MindSpore
+            data = np.frombuffer(data.tobytes(), dtype=np.uint8)
         if data.ndim != 1:
             raise TypeError(f"The number of array dimensions of the encoded image should be 1, but got {data.ndim}.")
         if data.dtype != np.uint8:
@@ -535,3 +537,6 @@ from ._adjust_transforms import *  # noqa: E402, F403  (Invert, Equalize, AutoCo
 from . import _adjust_transforms  # noqa: E402 (after the classes it imports)
 
 __all__ += _adjust_transforms.__all__
+from ._policy_transforms import RandomAffine, RandomColor, RandomSelectSubpolicy  # noqa: E402 (imports kiln.dataset.transforms)
+
+__all__ += ["RandomAffine", "RandomColor", "RandomSelectSubpolicy"]
