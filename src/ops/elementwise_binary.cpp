@@ -113,6 +113,42 @@ template <typename C> struct Atan2F {
   }
 };
 
+// hypot: C99's std::hypot (no overflow or underflow; +inf where either input is ±inf, even beside a NaN). Float16
+// and bfloat16 compute in float. Integer instantiations exist only to compile (the promote_float rule never sends
+// integers here).
+template <typename C> struct HypotF {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>) return std::hypot(x, y);
+    else return C(std::hypot(double(x), double(y)));
+  }
+};
+// logaddexp(x, y) = log(e^x + e^y) = max + log1p(e^−|x−y|); x == y returns x + log 2 (so equal infinities give
+// that infinity, not inf − inf); a NaN input gives NaN. logaddexp2 is the same in base 2 (numpy.logaddexp2).
+template <typename C> struct LogAddExpF {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (x == y) return x + C(0.693147180559945309417232121458176568);
+      C d = x - y;
+      if (std::isnan(d)) return d;
+      return (d > 0 ? x : y) + std::log1p(std::exp(-std::abs(d)));
+    } else {
+      return C(0);
+    }
+  }
+};
+template <typename C> struct LogAddExp2F {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (x == y) return x + C(1);
+      C d = x - y;
+      if (std::isnan(d)) return d;
+      return (d > 0 ? x : y) + std::log1p(std::exp2(-std::abs(d))) * C(1.442695040888963407359924681001892137);
+    } else {
+      return C(0);
+    }
+  }
+};
+
 // The dtype a comparison runs in: the promoted dtype, except that a Python int outside an integer tensor's range
 // compares exactly in Int64 (NumPy 2: uint8_array == 300 is False, uint8_array < 300 is True).
 DType compare_dtype(const Tensor& a, const Tensor& b) {
@@ -302,6 +338,29 @@ TV bprop_atan2(const TV& in, const TV&, const TV& g, const Attrs&) {
   Tensor d = ops::select(zero, one, ops::mul(ops::add(ops::square(xs), ops::square(ys)), ms));
   Tensor gd = ops::div(g[0], d);
   return {reduce_grad(ops::mul(gd, xs), y), reduce_grad(ops::neg(ops::mul(gd, ys)), x)};
+}
+// d hypot/da = a/h, d hypot/db = b/h; 0 at the origin (where h = 0), as PyTorch.
+TV bprop_hypot(const TV& in, const TV& out, const TV& g, const Attrs&) {
+  const Tensor& h = out[0];
+  Tensor zero = ops::equal(h, Tensor::scalar(0.0, h.dtype(), true));
+  Tensor hs = ops::select(zero, Tensor::scalar(1.0, h.dtype(), true), h);
+  Tensor gh = ops::select(zero, ops::zeros_like(h), ops::div(g[0], hs));
+  return {reduce_grad(ops::mul(gh, in[0]), in[0]), reduce_grad(ops::mul(gh, in[1]), in[1])};
+}
+// d logaddexp/da = e^(a − out) (the softmax weight of a), likewise b; base 2: 2^(a − out).
+static TV bprop_logaddexp_base(const TV& in, const TV& out, const TV& g, double ln_base) {
+  auto weight = [&](const Tensor& x) {
+    Tensor d = ops::sub(x, out[0]);
+    if (ln_base != 1.0) d = ops::mul(d, Tensor::scalar(ln_base, d.dtype(), true));
+    return ops::mul(g[0], ops::exp(d));
+  };
+  return {reduce_grad(weight(in[0]), in[0]), reduce_grad(weight(in[1]), in[1])};
+}
+TV bprop_logaddexp(const TV& in, const TV& out, const TV& g, const Attrs&) {
+  return bprop_logaddexp_base(in, out, g, 1.0);
+}
+TV bprop_logaddexp2(const TV& in, const TV& out, const TV& g, const Attrs&) {
+  return bprop_logaddexp_base(in, out, g, 0.693147180559945309417232121458176568);
 }
 TV bprop_maximum(const TV& in, const TV&, const TV& g, const Attrs&) { return bprop_extreme_pair(in, g, true); }
 TV bprop_minimum(const TV& in, const TV&, const TV& g, const Attrs&) { return bprop_extreme_pair(in, g, false); }

@@ -61,12 +61,19 @@ def _pair(op, a, b, names=("input", "other")):
         raise TypeError(f"For '{op}', at least one of '{names[0]}' and '{names[1]}' must be a Tensor, but got "
                         f"{_got(a)} and {_got(b)}.")
     if isinstance(a, Tensor) and isinstance(b, Tensor):
-        try:
-            np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
-        except ValueError:
-            raise ValueError(f"For '{op}', the shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast.") \
-                from None
+        sa, sb = a.shape, b.shape
+        if sa != sb and not _broadcastable(sa, sb):
+            raise ValueError(f"For '{op}', the shapes {tuple(sa)} and {tuple(sb)} do not broadcast.")
     return a, b
+
+
+def _broadcastable(sa, sb):
+    """True when shapes sa and sb broadcast (NumPy's rule: trailing dims equal or 1). A plain loop: NumPy's
+    broadcast_shapes costs microseconds per call, more than the kernels of small tensors."""
+    for x, y in zip(reversed(sa), reversed(sb)):
+        if x != y and x != 1 and y != 1:
+            return False
+    return True
 
 
 def _result_dtype(a, b):
@@ -87,10 +94,21 @@ def _cast_to(v, dtype):
     return v
 
 
+def _same_float_tensors(a, b):
+    """True for two Tensors of one float dtype and one shape: the case a binary float kernel takes as it is, so the
+    wrappers call it directly (their argument checks cost more than the kernel on small tensors)."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        dt = a.dtype
+        return dt == b.dtype and dt in mstype.float_type and a.shape == b.shape
+    return False
+
+
 def _float_pair(op, a, b, names=("input", "other"), ints="float32"):
     """(a, b) in their common float dtype. ints: "float32" (integer results compute in float32) or "error"
     (TypeError when the common dtype is not float, as MindSpore's float-only kernels)."""
     a, b = _pair(op, a, b, names)
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype == b.dtype and a.dtype in mstype.float_type:
+        return a, b  # the common case, without the promotion lookups
     dt = _result_dtype(a, b)
     if not mstype.is_float(dt):
         if ints == "error":
@@ -157,6 +175,8 @@ def atan2(input, other):
     the right quadrant, in [−π, π], with C99's ±0/±inf rules (atan2(±0, −0) = ±π, atan2(±inf, ±inf) = ±π/4 or ±3π/4).
     Broadcasting; a number may stand for one side. Float results (an integer Tensor with a float number gives
     float32); two integer inputs raise TypeError (MindSpore's rule), as does a non-Tensor pair."""
+    if _same_float_tensors(input, other):
+        return _core.atan2(input, other)
     y, x = _float_pair("atan2", input, other, ints="error")
     # one C++ Atan2 op (elementwise_binary.cpp: libm's atan2, float16/bfloat16 in float32, broadcasting); a number
     # stays a weak scalar, so the Tensor's float dtype is the result's
@@ -234,6 +254,8 @@ def log10(input):
 
 
 def _logaddexp(op, a, b, base2):
+    if _same_float_tensors(a, b):
+        return (_core.logaddexp2 if base2 else _core.logaddexp)(a, b)
     for name, v in (("input", a), ("other", b)):
         if not isinstance(v, Tensor):
             raise TypeError(f"For '{op}', '{name}' must be a Tensor, but got {_got(v)}.")
@@ -241,14 +263,7 @@ def _logaddexp(op, a, b, base2):
             raise TypeError(f"For '{op}', the dtype of 'input' and 'other' must be float, but got {a.dtype} and "
                             f"{b.dtype}.")
     a, b = _pair(op, a, b)
-    dt = _core.promote_types(a.dtype, b.dtype)
-    a, b = _cast_to(a, dt), _cast_to(b, dt)
-    m = _core.maximum(a, b)
-    same = _core.equal(a, b)
-    d = _core.select(same, _core.zeros_like(m), _core.abs(_core.sub(a, b)))
-    if base2:
-        return _core.add(m, _core.div(_core.log1p(_core.pow(2.0, _core.neg(d))), math.log(2.0)))
-    return _core.add(m, _core.log1p(_core.exp(_core.neg(d))))
+    return (_core.logaddexp2 if base2 else _core.logaddexp)(a, b)  # the LogAddExp(2) kernels
 
 
 @defop(tensor="logaddexp", mint="logaddexp")

@@ -14,7 +14,7 @@ from ..common.tensor import Tensor
 from .function import _tensor_arg
 from ._opdef import defop
 from .math_elem_func import (_as_float, _bshape, _float_only, _float_pair, _full_like, _int_trunc_div, _pair,
-                             _signbit_f, _tensor)
+                             _same_float_tensors, _signbit_f, _tensor)
 
 __all__ = ["copysign", "heaviside", "sgn", "signbit", "isfinite", "isinf", "isnan", "isneginf", "isposinf", "isreal",
            "positive", "hypot", "ldexp", "nan_to_num", "sinc", "xdivy", "xlogy", "inv"]
@@ -146,18 +146,11 @@ def hypot(input, other):
     """MindSpore's ops.hypot(input, other): √(x² + y²) without overflow or underflow (module docstring); inf where
     either is ±inf (even beside NaN, as C). Float result; two integer inputs raise TypeError (MindSpore's rule).
     Broadcasting. Gradient x/h, y/h (0 at the origin, PyTorch's)."""
+    if _same_float_tensors(input, other):
+        return _core.hypot(input, other)
     a, b = _float_pair("hypot", input, other, ints="error")
     dt = (a if isinstance(a, Tensor) else b).dtype
-    shape = _bshape(a, b)
-    a, b = _core.broadcast_to(_tensor(a, dt), shape), _core.broadcast_to(_tensor(b, dt), shape)
-    ax, ay = _core.abs(a), _core.abs(b)
-    hi, lo = _core.maximum(ax, ay), _core.minimum(ax, ay)
-    inf = _core.logical_or(_core.equal(ax, math.inf), _core.equal(ay, math.inf))
-    bad = _core.logical_or(inf, _core.equal(hi, 0.0))
-    hs = _core.select(bad, _full_like(hi, 1.0), hi)
-    ls = _core.select(bad, _core.zeros_like(lo), lo)
-    out = _core.mul(hi, _core.sqrt(_core.add(_core.square(_core.div(ls, hs)), 1.0)))
-    return _core.select(inf, _full_like(hi, math.inf), out)
+    return _core.hypot(_tensor(a, dt), _tensor(b, dt))  # the Hypot kernel (std::hypot)
 
 
 @defop(tensor="ldexp")
