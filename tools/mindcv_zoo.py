@@ -15,6 +15,10 @@ For each model name (mindcv.list_models(), or --only NAME ...):
 3. Comparison: forward error = max|y_kiln - y_ms| / max|y_ms| (pass: <= 1e-4); gradient error = max over parameters
    p of ||g_kiln[p] - g_ms[p]||_2 / (||g_ms[p]||_2 + 1e-6 * ||g_ms||_2) (pass: <= 1e-3), where ||g_ms||_2 is the
    norm of all gradients together (the floor keeps a parameter whose gradient is ~0 from dividing by ~0).
+4. After a gradient mismatch, a MindSpore subprocess arbitrates: for the (up to 3) worst parameters, central finite
+   differences of MindSpore's own float32 loss along d = (g_kiln - g_ms) / ||g_kiln - g_ms|| (steps 0.01 and 0.003)
+   against <g_ms, d> and <g_kiln, d>. When every slope sides with Kiln (fd_verdict), the stage is 'ms_off' (shown
+   "ok (FD)": MindSpore's autodiff gradient is the one that is off); otherwise it stays a mismatch.
 
 Results accumulate in a JSON file (--results, default docs/mindcv_zoo.json: a run updates the entries of the models
 it ran and keeps the others), and the Markdown table (--table, default docs/mindcv_zoo.md) lists every model of
@@ -41,6 +45,8 @@ GRAD_TOL = 1e-3
 NUM_CLASSES = 10
 BATCH = 2
 DEFAULT_SIZES = (64, 96, 128, 160, 224)
+FD_PARAMS = 3  # parameters (the worst) checked by finite differences after a gradient mismatch
+FD_STEPS = tuple(float(v) for v in os.environ.get("MINDCV_ZOO_FD_STEPS", "0.01,0.003").split(","))  # finite-difference steps along a unit direction (float32 forward: a loss noise of ~1e-6)
 STAGES = ("build", "load", "pynative_fwd", "pynative_grad", "graph_fwd", "graph_grad")
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -97,10 +103,13 @@ def grad_error(got, ref):
 
 
 def kiln_failed(result):
-    """True when MindSpore ran the model (result['ms'] == 'ok') and some Kiln stage is not 'ok'."""
+    """True when MindSpore ran the model (result['ms'] == 'ok') and some Kiln stage is not 'ok'.
+
+    'ms_off' (a gradient mismatch where finite differences of MindSpore's own loss support Kiln's gradient, see
+    worker_fd) is not a Kiln failure."""
     if result.get("ms") != "ok":
         return False
-    return any(result.get("stages", {}).get(s) != "ok" for s in STAGES)
+    return any(result.get("stages", {}).get(s) not in ("ok", "ms_off") for s in STAGES)
 
 
 def _fmt_err(x):
@@ -114,6 +123,8 @@ def _fmt_err(x):
 def _cell(status):
     if status is None:
         return "-"
+    if status == "ms_off":
+        return "ok (FD)"
     return "ok" if status == "ok" else "**" + status.split(":")[0] + "**"
 
 
@@ -128,7 +139,9 @@ def render_table(all_names, results, header=""):
     passed = [n for n in ran if results[n].get("ms") == "ok" and not kiln_failed(results[n])]
     failed = [n for n in ran if kiln_failed(results[n])]
     ms_only = [n for n in ran if results[n].get("ms") != "ok"]
-    lines.append(f"{len(all_names)} models in mindcv; {len(ran)} run: {len(passed)} pass every stage, "
+    fd = [n for n in passed if "ms_off" in results[n].get("stages", {}).values()]
+    lines.append(f"{len(all_names)} models in mindcv; {len(ran)} run: {len(passed)} pass every stage ({len(fd)} of "
+                 "them with a gradient where MindSpore's own finite differences side with Kiln, 'ok (FD)'), "
                  f"{len(failed)} fail on Kiln, {len(ms_only)} did not run on MindSpore 2.10 CPU (or timed out "
                  f"there); {len(all_names) - len(ran)} not run.")
     lines.append("")
@@ -212,7 +225,7 @@ def worker_ms(name, workdir, sizes):
     out["params"] = int(sum(int(np.prod(p.shape)) for p in net.get_parameters()))
     cfg = get_pretrained_cfg_value(name, "input_size")
     cfg_size = int(cfg[-1]) if cfg else 224
-    candidates = [s for s in sizes if s < cfg_size] + [cfg_size]
+    candidates = [s for s in sizes if s < cfg_size] + [cfg_size] + [s for s in (256, 384) if s > cfg_size]
     last_err = ""
     for size in candidates:
         x, w = _inputs(size)
@@ -240,6 +253,65 @@ def worker_ms(name, workdir, sizes):
     np.savez(os.path.join(workdir, "ref.npz"), **arrays)
     out.update(ms="ok", trainable=names)
     _write(js, out)
+
+
+def fd_verdict(fd_slopes, s_ms, s_kiln):
+    """Which gradient a finite-difference slope supports, along d = (g_kiln - g_ms) / ||g_kiln - g_ms||.
+
+    fd_slopes: central-difference slopes of the MindSpore loss along d (one per step size); s_ms, s_kiln: the
+    directional derivatives <g_ms, d> and <g_kiln, d>. Returns "kiln" when every slope is within 20% of the gap
+    |s_kiln - s_ms| of s_kiln, "mindspore" when every slope is that close to s_ms, else "undecided".
+    """
+    gap = abs(s_kiln - s_ms)
+    if gap == 0.0 or not fd_slopes:
+        return "undecided"
+    if all(abs(f - s_kiln) <= 0.2 * gap for f in fd_slopes):
+        return "kiln"
+    if all(abs(f - s_ms) <= 0.2 * gap for f in fd_slopes):
+        return "mindspore"
+    return "undecided"
+
+
+def worker_fd(name, workdir, mode):
+    """MindSpore side, after a gradient mismatch: finite differences of MindSpore's own loss (float32 forward,
+    float64 sum) along the direction in which Kiln's and MindSpore's gradients of a parameter differ, to tell which
+    of the two gradients is right. Writes workdir/fd_<mode>.json: name -> {fd, s_ms, s_kiln, verdict}."""
+    import mindspore as ms
+    import mindcv
+
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    net = mindcv.create_model(name, num_classes=NUM_CLASSES, pretrained=False)
+    net.set_train(False)
+    ms.load_param_into_net(net, ms.load_checkpoint(os.path.join(workdir, "ref.ckpt")))
+    ref = np.load(os.path.join(workdir, "ref.npz"))
+    kg = np.load(os.path.join(workdir, f"kiln_grads_{mode}.npz"))
+    x = ms.Tensor(ref["x"])
+    w = ref["w"].astype(np.float64)
+    params = {p.name: p for p in net.get_parameters()}
+
+    def loss():
+        return float(np.sum(_logits(net(x)).asnumpy().astype(np.float64) * w))
+
+    out = {}
+    for pname in kg.files:
+        g_ms = ref["g:" + pname].astype(np.float64)
+        g_k = kg[pname].astype(np.float64)
+        d = g_k - g_ms
+        d /= np.linalg.norm(d)
+        p = params[pname]
+        base = p.asnumpy().copy()
+        slopes = []
+        for eps in FD_STEPS:
+            scale = eps
+            vals = []
+            for sign in (1.0, -1.0):
+                p.set_data(ms.Tensor((base + sign * scale * d).astype(np.float32)))
+                vals.append(loss())
+            slopes.append((vals[0] - vals[1]) / (2 * scale))
+        p.set_data(ms.Tensor(base))
+        s_ms, s_k = float(np.sum(g_ms * d)), float(np.sum(g_k * d))
+        out[pname] = {"fd": slopes, "s_ms": s_ms, "s_kiln": s_k, "verdict": fd_verdict(slopes, s_ms, s_k)}
+    _write(os.path.join(workdir, f"fd_{mode}.json"), out)
 
 
 def worker_kiln(name, workdir):
@@ -299,6 +371,9 @@ def worker_kiln(name, workdir):
             res["stages"][mode + "_grad"] = "ok" if err <= GRAD_TOL else "mismatch"
             if err > GRAD_TOL:
                 res["note"] = (res["note"] + "; " if res["note"] else "") + f"{mode} worst grad: {worst}"
+                bad = sorted(((grad_error({n: got[n]}, {n: g_ref[n]})[0], n) for n in got), reverse=True)[:FD_PARAMS]
+                np.savez(os.path.join(workdir, f"kiln_grads_{mode}.npz"),
+                         **{n: got[n] for e, n in bad if e > GRAD_TOL})
         except Exception as e:  # noqa: BLE001 (recorded as the stage's failure)
             fail(mode + "_grad", e)
         _write(js, res)
@@ -365,9 +440,26 @@ def run_model(name, args):
             result["stages"][s] = why
         tail = "" if rc == "timeout" else (err.strip().splitlines() or [""])[-1]
         note = (note + "; " if note else "") + f"{why} at {missing[0]} {tail}".strip()
+    for mode in ("pynative", "graph"):
+        if result["stages"].get(mode + "_grad") != "mismatch" or not os.path.exists(
+                os.path.join(wd, f"kiln_grads_{mode}.npz")):
+            continue
+        _run([args.ms_python, me, "--worker", "fd", "--model", name, "--workdir", wd, "--mode", mode], ms_env,
+             args.timeout)
+        fd = _read(os.path.join(wd, f"fd_{mode}.json"))
+        if not fd:
+            continue
+        result.setdefault("fd", {})[mode] = fd
+        verdicts = {v["verdict"] for v in fd.values()}
+        if verdicts == {"kiln"}:
+            result["stages"][mode + "_grad"] = "ms_off"
+        note = (note + "; " if note else "") + f"{mode} FD: " + ", ".join(
+            f"{k} {v['verdict']} (fd {v['fd'][-1]:.4g}, ms {v['s_ms']:.4g}, kiln {v['s_kiln']:.4g})"
+            for k, v in fd.items())
     result["note"] = note
     if not args.keep:
-        for f in ("ref.ckpt", "ref.npz", "ms.json", "kiln.json"):
+        for f in ("ref.ckpt", "ref.npz", "ms.json", "kiln.json", "kiln_grads_pynative.npz", "kiln_grads_graph.npz",
+                  "fd_pynative.json", "fd_graph.json"):
             try:
                 os.remove(os.path.join(wd, f))
             except OSError:
@@ -415,7 +507,9 @@ pretrained=False` on MindSpore 2.10 (CPU), which writes its checkpoint, logits a
 `sum(logits * w)` for a fixed input (batch 2, eval mode: BatchNorm uses moving statistics). Kiln (through
 `kiln.compat`) builds the same model, loads that checkpoint (every parameter, none skipped) and must match the
 forward within {fwd} (max abs error / max abs logit) and every parameter's gradient within {grad}
-(||diff|| / ||ref||), in PyNative and in Graph mode. "input" is the smallest of 64, 96, 128, 160, 224 (or the
+(||diff|| / ||ref||), in PyNative and in Graph mode. "ok (FD)": Kiln's gradient differs from MindSpore's, and
+central finite differences of MindSpore's own loss (float32, along the direction of the difference, steps 0.01 and
+0.003) agree with Kiln's gradient, not MindSpore's (the note gives the slopes: MindSpore's autodiff is off there). "input" is the smallest of 64, 96, 128, 160, 224 (or the
 model's configured size) that MindSpore's forward accepts. "not run" means no result yet (the machine this table
 was made on has 2 shared cores: the large models were not run); nothing is marked "ok" that was not run.
 Regenerate: `.venv/bin/python tools/mindcv_zoo.py --only NAME ...` (results accumulate in docs/mindcv_zoo.json).
@@ -439,7 +533,8 @@ def main(argv=None):
     ap.add_argument("--no-table", action="store_true", help="do not update --results and --table")
     ap.add_argument("--json", action="store_true", help="print this run's results as JSON")
     ap.add_argument("--keep", action="store_true", help="keep each model's work folder")
-    ap.add_argument("--worker", choices=("ms", "kiln"), help=argparse.SUPPRESS)
+    ap.add_argument("--worker", choices=("ms", "kiln", "fd"), help=argparse.SUPPRESS)
+    ap.add_argument("--mode", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--workdir", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -450,6 +545,9 @@ def main(argv=None):
         return 0
     if args.worker == "kiln":
         worker_kiln(args.model, args.workdir)
+        return 0
+    if args.worker == "fd":
+        worker_fd(args.model, args.workdir, args.mode)
         return 0
 
     all_names = _list_models(args)
