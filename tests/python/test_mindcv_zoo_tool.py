@@ -35,13 +35,14 @@ def test_grad_error_worst_parameter_and_floor():
     err, worst = zoo.grad_error(got, ref)
     assert worst == "b.bias"
     total = math.sqrt(sum(float(np.sum(v ** 2)) for v in ref.values()))
-    expect = 1e-2 * np.linalg.norm(ref["b.bias"]) / (np.linalg.norm(ref["b.bias"]) + 1e-6 * total)
+    expect = 1e-2 * np.linalg.norm(ref["b.bias"]) / (np.linalg.norm(ref["b.bias"]) + zoo.GRAD_FLOOR * total)
     assert err == pytest.approx(expect, rel=1e-9)
-    # a zero reference gradient: the error is measured against the floor 1e-6 * ||all gradients||
+    # a zero reference gradient: the error is measured against the floor GRAD_FLOOR * ||all gradients||
     got = {k: v.copy() for k, v in ref.items()}
     got["c.zero"] = np.array([1e-9, 0.0])
     err, worst = zoo.grad_error(got, ref)
-    assert worst == "c.zero" and err == pytest.approx(1e-9 / (1e-6 * total), rel=1e-9)
+    assert worst == "c.zero" and err == pytest.approx(1e-9 / (zoo.GRAD_FLOOR * total), rel=1e-9)
+    assert zoo.grad_error(got, ref, floor=1e-6)[0] == pytest.approx(1e-9 / (1e-6 * total), rel=1e-9)
     got["c.zero"] = np.array([np.inf, 0.0])
     assert zoo.grad_error(got, ref) == (math.inf, "c.zero")
 
