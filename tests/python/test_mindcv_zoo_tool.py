@@ -105,3 +105,11 @@ def test_ms_off_is_not_a_kiln_failure_and_shows_as_fd():
     text = zoo.render_table(["m"], {"m": r})
     assert "| ok | ok | ok (FD) | ok | ok (FD) |" in text
     assert "1 pass every stage" in text
+
+
+def test_render_table_names_an_older_gradient_floor():
+    r = _result()
+    r["grad_floor"] = 1e-6
+    assert "| 3.0e-06/inf (floor 1e-06) |" in zoo.render_table(["m"], {"m": r})
+    r["grad_floor"] = zoo.GRAD_FLOOR
+    assert "| 3.0e-06/inf |" in zoo.render_table(["m"], {"m": r})
