@@ -520,6 +520,21 @@ def _ms_extra(args):
     return extra
 
 
+NOTES_MARK = "\n## Notes\n"
+
+
+def _kept_notes(path):
+    """The hand-written '## Notes' section at the end of an existing table file ('' when there is none): it
+    survives the regeneration of the table."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return ""
+    i = text.find(NOTES_MARK)
+    return text[i:] if i >= 0 else ""
+
+
 def _list_models(args):
     code = "import mindcv, json; print(json.dumps(mindcv.list_models()))"
     p = subprocess.run([args.ms_python, "-c", code], env=_env(args.mindcv, _ms_extra(args)), capture_output=True,
@@ -608,7 +623,7 @@ def main(argv=None):
                                 text=True).stdout.strip() or "unknown"
         header = HEADER.format(commit=commit, fwd=FWD_TOL, grad=GRAD_TOL)
         with open(args.table, "w") as f:
-            f.write(render_table(all_names, stored, header))
+            f.write(render_table(all_names, stored, header) + _kept_notes(args.table))
     if args.json:
         print(json.dumps(results, indent=1))
     return 1 if any(kiln_failed(r) for r in results.values()) else 0

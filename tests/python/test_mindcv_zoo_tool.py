@@ -113,3 +113,12 @@ def test_render_table_names_an_older_gradient_floor():
     assert "| 3.0e-06/inf (floor 1e-06) |" in zoo.render_table(["m"], {"m": r})
     r["grad_floor"] = zoo.GRAD_FLOOR
     assert "| 3.0e-06/inf |" in zoo.render_table(["m"], {"m": r})
+
+
+def test_kept_notes(tmp_path):
+    f = tmp_path / "t.md"
+    assert zoo._kept_notes(str(f)) == ""
+    f.write_text("# T\n| a |\n\n## Notes\nwhy x fails\n")
+    assert zoo._kept_notes(str(f)) == "\n## Notes\nwhy x fails\n"
+    f.write_text("# T\n| a |\n")
+    assert zoo._kept_notes(str(f)) == ""
