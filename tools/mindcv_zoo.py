@@ -622,8 +622,9 @@ def main(argv=None):
         commit = subprocess.run(["git", "-C", args.mindcv, "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True).stdout.strip() or "unknown"
         header = HEADER.format(commit=commit, fwd=FWD_TOL, grad=GRAD_TOL)
+        notes = _kept_notes(args.table)  # (read before the file is truncated)
         with open(args.table, "w") as f:
-            f.write(render_table(all_names, stored, header) + _kept_notes(args.table))
+            f.write(render_table(all_names, stored, header) + notes)
     if args.json:
         print(json.dumps(results, indent=1))
     return 1 if any(kiln_failed(r) for r in results.values()) else 0
