@@ -18,6 +18,8 @@ the accuracy of the formulas). float16/bfloat16 compute in float32. Written for 
   I0, I1 (modified Bessel functions of the first kind): the power series Σₖ (x²/4)ᵏ/(k!·(k + ν)!)·(x/2)^ν (50 terms)
       for |x| ≤ 30, and the asymptotic series e^|x|/√(2π|x|)·Σₖ (−1)ᵏ Πⱼ₌₁ᵏ (4ν² − (2j − 1)²)/(8j)/|x|ᵏ (20 terms)
       above (A&S 9.7.1); i0e/i1e scale by e^−|x| (the asymptotic branch never forms e^|x|, so they do not overflow).
+      These four are C++ ops (BesselI0/I0e/I1/I1e, computed in double: Note [Bessel I] in
+      src/ops/elementwise_unary.cpp); the others are compositions of Kiln ops.
 """
 import math
 from fractions import Fraction
@@ -298,54 +300,15 @@ def _polygamma(n, x):
 
 
 # ---------------------------------------------------------------------------------------------- Bessel I0, I1
+# One C++ op each (BesselI0, BesselI0e, BesselI1, BesselI1e: power series for |x| <= 30, asymptotic expansion beyond,
+# in double; Note [Bessel I] in src/ops/elementwise_unary.cpp). The wrappers keep MindSpore's argument rules.
 
-_BESSEL_SPLIT = 30.0
-_SERIES_TERMS = 50
-_ASYM_TERMS = 20
-
-
-def _bessel_series(x, nu):
-    """Σₖ (x²/4)ᵏ/(k!(k+ν)!)·(x/2)^ν for |x| <= 30 (x fed by the caller)."""
-    t = _core.mul(_core.square(x), 0.25)
-    term = _full_like(x, 1.0 / math.factorial(nu))
-    acc = term
-    for k in range(1, _SERIES_TERMS):
-        term = _core.mul(term, _core.div(t, float(k * (k + nu))))
-        acc = _core.add(acc, term)
-    return acc if nu == 0 else _core.mul(acc, _core.mul(x, 0.5))
-
-
-def _bessel_asym(a, nu):
-    """Σₖ (−1)ᵏ Πⱼ (4ν² − (2j − 1)²)/(8j) / aᵏ, divided by √(2πa) (the factor e^a left out), a = |x| > 30."""
-    inv = _core.div(1.0, a)
-    coef = [1.0]
-    for j in range(1, _ASYM_TERMS):
-        coef.append(coef[-1] * -(4 * nu * nu - (2 * j - 1) ** 2) / (8 * j))
-    acc = _full_like(a, coef[-1])
-    for c in reversed(coef[:-1]):
-        acc = _core.add(_core.mul(acc, inv), c)
-    return _core.div(acc, _core.sqrt(_core.mul(a, 2 * math.pi)))
-
-
-def _bessel(x, nu, scaled):
-    a = _core.abs(x)
-    big = _core.greater(a, _BESSEL_SPLIT)
-    xs = _core.select(big, _core.zeros_like(x), x)
-    ab = _core.select(big, a, _full_like(a, 2 * _BESSEL_SPLIT))
-    ser = _bessel_series(xs, nu)
-    asym = _bessel_asym(ab, nu)
-    if scaled:
-        ser = _core.mul(ser, _core.exp(_core.neg(_core.abs(xs))))
-    else:
-        asym = _core.mul(asym, _core.exp(ab))
-    if nu == 1:
-        asym = _core.select(_core.less(x, 0.0), _core.neg(asym), asym)
-    out = _core.select(big, asym, ser)
-    return _core.select(_core.not_equal(x, x), x, out)
+def _bessel_op(op, input, kernel, name):
+    return kernel(_float_only(input, op, name))
 
 
 def _i0(input, op):
-    return _unary(op, input, lambda x: _bessel(x, 0, False), name="x" if op != "i0" else "input")
+    return _bessel_op(op, input, _core.bessel_i0, "x" if op != "i0" else "input")
 
 
 @defop(tensor="i0")
@@ -367,18 +330,18 @@ def bessel_i0(x):
 def bessel_i0e(x):
     """MindSpore's ops.bessel_i0e(x): e^−|x|·I0(x), the exponentially scaled I0 (never overflows; gradient 0 at the
     kink x = 0, PyTorch's). Same float dtype. Raises TypeError for a non-Tensor or an integer/bool input."""
-    return _unary("bessel_i0e", x, lambda t: _bessel(t, 0, True), name="x")
+    return _bessel_op("bessel_i0e", x, _core.bessel_i0e, "x")
 
 
 @defop(primitive="BesselI1")
 def bessel_i1(x):
     """MindSpore's ops.bessel_i1(x): the modified Bessel function of the first kind of order 1, I1(x) (odd). Same
     float dtype. Method: module docstring. Raises TypeError for a non-Tensor or an integer/bool input."""
-    return _unary("bessel_i1", x, lambda t: _bessel(t, 1, False), name="x")
+    return _bessel_op("bessel_i1", x, _core.bessel_i1, "x")
 
 
 @defop(primitive="BesselI1e")
 def bessel_i1e(x):
     """MindSpore's ops.bessel_i1e(x): e^−|x|·I1(x), the exponentially scaled I1. Same float dtype. Raises TypeError
     for a non-Tensor or an integer/bool input."""
-    return _unary("bessel_i1e", x, lambda t: _bessel(t, 1, True), name="x")
+    return _bessel_op("bessel_i1e", x, _core.bessel_i1e, "x")

@@ -48,7 +48,8 @@ def _bessel_samples(dtype, rng):
 
 
 def _bessel(name, ref, dtypes=(F32, F64), **kw):
-    register(OpInfo(name, ("Exp", "Mul", "Add"), getattr(ops, name), ref, _bessel_samples, dtypes,
+    kernel = {"i0": "BesselI0"}.get(name) or "".join(p.capitalize() for p in name.split("_"))  # bessel_i0e: BesselI0e
+    register(OpInfo(name, (kernel,), getattr(ops, name), ref, _bessel_samples, dtypes,
                     differentiable=True, out_dtype=_in_dtype, tol=_LOW_TOL,
                     special_ok=lambda s: "|x|" not in s.desc, **kw))  # the band samples' scale hides element 0
 
