@@ -134,6 +134,7 @@ template <int Nu, bool Scaled> double bessel_i(double x) {
     for (int k = 1; k < 50; ++k) {
       term *= t / double(k * (k + Nu));
       acc += term;
+      if (term <= acc * 1e-17) break;  // the rest cannot change the double sum (terms only shrink from here)
     }
     if (Nu == 1) acc *= 0.5 * a;
     r = Scaled ? acc * std::exp(-a) : acc;
