@@ -69,6 +69,8 @@ def _float(self):
     if self._symbolic:
         raise _symbolic_error("float()")
     _check_one(self, "float")
+    if mstype.is_complex(self.dtype):  # Python's float(complex) refuses too
+        raise TypeError(f"float() of a {self.dtype} Tensor: take ops.real or abs first.")
     return float(self._item())
 
 
@@ -127,6 +129,8 @@ def _item(self, index=None):
                          f"{list(t.shape)}; use item(index) or asnumpy().")
     if t.dtype in mstype.int_type:
         return _exact_int(t)
+    if mstype.is_complex(t.dtype):
+        return complex(t.asnumpy().reshape(-1)[0])
     v = t._item()
     if t.dtype == mstype.bool_:
         return bool(v)

@@ -47,4 +47,5 @@ from . import nnfunc, nnfunc_loss  # noqa: F401  (NN-functional ops: activations
 from . import opsmath, opsmath_reduce, opsmath_special  # noqa: F401 (re-export)
 from . import shapes, indexing, sampling  # noqa: F401  (kiln/ops: shape_, search_, scatter_ext_, random_func)
 from . import shape_tensor  # noqa: F401  (ops.dyn_shape)
+from . import complex_ops  # noqa: F401  (kiln/ops/complex_func.py: real, imag, conj, angle, view_as_real)
 from .state import LAST_JIT  # noqa: F401 (re-export)
