@@ -98,10 +98,11 @@ bool needs_composition(OpId id, const TV& inputs) {
   for (const Tensor& x : inputs) any = any || (x.defined() && is_complex(x.dtype()));
   if (!any) return false;
   switch (id) {
-    // Ops that run on complex tensors themselves: views, copies (copy_into converts), fills, side effects.
+    // Ops that run on complex tensors themselves: views, copies (copy_into converts), Assign (a copy into a
+    // Parameter), Depend.
     case OpId::ViewAsReal: case OpId::ViewAsComplex: case OpId::Cast: case OpId::Identity: case OpId::StopGradient:
     case OpId::Reshape: case OpId::Transpose: case OpId::BroadcastTo: case OpId::Concat: case OpId::StridedSlice:
-    case OpId::StridedSliceGrad: case OpId::Depend: case OpId::TensorCopy:
+    case OpId::StridedSliceGrad: case OpId::Depend: case OpId::TensorCopy: case OpId::Assign:
       return false;
     default:
       return true;

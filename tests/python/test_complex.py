@@ -295,3 +295,41 @@ def test_gradients_match_mindspore():
     np.testing.assert_allclose(gx.asnumpy(), [0.5 + 1j, 2 - 1j], rtol=1e-6)
     np.testing.assert_allclose(gw.asnumpy(), [1 - 2j, -3 - 0.5j], rtol=1e-6)
     assert kiln.grad(lambda a: ops.real(-a).sum())(x).asnumpy().tolist() == [-1 + 0j, -1 + 0j]
+
+
+class _ComplexNet(kiln.nn.Cell):
+    """A complex weight (a Parameter) used by matmul, a reduction, division, conj and angle."""
+
+    def __init__(self, w):
+        super().__init__()
+        self.w = kiln.Parameter(Tensor(w), name="w")
+
+    def construct(self, x):
+        y = ops.matmul(x, self.w) * x.sum() - x / (self.w + 1)
+        return ops.real(y * ops.conj(y)).mean() + ops.angle(y).sum()
+
+
+def test_cell_with_complex_parameter_in_both_modes():
+    a, w = _c((3, 3), np.complex64), _c((3, 3), np.complex64)
+    net = _ComplexNet(w)
+    assert net.w.dtype == kiln.complex64
+    np.testing.assert_array_equal(net.w.asnumpy(), w)
+    loss = net(Tensor(a))
+    gx = kiln.grad(net)(Tensor(a))
+    gw = kiln.grad(net, None, net.trainable_params())(Tensor(a))[0]
+    assert gw.dtype == kiln.complex64
+    # float64 central differences on the weight's real and imaginary parts
+    a64, w64 = a.astype(np.complex128), w.astype(np.complex128)
+    want = _fd(lambda x, ww: _ComplexNet(ww.asnumpy())(x), (a64, w64), 1)
+    np.testing.assert_allclose(gw.asnumpy(), want, rtol=2e-3, atol=2e-3)
+    kiln.set_context(mode=kiln.GRAPH_MODE)
+    try:
+        net2 = _ComplexNet(w)
+        np.testing.assert_allclose(net2(Tensor(a)).asnumpy(), loss.asnumpy(), rtol=1e-6)
+        np.testing.assert_allclose(kiln.grad(net2)(Tensor(a)).asnumpy(), gx.asnumpy(), rtol=1e-5, atol=1e-6)
+        gw2 = kiln.grad(net2, None, net2.trainable_params())(Tensor(a))[0]
+        np.testing.assert_allclose(gw2.asnumpy(), gw.asnumpy(), rtol=1e-5, atol=1e-6)
+    finally:
+        kiln.set_context(mode=kiln.PYNATIVE_MODE)
+    net.w.set_data(Tensor(w * 2))  # Assign of a complex value
+    np.testing.assert_array_equal(net.w.asnumpy(), w * 2)
