@@ -220,6 +220,21 @@ def test_shape_ops():
                                   np.where([True, False, True], a, -a))
 
 
+def test_python_level_ops():
+    a = np.array([1 + 2j, 3 - 1j, -2j], np.complex64)
+    x = Tensor(a)
+    np.testing.assert_allclose(both_modes(ops.reciprocal, x).asnumpy(), 1 / a, rtol=1e-6)
+    np.testing.assert_array_equal(ops.cumsum(x, 0).asnumpy(), np.cumsum(a))
+    assert complex(x[1]) == 3 - 1j and x[2].item() == -2j
+    with pytest.raises(TypeError, match="float"):
+        float(x[0])
+    # Helpers that would cast an integer input to float32 refuse complex inputs (no silent loss of the imaginary part)
+    for fn, name in ((ops.norm, "norm"), (lambda t: t.std(), "Tensor.std"), (lambda t: t.var(), "Tensor.var"),
+                     (lambda t: ops.isclose(t, t), "isclose")):
+        with pytest.raises(TypeError, match=rf"For '{name}', the dtype Complex64 is not supported"):
+            fn(x)
+
+
 def test_unsupported_ops_raise_type_error():
     x = Tensor(np.array([1 + 2j, -3 + 0.5j], np.complex64))
     for fn, name in ((ops.relu, "ReLU"), (ops.sin, "Sin"), (lambda t: t < t, "Less"), (lambda t: t.max(), "Max"),

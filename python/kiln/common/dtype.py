@@ -84,6 +84,17 @@ def is_complex(dtype):
     return dtype in complex_type
 
 
+def as_float_input(x, op):
+    """Tensor `x` for an op defined on real floats: float dtypes as they are, integer and bool as float32; a complex
+    Tensor raises TypeError naming the op (casting it would silently drop the imaginary part)."""
+    if x.dtype in float_type:
+        return x
+    if x.dtype in complex_type:
+        raise TypeError(f"For '{op}', the dtype {x.dtype} is not supported (Kiln's complex ops: "
+                        "docs/decisions/complex-dtypes.md).")
+    return _core.cast(x, float32)
+
+
 def is_float(dtype):
     """True for float16, bfloat16, float32, float64."""
     return dtype in float_type

@@ -80,6 +80,15 @@ def _exact_int(t):
     return int(t.asnumpy().reshape(-1)[0])
 
 
+def _complex(self):
+    if self._symbolic:
+        raise _symbolic_error("complex()")
+    _check_one(self, "complex")
+    if mstype.is_complex(self.dtype):
+        return complex(self.asnumpy().reshape(-1)[0])
+    return complex(self._item())
+
+
 def _int(self):
     if self._symbolic:
         raise _symbolic_error("int()")
@@ -284,6 +293,7 @@ _METHODS = {
     "__or__": _bitwise(_core.bitwise_or, "|"), "__ror__": _bitwise(_core.bitwise_or, "|", True),
     "__xor__": _bitwise(_core.bitwise_xor, "^"), "__rxor__": _bitwise(_core.bitwise_xor, "^", True),
     "item": _item,
+    "__complex__": _complex,
     "__reduce__": _reduce,
     "__format__": _format,
     "__deepcopy__": lambda self, memo: _copy(self),
