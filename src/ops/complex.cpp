@@ -103,6 +103,7 @@ bool needs_composition(OpId id, const TV& inputs) {
     case OpId::ViewAsReal: case OpId::ViewAsComplex: case OpId::Cast: case OpId::Identity: case OpId::StopGradient:
     case OpId::Reshape: case OpId::Transpose: case OpId::BroadcastTo: case OpId::Concat: case OpId::StridedSlice:
     case OpId::StridedSliceGrad: case OpId::Depend: case OpId::TensorCopy: case OpId::Assign:
+    case OpId::Gather:  // copies rows of bytes (the indices are integers)
       return false;
     default:
       return true;
@@ -178,6 +179,8 @@ TV apply(OpId id, const TV& in, const Attrs& a) {
       Tensor re = ops::sub(mm(ar, br), mm(ai, bi)), im = ops::add(mm(ar, bi), mm(ai, br));
       return {join(unsqueeze_last(re), unsqueeze_last(im))};
     }
+    case OpId::UnsortedSegmentSum:  // Gather's bprop: the segment ids are a prefix of x's shape, so of its pairs'
+      return {ops::view_as_complex(apply1(id, {ops::view_as_real(in[0]), in[1]}, a))};
     case OpId::Select: {  // cond ? x : y on both parts
       const DType ct = promote_types(in[1].dtype(), in[2].dtype(), in[1].weak(), in[2].weak());
       Tensor c = ops::expand_dims(in[0], in[0].ndim());

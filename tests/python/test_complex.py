@@ -235,6 +235,23 @@ def test_python_level_ops():
             fn(x)
 
 
+def test_gather_and_its_gradient():
+    a = _c((4, 3))
+    idx = Tensor(np.array([2, 0, 2]))
+    np.testing.assert_array_equal(both_modes(lambda t, i: ops.gather(t, i, 0), Tensor(a), idx).asnumpy(), a[[2, 0, 2]])
+    np.testing.assert_array_equal(both_modes(lambda t, i: ops.gather(t, i, 1), Tensor(a), idx).asnumpy(),
+                                  a[:, [2, 0, 2]])
+    np.testing.assert_array_equal(Tensor(a)[idx].asnumpy(), a[[2, 0, 2]])
+    w = _c((3, 3))
+
+    def loss(t, ww):
+        return ops.real(ops.gather(t, idx, 0) * ww).sum() + ops.imag(ops.gather(t, idx, 1)).sum()
+
+    want = _fd(loss, (a, w), 0)
+    for g in (kiln.grad(loss)(Tensor(a), Tensor(w)), kiln.jit(kiln.grad(loss))(Tensor(a), Tensor(w))):
+        np.testing.assert_allclose(g.asnumpy(), want, rtol=1e-6, atol=1e-7)
+
+
 def test_unsupported_ops_raise_type_error():
     x = Tensor(np.array([1 + 2j, -3 + 0.5j], np.complex64))
     for fn, name in ((ops.relu, "ReLU"), (ops.sin, "Sin"), (lambda t: t < t, "Less"), (lambda t: t.max(), "Max"),
