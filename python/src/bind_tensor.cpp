@@ -117,6 +117,13 @@ Tensor to_tensor(nb::handle obj, const char* what) {
   }
   // A Python float keeps its double precision; being weak, it does not widen a float32 tensor (promote_types).
   if (PyFloat_Check(obj.ptr())) return Tensor::scalar(PyFloat_AS_DOUBLE(obj.ptr()), DType::Float64, true);
+  // A Python complex likewise: weak Complex128 (complex64_tensor * 1j stays Complex64, float32 * 1j is Complex64).
+  if (PyComplex_Check(obj.ptr())) {
+    Tensor t = Tensor::empty({}, DType::Complex128);
+    *t.data<std::complex<double>>() = {PyComplex_RealAsDouble(obj.ptr()), PyComplex_ImagAsDouble(obj.ptr())};
+    t.impl()->weak = true;
+    return t;
+  }
   KILN_CHECK(g_converter.is_valid(), Runtime, "Kiln: the Python converter is not set (import kiln).");
   nb::object arr;
   try {

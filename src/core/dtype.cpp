@@ -97,6 +97,7 @@ DType promote_types(DType a, DType b, bool a_weak, bool b_weak) {
               " is not supported. Cast one operand first (Tensor.astype).");
   }
   if (is_complex(a) || is_complex(b)) {  // complex with a real type: complex128 if either holds float64 parts
+    if (a_weak && b_weak) return DType::Complex64;  // two Python scalars: the default precision (as Float32)
     if (a_weak != b_weak) {  // a weak (Python scalar) operand does not widen the strong one
       const DType strong = a_weak ? b : a;
       if (is_complex(strong)) return strong;

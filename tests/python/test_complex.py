@@ -47,6 +47,10 @@ def test_numpy_round_trip_is_bit_exact(dt):
     assert t.dtype == (kiln.complex64 if dt is np.complex64 else kiln.complex128)
     b = t.asnumpy()
     assert b.dtype == dt and b.tobytes() == a.tobytes()
+    s = Tensor.from_numpy(a)  # shares the array's memory (MindSpore 2.10: Tensor.from_numpy of complex64 works)
+    assert s.dtype == t.dtype and s.asnumpy().tobytes() == a.tobytes()
+    a[0] = 5 - 5j
+    assert complex(s[0]) == 5 - 5j
     m = _c((3, 4), dt)
     np.testing.assert_array_equal(Tensor(m).T.asnumpy(), m.T)  # a strided view made contiguous
     np.testing.assert_array_equal(Tensor(m)[1:, ::2].asnumpy(), m[1:, ::2])
@@ -91,6 +95,12 @@ def test_promotion():
         np.testing.assert_allclose(r.asnumpy(), np.array(want), rtol=1e-6)
         r = other + x
         assert r.dtype == dt
+    # A Python complex is a weak scalar (NumPy 2's rule; MindSpore 2.10 refuses complex scalars in Add/Mul).
+    for t, dt in ((x, kiln.complex64), (Tensor(np.array([1.0, 2.0], np.float32)), kiln.complex64),
+                  (Tensor(np.array([1.0, 2.0])), kiln.complex128), (Tensor(np.array([1, 2], np.int32)), kiln.complex64)):
+        r = t * (1 - 2j)
+        assert r.dtype == dt and (1j + t).dtype == dt
+        np.testing.assert_allclose(r.asnumpy(), t.asnumpy() * (1 - 2j), rtol=1e-6)
 
 
 def test_astype():

@@ -386,7 +386,8 @@ def _flatten(self, start_dim=0, end_dim=-1):
 
 
 _SHAREABLE_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.uint8, np.uint16, np.uint32, np.uint64, np.int8,
-                                                    np.int16, np.int32, np.int64, np.float16, np.float32, np.float64))
+                                                    np.int16, np.int32, np.int64, np.float16, np.float32, np.float64,
+                                                    np.complex64, np.complex128))
 
 
 def _from_numpy(array):
@@ -398,15 +399,15 @@ def _from_numpy(array):
     COPIED into a new C-contiguous, native-order tensor (MindSpore also copies non-contiguous arrays; Kiln copies
     read-only arrays too, so that an in-place op can never write into memory NumPy marked read-only).
 
-    Raises TypeError for a non-ndarray (use Tensor(data)) and for a dtype Kiln lacks (complex, strings, objects:
-    convert with array.astype first)."""
+    Raises TypeError for a non-ndarray (use Tensor(data)) and for a dtype Kiln lacks (strings, objects: convert with
+    array.astype first)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"For 'Tensor.from_numpy', the input must be a numpy.ndarray, but got "
                         f"{type(array).__name__}; use Tensor(data) for other inputs.")
     native = array.dtype.newbyteorder("=")
     if native not in _SHAREABLE_DTYPES:
         raise TypeError(f"For 'Tensor.from_numpy', the array dtype {array.dtype} is not supported; Kiln supports "
-                        "bool, uint8/16/32/64, int8/16/32/64, float16, float32 and float64 arrays (convert with "
+                        "bool, uint8/16/32/64, int8/16/32/64, float16/32/64 and complex64/128 arrays (convert with "
                         "array.astype(...)).")
     f = array.flags
     if f.c_contiguous and f.aligned and f.writeable and array.dtype.isnative:
