@@ -1,6 +1,7 @@
 // Kiln — element types, NumPy-style type promotion, and 16-bit float storage types.
 #pragma once
 #include <cstdint>
+#include <complex>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -11,8 +12,9 @@ namespace kiln {
 // types, appended last, do not promote with other types: see promote_types).
 enum class DType : uint8_t {
   Bool = 0, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64, UInt16, UInt32, UInt64,
+  Complex64, Complex128,  // pairs (real, imag) of float32 / float64 (docs/decisions/complex-dtypes.md)
 };
-constexpr int kNumDTypes = 13;
+constexpr int kNumDTypes = 15;
 
 // Size of one element in bytes.
 size_t itemsize(DType t);
@@ -25,9 +27,17 @@ inline bool is_floating(DType t) { return t >= DType::Float16 && t <= DType::Flo
 inline bool is_wide_unsigned(DType t) { return t >= DType::UInt16 && t <= DType::UInt64; }
 inline bool is_integral(DType t) { return (t >= DType::UInt8 && t <= DType::Int64) || is_wide_unsigned(t); }
 inline bool is_bool(DType t) { return t == DType::Bool; }
+// Complex64, Complex128: most kernels do not run on them; `apply` runs the complex ops as compositions of real
+// ops (src/ops/complex.cpp) and refuses the others with TypeError.
+inline bool is_complex(DType t) { return t == DType::Complex64 || t == DType::Complex128; }
+// The real dtype of a complex dtype's parts (Float32 / Float64); other dtypes are returned unchanged.
+inline DType complex_part_dtype(DType t) {
+  return t == DType::Complex64 ? DType::Float32 : t == DType::Complex128 ? DType::Float64 : t;
+}
 
 // Result type of a binary op on two tensors (NumPy rules: bool < int < float; within a category the wider type;
-// uint8 with a signed int → the next signed type that holds both; float16 with bfloat16 → float32).
+// uint8 with a signed int → the next signed type that holds both; float16 with bfloat16 → float32; complex above
+// float: complex with a float64 → complex128, with any other real type the complex type, as NumPy and MindSpore).
 // `a_weak`/`b_weak` mark 0-d tensors made from Python scalars: a weak operand does not widen the other operand
 // within its category (tensor(float16) + 2.5 stays float16; tensor(int32) + 2.5 becomes float32). Two weak
 // operands give MindSpore's defaults for Python scalars: Float32, Int64 or Bool.
@@ -93,6 +103,10 @@ template <> struct dtype_of<Half> { static constexpr DType value = DType::Float1
 template <> struct dtype_of<BFloat16> { static constexpr DType value = DType::BFloat16; };
 template <> struct dtype_of<float> { static constexpr DType value = DType::Float32; };
 template <> struct dtype_of<double> { static constexpr DType value = DType::Float64; };
+template <> struct dtype_of<std::complex<float>> { static constexpr DType value = DType::Complex64; };
+template <> struct dtype_of<std::complex<double>> { static constexpr DType value = DType::Complex128; };
+template <typename T> struct is_complex_type : std::false_type {};
+template <typename R> struct is_complex_type<std::complex<R>> : std::true_type {};
 
 // The type arithmetic on T is done in: float for the 16-bit float types, T otherwise.
 template <typename T> struct compute_type { using type = T; };
@@ -101,8 +115,15 @@ template <> struct compute_type<BFloat16> { using type = float; };
 template <typename T> using compute_t = typename compute_type<T>::type;
 
 // Converts one value between element types (bool: nonzero → true; float → int truncates, as static_cast).
+// Complex → real keeps the real part (NumPy; MindSpore 2.10's Tensor.astype); complex → bool: nonzero; real →
+// complex: (v, 0).
 template <typename D, typename S> inline D convert_value(S v) {
   if constexpr (std::is_same_v<D, S>) return v;
+  else if constexpr (is_complex_type<S>::value && is_complex_type<D>::value) return D(v);
+  else if constexpr (is_complex_type<S>::value && std::is_same_v<D, bool>) return v != S(0);
+  else if constexpr (is_complex_type<S>::value) return convert_value<D>(v.real());
+  else if constexpr (is_complex_type<D>::value)
+    return D(static_cast<typename D::value_type>(static_cast<compute_t<S>>(v)));
   else if constexpr (std::is_same_v<D, bool>) return static_cast<compute_t<S>>(v) != compute_t<S>(0);
   else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) return D(static_cast<float>(static_cast<compute_t<S>>(v)));
   else return static_cast<D>(static_cast<compute_t<S>>(v));
@@ -113,10 +134,13 @@ template <typename D, typename S> inline D convert_value(S v) {
 // Calls the generic lambda `F` with a value of the C++ element type of `DT` (e.g. `float{}`):
 //   KILN_DISPATCH(dt, [&](auto tag) { using T = decltype(tag); ... });
 // UInt16/32/64 raise TypeError (fail_unsupported_dtype): kernels that support them use KILN_DISPATCH_ALL.
+// Complex64/128 raise TypeError in KILN_DISPATCH and KILN_DISPATCH_ALL (never a kernel on their raw bytes): the
+// kernels that support them (copies, fills, printing) use KILN_DISPATCH_COMPLEX.
 #define KILN_DISPATCH(DT, ...)                                                         \
   [&](auto&& kiln_f_) {                                                                \
     switch (DT) {                                                                      \
       case ::kiln::DType::UInt16: case ::kiln::DType::UInt32:                         \
+      case ::kiln::DType::Complex64: case ::kiln::DType::Complex128:                  \
       case ::kiln::DType::UInt64: ::kiln::fail_unsupported_dtype(DT);                  \
       case ::kiln::DType::Bool: return kiln_f_(bool{});                                \
       case ::kiln::DType::UInt8: return kiln_f_(uint8_t{});                            \
@@ -131,10 +155,34 @@ template <typename D, typename S> inline D convert_value(S v) {
     }                                                                                  \
   }(__VA_ARGS__)
 
-// KILN_DISPATCH over every dtype, UInt16/32/64 included (uint16_t{}, uint32_t{}, uint64_t{}).
+// KILN_DISPATCH over every real dtype, UInt16/32/64 included (uint16_t{}, uint32_t{}, uint64_t{}).
 #define KILN_DISPATCH_ALL(DT, ...)                                                     \
   [&](auto&& kiln_f_) {                                                                \
     switch (DT) {                                                                      \
+      case ::kiln::DType::Complex64: case ::kiln::DType::Complex128:                  \
+        ::kiln::fail_unsupported_dtype(DT);                                            \
+      case ::kiln::DType::Bool: return kiln_f_(bool{});                                \
+      case ::kiln::DType::UInt8: return kiln_f_(uint8_t{});                            \
+      case ::kiln::DType::UInt16: return kiln_f_(uint16_t{});                          \
+      case ::kiln::DType::UInt32: return kiln_f_(uint32_t{});                          \
+      case ::kiln::DType::UInt64: return kiln_f_(uint64_t{});                          \
+      case ::kiln::DType::Int8: return kiln_f_(int8_t{});                              \
+      case ::kiln::DType::Int16: return kiln_f_(int16_t{});                            \
+      case ::kiln::DType::Int32: return kiln_f_(int32_t{});                            \
+      case ::kiln::DType::Int64: return kiln_f_(int64_t{});                            \
+      case ::kiln::DType::Float16: return kiln_f_(::kiln::Half{});                     \
+      case ::kiln::DType::BFloat16: return kiln_f_(::kiln::BFloat16{});                \
+      case ::kiln::DType::Float32: return kiln_f_(float{});                            \
+      default: return kiln_f_(double{});                                               \
+    }                                                                                  \
+  }(__VA_ARGS__)
+
+// KILN_DISPATCH_ALL and the complex dtypes (std::complex<float>{}, std::complex<double>{}).
+#define KILN_DISPATCH_COMPLEX(DT, ...)                                                 \
+  [&](auto&& kiln_f_) {                                                                \
+    switch (DT) {                                                                      \
+      case ::kiln::DType::Complex64: return kiln_f_(std::complex<float>{});            \
+      case ::kiln::DType::Complex128: return kiln_f_(std::complex<double>{});          \
       case ::kiln::DType::Bool: return kiln_f_(bool{});                                \
       case ::kiln::DType::UInt8: return kiln_f_(uint8_t{});                            \
       case ::kiln::DType::UInt16: return kiln_f_(uint16_t{});                          \

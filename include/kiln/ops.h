@@ -27,6 +27,9 @@ Tensor gelu(const Tensor& x, bool approximate = false);
 // included), 0 outside and at NaN (PyTorch's clamp, MindSpore's ops.clamp).
 Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi);
 Tensor cast(const Tensor& x, DType dtype);
+// Complex64/128 of shape S → Float32/64 of shape S + [2] (real, imag), and back (src/ops/complex.cpp).
+Tensor view_as_real(const Tensor& x);
+Tensor view_as_complex(const Tensor& x);
 
 // ---- softmax family (axis may be negative) ----
 Tensor softmax(const Tensor& x, int64_t axis = -1);

@@ -9,7 +9,7 @@ from . import _convert  # noqa: F401  (registers the Python→Tensor converters 
 from .common import dtype  # noqa: F401 (re-export)
 from .common.dtype import (  # noqa: F401 (re-export)
     bool_, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, bfloat16, float32, float64, half, single,
-    double, float_, int_,
+    double, complex64, complex128, float_, int_,
     dtype_to_nptype, pytype_to_dtype,
 )
 from .common.tensor import Tensor, tensor  # noqa: F401 (re-export)

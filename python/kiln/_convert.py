@@ -9,7 +9,7 @@ import numpy as np
 from ._loader import _core
 from .common import dtype as mstype
 
-_OK_KINDS = "biuf"
+_OK_KINDS = "biufc"
 
 
 def _native(arr):
@@ -23,7 +23,7 @@ def _check_kind(arr):
     if arr.dtype.kind not in _OK_KINDS:
         what = "object (Python objects such as str or None)" if arr.dtype.kind == "O" else str(arr.dtype)
         raise TypeError(f"For 'Tensor', the element type {what} of the array is not supported (supported: bool, "
-                        "int8/16/32/64, uint8/16/32/64, float16/32/64).")
+                        "int8/16/32/64, uint8/16/32/64, float16/32/64, complex64/128).")
 
 
 def _list_ints_to_int64(arr):
@@ -58,6 +58,8 @@ def _infer_array(data):
         arr = np.asarray(data, dtype=np.int64)
     elif isinstance(data, float):
         arr = np.asarray(data, dtype=np.float32)
+    elif isinstance(data, complex):  # MindSpore 2.10: Tensor(1+2j) is Complex128
+        arr = np.asarray(data, dtype=np.complex128)
     elif isinstance(data, (list, tuple)):
         try:
             arr = np.asarray(_list_items(data))
@@ -78,8 +80,8 @@ def _infer_array(data):
         elif arr.dtype.kind == "u" and arr.dtype != np.uint8:
             arr = _list_ints_to_int64(arr)
     else:
-        raise TypeError(f"For 'Tensor', the input_data must be a Tensor, NumPy array, list, tuple, bool, int or "
-                        f"float, but got {type(data).__name__}.")
+        raise TypeError(f"For 'Tensor', the input_data must be a Tensor, NumPy array, list, tuple, bool, int, "
+                        f"float or complex, but got {type(data).__name__}.")
     _check_kind(arr)
     return arr
 
@@ -122,8 +124,8 @@ def _from_python(data, dtype):
             arr = None  # ragged, None, str...: _infer_array below names the problem
         if arr is not None:
             return _native(arr)
-    elif isinstance(data, (float, int, list, tuple)) and np.dtype(np_dtype).kind == "f":
-        # straight into the float dtype: through float32 first would round float64 values (0.1, 1e-8)
+    elif isinstance(data, (float, int, complex, list, tuple)) and np.dtype(np_dtype).kind in "fc":
+        # straight into the float or complex dtype: through float32 first would round float64 values (0.1, 1e-8)
         try:
             arr = np.asarray(_list_items(data) if isinstance(data, (list, tuple)) else data, dtype=np_dtype)
         except (ValueError, TypeError):

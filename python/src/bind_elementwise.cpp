@@ -15,6 +15,10 @@ void bind_elementwise(nb::module_& m) {
           return with_op_name("clip_by_value", [&] { return ops::clip(x, lo ? lo->t : Tensor(), hi ? hi->t : Tensor()); });
         }, nb::arg("x"), nb::arg("lo").none(), nb::arg("hi").none());
   m.def("cast", [](TL x, DType t) { return ops::cast(x, t); }, nb::arg("x"), nb::arg("dtype"));
+  m.def("view_as_real", [](TL x) { return ops::view_as_real(x); }, nb::arg("x"),
+        "Complex64/Complex128 of shape S -> Float32/Float64 of shape S + [2] (real, imag).");
+  m.def("view_as_complex", [](TL x) { return ops::view_as_complex(x); }, nb::arg("x"),
+        "Float32/Float64 of shape S + [2] (real, imag) -> Complex64/Complex128 of shape S.");
   m.def("matmul", [](TL a, TL b, bool ta, bool tb) { return ops::matmul(a, b, ta, tb); }, nb::arg("a"), nb::arg("b"),
         nb::arg("transpose_a") = false, nb::arg("transpose_b") = false);
 

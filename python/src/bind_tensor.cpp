@@ -24,6 +24,10 @@ DType dtype_from_ndarray(nb::dlpack::dtype d) {
     if (d.bits == 64) return DType::Float64;
   }
   if (d.code == uint8_t(C::Bfloat) && d.bits == 16) return DType::BFloat16;
+  if (d.code == uint8_t(C::Complex)) {
+    if (d.bits == 64) return DType::Complex64;
+    if (d.bits == 128) return DType::Complex128;
+  }
   if (d.code == uint8_t(C::Int)) {
     if (d.bits == 8) return DType::Int8;
     if (d.bits == 16) return DType::Int16;
@@ -54,6 +58,8 @@ nb::dlpack::dtype dlpack_of(DType t) {
     case DType::Float16: return {uint8_t(C::Float), 16, 1};
     case DType::BFloat16: return {uint8_t(C::Bfloat), 16, 1};
     case DType::Float32: return {uint8_t(C::Float), 32, 1};
+    case DType::Complex64: return {uint8_t(C::Complex), 64, 1};
+    case DType::Complex128: return {uint8_t(C::Complex), 128, 1};
     default: return {uint8_t(C::Float), 64, 1};
   }
 }
@@ -111,6 +117,13 @@ Tensor to_tensor(nb::handle obj, const char* what) {
   }
   // A Python float keeps its double precision; being weak, it does not widen a float32 tensor (promote_types).
   if (PyFloat_Check(obj.ptr())) return Tensor::scalar(PyFloat_AS_DOUBLE(obj.ptr()), DType::Float64, true);
+  // A Python complex likewise: weak Complex128 (complex64_tensor * 1j stays Complex64, float32 * 1j is Complex64).
+  if (PyComplex_Check(obj.ptr())) {
+    Tensor t = Tensor::empty({}, DType::Complex128);
+    *t.data<std::complex<double>>() = {PyComplex_RealAsDouble(obj.ptr()), PyComplex_ImagAsDouble(obj.ptr())};
+    t.impl()->weak = true;
+    return t;
+  }
   KILN_CHECK(g_converter.is_valid(), Runtime, "Kiln: the Python converter is not set (import kiln).");
   nb::object arr;
   try {
@@ -163,7 +176,7 @@ void bind_tensor(nb::module_& m) {
       .value("Int16", DType::Int16).value("Int32", DType::Int32).value("Int64", DType::Int64)
       .value("UInt16", DType::UInt16).value("UInt32", DType::UInt32).value("UInt64", DType::UInt64)
       .value("Float16", DType::Float16).value("BFloat16", DType::BFloat16).value("Float32", DType::Float32)
-      .value("Float64", DType::Float64)
+      .value("Float64", DType::Float64).value("Complex64", DType::Complex64).value("Complex128", DType::Complex128)
       .def("__str__", [](DType t) { return std::string(dtype_name(t)); })
       .def("__repr__", [](DType t) { return std::string(dtype_name(t)); });
   m.def("dtype_itemsize", [](DType t) { return itemsize(t); });

@@ -15,19 +15,22 @@ size_t itemsize(DType t) {
     case DType::Bool: case DType::UInt8: case DType::Int8: return 1;
     case DType::Int16: case DType::UInt16: case DType::Float16: case DType::BFloat16: return 2;
     case DType::Int32: case DType::UInt32: case DType::Float32: return 4;
-    default: return 8;
+    case DType::Complex128: return 16;
+    default: return 8;  // Int64, UInt64, Float64, Complex64
   }
 }
 
 const char* dtype_name(DType t) {
   static const char* names[] = {"Bool", "UInt8", "Int8", "Int16", "Int32", "Int64",
-                                "Float16", "BFloat16", "Float32", "Float64", "UInt16", "UInt32", "UInt64"};
+                                "Float16", "BFloat16", "Float32", "Float64", "UInt16", "UInt32", "UInt64",
+                                "Complex64", "Complex128"};
   return names[int(t)];
 }
 
 const char* dtype_numpy_name(DType t) {
   static const char* names[] = {"bool", "uint8", "int8", "int16", "int32", "int64",
-                                "float16", "bfloat16", "float32", "float64", "uint16", "uint32", "uint64"};
+                                "float16", "bfloat16", "float32", "float64", "uint16", "uint32", "uint64",
+                                "complex64", "complex128"};
   return names[int(t)];
 }
 
@@ -73,7 +76,7 @@ bool double_fits(double v, DType t) {
 }
 
 namespace {
-int category(DType t) { return is_bool(t) ? 0 : is_integral(t) ? 1 : 2; }
+int category(DType t) { return is_bool(t) ? 0 : is_integral(t) ? 1 : is_complex(t) ? 3 : 2; }
 }  // namespace
 
 namespace {
@@ -92,6 +95,16 @@ DType promote_types(DType a, DType b, bool a_weak, bool b_weak) {
     KILN_FAIL(Type, *op ? "For '" : "", op, *op ? "', t" : "T", "ype implicit conversion between ",
               operand_name(a, a_weak), " and ", operand_name(b, b_weak),
               " is not supported. Cast one operand first (Tensor.astype).");
+  }
+  if (is_complex(a) || is_complex(b)) {  // complex with a real type: complex128 if either holds float64 parts
+    if (a_weak && b_weak) return DType::Complex64;  // two Python scalars: the default precision (as Float32)
+    if (a_weak != b_weak) {  // a weak (Python scalar) operand does not widen the strong one
+      const DType strong = a_weak ? b : a;
+      if (is_complex(strong)) return strong;
+      return strong == DType::Float64 ? DType::Complex128 : DType::Complex64;
+    }
+    const bool wide = a == DType::Complex128 || b == DType::Complex128 || a == DType::Float64 || b == DType::Float64;
+    return wide ? DType::Complex128 : DType::Complex64;
   }
   if (a_weak && b_weak) {  // two Python scalars: MindSpore's defaults, Float32 / Int64 / Bool
     int c = std::max(a == DType::Bool ? 0 : is_integral(a) ? 1 : 2, b == DType::Bool ? 0 : is_integral(b) ? 1 : 2);

@@ -82,7 +82,7 @@ Tensor Tensor::from_external(void* data, const Shape& shape, DType dtype, std::s
 
 Tensor Tensor::scalar(double v, DType dtype, bool weak) {
   Tensor t = empty({}, dtype);
-  KILN_DISPATCH_ALL(dtype, [&](auto tag) {
+  KILN_DISPATCH_COMPLEX(dtype, [&](auto tag) {
     using T = decltype(tag);
     *t.data<T>() = convert_value<T>(v);
   });
@@ -209,9 +209,10 @@ void copy_into(const Tensor& src, const Tensor& dst) {
                  dtype_name(dst.dtype()), ".");
     }
   }
-  KILN_DISPATCH_ALL(src.dtype(), [&](auto stag) {
+  // Complex → real keeps the real part, real → complex gives (x, 0) (convert_value).
+  KILN_DISPATCH_COMPLEX(src.dtype(), [&](auto stag) {
     using S = decltype(stag);
-    KILN_DISPATCH_ALL(dst.dtype(), [&](auto dtag) {
+    KILN_DISPATCH_COMPLEX(dst.dtype(), [&](auto dtag) {
       using D = decltype(dtag);
       const S* s = src.data<S>();
       D* d = dst.data<D>();

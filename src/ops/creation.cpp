@@ -48,7 +48,7 @@ std::vector<TensorMeta> infer_shape_dtype(const TV&, const Attrs& a) { return {{
 
 void run_fill(const TV&, TV& out, const Attrs& a) {
   double v = a.f("value");
-  KILN_DISPATCH_ALL(out[0].dtype(), [&](auto tag) {
+  KILN_DISPATCH_COMPLEX(out[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     T tv = convert_value<T>(v);
     T* p = out[0].data<T>();

@@ -326,7 +326,7 @@ TV bp_bessel_i1e(const TV& in, const TV& out, const TV& g, const Attrs&) {
 }
 TV bp_identity(const TV&, const TV&, const TV& g, const Attrs&) { return {g[0]}; }
 TV bp_cast(const TV& in, const TV&, const TV& g, const Attrs&) {
-  if (!is_floating(in[0].dtype())) return {Tensor()};
+  if (!is_floating(in[0].dtype()) && !is_complex(in[0].dtype())) return {Tensor()};
   return {ops::cast(g[0], in[0].dtype())};
 }
 

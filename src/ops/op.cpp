@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "kiln/autodiff.h"
+#include "complex.h"
 #include "families.h"
 #include "kiln/graph.h"
 #include "kiln/op_schema.h"
@@ -146,6 +147,8 @@ std::vector<Tensor> apply(OpId id, const std::vector<Tensor>& inputs, const Attr
     KILN_CHECK(!inputs[i].is_symbolic() || graph::tracing(), Runtime, "For '", op_name(id),
                "', input ", i, " is a symbolic tensor of a compiled function's trace, used outside that function.");
   }
+  // Complex inputs: the op's composition of real ops (its own tape and graph nodes), or TypeError (complex.cpp).
+  if (complex_impl::needs_composition(id, inputs)) return complex_impl::apply(id, inputs, attrs);
   std::vector<Tensor> outs;
   if (graph::tracing()) {
     if (autodiff::written_inputs(id)) autodiff::before_traced_write(def, inputs);  // saved tensors it overwrites: copies first

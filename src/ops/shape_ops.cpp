@@ -257,7 +257,7 @@ TV bp_concat(const TV& in, const TV&, const TV& g, const Attrs& a) {
   int64_t pos = 0;
   for (const Tensor& x : in) {
     int64_t n = x.shape()[size_t(ax)];
-    if (!is_floating(x.dtype())) {
+    if (!is_floating(x.dtype()) && !is_complex(x.dtype())) {
       r.emplace_back();
     } else {
       Axes b(size_t(ax) + 1, 0), e(g[0].shape().begin(), g[0].shape().begin() + ax + 1), st(size_t(ax) + 1, 1);

@@ -38,9 +38,16 @@ def shortest_float(value, dtype_name):
     return value
 
 
+def _complex_str(v):
+    """MindSpore 2.10's complex element: both parts as C++ streams print doubles (%g), e.g. `0.1+0.2j`, `-0-1.5j`."""
+    return f"{float(v.real):g}{float(v.imag):+g}j"
+
+
 def _elem_formatter(arr, dtype_name):
     if arr.dtype == np.bool_:
         return lambda v: f"{str(bool(v)):>5}"
+    if arr.dtype.kind == "c":
+        return _complex_str
     if arr.dtype.kind == "f":
         if dtype_name == "Float16":
             return lambda v: f"{float(v):11.4e}"
@@ -81,6 +88,8 @@ def tensor_repr(arr, dtype_name, shape):
         v = arr.item()
         if isinstance(v, bool):
             s = str(v)
+        elif isinstance(v, complex):
+            s = _complex_str(v)
         elif isinstance(v, float):
             s = f"{v:g}"
         else:

@@ -266,7 +266,7 @@ def repeat(self, *repeats):
 
 def _moments(self, axis, ddof, keepdims, op):
     """(x − mean) squared, summed over axis / (n − ddof): the variance; n − ddof ≤ 0 gives inf/NaN as NumPy."""
-    x = self if mstype.is_float(self.dtype) else _core.cast(self, mstype.float32)
+    x = mstype.as_float_input(self, f"Tensor.{op}")
     axes = axes_arg(f"Tensor.{op}", "axis", axis)
     if isinstance(ddof, bool) or not isinstance(ddof, numbers.Real):
         raise TypeError(f"For 'Tensor.{op}', 'ddof'/'correction' must be a number, but got {type(ddof).__name__}.")

@@ -21,21 +21,26 @@ float16 = DType.Float16
 bfloat16 = DType.BFloat16
 float32 = DType.Float32
 float64 = DType.Float64
+complex64 = DType.Complex64
+complex128 = DType.Complex128
 half = float16
 single = float32
 double = float64
 float_ = float32
 int_ = int64
 
-number_type = (uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+number_type = (uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64,
+               complex128)
 int_type = (uint8, uint16, uint32, uint64, int8, int16, int32, int64)
 float_type = (float16, bfloat16, float32, float64)
+complex_type = (complex64, complex128)
 all_types = (bool_,) + number_type
 
 _TO_NUMPY = {
     bool_: np.bool_, uint8: np.uint8, uint16: np.uint16, uint32: np.uint32, uint64: np.uint64,
     int8: np.int8, int16: np.int16, int32: np.int32, int64: np.int64,
     float16: np.float16, float32: np.float32, float64: np.float64,
+    complex64: np.complex64, complex128: np.complex128,
 }
 _FROM_NUMPY = {np.dtype(v): k for k, v in _TO_NUMPY.items()}
 
@@ -64,12 +69,30 @@ def pytype_to_dtype(obj):
         return int64
     if obj is float:
         return float32
+    if obj is complex:
+        return complex128
     if isinstance(obj, _core.Tensor) or obj is None:  # np.dtype() would take a Tensor's .dtype / None as float64
         raise TypeError(f"The data type {type(obj).__name__} is not supported by Kiln.")
     try:
         return _FROM_NUMPY[np.dtype(obj)]
     except (TypeError, ValueError, KeyError):
         raise TypeError(f"The data type {obj!r} is not supported by Kiln.") from None
+
+
+def is_complex(dtype):
+    """True for complex64, complex128."""
+    return dtype in complex_type
+
+
+def as_float_input(x, op):
+    """Tensor `x` for an op defined on real floats: float dtypes as they are, integer and bool as float32; a complex
+    Tensor raises TypeError naming the op (casting it would silently drop the imaginary part)."""
+    if x.dtype in float_type:
+        return x
+    if x.dtype in complex_type:
+        raise TypeError(f"For '{op}', the dtype {x.dtype} is not supported (Kiln's complex ops: "
+                        "docs/decisions/complex-dtypes.md).")
+    return _core.cast(x, float32)
 
 
 def is_float(dtype):

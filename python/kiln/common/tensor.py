@@ -69,6 +69,8 @@ def _float(self):
     if self._symbolic:
         raise _symbolic_error("float()")
     _check_one(self, "float")
+    if mstype.is_complex(self.dtype):  # Python's float(complex) refuses too
+        raise TypeError(f"float() of a {self.dtype} Tensor: take ops.real or abs first.")
     return float(self._item())
 
 
@@ -76,6 +78,15 @@ def _exact_int(t):
     """The value of a one-element integer tensor as a Python int, exact (through the double of _item, an Int64 or
     UInt64 value above 2**53 would be rounded)."""
     return int(t.asnumpy().reshape(-1)[0])
+
+
+def _complex(self):
+    if self._symbolic:
+        raise _symbolic_error("complex()")
+    _check_one(self, "complex")
+    if mstype.is_complex(self.dtype):
+        return complex(self.asnumpy().reshape(-1)[0])
+    return complex(self._item())
 
 
 def _int(self):
@@ -127,6 +138,8 @@ def _item(self, index=None):
                          f"{list(t.shape)}; use item(index) or asnumpy().")
     if t.dtype in mstype.int_type:
         return _exact_int(t)
+    if mstype.is_complex(t.dtype):
+        return complex(t.asnumpy().reshape(-1)[0])
     v = t._item()
     if t.dtype == mstype.bool_:
         return bool(v)
@@ -280,6 +293,7 @@ _METHODS = {
     "__or__": _bitwise(_core.bitwise_or, "|"), "__ror__": _bitwise(_core.bitwise_or, "|", True),
     "__xor__": _bitwise(_core.bitwise_xor, "^"), "__rxor__": _bitwise(_core.bitwise_xor, "^", True),
     "item": _item,
+    "__complex__": _complex,
     "__reduce__": _reduce,
     "__format__": _format,
     "__deepcopy__": lambda self, memo: _copy(self),
@@ -382,7 +396,8 @@ def _flatten(self, start_dim=0, end_dim=-1):
 
 
 _SHAREABLE_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.uint8, np.uint16, np.uint32, np.uint64, np.int8,
-                                                    np.int16, np.int32, np.int64, np.float16, np.float32, np.float64))
+                                                    np.int16, np.int32, np.int64, np.float16, np.float32, np.float64,
+                                                    np.complex64, np.complex128))
 
 
 def _from_numpy(array):
@@ -394,15 +409,15 @@ def _from_numpy(array):
     COPIED into a new C-contiguous, native-order tensor (MindSpore also copies non-contiguous arrays; Kiln copies
     read-only arrays too, so that an in-place op can never write into memory NumPy marked read-only).
 
-    Raises TypeError for a non-ndarray (use Tensor(data)) and for a dtype Kiln lacks (complex, strings, objects:
-    convert with array.astype first)."""
+    Raises TypeError for a non-ndarray (use Tensor(data)) and for a dtype Kiln lacks (strings, objects: convert with
+    array.astype first)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"For 'Tensor.from_numpy', the input must be a numpy.ndarray, but got "
                         f"{type(array).__name__}; use Tensor(data) for other inputs.")
     native = array.dtype.newbyteorder("=")
     if native not in _SHAREABLE_DTYPES:
         raise TypeError(f"For 'Tensor.from_numpy', the array dtype {array.dtype} is not supported; Kiln supports "
-                        "bool, uint8/16/32/64, int8/16/32/64, float16, float32 and float64 arrays (convert with "
+                        "bool, uint8/16/32/64, int8/16/32/64, float16/32/64 and complex64/128 arrays (convert with "
                         "array.astype(...)).")
     f = array.flags
     if f.c_contiguous and f.aligned and f.writeable and array.dtype.isnative:

@@ -452,7 +452,7 @@ def std(input, dim=None, *, correction=1, keepdim=False):
 def var_mean(input, dim=None, *, correction=1, keepdim=False):
     """mint.var_mean(input, dim=None, *, correction=1, keepdim=False): the tuple (mint.var(...), mean over dim)."""
     x = _t(input, "var_mean")
-    xf = x if mstype.is_float(x.dtype) else _core.cast(x, mstype.float32)
+    xf = mstype.as_float_input(x, "var_mean")
     return _statistic(x, dim, correction, keepdim, "var_mean"), _core.mean(xf, _dim(dim, "var_mean"), keepdim)
 
 

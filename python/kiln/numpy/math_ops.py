@@ -45,7 +45,7 @@ def _finish(out, dtype, op):
 
 def _float(x):
     t = asarray(x)
-    return t if mstype.is_float(t.dtype) else _core.cast(t, mstype.float32)
+    return mstype.as_float_input(t, "mindspore.numpy")
 
 
 def _binary(name, fn, doc):

@@ -148,7 +148,7 @@ def reciprocal(input):
     """MindSpore's ops.reciprocal(input): 1 / input elementwise. Integer and bool inputs give float32 (as MindSpore
     2.10); 1/0 gives inf. Gradient: −1/input²."""
     x = _tensor_arg(input, "Reciprocal")
-    if not mstype.is_float(x.dtype):
+    if not mstype.is_float(x.dtype) and not mstype.is_complex(x.dtype):  # complex: 1 / x as a complex division
         x = _core.cast(x, mstype.float32)
     return _core.div(1.0, x)  # a Python scalar is weak: the result keeps x's dtype
 

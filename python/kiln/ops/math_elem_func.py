@@ -44,7 +44,7 @@ def _float_only(x, op, name="input"):
 def _as_float(x, op, name="input"):
     """A Tensor in float: integer and bool inputs become float32."""
     x = _tensor_arg(x, op, name)
-    return x if mstype.is_float(x.dtype) else _core.cast(x, mstype.float32)
+    return mstype.as_float_input(x, op)
 
 
 def _operand(op, name, v):

@@ -59,7 +59,7 @@ def _broadcast_check(op, *ts):
 
 def _float_input(x, op):
     x = _tensor_arg(x, op)
-    return x if mstype.is_float(x.dtype) else _core.cast(x, mstype.float32)
+    return mstype.as_float_input(x, op)
 
 
 def logsumexp(input, dim, keepdim=False):
@@ -106,6 +106,10 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         if v < 0:
             raise ValueError(f"For 'isclose', '{name}' must be >= 0, but got {v}.")
     _broadcast_check("isclose", a, b)
+    for t in (a, b):
+        if mstype.is_complex(t.dtype):
+            raise TypeError(f"For 'isclose', the dtype {t.dtype} is not supported (Kiln's complex ops: "
+                            "docs/decisions/complex-dtypes.md).")
     if not mstype.is_float(a.dtype) and not mstype.is_float(b.dtype):
         return _core.logical_or(_core.equal(a, b), _core.less_equal(
             _core.abs(_core.sub(_core.cast(a, mstype.float64), _core.cast(b, mstype.float64))),
@@ -152,8 +156,8 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
         if not mstype.is_float(dtype):
             raise TypeError(f"For 'norm', 'dtype' must be a float dtype, but got {dtype}.")
         x = _core.cast(x, dtype)
-    elif not mstype.is_float(x.dtype):
-        x = _core.cast(x, mstype.float32)
+    else:
+        x = mstype.as_float_input(x, "norm")
     if dim is None:
         if ord is None:
             return _vector_norm(_core.reshape(x, [-1]), 2, [0], False) if not keepdim else \

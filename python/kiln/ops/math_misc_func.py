@@ -126,9 +126,11 @@ def isneginf(input):
 
 @defop(tensor="isreal")
 def isreal(input):
-    """MindSpore's ops.isreal(input): Bool, True where the imaginary part is 0 — every element of Kiln's real
-    dtypes. Raises TypeError for a non-Tensor."""
+    """MindSpore's ops.isreal(input): Bool, True where the imaginary part is 0 (every element of a real dtype).
+    Raises TypeError for a non-Tensor."""
     x = _tensor_arg(input, "isreal")
+    if mstype.is_complex(x.dtype):
+        return _core.equal(_core.view_as_real(x)[..., 1], 0.0)
     return _core.full(list(x.shape), 1.0, mstype.bool_)
 
 

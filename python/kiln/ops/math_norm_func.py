@@ -123,7 +123,7 @@ def _norm_dtype(op, x, dtype):
         if not mstype.is_float(dt):
             raise TypeError(f"For '{op}', 'dtype' must be a float dtype, but got {dt}.")
         return _core.cast(x, dt)
-    return x if mstype.is_float(x.dtype) else _core.cast(x, mstype.float32)
+    return mstype.as_float_input(x, op)
 
 
 @defop()

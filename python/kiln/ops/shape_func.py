@@ -601,10 +601,9 @@ def is_floating_point(input):
 
 @defop(tensor="is_complex")
 def is_complex(input):
-    """MindSpore's ops.is_complex(input): True for a complex Tensor; Kiln has no complex dtypes, so always False
-    for a Tensor. TypeError for a non-Tensor."""
+    """MindSpore's ops.is_complex(input): True for a Complex64/Complex128 Tensor. TypeError for a non-Tensor."""
     x = _tensor_arg(input, "is_complex")
-    return "complex" in str(x.dtype).lower()
+    return bool(mstype.is_complex(x.dtype))
 
 
 @defop()

@@ -112,7 +112,7 @@ int fuse_elementwise(Graph& g) {
     const TensorMeta& om = meta(n.outputs[0]);
     if (om.dtype != DType::Float32 && om.dtype != DType::Float64) continue;
     bool ok = true;
-    for (int v : n.inputs) ok = ok && (meta(v).shape.empty() || same_meta(meta(v), om));
+    for (int v : n.inputs) ok = ok && !is_complex(meta(v).dtype) && (meta(v).shape.empty() || same_meta(meta(v), om));
     if (ok) opcode[i] = int64_t(op);
   }
   std::vector<bool> keep(g.nodes.size(), true), taken(g.nodes.size(), false);
