@@ -244,6 +244,22 @@ def test_history_records_and_plot(tmp_path):
         assert im.size[0] > 100 and im.size[1] > 100
 
 
+def test_history_writes_its_plot_at_the_end_of_training(tmp_path):
+    x, y = regression_data(n=32)
+    model, _, _ = make_regression_model(metrics={"mae"})
+    path = tmp_path / "loss.png"
+    hist = History(plot_path=str(path), plot_title="regression")
+    model.fit(2, _ArrayDataset(x, y), _ArrayDataset(x, y), callbacks=[hist])
+    assert len(hist.history["net_output"]) == 2 and len(hist.history["mae"]) == 2
+    with Image.open(path) as im:
+        im.verify()
+    stamp = path.stat().st_mtime_ns
+    model.train(1, _ArrayDataset(x, y), callbacks=[hist])  # each run rewrites it with every point recorded so far
+    assert path.stat().st_mtime_ns >= stamp and len(hist.history["net_output"]) == 3
+    with pytest.raises(TypeError, match="plot_path"):
+        History(plot_path=3)
+
+
 def test_lambda_callback_and_manager_errors():
     seen = []
     cb = LambdaCallback(on_train_begin=lambda rc: seen.append("tb"), on_eval_end=lambda rc: seen.append("ee"))

@@ -15,13 +15,31 @@ class History(Callback):
     '<metric>': [...], 'eval_loss': [...] (with Model.fit)}; `epoch` is {'epoch': [epoch numbers]}. A
     train call resets `epoch` but appends to `history`, as MindSpore's History.
 
-    `plot(path)` (Kiln addition) writes the recorded curves against the epoch number as a PNG.
+    `plot(path)` (Kiln addition) writes the recorded curves against the epoch number as a PNG; with
+    `History(plot_path=PATH)` (Kiln addition) that PNG is written by itself at the end of every `Model.train` /
+    `Model.fit` run (the loss view the progress bar lacks). MindSpore's `History()` takes no arguments.
+
+    Args:
+        plot_path (str, optional): where to write the curves at the end of each training run.
+        plot_title (str, optional): the figure's title.
+    Raises:
+        TypeError: plot_path not a str/PathLike (at construction).
     """
 
-    def __init__(self):
+    def __init__(self, plot_path=None, plot_title=None):
         super().__init__()
+        import os
+        if plot_path is not None and not isinstance(plot_path, (str, os.PathLike)):
+            raise TypeError(f"For 'History', the 'plot_path' must be a str or None, but got "
+                            f"{type(plot_path).__name__}.")
         self.history = {}
         self.epoch = None
+        self.plot_path, self.plot_title = plot_path, plot_title
+
+    def on_train_end(self, run_context):
+        """Writes the curves to plot_path (when given and something was recorded)."""
+        if self.plot_path is not None and self.history:
+            self.plot(self.plot_path, title=self.plot_title)
 
     def begin(self, run_context):
         """Resets the epoch list."""
