@@ -19,7 +19,8 @@ from kiln import ops
 
 import op_registry as R
 from op_registry import np_value, to_kiln
-from test_op_registry import _assert_values, _expected_dtype, _names_reached, _np_dtype, _outs, _reference
+from test_op_registry import _assert_values, _expected_dtype, _np_dtype, _outs, _reference
+from test_registry_coverage import _names_reached, reached_by_registry
 
 P = ops  # the Primitive classes live in kiln.ops (and kiln.ops.operations)
 
@@ -277,10 +278,7 @@ def test_primitive_matches_its_function_entry(prim, fn_name, direct, state, patc
 
 def test_every_primitive_is_covered():
     from kiln.ops.primitive import Primitive
-    names, ids = set(), set()
-    for e in R.REGISTRY:
-        for attr in ("op", "draw", "run", "check"):
-            _names_reached(getattr(e, attr, None), names, ids)
+    names, ids = reached_by_registry()
     missing = []
     for n in dir(P):
         c = getattr(P, n)
