@@ -107,6 +107,21 @@ def test_ms_off_is_not_a_kiln_failure_and_shows_as_fd():
     assert "1 pass every stage" in text
 
 
+def test_kink_is_a_pass_only_when_another_input_matches():
+    # a kink retry passes a mode only when both its forward and its gradients matched at that input
+    assert zoo.kink_retry_passes({"pynative_fwd": "ok", "pynative_grad": "ok", "graph_grad": "mismatch"}, "pynative")
+    assert not zoo.kink_retry_passes({"pynative_fwd": "ok", "pynative_grad": "ok", "graph_grad": "mismatch"},
+                                     "graph")
+    assert not zoo.kink_retry_passes({"graph_fwd": "mismatch", "graph_grad": "ok"}, "graph")
+    assert not zoo.kink_retry_passes({}, "graph")
+    r = _result(pynative_grad="kink", graph_grad="kink")
+    assert not zoo.kiln_failed(r)
+    text = zoo.render_table(["m", "n"], {"m": r, "n": _result(graph_grad="mismatch")})
+    assert "| ok | ok | ok (kink) | ok | ok (kink) |" in text
+    assert "1 pass every stage (0 of them with a gradient where MindSpore's own finite differences side with Kiln, " \
+        "'ok (FD)'; 1 with a kink at the first input that is gone at another, 'ok (kink)'), 1 fail on Kiln" in text
+
+
 def test_render_table_names_an_older_gradient_floor():
     r = _result()
     r["grad_floor"] = 1e-6
