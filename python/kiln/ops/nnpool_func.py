@@ -31,7 +31,7 @@ from .nn_func import _check_ndim, _int_tuple, _is_int
 
 __all__ = ["max_pool3d", "avg_pool3d", "avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool2d",
            "adaptive_max_pool3d", "adaptive_avg_pool3d", "lp_pool1d", "lp_pool2d", "max_unpool1d", "max_unpool2d",
-           "max_unpool3d", "lrn"]
+           "max_unpool3d", "lrn", "fractional_max_pool2d", "fractional_max_pool3d"]
 
 _FLOATS = (mstype.float16, mstype.bfloat16, mstype.float32, mstype.float64)
 
@@ -493,3 +493,133 @@ def lrn(x, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5, norm_region="ACROSS_CH
     s = _core.reshape(s, [n, c, h, w])
     scale = _core.add(_core.mul(s, float(alpha)), float(bias))
     return _core.mul(x, _core.pow(scale, -float(beta)))
+
+
+# --------------------------------------------------------------------------------------------- fractional max pool
+def _fractional_starts(u, length, k, out):
+    """Window starts (Int64, (P, out)) of fractional max pooling along one dim, one row per plane: with
+    α = (length − k) / (out − 1), start_i = ⌊(i + u)·α⌋ − ⌊u·α⌋ for i < out − 1 and start_{out−1} = length − k
+    (Graham, "Fractional Max-Pooling", arXiv:1412.6071, the pseudo-random overlapping sequence; MindSpore's
+    FractionalMaxPoolWithFixedKsize and PyTorch use the same rule). u: (P,) Float64 samples in [0, 1)."""
+    p = u.shape[0]
+    last = _core.full([p, 1], float(length - k), mstype.int64)
+    if out == 1:
+        return last
+    alpha = _core.full([], (length - k) / (out - 1), mstype.float64)
+    i = _core.arange(0.0, float(out - 1), 1.0, mstype.float64)
+    uc = _core.reshape(u, [p, 1])
+    seq = _core.sub(_core.floor(_core.mul(_core.add(_core.reshape(i, [1, out - 1]), uc), alpha)),
+                    _core.floor(_core.mul(uc, alpha)))
+    return _core.concat([_core.cast(seq, mstype.int64), last], 1)
+
+
+def _fractional_max(x, kernel_size, output_size, output_ratio, return_indices, samples, nd, op):
+    """fractional_max_pool2d/3d: window starts per plane from `samples` (N, C, nd) (samples[..., 0] drives W in 2-D
+    but D in 3-D: MindSpore's and PyTorch's convention), the first maximum of each
+    kernel-sized window (h outer, w inner), gathered so the gradient reaches the chosen element."""
+    from .index_func import gather_elements
+    _check_ndim(x, (nd + 1, nd + 2), op)
+    if x.dtype == mstype.bool_ or x.dtype in (mstype.complex64, mstype.complex128):
+        raise TypeError(f"For '{op}', the 'input' must be a real number Tensor, but got {x.dtype}.")
+    if not isinstance(return_indices, bool):
+        raise TypeError(f"For '{op}', the 'return_indices' must be a bool, but got {_got(return_indices)}.")
+    ks = _int_tuple(kernel_size, nd, "kernel_size", op)
+    spatial = [int(s) for s in x.shape[x.ndim - nd:]]
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"For '{op}', 'output_size' and 'output_ratio' can not be None at the same time.")
+    if output_size is not None:
+        outs = list(_int_tuple(output_size, nd, "output_size", op))
+    else:
+        ratios = output_ratio if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * nd
+        if len(ratios) != nd or not all(isinstance(r, numbers.Real) and not isinstance(r, bool) for r in ratios):
+            raise TypeError(f"For '{op}', the 'output_ratio' must be a float or a tuple of {nd} floats, but got "
+                            f"{output_ratio!r}.")
+        for j, r in enumerate(ratios):
+            if not 0.0 < float(r) < 1.0:
+                raise ValueError(f"For '{op}', the 'output_ratio[{j}]' must be in range of (0.0, 1.0), but got {r}.")
+        outs = [int(s * float(r)) for s, r in zip(spatial, ratios)]
+    names = ("depth", "height", "width")[3 - nd:]
+    for j in range(nd):
+        if outs[j] < 1 or ks[j] + outs[j] - 1 > spatial[j]:
+            raise ValueError(f"For '{op}', kernel {names[j]} {ks[j]} + output {names[j]} {outs[j]} - 1 must be <= "
+                             f"the input {names[j]} {spatial[j]} (input shape {tuple(x.shape)}).")
+    lead = [int(s) for s in x.shape[:x.ndim - nd]]
+    n, c = (1, lead[0]) if len(lead) == 1 else lead
+    planes = n * c
+    if samples is None:
+        from .random_func import _uniform
+        u = _uniform([n, c, nd], mstype.float32, op, None)
+    else:
+        if not isinstance(samples, Tensor) or samples.dtype not in _FLOATS:
+            raise TypeError(f"For '{op}', '_random_samples' must be a float Tensor, but got {_got(samples)}.")
+        if tuple(samples.shape) != (n, c, nd):
+            raise ValueError(f"For '{op}', '_random_samples' must have shape {(n, c, nd)} for an input of shape "
+                             f"{tuple(x.shape)}, but got {tuple(samples.shape)}.")
+        u = samples
+        if not (_core.tracing() and samples._symbolic):
+            import numpy as np
+            v = samples.asnumpy()
+            if v.size and not (np.all(v >= 0.0) and np.all(v <= 1.0)):
+                raise ValueError(f"For '{op}', '_random_samples' must be in [0, 1], but got min {np.min(v)}, "
+                                 f"max {np.max(v)}.")
+    u = _core.reshape(_core.cast(_core.stop_gradient(u), mstype.float64), [planes, nd])
+    # starts per spatial dim j: u's column nd - 1 - j drives dim j in 2-D (W first), column j in 3-D (D first)
+    starts = []
+    for j in range(nd):
+        cj = nd - 1 - j if nd == 2 else j
+        col = _core.strided_slice(u, [0, cj], [planes, cj + 1], [1, 1])
+        starts.append(_fractional_starts(_core.reshape(col, [planes]), spatial[j], ks[j], outs[j]))
+    # flat candidate index of every (output position, window offset): Σ_j (start_j + off_j) · stride_j
+    strides = [1] * nd
+    for j in range(nd - 2, -1, -1):
+        strides[j] = strides[j + 1] * spatial[j + 1]
+    full_shape = [planes] + outs + list(ks)
+    idx = None
+    for j in range(nd):
+        view = [planes] + [outs[i] if i == j else 1 for i in range(nd)] + [1] * nd
+        off_view = [1] + [1] * nd + [ks[i] if i == j else 1 for i in range(nd)]
+        pos = _core.add(_core.reshape(starts[j], view),
+                        _core.reshape(_core.arange(0.0, float(ks[j]), 1.0, mstype.int64), off_view))
+        term = _core.mul(pos, _core.full([], float(strides[j]), mstype.int64))
+        idx = term if idx is None else _core.add(idx, term)
+    npos, kk = 1, 1
+    for o in outs:
+        npos *= o
+    for k in ks:
+        kk *= k
+    idx = _core.reshape(_core.broadcast_to(idx, full_shape), [planes, npos, kk])
+    flat_x = _core.reshape(x, [planes, -1])
+    cand = _core.reshape(gather_elements(_core.stop_gradient(flat_x), 1, _core.reshape(idx, [planes, -1])),
+                         [planes, npos, kk])
+    am = _core.argmax(cand, 2, True)  # the first maximum of each window (NaN wins)
+    chosen = _core.reshape(gather_elements(idx, 2, am), [planes, npos])
+    y = _core.reshape(gather_elements(flat_x, 1, chosen), lead + outs)
+    if not return_indices:
+        return y
+    return y, _core.reshape(chosen, lead + outs)
+
+
+@defop()
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """MindSpore's ops.fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+    return_indices=False, _random_samples=None): fractional max pooling (Graham 2014) of (N, C, H, W) or (C, H, W):
+    kernel_size-sized windows at pseudo-random overlapping starts (see _fractional_starts), output (OH, OW) =
+    output_size, or ⌊(H, W)·output_ratio⌋ (ratios in (0, 1)). `_random_samples` (N, C, 2) float in [0, 1)
+    (1 for an unbatched input) fixes the starts ([..., 0] for W, [..., 1] for H); None draws them uniformly (from
+    Kiln's generator: not MindSpore's stream). With return_indices also the Int64 flat index h·W + w of each
+    maximum. Real dtypes (int too, as MindSpore); gradient to the chosen element.
+    Raises TypeError (non-Tensor, bool/complex input, bad argument types), ValueError (rank, neither output_size
+    nor output_ratio, a ratio outside (0, 1), kernel + output − 1 larger than the input, samples of another shape)."""
+    return _fractional_max(input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 2,
+                           "fractional_max_pool2d")
+
+
+@defop()
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """MindSpore's ops.fractional_max_pool3d(...): fractional_max_pool2d over (N, C, D, H, W) or (C, D, H, W);
+    `_random_samples` (N, C, 3) ([..., 0] for D, [..., 1] for H, [..., 2] for W); indices d·H·W + h·W + w (Int64).
+    Raises as fractional_max_pool2d."""
+    return _fractional_max(input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 3,
+                           "fractional_max_pool3d")

@@ -330,6 +330,64 @@ register(OpInfo("adaptive_max_pool3d_indices", ("Argmax", "Gather"),
                 FLOATS, notes="Int32 indices (MindSpore's dtype for the 3-D op)"))
 
 
+def _np_fractional_starts(u, length, k, out):
+    """Graham's pseudo-random overlapping window starts (arXiv:1412.6071), written out per element."""
+    if out == 1:
+        return [length - k]
+    alpha = (length - k) / (out - 1)
+    return [int(np.floor((i + float(u)) * alpha) - np.floor(float(u) * alpha)) for i in range(out - 1)] + [length - k]
+
+
+def _np_fractional(nd):
+    def ref(x, kernel_size, output_size, output_ratio, return_indices, samples):
+        ks = (kernel_size,) * nd if np.isscalar(kernel_size) else tuple(kernel_size)
+        spatial = x.shape[x.ndim - nd:]
+        if output_size is not None:
+            outs = (output_size,) * nd if np.isscalar(output_size) else tuple(output_size)
+        else:
+            ratios = (output_ratio,) * nd if np.isscalar(output_ratio) else tuple(output_ratio)
+            outs = tuple(int(n * r) for n, r in zip(spatial, ratios))
+        lead = x.shape[:x.ndim - nd]
+        planes = x.reshape((-1,) + spatial)
+        u = np.asarray(samples, np.float64).reshape(-1, nd)
+        vals = np.zeros((planes.shape[0],) + outs, x.dtype)
+        idx = np.zeros((planes.shape[0],) + outs, np.int64)
+        for p in range(planes.shape[0]):
+            starts = [_np_fractional_starts(u[p, nd - 1 - j if nd == 2 else j], spatial[j], ks[j], outs[j])
+                      for j in range(nd)]
+            for pos in itertools.product(*(range(o) for o in outs)):
+                lo = [starts[j][pos[j]] for j in range(nd)]
+                win = planes[p][tuple(slice(lo[j], lo[j] + ks[j]) for j in range(nd))]
+                w = np.unravel_index(int(np.argmax(win)), win.shape)  # the first maximum, row-major
+                vals[(p,) + pos] = win[w]
+                idx[(p,) + pos] = np.ravel_multi_index(tuple(lo[j] + w[j] for j in range(nd)), spatial)
+        vals, idx = vals.reshape(lead + outs), idx.reshape(lead + outs)
+        return (vals, idx) if return_indices else vals
+    return ref
+
+
+def _fractional_samples(nd):
+    def gen(dtype, rng):
+        base = {2: (2, 3, 9, 8), 3: (1, 2, 7, 6, 8)}[nd]
+        u = lambda n, c: rng.uniform(0.0, 1.0, (n, c, nd)).astype(np.float32)
+        a = lambda s: arr(rng, s, dtype, -3, 3)
+        yield Sample((a(base), 3 if nd == 2 else 2, (4, 5) if nd == 2 else (3, 4, 5), None, False, u(*base[:2])),
+                     desc="overlapping windows")
+        yield Sample((a(base), 2, None, 0.5, True, u(*base[:2])), desc="output_ratio, indices", grad=False)
+        yield Sample((a(base[1:]), (2, 3) + (2,) * (nd - 2), 2, None, False, u(1, base[1])), desc="unbatched")
+        yield Sample((NC(a(base), "T"), 2, 1, None, False, u(*base[:2])), desc="view, one window")
+    return gen
+
+
+for _nd in (2, 3):
+    register(OpInfo(f"fractional_max_pool{_nd}d", ("Argmax", "Gather", "Floor"),
+                    getattr(ops, f"fractional_max_pool{_nd}d"),
+                    _np_fractional(_nd), _fractional_samples(_nd), FLOATS + (I32,), differentiable=True,
+                    grad_args=(0,), special_args=(0,), nan_wins=float("inf"), ties="first",
+                    notes="window starts from _random_samples (MindSpore 2.10's values: test_fractional_max_pool.py); "
+                          "the first maximum of each window; gradient to the chosen element"))
+
+
 def _np_adaptive_avg3d(x, output_size):
     sizes = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size] * 3
     sizes = [x.shape[x.ndim - 3 + i] if v is None else v for i, v in enumerate(sizes)]

@@ -11,9 +11,11 @@ import numbers
 
 from ..._loader import _core
 from ...ops import nn_func as NF
+from ...ops import nnpool_func as PF
 from ..cell import Cell
 
-__all__ = ["MaxPool2d", "AvgPool2d", "MaxPool1d", "AvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool1d"]
+__all__ = ["MaxPool2d", "AvgPool2d", "MaxPool1d", "AvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool1d",
+           "FractionalMaxPool2d", "FractionalMaxPool3d"]
 
 
 def _is_int(v):
@@ -270,3 +272,41 @@ class AdaptiveAvgPool1d(Cell):
 
     def extend_repr(self):
         return f"output_size={self.output_size}"
+
+
+class _FractionalMaxPool(Cell):
+    _fn = None
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"For '{self.cls_name}', 'output_size' and 'output_ratio' can not be None at the same "
+                             "time.")
+        if not isinstance(return_indices, bool):
+            raise TypeError(f"For '{self.cls_name}', the 'return_indices' must be bool, but got "
+                            f"{type(return_indices).__name__}.")
+        self.kernel_size, self.output_size, self.output_ratio = kernel_size, output_size, output_ratio
+        self.return_indices, self._random_samples = return_indices, _random_samples
+
+    def construct(self, input):
+        return type(self)._fn(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                              self._random_samples)
+
+    def extend_repr(self):
+        return (f"kernel_size={self.kernel_size}, output_size={self.output_size}, "
+                f"output_ratio={self.output_ratio}")
+
+
+class FractionalMaxPool2d(_FractionalMaxPool):
+    """MindSpore's nn.FractionalMaxPool2d(kernel_size, output_size=None, output_ratio=None, return_indices=False,
+    _random_samples=None): kiln.ops.fractional_max_pool2d over (N, C, H, W) or (C, H, W) (without
+    `_random_samples`, fresh window starts at every call). Raises ValueError at construction when neither
+    output_size nor output_ratio is given."""
+    _fn = staticmethod(PF.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPool):
+    """MindSpore's nn.FractionalMaxPool3d(...): kiln.ops.fractional_max_pool3d over (N, C, D, H, W) or
+    (C, D, H, W)."""
+    _fn = staticmethod(PF.fractional_max_pool3d)
