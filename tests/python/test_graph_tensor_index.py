@@ -356,20 +356,34 @@ def test_out_of_range_error_shows_the_users_index_and_range(fn, dim, size, shape
 
 
 def test_bool_mask_computed_in_the_graph_is_a_clear_error():
-    f = ms.jit(lambda x: x[x > 0])
-    with pytest.raises(IndexError, match="shape depends on the data.*ops.select") as e:
-        f(t64(X))
+    # under jit_syntax_level=STRICT (under LAX, the default, the function runs in PyNative instead:
+    # test_graph_dynamic_shape_ops.py)
+    ms.set_context(jit_syntax_level=ms.STRICT)
+    try:
+        f = ms.jit(lambda x: x[x > 0])
+        with pytest.raises(IndexError, match="shape depends on the data.*ops.select") as e:
+            f(t64(X))
+    finally:
+        ms.set_context(jit_syntax_level=ms.LAX)
     assert "not supported yet" not in str(e.value)
 
 
 def test_zero_d_bool_tensor_input_of_a_compiled_function():
     """A 0-d Bool tensor passed to a compiled function: x[b] has a shape that depends on b's value (an axis of length
     1 or 0), so reading raises a clear IndexError that names the 0-d bool (not the boolean-mask text about counting
-    True elements); x[b] = v compiles (a Select) and follows NumPy for both values, in one graph."""
+    True elements) under jit_syntax_level=STRICT, and runs in PyNative under LAX (the default; NumPy's values);
+    x[b] = v compiles (a Select) and follows NumPy for both values, in one graph."""
     for key in (lambda b: b, lambda b: (b, 0), lambda b: (0, b)):
         f = ms.jit(lambda x, b: x[key(b)])
-        with pytest.raises(IndexError, match=r"0-d Bool tensor.*length 1 \(True\) or 0 \(False\).*Python bool"):
-            f(t64(X), Tensor(True))
+        ms.set_context(jit_syntax_level=ms.STRICT)
+        try:
+            with pytest.raises(IndexError, match=r"0-d Bool tensor.*length 1 \(True\) or 0 \(False\).*Python bool"):
+                f(t64(X), Tensor(True))
+        finally:
+            ms.set_context(jit_syntax_level=ms.LAX)
+        g = ms.jit(lambda x, b: x[key(b)])
+        with pytest.warns(RuntimeWarning, match="whose output shape depends on tensor values"):
+            np.testing.assert_array_equal(g(t64(X), Tensor(True)).asnumpy(), X[key(True)])
 
     @ms.jit
     def s(x, b):

@@ -484,6 +484,7 @@ def test_nonzero_in_graph_raises():
     """NonZero's output shape depends on the data: under jit it must raise a clear error (run in a subprocess: it
     used to crash the interpreter)."""
     code = ("import numpy as np, kiln\nfrom kiln import _core, Tensor\n"
+            "kiln.set_context(jit_syntax_level=kiln.STRICT)\n"  # (under LAX it runs in PyNative instead)
             "try:\n    kiln.jit(lambda a: _core.nonzero(a))(Tensor(np.ones((2, 2))))\n"
             "except RuntimeError as e:\n    print('RuntimeError:', e)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

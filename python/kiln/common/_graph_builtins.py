@@ -25,6 +25,7 @@ Note [graph built-ins] (docs/decisions.md, "Python built-ins in Graph mode: a bu
 """
 import builtins as _bi
 import os
+import re
 import sys
 import threading
 import traceback
@@ -467,6 +468,10 @@ def attribute_writes(roots):
 # ------------------------------------------------------------------------------------- LAX: Python value reads
 _VALUE_READS = ("int() of a tensor's value", "float() of a tensor's value", "item() of a tensor's value",
                 "asnumpy() of a tensor inside a compiled")
+# Ops whose output shape depends on the input's values (NonZero and what uses it: masked_select, argwhere, nonzero;
+# unique, unique_consecutive; indexing with a Bool mask computed in the graph). Their trace-time errors (RuntimeError,
+# ValueError, IndexError) carry one of these phrases.
+_DYNAMIC_SHAPES = ("output shape depends on", "shape depends on the data", "shape depends on its value")
 _KILN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -489,21 +494,31 @@ class EagerEntry:
 
 def runs_eagerly(exc, name):
     """True when a trace of `name` failed with `exc` because the Python code reads a tensor's value (x.asnumpy(),
-    int(x), float(x), x.item() on a value computed in the graph) and context jit_syntax_level is LAX (MindSpore's
-    default, where such code runs in the Python interpreter at run time): the function then runs in PyNative for
-    this signature, with one RuntimeWarning naming the line. Under STRICT (and for every other error) False: the
-    error propagates."""
+    int(x), float(x), x.item() on a value computed in the graph: a RuntimeError), or calls an op whose output shape
+    depends on the values (unique, nonzero, masked_select, argwhere, x[mask] with a mask computed in the graph: the
+    RuntimeError, ValueError or IndexError those raise while tracing), and context jit_syntax_level is LAX
+    (MindSpore's default, where such code runs in the Python interpreter at run time, and its dynamic-shape ops
+    compile): the function then runs in PyNative for this signature — the same values, not compiled — with one
+    RuntimeWarning naming the line. Under STRICT (and for every other error) False: the error propagates."""
     from .. import context
-    if not isinstance(exc, RuntimeError) or context._context.get("jit_syntax_level") != context.LAX:
+    if context._context.get("jit_syntax_level") != context.LAX:
         return False
     msg = str(exc)
-    if not _any(m in msg for m in _VALUE_READS):
+    if isinstance(exc, RuntimeError) and _any(m in msg for m in _VALUE_READS):
+        what = "reads a tensor's value in Python"
+        fix = "Keep the value a Tensor to compile it"
+    elif isinstance(exc, (RuntimeError, ValueError, IndexError)) and _any(m in msg for m in _DYNAMIC_SHAPES):
+        op = re.search(r"For '([^']+)'", msg)
+        what = ("calls " + (f"'{op.group(1)}'" if op else "indexing with a Bool tensor") +
+                ", whose output shape depends on tensor values,")
+        fix = "Keep shapes static (ops.select(mask, x, other), a padded result) to compile it"
+    else:
         return False
     where = "?"
     for fr in traceback.extract_tb(exc.__traceback__):
         if not os.path.abspath(fr.filename).startswith(_KILN_DIR + os.sep):
             where = f"{fr.filename}:{fr.lineno} ({(fr.line or '').strip()})"
-    warnings.warn(f"Kiln: '{name}' reads a tensor's value in Python at {where}; with jit_syntax_level=LAX it runs in "
-                  f"PyNative mode (not compiled) for these argument types. Keep the value a Tensor to compile it, or "
-                  f"set_context(jit_syntax_level=STRICT) to get an error instead.", RuntimeWarning, stacklevel=4)
+    warnings.warn(f"Kiln: '{name}' {what} at {where}; with jit_syntax_level=LAX it runs in PyNative mode (not "
+                  f"compiled) for these argument types. {fix}, or set_context(jit_syntax_level=STRICT) to get an "
+                  f"error instead.", RuntimeWarning, stacklevel=4)
     return True

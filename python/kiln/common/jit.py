@@ -561,7 +561,7 @@ class JitFunction:
                 else:
                     graph, before, out_struct, sources, writes, in_writes = self._trace(struct, tensors, recorded,
                                                                                         lookup is not None)
-            except RuntimeError as e:
+            except (RuntimeError, ValueError, IndexError) as e:
                 if not _graph_builtins.runs_eagerly(e, self.name):
                     raise
                 graph = None

@@ -1,0 +1,90 @@
+"""Ops whose output shape depends on the input's values (nonzero, masked_select, argwhere, unique,
+unique_consecutive, x[mask] with a mask computed in the graph) inside jit / GRAPH_MODE: under jit_syntax_level=LAX
+(the default, as MindSpore's) the function runs in PyNative for that signature, with one RuntimeWarning naming the
+op and the user's line, and gives MindSpore 2.10's values; under STRICT tracing raises the op's precise error
+(docs/graph_mode.md, "Ops with value-dependent output shapes")."""
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln as ms
+from kiln import nn, ops
+
+X = np.array([3, 1, 3, 0, 2, 1], np.int32)
+# MindSpore 2.10's values for X (GRAPH_MODE, CPU)
+MS_UNIQUE = ([3, 1, 0, 2], [0, 1, 0, 2, 3, 1])  # values in first-appearance order, and the inverse indices
+MS_NONZERO = [[0], [1], [2], [4], [5]]
+MS_MASKED = [3, 3, 2]  # masked_select(X, X > 1)
+
+CASES = {
+    "nonzero": (lambda x: ops.nonzero(x), [MS_NONZERO]),
+    "Tensor.nonzero": (lambda x: x.nonzero(), [MS_NONZERO]),
+    "argwhere": (lambda x: ops.argwhere(x), [MS_NONZERO]),
+    "masked_select": (lambda x: ops.masked_select(x, x > 1), [MS_MASKED]),
+    "bool mask index": (lambda x: x[x > 1], [MS_MASKED]),
+    "unique": (lambda x: ops.unique(x), list(MS_UNIQUE)),
+    "unique_consecutive": (lambda x: ops.unique_consecutive(x), [[3, 1, 3, 0, 2, 1]]),
+}
+
+
+def _outs(r):
+    return [o.asnumpy().tolist() for o in (r if isinstance(r, tuple) else (r,))]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_lax_runs_in_pynative_with_one_warning(name):
+    fn, want = CASES[name]
+    f = ms.jit(fn)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        got = _outs(f(ms.Tensor(X)))
+        again = _outs(f(ms.Tensor(X[::-1].copy())))  # the same signature: no second warning, fresh values
+    assert got == want
+    assert again == _outs(fn(ms.Tensor(X[::-1].copy())))
+    msgs = [str(m.message) for m in w if issubclass(m.category, RuntimeWarning)]
+    assert len(msgs) == 1, msgs
+    assert "whose output shape depends on tensor values" in msgs[0] and "PyNative" in msgs[0]
+    assert __file__ in msgs[0]  # the user's line, not Kiln's
+
+
+def test_a_graph_mode_cell_and_its_gradient():
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.w = ms.Parameter(ms.Tensor(np.array([0.5, -1.0, 2.0, 1.5, -0.5, 3.0], np.float32)), name="w")
+
+        def construct(self, x):
+            return (ops.masked_select(self.w * x, x > 1) ** 2).sum()
+
+    net = Net()
+    x = ms.Tensor(X.astype(np.float32))
+    grad_fn = ms.value_and_grad(net, None, net.trainable_params())
+    loss_py, (g_py,) = grad_fn(x)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            loss_g, (g_g,) = ms.jit(grad_fn)(x)
+            out = net(x)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    w, xv = net.w.asnumpy(), X.astype(np.float32)
+    m = xv > 1
+    want_g = np.where(m, 2 * w * xv * xv, 0.0)  # d/dw Σ_{x>1} (w·x)²
+    np.testing.assert_allclose(loss_g.asnumpy(), np.sum((w * xv)[m] ** 2), rtol=1e-6)
+    np.testing.assert_allclose(out.asnumpy(), loss_py.asnumpy(), rtol=1e-6)
+    np.testing.assert_allclose(g_g.asnumpy(), want_g, rtol=1e-6)
+    np.testing.assert_array_equal(g_g.asnumpy(), g_py.asnumpy())
+
+
+@pytest.mark.parametrize("name,exc", [("nonzero", RuntimeError), ("masked_select", RuntimeError),
+                                      ("bool mask index", IndexError), ("unique", ValueError),
+                                      ("unique_consecutive", ValueError)])
+def test_strict_keeps_the_precise_error(name, exc):
+    ms.set_context(jit_syntax_level=ms.STRICT)
+    try:
+        with pytest.raises(exc, match="depends on the"):
+            ms.jit(CASES[name][0])(ms.Tensor(X))
+    finally:
+        ms.set_context(jit_syntax_level=ms.LAX)
