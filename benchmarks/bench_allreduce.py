@@ -17,13 +17,12 @@ Gloo/call − Gloo loop is the cost of returning to Python between all-reduces.
 Buffers: each Gloo side writes one output buffer, every call. Kiln's side drops each result before the next call, so
 its caching allocator hands the next call the same block: one live output too. A caller that still holds the
 previous result while the next all-reduce runs makes two outputs alternate, which is slower in plain Gloo as well
-(at 1 MiB: docs/decisions.md, "All-reduce at 1 MiB: two live outputs, not Kiln's layer"). --held adds that pattern
+(at 1 MiB: docs/decisions/allreduce-benchmark.md, "All-reduce at 1 MiB"). --held adds that pattern
 on both sides: "Kiln held" (`out = all_reduce(x)`, the previous `out` alive during the call) and "Gloo alt" (plain
 Gloo writing two output buffers in turn). (Two separate programs are not
 comparable on Linux: kiln.msrun starts each worker in its own session, which the kernel schedules as its own
 autogroup; a baseline whose two ranks shared one session was 10x slower than Kiln on a loaded machine —
-docs/decisions.md, "All-reduce benchmark: every side in the same two processes; collective helpers keep their
-imports".)
+docs/decisions/allreduce-benchmark.md.)
 
 Every all-reduce is timed on its own. Prints, per size and side: the median call and the 10th-percentile call
 (seconds), the process CPU time per all-reduce of rank 0 (all its threads, Gloo's transport threads included), Kiln's

@@ -3,8 +3,8 @@
 // Small blocks (≤ 1 MiB) come from the C allocator in size classes (multiples of 64 bytes up to 4 KiB, then four
 // classes per power of two: at most 25% rounding) and are cached per class; those of 64 KiB or more are
 // page-aligned, as mapped blocks are (a 1 MiB all-reduce into a block at another page offset was slower:
-// docs/decisions.md, "All-reduce at 1 MiB"). Large blocks (> 1 MiB) are mapped with mmap in multiples of 64 KiB.
-// Freed blocks are cached and reused across sizes:
+// docs/decisions/allreduce-benchmark.md, "All-reduce at 1 MiB"). Large blocks (> 1 MiB) are mapped with mmap in
+// multiples of 64 KiB. Freed blocks are cached and reused across sizes:
 //   - a small request takes a cached block of its own class, else the smallest cached block of a larger class up
 //     to twice its class (the block keeps its own class: bytes_in_use counts it, and release() returns it there);
 //   - a large request takes the best-fitting cached block at least as large, and a larger one is trimmed to the

@@ -2,7 +2,7 @@
 //
 // Layering: `kiln::comm` keeps the process's communication groups (the world group and the groups made by
 // create_group) and runs collectives on a group's communicator. A communicator comes from a Backend; the CPU
-// backend is Gloo (src/comm/gloo_backend.cpp, docs/decisions.md "Collectives: Gloo"). A GPU backend (NCCL) is a
+// backend is Gloo (src/comm/gloo_backend.cpp, docs/decisions/collectives-gloo.md). A GPU backend (NCCL) is a
 // second Backend implementation behind the same interface: the collective ops (src/ops/collective.cpp) and the
 // Python layer do not change.
 //

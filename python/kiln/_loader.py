@@ -7,7 +7,7 @@ from importlib import metadata
 
 
 # How long Kiln's OpenMP workers (oneDNN's and Kiln's parallel loops) spin after a parallel region before they sleep
-# (docs/decisions.md, "OpenMP workers spin briefly"). Sleeping at once (OMP_WAIT_POLICY=PASSIVE, the earlier
+# (docs/decisions/openmp-workers-spin.md). Sleeping at once (OMP_WAIT_POLICY=PASSIVE, the earlier
 # setting) made every parallel region pay a futex wake-up of the other core (~25 µs; ~250 regions per Transformer
 # step on 2 threads). GNU OpenMP's default spin (300,000 rounds, ~8.5 ms here) let spinning workers steal the cores
 # of a busy machine (LeNet step 3–100 ms, erratic; the Transformer's 2-thread step 2–3x slower than with passive

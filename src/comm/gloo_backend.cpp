@@ -1,4 +1,4 @@
-// The CPU collective backend: Gloo (Debian's libgloo-dev; docs/decisions.md "Collectives: Gloo"). Each group is a
+// The CPU collective backend: Gloo (Debian's libgloo-dev; docs/decisions/collectives-gloo.md). Each group is a
 // gloo::rendezvous::Context connected as a full mesh over Gloo's TCP transport; the collectives are Gloo's own
 // (allreduce: ring / bcube chosen by Gloo; allgather; broadcast; barrier; unbound-buffer send/recv). Kiln adds
 // only the element-wise reduce functions for its dtypes and reduce-scatter as allreduce + this rank's chunk (the

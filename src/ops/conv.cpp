@@ -127,7 +127,7 @@ enum Kind : int64_t { kFwd = 0, kBwdData = 1, kBwdWeights = 2 };
 // configuration like any primitive (dnnl_utils.h, Note [primitive cache]). Activations are reordered on every call:
 // Kiln tensors are plain, and a layout pass keeping activations blocked between ops is a graph-level job. Weights
 // are reordered on every call too: Kiln's tensors have no version counter to key a cached blocked copy on, and a
-// 3x3 filter of ResNet sizes reorders in a few microseconds (docs/decisions.md, "Convolution layouts").
+// 3x3 filter of ResNet sizes reorders in a few microseconds (docs/decisions/conv-layouts.md).
 // If oneDNN declines the `any` layouts, the plan uses the plain layouts (no reorders); if it declines those too, the
 // caller falls back to im2col + Eigen GEMM.
 struct ConvPlan {
@@ -304,7 +304,7 @@ void conv_ref(Kind k, const ConvGeom& g, const T* a, const T* b, T* out) {
 }
 
 // Threads only pay off for large convolutions: below ~4 MFLOP (LeNet's 8x8 layers) the fork/join of two OpenMP
-// threads costs more than it saves (the same threshold as BatchMatMul's, docs/decisions.md).
+// threads costs more than it saves (the same threshold as BatchMatMul's, docs/decisions/kernels-every-thread.md).
 struct ConvThreads {
   int saved;
   explicit ConvThreads(const ConvGeom& g) : saved(omp_get_max_threads()) {

@@ -249,10 +249,10 @@ TV bp_tanh(const TV& in, const TV& o, const TV& g, const Attrs&) {
 //   d/dx = s + (x·(1 − s))·(s·2u'),  s = σ(2u),  2u' = 2√(2/π)(1 + 3c x²).
 // 13 elementwise ops instead of the 19 of ½(1+t) + ½x(1−t²)·u' (one fused block in Graph mode: ~15% less time on
 // the Transformer's (16,64,512) activations, docs/benchmarks.md); σ(2u) also avoids the cancellation of 1 + tanh u
-// for negative u (relative error against float64 3.3e-5 where |d| > 1e-3, was 4.1e-4; docs/decisions.md).
-// The products are grouped so that no factor overflows where the old form was finite (|x| up to ~1e19: s or 1 − s
-// is exactly 0 there); ±inf give NaN, as the old form did.
-// When this backward pass is not itself recorded, the fused GeLUGrad kernel computes the same formulas in one pass
+// for negative u (relative error against float64 3.3e-5 where |d| > 1e-3, was 4.1e-4;
+// docs/decisions/softmax-matmul-gelu-kernels.md). The products are grouped so that no factor overflows where the old
+// form was finite (|x| up to ~1e19: s or 1 − s is exactly 0 there); ±inf give NaN, as the old form did. When this
+// backward pass is not itself recorded, the fused GeLUGrad kernel computes the same formulas in one pass
 // (src/ops/gelu_grad.cpp, Note [fused GeLU backward]); a recorded one (higher derivatives) composes Kiln ops.
 TV bp_gelu(const TV& in, const TV&, const TV& g, const Attrs& a) {
   const Tensor& x = in[0];

@@ -1,7 +1,7 @@
 // MatMulBiasAct: act(op(a)·op(b) + bias) for 2-D Float32 operands, made by the graph pass
 // fuse_matmul_bias_activation (src/graph/passes/fusion.cpp), never by user code.
 //
-// Two kernels for the product and the bias (docs/decisions.md, "MatMulBiasAct"), chosen per call by
+// Two kernels for the product and the bias (docs/decisions/graph-fusion-passes.md), chosen per call by
 // use_primitive(); the activation is always Kiln's own (Note [activation outside oneDNN]):
 // - oneDNN's matmul primitive with the bias fused (no post-op), then the activation over the output. Primitives
 //   are cached per (M, N, K, operand layouts, threading) in a cpu::dnnl::PrimCache; a run only swaps the data

@@ -1,5 +1,5 @@
 // BatchMatMul: float32 on oneDNN's sgemm; float16/bfloat16 computed in float32; float64 and integers on
-// Eigen's GEMM (oneDNN has no f64 matmul on CPU). No hand-written GEMM (docs/decisions.md).
+// Eigen's GEMM (oneDNN has no f64 matmul on CPU). No hand-written GEMM (docs/decisions/eigen-f64-int-matmul.md).
 #include <omp.h>
 
 #include <algorithm>

@@ -6,10 +6,11 @@
 // Note [vectorized float32 transcendentals]: each element's result depends only on its value, never on its
 // position: arrays are processed in whole packets of 8 (a tail is padded into one packet), never with Eigen's
 // scalar peeling, so a strided gather, a contiguous run and a fused block agree. Accuracy against a float64
-// reference (measured on 2M points in [-20, 20], see docs/decisions.md): exp ≤ 1.2e-7 relative, tanh ≤ 2.7e-7,
-// erf ≤ 3.3e-7 absolute; sigmoid is 1/(1+exp(−x)) on the vector exp. Special values: NaN propagates, ±inf give the
-// limits (exp(−inf) = 0, tanh(±inf) = ±1, erf(±inf) = ±1). Eigen's exp flushes x < −88.38 to 2.9e-39 instead of
-// the subnormal (or 0) result: those lanes (rare) are recomputed with std::exp. Float64 keeps the scalar libm.
+// reference (measured on 2M points in [-20, 20], see docs/decisions/vectorized-transcendentals.md): exp ≤ 1.2e-7
+// relative, tanh ≤ 2.7e-7, erf ≤ 3.3e-7 absolute; sigmoid is 1/(1+exp(−x)) on the vector exp. Special values: NaN
+// propagates, ±inf give the limits (exp(−inf) = 0, tanh(±inf) = ±1, erf(±inf) = ±1). Eigen's exp flushes x < −88.38
+// to 2.9e-39 instead of the subnormal (or 0) result: those lanes (rare) are recomputed with std::exp. Float64 keeps
+// the scalar libm.
 #pragma once
 #include <Eigen/Core>
 #include <unsupported/Eigen/SpecialFunctions>

@@ -4,7 +4,7 @@ the float32 BatchNorm forward and the fused BatchNormGrad backward (against floa
 inputs), and MaxPool's saved argmax (the backward scatter equals MaxPoolGrad bit for bit, ties and overlapping
 windows included, and second derivatives still work). Kernels are threaded: every case runs with the process's
 OpenMP threads (the suite's default), and the numbers must not depend on it (the summation-order tolerances are the
-ones documented in docs/decisions.md, "Convolution layouts" and "BatchNorm float32 kernels")."""
+ones documented in docs/decisions/conv-layouts.md and batchnorm-kernels.md)."""
 import numpy as np
 import pytest
 
@@ -136,7 +136,7 @@ def test_batch_norm_float32_forward_and_fused_backward(shape, offset):
     ry, rm, rv, _ = _np_bn_train(xq, gamma.astype(np.float32).astype(np.float64),
                                  beta.astype(np.float32).astype(np.float64), 1e-5)
     np.testing.assert_allclose(N(bm), rm, rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(N(bv), rv, rtol=1e-5)  # biased; float row sums (docs/decisions.md)
+    np.testing.assert_allclose(N(bv), rv, rtol=1e-5)  # biased; float row sums (docs/decisions/batchnorm-kernels.md)
     np.testing.assert_allclose(N(y), ry, rtol=1e-4, atol=1e-4)
     g = ms.grad(lambda a, s, b: ops.sum(_core.batch_norm(a, s, b, f32(np.zeros(c)), f32(np.ones(c)), True, 1e-5)[0]
                                         * f32(dy)), grad_position=(0, 1, 2))(f32(x), f32(gamma), f32(beta))

@@ -109,7 +109,7 @@ def test_value_written_is_not_differentiated_through_as_mindspore(graph_mode):
 def test_pynative_gives_the_graph_modes_gradient():
     # PyNative writes in place, and each read keeps the value it had when it was read (the tape's saved-tensor
     # versions, tests/python/test_inplace_saved.py): the gradient is Graph mode's, 0 + 1 + 2 = 3. (MindSpore 2.10's
-    # PyNative gives 6: its backward reads the final value; docs/decisions.md.)
+    # PyNative gives 6: its backward reads the final value; docs/decisions/graph-parameter-writes-asserts.md.)
     net = LoopAssign()
     (g,) = ops.GradOperation(get_all=True)(net)(Tensor(np.array([1.0])))
     np.testing.assert_allclose(g.asnumpy(), [3.0])

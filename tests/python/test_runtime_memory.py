@@ -178,7 +178,8 @@ def test_mindspore_runtime_resolves_under_compat():
 
 def test_block_alignment():
     """Blocks from 64 KiB on are page-aligned, as mapped blocks (> 1 MiB) are; smaller ones are 64-byte aligned.
-    (A 1 MiB all-reduce into a block at another page offset was slower: docs/decisions.md, "All-reduce at 1 MiB".)"""
+    (A 1 MiB all-reduce into a block at another page offset was slower: docs/decisions/allreduce-benchmark.md,
+    "All-reduce at 1 MiB".)"""
     for nbytes in (64 << 10, 100 << 10, 1 << 20, (1 << 20) + 4, 3 << 20):
         held = [Tensor(np.full(nbytes // 4, k, np.float32)) for k in range(3)]  # three live blocks of one class
         for k, t in enumerate(held):

@@ -312,7 +312,7 @@ def test_strided_copies_thread_independent(threads):
     np.testing.assert_array_equal(_core.tensor_copy(Tensor(big)).asnumpy(), big)  # contiguous: memcpy in chunks
 
 
-# ---- the OpenMP wait policy set by kiln/_loader.py (docs/decisions.md, "OpenMP workers spin briefly") ----
+# ---- the OpenMP wait policy set by kiln/_loader.py (docs/decisions/openmp-workers-spin.md) ----
 
 @pytest.mark.parametrize("env,want", [({}, "1000"), ({"OMP_WAIT_POLICY": "PASSIVE"}, None)])
 def test_loader_sets_a_short_openmp_spin_unless_the_user_chose(env, want):

@@ -3,7 +3,7 @@
 `converted(fn)` returns a function that does what `fn` does, but whose `if`/`elif`/`else`, `while`, `for`,
 conditional expressions and `and`/`or`/`not` call kiln.common._control_flow, which decides at run time (the value of
 the condition) whether to run them as Python or to build an If/While node (see Note [run-time choice] there, and
-docs/decisions.md, "Control flow in Graph mode"). Done once per code object (cached, bounded), used only while tracing.
+docs/decisions/control-flow-ast-rewrite.md). Done once per code object (cached, bounded), used only while tracing.
 
 The rewrite, statement by statement (TensorFlow's AutoGraph and MindSpore's parser do the same in spirit):
 * `if test: A else: B` → two nested functions of the variables A and B assign (their values before the statement),

@@ -1,7 +1,7 @@
 """Tensor-dependent control flow compiled into the graph: the run-time half (the AST rewrite in _ast_rewrite.py turns
 `if`/`while`/`for`/`x if c else y`/`and`/`or`/`not` into calls of the functions here).
 
-Note [run-time choice] (docs/decisions.md, "Control flow in Graph mode"): every helper decides when it runs, from the
+Note [run-time choice] (docs/decisions/control-flow-ast-rewrite.md): every helper decides when it runs, from the
 value it gets, as TensorFlow's AutoGraph does. A Python value, or a concrete tensor (PyNative, or a tensor read while
 tracing), takes the Python route: the chosen branch runs, the loop runs in Python (unrolled into the graph while
 tracing) — exactly what the code did before the rewrite. Only a *symbolic* tensor (a value computed by the graph being

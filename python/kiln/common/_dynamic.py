@@ -4,7 +4,7 @@
 once; each new concrete input-shape signature then only re-infers shapes and makes a static memory plan (an
 Executable) for them, kept in a bounded, locked LRU cache attached to the compiled graph (`DynamicExecutable`).
 
-Note [dynamic shapes by probe traces] (docs/decisions.md, "Dynamic shapes"; docs/graph_mode.md):
+Note [dynamic shapes by probe traces] (docs/decisions/dynamic-shapes.md; docs/graph_mode.md):
 Kiln's IR has static shapes, and shapes reach op attributes and constants at many places (a reshape to
 `(x.shape[0] * 4, -1)`, the count a mean's gradient divides by, the input shape of a convolution's data gradient).
 So the function is traced N_PROBES (4) times, symbolically (no data is computed), with the dynamic dimensions set to

@@ -1,5 +1,5 @@
-"""Loops over dynamic sizes in dynamic-shape graphs (docs/decisions.md, "Graph mode: float()/int() of one-element
-arrays, class paths under kiln.compat, control flow in dynamic graphs"): while a dynamic-shape graph is compiled
+"""Loops over dynamic sizes in dynamic-shape graphs (docs/decisions/graph-scalars-class-paths-dynamic-flow.md):
+while a dynamic-shape graph is compiled
 (kiln/common/_dynamic.py), `x.shape[0]` is a SymInt holding the probe trace's size. A `for` over the rows of such a
 tensor, over `range(x.shape[0])`, or over `enumerate(x)` / `zip(x, y)` would unroll to the probe size (the probe
 traces then differ: a structure error); _control_flow.for_stmt compiles them into one While node over the run-time

@@ -5,7 +5,7 @@ behave as in Python: `map`, `zip`, `filter`, `range`, `enumerate` return lazy it
 returns tuples and lists), `max(t)` / `all(t)` on a tensor iterate it and ask a symbolic value for its truth (an
 error), and `print` prints once, while tracing. MindSpore's graph mode gives these built-ins graph meanings.
 
-Note [graph built-ins] (docs/decisions.md, "Python built-ins in Graph mode: a builtins overlay"):
+Note [graph built-ins] (docs/decisions/graph-builtins-overlay.md):
 * Mechanism. A function that runs while a graph is traced — the jit function itself, each Cell's `construct`
   called during the trace, the methods of `@jit_class` objects, and every function or lambda defined while they
   run — runs with an overlay of the built-ins: `graph_function(fn)` is `fn` with the same code, closure and

@@ -4,7 +4,7 @@ Kiln maps by running `fn` once per batch element on slices (taken with `unstack`
 stacking the results along `out_axes` — the general rule, correct for every op, differentiable (slicing and stacking
 have bprops: grad of vmap and vmap of grad work) and traceable (inside kiln.jit / Graph mode the loop unrolls into
 the graph). There are no per-op batching rules yet: the cost is one call of fn per batch element (see
-docs/decisions.md, "vjp / jvp / jacrev / jacfwd on the tape; vmap by loop and stack").
+docs/decisions/vjp-jvp-vmap.md).
 """
 import threading
 

@@ -11,7 +11,7 @@ A new key traces and compiles a new graph; `input_signature` fixes the key up fr
 (`Tensor(shape=[None, 10], dtype=...)` in input_signature or Cell.set_inputs) the key holds None for them: one graph
 serves every size (kiln/common/_dynamic.py, Note [dynamic shapes by probe traces]), with a plan per concrete shape.
 
-Note [the compile cache] (docs/decisions.md, "Compile cache"):
+Note [the compile cache] (docs/decisions/compile-cache.md):
 * Training flags. The key holds the actual `training` flags of the cells a function depends on — its guard
   cells: the Cell a method is bound to, every Cell called while tracing, and the Cells the function names (closure,
   globals), each with its whole sub-tree. Toggling `set_train` back and forth therefore reuses the graphs of the
@@ -29,7 +29,7 @@ Note [the compile cache] (docs/decisions.md, "Compile cache"):
   captures re-bound by name, and no trace happens; otherwise the function is traced and the optimized graph written
   (when every capture can be named).
 
-Note [writes into inputs] (docs/decisions.md, "Writes into graph inputs"): inside a trace an input is a symbolic
+Note [writes into inputs] (docs/decisions/writes-into-graph-inputs.md): inside a trace an input is a symbolic
 tensor, and an in-place write to it (ops.assign & co., add_/copy_/zero_..., x[i] = v, through a view of it, inside a
 compiled if/while) rebinds it to a new graph value, so reads follow program order. _trace compares each input's
 value at the end with the one it started as; the final values of the written inputs become extra graph outputs

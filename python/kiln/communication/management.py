@@ -13,8 +13,8 @@ A process joins the world from the launcher's environment (MindSpore's msrun var
 
 Without the launcher, rank 0 serves the store itself, listening only on MS_SCHED_HOST (docs/distributed.md).
 
-Collectives run on Gloo (docs/decisions.md); the world group has MindSpore's names HCCL_WORLD_COMM_GROUP,
-NCCL_WORLD_COMM_GROUP and MCCL_WORLD_COMM_GROUP (all the same group in Kiln).
+Collectives run on Gloo (docs/decisions/collectives-gloo.md); the world group has MindSpore's names
+HCCL_WORLD_COMM_GROUP, NCCL_WORLD_COMM_GROUP and MCCL_WORLD_COMM_GROUP (all the same group in Kiln).
 """
 import os
 import socket

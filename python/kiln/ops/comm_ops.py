@@ -25,7 +25,7 @@ def _default_group():
 
 # kiln.communication.management and kiln.common.tensor import kiln.ops, so they are imported on first use, then kept:
 # these helpers run on every eager collective, and a relative import statement per call cost ~4 µs each (docs/
-# decisions.md, "All-reduce benchmark: every side in the same two processes; collective helpers keep their imports").
+# docs/decisions/allreduce-benchmark.md).
 _deferred = {}
 
 

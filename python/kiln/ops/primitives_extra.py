@@ -3,7 +3,8 @@ ceil_mode, unlike ops.max_pool3d) over Kiln's 3-D max pooling.
 
 The Ascend loss-scale status primitives (NPUAllocFloatStatus / NPUGetFloatStatus / NPUClearFloatStatus) are not
 provided: they read an Ascend NPU's overflow register, which MindSpore 2.10 on CPU refuses to run too, and a name
-whose every call fails would only look present (docs/decisions.md). Overflow checks on CPU: amp.all_finite."""
+whose every call fails would only look present (docs/decisions/priority-names.md). Overflow checks on CPU:
+amp.all_finite."""
 from .._args import _got, _is_int
 from ..common import dtype as mstype
 from .function import _tensor_arg

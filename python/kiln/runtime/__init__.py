@@ -1,8 +1,9 @@
 """`kiln.runtime`: the runtime interfaces of MindSpore 2.x's `mindspore.runtime` that concern host memory.
 
-Kiln's tensors live in a caching allocator (its policy: docs/decisions.md, "Caching allocator"): freed blocks are
-kept for reuse, up to a bound on the cached bytes, so that a training loop does not call the system allocator after
-its first step. These functions read its counters and empty its cache, with MindSpore's names and return formats.
+Kiln's tensors live in a caching allocator (its policy: docs/decisions/caching-allocator.md, allocator-cache.md):
+freed blocks are kept for reuse, up to a bound on the cached bytes, so that a training loop does not call the system
+allocator after its first step. These functions read its counters and empty its cache, with MindSpore's names and
+return formats.
 
 `profile()` (Kiln's own) times the ops that a block of code runs, per op and mode (PyNative / Graph): see
 `kiln.runtime.profiler`. `cpu_info()` (Kiln's own) names the CPU and the instruction set oneDNN's kernels use.

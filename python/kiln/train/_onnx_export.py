@@ -2,7 +2,7 @@
 
 The network is traced in inference mode and simplified exactly as for MindIR (kiln/train/_export_load.py `_trace`,
 the op-set-preserving passes of _mindir_export._PASSES); each Kiln node is then written as ONNX operators of the
-default domain at opset OPSET (docs/decisions.md says why 20), by the emitters of kiln/train/_onnx_ops.py:
+default domain at opset OPSET (docs/decisions/onnx-export.md says why 20), by the emitters of kiln/train/_onnx_ops.py:
 
 * graph inputs -> ModelProto.graph.input (named after construct's parameters); Parameters -> initializers under the
   Parameter's name (weights are stored, not inputs); other tensors the network reads -> initializers "const_N".

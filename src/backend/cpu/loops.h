@@ -12,9 +12,9 @@
 
 namespace kiln::cpu {
 
-// Elements above which an elementwise kernel splits a contiguous run over the OpenMP threads (docs/decisions.md:
-// below ~32k elements the fork/join costs more than the second core saves). Elementwise results do not depend on
-// the split.
+// Elements above which an elementwise kernel splits a contiguous run over the OpenMP threads
+// (docs/decisions/elementwise-threading-threshold.md: below ~32k elements the fork/join costs more than the second
+// core saves). Elementwise results do not depend on the split.
 constexpr int64_t kParallelMin = 32768;
 
 // body(start, len) over [0, n): one call below kParallelMin, else chunks of 8192 on the OpenMP threads.

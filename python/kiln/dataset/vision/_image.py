@@ -9,7 +9,7 @@ separable weight matrices applied with NumPy (`W_y @ img @ W_x.T`), the formulas
 Where OpenCV itself (opencv-python-headless) is installed, LINEAR, CUBIC and AREA resizes of the dtypes it handles
 (uint8, uint16, int16, float32, float64) run on `cv2.resize` — the library MindSpore's own operations use, so the
 results are MindSpore's, and 10-20x faster than the paths above, which remain for the other dtypes and when OpenCV
-is absent (Note [OpenCV resize], docs/decisions.md)."""
+is absent (Note [OpenCV resize], docs/decisions/opencv-resize.md)."""
 import math
 
 import numpy as np

@@ -4,7 +4,7 @@ Operations MindSpore also implements on PIL Images (Decode, Resize, CenterCrop, 
 Grayscale) return a PIL Image for a PIL Image input; the others convert a PIL input with `np.asarray` and return
 arrays. Data errors (wrong rank, channels, dtype) raise RuntimeError as MindSpore's C++ operations do; bad
 constructor arguments raise TypeError / ValueError with MindSpore's messages. See docs/dataset_transforms.md and
-docs/decisions.md for the measured differences from MindSpore's OpenCV kernels."""
+docs/decisions/dataset-vision-transforms.md for the measured differences from MindSpore's OpenCV kernels."""
 import functools
 import io
 
