@@ -210,7 +210,8 @@ LAYERS = {
     "AdaptiveMaxPool1d": ((2,), 3),
     "AdaptiveMaxPool2d": ((2,), 4), "AdaptiveMaxPool3d": ((1,), 4), "AdaptiveAvgPool3d": ((1,), 4),
     "LPPool1d": ((2, 2), 3), "LPPool2d": ((2, 2), 4), "LRN": ((), 4), "ChannelShuffle": ((1,), 4),
-    "Dropout1d": ((), 3),
+    "Dropout1d": ((), 3), "FractionalMaxPool2d": ((2, (3, 3)), 4),
+    "FractionalMaxPool3d": (((1, 2, 2), (1, 4, 4)), 4),  # rank 4 is (C, D, H, W)
 }
 # issue 24's layers
 LAYERS.update({

@@ -225,6 +225,8 @@ LAYERS.update({
     "AdaptiveMaxPool1d": [(lambda: nn.AdaptiveMaxPool1d(2), lambda n: (f32(_r(n), n, 3, 6),))],
     "AdaptiveMaxPool2d": [(lambda: nn.AdaptiveMaxPool2d(2, True), lambda n: (f32(_r(n), n, 3, 5, 5),))],
     "AdaptiveMaxPool3d": [(lambda: nn.AdaptiveMaxPool3d(2), lambda n: (f32(_r(n), n, 2, 3, 4, 5),))],
+    "FractionalMaxPool2d": [(lambda: nn.FractionalMaxPool2d(2, output_size=(3, 3)), lambda n: (f32(_r(n), n, 2, 6, 5),))],
+    "FractionalMaxPool3d": [(lambda: nn.FractionalMaxPool3d(2, output_ratio=0.5), lambda n: (f32(_r(n), n, 2, 4, 6, 5),))],
     "AdaptiveAvgPool3d": [(lambda: nn.AdaptiveAvgPool3d(2), lambda n: (f32(_r(n), n, 2, 3, 4, 5),))],
     "LPPool1d": [(lambda: nn.LPPool1d(2, 2), lambda n: (f32(_r(n), n, 3, 6),))],
     "LPPool2d": [(lambda: nn.LPPool2d(2, 2), lambda n: (f32(_r(n), n, 3, 4, 4),))],

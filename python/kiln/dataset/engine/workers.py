@@ -11,7 +11,9 @@ hanging. Workers ignore SIGINT, so Ctrl-C reaches only the main process, whose i
 still open at interpreter exit are shut down by an atexit hook. The main thread's calls into the executor run with
 Ctrl-C deferred (`_SigintDeferred`): a KeyboardInterrupt raised between a lock's acquisition and its `with` block
 inside `concurrent.futures` or `queue` leaves that lock held, and the executor's manager thread, and with it the
-interpreter's exit, then waits forever. A worker exits by itself when the process that
+interpreter's exit, then waits forever. (A Ctrl-C whose handler runs inside a weakref callback or `__del__` --
+the executor's own thread bookkeeping is a WeakKeyDictionary -- is dropped by CPython with an 'Exception ignored'
+message, as in any Python program; the next Ctrl-C stops the pipeline.) A worker exits by itself when the process that
 started it dies, even by SIGKILL (see `_die_with_parent`), so no worker outlives its pipeline."""
 import atexit
 import collections
