@@ -235,9 +235,11 @@ def _make_grad_fn(ms, net, w_t):
     return ms.value_and_grad(loss_fn, None, params, has_aux=True), params
 
 
-def _write(path, obj):
+def _write(path, obj, pretty=False):
+    """Writes `obj` as JSON to `path` atomically; `pretty`: indented with sorted keys (the committed results file,
+    so that a rerun's diff shows only what changed)."""
     with open(path + ".tmp", "w") as f:
-        json.dump(obj, f)
+        json.dump(obj, f, indent=1 if pretty else None, sort_keys=pretty)
     os.replace(path + ".tmp", path)
 
 
@@ -672,7 +674,7 @@ def main(argv=None):
         if not args.no_table:
             stored = _read(args.results) or {}
             stored[n] = r
-            _write(args.results, stored)
+            _write(args.results, stored, pretty=True)
     if not args.no_table or args.table_only:
         stored = _read(args.results) or {}
         commit = subprocess.run(["git", "-C", args.mindcv, "rev-parse", "--short", "HEAD"], capture_output=True,
