@@ -83,3 +83,129 @@ def test_mindspore_numpy_sum_of_complex():
     assert got.dtype == kiln.complex64
     np.testing.assert_allclose(got.asnumpy(), -0.8 + 1.6j, rtol=1e-6)
     np.testing.assert_allclose(mnp.sum(Tensor(Z), 0).asnumpy(), [3.4 + 1.6j, -3.2 + 1j, -1 - 1j], rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------- the C++ compositions
+
+def _both(fn, *args):
+    eager = fn(*args)
+    graph = kiln.jit(fn)(*args)
+    np.testing.assert_array_equal(graph.asnumpy(), eager.asnumpy())
+    return eager.asnumpy()
+
+
+def _fd_grad(f, z, eps=1e-6):
+    """dL/dx + i dL/dy of a real function f of a complex128 array, by central differences."""
+    g = np.zeros_like(z)
+    for k in range(z.size):
+        for unit in (1, 1j):
+            e = np.zeros_like(z)
+            e.flat[k] = unit * eps
+            d = (f(z + e) - f(z - e)) / (2 * eps)
+            g.flat[k] += d * unit
+    return g
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_sum_and_mean_of_a_0d_complex_tensor(dt):
+    # MindSpore 2.10: Tensor(complex64(3+4j)).sum() = 3+4j (Kiln summed the pair into one float and failed)
+    z = Tensor(np.array(3 + 4j, dt))
+    for fn in (lambda t: t.sum(), lambda t: t.mean(), lambda t: ops.sum(t), lambda t: ops.ReduceSum(True)(t)):
+        got = _both(fn, z)
+        assert got.shape == () and got.dtype == dt and got == 3 + 4j
+    g = kiln.grad(lambda t: ops.real(t.sum() * (2 - 1j)))(z)
+    assert g.asnumpy() == 2 + 1j  # d Re((2-i) z) = 2 dx + 1 dy
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_abs_does_not_overflow_or_underflow(dt):
+    # MindSpore 2.10's ops.abs: [5e30+0j, 5e-30+0j] in complex64 (sqrt(x^2 + y^2) gave [inf, 0]); ComplexAbs gives
+    # NumPy's |z| too (MindSpore 2.10's ComplexAbs kernel overflows: [inf, 0])
+    big = 1e300 if dt == np.complex128 else 1e30
+    z = np.array([3 * big + 4j * big, 3 / big + 4j / big, 0j], dt)
+    np.testing.assert_allclose(_both(ops.abs, Tensor(z)), np.abs(z).astype(dt), rtol=1e-6)
+    np.testing.assert_allclose(_both(ops.ComplexAbs(), Tensor(z)), np.abs(z), rtol=1e-6)
+    np.testing.assert_allclose(_both(ops.log, Tensor(z[:2])), np.log(z[:2]), rtol=1e-6)
+    # gradient z/|z| (MindSpore 2.10), 0 at z = 0
+    g = kiln.grad(lambda t: ops.ComplexAbs()(t).sum())(Tensor(np.array([3 + 4j, 0j, -4 + 0j], dt))).asnumpy()
+    np.testing.assert_allclose(g, [0.6 + 0.8j, 0, -1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_sqrt_is_exact_on_the_axes_and_matches_numpy(dt):
+    # MindSpore 2.10: sqrt(-4+0j) = 2j, sqrt(-4-0j) = -2j (the polar form gave -8.7e-8+2j in complex64)
+    z = np.array([-4 + 0j, complex(-4, -0.0), 4 + 0j, 0j, 1j, -1j, complex(1, np.inf), complex(-np.inf, 1),
+                  complex(np.inf, -1), complex(np.nan, 1)], dt)
+    got = _both(ops.sqrt, Tensor(z))
+    np.testing.assert_array_equal(got[:4], np.sqrt(z[:4]))  # exact on the real axis
+    np.testing.assert_array_equal(np.signbit(got[:6].imag), np.signbit(np.sqrt(z[:6]).imag))
+    np.testing.assert_allclose(got, np.sqrt(z), rtol=1e-6)
+    rng = np.random.default_rng(3)
+    w = ((rng.standard_normal(500) + 1j * rng.standard_normal(500)) * 10.0 ** rng.integers(-15, 15, 500)).astype(dt)
+    np.testing.assert_allclose(ops.sqrt(Tensor(w)).asnumpy(), np.sqrt(w), rtol=3e-7 if dt == np.complex64 else 1e-15)
+
+
+def test_sqrt_and_exp_gradients():
+    # MindSpore 2.10: d Re sqrt(z) at z = 3+4j, -4+0j: [0.2+0.1j, 0.25j]; d Im sqrt: [-0.1+0.2j, -0.25];
+    # d Im exp(z) at 1+0j, 2+1j: [2.7182817j, 6.217676+3.9923239j]
+    z = Tensor(np.array([3 + 4j, -4 + 0j], np.complex64))
+    np.testing.assert_allclose(kiln.grad(lambda t: ops.real(ops.sqrt(t)).sum())(z).asnumpy(), [0.2 + 0.1j, 0.25j],
+                               rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(kiln.grad(lambda t: ops.imag(ops.sqrt(t)).sum())(z).asnumpy(), [-0.1 + 0.2j, -0.25],
+                               rtol=1e-6, atol=1e-7)
+    e = Tensor(np.array([1 + 0j, 2 + 1j], np.complex64))
+    np.testing.assert_allclose(kiln.grad(lambda t: ops.imag(ops.exp(t)).sum())(e).asnumpy(),
+                               [2.7182817j, 6.217676 + 3.9923239j], rtol=1e-6)
+    # float64 finite differences away from the branch cut
+    x = np.array([0.3 + 1.2j, -2 + 0.5j, 1.5 - 0.7j])
+    for f_k, f_np in ((lambda t: ops.real(ops.sqrt(t) * (1 - 2j)).sum(), lambda v: np.real(np.sqrt(v) * (1 - 2j)).sum()),
+                      (lambda t: ops.imag(ops.exp(t) * (0.5 + 1j)).sum(), lambda v: np.imag(np.exp(v) * (0.5 + 1j)).sum())):
+        np.testing.assert_allclose(kiln.grad(f_k)(Tensor(x)).asnumpy(), _fd_grad(f_np, x), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_exp_of_a_real_infinite_argument(dt):
+    # MindSpore 2.10 and C99 cexp: exp(100+0j) = inf+0j in complex64 (Kiln gave inf+nanj: inf * sin 0)
+    big = 1000.0 if dt == np.complex128 else 100.0
+    z = np.array([big + 0j, complex(big, -0.0), complex(np.inf, 0), complex(-np.inf, 0), 1 + 0j], dt)
+    got = _both(ops.exp, Tensor(z))
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(got, np.exp(z))
+    np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(z.imag))
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_division_scales_as_numpy(dt):
+    # NumPy's Smith division: (1+2j) / (1e-30+1e-30j) = 1.5e30+5e29j in complex64 (a conj(b) / |b|^2 gave inf+infj,
+    # and 0 for a divisor near 1e30); division by 0 gives NumPy's infinities / NaNs (was NaN+NaNj throughout)
+    rng = np.random.default_rng(5)
+    lim = 280 if dt == np.complex128 else 30
+    a = ((rng.standard_normal((3, 1, 4)) + 1j * rng.standard_normal((3, 1, 4))) * 10.0 ** rng.integers(-lim, lim, (3, 1, 4))).astype(dt)
+    b = ((rng.standard_normal((5, 4)) + 1j * rng.standard_normal((5, 4))) * 10.0 ** rng.integers(-lim, lim, (5, 4))).astype(dt)
+    b[1, 1], b[2, 2] = 3, 2j
+    with np.errstate(all="ignore"):
+        ref = a / b
+    got = _both(lambda x, y: x / y, Tensor(a), Tensor(b))
+    ok = np.isfinite(ref) & (np.abs(ref) > np.finfo(dt).tiny * 1e6)
+    np.testing.assert_allclose(got[ok], ref[ok], rtol=3e-7 if dt == np.complex64 else 1e-15)
+    np.testing.assert_array_equal(np.isfinite(got), np.isfinite(ref))
+    num = np.array([1 + 2j, 1 + 0j, 0j, -1 - 1j, 1j], dt)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(_both(lambda x, y: x / y, Tensor(num), Tensor(np.zeros(5, dt))), num / dt(0))
+    # MindSpore 2.10: ops.reciprocal(0j) = inf+nanj
+    r = ops.reciprocal(Tensor(np.array([0j, 2j], dt))).asnumpy()
+    assert np.isposinf(r[0].real) and np.isnan(r[0].imag) and r[1] == -0.5j
+
+
+def test_division_gradient_in_both_branches():
+    # |br| >= |bi| and |br| < |bi| take different Smith formulas: both against float64 finite differences, and a
+    # real divisor (bi = 0) keeps a finite gradient
+    a = np.array([1 + 2j, -0.5 + 0.3j, 2 - 1j])
+    b = np.array([3 + 0.5j, 0.2 - 4j, 1.5 + 0j])
+    f_np = lambda v: np.imag(v / b * (1 + 1j)).sum()
+    g = kiln.grad(lambda t: ops.imag(t / Tensor(b) * (1 + 1j)).sum())(Tensor(a)).asnumpy()
+    np.testing.assert_allclose(g, _fd_grad(f_np, a), rtol=1e-6)
+    f_np = lambda v: np.real(a / v).sum()
+    g = kiln.grad(lambda t: ops.real(Tensor(a) / t).sum())(Tensor(b)).asnumpy()
+    np.testing.assert_allclose(g, _fd_grad(f_np, b), rtol=1e-6)
+    assert np.all(np.isfinite(g))
