@@ -128,6 +128,7 @@ bool needs_composition(OpId id, const TV& inputs) {
     case OpId::Reshape: case OpId::Transpose: case OpId::BroadcastTo: case OpId::Concat: case OpId::StridedSlice:
     case OpId::StridedSliceGrad: case OpId::Depend: case OpId::TensorCopy: case OpId::Assign:
     case OpId::Gather:  // copies rows of bytes (the indices are integers)
+    case OpId::TensorScatterUpdate:  // copies slices of bytes (x[mask] = v, ops.tensor_scatter_update)
       return false;
     default:
       return true;

@@ -209,3 +209,48 @@ def test_division_gradient_in_both_branches():
     g = kiln.grad(lambda t: ops.real(Tensor(a) / t).sum())(Tensor(b)).asnumpy()
     np.testing.assert_allclose(g, _fd_grad(f_np, b), rtol=1e-6)
     assert np.all(np.isfinite(g))
+
+
+# ---------------------------------------------------------------------------------------------- writes, fills, bool
+
+ZN = np.array([[1 + 2j, 3 - 1j, 0.5j], [2 + 0j, -1 - 1j, 4 + 4j]], np.complex64)
+
+
+def test_masked_and_indexed_assignment_and_tensor_scatter_update():
+    # MindSpore 2.10: z[mask] = 9j, ops.tensor_scatter_update on complex (Kiln refused TensorScatterUpdate)
+    mask = np.array([[True, False, True], [False, False, True]])
+    z = Tensor(ZN.copy())
+    z[Tensor(mask)] = Tensor(np.complex64(9j))
+    want = ZN.copy()
+    want[mask] = 9j
+    np.testing.assert_array_equal(z.asnumpy(), want)
+    idx = Tensor(np.array([[0, 0], [1, 2]], np.int32))
+    upd = Tensor(np.array([5j, 6], np.complex64))
+    want = ZN.copy()
+    want[0, 0], want[1, 2] = 5j, 6
+    np.testing.assert_array_equal(_both(ops.tensor_scatter_update, Tensor(ZN), idx, upd), want)
+    # gradients: written slices get nothing from x, the updates get the output's gradient there
+    gx, gu = kiln.grad(lambda x, u: ops.real(ops.tensor_scatter_update(x, idx, u) * (1 + 2j)).sum(),
+                       grad_position=(0, 1))(Tensor(ZN), upd)
+    np.testing.assert_array_equal(gu.asnumpy(), [1 - 2j, 1 - 2j])
+    np.testing.assert_array_equal(gx.asnumpy(), np.where([[0, 1, 1], [1, 1, 0]], 1 - 2j, 0).astype(np.complex64))
+
+
+def test_full_with_a_complex_fill_value():
+    # MindSpore 2.10: ops.full((2,), 1+2j, dtype=complex64) = [1+2j, 1+2j]; ops.fill(complex64, (2,), 3j);
+    # full_like of a complex tensor with 2-1j. Without a dtype Kiln gives NumPy's Complex128 (MindSpore 2.10 gives
+    # Int64 [1, 1], dropping the imaginary part); a real dtype raises instead of dropping it.
+    np.testing.assert_array_equal(ops.full((2,), 1 + 2j, dtype=kiln.complex64).asnumpy(),
+                                  np.full(2, 1 + 2j, np.complex64))
+    assert ops.full((2,), 1 + 2j).dtype == kiln.complex128
+    np.testing.assert_array_equal(ops.fill(kiln.complex64, (2,), 3j).asnumpy(), [3j, 3j])
+    np.testing.assert_array_equal(ops.full_like(Tensor(ZN), 2 - 1j).asnumpy(), np.full(ZN.shape, 2 - 1j))
+    with pytest.raises(TypeError, match="For 'full', a complex fill_value .* needs a complex dtype"):
+        ops.full((2,), 1 + 2j, dtype=kiln.float32)
+
+
+def test_python_bool_and_int_of_a_complex_tensor():
+    # MindSpore 2.10 / NumPy: bool(0+2j) is True, bool(0j) False (Kiln raised "this operation does not support")
+    assert bool(Tensor(np.complex64(2j))) and not bool(Tensor(np.complex128(0j)))
+    with pytest.raises(TypeError, match=r"int\(\) of a Complex64 Tensor"):
+        int(Tensor(np.complex64(3 + 0j)))
