@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string_view>
 
 #include "families.h"
@@ -77,8 +78,31 @@ DType binary_ct(const TV& in) { return promote_types(in[0].dtype(), in[1].dtype(
 std::pair<Tensor, Tensor> cmul(const Tensor& ar, const Tensor& ai, const Tensor& br, const Tensor& bi) {
   return {ops::sub(ops::mul(ar, br), ops::mul(ai, bi)), ops::add(ops::mul(ar, bi), ops::mul(ai, br))};
 }
-// |z| of parts: sqrt(re^2 + im^2).
-Tensor cabs(const Tensor& re, const Tensor& im) { return ops::sqrt(ops::add(ops::mul(re, re), ops::mul(im, im))); }
+// a / b of parts by Smith's scaling (NumPy's; Note [complex division]).
+Tensor cdiv(const Tensor& ar, const Tensor& ai, const Tensor& br, const Tensor& bi) {
+  // Note [complex division]: a conj(b) / |b|^2 overflows or underflows |b|^2 for |b| beyond ~1e19 or below ~1e-19
+  // in complex64 ((1+2i) / (1e-30+1e-30i) gave inf+infi, NumPy 1.5e30+5e29i). Smith: with |br| >= |bi|,
+  // r = bi/br, d = br + bi r, a/b = ((ar + ai r) + i (ai - ar r)) / d; otherwise the same with the parts' roles
+  // swapped. Both branches are computed and selected, each with its divisor replaced by 1 where the other branch
+  // is taken (so that no inf/NaN of the unused branch reaches the gradient). b = 0 gives ar/|br| + i ai/|br|
+  // (+-inf, or NaN for a 0 part), NumPy's.
+  Tensor zero = ops::zeros_like(br), one = ops::ones_like(br);
+  Tensor first = ops::greater_equal(ops::abs(br), ops::abs(bi));
+  Tensor b0 = ops::logical_and(ops::equal(br, zero), ops::equal(bi, zero));
+  Tensor br1 = ops::select(ops::logical_or(ops::logical_not(first), b0), one, br);
+  Tensor bi2 = ops::select(first, one, bi);
+  Tensor r1 = ops::div(bi, br1), r2 = ops::div(br, bi2);
+  Tensor d1 = ops::add(br1, ops::mul(bi, r1)), d2 = ops::add(bi2, ops::mul(br, r2));
+  Tensor re = ops::select(first, ops::div(ops::add(ar, ops::mul(ai, r1)), d1),
+                          ops::div(ops::add(ops::mul(ar, r2), ai), d2));
+  Tensor im = ops::select(first, ops::div(ops::sub(ai, ops::mul(ar, r1)), d1),
+                          ops::div(ops::sub(ops::mul(ai, r2), ar), d2));
+  Tensor abr = ops::abs(br);
+  return join(ops::select(b0, ops::div(ar, abr), re), ops::select(b0, ops::div(ai, abr), im));
+}
+// |z| of parts: the Hypot kernel (C99 hypot: no overflow or underflow of re^2 + im^2, so |3e30 + 4e30i| is 5e30 in
+// complex64, as MindSpore 2.10's and NumPy's abs; gradient (re, im) / |z|, 0 at the origin).
+Tensor cabs(const Tensor& re, const Tensor& im) { return ops::hypot(re, im); }
 
 // The reduction's axes of x (empty: all) as non-negative axes, so that they name the same axes of x's pairs.
 Attrs pair_reduce_attrs(const Tensor& x, const Attrs& a, const char* op) {
@@ -104,6 +128,7 @@ bool needs_composition(OpId id, const TV& inputs) {
     case OpId::Reshape: case OpId::Transpose: case OpId::BroadcastTo: case OpId::Concat: case OpId::StridedSlice:
     case OpId::StridedSliceGrad: case OpId::Depend: case OpId::TensorCopy: case OpId::Assign:
     case OpId::Gather:  // copies rows of bytes (the indices are integers)
+    case OpId::TensorScatterUpdate:  // copies slices of bytes (x[mask] = v, ops.tensor_scatter_update)
       return false;
     default:
       return true;
@@ -125,11 +150,7 @@ TV apply(OpId id, const TV& in, const Attrs& a) {
         auto [re, im] = cmul(ar, ai, br, bi);
         return {join(re, im)};
       }
-      // (a / b) = a conj(b) / |b|^2 (the textbook formula; NumPy uses Smith's scaling, which differs only when
-      // |b|^2 overflows or underflows).
-      Tensor d = ops::add(ops::mul(br, br), ops::mul(bi, bi));
-      auto [re, im] = cmul(ar, ai, br, ops::neg(bi));
-      return {join(ops::div(re, d), ops::div(im, d))};
+      return {cdiv(ar, ai, br, bi)};
     }
     case OpId::Neg: return {ops::view_as_complex(ops::neg(ops::view_as_real(in[0])))};
     case OpId::Square: {
@@ -149,22 +170,44 @@ TV apply(OpId id, const TV& in, const Attrs& a) {
       Tensor m = cabs(r, i);
       return {join(m, ops::zeros_like(m))};
     }
-    case OpId::Exp: {  // e^x (cos y + i sin y)
+    case OpId::Exp: {
+      // e^x (cos y + i sin y). C99's cexp: y = 0 gives e^x + iy exactly (e^x sin y would be inf * 0 = NaN for
+      // x = inf): there the imaginary part is y * e^x, e^x replaced by 1 where it is inf, which keeps the value
+      // (+-0) and the gradient e^x cos 0 = e^x with respect to y (MindSpore 2.10's).
       auto [r, i] = parts(in[0], in[0].dtype());
+      const DType rt = real_of(in[0].dtype());
       Tensor e = ops::exp(r);
-      return {join(ops::mul(e, ops::cos(i)), ops::mul(e, ops::sin(i)))};
+      Tensor e_fin = ops::select(ops::equal(e, Tensor::scalar(std::numeric_limits<double>::infinity(), rt, true)),
+                                 ops::ones_like(e), e);
+      Tensor im = ops::select(ops::equal(i, ops::zeros_like(i)), ops::mul(i, e_fin), ops::mul(e, ops::sin(i)));
+      return {join(ops::mul(e, ops::cos(i)), im)};
     }
     case OpId::Log: {  // log|z| + i arg z
       auto [r, i] = parts(in[0], in[0].dtype());
       return {join(ops::log(cabs(r, i)), ops::atan2(i, r))};
     }
-    case OpId::Sqrt: {  // sqrt|z| (cos(arg z / 2) + i sin(arg z / 2)): the principal root, as NumPy
+    case OpId::Sqrt: {
+      // The principal root (NumPy's, C99's csqrt) by Kahan's formula, t = sqrt((|x| + |z|) / 2): x >= 0 gives
+      // t + i y/(2t), x < 0 gives |y|/(2t) +- i t with y's sign (-0.0 included: atan2(y, -1) < 0). No cancellation,
+      // so sqrt(-4 + 0i) is exactly 2i (the polar form sqrt|z| (cos(arg/2) + i sin(arg/2)) gave -8.7e-8 + 2i).
       auto [r, i] = parts(in[0], in[0].dtype());
-      Tensor m = ops::sqrt(cabs(r, i));
-      Tensor h = ops::mul(ops::atan2(i, r), Tensor::scalar(0.5, real_of(in[0].dtype()), true));
-      return {join(ops::mul(m, ops::cos(h)), ops::mul(m, ops::sin(h)))};
+      const DType rt = real_of(in[0].dtype());
+      auto c = [&](double v) { return Tensor::scalar(v, rt, true); };
+      Tensor t = ops::sqrt(ops::mul(ops::add(ops::abs(r), cabs(r, i)), c(0.5)));
+      Tensor ts = ops::select(ops::equal(t, ops::zeros_like(t)), ops::ones_like(t), t);  // z = 0: no 0/0
+      Tensor half_over_t = ops::div(c(0.5), ts);
+      Tensor nonneg = ops::greater_equal(r, ops::zeros_like(r));
+      Tensor y_neg = ops::less(ops::atan2(i, c(-1.0)), c(0.0));
+      // |y| / (2t) as y * (+-1/(2t)) with y's sign: at y = +-0 the gradient is the one-sided one of the root taken
+      // (MindSpore 2.10: d Re sqrt(z) / dy = 0.25 at z = -4 + 0i), not abs's 0.
+      Tensor re = ops::select(nonneg, t, ops::mul(i, ops::select(y_neg, ops::neg(half_over_t), half_over_t)));
+      Tensor im = ops::select(nonneg, ops::mul(i, half_over_t), ops::select(y_neg, ops::neg(t), t));
+      Tensor y_inf = ops::equal(ops::abs(i), c(std::numeric_limits<double>::infinity()));  // C99: inf + iy
+      return {join(ops::select(y_inf, ops::abs(i), re), ops::select(y_inf, i, im))};
     }
     case OpId::ReduceSum: case OpId::ReduceMean: {
+      // A 0-d tensor reduces over no axis: itself (the pairs' reduction over "all axes" would sum its parts).
+      if (in[0].ndim() == 0) return {ops::identity(in[0])};
       Tensor p = ops::view_as_real(in[0]);
       return {ops::view_as_complex(apply1(id, {p}, pair_reduce_attrs(in[0], a, op_name(id))))};
     }

@@ -65,3 +65,10 @@ def test_bass_biquad_errors():  # MindSpore 2.10's words
         audio.BassBiquad(16000, "a")
     with pytest.raises(RuntimeError, match=r"Expecting tensor in type of \[float, double\]. But got type int16."):
         audio.BassBiquad(16000, 1.0)(np.array([1, 2], np.int16))
+
+
+@pytest.mark.parametrize("shape", [(0,), (2, 0), (0, 5)])
+def test_bass_biquad_empty_waveform_raises_naming_the_op(shape):
+    # MindSpore 2.10: "Input Tensor has no data." (Kiln raised NumPy's "cannot reshape array of size 0")
+    with pytest.raises(RuntimeError, match=r"BassBiquad: Input Tensor has no data"):
+        audio.BassBiquad(16000, 3.0)(np.zeros(shape, np.float32))

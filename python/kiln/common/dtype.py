@@ -89,10 +89,17 @@ def as_float_input(x, op):
     Tensor raises TypeError naming the op (casting it would silently drop the imaginary part)."""
     if x.dtype in float_type:
         return x
+    refuse_complex(x, op)
+    return _core.cast(x, float32)
+
+
+def refuse_complex(x, op):
+    """Raises Kiln's TypeError for a complex Tensor `x` given to op `op`, which has no complex form (its real
+    formula, or a cast to a real dtype, would silently drop the imaginary part); returns x otherwise."""
     if x.dtype in complex_type:
         raise TypeError(f"For '{op}', the dtype {x.dtype} is not supported (Kiln's complex ops: "
                         "docs/decisions/complex-dtypes.md).")
-    return _core.cast(x, float32)
+    return x
 
 
 def is_float(dtype):

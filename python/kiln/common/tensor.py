@@ -62,6 +62,8 @@ def _bool(self):
     if self._symbolic:
         raise _symbolic_error("`if`/`while`/bool()")
     _check_one(self, "bool")
+    if mstype.is_complex(self.dtype):  # nonzero when either part is (NumPy, MindSpore 2.10)
+        return bool(self.asnumpy().reshape(-1)[0])
     return bool(self._item())
 
 
@@ -93,6 +95,8 @@ def _int(self):
     if self._symbolic:
         raise _symbolic_error("int()")
     _check_one(self, "int")
+    if mstype.is_complex(self.dtype):  # Python's int(complex) refuses too
+        raise TypeError(f"int() of a {self.dtype} Tensor: take ops.real or abs first.")
     if self.dtype in mstype.int_type:
         return _exact_int(self)
     return int(self._item())

@@ -180,7 +180,7 @@ def sum(a, axis=None, dtype=None, keepdims=False, initial=None):
     """mindspore.numpy.sum(a, axis=None, dtype=None, keepdims=False, initial=None): the sum over `axis` (all axes
     when None), plus `initial`. Integer and Bool inputs sum to Int64 (MindSpore 2.10) unless dtype is given."""
     t = asarray(a)
-    if dtype is None and not mstype.is_float(t.dtype):
+    if dtype is None and not mstype.is_float(t.dtype) and not mstype.is_complex(t.dtype):
         dtype = mstype.int64
     elif dtype is not None:
         dtype = mstype.to_dtype(dtype, "dtype", "sum")

@@ -16,6 +16,7 @@ from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from .function import _tensor_arg
 from ._opdef import defop
+from .complex_func import conj as _conj
 
 __all__ = ["mm", "bmm", "mv", "dot", "inner", "outer", "ger", "addmm", "addmv", "addr", "addbmm", "baddbmm",
            "addcdiv", "addcmul", "kron", "tensor_dot", "batch_dot", "vecdot", "einsum", "trace", "cross",
@@ -323,8 +324,9 @@ def batch_dot(x1, x2, axes=None):
 
 @defop()
 def vecdot(x, y, *, axis=-1):
-    """MindSpore's ops.vecdot(x, y, *, axis=-1): Σ x·y along `axis` (after broadcasting; real inputs, so no
-    conjugation). Raises TypeError (non-Tensor), ValueError (shapes that do not broadcast, axis out of range)."""
+    """MindSpore's ops.vecdot(x, y, *, axis=-1): Σ conj(x)·y along `axis` (after broadcasting; a complex x is
+    conjugated, as MindSpore 2.10 and PyTorch's linalg.vecdot; a real x is used as it is). Raises TypeError
+    (non-Tensor), ValueError (shapes that do not broadcast, axis out of range)."""
     a, b = _tensor_arg(x, "vecdot", "x"), _tensor_arg(y, "vecdot", "y")
     try:
         shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
@@ -332,6 +334,8 @@ def vecdot(x, y, *, axis=-1):
         raise ValueError(f"For 'vecdot', the shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast.") \
             from None
     ax = _axis_list("vecdot", [axis], builtins.max(len(shape), 1), "the")[0]
+    if mstype.is_complex(a.dtype):
+        a = _conj(a)
     return _sum(_core.mul(a, b), [ax])
 
 

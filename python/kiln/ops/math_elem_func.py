@@ -105,11 +105,15 @@ def _same_float_tensors(a, b):
 
 def _float_pair(op, a, b, names=("input", "other"), ints="float32"):
     """(a, b) in their common float dtype. ints: "float32" (integer results compute in float32) or "error"
-    (TypeError when the common dtype is not float, as MindSpore's float-only kernels)."""
+    (TypeError when the common dtype is not float, as MindSpore's float-only kernels). A complex common dtype raises
+    TypeError naming the op (a cast to float would drop the imaginary part)."""
     a, b = _pair(op, a, b, names)
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype == b.dtype and a.dtype in mstype.float_type:
         return a, b  # the common case, without the promotion lookups
     dt = _result_dtype(a, b)
+    if mstype.is_complex(dt):
+        raise TypeError(f"For '{op}', the dtype {dt} is not supported (Kiln's complex ops: "
+                        "docs/decisions/complex-dtypes.md).")
     if not mstype.is_float(dt):
         if ints == "error":
             raise TypeError(f"For '{op}', the inputs must be float (or one float Tensor with a number), but got "
@@ -304,16 +308,17 @@ def _trunc(x):
 @defop(primitive="Trunc", tensor="trunc", mint="trunc")
 def trunc(input):
     """MindSpore's ops.trunc(input): x rounded toward zero (−2.7 → −2.0); integer and bool inputs are returned
-    unchanged (a copy). Zero gradient. Raises TypeError for a non-Tensor."""
-    x = _tensor_arg(input, "trunc")
+    unchanged (a copy). Zero gradient. Raises TypeError for a non-Tensor or a complex Tensor (MindSpore 2.10)."""
+    x = mstype.refuse_complex(_tensor_arg(input, "trunc"), "trunc")
     return _trunc(x) if mstype.is_float(x.dtype) else _core.identity(x)
 
 
 @defop(tensor="frac")
 def frac(x):
     """MindSpore's ops.frac(x): x − trunc(x), the fractional part with x's sign; integer inputs give zeros of their
-    dtype (bool gives Int64 zeros, as MindSpore). Gradient 1. Raises TypeError for a non-Tensor."""
-    t = _tensor_arg(x, "frac", "x")
+    dtype (bool gives Int64 zeros, as MindSpore). Gradient 1. Raises TypeError for a non-Tensor or a complex
+    Tensor (MindSpore 2.10)."""
+    t = mstype.refuse_complex(_tensor_arg(x, "frac", "x"), "frac")
     if not mstype.is_float(t.dtype):
         return _core.zeros_like(t if t.dtype != mstype.bool_ else _core.cast(t, mstype.int64))
     return _core.sub(t, _core.stop_gradient(_trunc(t)))
@@ -412,8 +417,11 @@ def fmin(input, other):
 def float_power(input, exponent):
     """MindSpore's ops.float_power(input, exponent): input ** exponent computed in float64 (the result is always
     Float64, as MindSpore and PyTorch). Broadcasting; a number may stand for one side. Raises TypeError (no
-    Tensor), ValueError (shapes that do not broadcast)."""
+    Tensor, a complex Tensor: Kiln has no complex power), ValueError (shapes that do not broadcast)."""
     a, b = _pair("float_power", input, exponent, ("input", "exponent"))
+    for v in (a, b):
+        if isinstance(v, Tensor):
+            mstype.refuse_complex(v, "float_power")
     a = _cast_to(a, mstype.float64) if isinstance(a, Tensor) else float(a)
     b = _cast_to(b, mstype.float64) if isinstance(b, Tensor) else b
     return _core.pow(a, b)

@@ -29,8 +29,8 @@ def round(input, *, decimals=0):
     """MindSpore's ops.round(input, *, decimals=0): each element rounded to `decimals` decimal places, halves to
     even (0.5 → 0, 1.5 → 2, 2.5 → 2; NumPy's np.round). Integer inputs are returned unchanged (a copy). Same dtype;
     zero gradient (as floor). decimals ≠ 0 scales by 10**decimals, rounds and scales back, as NumPy does.
-    Raises TypeError (non-Tensor input, non-int decimals)."""
-    x = _tensor_arg(input, "round")
+    Raises TypeError (non-Tensor input, non-int decimals, complex input as MindSpore 2.10)."""
+    x = mstype.refuse_complex(_tensor_arg(input, "round"), "round")
     decimals = int_arg("round", "decimals", decimals)
     if not mstype.is_float(x.dtype):
         return _core.identity(x)

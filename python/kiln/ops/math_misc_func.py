@@ -82,45 +82,56 @@ def signbit(input):
 
 # ---------------------------------------------------------------------------------------------- predicates
 
-def _pred(op, x, fn, other):
+def _pred(op, x, fn, other, complex_any=None):
+    """fn(x) for a float Tensor x; `other` (0 or 1) everywhere for integer and bool Tensors. A complex Tensor:
+    complex_any True gives fn(real) | fn(imag), False fn(real) & fn(imag) (NumPy's isnan/isinf and isfinite of
+    complex; MindSpore 2.10's kernels refuse complex), None raises TypeError (isposinf/isneginf, as PyTorch)."""
     x = _tensor_arg(x, op)
     if mstype.is_float(x.dtype):
         return fn(x)
+    if mstype.is_complex(x.dtype):
+        if complex_any is None:
+            raise TypeError(f"For '{op}', the dtype {x.dtype} is not supported (Kiln's complex ops: "
+                            "docs/decisions/complex-dtypes.md).")
+        p = _core.view_as_real(x)
+        re, im = fn(p[..., 0]), fn(p[..., 1])
+        return _core.logical_or(re, im) if complex_any else _core.logical_and(re, im)
     return _core.full(list(x.shape), other, mstype.bool_)
 
 
 @defop(primitive="IsFinite", tensor="isfinite", mint="isfinite")
 def isfinite(input):
     """MindSpore's ops.isfinite(input): Bool, True where x is neither NaN nor ±inf (always True for integer and bool
-    inputs). Raises TypeError for a non-Tensor."""
-    return _pred("isfinite", input, lambda x: _core.equal(_core.sub(x, x), 0.0), 1.0)
+    inputs; for complex, both parts finite, as NumPy). Raises TypeError for a non-Tensor."""
+    return _pred("isfinite", input, lambda x: _core.equal(_core.sub(x, x), 0.0), 1.0, complex_any=False)
 
 
 @defop(primitive="IsNan", tensor="isnan")
 def isnan(input):
-    """MindSpore's ops.isnan(input): Bool, True where x is NaN (always False for integer and bool inputs). Raises
-    TypeError for a non-Tensor."""
-    return _pred("isnan", input, lambda x: _core.not_equal(x, x), 0.0)
+    """MindSpore's ops.isnan(input): Bool, True where x is NaN (always False for integer and bool inputs; for complex,
+    either part NaN, as NumPy). Raises TypeError for a non-Tensor."""
+    return _pred("isnan", input, lambda x: _core.not_equal(x, x), 0.0, complex_any=True)
 
 
 @defop(primitive="IsInf", tensor="isinf", mint="isinf")
 def isinf(input):
     """MindSpore's ops.isinf(input): Bool, True where x is ±inf (False for integer and bool inputs, as PyTorch;
-    MindSpore's CPU kernel rejects them). Raises TypeError for a non-Tensor."""
-    return _pred("isinf", input, lambda x: _core.equal(_core.abs(x), math.inf), 0.0)
+    MindSpore's CPU kernel rejects them; for complex, either part ±inf, as NumPy). Raises TypeError for a
+    non-Tensor."""
+    return _pred("isinf", input, lambda x: _core.equal(_core.abs(x), math.inf), 0.0, complex_any=True)
 
 
 @defop(tensor="isposinf")
 def isposinf(input):
     """MindSpore's ops.isposinf(input): Bool, True where x is +inf (False for integer and bool inputs). Raises
-    TypeError for a non-Tensor."""
+    TypeError for a non-Tensor or a complex Tensor (as PyTorch; MindSpore 2.10's kernel refuses complex)."""
     return _pred("isposinf", input, lambda x: _core.equal(x, math.inf), 0.0)
 
 
 @defop(tensor="isneginf", mint="isneginf")
 def isneginf(input):
     """MindSpore's ops.isneginf(input): Bool, True where x is −inf (False for integer and bool inputs). Raises
-    TypeError for a non-Tensor."""
+    TypeError for a non-Tensor or a complex Tensor (as PyTorch; MindSpore 2.10's kernel refuses complex)."""
     return _pred("isneginf", input, lambda x: _core.equal(x, -math.inf), 0.0)
 
 
@@ -230,10 +241,11 @@ def xlogy(input, other):
 @defop(primitive="Inv", tensor="inv")
 def inv(x):
     """MindSpore's ops.inv(x): 1/x elementwise; integer inputs give the integer quotient 1/x rounded toward zero
-    (1, −1 or 0), as MindSpore. Raises TypeError for a non-Tensor or bool input."""
+    (1, −1 or 0), as MindSpore; complex inputs give 1/z (MindSpore 2.10). Raises TypeError for a non-Tensor or bool
+    input."""
     t = _tensor_arg(x, "inv", "x")
     if t.dtype == mstype.bool_:
         raise TypeError(f"For 'inv', the input must be numeric, but got {_got(t)}.")
-    if mstype.is_float(t.dtype):
+    if mstype.is_float(t.dtype) or mstype.is_complex(t.dtype):
         return _core.div(1.0, t)
     return _int_trunc_div(_core.ones_like(t), t)

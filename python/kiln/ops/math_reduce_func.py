@@ -433,8 +433,8 @@ def histc(input, bins=100, min=0.0, max=0.0):
     """MindSpore's ops.histc(input, bins=100, min=0.0, max=0.0): the histogram of the elements in `bins` equal bins
     over [min, max] (min == max: the data's own min and max, widened by 1 each side when they are equal); elements
     outside are ignored, max falls in the last bin. Result in input's dtype (counts). Not differentiable.
-    Raises TypeError (non-Tensor, non-int bins), ValueError (bins < 1, min > max)."""
-    x = _tensor_arg(input, "histc")
+    Raises TypeError (non-Tensor, complex input as MindSpore 2.10, non-int bins), ValueError (bins < 1, min > max)."""
+    x = mstype.refuse_complex(_tensor_arg(input, "histc"), "histc")
     if not _is_int(bins):
         raise TypeError(f"For 'histc', 'bins' must be an int, but got {_got(bins)}.")
     if bins < 1:

@@ -60,7 +60,7 @@ def _unary(op, input, fn, ints_ok=False, name="input", wide=False):
     """fn on a float Tensor; wide: float32 and lower compute in float64 (formulas whose terms cancel)."""
     x = _tensor_arg(input, op, name)
     if not mstype.is_float(x.dtype):
-        if not ints_ok or x.dtype == mstype.bool_:
+        if not ints_ok or x.dtype == mstype.bool_ or mstype.is_complex(x.dtype):
             raise TypeError(f"For '{op}', '{name}' must be a float Tensor, but got {_got(x)}.")
         x = _core.cast(x, mstype.float32)
     if wide and x.dtype != mstype.float64:

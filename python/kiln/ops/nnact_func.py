@@ -336,9 +336,11 @@ def softsign(x):
 @defop()
 def tanhshrink(input):
     """MindSpore's ops.tanhshrink(input): x − tanh(x). Int/bool input computes in float32 (MindSpore's result
-    dtype); float keeps its dtype. Raises TypeError for a non-Tensor."""
+    dtype); float keeps its dtype. Raises TypeError for a non-Tensor or a complex Tensor (Kiln has no complex tanh;
+    MindSpore 2.10 computes it)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"For 'tanhshrink', the 'input' must be a Tensor, but got {type(input).__name__}.")
+    mstype.refuse_complex(input, "tanhshrink")
     x = input if input.dtype in _FLOATS else _core.cast(input, mstype.float32)
     return _core.sub(x, _core.tanh(x))
 

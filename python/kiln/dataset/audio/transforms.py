@@ -20,13 +20,16 @@ def _check_real(value, name):
 def biquad_filter(waveform, b, a, op):
     """y = lfilter(b, a, x) along the last axis (direct form, zero initial state, recursion on the unclamped
     values in float64), then clamped to [-1, 1] and cast back to the input's dtype: MindSpore's LFilter as its
-    biquad operations call it (clamp=True). `waveform` must be float32/float64 (RuntimeError naming `op`)."""
+    biquad operations call it (clamp=True). `waveform` must be a non-empty float32/float64 array of at least one
+    axis (RuntimeError naming `op`)."""
     if waveform.dtype not in (np.float32, np.float64):
         raise RuntimeError(f"{op}: the data type of input tensor does not match the requirement of operator. "
                            f"Expecting tensor in type of [float, double]. But got type {waveform.dtype}.")
     if waveform.ndim < 1:
         raise RuntimeError(f"{op}: the shape of input tensor does not match the requirement of operator. "
                            f"Expecting tensor in shape of <..., time>. But got a scalar.")
+    if waveform.size == 0:  # MindSpore 2.10: "Input Tensor has no data." (reshape(-1, 0) raised NumPy's ValueError)
+        raise RuntimeError(f"{op}: Input Tensor has no data, got shape {waveform.shape}.")
     b0, b1, b2 = (v / a[0] for v in b)
     a1, a2 = a[1] / a[0], a[2] / a[0]
     flat = waveform.reshape(-1, waveform.shape[-1]).astype(np.float64)
@@ -58,7 +61,7 @@ class BassBiquad(TensorOperation):
     Raises (MindSpore's words):
         TypeError: sample_rate not an int; gain, central_freq or Q not a number.
         ValueError: sample_rate 0 or outside int32; Q outside (0, 1].
-        RuntimeError (when called): an integer waveform.
+        RuntimeError (when called): an integer waveform, a scalar, an empty waveform.
     """
 
     def __init__(self, sample_rate, gain, central_freq=100.0, Q=0.707):

@@ -485,7 +485,8 @@ def _fill(shape, fill_value, dtype, op):
     """A tensor of `shape` and Kiln `dtype` filled with the Python number / 0-d Tensor `fill_value`.
 
     An int that does not fit an integer dtype raises OverflowError, as NumPy 2's np.full; ints beyond float64's
-    53-bit mantissa are stored exactly."""
+    53-bit mantissa are stored exactly. A complex fill_value needs a complex dtype (MindSpore 2.10 fills
+    Complex64/128 with it); with a real dtype it raises TypeError (its imaginary part would be dropped)."""
     if isinstance(fill_value, Tensor):
         if fill_value.size != 1:
             raise ValueError(f"For '{op}', fill_value must be a number or a Tensor with one element, but got shape "
@@ -493,8 +494,13 @@ def _fill(shape, fill_value, dtype, op):
         fill_value = fill_value.item()
     if isinstance(fill_value, (np.generic,)):
         fill_value = fill_value.item()
+    if isinstance(fill_value, complex):
+        if not mstype.is_complex(dtype):
+            raise TypeError(f"For '{op}', a complex fill_value {fill_value!r} needs a complex dtype, but got {dtype}.")
+        return Tensor(np.full(tuple(shape), fill_value, dtype=mstype.dtype_to_nptype(dtype)))
     if not isinstance(fill_value, (bool, int, float)):
-        raise TypeError(f"For '{op}', fill_value must be a bool, int or float, but got {type(fill_value).__name__}.")
+        raise TypeError(f"For '{op}', fill_value must be a bool, int, float or complex, but got "
+                        f"{type(fill_value).__name__}.")
     if isinstance(fill_value, int) and not isinstance(fill_value, bool) and dtype in mstype.int_type:
         info = np.iinfo(mstype.dtype_to_nptype(dtype))
         if not info.min <= fill_value <= info.max:
@@ -505,11 +511,14 @@ def _fill(shape, fill_value, dtype, op):
 
 
 def full(size, fill_value, *, dtype=None):
-    """A tensor filled with fill_value (dtype: from fill_value when None: bool → Bool, int → Int64, float → Float32).
+    """A tensor filled with fill_value (dtype: from fill_value when None: bool → Bool, int → Int64, float → Float32,
+    complex → Complex128).
 
-    Raises OverflowError for an int fill_value outside an integer dtype's range (NumPy 2's rule)."""
+    Raises OverflowError for an int fill_value outside an integer dtype's range (NumPy 2's rule), TypeError for a
+    complex fill_value with a real dtype."""
     if dtype is None:
-        dtype = mstype.pytype_to_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float)) else mstype.float32
+        dtype = (mstype.pytype_to_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float, complex))
+                 else mstype.float32)
     return _fill(_shape_arg(size, "full"), fill_value, dtype_arg("full", "dtype", dtype), "full")
 
 

@@ -1,11 +1,16 @@
 """History (MindSpore's) with a plot() that writes the curves as a PNG (Kiln addition, matplotlib), and
 LambdaCallback."""
+import logging
+import math
+
 import numpy as np
 
 from ..._loader import _core
 from ._callback import Callback
 
 __all__ = ["History", "LambdaCallback"]
+
+_logger = logging.getLogger("kiln.train")
 
 
 class History(Callback):
@@ -37,8 +42,13 @@ class History(Callback):
         self.plot_path, self.plot_title = plot_path, plot_title
 
     def on_train_end(self, run_context):
-        """Writes the curves to plot_path (when given and something was recorded)."""
+        """Writes the curves to plot_path (when given and something numeric was recorded: a run whose outputs and
+        metrics are none of them real numbers logs a warning instead of failing after training)."""
         if self.plot_path is not None and self.history:
+            if not any(_numeric(v) for v in self.history.values()):
+                _logger.warning("History: nothing numeric was recorded (keys: %s), so no plot is written to %s.",
+                                sorted(self.history), self.plot_path)
+                return
             self.plot(self.plot_path, title=self.plot_title)
 
     def begin(self, run_context):
@@ -67,7 +77,8 @@ class History(Callback):
         """Writes the curves of `history` (every key with numeric values, or `keys`) against the epoch as a PNG.
 
         One subplot per quantity (losses and metrics have different scales), sharing the epoch axis; uses
-        matplotlib's Agg backend (no display needed). Returns the path written.
+        matplotlib's Agg backend (no display needed). An epoch whose value is None (no output recorded) is a gap in
+        its curve. Returns the path written.
 
         Args:
             path (str): the output file (a .png is written whatever the extension).
@@ -76,6 +87,8 @@ class History(Callback):
         Raises:
             RuntimeError: nothing recorded yet.
             KeyError: a key not in history.
+            ValueError: a key whose values are not real numbers (arrays, strings, complex), or no such key at
+                all when `keys` is None.
             TypeError: path not a str/PathLike.
         """
         import os
@@ -90,15 +103,21 @@ class History(Callback):
                                "Model.fit first.")
         if keys is None:
             keys = [k for k, v in self.history.items() if _numeric(v)]
+            if not keys:
+                raise ValueError(f"For 'History.plot', no entry of the history holds real numbers to plot (keys: "
+                                 f"{sorted(self.history)}).")
         for k in keys:
             if k not in self.history:
                 raise KeyError(f"For 'History.plot', '{k}' is not in the history (keys: {sorted(self.history)}).")
+            if not _numeric(self.history[k]):
+                raise ValueError(f"For 'History.plot', the values of '{k}' are not real numbers, so they cannot be "
+                                 f"plotted.")
         fig = Figure(figsize=(6, 2.6 * max(len(keys), 1)))
         FigureCanvasAgg(fig)
         axes = fig.subplots(len(keys), 1, sharex=True, squeeze=False)[:, 0]
         epochs_all = (self.epoch or {}).get("epoch", [])
         for ax, k in zip(axes, keys):
-            values = [float(np.asarray(v)) for v in self.history[k]]
+            values = [math.nan if v is None else float(np.asarray(v)) for v in self.history[k]]
             # `history` spans every train call, `epoch` only the last one: use its numbers when they line up.
             xs = epochs_all if len(epochs_all) == len(values) else list(range(1, len(values) + 1))
             ax.plot(xs, values, marker="o", markersize=3)
@@ -113,8 +132,13 @@ class History(Callback):
 
 
 def _numeric(values):
+    """True when every value is None (an epoch without output) or a real scalar (bool, int, float, a 0-d array or
+    Tensor of such a dtype), and at least one is not None."""
+    def real_scalar(v):
+        a = np.asarray(v)
+        return a.shape == () and (np.issubdtype(a.dtype, np.number) or a.dtype == np.bool_) and np.isrealobj(a)
     try:
-        return all(np.asarray(v).shape == () and np.isreal(np.asarray(v)) for v in values) and bool(values)
+        return any(v is not None for v in values) and all(v is None or real_scalar(v) for v in values)
     except (TypeError, ValueError):
         return False
 
