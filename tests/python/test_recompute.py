@@ -323,3 +323,32 @@ def test_recompute_lowers_peak_memory(mode):
     rec, loss1 = _peak(mode, True)
     assert loss1 == loss0
     assert rec <= 0.7 * plain, (mode, plain, rec)
+
+
+@pytest.mark.parametrize("graph", [False, True], ids=["pynative", "graph"])
+def test_grad_of_grad_through_a_recomputed_cell(graph):
+    """The reverse pass is itself differentiated (an input-gradient penalty): the recomputation is recorded on the
+    outer tape, so second derivatives (w.r.t. the input and the weights) equal those without recompute."""
+    class B(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Dense(3, 3, dtype=ms.float64)
+
+        def construct(self, x):
+            return ops.tanh(self.fc(x))
+    plain, rec = B(), B()
+    _same_weights(rec, plain)
+    rec.recompute()
+    x = Tensor(np.array([[0.3, -0.2, 0.5], [0.1, 0.4, -0.6]]))
+    res = []
+    for b in (plain, rec):
+        def penalty(t, b=b):
+            return ops.sum(ms.grad(lambda u: ops.sum(b(u) ** 3))(t) ** 2)
+        g = ms.grad(penalty, 0, b.trainable_params())
+        if graph:
+            g = ms.jit(g)
+        gx, gw = g(x)
+        res.append([gx.asnumpy()] + [w.asnumpy() for w in gw])
+    for a, b in zip(res[1], res[0]):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    assert np.abs(res[0][0]).max() > 1e-3
