@@ -352,3 +352,36 @@ def test_grad_of_grad_through_a_recomputed_cell(graph):
     for a, b in zip(res[1], res[0]):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
     assert np.abs(res[0][0]).max() > 1e-3
+
+
+def test_graph_plan_reuses_the_freed_activation_buffers():
+    """The compiled step's static memory plan (CompiledGraph.planned_peak_bytes): with every block recomputed the
+    forward activations die early and the executor's plan (greedy by size) reuses their buffers; the plain graph keeps
+    each block's 64-wide hidden activation until its backward. (Program-order best fit, before, gave each 16-wide
+    residual output a freed 64-wide buffer: the recomputed plan was then no smaller than half the plain one.)"""
+    D, H, L, B = 16, 64, 6, 64
+
+    class Blk(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2, self.act = nn.Dense(D, H), nn.Dense(H, D), nn.ReLU()
+
+        def construct(self, x):
+            return x + self.fc2(self.act(self.fc1(x)))
+
+    def planned(rec):
+        blocks = nn.CellList([Blk() for _ in range(L)])
+        if rec:
+            for b in blocks:
+                b.recompute()
+
+        def f(x):
+            for b in blocks:
+                x = b(x)
+            return ops.mean(x * x)
+        fn = ms.jit(ms.value_and_grad(f, None, blocks.trainable_params()))
+        fn(Tensor(np.ones((B, D), np.float32)))
+        return fn.graphs[0].planned_peak_bytes
+    plain, rec = planned(False), planned(True)
+    assert plain >= L * B * H * 4  # every hidden activation (64 x 64 float32) is kept in the plain graph
+    assert rec <= 0.5 * plain, (plain, rec)
