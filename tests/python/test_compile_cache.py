@@ -183,6 +183,7 @@ LAYERS.update({
                           lambda n: (f32(_r(n), 2 * n, 5), f32(_r(n + 9), 2 * n, 3)))],
     "GradAccumulationCell": [(lambda: nn.GradAccumulationCell(nn.WithLossCell(nn.Dense(5, 3), nn.MSELoss()), 2),
                               lambda n: (f32(_r(n), 2 * n, 5), f32(_r(n + 9), 2 * n, 3)))],
+    "MicroBatchInterleaved": [(lambda: nn.MicroBatchInterleaved(nn.Dense(5, 3), 2), lambda n: (f32(_r(n), 2 * n, 5),))],
 })
 for _name in ("ELU", "FastGelu", "GELU", "HSigmoid", "HSwish", "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish",
               "ReLU", "ReLU6", "SiLU", "Sigmoid", "Softmax", "Softplus", "Softsign", "Tanh",

@@ -181,3 +181,27 @@ def test_grad_accumulation_data_parallel_two_processes(tmp_path):
             np.testing.assert_array_equal(w0[name], w1[name], err_msg=f"{tag}: ranks differ in {name}")
             np.testing.assert_allclose(w0[name], ref[name], rtol=0, atol=1e-5, err_msg=f"{tag}: {name}")
     assert os.path.exists(tmp_path / "logs")
+
+
+def test_micro_batch_interleaved(mode):
+    """MindSpore 2.10: MicroBatchInterleaved(WithLossCell(dense), 2) returns the sum of the two halves' losses
+    (5.9879947, both modes); a non-scalar network's outputs are summed too; gradients are those of the sum; its
+    argument errors."""
+    from kiln.parallel.nn import MicroBatchInterleaved
+    assert nn.MicroBatchInterleaved is MicroBatchInterleaved
+    x, y = _data()
+    net = _dense()
+    m = MicroBatchInterleaved(nn.WithLossCell(net, nn.MSELoss()), 2)
+    np.testing.assert_allclose(m(Tensor(x), Tensor(y)).asnumpy(), 5.9879947, rtol=1e-6)
+    w = np.arange(8, dtype=np.float32).reshape(2, 4) / 10
+    out = MicroBatchInterleaved(net, 2)(Tensor(x)).asnumpy()
+    np.testing.assert_allclose(out, x[:4] @ w.T + x[4:] @ w.T, rtol=1e-6, atol=1e-6)
+    g = ms.grad(lambda t: ops.sum(MicroBatchInterleaved(net, 2)(t) ** 2))(Tensor(x)).asnumpy()
+    s = x[:4] @ w.T + x[4:] @ w.T
+    np.testing.assert_allclose(g, np.concatenate([2 * s @ w, 2 * s @ w]), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="'interleave_num' must be large than 0, but got 0"):
+        MicroBatchInterleaved(net, 0)
+    with pytest.raises(TypeError, match="'interleave_num' must be integer, but got the type : <class 'float'>"):
+        MicroBatchInterleaved(net, 2.0)
+    with pytest.raises(ValueError, match=r"input\(8\) must be divided by micro size\(3\)"):
+        MicroBatchInterleaved(net, 3)(Tensor(x))

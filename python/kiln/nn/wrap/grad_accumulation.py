@@ -163,3 +163,40 @@ def is_grad_accumulation(cell):
         if isinstance(c, GradAccumulation):
             return c.micro_size
     return 0
+
+
+class MicroBatchInterleaved(Cell):
+    """mindspore.parallel.nn.MicroBatchInterleaved(network, interleave_num=2) (also nn.MicroBatchInterleaved):
+    every input split along dimension 0 into `interleave_num` equal parts, `network` run on each, the outputs summed
+    (MindSpore: 0.0 + the outputs in order). MindSpore uses the split to overlap the model-parallel communication of
+    one part with the computation of the other; Kiln (stand-alone, data parallel) has no such communication, so this
+    is the split and the sum, differentiated as written.
+
+    Raises:
+        TypeError: interleave_num not an int; an input that is not a Tensor.
+        ValueError: interleave_num <= 0; an input whose dimension 0 is not divisible by interleave_num.
+    """
+
+    def __init__(self, network, interleave_num=2):
+        super().__init__(auto_prefix=False)
+        if not isinstance(interleave_num, int) or isinstance(interleave_num, bool):
+            raise TypeError("For 'MicroBatchInterleaved', the argument 'interleave_num' must be integer, but got the "
+                            f"type : {type(interleave_num)}.")
+        if interleave_num <= 0:
+            raise ValueError("For 'MicroBatchInterleaved', the argument 'interleave_num' must be large than 0, but "
+                             f"got {interleave_num}.")
+        self.network = network
+        self.interleave_num = interleave_num
+
+    def construct(self, *inputs):
+        return _interleave(self, inputs)
+
+
+def _interleave(cell, inputs):
+    k = cell.interleave_num
+    _micro_inputs(inputs, 0, k, "MicroBatchInterleaved")
+    total = None
+    for i in range(k):
+        out = cell.network(*_micro_inputs(inputs, i, k, "MicroBatchInterleaved"))
+        total = out if total is None else _core.add(total, out)
+    return total
