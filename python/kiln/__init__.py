@@ -19,6 +19,7 @@ from .common.seed import set_seed, get_seed  # noqa: F401 (re-export)
 from .common.api import value_and_grad, grad, get_grad  # noqa: F401 (re-export)
 from .common._functional_ad import vjp, jvp, jacfwd, jacrev  # noqa: F401 (re-export)
 from .common._vmap import vmap  # noqa: F401 (re-export)
+from .common._recompute import recompute  # noqa: F401 (re-export)
 from .context import (  # noqa: F401 (re-export)
     set_context, get_context, set_device, GRAPH_MODE, PYNATIVE_MODE, STRICT, COMPATIBLE, LAX,
 )

@@ -16,6 +16,10 @@ struct PyGradScope {
     return *scope;
   }
 };
+// An IsolatedTape whose lifetime is the Python `with` block.
+struct PyIsolatedTape {
+  std::unique_ptr<autodiff::IsolatedTape> tape;
+};
 }  // namespace
 
 void bind_autodiff(nb::module_& m) {
@@ -31,6 +35,16 @@ void bind_autodiff(nb::module_& m) {
            "Watches a tensor in place as a leaf (Parameters). Returns it.")
       .def("watch_input", [](PyGradScope& s, const Tensor& x) { return s.get().watch_input(x); },
            "Returns a new leaf aliasing the tensor (function inputs).");
+  nb::class_<PyIsolatedTape>(m, "IsolatedTape",
+                              "A fresh autodiff context (no active grad transform, recording on) for the `with` block: "
+                              "a closed differentiation inside a bprop (recompute: kiln/common/_recompute.py).")
+      .def(nb::init<>())
+      .def("__enter__", [](PyIsolatedTape& s) -> PyIsolatedTape& {
+             s.tape = std::make_unique<autodiff::IsolatedTape>();
+             return s;
+           }, nb::rv_policy::reference)
+      .def("__exit__", [](PyIsolatedTape& s, nb::handle, nb::handle, nb::handle) { s.tape.reset(); return false; },
+           nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none());
   m.def("grad_level", &autodiff::grad_level, "Number of active grad transforms (0: nothing is recorded).");
   m.def("gradient",
         [](const std::vector<Tensor>& outputs, const std::vector<std::optional<Tensor>>& sens,

@@ -20,6 +20,7 @@ import pytest
 import kiln as ms
 from kiln import Tensor, nn, ops
 from kiln.common.jit import JitFunction
+from kiln.parallel.nn import GradAccumulation
 
 B1, B2 = 4, 3  # the two batch sizes
 
@@ -177,6 +178,12 @@ LAYERS.update({
                       lambda n: (f32(_r(n), n, 5), f32(_r(n + 9), n, 3)))],
     "TrainOneStepCell": [(_train_one_step, lambda n: (f32(_r(n), n, 5), f32(_r(n + 9), n, 3)))],
     "TrainOneStepWithLossScaleCell": [(_loss_scale_step, lambda n: (f32(_r(n), n, 5), f32(_r(n + 9), n, 3)))],
+    # 2n rows in 2 micro-batches (each batch size must be divisible by micro_size)
+    "GradAccumulation": [(lambda: GradAccumulation(nn.WithLossCell(nn.Dense(5, 3), nn.MSELoss()), 2),
+                          lambda n: (f32(_r(n), 2 * n, 5), f32(_r(n + 9), 2 * n, 3)))],
+    "GradAccumulationCell": [(lambda: nn.GradAccumulationCell(nn.WithLossCell(nn.Dense(5, 3), nn.MSELoss()), 2),
+                              lambda n: (f32(_r(n), 2 * n, 5), f32(_r(n + 9), 2 * n, 3)))],
+    "MicroBatchInterleaved": [(lambda: nn.MicroBatchInterleaved(nn.Dense(5, 3), 2), lambda n: (f32(_r(n), 2 * n, 5),))],
 })
 for _name in ("ELU", "FastGelu", "GELU", "HSigmoid", "HSwish", "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish",
               "ReLU", "ReLU6", "SiLU", "Sigmoid", "Softmax", "Softplus", "Softsign", "Tanh",

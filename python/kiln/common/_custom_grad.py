@@ -27,33 +27,32 @@ def _zeros_for(gouts, outs):
     return [g if g is not None else _core.zeros_like(o) for g, o in zip(gouts, outs)]
 
 
+def _walk_leaves(v, leaves):
+    if isinstance(v, Tensor):
+        leaves.append(v)
+    elif isinstance(v, (tuple, list)):
+        for x in v:
+            _walk_leaves(x, leaves)
+
+
+def _build(v, it):
+    if isinstance(v, Tensor):
+        return next(it)
+    if isinstance(v, tuple):
+        items = [_build(x, it) for x in v]
+        return type(v)(*items) if hasattr(v, "_fields") else tuple(items)
+    if isinstance(v, list):
+        return [_build(x, it) for x in v]
+    return v
+
+
 def _flatten(value):
     """The Tensors of a (nested) tuple/list structure, in order, and a function rebuilding the structure from a
-    list of replacements."""
+    list of replacements. (Module-level helpers, not self-referencing closures: a recursive closure is a reference
+    cycle, which kept the Tensors — and their autodiff history — alive until the next garbage collection.)"""
     leaves = []
-
-    def walk(v):
-        if isinstance(v, Tensor):
-            leaves.append(v)
-        elif isinstance(v, (tuple, list)):
-            for x in v:
-                walk(x)
-    walk(value)
-
-    def rebuild(new):
-        it = iter(new)
-
-        def build(v):
-            if isinstance(v, Tensor):
-                return next(it)
-            if isinstance(v, tuple):
-                items = [build(x) for x in v]
-                return type(v)(*items) if hasattr(v, "_fields") else tuple(items)
-            if isinstance(v, list):
-                return [build(x) for x in v]
-            return v
-        return build(value)
-    return leaves, rebuild
+    _walk_leaves(value, leaves)
+    return leaves, lambda new: _build(value, iter(new))
 
 
 def _fits(g_shape, shape):

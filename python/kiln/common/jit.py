@@ -96,13 +96,14 @@ def _check_cache_size(size, name):
 
 def _flag_of(ref):
     """A guard cell's part of the key: its training flag, and with mixed precision (Cell.to_float, kiln.amp) the
-    dtype it runs in too, so a network converted after a first compile is traced again."""
+    dtype it runs in too, so a network converted after a first compile is traced again (and Cell.recompute())."""
     cell = ref()
     if cell is None:
         return None
     d = cell.__dict__
     mp = d.get("_mp_dtype")
-    return d.get("training") if mp is None else (d.get("training"), str(mp))
+    flag = d.get("training") if mp is None else (d.get("training"), str(mp))
+    return flag if d.get("_recompute") is None else (flag, "recompute")  # Cell.recompute() after a compile
 
 
 def _cells_named_by(fn):

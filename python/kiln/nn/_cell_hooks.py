@@ -3,7 +3,7 @@ of Cell (kept apart from cell.py to keep that module focused). The gradient mach
 kiln/common/_custom_grad.py."""
 import warnings
 
-from ..common import _custom_grad
+from ..common import _custom_grad, _recompute
 
 
 class _CellHooks:
@@ -38,6 +38,9 @@ class _CellHooks:
             args, bw_state = _custom_grad.backward_hook_inputs(self, args)
             if d["_custom_bprop"]:
                 out = _custom_grad.call_with_bprop(self, args, kwargs, self._run_construct)
+            elif d.get("_recompute") is not None:
+                out = _recompute.call(self._run_construct, args, kwargs, list(self.get_parameters()),
+                                      f"Cell '{type(self).__name__}'", d["_recompute"]["context_fn"])
             else:
                 out = self._run_construct(args, kwargs)
             for key, hook in list(d["_forward_hooks"].items()):
@@ -64,7 +67,7 @@ class _CellHooks:
     def _update_hook_flag(self):
         d = self.__dict__
         d["_has_hooks"] = bool(d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_pre_hooks"]
-                               or d["_backward_hooks"] or d["_custom_bprop"])
+                               or d["_backward_hooks"] or d["_custom_bprop"] or d.get("_recompute") is not None)
         self._update_fast_flag()
 
     def _add_hook(self, table, hook_fn, api, prepend=False):

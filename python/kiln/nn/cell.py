@@ -586,9 +586,42 @@ class Cell(_CellHooks):
     get_buffer = _cell_buffers.get_buffer
     shard = _cell_extra.shard  # layouts for the model-splitting parallel modes (ignored stand-alone, as MindSpore)
 
-    def recompute(self, **kwargs):
-        """Accepted for compatibility (no effect in Kiln)."""
-        return self
+    def recompute(self, *, use_reentrant=True, output_recompute=False, early_stop=True, context_fn=None, **kwargs):
+        """MindSpore 2.10's Cell.recompute: from now on a call of this Cell inside a grad transform keeps only its
+        inputs and outputs for the backward pass; everything inside it (sub-Cells included) is computed again when
+        the reverse pass reaches it (kiln/common/_recompute.py). Losses and gradients are unchanged; random draws
+        (dropout) are reused in the recomputation, so the masks match. PyNative and Graph mode (kiln.jit,
+        GRAPH_MODE), where the backward graph gets copies of the forward nodes placed just before their use.
+
+        Keyword Arguments:
+            use_reentrant, output_recompute, early_stop: accepted (MindSpore's implementation choices; Kiln has one
+                mechanism, which keeps the Cell's outputs and recomputes the rest).
+            context_fn: None, or a callable returning two context managers: the first is entered around the
+                forward, the second around the recomputation. Needs use_reentrant=False (or output_recompute=True).
+            mp_comm_recompute, parallel_optimizer_comm_recompute (bool), recompute_slice_activation: accepted for the
+                parallel modes (no effect stand-alone or in data parallel).
+        Returns None (as MindSpore).
+        Raises:
+            ValueError: a keyword other than those above; context_fn with use_reentrant=True.
+            TypeError: mp_comm_recompute or parallel_optimizer_comm_recompute not a bool.
+        """
+        for key in ("mp_comm_recompute", "parallel_optimizer_comm_recompute"):
+            if key in kwargs and not isinstance(kwargs[key], bool):
+                raise TypeError(f"The parameter '{key}' must be <class 'bool'>, but got {type(kwargs[key])}")
+        for key in kwargs:
+            if key not in ("mp_comm_recompute", "parallel_optimizer_comm_recompute", "recompute_slice_activation"):
+                raise ValueError(f"For 'recompute', keyword '{key}' is not recognized! the key kwargs must be "
+                                 "'mp_comm_recompute', 'parallel_optimizer_comm_recompute', "
+                                 "'recompute_slice_activation'")
+        if output_recompute:
+            use_reentrant = False
+        if context_fn is not None and use_reentrant:
+            raise ValueError("context_fn is only supported when use_reentrant=False.")
+        if context_fn is not None and not callable(context_fn):
+            raise TypeError(f"For 'recompute', the 'context_fn' must be callable, but got {type(context_fn).__name__}.")
+        self.__dict__["_recompute"] = {"context_fn": context_fn}
+        self._update_hook_flag()
+        _bump_train_state()  # compiled graphs that call this cell must be traced again
 
     # ------------------------------------------------------------------------------------------------- repr
     def extend_repr(self):

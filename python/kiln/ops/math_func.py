@@ -14,6 +14,7 @@ import numpy as np
 from .._loader import _core
 from .._args import _got, _is_int, axes_arg, dtype_arg, int_arg
 from ..common import dtype as mstype
+from ..common import _recompute
 from ..common import seed as _seed
 from ..common.tensor import Tensor
 from .function import _tensor_arg, assign
@@ -500,7 +501,7 @@ class UniformReal(Primitive):
     def __call__(self, shape):
         from .function import _shape_arg
         s, stream = _seed._next_key("UniformReal", _op_seed(self.seed, self.seed2))
-        return _core.uniform_real(list(_shape_arg(shape, "UniformReal", "shape")), mstype.float32, s, 0, stream)
+        return _recompute.draw("uniform_real", list(_shape_arg(shape, "UniformReal", "shape")), mstype.float32, s, 0, stream)
 
 
 class StandardNormal(Primitive):
@@ -514,7 +515,7 @@ class StandardNormal(Primitive):
     def __call__(self, shape):
         from .function import _shape_arg
         s, stream = _seed._next_key("StandardNormal", _op_seed(self.seed, self.seed2))
-        return _core.standard_normal(list(_shape_arg(shape, "StandardNormal", "shape")), mstype.float32, s, 0,
+        return _recompute.draw("standard_normal", list(_shape_arg(shape, "StandardNormal", "shape")), mstype.float32, s, 0,
                                      stream)
 
 

@@ -23,6 +23,7 @@ import numpy as np
 from .._loader import _core
 from .._args import _got, _is_int, dtype_arg, int_arg, shape_arg
 from ..common import dtype as mstype
+from ..common import _recompute
 from ..common import seed as _seed
 from ..common.tensor import Tensor
 from ._opdef import defop
@@ -35,7 +36,7 @@ __all__ = ["bernoulli", "multinomial", "rand_like", "randn_like", "randint_like"
 
 def _uniform(shape, dtype, op, seed):
     s, stream = _seed._next_key(op, seed)
-    return _core.uniform_real(list(shape), dtype, s, 0, stream)
+    return _recompute.draw("uniform_real", list(shape), dtype, s, 0, stream)
 
 
 def _seed_arg(seed, op):
@@ -150,7 +151,7 @@ def randn_like(input, seed=None, *, dtype=None):
     x = _tensor_arg(input, "randn_like")
     dt = _like_dtype(x, dtype, "randn_like", "float")
     s, stream = _seed._next_key("randn_like", _seed_arg(seed, "randn_like"))
-    return _core.standard_normal(list(x.shape), dt, s, 0, stream)
+    return _recompute.draw("standard_normal", list(x.shape), dt, s, 0, stream)
 
 
 @defop()
@@ -168,14 +169,14 @@ def randint_like(input, low, high, seed=None, *, dtype=None):
     if low < info.min or high - 1 > info.max:
         raise ValueError(f"For 'randint_like', [{low}, {high}) does not fit {dt}.")
     s, stream = _seed._next_key("randint_like", _seed_arg(seed, "randint_like"))
-    return _core.uniform_int(list(x.shape), low, high, dt, s, 0, stream)
+    return _recompute.draw("uniform_int", list(x.shape), low, high, dt, s, 0, stream)
 
 
 def _permutation(n, op, seed, offset=0):
     if offset:  # another stream of the same seed (Kiln's streams hand out their own positions)
         seed = ((seed or 0) * 1000003 + offset) % (2 ** 62) + 1
     s, stream = _seed._next_key(op, seed)
-    u = _core.uniform_real([n], mstype.float32, s, 0, stream)
+    u = _recompute.draw("uniform_real", [n], mstype.float32, s, 0, stream)
     return _core.argsort(u, 0, False)
 
 
@@ -258,9 +259,9 @@ def random_gamma(shape, alpha, seed=None):
     d = _core.sub(ab, 1.0 / 3.0)
     c = _core.div(1.0, _core.sqrt(_core.mul(d, 9.0)))
     s, stream = _seed._next_key("random_gamma", seed)
-    z = _core.standard_normal([_GAMMA_TRIES] + out_shape, mstype.float32, s, 0, stream)
+    z = _recompute.draw("standard_normal", [_GAMMA_TRIES] + out_shape, mstype.float32, s, 0, stream)
     s2, stream2 = _seed._next_key("random_gamma.accept", seed)
-    u = _core.uniform_real([_GAMMA_TRIES + 1] + out_shape, mstype.float32, s2, 0, stream2)
+    u = _recompute.draw("uniform_real", [_GAMMA_TRIES + 1] + out_shape, mstype.float32, s2, 0, stream2)
     result = None
     for t in reversed(range(_GAMMA_TRIES)):  # the first accepted candidate wins: fill from the last one back
         zt = _core.reshape(_core.strided_slice(z, [t] + [0] * len(out_shape), [t + 1] + out_shape,

@@ -127,6 +127,15 @@ class Model:
     # ------------------------------------------------------------------------------------------ building
     def _build_train_network(self):
         network = self._network
+        from ..nn.wrap.grad_accumulation import is_grad_accumulation
+        micro = is_grad_accumulation(network) if self._optimizer is not None else 0
+        if micro and (self._amp_level != "O0" or self._keep_bn_fp32 is not None
+                      or (self._loss_scale_manager is not None
+                          and self._loss_scale_manager.get_update_cell() is not None)):
+            raise ValueError("For 'Model', a network with GradAccumulation trains with amp_level='O0' and no "
+                             "dynamic loss scale manager in Kiln (the gradient is scaled by 1/micro_size through "
+                             "TrainOneStepCell's sens); got amp_level="
+                             f"{self._amp_level!r}, loss_scale_manager={type(self._loss_scale_manager).__name__}.")
         if self._optimizer is not None and (self._amp_level != "O0" or self._keep_bn_fp32 is not None):
             from .amp import build_train_network
             amp_config = {}
@@ -140,6 +149,9 @@ class Model:
             if self._loss_fn is not None:
                 network = WithLossCell(network, self._loss_fn)
             lsm = self._loss_scale_manager
+            if micro:  # MindSpore's _TrainGradAccuStepCell: the summed micro-batch gradients times 1/micro_size
+                scale = 1.0 if lsm is None else float(lsm.get_loss_scale())
+                return TrainOneStepCell(network, self._optimizer, scale / micro)
             if lsm is None:
                 return TrainOneStepCell(network, self._optimizer)
             update_cell = lsm.get_update_cell()

@@ -2,9 +2,11 @@
 for evaluation (WithEvalCell), and a whole training step (TrainOneStepCell; with loss scaling, TrainOneStepWithLossScaleCell)."""
 from .cell_wrapper import WithLossCell, WithEvalCell, TrainOneStepCell
 from .grad_reducer import DistributedGradReducer
+from .grad_accumulation import GradAccumulationCell, MicroBatchInterleaved
 from .loss_scale import (
     TrainOneStepWithLossScaleCell, DynamicLossScaleUpdateCell, FixedLossScaleUpdateCell,
 )
 
 __all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell", "DistributedGradReducer", "TrainOneStepWithLossScaleCell",
-           "DynamicLossScaleUpdateCell", "FixedLossScaleUpdateCell"]
+           "DynamicLossScaleUpdateCell", "FixedLossScaleUpdateCell", "GradAccumulationCell",
+           "MicroBatchInterleaved"]

@@ -12,6 +12,7 @@ import numpy as np
 from ..._loader import _core
 from ...common import dtype as mstype
 from ...common import seed as _seed
+from ...common import _recompute
 from ...common.tensor import Tensor
 from ..._args import axes_arg, dtype_arg, int_arg, number_arg, shape_arg, tensors_arg
 from .._opdef import defop as _defop
@@ -583,26 +584,26 @@ def randn(*size, dtype=None, seed=None):
     """Standard normal samples of shape `size` (ints or one tuple); dtype default float32 (non-float: ValueError)."""
     shape = _size(size, "randn")
     s, stream = _seed._next_key("randn", seed)
-    return _core.standard_normal(list(shape), _float_dtype(dtype, "randn"), s, 0, stream)
+    return _recompute.draw("standard_normal", list(shape), _float_dtype(dtype, "randn"), s, 0, stream)
 
 
 def standard_normal(shape, seed=None):
     """Standard normal float32 samples."""
     s, stream = _seed._next_key("standard_normal", seed)
-    return _core.standard_normal(list(_shape_arg(shape, "standard_normal", "shape")), mstype.float32, s, 0, stream)
+    return _recompute.draw("standard_normal", list(_shape_arg(shape, "standard_normal", "shape")), mstype.float32, s, 0, stream)
 
 
 def rand(*size, dtype=None, seed=None):
     """Uniform [0, 1) samples of shape `size`."""
     shape = _size(size, "rand")
     s, stream = _seed._next_key("rand", seed)
-    return _core.uniform_real(list(shape), _float_dtype(dtype, "rand"), s, 0, stream)
+    return _recompute.draw("uniform_real", list(shape), _float_dtype(dtype, "rand"), s, 0, stream)
 
 
 def uniform(shape, minval, maxval, seed=None, dtype=mstype.float32):
     """Uniform samples in [minval, maxval) (Tensors or numbers; broadcast)."""
     s, stream = _seed._next_key("uniform", seed)
-    u = _core.uniform_real(list(_shape_arg(shape, "uniform", "shape")), _float_dtype(dtype, "uniform"), s, 0, stream)
+    u = _recompute.draw("uniform_real", list(_shape_arg(shape, "uniform", "shape")), _float_dtype(dtype, "uniform"), s, 0, stream)
     return _core.add(_core.mul(u, _core.sub(maxval, minval)), minval)
 
 
@@ -617,7 +618,7 @@ def randint(low, high, size, seed=None, *, dtype=None):
         for what, v in (("low", low), ("high - 1", high - 1)):
             if not info.min <= v <= info.max:
                 raise ValueError(f"For 'randint', {what} = {v} is out of bounds for {dtype}.")
-    return _core.uniform_int(list(_shape_arg(size, "randint")), int(low), int(high), dtype, s, 0, stream)
+    return _recompute.draw("uniform_int", list(_shape_arg(size, "randint")), int(low), int(high), dtype, s, 0, stream)
 
 
 # ---- printing ----
