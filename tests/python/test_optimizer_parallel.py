@@ -94,9 +94,10 @@ def test_optimizer_parallel_two_processes(tmp_path):
 def test_optimizer_parallel_four_processes(tmp_path):
     configs = ["mlp:adam:jit", "block:adam:pynative", "mlp:adamwd:model_pynative", "block:momentum:jit:s2",
                "mlp:adam:ls_pynative"]
-    r, _ = launch("opt_parallel.py", tmp_path, ",".join(["errors"] + configs), tmp_path=tmp_path, workers=4,
+    r, _ = launch("opt_parallel.py", tmp_path, ",".join(["errors", "ring"] + configs), tmp_path=tmp_path, workers=4,
                   timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr + logs(tmp_path)
+    assert (tmp_path / "logs" / "worker_3.log").read_text().count("RING OK") == 1
     _check(tmp_path, configs, 4)
     _check_checkpoints(tmp_path, 4, configs[0])
 

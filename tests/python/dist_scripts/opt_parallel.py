@@ -4,7 +4,8 @@ process on the global batch. CONFIGS is a comma-separated list of model:optimize
 optimizer in {sgd, momentum, adam, adamwd, adagrad, rmsprop}, mode in {pynative, jit, model_pynative, model_graph, ls_pynative, ls_graph}
 (an own step with nn.DistributedGradReducer, eagerly or under ms.jit; Model.train in PyNative or GRAPH_MODE;
 TrainOneStepWithLossScaleCell with an overflow at step 1 that every process must skip), and an optional fourth
-field sK (optimizer_weight_shard_size K); the config 'errors' checks the error messages and the slicing rules.
+field sK (optimizer_weight_shard_size K); the config 'errors' checks the error messages and the slicing rules,
+'ring' the backend's reduce-scatter against NumPy.
 
 For each config every rank writes OUT_DIR/<config>_<kind>_rank<r>.npz with kind in {dp, zero}: the weights after
 training, the losses ('loss:<step>'), the optimizer-state bytes ('state_bytes') and, for zero, the sliced-parameter
@@ -156,10 +157,27 @@ def errors_and_rules():
     print("RULES OK", flush=True)
 
 
-first = next(c for c in configs if c != "errors")
+def ring_reduce_scatter():
+    """The Gloo backend's ring reduce-scatter against NumPy: dtypes, ops, a shape that is not a multiple of 8."""
+    from mindspore.communication import comm_func
+    for dtype in (np.float32, np.float64, np.float16, np.int32, np.int64):
+        for op in ("sum", "max", "min", "prod"):
+            every = [np.random.RandomState(10 + r).randint(-3, 4, size=(size * 3, 5)).astype(dtype)
+                     for r in range(size)]
+            got = comm_func.reduce_scatter_tensor(Tensor(every[rank]), op=op).asnumpy()
+            fold = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}[op]
+            want = fold(np.stack(every), axis=0)[rank * 3:(rank + 1) * 3].astype(dtype)
+            np.testing.assert_array_equal(got, want, err_msg=f"{dtype.__name__} {op}")
+    print("RING OK", flush=True)
+
+
+first = next(c for c in configs if c not in ("errors", "ring"))
 for config in configs:
     if config == "errors":
         errors_and_rules()
+        continue
+    if config == "ring":
+        ring_reduce_scatter()
         continue
     model, opt_name, mode, *rest = config.split(":")
     shard_size = int(rest[0][1:]) if rest else -1  # mlp:adam:jit:s2 = optimizer_weight_shard_size 2
