@@ -1,7 +1,9 @@
 """Optimizer parallel (set_auto_parallel_context(enable_parallel_optimizer=True), ZeRO-1; issue 27): the launcher
 with 2 and 4 workers runs dist_scripts/opt_parallel.py, which trains an MLP and a Transformer encoder block with
 SGD/Momentum/Adam/AdamWeightDecay/Adagrad/RMSProp (own step with nn.DistributedGradReducer in PyNative and under jit; Model.train in
-PyNative and GRAPH_MODE; TrainOneStepWithLossScaleCell through an overflow) both with and without the option; the weights and losses must match plain data parallel
+PyNative and GRAPH_MODE; TrainOneStepWithLossScaleCell through an overflow; parameter groups with a dynamic learning
+rate and gradient centralization; the model made under nn.no_init_parameters, as MindSpore's tutorial does) both with
+and without the option; the weights and losses must match plain data parallel
 and one process on the global batch within 1e-5, each process must hold 1/N of the optimizer-state bytes, and the
 checkpoints (gathered) must load into a one-process run. Plus the option checks, with MindSpore 2.10's messages."""
 import numpy as np
@@ -83,7 +85,7 @@ def _check_checkpoints(tmp_path, workers, config):
 
 def test_optimizer_parallel_two_processes(tmp_path):
     configs = ["mlp:adam:pynative", "mlp:momentum:jit", "block:adamwd:model_graph", "block:sgd:model_pynative",
-               "mlp:adagrad:pynative", "mlp:rmsprop:jit", "block:momentum:ls_graph"]
+               "mlp:adagrad:pynative", "mlp:rmsprop:jit", "block:momentum:ls_graph", "mlp:groups:pynative"]
     r, _ = launch("opt_parallel.py", tmp_path, ",".join(["errors"] + configs), tmp_path=tmp_path, workers=2,
                   timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr + logs(tmp_path)
@@ -93,7 +95,7 @@ def test_optimizer_parallel_two_processes(tmp_path):
 
 def test_optimizer_parallel_four_processes(tmp_path):
     configs = ["mlp:adam:jit", "block:adam:pynative", "mlp:adamwd:model_pynative", "block:momentum:jit:s2",
-               "mlp:adam:ls_pynative"]
+               "mlp:adam:ls_pynative", "block:adam:noinit"]
     r, _ = launch("opt_parallel.py", tmp_path, ",".join(["errors", "ring"] + configs), tmp_path=tmp_path, workers=4,
                   timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr + logs(tmp_path)

@@ -1,8 +1,9 @@
 """Run by tests/python/test_optimizer_parallel.py under `python -m kiln.msrun --worker_num=N opt_parallel.py OUT_DIR
 CONFIGS`: optimizer parallel (enable_parallel_optimizer=True, ZeRO-1) against plain data parallel and against one
 process on the global batch. CONFIGS is a comma-separated list of model:optimizer:mode, with model in {mlp, block},
-optimizer in {sgd, momentum, adam, adamwd, adagrad, rmsprop}, mode in {pynative, jit, model_pynative, model_graph, ls_pynative, ls_graph}
-(an own step with nn.DistributedGradReducer, eagerly or under ms.jit; Model.train in PyNative or GRAPH_MODE;
+optimizer in {sgd, momentum, adam, adamwd, adagrad, rmsprop, groups}, mode in {pynative, jit, noinit, model_pynative, model_graph, ls_pynative,
+ls_graph} (an own step with nn.DistributedGradReducer, eagerly or under ms.jit, or under jit with the model and
+optimizer made in nn.no_init_parameters; Model.train in PyNative or GRAPH_MODE;
 TrainOneStepWithLossScaleCell with an overflow at step 1 that every process must skip), and an optional fourth
 field sK (optimizer_weight_shard_size K); the config 'errors' checks the error messages and the slicing rules,
 'ring' the backend's reduce-scatter against NumPy.
@@ -46,6 +47,11 @@ def make_opt(name, params):
         return nn.SGD(params, learning_rate=0.1, momentum=0.9, weight_decay=0.01)
     if name == "momentum":
         return nn.Momentum(params, learning_rate=0.1, momentum=0.9, weight_decay=0.01)
+    if name == "groups":  # parameter groups, a dynamic learning rate, gradient centralization
+        weights = [p for p in params if p.ndim > 1]
+        others = [p for p in params if p.ndim == 1]
+        return nn.Momentum([{"params": weights, "weight_decay": 0.01, "grad_centralization": True},
+                            {"params": others, "lr": 0.05}], learning_rate=[0.1, 0.08, 0.06], momentum=0.9)
     if name == "adagrad":
         return nn.Adagrad(params, learning_rate=0.1, weight_decay=0.01)
     if name == "rmsprop":
@@ -66,8 +72,14 @@ def run(model, opt_name, mode, kind, shard_size=-1):
                                      parallel_optimizer_config={"parallel_optimizer_threshold": 0,
                                                                 "optimizer_weight_shard_size": shard_size})
     ms.set_context(mode=ms.GRAPH_MODE if mode in ("model_graph", "ls_graph") else ms.PYNATIVE_MODE)
-    net = make_net(model, 1 + rank if kind != "ref" else 1)
-    opt = make_opt(opt_name, net.trainable_params())
+    if mode == "noinit":  # MindSpore's tutorial: net and optimizer made under nn.no_init_parameters
+        from mindspore.nn.utils import no_init_parameters
+        with no_init_parameters():
+            net = make_net(model, 1 + rank if kind != "ref" else 1)
+            opt = make_opt(opt_name, net.trainable_params())
+    else:
+        net = make_net(model, 1 + rank if kind != "ref" else 1)
+        opt = make_opt(opt_name, net.trainable_params())
     x, y = DATA[model]
     per = GLOBAL_BATCH // size if kind != "ref" else GLOBAL_BATCH
     losses, train = [], None
@@ -104,7 +116,7 @@ def run(model, opt_name, mode, kind, shard_size=-1):
                 grads = reducer(grads)
             opt(grads)
             return loss
-        if mode == "jit":
+        if mode in ("jit", "noinit"):
             step = ms.jit(step)
         for s in range(STEPS):
             if kind == "ref":

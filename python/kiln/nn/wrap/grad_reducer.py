@@ -143,7 +143,12 @@ class DistributedGradReducer(Cell):
         return _core.greater(_core.all_reduce(as_float, 1, self._g), _core.full([], 0.0, mstype.float32))
 
     def _broadcast(self, params):
-        """Every process takes group rank 0's values of the parameters (eagerly, now)."""
+        """Every process takes group rank 0's values of the parameters (eagerly, now). Parameters made under
+        nn.no_init_parameters get their values first (every pending one alive, in creation order, as a compiled
+        function's first call would draw them): drawn later, they would differ between the processes."""
+        from ...common import _deferred_init
+        if any(_deferred_init.pending(p) is not None for p in params):
+            _deferred_init.materialize_all()
         for p in params:
             _core.assign(p, _core.broadcast(p, 0, self._g))
 
