@@ -149,6 +149,19 @@ def errors_and_rules():
     bad = (ms.ops.zeros((3, 4), ms.float32), ms.ops.zeros((8,), ms.float32))
     expect_error(ValueError, ["'weight'", "(8, 4)", "(3, 4)", f"({8 // size}, 4)"], lambda: opt(bad))
     expect_error(RuntimeError, ["Lamb"], lambda: nn.Lamb(net.trainable_params(), 0.1))
+    # the reducer: sliced gradients in one reduce-scatter bucket; all_reduce_fusion_config's gradient indices (2, 4)
+    # split the all-reduced ones (1, 3, 4) before 3 (the first at or after index 2) and before 4
+    ms.set_auto_parallel_context(all_reduce_fusion_config=[2, 4])
+    P = ms.Parameter
+    mixed = [P(np.ones((8, 4), np.float32), "w1"), P(np.ones(3, np.float32), "b1"), P(np.ones((8, 4), np.float32), "w2"),
+             P(np.ones(3, np.float32), "b2"), P(np.ones(3, np.float32), "b3")]
+    reducer = nn.DistributedGradReducer(mixed)
+    assert reducer._rs_buckets == [[0, 2]] and reducer._buckets == [[1], [3], [4]], (reducer._rs_buckets,
+                                                                                      reducer._buckets)
+    out = reducer(tuple(ms.Tensor(np.full(p.shape, rank + 1.0, np.float32)) for p in mixed))
+    total = size * (size + 1) / 2
+    assert [tuple(o.shape) for o in out] == [(8 // size, 4), (3,), (8 // size, 4), (3,), (3,)]
+    assert all(np.all(o.asnumpy() == total) for o in out)
     ms.set_auto_parallel_context(optimizer_weight_shard_size=2 * size)
     expect_error(ValueError, ["optimizer_weight_shard_size", str(2 * size)], lambda: nn.Adam(net.trainable_params()))
     ms.reset_auto_parallel_context()

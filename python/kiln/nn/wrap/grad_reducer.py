@@ -1,6 +1,8 @@
 """nn.DistributedGradReducer: all-reduces a tuple of gradients over the data-parallel group (MindSpore's), in
 buckets: gradients of one dtype are flattened and concatenated up to `bucket_bytes` per all-reduce (as PyTorch's
 DDP and MindSpore's fusion do), so a model with many small parameters makes few collectives."""
+import bisect
+
 from ..._loader import _core
 from ...common import dtype as mstype
 from ..._parallel_context import get_auto_parallel_context
@@ -106,7 +108,9 @@ class DistributedGradReducer(Cell):
         n = len(self._metas)
         sharded = [i for i in range(n) if shards is not None and shards[i] is not None]
         rest = [i for i in range(n) if shards is None or shards[i] is None]
-        fusion = get_auto_parallel_context("all_reduce_fusion_config")
+        # all_reduce_fusion_config's gradient indices, as positions among the all-reduced gradients (a split at a
+        # reduce-scattered gradient starts the bucket at the next all-reduced one)
+        fusion = sorted({bisect.bisect_left(rest, k) for k in get_auto_parallel_context("all_reduce_fusion_config")})
         d["_buckets"] = [[rest[j] for j in b] for b in
                          _plan([(*self._metas[i], self._nbytes[i]) for i in rest], self._bucket_bytes, fusion)]
         d["_rs_buckets"] = [[sharded[j] for j in b] for b in
