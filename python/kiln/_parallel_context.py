@@ -41,6 +41,7 @@ _DEFAULTS = {
     "pipeline_stages": 1,
     "grad_accumulation_step": 1,
     "all_reduce_fusion_config": [],
+    "optimizer_weight_shard_size": -1,
 }
 _BOOL_KEYS = ("gradients_mean", "parameter_broadcast", "gradient_fp32_sync", "loss_repeated_mean", "full_batch",
               "enable_parallel_optimizer")
@@ -60,7 +61,15 @@ def set_auto_parallel_context(**kwargs):
         global_rank (int): this process's rank, 0…4095 (default: get_rank()).
         parameter_broadcast (bool): accepted; Kiln always broadcasts the parameters from rank 0 when the gradient
             reducer is made (data-parallel), so that every process starts from the same weights.
-        gradient_fp32_sync, loss_repeated_mean, enable_parallel_optimizer (False only), full_batch (False only),
+        enable_parallel_optimizer (bool): optimizer parallel (ZeRO-1) in data-parallel mode: each process keeps
+            the optimizer state of 1/N of each large parameter and updates only that slice (docs/distributed.md,
+            "Optimizer parallel"; kiln/nn/optim/_parallel.py).
+        parallel_optimizer_config (dict): parallel_optimizer_threshold (int >= 0, KB; default 64: smaller
+            parameters stay replicated), optimizer_weight_shard_size (-1 or > 0), gradient_accumulation_shard
+            (bool), optimizer_level ('level1', 'level2'; 'level3' raises ValueError). Set-only, as in MindSpore.
+        optimizer_weight_shard_size (int): -1 (default: all processes) or the number of slices of each sharded
+            parameter; values <= 1 are ignored, as in MindSpore.
+        gradient_fp32_sync, loss_repeated_mean, full_batch (False only),
         pipeline_stages (1 only), grad_accumulation_step (1 only), search_mode, strategy_ckpt_load_file,
         strategy_ckpt_save_file, dataset_strategy ('data_parallel' only): accepted for compatibility.
         all_reduce_fusion_config (list[int]): gradient indices where a new all-reduce bucket starts, strictly
@@ -75,7 +84,16 @@ def set_auto_parallel_context(**kwargs):
     """
     fn = "set_auto_parallel_context"
     updates = {}
+    po_config = None
     for key, value in kwargs.items():
+        if key == "parallel_optimizer_config":
+            po_config = _check_po_config(value)
+            continue
+        if key == "optimizer_weight_shard_size":
+            _check_shard_size(value, key)
+            if value > 1:  # MindSpore warns for -1..1 and keeps the previous value
+                updates[key] = value
+            continue
         if key not in _DEFAULTS:
             raise ValueError(f"For '{fn}', the keyword argument '{key}' is not recognized (Kiln supports "
                              f"{sorted(_DEFAULTS)}).")
@@ -92,7 +110,7 @@ def set_auto_parallel_context(**kwargs):
         elif key in _BOOL_KEYS:
             if not isinstance(value, bool):
                 raise TypeError(f"For '{fn}', '{key}' must be a bool, but got {type(value).__name__}.")
-            if key in ("full_batch", "enable_parallel_optimizer") and value:
+            if key == "full_batch" and value:
                 raise ValueError(f"For '{fn}', {key}=True is not supported by Kiln (data-parallel only).")
         elif key in ("device_num", "global_rank", "pipeline_stages", "grad_accumulation_step"):
             if isinstance(value, bool) or not isinstance(value, int):
@@ -108,9 +126,79 @@ def set_auto_parallel_context(**kwargs):
         elif not isinstance(value, str):
             raise TypeError(f"For '{fn}', '{key}' must be a str, but got {type(value).__name__}.")
         updates[key] = value
+    if po_config is not None and "optimizer_weight_shard_size" in po_config:
+        updates["optimizer_weight_shard_size"] = po_config.pop("optimizer_weight_shard_size")
     with _lock:
         _ctx.update(updates)
         _explicit.update(updates)
+        if po_config is not None:
+            _po_config.update(po_config)
+
+
+# ---- parallel_optimizer_config (MindSpore: set-only; its keys are read by the optimizer-parallel code) ----
+_PO_DEFAULTS = {"parallel_optimizer_threshold": 64, "gradient_accumulation_shard": False, "optimizer_level": "level1"}
+_po_config = dict(_PO_DEFAULTS)
+
+
+def _check_shard_size(value, name):
+    """optimizer_weight_shard_size: an int (bool refused); -1 or > 0 (MindSpore's checks and messages)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"The type of optimizer_weight_shard_size must be int, but got {type(value)}.")
+    if value != -1 and value <= 0:
+        raise ValueError(f"For '{name}', the input value must be int and must > 0, but got '{value}' with type "
+                         "'int'.")
+
+
+def _check_po_config(config):
+    """parallel_optimizer_config checked as MindSpore 2.10 checks it; returns the updates (a new dict)."""
+    if not isinstance(config, dict):
+        raise TypeError(f"The parameter 'parallel_optimizer_config' must be {dict}, but got {type(config)}")
+    unknown = [k for k in config if k not in ("gradient_accumulation_shard", "parallel_optimizer_threshold",
+                                               "optimizer_weight_shard_size", "optimizer_level")]
+    if unknown:
+        raise ValueError(f"Unknown config: {unknown}")
+    out = {}
+    if "gradient_accumulation_shard" in config:
+        v = config["gradient_accumulation_shard"]
+        if not isinstance(v, bool):
+            raise TypeError(f"For 'gradient_accumulation_shard', the 'gradient_accumulation_shard' must be a bool, "
+                            f"but got {type(v).__name__}.")
+        out["gradient_accumulation_shard"] = v
+    if "parallel_optimizer_threshold" in config:
+        v = config["parallel_optimizer_threshold"]
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"For 'parallel_optimizer_threshold', the input value must be int and must >= 0, but "
+                             f"got '{v}' with type '{type(v).__name__}'.")
+        out["parallel_optimizer_threshold"] = v
+    if "optimizer_weight_shard_size" in config:
+        v = config["optimizer_weight_shard_size"]
+        if v != -1:
+            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+                raise ValueError(f"For 'optimizer_weight_shard_size', the input value must be int and must > 0, "
+                                 f"but got '{v}' with type '{type(v).__name__}'.")
+            if v > 1:
+                out["optimizer_weight_shard_size"] = v
+    if "optimizer_level" in config:
+        v = config["optimizer_level"]
+        if v not in ("level1", "level2", "level3"):
+            raise ValueError(f"Optimizer level should in ['level1', 'level2', 'level3'], but got {v}")
+        if v == "level3":
+            raise ValueError("For 'set_auto_parallel_context', parallel_optimizer_config optimizer_level='level3' "
+                             "(weights also sharded in the forward pass, ZeRO-3) is not supported by Kiln; use "
+                             "'level1' or 'level2'.")
+        if out.get("gradient_accumulation_shard", _po_config["gradient_accumulation_shard"]) and v != "level2":
+            raise ValueError(f"The optimizer_level is set as {v}, thus cannot set grad_accumulation_shard as True.")
+        out["optimizer_level"] = v
+        if v == "level2":
+            out["gradient_accumulation_shard"] = True
+    return out
+
+
+def _parallel_optimizer_config(key):
+    """The value of one parallel_optimizer_config key (parallel_optimizer_threshold in KB,
+    gradient_accumulation_shard, optimizer_level)."""
+    with _lock:
+        return _po_config[key]
 
 
 def _split_indices(fn, value):
@@ -157,6 +245,8 @@ def reset_auto_parallel_context():
         _ctx.clear()
         _ctx.update(_DEFAULTS)
         _explicit.clear()
+        _po_config.clear()
+        _po_config.update(_PO_DEFAULTS)
 
 
 def _is_data_parallel():

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "kiln/comm.h"
 #include "tcp_store.h"
@@ -102,11 +103,46 @@ class GlooCommunicator : public Communicator {
     });
   }
 
+  // Ring reduce-scatter (each process sends and receives (N-1)/N of the input, half an all-reduce's traffic):
+  // chunk k starts at rank k+1, travels right, each rank adding its own chunk k, and ends reduced at rank k.
+  // Step s: send chunk (r-s-1) mod N to the right, receive chunk (r-s-2) mod N from the left and reduce it in.
   void reduce_scatter(const Tensor& in, const Tensor& out, ReduceOp op) override {
-    Tensor full = Tensor::empty(in.shape(), in.dtype());
-    all_reduce(in, full, op);
-    size_t nb = size_t(out.numel()) * itemsize(out.dtype());
-    std::memcpy(out.raw_data(), static_cast<char*>(full.raw_data()) + nb * size_t(rank()), nb);
+    const int n = size(), r = rank();
+    const size_t cb = size_t(out.numel()) * itemsize(out.dtype());
+    if (cb == 0) return;
+    if (n == 1) {
+      std::memcpy(out.raw_data(), in.raw_data(), cb);
+      return;
+    }
+    guarded("ReduceScatter", r, n, [&] {
+      KILN_DISPATCH(in.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        if constexpr (std::is_same_v<T, bool>) {
+          KILN_FAIL(Type, "For 'ReduceScatter', Bool tensors cannot be reduced.");
+        } else {
+          const char* src = static_cast<const char*>(in.raw_data());
+          std::vector<char> work(src, src + cb * size_t(n));
+          std::vector<char> tmp(cb);
+          auto wbuf = ctx_->createUnboundBuffer(work.data(), work.size());
+          auto tbuf = ctx_->createUnboundBuffer(tmp.data(), tmp.size());
+          auto fn = reduce_func<T>(op);
+          const int right = (r + 1) % n, left = (r + n - 1) % n;
+          // slots: prefix 0x09 (Gloo's collectives use 0x01..0x08, Send/Recv tags < 2^31), this call's tag, step
+          const uint64_t base = (uint64_t(0x09) << 56) | (uint64_t(next_tag()) << 16);
+          for (int s = 0; s < n - 1; ++s) {
+            const size_t send_idx = size_t(((r - s - 1) % n + n) % n), recv_idx = size_t(((r - s - 2) % n + n) % n);
+            tbuf->recv(left, base + uint64_t(s), 0, cb);
+            wbuf->send(right, base + uint64_t(s), send_idx * cb, cb);
+            KILN_CHECK(tbuf->waitRecv(timeout_), Runtime, "Kiln communication: ReduceScatter timed out after ",
+                       timeout_.count(), " ms waiting for group rank ", left, ".");
+            fn(work.data() + recv_idx * cb, work.data() + recv_idx * cb, tmp.data(), cb / sizeof(T));
+            KILN_CHECK(wbuf->waitSend(timeout_), Runtime, "Kiln communication: ReduceScatter timed out after ",
+                       timeout_.count(), " ms sending to group rank ", right, ".");
+          }
+          std::memcpy(out.raw_data(), work.data() + size_t(r) * cb, cb);
+        }
+      });
+    });
   }
 
   void broadcast(const Tensor& in, const Tensor& out, int root) override {

@@ -27,6 +27,8 @@ class Parameter(Tensor):
                  parallel_optimizer=True):
         if isinstance(default_input, bool):
             raise ValueError("Parameter data can not be `bool`")
+        if not isinstance(parallel_optimizer, bool):
+            raise TypeError("The argument `parallel_optimizer` must be bool type.")
         pending = None
         if isinstance(default_input, Tensor):
             pending = _deferred_init.pending(default_input)
@@ -202,6 +204,9 @@ class ParameterTuple(tuple):
         for p in self:
             c = p.clone(init)
             c.name = prefix + "." + p.name
+            shard = getattr(p, "_opt_shard", None)
+            if shard is not None:  # optimizer parallel: the state of a slice is a slice (nn/optim/_parallel.py)
+                c._opt_shard = shard
             out.append(c)
         return ParameterTuple(out)
 

@@ -132,7 +132,11 @@ def _entries(save_obj):
         for _, p in save_obj.parameters_and_names():
             if p.name not in seen:  # a Parameter shared between cells is saved once, under its name
                 seen.add(p.name)
-                out.append((p.name, p))
+                if getattr(p, "_opt_shard", None) is not None:  # optimizer parallel: gather the slices (collective)
+                    from ..nn.optim import _parallel
+                    out.append((p.name, _parallel.whole(p)))
+                else:
+                    out.append((p.name, p))
         return out
     if isinstance(save_obj, dict):
         return [(str(k), _as_tensor(str(k), v)) for k, v in save_obj.items()]
@@ -203,7 +207,8 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
 
     Args:
         save_obj: a Cell (every Parameter of `parameters_and_names`, under its name: weights, BatchNorm moving
-            statistics; an optimizer gives its `learning_rate`, `global_step`, `moments.*`, ...), a list of
+            statistics; an optimizer gives its `learning_rate`, `global_step`, `moments.*`, ...; with optimizer
+            parallel the sliced optimizer state is all-gathered first, so every process must save), a list of
             {"name": str, "data": Tensor} dicts, or a dict name -> Tensor/Parameter/int/float/bool/str (str: ckpt only).
         ckpt_file_name (str): the path; "." + format is appended when it does not end with the format's name
             (MindSpore's rule: "net" -> "net.ckpt", "net.safetensors" stays, so does "netckpt").
@@ -583,6 +588,9 @@ def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundanc
         if not isinstance(new, Tensor):
             raise TypeError(f"For 'load_param_into_net', the value of '{name}' in 'parameter_dict' must be a "
                             f"Parameter or Tensor, but got {type(new).__name__}.")
+        shard = getattr(param, "_opt_shard", None)
+        if shard is not None and tuple(new.shape) == shard.full_shape:  # optimizer parallel: this process's slice
+            new = shard.take(new)
         if tuple(new.shape) != tuple(param.shape):
             raise _ShapeMismatch(f"For 'load_param_into_net', {name} in the argument 'net' should have the same shape as "
                              f"{name} in the argument 'parameter_dict'. But got its shape {tuple(param.shape)} in the "

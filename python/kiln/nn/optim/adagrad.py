@@ -26,6 +26,8 @@ class Adagrad(Optimizer):
         ValueError: accum < 0; and the nn.Optimizer errors.
     """
 
+    _support_parallel_optimizer = True  # element-wise update: runs on slices (kiln/nn/optim/_parallel.py)
+
     def __init__(self, params, accum=0.1, learning_rate=0.001, update_slots=True, loss_scale=1.0, weight_decay=0.0):
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         name = self.cls_name

@@ -49,6 +49,8 @@ class Adam(Optimizer):
             use_lazy/use_offload; and the nn.Optimizer errors.
     """
 
+    _support_parallel_optimizer = True  # element-wise update: runs on slices (kiln/nn/optim/_parallel.py)
+
     def __init__(self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, use_locking=False,
                  use_nesterov=False, weight_decay=0.0, loss_scale=1.0, use_amsgrad=False, **kwargs):
         super().__init__(learning_rate, params, weight_decay, loss_scale)
@@ -127,6 +129,8 @@ class AdamWeightDecay(Optimizer):
     State Parameters: `adam_m.<name>`, `adam_v.<name>`. Returns True.
     Raises: as Adam for beta1/beta2/eps.
     """
+
+    _support_parallel_optimizer = True  # element-wise update: runs on slices (kiln/nn/optim/_parallel.py)
 
     def __init__(self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-6, weight_decay=0.0):
         super().__init__(learning_rate, params, weight_decay)

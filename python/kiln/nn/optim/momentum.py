@@ -25,6 +25,8 @@ class Momentum(Optimizer):
         ValueError: momentum < 0; and the nn.Optimizer errors.
     """
 
+    _support_parallel_optimizer = True  # element-wise update: runs on slices (kiln/nn/optim/_parallel.py)
+
     def __init__(self, params, learning_rate, momentum, weight_decay=0.0, loss_scale=1.0, use_nesterov=False):
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         name = self.cls_name
@@ -33,7 +35,7 @@ class Momentum(Optimizer):
             raise ValueError(f"For '{name}', the argument 'momentum' must be at least 0.0, but got {momentum}.")
         check_type(use_nesterov, (bool,), "use_nesterov", name)
         self.momentum = Parameter(_core.full([], momentum, mstype.float32), name="momentum")
-        self.params = self._parameters
+        self.params = self.parameters
         self.use_nesterov = use_nesterov
         self.moments = self._parameters.clone(prefix="moments", init="zeros")
         self.__dict__["_momentum_value"] = momentum

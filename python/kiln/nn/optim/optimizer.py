@@ -32,6 +32,7 @@ from ...common.parameter import Parameter, ParameterTuple
 from ..cell import Cell
 from ..layer.container import CellList
 from ..learning_rate_schedule import LearningRateSchedule
+from . import _parallel
 
 __all__ = ["Optimizer", "opt_init_args_register"]
 
@@ -128,6 +129,13 @@ def _repeated_parameter(p):
 class Optimizer(Cell):
     """Base class for optimizers (subclass it and define construct(gradients), or use Adam, SGD, Momentum).
 
+    Optimizer parallel (set_auto_parallel_context(enable_parallel_optimizer=True) in data-parallel mode with several
+    processes; kiln/nn/optim/_parallel.py): `parameters` stay whole, `_parameters` holds slice-shaped working copies
+    of the large parameters, from which subclasses make their state (1/N of it per process); gradients may be
+    whole (already reduced) or this process's slice (nn.DistributedGradReducer's reduce-scatter). A subclass whose
+    update works element by element on `_parameters` sets `_support_parallel_optimizer = True`; the others raise
+    RuntimeError when made with the option on.
+
     Args:
         learning_rate: float/int ≥ 0 (fixed; stored as the float32 Parameter `learning_rate`), a 0-d Tensor
             (fixed), a 1-D Tensor or any iterable of numbers (step i uses element i), or a LearningRateSchedule.
@@ -150,6 +158,8 @@ class Optimizer(Cell):
         KeyError: an unknown key in a group dict.
         RuntimeError: a parameter appearing in two groups.
     """
+
+    _support_parallel_optimizer = False
 
     def __init__(self, learning_rate, parameters, weight_decay=0.0, loss_scale=1.0):
         super().__init__(auto_prefix=False)
@@ -375,11 +385,18 @@ class Optimizer(Cell):
             d["grad_centralization_flags"] = (False,) * len(self.parameters)
             d["_wd_per_param"] = [weight_decay] * len(self.parameters)
         d["_parameters"] = self.parameters
+        # Optimizer parallel (enable_parallel_optimizer, kiln/nn/optim/_parallel.py): the update runs on slice-shaped
+        # working Parameters, from which subclasses clone their (sliced) state.
+        shards = _parallel.plan(self.parameters, self.cls_name, self)
+        d["_opt_shards"] = shards
+        if shards is not None:
+            d["_parameters"] = ParameterTuple([p if s is None else _parallel.local_parameter(p, s)
+                                               for p, s in zip(self.parameters, shards)])
         d["param_length"] = len(self.parameters)
         d["reciprocal_scale"] = 1.0 / self.loss_scale
         d["need_scale"] = self.loss_scale != 1.0
         # Per-parameter precomputation for the step.
-        d["_param_shapes"] = [tuple(p.shape) for p in self.parameters]
+        d["_param_shapes"] = [tuple(p.shape) for p in self._parameters]
         d["_decay_index"] = [i for i, f in enumerate(d["decay_flags"]) if f]
         if self.is_group_lr:
             lrs = list(self.group_lr)
@@ -528,7 +545,7 @@ class Optimizer(Cell):
         else:
             raise TypeError(f"For 'get_lr_parameter', the 'param' must be 'Parameter' or 'list' type, but got "
                             f"{type(param)}.")
-        ids = [id(p) for p in self._parameters]
+        ids = [id(p) for p in self.parameters]
         out = []
         for p in plist:
             if id(p) not in ids:
@@ -559,6 +576,16 @@ class Optimizer(Cell):
             cells = list(d.get("_lr_per_param", ())) + list(d.get("_wd_per_param", ()))
             cells += [getattr(c, "weight_decay", None) for c in cells if isinstance(c, _WrappedWeightDecay)]
             host = d["_host_schedules"] = any(getattr(c, "_host_side", False) for c in cells)
+        if d.get("_opt_shards") is not None:  # optimizer parallel: slice, update the slices, gather
+            if args:
+                args = (_parallel.local_gradients(self, args[0]),) + tuple(args[1:])
+            _parallel.pull(self)
+            if _core.tracing() or host:
+                done = self.construct(*args, **kwargs)
+            else:
+                done = self._compiled_construct()(*args, **kwargs)
+            _parallel.push(self, done)
+            return done
         if _core.tracing() or host:
             return self.construct(*args, **kwargs)
         return self._compiled_construct()(*args, **kwargs)

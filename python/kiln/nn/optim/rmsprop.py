@@ -34,6 +34,8 @@ class RMSProp(Optimizer):
         ValueError: decay or momentum < 0, epsilon ≤ 0; and the nn.Optimizer errors.
     """
 
+    _support_parallel_optimizer = True  # element-wise update: runs on slices (kiln/nn/optim/_parallel.py)
+
     def __init__(self, params, learning_rate=0.1, decay=0.9, momentum=0.0, epsilon=1e-10, use_locking=False,
                  centered=False, loss_scale=1.0, weight_decay=0.0):
         super().__init__(learning_rate, params, weight_decay, loss_scale)

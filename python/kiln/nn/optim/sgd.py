@@ -31,6 +31,8 @@ class SGD(Optimizer):
         ValueError: momentum or dampening < 0; nesterov with momentum ≤ 0 or dampening ≠ 0.
     """
 
+    _support_parallel_optimizer = True  # element-wise update: runs on slices (kiln/nn/optim/_parallel.py)
+
     def __init__(self, params, learning_rate=0.1, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
                  loss_scale=1.0):
         super().__init__(learning_rate, params, weight_decay, loss_scale)

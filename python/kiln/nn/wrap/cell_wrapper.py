@@ -140,6 +140,8 @@ class TrainOneStepCell(Cell):
             from .grad_reducer import DistributedGradReducer
             self.grad_reducer = DistributedGradReducer(self.weights, get_auto_parallel_context("gradients_mean"),
                                                        get_auto_parallel_context("device_num"))
+            # optimizer parallel: reduce-scatter exactly the gradients of the parameters the optimizer slices
+            self.grad_reducer._set_shards(getattr(optimizer, "_opt_shards", None))
         sens_value = self.sens
 
         def scaled(*inputs):

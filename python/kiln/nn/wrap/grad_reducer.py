@@ -1,8 +1,11 @@
 """nn.DistributedGradReducer: all-reduces a tuple of gradients over the data-parallel group (MindSpore's), in
 buckets: gradients of one dtype are flattened and concatenated up to `bucket_bytes` per all-reduce (as PyTorch's
 DDP and MindSpore's fusion do), so a model with many small parameters makes few collectives."""
+import bisect
+
 from ..._loader import _core
 from ...common import dtype as mstype
+from ..._parallel_context import get_auto_parallel_context
 from ..cell import Cell
 
 __all__ = ["DistributedGradReducer"]
@@ -49,6 +52,11 @@ class DistributedGradReducer(Cell):
 
     Works eagerly and inside compiled steps (GRAPH_MODE / jit): the all-reduces are side-effecting nodes.
 
+    Optimizer parallel (set_auto_parallel_context(enable_parallel_optimizer=True), world group): the gradient of a
+    parameter that the optimizer slices (kiln/nn/optim/_parallel.py: dim 0 divisible, above
+    parallel_optimizer_threshold, parallel_optimizer=True) is reduce-scattered instead: the output holds this
+    process's dim-0 slice of the reduced gradient (shape [d0/N, ...]), which the optimizer updates.
+
     Raises:
         RuntimeError: communication not initialized (call mindspore.communication.init() first).
         TypeError: mean not a bool; degree not an int; parameters not a list/tuple of Parameters; grads not a
@@ -59,7 +67,6 @@ class DistributedGradReducer(Cell):
     def __init__(self, parameters, mean=None, degree=None, fusion_type=1, group=None, bucket_bytes=_BUCKET_BYTES):
         super().__init__(auto_prefix=False)
         from ...communication.management import GlobalComm, _check_init, _group
-        from ..._parallel_context import get_auto_parallel_context
         from ...common.parameter import Parameter
         fn = "DistributedGradReducer"
         group = GlobalComm.WORLD_COMM_GROUP if group is None else group
@@ -85,14 +92,67 @@ class DistributedGradReducer(Cell):
         self.mean, self.degree, self.group, self.fusion_type = mean, degree, group, fusion_type
         self.__dict__["_g"] = g
         self.__dict__["_metas"] = [(tuple(p.shape), p.dtype) for p in params]
-        nbytes = [int(p.nbytes) for p in params]
-        self.__dict__["_buckets"] = _plan([(s, d, n) for (s, d), n in zip(self._metas, nbytes)], bucket_bytes,
-                                          get_auto_parallel_context("all_reduce_fusion_config"))
+        self.__dict__["_nbytes"] = [int(p.nbytes) for p in params]
+        self.__dict__["_bucket_bytes"] = bucket_bytes
+        from ..optim import _parallel
+        self._set_shards(_parallel.plan(params, fn) if group == GlobalComm.WORLD_COMM_GROUP else None)
         if size > 1:
             self._broadcast(params)
 
+    def _set_shards(self, shards):
+        """Optimizer parallel (kiln/nn/optim/_parallel.py): the gradients of the parameters with a _Shard are
+        reduce-scattered (each process gets its slice), the others all-reduced; shards None: all all-reduced.
+        Buckets are planned separately for the two kinds."""
+        d = self.__dict__
+        d["_shards"] = shards
+        n = len(self._metas)
+        sharded = [i for i in range(n) if shards is not None and shards[i] is not None]
+        rest = [i for i in range(n) if shards is None or shards[i] is None]
+        # all_reduce_fusion_config's gradient indices, as positions among the all-reduced gradients (a split at a
+        # reduce-scattered gradient starts the bucket at the next all-reduced one)
+        fusion = sorted({bisect.bisect_left(rest, k) for k in get_auto_parallel_context("all_reduce_fusion_config")})
+        d["_buckets"] = [[rest[j] for j in b] for b in
+                         _plan([(*self._metas[i], self._nbytes[i]) for i in rest], self._bucket_bytes, fusion)]
+        d["_rs_buckets"] = [[sharded[j] for j in b] for b in
+                            _plan([(*self._metas[i], self._nbytes[i]) for i in sharded], self._bucket_bytes)]
+
+    def _reduce_scatter(self, grads, bucket, out):
+        """Each gradient of `bucket` (sliced parameters) reduced over the world, this process's dim-0 slice only:
+        one reduce-scatter of the gradients laid out as [S, -1] side by side (slice r of every gradient is row r);
+        with fewer slices S than processes, an all-reduce then the slice."""
+        shards = self._shards
+        size, world = shards[bucket[0]].size, shards[bucket[0]].world
+        if size < world:
+            for i in bucket:
+                out[i] = shards[i].take(self._finish(_core.all_reduce(grads[i], 0, self._g)))
+            return
+        if len(bucket) == 1:
+            i = bucket[0]
+            out[i] = self._finish(_core.reduce_scatter(grads[i], 0, self._g))
+            return
+        rows = _core.concat([_core.reshape(grads[i], [size, -1]) for i in bucket], 1)
+        mine = self._finish(_core.reduce_scatter(rows, 0, self._g))
+        start = 0
+        for i in bucket:
+            shape = shards[i].local_shape
+            n = 1
+            for dim in shape:
+                n *= dim
+            out[i] = _core.reshape(mine[:, start:start + n], list(shape))
+            start += n
+
+    def _any(self, flag):
+        """A 0-d bool that is True when `flag` is True on any process of the group (an all-reduce of max)."""
+        as_float = _core.cast(flag, mstype.float32)
+        return _core.greater(_core.all_reduce(as_float, 1, self._g), _core.full([], 0.0, mstype.float32))
+
     def _broadcast(self, params):
-        """Every process takes group rank 0's values of the parameters (eagerly, now)."""
+        """Every process takes group rank 0's values of the parameters (eagerly, now). Parameters made under
+        nn.no_init_parameters get their values first (every pending one alive, in creation order, as a compiled
+        function's first call would draw them): drawn later, they would differ between the processes."""
+        from ...common import _deferred_init
+        if any(_deferred_init.pending(p) is not None for p in params):
+            _deferred_init.materialize_all()
         for p in params:
             _core.assign(p, _core.broadcast(p, 0, self._g))
 
@@ -109,6 +169,8 @@ class DistributedGradReducer(Cell):
                 raise ValueError(f"For '{fn}', gradient {i} has shape {tuple(gr.shape)} and dtype {gr.dtype}, but its "
                                  f"parameter has {shape} and {dtype}.")
         out = list(grads)
+        for bucket in self._rs_buckets:
+            self._reduce_scatter(grads, bucket, out)
         for bucket in self._buckets:
             if len(bucket) == 1:
                 i = bucket[0]

@@ -183,6 +183,8 @@ class TrainOneStepWithLossScaleCell(TrainOneStepCell):
         if self.reducer_flag:  # data-parallel: every process then sees the same gradients and the same overflow
             grads = self.grad_reducer(grads)
         cond = _grads_overflow(grads)
+        if self.reducer_flag and self.grad_reducer._shards is not None:
+            cond = self.grad_reducer._any(cond)  # optimizer parallel: each process checked its slices only
         overflow = cond
         if self.loss_scaling_manager is not None:
             overflow = self.loss_scaling_manager(self.scale_sense, cond)
