@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <exception>
 #include <limits>
+#include <mutex>
 
 #include <Eigen/Core>
 #include <oneapi/dnnl/dnnl.h>
@@ -162,7 +164,9 @@ std::vector<int64_t> batch_offsets(const Shape& batch, const Strides& sx, const 
 // float32, and rounds each output element once, as the float32 path (widen, sgemm, round) does; only the summation
 // order differs, within the float32 bound. One 2-D primitive per (M, N, K, layouts, dtype) is cached
 // (dnnl_utils.h, Note [primitive cache]; the threads are part of the key) and run once per batch, on the operands
-// in place (a column-major or row-strided operand is described by strides, not copied). The code is dtype-generic:
+// in place (a column-major or row-strided operand is described by strides, not copied); a weight shared by a
+// row-contiguous batch makes one product, and long batches of small products are split over the threads (Note
+// [batched matmul threads]), as in the float32 path. The code is dtype-generic:
 // the test hook cpu_info::set_route_float32_through_native runs Float32 products through it (f32 primitives), so a
 // CPU without bf16 primitives still tests everything but the data type.
 dnnl_memory_desc_t matmul_md(int64_t rows, int64_t cols, bool trans, int64_t ld, dnnl_data_type_t dt) {
@@ -214,21 +218,47 @@ void run_matmul_native(const TV& in, TV& out, const Attrs& a) {
   const size_t es = itemsize(t);
   auto* po = static_cast<char*>(o.raw_data());
   if (K == 0) { std::memset(po, 0, size_t(nb * M * N) * es); return; }
-  const std::vector<int64_t> offs = batch_offsets(batch, sx, sy, nb);
-  GemmThreads threads(2.0 * double(M) * double(N) * double(K) * double(nb));
+  // One shared right operand and a row-major left operand whose batches follow each other row after row (a Dense
+  // layer on a (batch, seq, d) input): one (nb·M, K)·(K, N) product, as in the float32 path.
+  int64_t Mr = M, nbr = nb;
+  if (!lx.trans && nb > 1 && std::all_of(sy.begin(), sy.end(), [](int64_t v) { return v == 0; })) {
+    int64_t expect = M * lx.ld;
+    bool rows = true;
+    for (size_t d = batch.size(); d-- > 0;) {
+      if (batch[d] != 1 && sx[d] != expect) { rows = false; break; }
+      expect *= batch[d];
+    }
+    if (rows) { Mr = nb * M; nbr = 1; }
+  }
+  const std::vector<int64_t> offs = batch_offsets(batch, sx, sy, nbr == 1 ? 1 : nb);
+  // Note [batched matmul threads]: small products of a long batch are split over the threads, each on one.
+  const double gemm_flops = 2.0 * double(Mr) * double(N) * double(K);
+  const bool par = batch_parallel(nbr, gemm_flops);
+  GemmThreads threads(par ? std::numeric_limits<double>::infinity() : gemm_flops * double(nbr));
   static auto* cache = new cpu::dnnl::PrimCache();  // never destroyed: primitives outlive static destruction order
   const dnnl_data_type_t dt = dnnl_type(t);
-  const std::vector<int64_t> key{M, N, K, lx.trans, lx.ld, ly.trans, ly.ld, int64_t(dt)};
+  const std::vector<int64_t> key{Mr, N, K, lx.trans, lx.ld, ly.trans, ly.ld, int64_t(dt), par};
   auto* px = static_cast<char*>(const_cast<void*>(x.raw_data()));
   auto* py = static_cast<char*>(const_cast<void*>(y.raw_data()));
-  for (int64_t bi = 0; bi < nb; ++bi) {
-    bool ok = cache->run(key, [&] { return make_matmul_prim(M, N, K, lx, ly, dt); },
-                         {px + size_t(offs[size_t(2 * bi)]) * es, py + size_t(offs[size_t(2 * bi + 1)]) * es,
-                          po + size_t(bi * M * N) * es},
-                         "MatMul");
-    KILN_CHECK(ok, Runtime, "For 'MatMul', oneDNN has no ", dtype_name(t), " matmul primitive for (", M, ", ", K,
-               ") x (", K, ", ", N, ") here; set KILN_LOW_PRECISION=float32 to compute it in float32.");
-  }
+  std::atomic<bool> missing{false};
+  std::mutex err_mu;
+  std::exception_ptr err;  // nothing may throw out of the parallel region: rethrown after it
+  auto one = [&](int64_t bi) {
+    try {
+      if (!cache->run(key, [&] { return make_matmul_prim(Mr, N, K, lx, ly, dt); },
+                      {px + size_t(offs[size_t(2 * bi)]) * es, py + size_t(offs[size_t(2 * bi + 1)]) * es,
+                       po + size_t(bi * Mr * N) * es},
+                      "MatMul"))
+        missing.store(true, std::memory_order_relaxed);
+    } catch (...) {
+      std::lock_guard<std::mutex> g(err_mu);
+      if (!err) err = std::current_exception();
+    }
+  };
+  for_batches(nbr, par, one);
+  if (err) std::rethrow_exception(err);
+  KILN_CHECK(!missing.load(), Runtime, "For 'MatMul', oneDNN has no ", dtype_name(t), " matmul primitive for (", Mr,
+             ", ", K, ") x (", K, ", ", N, ") here; set KILN_LOW_PRECISION=float32 to compute it in float32.");
 }
 
 void run_matmul(const TV& in, TV& out, const Attrs& a) {

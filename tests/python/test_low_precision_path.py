@@ -162,6 +162,14 @@ def test_native_matmul_code_on_float32(path_mode):
         y3 = rng.standard_normal((2, 1, 70, 6)).astype(np.float32)
         np.testing.assert_allclose(ops.matmul(Tensor(x3), Tensor(b)).asnumpy(), x3 @ b, **tol)
         np.testing.assert_allclose(ops.matmul(Tensor(x3), Tensor(y3)).asnumpy(), x3 @ y3, **tol)
+        # batches that are not rows of one product (a shared weight, every other batch of a view); a long batch of
+        # small products, split over the threads (Note [batched matmul threads])
+        x6 = rng.standard_normal((6, 5, 70)).astype(np.float32)
+        np.testing.assert_allclose(ops.matmul(Tensor(x6)[::2], Tensor(b)).asnumpy(), x6[::2] @ b, **tol)
+        p = rng.standard_normal((16, 64, 64)).astype(np.float32)
+        q = rng.standard_normal((16, 64, 48)).astype(np.float32)  # 16 products of 2·64·64·48 flops: split
+        for _ in range(2):
+            np.testing.assert_allclose(ops.matmul(Tensor(p), Tensor(q)).asnumpy(), p @ q, rtol=1e-4, atol=1e-3)
         np.testing.assert_array_equal(ops.matmul(Tensor(np.ones((4, 0), np.float32)),
                                                  Tensor(np.ones((0, 3), np.float32))).asnumpy(), np.zeros((4, 3)))
     finally:
