@@ -15,6 +15,41 @@ void bind_conv(nb::module_& m) {
   m.def("_onednn_isa", &cpu_info::onednn_isa,
         "The ISA oneDNN's kernels run with in this process ('avx2', 'avx512_core_bf16', ...): the CPU's best, capped "
         "by ONEDNN_MAX_CPU_ISA (read once, at oneDNN's first use).");
+  // Note [low-precision path] (kiln/cpu_info.h); kiln.runtime.set_low_precision / cpu_info wrap these.
+  auto lowp_dtype = [](const std::string& name) {
+    if (name == "bfloat16") return DType::BFloat16;
+    if (name == "float16") return DType::Float16;
+    throw nb::value_error(("low-precision dtype must be 'bfloat16' or 'float16', but got '" + name + "'").c_str());
+  };
+  m.def("_low_precision_mode",
+        [] {
+          switch (cpu_info::low_precision_mode()) {
+            case cpu_info::LowPrecisionMode::Native: return std::string("native");
+            case cpu_info::LowPrecisionMode::Float32: return std::string("float32");
+            default: return std::string("auto");
+          }
+        },
+        "The low-precision setting in effect: 'auto', 'native' or 'float32' (KILN_LOW_PRECISION unless set).");
+  m.def("_set_low_precision_mode",
+        [](const std::string& mode) {
+          cpu_info::LowPrecisionMode m;
+          if (mode == "auto") m = cpu_info::LowPrecisionMode::Auto;
+          else if (mode == "native") m = cpu_info::LowPrecisionMode::Native;
+          else if (mode == "float32") m = cpu_info::LowPrecisionMode::Float32;
+          else throw nb::value_error(("mode must be 'auto', 'native' or 'float32', but got '" + mode + "'").c_str());
+          cpu_info::set_low_precision_mode(m);
+        },
+        nb::arg("mode"), "Sets the low-precision mode (RuntimeError naming the missing CPU flags for an impossible 'native').");
+  m.def("_low_precision_path", [=](const std::string& dt) { return cpu_info::low_precision_path(lowp_dtype(dt)); },
+        nb::arg("dtype"), "'native', 'float32' or 'unavailable: <reason>' for 'bfloat16' / 'float16' kernels now.");
+  m.def("_native_low_precision_supported",
+        [=](const std::string& dt) { return cpu_info::native_low_precision_supported(lowp_dtype(dt)); },
+        nb::arg("dtype"), "Whether oneDNN creates 'bfloat16' / 'float16' matmul and convolution primitives here.");
+  m.def("_native_low_precision_fast",
+        [=](const std::string& dt) { return cpu_info::native_low_precision_fast(lowp_dtype(dt)); }, nb::arg("dtype"),
+        "Whether the CPU has avx512_bf16/amx_bf16 ('bfloat16') or avx512_fp16/amx_fp16 ('float16').");
+  m.def("_set_route_float32_through_native", &cpu_info::set_route_float32_through_native, nb::arg("on"),
+        "Test hook: Float32 MatMul runs the native low-precision path's code (f32 oneDNN matmul primitives).");
   m.def("conv2d",
         [](TL x, TL w, const Ints& stride, const Ints& pad, const Ints& dilation, int64_t groups) {
           return ops::conv2d(x, w, stride, pad, dilation, groups);

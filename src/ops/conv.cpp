@@ -9,8 +9,11 @@
 // (kiln.ops.conv2d / nn.Conv2d). Both operands must have one float dtype (TypeError otherwise).
 //
 // Kernels: float32 on oneDNN convolution primitives (forward, backward data, backward weights) on plain NCHW/OIHW
-// layouts, cached per shape and attributes (src/backend/cpu/dnnl_utils.h); float16/bfloat16 are computed in
-// float32; float64 (oneDNN has none on CPU) and any configuration oneDNN declines run im2col + Eigen GEMM.
+// layouts, cached per shape and attributes (src/backend/cpu/dnnl_utils.h); float16/bfloat16 on oneDNN's bf16/f16
+// primitives where the low-precision path is native (kiln/cpu_info.h, Note [low-precision path]: operands and
+// result in the low-precision type, sums in float32 inside oneDNN, the same plans as float32's), else (and for a
+// configuration oneDNN has no such primitive for) computed in float32; float64 (oneDNN has none on CPU) and any
+// configuration oneDNN declines run im2col + Eigen GEMM.
 //
 // Gradients (y = conv(x, w) is bilinear; ⟨·,·⟩ the elementwise inner product):
 //   Conv2D:              dx = BackpropInput(dy, w),          dw = BackpropFilter(dy, x)
@@ -27,6 +30,7 @@
 #include "../backend/cpu/dnnl_utils.h"
 #include "elementwise.h"
 #include "kiln/autodiff.h"
+#include "kiln/cpu_info.h"
 #include "families.h"
 
 namespace kiln {
@@ -159,13 +163,14 @@ dnnl_primitive_desc_t conv_pd(Kind k, const ConvGeom& g, const_dnnl_memory_desc_
   return st == dnnl_success ? pd : nullptr;
 }
 
-std::shared_ptr<ConvPlan> make_conv_plan(Kind k, const ConvGeom& g, bool plain_only) {
+std::shared_ptr<ConvPlan> make_conv_plan(Kind k, const ConvGeom& g, bool plain_only, dnnl_data_type_t dt) {
   const std::vector<int64_t> sd{g.N, g.C, g.H, g.W}, dd{g.N, g.O, g.OH, g.OW},
       wd = g.G == 1 ? std::vector<int64_t>{g.O, g.C, g.KH, g.KW}
                     : std::vector<int64_t>{g.G, g.O / g.G, g.C / g.G, g.KH, g.KW};
   const dnnl_format_tag_t wtag = g.G == 1 ? dnnl_oihw : dnnl_goihw;
-  dn::MemDesc src(sd, dnnl_nchw), dst(dd, dnnl_nchw), wei(wd, wtag);
-  dn::MemDesc src_any(sd, dnnl_format_tag_any), dst_any(dd, dnnl_format_tag_any), wei_any(wd, dnnl_format_tag_any);
+  dn::MemDesc src(sd, dnnl_nchw, dt), dst(dd, dnnl_nchw, dt), wei(wd, wtag, dt);
+  dn::MemDesc src_any(sd, dnnl_format_tag_any, dt), dst_any(dd, dnnl_format_tag_any, dt),
+      wei_any(wd, dnnl_format_tag_any, dt);
   dn::Attr attr;  // user-managed scratchpad (dnnl_utils.h, Note [threads])
   dnnl_primitive_desc_t pd = plain_only ? nullptr : conv_pd(k, g, src_any.md, wei_any.md, dst_any.md, attr);
   if (!pd) pd = conv_pd(k, g, src.md, wei.md, dst.md, attr);
@@ -200,10 +205,10 @@ dn::LruCache<ConvPlan>& conv_cache() {
   return *cache;
 }
 
-std::shared_ptr<ConvPlan> conv_plan(Kind k, const ConvGeom& g, bool plain_only) {
+std::shared_ptr<ConvPlan> conv_plan(Kind k, const ConvGeom& g, bool plain_only, dnnl_data_type_t dt) {
   std::vector<int64_t> key{k, g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.sh, g.sw, g.pt, g.pb, g.pl, g.pr, g.dh, g.dw, g.G,
-                           plain_only};
-  return conv_cache().get(key, [&] { return make_conv_plan(k, g, plain_only); });
+                           plain_only, int64_t(dt)};
+  return conv_cache().get(key, [&] { return make_conv_plan(k, g, plain_only, dt); });
 }
 
 // Note [conv special values]: the direct (blocked-layout) kernels skip the taps of a window that fall into the zero
@@ -218,15 +223,32 @@ bool all_finite(const float* p, int64_t n) {
   return acc == 0.f;
 }
 
-bool conv_dnnl(Kind k, const ConvGeom& g, const float* a, const float* b, float* out) {
+// The same for 16-bit floats (bfloat16: exponent bits 0x7f80, float16: 0x7c00; all ones for NaN and ±inf).
+bool all_finite16(const uint16_t* p, int64_t n, uint16_t exp_mask) {
+  uint16_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) bad |= uint16_t((p[i] & exp_mask) == exp_mask);
+  return bad == 0;
+}
+
+const char* const kConvNames[] = {"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"};
+
+// Runs kind k on oneDNN with operands and result of oneDNN data type dt (f32, or bf16/f16 on the native path);
+// false if oneDNN has no plan for it.
+bool conv_dnnl(Kind k, const ConvGeom& g, const void* a, const void* b, void* out, dnnl_data_type_t dt = dnnl_f32) {
   const bool padded = g.pt || g.pb || g.pl || g.pr;
-  const bool plain_only = k == kFwd && padded && !all_finite(b, g.O * (g.C / g.G) * g.KH * g.KW);
-  std::shared_ptr<ConvPlan> plan = conv_plan(k, g, plain_only);
+  const int64_t nw = g.O * (g.C / g.G) * g.KH * g.KW;
+  auto finite = [&] {  // b is the filter (kFwd only)
+    return dt == dnnl_f32    ? all_finite(static_cast<const float*>(b), nw)
+           : dt == dnnl_bf16 ? all_finite16(static_cast<const uint16_t*>(b), nw, 0x7f80)
+                             : all_finite16(static_cast<const uint16_t*>(b), nw, 0x7c00);
+  };
+  const bool plain_only = k == kFwd && padded && !finite();
+  std::shared_ptr<ConvPlan> plan = conv_plan(k, g, plain_only, dt);
   if (!plan) return false;
-  static const char* names[] = {"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"};
+  const char* const* names = kConvNames;
   dn::TempBuffer ta(plan->tmp_bytes[0]), tb(plan->tmp_bytes[1]), to(plan->tmp_bytes[2]);
-  void* pa = const_cast<float*>(a);
-  void* pb = const_cast<float*>(b);
+  void* pa = const_cast<void*>(a);
+  void* pb = const_cast<void*>(b);
   if (plan->reorder[0]) { dn::run_prim(*plan->reorder[0], {pa, ta.ptr}, names[k]); pa = ta.ptr; }
   if (plan->reorder[1]) { dn::run_prim(*plan->reorder[1], {pb, tb.ptr}, names[k]); pb = tb.ptr; }
   dn::run_prim(*plan->conv, {pa, pb, plan->reorder[2] ? to.ptr : static_cast<void*>(out)}, names[k]);
@@ -322,6 +344,13 @@ void run_conv(const TV& in, TV& out, const Attrs& a) {
   const DType t = out[0].dtype();
   const DType ct = (t == DType::Float16 || t == DType::BFloat16) ? DType::Float32 : t;
   if (out[0].numel() == 0) return;
+  if (ct != t && in[0].numel() > 0 && in[1].numel() > 0 && cpu_info::use_native_low_precision(t, kConvNames[K])) {
+    // The native low-precision path; a configuration oneDNN has no bf16/f16 plan for continues in float32.
+    Tensor A = in[0].contiguous(), B = in[1].contiguous();
+    ConvThreads threads(g);
+    if (conv_dnnl(K, g, A.raw_data(), B.raw_data(), out[0].raw_data(), t == DType::BFloat16 ? dnnl_bf16 : dnnl_f16))
+      return;
+  }
   Tensor A = ew::as_dtype(in[0], ct).contiguous(), B = ew::as_dtype(in[1], ct).contiguous();
   Tensor o = ct == t ? out[0] : Tensor::empty(out[0].shape(), ct);
   ConvThreads threads(g);

@@ -1,16 +1,23 @@
-// BatchMatMul: float32 on oneDNN's sgemm; float16/bfloat16 computed in float32; float64 and integers on
-// Eigen's GEMM (oneDNN has no f64 matmul on CPU). No hand-written GEMM (docs/decisions/eigen-f64-int-matmul.md).
+// BatchMatMul: float32 on oneDNN's sgemm; float16/bfloat16 on oneDNN's bf16/f16 matmul primitives where the
+// low-precision path is native (Note [native low-precision matmul]), else computed in float32; float64 and
+// integers on Eigen's GEMM (oneDNN has no f64 matmul on CPU). No hand-written GEMM
+// (docs/decisions/eigen-f64-int-matmul.md).
 #include <omp.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
+#include <exception>
 #include <limits>
+#include <mutex>
 
 #include <Eigen/Core>
 #include <oneapi/dnnl/dnnl.h>
 
+#include "../backend/cpu/dnnl_utils.h"
 #include "elementwise.h"
 #include "kiln/autodiff.h"
+#include "kiln/cpu_info.h"
 #include "families.h"
 
 namespace kiln {
@@ -132,8 +139,136 @@ void transpose_into(const float* in, int64_t rows, int64_t cols, float* out) {
   }
 }
 
+// Element offsets of each batch's operands (x at 2·bi, y at 2·bi + 1), batch dims broadcast by strides sx, sy.
+std::vector<int64_t> batch_offsets(const Shape& batch, const Strides& sx, const Strides& sy, int64_t nb) {
+  std::vector<int64_t> offs(size_t(2 * nb));
+  cpu::DimVec idx(batch.size(), 0);
+  int64_t ox = 0, oy = 0;
+  for (int64_t bi = 0; bi < nb; ++bi) {
+    offs[size_t(2 * bi)] = ox;
+    offs[size_t(2 * bi + 1)] = oy;
+    for (size_t d = batch.size(); d-- > 0;) {  // odometer over the batch dims, last fastest
+      ox += sx[d];
+      oy += sy[d];
+      if (++idx[d] < batch[d]) break;
+      ox -= sx[d] * batch[d];
+      oy -= sy[d] * batch[d];
+      idx[d] = 0;
+    }
+  }
+  return offs;
+}
+
+// Note [native low-precision matmul]: where cpu_info::use_native_low_precision says so (kiln/cpu_info.h, Note
+// [low-precision path]), BFloat16 / Float16 products run on oneDNN's matmul primitive with operands and result in
+// that type: oneDNN multiplies in the low-precision type's units (AVX512_BF16 dot products, AMX tiles) and sums in
+// float32, and rounds each output element once, as the float32 path (widen, sgemm, round) does; only the summation
+// order differs, within the float32 bound. One 2-D primitive per (M, N, K, layouts, dtype) is cached
+// (dnnl_utils.h, Note [primitive cache]; the threads are part of the key) and run once per batch, on the operands
+// in place (a column-major or row-strided operand is described by strides, not copied); a weight shared by a
+// row-contiguous batch makes one product, and long batches of small products are split over the threads (Note
+// [batched matmul threads]), as in the float32 path. The code is dtype-generic:
+// the test hook cpu_info::set_route_float32_through_native runs Float32 products through it (f32 primitives), so a
+// CPU without bf16 primitives still tests everything but the data type.
+dnnl_memory_desc_t matmul_md(int64_t rows, int64_t cols, bool trans, int64_t ld, dnnl_data_type_t dt) {
+  dnnl_memory_desc_t md = nullptr;
+  dnnl_dims_t dims = {rows, cols};
+  dnnl_dims_t strides = {trans ? 1 : ld, trans ? ld : 1};
+  if (dnnl_memory_desc_create_with_strides(&md, 2, dims, dt, strides) != dnnl_success) return nullptr;
+  return md;
+}
+
+cpu::dnnl::PrimPtr make_matmul_prim(int64_t M, int64_t N, int64_t K, Layout la, Layout lb, dnnl_data_type_t dt) {
+  dnnl_memory_desc_t src = matmul_md(M, K, la.trans, la.ld, dt), wei = matmul_md(K, N, lb.trans, lb.ld, dt);
+  dnnl_memory_desc_t dst = matmul_md(M, N, false, N, dt);
+  cpu::dnnl::Attr attr;  // user-managed scratchpad (dnnl_utils.h, Note [threads])
+  dnnl_primitive_desc_t pd = nullptr;
+  bool ok = src && wei && dst;
+  ok = ok && dnnl_matmul_primitive_desc_create(&pd, cpu::dnnl::engine(), src, wei, nullptr, dst, attr.a) == dnnl_success;
+  cpu::dnnl::PrimPtr p;
+  if (ok) p = cpu::dnnl::make_prim(pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+  for (auto m : {src, wei, dst})
+    if (m) dnnl_memory_desc_destroy(m);
+  return p;
+}
+
+dnnl_data_type_t dnnl_type(DType t) {
+  return t == DType::BFloat16 ? dnnl_bf16 : t == DType::Float16 ? dnnl_f16 : dnnl_f32;
+}
+
+// The product on oneDNN matmul primitives of the operands' own dtype (Float32, BFloat16 or Float16), written into
+// out[0] (contiguous). Throws RuntimeError if oneDNN has no primitive for the configuration (the native path was
+// chosen because oneDNN creates these primitives on this CPU).
+void run_matmul_native(const TV& in, TV& out, const Attrs& a) {
+  const DType t = out[0].dtype();
+  Tensor x = in[0], y = in[1];
+  bool ta = a.b("transpose_a"), tb = a.b("transpose_b");
+  Layout lx = layout(x, ta), ly = layout(y, tb);
+  if (!lx.ok) { x = x.contiguous(); lx = layout(x, ta); }
+  if (!ly.ok) { y = y.contiguous(); ly = layout(y, tb); }
+  Tensor& o = out[0];
+  const Shape& os = o.shape();
+  const int64_t nd = int64_t(os.size());
+  const int64_t M = os[nd - 2], N = os[nd - 1], K = mat_dims(x, ta).cols;
+  Shape batch(os.begin(), os.end() - 2);
+  Shape bxs(x.shape().begin(), x.shape().end() - 2), bys(y.shape().begin(), y.shape().end() - 2);
+  Strides sx = cpu::broadcast_strides(bxs, Strides(x.strides().begin(), x.strides().end() - 2), batch);
+  Strides sy = cpu::broadcast_strides(bys, Strides(y.strides().begin(), y.strides().end() - 2), batch);
+  const int64_t nb = numel(batch);
+  if (M == 0 || N == 0 || nb == 0) return;
+  const size_t es = itemsize(t);
+  auto* po = static_cast<char*>(o.raw_data());
+  if (K == 0) { std::memset(po, 0, size_t(nb * M * N) * es); return; }
+  // One shared right operand and a row-major left operand whose batches follow each other row after row (a Dense
+  // layer on a (batch, seq, d) input): one (nb·M, K)·(K, N) product, as in the float32 path.
+  int64_t Mr = M, nbr = nb;
+  if (!lx.trans && nb > 1 && std::all_of(sy.begin(), sy.end(), [](int64_t v) { return v == 0; })) {
+    int64_t expect = M * lx.ld;
+    bool rows = true;
+    for (size_t d = batch.size(); d-- > 0;) {
+      if (batch[d] != 1 && sx[d] != expect) { rows = false; break; }
+      expect *= batch[d];
+    }
+    if (rows) { Mr = nb * M; nbr = 1; }
+  }
+  const std::vector<int64_t> offs = batch_offsets(batch, sx, sy, nbr == 1 ? 1 : nb);
+  // Note [batched matmul threads]: small products of a long batch are split over the threads, each on one.
+  const double gemm_flops = 2.0 * double(Mr) * double(N) * double(K);
+  const bool par = batch_parallel(nbr, gemm_flops);
+  GemmThreads threads(par ? std::numeric_limits<double>::infinity() : gemm_flops * double(nbr));
+  static auto* cache = new cpu::dnnl::PrimCache();  // never destroyed: primitives outlive static destruction order
+  const dnnl_data_type_t dt = dnnl_type(t);
+  const std::vector<int64_t> key{Mr, N, K, lx.trans, lx.ld, ly.trans, ly.ld, int64_t(dt), par};
+  auto* px = static_cast<char*>(const_cast<void*>(x.raw_data()));
+  auto* py = static_cast<char*>(const_cast<void*>(y.raw_data()));
+  std::atomic<bool> missing{false};
+  std::mutex err_mu;
+  std::exception_ptr err;  // nothing may throw out of the parallel region: rethrown after it
+  auto one = [&](int64_t bi) {
+    try {
+      if (!cache->run(key, [&] { return make_matmul_prim(Mr, N, K, lx, ly, dt); },
+                      {px + size_t(offs[size_t(2 * bi)]) * es, py + size_t(offs[size_t(2 * bi + 1)]) * es,
+                       po + size_t(bi * Mr * N) * es},
+                      "MatMul"))
+        missing.store(true, std::memory_order_relaxed);
+    } catch (...) {
+      std::lock_guard<std::mutex> g(err_mu);
+      if (!err) err = std::current_exception();
+    }
+  };
+  for_batches(nbr, par, one);
+  if (err) std::rethrow_exception(err);
+  KILN_CHECK(!missing.load(), Runtime, "For 'MatMul', oneDNN has no ", dtype_name(t), " matmul primitive for (", Mr,
+             ", ", K, ") x (", K, ", ", N, ") here; set KILN_LOW_PRECISION=float32 to compute it in float32.");
+}
+
 void run_matmul(const TV& in, TV& out, const Attrs& a) {
   DType t = out[0].dtype();
+  if (((t == DType::BFloat16 || t == DType::Float16) && cpu_info::use_native_low_precision(t, "MatMul")) ||
+      (t == DType::Float32 && cpu_info::route_float32_through_native())) {
+    run_matmul_native(in, out, a);
+    return;
+  }
   DType ct = (t == DType::Float16 || t == DType::BFloat16) ? DType::Float32 : t;
   Tensor x = ew::as_dtype(in[0], ct), y = ew::as_dtype(in[1], ct);
   bool ta = a.b("transpose_a"), tb = a.b("transpose_b");
@@ -203,24 +338,7 @@ void run_matmul(const TV& in, TV& out, const Attrs& a) {
       return;
     }
   }
-  // Element offsets of each batch's operands.
-  std::vector<int64_t> offs(size_t(2 * nb));
-  {
-    cpu::DimVec idx(batch.size(), 0);
-    int64_t ox = 0, oy = 0;
-    for (int64_t bi = 0; bi < nb; ++bi) {
-      offs[size_t(2 * bi)] = ox;
-      offs[size_t(2 * bi + 1)] = oy;
-      for (size_t d = batch.size(); d-- > 0;) {  // odometer over the batch dims, last fastest
-        ox += sx[d];
-        oy += sy[d];
-        if (++idx[d] < batch[d]) break;
-        ox -= sx[d] * batch[d];
-        oy -= sy[d] * batch[d];
-        idx[d] = 0;
-      }
-    }
-  }
+  const std::vector<int64_t> offs = batch_offsets(batch, sx, sy, nb);  // element offsets of each batch's operands
   const double gemm_flops = 2.0 * double(M) * double(N) * double(K);
   const bool par = batch_parallel(nb, gemm_flops);
   // Split batch: the team stays as it is (each product then runs on one thread); else the GemmThreads rule.

@@ -141,7 +141,9 @@ def test_no_onednn_eltwise_in_kiln():
 
 def test_cpu_info_names_the_isa():
     info = runtime.cpu_info()
-    assert set(info) == {"model", "flags", "onednn_isa", "onednn_max_cpu_isa", "kiln_kernels"}
+    assert set(info) == {"model", "flags", "onednn_isa", "onednn_max_cpu_isa", "kiln_kernels", "low_precision"}
+    # the bfloat16/float16 path (tests/python/test_low_precision_path.py checks how it is chosen)
+    assert {"mode", "bfloat16", "float16", "supported", "fast"} == set(info["low_precision"])
     assert info["kiln_kernels"] == "x86-64-v3"
     assert info["onednn_isa"] in {c.lower() for c, _ in _CAPS} | {"avx2_vnni", "avx2_vnni_2", "avx512_core_fp16",
                                                                   "avx512_core_amx", "avx512_core_amx_fp16"}

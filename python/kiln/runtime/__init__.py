@@ -6,19 +6,20 @@ allocator after its first step. These functions read its counters and empty its 
 return formats.
 
 `profile()` (Kiln's own) times the ops that a block of code runs, per op and mode (PyNative / Graph): see
-`kiln.runtime.profiler`. `cpu_info()` (Kiln's own) names the CPU and the instruction set oneDNN's kernels use.
+`kiln.runtime.profiler`. `cpu_info()` (Kiln's own) names the CPU and the instruction set oneDNN's kernels use; `low_precision()` /
+`set_low_precision()` (Kiln's own) report and pick the path of bfloat16/float16 matmul and convolution.
 """
 from .memory import (
     empty_cache, memory_allocated, max_memory_allocated, memory_reserved, max_memory_reserved, memory_stats,
     memory_summary, reset_peak_memory_stats, reset_max_memory_allocated, reset_max_memory_reserved, set_cache_limit,
 )
 from .profiler import OpProfile, is_profiling, profile
-from .cpu import cpu_info
+from .cpu import cpu_info, low_precision, set_low_precision
 from .executor import launch_blocking
 
 __all__ = [
     "empty_cache", "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
     "memory_stats", "memory_summary", "reset_peak_memory_stats", "reset_max_memory_allocated",
     "reset_max_memory_reserved", "set_cache_limit", "profile", "OpProfile", "is_profiling",
-    "cpu_info", "launch_blocking",
+    "cpu_info", "low_precision", "set_low_precision", "launch_blocking",
 ]
