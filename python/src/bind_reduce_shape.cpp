@@ -60,6 +60,8 @@ void bind_reduce_shape(nb::module_& m) {
   m.def("unsorted_segment_sum", [](TL x, TL ids, int64_t n) { return ops::unsorted_segment_sum(x, ids, n); },
         nb::arg("x"), nb::arg("segment_ids"), nb::arg("num_segments"));
   m.def("nonzero", [](TL x) { return ops::nonzero(x); }, nb::arg("x"));
+  m.def("polygamma", [](int64_t n, TL x) { return apply1(OpId::Polygamma, {x}, {{"n", n}}); }, nb::arg("n"),
+        nb::arg("x"), "psi^(n)(x), the n-th derivative of digamma (the Polygamma op; float results).");
   m.def("argsort", [](TL x, int64_t axis, bool descending) { return ops::argsort(x, axis, descending); },
         nb::arg("x"), nb::arg("axis") = -1, nb::arg("descending") = false,
         "Stable sorting permutation (Int64) along axis; NaN is the largest value.");

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy.special
 
 import kiln
 from kiln import Tensor, ops
@@ -52,3 +53,70 @@ def test_fmod_broadcast_and_empty():
     assert ops.fmod(Tensor(np.zeros((0, 3), np.float32)), Tensor(y[:3])).shape == (0, 3)
     with pytest.raises(TypeError, match="fmod"):
         ops.fmod(Tensor(np.array([True])), Tensor(np.array([True])))
+
+
+# ---------------------------------------------------------------------------------------------- gamma family
+
+_GAMMA_X = [0.0, -0.0, -1.0, -2.5, INF, -INF, NAN, 1.0, 2.0, 0.5]
+
+
+def test_lgamma_mindspore_values():
+    out = ops.lgamma(Tensor(np.array(_GAMMA_X, np.float32))).asnumpy()
+    # MindSpore 2.10's ops.lgamma on these float32 values
+    _same(out, [INF, INF, INF, -0.05624371, INF, INF, NAN, 0.0, 0.0, 0.5723649], rtol=1e-6)
+    assert out[7] == 0.0 and out[8] == 0.0  # exactly, as C's lgamma
+    # integer input gives float32
+    assert ops.lgamma(Tensor(np.array([1, 3, 5], np.int32))).dtype == kiln.float32
+    x = np.array([1e-8, 0.3, 1.4616321, 7.5, 170.5, 1e10, -3.7, -100.25], np.float64)
+    _same(ops.lgamma(Tensor(x)).asnumpy(), [math.lgamma(v) for v in x], rtol=1e-14)
+
+
+def test_digamma_mindspore_values():
+    out = ops.digamma(Tensor(np.array(_GAMMA_X, np.float32))).asnumpy()
+    # MindSpore 2.10's ops.digamma: −inf at +0, +inf at −0, NaN at the negative integers and −inf
+    _same(out, [-INF, INF, NAN, 1.1031566, INF, NAN, NAN, -0.5772159, 0.4227842, -1.9635109], rtol=1e-6)
+    # float64 against exact identities and SciPy's psi (MindSpore 2.10 gives −1000.5755244 at float32's 1e-3 in
+    # float64, 5e-8 relative from the true ψ; Kiln keeps double accuracy)
+    _same(ops.digamma(Tensor(np.array([1.0, 0.5], np.float64))).asnumpy(),
+          [-0.5772156649015329, -0.5772156649015329 - 2 * math.log(2)], rtol=1e-15)
+    x = np.array([1e-3, 0.7, 1.4616321449683622, 3.3, 12.0, 250.0, -0.3, -7.6], np.float64)
+    _same(ops.digamma(Tensor(x)).asnumpy(), scipy.special.psi(x), rtol=1e-13, atol=1e-15)
+    with pytest.raises(TypeError, match="digamma"):
+        ops.digamma(Tensor(np.array([1, 2], np.int32)))
+
+
+def test_polygamma_values():
+    x = np.array([0.0, -0.0, -1.0, -2.5, 1.0, 0.5, INF, -INF, NAN, -0.3], np.float32)
+    # MindSpore 2.10's ops.polygamma(n, x) for n = 1, 2, 3: (−1)ⁿ⁺¹·inf at the poles and at −inf, NaN at +inf
+    # (π²/6 at 1, π²/2 at 1/2)
+    _same(ops.polygamma(1, Tensor(x)).asnumpy(),
+          [INF, INF, INF, 9.539247512817383, 1.644934058189392, 4.934802055358887, NAN, INF, NAN, 13.945160865783691])
+    _same(ops.polygamma(2, Tensor(x)).asnumpy(),
+          [-INF, -INF, -INF, -0.10820414870977402, -2.404114007949829, -16.828794479370117, NAN, -INF, NAN,
+           67.63908386230469], rtol=2e-6)
+    _same(ops.polygamma(3, Tensor(x.astype(np.float64))).asnumpy(),
+          [INF, INF, INF, 194.74787621918756, 6.493939402266829, 97.40909103400242, NAN, INF, NAN, 766.6197744066671],
+          rtol=1e-10)
+    # ψ⁽²⁾(1) = −2ζ(3), ψ⁽³⁾(1) = π⁴/15, ψ⁽¹⁾(1/2) = π²/2, n = 0 is digamma
+    z3 = 1.2020569031595942
+    _same(ops.polygamma(2, Tensor(np.array([1.0]))).asnumpy(), [-2 * z3], rtol=1e-14)
+    _same(ops.polygamma(3, Tensor(np.array([1.0]))).asnumpy(), [math.pi ** 4 / 15], rtol=1e-14)
+    _same(ops.polygamma(0, Tensor(np.array([0.5]))).asnumpy(), [-0.5772156649015329 - 2 * math.log(2)], rtol=1e-15)
+    # reflection: ψ⁽¹⁾(x) + ψ⁽¹⁾(1 − x) = π² / sin²(πx)
+    xr = np.array([-0.3, -2.7, -10.4], np.float64)
+    got = ops.polygamma(1, Tensor(xr)).asnumpy() + ops.polygamma(1, Tensor(1 - xr)).asnumpy()
+    _same(got, math.pi ** 2 / np.sin(math.pi * xr) ** 2, rtol=1e-12)
+    with pytest.raises(ValueError, match="polygamma"):
+        ops.polygamma(-1, Tensor(x))
+
+
+def test_gamma_gradients_chain():
+    """d lgamma = digamma, d digamma = polygamma(1), d polygamma(n) = polygamma(n + 1): one kernel each, also
+    twice differentiated."""
+    x = Tensor(np.array([0.7, 2.5, -1.3], np.float64))
+    g = kiln.grad(lambda t: ops.lgamma(t).sum())(x)
+    _same(g.asnumpy(), ops.digamma(x).asnumpy(), rtol=1e-15)
+    gg = kiln.grad(lambda t: kiln.grad(lambda u: ops.lgamma(u).sum())(t).sum())(x)
+    _same(gg.asnumpy(), ops.polygamma(1, x).asnumpy(), rtol=1e-15)
+    g3 = kiln.grad(lambda t: ops.polygamma(2, t).sum())(x)
+    _same(g3.asnumpy(), ops.polygamma(3, x).asnumpy(), rtol=1e-15)
