@@ -120,3 +120,91 @@ def test_gamma_gradients_chain():
     _same(gg.asnumpy(), ops.polygamma(1, x).asnumpy(), rtol=1e-15)
     g3 = kiln.grad(lambda t: ops.polygamma(2, t).sum())(x)
     _same(g3.asnumpy(), ops.polygamma(3, x).asnumpy(), rtol=1e-15)
+
+
+# ---------------------------------------------------------------------------------------------- scans
+
+def test_scan_flags_mindspore_values():
+    t = Tensor(np.array([[1., 2, 3], [4, 5, 6]], np.float32))
+    # MindSpore 2.10's CumSum(exclusive=True, reverse=True) and CumProd(exclusive=True) along axis 1
+    np.testing.assert_array_equal(ops.CumSum(exclusive=True, reverse=True)(t, 1).asnumpy(), [[5, 3, 0], [11, 6, 0]])
+    np.testing.assert_array_equal(ops.CumProd(exclusive=True, reverse=False)(t, 1).asnumpy(), [[1, 1, 2], [1, 4, 20]])
+    # dtypes (MindSpore 2.10): cumsum keeps Int8, cumprod of Int32 gives Int64
+    assert ops.cumsum(Tensor(np.array([1, 2, 3], np.int8)), 0).dtype == kiln.int8
+    assert ops.cumprod(Tensor(np.array([1, 2, 3], np.int32)), 0).dtype == kiln.int64
+
+
+def test_scan_special_values_and_integers():
+    x = np.array([1.0, INF, -INF, 2.0, NAN, 3.0], np.float64)
+    _same(ops.cumsum(Tensor(x), 0).asnumpy(), np.cumsum(x))
+    _same(ops.cumprod(Tensor(x), 0).asnumpy(), np.cumprod(x))
+    i = np.array([[100, 100, 100], [-7, 3, 9]], np.int8)
+    np.testing.assert_array_equal(ops.cumsum(Tensor(i), 1).asnumpy(), np.cumsum(i, 1, dtype=np.int8))  # wraps
+    assert ops.cumsum(Tensor(np.zeros((3, 0), np.float32)), 1).shape == (3, 0)
+    np.testing.assert_array_equal(ops.CumSum(exclusive=True)(Tensor(np.float32(4.0)), 0).asnumpy(), 0.0)
+
+
+def test_scan_threaded_lines_match_float64():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 100, 9)).astype(np.float32)
+    for axis in (0, 1, 2):
+        got = ops.CumSum(reverse=True)(Tensor(x), axis).asnumpy()
+        want = np.flip(np.cumsum(np.flip(x.astype(np.float64), axis), axis), axis)
+        _same(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("exclusive,reverse", [(False, False), (True, False), (False, True), (True, True)])
+def test_cumprod_second_derivative(exclusive, reverse):
+    """The recorded backward pass (Kiln ops, not the CumProdGrad kernel): its gradient against float64 central
+    differences of the first derivative (the kernel's), on a line without zeros; and the first derivative through
+    zeros the same either way."""
+    rng = np.random.default_rng(1)
+    x0 = rng.uniform(0.5, 1.5, (2, 5)) * rng.choice([-1.0, 1.0], (2, 5))
+    w = rng.standard_normal((2, 5))
+    prim = ops.CumProd(exclusive, reverse)
+
+    def first(a):
+        return kiln.grad(lambda u: ops.sum(ops.mul(prim(u, 1), Tensor(w))))(a)
+
+    v = rng.standard_normal((2, 5))
+    second = kiln.grad(lambda a: ops.sum(ops.mul(first(a), Tensor(v))))(Tensor(x0)).asnumpy()
+    h, fd = 1e-6, np.zeros_like(x0)
+    for idx in np.ndindex(x0.shape):
+        xp, xm = x0.copy(), x0.copy()
+        xp[idx] += h
+        xm[idx] -= h
+        fd[idx] = ((first(Tensor(xp)).asnumpy() - first(Tensor(xm)).asnumpy()) * v).sum() / (2 * h)
+    np.testing.assert_allclose(second, fd, rtol=1e-6, atol=1e-7)
+    # the composed first derivative (inside a recorded pass) equals the kernel's, zeros included
+    xz = x0.copy()
+    xz[0, 1] = xz[1, 3] = xz[1, 4] = 0.0
+    want = first(Tensor(xz)).asnumpy()  # the CumProdGrad kernel
+    inner = {}
+
+    def outer(a):
+        inner["d"] = first(a)  # recorded: the composition
+        return ops.sum(ops.mul(inner["d"], Tensor(v)))
+
+    kiln.grad(outer)(Tensor(xz))
+    np.testing.assert_allclose(inner["d"].asnumpy(), want, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(want, _np_cumprod_grad(xz, w, exclusive, reverse), rtol=1e-12, atol=1e-15)
+
+
+def _np_cumprod_grad(x, w, exclusive, reverse):
+    """dx of Σ w·CumProd(x) along axis 1 by the definition (products of the other factors), O(n²) per line."""
+    out = np.zeros_like(x)
+    n = x.shape[1]
+    order = list(range(n))[::-1] if reverse else list(range(n))
+    for r in range(x.shape[0]):
+        for pos_i, i in enumerate(order):
+            factors = order[:pos_i] if exclusive else order[:pos_i + 1]
+            for k in factors:
+                out[r, k] += w[r, i] * np.prod([x[r, j] for j in factors if j != k])
+    return out
+
+
+def test_scan_errors():
+    with pytest.raises(TypeError, match="Bool"):
+        ops.cumsum(Tensor(np.array([True, False])), 0)
+    with pytest.raises(ValueError, match="axis"):
+        ops.cumsum(Tensor(np.ones((2, 3), np.float32)), 2)

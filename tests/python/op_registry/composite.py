@@ -395,23 +395,33 @@ def _scan_samples(dtype, rng):
     yield Sample((arr(rng, (1, 3), dtype),), dict(axis=0), desc="length 1")
     yield Sample((arr(rng, (0, 3), dtype),), dict(axis=0), desc="empty")
     yield Sample((NC(arr(rng, (4, 6), dtype, -2, 2), "T"),), dict(axis=1), desc="view")
+    # more than cpu::kParallelMin elements: the lines go to the OpenMP threads (src/ops/scan.cpp)
+    yield Sample((arr(rng, (40, 30, 30), dtype, -1, 1),), dict(axis=1, reverse=True), desc="threaded lines",
+                 grad=False)
 
 
-register(OpInfo("CumSum", ("Concat", "Add"),
+def _cumprod_samples(dtype, rng):
+    yield from _scan_samples(dtype, rng)
+    z = np.array([[1.5, 0.0, 2.0, -1.0], [0.0, 0.0, 3.0, 0.5], [0.5, 2.0, -1.5, 0.0]], dtype)
+    yield Sample((z,), dict(axis=1), desc="zeros (gradient through them)")
+    yield Sample((z,), dict(axis=1, exclusive=True), desc="zeros, exclusive")
+    yield Sample((z,), dict(axis=1, reverse=True), desc="zeros, reverse")
+    yield Sample((z.T.copy(),), dict(axis=0, exclusive=True, reverse=True), desc="zeros, both, axis 0")
+
+
+register(OpInfo("CumSum", ("CumSum",),
                 lambda x, axis, exclusive=False, reverse=False: ops.CumSum(exclusive, reverse)(x, axis),
                 lambda x, axis, exclusive=False, reverse=False: _np_scan(x, axis, exclusive, reverse),
                 _scan_samples, FL + (I32, I64), differentiable=True,
                 out_dtype=lambda s: s.args[0].dtype if not isinstance(s.args[0], NC) else s.args[0].value.dtype,
-                special_skip="a composite of Concat and Add"))
-register(OpInfo("CumProd", ("Concat", "Mul"),
+                special_skip="a scan: a special value spreads along its line (test_issue23_kernels.py checks it against NumPy)"))
+register(OpInfo("CumProd", ("CumProd", "CumProdGrad"),
                 lambda x, axis, exclusive=False, reverse=False: ops.CumProd(exclusive, reverse)(x, axis),
                 lambda x, axis, exclusive=False, reverse=False: _np_scan(x, axis, exclusive, reverse, prod=True),
-                lambda dtype, rng: iter(list(_scan_samples(dtype, rng)) + [
-                    Sample((np.array([[1.5, 0.0, 2.0, -1.0], [0.0, 0.0, 3.0, 0.5]], dtype),), dict(axis=1),
-                           desc="zeros (gradient through them)")]),
+                _cumprod_samples,
                 FL + (I32,), differentiable=True,
                 out_dtype=lambda s: s.args[0].dtype if not isinstance(s.args[0], NC) else s.args[0].value.dtype,
-                special_skip="a composite of Concat and Mul"))
+                special_skip="a scan: a special value spreads along its line (test_issue23_kernels.py checks it against NumPy)"))
 
 
 # ---------------------------------------------------------------------------------------------- trig / hyperbolic
