@@ -72,6 +72,9 @@ void bind_reduce_shape(nb::module_& m) {
         },
         nb::arg("x"), nb::arg("axis"), nb::arg("exclusive") = false, nb::arg("reverse") = false,
         "Running products along axis (the CumProd op: exclusive, reverse as MindSpore's primitive).");
+  m.def("gather_d", [](TL x, int64_t dim, TL index) { return apply1(OpId::GatherD, {x, index}, {{"dim", dim}}); },
+        nb::arg("x"), nb::arg("dim"), nb::arg("index"),
+        "out[p] = x[p with p[dim] = index[p]] (the GatherD op; negative indices count from the end).");
   m.def("polygamma", [](int64_t n, TL x) { return apply1(OpId::Polygamma, {x}, {{"n", n}}); }, nb::arg("n"),
         nb::arg("x"), "psi^(n)(x), the n-th derivative of digamma (the Polygamma op; float results).");
   m.def("argsort", [](TL x, int64_t axis, bool descending) { return ops::argsort(x, axis, descending); },

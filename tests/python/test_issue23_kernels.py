@@ -208,3 +208,24 @@ def test_scan_errors():
         ops.cumsum(Tensor(np.array([True, False])), 0)
     with pytest.raises(ValueError, match="axis"):
         ops.cumsum(Tensor(np.ones((2, 3), np.float32)), 2)
+
+
+# ---------------------------------------------------------------------------------------------- gather_d
+
+def test_gather_d_mindspore_values_and_errors():
+    t = Tensor(np.array([[1., 2, 3], [4, 5, 6]], np.float32))
+    # MindSpore 2.10: ops.gather_d(t, 1, [[0, -1], [2, 1]]) = [[1, 3], [6, 5]] (a negative index counts from the end)
+    np.testing.assert_array_equal(ops.gather_d(t, 1, Tensor(np.array([[0, -1], [2, 1]], np.int32))).asnumpy(),
+                                  [[1, 3], [6, 5]])
+    assert ops.gather_elements(t, 0, Tensor(np.zeros((0, 3), np.int64))).shape == (0, 3)
+    with pytest.raises(ValueError, match="out of range"):
+        ops.gather_elements(t, 1, Tensor(np.array([[3]], np.int64)))
+    with pytest.raises(ValueError, match="out of range"):
+        kiln.jit(lambda a, i: ops.gather_elements(a, 1, i))(t, Tensor(np.array([[-4]], np.int64)))
+
+
+def test_gather_d_gradient_accumulates_repeated_indices():
+    x = Tensor(np.arange(6, dtype=np.float64).reshape(2, 3))
+    idx = Tensor(np.array([[2, 2, 0, 2], [1, 1, 1, 0]], np.int64))
+    g = kiln.grad(lambda a: (ops.gather_elements(a, 1, idx) * Tensor(np.arange(1.0, 9.0).reshape(2, 4))).sum())(x)
+    np.testing.assert_array_equal(g.asnumpy(), [[3, 0, 1 + 2 + 4], [8, 5 + 6 + 7, 0]])
