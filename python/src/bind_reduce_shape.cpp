@@ -75,6 +75,13 @@ void bind_reduce_shape(nb::module_& m) {
   m.def("gather_d", [](TL x, int64_t dim, TL index) { return apply1(OpId::GatherD, {x, index}, {{"dim", dim}}); },
         nb::arg("x"), nb::arg("dim"), nb::arg("index"),
         "out[p] = x[p with p[dim] = index[p]] (the GatherD op; negative indices count from the end).");
+  m.def("tri_indices",
+        [](int64_t row, int64_t col, int64_t offset, bool lower, DType dtype) {
+          return apply1(lower ? OpId::TrilIndices : OpId::TriuIndices, {},
+                        {{"row", row}, {"col", col}, {"offset", offset}, {"dtype", dtype}});
+        },
+        nb::arg("row"), nb::arg("col"), nb::arg("offset"), nb::arg("lower"), nb::arg("dtype"),
+        "The (2, N) coordinates of the lower (lower=True) or upper triangle of a row x col matrix.");
   m.def("polygamma", [](int64_t n, TL x) { return apply1(OpId::Polygamma, {x}, {{"n", n}}); }, nb::arg("n"),
         nb::arg("x"), "psi^(n)(x), the n-th derivative of digamma (the Polygamma op; float results).");
   m.def("argsort", [](TL x, int64_t axis, bool descending) { return ops::argsort(x, axis, descending); },

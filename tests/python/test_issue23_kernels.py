@@ -229,3 +229,16 @@ def test_gather_d_gradient_accumulates_repeated_indices():
     idx = Tensor(np.array([[2, 2, 0, 2], [1, 1, 1, 0]], np.int64))
     g = kiln.grad(lambda a: (ops.gather_elements(a, 1, idx) * Tensor(np.arange(1.0, 9.0).reshape(2, 4))).sum())(x)
     np.testing.assert_array_equal(g.asnumpy(), [[3, 0, 1 + 2 + 4], [8, 5 + 6 + 7, 0]])
+
+
+# ---------------------------------------------------------------------------------------------- tril/triu_indices
+
+def test_tri_indices_mindspore_values():
+    # MindSpore 2.10: triu_indices(3, 4, 1) = [[0 0 0 1 1 2], [1 2 3 2 3 3]]; tril_indices(0, 3) and
+    # tril_indices(3, 3, -5) are empty
+    np.testing.assert_array_equal(ops.triu_indices(3, 4, 1).asnumpy(), [[0, 0, 0, 1, 1, 2], [1, 2, 3, 2, 3, 3]])
+    assert ops.tril_indices(0, 3).shape == (2, 0) and ops.tril_indices(3, 3, -5).shape == (2, 0)
+    for r, c, k in ((5, 3, -1), (4, 6, 2), (3, 3, 9), (6, 2, -8)):
+        np.testing.assert_array_equal(ops.tril_indices(r, c, k).asnumpy(), np.stack(np.tril_indices(r, k, c)))
+        np.testing.assert_array_equal(ops.triu_indices(r, c, k).asnumpy(), np.stack(np.triu_indices(r, k, c)))
+    assert ops.triu_indices(3, 3, dtype=kiln.int32).dtype == kiln.int32
