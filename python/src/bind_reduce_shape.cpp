@@ -60,6 +60,30 @@ void bind_reduce_shape(nb::module_& m) {
   m.def("unsorted_segment_sum", [](TL x, TL ids, int64_t n) { return ops::unsorted_segment_sum(x, ids, n); },
         nb::arg("x"), nb::arg("segment_ids"), nb::arg("num_segments"));
   m.def("nonzero", [](TL x) { return ops::nonzero(x); }, nb::arg("x"));
+  m.def("cumsum",
+        [](TL x, int64_t axis, bool exclusive, bool reverse) {
+          return apply1(OpId::CumSum, {x}, {{"axis", axis}, {"exclusive", exclusive}, {"reverse", reverse}});
+        },
+        nb::arg("x"), nb::arg("axis"), nb::arg("exclusive") = false, nb::arg("reverse") = false,
+        "Running sums along axis (the CumSum op: exclusive, reverse as MindSpore's primitive).");
+  m.def("cumprod",
+        [](TL x, int64_t axis, bool exclusive, bool reverse) {
+          return apply1(OpId::CumProd, {x}, {{"axis", axis}, {"exclusive", exclusive}, {"reverse", reverse}});
+        },
+        nb::arg("x"), nb::arg("axis"), nb::arg("exclusive") = false, nb::arg("reverse") = false,
+        "Running products along axis (the CumProd op: exclusive, reverse as MindSpore's primitive).");
+  m.def("gather_d", [](TL x, int64_t dim, TL index) { return apply1(OpId::GatherD, {x, index}, {{"dim", dim}}); },
+        nb::arg("x"), nb::arg("dim"), nb::arg("index"),
+        "out[p] = x[p with p[dim] = index[p]] (the GatherD op; negative indices count from the end).");
+  m.def("tri_indices",
+        [](int64_t row, int64_t col, int64_t offset, bool lower, DType dtype) {
+          return apply1(lower ? OpId::TrilIndices : OpId::TriuIndices, {},
+                        {{"row", row}, {"col", col}, {"offset", offset}, {"dtype", dtype}});
+        },
+        nb::arg("row"), nb::arg("col"), nb::arg("offset"), nb::arg("lower"), nb::arg("dtype"),
+        "The (2, N) coordinates of the lower (lower=True) or upper triangle of a row x col matrix.");
+  m.def("polygamma", [](int64_t n, TL x) { return apply1(OpId::Polygamma, {x}, {{"n", n}}); }, nb::arg("n"),
+        nb::arg("x"), "psi^(n)(x), the n-th derivative of digamma (the Polygamma op; float results).");
   m.def("argsort", [](TL x, int64_t axis, bool descending) { return ops::argsort(x, axis, descending); },
         nb::arg("x"), nb::arg("axis") = -1, nb::arg("descending") = false,
         "Stable sorting permutation (Int64) along axis; NaN is the largest value.");

@@ -1,4 +1,5 @@
 // Creation ops: Fill (zeros/ones/full), Range (arange) and the random ops on Philox4x32-10.
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <unordered_map>
@@ -149,6 +150,43 @@ void run_uniform_int(const TV&, TV& out, const Attrs& a) {
   });
 }
 
+// ---- TrilIndices / TriuIndices(; row, col, offset, dtype): the (2, N) row-major coordinates of the lower (j ≤ i +
+// offset) or upper (j ≥ i + offset) triangle of a row × col matrix, Int32 or Int64. Row i holds the columns
+// [0, min(col, i + offset + 1)) (lower) or [max(0, i + offset), col) (upper), either possibly empty.
+template <bool Lower> std::pair<int64_t, int64_t> tri_cols(int64_t i, int64_t col, int64_t offset) {
+  if constexpr (Lower) return {0, std::max<int64_t>(0, std::min<int64_t>(col, i + offset + 1))};
+  else return {std::min<int64_t>(col, std::max<int64_t>(0, i + offset)), col};
+}
+template <bool Lower> std::vector<TensorMeta> infer_tri_indices(const TV&, const Attrs& a) {
+  const char* op = Lower ? "TrilIndices" : "TriuIndices";
+  const int64_t row = a.i("row"), col = a.i("col"), offset = a.i("offset");
+  const DType dt = a.dtype("dtype");
+  KILN_CHECK(row >= 0 && col >= 0, Value, "For '", op, "', 'row' and 'col' must be >= 0, but got ", row, " and ",
+             col, ".");
+  KILN_CHECK(dt == DType::Int32 || dt == DType::Int64, Type, "For '", op,
+             "', 'dtype' must be Int32 or Int64, but got ", dtype_name(dt), ".");
+  int64_t count = 0;
+  for (int64_t i = 0; i < row; ++i) {
+    auto [b, e] = tri_cols<Lower>(i, col, offset);
+    count += e - b;
+  }
+  return {{Shape{2, count}, dt}};
+}
+template <bool Lower> void run_tri_indices(const TV&, TV& out, const Attrs& a) {
+  const int64_t row = a.i("row"), col = a.i("col"), offset = a.i("offset"), count = out[0].shape()[1];
+  KILN_DISPATCH(out[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      T* pr = out[0].data<T>();
+      T* pc = pr + count;
+      for (int64_t i = 0; i < row; ++i) {
+        auto [b, e] = tri_cols<Lower>(i, col, offset);
+        for (int64_t j = b; j < e; ++j) *pr++ = T(i), *pc++ = T(j);
+      }
+    }
+  });
+}
+
 void reg(OpId id, InferFn infer, KernelFn cpu) {
   OpDef d;
   d.id = id;
@@ -169,6 +207,8 @@ namespace ops_impl {
 void register_creation() {
   reg(OpId::Fill, infer_shape_dtype, run_fill);
   reg(OpId::Arange, infer_range, run_range);
+  reg(OpId::TrilIndices, infer_tri_indices<true>, run_tri_indices<true>);
+  reg(OpId::TriuIndices, infer_tri_indices<false>, run_tri_indices<false>);
   reg(OpId::StandardNormal, infer_shape_dtype, run_normal);
   reg(OpId::UniformReal, infer_shape_dtype, run_uniform);
   reg(OpId::UniformInt, infer_shape_dtype, run_uniform_int);

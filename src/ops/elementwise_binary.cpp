@@ -87,6 +87,24 @@ template <typename C> struct ModF {
     }
   }
 };
+// fmod: C's remainder with the sign of the dividend (std::fmod: exact, fmod(a, +-inf) = a for finite a, as C,
+// NumPy and PyTorch). Integers: the truncating remainder of C's %; a divisor of 0 gives the dividend (MindSpore
+// 2.10's ops.fmod on Int32: fmod(5, 0) = 5, fmod(-7, 0) = -7); x % -1 is 0 (it traps for the most negative x).
+template <typename C> struct FmodF {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      return std::fmod(x, y);
+    } else if constexpr (std::is_same_v<C, bool>) {
+      return false;
+    } else {
+      if (y == 0) return x;
+      if constexpr (std::is_signed_v<C>) {
+        if (y == C(-1)) return C(0);
+      }
+      return C(x % y);
+    }
+  }
+};
 template <typename C> struct PowF {
   C operator()(C x, C y) const {
     if constexpr (std::is_floating_point_v<C>) return std::pow(x, y);
@@ -302,6 +320,15 @@ TV bprop_div(const TV& in, const TV&, const TV& g, const Attrs&) {
 // d(a mod b) = g, -g·floor(a/b)
 TV bprop_mod(const TV& in, const TV&, const TV& g, const Attrs&) {
   return {reduce_grad(g[0], in[0]), reduce_grad(ops::neg(ops::mul(g[0], ops::floor_div(in[0], in[1]))), in[1])};
+}
+// fmod(a, b) = a − trunc(a/b)·b: d/da = 1, d/db = −trunc(a/b), with trunc(a/b) formed as (a − fmod(a, b))/b (the
+// exact quotient of the remainder, not a rounded a/b). Where b = 0 the gradient for b is taken as 0.
+TV bprop_fmod(const TV& in, const TV& out, const TV& g, const Attrs&) {
+  const Tensor &a = in[0], &b = in[1];
+  Tensor zero = ops::equal(b, Tensor::scalar(0.0, b.dtype(), true));
+  Tensor bs = ops::select(zero, ops::ones_like(b), b);
+  Tensor q = ops::select(zero, ops::zeros_like(out[0]), ops::div(ops::sub(a, out[0]), bs));
+  return {reduce_grad(g[0], a), reduce_grad(ops::neg(ops::mul(g[0], q)), b)};
 }
 // d(a^b) = g·b·a^(b-1), g·a^b·log(a) (taken as 0 where a <= 0, as MindSpore and PyTorch do for the exponent)
 TV bprop_pow(const TV& in, const TV& out, const TV& g, const Attrs&) {

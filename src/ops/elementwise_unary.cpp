@@ -155,6 +155,119 @@ template <int Nu, bool Scaled, typename C> C bessel_v(C x) {
   if constexpr (std::is_floating_point_v<C>) return C(bessel_i<Nu, Scaled>(double(x)));
   else return C(0);  // never instantiated for a kernel: the float dtype rule sends integers as float32
 }
+
+// Note [gamma family]: lgamma, digamma and polygamma in double (float16/bfloat16/float32 inputs are widened per
+// element and the result rounded once).
+// - lgamma: C's lgamma_r (glibc: exact 0 at 1 and 2, +inf at 0, the negative integers and ±inf; reentrant, unlike
+//   std::lgamma, whose sign global the OpenMP threads would share).
+// - digamma ψ(x), x > 0: the recurrence ψ(x) = ψ(x + 1) − 1/x up to x ≥ 10, then the asymptotic series
+//   ψ(y) ~ ln y − 1/(2y) − Σₖ B₂ₖ/(2k·y²ᵏ), k = 1..7 (DLMF 5.11.2; the 8th term is below 1e-17 at y = 10);
+//   x < 0: the reflection ψ(x) = ψ(1 − x) − π·cot(πx) (DLMF 5.5.4) with cot(πx) from the fractional part of x (no
+//   loss of the argument for large |x|). ψ(+0) = −inf, ψ(−0) = +inf, NaN at the negative integers and −inf, +inf at
+//   +inf (PyTorch's values; MindSpore 2.10 agrees).
+// - polygamma ψ⁽ⁿ⁾(x), n ≥ 1: (−1)ⁿ⁺¹·n!·ζ(n + 1, x) for x > 0 with the Hurwitz zeta by Euler–Maclaurin summation
+//   (DLMF 25.11.5 route: 9 terms, then the integral, half term and 12 Bernoulli corrections B₂ⱼ/(2j)!); x < 0: the
+//   reflection ψ⁽ⁿ⁾(x) = (−1)ⁿ·ψ⁽ⁿ⁾(1 − x) − πⁿ⁺¹·Pₙ(cot πx) (DLMF 5.15.6), where dⁿ/dzⁿ cot z = Pₙ(cot z),
+//   P₀ = c, Pₖ₊₁ = −(1 + c²)·Pₖ'(c). (−1)ⁿ⁺¹·inf at the poles 0, −1, −2, ... and at −inf, NaN at +inf
+//   (MindSpore 2.10's values; SciPy agrees but at +inf, where it gives the limit 0).
+double cot_pi(double x) {  // cot(πx) from the fractional part f of x: cot(πf), f ≥ 1/2 as −cot(π(1 − f))
+  const double f = x - std::floor(x);
+  const double m = f < 0.5 ? f : 1.0 - f;
+  const double c = std::cos(M_PI * m) / std::sin(M_PI * m);
+  return f < 0.5 ? c : -c;
+}
+double digamma_d(double x) {
+  if (std::isnan(x)) return x;
+  if (x == 0) return std::signbit(x) ? INFINITY : -INFINITY;
+  if (std::isinf(x)) return x > 0 ? x : NAN;
+  double refl = 0.0;
+  if (x < 0) {
+    if (x == std::floor(x)) return NAN;
+    refl = -M_PI * cot_pi(x);
+    x = 1.0 - x;
+  }
+  double acc = 0.0;
+  while (x < 10.0) { acc += 1.0 / x; x += 1.0; }
+  const double r = 1.0 / (x * x);
+  // B₂ₖ/(2k) for k = 1..7: 1/12, −1/120, 1/252, −1/240, 1/132, −691/32760, 1/12
+  const double series =
+      r * (1.0 / 12 + r * (-1.0 / 120 + r * (1.0 / 252 + r * (-1.0 / 240 + r * (1.0 / 132 + r * (-691.0 / 32760 + r / 12))))));
+  return std::log(x) - 0.5 / x - series - acc + refl;
+}
+double hurwitz_zeta_d(double s, double q) {  // s > 1, q > 0
+  constexpr int kN = 9, kM = 12;
+  // B₂ⱼ/(2j)! for j = 1..12
+  static const double kC[kM] = {1.0 / 6 / 2,
+                                -1.0 / 30 / 24,
+                                1.0 / 42 / 720,
+                                -1.0 / 30 / 40320,
+                                5.0 / 66 / 3628800,
+                                -691.0 / 2730 / 479001600,
+                                7.0 / 6 / 87178291200.0,
+                                -3617.0 / 510 / 20922789888000.0,
+                                43867.0 / 798 / 6402373705728000.0,
+                                -174611.0 / 330 / 2432902008176640000.0,
+                                854513.0 / 138 / 1.1240007277776077e21,
+                                -236364091.0 / 2730 / 6.204484017332394e23};
+  double acc = 0.0;
+  for (int k = 0; k < kN; ++k) acc += std::pow(q + k, -s);
+  const double a = q + kN, a_s = std::pow(a, -s);
+  acc += a_s * a / (s - 1.0) + 0.5 * a_s;
+  // term_j = s(s+1)…(s+2j−2)·a^(−s−2j+1) as one running product (no factorial-sized factor alone)
+  double term = a_s / a * s;
+  const double inv_a2 = 1.0 / (a * a);
+  for (int j = 1; j <= kM; ++j) {
+    acc += term * kC[j - 1];
+    term *= (s + 2 * j - 1) * inv_a2 * (s + 2 * j);
+  }
+  return acc;
+}
+struct PolygammaD {
+  int64_t n;
+  double sign_fact;          // (−1)ⁿ⁺¹·n!
+  std::vector<double> poly;  // Pₙ's coefficients, lowest first
+  explicit PolygammaD(int64_t n_) : n(n_) {
+    double f = 1.0;
+    for (int64_t k = 2; k <= n; ++k) f *= double(k);
+    sign_fact = (n % 2 ? 1.0 : -1.0) * f;
+    poly = {0.0, 1.0};
+    for (int64_t k = 0; k < n; ++k) {
+      std::vector<double> d(poly.size() + 1, 0.0), p(poly.size() + 1, 0.0);
+      for (size_t i = 1; i < poly.size(); ++i) d[i - 1] = double(i) * poly[i];
+      for (size_t i = 0; i < p.size(); ++i) p[i] = -(d[i] + (i >= 2 ? d[i - 2] : 0.0));
+      poly = std::move(p);
+    }
+  }
+  double operator()(double x) const {
+    if (n == 0) return digamma_d(x);
+    if (std::isnan(x) || x == INFINITY) return NAN;
+    // the poles and −inf: (−1)ⁿ⁺¹·inf, the limit from the right (MindSpore 2.10 and SciPy)
+    if (x == -INFINITY || (x <= 0 && x == std::floor(x))) return sign_fact > 0 ? INFINITY : -INFINITY;
+    if (x > 0) return sign_fact * hurwitz_zeta_d(double(n + 1), x);
+    const double c = cot_pi(x);
+    double pv = 0.0;
+    for (size_t i = poly.size(); i-- > 0;) pv = pv * c + poly[i];
+    return (n % 2 ? -1.0 : 1.0) * sign_fact * hurwitz_zeta_d(double(n + 1), 1.0 - x) - std::pow(M_PI, double(n + 1)) * pv;
+  }
+};
+double lgamma_d(double x) {
+  int sign;
+  return ::lgamma_r(x, &sign);
+}
+template <typename C> C gamma_family_v(double (*f)(double), C x) {
+  if constexpr (std::is_floating_point_v<C>) return C(f(double(x)));
+  else return C(0);  // never instantiated for a kernel: the float dtype rule sends integers as float32
+}
+FUNCTOR(LgammaF, gamma_family_v<C>(lgamma_d, x))
+FUNCTOR(DigammaF, gamma_family_v<C>(digamma_d, x))
+template <typename C> struct PolygammaF {
+  PolygammaD f;  // built once per kernel call (Pₙ's coefficients, n!)
+  explicit PolygammaF(const Attrs& attrs) : f(attrs.i("n")) {}
+  C operator()(C x) const {
+    if constexpr (std::is_floating_point_v<C>) return C(f(double(x)));
+    else return C(0);
+  }
+};
 FUNCTOR(BesselI0F, (bessel_v<0, false>(x)))
 FUNCTOR(BesselI0eF, (bessel_v<0, true>(x)))
 FUNCTOR(BesselI1F, (bessel_v<1, false>(x)))
@@ -330,6 +443,21 @@ TV bp_cast(const TV& in, const TV&, const TV& g, const Attrs&) {
   return {ops::cast(g[0], in[0].dtype())};
 }
 
+Tensor polygamma_op(const Tensor& x, int64_t n) { return apply1(OpId::Polygamma, {x}, {{"n", n}}); }
+std::vector<TensorMeta> infer_polygamma(const TV& in, const Attrs& a) {
+  KILN_CHECK(a.i("n") >= 0, Value, "For 'Polygamma', 'n' must be >= 0, but got ", a.i("n"), ".");
+  return infer_unary<true>(in, a);
+}
+// d lgamma = ψ(x); d ψ = ψ⁽¹⁾(x); d ψ⁽ⁿ⁾ = ψ⁽ⁿ⁺¹⁾(x) (Note [gamma family]).
+TV bp_lgamma(const TV& in, const TV&, const TV& g, const Attrs&) {
+  const Tensor x = is_floating(in[0].dtype()) ? in[0] : ops::cast(in[0], g[0].dtype());
+  return {ops::mul(g[0], ops::digamma(x))};
+}
+TV bp_digamma(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::mul(g[0], polygamma_op(in[0], 1))}; }
+TV bp_polygamma(const TV& in, const TV&, const TV& g, const Attrs& a) {
+  return {ops::mul(g[0], polygamma_op(in[0], a.i("n") + 1))};
+}
+
 void reg(OpId id, InferFn infer, KernelFn cpu, BpropFn bprop) { ew::schema_register(id, infer, cpu, bprop); }
 
 }  // namespace
@@ -339,6 +467,7 @@ void register_elementwise_unary() {
   // The ops with a generated signature: their rows in src/ops/schema/ops.yaml (kernel, dtype rule, bprop).
 #include "registry_elementwise_unary.inc"
   reg(OpId::Gelu, infer_unary<true>, run_gelu, bp_gelu);
+  reg(OpId::Polygamma, infer_polygamma, run_float<PolygammaF>, bp_polygamma);
   reg(OpId::Cast, [](const TV& in, const Attrs& a) { return std::vector<TensorMeta>{{in[0].shape(), a.dtype("dtype")}}; },
       [](const TV& in, TV& out, const Attrs&) { copy_into(in[0], out[0]); }, bp_cast);
   // Identity and StopGradient copy nothing: their outputs alias the input storage.

@@ -86,6 +86,93 @@ TV bp_gather(const TV& in, const TV&, const TV& g, const Attrs& a) {
   return {r.dtype() == x.dtype() ? r : ops::cast(r, x.dtype()), Tensor()};
 }
 
+// ---- GatherD(x, index; dim): out[p] = x[p with p[dim] = index[p]] (MindSpore's GatherD, ONNX GatherElements) ----
+// index has x's rank and, on every axis but dim, at most x's length; out has index's shape and x's dtype. Negative
+// indices count from the end; one outside [−n, n) raises ValueError naming the value (both modes: the kernel checks).
+// GatherDGrad(g, index; dim, shape) is its transpose: zeros of `shape` with g added at the positions read.
+void check_gather_d(const Shape& xs, const Tensor& idx, int64_t dim, const char* op) {
+  check_int(idx, op, "index");
+  KILN_CHECK(idx.ndim() == int64_t(xs.size()), Value, "For '", op, "', 'index' must have the rank of the input (",
+             xs.size(), "), but got shape ", shape_str(idx.shape()), ".");
+  if (xs.empty()) return;
+  const int64_t ax = normalize_axis(dim, int64_t(xs.size()), op);
+  for (size_t d = 0; d < xs.size(); ++d)
+    KILN_CHECK(int64_t(d) == ax || idx.shape()[d] <= xs[d], Value, "For '", op, "', 'index' of shape ",
+               shape_str(idx.shape()), " is larger than the input of shape ", shape_str(xs), " on axis ", d, ".");
+}
+std::vector<TensorMeta> infer_gather_d(const TV& in, const Attrs& a) {
+  check_gather_d(in[0].shape(), in[1], a.i("dim"), "GatherD");
+  return {{in[1].shape(), in[0].dtype()}};
+}
+// Calls f(out_linear, src_linear) for every element of index (row-major), src_linear the element of the tensor of
+// shape xs that it reads. The coordinates advance as an odometer; the index along dim is checked and wrapped.
+template <typename F>
+void gather_d_walk(const Shape& xs, const Tensor& idx64, int64_t dim, const char* op, F&& f) {
+  const int64_t nd = int64_t(xs.size()), m = idx64.numel();
+  const int64_t* pi = idx64.data<int64_t>();
+  if (nd == 0) {
+    for (int64_t k = 0; k < m; ++k) f(k, int64_t(0));
+    return;
+  }
+  const int64_t ax = normalize_axis(dim, nd, op), n = xs[size_t(ax)];
+  std::vector<int64_t> stride(size_t(nd), 1), coord(size_t(nd), 0);
+  for (int64_t d = nd - 2; d >= 0; --d) stride[size_t(d)] = stride[size_t(d + 1)] * xs[size_t(d + 1)];
+  const Shape& is = idx64.shape();
+  int64_t base = 0;  // Σ coord[d]·stride[d] over d ≠ ax
+  for (int64_t k = 0; k < m; ++k) {
+    int64_t v = pi[k];
+    KILN_CHECK(v >= -n && v < n, Value, "For '", op, "', the index ", v, " is out of range for axis ", ax,
+               " of size ", n, " (input shape ", shape_str(xs), "); indices must be in [", -n, ", ", n, ").");
+    if (v < 0) v += n;
+    f(k, base + v * stride[size_t(ax)]);
+    for (int64_t d = nd - 1; d >= 0; --d) {
+      if (d != ax) base += stride[size_t(d)];
+      if (++coord[size_t(d)] < is[size_t(d)]) break;
+      if (d != ax) base -= stride[size_t(d)] * is[size_t(d)];
+      coord[size_t(d)] = 0;
+    }
+  }
+}
+void run_gather_d(const TV& in, TV& out, const Attrs& a) {
+  Tensor x = in[0].contiguous();
+  Tensor idx = ew::as_dtype(in[1], DType::Int64).contiguous();
+  const size_t isz = itemsize(x.dtype());
+  const char* px = static_cast<const char*>(x.raw_data());
+  char* po = static_cast<char*>(out[0].raw_data());
+  gather_d_walk(x.shape(), idx, a.i("dim"), "GatherD",
+                [&](int64_t k, int64_t src) { std::memcpy(po + size_t(k) * isz, px + size_t(src) * isz, isz); });
+}
+std::vector<TensorMeta> infer_gather_d_grad(const TV& in, const Attrs& a) {
+  const Shape xs = a.ints("shape");
+  check_gather_d(xs, in[1], a.i("dim"), "GatherDGrad");
+  KILN_CHECK(in[0].shape() == in[1].shape(), Value, "For 'GatherDGrad', the gradient of shape ",
+             shape_str(in[0].shape()), " must have the shape of 'index' ", shape_str(in[1].shape()), ".");
+  return {{xs, in[0].dtype()}};
+}
+void run_gather_d_grad(const TV& in, TV& out, const Attrs& a) {
+  Tensor g = in[0].contiguous();
+  Tensor idx = ew::as_dtype(in[1], DType::Int64).contiguous();
+  Tensor& o = out[0];
+  std::memset(o.raw_data(), 0, size_t(o.numel()) * itemsize(o.dtype()));
+  KILN_DISPATCH(g.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    const T* pg = g.data<T>();
+    T* po = o.data<T>();
+    gather_d_walk(o.shape(), idx, a.i("dim"), "GatherDGrad", [&](int64_t k, int64_t dst) {
+      if constexpr (std::is_same_v<C, bool>) po[dst] = po[dst] || pg[k];
+      else po[dst] = convert_value<T>(C(C(po[dst]) + C(pg[k])));
+    });
+  });
+}
+TV bp_gather_d(const TV& in, const TV&, const TV& g, const Attrs& a) {
+  const Tensor &x = in[0], &idx = in[1];
+  Tensor gg = g[0].dtype() == x.dtype() ? g[0] : ops::cast(g[0], x.dtype());
+  return {apply1(OpId::GatherDGrad, {gg, idx}, {{"dim", a.i("dim")}, {"shape", x.shape()}}), Tensor()};
+}
+TV bp_gather_d_grad(const TV& in, const TV&, const TV& g, const Attrs& a) {
+  return {apply1(OpId::GatherD, {g[0], in[1]}, {{"dim", a.i("dim")}}), Tensor()};
+}
 // ---- UnsortedSegmentSum(x, segment_ids; num_segments) ----
 // segment_ids.shape must be a prefix of x.shape; out.shape = (num_segments,) + x.shape[ids.ndim:]. Ids outside
 // [0, num_segments) are ignored (MindSpore's rule).
@@ -295,6 +382,18 @@ void register_index() {
   g.cpu = run_gather;
   g.bprop = bp_gather;
   register_op(g);
+  OpDef gd;
+  gd.id = OpId::GatherD;
+  gd.infer = infer_gather_d;
+  gd.cpu = run_gather_d;
+  gd.bprop = bp_gather_d;
+  register_op(gd);
+  OpDef gdg;
+  gdg.id = OpId::GatherDGrad;
+  gdg.infer = infer_gather_d_grad;
+  gdg.cpu = run_gather_d_grad;
+  gdg.bprop = bp_gather_d_grad;
+  register_op(gdg);
   OpDef u;
   u.id = OpId::UnsortedSegmentSum;
   u.infer = infer_uss;

@@ -14,7 +14,6 @@ from .._loader import _core
 from .._args import _got, _is_int, int_arg
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
-from .array_func import _take_along
 from .function import _tensor_arg
 from .primitives import Primitive
 
@@ -244,7 +243,8 @@ def masked_fill(input_x, mask, value):
 def gather_elements(input, dim, index):
     """MindSpore's ops.gather_elements(input, dim, index) (the GatherD primitive): out[i][j][k] =
     input[index[i][j][k]][j][k] for dim=0 (and so on): `index` (int32/int64) has input's rank and, on every axis but
-    `dim`, at most input's length; the output has index's shape and input's dtype. Gradient: scatter-add into input.
+    `dim`, at most input's length; the output has index's shape and input's dtype. One GatherD kernel; gradient:
+    scatter-add into input (GatherDGrad).
 
     Raises TypeError (non-Tensors, a non-integer index), ValueError (rank mismatch, index larger than input on an
     axis other than dim, an index value outside [-n, n) — checked in both modes)."""
@@ -262,15 +262,9 @@ def gather_elements(input, dim, index):
                              f"shape {tuple(x.shape)} on axis {ax}.")
     if x.ndim == 0:
         return x
-    n = x.shape[axis]
-    if idx.size:
-        idx = _core.check_range(idx, "gather_elements", "index", float(-n), float(n), False, None)
-    idx = _core.cast(idx, mstype.int64) if idx.dtype != mstype.int64 else idx
-    idx = _core.select(_core.less(idx, 0), _core.add(idx, n), idx)  # negative indices count from the end
-    key = tuple(builtins.slice(0, s) if ax != axis else builtins.slice(None) for ax, s in enumerate(idx.shape))
-    if any(idx.shape[ax] < x.shape[ax] for ax in range(x.ndim) if ax != axis):
-        x = x[key]
-    return _take_along(x, idx, axis)
+    # one C++ GatherD op (src/ops/index.cpp): it checks every index value (ValueError, in both modes) and wraps the
+    # negative ones; gradient GatherDGrad (a scatter-add)
+    return _core.gather_d(x, axis, idx)
 
 
 def scatter_nd(indices, updates, shape):

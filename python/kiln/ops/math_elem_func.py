@@ -331,19 +331,6 @@ def _int_trunc_div(a, b):
     return _core.select(fix, _core.add(q, 1), q)
 
 
-def _fmod_float(a, b):
-    """sign(a)·mod(|a|, |b|): exact where |a| < |b| (a itself), unlike a − trunc(a/b)·b."""
-    dt = a.dtype
-    a, b = _up(a), _up(b)
-    sa = _unit_sign(_core.less(a, 0.0), a)
-    sb = _unit_sign(_core.less(b, 0.0), b)
-    binf = _core.equal(_core.abs(b), math.inf)
-    bs = _core.select(binf, _full_like(b, 1.0), _core.mul(b, sb))
-    r = _core.mul(_core.mod(_core.mul(a, sa), bs), sa)
-    # fmod(a, ±inf) = a for finite a (C); the divisor's branch is fed 1 there
-    return _down(_core.select(_core.logical_and(binf, _core.equal(_core.sub(a, a), 0.0)), a, r), dt)
-
-
 def _int_or_float_pair(op, a, b, names):
     a, b = _pair(op, a, b, names)
     for v in (a, b):
@@ -367,10 +354,16 @@ def truncate_div(x, y):
 
 
 def _trunc_mod(op, x, y, names):
-    a, b, dt = _int_or_float_pair(op, x, y, names)
-    if mstype.is_float(dt):
-        return _fmod_float(a, b)
-    return _core.sub(a, _core.mul(_int_trunc_div(a, b), b))
+    if _same_float_tensors(x, y):
+        return _core.fmod(x, y)  # the common case, without the promotion lookups
+    a, b = _pair(op, x, y, names)
+    for v in (a, b):
+        if isinstance(v, Tensor) and v.dtype == mstype.bool_:
+            raise TypeError(f"For '{op}', the inputs must be numeric, but got {_got(v)}.")
+    dt = _result_dtype(a, b)
+    # one C++ Fmod op (elementwise_binary.cpp: std::fmod for floats, C's truncating % for integers with a zero
+    # divisor giving the dividend, as MindSpore 2.10); broadcasting in the kernel, a number stays a weak scalar
+    return _core.fmod(_cast_to(a, dt), _cast_to(b, dt))
 
 
 @defop(primitive="TruncateMod")
@@ -383,8 +376,9 @@ def truncate_mod(x, y):
 @defop(tensor="fmod", mint="fmod")
 def fmod(input, other):
     """MindSpore's ops.fmod(input, other): the remainder of input / other with the sign of input (C's fmod; compare
-    ops.remainder, which has the sign of other). Integers stay integers; an integer Tensor with a float number gives
-    float32. Gradient: 1 for input, −trunc(input/other) for other. Raises TypeError (no Tensor, bool inputs),
+    ops.remainder, which has the sign of other), one Fmod kernel. Integers stay integers (a divisor of 0 gives input,
+    as MindSpore 2.10); an integer Tensor with a float number gives float32; fmod(x, ±inf) = x for finite x (C,
+    NumPy and PyTorch; MindSpore 2.10 gives NaN there). Gradient: 1 for input, −trunc(input/other) for other. Raises TypeError (no Tensor, bool inputs),
     ValueError (shapes that do not broadcast)."""
     return _trunc_mod("fmod", input, other, ("input", "other"))
 

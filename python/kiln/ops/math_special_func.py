@@ -6,15 +6,14 @@ the accuracy of the formulas). float16/bfloat16 compute in float32. Written for 
   erfc(x): one C++ op (Erfc): libm's erfc in the compute type (accurate in the right tail).
   erfinv(x): one C++ op (Erfinv): M. Giles' single-precision polynomials (GPU Computing Gems, 2011) on float32
       packets (3.6 ulps at most), float64 refined by Newton steps in double (Note [vectorized erfinv], vmath.h).
-  lgamma(x): Lanczos' approximation with g = 7 and 9 coefficients (C. Lanczos, SIAM J. Numer. Anal. B 1, 1964;
-      the coefficients as tabulated by P. Godfrey) for x ≥ 1/2, and the reflection lgamma(x) = log(π/|sin πx|) −
-      lgamma(1 − x) below (sin πx from the exact fractional part, +inf at the poles 0, −1, −2, ...).
-  digamma(x): the asymptotic series ln x − 1/(2x) − Σₖ₌₁⁷ B₂ₖ/(2k·x²ᵏ) at x + 10, and the recurrence ψ(x) =
-      ψ(x + 10) − Σⱼ 1/(x + j); reflection ψ(x) = ψ(1 − x) − π·cot(πx) for x < 0; −inf at 0, NaN at negative integers.
+  lgamma, digamma, polygamma: C++ ops (Lgamma, Digamma, Polygamma with the attribute n), computed in double: C's
+      lgamma_r; ψ by the recurrence ψ(x) = ψ(x + 1) − 1/x up to x ≥ 10 and the asymptotic series ln x − 1/(2x) −
+      Σₖ₌₁⁷ B₂ₖ/(2k·x²ᵏ) (DLMF 5.11.2), the reflection ψ(x) = ψ(1 − x) − π·cot(πx) for x < 0 (DLMF 5.5.4); ψ⁽ⁿ⁾ by
+      the zeta route below (Note [gamma family] in src/ops/elementwise_unary.cpp).
   zeta(s, q) (Hurwitz): Euler–Maclaurin summation, Σₖ₌₀⁸ (q + k)^−s + (q + 9)^(1−s)/(s − 1) + (q + 9)^−s/2 +
       Σⱼ₌₁¹² B₂ⱼ/(2j)!·s(s + 1)…(s + 2j − 2)·(q + 9)^(−s−2j+1) (the scheme of Cephes' zeta.c; the Bernoulli numbers
       are computed exactly here with fractions); polygamma(n, x) = (−1)ⁿ⁺¹ n! ζ(n + 1, x) for x > 0, and for
-      x < 0 the reflection ψ⁽ⁿ⁾(x) = (−1)ⁿ ψ⁽ⁿ⁾(1 − x) − πⁿ⁺¹ Pₙ(cot πx) (DLMF 5.15.6, A&S 6.4.7).
+      x < 0 the reflection ψ⁽ⁿ⁾(x) = (−1)ⁿ ψ⁽ⁿ⁾(1 − x) − πⁿ⁺¹ Pₙ(cot πx) (DLMF 5.15.6, A&S 6.4.7), in C++.
   I0, I1 (modified Bessel functions of the first kind): the power series Σₖ (x²/4)ᵏ/(k!·(k + ν)!)·(x/2)^ν (50 terms)
       for |x| ≤ 30, and the asymptotic series e^|x|/√(2π|x|)·Σₖ (−1)ᵏ Πⱼ₌₁ᵏ (4ν² − (2j − 1)²)/(8j)/|x|ᵏ (20 terms)
       above (A&S 9.7.1); i0e/i1e scale by e^−|x| (the asymptotic branch never forms e^|x|, so they do not overflow).
@@ -56,18 +55,6 @@ def _full_like(x, v):
     return _core.full(list(x.shape), v, x.dtype)
 
 
-def _unary(op, input, fn, ints_ok=False, name="input", wide=False):
-    """fn on a float Tensor; wide: float32 and lower compute in float64 (formulas whose terms cancel)."""
-    x = _tensor_arg(input, op, name)
-    if not mstype.is_float(x.dtype):
-        if not ints_ok or x.dtype == mstype.bool_ or mstype.is_complex(x.dtype):
-            raise TypeError(f"For '{op}', '{name}' must be a float Tensor, but got {_got(x)}.")
-        x = _core.cast(x, mstype.float32)
-    if wide and x.dtype != mstype.float64:
-        return _down(fn(_core.cast(x, mstype.float64)), x.dtype)
-    return _down(fn(_up(x)), x.dtype)
-
-
 # ---------------------------------------------------------------------------------------------- erfc, erfinv
 
 @defop(primitive="Erfc", tensor="erfc", mint="erfc")
@@ -89,50 +76,21 @@ def erfinv(input):
 
 # ---------------------------------------------------------------------------------------------- gamma family
 
-_LANCZOS_G = 7.0
-_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
-            -176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6,
-            1.5056327351493116e-7)
-
-
-def _lgamma_pos(x):
-    """lgamma for x >= 1/2 (Lanczos, g = 7)."""
-    z = _core.sub(x, 1.0)
-    acc = _full_like(x, _LANCZOS[0])
-    for i, c in enumerate(_LANCZOS[1:], start=1):
-        acc = _core.add(acc, _core.div(c, _core.add(z, float(i))))
-    t = _core.add(z, _LANCZOS_G + 0.5)
-    return _core.add(_core.add(_core.mul(_core.add(z, 0.5), _core.log(t)), _core.sub(0.5 * math.log(2 * math.pi), t)),
-                     _core.log(acc))
-
-
-def _frac_parts(x):
-    """(f, m, is_int): f = x − ⌊x⌋ ∈ [0, 1) exactly, m = min(f, 1 − f) ∈ [0, 1/2], is_int = f == 0. m is chosen by
-    the same test as the callers' cot branch (f < 1/2), not by minimum, whose gradient splits at f = 1/2."""
-    f = _core.sub(x, _core.floor(x))
-    return f, _core.select(_core.less(f, 0.5), f, _core.sub(1.0, f)), _core.equal(f, 0.0)
-
-
-def _lgamma(x):
-    refl = _core.less(x, 0.5)
-    xp = _core.select(refl, _core.sub(1.0, x), x)  # >= 1/2 on both branches
-    lg = _lgamma_pos(xp)
-    f, m, is_int = _frac_parts(x)
-    sin_pi = _core.sin(_core.mul(_core.select(is_int, _full_like(m, 0.5), m), math.pi))  # |sin(πx)|
-    r = _core.sub(_core.sub(math.log(math.pi), _core.log(sin_pi)), lg)
-    r = _core.select(is_int, _full_like(x, math.inf), r)
-    out = _core.select(refl, r, lg)
-    exact0 = _core.logical_or(_core.equal(x, 1.0), _core.equal(x, 2.0))  # Γ(1) = Γ(2) = 1
-    # the value 0 exactly, the gradient (digamma) kept: out − stop_gradient(out) (a select to zeros cut it)
-    out = _core.select(exact0, _core.sub(out, _core.stop_gradient(out)), out)
-    return _core.select(_core.equal(_core.abs(x), math.inf), _full_like(x, math.inf), out)
+def _gamma_arg(op, input, ints_ok):
+    """The Tensor a gamma-family kernel takes: float as it is; integers (ints_ok) go to the kernel, which gives
+    float32; bool, complex and (unless ints_ok) integers raise TypeError."""
+    x = _tensor_arg(input, op)
+    if not mstype.is_float(x.dtype) and (not ints_ok or x.dtype == mstype.bool_ or mstype.is_complex(x.dtype)):
+        raise TypeError(f"For '{op}', 'input' must be a float Tensor, but got {_got(x)}.")
+    return x
 
 
 @defop(primitive="Lgamma", tensor="lgamma")
 def lgamma(input):
-    """MindSpore's ops.lgamma(input): log|Γ(x)| (+inf at 0, the negative integers and ±inf); integer inputs
-    give float32 (MindSpore); float32 and float16 compute in float64 (the Lanczos terms cancel near 1 and 2). Gradient digamma(x). Method: module docstring. Raises TypeError for a non-Tensor or bool."""
-    return _unary("lgamma", input, _lgamma, ints_ok=True, wide=True)
+    """MindSpore's ops.lgamma(input): log|Γ(x)| (+inf at 0, the negative integers and ±inf; exactly 0 at 1 and 2);
+    integer inputs give float32 (MindSpore). One C++ op (Lgamma: C's lgamma_r in double, Note [gamma family] in
+    src/ops/elementwise_unary.cpp). Gradient digamma(x). Raises TypeError for a non-Tensor or bool."""
+    return _core.lgamma(_gamma_arg("lgamma", input, True))
 
 
 def _bernoulli(n):
@@ -149,46 +107,15 @@ def _bernoulli(n):
 
 
 _B = _bernoulli(26)
-_DIGAMMA_C = [float(_B[2 * k] / (2 * k)) for k in range(1, 8)]  # B_2k / (2k)
-_SHIFT = 10
-
-
-def _digamma_pos(x):
-    """ψ(x) for x > 0: recurrence up to x + 10, then the asymptotic series."""
-    acc = _core.zeros_like(x)
-    for j in range(_SHIFT):
-        acc = _core.add(acc, _core.div(1.0, _core.add(x, float(j))))
-    y = _core.add(x, float(_SHIFT))
-    inv2 = _core.div(1.0, _core.square(y))
-    series = _full_like(x, _DIGAMMA_C[-1])
-    for c in reversed(_DIGAMMA_C[:-1]):
-        series = _core.add(_core.mul(series, inv2), c)
-    series = _core.mul(series, inv2)
-    return _core.sub(_core.sub(_core.sub(_core.log(y), _core.div(0.5, y)), series), acc)
-
-
-def _digamma(x):
-    neg = _core.less(x, 0.0)
-    f, m, is_int = _frac_parts(x)
-    xp = _core.select(neg, _core.sub(1.0, x), _core.select(_core.equal(x, 0.0), _full_like(x, 1.0), x))
-    d = _digamma_pos(xp)
-    ms = _core.select(is_int, _full_like(m, 0.25), m)
-    cot = _core.div(_core.cos(_core.mul(ms, math.pi)), _core.sin(_core.mul(ms, math.pi)))
-    cot = _core.select(_core.less(f, 0.5), cot, _core.neg(cot))  # cot(πx) = cot(πf); f > 1/2 uses cot(π(1 − f))
-    refl = _core.sub(d, _core.mul(cot, math.pi))
-    out = _core.select(neg, _core.select(is_int, _full_like(x, math.nan), refl), d)
-    zero_neg = _core.less(_core.div(1.0, _core.select(_core.equal(x, 0.0), x, _full_like(x, 1.0))), 0.0)
-    out = _core.select(_core.equal(x, 0.0), _core.select(zero_neg, _full_like(x, math.inf), _full_like(x, -math.inf)),
-                       out)
-    out = _core.select(_core.equal(x, math.inf), _full_like(x, math.inf), out)
-    return _core.select(_core.equal(x, -math.inf), _full_like(x, math.nan), out)
 
 
 @defop(primitive="Digamma", tensor="digamma")
 def digamma(input):
     """MindSpore's ops.digamma(input): ψ(x) = d/dx lgamma(x) (−inf at +0, +inf at −0, NaN at the negative integers
-    and −inf; PyTorch's). Same float dtype (float32 computes in float64: the recurrence cancels near the root). Method: module docstring. Raises TypeError for a non-Tensor or an integer/bool input."""
-    return _unary("digamma", input, _digamma, wide=True)
+    and −inf; PyTorch's). Same float dtype. One C++ op (Digamma, in double: the recurrence to x ≥ 10 and the
+    asymptotic series DLMF 5.11.2; the reflection DLMF 5.5.4 below 0; Note [gamma family]). Gradient
+    polygamma(1, x). Raises TypeError for a non-Tensor or an integer/bool input."""
+    return _core.digamma(_gamma_arg("digamma", input, False))
 
 
 _ZETA_N = 9
@@ -248,10 +175,11 @@ def _bshape(op, a, b):
 @defop(primitive="Polygamma")
 def polygamma(n, input):
     """MindSpore's ops.polygamma(n, input): ψ⁽ⁿ⁾(x), the n-th derivative of digamma (n = 0: digamma itself);
-    n ≥ 1 uses (−1)ⁿ⁺¹ n! ζ(n + 1, x) for x > 0 and the reflection formula (DLMF 5.15.6) for x < 0 (inf at the
-    poles 0, −1, −2, ...; NaN at −inf). Gradient ψ⁽ⁿ⁺¹⁾(x). n: a non-negative
-    int or a 0-d integer Tensor (its value is read). Same float dtype. Raises TypeError (non-Tensor input, integer
-    input, non-integer n), ValueError (n < 0)."""
+    n ≥ 1 uses (−1)ⁿ⁺¹ n! ζ(n + 1, x) for x > 0 and the reflection formula (DLMF 5.15.6) for x < 0 ((−1)ⁿ⁺¹·inf
+    at the poles 0, −1, −2, ... and at −inf, NaN at +inf: MindSpore 2.10's values). One C++ op (Polygamma, in
+    double; Note [gamma family] in src/ops/elementwise_unary.cpp). Gradient ψ⁽ⁿ⁺¹⁾(x). n: a non-negative int or a
+    0-d integer Tensor (its value is read). Same float dtype. Raises TypeError (non-Tensor input, integer input,
+    non-integer n), ValueError (n < 0; MindSpore 2.10 gives NaN everywhere there)."""
     x = _float_only(input, "polygamma")
     if isinstance(n, Tensor):
         if n.dtype not in mstype.int_type or n.ndim != 0:
@@ -262,41 +190,7 @@ def polygamma(n, input):
     n = int(n)
     if n < 0:
         raise ValueError(f"For 'polygamma', 'n' must be >= 0, but got {n}.")
-    if n == 0:
-        return _down(_digamma(_up(x)), x.dtype)
-    return _down(_polygamma(n, _up(x)), x.dtype)
-
-
-def _cot_poly(n):
-    """Coefficients (lowest first) of P_n with dⁿ/dzⁿ cot z = P_n(cot z): P_0 = c, P_(k+1) = −(1 + c²)·P_k'(c)."""
-    p = [0, 1]
-    for _ in range(n):
-        d = [i * p[i] for i in range(1, len(p))] + [0, 0]
-        p = [-(d[i] + (d[i - 2] if i >= 2 else 0)) for i in range(len(d))]
-    return [float(c) for c in p]
-
-
-def _polygamma(n, x):
-    """ψ⁽ⁿ⁾(x), n ≥ 1: (−1)ⁿ⁺¹ n! ζ(n + 1, x) for x > 0; for x < 0 the reflection formula (DLMF 5.15.6,
-    A&S 6.4.7) ψ⁽ⁿ⁾(x) = (−1)ⁿ ψ⁽ⁿ⁾(1 − x) − πⁿ⁺¹ Pₙ(cot πx), with dⁿ/dxⁿ cot(πx) = πⁿ Pₙ(cot πx) (_cot_poly); inf at
-    0 and the negative integers (the poles), NaN at −inf."""
-    neg = _core.less(x, 0.0)
-    xp = _core.select(neg, _core.sub(1.0, x), x)
-    z = _zeta(_full_like(xp, float(n + 1)), xp)
-    pos = _core.mul(z, (-1.0) ** (n + 1) * math.factorial(n))
-    f, m, is_int = _frac_parts(x)
-    ms = _core.select(is_int, _full_like(m, 0.25), m)
-    cot = _core.div(_core.cos(_core.mul(ms, math.pi)), _core.sin(_core.mul(ms, math.pi)))
-    cot = _core.select(_core.less(f, 0.5), cot, _core.neg(cot))
-    coefs = _cot_poly(n)
-    poly = _full_like(x, coefs[-1])
-    for c in reversed(coefs[:-1]):
-        poly = _core.add(_core.mul(poly, cot), c)
-    refl = _core.sub(_core.mul(pos, (-1.0) ** n), _core.mul(poly, math.pi ** (n + 1)))
-    out = _core.select(neg, refl, pos)
-    pole = _core.logical_and(_core.less_equal(x, 0.0), is_int)
-    out = _core.select(pole, _full_like(x, math.inf), out)
-    return _core.select(_core.equal(x, -math.inf), _full_like(x, math.nan), out)
+    return _core.polygamma(n, x)  # one C++ op (Polygamma, attribute n; Note [gamma family])
 
 
 # ---------------------------------------------------------------------------------------------- Bessel I0, I1

@@ -1,6 +1,10 @@
 """Cumulative sums and products: MindSpore 2.10's ops.cumsum, ops.cumprod and the CumSum / CumProd primitives.
 
-A scan along one axis as log2(n) shifted adds (Hillis & Steele 1986, "Data parallel algorithms"): after step j every
+Real dtypes: one C++ op each (CumSum, CumProd with the attributes axis, exclusive, reverse; src/ops/scan.cpp): one
+sequential pass per line, lines on the threads; the gradients are a reverse CumSum and CumProdGrad (exact through
+zeros, no division; second derivatives of cumprod are not supported).
+
+Complex inputs: a scan along one axis as log2(n) shifted adds (Hillis & Steele 1986, "Data parallel algorithms"): after step j every
 element holds the combination of the 2^j elements ending at it. Each step is one Concat of a slice with the identity
 padding and one Add/Mul, so gradients (including cumprod's through zeros) come from those ops, Graph mode sees plain
 ops, and the cost is ⌈log2 n⌉ elementwise passes; sums are formed in a tree order (no less accurate than the
@@ -10,7 +14,6 @@ import math
 from .._loader import _core
 from .._args import _got, int_arg
 from ..common import dtype as mstype
-from ..common._symint import SymInt
 from .function import _tensor_arg
 from .primitives import Primitive
 
@@ -39,9 +42,15 @@ def _scan(x, axis, exclusive, reverse, op, fill, name):
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"For '{name}', 'axis' must be in [{-x.ndim}, {x.ndim}), but got {axis}.")
     axis %= x.ndim
+    if x.dtype not in mstype.complex_type:
+        # one C++ CumSum / CumProd op (src/ops/scan.cpp): a sequential pass per line, any (dynamic) axis size
+        return (_core.cumsum if op is _core.add else _core.cumprod)(x, axis, exclusive, reverse)
+    return _scan_complex(x, axis, exclusive, reverse, op, fill)
+
+
+def _scan_complex(x, axis, exclusive, reverse, op, fill):
+    """Complex inputs (which the C++ scan does not take): the log-step scan of the module docstring."""
     n = x.shape[axis]
-    if isinstance(n, SymInt) and op is _core.add:
-        return _sum_scan_dynamic(x, axis, n, exclusive, reverse)
     flip = (slice(None),) * axis + (slice(None, None, -1),)
     y = x[flip] if reverse else x
     if n > 0:
@@ -53,27 +62,6 @@ def _scan(x, axis, exclusive, reverse, op, fill, name):
             k *= 2
     y = y[flip] if reverse else y
     return y if y is not x else _core.identity(y)
-
-
-def _sum_scan_dynamic(x, axis, n, exclusive, reverse):
-    """A cumulative sum along an axis whose size is dynamic (a probe trace of a graph compiled for every size: the
-    log-step scan's number of steps depends on the size). y = x · Lᵀ along that axis with the 0/1 matrix
-    L[i, j] = [j ≤ i] (exclusive: j < i; reverse: j ≥ i, or j > i) built in the graph from two position vectors,
-    so every op follows the size; O(n²) work instead of O(n log n), exact for integers."""
-    m = int(n)
-    pos = _core.arange(0.0, float(m), 1.0, mstype.int64)
-    # The positions are constants; a zero computed from x in the graph (bool(x₀) AND False: 0 whatever x₀ holds,
-    # NaN included) keeps the comparison in the graph instead of folding it into an n x n constant while tracing.
-    first = _core.cast(_core.reshape(x, [-1])[:1], mstype.bool_)
-    zero = _core.cast(_core.logical_and(first, _core.full([1], False, mstype.bool_)), mstype.int64)
-    rows, cols = _core.add(_core.reshape(pos, [m, 1]), zero), _core.reshape(pos, [1, m])
-    cmp = {(False, False): _core.greater_equal, (True, False): _core.greater,
-           (False, True): _core.less_equal, (True, True): _core.less}[(exclusive, reverse)]
-    lower_t = _core.cast(_core.transpose(cmp(rows, cols), [1, 0]), x.dtype)  # Lᵀ[j, i] = [j ≤ i] etc.
-    perm = [d for d in range(x.ndim) if d != axis] + [axis]
-    inv = [perm.index(d) for d in range(x.ndim)]
-    y = _core.matmul(_core.transpose(x, perm), lower_t)
-    return _core.transpose(y, inv)
 
 
 def _with_dtype(x, dtype, name):

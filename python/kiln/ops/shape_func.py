@@ -538,8 +538,8 @@ def _tri_indices(row, col, offset, dtype, op, lower):
     dtype = dtype_arg(op, "dtype", dtype, mstype.int64)
     if dtype not in (mstype.int32, mstype.int64):
         raise TypeError(f"For '{op}', 'dtype' must be int32 or int64, but got {dtype}.")
-    r, c = (np.tril_indices if lower else np.triu_indices)(row, offset, col)
-    return Tensor(np.stack([r, c]).astype(mstype.dtype_to_nptype(dtype)).reshape(2, -1))
+    # one C++ TrilIndices / TriuIndices op (src/ops/creation.cpp)
+    return _core.tri_indices(row, col, offset, lower, dtype)
 
 
 @defop(primitive="TrilIndices", prim_attrs={"row": ("row", 0), "col": ("col", 0), "offset": ("offset", 0),

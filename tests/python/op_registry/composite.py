@@ -5,6 +5,7 @@ DepthToSpace and the random primitives. Their `ops` name the kernels they are ma
 import numpy as np
 import scipy.special
 
+import kiln
 from kiln import Tensor, ops
 
 from .base import (BOOL, F16, F32, F64, I32, I64, NC, OpInfo, Sample, arr, register)
@@ -108,14 +109,42 @@ def _np_gather_elements(x, dim, index):
     return np.take_along_axis(x[key], idx, dim)
 
 
-register(OpInfo("gather_elements", ("Gather",),
+register(OpInfo("gather_elements", ("GatherD", "GatherDGrad"),
                 lambda x, dim, index: ops.gather_elements(x, dim, Tensor(index)), _np_gather_elements,
                 _gather_elements_samples, FL + (I32,), differentiable=True))
-register(OpInfo("GatherD", ("Gather",), lambda x, dim, index: ops.GatherD()(x, dim, Tensor(index.astype(np.int32))),
+register(OpInfo("GatherD", ("GatherD",), lambda x, dim, index: ops.GatherD()(x, dim, Tensor(index.astype(np.int32))),
                 _np_gather_elements,
                 lambda dtype, rng: iter([Sample((arr(rng, (3, 4), dtype),),
                                                 dict(dim=1, index=rng.integers(0, 4, (3, 4))))]),
                 FL, differentiable=True))
+
+
+def _gather_d_grad(x, dy, dim, index):
+    """The gradient of gather_elements(x, dim, index) with cotangent dy: GatherDGrad(dy) (a function of dy, linear;
+    its own gradient is GatherD)."""
+    return kiln.grad(lambda a: ops.sum(ops.mul(ops.gather_elements(a, dim, Tensor(index)), dy)))(x)
+
+
+def _np_gather_d_grad(x, dy, dim, index):
+    out = np.zeros_like(dy, shape=x.shape)
+    idx = np.where(index < 0, index + x.shape[dim], index)
+    coords = list(np.indices(index.shape))
+    coords[dim] = idx
+    np.add.at(out, tuple(coords), dy)
+    return out
+
+
+def _gather_d_grad_samples(dtype, rng):
+    yield Sample((arr(rng, (3, 4), dtype), arr(rng, (3, 5), dtype)), dict(dim=1, index=rng.integers(-4, 4, (3, 5))),
+                 desc="repeated indices accumulate")
+    yield Sample((arr(rng, (4, 2, 3), dtype), arr(rng, (2, 2, 2), dtype)), dict(dim=0, index=rng.integers(0, 4, (2, 2, 2))),
+                 desc="index smaller than x, dim 0")
+
+
+register(OpInfo("gather_d_grad", ("GatherDGrad", "GatherD"), _gather_d_grad, _np_gather_d_grad,
+                _gather_d_grad_samples, (F32, F64), differentiable=True, grad_args=(1,),
+                notes="the gradient of gather_elements; differentiating it w.r.t. the cotangent checks GatherDGrad's "
+                      "own bprop (GatherD) — a gradient of a gradient"))
 
 
 def _np_scatter_nd(indices, updates, shape):
@@ -395,23 +424,33 @@ def _scan_samples(dtype, rng):
     yield Sample((arr(rng, (1, 3), dtype),), dict(axis=0), desc="length 1")
     yield Sample((arr(rng, (0, 3), dtype),), dict(axis=0), desc="empty")
     yield Sample((NC(arr(rng, (4, 6), dtype, -2, 2), "T"),), dict(axis=1), desc="view")
+    # more than cpu::kParallelMin elements: the lines go to the OpenMP threads (src/ops/scan.cpp)
+    yield Sample((arr(rng, (40, 30, 30), dtype, -1, 1),), dict(axis=1, reverse=True), desc="threaded lines",
+                 grad=False)
 
 
-register(OpInfo("CumSum", ("Concat", "Add"),
+def _cumprod_samples(dtype, rng):
+    yield from _scan_samples(dtype, rng)
+    z = np.array([[1.5, 0.0, 2.0, -1.0], [0.0, 0.0, 3.0, 0.5], [0.5, 2.0, -1.5, 0.0]], dtype)
+    yield Sample((z,), dict(axis=1), desc="zeros (gradient through them)")
+    yield Sample((z,), dict(axis=1, exclusive=True), desc="zeros, exclusive")
+    yield Sample((z,), dict(axis=1, reverse=True), desc="zeros, reverse")
+    yield Sample((z.T.copy(),), dict(axis=0, exclusive=True, reverse=True), desc="zeros, both, axis 0")
+
+
+register(OpInfo("CumSum", ("CumSum",),
                 lambda x, axis, exclusive=False, reverse=False: ops.CumSum(exclusive, reverse)(x, axis),
                 lambda x, axis, exclusive=False, reverse=False: _np_scan(x, axis, exclusive, reverse),
                 _scan_samples, FL + (I32, I64), differentiable=True,
                 out_dtype=lambda s: s.args[0].dtype if not isinstance(s.args[0], NC) else s.args[0].value.dtype,
-                special_skip="a composite of Concat and Add"))
-register(OpInfo("CumProd", ("Concat", "Mul"),
+                special_skip="a scan: a special value spreads along its line (test_issue23_kernels.py checks it against NumPy)"))
+register(OpInfo("CumProd", ("CumProd", "CumProdGrad"),
                 lambda x, axis, exclusive=False, reverse=False: ops.CumProd(exclusive, reverse)(x, axis),
                 lambda x, axis, exclusive=False, reverse=False: _np_scan(x, axis, exclusive, reverse, prod=True),
-                lambda dtype, rng: iter(list(_scan_samples(dtype, rng)) + [
-                    Sample((np.array([[1.5, 0.0, 2.0, -1.0], [0.0, 0.0, 3.0, 0.5]], dtype),), dict(axis=1),
-                           desc="zeros (gradient through them)")]),
+                _cumprod_samples,
                 FL + (I32,), differentiable=True,
                 out_dtype=lambda s: s.args[0].dtype if not isinstance(s.args[0], NC) else s.args[0].value.dtype,
-                special_skip="a composite of Concat and Mul"))
+                special_skip="a scan: a special value spreads along its line (test_issue23_kernels.py checks it against NumPy)"))
 
 
 # ---------------------------------------------------------------------------------------------- trig / hyperbolic

@@ -380,7 +380,7 @@ _row("slice_scatter", ("Gather", "Select"), lambda x, s, **kw: ops.slice_scatter
 
 # ---------------------------------------------------------------------------------------------- gather_d, inplace_*
 
-_row("gather_d", ("Gather",), lambda x, dim, idx: ops.gather_d(x, dim, idx),
+_row("gather_d", ("GatherD",), lambda x, dim, idx: ops.gather_d(x, dim, idx),
      lambda x, dim, idx: np.take_along_axis(x, idx, dim),
      _gen(lambda a, r: Sample((a((2, 3)), 1, _ix([0, 2], [1, 1], dt=np.int64))),
           lambda a, r: Sample((a((3, 2)), 0, _ix([2, 0])), desc="dim 0")), grad_args=(0,))

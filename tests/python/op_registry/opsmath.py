@@ -108,9 +108,9 @@ def _np_trunc_div(a, b):
 
 _bin("truncate_div", ("Div", "Floor"), _np_trunc_div, FLH + (I32, I64), lhs=(-5.0, 5.0, 0.0),
      rhs=_DIVISOR, differentiable=False, special_skip="trunc(x / y): Div's and trunc's special values")
-_bin("truncate_mod", ("FloorMod",), np.fmod, FLH + (I32, I64), lhs=(-5.0, 5.0, 0.0), rhs=_DIVISOR,
+_bin("truncate_mod", ("Fmod",), np.fmod, FLH + (I32, I64), lhs=(-5.0, 5.0, 0.0), rhs=_DIVISOR,
      kinks={0.0: None, 1000.0: None, -1000.0: None}, tol={F16: (2e-3, 4e-3)})
-_bin("fmod", ("FloorMod",), np.fmod, FLH + (I32, I64), lhs=(-5.0, 5.0, 0.0), rhs=_DIVISOR,
+_bin("fmod", ("Fmod",), np.fmod, FLH + (I32, I64), lhs=(-5.0, 5.0, 0.0), rhs=_DIVISOR,
      kinks={0.0: None, 1000.0: None, -1000.0: None}, tol={F16: (2e-3, 4e-3)})
 _bin("fmax", ("Maximum", "Select"), np.fmax, FLH + (I32,))
 _bin("fmin", ("Minimum", "Select"), np.fmin, FLH + (I32,))

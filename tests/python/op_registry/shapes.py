@@ -190,7 +190,7 @@ def _np_tri(lower):
 
 
 for _name, _lower in (("tril_indices", True), ("triu_indices", False)):
-    _row(_name, (), lambda row, col, offset=0, _f=getattr(ops, _name): _f(row, col, offset), _np_tri(_lower),
+    _row(_name, ("TrilIndices" if _lower else "TriuIndices",), lambda row, col, offset=0, _f=getattr(ops, _name): _f(row, col, offset), _np_tri(_lower),
          lambda dtype, rng: iter([Sample((3, 4, 1)), Sample((4, 3, -1)), Sample((3, 3, 0)), Sample((0, 2, 0)),
                                   Sample((2, 5, 7), desc="offset past the matrix")]),
          (I64,), differentiable=False, graph=False, graph_reason="a constant: no kernel to compile")

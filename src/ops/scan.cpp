@@ -1,0 +1,189 @@
+// Scans along one axis: CumSum, CumProd (MindSpore's primitives, with their exclusive / reverse attributes) and
+// CumProdGrad, CumProd's backward.
+//
+// A tensor is viewed as (outer, n, inner) around the axis; every (outer, inner) line is an independent sequential
+// scan. The kernel walks one outer block at a time along the axis with a running row of `inner` accumulators, so the
+// innermost loop is contiguous; outer blocks go to the OpenMP threads when there are enough elements (the result
+// does not depend on the split: each line is summed in its own order, sequentially). Float16/BFloat16 accumulate in
+// float32 (compute_t), integers in their own type (wrapping modulo 2^bits, as NumPy's cumsum in that dtype).
+#include <omp.h>
+
+#include <vector>
+
+#include "elementwise.h"
+#include "families.h"
+#include "kiln/autodiff.h"
+
+namespace kiln {
+namespace {
+
+using TV = std::vector<Tensor>;
+
+struct Lines {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+Lines lines_of(const Tensor& x, int64_t axis, const char* op) {
+  Lines l;
+  if (x.ndim() == 0) return l;  // a 0-d tensor is one line of one element
+  const size_t ax = size_t(normalize_axis(axis, x.ndim(), op));
+  for (size_t i = 0; i < ax; ++i) l.outer *= x.shape()[i];
+  l.n = x.shape()[ax];
+  for (size_t i = ax + 1; i < x.shape().size(); ++i) l.inner *= x.shape()[i];
+  return l;
+}
+
+std::vector<TensorMeta> infer_scan(const TV& in, const Attrs& a, const char* op) {
+  const Tensor& x = in[0];
+  KILN_CHECK(x.dtype() != DType::Bool && !is_complex(x.dtype()), Type, "For '", op,
+             "', the input must be a real number tensor, but got ", dtype_name(x.dtype()), ".");
+  if (x.ndim() > 0) normalize_axis(a.i("axis"), x.ndim(), op);
+  else KILN_CHECK(a.i("axis") == 0 || a.i("axis") == -1, Value, "For '", op,
+                  "', 'axis' must be in [-1, 0] for a 0-d input, but got ", a.i("axis"), ".");
+  return {{x.shape(), x.dtype()}};
+}
+std::vector<TensorMeta> infer_cumsum(const TV& in, const Attrs& a) { return infer_scan(in, a, "CumSum"); }
+std::vector<TensorMeta> infer_cumprod(const TV& in, const Attrs& a) { return infer_scan(in, a, "CumProd"); }
+
+// out[t] = x[0] ∘ ... ∘ x[t] (exclusive: up to x[t − 1], the identity first) along each line, t counted from the
+// end when reverse.
+template <typename T, bool Prod>
+void scan_lines(const T* px, T* po, const Lines& l, bool exclusive, bool reverse) {
+  using C = compute_t<T>;
+  const int64_t n = l.n, inner = l.inner, block = n * inner;
+#pragma omp parallel for schedule(static) if (l.outer * block >= cpu::kParallelMin && l.outer > 1 && !omp_in_parallel())
+  for (int64_t o = 0; o < l.outer; ++o) {
+    std::vector<C> acc(size_t(inner), C(Prod ? 1 : 0));
+    for (int64_t s = 0; s < n; ++s) {
+      const int64_t t = reverse ? n - 1 - s : s;
+      const T* src = px + o * block + t * inner;
+      T* dst = po + o * block + t * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        C& c = acc[size_t(i)];
+        if (exclusive) dst[i] = convert_value<T>(c);
+        if constexpr (Prod) c = C(c * C(src[i]));
+        else c = C(c + C(src[i]));
+        if (!exclusive) dst[i] = convert_value<T>(c);
+      }
+    }
+  }
+}
+template <bool Prod>
+void run_scan(const TV& in, TV& out, const Attrs& a) {
+  Tensor x = in[0].contiguous();
+  const Lines l = lines_of(x, a.i("axis"), Prod ? "CumProd" : "CumSum");
+  const bool exclusive = a.b("exclusive"), reverse = a.b("reverse");
+  KILN_DISPATCH(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) scan_lines<T, Prod>(x.data<T>(), out[0].data<T>(), l, exclusive, reverse);
+  });
+}
+
+// Note [CumProd gradient]: for y_t = Π_{j≤t} x_j (t along the scan direction), dL/dx_k = Σ_{i≥k} g_i·Π_{j≤i, j≠k} x_j
+// = E_k·S_k with E_k = Π_{j<k} x_j (the exclusive product) and S_k = Σ_{i≥k} g_i·Π_{k<j≤i} x_j, which satisfies
+// S_k = g_k + x_{k+1}·S_{k+1}. Exclusive (y_t = E_t): dL/dx_k = E_k·T_k with T_k = g_{k+1} + x_{k+1}·T_{k+1}, T_last = 0.
+// One backward pass for S (or T) into the output, one forward pass multiplying by E: O(n), no division, so exact
+// where x holds zeros (the division formula Σ g·y / x is not).
+template <typename T>
+void cumprod_grad_lines(const T* px, const T* pg, T* po, const Lines& l, bool exclusive, bool reverse) {
+  using C = compute_t<T>;
+  const int64_t n = l.n, inner = l.inner, block = n * inner;
+  auto at = [&](int64_t s) { return reverse ? n - 1 - s : s; };  // scan step s → position along the axis
+#pragma omp parallel for schedule(static) if (l.outer * block >= cpu::kParallelMin && l.outer > 1 && !omp_in_parallel())
+  for (int64_t o = 0; o < l.outer; ++o) {
+    std::vector<C> run(size_t(inner), C(0));  // S_{s+1} (or T_s for the next step down)
+    std::vector<C> next_x(size_t(inner), C(0));
+    const int64_t base = o * block;
+    for (int64_t s = n - 1; s >= 0; --s) {
+      const int64_t t = at(s) * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        C& r = run[size_t(i)];
+        const C gs = C(pg[base + t + i]);
+        C v;
+        if (exclusive) v = s == n - 1 ? C(0) : r;                              // T_s, formed at step s + 1
+        else v = C(gs + (s == n - 1 ? C(0) : C(next_x[size_t(i)] * r)));  // S_s
+        // the running value for step s − 1: S_s itself, or T_{s−1} = g_s + x_s·T_s
+        const C xs = C(px[base + t + i]);
+        r = exclusive ? C(gs + C(xs * v)) : v;
+        next_x[size_t(i)] = xs;
+        po[base + t + i] = convert_value<T>(v);
+      }
+    }
+    std::vector<C> e(size_t(inner), C(1));
+    for (int64_t s = 0; s < n; ++s) {
+      const int64_t t = at(s) * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        po[base + t + i] = convert_value<T>(C(C(po[base + t + i]) * e[size_t(i)]));
+        e[size_t(i)] = C(e[size_t(i)] * C(px[base + t + i]));
+      }
+    }
+  }
+}
+void run_cumprod_grad(const TV& in, TV& out, const Attrs& a) {
+  Tensor x = in[0].contiguous();
+  Tensor g = ew::as_dtype(in[1], x.dtype()).contiguous();
+  const Lines l = lines_of(x, a.i("axis"), "CumProdGrad");
+  const bool exclusive = a.b("exclusive"), reverse = a.b("reverse");
+  KILN_DISPATCH(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>)
+      cumprod_grad_lines<T>(x.data<T>(), g.data<T>(), out[0].data<T>(), l, exclusive, reverse);
+  });
+}
+
+Tensor scan_op(OpId id, const Tensor& x, int64_t axis, bool exclusive, bool reverse) {
+  return apply1(id, {x}, {{"axis", axis}, {"exclusive", exclusive}, {"reverse", reverse}});
+}
+// d cumsum = the same scan of g in the other direction (exclusive stays exclusive).
+TV bp_cumsum(const TV&, const TV&, const TV& g, const Attrs& a) {
+  return {scan_op(OpId::CumSum, g[0], a.i("axis"), a.b("exclusive"), !a.b("reverse"))};
+}
+// d cumprod: the CumProdGrad pass (Note [CumProd gradient]) when this backward pass is not itself recorded; a recorded
+// one (second derivatives) composes Kiln ops, as PyTorch's cumprod_backward: with z the first zero of each line in the
+// scan direction, dx_k = S(g·y)_k / x_k before z, S(g·y')_z at z (y' the scan of x with x_z replaced by 1) and 0
+// after it, S being the sum over the later outputs (CumSum in the other direction, exclusive as the forward). Its own
+// derivative is exact where x has no zeros (at an exact zero the after-z part is held at 0).
+TV bp_cumprod(const TV& in, const TV& out, const TV& g, const Attrs& a) {
+  const Tensor& x = in[0];
+  const int64_t axis = a.i("axis");
+  const bool exclusive = a.b("exclusive"), reverse = a.b("reverse");
+  if (autodiff::grad_level() == 0 && g[0].defined())
+    return {apply1(OpId::CumProdGrad, {x, g[0]}, {{"axis", axis}, {"exclusive", exclusive}, {"reverse", reverse}})};
+  const Tensor gx = g[0].dtype() == x.dtype() ? g[0] : ops::cast(g[0], x.dtype());
+  auto later_sum = [&](const Tensor& v) { return scan_op(OpId::CumSum, v, axis, exclusive, !reverse); };
+  const Tensor zero = Tensor::scalar(0.0, x.dtype(), true), one = Tensor::scalar(1.0, x.dtype(), true);
+  const Tensor is_zero = ops::equal(x, zero);
+  const Tensor seen = scan_op(OpId::CumSum, ops::cast(is_zero, DType::Int32), axis, false, reverse);
+  const Tensor before = ops::equal(seen, Tensor::scalar(0.0, DType::Int32, true));
+  const Tensor at = ops::logical_and(is_zero, ops::equal(seen, Tensor::scalar(1.0, DType::Int32, true)));
+  const Tensor d_before = ops::div(later_sum(ops::mul(gx, out[0])), ops::select(before, x, one));
+  const Tensor y_wo = scan_op(OpId::CumProd, ops::select(at, one, x), axis, exclusive, reverse);
+  const Tensor d_at = later_sum(ops::mul(gx, y_wo));
+  return {ops::select(before, d_before, ops::select(at, d_at, ops::zeros_like(x)))};
+}
+std::vector<TensorMeta> infer_cumprod_grad(const TV& in, const Attrs& a) { return infer_scan(in, a, "CumProdGrad"); }
+
+}  // namespace
+
+namespace ops_impl {
+void register_scan() {
+  OpDef s;
+  s.id = OpId::CumSum;
+  s.infer = infer_cumsum;
+  s.cpu = run_scan<false>;
+  s.bprop = bp_cumsum;
+  register_op(s);
+  OpDef p;
+  p.id = OpId::CumProd;
+  p.infer = infer_cumprod;
+  p.cpu = run_scan<true>;
+  p.bprop = bp_cumprod;
+  register_op(p);
+  OpDef pg;
+  pg.id = OpId::CumProdGrad;
+  pg.infer = infer_cumprod_grad;
+  pg.cpu = run_cumprod_grad;
+  pg.differentiable = false;  // only made by an unrecorded backward pass (bp_cumprod)
+  register_op(pg);
+}
+}  // namespace ops_impl
+}  // namespace kiln

@@ -1,0 +1,244 @@
+"""Issue 23's "kernels, not chains" ops as single C++ kernels: Fmod, Lgamma, Digamma, Polygamma, CumSum, CumProd
+(+ CumProdGrad), GatherD (+ GatherDGrad), TrilIndices / TriuIndices. The registry rows (tests/python/op_registry)
+check values against NumPy/SciPy, float64 finite-difference gradients, PyNative against Graph mode and the one
+node; here: MindSpore 2.10's values at the edges (obtained with the oracle, /work/shared/tools/ms_oracle.py),
+special values against the math module, the threaded scan path against float64 NumPy, and errors."""
+import math
+
+import numpy as np
+import pytest
+import scipy.special
+
+import kiln
+from kiln import Tensor, ops
+
+INF, NAN = math.inf, math.nan
+
+
+def _same(got, want, rtol=1e-6, atol=0.0):
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want, dtype=np.asarray(got).dtype), rtol=rtol, atol=atol,
+                               equal_nan=True)
+
+
+# ---------------------------------------------------------------------------------------------- fmod
+
+def test_fmod_integers_mindspore_values():
+    # MindSpore 2.10: ops.fmod on Int32, a zero divisor gives the dividend
+    a = Tensor(np.array([7, -7, 7, -7, 0, 5], np.int32))
+    b = Tensor(np.array([3, 3, -3, -3, 0, 0], np.int32))
+    out = ops.fmod(a, b)
+    assert out.dtype == kiln.int32
+    np.testing.assert_array_equal(out.asnumpy(), [1, -1, 1, -1, 0, 5])
+    # an integer Tensor with a float number gives float32 (MindSpore 2.10: [2, -2, 2, -2, 0, 0])
+    out = ops.fmod(a, 2.5)
+    assert out.dtype == kiln.float32
+    _same(out.asnumpy(), [2.0, -2.0, 2.0, -2.0, 0.0, 0.0])
+
+
+def test_fmod_float_special_values():
+    x = np.array([5.5, -5.5, 0.0, INF, NAN, 3.0, 1.0, -1e30, 1e-30], np.float64)
+    y = np.array([2.0, 2.0, 1.0, 2.0, 1.0, INF, 0.0, 3.0, -7.0], np.float64)
+    want = [math.fmod(a, b) if not (math.isinf(a) or math.isnan(a) or b == 0) else NAN for a, b in zip(x, y)]
+    _same(ops.fmod(Tensor(x), Tensor(y)).asnumpy(), want, rtol=0)
+    # the sign of the dividend (MindSpore 2.10: fmod(-5.5, 2) = -1.5); fmod(3, inf) = 3 as C/NumPy/PyTorch (MindSpore
+    # 2.10 gives NaN there: a − trunc(a/b)·b)
+    f32 = ops.fmod(Tensor(x.astype(np.float32)), Tensor(y.astype(np.float32))).asnumpy()
+    assert f32[1] == np.float32(-1.5) and f32[5] == 3.0
+
+
+def test_fmod_broadcast_and_empty():
+    x = np.arange(-6, 6, dtype=np.float32).reshape(3, 4)
+    y = np.array([2.5, -3.0, 4.0, 1.5], np.float32)
+    _same(ops.fmod(Tensor(x), Tensor(y)).asnumpy(), np.fmod(x, y))
+    assert ops.fmod(Tensor(np.zeros((0, 3), np.float32)), Tensor(y[:3])).shape == (0, 3)
+    with pytest.raises(TypeError, match="fmod"):
+        ops.fmod(Tensor(np.array([True])), Tensor(np.array([True])))
+
+
+# ---------------------------------------------------------------------------------------------- gamma family
+
+_GAMMA_X = [0.0, -0.0, -1.0, -2.5, INF, -INF, NAN, 1.0, 2.0, 0.5]
+
+
+def test_lgamma_mindspore_values():
+    out = ops.lgamma(Tensor(np.array(_GAMMA_X, np.float32))).asnumpy()
+    # MindSpore 2.10's ops.lgamma on these float32 values
+    _same(out, [INF, INF, INF, -0.05624371, INF, INF, NAN, 0.0, 0.0, 0.5723649], rtol=1e-6)
+    assert out[7] == 0.0 and out[8] == 0.0  # exactly, as C's lgamma
+    # integer input gives float32
+    assert ops.lgamma(Tensor(np.array([1, 3, 5], np.int32))).dtype == kiln.float32
+    x = np.array([1e-8, 0.3, 1.4616321, 7.5, 170.5, 1e10, -3.7, -100.25], np.float64)
+    _same(ops.lgamma(Tensor(x)).asnumpy(), [math.lgamma(v) for v in x], rtol=1e-14)
+
+
+def test_digamma_mindspore_values():
+    out = ops.digamma(Tensor(np.array(_GAMMA_X, np.float32))).asnumpy()
+    # MindSpore 2.10's ops.digamma: −inf at +0, +inf at −0, NaN at the negative integers and −inf
+    _same(out, [-INF, INF, NAN, 1.1031566, INF, NAN, NAN, -0.5772159, 0.4227842, -1.9635109], rtol=1e-6)
+    # float64 against exact identities and SciPy's psi (MindSpore 2.10 gives −1000.5755244 at float32's 1e-3 in
+    # float64, 5e-8 relative from the true ψ; Kiln keeps double accuracy)
+    _same(ops.digamma(Tensor(np.array([1.0, 0.5], np.float64))).asnumpy(),
+          [-0.5772156649015329, -0.5772156649015329 - 2 * math.log(2)], rtol=1e-15)
+    x = np.array([1e-3, 0.7, 1.4616321449683622, 3.3, 12.0, 250.0, -0.3, -7.6], np.float64)
+    _same(ops.digamma(Tensor(x)).asnumpy(), scipy.special.psi(x), rtol=1e-13, atol=1e-15)
+    with pytest.raises(TypeError, match="digamma"):
+        ops.digamma(Tensor(np.array([1, 2], np.int32)))
+
+
+def test_polygamma_values():
+    x = np.array([0.0, -0.0, -1.0, -2.5, 1.0, 0.5, INF, -INF, NAN, -0.3], np.float32)
+    # MindSpore 2.10's ops.polygamma(n, x) for n = 1, 2, 3: (−1)ⁿ⁺¹·inf at the poles and at −inf, NaN at +inf
+    # (π²/6 at 1, π²/2 at 1/2)
+    _same(ops.polygamma(1, Tensor(x)).asnumpy(),
+          [INF, INF, INF, 9.539247512817383, 1.644934058189392, 4.934802055358887, NAN, INF, NAN, 13.945160865783691])
+    _same(ops.polygamma(2, Tensor(x)).asnumpy(),
+          [-INF, -INF, -INF, -0.10820414870977402, -2.404114007949829, -16.828794479370117, NAN, -INF, NAN,
+           67.63908386230469], rtol=2e-6)
+    _same(ops.polygamma(3, Tensor(x.astype(np.float64))).asnumpy(),
+          [INF, INF, INF, 194.74787621918756, 6.493939402266829, 97.40909103400242, NAN, INF, NAN, 766.6197744066671],
+          rtol=1e-10)
+    # ψ⁽²⁾(1) = −2ζ(3), ψ⁽³⁾(1) = π⁴/15, ψ⁽¹⁾(1/2) = π²/2, n = 0 is digamma
+    z3 = 1.2020569031595942
+    _same(ops.polygamma(2, Tensor(np.array([1.0]))).asnumpy(), [-2 * z3], rtol=1e-14)
+    _same(ops.polygamma(3, Tensor(np.array([1.0]))).asnumpy(), [math.pi ** 4 / 15], rtol=1e-14)
+    _same(ops.polygamma(0, Tensor(np.array([0.5]))).asnumpy(), [-0.5772156649015329 - 2 * math.log(2)], rtol=1e-15)
+    # reflection: ψ⁽¹⁾(x) + ψ⁽¹⁾(1 − x) = π² / sin²(πx)
+    xr = np.array([-0.3, -2.7, -10.4], np.float64)
+    got = ops.polygamma(1, Tensor(xr)).asnumpy() + ops.polygamma(1, Tensor(1 - xr)).asnumpy()
+    _same(got, math.pi ** 2 / np.sin(math.pi * xr) ** 2, rtol=1e-12)
+    with pytest.raises(ValueError, match="polygamma"):
+        ops.polygamma(-1, Tensor(x))
+
+
+def test_gamma_gradients_chain():
+    """d lgamma = digamma, d digamma = polygamma(1), d polygamma(n) = polygamma(n + 1): one kernel each, also
+    twice differentiated."""
+    x = Tensor(np.array([0.7, 2.5, -1.3], np.float64))
+    g = kiln.grad(lambda t: ops.lgamma(t).sum())(x)
+    _same(g.asnumpy(), ops.digamma(x).asnumpy(), rtol=1e-15)
+    gg = kiln.grad(lambda t: kiln.grad(lambda u: ops.lgamma(u).sum())(t).sum())(x)
+    _same(gg.asnumpy(), ops.polygamma(1, x).asnumpy(), rtol=1e-15)
+    g3 = kiln.grad(lambda t: ops.polygamma(2, t).sum())(x)
+    _same(g3.asnumpy(), ops.polygamma(3, x).asnumpy(), rtol=1e-15)
+
+
+# ---------------------------------------------------------------------------------------------- scans
+
+def test_scan_flags_mindspore_values():
+    t = Tensor(np.array([[1., 2, 3], [4, 5, 6]], np.float32))
+    # MindSpore 2.10's CumSum(exclusive=True, reverse=True) and CumProd(exclusive=True) along axis 1
+    np.testing.assert_array_equal(ops.CumSum(exclusive=True, reverse=True)(t, 1).asnumpy(), [[5, 3, 0], [11, 6, 0]])
+    np.testing.assert_array_equal(ops.CumProd(exclusive=True, reverse=False)(t, 1).asnumpy(), [[1, 1, 2], [1, 4, 20]])
+    # dtypes (MindSpore 2.10): cumsum keeps Int8, cumprod of Int32 gives Int64
+    assert ops.cumsum(Tensor(np.array([1, 2, 3], np.int8)), 0).dtype == kiln.int8
+    assert ops.cumprod(Tensor(np.array([1, 2, 3], np.int32)), 0).dtype == kiln.int64
+
+
+def test_scan_special_values_and_integers():
+    x = np.array([1.0, INF, -INF, 2.0, NAN, 3.0], np.float64)
+    _same(ops.cumsum(Tensor(x), 0).asnumpy(), np.cumsum(x))
+    _same(ops.cumprod(Tensor(x), 0).asnumpy(), np.cumprod(x))
+    i = np.array([[100, 100, 100], [-7, 3, 9]], np.int8)
+    np.testing.assert_array_equal(ops.cumsum(Tensor(i), 1).asnumpy(), np.cumsum(i, 1, dtype=np.int8))  # wraps
+    assert ops.cumsum(Tensor(np.zeros((3, 0), np.float32)), 1).shape == (3, 0)
+    np.testing.assert_array_equal(ops.CumSum(exclusive=True)(Tensor(np.float32(4.0)), 0).asnumpy(), 0.0)
+
+
+def test_scan_threaded_lines_match_float64():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 100, 9)).astype(np.float32)
+    for axis in (0, 1, 2):
+        got = ops.CumSum(reverse=True)(Tensor(x), axis).asnumpy()
+        want = np.flip(np.cumsum(np.flip(x.astype(np.float64), axis), axis), axis)
+        _same(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("exclusive,reverse", [(False, False), (True, False), (False, True), (True, True)])
+def test_cumprod_second_derivative(exclusive, reverse):
+    """The recorded backward pass (Kiln ops, not the CumProdGrad kernel): its gradient against float64 central
+    differences of the first derivative (the kernel's), on a line without zeros; and the first derivative through
+    zeros the same either way."""
+    rng = np.random.default_rng(1)
+    x0 = rng.uniform(0.5, 1.5, (2, 5)) * rng.choice([-1.0, 1.0], (2, 5))
+    w = rng.standard_normal((2, 5))
+    prim = ops.CumProd(exclusive, reverse)
+
+    def first(a):
+        return kiln.grad(lambda u: ops.sum(ops.mul(prim(u, 1), Tensor(w))))(a)
+
+    v = rng.standard_normal((2, 5))
+    second = kiln.grad(lambda a: ops.sum(ops.mul(first(a), Tensor(v))))(Tensor(x0)).asnumpy()
+    h, fd = 1e-6, np.zeros_like(x0)
+    for idx in np.ndindex(x0.shape):
+        xp, xm = x0.copy(), x0.copy()
+        xp[idx] += h
+        xm[idx] -= h
+        fd[idx] = ((first(Tensor(xp)).asnumpy() - first(Tensor(xm)).asnumpy()) * v).sum() / (2 * h)
+    np.testing.assert_allclose(second, fd, rtol=1e-6, atol=1e-7)
+    # the composed first derivative (inside a recorded pass) equals the kernel's, zeros included
+    xz = x0.copy()
+    xz[0, 1] = xz[1, 3] = xz[1, 4] = 0.0
+    want = first(Tensor(xz)).asnumpy()  # the CumProdGrad kernel
+    inner = {}
+
+    def outer(a):
+        inner["d"] = first(a)  # recorded: the composition
+        return ops.sum(ops.mul(inner["d"], Tensor(v)))
+
+    kiln.grad(outer)(Tensor(xz))
+    np.testing.assert_allclose(inner["d"].asnumpy(), want, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(want, _np_cumprod_grad(xz, w, exclusive, reverse), rtol=1e-12, atol=1e-15)
+
+
+def _np_cumprod_grad(x, w, exclusive, reverse):
+    """dx of Σ w·CumProd(x) along axis 1 by the definition (products of the other factors), O(n²) per line."""
+    out = np.zeros_like(x)
+    n = x.shape[1]
+    order = list(range(n))[::-1] if reverse else list(range(n))
+    for r in range(x.shape[0]):
+        for pos_i, i in enumerate(order):
+            factors = order[:pos_i] if exclusive else order[:pos_i + 1]
+            for k in factors:
+                out[r, k] += w[r, i] * np.prod([x[r, j] for j in factors if j != k])
+    return out
+
+
+def test_scan_errors():
+    with pytest.raises(TypeError, match="Bool"):
+        ops.cumsum(Tensor(np.array([True, False])), 0)
+    with pytest.raises(ValueError, match="axis"):
+        ops.cumsum(Tensor(np.ones((2, 3), np.float32)), 2)
+
+
+# ---------------------------------------------------------------------------------------------- gather_d
+
+def test_gather_d_mindspore_values_and_errors():
+    t = Tensor(np.array([[1., 2, 3], [4, 5, 6]], np.float32))
+    # MindSpore 2.10: ops.gather_d(t, 1, [[0, -1], [2, 1]]) = [[1, 3], [6, 5]] (a negative index counts from the end)
+    np.testing.assert_array_equal(ops.gather_d(t, 1, Tensor(np.array([[0, -1], [2, 1]], np.int32))).asnumpy(),
+                                  [[1, 3], [6, 5]])
+    assert ops.gather_elements(t, 0, Tensor(np.zeros((0, 3), np.int64))).shape == (0, 3)
+    with pytest.raises(ValueError, match="out of range"):
+        ops.gather_elements(t, 1, Tensor(np.array([[3]], np.int64)))
+    with pytest.raises(ValueError, match="out of range"):
+        kiln.jit(lambda a, i: ops.gather_elements(a, 1, i))(t, Tensor(np.array([[-4]], np.int64)))
+
+
+def test_gather_d_gradient_accumulates_repeated_indices():
+    x = Tensor(np.arange(6, dtype=np.float64).reshape(2, 3))
+    idx = Tensor(np.array([[2, 2, 0, 2], [1, 1, 1, 0]], np.int64))
+    g = kiln.grad(lambda a: (ops.gather_elements(a, 1, idx) * Tensor(np.arange(1.0, 9.0).reshape(2, 4))).sum())(x)
+    np.testing.assert_array_equal(g.asnumpy(), [[3, 0, 1 + 2 + 4], [8, 5 + 6 + 7, 0]])
+
+
+# ---------------------------------------------------------------------------------------------- tril/triu_indices
+
+def test_tri_indices_mindspore_values():
+    # MindSpore 2.10: triu_indices(3, 4, 1) = [[0 0 0 1 1 2], [1 2 3 2 3 3]]; tril_indices(0, 3) and
+    # tril_indices(3, 3, -5) are empty
+    np.testing.assert_array_equal(ops.triu_indices(3, 4, 1).asnumpy(), [[0, 0, 0, 1, 1, 2], [1, 2, 3, 2, 3, 3]])
+    assert ops.tril_indices(0, 3).shape == (2, 0) and ops.tril_indices(3, 3, -5).shape == (2, 0)
+    for r, c, k in ((5, 3, -1), (4, 6, 2), (3, 3, 9), (6, 2, -8)):
+        np.testing.assert_array_equal(ops.tril_indices(r, c, k).asnumpy(), np.stack(np.tril_indices(r, k, c)))
+        np.testing.assert_array_equal(ops.triu_indices(r, c, k).asnumpy(), np.stack(np.triu_indices(r, k, c)))
+    assert ops.triu_indices(3, 3, dtype=kiln.int32).dtype == kiln.int32
