@@ -1,14 +1,21 @@
 """Training throughput of real zoo models (steps/s and GFLOP/s): mindcv models on Kiln (through kiln.compat:
 `import mindspore` is Kiln) against the same architectures in PyTorch (torchvision / timm), float32 and bfloat16.
 
-Models (batch 16, random fixed batch, 10 classes, Momentum(lr 0.01, momentum 0.9), softmax cross-entropy):
+Models (batch 16, or --batch N; random fixed batch, 10 classes, Momentum(lr 0.01 -- ResNet-50 0.001, with which its
+loss goes down on both frameworks -- momentum 0.9), softmax cross-entropy):
   resnet18      mindcv `resnet18`                 vs torchvision `resnet18`                3x64x64
   resnet50      mindcv `resnet50`                 vs torchvision `resnet50`                3x64x64
+                (both ResNets: mindcv's stem max pool pads "same" as TensorFlow does, the odd pixel of padding at the
+                bottom/right; torchvision's pads 1 on every side: the windows shift by one pixel, the losses differ
+                by ~0.1, the table says DIFFERENT; the FLOPs are the same)
   mobilenet_v3  mindcv `mobilenet_v3_small_100`   vs torchvision `mobilenet_v3_small`      3x64x64
-                (the classifier's Dropout(0.2) removed on both sides, so that the step is deterministic)
+                (the classifier's Dropout(0.2) removed on both sides, so that the step is deterministic;
+                torchvision's BatchNorm eps 1e-3 set to mindcv's 1e-5; the losses still differ by ~1e-2, DIFFERENT:
+                mindcv's stride-2 depthwise convolutions pad "same", torchvision's (k-1)/2 on every side, as above)
   vit_tiny      mindcv's VisionTransformer class with ViT-Tiny's configuration (patch 16, width 192, depth 12,
                 3 heads; mindcv registers only ViT-B/L, too heavy for 2 cores), exact GELU and LayerNorm eps 1e-6
                 as in timm, vs timm `vit_tiny_patch16_224` built with img_size=96          3x96x96
+(--image-size S: S x S for every model, e.g. 32 for a short run.)
 Variants: Kiln PyNative and Kiln @jit (the whole training step -- forward, gradients, optimizer -- one graph), PyTorch
 eager and torch.compile; each in float32 and in bfloat16 (Kiln: amp.auto_mixed_precision(net, "O2", bfloat16);
 PyTorch: torch.autocast("cpu", bfloat16)).
@@ -39,6 +46,7 @@ torchvision and timm); a missing peer is reported as "not installed", a failure 
         --repeats 1 --warmup 0 --min-time 0.05                                                 # does it run?
 """
 import argparse
+import functools
 import json
 import os
 import platform
@@ -61,7 +69,7 @@ VIT_TINY = dict(patch_size=16, embed_dim=192, depth=12, num_heads=3)  # timm vit
 
 MODELS = {
     "resnet18": dict(size=64, mindcv="resnet18", torch=("torchvision", "resnet18")),
-    "resnet50": dict(size=64, mindcv="resnet50", torch=("torchvision", "resnet50")),
+    "resnet50": dict(size=64, mindcv="resnet50", torch=("torchvision", "resnet50"), lr=0.001),
     "mobilenet_v3": dict(size=64, mindcv="mobilenet_v3_small_100", torch=("torchvision", "mobilenet_v3_small")),
     "vit_tiny": dict(size=96, mindcv="VisionTransformer(ViT-Tiny/16)", torch=("timm", "vit_tiny_patch16_224")),
 }
@@ -73,6 +81,17 @@ VARIANTS = {
     "torch-compile": ("torch.compile", "torch", {"compiled": True}),
 }
 DTYPES = ("fp32", "bf16")
+
+
+def configure(batch=None, image_size=None):
+    """Overrides BATCH (every model) and the image size (every model; else 64, ViT 96): --batch / --image-size,
+    which the parent passes on to every child process."""
+    global BATCH
+    if batch:
+        BATCH = batch
+    if image_size:
+        for m in MODELS.values():
+            m["size"] = image_size
 
 
 def make_data(model):
@@ -94,7 +113,6 @@ def build_mindcv(model):
     ms.set_seed(0)
     np.random.seed(0)
     if model == "vit_tiny":
-        import functools
         from mindcv.models.vit import VisionTransformer
         return VisionTransformer(image_size=MODELS[model]["size"], num_classes=NUM_CLASSES,
                                  act_layer=functools.partial(nn.GELU, approximate=False),
@@ -124,7 +142,7 @@ def kiln_step(model, dtype, jit, weights):
         net = amp.auto_mixed_precision(net, "O2", ms.bfloat16)
     net.set_train(True)
     loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-    opt = nn.Momentum(params, learning_rate=LR, momentum=MOMENTUM)
+    opt = nn.Momentum(params, learning_rate=MODELS[model].get("lr", LR), momentum=MOMENTUM)
 
     def forward(x, y):
         return loss_fn(net(x).astype(ms.float32), y)
@@ -189,7 +207,9 @@ def build_torch_model(torch, model):
     lib, name = MODELS[model]["torch"]
     if lib == "torchvision":
         import torchvision
-        kw = {"dropout": 0.0} if model == "mobilenet_v3" else {}
+        kw = {}
+        if model == "mobilenet_v3":  # no dropout; BatchNorm eps 1e-5 as mindcv's (torchvision's MobileNetV3: 1e-3)
+            kw = {"dropout": 0.0, "norm_layer": functools.partial(torch.nn.BatchNorm2d, eps=1e-5)}
         return getattr(torchvision.models, name)(num_classes=NUM_CLASSES, **kw), torchvision.__version__
     import timm
     return timm.create_model(name, pretrained=False, num_classes=NUM_CLASSES, img_size=MODELS[model]["size"]), \
@@ -222,7 +242,7 @@ def torch_step(model, dtype, compiled, threads, weights, count_flops=False):
             net(x)
         extra["flops"] = 3 * int(fc.get_total_flops())
     fwd = torch.compile(net) if compiled else net
-    opt = torch.optim.SGD(net.parameters(), lr=LR, momentum=MOMENTUM)
+    opt = torch.optim.SGD(net.parameters(), lr=MODELS[model].get("lr", LR), momentum=MOMENTUM)
     last = [None]
 
     def step():
@@ -292,6 +312,12 @@ def worker_step(args):
             "params": n_params, "losses": [loss0, loss1, loss], "setup_s": setup, **extra}
 
 
+def shape_args(args):
+    """The --batch / --image-size options of a child process (those the parent was given)."""
+    return (["--batch", str(args.batch)] if args.batch else []) + (
+        ["--image-size", str(args.image_size)] if args.image_size else [])
+
+
 def run_child(args, framework, threads, worker_args):
     py = args.kiln_python if framework == "kiln" else args.torch_python
     why = missing_python(py)
@@ -300,7 +326,7 @@ def run_child(args, framework, threads, worker_args):
     me = os.path.abspath(__file__)
     cmd = ([py, "-m", "kiln.compat", me] if framework == "kiln" else [py, me]) + [
         "--worker-threads", str(threads), "--warmup", str(args.warmup), "--repeats", str(args.repeats),
-        "--min-time", str(args.min_time)] + worker_args
+        "--min-time", str(args.min_time)] + shape_args(args) + worker_args
     path = [args.mindcv] if framework == "kiln" and args.mindcv else []
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, cwd=CHILD_CWD,
@@ -379,6 +405,9 @@ def run_table(args):
             for dtype in args.dtypes:
                 for v in args.variants:
                     for t in threads:
+                        if f"{v}:{dtype}" in args.skip:
+                            runs.setdefault((m, dtype, v, t), []).append({"status": "skipped (--skip)"})
+                            continue
                         wa = ["--worker", v, "--model", m, "--dtype", dtype, "--weights", inits[m]["path"]]
                         if v == "torch" and dtype == "fp32" and rnd == 0:
                             wa.append("--count-flops")
@@ -521,6 +550,12 @@ def main():
     ap.add_argument("--models", default=",".join(MODELS), help="comma-separated, from: " + ", ".join(MODELS))
     ap.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated, from: " + ", ".join(VARIANTS))
     ap.add_argument("--dtypes", default=",".join(DTYPES), help="comma-separated, from: fp32, bf16")
+    ap.add_argument("--skip", default="", help="comma-separated VARIANT:DTYPE cells not to run, e.g. "
+                    "torch:bf16,torch-compile:bf16 on a CPU without AVX512_BF16, where PyTorch's bfloat16 "
+                    "autocast runs 4-20x slower than its float32 (docs/benchmarks.md, 'Model zoo')")
+    ap.add_argument("--batch", type=int, help=f"batch size of every model (default {BATCH})")
+    ap.add_argument("--image-size", type=int, help="image height = width of every model, a multiple of 16, at least "
+                    "32 (default: 64, ViT 96)")
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts (default 1,2)")
     ap.add_argument("--kiln-python", default=sys.executable, help="python that imports kiln (default: this one)")
     peers_py = os.path.join(HERE, ".venv-peers", "bin", "python")
@@ -551,6 +586,12 @@ def main():
         args.repeats, args.warmup, args.min_time = 3, 2, 0.5
     if args.repeats < 1 or args.rounds < 1 or args.warmup < 0 or args.min_time <= 0 or args.timeout <= 0:
         ap.error("--repeats and --rounds must be >= 1, --warmup >= 0, --min-time and --timeout > 0")
+    if args.batch is not None and args.batch < 1:
+        ap.error(f"--batch must be >= 1, got {args.batch}")
+    if args.image_size is not None and (args.image_size < 32 or args.image_size % 16):
+        ap.error(f"--image-size must be a multiple of 16 (ViT's patch) and at least 32 (ResNet and MobileNetV3 "
+                 f"downsample 32x), got {args.image_size}")
+    configure(args.batch, args.image_size)
     if args.worker:
         if args.worker == "profile":
             profile_worker(args)
@@ -563,6 +604,10 @@ def main():
         if bad or not chosen:
             ap.error(f"--{opt}: unknown {bad}; choose from {list(allowed)}")
         setattr(args, opt, chosen)
+    args.skip = {c for c in args.skip.split(",") if c}
+    bad = [c for c in args.skip if c.partition(":")[0] not in VARIANTS or c.partition(":")[2] not in DTYPES]
+    if bad:
+        ap.error(f"--skip: not VARIANT:DTYPE cells {bad}; variants {list(VARIANTS)}, dtypes {list(DTYPES)}")
     try:
         args.thread_counts = [int(t) for t in args.threads.split(",") if t.strip()]
     except ValueError:
@@ -583,7 +628,7 @@ def main():
                     cmd = ([py, "-m", "kiln.compat", me] if fw == "kiln" else [py, me]) + [
                         "--worker", "profile", "--framework", fw, "--model", args.profile, "--dtype", dtype,
                         "--worker-threads", str(t), "--warmup", str(args.warmup),
-                        "--profile-steps", str(args.profile_steps), "--top", str(args.top)]
+                        "--profile-steps", str(args.profile_steps), "--top", str(args.top)] + shape_args(args)
                     path = [args.mindcv] if fw == "kiln" and args.mindcv else []
                     p = subprocess.run(cmd, text=True, timeout=args.timeout, cwd=CHILD_CWD,
                                        env=child_env(t, path=path, GLOG_v=3))
