@@ -2,8 +2,9 @@
 
 Runs the script as the benchmarks are run (this python, PYTHONPATH unset, cwd /) with its smallest settings: one
 model (mindcv's MobileNetV3-small, the lightest), Kiln PyNative and PyTorch eager, float32, 1 thread, a --torch-python
-that does not exist. The PyTorch side is never imported here. Needs mindcv's sources (tools/mindcv_zoo.py: $MINDCV_SRC
-or /tmp/mindcv_src); skipped without them."""
+that does not exist. A second test builds every model's Kiln step (PyNative and @jit) at batch 2, 32x32 and trains 3
+steps. The PyTorch side is never imported here. Needs mindcv's sources (tools/mindcv_zoo.py: $MINDCV_SRC or
+/tmp/mindcv_src); skipped without them."""
 import json
 import os
 import re
