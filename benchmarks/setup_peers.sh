@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Creates benchmarks/.venv-peers, a venv of its own (the project's .venv stays lean), with the frameworks that
-# bench_train_step.py compares Kiln with -- each from PyPI, each tried on its own (one that fails is reported and
-# skipped) -- and Kiln built from this repository. Heavy (several GB: PyPI's Linux torch wheel is a CUDA build);
-# never run by the tests or CI.
+# bench_train_step.py compares Kiln with (and torchvision + timm, bench_zoo.py's zoo models) -- each from PyPI, each
+# tried on its own (one that fails is reported and skipped) -- and Kiln built from this repository. Heavy (several
+# GB: PyPI's Linux torch wheel is a CUDA build); never run by the tests or CI.
 #   benchmarks/setup_peers.sh            everything
 #   benchmarks/setup_peers.sh --kiln     only (re)install Kiln into the peers venv (after changing Kiln)
 #   benchmarks/setup_peers.sh --only torch[,jax,mlx,mindspore,kiln]
@@ -12,6 +12,7 @@
 #
 # Findings on Debian 12 / Python 3.11 / x86_64 (2 cores):
 #   torch      `pip install torch` works: ~5 GB with its nvidia-* / triton dependencies (~1 min at PyPI speed).
+#              torchvision + timm (bench_zoo.py) come with it: torch 2.15.0 -> torchvision 0.29.2, timm 1.0.31.
 #              `--no-deps` plus the pure-Python deps does NOT work: PyPI's Linux wheel links the CUDA libraries
 #              (ImportError: libcufile.so.0), and PyPI has no CPU-only wheel. So the full install comes first,
 #              the --no-deps route is kept only as a fallback for machines where it might import.
@@ -90,6 +91,15 @@ else
   else
     record torch "FAILED (neither the full nor the --no-deps install imports)"
   fi
+fi
+# torchvision and timm: the zoo models of bench_zoo.py (resnet18/50, mobilenet_v3_small; vit_tiny_patch16_224).
+# torchvision's wheel pins the torch it was built for: pip picks the release that matches the torch above.
+zoo_ok='import torchvision, timm; torchvision.models.resnet18(num_classes=10); timm.create_model("vit_tiny_patch16_224", num_classes=10)'
+if ! want torch; then :
+elif pipq torchvision timm && check_import torchvision "$zoo_ok"; then
+  record torchvision "ok ($("$py" -c 'import torchvision, timm; print(torchvision.__version__, "timm", timm.__version__)'))"
+else
+  record torchvision "FAILED (bench_zoo.py reports PyTorch as not installed)"
 fi
 
 if ! want jax; then :
