@@ -1,8 +1,9 @@
 """MindSpore's auto-parallel context: set_auto_parallel_context / get_auto_parallel_context /
 reset_auto_parallel_context and ParallelMode. Kiln runs 'stand_alone' and 'data_parallel' (every process holds the
 whole model, gradients are all-reduced: nn.DistributedGradReducer, which nn.TrainOneStepCell and Model insert by
-themselves in data-parallel mode). The model-splitting modes ('semi_auto_parallel', 'auto_parallel',
-'hybrid_parallel') raise ValueError: not supported."""
+themselves in data-parallel mode) and, in 'semi_auto_parallel', pipeline stages only (pipeline_stages,
+cell.pipeline_stage, nn.PipelineCell: kiln/nn/wrap/pipeline.py). 'auto_parallel' and 'hybrid_parallel' raise
+ValueError: not supported."""
 import threading
 
 __all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context", "reset_auto_parallel_context",

@@ -170,6 +170,15 @@ def errors():
     for name, cell in pc.network.cells_and_names():
         if name in stage_config("mlp", size):
             cell.pipeline_stage = stage_config("mlp", size)[name]
+    # activations that go back a stage (or, with 4 stages, skip one): every process refuses before sending
+    flow = r"(can only go to the next stage|can only take activations from the previous stage)"
+    order = (1, 0, 0, 1) if size == 2 else (0, 2, 1, 3)
+    for c, st in zip((net.layer1, net.layer2, net.layer3, net.layer4), order):
+        c.pipeline_stage = st
+    expect(ValueError, flow, lambda: pc(x, y))
+    for name, cell in pc.network.cells_and_names():
+        if name in stage_config("mlp", size):
+            cell.pipeline_stage = stage_config("mlp", size)[name]
     pc4 = nn.PipelineCell(pc.network, 3)
     expect(ValueError, r"input\(8\) must be divided by micro size\(3\)", lambda: pc4(x, y))
     expect(ValueError, "operator sharding .* is not supported", lambda: net.layer1.shard(((1, 2),)))
