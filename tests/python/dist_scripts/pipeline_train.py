@@ -1,20 +1,23 @@
 """Run by tests/python/test_pipeline_parallel.py under `python -m kiln.msrun --worker_num=S pipeline_train.py OUT_DIR
 CONFIGS`: pipeline parallelism (parallel_mode='semi_auto_parallel', pipeline_stages=S, one process per stage)
 against one process on the whole model. CONFIGS is a comma-separated list of model:optimizer:micro:mode:loss with
-model in {mlp, blocks}, optimizer in {sgd, momentum, adam}, micro the micro_size, mode in {cell (TrainOneStepCell
+model in {mlp, blocks, sample (the Network of MindSpore's sample script, 2 stages as there, CrossEntropyLoss on
+random 28x28 images)}, optimizer in {sgd, momentum, adam}, micro the micro_size, mode in {cell (TrainOneStepCell
 over nn.PipelineCell), vag (MindSpore's tutorial: parallel.nn.Pipeline with stage_config, ops.value_and_grad over
 forward_fn, optimizer(grads))}, loss in {mean, sum}; the config 'errors' checks the error messages.
 
 For each config every rank writes OUT_DIR/<tag>_rank<r>.npz: its own stage's weights after training ('w:<name>'), the
-losses ('loss:<step>'), how often each staged Cell ran here ('ran:<cell name>'), 'moved' (the largest change of its own weights) and 'others_moved' (the largest change of the other stages' Parameters in this process: they
+losses ('loss:<step>'), how often each staged Cell ran here ('ran:<cell name>') and its stage ('stage:<cell name>'), 'moved' (the largest change of its own weights) and 'others_moved' (the largest change of the other stages' Parameters in this process: they
 get zero gradients); rank 0 also writes <tag>_ref.npz (one process, pipeline_stages=1: the same PipelineCell) and,
 for loss 'sum', <tag>_whole.npz (one process, no micro-batches: the whole batch through WithLossCell)."""
+import math
 import sys
 
 import numpy as np
 
 import mindspore as ms
-from mindspore import Tensor, nn, ops
+from mindspore import Parameter, Tensor, nn, ops
+from mindspore.common.initializer import HeUniform, initializer
 from mindspore.communication import get_group_size, get_rank, init
 from mindspore.parallel.nn import Pipeline
 
@@ -25,7 +28,9 @@ BATCH, STEPS = 8, 3
 rng = np.random.RandomState(0)
 DATA = {"mlp": (rng.randn(BATCH * STEPS, 16).astype(np.float32), rng.randn(BATCH * STEPS, 8).astype(np.float32)),
         "blocks": (rng.randn(BATCH * STEPS, 3, 8).astype(np.float32),
-                   rng.randn(BATCH * STEPS, 3, 8).astype(np.float32))}
+                   rng.randn(BATCH * STEPS, 3, 8).astype(np.float32)),
+        "sample": (rng.rand(BATCH * STEPS, 1, 28, 28).astype(np.float32),
+                   rng.randint(0, 10, BATCH * STEPS).astype(np.int32))}
 
 
 class MLP(nn.Cell):
@@ -61,9 +66,49 @@ class Blocks(nn.Cell):
         return self.head(x)
 
 
+class MatMulCell(nn.Cell):
+    """MindSpore's sample script (docs/sample_code/distributed_pipeline_parallel): a MatMul with ops.Print."""
+
+    def __init__(self):
+        super().__init__()
+        self.param = Parameter(initializer(HeUniform(math.sqrt(5)), [28 * 28, 512]), name="param")
+        self.print = ops.Print()
+        self.matmul = ops.MatMul()
+
+    def construct(self, x):
+        out = self.matmul(x, self.param)
+        self.print("out is:", out)
+        return out
+
+
+class SampleNetwork(nn.Cell):
+    """The sample script's Network, as written there."""
+
+    def __init__(self):
+        super().__init__()
+        self.flatten = nn.Flatten()
+        self.layer1 = MatMulCell()
+        self.relu1 = nn.ReLU()
+        self.layer2 = nn.Dense(512, 512)
+        self.relu2 = nn.ReLU()
+        self.layer3 = nn.Dense(512, 10)
+
+    def construct(self, x):
+        x = self.flatten(x)
+        x = self.layer1(x)
+        x = self.relu1(x)
+        x = self.layer2(x)
+        x = self.relu2(x)
+        logits = self.layer3(x)
+        return logits
+
+
 def stage_config(model, stages):
     """{cell name in WithLossCell: stage}: 4 layers (blocks), 4 // stages per stage; the head with the last."""
     per = 4 // stages
+    if model == "sample":  # the sample script's stages (2; one stage: all 0)
+        return {"_backbone.layer1": 0, "_backbone.relu1": 0, "_backbone.layer2": 0,
+                "_backbone.relu2": stages - 1, "_backbone.layer3": stages - 1}
     if model == "mlp":
         return {f"_backbone.layer{i + 1}": i // per for i in range(4)}
     conf = {f"_backbone.blocks.{i}": i // per for i in range(4)}
@@ -87,10 +132,11 @@ def run(model, opt_name, micro, mode, loss_kind, stages):
     if stages > 1:
         ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", pipeline_stages=stages)
     ms.set_seed(1)
-    net = MLP() if model == "mlp" else Blocks()
+    net = {"mlp": MLP, "blocks": Blocks, "sample": SampleNetwork}[model]()
     opt = make_opt(opt_name, net.trainable_params(), loss_kind)
     start = {p.name: p.asnumpy().copy() for p in net.trainable_params()}
-    loss_net = nn.WithLossCell(net, nn.MSELoss(reduction=loss_kind))
+    loss_fn = nn.CrossEntropyLoss(reduction=loss_kind) if model == "sample" else nn.MSELoss(reduction=loss_kind)
+    loss_net = nn.WithLossCell(net, loss_fn)
     conf = stage_config(model, max(stages, 1))
     if mode == "whole":
         step = nn.TrainOneStepCell(loss_net, opt)
@@ -128,12 +174,13 @@ def run(model, opt_name, micro, mode, loss_kind, stages):
     weights = {p.name: p.asnumpy().copy() for p in net.trainable_params() if p.name in mine}
     others = [np.abs(p.asnumpy() - start[p.name]).max() for p in net.trainable_params() if p.name not in mine]
     moved = max(np.abs(weights[n] - start[n]).max() for n in weights)
-    return weights, losses, max(others, default=0.0), moved, {k: v[0] for k, v in ran.items()}
+    return weights, losses, max(others, default=0.0), moved, {k: v[0] for k, v in ran.items()}, conf
 
 
-def save(path, weights, losses, others, moved, ran):
+def save(path, weights, losses, others, moved, ran, conf):
     data = {f"w:{k}": v for k, v in weights.items()}
     data.update({f"ran:{k}": np.int64(v) for k, v in ran.items()})
+    data.update({f"stage:{k}": np.int64(v) for k, v in conf.items()})
     data["moved"] = np.float64(moved)
     data.update({f"loss:{i}": np.float64(v) for i, v in enumerate(losses)})
     data["others_moved"] = np.float64(others)
