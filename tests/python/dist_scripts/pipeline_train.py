@@ -4,7 +4,8 @@ against one process on the whole model. CONFIGS is a comma-separated list of mod
 model in {mlp, blocks, sample (the Network of MindSpore's sample script, 2 stages as there, CrossEntropyLoss on
 random 28x28 images)}, optimizer in {sgd, momentum, adam}, micro the micro_size, mode in {cell (TrainOneStepCell
 over nn.PipelineCell), vag (MindSpore's tutorial: parallel.nn.Pipeline with stage_config, ops.value_and_grad over
-forward_fn, optimizer(grads))}, loss in {mean, sum}; the config 'errors' checks the error messages.
+forward_fn, optimizer(grads)), model (Model.train over a PipelineCell; its reference is one process on the whole
+batch without micro-batches)}, loss in {mean, sum}; the config 'errors' checks the error messages.
 
 For each config every rank writes OUT_DIR/<tag>_rank<r>.npz: its own stage's weights after training ('w:<name>'), the
 losses ('loss:<step>'), how often each staged Cell ran here ('ran:<cell name>') and its stage ('stage:<cell name>'), 'moved' (the largest change of its own weights) and 'others_moved' (the largest change of the other stages' Parameters in this process: they
@@ -17,6 +18,7 @@ import numpy as np
 
 import mindspore as ms
 from mindspore import Parameter, Tensor, nn, ops
+from mindspore import dataset as ds
 from mindspore.common.initializer import HeUniform, initializer
 from mindspore.communication import get_group_size, get_rank, init
 from mindspore.parallel.nn import Pipeline
@@ -138,8 +140,18 @@ def run(model, opt_name, micro, mode, loss_kind, stages):
     loss_fn = nn.CrossEntropyLoss(reduction=loss_kind) if model == "sample" else nn.MSELoss(reduction=loss_kind)
     loss_net = nn.WithLossCell(net, loss_fn)
     conf = stage_config(model, max(stages, 1))
+    model_losses = []
     if mode == "whole":
         step = nn.TrainOneStepCell(loss_net, opt)
+    elif mode == "model":  # Model.train: the summed micro-batch gradients times 1/micro_size (MindSpore's Model)
+        for name, cell in loss_net.cells_and_names():
+            if name in conf:
+                cell.pipeline_stage = conf[name]
+        model_ = ms.Model(nn.PipelineCell(loss_net, micro), optimizer=opt)
+
+        class Record(ms.train.Callback):
+            def on_train_step_end(self, run_context):
+                model_losses.append(float(run_context.original_args().net_outputs.asnumpy()))
     elif mode == "cell":
         for name, cell in loss_net.cells_and_names():
             if name in conf:
@@ -163,7 +175,11 @@ def run(model, opt_name, micro, mode, loss_kind, stages):
             cell.register_forward_hook(lambda c, i, o, n=ran[name]: n.__setitem__(0, n[0] + 1))
     x, y = DATA[model]
     losses = []
-    for s in range(STEPS):
+    if mode == "model":
+        data = ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=False).batch(BATCH)
+        model_.train(1, data, callbacks=[Record()], dataset_sink_mode=False)
+        losses = model_losses
+    for s in range(STEPS if mode != "model" else 0):
         rows = slice(s * BATCH, (s + 1) * BATCH)
         losses.append(float(step(Tensor(x[rows]), Tensor(y[rows])).asnumpy()))
     mine = set()
@@ -244,8 +260,9 @@ for config in configs:
     model, opt_name, micro, mode, loss_kind = config.split(":")
     tag = config.replace(":", "_")
     save(f"{out_dir}/{tag}_rank{rank}.npz", *run(model, opt_name, int(micro), mode, loss_kind, size))
-    if rank == 0:
-        save(f"{out_dir}/{tag}_ref.npz", *run(model, opt_name, int(micro), mode, loss_kind, 1))
+    if rank == 0:  # Model: the reference is one step on the whole batch (PipelineCell scaled by 1/micro_size)
+        save(f"{out_dir}/{tag}_ref.npz", *run(model, opt_name, int(micro), "whole" if mode == "model" else mode,
+                                              loss_kind, 1))
         if loss_kind == "sum":
             save(f"{out_dir}/{tag}_whole.npz", *run(model, opt_name, int(micro), "whole", loss_kind, 1))
     print("CONFIG OK", config, rank)
