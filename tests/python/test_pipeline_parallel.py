@@ -196,3 +196,17 @@ def test_pipeline_errors_in_one_process(no_launcher):
     kiln.set_context(mode=kiln.GRAPH_MODE)
     with pytest.raises(RuntimeError, match=r"\(pipeline_stages=2\) runs in PyNative mode only"):
         pc(x, y)
+
+
+def test_values_of_other_stages_refuse_use():
+    """Inside a pipeline run, a Cell of another stage returns a marker; any use other than passing it to a Cell names
+    the Cell and the stage (kiln/nn/wrap/pipeline.py)."""
+    from kiln.nn.wrap.pipeline import _Remote
+    r = _Remote(1, "_backbone.layer1")
+    msg = r"output of _backbone.layer1 is computed on pipeline stage 1, another process: .*must be Cells"
+    for use in (lambda: r.reshape(2), lambda: r + 1, lambda: 2 * r, lambda: r[0], lambda: -r, lambda: bool(r)):
+        with pytest.raises(TypeError, match=msg):
+            use()
+    with pytest.raises(TypeError, match="used as a sequence: a Cell whose output crosses a stage boundary must "
+                                        "return one Tensor"):
+        a, b = r

@@ -55,7 +55,24 @@ class _Remote:
     def __getattr__(self, name):
         raise TypeError(f"For 'PipelineCell', the output of {self.cell} is computed on pipeline stage {self.stage}, "
                         f"another process: code between the Cells of different stages must be Cells (with or "
-                        f"without pipeline_stage), not functional ops or Tensor methods ('{name}').")
+                        f"without pipeline_stage), not functional ops, operators or Tensor methods ('{name}').")
+
+    def __iter__(self):
+        raise TypeError(f"For 'PipelineCell', the output of {self.cell} (pipeline stage {self.stage}, another process) "
+                        f"is used as a sequence: a Cell whose output crosses a stage boundary must return one Tensor.")
+
+
+def _refuse(name):
+    def op(self, *args):
+        return self.__getattr__(name)
+    op.__name__ = name
+    return op
+
+
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+              "__matmul__", "__rmatmul__", "__pow__", "__neg__", "__getitem__", "__len__", "__bool__", "__lt__",
+              "__le__", "__gt__", "__ge__"):
+    setattr(_Remote, _name, _refuse(_name))
 
 
 def _flat(x, out):
