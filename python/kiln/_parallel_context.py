@@ -1,8 +1,9 @@
 """MindSpore's auto-parallel context: set_auto_parallel_context / get_auto_parallel_context /
 reset_auto_parallel_context and ParallelMode. Kiln runs 'stand_alone' and 'data_parallel' (every process holds the
 whole model, gradients are all-reduced: nn.DistributedGradReducer, which nn.TrainOneStepCell and Model insert by
-themselves in data-parallel mode). The model-splitting modes ('semi_auto_parallel', 'auto_parallel',
-'hybrid_parallel') raise ValueError: not supported."""
+themselves in data-parallel mode) and, in 'semi_auto_parallel', pipeline stages only (pipeline_stages,
+cell.pipeline_stage, nn.PipelineCell: kiln/nn/wrap/pipeline.py). 'auto_parallel' and 'hybrid_parallel' raise
+ValueError: not supported."""
 import threading
 
 __all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context", "reset_auto_parallel_context",
@@ -20,7 +21,8 @@ class ParallelMode:
     MODE_LIST = [STAND_ALONE, DATA_PARALLEL, HYBRID_PARALLEL, SEMI_AUTO_PARALLEL, AUTO_PARALLEL]
 
 
-_SUPPORTED_MODES = (ParallelMode.STAND_ALONE, ParallelMode.DATA_PARALLEL)
+# semi_auto_parallel: pipeline stages only (cell.pipeline_stage + nn.PipelineCell; Cell.shard raises)
+_SUPPORTED_MODES = (ParallelMode.STAND_ALONE, ParallelMode.DATA_PARALLEL, ParallelMode.SEMI_AUTO_PARALLEL)
 # Keys accepted with their MindSpore defaults; the bool ones are checked for type. device_num / global_rank are
 # "unset" (None) by default: get_ then reports the communication world's size / rank (1 / 0 before init).
 _DEFAULTS = {
@@ -54,7 +56,9 @@ def set_auto_parallel_context(**kwargs):
     """Sets parallel-training options (MindSpore's keywords).
 
     Args (all optional):
-        parallel_mode (str): ParallelMode.STAND_ALONE (default) or ParallelMode.DATA_PARALLEL.
+        parallel_mode (str): ParallelMode.STAND_ALONE (default), ParallelMode.DATA_PARALLEL, or
+            ParallelMode.SEMI_AUTO_PARALLEL for pipeline parallelism only (pipeline_stages; no operator sharding:
+            Cell.shard raises ValueError there; docs/distributed.md, "Pipeline parallel").
         gradients_mean (bool): average (True) or sum (False, default) the gradients over the processes.
         device_num (int): the number of processes, 1…4096 (default: the world size after init()); the divisor of
             gradients_mean.
@@ -70,7 +74,8 @@ def set_auto_parallel_context(**kwargs):
         optimizer_weight_shard_size (int): -1 (default: all processes) or the number of slices of each sharded
             parameter; values <= 1 are ignored, as in MindSpore.
         gradient_fp32_sync, loss_repeated_mean, full_batch (False only),
-        pipeline_stages (1 only), grad_accumulation_step (1 only), search_mode, strategy_ckpt_load_file,
+        pipeline_stages (int, 1…4096; > 1 splits an nn.PipelineCell's network by cell.pipeline_stage),
+        grad_accumulation_step (1 only), search_mode, strategy_ckpt_load_file,
         strategy_ckpt_save_file, dataset_strategy ('data_parallel' only): accepted for compatibility.
         all_reduce_fusion_config (list[int]): gradient indices where a new all-reduce bucket starts, strictly
             increasing, each in [1, 2**31) (default []: buckets by size). nn.DistributedGradReducer made afterwards
@@ -105,8 +110,8 @@ def set_auto_parallel_context(**kwargs):
                                  f"{value!r}.")
             if value not in _SUPPORTED_MODES:
                 raise ValueError(f"For '{fn}', parallel_mode={value!r} is not supported by Kiln: it runs "
-                                 f"'stand_alone' and 'data_parallel' only (no model, operator or pipeline "
-                                 f"parallelism).")
+                                 f"'stand_alone', 'data_parallel' and 'semi_auto_parallel' with pipeline stages "
+                                 f"only (no operator sharding or strategy search).")
         elif key in _BOOL_KEYS:
             if not isinstance(value, bool):
                 raise TypeError(f"For '{fn}', '{key}' must be a bool, but got {type(value).__name__}.")
@@ -115,7 +120,7 @@ def set_auto_parallel_context(**kwargs):
         elif key in ("device_num", "global_rank", "pipeline_stages", "grad_accumulation_step"):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"For '{fn}', '{key}' must be an int, but got {type(value).__name__}.")
-            lo, hi = {"device_num": (1, 4096), "global_rank": (0, 4095)}.get(key, (1, 1))
+            lo, hi = {"device_num": (1, 4096), "global_rank": (0, 4095), "pipeline_stages": (1, 4096)}.get(key, (1, 1))
             if not lo <= value <= hi:
                 raise ValueError(f"For '{fn}', '{key}' must be in [{lo}, {hi}], but got {value}.")
         elif key == "all_reduce_fusion_config":

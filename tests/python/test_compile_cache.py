@@ -346,6 +346,9 @@ NOT_LAYERS = {
                               "and inside data-parallel training steps on two",
     "GradientAccumulation": "takes (loss, gradients) and an optimizer: compiled inside a GRAPH_MODE training step "
                             "in test_ms_module_layout.py",
+    "PipelineCell": "one stage: GradAccumulation, compiled in test_pipeline_parallel.py (GRAPH_MODE); more stages "
+                    "refuse compilation (RuntimeError, tested there)",
+    "Pipeline": "PipelineCell's newer name (test_pipeline_parallel.py)",
 }
 
 

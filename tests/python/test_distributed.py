@@ -239,7 +239,7 @@ def test_parallel_context(no_launcher):
         (4, True, "data_parallel", 0)
     kiln.reset_auto_parallel_context()
     assert kiln.get_auto_parallel_context("parallel_mode") == "stand_alone"
-    for mode in ("semi_auto_parallel", "auto_parallel", "hybrid_parallel"):
+    for mode in ("auto_parallel", "hybrid_parallel"):  # semi_auto_parallel: pipeline stages (test_pipeline_parallel)
         with pytest.raises(ValueError, match=f"parallel_mode='{mode}' is not supported"):
             kiln.set_auto_parallel_context(parallel_mode=mode)
     with pytest.raises(ValueError, match="must be one of"):

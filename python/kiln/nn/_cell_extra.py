@@ -32,6 +32,11 @@ def shard(self, in_strategy, out_strategy=None, parameter_plan=None):
         in_strategy is not a tuple, out_strategy not None/tuple, parameter_plan not None/dict), records them as
         `cell._in_strategy` / `cell._out_strategy` and returns None; the whole model runs in every process (the
         strategies are ignored, as MindSpore does outside the splitting modes)."""
+    from .._parallel_context import ParallelMode, get_auto_parallel_context
+    if get_auto_parallel_context("parallel_mode") in (ParallelMode.SEMI_AUTO_PARALLEL, ParallelMode.AUTO_PARALLEL):
+        raise ValueError(f"For 'Cell.shard' ({type(self).__name__}), operator sharding (in_strategy={in_strategy!r}) "
+                         f"is not supported by Kiln: its semi_auto_parallel mode runs pipeline stages only "
+                         f"(cell.pipeline_stage, nn.PipelineCell; docs/distributed.md, 'Pipeline parallel').")
     if _group_size() == 1:
         return None
     if not isinstance(in_strategy, tuple):
@@ -46,3 +51,30 @@ def shard(self, in_strategy, out_strategy=None, parameter_plan=None):
     d["_in_strategy"] = in_strategy
     d["_out_strategy"] = out_strategy
     return None
+
+
+# The hook Cell.__call__ consults first: None, or the function that routes every Cell call of a running
+# pipeline-parallel step (kiln/nn/wrap/pipeline.py) to its stage.
+_pipeline_hook = [None]
+
+
+def _get_pipeline_stage(self):
+    d = self.__dict__
+    if "_pipeline_stage" not in d:  # MindSpore 2.10: reading it before it is set raises AttributeError
+        raise AttributeError(f"The '{type(self).__name__}' object has no attribute 'pipeline_stage'.")
+    return d["_pipeline_stage"]
+
+
+def _set_pipeline_stage(self, value):
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"For 'Cell', the property 'pipeline_stage' must be int type, but got type : {type(value)}")
+    if value < 0:
+        raise ValueError(f"For 'Cell', the property 'pipeline_stage' can not be less than 0, but got {value}")
+    self.__dict__["_pipeline_stage"] = value
+
+
+pipeline_stage = property(_get_pipeline_stage, _set_pipeline_stage, doc=(
+    "MindSpore's Cell.pipeline_stage: the pipeline stage (an int >= 0, < pipeline_stages) whose process runs this "
+    "Cell and holds its trained Parameters, when the network is wrapped in nn.PipelineCell with "
+    "set_auto_parallel_context(parallel_mode='semi_auto_parallel', pipeline_stages=N). Reading it before it is set "
+    "raises AttributeError (as MindSpore). TypeError for a non-int (bool included), ValueError for < 0."))

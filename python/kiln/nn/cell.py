@@ -28,6 +28,7 @@ from ..context import _graph as _graph_flag
 from . import _mixed_precision
 from . import _state_dict
 from . import _cell_extra
+from ._cell_extra import _pipeline_hook
 from . import _cell_buffers
 
 _PLACEHOLDER = "Parameter"
@@ -311,6 +312,14 @@ class Cell(_CellHooks):
 
     def __call__(self, *args, **kwargs):
         # Hot path: one flag says "checked, no mixed precision, no hooks"; everything else is in _call_slow.
+        if _pipeline_hook[0] is not None:  # a pipeline-parallel step is running (nn/wrap/pipeline.py)
+            return _pipeline_hook[0](self, args, kwargs)
+        if self._fast and not kwargs:
+            return self._run_construct(args, kwargs)
+        return self._call_slow(args, kwargs)
+
+    def _call_plain(self, args, kwargs):
+        """__call__ without the pipeline-parallel hook (used by that hook to run a Cell of its own stage)."""
         if self._fast and not kwargs:
             return self._run_construct(args, kwargs)
         return self._call_slow(args, kwargs)
@@ -585,6 +594,7 @@ class Cell(_CellHooks):
     buffers = _cell_buffers.buffers
     get_buffer = _cell_buffers.get_buffer
     shard = _cell_extra.shard  # layouts for the model-splitting parallel modes (ignored stand-alone, as MindSpore)
+    pipeline_stage = _cell_extra.pipeline_stage  # the pipeline stage that runs this Cell (nn/wrap/pipeline.py)
 
     def recompute(self, *, use_reentrant=True, output_recompute=False, early_stop=True, context_fn=None, **kwargs):
         """MindSpore 2.10's Cell.recompute: from now on a call of this Cell inside a grad transform keeps only its

@@ -129,10 +129,15 @@ class Model:
         network = self._network
         from ..nn.wrap.grad_accumulation import is_grad_accumulation
         micro = is_grad_accumulation(network) if self._optimizer is not None else 0
+        if not micro and self._optimizer is not None:
+            from .._parallel_context import get_auto_parallel_context
+            if get_auto_parallel_context("pipeline_stages") > 1:  # MindSpore: _TrainGradAccuStepCell, 1/micro_size
+                micro = next((c.micro_size for _, c in network.cells_and_names() if hasattr(c, "micro_size")), 1)
         if micro and (self._amp_level != "O0" or self._keep_bn_fp32 is not None
                       or (self._loss_scale_manager is not None
                           and self._loss_scale_manager.get_update_cell() is not None)):
-            raise ValueError("For 'Model', a network with GradAccumulation trains with amp_level='O0' and no "
+            raise ValueError("For 'Model', a network with GradAccumulation (or pipeline stages) trains with "
+                             "amp_level='O0' and no "
                              "dynamic loss scale manager in Kiln (the gradient is scaled by 1/micro_size through "
                              "TrainOneStepCell's sens); got amp_level="
                              f"{self._amp_level!r}, loss_scale_manager={type(self._loss_scale_manager).__name__}.")
