@@ -588,6 +588,11 @@ def _fractional_max(x, kernel_size, output_size, output_ratio, return_indices, s
     for k in ks:
         kk *= k
     idx = _core.reshape(_core.broadcast_to(idx, full_shape), [planes, npos, kk])
+    if planes == 0:
+        # An empty batch or no channels: an empty result (MindSpore 2.10's CPU kernel dies with SIGFPE here; the
+        # window argmax below would raise on the empty candidates).
+        y = _core.full(lead + outs, 0.0, x.dtype)
+        return (y, _core.full(lead + outs, 0.0, mstype.int64)) if return_indices else y
     flat_x = _core.reshape(x, [planes, -1])
     cand = _core.reshape(gather_elements(_core.stop_gradient(flat_x), 1, _core.reshape(idx, [planes, -1])),
                          [planes, npos, kk])
