@@ -418,3 +418,36 @@ def test_state_updates_inside_a_recomputed_cell_run_again(graph, form):
     mean, var = (0.19487266, 9.67221) if form == "none" else (0.292309, 14.008314)
     np.testing.assert_allclose(net.bn.moving_mean.asnumpy(), np.full(3, mean), rtol=1e-5)
     np.testing.assert_allclose(net.bn.moving_variance.asnumpy(), np.full(3, var), rtol=1e-5)
+
+
+class _Scale(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.d = nn.Dense(3, 3, weight_init="ones", bias_init="zeros")
+
+    def construct(self, x, scale=None):
+        return self.d(x) * scale
+
+
+@pytest.mark.parametrize("graph", [False, True], ids=["pynative", "graph"])
+def test_keyword_tensor_arguments_are_differentiated(graph):
+    """kiln.recompute(block, x, scale=s): the gradient reaches a Tensor passed by keyword. MindSpore 2.10 (both
+    modes): with x = randn(4, 3) (seed 0), Dense(3, 3) of ones and no bias, grad wrt scale = 3 * sum(x) = 26.935646
+    and |grad wrt x| summed = 72.0 (scale 2). Kiln gave 0 for the keyword Tensor (it was a constant in the
+    recomputation); Cell.recompute() already bound it to the construct's positional parameter."""
+    x = Tensor(np.random.RandomState(0).randn(4, 3).astype(np.float32))
+    s = Tensor(np.float32(2.0))
+    net = _Scale()
+    rec = _Scale()
+    rec.recompute()
+    forms = {"function": lambda t, sc: ms.recompute(net, t, scale=sc).sum(),
+             "cell": lambda t, sc: rec(t, scale=sc).sum(),
+             "plain": lambda t, sc: net(t, scale=sc).sum()}
+    for name, fn in forms.items():
+        g = ms.grad(fn, (0, 1))
+        if graph:
+            g = ms.jit(g)
+        gx, gs = g(x, s)
+        np.testing.assert_allclose(gs.asnumpy(), 26.935646, rtol=1e-5, err_msg=name)
+        np.testing.assert_allclose(np.abs(gx.asnumpy()).sum(), 72.0, rtol=1e-6, err_msg=name)
+        np.testing.assert_allclose(gs.asnumpy(), 3 * x.asnumpy().sum(), rtol=1e-5, err_msg=name)
