@@ -85,7 +85,7 @@ def index_fill(x, axis, index, value):
             raise ValueError(f"For 'index_fill', a Tensor 'value' must be 0-d, but got shape {tuple(value.shape)}.")
         v = value if value.dtype == x.dtype else _core.cast(value, x.dtype)
     elif isinstance(value, (bool, int, float, np.number)):
-        v = Tensor(np.asarray(value).astype(mstype.dtype_to_nptype(x.dtype)))
+        v = Tensor(np.asarray(value).astype(mstype.dtype_to_nptype(x.dtype)), x.dtype)
     else:
         raise TypeError(f"For 'index_fill', 'value' must be a number or a 0-d Tensor, but got {_got(value)}.")
     out = _core.select(_axis_mask(idx, x0.shape[axis_n], axis_n, x0.ndim), v, x0)
@@ -198,7 +198,7 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
     vals = values if isinstance(values, Tensor) else None
     if vals is None:
         if isinstance(values, (bool, int, float)) and not isinstance(values, bool):
-            vals = Tensor(np.asarray(values, mstype.dtype_to_nptype(seq.dtype)))
+            vals = Tensor(np.asarray(values, mstype.dtype_to_nptype(seq.dtype)), seq.dtype)
         else:
             raise TypeError(f"For 'searchsorted', 'values' must be a Tensor or a number, but got {_got(values)}.")
     if side is not None:
@@ -244,7 +244,7 @@ def bucketize(input, boundaries, *, right=False):
     if b.size > 1 and not np.all(np.diff(b) > 0):
         raise ValueError(f"For 'bucketize', 'boundaries' must be strictly increasing, but got {list(boundaries)}.")
     dt = x.dtype if mstype.is_float(x.dtype) else mstype.float64
-    seq = Tensor(b.astype(mstype.dtype_to_nptype(dt)))
+    seq = Tensor(b.astype(mstype.dtype_to_nptype(dt)), dt)
     xv = x if x.dtype == dt else _core.cast(x, dt)
     v = xv if x.ndim else _core.reshape(xv, [1])
     out = _count_below(seq, v, bool(right), b.size)
