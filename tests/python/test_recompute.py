@@ -241,6 +241,18 @@ def test_recompute_argument_errors():
         ms.recompute(lambda t: t, x)
     with pytest.raises(ValueError, match="context_fn is only supported when use_reentrant=False"):
         ms.recompute(nn.ReLU(), x, context_fn=lambda: None)
+    # a bad context_fn: MindSpore 2.10 raises Python's own TypeError ("cannot unpack non-iterable int object",
+    # "'int' object is not callable"); Kiln a TypeError saying what was expected, in both forms
+    import contextlib
+    c = nn.ReLU()
+    c.recompute(context_fn=lambda: contextlib.nullcontext(), use_reentrant=False)
+    for f in (lambda t: ms.recompute(nn.ReLU(), t, context_fn=lambda: 3, use_reentrant=False).sum(),
+              lambda t: ms.recompute(nn.ReLU(), t, context_fn=lambda: (1, 2), use_reentrant=False).sum(),
+              lambda t: c(t).sum()):
+        with pytest.raises(TypeError, match="'context_fn' must return a tuple of two context managers"):
+            ms.grad(f)(x)
+    with pytest.raises(TypeError, match="the 'context_fn' must be callable, but got int"):
+        ms.recompute(nn.ReLU(), x, context_fn=3, use_reentrant=False)
 
 
 def test_recompute_function_block_with_context_fn():

@@ -85,6 +85,16 @@ def draw(kind, *args):
     return out
 
 
+def _contexts(context_fn, who):
+    """context_fn() checked: two context managers (TypeError, as MindSpore raises, but naming what was expected)."""
+    got = context_fn()
+    if not (isinstance(got, (tuple, list)) and len(got) == 2
+            and all(hasattr(c, "__enter__") and hasattr(c, "__exit__") for c in got)):
+        raise TypeError(f"For 'recompute' of {who}, 'context_fn' must return a tuple of two context managers (one "
+                        f"around the forward, one around the recomputation), but it returned {got!r}.")
+    return got
+
+
 def call(run, args, kwargs, params, who, context_fn=None, check_params=False):
     """Runs `run(args, kwargs)` as a recomputed call (see the module docstring).
 
@@ -119,7 +129,7 @@ def call(run, args, kwargs, params, who, context_fn=None, check_params=False):
         return run(args, kwargs)
     detached_args, detached_kwargs = with_tensors([_core.detach(get(i)) for i in tensor_pos])
     draws = []
-    fwd_ctx, rec_ctx = context_fn() if context_fn is not None else (None, None)
+    fwd_ctx, rec_ctx = _contexts(context_fn, who) if context_fn is not None else (None, None)
     with _Frame("record", draws):
         if fwd_ctx is not None:
             with fwd_ctx:
@@ -191,7 +201,8 @@ def recompute(block, *args, use_reentrant=True, output_recompute=False, early_st
 
     Raises:
         TypeError: block not a Cell with use_reentrant=True (MindSpore's message); a function that reads a
-            differentiated Parameter not among its arguments (Kiln cannot recompute it).
+            differentiated Parameter not among its arguments (Kiln cannot recompute it); a context_fn that is not
+            callable or does not return two context managers (MindSpore raises TypeError too, Python's own).
         ValueError: context_fn with use_reentrant=True.
     """
     from ..nn.cell import Cell
@@ -202,6 +213,8 @@ def recompute(block, *args, use_reentrant=True, output_recompute=False, early_st
         raise TypeError("Recompute function now only support block which inherited from Cell when use_reentrant=True!")
     if use_reentrant and context_fn is not None:
         raise ValueError("context_fn is only supported when use_reentrant=False.")
+    if context_fn is not None and not callable(context_fn):
+        raise TypeError(f"For 'recompute', the 'context_fn' must be callable, but got {type(context_fn).__name__}.")
     if not callable(block):
         raise TypeError(f"For 'recompute', the 'block' must be a Cell or a function, but got {type(block).__name__}.")
     owner = block if isinstance(block, Cell) else getattr(block, "__self__", None)
