@@ -1,5 +1,5 @@
-"""Recompute (activation checkpointing): `Cell.recompute()`, `mindspore.recompute(block, *args)` and
-`Primitive.recompute()`.
+"""Recompute (activation checkpointing): `Cell.recompute()` and `mindspore.recompute(block, *args)`
+(`Primitive.recompute()`, Graph mode only in MindSpore, is not provided: docs/distributed.md).
 
 A recomputed call runs its forward without keeping anything for the backward pass but its inputs and its outputs:
 `_core.record_custom` gives the outputs ONE tape node over the call's Tensor arguments and the Parameters it reads,
