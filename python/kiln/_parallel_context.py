@@ -69,10 +69,10 @@ def set_auto_parallel_context(**kwargs):
             the optimizer state of 1/N of each large parameter and updates only that slice (docs/distributed.md,
             "Optimizer parallel"; kiln/nn/optim/_parallel.py).
         parallel_optimizer_config (dict): parallel_optimizer_threshold (int >= 0, KB; default 64: smaller
-            parameters stay replicated), optimizer_weight_shard_size (-1 or > 0), gradient_accumulation_shard
+            parameters stay replicated), optimizer_weight_shard_size (-1 or > 0; a non-int or a bool: TypeError), gradient_accumulation_shard
             (bool), optimizer_level ('level1', 'level2'; 'level3' raises ValueError). Set-only, as in MindSpore.
         optimizer_weight_shard_size (int): -1 (default: all processes) or the number of slices of each sharded
-            parameter; values <= 1 are ignored, as in MindSpore.
+            parameter; every int <= 1 (0 and negatives too) is ignored, as in MindSpore.
         gradient_fp32_sync, loss_repeated_mean, full_batch (False only),
         pipeline_stages (int, 1…4096; > 1 splits an nn.PipelineCell's network by cell.pipeline_stage),
         grad_accumulation_step (1 only), search_mode, strategy_ckpt_load_file,
@@ -149,9 +149,21 @@ def _check_shard_size(value, name):
     """optimizer_weight_shard_size: an int (bool refused); -1 or > 0 (MindSpore's checks and messages)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"The type of optimizer_weight_shard_size must be int, but got {type(value)}.")
-    if value != -1 and value <= 0:
-        raise ValueError(f"For '{name}', the input value must be int and must > 0, but got '{value}' with type "
-                         "'int'.")
+    # any int <= 1 (0 and -5 too) is accepted and ignored (MindSpore 2.10 warns and keeps -1)
+
+
+def _check_config_int(v, key, rel, bound):
+    """An int entry of parallel_optimizer_config, as MindSpore 2.10's Validator checks it: TypeError for a non-int
+    ("must be int, but got 'float'") and for a bool (its "must be int and must > 0" message), ValueError for an int
+    out of range (rel ">=": v >= bound; ">": v > bound - 1)."""
+    msg = (f"For '{key}', the input value must be int and must {rel} {0 if rel == '>' else bound}, but got '{v}' "
+           f"with type '{type(v).__name__}'.")
+    if isinstance(v, bool):
+        raise TypeError(msg)
+    if not isinstance(v, int):
+        raise TypeError(f"For '{key}', the input value must be int, but got '{type(v).__name__}'")
+    if v < bound if rel == ">=" else v <= bound - 1:
+        raise ValueError(msg)
 
 
 def _check_po_config(config):
@@ -171,16 +183,12 @@ def _check_po_config(config):
         out["gradient_accumulation_shard"] = v
     if "parallel_optimizer_threshold" in config:
         v = config["parallel_optimizer_threshold"]
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise ValueError(f"For 'parallel_optimizer_threshold', the input value must be int and must >= 0, but "
-                             f"got '{v}' with type '{type(v).__name__}'.")
+        _check_config_int(v, "parallel_optimizer_threshold", ">=", 0)
         out["parallel_optimizer_threshold"] = v
     if "optimizer_weight_shard_size" in config:
         v = config["optimizer_weight_shard_size"]
-        if v != -1:
-            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-                raise ValueError(f"For 'optimizer_weight_shard_size', the input value must be int and must > 0, "
-                                 f"but got '{v}' with type '{type(v).__name__}'.")
+        if isinstance(v, bool) or v != -1:
+            _check_config_int(v, "optimizer_weight_shard_size", ">", 1)
             if v > 1:
                 out["optimizer_weight_shard_size"] = v
     if "optimizer_level" in config:

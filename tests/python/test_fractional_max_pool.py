@@ -105,3 +105,28 @@ def test_bad_input_raises_clear_errors():
         ops.fractional_max_pool2d(ms.Tensor(X[0, 0]), 2, output_size=3)
     with pytest.raises(TypeError, match=r"must be a real number Tensor, but got Bool"):
         ops.fractional_max_pool2d(ms.Tensor(X > 0.5), 2, output_size=3)
+    # an output_ratio that leaves an output size of 0: MindSpore 2.10 raises ValueError ("attr 'output_shape' must
+    # be an positive int number ..."); Kiln's message used to be the kernel rule "2 + output height 0 - 1 must be
+    # <= the input height 9", which holds
+    with pytest.raises(ValueError, match=r"the output height must be positive, but output_ratio\[0\] = 1e-09 of the "
+                                         r"input height 9 gives 0"):
+        ops.fractional_max_pool2d(x, 2, output_ratio=(1e-9, 0.5))
+    with pytest.raises(ValueError, match=r"the output width must be positive, but output_ratio\[2\] = 0.1"):
+        ops.fractional_max_pool3d(ms.Tensor(np.ones((1, 1, 6, 6, 6), np.float32)), 1, output_ratio=(0.5, 0.5, 0.1))
+
+
+@pytest.mark.parametrize("shape,op,out", [((0, 3, 8, 8), "fractional_max_pool2d", (4, 4)),
+                                          ((2, 0, 8, 8), "fractional_max_pool2d", (4, 4)),
+                                          ((0, 8, 8), "fractional_max_pool2d", (4, 4)),
+                                          ((0, 1, 4, 4, 4), "fractional_max_pool3d", (2, 2, 2))])
+def test_empty_batch_gives_an_empty_result(shape, op, out):
+    """An empty batch (or no channels) gives an empty result of the pooled shape, with Int64 indices, in both modes,
+    and an empty gradient. Kiln used to raise a cryptic "For 'Reshape', the -1 in the target shape [0, -1] can not
+    be inferred"; MindSpore 2.10's CPU kernel dies with SIGFPE (floating point exception) on a (0, 3, 8, 8) input."""
+    f = getattr(ops, op)
+    x = ms.Tensor(np.ones(shape, np.float32))
+    lead = list(shape[:len(shape) - len(out)])
+    y, idx = f(x, 2, output_size=out, return_indices=True)
+    assert y.shape == tuple(lead) + out and y.dtype == ms.float32 and idx.dtype == ms.int64
+    assert ms.jit(lambda t: f(t, 2, output_size=out))(x).shape == tuple(lead) + out
+    assert ms.grad(lambda t: f(t, 2, output_size=out).sum())(x).shape == shape

@@ -205,3 +205,25 @@ def test_micro_batch_interleaved(mode):
         MicroBatchInterleaved(net, 2.0)
     with pytest.raises(ValueError, match=r"input\(8\) must be divided by micro size\(3\)"):
         MicroBatchInterleaved(net, 3)(Tensor(x))
+
+
+class _TwoOutputs(nn.Cell):
+    def construct(self, x):
+        return x * 2, x + 1
+
+
+def test_tuple_output_raises(mode):
+    """MindSpore 2.10 sums the micro-batch outputs with Add, which takes Tensors and numbers only: a network that
+    returns a tuple raises TypeError ("Failed calling Add with Add()(input=Tuple<Tensor, Tensor>, ...)") in
+    GradAccumulation and MicroBatchInterleaved. Kiln used to stack the tuple into one Tensor and return a (2, 3, 4)
+    sum; now a TypeError naming the wrapper, also without a grad transform. An empty batch (0 rows) gives an empty
+    sum, as in MindSpore."""
+    from kiln.parallel.nn import MicroBatchInterleaved
+    x = Tensor(np.arange(24, dtype=np.float32).reshape(6, 4))
+    for wrap, name in ((GradAccumulation, "GradAccumulation"), (MicroBatchInterleaved, "MicroBatchInterleaved")):
+        with pytest.raises(TypeError, match=f"For '{name}', the network must return a Tensor or a number.*tuple"):
+            wrap(_TwoOutputs(), 2)(x)
+    with pytest.raises(TypeError, match="For 'GradAccumulation', the network must return a Tensor"):
+        ms.grad(lambda t: GradAccumulation(_TwoOutputs(), 2)(t))(x)
+    out = GradAccumulation(nn.ReLU(), 2)(x[:0])
+    assert out.shape == (0, 4)

@@ -88,3 +88,25 @@ def test_strict_keeps_the_precise_error(name, exc):
             ms.jit(CASES[name][0])(ms.Tensor(X))
     finally:
         ms.set_context(jit_syntax_level=ms.LAX)
+
+
+def test_unique_keeps_every_nan_apart():
+    """MindSpore 2.10's ops.unique (and the Unique primitive) treat each NaN as a value of its own (NaN != NaN):
+    [inf, nan, -inf, inf, nan] gives [inf, nan, -inf, nan] with idx [0, 1, 2, 0, 3]; [[nan, 2], [2, nan]] (float64)
+    gives [nan, 2, nan], idx [[0, 1], [1, 2]]; -0.0 and 0.0 are one value ([-0, 0, 1, -0] -> [-0, 1], idx
+    [0, 0, 1, 0]). Kiln used to merge the NaNs ([inf, nan, -inf], idx [0, 1, 2, 0, 1]). Also a bfloat16 input
+    (read as float32), in both modes (LAX runs the function in PyNative)."""
+    cases = [(np.array([np.inf, np.nan, -np.inf, np.inf, np.nan], np.float32),
+              [np.inf, np.nan, -np.inf, np.nan], [0, 1, 2, 0, 3]),
+             (np.array([[np.nan, 2.0], [2.0, np.nan]]), [np.nan, 2.0, np.nan], [[0, 1], [1, 2]]),
+             (np.array([-0.0, 0.0, 1.0, -0.0], np.float32), [-0.0, 1.0], [0, 0, 1, 0])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for a, want_y, want_idx in cases:
+            for f in (ops.unique, ops.Unique(), ms.jit(lambda t: ops.unique(t))):
+                y, idx = f(ms.Tensor(a))
+                np.testing.assert_array_equal(y.asnumpy(), np.array(want_y, a.dtype))
+                assert idx.asnumpy().tolist() == want_idx and idx.dtype == ms.int32
+        y, idx = ops.unique(ms.Tensor(np.array([np.nan, 1.0, np.nan, 1.0], np.float32)).astype(ms.bfloat16))
+        assert y.dtype == ms.bfloat16 and idx.asnumpy().tolist() == [0, 1, 2, 1]
+        np.testing.assert_array_equal(y.astype(ms.float32).asnumpy(), [np.nan, 1.0, np.nan])

@@ -127,6 +127,18 @@ def test_parallel_optimizer_options(no_launcher):
               "For 'gradient_accumulation_shard', the 'gradient_accumulation_shard' must be a bool, but got int"),
              ({"optimizer_level": "level4"}, ValueError, "Optimizer level should in"),
              ({"optimizer_level": "level3"}, ValueError, "level3.*not supported by Kiln")]
+    # MindSpore 2.10: a non-int entry is a TypeError ("must be int, but got 'float'"), a bool a TypeError with the
+    # range message; Kiln raised ValueError for all three
+    cases += [({"parallel_optimizer_threshold": 2.0}, TypeError,
+               "For 'parallel_optimizer_threshold', the input value must be int, but got 'float'"),
+              ({"parallel_optimizer_threshold": True}, TypeError,
+               "For 'parallel_optimizer_threshold', the input value must be int and must >= 0, but got 'True' with "
+               "type 'bool'"),
+              ({"optimizer_weight_shard_size": None}, TypeError,
+               "For 'optimizer_weight_shard_size', the input value must be int, but got 'NoneType'"),
+              ({"optimizer_weight_shard_size": True}, TypeError,
+               "For 'optimizer_weight_shard_size', the input value must be int and must > 0, but got 'True'"),
+              ({"optimizer_weight_shard_size": -5}, ValueError, "must be int and must > 0, but got '-5'")]
     for config, exc, msg in cases:
         with pytest.raises(exc, match=msg):
             set_(parallel_optimizer_config=config)
@@ -142,8 +154,9 @@ def test_parallel_optimizer_options(no_launcher):
     assert kiln.get_auto_parallel_context("optimizer_weight_shard_size") == 2
     assert kiln.get_auto_parallel_context("enable_parallel_optimizer") is True
     assert po("parallel_optimizer_threshold") == 24 and po("gradient_accumulation_shard") is True
-    set_(optimizer_weight_shard_size=1)  # MindSpore: values <= 1 are ignored (with a warning)
-    assert kiln.get_auto_parallel_context("optimizer_weight_shard_size") == 2
+    for v in (1, 0, -5):  # MindSpore: values <= 1 are ignored (with a warning), 0 and -5 too (Kiln raised for them)
+        set_(optimizer_weight_shard_size=v)
+        assert kiln.get_auto_parallel_context("optimizer_weight_shard_size") == 2
     with pytest.raises(ValueError, match="'parallel_optimizer_config' is not recognized"):
         kiln.get_auto_parallel_context("parallel_optimizer_config")  # set-only in MindSpore too
     kiln.reset_auto_parallel_context()

@@ -1,5 +1,5 @@
-"""Recompute (activation checkpointing): `Cell.recompute()`, `mindspore.recompute(block, *args)` and
-`Primitive.recompute()`.
+"""Recompute (activation checkpointing): `Cell.recompute()` and `mindspore.recompute(block, *args)`
+(`Primitive.recompute()`, Graph mode only in MindSpore, is not provided: docs/distributed.md).
 
 A recomputed call runs its forward without keeping anything for the backward pass but its inputs and its outputs:
 `_core.record_custom` gives the outputs ONE tape node over the call's Tensor arguments and the Parameters it reads,
@@ -85,11 +85,21 @@ def draw(kind, *args):
     return out
 
 
+def _contexts(context_fn, who):
+    """context_fn() checked: two context managers (TypeError, as MindSpore raises, but naming what was expected)."""
+    got = context_fn()
+    if not (isinstance(got, (tuple, list)) and len(got) == 2
+            and all(hasattr(c, "__enter__") and hasattr(c, "__exit__") for c in got)):
+        raise TypeError(f"For 'recompute' of {who}, 'context_fn' must return a tuple of two context managers (one "
+                        f"around the forward, one around the recomputation), but it returned {got!r}.")
+    return got
+
+
 def call(run, args, kwargs, params, who, context_fn=None, check_params=False):
     """Runs `run(args, kwargs)` as a recomputed call (see the module docstring).
 
-    args: the positional arguments (their Tensors are differentiated; Tensors nested in tuples/lists or passed by
-    keyword are used as constants, as MindSpore's recompute); params: the Parameters `run` reads (the Cell's), whose
+    args, kwargs: the positional and keyword arguments (their Tensors are differentiated, keyword ones too, as
+    MindSpore 2.10's recompute differentiates them); params: the Parameters `run` reads (the Cell's), whose
     gradients flow through the recomputation; who: the name used in error messages; context_fn: None or a callable
     returning two context managers, entered around the forward and around the recomputation; check_params: raise
     TypeError when the forward reads a differentiated Tensor that is neither an argument nor in `params` (a plain
@@ -97,21 +107,35 @@ def call(run, args, kwargs, params, who, context_fn=None, check_params=False):
     is differentiated, it is a plain call."""
     if _core.grad_level() == 0:
         return run(args, kwargs)
-    tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+    # the Tensor arguments, positional (int) and keyword (str) alike: before, a keyword Tensor was used as a
+    # constant inside the recomputation and its gradient was silently 0 (MindSpore differentiates it)
+    tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)] + \
+        [k for k, a in kwargs.items() if isinstance(a, Tensor)]
     params = [p for p in params if p._tracked]
-    if not params and not any(args[i]._tracked for i in tensor_pos):
+
+    def get(i):
+        return args[i] if isinstance(i, int) else kwargs[i]
+
+    def with_tensors(values):
+        a, k = list(args), dict(kwargs)
+        for i, v in zip(tensor_pos, values):
+            if isinstance(i, int):
+                a[i] = v
+            else:
+                k[i] = v
+        return tuple(a), k
+
+    if not params and not any(get(i)._tracked for i in tensor_pos):
         return run(args, kwargs)
-    detached = list(args)
-    for i in tensor_pos:
-        detached[i] = _core.detach(args[i])
+    detached_args, detached_kwargs = with_tensors([_core.detach(get(i)) for i in tensor_pos])
     draws = []
-    fwd_ctx, rec_ctx = context_fn() if context_fn is not None else (None, None)
+    fwd_ctx, rec_ctx = _contexts(context_fn, who) if context_fn is not None else (None, None)
     with _Frame("record", draws):
         if fwd_ctx is not None:
             with fwd_ctx:
-                out = run(tuple(detached), kwargs)
+                out = run(detached_args, detached_kwargs)
         else:
-            out = run(tuple(detached), kwargs)
+            out = run(detached_args, detached_kwargs)
     leaves, rebuild = _flatten(out)
     if not leaves:
         return out
@@ -120,7 +144,6 @@ def call(run, args, kwargs, params, who, context_fn=None, check_params=False):
                         "arguments: Kiln recomputes a function only when it knows the Parameters it reads; pass a "
                         "Cell (or a method of a Cell) as the block instead.")
     n_args = len(tensor_pos)
-    template = list(args)
 
     def bprop(ins, outs, gouts):
         if all(g is None for g in gouts):
@@ -133,24 +156,25 @@ def call(run, args, kwargs, params, who, context_fn=None, check_params=False):
             isolated.__enter__()
         try:
             with _core.GradScope() as scope:
-                call_args = list(template)
+                watched = []
                 inner = []
-                for k, i in enumerate(tensor_pos):
+                for k in range(n_args):
                     x = ins[k]
                     if _core.tracing():  # a new graph value: CSE keeps the copy apart, and it runs after the forward
                         x = _core.depend(x, anchor)
                     c = scope.watch_input(x)
-                    call_args[i] = c
+                    watched.append(c)
                     inner.append(Tensor(c))
+                call_args, call_kwargs = with_tensors(watched)
                 for p in params:
                     scope.watch(p)
                     inner.append(p)
                 with _Frame("replay", draws):
                     if rec_ctx is not None:
                         with rec_ctx:
-                            out2 = run(tuple(call_args), kwargs)
+                            out2 = run(call_args, call_kwargs)
                     else:
-                        out2 = run(tuple(call_args), kwargs)
+                        out2 = run(call_args, call_kwargs)
                 targets, _ = _flatten(out2)
                 if len(targets) != len(gouts):
                     raise RuntimeError(f"recompute: the recomputation of {who} returned {len(targets)} Tensors, "
@@ -162,7 +186,7 @@ def call(run, args, kwargs, params, who, context_fn=None, check_params=False):
                 isolated.__exit__(None, None, None)
         return list(grads[:n_args]) + list(grads[n_args:])
 
-    new = _core.record_custom([args[i] for i in tensor_pos] + params, leaves, bprop)
+    new = _core.record_custom([get(i) for i in tensor_pos] + params, leaves, bprop)
     return rebuild(new)
 
 
@@ -177,7 +201,8 @@ def recompute(block, *args, use_reentrant=True, output_recompute=False, early_st
 
     Raises:
         TypeError: block not a Cell with use_reentrant=True (MindSpore's message); a function that reads a
-            differentiated Parameter not among its arguments (Kiln cannot recompute it).
+            differentiated Parameter not among its arguments (Kiln cannot recompute it); a context_fn that is not
+            callable or does not return two context managers (MindSpore raises TypeError too, Python's own).
         ValueError: context_fn with use_reentrant=True.
     """
     from ..nn.cell import Cell
@@ -188,6 +213,8 @@ def recompute(block, *args, use_reentrant=True, output_recompute=False, early_st
         raise TypeError("Recompute function now only support block which inherited from Cell when use_reentrant=True!")
     if use_reentrant and context_fn is not None:
         raise ValueError("context_fn is only supported when use_reentrant=False.")
+    if context_fn is not None and not callable(context_fn):
+        raise TypeError(f"For 'recompute', the 'context_fn' must be callable, but got {type(context_fn).__name__}.")
     if not callable(block):
         raise TypeError(f"For 'recompute', the 'block' must be a Cell or a function, but got {type(block).__name__}.")
     owner = block if isinstance(block, Cell) else getattr(block, "__self__", None)

@@ -165,7 +165,7 @@ def eye(N, M=None, k=0, dtype=mstype.float32):
     for n, v in (("N", N), ("M", M), ("k", k)):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
             raise TypeError(f"For 'eye', '{n}' must be an int, but got {_got(v)}.")
-    return Tensor(np.eye(N, M, k).astype(mstype.dtype_to_nptype(_dtype(dtype, "eye"))))
+    return Tensor(np.eye(N, M, k).astype(mstype.dtype_to_nptype(_dtype(dtype, "eye"))), _dtype(dtype, "eye"))
 
 
 def identity(n, dtype=mstype.float32):
@@ -176,7 +176,7 @@ def identity(n, dtype=mstype.float32):
 def tri(N, M=None, k=0, dtype=mstype.float32):
     """mindspore.numpy.tri(N, M=None, k=0, dtype=float32): ones at and below diagonal k of an N×M Tensor."""
     M = N if M is None else M
-    return Tensor(np.tri(N, M, k).astype(mstype.dtype_to_nptype(_dtype(dtype, "tri"))))
+    return Tensor(np.tri(N, M, k).astype(mstype.dtype_to_nptype(_dtype(dtype, "tri"))), _dtype(dtype, "tri"))
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
@@ -191,8 +191,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     s = float(start.asnumpy()) if isinstance(start, Tensor) else start
     e = float(stop.asnumpy()) if isinstance(stop, Tensor) else stop
     values, step = np.linspace(s, e, num, endpoint=endpoint, retstep=True)
-    out = Tensor(values.astype(mstype.dtype_to_nptype(dt)))
-    return (out, Tensor(np.asarray(step, dtype=mstype.dtype_to_nptype(dt)))) if retstep else out
+    out = Tensor(values.astype(mstype.dtype_to_nptype(dt)), dt)
+    return (out, Tensor(np.asarray(step, dtype=mstype.dtype_to_nptype(dt)), dt)) if retstep else out
 
 
 def rand(*shape, dtype=mstype.float32):

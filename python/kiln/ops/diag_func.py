@@ -468,7 +468,7 @@ def _pad_value(v, dtype, op):
         return v if v.dtype == dtype else _core.cast(v, dtype)
     if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
         raise TypeError(f"For '{op}', 'padding_value' must be a number or a one-element Tensor, but got {_got(v)}.")
-    return Tensor(np.asarray(v).astype(mstype.dtype_to_nptype(dtype)))
+    return Tensor(np.asarray(v).astype(mstype.dtype_to_nptype(dtype)), dtype)
 
 
 @defop(primitive="MatrixDiagPartV3", prim_attrs={"align": ("align", "RIGHT_LEFT")})

@@ -234,7 +234,7 @@ def masked_fill(input_x, mask, value):
         if not mstype.is_float(x.dtype) and isinstance(value, (float, np.floating)) and not float(value).is_integer():
             raise TypeError(f"For 'masked_fill', a float 'value' ({value}) cannot fill an integer Tensor "
                             f"({x.dtype}).")
-        v = Tensor(np.asarray(value, dtype=mstype.dtype_to_nptype(x.dtype)))
+        v = Tensor(np.asarray(value, dtype=mstype.dtype_to_nptype(x.dtype)), x.dtype)
     else:
         raise TypeError(f"For 'masked_fill', the 'value' must be a number or a 0-d Tensor, but got {_got(value)}.")
     return _core.select(m, v, x)

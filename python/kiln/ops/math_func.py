@@ -243,13 +243,13 @@ def linspace(start, end, steps):
                                  f"{tuple(v.shape)}.")
         elif isinstance(v, bool) or not isinstance(v, numbers.Real):
             raise TypeError(f"For 'linspace', '{name}' must be a number or a 0-d Tensor, but got {_got(v)}.")
-    s = start if isinstance(start, Tensor) else Tensor(np.asarray(start, mstype.dtype_to_nptype(dt)))
-    e = end if isinstance(end, Tensor) else Tensor(np.asarray(end, mstype.dtype_to_nptype(dt)))
+    s = start if isinstance(start, Tensor) else Tensor(np.asarray(start, mstype.dtype_to_nptype(dt)), dt)
+    e = end if isinstance(end, Tensor) else Tensor(np.asarray(end, mstype.dtype_to_nptype(dt)), dt)
     s = s if s.dtype == dt else _core.cast(s, dt)
     e = e if e.dtype == dt else _core.cast(e, dt)
     if steps == 1:
         return _core.reshape(s, [1])
-    i = Tensor(np.arange(steps, dtype=mstype.dtype_to_nptype(dt)))
+    i = Tensor(np.arange(steps, dtype=mstype.dtype_to_nptype(dt)), dt)
     delta = _core.div(_core.sub(e, s), float(steps - 1))
     out = _core.add(s, _core.mul(i, delta))
     last = Tensor(np.arange(steps) == steps - 1)  # the last value is `end` exactly, as NumPy's linspace
@@ -330,7 +330,7 @@ def scalar_to_tensor(input_x, dtype=mstype.float32):
     if not isinstance(input_x, numbers.Real):
         raise TypeError(f"For 'scalar_to_tensor', the input must be a number, but got {_got(input_x)}.")
     dtype = dtype_arg("scalar_to_tensor", "dtype", dtype)
-    return Tensor(np.asarray(input_x, dtype=mstype.dtype_to_nptype(dtype)))
+    return Tensor(np.asarray(input_x, dtype=mstype.dtype_to_nptype(dtype)), dtype)
 
 
 def _stands_for_parameter(x):

@@ -540,7 +540,11 @@ def _fractional_max(x, kernel_size, output_size, output_ratio, return_indices, s
         outs = [int(s * float(r)) for s, r in zip(spatial, ratios)]
     names = ("depth", "height", "width")[3 - nd:]
     for j in range(nd):
-        if outs[j] < 1 or ks[j] + outs[j] - 1 > spatial[j]:
+        if outs[j] < 1:  # output_ratio too small for this input (output_size < 1 is refused by _int_tuple)
+            raise ValueError(f"For '{op}', the output {names[j]} must be positive, but output_ratio[{j}] = "
+                             f"{output_ratio if not isinstance(output_ratio, (tuple, list)) else output_ratio[j]} of "
+                             f"the input {names[j]} {spatial[j]} gives {outs[j]} (input shape {tuple(x.shape)}).")
+        if ks[j] + outs[j] - 1 > spatial[j]:
             raise ValueError(f"For '{op}', kernel {names[j]} {ks[j]} + output {names[j]} {outs[j]} - 1 must be <= "
                              f"the input {names[j]} {spatial[j]} (input shape {tuple(x.shape)}).")
     lead = [int(s) for s in x.shape[:x.ndim - nd]]
@@ -588,6 +592,11 @@ def _fractional_max(x, kernel_size, output_size, output_ratio, return_indices, s
     for k in ks:
         kk *= k
     idx = _core.reshape(_core.broadcast_to(idx, full_shape), [planes, npos, kk])
+    if planes == 0:
+        # An empty batch or no channels: an empty result (MindSpore 2.10's CPU kernel dies with SIGFPE here; the
+        # window argmax below would raise on the empty candidates).
+        y = _core.full(lead + outs, 0.0, x.dtype)
+        return (y, _core.full(lead + outs, 0.0, mstype.int64)) if return_indices else y
     flat_x = _core.reshape(x, [planes, -1])
     cand = _core.reshape(gather_elements(_core.stop_gradient(flat_x), 1, _core.reshape(idx, [planes, -1])),
                          [planes, npos, kk])

@@ -308,7 +308,7 @@ def logspace(start, end, steps, base=10, *, dtype=mstype.float32):
     base = int_arg("logspace", "base", base)
     dt = dtype_arg("logspace", "dtype", dtype, mstype.float32)
     vals = np.power(float(base), np.linspace(s, e, steps))
-    return Tensor(vals.astype(mstype.dtype_to_nptype(dt)))
+    return Tensor(vals.astype(mstype.dtype_to_nptype(dt)), dt)
 
 
 def _window(op, window_length, periodic, dtype, default, fn):
@@ -329,7 +329,7 @@ def _window(op, window_length, periodic, dtype, default, fn):
         w = np.ones((1,))
     else:
         w = fn(n + 1)[:-1] if periodic else fn(n)
-    return Tensor(np.asarray(w, np.float64).astype(mstype.dtype_to_nptype(dt)))
+    return Tensor(np.asarray(w, np.float64).astype(mstype.dtype_to_nptype(dt)), dt)
 
 
 @defop()

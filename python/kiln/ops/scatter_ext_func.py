@@ -375,7 +375,7 @@ def scatter(input, axis, index, src):
     if isinstance(src, Tensor):
         upd = src
     elif isinstance(src, (int, float, np.number)) and not isinstance(src, bool):
-        upd = Tensor(np.full(tuple(idx.shape), src, mstype.dtype_to_nptype(x.dtype)))
+        upd = Tensor(np.full(tuple(idx.shape), src, mstype.dtype_to_nptype(x.dtype)), x.dtype)
     else:
         raise TypeError(f"For 'scatter', 'src' must be a Tensor or a number, but got {_got(src)}.")
     return _element_scatter(x, idx, upd, axis, "none", "scatter")

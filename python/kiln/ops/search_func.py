@@ -85,7 +85,7 @@ def index_fill(x, axis, index, value):
             raise ValueError(f"For 'index_fill', a Tensor 'value' must be 0-d, but got shape {tuple(value.shape)}.")
         v = value if value.dtype == x.dtype else _core.cast(value, x.dtype)
     elif isinstance(value, (bool, int, float, np.number)):
-        v = Tensor(np.asarray(value).astype(mstype.dtype_to_nptype(x.dtype)))
+        v = Tensor(np.asarray(value).astype(mstype.dtype_to_nptype(x.dtype)), x.dtype)
     else:
         raise TypeError(f"For 'index_fill', 'value' must be a number or a 0-d Tensor, but got {_got(value)}.")
     out = _core.select(_axis_mask(idx, x0.shape[axis_n], axis_n, x0.ndim), v, x0)
@@ -198,7 +198,7 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
     vals = values if isinstance(values, Tensor) else None
     if vals is None:
         if isinstance(values, (bool, int, float)) and not isinstance(values, bool):
-            vals = Tensor(np.asarray(values, mstype.dtype_to_nptype(seq.dtype)))
+            vals = Tensor(np.asarray(values, mstype.dtype_to_nptype(seq.dtype)), seq.dtype)
         else:
             raise TypeError(f"For 'searchsorted', 'values' must be a Tensor or a number, but got {_got(values)}.")
     if side is not None:
@@ -244,7 +244,7 @@ def bucketize(input, boundaries, *, right=False):
     if b.size > 1 and not np.all(np.diff(b) > 0):
         raise ValueError(f"For 'bucketize', 'boundaries' must be strictly increasing, but got {list(boundaries)}.")
     dt = x.dtype if mstype.is_float(x.dtype) else mstype.float64
-    seq = Tensor(b.astype(mstype.dtype_to_nptype(dt)))
+    seq = Tensor(b.astype(mstype.dtype_to_nptype(dt)), dt)
     xv = x if x.dtype == dt else _core.cast(x, dt)
     v = xv if x.ndim else _core.reshape(xv, [1])
     out = _count_below(seq, v, bool(right), b.size)
@@ -255,6 +255,8 @@ def _values(x, op):
     if _core.tracing():
         raise ValueError(f"For '{op}', the output shape depends on the values: it runs in PyNative mode only (not "
                          f"inside a compiled function).")
+    if x.dtype == mstype.bfloat16:  # NumPy has no bfloat16; float32 holds every bfloat16 value exactly
+        return _core.cast(x, mstype.float32).asnumpy()
     return x.asnumpy()
 
 
@@ -262,11 +264,19 @@ def _values(x, op):
 def unique(input):
     """MindSpore's ops.unique(input) -> (output, idx): the distinct elements of the flattened input in order of
     first appearance (as MindSpore 2.10's CPU kernel), and for each input element the index of its value in output
-    (input's shape; Int64 for an Int64 input, else Int32, as MindSpore). NaNs count as one value. PyNative only
-    (value-dependent shape)."""
+    (input's shape; Int64 for an Int64 input, else Int32, as MindSpore). Every NaN is a value of its own (NaN !=
+    NaN, as MindSpore 2.10's kernel: [nan, 1, nan] gives output [nan, 1, nan], idx [0, 1, 2]); -0.0 equals 0.0.
+    PyNative only (value-dependent shape)."""
     x = _tensor_arg(input, "unique")
     a = _values(x, "unique").reshape(-1)
-    _, first, inv = np.unique(a, return_index=True, return_inverse=True)
+    nan = np.isnan(a) if a.dtype.kind == "f" or mstype.is_float(x.dtype) else None
+    if nan is not None and nan.any():
+        # rows (value, 0) for numbers, (0, position + 1) for each NaN: np.unique merges equal rows only
+        v = a.astype(np.float64)
+        keys = np.stack([np.where(nan, 0.0, v), np.where(nan, np.arange(1, a.size + 1, dtype=np.float64), 0.0)], 1)
+        _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    else:
+        _, first, inv = np.unique(a, return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)

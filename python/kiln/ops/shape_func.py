@@ -628,4 +628,4 @@ def fills(x, value):
         return _core.broadcast_to(v, list(x.shape))
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
         raise TypeError(f"For 'fills', 'value' must be a number or a 0-d Tensor, but got {_got(value)}.")
-    return Tensor(np.full(tuple(x.shape), np.asarray(value).astype(mstype.dtype_to_nptype(x.dtype))))
+    return Tensor(np.full(tuple(x.shape), np.asarray(value).astype(mstype.dtype_to_nptype(x.dtype))), x.dtype)

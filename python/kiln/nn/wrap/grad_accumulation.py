@@ -57,6 +57,16 @@ def _micro_inputs(inputs, i, k, api):
     return out
 
 
+def _add_output(total, out, api):
+    """Running sum of the micro-batch outputs. MindSpore adds them with ops.Add, which takes Tensors and numbers
+    only (a network returning a tuple raises TypeError there); Kiln's add would stack a tuple of Tensors into one
+    Tensor and return a sum of a different shape, so anything but a Tensor or a number is refused here."""
+    if isinstance(out, bool) or not isinstance(out, (Tensor, int, float)):
+        raise TypeError(f"For '{api}', the network must return a Tensor or a number (the outputs of the micro-batches "
+                        f"are summed with Add), but got {type(out).__name__}.")
+    return out if total is None else _core.add(total, out)
+
+
 def _accumulate(cell, inputs):
     """The forward of GradAccumulation (see the module docstring)."""
     api, net, k = type(cell).__name__, cell.network, cell.micro_size
@@ -68,7 +78,7 @@ def _accumulate(cell, inputs):
         total = None
         for i in range(k):
             out = net(*_micro_inputs(inputs, i, k, api))
-            total = out if total is None else _core.add(total, out)
+            total = _add_output(total, out, api)
         return total
     acc = None          # accumulated gradients of the scalar micro-batch outputs
     kept = []           # (output, leaves) of micro-batches whose output is not a scalar: differentiated later
@@ -135,7 +145,8 @@ class GradAccumulation(Cell):
         micro_size (int): the number of micro-batches; every input's dimension 0 must be divisible by it.
     Inputs: Tensors, each split along dimension 0. Output: the sum of network's outputs over the micro-batches.
     Raises:
-        TypeError: network not a Cell; micro_size not an int; an input that is not a Tensor.
+        TypeError: network not a Cell; micro_size not an int; an input that is not a Tensor; a network that
+            returns anything but a Tensor or a number (a tuple: MindSpore's Add raises TypeError too).
         ValueError: micro_size <= 0; an input whose dimension 0 is not divisible by micro_size (or a 0-d input).
     """
 
@@ -173,7 +184,8 @@ class MicroBatchInterleaved(Cell):
     is the split and the sum, differentiated as written.
 
     Raises:
-        TypeError: interleave_num not an int; an input that is not a Tensor.
+        TypeError: interleave_num not an int; an input that is not a Tensor; a network output that is not a
+            Tensor or a number.
         ValueError: interleave_num <= 0; an input whose dimension 0 is not divisible by interleave_num.
     """
 
@@ -198,5 +210,5 @@ def _interleave(cell, inputs):
     total = None
     for i in range(k):
         out = cell.network(*_micro_inputs(inputs, i, k, "MicroBatchInterleaved"))
-        total = out if total is None else _core.add(total, out)
+        total = _add_output(total, out, "MicroBatchInterleaved")
     return total
