@@ -199,8 +199,13 @@ dnnl_data_type_t dnnl_type(DType t) {
 // The product on oneDNN matmul primitives of the operands' own dtype (Float32, BFloat16 or Float16), written into
 // out[0] (contiguous). Throws RuntimeError if oneDNN has no primitive for the configuration (the native path was
 // chosen because oneDNN creates these primitives on this CPU).
+// The op's name in errors of the native path: MatMul for a 2-D product, BatchMatMul for a batched one (MindSpore's
+// two primitives; Kiln runs both, and ops.matmul / ops.bmm, on this kernel).
+const char* matmul_name(const Tensor& out) { return out.ndim() > 2 ? "BatchMatMul" : "MatMul"; }
+
 void run_matmul_native(const TV& in, TV& out, const Attrs& a) {
   const DType t = out[0].dtype();
+  const char* name = matmul_name(out[0]);
   Tensor x = in[0], y = in[1];
   bool ta = a.b("transpose_a"), tb = a.b("transpose_b");
   Layout lx = layout(x, ta), ly = layout(y, tb);
@@ -249,7 +254,7 @@ void run_matmul_native(const TV& in, TV& out, const Attrs& a) {
       if (!cache->run(key, [&] { return make_matmul_prim(Mr, N, K, lx, ly, dt); },
                       {px + size_t(offs[size_t(2 * bi)]) * es, py + size_t(offs[size_t(2 * bi + 1)]) * es,
                        po + size_t(bi * Mr * N) * es},
-                      "MatMul"))
+                      name))
         missing.store(true, std::memory_order_relaxed);
     } catch (...) {
       std::lock_guard<std::mutex> g(err_mu);
@@ -258,13 +263,17 @@ void run_matmul_native(const TV& in, TV& out, const Attrs& a) {
   };
   for_batches(nbr, par, one);
   if (err) std::rethrow_exception(err);
-  KILN_CHECK(!missing.load(), Runtime, "For 'MatMul', oneDNN has no ", dtype_name(t), " matmul primitive for (", Mr,
+  KILN_CHECK(!missing.load(), Runtime, "For '", name, "', oneDNN has no ", dtype_name(t), " matmul primitive for (", Mr,
              ", ", K, ") x (", K, ", ", N, ") here; set KILN_LOW_PRECISION=float32 to compute it in float32.");
 }
 
 void run_matmul(const TV& in, TV& out, const Attrs& a) {
   DType t = out[0].dtype();
-  if (((t == DType::BFloat16 || t == DType::Float16) && cpu_info::use_native_low_precision(t, "MatMul")) ||
+  // An empty operand (a zero-size output, or K = 0: zeros) has no product to compute: the float32 path's result,
+  // with no check of the native path's availability (as Conv2D).
+  const bool empty = in[0].numel() == 0 || in[1].numel() == 0;
+  if (((t == DType::BFloat16 || t == DType::Float16) && !empty &&
+       cpu_info::use_native_low_precision(t, matmul_name(out[0]))) ||
       (t == DType::Float32 && cpu_info::route_float32_through_native())) {
     run_matmul_native(in, out, a);
     return;

@@ -48,6 +48,41 @@ def test_lax_runs_in_pynative_with_one_warning(name):
     assert __file__ in msgs[0]  # the user's line, not Kiln's
 
 
+def test_lax_fallback_warns_once_when_threads_meet_the_function_at_once():
+    """Threads that first call the same LAX-fallback function together each trace it, but only one EagerEntry enters
+    the compile cache, and only its thread warns: exactly one RuntimeWarning (four before the fix), pointing at the
+    caller's file; every thread gets the PyNative values."""
+    import threading
+    import time
+
+    @ms.jit
+    def f(x):
+        time.sleep(0.05)  # the threads are tracing together when they reach the value read
+        return x * int(x.sum())
+
+    x = ms.Tensor(np.ones(3, np.float32))
+    n = 4
+    barrier = threading.Barrier(n)
+    outs = [None] * n
+
+    def run(i):
+        barrier.wait()
+        outs[i] = f(x).asnumpy()
+
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    msgs = [m for m in w if issubclass(m.category, RuntimeWarning)]
+    assert len(msgs) == 1, [str(m.message) for m in msgs]
+    assert "reads a tensor's value in Python" in str(msgs[0].message) and msgs[0].filename == __file__
+    for o in outs:
+        np.testing.assert_array_equal(o, [3.0, 3.0, 3.0])
+
+
 def test_a_graph_mode_cell_and_its_gradient():
     class Net(nn.Cell):
         def __init__(self):

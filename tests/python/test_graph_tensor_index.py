@@ -368,6 +368,31 @@ def test_bool_mask_computed_in_the_graph_is_a_clear_error():
     assert "not supported yet" not in str(e.value)
 
 
+def test_bool_mask_argument_of_a_compiled_function_under_strict():
+    """x[mask] with the mask passed to the compiled function (jit_syntax_level=STRICT): the error says the mask is an
+    input of the function or computed in it (not "computed inside"), and a mask of the wrong shape gets the shape
+    mismatch error first, the same text as in PyNative."""
+    ms.set_context(jit_syntax_level=ms.STRICT)
+    try:
+        f = ms.jit(lambda x, m: x[m])
+        with pytest.raises(IndexError, match=r"boolean mask tensor of a compiled \(graph-mode\) function \(an input "
+                                             r"of the function, or computed in it; a Bool tensor of shape \(4, 5\)\)"
+                                             r".*shape depends on the data.*ops.select"):
+            f(t64(X), Tensor(X[:, :, 0] > 0))
+        with pytest.raises(IndexError, match=r"^The boolean index of shape \(5,\) does not match the indexed "
+                                             r"dimensions \(4,\)\.$"):
+            f(t64(X), Tensor(X[0, :, 0] > 0))
+        g = ms.jit(lambda x, m: x[:, m])  # a mask after a slice: checked against dim 1
+        with pytest.raises(IndexError, match=r"^The boolean index of shape \(4,\) does not match the indexed "
+                                             r"dimensions \(5,\)\.$"):
+            g(t64(X), Tensor(X[:, 0, 0] > 0))
+    finally:
+        ms.set_context(jit_syntax_level=ms.LAX)
+    with pytest.raises(IndexError, match=r"^The boolean index of shape \(5,\) does not match the indexed "
+                                         r"dimensions \(4,\)\.$"):
+        t64(X)[Tensor(X[0, :, 0] > 0)]  # PyNative: the same text
+
+
 def test_zero_d_bool_tensor_input_of_a_compiled_function():
     """A 0-d Bool tensor passed to a compiled function: x[b] has a shape that depends on b's value (an axis of length
     1 or 0), so reading raises a clear IndexError that names the 0-d bool (not the boolean-mask text about counting

@@ -172,6 +172,13 @@ def test_native_matmul_code_on_float32(path_mode):
             np.testing.assert_allclose(ops.matmul(Tensor(p), Tensor(q)).asnumpy(), p @ q, rtol=1e-4, atol=1e-3)
         np.testing.assert_array_equal(ops.matmul(Tensor(np.ones((4, 0), np.float32)),
                                                  Tensor(np.ones((0, 3), np.float32))).asnumpy(), np.zeros((4, 3)))
+        # empty batches and rows, and K = 0 in a batch (MindSpore 2.10's float32 BatchMatMul gives these shapes and
+        # zeros for K = 0)
+        for xs, ys, out in [((2, 0, 3), (2, 3, 4), (2, 0, 4)), ((0, 2, 3), (0, 3, 4), (0, 2, 4)),
+                            ((2, 4, 0), (2, 0, 3), (2, 4, 3)), ((2, 3, 5), (2, 5, 0), (2, 3, 0))]:
+            r = ops.BatchMatMul()(Tensor(np.ones(xs, np.float32)), Tensor(np.ones(ys, np.float32)))
+            assert r.shape == out
+            np.testing.assert_array_equal(r.asnumpy(), np.zeros(out, np.float32))
     finally:
         _core._set_route_float32_through_native(False)
 
@@ -199,6 +206,23 @@ def test_forced_float32_reports_float32(path_mode):
 def test_set_low_precision_rejects_bad_modes(path_mode):
     with pytest.raises(ValueError, match="set_low_precision"):
         path_mode("bf16")
+    with pytest.raises(ValueError, match="set_low_precision"):
+        path_mode(None)
+
+
+def test_set_low_precision_takes_any_case_as_the_environment_variable(path_mode):
+    """set_low_precision("FLOAT32") / ("Auto") as KILN_LOW_PRECISION=Float32 (test_env_float32_and_bad_values):
+    one rule for both, any case."""
+    path_mode("FLOAT32")
+    assert runtime.low_precision()["mode"] == "float32"
+    path_mode("Auto")
+    assert runtime.low_precision()["mode"] == "auto"
+    if SUPPORTED["bfloat16"]:
+        path_mode("NATIVE")
+        assert runtime.low_precision()["mode"] == "native"
+    else:
+        with pytest.raises(RuntimeError, match=r"avx512_bf16 or amx_bf16.*this CPU has"):
+            path_mode("NATIVE")  # a known mode (not ValueError): this CPU cannot run it
 
 
 @pytest.mark.skipif(SUPPORTED["bfloat16"], reason="this CPU runs oneDNN's bfloat16 primitives")
@@ -225,6 +249,8 @@ assert lp["mode"] == "native" and lp["bfloat16"].startswith("unavailable: "), lp
 x = Tensor(np.ones((4, 4), np.float32)).astype(ms.bfloat16)
 ops.matmul(Tensor(np.ones((4, 4), np.float32)), Tensor(np.ones((4, 4), np.float32)))  # float32 unaffected
 for name, f in [("MatMul", lambda: ops.matmul(x, x)),
+                ("BatchMatMul", lambda: ops.BatchMatMul()(x.reshape(1, 4, 4), x.reshape(1, 4, 4))),
+                ("BatchMatMul", lambda: ops.matmul(x.reshape(2, 2, 4), x)),
                 ("Conv2D", lambda: ops.conv2d(x.reshape(1, 1, 4, 4), x[:3, :3].reshape(1, 1, 3, 3)))]:
     try:
         f()
@@ -232,6 +258,13 @@ for name, f in [("MatMul", lambda: ops.matmul(x, x)),
         assert f"For '{name}'" in str(e) and "avx512_bf16" in str(e) and "this CPU has" in str(e), str(e)
     else:
         raise AssertionError(name + " did not raise")
+# empty operands: nothing to compute, the float32 path's result (an empty tensor; zeros for K = 0), as Conv2D
+e = Tensor(np.ones((2, 0, 4), np.float32)).astype(ms.bfloat16)
+r = ops.BatchMatMul()(e, Tensor(np.ones((2, 4, 3), np.float32)).astype(ms.bfloat16))
+assert r.shape == (2, 0, 3) and r.dtype == ms.bfloat16, (r.shape, r.dtype)
+r = ops.matmul(Tensor(np.ones((4, 0), np.float32)).astype(ms.bfloat16),
+               Tensor(np.ones((0, 3), np.float32)).astype(ms.bfloat16))
+assert r.shape == (4, 3) and r.dtype == ms.bfloat16 and (r.astype(ms.float32).asnumpy() == 0).all()
 print("ok")
 """
     r = _run(code, KILN_LOW_PRECISION="native")

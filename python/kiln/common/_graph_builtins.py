@@ -481,9 +481,10 @@ class EagerEntry:
     graph = graph_before = None
     from_disk = False
 
-    def __init__(self, name, why):
+    def __init__(self, name, why, why_warning=None):
         self.name = name
         self.why = why
+        self.why_warning = why_warning  # the RuntimeWarning's text (runs_eagerly), issued by warn_eager
         self._used = 0
         self._fast_keys = []
         self._pins = []
@@ -499,10 +500,12 @@ def runs_eagerly(exc, name):
     RuntimeError, ValueError or IndexError those raise while tracing), and context jit_syntax_level is LAX
     (MindSpore's default, where such code runs in the Python interpreter at run time, and its dynamic-shape ops
     compile): the function then runs in PyNative for this signature — the same values, not compiled — with one
-    RuntimeWarning naming the line. Under STRICT (and for every other error) False: the error propagates."""
+    RuntimeWarning naming the line: returned here as its text (warn_eager issues it, once per signature, from the
+    thread whose EagerEntry enters the compile cache). Under STRICT (and for every other error) None: the error
+    propagates."""
     from .. import context
     if context._context.get("jit_syntax_level") != context.LAX:
-        return False
+        return None
     msg = str(exc)
     if isinstance(exc, RuntimeError) and _any(m in msg for m in _VALUE_READS):
         what = "reads a tensor's value in Python"
@@ -513,12 +516,20 @@ def runs_eagerly(exc, name):
                 ", whose output shape depends on tensor values,")
         fix = "Keep shapes static (ops.select(mask, x, other), a padded result) to compile it"
     else:
-        return False
+        return None
     where = "?"
     for fr in traceback.extract_tb(exc.__traceback__):
         if not os.path.abspath(fr.filename).startswith(_KILN_DIR + os.sep):
             where = f"{fr.filename}:{fr.lineno} ({(fr.line or '').strip()})"
-    warnings.warn(f"Kiln: '{name}' {what} at {where}; with jit_syntax_level=LAX it runs in PyNative mode (not "
-                  f"compiled) for these argument types. {fix}, or set_context(jit_syntax_level=STRICT) to get an "
-                  f"error instead.", RuntimeWarning, stacklevel=4)
-    return True
+    return (f"Kiln: '{name}' {what} at {where}; with jit_syntax_level=LAX it runs in PyNative mode (not compiled) "
+            f"for these argument types. {fix}, or set_context(jit_syntax_level=STRICT) to get an error instead.")
+
+
+def warn_eager(entry):
+    """Issues the RuntimeWarning of an EagerEntry (runs_eagerly's text), pointing at the first caller outside Kiln.
+    Called once per entry, by the thread that put it into the compile cache: threads that meet the same new
+    signature at once trace it each, but only one entry is kept, so one warning is printed."""
+    f, level = sys._getframe(0), 1
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_KILN_DIR + os.sep):
+        f, level = f.f_back, level + 1
+    warnings.warn(entry.why_warning, RuntimeWarning, stacklevel=level)

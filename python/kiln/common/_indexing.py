@@ -58,7 +58,7 @@ def _normalize_key(key, ndim):
         if isinstance(k, np.ndarray) and k.dtype.kind not in "biu":
             raise IndexError(f"Tensor index arrays must be integer or bool, but got dtype {k.dtype}.")
         items.append(k)
-    consumed = sum(k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else
+    consumed = sum(k.ndim if (isinstance(k, np.ndarray) and k.dtype == np.bool_) or _is_bool_tensor(k) else
                    (0 if (k is None or k is Ellipsis or isinstance(k, bool)) else 1) for k in items)
     n_ell = sum(1 for k in items if k is Ellipsis)
     if n_ell > 1:
@@ -91,15 +91,25 @@ def _symbolic_index(k):
             "and Kiln's graph mode needs every shape while compiling. Pass a Python bool (a constant of the "
             "function), or keep the shape with ops.select(flag, x, other); x[flag] = value compiles.")
     if k.dtype == _core.DType.Bool:
-        raise IndexError(
-            f"Indexing with a boolean mask computed inside a compiled (graph-mode) function (a Bool tensor of shape "
-            f"{tuple(k.shape)}) gives a result whose shape depends on the data (the number of True elements), and "
-            "Kiln's graph mode needs every shape while compiling. Keep the shape with ops.select(mask, x, other) "
-            "(or x * mask) and reduce it; assign through the mask (x[mask] = scalar compiles); or use "
-            "ops.masked_select(x, mask) in PyNative (its shape is data-dependent too).")
+        return k  # a mask: its shape is checked against the indexed dims, then _graph_mask_error (_getitem)
     if k.dtype not in _INT_DTYPES:
         raise IndexError(f"Tensor index arrays must be integer or bool, but got dtype {k.dtype}.")
     return k
+
+
+def _graph_mask_error(k):
+    """The IndexError of x[mask] for a Bool tensor of a compiled (graph-mode) function (an input of the function or
+    computed in it), whose shape matches the indexed dims: the result's shape depends on the mask's values."""
+    return IndexError(
+        f"Indexing with a boolean mask tensor of a compiled (graph-mode) function (an input of the function, or "
+        f"computed in it; a Bool tensor of shape {tuple(k.shape)}) gives a result whose shape depends on the data (the "
+        "number of True elements), and Kiln's graph mode needs every shape while compiling. Keep the shape with "
+        "ops.select(mask, x, other) (or x * mask) and reduce it; assign through the mask (x[mask] = scalar "
+        "compiles); or use ops.masked_select(x, mask) in PyNative (its shape is data-dependent too).")
+
+
+def _is_bool_tensor(k):
+    return _is_tensor(k) and k.dtype == _core.DType.Bool
 
 
 def _i64(v):
@@ -212,7 +222,7 @@ def _getitem(x, key):
         else:
             x_dim[dim] = dim - new_axes
             plain.append(k)
-            dim += k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else 1
+            dim += k.ndim if (isinstance(k, np.ndarray) and k.dtype == np.bool_) or _is_bool_tensor(k) else 1
     items = plain
     shape = x.shape
     if has_array:
@@ -237,6 +247,12 @@ def _getitem(x, key):
             begin.append(b); end.append(e); step.append(s)
             dim += 1
             continue
+        if _is_bool_tensor(k):  # a mask of the graph: a wrong shape is an error as for a NumPy mask, else unsupported
+            sub = tuple(shape[dim:dim + k.ndim])
+            if not any(isinstance(d, SymInt) for d in sub + tuple(k.shape)) and tuple(k.shape) != sub:
+                raise IndexError(f"The boolean index of shape {tuple(k.shape)} does not match the indexed dimensions "
+                                 f"{sub}.")
+            raise _graph_mask_error(k)
         if _is_tensor(k):  # an integer index tensor of the graph: checked and wrapped when it runs
             adv.append((dim, _checked_index(k, x_dim.get(dim, dim), shape[dim], x_shape)))
             begin.append(0); end.append(shape[dim]); step.append(1)

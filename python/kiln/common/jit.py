@@ -563,10 +563,11 @@ class JitFunction:
                     graph, before, out_struct, sources, writes, in_writes = self._trace(struct, tensors, recorded,
                                                                                         lookup is not None)
             except (RuntimeError, ValueError, IndexError) as e:
-                if not _graph_builtins.runs_eagerly(e, self.name):
+                warning = _graph_builtins.runs_eagerly(e, self.name)
+                if warning is None:
                     raise
                 graph = None
-                entry = _graph_builtins.EagerEntry(self.name, str(e).split("\n")[0])
+                entry = _graph_builtins.EagerEntry(self.name, str(e).split("\n")[0], warning)
         if loaded is None and graph is not None:
             with self._lock:
                 self.compile_count += 1
@@ -598,10 +599,14 @@ class JitFunction:
             existing = self._cache.get(key)
             if existing is not None:  # another thread compiled the same signature meanwhile
                 entry = existing
+                new = False
             else:
                 self._cache[key] = entry
                 self._evict(keep=entry)
+                new = True
             index = len(self._cache)
+        if new and entry.executable is None:  # jit_syntax_level=LAX ran it eagerly: warned once (not per thread)
+            _graph_builtins.warn_eager(entry)
         if not kwargs and self._key_extra is None and all(isinstance(a, Tensor) for a in args):
             self._remember_fast(entry, args, key)
         if entry.executable is not None:

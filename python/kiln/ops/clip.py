@@ -57,7 +57,10 @@ def clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
     Args:
         x: a tuple/list of Tensors (a single Tensor is treated as a 1-tuple and returned as a Tensor).
         clip_norm (float/int > 0, or a 0-d/1-element float Tensor): the maximum global norm. Default 1.0.
-        use_norm: None (compute the global norm), or a precomputed global norm (number or Tensor) to use instead —
+        use_norm: None (compute the global norm; for the output of nn.DistributedGradReducer under optimizer
+            parallel, whose sliced gradients are this process's dim-0 slices, the slices' squares are all-reduced
+            over the processes first, so that the norm is that of the whole gradients, as in plain data parallel),
+            or a precomputed global norm (number or Tensor) to use instead —
             MindSpore accepts only None here; Kiln also takes a value, as TensorFlow's clip_by_global_norm does.
     Returns: a tuple (list for a list input) of Tensors with the inputs' shapes and dtypes.
     Raises: TypeError (x not Tensors, clip_norm of another type), ValueError (clip_norm ≤ 0 or an empty x)."""
@@ -83,10 +86,19 @@ def clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
                         f"{type(clip_norm).__name__}.")
     ct = mstype.float64 if any(t.dtype == mstype.float64 for t in xs) else mstype.float32
     if use_norm is None:
-        total = None
-        for t in xs:
+        # Gradients of nn.DistributedGradReducer under optimizer parallel: those at `sliced` are this process's dim-0
+        # slices; their squares are summed over the processes (an all-reduce), so the norm is the whole gradients'.
+        sliced = getattr(x, "_kiln_sliced", ()) if not single else ()
+        total, parts = None, {}
+        for i, t in enumerate(xs):
             tc = t if t.dtype == ct else _core.cast(t, ct)
             s = _core.sum(_core.square(tc), None, False)
+            if i in sliced:
+                parts[i] = s
+            else:
+                total = s if total is None else _core.add(total, s)
+        if parts:
+            s = x._kiln_reducer._slices_square_sum(parts)
             total = s if total is None else _core.add(total, s)
         norm = _core.sqrt(total)
     elif isinstance(use_norm, _Tensor):

@@ -74,16 +74,17 @@ def set_low_precision(mode):
     """Sets how bfloat16/float16 matmul and convolution kernels compute, for the rest of the process.
 
     Args:
-        mode (str): ``"auto"`` (native where the CPU has avx512_bf16/amx_bf16 resp. avx512_fp16/amx_fp16 and oneDNN
+        mode (str): in any case, as the environment variable (``"AUTO"`` is ``"auto"``): ``"auto"`` (native where the CPU has avx512_bf16/amx_bf16 resp. avx512_fp16/amx_fp16 and oneDNN
             creates the primitives, else float32), ``"native"`` (oneDNN's bf16/f16 primitives wherever oneDNN
             creates them; a float16 kernel raises where only bfloat16 ones exist) or ``"float32"`` (always widen to
             float32). Overrides the environment variable ``KILN_LOW_PRECISION``.
 
     Raises:
-        ValueError: `mode` is not one of the three.
+        ValueError: `mode` is not a string naming one of the three.
         RuntimeError: `mode` is ``"native"`` and oneDNN cannot create bfloat16 primitives on this CPU; the message
             names the CPU flags missing, and the mode is left as it was.
     """
-    if mode not in _MODES:
-        raise ValueError(f"kiln.runtime.set_low_precision: mode must be one of {_MODES}, but got {mode!r}.")
-    _core._set_low_precision_mode(mode)
+    if not isinstance(mode, str) or mode.lower() not in _MODES:
+        raise ValueError(f"kiln.runtime.set_low_precision: mode must be one of {_MODES} (any case, as "
+                         f"KILN_LOW_PRECISION), but got {mode!r}.")
+    _core._set_low_precision_mode(mode.lower())

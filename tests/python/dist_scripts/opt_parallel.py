@@ -1,9 +1,10 @@
 """Run by tests/python/test_optimizer_parallel.py under `python -m kiln.msrun --worker_num=N opt_parallel.py OUT_DIR
 CONFIGS`: optimizer parallel (enable_parallel_optimizer=True, ZeRO-1) against plain data parallel and against one
 process on the global batch. CONFIGS is a comma-separated list of model:optimizer:mode, with model in {mlp, block},
-optimizer in {sgd, momentum, adam, adamwd, adagrad, rmsprop, groups}, mode in {pynative, jit, noinit, model_pynative, model_graph, ls_pynative,
-ls_graph} (an own step with nn.DistributedGradReducer, eagerly or under ms.jit, or under jit with the model and
-optimizer made in nn.no_init_parameters; Model.train in PyNative or GRAPH_MODE;
+optimizer in {sgd, momentum, adam, adamwd, adagrad, rmsprop, groups}, mode in {pynative, jit, noinit, clip, clipjit,
+model_pynative, model_graph, ls_pynative, ls_graph} (an own step with nn.DistributedGradReducer, eagerly or under
+ms.jit, or under jit with the model and optimizer made in nn.no_init_parameters, or with ops.clip_by_global_norm
+after the reducer, eagerly or under jit; Model.train in PyNative or GRAPH_MODE;
 TrainOneStepWithLossScaleCell with an overflow at step 1 that every process must skip), and an optional fourth
 field sK (optimizer_weight_shard_size K); the config 'errors' checks the error messages and the slicing rules,
 'ring' the backend's reduce-scatter against NumPy.
@@ -28,6 +29,7 @@ out_dir, configs = sys.argv[1], sys.argv[2].split(",")
 init()
 rank, size = get_rank(), get_group_size()
 GLOBAL_BATCH, STEPS = 8, 3
+CLIP_NORM = 0.05  # below the models' gradient norms: clipping scales every step
 rng = np.random.RandomState(0)
 DATA = {"mlp": (rng.randn(GLOBAL_BATCH * STEPS, 16).astype(np.float32),
                 rng.randn(GLOBAL_BATCH * STEPS, 8).astype(np.float32)),
@@ -114,9 +116,11 @@ def run(model, opt_name, mode, kind, shard_size=-1):
             loss, grads = grad_fn(a, b)
             if reducer is not None:
                 grads = reducer(grads)
+            if mode.startswith("clip"):  # by the whole gradients' norm, also where the reducer gives slices
+                grads = ms.ops.clip_by_global_norm(grads, CLIP_NORM)
             opt(grads)
             return loss
-        if mode in ("jit", "noinit"):
+        if mode in ("jit", "noinit", "clipjit"):
             step = ms.jit(step)
         for s in range(STEPS):
             if kind == "ref":

@@ -32,6 +32,19 @@ def _plan(shapes_dtypes, bucket_bytes, split_indices=()):
     return buckets
 
 
+class _SlicedGrads(tuple):
+    """The reducer's output under optimizer parallel: a tuple of gradients of which those at the indices `sliced`
+    are this process's dim-0 slices. ops.clip_by_global_norm reads the marking to all-reduce the slices' squared
+    norm over the processes (DistributedGradReducer._slices_square_sum), so that every process clips by the whole
+    gradients' norm, as in plain data parallel. A new tuple made from it (tuple(grads), a comprehension) is not
+    marked."""
+
+    def __new__(cls, items, reducer, sliced):
+        obj = super().__new__(cls, items)
+        obj._kiln_reducer, obj._kiln_sliced = reducer, frozenset(sliced)
+        return obj
+
+
 class DistributedGradReducer(Cell):
     """DistributedGradReducer(parameters, mean=None, degree=None, fusion_type=1, group=GlobalComm.WORLD_COMM_GROUP):
     `construct(grads)` returns the gradients summed over the group's processes (divided by `degree` when `mean`).
@@ -55,7 +68,9 @@ class DistributedGradReducer(Cell):
     Optimizer parallel (set_auto_parallel_context(enable_parallel_optimizer=True), world group): the gradient of a
     parameter that the optimizer slices (kiln/nn/optim/_parallel.py: dim 0 divisible, above
     parallel_optimizer_threshold, parallel_optimizer=True) is reduce-scattered instead: the output holds this
-    process's dim-0 slice of the reduced gradient (shape [d0/N, ...]), which the optimizer updates.
+    process's dim-0 slice of the reduced gradient (shape [d0/N, ...]), which the optimizer updates. The output tuple
+    is then marked as holding slices: ops.clip_by_global_norm applied to it all-reduces the slices' squared norm, so
+    every process clips by the norm of the whole gradients (plain data parallel's).
 
     Raises:
         RuntimeError: communication not initialized (call mindspore.communication.init() first).
@@ -186,7 +201,22 @@ class DistributedGradReducer(Cell):
                     n *= d
                 out[i] = _core.reshape(summed[start:start + n], list(shape))
                 start += n
+        if self._rs_buckets:
+            return _SlicedGrads(out, self, [i for b in self._rs_buckets for i in b])
         return tuple(out)
+
+    def _slices_square_sum(self, parts):
+        """The sum of squares of the whole gradients whose slices this process holds: `parts` maps a sliced
+        gradient's index to the sum of squares of this process's slice (0-d). Each slice's sum is weighted by
+        S / world (with S slices over `world` processes, world / S processes hold each slice), added and all-reduced
+        over the world."""
+        total = None
+        for i, sq in parts.items():
+            sh = self._shards[i]
+            if sh.size != sh.world:
+                sq = _core.mul(sq, _core.cast(_core.full([], sh.size / sh.world, mstype.float64), sq.dtype))
+            total = sq if total is None else _core.add(total, sq)
+        return _core.all_reduce(total, 0, self._g)
 
     def _finish(self, t):
         if not self.mean:
