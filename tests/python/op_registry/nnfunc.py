@@ -232,7 +232,7 @@ register(OpInfo("max_pool3d", ("MaxPool", "MaxPoolGradWithArgmax"), ops.max_pool
                     Sample((arr(rng, (1, 1, 5, 5, 5), dtype),), dict(kernel_size=3, stride=2, dilation=(2, 1, 2)),
                            desc="dilation")]),
                 FLOATS, differentiable=True))
-register(OpInfo("max_pool3d_indices", ("MaxPool", "Gather", "FloorDiv"),
+register(OpInfo("max_pool3d_indices", ("MaxPool", "GatherD", "FloorDiv"),
                 lambda x, **kw: ops.max_pool3d(x, return_indices=True, **kw),
                 lambda x, **kw: _np_max_pool3d(x, return_indices=True, **kw), _pool3d_samples, FLOATS,
                 notes="Int64 indices d·H·W + h·W + w"))
@@ -318,13 +318,13 @@ def _np_adaptive_max(nd, index_dtype=np.int64):
 
 
 for _nd, _name in ((1, "adaptive_max_pool1d"), (2, "adaptive_max_pool2d"), (3, "adaptive_max_pool3d")):
-    register(OpInfo(_name, ("Argmax", "Gather", "StridedSlice", "Concat"), getattr(ops, _name), _np_adaptive_max(_nd),
+    register(OpInfo(_name, ("Argmax", "GatherD", "StridedSlice", "Concat"), getattr(ops, _name), _np_adaptive_max(_nd),
                     _adaptive_samples(_nd), FLOATS, differentiable=True,
                     notes="the argmax of each bin per dim, the values gathered (gradient to the chosen element)"))
-register(OpInfo("adaptive_max_pool2d_indices", ("Argmax", "Gather"),
+register(OpInfo("adaptive_max_pool2d_indices", ("Argmax", "GatherD"),
                 lambda x, output_size: ops.adaptive_max_pool2d(x, output_size, True),
                 lambda x, output_size: _np_adaptive_max(2)(x, output_size, True), _adaptive_samples(2), FLOATS))
-register(OpInfo("adaptive_max_pool3d_indices", ("Argmax", "Gather"),
+register(OpInfo("adaptive_max_pool3d_indices", ("Argmax", "GatherD"),
                 lambda x, output_size: ops.adaptive_max_pool3d(x, output_size, True),
                 lambda x, output_size: _np_adaptive_max(3, np.int32)(x, output_size, True), _adaptive_samples(3),
                 FLOATS, notes="Int32 indices (MindSpore's dtype for the 3-D op)"))
@@ -380,7 +380,7 @@ def _fractional_samples(nd):
 
 
 for _nd in (2, 3):
-    register(OpInfo(f"fractional_max_pool{_nd}d", ("Argmax", "Gather", "Floor"),
+    register(OpInfo(f"fractional_max_pool{_nd}d", ("Argmax", "GatherD", "Floor"),
                     getattr(ops, f"fractional_max_pool{_nd}d"),
                     _np_fractional(_nd), _fractional_samples(_nd), FLOATS + (I32,), differentiable=True,
                     grad_args=(0,), special_args=(0,), nan_wins=float("inf"), ties="first",

@@ -128,7 +128,7 @@ def _mlml_samples(dtype, rng):
     yield Sample((a((4,)), np.array([2, 2, -1, 0], np.int64)), dict(reduction="sum"), desc="1-D, repeated label")
 
 
-register(OpInfo("multilabel_margin_loss", ("ReLU", "Gather", "ReduceSum", "ReduceMax"), ops.multilabel_margin_loss,
+register(OpInfo("multilabel_margin_loss", ("ReLU", "GatherD", "ReduceSum", "ReduceMax"), ops.multilabel_margin_loss,
                 _np_mlml, _mlml_samples, FLOATS, differentiable=True, grad_args=(0,), out_dtype=_same_dtype,
                 tol={F16: (4e-3, 4e-3)}, special_skip="hinge sums: ReLU's and ReduceSum's special values"))
 
@@ -233,7 +233,7 @@ def _ctc_samples(dtype, rng):
                   np.array([2, 2], np.int32)), dict(blank=3, reduction="none"), desc="blank = C − 1")
 
 
-register(OpInfo("ctc_loss", ("Gather", "Exp", "Log", "Maximum", "Select", "Concat", "StridedSlice"),
+register(OpInfo("ctc_loss", ("GatherD", "Exp", "Log", "Maximum", "Select", "Concat", "StridedSlice"),
                 lambda lp, tg, il, tl, **kw: ops.ctc_loss(lp, tg, il, tl, **kw)[0], _np_ctc_call, _ctc_samples,
                 (F32, F64), differentiable=True, grad_args=(0,), out_dtype=_same_dtype,
                 special_skip="log-probabilities: ±inf/NaN inputs are outside the op's domain (log_softmax outputs); "
@@ -355,7 +355,7 @@ def _gs_samples(dtype, rng):
                              grad=(mode == "bilinear"))
 
 
-register(OpInfo("grid_sample", ("Gather", "Floor", "Select", "Mul", "Add"), ops.grid_sample, _np_grid_sample,
+register(OpInfo("grid_sample", ("GatherD", "Floor", "Select", "Mul", "Add"), ops.grid_sample, _np_grid_sample,
                 _gs_samples, (F32, F64), differentiable=True, out_dtype=_same_dtype, tol={F32: (1e-5, 1e-5)},
                 special_skip="NaN/inf coordinates read as outside (zeros): checked in test_nn_functional_ext.py",
                 notes="nearest: no gradient w.r.t. the grid (piecewise constant); samples avoid exact pixel "

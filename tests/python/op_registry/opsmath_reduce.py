@@ -161,10 +161,10 @@ def _cum_samples(dtype, rng):
         yield Sample((x,), dict(axis=1), desc="NaN sticks", grad=False)
 
 
-register(OpInfo("cummax", ("Concat", "Select", "Gather"), lambda x, axis: ops.cummax(x, axis),
+register(OpInfo("cummax", ("Concat", "Select", "GatherD"), lambda x, axis: ops.cummax(x, axis),
                 lambda x, axis: _np_cum(x, axis, True), _cum_samples, FL + (I32,), differentiable=True,
                 special_skip="the samples hold NaN; selection of existing elements"))
-register(OpInfo("cummin", ("Concat", "Select", "Gather"), lambda x, axis: ops.cummin(x, axis),
+register(OpInfo("cummin", ("Concat", "Select", "GatherD"), lambda x, axis: ops.cummin(x, axis),
                 lambda x, axis: (lambda v, i: (v, i.astype(np.int32)))(*_np_cum(x, axis, False)), _cum_samples,
                 FL + (I32,), differentiable=True, special_skip="the samples hold NaN; selection of existing elements"))
 
@@ -209,10 +209,10 @@ def _median_samples(dtype, rng):
         yield Sample((x,), {}, desc="NaN", grad=False)
 
 
-register(OpInfo("median", ("ArgSort", "Gather"), lambda x, **k: ops.median(x, **k),
+register(OpInfo("median", ("ArgSort", "GatherD"), lambda x, **k: ops.median(x, **k),
                 lambda x, **k: _np_median(x, **k), _median_samples, FL + (I32,), differentiable=True,
                 out_dtype=None, special_skip="the samples hold NaN"))
-register(OpInfo("nanmedian", ("ArgSort", "Gather"), lambda x, **k: ops.nanmedian(x, **k),
+register(OpInfo("nanmedian", ("ArgSort", "GatherD"), lambda x, **k: ops.nanmedian(x, **k),
                 lambda x, **k: _np_median(x, nan=True, **k), _median_samples, FL, differentiable=True,
                 special_skip="the samples hold NaN"))
 
@@ -237,10 +237,10 @@ def _knq(x, q, **k):
     return ops.nanquantile(x, Tensor(q) if isinstance(q, np.ndarray) else q, **k)
 
 
-register(OpInfo("quantile", ("ArgSort", "Gather", "Floor"), _kq,
+register(OpInfo("quantile", ("ArgSort", "GatherD", "Floor"), _kq,
                 lambda x, q, axis=None, keepdims=False: np.quantile(x, q, axis=axis, keepdims=keepdims),
                 _q_samples, FL, differentiable=True, out_dtype=_in_dtype, special_skip="the samples hold NaN"))
-register(OpInfo("nanquantile", ("ArgSort", "Gather", "Floor"), _knq,
+register(OpInfo("nanquantile", ("ArgSort", "GatherD", "Floor"), _knq,
                 lambda x, q, axis=None, keepdims=False: np.nanquantile(x, q, axis=axis, keepdims=keepdims),
                 _q_samples, FL, differentiable=True, out_dtype=_in_dtype, special_skip="the samples hold NaN"))
 
