@@ -82,6 +82,16 @@ void bind_reduce_shape(nb::module_& m) {
         },
         nb::arg("row"), nb::arg("col"), nb::arg("offset"), nb::arg("lower"), nb::arg("dtype"),
         "The (2, N) coordinates of the lower (lower=True) or upper triangle of a row x col matrix.");
+  m.def("cummax", [](TL x, int64_t axis) { return apply(OpId::CumMax, {x}, {{"axis", axis}}); }, nb::arg("x"),
+        nb::arg("axis"), "[running maximum, its Int64 index] along axis (the CumMax op; ties take the later index).");
+  m.def("cummin", [](TL x, int64_t axis) { return apply(OpId::CumMin, {x}, {{"axis", axis}}); }, nb::arg("x"),
+        nb::arg("axis"), "[running minimum, its Int64 index] along axis (the CumMin op; ties take the later index).");
+  m.def("logcumsumexp",
+        [](TL x, int64_t axis, bool reverse) {
+          return apply1(OpId::LogCumSumExp, {x}, {{"axis", axis}, {"reverse", reverse}});
+        },
+        nb::arg("x"), nb::arg("axis"), nb::arg("reverse") = false,
+        "log of the running sum of exp(x) along axis, without overflow (the LogCumSumExp op).");
   m.def("polygamma", [](int64_t n, TL x) { return apply1(OpId::Polygamma, {x}, {{"n", n}}); }, nb::arg("n"),
         nb::arg("x"), "psi^(n)(x), the n-th derivative of digamma (the Polygamma op; float results).");
   m.def("argsort", [](TL x, int64_t axis, bool descending) { return ops::argsort(x, axis, descending); },

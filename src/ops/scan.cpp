@@ -8,6 +8,8 @@
 // float32 (compute_t), integers in their own type (wrapping modulo 2^bits, as NumPy's cumsum in that dtype).
 #include <omp.h>
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "elementwise.h"
@@ -162,6 +164,141 @@ TV bp_cumprod(const TV& in, const TV& out, const TV& g, const Attrs& a) {
 }
 std::vector<TensorMeta> infer_cumprod_grad(const TV& in, const Attrs& a) { return infer_scan(in, a, "CumProdGrad"); }
 
+
+// ---- CumMax / CumMin: running extremum and its index (Int64) along the axis ----
+// MindSpore 2.10 CPU (oracle): an equal later value takes the index (the last occurrence); a NaN, once met, stays the
+// value, and every later NaN takes the index ([nan, 1, 2, nan, 0] -> indices [0, 0, 0, 3, 3], cummax and cummin).
+std::vector<TensorMeta> infer_cumext(const TV& in, const Attrs& a, const char* op) {
+  const Tensor& x = in[0];
+  KILN_CHECK(x.dtype() != DType::Bool && !is_complex(x.dtype()), Type, "For '", op,
+             "', the input must be a real number tensor, but got ", dtype_name(x.dtype()), ".");
+  KILN_CHECK(x.ndim() > 0, Value, "For '", op, "', the input must have at least 1 dim, but got a 0-d Tensor.");
+  normalize_axis(a.i("axis"), x.ndim(), op);
+  return {{x.shape(), x.dtype()}, {x.shape(), DType::Int64}};
+}
+std::vector<TensorMeta> infer_cummax(const TV& in, const Attrs& a) { return infer_cumext(in, a, "CumMax"); }
+std::vector<TensorMeta> infer_cummin(const TV& in, const Attrs& a) { return infer_cumext(in, a, "CumMin"); }
+
+template <typename T, bool Max>
+void cumext_lines(const T* px, T* pv, int64_t* pi, const Lines& l) {
+  using C = compute_t<T>;
+  const int64_t n = l.n, inner = l.inner, block = n * inner;
+#pragma omp parallel for schedule(static) if (l.outer * block >= cpu::kParallelMin && l.outer > 1 && !omp_in_parallel())
+  for (int64_t o = 0; o < l.outer; ++o) {
+    const int64_t base = o * block;
+    for (int64_t t = 0; t < n; ++t) {
+      const int64_t row = base + t * inner, prev = row - inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        const C v = C(px[row + i]);
+        if (t == 0) {
+          pv[row + i] = px[row + i];
+          pi[row + i] = 0;
+          continue;
+        }
+        const C best = C(pv[prev + i]);
+        bool take;  // the new element becomes the running extremum
+        if constexpr (std::is_floating_point_v<C>) {
+          take = v != v || (!(best != best) && (Max ? v >= best : v <= best));
+        } else {
+          take = Max ? v >= best : v <= best;
+        }
+        pv[row + i] = take ? px[row + i] : pv[prev + i];
+        pi[row + i] = take ? t : pi[prev + i];
+      }
+    }
+  }
+}
+template <bool Max>
+void run_cumext(const TV& in, TV& out, const Attrs& a) {
+  Tensor x = in[0].contiguous();
+  const Lines l = lines_of(x, a.i("axis"), Max ? "CumMax" : "CumMin");
+  KILN_DISPATCH(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>)
+      cumext_lines<T, Max>(x.data<T>(), out[0].data<T>(), out[1].data<int64_t>(), l);
+  });
+}
+// d values: the cotangent added at the picked positions (GatherDGrad, GatherD's transpose: a scatter-add along the
+// axis, as PyTorch's cummaxmin_backward); the indices output has no gradient.
+TV bp_cumext(const TV& in, const TV& out, const TV& g, const Attrs& a) {
+  const Tensor& x = in[0];
+  if (!g[0].defined()) return {ops::zeros_like(x)};
+  const Tensor gv = g[0].dtype() == x.dtype() ? g[0] : ops::cast(g[0], x.dtype());
+  return {apply1(OpId::GatherDGrad, {gv, out[1]}, {{"dim", a.i("axis")}, {"shape", x.shape()}})};
+}
+
+// ---- LogCumSumExp: log Σ_{j≤t} exp(x_j) along the axis (reverse: Σ_{j≥t}) ----
+std::vector<TensorMeta> infer_logcumsumexp(const TV& in, const Attrs& a) {
+  const Tensor& x = in[0];
+  KILN_CHECK(is_floating(x.dtype()), Type, "For 'LogCumSumExp', the input must be a float tensor, but got ",
+             dtype_name(x.dtype()), ".");
+  KILN_CHECK(x.ndim() > 0, Value, "For 'LogCumSumExp', the input must have at least 1 dim, but got a 0-d Tensor.");
+  normalize_axis(a.i("axis"), x.ndim(), "LogCumSumExp");
+  return {{x.shape(), x.dtype()}};
+}
+// logaddexp(a, b) without overflow: max + log1p(exp(−|a − b|)); −inf is the identity, equal values (±inf included)
+// give a + log 2, NaN spreads.
+template <typename C>
+inline C log_add_exp(C a, C b) {
+  if (a != a || b != b) return a + b;
+  if (a == b) return a + C(0.6931471805599453);
+  const C m = a > b ? a : b, d = a > b ? b - a : a - b;
+  return m + std::log1p(std::exp(d));
+}
+template <typename T>
+void lcse_lines(const T* px, T* po, const Lines& l, bool reverse) {
+  using C = compute_t<T>;
+  const int64_t n = l.n, inner = l.inner, block = n * inner;
+#pragma omp parallel for schedule(static) if (l.outer * block >= cpu::kParallelMin && l.outer > 1 && !omp_in_parallel())
+  for (int64_t o = 0; o < l.outer; ++o) {
+    std::vector<C> acc(size_t(inner), -std::numeric_limits<C>::infinity());
+    for (int64_t s = 0; s < n; ++s) {
+      const int64_t t = reverse ? n - 1 - s : s;
+      const int64_t row = o * block + t * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        C& c = acc[size_t(i)];
+        const C v = C(px[row + i]);
+        c = s == 0 ? v : log_add_exp(c, v);
+        po[row + i] = convert_value<T>(c);
+      }
+    }
+  }
+}
+void run_logcumsumexp(const TV& in, TV& out, const Attrs& a) {
+  Tensor x = in[0].contiguous();
+  const Lines l = lines_of(x, a.i("axis"), "LogCumSumExp");
+  const bool reverse = a.b("reverse");
+  KILN_DISPATCH(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool> && !std::is_integral_v<T>) lcse_lines<T>(x.data<T>(), out[0].data<T>(), l, reverse);
+  });
+}
+// dx_k = Σ_{i≥k} g_i·exp(x_k − out_i) (i later in the scan direction). Formed without overflow as MindSpore's
+// LogCumulativeSumExp bprop and PyTorch's logcumsumexp_backward: with the positive and negative parts of g kept in
+// the log domain, dx = exp(LCSE_rev(log g⁺ − out) + x) − exp(LCSE_rev(log g⁻ − out) + x), LCSE_rev the scan in the
+// other direction. Composed of Kiln ops, so a recorded backward pass differentiates again (checked against float64
+// central differences in tests/python/test_issue23_kernels.py).
+TV bp_logcumsumexp(const TV& in, const TV& out, const TV& g, const Attrs& a) {
+  const Tensor& x = in[0];
+  // a recorded backward pass (second derivatives) recomputes out from x, so that its dependence on x is on the tape
+  const Tensor y = autodiff::grad_level() == 0
+                       ? out[0]
+                       : apply1(OpId::LogCumSumExp, {x}, {{"axis", a.i("axis")}, {"reverse", a.b("reverse")}});
+  const Tensor gx = g[0].dtype() == x.dtype() ? g[0] : ops::cast(g[0], x.dtype());
+  const Tensor zero = Tensor::scalar(0.0, x.dtype(), true);
+  const Tensor ninf = Tensor::scalar(-std::numeric_limits<double>::infinity(), x.dtype(), true);
+  const Tensor lg = ops::log(ops::abs(gx));
+  const Tensor lpos = ops::select(ops::greater(gx, zero), lg, ninf);
+  const Tensor lneg = ops::select(ops::less(gx, zero), lg, ninf);
+  auto part = [&](const Tensor& l) {
+    const Tensor s = apply1(OpId::LogCumSumExp, {ops::sub(l, y)},
+                            {{"axis", a.i("axis")}, {"reverse", !a.b("reverse")}});
+    return ops::exp(ops::add(s, x));
+  };
+  // an element at −inf adds nothing to any output: its gradient is 0 (the formula gives exp(−inf + inf) = NaN where
+  // the outputs are −inf too, as in the second derivative's pass through the all −inf negative part)
+  return {ops::select(ops::equal(x, ninf), ops::zeros_like(x), ops::sub(part(lpos), part(lneg)))};
+}
 }  // namespace
 
 namespace ops_impl {
@@ -184,6 +321,24 @@ void register_scan() {
   pg.cpu = run_cumprod_grad;
   pg.differentiable = false;  // only made by an unrecorded backward pass (bp_cumprod)
   register_op(pg);
+  OpDef mx;
+  mx.id = OpId::CumMax;
+  mx.infer = infer_cummax;
+  mx.cpu = run_cumext<true>;
+  mx.bprop = bp_cumext;
+  register_op(mx);
+  OpDef mn;
+  mn.id = OpId::CumMin;
+  mn.infer = infer_cummin;
+  mn.cpu = run_cumext<false>;
+  mn.bprop = bp_cumext;
+  register_op(mn);
+  OpDef lc;
+  lc.id = OpId::LogCumSumExp;
+  lc.infer = infer_logcumsumexp;
+  lc.cpu = run_logcumsumexp;
+  lc.bprop = bp_logcumsumexp;
+  register_op(lc);
 }
 }  // namespace ops_impl
 }  // namespace kiln

@@ -1,6 +1,6 @@
 """Issue 23's "kernels, not chains" ops as single C++ kernels: Fmod, Lgamma, Digamma, Polygamma, CumSum, CumProd
-(+ CumProdGrad), GatherD (+ GatherDGrad), TrilIndices / TriuIndices. The registry rows (tests/python/op_registry)
-check values against NumPy/SciPy, float64 finite-difference gradients, PyNative against Graph mode and the one
+(+ CumProdGrad), GatherD (+ GatherDGrad), TrilIndices / TriuIndices, CumMax / CumMin, LogCumSumExp. The registry
+rows (tests/python/op_registry) check values against NumPy/SciPy, float64 finite-difference gradients, PyNative against Graph mode and the one
 node; here: MindSpore 2.10's values at the edges (obtained with the oracle, /work/shared/tools/ms_oracle.py),
 special values against the math module, the threaded scan path against float64 NumPy, and errors."""
 import math
@@ -242,3 +242,124 @@ def test_tri_indices_mindspore_values():
         np.testing.assert_array_equal(ops.tril_indices(r, c, k).asnumpy(), np.stack(np.tril_indices(r, k, c)))
         np.testing.assert_array_equal(ops.triu_indices(r, c, k).asnumpy(), np.stack(np.triu_indices(r, k, c)))
     assert ops.triu_indices(3, 3, dtype=kiln.int32).dtype == kiln.int32
+
+
+# ---------------------------------------------------------------------------------------------- cummax / cummin
+
+def test_cummax_cummin_mindspore_values():
+    """MindSpore 2.10 CPU's values (oracle): ties take the later index; a NaN stays the value once met and each later
+    NaN takes the index; cummax indices Int64, cummin Int32; a negative axis counts from the end."""
+    x = Tensor(np.array([[3., 1, 3, 1, 2, 5, 5], [NAN, 1, 2, NAN, 0, -1, 4]], np.float32))
+    for axis in (1, -1):
+        v, i = ops.cummax(x, axis)
+        _same(v.asnumpy(), [[3, 3, 3, 3, 3, 5, 5], [NAN] * 7])
+        np.testing.assert_array_equal(i.asnumpy(), [[0, 0, 2, 2, 2, 5, 6], [0, 0, 0, 3, 3, 3, 3]])
+        assert i.dtype == kiln.int64
+        v, i = ops.cummin(x, axis)
+        _same(v.asnumpy(), [[3, 1, 1, 1, 1, 1, 1], [NAN] * 7])
+        np.testing.assert_array_equal(i.asnumpy(), [[0, 1, 1, 3, 3, 3, 3], [0, 0, 0, 3, 3, 3, 3]])
+        assert i.dtype == kiln.int32
+    # infinities: [1, inf, -inf, inf] -> cummax indices [0, 1, 1, 3], cummin [0, 0, 2, 2]
+    y = Tensor(np.array([1., INF, -INF, INF], np.float32))
+    np.testing.assert_array_equal(ops.cummax(y, 0)[1].asnumpy(), [0, 1, 1, 3])
+    np.testing.assert_array_equal(ops.cummin(y, 0)[0].asnumpy(), [1, 1, -INF, -INF])
+    np.testing.assert_array_equal(ops.cummin(y, 0)[1].asnumpy(), [0, 0, 2, 2])
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.uint8, np.int32, np.int64, np.float16, np.float64])
+def test_cummax_cummin_dtypes(dt):
+    # MindSpore 2.10: the values keep the input dtype; [1, 3, 2, 3, 0] -> cummax indices [0, 1, 1, 3, 3],
+    # cummin [0, 0, 0, 0, 4]
+    x = Tensor(np.array([1, 3, 2, 3, 0], dt))
+    v, i = ops.cummax(x, 0)
+    assert v.dtype == x.dtype and i.dtype == kiln.int64
+    np.testing.assert_array_equal(v.asnumpy(), np.array([1, 3, 3, 3, 3], dt))
+    np.testing.assert_array_equal(i.asnumpy(), [0, 1, 1, 3, 3])
+    v, i = ops.cummin(x, 0)
+    assert v.dtype == x.dtype and i.dtype == kiln.int32
+    np.testing.assert_array_equal(v.asnumpy(), np.array([1, 1, 1, 1, 0], dt))
+    np.testing.assert_array_equal(i.asnumpy(), [0, 0, 0, 0, 4])
+
+
+def test_cummax_cummin_edges_and_gradient():
+    # MindSpore 2.10: an empty axis gives empty values and indices; a 0-d input raises ValueError
+    v, i = ops.cummax(Tensor(np.zeros((2, 0), np.float32)), 1)
+    assert v.shape == (2, 0) and i.shape == (2, 0)
+    for f in (ops.cummax, ops.cummin):
+        with pytest.raises(ValueError, match="0-d"):
+            f(Tensor(np.float32(2.0)), 0)
+        with pytest.raises(TypeError, match="cumm"):
+            f(Tensor(np.array([True, False])), 0)
+        with pytest.raises(ValueError, match="axis"):
+            f(Tensor(np.ones((2, 3), np.float32)), 2)
+    # the values' gradient adds each cotangent at the index picked (ties: the later element)
+    w = np.array([1., 2, 3, 4])
+    g = kiln.grad(lambda t: ops.sum(ops.mul(ops.cummax(t, 0)[0], Tensor(w))))(Tensor(np.array([1., 3, 3, 2])))
+    _same(g.asnumpy(), [1, 2, 7, 0])
+    g = kiln.grad(lambda t: ops.sum(ops.mul(ops.cummin(t, 0)[0], Tensor(w))))(Tensor(np.array([1., 3, 1, 2])))
+    _same(g.asnumpy(), [3, 0, 7, 0])  # indices [0, 0, 2, 2]
+
+
+# ---------------------------------------------------------------------------------------------- logcumsumexp
+
+def test_logcumsumexp_mindspore_values():
+    # MindSpore 2.10: float16 keeps Float16 ([1, 2, 3] -> [1, 2.312, 3.408]); float64 [1, 2.31326169, 3.40760596];
+    # along axis -2 of [[1, 2], [3, 4]]: [[1, 2], [3.126928, 4.126928]]; 1e30 stays finite in float32
+    r = ops.logcumsumexp(Tensor(np.array([1, 2, 3], np.float16)), 0)
+    assert r.dtype == kiln.float16
+    _same(r.asnumpy(), [1.0, 2.312, 3.408], rtol=1e-3)
+    _same(ops.logcumsumexp(Tensor(np.array([1., 2, 3])), 0).asnumpy(), [1., 2.31326169, 3.40760596], rtol=1e-8)
+    _same(ops.logcumsumexp(Tensor(np.array([[1., 2], [3, 4]], np.float32)), -2).asnumpy(),
+          [[1, 2], [3.126928, 4.126928]])
+    big = ops.logcumsumexp(Tensor(np.array([1e30, 1e30, 88., 100.], np.float32)), 0).asnumpy()
+    _same(big, [1e30] * 4)
+    assert ops.logcumsumexp(Tensor(np.zeros((2, 0), np.float32)), 1).shape == (2, 0)
+    with pytest.raises(TypeError, match="logcumsumexp"):
+        ops.logcumsumexp(Tensor(np.array([1, 2, 3], np.int32)), 0)
+    with pytest.raises(ValueError, match="0-d"):
+        ops.logcumsumexp(Tensor(np.float32(2.0)), 0)
+    # the gradient (MindSpore 2.10): d/dx Σ w·logcumsumexp(x) at [0.5, -1, 2], w = [1, -2, 0.5]
+    gw = Tensor(np.array([1., -2, 0.5], np.float32))
+    g = kiln.grad(lambda t: ops.sum(ops.mul(ops.logcumsumexp(t, 0), gw)))(Tensor(np.array([0.5, -1., 2.], np.float32)))
+    _same(g.asnumpy(), [-0.54750395, -0.3452941, 0.3927983], rtol=1e-5)
+
+
+def test_logcumsumexp_special_values():
+    """-inf is the identity, +inf stays, NaN spreads: as NumPy's np.logaddexp.accumulate. MindSpore 2.10's CPU kernel
+    differs here (not mirrored): it gives NaN for logaddexp(-inf, -inf) and then log 2 for a following 0, and after a
+    NaN it continues with finite values ([1e30, 1e30, -1e30, nan, 2] -> [..., nan, 2.693])."""
+    x = np.array([[-INF, -INF, 0., INF, 1.], [1e30, 1e30, -1e30, NAN, 2.], [5., INF, INF, -INF, 3.]], np.float32)
+    got = ops.logcumsumexp(Tensor(x), 1).asnumpy()
+    with np.errstate(invalid="ignore"):  # NumPy warns on -inf - -inf inside logaddexp
+        want = np.logaddexp.accumulate(x.astype(np.float64), axis=1).astype(np.float32)
+    _same(got, want)
+    assert got[0, 1] == -INF and got[0, 2] == 0.0
+
+
+def test_logcumsumexp_gradients_float64():
+    """The first and second derivatives against float64 central differences, with values spread so that exp alone
+    would overflow (x up to 800)."""
+    rng = np.random.default_rng(3)
+    x0 = rng.uniform(-3, 3, (2, 6)) + np.array([[0.0], [800.0]])
+    w = rng.standard_normal((2, 6))
+
+    def f(a):
+        return ops.sum(ops.mul(ops.logcumsumexp(a, 1), Tensor(w)))
+
+    def first(a):
+        return kiln.grad(f)(a)
+
+    g = first(Tensor(x0)).asnumpy()
+    h = 1e-6
+    fd = np.zeros_like(x0)
+    v = rng.standard_normal((2, 6))
+    fd2 = np.zeros_like(x0)
+    for idx in np.ndindex(x0.shape):
+        xp, xm = x0.copy(), x0.copy()
+        xp[idx] += h
+        xm[idx] -= h
+        fd[idx] = (float(f(Tensor(xp)).asnumpy()) - float(f(Tensor(xm)).asnumpy())) / (2 * h)
+        fd2[idx] = ((first(Tensor(xp)).asnumpy() - first(Tensor(xm)).asnumpy()) * v).sum() / (2 * h)
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-6)
+    second = kiln.grad(lambda a: ops.sum(ops.mul(first(a), Tensor(v))))(Tensor(x0)).asnumpy()
+    np.testing.assert_allclose(second, fd2, rtol=1e-5, atol=1e-6)

@@ -10,8 +10,8 @@ Conventions (MindSpore 2.10, checked on CPU, and PyTorch where MindSpore's CPU k
       holds NaN (index of the first NaN); nanmedian ignores NaN (NaN and index 0 for an all-NaN slice).
   quantile: linear interpolation between the sorted values at q·(N − 1) (NumPy's default method); NaN if the slice
       holds NaN; nanquantile ignores NaN.
-  cummax/cummin: running max/min with the index of its last occurrence; NaN, once met, stays (with its index);
-      computed by log₂(N) doubling steps (Hillis–Steele scan), not a loop over N.
+  cummax/cummin: running max/min with the index of its last occurrence; NaN, once met, stays (each later NaN takes
+      the index); one C++ CumMax / CumMin op (src/ops/scan.cpp).
   norms with p = 2 (vector_norm, cdist, dist, pdist, renorm): gradient 0 at a zero vector (PyTorch's)."""
 import builtins
 import math
@@ -211,49 +211,15 @@ def aminmax(input, *, axis=0, keepdims=False):
 
 # ---------------------------------------------------------------------------------------------- scans
 
-def _shift(t, s, axis):
-    """t shifted by s along axis (the first s positions hold t's first s entries: masked out by the caller)."""
-    n = t.shape[axis]
-    head = [0] * t.ndim
-    keep = list(t.shape)
-    keep[axis] = n - s
-    pad = list(t.shape)
-    pad[axis] = s
-    ones = [1] * t.ndim
-    return _core.concat([_core.strided_slice(t, head, pad, ones), _core.strided_slice(t, head, keep, ones)], axis)
-
-
-def _positions(t, axis):
-    shape = [1] * t.ndim
-    shape[axis] = t.shape[axis]
-    return Tensor(np.arange(t.shape[axis], dtype=np.int64).reshape(shape))
-
-
-def _cum_select(op, input, axis, better, idx_dtype):
+def _cum_select(op, input, axis, idx_dtype):
     x = _tensor_arg(input, op)
     if x.dtype == mstype.bool_:
         raise TypeError(f"For '{op}', the input must be numeric, but got {_got(x)}.")
     if x.ndim == 0:
         raise ValueError(f"For '{op}', the input must have at least 1 dim, but got a 0-d Tensor.")
     ax = _axis1(op, axis, x.ndim)
-    n = x.shape[ax]
-    pos = _positions(x, ax)
-    idx = _core.broadcast_to(pos, list(x.shape))
-    v = _core.stop_gradient(x)
-    isf = mstype.is_float(x.dtype)
-    s = 1
-    while s < n:
-        lv, li = _shift(v, s, ax), _shift(idx, s, ax)
-        valid = _core.greater_equal(pos, s)
-        right = better(v, lv)  # the later element wins ties
-        if isf:
-            right = _core.logical_and(_core.equal(lv, lv), _core.logical_or(_core.not_equal(v, v), right))
-        take_left = _core.logical_and(valid, _core.logical_not(right))
-        v = _core.select(take_left, lv, v)
-        idx = _core.select(take_left, li, idx)
-        s *= 2
-    values = _gather_along(x, ax, idx)
-    return values, _core.cast(idx, idx_dtype)
+    values, idx = (_core.cummax if op == "cummax" else _core.cummin)(x, ax)  # the CumMax / CumMin op (scan.cpp)
+    return values, (idx if idx_dtype == mstype.int64 else _core.cast(idx, idx_dtype))
 
 
 def _gather_along(x, axis, idx):
@@ -264,41 +230,31 @@ def _gather_along(x, axis, idx):
 @defop(primitive=None, tensor="cummax")
 def cummax(input, axis):
     """MindSpore's ops.cummax(input, axis): (values, indices Int64) — the running maximum along `axis` and the index
-    of its last occurrence; a NaN, once met, stays the maximum (with its index). Gradient to the picked elements.
+    of its last occurrence; a NaN, once met, stays the maximum and each later NaN takes the index (MindSpore 2.10
+    CPU's). One C++ CumMax op; the values' gradient goes to the picked elements (GatherDGrad).
     Raises TypeError (non-Tensor, bool input, non-int axis), ValueError (0-d input, axis out of range)."""
-    return _cum_select("cummax", input, axis, _core.greater_equal, mstype.int64)
+    return _cum_select("cummax", input, axis, mstype.int64)
 
 
 @defop(primitive=None, tensor="cummin")
 def cummin(input, axis):
     """MindSpore's ops.cummin(input, axis): (values, indices Int32, as MindSpore) — the running minimum along `axis`
-    and the index of its last occurrence; NaN stays once met. Raises TypeError, ValueError as cummax."""
-    return _cum_select("cummin", input, axis, _core.less_equal, mstype.int32)
+    and the index of its last occurrence; NaN stays once met (later NaNs take the index). One C++ CumMin op.
+    Raises TypeError, ValueError as cummax."""
+    return _cum_select("cummin", input, axis, mstype.int32)
 
 
 @defop(tensor="logcumsumexp")
 def logcumsumexp(input, axis):
-    """MindSpore's ops.logcumsumexp(input, axis): log Σ_{j ≤ i} exp(x_j) along `axis`, without overflow (each
-    doubling step combines two partial results as logaddexp: max + log1p(exp(−|a − b|))). Float inputs only.
+    """MindSpore's ops.logcumsumexp(input, axis): log Σ_{j ≤ i} exp(x_j) along `axis`, without overflow: one C++
+    LogCumSumExp op, each step a stable logaddexp (max + log1p(exp(−|a − b|))); −inf is the identity. Float inputs
+    only. Gradient: MindSpore's / PyTorch's sign-split formula in the log domain (src/ops/scan.cpp).
     Raises TypeError (non-Tensor, integer/bool input), ValueError (0-d input, axis out of range)."""
     x = _float_only(input, "logcumsumexp")
     if x.ndim == 0:
         raise ValueError("For 'logcumsumexp', the input must have at least 1 dim, but got a 0-d Tensor.")
     ax = _axis1("logcumsumexp", axis, x.ndim)
-    n = x.shape[ax]
-    pos = _positions(x, ax)
-    acc = x
-    s = 1
-    while s < n:
-        left = _shift(acc, s, ax)
-        valid = _core.greater_equal(pos, s)
-        left = _core.select(_core.broadcast_to(valid, list(x.shape)), left, _full_like(x, -math.inf))
-        m = _core.maximum(acc, left)
-        ms = _core.select(_core.equal(m, -math.inf), _core.zeros_like(m), m)  # both −inf: log(0 + 0) = −inf
-        both = _core.add(_core.exp(_core.sub(acc, ms)), _core.exp(_core.sub(left, ms)))
-        acc = _core.add(_core.log(both), ms)
-        s *= 2
-    return acc
+    return _core.logcumsumexp(x, ax, False)
 
 
 # ---------------------------------------------------------------------------------------------- order statistics

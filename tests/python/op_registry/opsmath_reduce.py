@@ -139,13 +139,14 @@ _reg("aminmax", ("ReduceMin", "ReduceMax"), lambda x, **k: ops.aminmax(x, **k), 
 # ---------------------------------------------------------------------------------------------- scans
 
 def _np_cum(x, axis, mx=True):
-    """Running max/min with the index of its last occurrence; NaN sticks (with the first NaN's index)."""
+    """Running max/min with the index of its last occurrence; NaN sticks and each later NaN takes the index (MindSpore
+    2.10 CPU: [nan, 1, 2, nan, 0] gives indices [0, 0, 0, 3, 3] for cummax and cummin)."""
     x = np.moveaxis(x, axis, -1)
     vals, idx = np.empty_like(x), np.zeros(x.shape, np.int64)
     for pos in np.ndindex(x.shape[:-1]):
         best, bi = None, 0
         for i, v in enumerate(x[pos]):
-            if best is None or (not np.isnan(best) and (np.isnan(v) or (v >= best if mx else v <= best))):
+            if best is None or np.isnan(v) or (not np.isnan(best) and (v >= best if mx else v <= best)):
                 best, bi = v, i
             vals[pos + (i,)], idx[pos + (i,)] = best, bi
     return np.moveaxis(vals, -1, axis), np.moveaxis(idx, -1, axis)
@@ -159,23 +160,30 @@ def _cum_samples(dtype, rng):
         x = arr(rng, (2, 5), dtype)
         x[0, 2] = x[1, 1] = x[1, 3] = np.nan
         yield Sample((x,), dict(axis=1), desc="NaN sticks", grad=False)
+    yield Sample((arr(rng, (2, 0), dtype),), dict(axis=1), desc="empty", grad=False)
+    yield Sample((np.round(arr(rng, (4, 3, 5), dtype, -2, 2)),), dict(axis=-3), desc="ties, negative outer axis",
+                 grad=False)
+    # more than cpu::kParallelMin elements: the lines go to the OpenMP threads (src/ops/scan.cpp)
+    yield Sample((arr(rng, (40, 30, 30), dtype, -1, 1),), dict(axis=1), desc="threaded lines", grad=False)
 
 
-register(OpInfo("cummax", ("Concat", "Select", "GatherD"), lambda x, axis: ops.cummax(x, axis),
-                lambda x, axis: _np_cum(x, axis, True), _cum_samples, FL + (I32,), differentiable=True,
+register(OpInfo("cummax", ("CumMax",), lambda x, axis: ops.cummax(x, axis),
+                lambda x, axis: _np_cum(x, axis, True), _cum_samples, FL + (I32, I64), differentiable=True,
                 special_skip="the samples hold NaN; selection of existing elements"))
-register(OpInfo("cummin", ("Concat", "Select", "GatherD"), lambda x, axis: ops.cummin(x, axis),
+register(OpInfo("cummin", ("CumMin",), lambda x, axis: ops.cummin(x, axis),
                 lambda x, axis: (lambda v, i: (v, i.astype(np.int32)))(*_np_cum(x, axis, False)), _cum_samples,
-                FL + (I32,), differentiable=True, special_skip="the samples hold NaN; selection of existing elements"))
+                FL + (I32, I64), differentiable=True,
+                special_skip="the samples hold NaN; selection of existing elements"))
 
 
 def _np_lcse(x, axis):
     return np.logaddexp.accumulate(x, axis=axis)
 
 
-_reg("logcumsumexp", ("Concat", "Exp", "Log"), lambda x, axis: ops.logcumsumexp(x, axis), _np_lcse,
-     [((3, 7), dict(axis=1)), ((5, 2), dict(axis=0)), ((2, 3, 4), dict(axis=-2))], low=-5.0, high=5.0,
-     special_skip="log of sums of exponentials: Exp's and Log's special values")
+_reg("logcumsumexp", ("LogCumSumExp",), lambda x, axis: ops.logcumsumexp(x, axis), _np_lcse,
+     [((3, 7), dict(axis=1)), ((5, 2), dict(axis=0)), ((2, 3, 4), dict(axis=-2)), ((1, 4), dict(axis=0)),
+      ((2, 0), dict(axis=1, _grad=False)), ((40, 30, 30), dict(axis=1, _grad=False))], low=-5.0, high=5.0,
+     special_skip="a scan: a special value spreads along its line (test_issue23_kernels.py checks -inf, inf, NaN)")
 
 
 # ---------------------------------------------------------------------------------------------- order statistics
