@@ -474,3 +474,32 @@ def test_mismatches_are_also_mindspores_runtime_error():
         ms.load_param_into_net(net, {"weight": ms.Parameter(ms.Tensor(np.zeros((3, 3), np.float32)))})
     with pytest.raises(RuntimeError, match="weight"):
         ms.load_param_into_net(net, {"weight": ms.Parameter(ms.Tensor(np.zeros((1, 2), np.int32)))})
+
+
+def test_a_body_over_protobufs_2gib_limit_is_decoded_a_group_of_records_at_a_time(tmp_path, monkeypatch):
+    # MindSpore writes a large model's checkpoint (mindcv's mae_h_14_224_finetune, 2.5 GB) as one Checkpoint message,
+    # which protobuf refuses to parse whole (2 GiB limit). The grouped path is forced here with a tiny limit: same
+    # parameters, same values, whatever the group size (1 byte: one record per group; 300: several per group).
+    rng = np.random.default_rng(0)
+    params = [Parameter(Tensor(rng.standard_normal(s).astype(np.float32)), name=f"p{i}")
+              for i, s in enumerate([(3, 4), (5,), (2, 2, 2), (7, 1)])]
+    params.append(Parameter(Tensor(np.arange(6, dtype=np.int32).reshape(2, 3)), name="ints"))
+    path = str(tmp_path / "m.ckpt")
+    ms.save_checkpoint([{"name": p.name, "data": p} for p in params], path)
+    whole = ms.load_checkpoint(path)
+    monkeypatch.setattr(ser, "_PROTOBUF_LIMIT", 0)
+    for group in (1, 300, 1 << 30):
+        monkeypatch.setattr(ser, "_RECORD_GROUP_BYTES", group)
+        grouped = ms.load_checkpoint(path)
+        assert list(grouped) == list(whole) == ["p0", "p1", "p2", "p3", "ints"]
+        for name in whole:
+            assert grouped[name].dtype == whole[name].dtype
+            np.testing.assert_array_equal(grouped[name].asnumpy(), whole[name].asnumpy())
+    # damage on the grouped path: the documented ValueError naming the file
+    body = Path(path).read_bytes()
+    for bad, what in ((body[:-3], "past the end of the file"), (b"\x08\x01" + body, "wire type 0")):
+        p = tmp_path / "bad.ckpt"
+        p.write_bytes(bad)
+        with pytest.raises(ValueError, match=what) as e:
+            ms.load_checkpoint(str(p), crc_check=False)
+        assert "bad.ckpt" in str(e.value)

@@ -450,22 +450,76 @@ def _decode(path, data, format, crc_check, wanted, remove_redundancy):
                 out[name] = Parameter(_stored_to_tensor(arr, _TYPES[type_name][0]), name=name)
         remove_redundancy = _fmt.file_remove_redundancy(metadata, remove_redundancy)
     else:
-        msg = Checkpoint()
         body = _fmt.split_crc(path, data, crc_check)
         try:
-            msg.ParseFromString(body)
+            msgs = _checkpoint_messages(body)
         except (DecodeError, RuntimeError, ValueError) as e:
             raise _read_error(path, f"Protobuf decoding failed ({e}).") from None
-        bad = _damage.non_text_string(msg)
-        if bad is not None:
-            raise _read_error(path, f"Its field {bad} is not UTF-8 text.")
-        if not msg.value:
+        for msg in msgs:
+            bad = _damage.non_text_string(msg)
+            if bad is not None:
+                raise _read_error(path, f"Its field {bad} is not UTF-8 text.")
+        if not any(msg.value for msg in msgs):
             raise _read_error(path, "It holds no parameters.")
-        for value in msg.value:
-            if wanted(value.tag):
-                data = _proto_to_tensor(path, value)
-                out[value.tag] = data if isinstance(data, str) else Parameter(data, name=value.tag)
+        for msg in msgs:
+            for value in msg.value:
+                if wanted(value.tag):
+                    data = _proto_to_tensor(path, value)
+                    out[value.tag] = data if isinstance(data, str) else Parameter(data, name=value.tag)
     return out, remove_redundancy
+
+
+# Protobuf refuses to parse a serialized message of 2 GiB or more, and MindSpore writes the checkpoint of a large
+# model (mindcv's mae_h_14_224_finetune: 632M float32 parameters, 2.5 GB) as one Checkpoint message whose
+# parameters are its top-level `value` records (field 1, length-delimited). A body over the limit is therefore
+# decoded a group of whole records at a time (each group parsed as a Checkpoint of its own; a record alone is one
+# parameter, under the limit unless one tensor is 2 GiB).
+_PROTOBUF_LIMIT = (1 << 31) - 1
+_RECORD_GROUP_BYTES = 1 << 30
+
+
+def _varint(buf, pos):
+    """(value, position after it) of the protobuf varint at buf[pos]; ValueError if it is cut off or too long."""
+    result = shift = 0
+    while True:
+        if pos >= len(buf):
+            raise ValueError(f"the file ends inside a field header at byte {pos}")
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise ValueError(f"a field header longer than 10 bytes at byte {pos}")
+
+
+def _checkpoint_messages(body):
+    """The Checkpoint message(s) of a checkpoint's protobuf `body`: one, or for a body over protobuf's 2 GiB limit,
+    one per group of whole top-level records. Raises DecodeError or ValueError on damage (the caller names the
+    file)."""
+    if len(body) <= _PROTOBUF_LIMIT:
+        msg = Checkpoint()
+        msg.ParseFromString(body)
+        return [msg]
+    view = memoryview(body)
+    msgs, start, pos, n = [], 0, 0, len(body)
+    while pos < n:
+        at = pos
+        key, pos = _varint(view, pos)
+        if key & 7 != 2:
+            raise ValueError(f"a top-level field of wire type {key & 7} at byte {at} (a checkpoint holds only "
+                             f"length-delimited records)")
+        length, pos = _varint(view, pos)
+        pos += length
+        if pos > n:
+            raise ValueError(f"the record at byte {at} runs {pos - n} bytes past the end of the file")
+        if pos - start >= _RECORD_GROUP_BYTES or pos == n:
+            msg = Checkpoint()
+            msg.ParseFromString(bytes(view[start:pos]))
+            msgs.append(msg)
+            start = pos
+    return msgs
 
 
 class _ParamDictFuture:
