@@ -29,6 +29,14 @@ For each model name (mindcv.list_models(), or --only NAME ...):
    (shown "ok (kink)"; the note names the input and its errors): the same code paths give MindSpore's gradients
    at a nearby input, so the difference at x is the kink, not Kiln. A systematic error (a wrong formula, a wrong
    tie rule) fails at every input and stays a mismatch.
+6. A mismatch left after steps 4-5 is arbitrated in float64 on Kiln (worker_f64): the same checkpoint and input,
+   every Parameter and the input cast to float64, give the gradient of the exact function up to ~1e-16 (g64), and
+   central finite differences of that float64 loss along each d of step 4 (steps 1e-4 and 1e-6: noise ~1e-12,
+   independent of any autodiff formula) decide between <g_ms, d> and <g_kiln, d>. When every float64 slope sides
+   with Kiln and Kiln's float32 gradient is within 1e-3 of g64 (the error of step 3 with g64 as the reference) while
+   MindSpore's is not, the stage is 'f64' (shown "ok (f64)"; the note gives both errors): Kiln's float32 gradient
+   is the exact one to the table's tolerance and MindSpore's float32 is further from it (rounding at a kink or an
+   ill-conditioned layer, or MindSpore's formula). Anything else stays a mismatch.
 
 Results accumulate in a JSON file (--results, default docs/mindcv_zoo.json: a run updates the entries of the models
 it ran and keeps the others), and the Markdown table (--table, default docs/mindcv_zoo.md) lists every model of
@@ -61,7 +69,8 @@ FD_PARAMS = 3  # parameters (the worst) checked by finite differences after a gr
 # finite-difference steps along a unit direction (float32 forward: a loss noise of ~1e-6)
 FD_STEPS = tuple(float(v) for v in os.environ.get("MINDCV_ZOO_FD_STEPS", "0.01,0.003").split(","))
 STAGES = ("build", "load", "pynative_fwd", "pynative_grad", "graph_fwd", "graph_grad")
-PASSING = ("ok", "ms_off", "kink")  # stage results that count as a pass (see kiln_failed)
+FD64_STEPS = (1e-4, 1e-6)  # float64 central differences (step 6): loss noise ~1e-16 relative
+PASSING = ("ok", "ms_off", "kink", "f64")  # stage results that count as a pass (see kiln_failed)
 KINK_RETRIES = 3  # other inputs tried after a gradient mismatch that finite differences cannot decide
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -133,7 +142,8 @@ def kiln_failed(result):
 
     'ms_off' (a gradient mismatch where finite differences of MindSpore's own loss support Kiln's gradient, see
     worker_fd) and 'kink' (a mismatch that finite differences cannot decide and that is gone at another input, see
-    kink_retry_passes) are not Kiln failures."""
+    kink_retry_passes) and 'f64' (Kiln's float32 gradient is the float64 one within the tolerance and the float64
+    finite differences side with it, see f64_passes) are not Kiln failures."""
     if result.get("ms") != "ok":
         return False
     return any(result.get("stages", {}).get(s) not in PASSING for s in STAGES)
@@ -154,6 +164,8 @@ def _cell(status):
         return "ok (FD)"
     if status == "kink":
         return "ok (kink)"
+    if status == "f64":
+        return "ok (f64)"
     return "ok" if status == "ok" else "**" + status.split(":")[0] + "**"
 
 
@@ -170,9 +182,11 @@ def render_table(all_names, results, header=""):
     ms_only = [n for n in ran if results[n].get("ms") != "ok"]
     fd = [n for n in passed if "ms_off" in results[n].get("stages", {}).values()]
     kink = [n for n in passed if "kink" in results[n].get("stages", {}).values()]
+    f64 = [n for n in passed if "f64" in results[n].get("stages", {}).values()]
     lines.append(f"{len(all_names)} models in mindcv; {len(ran)} run: {len(passed)} pass every stage ({len(fd)} of "
                  "them with a gradient where MindSpore's own finite differences side with Kiln, 'ok (FD)'; "
-                 f"{len(kink)} with a kink at the first input that is gone at another, 'ok (kink)'), "
+                 f"{len(kink)} with a kink at the first input that is gone at another, 'ok (kink)'; "
+                 f"{len(f64)} whose float32 gradient is float64's where MindSpore's is not, 'ok (f64)'), "
                  f"{len(failed)} fail on Kiln, {len(ms_only)} did not run on MindSpore 2.10 CPU (or timed out "
                  f"there); {len(all_names) - len(ran)} not run.")
     lines.append("")
@@ -338,6 +352,18 @@ def kink_retry_passes(retry_stages, mode):
     return retry_stages.get(mode + "_fwd") == "ok" and retry_stages.get(mode + "_grad") == "ok"
 
 
+def f64_passes(f64):
+    """True when the float64 arbitration of one mode (the dict worker_f64 writes: err_kiln, err_ms, fd) clears
+    Kiln: every float64 finite-difference verdict is "kiln", Kiln's float32 gradient is within GRAD_TOL of the
+    float64 gradient (grad_error with it as the reference) and MindSpore's float32 gradient is further from it."""
+    if not f64 or not f64.get("fd"):
+        return False
+    if any(v.get("verdict") != "kiln" for v in f64["fd"].values()):
+        return False
+    ek, em = f64.get("err_kiln"), f64.get("err_ms")
+    return ek is not None and em is not None and ek <= GRAD_TOL and em > ek
+
+
 def worker_fd(name, workdir, mode):
     """MindSpore side, after a gradient mismatch: finite differences of MindSpore's own loss (float32 forward,
     float64 sum) along the direction in which Kiln's and MindSpore's gradients of a parameter differ, to tell which
@@ -378,6 +404,74 @@ def worker_fd(name, workdir, mode):
         s_ms, s_k = float(np.sum(g_ms * d)), float(np.sum(g_k * d))
         out[pname] = {"fd": slopes, "s_ms": s_ms, "s_kiln": s_k, "verdict": fd_verdict(slopes, s_ms, s_k)}
     _write(os.path.join(workdir, f"fd_{mode}.json"), out)
+
+
+def worker_f64(name, workdir, mode):
+    """Kiln side (under kiln.compat), step 6 after a gradient mismatch that steps 4-5 left: the model of ref.ckpt
+    with every Parameter and the input in float64, in `mode` ('pynative' or 'graph'). Computes Kiln's float32
+    gradients (all trainable parameters) and the float64 ones (g64), the errors of Kiln's and MindSpore's float32
+    gradients with g64 as the reference (grad_error), and, for each parameter of kiln_grads_<mode>.npz, central
+    differences of the float64 loss along d = (g_kiln - g_ms) / ||g_kiln - g_ms|| (FD64_STEPS) with fd_verdict.
+    Writes workdir/f64_<mode>.json: {err_kiln, err_ms, worst_kiln, worst_ms, fd: name -> {fd, s_ms, s_kiln,
+    verdict}}, or {error: message} when the model does not run in float64."""
+    import mindspore as ms
+    import mindcv
+
+    out_path = os.path.join(workdir, f"f64_{mode}.json")
+    ref = np.load(os.path.join(workdir, "ref.npz"))
+    kg = np.load(os.path.join(workdir, f"kiln_grads_{mode}.npz"))
+    g_ms = {k[2:]: ref[k] for k in ref.files if k.startswith("g:")}
+    ms.set_context(mode=ms.PYNATIVE_MODE if mode == "pynative" else ms.GRAPH_MODE)
+    ms.set_seed(0)
+    net = mindcv.create_model(name, num_classes=NUM_CLASSES, pretrained=False)
+    net.set_train(False)
+    ms.load_param_into_net(net, ms.load_checkpoint(os.path.join(workdir, "ref.ckpt")))
+
+    def grads(dtype):
+        grad_fn, params = _make_grad_fn(ms, net, ms.Tensor(ref["w"].astype(dtype)))
+        if mode == "graph":
+            grad_fn = ms.jit(grad_fn)
+        _, gs = grad_fn(ms.Tensor(ref["x"].astype(dtype)))
+        return {p.name: g.asnumpy().astype(np.float64) for p, g in zip(params, gs)}
+
+    try:
+        g32 = grads(np.float32)
+        base32 = {p.name: p.asnumpy() for p in net.get_parameters()}
+        for p in net.get_parameters():
+            p.set_dtype(ms.float64)
+            p.set_data(ms.Tensor(base32[p.name].astype(np.float64)))
+        g64 = grads(np.float64)
+        params = {p.name: p for p in net.get_parameters()}
+        x64 = ms.Tensor(ref["x"].astype(np.float64))
+        w64 = ref["w"].astype(np.float64)
+
+        def loss():
+            return float(np.sum(_logits(net(x64)).asnumpy().astype(np.float64) * w64))
+
+        res = {}
+        res["err_kiln"], res["worst_kiln"] = grad_error(g32, g64)
+        res["err_ms"], res["worst_ms"] = grad_error(g_ms, g64)
+        res["fd"] = {}
+        for pname in kg.files:
+            gm = g_ms[pname].astype(np.float64)
+            gk = kg[pname].astype(np.float64)
+            d = gk - gm
+            d /= np.linalg.norm(d)
+            p = params[pname]
+            base = base32[pname].astype(np.float64)
+            slopes = []
+            for eps in FD64_STEPS:
+                vals = []
+                for sign in (1.0, -1.0):
+                    p.set_data(ms.Tensor(base + sign * eps * d))
+                    vals.append(loss())
+                slopes.append((vals[0] - vals[1]) / (2 * eps))
+            p.set_data(ms.Tensor(base))
+            s_ms, s_k = float(np.sum(gm * d)), float(np.sum(gk * d))
+            res["fd"][pname] = {"fd": slopes, "s_ms": s_ms, "s_kiln": s_k, "verdict": fd_verdict(slopes, s_ms, s_k)}
+    except Exception as e:  # noqa: BLE001 (recorded: the model does not run in float64 on Kiln)
+        res = {"error": f"{type(e).__name__}: {e}"[:300]}
+    _write(out_path, res)
 
 
 def worker_kiln(name, workdir, input_seed=0):
@@ -545,6 +639,25 @@ def run_model(name, args):
                 undecided.remove(m)
                 note = (note + "; " if note else "") + (
                     f"{m}: at input seed {seed} fwd err {k['fwd_err'][m]:.1e}, grad err {k['grad_err'][m]:.1e}")
+    # Step 6: what is still a mismatch is arbitrated in float64 on Kiln.
+    for m in ("pynative", "graph"):
+        if result["stages"].get(m + "_grad") != "mismatch" or not os.path.exists(
+                os.path.join(wd, f"kiln_grads_{m}.npz")):
+            continue
+        _run([args.kiln_python, "-m", "kiln.compat", me, "--worker", "f64", "--model", name, "--workdir", wd,
+              "--mode", m], kiln_env, args.timeout)
+        f64 = _read(os.path.join(wd, f"f64_{m}.json"))
+        if not f64:
+            continue
+        result.setdefault("f64", {})[m] = f64
+        if "error" in f64:
+            note = (note + "; " if note else "") + f"{m} f64: {f64['error']}"
+            continue
+        if f64_passes(f64):
+            result["stages"][m + "_grad"] = "f64"
+        note = (note + "; " if note else "") + (
+            f"{m} f64: kiln32 {f64['err_kiln']:.1e}, ms32 {f64['err_ms']:.1e} from float64; fd64 " + ", ".join(
+                f"{k} {v['verdict']}" for k, v in f64["fd"].items()))
     result["note"] = note
     if not args.keep:
         shutil.rmtree(wd, ignore_errors=True)
@@ -608,7 +721,10 @@ central finite differences of MindSpore's own loss (float32, along the direction
 "ok (kink)": the gradients differ at the table's input, finite differences cannot decide (their slope depends on
 the step: a kink of the loss, such as a ReLU input within float32 rounding of 0 that the two frameworks round to
 different sides), and at another input (the note names its seed; same checkpoint) forward and gradients match
-within the limits above. "input" is the smallest of 64, 96, 128, 160, 224 (or the
+within the limits above. "ok (f64)": a mismatch that neither decides, arbitrated in float64 on Kiln (same
+checkpoint and input, every Parameter in float64): finite differences of the float64 loss side with Kiln's
+gradient, and Kiln's float32 gradient is within {grad} of the float64 one while MindSpore's is further (the note
+gives both errors). "input" is the smallest of 64, 96, 128, 160, 224 (or the
 model's configured size) that MindSpore's forward accepts. BatchNorm keeps its initial moving statistics (mean 0,
 variance 1; `--calibrate N` sets them from N training-mode passes first; "calib" in the note when used). "not run" means no result yet (the machine this table
 was made on has 2 shared cores: the large models were not run); nothing is marked "ok" that was not run.
@@ -641,7 +757,7 @@ def main(argv=None):
     ap.add_argument("--table-only", action="store_true", help="only rewrite --table from the stored --results")
     ap.add_argument("--json", action="store_true", help="print this run's results as JSON")
     ap.add_argument("--keep", action="store_true", help="keep each model's work folder")
-    ap.add_argument("--worker", choices=("ms", "kiln", "fd"), help=argparse.SUPPRESS)
+    ap.add_argument("--worker", choices=("ms", "kiln", "fd", "f64"), help=argparse.SUPPRESS)
     ap.add_argument("--mode", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--workdir", help=argparse.SUPPRESS)
@@ -656,6 +772,9 @@ def main(argv=None):
         return 0
     if args.worker == "fd":
         worker_fd(args.model, args.workdir, args.mode)
+        return 0
+    if args.worker == "f64":
+        worker_f64(args.model, args.workdir, args.mode)
         return 0
 
     all_names = _list_models(args)

@@ -119,7 +119,28 @@ def test_kink_is_a_pass_only_when_another_input_matches():
     text = zoo.render_table(["m", "n"], {"m": r, "n": _result(graph_grad="mismatch")})
     assert "| ok | ok | ok (kink) | ok | ok (kink) |" in text
     assert "1 pass every stage (0 of them with a gradient where MindSpore's own finite differences side with Kiln, " \
-        "'ok (FD)'; 1 with a kink at the first input that is gone at another, 'ok (kink)'), 1 fail on Kiln" in text
+        "'ok (FD)'; 1 with a kink at the first input that is gone at another, 'ok (kink)'; 0 whose float32 gradient is " \
+        "float64's where MindSpore's is not, 'ok (f64)'), 1 fail on Kiln" in text
+
+
+def test_f64_arbitration_passes_only_when_every_float64_slope_and_the_gradient_side_with_kiln():
+    fd_k = {"fd": [0.52, 0.52], "s_ms": 0.61, "s_kiln": 0.52, "verdict": "kiln"}
+    fd_u = dict(fd_k, verdict="undecided")
+    ok = {"err_kiln": 2e-5, "err_ms": 3.7e-3, "fd": {"a": fd_k, "b": fd_k}}
+    assert zoo.f64_passes(ok)
+    assert not zoo.f64_passes(dict(ok, fd={"a": fd_k, "b": fd_u}))  # one slope undecided
+    assert not zoo.f64_passes(dict(ok, fd={}))  # nothing checked by differences
+    assert not zoo.f64_passes(dict(ok, err_kiln=2e-3))  # Kiln's float32 gradient itself off float64 by > 1e-3
+    assert not zoo.f64_passes(dict(ok, err_kiln=4e-4, err_ms=3e-4))  # MindSpore's is the closer one
+    assert not zoo.f64_passes({"error": "TypeError: ..."})
+    assert not zoo.f64_passes(None)
+    r = _result(pynative_grad="f64", graph_grad="mismatch")
+    assert zoo.kiln_failed(r)
+    r["stages"]["graph_grad"] = "f64"
+    assert not zoo.kiln_failed(r)
+    text = zoo.render_table(["m"], {"m": r})
+    assert "| ok | ok | ok (f64) | ok | ok (f64) |" in text
+    assert "1 whose float32 gradient is float64's where MindSpore's is not, 'ok (f64)'" in text
 
 
 def test_render_table_names_an_older_gradient_floor():
