@@ -115,8 +115,6 @@ def set_auto_parallel_context(**kwargs):
         elif key in _BOOL_KEYS:
             if not isinstance(value, bool):
                 raise TypeError(f"For '{fn}', '{key}' must be a bool, but got {type(value).__name__}.")
-            if key == "full_batch" and value:
-                raise ValueError(f"For '{fn}', {key}=True is not supported by Kiln (data-parallel only).")
         elif key in ("device_num", "global_rank", "pipeline_stages", "grad_accumulation_step"):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"For '{fn}', '{key}' must be an int, but got {type(value).__name__}.")
@@ -126,8 +124,9 @@ def set_auto_parallel_context(**kwargs):
         elif key == "all_reduce_fusion_config":
             value = _split_indices(fn, value)
         elif key == "dataset_strategy":
-            if value != "data_parallel":
-                raise ValueError(f"For '{fn}', dataset_strategy must be 'data_parallel' in Kiln, but got {value!r}.")
+            if value not in ("data_parallel", "full_batch"):
+                raise ValueError(f"For '{fn}', dataset_strategy must be 'data_parallel' or 'full_batch' in Kiln "
+                                 f"(tuple strategies are not supported), but got {value!r}.")
         elif not isinstance(value, str):
             raise TypeError(f"For '{fn}', '{key}' must be a str, but got {type(value).__name__}.")
         updates[key] = value

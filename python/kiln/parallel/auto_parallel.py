@@ -1,0 +1,120 @@
+"""mindspore.parallel.auto_parallel.AutoParallel: runs a network or a training-step function in semi-auto parallel
+mode (operator sharding by Primitive.shard strategies; kiln/parallel/_op_shard.py, docs/distributed.md "Operator
+parallel")."""
+from .._loader import _core
+from ..common.tensor import Tensor
+from ..nn.cell import Cell
+from . import _op_shard
+
+__all__ = ["AutoParallel"]
+
+_warned = [False]
+_MODES = ("semi_auto", "sharding_propagation", "recursive_programming")
+
+
+class AutoParallel(Cell):
+    """AutoParallel(network, parallel_mode="semi_auto"): calls `network` (a Cell or a function, e.g. MindSpore's
+    `train_step(inputs, targets)` that computes the gradients and runs the optimizer) with operator parallel on:
+    primitives with a `shard` strategy run sharded over the processes of the job (each holds its slice of their
+    Parameters), the others run whole on every process.
+
+    The Tensor arguments of a call are this process's part of the batch: with the dataset strategy "data_parallel"
+    (the default) each is this process's slice along dimension 0 and the call gathers the global batch (the
+    processes' slices concatenated in rank order) first; with "full_batch" every process passes the whole batch.
+
+    PyNative only: in GRAPH_MODE the call runs `network` eagerly (a warning says so, once per process); called
+    inside a compiled function (kiln.jit) it raises RuntimeError. Kiln's graph capture does not carry the
+    parameter slicing.
+
+    Args:
+        network (Cell or function): what to run.
+        parallel_mode (str): "semi_auto" (strategies from shard). "sharding_propagation" and
+            "recursive_programming" (strategy search) raise ValueError: not supported by Kiln.
+    Raises:
+        TypeError: network not a Cell or callable; parallel_mode not a str.
+        ValueError: an unknown or unsupported parallel_mode.
+    """
+
+    def __init__(self, network, parallel_mode="semi_auto"):
+        super().__init__(auto_prefix=False)
+        if not callable(network):
+            raise TypeError(f"For 'AutoParallel', the 'network' must be a Cell or a function, but got "
+                            f"{type(network).__name__}.")
+        if not isinstance(parallel_mode, str):
+            raise TypeError(f"For 'AutoParallel', the 'parallel_mode' must be str, but got "
+                            f"{type(parallel_mode).__name__}.")
+        if parallel_mode not in _MODES:
+            raise ValueError(f"For 'AutoParallel', the 'parallel_mode' must be one of {list(_MODES)}, but got "
+                             f"{parallel_mode!r}.")
+        if parallel_mode != "semi_auto":
+            raise ValueError(f"For 'AutoParallel', parallel_mode={parallel_mode!r} (strategy search) is not supported "
+                             f"by Kiln; use 'semi_auto' with Primitive.shard strategies.")
+        if isinstance(network, Cell):
+            self.network = network
+        else:
+            self.__dict__["_fn"] = network
+        self.__dict__["_dataset_strategy"] = "data_parallel"
+        self.__dict__["_parallel_mode"] = parallel_mode
+
+    def dataset_strategy(self, config):
+        """How each process's inputs relate to the global batch: "data_parallel" (each a slice along dimension 0,
+        the default) or "full_batch" (each the whole batch). Tuple strategies raise ValueError (not supported)."""
+        if not isinstance(config, str):
+            raise ValueError(f"For 'AutoParallel.dataset_strategy', Kiln takes 'data_parallel' or 'full_batch', but "
+                             f"got {config!r}.")
+        if config not in ("data_parallel", "full_batch"):
+            raise ValueError(f"For 'AutoParallel.dataset_strategy', the config must be 'data_parallel' or "
+                             f"'full_batch', but got {config!r}.")
+        self.__dict__["_dataset_strategy"] = config
+
+    def _gather_inputs(self, args):
+        world, _ = _op_shard._world()
+        if world == 1 or self._dataset_strategy == "full_batch":
+            return args
+        out = []
+        for a in args:
+            if isinstance(a, Tensor) and a.ndim > 0:
+                out.append(_batch_gather(a))
+            else:
+                out.append(a)
+        return tuple(out)
+
+    def _run_construct(self, args, kwargs):
+        from ..context import _graph as graph_flag
+        if _core.tracing():
+            raise RuntimeError("For 'AutoParallel', operator parallel runs in PyNative only in Kiln: it cannot be "
+                               "called inside a compiled function (kiln.jit / ms.jit); call it directly "
+                               "(docs/distributed.md, 'Operator parallel').")
+        graph = graph_flag[0]
+        if graph and not _warned[0]:
+            _warned[0] = True
+            import warnings
+            warnings.warn("AutoParallel: Kiln runs operator parallel in PyNative: in GRAPH_MODE the network (and "
+                          "everything it calls) runs eagerly inside AutoParallel, not compiled.", stacklevel=3)
+        graph_flag[0] = False
+        try:
+            with _op_shard.auto_scope():
+                args = self._gather_inputs(args)
+                return self.construct(*args, **kwargs)
+        finally:
+            graph_flag[0] = graph
+
+    def construct(self, *args, **kwargs):
+        fn = self.__dict__.get("_fn")
+        if fn is not None:
+            return fn(*args, **kwargs)
+        return self.network(*args, **kwargs)
+
+
+def _batch_gather(t):
+    """The global batch from every process's slice along dimension 0 (an AllGather over the world, rank order);
+    backward: this process's rows of the cotangent."""
+    _, rank = _op_shard._world()
+    rows = t.shape[0]
+    whole = _core.all_gather(_core.detach(t), "world")
+
+    def bprop(ins, outs, gouts):
+        g = gouts[0]
+        return [None if g is None else g[rank * rows:(rank + 1) * rows]]
+
+    return _op_shard._record([t], [whole], bprop)[0]

@@ -1,0 +1,147 @@
+"""Operator parallel (issue 27, semi-auto parallel): Primitive.shard strategies over 2 and 4 processes
+(kiln/parallel/_op_shard.py, parallel.auto_parallel.AutoParallel). The launcher runs dist_scripts/op_parallel_train.py:
+an MLP (MatMul, BiasAdd, ReLU, Tanh, Add; strategies that split the reduction dimension, the rows, the columns, and
+some with repeated copies of the device matrix) and a Transformer-block-like chain (BatchMatMul projections,
+attention scores with transpose_b, Softmax, GeLU feed-forward, residual Adds), trained 3 steps with SGD, Momentum and
+Adam, through AutoParallel over MindSpore's functional train_step (each process passes its rows of the batch) and
+through set_auto_parallel_context(semi_auto_parallel, full_batch=True) + TrainOneStepCell. Every process's losses and
+the merged weights must equal one process on the whole model within 1e-5; each process holds only its slices (the
+Parameters' and the optimizer states' element counts fall by the same factor). Plus the validation errors and the
+in-process API."""
+import numpy as np
+import pytest
+
+from test_distributed import launch, logs
+
+import kiln
+from kiln import Parameter, Tensor, nn, ops
+from kiln.parallel import merge_parameters
+from kiln.parallel.auto_parallel import AutoParallel
+
+TOL = 1e-5
+CONFIGS = ["mlp:sgd:auto", "mlp:momentum:ctx", "mlp:adam:auto", "block:sgd:auto", "block:adam:ctx",
+           "block:momentum:auto"]
+# whole element counts: MLP w1 16x32, b1 32, w2 32x16, w3 16x8, b3 8; block wq/wk/wv/wo 8x8, w_ff1 8x16, w_ff2 16x8
+LOCAL = {2: {"w1": 256, "b1": 32, "w2": 512, "w3": 64, "b3": 8, "wq": 32, "wk": 64, "wv": 32, "wo": 32,
+             "w_ff1": 64, "w_ff2": 64},
+         4: {"w1": 256, "b1": 16, "w2": 128, "w3": 128, "b3": 2, "wq": 32, "wk": 32, "wv": 16, "wo": 32,
+             "w_ff1": 64, "w_ff2": 32}}
+
+
+def _check(tmp_path, workers):
+    for config in CONFIGS:
+        tag = config.replace(":", "_")
+        ref = dict(np.load(tmp_path / f"{tag}_ref.npz"))
+        steps = sorted(k for k in ref if k.startswith("loss:"))
+        weights = sorted(k for k in ref if k.startswith("w:"))
+        assert len(steps) == 3 and weights
+        for k in ref:
+            if k.startswith("moved:"):
+                assert ref[k] > 1e-3, (config, k)  # training moved every weight
+        for r in range(workers):
+            run = dict(np.load(tmp_path / f"{tag}_rank{r}.npz"))
+            for k in steps + weights:
+                np.testing.assert_allclose(run[k], ref[k], rtol=0, atol=TOL, err_msg=f"{config} rank {r}: {k}")
+            for k in weights:  # each process holds its slice only
+                assert int(run["local:" + k[2:]]) == LOCAL[workers][k[2:]], (config, r, k)
+            assert int(run["param_elems"]) < int(ref["param_elems"])
+            # the optimizer's per-parameter state shrinks with its Parameters
+            assert int(run["state_elems"]) * int(ref["param_elems"]) == int(ref["state_elems"]) * \
+                int(run["param_elems"]), (config, r, run["state_elems"], ref["state_elems"])
+
+
+def test_operator_parallel_two_processes(tmp_path):
+    r, _ = launch("op_parallel_train.py", tmp_path, ",".join(["errors"] + CONFIGS), tmp_path=tmp_path, workers=2,
+                  timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr + logs(tmp_path)
+    assert (tmp_path / "logs" / "worker_1.log").read_text().count("ERRORS OK") == 1
+    _check(tmp_path, 2)
+
+
+def test_operator_parallel_four_processes(tmp_path):
+    r, _ = launch("op_parallel_train.py", tmp_path, ",".join(["errors"] + CONFIGS), tmp_path=tmp_path, workers=4,
+                  timeout=240)
+    assert r.returncode == 0, r.stdout + r.stderr + logs(tmp_path)
+    assert (tmp_path / "logs" / "worker_3.log").read_text().count("ERRORS OK") == 1
+    _check(tmp_path, 4)
+
+
+# ------------------------------------------------------------------------------------------------ one process
+def test_shard_type_errors_and_returns_self():
+    m = ops.MatMul()
+    assert m.shard(((1, 1), (1, 1))) is m and type(m).__name__ == "MatMul" and isinstance(m, ops.MatMul)
+    with pytest.raises(TypeError, match=r"For 'MatMul', the 'in_strategy' should be a tuple\(tuple\(int\)\)"):
+        ops.MatMul().shard([(1, 1), (1, 1)])
+    with pytest.raises(TypeError, match="the element of strategy must be int type"):
+        ops.ReLU().shard(((1.0, 1),))
+    with pytest.raises(ValueError, match="the element of strategy must be positive"):
+        ops.ReLU().shard(((0, 1),))
+    with pytest.raises(ValueError, match="takes out_strategy=None only"):
+        ops.ReLU().shard(((1, 1),), ((1, 1),))
+
+
+def test_shard_is_inactive_in_one_process():
+    """Stand-alone (or one process in semi_auto_parallel): a sharded primitive computes as the plain one, and no
+    Parameter is sliced (MindSpore ignores strategies outside its parallel modes)."""
+    x = Tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
+    w = Parameter(Tensor(np.ones((4, 2), np.float32)), name="w")
+    mm = ops.MatMul().shard(((1, 4), (4, 1)))
+    np.testing.assert_allclose(mm(x, w).asnumpy(), x.asnumpy() @ np.ones((4, 2), np.float32))
+    kiln.set_auto_parallel_context(parallel_mode="semi_auto_parallel")
+    try:
+        np.testing.assert_allclose(mm(x, w).asnumpy(), x.asnumpy() @ np.ones((4, 2), np.float32))
+        assert w.shape == (4, 2)
+        assert [t.shape for t in merge_parameters([w])] == [(4, 2)]
+    finally:
+        kiln.reset_auto_parallel_context()
+
+
+def test_auto_parallel_one_process_runs_the_step_and_checks_arguments():
+    net = nn.Dense(4, 2)
+    ap = AutoParallel(net, parallel_mode="semi_auto")
+    x = Tensor(np.ones((3, 4), np.float32))
+    np.testing.assert_allclose(ap(x).asnumpy(), net(x).asnumpy())
+    calls = []
+    AutoParallel(lambda a, b: calls.append((a.shape, b)))(x, 5)
+    assert calls == [((3, 4), 5)]
+    with pytest.raises(ValueError, match="strategy search\\) is not supported by Kiln"):
+        AutoParallel(net, parallel_mode="sharding_propagation")
+    with pytest.raises(ValueError, match="must be one of"):
+        AutoParallel(net, parallel_mode="semi")
+    with pytest.raises(TypeError, match="must be a Cell or a function"):
+        AutoParallel(3)
+    with pytest.raises(ValueError, match="'data_parallel' or 'full_batch'"):
+        ap.dataset_strategy(((1, 1),))
+    ap.dataset_strategy("full_batch")
+    with pytest.raises(TypeError, match="every element must be a Parameter"):
+        merge_parameters([x])
+
+
+def test_auto_parallel_in_graph_mode_runs_eagerly_with_a_warning():
+    """GRAPH_MODE: AutoParallel runs the network eagerly (Kiln's graph capture does not carry the slicing) and says
+    so; inside kiln.jit it raises."""
+    from kiln.parallel import auto_parallel as ap_mod
+    net = nn.Dense(4, 2)
+    x = Tensor(np.ones((3, 4), np.float32))
+    ap_mod._warned[0] = False
+    kiln.set_context(mode=kiln.GRAPH_MODE)
+    try:
+        with pytest.warns(UserWarning, match="runs operator parallel in PyNative"):
+            out = AutoParallel(net)(x)
+        np.testing.assert_allclose(out.asnumpy(), x.asnumpy() @ net.weight.asnumpy().T + net.bias.asnumpy(),
+                                   rtol=1e-6)
+        with pytest.raises(RuntimeError, match="cannot be called inside a compiled function"):
+            kiln.jit(lambda t: AutoParallel(net)(t))(x)
+    finally:
+        kiln.set_context(mode=kiln.PYNATIVE_MODE)
+
+
+def test_parallel_context_accepts_full_batch_and_dataset_strategies():
+    try:
+        kiln.set_auto_parallel_context(parallel_mode="semi_auto_parallel", full_batch=True,
+                                       dataset_strategy="full_batch")
+        assert kiln.get_auto_parallel_context("full_batch") is True
+        with pytest.raises(ValueError, match="tuple strategies are not supported"):
+            kiln.set_auto_parallel_context(dataset_strategy=((2, 1),))
+    finally:
+        kiln.reset_auto_parallel_context()
