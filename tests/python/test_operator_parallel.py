@@ -8,10 +8,15 @@ through set_auto_parallel_context(semi_auto_parallel, full_batch=True) + TrainOn
 the merged weights must equal one process on the whole model within 1e-5; each process holds only its slices (the
 Parameters' and the optimizer states' element counts fall by the same factor). Plus the validation errors and the
 in-process API."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
-from test_distributed import launch, logs
+from helpers import subprocess_env
+from test_distributed import LAUNCH_VARS, SCRIPTS, free_port, launch, logs
 
 import kiln
 from kiln import Parameter, Tensor, nn, ops
@@ -64,6 +69,42 @@ def test_operator_parallel_four_processes(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr + logs(tmp_path)
     assert (tmp_path / "logs" / "worker_3.log").read_text().count("ERRORS OK") == 1
     _check(tmp_path, 4)
+
+
+def test_mindspore_sample_eight_processes_launched_as_the_tutorial(tmp_path):
+    """MindSpore's operator-parallel sample, as its run.sh starts it (8 workers, --join=True, pytest as the task), on a
+    small MNIST-format file (4 batches of 32 from scikit-learn's digits, examples/mnist_files.py): GRAPH_MODE,
+    no_init_parameters, AutoParallel over the functional step. Every rank's losses and the merged weights equal one
+    process training the same network on the same batches."""
+    pytest.importorskip("sklearn")
+    sys.path.insert(0, os.path.join(os.path.dirname(SCRIPTS), "..", "..", "examples"))
+    try:
+        import mnist_files
+    finally:
+        sys.path.pop(0)
+    paths = mnist_files.write_mnist(str(tmp_path / "MNIST_Data" / "train"), test_size=1797 - 128)
+    for kind in ("images", "labels"):  # MnistDataset(dir) reads every split present: keep the 128 training images
+        os.remove(paths["test", kind])
+    env = subprocess_env()
+    for v in LAUNCH_VARS:
+        env.pop(v, None)
+    env.update(DATA_PATH=str(tmp_path / "MNIST_Data" / "train"), OP_SAMPLE_OUT=str(tmp_path))
+    cmd = [sys.executable, "-m", "kiln.msrun", "--worker_num=8", "--local_worker_num=8", "--master_addr=127.0.0.1",
+           f"--master_port={free_port()}", "--join=True", f"--log_dir={tmp_path / 'logs'}", "pytest", "-s", "-v",
+           "-p", "no:cacheprovider", os.path.join(SCRIPTS, "op_parallel_sample.py") + "::test_sample"]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=400, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr + logs(tmp_path)
+    assert r.stdout.count("1 passed") == 8 and "[rank 7] " in r.stdout  # --join=True: the workers' output here
+    ref = dict(np.load(tmp_path / "sample_ref.npz"))
+    assert sorted(k for k in ref if k.startswith("loss:")) == ["loss:0", "loss:1", "loss:2", "loss:3"], sorted(ref)
+    # each rank holds fc1 cut 4 ways along its rows (repeated over matmul1's 2 row blocks), fc2 8 ways, fc3 whole
+    local = {"fc1_weight": 784 * 512 // 4, "fc2_weight": 512 * 512 // 8, "fc3_weight": 512 * 10}
+    for rank in range(8):
+        run = dict(np.load(tmp_path / f"sample_rank{rank}.npz"))
+        for k in ref:
+            if k.startswith(("loss:", "w:")):
+                np.testing.assert_allclose(run[k], ref[k], rtol=0, atol=TOL, err_msg=f"rank {rank}: {k}")
+        assert {k[6:]: int(v) for k, v in run.items() if k.startswith("local:")} == local
 
 
 # ------------------------------------------------------------------------------------------------ one process
@@ -145,3 +186,31 @@ def test_parallel_context_accepts_full_batch_and_dataset_strategies():
             kiln.set_auto_parallel_context(dataset_strategy=((2, 1),))
     finally:
         kiln.reset_auto_parallel_context()
+
+
+def test_runtime_set_memory_checks_as_mindspore_cpu(monkeypatch):
+    """mindspore.runtime.set_memory (the sample's first call): MindSpore 2.10 CPU checks the arguments, refuses a
+    second call and changes nothing; the messages below are MindSpore 2.10's."""
+    from kiln.runtime import memory
+    monkeypatch.setattr(memory, "_set_memory_done", [False])
+    with pytest.raises(TypeError, match="The parameter 'max_size' must be <class 'str'>, but got <class 'int'>"):
+        kiln.runtime.set_memory(max_size=28)
+    for bad in ("28", "0GB", "28gb"):
+        with pytest.raises(ValueError, match=rf"The '{bad}' is illegal, it must be match regular"):
+            kiln.runtime.set_memory(max_size=bad)
+    with pytest.raises(ValueError, match=r"The optimize_level must be one of \['O0', 'O1'\], but got O2."):
+        kiln.runtime.set_memory(optimize_level="O2")
+    with pytest.raises(ValueError, match="The 'abc' is illegal"):
+        kiln.runtime.set_memory(huge_page_reserve_size="abc")
+    assert kiln.runtime.set_memory(max_size="28GB", init_size="1.5GB", huge_page_reserve_size="0GB") is None
+    with pytest.raises(RuntimeError, match="The 'set_memory' can not be set repeatedly."):
+        kiln.runtime.set_memory(max_size="28GB")
+
+
+def test_msrun_takes_mindspores_join_spelling_and_pytest():
+    from kiln.msrun import _join_spelling, _parser
+    argv = _join_spelling(["--worker_num", "8", "--join=True", "--log_dir=x", "pytest", "-s", "--join=True"])
+    assert argv == ["--worker_num", "8", "--join", "--log_dir=x", "pytest", "-s", "--join=True"]
+    args = _parser().parse_args(argv)
+    assert args.join is True and args.task_script == "pytest" and args.task_script_args == ["-s", "--join=True"]
+    assert _parser().parse_args(_join_spelling(["--join=False", "a.py"])).join is False
