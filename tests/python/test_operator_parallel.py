@@ -50,6 +50,7 @@ def _check(tmp_path, workers):
             for k in weights:  # each process holds its slice only
                 assert int(run["local:" + k[2:]]) == LOCAL[workers][k[2:]], (config, r, k)
             assert int(run["param_elems"]) < int(ref["param_elems"])
+            assert int(run["history"]) == 0, (config, r)
             # the optimizer's per-parameter state shrinks with its Parameters
             assert int(run["state_elems"]) * int(ref["param_elems"]) == int(ref["state_elems"]) * \
                 int(run["param_elems"]), (config, r, run["state_elems"], ref["state_elems"])

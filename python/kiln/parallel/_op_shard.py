@@ -48,6 +48,22 @@ _state = threading.local()
 _generation = [0]   # bumped whenever a Parameter is sliced: optimizers compare it to resync their states
 _groups = {}        # sorted world ranks -> group name
 _sliced = weakref.WeakValueDictionary()  # id -> Parameter sliced here (merge_parameters)
+# bytes this process has sent in operator-parallel collectives, by the ring algorithms' count (all-reduce
+# 2(g-1)/g of the tensor, all-gather (g-1)/g of the result): benchmarks/bench_operator_parallel.py reads it
+comm_bytes = [0]
+_pending_detach = weakref.WeakValueDictionary()  # Parameters sliced under a grad transform, still with history
+
+
+def release_history():
+    """Drops the autodiff history of Parameters sliced during a grad transform (their block was computed from the
+    whole Parameter, whose storage that history keeps alive). Called after the step's gradient (by an optimizer's
+    next step, merge_parameters), never while a grad transform runs."""
+    if _core.grad_level() > 0:
+        return
+    for key in list(_pending_detach.keys()):
+        p = _pending_detach.pop(key, None)
+        if p is not None:
+            p._rebind(_core.detach(p))
 
 
 # ------------------------------------------------------------------------------------------------ activation
@@ -325,7 +341,9 @@ def _allreduce(t, plan, axes, rank):
     axes = [a for a in axes if plan.dev[a] > 1]
     if not axes:
         return t
-    return _core.all_reduce(t, _SUM, _group(plan.ranks_along(rank, set(axes))))
+    ranks = plan.ranks_along(rank, set(axes))
+    comm_bytes[0] += 2 * (len(ranks) - 1) * int(t.nbytes) // len(ranks)
+    return _core.all_reduce(t, _SUM, _group(ranks))
 
 
 def _gather(t, plan, tmap, rank):
@@ -333,7 +351,9 @@ def _gather(t, plan, tmap, rank):
     axes = _split_axes(plan, tmap)
     if not axes:
         return t
-    g = _core.all_gather(t, _group(plan.ranks_along(rank, set(axes))))
+    ranks = plan.ranks_along(rank, set(axes))
+    comm_bytes[0] += (len(ranks) - 1) * int(t.nbytes)
+    g = _core.all_gather(t, _group(ranks))
     block = list(t.shape)
     counts = [plan.dev[a] for a in axes]
     g = _core.reshape(g, counts + block)
@@ -437,6 +457,8 @@ def _slice_parameter(p, plan, tmap, rank, op):
     block = p[idx] * 1 if _core.grad_level() > 0 else _core.detach(p[idx]) * 1
     p._rebind(block)
     p.__dict__["_kiln_op_layout"] = lay
+    if _core.grad_level() > 0:  # the block's history holds the whole tensor: cut it once the step's grad is done
+        _pending_detach[id(p)] = p
     _sliced[id(p)] = p
     _generation[0] += 1
 
@@ -464,6 +486,15 @@ def call(prim, base_call, args):
                            f"PyNative only in Kiln: GRAPH_MODE / kiln.jit cannot carry its parameter slicing. Use "
                            f"ms.set_context(mode=ms.PYNATIVE_MODE) or AutoParallel (docs/distributed.md).")
     strategies = prim.__dict__["_kiln_in_strategy"]
+    if not getattr(_state, "auto", 0):
+        from .._parallel_context import get_auto_parallel_context
+        if not (get_auto_parallel_context("full_batch") or
+                get_auto_parallel_context("dataset_strategy") == "full_batch"):
+            raise ValueError(f"For '{name}', operator parallel with set_auto_parallel_context(parallel_mode="
+                             f"'semi_auto_parallel') needs full_batch=True in Kiln (every process passes the whole "
+                             f"batch): with the default dataset strategy 'data_parallel' each process's input is "
+                             f"its slice of the batch, which Kiln gathers only for a step wrapped in "
+                             f"mindspore.parallel.auto_parallel.AutoParallel.")
     world, rank = _world()
     tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
     shapes = []  # the whole shapes (a sliced Parameter's as recorded when it was sliced)
@@ -492,6 +523,7 @@ def merge_parameter(p):
     """The whole value of a Parameter sharded by operator parallel (an AllGather of its blocks over the processes of
     one copy of the device matrix; a collective: every process must call it, in the same order), or p's value when
     it is not sharded. Returns a new Tensor."""
+    release_history()
     lay = _layout_of(p)
     if lay is None:
         return _core.detach(p) * 1
@@ -512,6 +544,7 @@ def sync_optimizer(opt):
     d = opt.__dict__
     if d.get("_kiln_op_gen") == _generation[0]:
         return
+    release_history()
     d["_kiln_op_gen"] = _generation[0]
     params = list(d.get("_parameters") or ())
     shapes = d.get("_param_shapes")

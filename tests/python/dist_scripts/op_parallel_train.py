@@ -147,6 +147,9 @@ def run(model, opt_name, mode, parallel):
                              and s.name.split(".", 1)[-1] in {p.name for p in net.trainable_params()})
     out["param_elems"] = sum(int(np.prod(p.shape)) for p in net.trainable_params())
     if parallel:
+        # a Parameter sliced during the first step's grad transform keeps no autodiff history after the step (that
+        # history would hold the whole tensor)
+        out["history"] = int(any(p._has_grad_fn for p in net.trainable_params()))
         for p in net.trainable_params():
             out[f"local:{p.name}"] = int(np.prod(p.shape))
         for p, whole in zip(net.trainable_params(), merge_parameters(net.trainable_params())):
@@ -211,6 +214,14 @@ def check_errors():
         assert "should be a tuple(tuple(int))" in str(e), str(e)
     else:
         raise AssertionError("list strategy accepted")
+    ms.set_auto_parallel_context(full_batch=False)
+    try:
+        ops.ReLU().shard(((size, 1),))(x)
+    except ValueError as e:
+        assert "needs full_batch=True in Kiln" in str(e), str(e)
+    else:
+        raise AssertionError("a batch slice taken as the whole batch")
+    ms.set_auto_parallel_context(full_batch=True)
     ms.set_context(mode=ms.GRAPH_MODE)
     try:
         f = ms.jit(lambda a: ops.ReLU().shard(((size, 1),))(a))
