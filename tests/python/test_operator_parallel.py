@@ -73,10 +73,11 @@ def test_operator_parallel_four_processes(tmp_path):
 
 
 def test_mindspore_sample_eight_processes_launched_as_the_tutorial(tmp_path):
-    """MindSpore's operator-parallel sample, as its run.sh starts it (8 workers, --join=True, pytest as the task), on a
+    """MindSpore's operator-parallel sample and its mint variant, as run.sh starts them (8 workers, --join=True, pytest
+    as the task), on a
     small MNIST-format file (4 batches of 32 from scikit-learn's digits, examples/mnist_files.py): GRAPH_MODE,
     no_init_parameters, AutoParallel over the functional step. Every rank's losses and the merged weights equal one
-    process training the same network on the same batches."""
+    process training the same network on the same batches; the mint variant's logits equal one process's."""
     pytest.importorskip("sklearn")
     sys.path.insert(0, os.path.join(os.path.dirname(SCRIPTS), "..", "..", "examples"))
     try:
@@ -92,10 +93,10 @@ def test_mindspore_sample_eight_processes_launched_as_the_tutorial(tmp_path):
     env.update(DATA_PATH=str(tmp_path / "MNIST_Data" / "train"), OP_SAMPLE_OUT=str(tmp_path))
     cmd = [sys.executable, "-m", "kiln.msrun", "--worker_num=8", "--local_worker_num=8", "--master_addr=127.0.0.1",
            f"--master_port={free_port()}", "--join=True", f"--log_dir={tmp_path / 'logs'}", "pytest", "-s", "-v",
-           "-p", "no:cacheprovider", os.path.join(SCRIPTS, "op_parallel_sample.py") + "::test_sample"]
+           "-p", "no:cacheprovider", os.path.join(SCRIPTS, "op_parallel_sample.py")]
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=400, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr + logs(tmp_path)
-    assert r.stdout.count("1 passed") == 8 and "[rank 7] " in r.stdout  # --join=True: the workers' output here
+    assert r.stdout.count("2 passed") == 8 and "[rank 7] " in r.stdout  # --join=True: the workers' output here
     ref = dict(np.load(tmp_path / "sample_ref.npz"))
     assert sorted(k for k in ref if k.startswith("loss:")) == ["loss:0", "loss:1", "loss:2", "loss:3"], sorted(ref)
     # each rank holds fc1 cut 4 ways along its rows (repeated over matmul1's 2 row blocks), fc2 8 ways, fc3 whole
@@ -105,6 +106,15 @@ def test_mindspore_sample_eight_processes_launched_as_the_tutorial(tmp_path):
         for k in ref:
             if k.startswith(("loss:", "w:")):
                 np.testing.assert_allclose(run[k], ref[k], rtol=0, atol=TOL, err_msg=f"rank {rank}: {k}")
+        assert {k[6:]: int(v) for k, v in run.items() if k.startswith("local:")} == local
+    # the mint variant (ms.parallel.shard over mint.matmul and mint.nn.functional.relu, forward only)
+    ref = dict(np.load(tmp_path / "mint_ref.npz"))
+    assert len([k for k in ref if k.startswith("sum:")]) == 4
+    for rank in range(8):
+        run = dict(np.load(tmp_path / f"mint_rank{rank}.npz"))
+        for k in ref:
+            if k.startswith("logits:"):
+                np.testing.assert_allclose(run[k], ref[k], rtol=0, atol=TOL, err_msg=f"mint rank {rank}: {k}")
         assert {k[6:]: int(v) for k, v in run.items() if k.startswith("local:")} == local
 
 
@@ -215,3 +225,24 @@ def test_msrun_takes_mindspores_join_spelling_and_pytest():
     args = _parser().parse_args(argv)
     assert args.join is True and args.task_script == "pytest" and args.task_script_args == ["-s", "--join=True"]
     assert _parser().parse_args(_join_spelling(["--join=False", "a.py"])).join is False
+
+
+def test_parallel_shard_of_functions():
+    """mindspore.parallel.shard over mint/ops functions: the matching primitive's strategy; one process runs the
+    function itself. Other callables (a Cell, a lambda) raise ValueError: Kiln has no layout propagation."""
+    from kiln import mint
+    x = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3) - 2)
+    f = kiln.parallel.shard(mint.nn.functional.relu, in_strategy=((2, 1),))
+    np.testing.assert_array_equal(f(x).asnumpy(), np.maximum(x.asnumpy(), 0))
+    mm = kiln.parallel.shard(mint.matmul, in_strategy=((1, 2), (2, 1)))
+    np.testing.assert_allclose(mm(x, Tensor(np.ones((3, 2), np.float32))).asnumpy(), x.asnumpy() @ np.ones((3, 2)))
+    with pytest.raises(ValueError, match="Kiln shards the matmul, bmm and element-wise functions"):
+        kiln.parallel.shard(nn.Dense(2, 2), in_strategy=((1, 1),))
+    with pytest.raises(ValueError, match="Kiln shards the matmul, bmm and element-wise functions"):
+        kiln.parallel.shard(lambda a: a, in_strategy=((1, 1),))
+    with pytest.raises(TypeError, match="should be a tuple"):
+        kiln.parallel.shard(mint.matmul, in_strategy=[(1, 1), (1, 1)])
+    with pytest.raises(ValueError, match="parameter_plan is not supported"):
+        kiln.parallel.shard(mint.matmul, in_strategy=((1, 1), (1, 1)), parameter_plan={"w": (1, 1)})
+    with pytest.raises(ValueError, match="'level' must be 0"):
+        kiln.parallel.shard(mint.matmul, in_strategy=((1, 1), (1, 1)), level=1)

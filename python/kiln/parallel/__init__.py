@@ -9,7 +9,9 @@ kiln.parallel.nn has GradAccumulation (stand-alone and data parallel) and Pipeli
 from .._parallel_context import get_algo_parameters, reset_algo_parameters, set_algo_parameters
 from . import _op_shard
 
-__all__ = ["set_algo_parameters", "get_algo_parameters", "reset_algo_parameters", "merge_parameters"]
+__all__ = ["set_algo_parameters", "get_algo_parameters", "reset_algo_parameters", "merge_parameters", "shard"]
+
+shard = _op_shard.shard_function
 
 
 def merge_parameters(parameters):

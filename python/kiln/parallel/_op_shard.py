@@ -275,6 +275,8 @@ def _plan_bias_add(prim, strategies, shapes, world):
 
 
 def _rule(prim):
+    if isinstance(prim, ShardedFunction):
+        return {"matmul": _plan_matmul, "elementwise": _plan_elementwise}[prim._kind]
     from ..ops import primitives as P
     from ..ops.math_func import BiasAdd
     if isinstance(prim, P.MatMul):  # BatchMatMul too
@@ -572,3 +574,84 @@ def sync_optimizer(opt):
 def supported_names():
     """The names of the primitives Kiln can shard."""
     return {"MatMul", "BatchMatMul", "Softmax", "LogSoftmax", "BiasAdd"} | _ELEMENTWISE
+
+
+# ------------------------------------------------------------------------------------------------ functions
+_FUNCTION_KINDS = {}
+
+
+def _function_kind(fn):
+    """'matmul' / 'elementwise' / 'softmax' for the functions Kiln shards (ops and mint), else None."""
+    if not _FUNCTION_KINDS:
+        from .. import mint, ops
+        from ..mint.nn import functional as mf
+        for f in (ops.matmul, mint.matmul, ops.bmm, mint.bmm, ops.batch_matmul if hasattr(ops, "batch_matmul")
+                  else None):
+            if f is not None:
+                _FUNCTION_KINDS[f] = "matmul"
+        for name in ("relu", "gelu", "tanh", "sigmoid", "silu", "exp", "log", "sqrt", "rsqrt", "abs", "neg",
+                     "square", "add", "sub", "mul", "div", "maximum", "minimum", "pow"):
+            for module in (ops, mint, mf):
+                f = getattr(module, name, None)
+                if f is not None:
+                    try:
+                        _FUNCTION_KINDS[f] = "elementwise"
+                    except TypeError:
+                        pass
+    try:
+        return _FUNCTION_KINDS.get(fn)
+    except TypeError:
+        return None
+
+
+class ShardedFunction:
+    """What kiln.parallel.shard returns for a function: calls `fn` sharded by `in_strategy` when operator parallel
+    is active (as a primitive with that strategy), else `fn` itself."""
+
+    def __init__(self, fn, in_strategy, kind):
+        self.fn, self._kind = fn, kind
+        self.name = getattr(fn, "__name__", type(fn).__name__)
+        self.__dict__["_kiln_in_strategy"] = in_strategy
+
+    def __call__(self, *args, **kwargs):
+        if active():
+            if kwargs:
+                raise ValueError(f"For '{self.name}' sharded by parallel.shard, Kiln passes positional arguments "
+                                 f"only while operator parallel is active, but got {sorted(kwargs)}.")
+            return call(self, lambda _self, *a: self.fn(*a), args)
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self):
+        return f"ShardedFunction({self.name}, in_strategy={self._kiln_in_strategy!r})"
+
+
+def shard_function(fn, in_strategy, out_strategy=None, parameter_plan=None, device="Ascend", level=0):
+    """mindspore.parallel.shard(fn, in_strategy, out_strategy=None, parameter_plan=None, device='Ascend', level=0)
+    for the functions Kiln shards (ops/mint matmul, bmm and element-wise functions: relu, gelu, add, mul, ...):
+    returns a callable that runs `fn` with that strategy as the matching primitive would (see Primitive.shard).
+
+    Raises:
+        TypeError: fn not callable; in_strategy not a tuple of tuples of ints; parameter_plan not None/dict.
+        ValueError: a function Kiln cannot shard (a Cell or another function: MindSpore propagates their layouts
+            through a compiled graph, which Kiln does not); out_strategy or parameter_plan given; a strategy value
+            < 1; device not 'Ascend'/'GPU'/'CPU'; level not 0.
+    """
+    if not callable(fn):
+        raise TypeError(f"For 'shard', 'fn' must be a function or a Cell, but got {type(fn).__name__}.")
+    name = getattr(fn, "__name__", type(fn).__name__)
+    check_strategy_type(name, in_strategy, out_strategy)
+    if parameter_plan is not None:
+        if not isinstance(parameter_plan, dict):
+            raise TypeError(f"For 'shard', the 'parameter_plan' should be a dict or None, but got "
+                            f"{type(parameter_plan).__name__}.")
+        raise ValueError("For 'shard', parameter_plan is not supported by Kiln: a Parameter takes the layout of the "
+                         "sharded op that uses it.")
+    if device not in ("Ascend", "GPU", "CPU"):
+        raise ValueError(f"For 'shard', 'device' must be 'Ascend', 'GPU' or 'CPU', but got {device!r}.")
+    if level != 0:
+        raise ValueError(f"For 'shard', 'level' must be 0, but got {level!r}.")
+    kind = _function_kind(fn)
+    if kind is None:
+        raise ValueError(f"For 'shard', Kiln shards the matmul, bmm and element-wise functions of ops / mint "
+                         f"only (as the primitive with that strategy), but got {name!r}.")
+    return ShardedFunction(fn, in_strategy, kind)

@@ -20,7 +20,9 @@ class AutoParallel(Cell):
 
     The Tensor arguments of a call are this process's part of the batch: with the dataset strategy "data_parallel"
     (the default) each is this process's slice along dimension 0 and the call gathers the global batch (the
-    processes' slices concatenated in rank order) first; with "full_batch" every process passes the whole batch.
+    processes' slices concatenated in rank order) first, and an output Tensor whose dimension 0 is the global
+    batch comes back as this process's rows (MindSpore's default data-parallel layout of a network's last op;
+    a scalar loss comes back whole); with "full_batch" every process passes and gets the whole batch.
 
     PyNative only: in GRAPH_MODE the call runs `network` eagerly (a warning says so, once per process); called
     inside a compiled function (kiln.jit) it raises RuntimeError. Kiln's graph capture does not carry the
@@ -94,8 +96,12 @@ class AutoParallel(Cell):
         graph_flag[0] = False
         try:
             with _op_shard.auto_scope():
-                args = self._gather_inputs(args)
-                return self.construct(*args, **kwargs)
+                gathered = self._gather_inputs(args)
+                out = self.construct(*gathered, **kwargs)
+                if gathered is args:
+                    return out
+                rows = {a.shape[0] for a in gathered if isinstance(a, Tensor) and a.ndim > 0}
+                return _own_rows(out, rows)
         finally:
             graph_flag[0] = graph
 
@@ -104,6 +110,19 @@ class AutoParallel(Cell):
         if fn is not None:
             return fn(*args, **kwargs)
         return self.network(*args, **kwargs)
+
+
+def _own_rows(out, rows):
+    """This process's rows of every output Tensor whose dimension 0 is a gathered global batch (the layout of
+    MindSpore's default data-parallel strategy for a network's last op); other outputs (a loss) as they are. The
+    backward gathers the rows' cotangents, so that every process holds the whole cotangent."""
+    if isinstance(out, (tuple, list)):
+        return type(out)(_own_rows(o, rows) for o in out)
+    if not isinstance(out, Tensor) or out.ndim == 0 or out.shape[0] not in rows:
+        return out
+    world, rank = _op_shard._world()
+    plan = _op_shard._Plan((world,), 1, [], [], [])
+    return _op_shard._to_block(out, plan, [0] + [None] * (out.ndim - 1), rank)
 
 
 def _batch_gather(t):

@@ -7,7 +7,9 @@ the network and SGD, CrossEntropyLoss, value_and_grad with has_aux, AutoParallel
 MNIST-format file (OP_SAMPLE_STEPS batches, one epoch). Every rank writes OP_SAMPLE_OUT/sample_rank<r>.npz with its
 losses and the merged weights; rank 0 then trains the same network stand-alone in the same process (no AutoParallel,
 the same 32-image batches: every rank reads the same rows, so the global batch is 8 copies of them, whose mean loss is
-the 32 rows' loss) into sample_ref.npz."""
+the 32 rows' loss) into sample_ref.npz. test_mint_sample does the same for the tutorial's mint variant (ms.parallel.shard
+over mint.matmul / mint.nn.functional.relu, AutoParallel over the network, forward only): mint_rank<r>.npz and
+mint_ref.npz hold each batch's logits and their sum."""
 import os
 
 import numpy as np
@@ -15,7 +17,7 @@ import numpy as np
 import mindspore as ms
 import mindspore.dataset as ds
 import mindspore.runtime as rt
-from mindspore import nn, ops
+from mindspore import mint, nn, ops
 from mindspore.common.initializer import initializer
 from mindspore.communication import get_rank, init
 from mindspore.nn.utils import no_init_parameters
@@ -96,3 +98,49 @@ def test_sample():
     if get_rank() == 0:
         ms.set_context(mode=ms.PYNATIVE_MODE)
         np.savez(os.path.join(out_dir, "sample_ref.npz"), **train(False))
+
+
+class MintNetwork(nn.Cell):
+    """The tutorial's mint variant: ms.parallel.shard over mint.matmul and mint.nn.functional.relu."""
+
+    def __init__(self):
+        super().__init__()
+        self.flatten = mint.flatten
+        self.fc1_weight = ms.Parameter(initializer("normal", [28 * 28, 512], ms.float32))
+        self.fc2_weight = ms.Parameter(initializer("normal", [512, 512], ms.float32))
+        self.fc3_weight = ms.Parameter(initializer("normal", [512, 10], ms.float32))
+        self.matmul1 = ms.parallel.shard(mint.matmul, in_strategy=((2, 4), (4, 1)))
+        self.relu1 = ms.parallel.shard(mint.nn.functional.relu, in_strategy=((4, 1),))
+        self.matmul2 = ms.parallel.shard(mint.matmul, in_strategy=((1, 8), (8, 1)))
+        self.relu2 = ms.parallel.shard(mint.nn.functional.relu, in_strategy=((8, 1),))
+        self.matmul3 = mint.matmul
+
+    def construct(self, x):
+        x = self.flatten(x, start_dim=1, end_dim=3)
+        x = self.relu1(self.matmul1(x, self.fc1_weight))
+        x = self.relu2(self.matmul2(x, self.fc2_weight))
+        return self.matmul3(x, self.fc3_weight)
+
+
+def forward_mint(parallel):
+    ms.set_seed(1)
+    data_set = create_dataset(32)
+    net = MintNetwork()
+    run = AutoParallel(net, parallel_mode="semi_auto") if parallel else net
+    out = {}
+    for i, (image, _) in enumerate(data_set):
+        logits = run(image)
+        out[f"sum:{i}"] = float(mint.sum(logits).asnumpy())
+        print("epoch: 0, step: %s, forward_sum is %s" % (i, out[f"sum:{i}"]))
+        out[f"logits:{i}"] = logits.asnumpy()
+    params = net.trainable_params()
+    out.update({f"local:{p.name}": int(np.prod(p.shape)) for p in params})
+    return out
+
+
+def test_mint_sample():
+    out_dir = os.environ["OP_SAMPLE_OUT"]
+    np.savez(os.path.join(out_dir, f"mint_rank{get_rank()}.npz"), **forward_mint(True))
+    if get_rank() == 0:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        np.savez(os.path.join(out_dir, "mint_ref.npz"), **forward_mint(False))
