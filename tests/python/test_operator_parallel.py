@@ -47,6 +47,9 @@ def _check(tmp_path, workers):
             run = dict(np.load(tmp_path / f"{tag}_rank{r}.npz"))
             for k in steps + weights:
                 np.testing.assert_allclose(run[k], ref[k], rtol=0, atol=TOL, err_msg=f"{config} rank {r}: {k}")
+            for k in weights:  # whole checkpoints, and loading one back cuts each process's slice
+                for kind in ("ckpt:", "reloaded:"):
+                    np.testing.assert_allclose(run[kind + k[2:]], ref[k], rtol=0, atol=TOL, err_msg=f"{config} {kind}")
             for k in weights:  # each process holds its slice only
                 assert int(run["local:" + k[2:]]) == LOCAL[workers][k[2:]], (config, r, k)
             assert int(run["param_elems"]) < int(ref["param_elems"])

@@ -532,6 +532,13 @@ def merge_parameter(p):
     return _gather(_core.detach(p), lay.plan, lay.tmap, lay.rank)
 
 
+def take_slice(p, whole):
+    """This process's block of `whole` (a value of the whole shape of p, a Parameter sliced by operator parallel):
+    what load_param_into_net writes into p."""
+    lay = _layout_of(p)
+    return _take(whole, lay.plan, lay.tmap, lay.rank)
+
+
 def sharded_layout(p):
     """(whole shape, slices per dimension) of a Parameter sharded by operator parallel, or None."""
     lay = _layout_of(p)

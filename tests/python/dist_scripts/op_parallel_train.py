@@ -10,7 +10,8 @@ process the whole batch)}; 'errors' checks the validation errors.
 Each rank writes OUT_DIR/<tag>_rank<r>.npz: the losses ('loss:<step>'), the merged (whole) weights after training
 ('w:<name>', gathered with kiln.parallel.merge_parameters), each Parameter's local element count ('local:<name>'), the element counts of the Parameters and of the optimizer's per-parameter state here
 ('param_elems', 'state_elems');
-rank 0 also writes <tag>_ref.npz (stand-alone mode in the same process: the same network, whole weights, the
+'ckpt:<name>' (the whole value save_checkpoint wrote) and 'reloaded:<name>' (merged again after zeroing the
+slices and loading that checkpoint with load_param_into_net); rank 0 also writes <tag>_ref.npz (stand-alone mode in the same process: the same network, whole weights, the
 global batch)."""
 import sys
 
@@ -154,6 +155,19 @@ def run(model, opt_name, mode, parallel):
             out[f"local:{p.name}"] = int(np.prod(p.shape))
         for p, whole in zip(net.trainable_params(), merge_parameters(net.trainable_params())):
             out[f"w:{p.name}"] = whole.asnumpy()
+        # checkpoints: integrated_save (the default) gathers whole values in every process (a collective);
+        # integrated_save=False writes the slices; load_param_into_net cuts a whole value to the slice
+        whole_file, slice_file = f"{out_dir}/{model}_whole{rank}.ckpt", f"{out_dir}/{model}_slice{rank}.ckpt"
+        ms.save_checkpoint(net, whole_file)
+        ms.save_checkpoint(net, slice_file, integrated_save=False)
+        whole, sliced = ms.load_checkpoint(whole_file), ms.load_checkpoint(slice_file)
+        for p in net.trainable_params():
+            out[f"ckpt:{p.name}"] = whole[p.name].asnumpy()
+            assert tuple(sliced[p.name].shape) == tuple(p.shape), (p.name, sliced[p.name].shape, p.shape)
+            p.set_data(ops.zeros_like(p))
+        ms.load_param_into_net(net, whole)
+        for p, w in zip(net.trainable_params(), merge_parameters(net.trainable_params())):
+            out[f"reloaded:{p.name}"] = w.asnumpy()
     else:
         init = (MLP if model == "mlp" else Block)(strategies(model, size))
         for p, p0 in zip(net.trainable_params(), init.trainable_params()):
