@@ -29,7 +29,7 @@ CONFIGS = ["mlp:sgd:auto", "mlp:momentum:ctx", "mlp:adam:auto", "block:sgd:auto"
 # whole element counts: MLP w1 16x32, b1 32, w2 32x16, w3 16x8, b3 8; block wq/wk/wv/wo 8x8, w_ff1 8x16, w_ff2 16x8
 LOCAL = {2: {"w1": 256, "b1": 32, "w2": 512, "w3": 64, "b3": 8, "wq": 32, "wk": 64, "wv": 32, "wo": 32,
              "w_ff1": 64, "w_ff2": 64},
-         4: {"w1": 256, "b1": 16, "w2": 128, "w3": 128, "b3": 2, "wq": 32, "wk": 32, "wv": 16, "wo": 32,
+         4: {"w1": 256, "b1": 16, "w2": 128, "w3": 64, "b3": 4, "wq": 32, "wk": 32, "wv": 16, "wo": 32,
              "w_ff1": 64, "w_ff2": 32}}
 
 

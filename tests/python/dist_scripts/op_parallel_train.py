@@ -31,13 +31,14 @@ BATCH, STEPS = 8, 3
 
 
 def strategies(model, n):
-    """Strategies that use every process (4) or a repeated half (2 processes run some ops on 1 device...)."""
+    """Strategies that cut rows, columns and reduction dimensions; with 4 processes mm3 and add3 use 2 devices
+    (their device matrix is repeated twice: w3 and b3 are cut in 2, each slice held by 2 processes)."""
     if model == "mlp":
         if n == 2:
             return dict(mm1=((1, 2), (2, 1)), bias1=((2, 1), (1,)), act1=((2, 1),), mm2=((2, 1), (1, 1)),
                         act2=((1, 2),), mm3=((1, 1), (1, 2)), add3=((2, 1), (1,)))
         return dict(mm1=((2, 2), (2, 1)), bias1=((2, 2), (2,)), act1=((4, 1),), mm2=((1, 2), (2, 2)),
-                    act2=((2, 2),), mm3=((2, 1), (1, 1)), add3=((1, 4), (4,)))
+                    act2=((2, 2),), mm3=((1, 1), (1, 2)), add3=((1, 2), (2,)))  # 2 devices: 2 repeated copies
     if n == 2:
         return dict(q=((1, 1, 2), (2, 1)), k=((2, 1, 1), (1, 1)), v=((1, 1, 1), (1, 2)), score=((2, 1, 1), (2, 1, 1)),
                     soft=((2, 1, 1),), ctx=((1, 2, 1), (1, 1, 1)), o=((1, 1, 2), (2, 1)), res=((2, 1, 1), (2, 1, 1)),
