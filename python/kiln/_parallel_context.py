@@ -2,7 +2,7 @@
 reset_auto_parallel_context and ParallelMode. Kiln runs 'stand_alone' and 'data_parallel' (every process holds the
 whole model, gradients are all-reduced: nn.DistributedGradReducer, which nn.TrainOneStepCell and Model insert by
 themselves in data-parallel mode) and, in 'semi_auto_parallel', operator parallel by Primitive.shard strategies
-(kiln/parallel/_op_shard.py, PyNative) and pipeline stages (pipeline_stages, cell.pipeline_stage, nn.PipelineCell:
+(kiln/parallel/_op_shard.py) and pipeline stages (pipeline_stages, cell.pipeline_stage, nn.PipelineCell:
 kiln/nn/wrap/pipeline.py). 'auto_parallel' and 'hybrid_parallel' raise ValueError: not supported."""
 import threading
 
@@ -57,7 +57,7 @@ def set_auto_parallel_context(**kwargs):
 
     Args (all optional):
         parallel_mode (str): ParallelMode.STAND_ALONE (default), ParallelMode.DATA_PARALLEL, or
-            ParallelMode.SEMI_AUTO_PARALLEL for operator parallel (Primitive.shard strategies, PyNative; needs
+            ParallelMode.SEMI_AUTO_PARALLEL for operator parallel (Primitive.shard strategies; needs
             full_batch=True unless the step is wrapped in parallel.auto_parallel.AutoParallel) or pipeline
             parallelism (pipeline_stages); Cell.shard raises ValueError there (docs/distributed.md, "Operator
             parallel", "Pipeline parallel").

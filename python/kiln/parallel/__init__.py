@@ -4,7 +4,7 @@ of `mindspore.parallel._utils` (_get_device_num, _get_gradients_mean, _get_paral
 use to build their DistributedGradReducer, and set/get/reset_algo_parameters (the options of the AUTO_PARALLEL
 strategy search, kept and checked: see kiln/_parallel_context.py). Operator sharding by Primitive.shard
 strategies (semi-auto parallel, kiln/parallel/_op_shard.py, AutoParallel in kiln.parallel.auto_parallel) runs in
-PyNative; Cell.shard and the strategy search are not provided; pipeline stages are (kiln.parallel.nn.Pipeline, docs/distributed.md).
+PyNative and, after the first step, Graph mode; Cell.shard and the strategy search are not provided; pipeline stages are (kiln.parallel.nn.Pipeline, docs/distributed.md).
 kiln.parallel.nn has GradAccumulation (stand-alone and data parallel) and Pipeline."""
 from .._parallel_context import get_algo_parameters, reset_algo_parameters, set_algo_parameters
 from . import _op_shard

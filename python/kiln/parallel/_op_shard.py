@@ -1,5 +1,6 @@
 """Operator-level sharding (MindSpore's semi-auto parallel: `Primitive.shard(in_strategy)`) over Kiln's Gloo
-collectives, PyNative. Design and rejected alternatives: docs/decisions/operator-parallel.md.
+collectives: PyNative, and Graph mode once the Parameters are sliced (their first sharded use must run eagerly).
+Design and rejected alternatives: docs/decisions/operator-parallel.md.
 
 A strategy gives, for every Tensor input of a primitive, the number of slices of each dimension. From the
 strategies the op's device matrix follows (MindSpore's rules: MatMul ((a, b), (b, c)) -> [a, b, c]; an element-wise
@@ -448,9 +449,10 @@ def _slice_parameter(p, plan, tmap, rank, op):
     it."""
     lay = _ParamLayout(p.shape, plan, tmap, rank, op)
     if _core.tracing():
-        raise RuntimeError(f"For '{op}', the Parameter '{p.name}' is sharded, but its first sharded use is inside a "
-                           f"compiled function: run one step in PyNative first (AutoParallel does) or call "
-                           f"kiln.parallel shard-aware code eagerly.")
+        raise RuntimeError(f"For '{op}', the Parameter '{p.name}' (shape {list(p.shape)}) must be sliced by its first "
+                           f"sharded use, which Kiln cannot do inside a compiled function (GRAPH_MODE, kiln.jit): run "
+                           f"the first step in PyNative (AutoParallel does so by itself in GRAPH_MODE); later steps "
+                           f"may be compiled (docs/distributed.md, 'Operator parallel').")
     from ..common import _deferred_init
     if _deferred_init.pending(p) is not None:
         _deferred_init.materialize(p)
@@ -483,10 +485,6 @@ def _param_block(p, plan, tmap, rank, op):
 def call(prim, base_call, args):
     """Runs `base_call(prim, *args)` sharded by prim's in_strategy (see the module docstring)."""
     name = getattr(prim, "name", type(prim).__name__)
-    if _core.tracing():
-        raise RuntimeError(f"For '{name}', operator parallel (shard {prim.__dict__['_kiln_in_strategy']!r}) runs in "
-                           f"PyNative only in Kiln: GRAPH_MODE / kiln.jit cannot carry its parameter slicing. Use "
-                           f"ms.set_context(mode=ms.PYNATIVE_MODE) or AutoParallel (docs/distributed.md).")
     strategies = prim.__dict__["_kiln_in_strategy"]
     if not getattr(_state, "auto", 0):
         from .._parallel_context import get_auto_parallel_context

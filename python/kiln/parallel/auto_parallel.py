@@ -8,7 +8,6 @@ from . import _op_shard
 
 __all__ = ["AutoParallel"]
 
-_warned = [False]
 _MODES = ("semi_auto", "sharding_propagation", "recursive_programming")
 
 
@@ -24,9 +23,9 @@ class AutoParallel(Cell):
     batch comes back as this process's rows (MindSpore's default data-parallel layout of a network's last op;
     a scalar loss comes back whole); with "full_batch" every process passes and gets the whole batch.
 
-    PyNative only: in GRAPH_MODE the call runs `network` eagerly (a warning says so, once per process); called
-    inside a compiled function (kiln.jit) it raises RuntimeError. Kiln's graph capture does not carry the
-    parameter slicing.
+    In GRAPH_MODE the first call runs `network` eagerly (it slices the Parameters, which a trace cannot do) and the
+    later calls run it compiled (the collectives and their gradients are graph nodes); called inside a compiled
+    function (kiln.jit) it raises RuntimeError.
 
     Args:
         network (Cell or function): what to run.
@@ -84,26 +83,27 @@ class AutoParallel(Cell):
     def _run_construct(self, args, kwargs):
         from ..context import _graph as graph_flag
         if _core.tracing():
-            raise RuntimeError("For 'AutoParallel', operator parallel runs in PyNative only in Kiln: it cannot be "
-                               "called inside a compiled function (kiln.jit / ms.jit); call it directly "
-                               "(docs/distributed.md, 'Operator parallel').")
+            raise RuntimeError("For 'AutoParallel', Kiln cannot call it inside a compiled function (kiln.jit / "
+                               "ms.jit): its first call must run eagerly to slice the Parameters; call it directly "
+                               "(in GRAPH_MODE it compiles its network from the second call on; docs/distributed.md, "
+                               "'Operator parallel').")
         graph = graph_flag[0]
-        if graph and not _warned[0]:
-            _warned[0] = True
-            import warnings
-            warnings.warn("AutoParallel: Kiln runs operator parallel in PyNative: in GRAPH_MODE the network (and "
-                          "everything it calls) runs eagerly inside AutoParallel, not compiled.", stacklevel=3)
-        graph_flag[0] = False
-        try:
-            with _op_shard.auto_scope():
-                gathered = self._gather_inputs(args)
-                out = self.construct(*gathered, **kwargs)
-                if gathered is args:
-                    return out
-                rows = {a.shape[0] for a in gathered if isinstance(a, Tensor) and a.ndim > 0}
-                return _own_rows(out, rows)
-        finally:
-            graph_flag[0] = graph
+        compiled = graph and self.__dict__.get("_ran_eagerly", False)
+        with _op_shard.auto_scope():
+            gathered = self._gather_inputs(args)
+            if compiled:  # GRAPH_MODE after the first step: the Parameters are sliced, the step compiles
+                out = self._compiled_construct()(*gathered, **kwargs)
+            else:  # PyNative, or GRAPH_MODE's first step: eagerly (it slices the Parameters)
+                graph_flag[0] = False
+                try:
+                    out = self.construct(*gathered, **kwargs)
+                finally:
+                    graph_flag[0] = graph
+                self.__dict__["_ran_eagerly"] = True
+            if gathered is args:
+                return out
+            rows = {a.shape[0] for a in gathered if isinstance(a, Tensor) and a.ndim > 0}
+            return _own_rows(out, rows)
 
     def construct(self, *args, **kwargs):
         fn = self.__dict__.get("_fn")
