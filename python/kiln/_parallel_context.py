@@ -1,9 +1,9 @@
 """MindSpore's auto-parallel context: set_auto_parallel_context / get_auto_parallel_context /
 reset_auto_parallel_context and ParallelMode. Kiln runs 'stand_alone' and 'data_parallel' (every process holds the
 whole model, gradients are all-reduced: nn.DistributedGradReducer, which nn.TrainOneStepCell and Model insert by
-themselves in data-parallel mode) and, in 'semi_auto_parallel', pipeline stages only (pipeline_stages,
-cell.pipeline_stage, nn.PipelineCell: kiln/nn/wrap/pipeline.py). 'auto_parallel' and 'hybrid_parallel' raise
-ValueError: not supported."""
+themselves in data-parallel mode) and, in 'semi_auto_parallel', operator parallel by Primitive.shard strategies
+(kiln/parallel/_op_shard.py) and pipeline stages (pipeline_stages, cell.pipeline_stage, nn.PipelineCell:
+kiln/nn/wrap/pipeline.py). 'auto_parallel' and 'hybrid_parallel' raise ValueError: not supported."""
 import threading
 
 __all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context", "reset_auto_parallel_context",
@@ -21,7 +21,7 @@ class ParallelMode:
     MODE_LIST = [STAND_ALONE, DATA_PARALLEL, HYBRID_PARALLEL, SEMI_AUTO_PARALLEL, AUTO_PARALLEL]
 
 
-# semi_auto_parallel: pipeline stages only (cell.pipeline_stage + nn.PipelineCell; Cell.shard raises)
+# semi_auto_parallel: Primitive.shard strategies and pipeline stages (Cell.shard raises)
 _SUPPORTED_MODES = (ParallelMode.STAND_ALONE, ParallelMode.DATA_PARALLEL, ParallelMode.SEMI_AUTO_PARALLEL)
 # Keys accepted with their MindSpore defaults; the bool ones are checked for type. device_num / global_rank are
 # "unset" (None) by default: get_ then reports the communication world's size / rank (1 / 0 before init).
@@ -57,8 +57,10 @@ def set_auto_parallel_context(**kwargs):
 
     Args (all optional):
         parallel_mode (str): ParallelMode.STAND_ALONE (default), ParallelMode.DATA_PARALLEL, or
-            ParallelMode.SEMI_AUTO_PARALLEL for pipeline parallelism only (pipeline_stages; no operator sharding:
-            Cell.shard raises ValueError there; docs/distributed.md, "Pipeline parallel").
+            ParallelMode.SEMI_AUTO_PARALLEL for operator parallel (Primitive.shard strategies; needs
+            full_batch=True unless the step is wrapped in parallel.auto_parallel.AutoParallel) or pipeline
+            parallelism (pipeline_stages); Cell.shard raises ValueError there (docs/distributed.md, "Operator
+            parallel", "Pipeline parallel").
         gradients_mean (bool): average (True) or sum (False, default) the gradients over the processes.
         device_num (int): the number of processes, 1…4096 (default: the world size after init()); the divisor of
             gradients_mean.
@@ -73,17 +75,20 @@ def set_auto_parallel_context(**kwargs):
             (bool), optimizer_level ('level1', 'level2'; 'level3' raises ValueError). Set-only, as in MindSpore.
         optimizer_weight_shard_size (int): -1 (default: all processes) or the number of slices of each sharded
             parameter; every int <= 1 (0 and negatives too) is ignored, as in MindSpore.
-        gradient_fp32_sync, loss_repeated_mean, full_batch (False only),
+        full_batch (bool): operator parallel: every process's inputs are the whole batch (True) or its slice
+            (False, the default; see set_auto_parallel_context's parallel_mode).
+        gradient_fp32_sync, loss_repeated_mean,
         pipeline_stages (int, 1…4096; > 1 splits an nn.PipelineCell's network by cell.pipeline_stage),
         grad_accumulation_step (1 only), search_mode, strategy_ckpt_load_file,
-        strategy_ckpt_save_file, dataset_strategy ('data_parallel' only): accepted for compatibility.
+        strategy_ckpt_save_file: accepted for compatibility. dataset_strategy: 'data_parallel' or 'full_batch'
+            (as full_batch=True); a tuple strategy raises ValueError.
         all_reduce_fusion_config (list[int]): gradient indices where a new all-reduce bucket starts, strictly
             increasing, each in [1, 2**31) (default []: buckets by size). nn.DistributedGradReducer made afterwards
             cuts its buckets there (and where the dtype changes) instead of by size.
 
     Raises:
-        ValueError: an unknown keyword; a parallel mode Kiln does not support (semi_auto_parallel, auto_parallel,
-            hybrid_parallel: model-splitting is not supported) or an unknown one; device_num/global_rank out of
+        ValueError: an unknown keyword; a parallel mode Kiln does not support (auto_parallel, hybrid_parallel: no
+            strategy search) or an unknown one; device_num/global_rank out of
             range; an option that needs model splitting.
         TypeError: a value of the wrong type.
     """
@@ -110,13 +115,11 @@ def set_auto_parallel_context(**kwargs):
                                  f"{value!r}.")
             if value not in _SUPPORTED_MODES:
                 raise ValueError(f"For '{fn}', parallel_mode={value!r} is not supported by Kiln: it runs "
-                                 f"'stand_alone', 'data_parallel' and 'semi_auto_parallel' with pipeline stages "
-                                 f"only (no operator sharding or strategy search).")
+                                 f"'stand_alone', 'data_parallel' and 'semi_auto_parallel' (Primitive.shard "
+                                 f"strategies, pipeline stages); no strategy search.")
         elif key in _BOOL_KEYS:
             if not isinstance(value, bool):
                 raise TypeError(f"For '{fn}', '{key}' must be a bool, but got {type(value).__name__}.")
-            if key == "full_batch" and value:
-                raise ValueError(f"For '{fn}', {key}=True is not supported by Kiln (data-parallel only).")
         elif key in ("device_num", "global_rank", "pipeline_stages", "grad_accumulation_step"):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"For '{fn}', '{key}' must be an int, but got {type(value).__name__}.")
@@ -126,8 +129,9 @@ def set_auto_parallel_context(**kwargs):
         elif key == "all_reduce_fusion_config":
             value = _split_indices(fn, value)
         elif key == "dataset_strategy":
-            if value != "data_parallel":
-                raise ValueError(f"For '{fn}', dataset_strategy must be 'data_parallel' in Kiln, but got {value!r}.")
+            if value not in ("data_parallel", "full_batch"):
+                raise ValueError(f"For '{fn}', dataset_strategy must be 'data_parallel' or 'full_batch' in Kiln "
+                                 f"(tuple strategies are not supported), but got {value!r}.")
         elif not isinstance(value, str):
             raise TypeError(f"For '{fn}', '{key}' must be a str, but got {type(value).__name__}.")
         updates[key] = value

@@ -122,7 +122,7 @@ def test_semi_auto_parallel_is_pipeline_only(no_launcher):
     kiln.set_auto_parallel_context(parallel_mode="semi_auto_parallel", pipeline_stages=4)
     assert kiln.get_auto_parallel_context("parallel_mode") == "semi_auto_parallel"
     assert kiln.get_auto_parallel_context("pipeline_stages") == 4
-    with pytest.raises(ValueError, match=r"Cell.shard' \(Dense\), operator sharding .* is not supported"):
+    with pytest.raises(ValueError, match=r"Cell.shard' \(Dense\), sharding a Cell .* is not supported"):
         nn.Dense(2, 2).shard(((1, 2),))
     with pytest.raises(ValueError, match=r"'pipeline_stages' must be in \[1, 4096\], but got 0"):
         kiln.set_auto_parallel_context(pipeline_stages=0)

@@ -46,10 +46,12 @@ def _parser():
     p.add_argument("--master_port", type=int, default=8118, help="the rendezvous store's port (default 8118)")
     p.add_argument("--node_rank", type=int, default=-1, help="this node's index, 0 … nodes-1 (default -1: 0)")
     p.add_argument("--log_dir", default=".", help="directory of the per-rank logs worker_<rank>.log (default .)")
-    p.add_argument("--join", action="store_true", help="also show the workers' output here")
+    p.add_argument("--join", action="store_true",
+                   help="also show the workers' output here (also MindSpore's spelling --join=True / --join=False)")
     p.add_argument("--cluster_time_out", type=int, default=600,
                    help="seconds a worker waits for its peers at rendezvous or in a collective (default 600)")
-    p.add_argument("task_script", help="the Python script every worker runs")
+    p.add_argument("task_script", help="the Python script every worker runs (or 'pytest', run as python -m "
+                   "pytest with the arguments that follow)")
     p.add_argument("task_script_args", nargs=argparse.REMAINDER, help="its arguments")
     return p
 
@@ -68,7 +70,7 @@ def _check(p, args):
         p.error(f"--master_port must be in [1, 65535], got {args.master_port}")
     if args.cluster_time_out < 1:
         p.error(f"--cluster_time_out must be >= 1 second, got {args.cluster_time_out}")
-    if not os.path.isfile(args.task_script):
+    if not os.path.isfile(args.task_script) and args.task_script != "pytest":
         p.error(f"the task script {args.task_script!r} does not exist")
     from ..communication._store import MIN_TOKEN_LEN, TOKEN_VAR, check_token, is_loopback
     several_nodes = args.local_worker_num < args.worker_num
@@ -100,6 +102,31 @@ def _die_with_parent():
         pass
 
 
+_VALUE_FLAGS = ("--worker_num", "--local_worker_num", "--master_addr", "--master_port", "--node_rank", "--log_dir",
+                "--cluster_time_out")
+
+
+def _join_spelling(argv):
+    """MindSpore's run scripts write --join=True (its msrun takes a bool value): before the task script, --join=True
+    becomes --join and --join=False is dropped; another value is left for argparse to refuse."""
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        if not a.startswith("-"):  # the task script: the rest are its arguments
+            return out + list(argv[i:])
+        if a.lower() == "--join=true":
+            a = "--join"
+        elif a.lower() == "--join=false":
+            i += 1
+            continue
+        out.append(a)
+        if a in _VALUE_FLAGS and i + 1 < len(argv):  # its value as the next word
+            out.append(argv[i + 1])
+            i += 1
+        i += 1
+    return out
+
+
 class _Worker:
     def __init__(self, rank, local_rank, args, log_dir):
         env = dict(os.environ)
@@ -115,7 +142,10 @@ class _Worker:
         self.rank = rank
         self.log_path = os.path.join(log_dir, f"worker_{rank}.log")
         self.log = open(self.log_path, "wb")
-        cmd = [sys.executable, "-m", "kiln.compat", args.task_script] + list(args.task_script_args)
+        # MindSpore's tutorials launch `msrun ... pytest -s -v file.py::test`: pytest runs as a module of this Python
+        script = ["-m", "pytest"] if args.task_script == "pytest" and not os.path.isfile("pytest") else \
+            [args.task_script]
+        cmd = [sys.executable, "-m", "kiln.compat"] + script + list(args.task_script_args)
         self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent, start_new_session=True)
         self.pump = threading.Thread(target=self._pump, args=(args.join,), daemon=True)
@@ -183,7 +213,7 @@ def _stop(workers, grace=5.0):
 def main(argv=None):
     """Runs the launcher with `argv` (default sys.argv[1:]); returns the exit status (0: every worker succeeded)."""
     p = _parser()
-    args = p.parse_args(argv)
+    args = p.parse_args(_join_spelling(sys.argv[1:] if argv is None else list(argv)))
     _check(p, args)
     os.makedirs(args.log_dir, exist_ok=True)
     store = None

@@ -24,8 +24,9 @@ def _group_size():
 def shard(self, in_strategy, out_strategy=None, parameter_plan=None):
     """MindSpore's Cell.shard(in_strategy, out_strategy=None, parameter_plan=None): the input/output layouts of this
     cell for the model-splitting modes (semi_auto_parallel / auto_parallel). MindSpore ignores them in every other
-    mode, and in a single process (group size 1) returns at once without looking at the arguments; Kiln runs
-    stand-alone and data-parallel only (set_auto_parallel_context refuses the splitting modes), so:
+    mode, and in a single process (group size 1) returns at once without looking at the arguments; Kiln shards
+    primitives, not Cells, so:
+      - in semi_auto_parallel / auto_parallel: ValueError (use Primitive.shard);
       - one process (communication not initialized, or a world of 1): returns None, nothing recorded (MindSpore's
         `if get_group_size() == 1: return`);
       - several processes (data parallel): checks the arguments as MindSpore's Shard does (TypeError when
@@ -34,9 +35,10 @@ def shard(self, in_strategy, out_strategy=None, parameter_plan=None):
         strategies are ignored, as MindSpore does outside the splitting modes)."""
     from .._parallel_context import ParallelMode, get_auto_parallel_context
     if get_auto_parallel_context("parallel_mode") in (ParallelMode.SEMI_AUTO_PARALLEL, ParallelMode.AUTO_PARALLEL):
-        raise ValueError(f"For 'Cell.shard' ({type(self).__name__}), operator sharding (in_strategy={in_strategy!r}) "
-                         f"is not supported by Kiln: its semi_auto_parallel mode runs pipeline stages only "
-                         f"(cell.pipeline_stage, nn.PipelineCell; docs/distributed.md, 'Pipeline parallel').")
+        raise ValueError(f"For 'Cell.shard' ({type(self).__name__}), sharding a Cell (in_strategy={in_strategy!r}) "
+                         f"is not supported by Kiln: its semi_auto_parallel mode shards primitives (Primitive.shard, "
+                         f"mindspore.parallel.shard over functions; docs/distributed.md, 'Operator parallel') and "
+                         f"runs pipeline stages (cell.pipeline_stage, nn.PipelineCell).")
     if _group_size() == 1:
         return None
     if not isinstance(in_strategy, tuple):

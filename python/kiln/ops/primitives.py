@@ -18,6 +18,55 @@ class Primitive:
         setattr(self, name, value)
         return self
 
+    def shard(self, in_strategy=None, out_strategy=None):
+        """MindSpore's Primitive.shard(in_strategy, out_strategy=None): the operator-parallel strategy of this
+        primitive, per Tensor input the number of slices of each dimension (e.g. MatMul ((2, 4), (4, 1))). It acts
+        with parallel_mode='semi_auto_parallel' (or inside parallel.auto_parallel.AutoParallel) and more than one
+        process: each process computes its block and the output is made whole on every process; a Parameter input
+        is stored sliced from its first use (kiln/parallel/_op_shard.py, docs/distributed.md "Operator parallel").
+        Otherwise it changes nothing (as MindSpore outside its parallel modes). Returns the primitive.
+
+        Raises:
+            TypeError: in_strategy not a tuple of tuples of ints.
+            ValueError: a strategy value < 1; out_strategy not None (Kiln keeps outputs whole). At call time:
+                a primitive Kiln cannot shard, a strategy whose length differs from its input's rank, a dimension
+                not divisible by its strategy value, a strategy whose product does not divide the device number,
+                op-specific rules (MatMul's reduce dimension, Softmax's axis, broadcast dimensions).
+        """
+        from ..parallel import _op_shard
+        _op_shard.check_strategy_type(self.name, in_strategy, out_strategy)
+        self.__dict__["_kiln_in_strategy"] = in_strategy
+        self.__dict__["_kiln_out_strategy"] = out_strategy
+        cls = type(self)
+        if not cls.__dict__.get("_kiln_sharded_class"):
+            self.__class__ = _sharded_class(cls)
+        return self
+
+
+_SHARDED_CLASSES = {}
+
+
+def _sharded_class(base):
+    """A subclass of the primitive class `base` whose __call__ runs sharded when operator parallel is active."""
+    cls = _SHARDED_CLASSES.get(base)
+    if cls is None:
+        base_call = base.__call__
+
+        def __call__(self, *args, **kwargs):
+            from ..parallel import _op_shard
+            if _op_shard.active():
+                if kwargs or not _op_shard.supported(self):
+                    raise ValueError(f"For '{self.name}', operator parallel (shard {self._kiln_in_strategy!r}) is not "
+                                     f"supported by Kiln for this primitive{' with keyword arguments' if kwargs else ''}"
+                                     f"; Kiln shards {sorted(_op_shard.supported_names())}.")
+                return _op_shard.call(self, base_call, args)
+            return base_call(self, *args, **kwargs)
+
+        cls = type(base.__name__, (base,), {"__call__": __call__, "_kiln_sharded_class": True,
+                                            "__module__": base.__module__, "__doc__": base.__doc__})
+        _SHARDED_CLASSES[base] = cls
+    return cls
+
 
 def _simple(name, fn, doc):
     def __call__(self, *args):

@@ -2,9 +2,27 @@
 of `mindspore.parallel._utils` (_get_device_num, _get_gradients_mean, _get_parallel_mode, _get_global_rank) and
 `mindspore.parallel._auto_parallel_context.auto_parallel_context()`, which MindSpore's model-zoo training scripts
 use to build their DistributedGradReducer, and set/get/reset_algo_parameters (the options of the AUTO_PARALLEL
-strategy search, kept and checked: see kiln/_parallel_context.py). Operator sharding (Cell.shard) and
-the strategy search are not provided; pipeline stages are (kiln.parallel.nn.Pipeline, docs/distributed.md).
+strategy search, kept and checked: see kiln/_parallel_context.py). Operator sharding by Primitive.shard
+strategies (semi-auto parallel, kiln/parallel/_op_shard.py, AutoParallel in kiln.parallel.auto_parallel) runs in
+PyNative and, after the first step, Graph mode; Cell.shard and the strategy search are not provided; pipeline stages are (kiln.parallel.nn.Pipeline, docs/distributed.md).
 kiln.parallel.nn has GradAccumulation (stand-alone and data parallel) and Pipeline."""
 from .._parallel_context import get_algo_parameters, reset_algo_parameters, set_algo_parameters
+from . import _op_shard
 
-__all__ = ["set_algo_parameters", "get_algo_parameters", "reset_algo_parameters"]
+__all__ = ["set_algo_parameters", "get_algo_parameters", "reset_algo_parameters", "merge_parameters", "shard"]
+
+shard = _op_shard.shard_function
+
+
+def merge_parameters(parameters):
+    """Kiln's helper for operator parallel: the whole values of Parameters stored sliced by Primitive.shard
+    strategies (a list of new Tensors, one per Parameter, in order; an unsliced Parameter gives a copy of its value).
+    A collective (AllGather of the slices): every process must call it with the same Parameters in the same order.
+    TypeError for an element that is not a Parameter."""
+    from ..common.parameter import Parameter
+    out = []
+    for p in parameters:
+        if not isinstance(p, Parameter):
+            raise TypeError(f"For 'merge_parameters', every element must be a Parameter, but got {type(p).__name__}.")
+        out.append(_op_shard.merge_parameter(p))
+    return out

@@ -12,6 +12,7 @@ return formats.
 from .memory import (
     empty_cache, memory_allocated, max_memory_allocated, memory_reserved, max_memory_reserved, memory_stats,
     memory_summary, reset_peak_memory_stats, reset_max_memory_allocated, reset_max_memory_reserved, set_cache_limit,
+    set_memory,
 )
 from .profiler import OpProfile, is_profiling, profile
 from .cpu import cpu_info, low_precision, set_low_precision
@@ -20,6 +21,6 @@ from .executor import launch_blocking
 __all__ = [
     "empty_cache", "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
     "memory_stats", "memory_summary", "reset_peak_memory_stats", "reset_max_memory_allocated",
-    "reset_max_memory_reserved", "set_cache_limit", "profile", "OpProfile", "is_profiling",
+    "reset_max_memory_reserved", "set_cache_limit", "set_memory", "profile", "OpProfile", "is_profiling",
     "cpu_info", "low_precision", "set_low_precision", "launch_blocking",
 ]

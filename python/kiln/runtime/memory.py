@@ -146,3 +146,37 @@ def set_cache_limit(limit):
         if limit < 0:
             raise ValueError(f"For 'set_cache_limit', 'limit' must be >= 0, but got {limit}.")
     return _core._set_cache_limit(limit)
+
+
+_set_memory_done = [False]
+_MEMORY_SIZE = r"[1-9][0-9]*(\.)?[0-9]*GB|0\.[0-9]*GB"
+
+
+def set_memory(init_size="2GB", increase_size="2GB", max_size="1024GB", optimize_level="O0",
+               huge_page_reserve_size="0GB"):
+    """MindSpore 2.10's runtime.set_memory: the device memory pool's initial size, growth step, maximum, reuse level
+    and huge-page reserve (Ascend/GPU). MindSpore's CPU build checks the arguments, records that the call was made
+    and changes nothing (get_context('max_device_memory') stays 1024.0); Kiln, a CPU framework, does the same:
+    host memory is Kiln's caching allocator's (set_cache_limit). Returns None.
+
+    Raises (MindSpore 2.10's messages):
+        TypeError: a size or optimize_level that is not a str.
+        ValueError: a size not of the form '<n>GB' (regular expression [1-9][0-9]*(\\.)?[0-9]*GB|0\\.[0-9]*GB, e.g.
+            '28GB', '1.5GB', '0.5GB'; huge_page_reserve_size may also be '0GB'); optimize_level not 'O0' or 'O1'.
+        RuntimeError: a second call in the process ("can not be set repeatedly").
+    """
+    import re
+    if _set_memory_done[0]:
+        raise RuntimeError("The 'set_memory' can not be set repeatedly.")
+    sizes = {"init_size": init_size, "increase_size": increase_size, "max_size": max_size,
+             "huge_page_reserve_size": huge_page_reserve_size}
+    for name, value in list(sizes.items()) + [("optimize_level", optimize_level)]:
+        if not isinstance(value, str):
+            raise TypeError(f"The parameter '{name}' must be {str}, but got {type(value)}")
+    for name, value in sizes.items():
+        pattern = _MEMORY_SIZE if name != "huge_page_reserve_size" else "[0-9]" + _MEMORY_SIZE[5:]  # '0GB' allowed
+        if not re.fullmatch(pattern, value, re.ASCII):
+            raise ValueError(f"The '{value}' is illegal, it must be match regular'{pattern}' by flags're.ASCII.'")
+    if optimize_level not in ("O0", "O1"):
+        raise ValueError(f"The optimize_level must be one of ['O0', 'O1'], but got {optimize_level}.")
+    _set_memory_done[0] = True

@@ -124,8 +124,9 @@ def _as_tensor(name, value):
                     f"str, but got {type(value).__name__}.")
 
 
-def _entries(save_obj):
-    """[(name, Tensor)] of a Cell, a list of {'name', 'data'} dicts or a dict name -> value."""
+def _entries(save_obj, integrated_save=True):
+    """[(name, Tensor)] of a Cell, a list of {'name', 'data'} dicts or a dict name -> value. A Parameter sliced by
+    operator parallel is gathered whole when integrated_save (a collective), else saved as this process's slice."""
     from ..nn.cell import Cell
     if isinstance(save_obj, Cell):
         out, seen = [], set()
@@ -135,6 +136,9 @@ def _entries(save_obj):
                 if getattr(p, "_opt_shard", None) is not None:  # optimizer parallel: gather the slices (collective)
                     from ..nn.optim import _parallel
                     out.append((p.name, _parallel.whole(p)))
+                elif integrated_save and p.__dict__.get("_kiln_op_layout") is not None:  # operator parallel
+                    from ..parallel import _op_shard
+                    out.append((p.name, _op_shard.merge_parameter(p)))
                 else:
                     out.append((p.name, p))
         return out
@@ -212,7 +216,9 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
             {"name": str, "data": Tensor} dicts, or a dict name -> Tensor/Parameter/int/float/bool/str (str: ckpt only).
         ckpt_file_name (str): the path; "." + format is appended when it does not end with the format's name
             (MindSpore's rule: "net" -> "net.ckpt", "net.safetensors" stays, so does "netckpt").
-        integrated_save (bool): accepted for compatibility (single device: parameters are always whole).
+        integrated_save (bool): for Parameters sliced by operator parallel (Primitive.shard): True (default) saves
+            the whole values, gathered from the processes (a collective: every process must save, as MindSpore's
+            per-rank checkpoints do); False saves this process's slices. Other Parameters are always whole.
         async_save (bool): the values are captured before returning; the file is written by a background thread.
         append_dict (dict): extra entries name -> int (saved Int64), float (Float32), bool, Tensor or str (saved as
             MindSpore's "str" entry, ckpt format only; load_checkpoint gives it back as a str).
@@ -258,7 +264,7 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
                          f"but got {async_save!r}.")
     if choice_func is not None and not callable(choice_func):
         raise TypeError("For 'save_checkpoint', the argument 'choice_func' must be callable.")
-    entries = _entries(save_obj)
+    entries = _entries(save_obj, integrated_save)
     if append_dict is not None:
         if not isinstance(append_dict, dict):
             raise TypeError("For 'save_checkpoint', the argument 'append_dict' must be a dict, but got "
@@ -645,6 +651,10 @@ def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundanc
         shard = getattr(param, "_opt_shard", None)
         if shard is not None and tuple(new.shape) == shard.full_shape:  # optimizer parallel: this process's slice
             new = shard.take(new)
+        op_layout = param.__dict__.get("_kiln_op_layout")
+        if op_layout is not None and tuple(new.shape) == op_layout.full_shape:  # operator parallel: the slice
+            from ..parallel import _op_shard
+            new = _op_shard.take_slice(param, new)
         if tuple(new.shape) != tuple(param.shape):
             raise _ShapeMismatch(f"For 'load_param_into_net', {name} in the argument 'net' should have the same shape as "
                              f"{name} in the argument 'parameter_dict'. But got its shape {tuple(param.shape)} in the "

@@ -244,7 +244,7 @@ def errors():
             cell.pipeline_stage = stage_config("mlp", size)[name]
     pc4 = nn.PipelineCell(pc.network, 3)
     expect(ValueError, r"input\(8\) must be divided by micro size\(3\)", lambda: pc4(x, y))
-    expect(ValueError, "operator sharding .* is not supported", lambda: net.layer1.shard(((1, 2),)))
+    expect(ValueError, "sharding a Cell .* is not supported", lambda: net.layer1.shard(((1, 2),)))
     ms.set_context(mode=ms.GRAPH_MODE)
     train = nn.TrainOneStepCell(pc, nn.SGD(net.trainable_params(), 0.1))
     expect(RuntimeError, r"pipeline_stages=%d\) runs in PyNative mode only" % size, lambda: train(x, y))

@@ -33,6 +33,7 @@ from ..cell import Cell
 from ..layer.container import CellList
 from ..learning_rate_schedule import LearningRateSchedule
 from . import _parallel
+from ...parallel import _op_shard
 
 __all__ = ["Optimizer", "opt_init_args_register"]
 
@@ -571,6 +572,8 @@ class Optimizer(Cell):
         optimizer construct): one graph of fused update nodes, run by the C++ executor. A learning-rate schedule
         that computes on the host (`_host_side`) runs eagerly instead."""
         d = self.__dict__
+        if d.get("_kiln_op_gen", 0) != _op_shard._generation[0]:  # operator parallel sliced Parameters since
+            _op_shard.sync_optimizer(self)  # the last step: slice their states the same way
         host = d.get("_host_schedules")
         if host is None:  # any learning-rate or weight-decay schedule (groups included) marked _host_side
             cells = list(d.get("_lr_per_param", ())) + list(d.get("_wd_per_param", ()))

@@ -1,0 +1,662 @@
+"""Operator-level sharding (MindSpore's semi-auto parallel: `Primitive.shard(in_strategy)`) over Kiln's Gloo
+collectives: PyNative, and Graph mode once the Parameters are sliced (their first sharded use must run eagerly).
+Design and rejected alternatives: docs/decisions/operator-parallel.md.
+
+A strategy gives, for every Tensor input of a primitive, the number of slices of each dimension. From the
+strategies the op's device matrix follows (MindSpore's rules: MatMul ((a, b), (b, c)) -> [a, b, c]; an element-wise
+op (s0, s1, ...) -> [s0, s1, ...]); when its size m is below the number of processes n, the n/m "repeated"
+copies form the leading dimension (MindSpore's default), so process r has the coordinates of r % m in the device
+matrix, and r // m says which copy it belongs to. Each input dimension is cut along one device-matrix axis (its
+tensor map).
+
+What runs where (one sharded call, process r):
+
+  * every input that is not a Parameter is whole (replicated) on every process: r takes its block (no
+    communication);
+  * a Parameter is stored sliced: the first sharded call that uses it replaces its values, on each process, by
+    that process's block (the memory of the whole Parameter is freed; `optimizer` states follow at its next step),
+    and later calls use the block as it is;
+  * the primitive runs on the blocks;
+  * the result is made whole on every process again: an AllReduce over the processes that hold partial sums of the
+    same block (a split reduction dimension: MatMul's k), then an AllGather over those holding different blocks.
+
+So activations between ops are whole on every process (more communication than MindSpore's graph pass, which keeps
+a producer's layout when the consumer wants it; see the decision record), and parameters, their gradients and the
+optimizer states are sliced. The gradients follow by these rules (each a custom bprop, kiln/common/_custom_grad.py):
+the cotangent of a whole tensor is whole and the same on every process, so
+
+  * AllGather's backward is the process's block of the cotangent (no communication);
+  * the partial sums' AllReduce passes the cotangent through;
+  * taking the block of a whole input sums the blocks' gradients over the processes holding the same block
+    (AllReduce) and gathers the blocks (AllGather): every process gets the whole input gradient;
+  * a Parameter block's gradient is summed over the processes holding the same block (MindSpore's mirror
+    operator), within one copy of the device matrix (the repeated copies compute the same values).
+
+The result equals one process running the whole model (tests/python/test_operator_parallel.py).
+"""
+import itertools
+import threading
+import weakref
+
+from .._loader import _core
+from ..common.parameter import Parameter
+from ..common.tensor import Tensor
+
+__all__ = []
+
+_SUM = 0
+_state = threading.local()
+_generation = [0]   # bumped whenever a Parameter is sliced: optimizers compare it to resync their states
+_groups = {}        # sorted world ranks -> group name
+_sliced = weakref.WeakValueDictionary()  # id -> Parameter sliced here (merge_parameters)
+# bytes this process has sent in operator-parallel collectives, by the ring algorithms' count (all-reduce
+# 2(g-1)/g of the tensor, all-gather (g-1)/g of the result): benchmarks/bench_operator_parallel.py reads it
+comm_bytes = [0]
+_pending_detach = weakref.WeakValueDictionary()  # Parameters sliced under a grad transform, still with history
+
+
+def release_history():
+    """Drops the autodiff history of Parameters sliced during a grad transform (their block was computed from the
+    whole Parameter, whose storage that history keeps alive). Called after the step's gradient (by an optimizer's
+    next step, merge_parameters), never while a grad transform runs."""
+    if _core.grad_level() > 0:
+        return
+    for key in list(_pending_detach.keys()):
+        p = _pending_detach.pop(key, None)
+        if p is not None:
+            p._rebind(_core.detach(p))
+
+
+# ------------------------------------------------------------------------------------------------ activation
+def _world():
+    from ..communication.management import GlobalComm
+    if not GlobalComm.INITED:
+        return 1, 0
+    return _core.comm_group_size("world"), _core.comm_group_rank("world")
+
+
+def active():
+    """True when a sharded primitive must run sharded: parallel_mode 'semi_auto_parallel' (or inside an
+    AutoParallel call), more than one process, no pipeline stages."""
+    from .._parallel_context import ParallelMode, get_auto_parallel_context
+    if not (getattr(_state, "auto", 0) or
+            get_auto_parallel_context("parallel_mode") in (ParallelMode.SEMI_AUTO_PARALLEL,
+                                                           ParallelMode.AUTO_PARALLEL)):
+        return False
+    if get_auto_parallel_context("pipeline_stages") > 1:
+        return False
+    return _world()[0] > 1
+
+
+class auto_scope:
+    """Context manager: sharded primitives run sharded inside (AutoParallel's call)."""
+
+    def __enter__(self):
+        _state.auto = getattr(_state, "auto", 0) + 1
+
+    def __exit__(self, *exc):
+        _state.auto -= 1
+
+
+# ------------------------------------------------------------------------------------------------ strategies
+def check_strategy_type(name, in_strategy, out_strategy):
+    """The type checks of Primitive.shard (at shard() time): in_strategy a tuple of tuples of ints >= 1;
+    out_strategy None. TypeError / ValueError naming the primitive."""
+    if not isinstance(in_strategy, tuple):
+        raise TypeError(f"For '{name}', the 'in_strategy' should be a tuple(tuple(int)), but got "
+                        f"{type(in_strategy).__name__}.")
+    for s in in_strategy:
+        if not isinstance(s, tuple):
+            raise TypeError(f"For '{name}', the element of 'in_strategy' should be a tuple(int), but got "
+                            f"{type(s).__name__} ({s!r}); Layout strategies are not supported by Kiln.")
+        for v in s:
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"For '{name}', the element of strategy must be int type, but got {v!r} "
+                                f"({type(v).__name__}) in {in_strategy!r}.")
+            if v <= 0:
+                raise ValueError(f"For '{name}', the element of strategy must be positive, but got {v} in "
+                                 f"{in_strategy!r}.")
+    if out_strategy is not None:
+        raise ValueError(f"For '{name}', out_strategy={out_strategy!r}: Kiln's operator parallel makes every "
+                         f"output whole on every process and takes out_strategy=None only.")
+
+
+class _Plan:
+    """One sharded call: the device matrix `dev` (without the repeated copies), `rep` copies, the tensor map of
+    each Tensor input and of the output (per dimension: a device-matrix axis or None), and the axes over which
+    the output is a partial sum."""
+    __slots__ = ("dev", "rep", "in_maps", "out_map", "partial")
+
+    def __init__(self, dev, rep, in_maps, out_map, partial):
+        self.dev, self.rep, self.in_maps, self.out_map, self.partial = tuple(dev), rep, in_maps, out_map, partial
+
+    def coords(self, rank):
+        m = 1
+        for d in self.dev:
+            m *= d
+        q, out = rank % m, []
+        for d in reversed(self.dev):
+            out.append(q % d)
+            q //= d
+        return tuple(reversed(out)), rank // m, m
+
+    def ranks_along(self, rank, axes):
+        """The world ranks of this copy of the device matrix whose coordinates equal rank's except along `axes`
+        (sorted: the order of their coordinates along `axes`, row-major)."""
+        c, layer, m = self.coords(rank)
+        ranges = [range(self.dev[a]) if a in axes else (c[a],) for a in range(len(self.dev))]
+        out = []
+        for cc in itertools.product(*ranges):
+            q = 0
+            for a, v in enumerate(cc):
+                q = q * self.dev[a] + v
+            out.append(layer * m + q)
+        return out
+
+
+def _fmt(strategies):
+    return "(" + ", ".join(str(tuple(s)) for s in strategies) + ("," if len(strategies) == 1 else "") + ")"
+
+
+def _validate(name, strategies, shapes, world):
+    """MindSpore's generic checks: one strategy per Tensor input, each as long as its input's rank, every
+    dimension divisible by its strategy value, and each strategy's product dividing the device number."""
+    if len(strategies) != len(shapes):
+        raise ValueError(f"For '{name}', the strategy is {_fmt(strategies)}, strategy len: {len(strategies)} is not "
+                         f"equal to inputs len: {len(shapes)} (one strategy per Tensor input; shapes "
+                         f"{[list(s) for s in shapes]}).")
+    for i, (s, shape) in enumerate(zip(strategies, shapes)):
+        if len(s) != len(shape):
+            raise ValueError(f"For '{name}', the strategy is {_fmt(strategies)}, strategy len: {len(s)} is not equal "
+                             f"to inputs len: {len(shape)}, index: {i} (input {i} has shape {list(shape)}).")
+        prod = 1
+        for v in s:
+            prod *= v
+        if prod > world or world % prod:
+            raise ValueError(f"For '{name}', invalid strategy {_fmt(strategies)}: the product of the strategy of "
+                             f"input {i}, {prod}, must divide the device num {world}.")
+        for dim, v in zip(shape, s):
+            if dim % v:
+                raise ValueError(f"For '{name}', the strategy is {_fmt(strategies)}, shape {dim} can not be divisible "
+                                 f"by strategy value {v} (input {i}, shape {list(shape)}).")
+
+
+def _finish(name, strategies, dev, in_maps, out_map, partial, world):
+    m = 1
+    for d in dev:
+        m *= d
+    if m > world or world % m:
+        raise ValueError(f"For '{name}', invalid strategy {_fmt(strategies)}: its device matrix {list(dev)} has "
+                         f"{m} devices, which must divide the device num {world}.")
+    return _Plan(dev, world // m, in_maps, out_map, partial)
+
+
+def _plan_matmul(prim, strategies, shapes, world):
+    name = prim.name if hasattr(prim, "name") else type(prim).__name__
+    sa, sb = strategies
+    ra, rb = len(shapes[0]), len(shapes[1])
+    ta, tb = bool(getattr(prim, "transpose_a", False)), bool(getattr(prim, "transpose_b", False))
+    if ra < 2 or rb < 2 or (ra != rb and rb != 2):
+        raise ValueError(f"For '{name}', Kiln's operator parallel takes inputs of equal rank >= 2 (or a 2-D second "
+                         f"input), but got shapes {list(shapes[0])} and {list(shapes[1])}.")
+    nb = ra - 2
+    m_a, k_a = (sa[-1], sa[-2]) if ta else (sa[-2], sa[-1])
+    k_b, n_b = (sb[-1], sb[-2]) if tb else (sb[-2], sb[-1])
+    if k_a != k_b:
+        raise ValueError(f"For '{name}', invalid strategy {_fmt(strategies)}: the strategy of the reduce dimension "
+                         f"of the first input ({k_a}) must be equal to that of the second input ({k_b}).")
+    if rb == ra and tuple(sa[:nb]) != tuple(sb[:nb]):
+        raise ValueError(f"For '{name}', invalid strategy {_fmt(strategies)}: the batch dimensions of the two "
+                         f"inputs must have the same strategy.")
+    dev = list(sa[:nb]) + [m_a, k_a, n_b]
+    ia, ik, in_ = nb, nb + 1, nb + 2
+    batch = list(range(nb))
+    map_a = batch + ([ik, ia] if ta else [ia, ik])
+    map_b = (batch if rb == ra else []) + ([in_, ik] if tb else [ik, in_])
+    out_map = batch + [ia, in_]
+    return _finish(name, strategies, dev, [map_a, map_b], out_map, [ik], world)
+
+
+def _plan_elementwise(prim, strategies, shapes, world):
+    """Element-wise ops with NumPy broadcasting: the output's dimension d is cut as the inputs that have it (size >
+    1) cut it; a broadcast dimension (size 1) must not be cut."""
+    name = getattr(prim, "name", type(prim).__name__)
+    rank = max(len(s) for s in shapes)
+    out = [1] * rank
+    for s, shape in zip(strategies, shapes):
+        off = rank - len(shape)
+        for d, (v, dim) in enumerate(zip(s, shape)):
+            if dim == 1 and v != 1:
+                raise ValueError(f"For '{name}', invalid strategy {_fmt(strategies)}: a broadcast dimension (size 1) "
+                                 f"can not be split (shapes {[list(x) for x in shapes]}).")
+            if dim != 1:
+                if out[off + d] not in (1, v) and v != 1:
+                    raise ValueError(f"For '{name}', invalid strategy {_fmt(strategies)}: the inputs' strategies of "
+                                     f"output dimension {off + d} differ (shapes {[list(x) for x in shapes]}).")
+                out[off + d] = max(out[off + d], v)
+    # an input dimension that is not cut while the output's is: its block is the whole dimension, which cannot be
+    # combined with the other input's blocks (MindSpore requires equal strategies there too)
+    for s, shape in zip(strategies, shapes):
+        off = rank - len(shape)
+        for d, (v, dim) in enumerate(zip(s, shape)):
+            if dim != 1 and v != out[off + d]:
+                raise ValueError(f"For '{name}', invalid strategy {_fmt(strategies)}: the inputs' strategies of "
+                                 f"output dimension {off + d} differ (shapes {[list(x) for x in shapes]}).")
+    in_maps = [[(rank - len(shape) + d) if shape[d] != 1 and s[d] > 1 else None
+                for d in range(len(shape))] for s, shape in zip(strategies, shapes)]
+    out_map = [d if out[d] > 1 else None for d in range(rank)]
+    # the device matrix: one axis per output dimension (cut or not, so that the maps above are axis indices)
+    return _finish(name, strategies, out, in_maps, out_map, [], world)
+
+
+def _plan_softmax(prim, strategies, shapes, world):
+    name = getattr(prim, "name", type(prim).__name__)
+    axis = getattr(prim, "axis", -1)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    rank = len(shapes[0])
+    for a in axes:
+        a = a + rank if a < 0 else a
+        if strategies[0][a] != 1:
+            raise ValueError(f"For '{name}', invalid strategy {_fmt(strategies)}: the strategy corresponding to axis "
+                             f"dimension ({a}) must be 1.")
+    return _plan_elementwise(prim, strategies, shapes, world)
+
+
+def _plan_bias_add(prim, strategies, shapes, world):
+    name = getattr(prim, "name", type(prim).__name__)
+    sx, sb = strategies
+    fmt = getattr(prim, "data_format", "NCHW")
+    c = len(shapes[0]) - 1 if fmt == "NHWC" else 1
+    if len(shapes[0]) < 2 or tuple(sb) != (sx[c],):
+        raise ValueError(f"For '{name}', invalid strategy {_fmt(strategies)}: the bias's strategy must be the "
+                         f"strategy of the channel dimension of the input ({sx[c] if len(sx) > c else '?'},).")
+    rank = len(shapes[0])
+    in_maps = [[d if sx[d] > 1 else None for d in range(rank)], [c if sb[0] > 1 else None]]
+    return _finish(name, strategies, list(sx), in_maps, [d if sx[d] > 1 else None for d in range(rank)], [], world)
+
+
+def _rule(prim):
+    if isinstance(prim, ShardedFunction):
+        return {"matmul": _plan_matmul, "elementwise": _plan_elementwise}[prim._kind]
+    from ..ops import primitives as P
+    from ..ops.math_func import BiasAdd
+    if isinstance(prim, P.MatMul):  # BatchMatMul too
+        return _plan_matmul
+    if isinstance(prim, P.Softmax):  # LogSoftmax too
+        return _plan_softmax
+    if isinstance(prim, BiasAdd):
+        return _plan_bias_add
+    if type(prim).__name__ in _ELEMENTWISE:
+        return _plan_elementwise
+    return None
+
+
+_ELEMENTWISE = {"Add", "Sub", "Mul", "Div", "RealDiv", "Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "Abs", "Pow",
+                "Maximum", "Minimum", "ReLU", "Sigmoid", "Tanh", "GeLU", "FastGeLU", "SiLU", "ReLU6", "Erf",
+                "Cast", "Reciprocal", "AddN"}
+
+
+def supported(prim):
+    """Whether Kiln can shard this primitive (the primitives of the operator-parallel section of
+    docs/distributed.md)."""
+    return _rule(prim) is not None
+
+
+# ------------------------------------------------------------------------------------------------ groups, blocks
+def _group(ranks):
+    world, _ = _world()
+    ranks = tuple(sorted(ranks))
+    if len(ranks) == world:
+        return "world"
+    name = _groups.get(ranks)
+    if name is None:
+        name = "kiln_op_shard_" + "_".join(map(str, ranks))
+        if not _core.comm_has_group(name):
+            _core.comm_create_group(name, list(ranks))
+        _groups[ranks] = name
+    return name
+
+
+def _block_index(plan, tmap, shape, rank):
+    c, _, _ = plan.coords(rank)
+    idx = []
+    for d, a in enumerate(tmap):
+        if a is None or plan.dev[a] == 1:
+            idx.append(slice(None))
+        else:
+            b = shape[d] // plan.dev[a]
+            idx.append(slice(c[a] * b, (c[a] + 1) * b))
+    return tuple(idx)
+
+
+def _split_axes(plan, tmap):
+    return sorted({a for a in tmap if a is not None and plan.dev[a] > 1})
+
+
+def _take(t, plan, tmap, rank):
+    idx = _block_index(plan, tmap, t.shape, rank)
+    if all(s == slice(None) for s in idx):
+        return t
+    return t[idx]
+
+
+def _allreduce(t, plan, axes, rank):
+    axes = [a for a in axes if plan.dev[a] > 1]
+    if not axes:
+        return t
+    ranks = plan.ranks_along(rank, set(axes))
+    comm_bytes[0] += 2 * (len(ranks) - 1) * int(t.nbytes) // len(ranks)
+    return _core.all_reduce(t, _SUM, _group(ranks))
+
+
+def _gather(t, plan, tmap, rank):
+    """The whole tensor from the blocks `t` (this process's) held by the processes along the split axes of tmap."""
+    axes = _split_axes(plan, tmap)
+    if not axes:
+        return t
+    ranks = plan.ranks_along(rank, set(axes))
+    comm_bytes[0] += (len(ranks) - 1) * int(t.nbytes)
+    g = _core.all_gather(t, _group(ranks))
+    block = list(t.shape)
+    counts = [plan.dev[a] for a in axes]
+    g = _core.reshape(g, counts + block)
+    # dims: [axis 0..k-1 counts] + [block dims]; put each count in front of the tensor dim it cuts
+    perm, shape = [], []
+    for d, a in enumerate(tmap):
+        if a is not None and plan.dev[a] > 1:
+            perm.append(axes.index(a))
+            shape.append(block[d] * plan.dev[a])
+        else:
+            shape.append(block[d])
+        perm.append(len(axes) + d)
+    if perm != sorted(perm):
+        g = _core.transpose(g, perm)
+    return _core.reshape(g, shape)
+
+
+def _record(inputs, values, bprop):
+    if _core.grad_level() == 0:
+        return values
+    return _core.record_custom(inputs, values, bprop)
+
+
+# --------------------------------------------------------------------------------- redistribution with gradients
+def _to_block(x, plan, tmap, rank):
+    """The block of a whole (replicated) tensor; backward: the whole gradient on every process (AllReduce over the
+    holders of the same block, AllGather over the blocks)."""
+    out = _take(_core.detach(x), plan, tmap, rank)
+    if out is x:
+        out = _core.detach(x)
+    holders = [a for a in range(len(plan.dev)) if a not in _split_axes(plan, tmap)]
+
+    def bprop(ins, outs, gouts):
+        g = gouts[0] if gouts[0] is not None else _core.zeros_like(outs[0])
+        return [_gather(_allreduce(g, plan, holders, rank), plan, tmap, rank)]
+
+    return _record([x], [out], bprop)[0]
+
+
+def _mirror(p, plan, tmap, rank):
+    """A Parameter's block as the op's input; backward: its gradient summed over the processes of this copy of the
+    device matrix that hold the same block (MindSpore's MirrorOperator)."""
+    holders = [a for a in range(len(plan.dev)) if a not in _split_axes(plan, tmap)]
+    if not [a for a in holders if plan.dev[a] > 1]:
+        return p
+
+    def bprop(ins, outs, gouts):
+        g = gouts[0] if gouts[0] is not None else _core.zeros_like(outs[0])
+        return [_allreduce(g, plan, holders, rank)]
+
+    return _record([p], [_core.identity(p)], bprop)[0]
+
+
+def _to_whole(y, plan, rank):
+    """The whole output from this process's block (a partial sum over plan.partial): AllReduce, then AllGather;
+    backward: this process's block of the (whole, replicated) cotangent."""
+    v = _gather(_allreduce(_core.detach(y), plan, plan.partial, rank), plan, plan.out_map, rank)
+    full_shape = tuple(v.shape)
+
+    def bprop(ins, outs, gouts):
+        g = gouts[0]
+        if g is None:
+            return [None]
+        idx = _block_index(plan, plan.out_map, full_shape, rank)
+        return [g[idx] if not all(s == slice(None) for s in idx) else g]
+
+    return _record([y], [v], bprop)[0]
+
+
+# ------------------------------------------------------------------------------------------------ parameters
+class _ParamLayout:
+    """How a Parameter is stored: the whole shape, its tensor map and the op's device matrix (and copies)."""
+    __slots__ = ("full_shape", "plan", "tmap", "rank", "op")
+
+    def __init__(self, full_shape, plan, tmap, rank, op):
+        self.full_shape, self.plan, self.tmap, self.rank, self.op = tuple(full_shape), plan, list(tmap), rank, op
+
+    def slices(self):
+        """Per dimension, the number of slices."""
+        return tuple(self.plan.dev[a] if a is not None else 1 for a in self.tmap)
+
+
+def _layout_of(p):
+    return p.__dict__.get("_kiln_op_layout")
+
+
+def _slice_parameter(p, plan, tmap, rank, op):
+    """Replaces p's values by this process's block (in place of the Python object: every holder sees the block).
+    Under a grad transform the block is computed from the watched whole Parameter, so this step's gradient reaches
+    it."""
+    lay = _ParamLayout(p.shape, plan, tmap, rank, op)
+    if _core.tracing():
+        raise RuntimeError(f"For '{op}', the Parameter '{p.name}' (shape {list(p.shape)}) must be sliced by its first "
+                           f"sharded use, which Kiln cannot do inside a compiled function (GRAPH_MODE, kiln.jit): run "
+                           f"the first step in PyNative (AutoParallel does so by itself in GRAPH_MODE); later steps "
+                           f"may be compiled (docs/distributed.md, 'Operator parallel').")
+    from ..common import _deferred_init
+    if _deferred_init.pending(p) is not None:
+        _deferred_init.materialize(p)
+    idx = _block_index(plan, tmap, p.shape, rank)
+    # a copy (not a view: the whole storage is freed), recorded from the watched whole Parameter under a grad
+    block = p[idx] * 1 if _core.grad_level() > 0 else _core.detach(p[idx]) * 1
+    p._rebind(block)
+    p.__dict__["_kiln_op_layout"] = lay
+    if _core.grad_level() > 0:  # the block's history holds the whole tensor: cut it once the step's grad is done
+        _pending_detach[id(p)] = p
+    _sliced[id(p)] = p
+    _generation[0] += 1
+
+
+def _param_block(p, plan, tmap, rank, op):
+    lay = _layout_of(p)
+    if lay is None:
+        if any(a is not None and plan.dev[a] > 1 for a in tmap):
+            _slice_parameter(p, plan, tmap, rank, op)
+    else:
+        want = tuple(plan.dev[a] if a is not None else 1 for a in tmap)
+        if want != lay.slices() or plan.dev != lay.plan.dev:
+            raise ValueError(f"For '{op}', the Parameter '{p.name}' (shape {list(lay.full_shape)}) is already sharded "
+                             f"as {lay.slices()} over device matrix {list(lay.plan.dev)} by '{lay.op}', but this call "
+                             f"needs {want} over {list(plan.dev)}: a Parameter takes one layout.")
+    return _mirror(p, plan, tmap, rank)
+
+
+# ------------------------------------------------------------------------------------------------ the call
+def call(prim, base_call, args):
+    """Runs `base_call(prim, *args)` sharded by prim's in_strategy (see the module docstring)."""
+    name = getattr(prim, "name", type(prim).__name__)
+    strategies = prim.__dict__["_kiln_in_strategy"]
+    if not getattr(_state, "auto", 0):
+        from .._parallel_context import get_auto_parallel_context
+        if not (get_auto_parallel_context("full_batch") or
+                get_auto_parallel_context("dataset_strategy") == "full_batch"):
+            raise ValueError(f"For '{name}', operator parallel with set_auto_parallel_context(parallel_mode="
+                             f"'semi_auto_parallel') needs full_batch=True in Kiln (every process passes the whole "
+                             f"batch): with the default dataset strategy 'data_parallel' each process's input is "
+                             f"its slice of the batch, which Kiln gathers only for a step wrapped in "
+                             f"mindspore.parallel.auto_parallel.AutoParallel.")
+    world, rank = _world()
+    tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+    shapes = []  # the whole shapes (a sliced Parameter's as recorded when it was sliced)
+    for i in tensor_pos:
+        lay = _layout_of(args[i]) if isinstance(args[i], Parameter) else None
+        shapes.append(lay.full_shape if lay is not None else tuple(args[i].shape))
+    strat = list(strategies)
+    # a strategy may be omitted (or given as ()) for trailing non-Tensor (scalar) inputs only
+    if len(strat) == len(args) and len(tensor_pos) < len(args):
+        strat = [strat[i] for i in tensor_pos]
+    _validate(name, strat, shapes, world)
+    plan = _rule(prim)(prim, strat, shapes, world)
+    local = list(args)
+    for i, tmap in zip(tensor_pos, plan.in_maps):
+        a = args[i]
+        if isinstance(a, Parameter):
+            local[i] = _param_block(a, plan, tmap, rank, name)
+        else:
+            local[i] = _to_block(a, plan, tmap, rank)
+    y = base_call(prim, *local)
+    return _to_whole(y, plan, rank)
+
+
+# ------------------------------------------------------------------------------------------------ merging
+def merge_parameter(p):
+    """The whole value of a Parameter sharded by operator parallel (an AllGather of its blocks over the processes of
+    one copy of the device matrix; a collective: every process must call it, in the same order), or p's value when
+    it is not sharded. Returns a new Tensor."""
+    release_history()
+    lay = _layout_of(p)
+    if lay is None:
+        return _core.detach(p) * 1
+    return _gather(_core.detach(p), lay.plan, lay.tmap, lay.rank)
+
+
+def take_slice(p, whole):
+    """This process's block of `whole` (a value of the whole shape of p, a Parameter sliced by operator parallel):
+    what load_param_into_net writes into p."""
+    lay = _layout_of(p)
+    return _take(whole, lay.plan, lay.tmap, lay.rank)
+
+
+def sharded_layout(p):
+    """(whole shape, slices per dimension) of a Parameter sharded by operator parallel, or None."""
+    lay = _layout_of(p)
+    return None if lay is None else (lay.full_shape, lay.slices())
+
+
+# ------------------------------------------------------------------------------------------------ optimizers
+def sync_optimizer(opt):
+    """Slices an optimizer's per-parameter state (moments, ...) like its Parameters once they were sharded after the
+    optimizer was made (their first sharded use), and updates its shape table. Called by Optimizer before a step
+    when _generation moved."""
+    d = opt.__dict__
+    if d.get("_kiln_op_gen") == _generation[0]:
+        return
+    release_history()
+    d["_kiln_op_gen"] = _generation[0]
+    params = list(d.get("_parameters") or ())
+    shapes = d.get("_param_shapes")
+    if shapes is None:
+        return
+    changed = {}
+    for i, p in enumerate(params):
+        lay = _layout_of(p)
+        if lay is not None and tuple(shapes[i]) != tuple(p.shape):
+            changed[p.name] = (p, lay)
+            shapes[i] = tuple(p.shape)
+    if not changed:
+        return
+    mine = {id(p) for p in params}
+    for pname, state in opt.parameters_and_names():
+        if id(state) in mine:
+            continue
+        for name, (p, lay) in changed.items():
+            if state.name.endswith("." + name) and tuple(state.shape) == lay.full_shape:
+                idx = _block_index(lay.plan, lay.tmap, lay.full_shape, lay.rank)
+                state._rebind(_core.detach(state[idx]) * 1)
+                state.__dict__["_kiln_op_layout"] = _ParamLayout(lay.full_shape, lay.plan, lay.tmap, lay.rank, lay.op)
+
+
+def supported_names():
+    """The names of the primitives Kiln can shard."""
+    return {"MatMul", "BatchMatMul", "Softmax", "LogSoftmax", "BiasAdd"} | _ELEMENTWISE
+
+
+# ------------------------------------------------------------------------------------------------ functions
+_FUNCTION_KINDS = {}
+
+
+def _function_kind(fn):
+    """'matmul' / 'elementwise' / 'softmax' for the functions Kiln shards (ops and mint), else None."""
+    if not _FUNCTION_KINDS:
+        from .. import mint, ops
+        from ..mint.nn import functional as mf
+        for f in (ops.matmul, mint.matmul, ops.bmm, mint.bmm, ops.batch_matmul if hasattr(ops, "batch_matmul")
+                  else None):
+            if f is not None:
+                _FUNCTION_KINDS[f] = "matmul"
+        for name in ("relu", "gelu", "tanh", "sigmoid", "silu", "exp", "log", "sqrt", "rsqrt", "abs", "neg",
+                     "square", "add", "sub", "mul", "div", "maximum", "minimum", "pow"):
+            for module in (ops, mint, mf):
+                f = getattr(module, name, None)
+                if f is not None:
+                    try:
+                        _FUNCTION_KINDS[f] = "elementwise"
+                    except TypeError:
+                        pass
+    try:
+        return _FUNCTION_KINDS.get(fn)
+    except TypeError:
+        return None
+
+
+class ShardedFunction:
+    """What kiln.parallel.shard returns for a function: calls `fn` sharded by `in_strategy` when operator parallel
+    is active (as a primitive with that strategy), else `fn` itself."""
+
+    def __init__(self, fn, in_strategy, kind):
+        self.fn, self._kind = fn, kind
+        self.name = getattr(fn, "__name__", type(fn).__name__)
+        self.__dict__["_kiln_in_strategy"] = in_strategy
+
+    def __call__(self, *args, **kwargs):
+        if active():
+            if kwargs:
+                raise ValueError(f"For '{self.name}' sharded by parallel.shard, Kiln passes positional arguments "
+                                 f"only while operator parallel is active, but got {sorted(kwargs)}.")
+            return call(self, lambda _self, *a: self.fn(*a), args)
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self):
+        return f"ShardedFunction({self.name}, in_strategy={self._kiln_in_strategy!r})"
+
+
+def shard_function(fn, in_strategy, out_strategy=None, parameter_plan=None, device="Ascend", level=0):
+    """mindspore.parallel.shard(fn, in_strategy, out_strategy=None, parameter_plan=None, device='Ascend', level=0)
+    for the functions Kiln shards (ops/mint matmul, bmm and element-wise functions: relu, gelu, add, mul, ...):
+    returns a callable that runs `fn` with that strategy as the matching primitive would (see Primitive.shard).
+
+    Raises:
+        TypeError: fn not callable; in_strategy not a tuple of tuples of ints; parameter_plan not None/dict.
+        ValueError: a function Kiln cannot shard (a Cell or another function: MindSpore propagates their layouts
+            through a compiled graph, which Kiln does not); out_strategy or parameter_plan given; a strategy value
+            < 1; device not 'Ascend'/'GPU'/'CPU'; level not 0.
+    """
+    if not callable(fn):
+        raise TypeError(f"For 'shard', 'fn' must be a function or a Cell, but got {type(fn).__name__}.")
+    name = getattr(fn, "__name__", type(fn).__name__)
+    check_strategy_type(name, in_strategy, out_strategy)
+    if parameter_plan is not None:
+        if not isinstance(parameter_plan, dict):
+            raise TypeError(f"For 'shard', the 'parameter_plan' should be a dict or None, but got "
+                            f"{type(parameter_plan).__name__}.")
+        raise ValueError("For 'shard', parameter_plan is not supported by Kiln: a Parameter takes the layout of the "
+                         "sharded op that uses it.")
+    if device not in ("Ascend", "GPU", "CPU"):
+        raise ValueError(f"For 'shard', 'device' must be 'Ascend', 'GPU' or 'CPU', but got {device!r}.")
+    if level != 0:
+        raise ValueError(f"For 'shard', 'level' must be 0, but got {level!r}.")
+    kind = _function_kind(fn)
+    if kind is None:
+        raise ValueError(f"For 'shard', Kiln shards the matmul, bmm and element-wise functions of ops / mint "
+                         f"only (as the primitive with that strategy), but got {name!r}.")
+    return ShardedFunction(fn, in_strategy, kind)

@@ -1,0 +1,139 @@
+"""mindspore.parallel.auto_parallel.AutoParallel: runs a network or a training-step function in semi-auto parallel
+mode (operator sharding by Primitive.shard strategies; kiln/parallel/_op_shard.py, docs/distributed.md "Operator
+parallel")."""
+from .._loader import _core
+from ..common.tensor import Tensor
+from ..nn.cell import Cell
+from . import _op_shard
+
+__all__ = ["AutoParallel"]
+
+_MODES = ("semi_auto", "sharding_propagation", "recursive_programming")
+
+
+class AutoParallel(Cell):
+    """AutoParallel(network, parallel_mode="semi_auto"): calls `network` (a Cell or a function, e.g. MindSpore's
+    `train_step(inputs, targets)` that computes the gradients and runs the optimizer) with operator parallel on:
+    primitives with a `shard` strategy run sharded over the processes of the job (each holds its slice of their
+    Parameters), the others run whole on every process.
+
+    The Tensor arguments of a call are this process's part of the batch: with the dataset strategy "data_parallel"
+    (the default) each is this process's slice along dimension 0 and the call gathers the global batch (the
+    processes' slices concatenated in rank order) first, and an output Tensor whose dimension 0 is the global
+    batch comes back as this process's rows (MindSpore's default data-parallel layout of a network's last op;
+    a scalar loss comes back whole); with "full_batch" every process passes and gets the whole batch.
+
+    In GRAPH_MODE the first call runs `network` eagerly (it slices the Parameters, which a trace cannot do) and the
+    later calls run it compiled (the collectives and their gradients are graph nodes); called inside a compiled
+    function (kiln.jit) it raises RuntimeError.
+
+    Args:
+        network (Cell or function): what to run.
+        parallel_mode (str): "semi_auto" (strategies from shard). "sharding_propagation" and
+            "recursive_programming" (strategy search) raise ValueError: not supported by Kiln.
+    Raises:
+        TypeError: network not a Cell or callable; parallel_mode not a str.
+        ValueError: an unknown or unsupported parallel_mode.
+    """
+
+    def __init__(self, network, parallel_mode="semi_auto"):
+        super().__init__(auto_prefix=False)
+        if not callable(network):
+            raise TypeError(f"For 'AutoParallel', the 'network' must be a Cell or a function, but got "
+                            f"{type(network).__name__}.")
+        if not isinstance(parallel_mode, str):
+            raise TypeError(f"For 'AutoParallel', the 'parallel_mode' must be str, but got "
+                            f"{type(parallel_mode).__name__}.")
+        if parallel_mode not in _MODES:
+            raise ValueError(f"For 'AutoParallel', the 'parallel_mode' must be one of {list(_MODES)}, but got "
+                             f"{parallel_mode!r}.")
+        if parallel_mode != "semi_auto":
+            raise ValueError(f"For 'AutoParallel', parallel_mode={parallel_mode!r} (strategy search) is not supported "
+                             f"by Kiln; use 'semi_auto' with Primitive.shard strategies.")
+        if isinstance(network, Cell):
+            self.network = network
+        else:
+            self.__dict__["_fn"] = network
+        self.__dict__["_dataset_strategy"] = "data_parallel"
+        self.__dict__["_parallel_mode"] = parallel_mode
+
+    def dataset_strategy(self, config):
+        """How each process's inputs relate to the global batch: "data_parallel" (each a slice along dimension 0,
+        the default) or "full_batch" (each the whole batch). Tuple strategies raise ValueError (not supported)."""
+        if not isinstance(config, str):
+            raise ValueError(f"For 'AutoParallel.dataset_strategy', Kiln takes 'data_parallel' or 'full_batch', but "
+                             f"got {config!r}.")
+        if config not in ("data_parallel", "full_batch"):
+            raise ValueError(f"For 'AutoParallel.dataset_strategy', the config must be 'data_parallel' or "
+                             f"'full_batch', but got {config!r}.")
+        self.__dict__["_dataset_strategy"] = config
+
+    def _gather_inputs(self, args):
+        world, _ = _op_shard._world()
+        if world == 1 or self._dataset_strategy == "full_batch":
+            return args
+        out = []
+        for a in args:
+            if isinstance(a, Tensor) and a.ndim > 0:
+                out.append(_batch_gather(a))
+            else:
+                out.append(a)
+        return tuple(out)
+
+    def _run_construct(self, args, kwargs):
+        from ..context import _graph as graph_flag
+        if _core.tracing():
+            raise RuntimeError("For 'AutoParallel', Kiln cannot call it inside a compiled function (kiln.jit / "
+                               "ms.jit): its first call must run eagerly to slice the Parameters; call it directly "
+                               "(in GRAPH_MODE it compiles its network from the second call on; docs/distributed.md, "
+                               "'Operator parallel').")
+        graph = graph_flag[0]
+        compiled = graph and self.__dict__.get("_ran_eagerly", False)
+        with _op_shard.auto_scope():
+            gathered = self._gather_inputs(args)
+            if compiled:  # GRAPH_MODE after the first step: the Parameters are sliced, the step compiles
+                out = self._compiled_construct()(*gathered, **kwargs)
+            else:  # PyNative, or GRAPH_MODE's first step: eagerly (it slices the Parameters)
+                graph_flag[0] = False
+                try:
+                    out = self.construct(*gathered, **kwargs)
+                finally:
+                    graph_flag[0] = graph
+                self.__dict__["_ran_eagerly"] = True
+            if gathered is args:
+                return out
+            rows = {a.shape[0] for a in gathered if isinstance(a, Tensor) and a.ndim > 0}
+            return _own_rows(out, rows)
+
+    def construct(self, *args, **kwargs):
+        fn = self.__dict__.get("_fn")
+        if fn is not None:
+            return fn(*args, **kwargs)
+        return self.network(*args, **kwargs)
+
+
+def _own_rows(out, rows):
+    """This process's rows of every output Tensor whose dimension 0 is a gathered global batch (the layout of
+    MindSpore's default data-parallel strategy for a network's last op); other outputs (a loss) as they are. The
+    backward gathers the rows' cotangents, so that every process holds the whole cotangent."""
+    if isinstance(out, (tuple, list)):
+        return type(out)(_own_rows(o, rows) for o in out)
+    if not isinstance(out, Tensor) or out.ndim == 0 or out.shape[0] not in rows:
+        return out
+    world, rank = _op_shard._world()
+    plan = _op_shard._Plan((world,), 1, [], [], [])
+    return _op_shard._to_block(out, plan, [0] + [None] * (out.ndim - 1), rank)
+
+
+def _batch_gather(t):
+    """The global batch from every process's slice along dimension 0 (an AllGather over the world, rank order);
+    backward: this process's rows of the cotangent."""
+    _, rank = _op_shard._world()
+    rows = t.shape[0]
+    whole = _core.all_gather(_core.detach(t), "world")
+
+    def bprop(ins, outs, gouts):
+        g = gouts[0]
+        return [None if g is None else g[rank * rows:(rank + 1) * rows]]
+
+    return _op_shard._record([t], [whole], bprop)[0]
