@@ -570,3 +570,23 @@ def test_zeta_mindspore_values():
     a, b = np.array([[1.5], [4.0]]), np.array([0.3, 2.0, 11.0])
     _same(ops.zeta(Tensor(a), Tensor(b)).asnumpy(), scipy.special.zeta(a, b), rtol=1e-13)
 
+
+# ---------------------------------------------------------------------------------------------- kaiser_window
+
+def test_kaiser_window_mindspore_values():
+    # MindSpore 2.10 (np.i0 inside): periodic, beta 12, float64; symmetric float32 beta 5; a negative beta (I0 even)
+    _same(ops.kaiser_window(8).asnumpy(),
+          [5.2773441320097665e-05, 0.021278376581138674, 0.2156727447589671, 0.6945160085071692, 1.0,
+           0.6945160085071692, 0.2156727447589671, 0.021278376581138674], rtol=1e-14)
+    w = ops.kaiser_window(5, False, 5.0, dtype=kiln.float32)
+    assert w.dtype == kiln.float32
+    _same(w.asnumpy(), [0.036710891872644424, 0.5528517961502075, 1.0, 0.5528517961502075, 0.036710891872644424])
+    _same(ops.kaiser_window(6, True, -3.0).asnumpy(),
+          [0.2048847564012536, 0.5530529017405882, 0.8712418740795513, 1.0, 0.8712418740795513, 0.5530529017405882],
+          rtol=1e-14)
+    # beta = 800: I0 overflows float64; MindSpore 2.10 (np.i0(x) / np.i0(beta)) gives NaN in the middle, Kiln the
+    # ratio from the scaled i0e: e^(|x| - beta) i0e(x) / i0e(beta) (not mirrored)
+    big = ops.kaiser_window(7, False, 800.0).asnumpy()
+    assert big[3] == 1.0 and np.isfinite(big).all()
+    _same(big[2], math.exp(800 * (math.sqrt(1 - (1 / 3) ** 2) - 1)) * scipy.special.i0e(800 * math.sqrt(8 / 9))
+          / scipy.special.i0e(800.0), rtol=1e-12)
