@@ -566,6 +566,12 @@ def test_zeta_mindspore_values():
     # MindSpore 2.10's Zeta takes float32/float64 only
     with pytest.raises(TypeError, match="zeta"):
         ops.zeta(Tensor(np.array([2.0], np.float16)), Tensor(np.array([1.0], np.float16)))
+    with pytest.raises(TypeError, match="zeta"):
+        ops.zeta(2.0, Tensor(np.array([1.0])))
+    with pytest.raises(TypeError, match="same dtype"):
+        ops.zeta(Tensor(np.array([2.0])), Tensor(np.array([1.0], np.float32)))
+    with pytest.raises(ValueError, match="Zeta"):
+        ops.zeta(Tensor(np.ones(2)), Tensor(np.ones(3)))
     # broadcasting, against SciPy
     a, b = np.array([[1.5], [4.0]]), np.array([0.3, 2.0, 11.0])
     _same(ops.zeta(Tensor(a), Tensor(b)).asnumpy(), scipy.special.zeta(a, b), rtol=1e-13)

@@ -93,25 +93,20 @@ def zeta(input, other):
     """MindSpore's ops.zeta(input, other): the Hurwitz zeta function ζ(s = input, q = other) = Σₖ (q + k)^−s, for
     s > 1 and q > 0 (MindSpore 2.10's values outside it: inf at s = 1; NaN for s < 1; at the poles q = 0, −1, ...
     inf for an even integer s, NaN otherwise; q < 0 elsewhere: the sum for an integer s, NaN for other s). Float32
-    or float64 Tensors of one dtype, broadcasting. One C++ op (Zeta, in double: the Euler–Maclaurin sum that Polygamma uses, Note [gamma
-    family] in src/ops/elementwise_unary.cpp). Gradient for q only (−s·ζ(s + 1, q); MindSpore's Zeta has none for s).
+    or float64 Tensors of one dtype, broadcasting. One C++ op (Zeta, in double: the Euler–Maclaurin sum that
+    Polygamma uses, Note [gamma family] in src/ops/elementwise_unary.cpp). Gradient for q only (−s·ζ(s + 1, q); MindSpore's Zeta has none for s).
     Raises TypeError (non-Tensor, non-float32/64 input, different dtypes), ValueError (shapes that do not broadcast)."""
-    s, q = _float_only(input, "zeta"), _float_only(other, "zeta", "other")
+    s, q = input, other
     for name, t in (("input", s), ("other", q)):
-        if t.dtype not in (mstype.float32, mstype.float64):  # MindSpore 2.10's Zeta: float32/float64 only
+        if not isinstance(t, Tensor) or t.dtype not in _ZETA_DTYPES:  # MindSpore 2.10's Zeta: float32/float64 only
             raise TypeError(f"For 'zeta', '{name}' must be a float32 or float64 Tensor, but got {_got(t)}.")
     if s.dtype != q.dtype:
         raise TypeError(f"For 'zeta', 'input' and 'other' must have the same dtype, but got {s.dtype} and {q.dtype}.")
-    _bshape("zeta", s, q)
-    return _core.zeta(s, q)  # one C++ Zeta op (src/ops/elementwise_binary.cpp, in double)
+    # one C++ Zeta op (src/ops/elementwise_binary.cpp, in double); shapes that do not broadcast raise its ValueError
+    return _core.zeta(s, q)
 
 
-def _bshape(op, a, b):
-    import numpy as np
-    try:
-        return list(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
-    except ValueError:
-        raise ValueError(f"For '{op}', the shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast.") from None
+_ZETA_DTYPES = (mstype.float32, mstype.float64)
 
 
 @defop(primitive="Polygamma")
