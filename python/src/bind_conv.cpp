@@ -110,6 +110,12 @@ void bind_conv(nb::module_& m) {
         },
         nb::arg("dout"), nb::arg("input_shape"), nb::arg("kernel"), nb::arg("stride"), nb::arg("pad"),
         nb::arg("ceil_mode") = false, nb::arg("count_include_pad") = true, nb::arg("divisor_override") = 0);
+  m.def("adaptive_max_pool",
+        [](TL x, const Ints& output_size, bool skip_nan) {
+          return apply(OpId::AdaptiveMaxPool, {x}, {{"output_size", output_size}, {"skip_nan", skip_nan}});
+        },
+        nb::arg("x"), nb::arg("output_size"), nb::arg("skip_nan") = false,
+        "[maxima, Int64 flat indices] of adaptive max pooling of x's trailing len(output_size) dims (AdaptiveMaxPool).");
   m.def("adaptive_avg_pool2d", [](TL x, const Ints& output_size) { return ops::adaptive_avg_pool2d(x, output_size); },
         nb::arg("x"), nb::arg("output_size"), "AdaptiveAvgPool2D (NCHW) to output_size (OH, OW).");
   m.def("adaptive_avg_pool2d_grad",

@@ -92,6 +92,18 @@ void bind_reduce_shape(nb::module_& m) {
         },
         nb::arg("x"), nb::arg("axis"), nb::arg("reverse") = false,
         "log of the running sum of exp(x) along axis, without overflow (the LogCumSumExp op).");
+  m.def("median",
+        [](TL x, int64_t axis, bool keepdims, bool ignore_nan) {
+          return apply(OpId::Median, {x}, {{"axis", axis}, {"keepdims", keepdims}, {"ignore_nan", ignore_nan}});
+        },
+        nb::arg("x"), nb::arg("axis"), nb::arg("keepdims") = false, nb::arg("ignore_nan") = false,
+        "[lower median along axis, its Int64 index] (the Median op; ignore_nan: nanmedian's).");
+  m.def("det", [](TL x) { return apply1(OpId::MatrixDeterminant, {x}); }, nb::arg("x"),
+        "det of square matrices (..., n, n) (the MatrixDeterminant op: pivoted LU in double).");
+  m.def("slogdet", [](TL x) { return apply(OpId::LogMatrixDeterminant, {x}); }, nb::arg("x"),
+        "[sign, log|det|] of square matrices (..., n, n) (the LogMatrixDeterminant op).");
+  m.def("inverse", [](TL x) { return apply1(OpId::MatrixInverse, {x}); }, nb::arg("x"),
+        "The inverse of square matrices (..., n, n) (the MatrixInverse op: pivoted LU in double).");
   m.def("polygamma", [](int64_t n, TL x) { return apply1(OpId::Polygamma, {x}, {{"n", n}}); }, nb::arg("n"),
         nb::arg("x"), "psi^(n)(x), the n-th derivative of digamma (the Polygamma op; float results).");
   m.def("argsort", [](TL x, int64_t axis, bool descending) { return ops::argsort(x, axis, descending); },

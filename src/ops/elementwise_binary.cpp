@@ -7,6 +7,9 @@
 #include "vmath.h"
 
 namespace kiln {
+namespace special {
+double hurwitz_zeta(double s, double q);  // s > 1, q > 0 (elementwise_unary.cpp, Note [gamma family])
+}  // namespace special
 namespace {
 
 using ew::binary_dtype;
@@ -103,6 +106,34 @@ template <typename C> struct FmodF {
       }
       return C(x % y);
     }
+  }
+};
+// Hurwitz zeta(s, q) = Σₖ (q + k)^−s in double (the Euler–Maclaurin sum shared with Polygamma, for s > 1, q > 0).
+// Outside that domain MindSpore 2.10's values (its CPU kernel, Cephes' zeta as ported by Eigen; oracle): inf at
+// s = 1; NaN for s < 1 and NaN inputs; at the poles q = 0, −1, −2, ... inf for an even integer s, NaN otherwise (SciPy
+// gives inf for every s there); q < 0 elsewhere: the series itself for an integer s (its first terms summed until
+// q + k > 0, then the sum from there), NaN for other s; ζ(inf, q) = 0 for q > 1, 1 at q = 1, inf below; ζ(s, inf) = 0.
+inline double zeta_d(double s, double q) {
+  if (s != s || q != q) return NAN;
+  if (s == 1.0) return INFINITY;
+  if (!(s > 1.0)) return NAN;
+  if (q <= 0.0) {
+    if (std::isinf(q)) return NAN;
+    const bool int_s = s == std::floor(s);
+    if (q == std::floor(q)) return int_s && std::fmod(s, 2.0) == 0.0 ? INFINITY : NAN;
+    if (!int_s) return NAN;
+    double head = 0.0;
+    for (; q < 0.0; q += 1.0) head += std::pow(q, -s);
+    return head + zeta_d(s, q);
+  }
+  if (std::isinf(s)) return q > 1.0 ? 0.0 : (q == 1.0 ? 1.0 : INFINITY);
+  if (std::isinf(q)) return 0.0;
+  return special::hurwitz_zeta(s, q);
+}
+template <typename C> struct ZetaF {
+  C operator()(C s, C q) const {
+    if constexpr (std::is_same_v<C, bool>) return false;
+    else return C(zeta_d(double(s), double(q)));
   }
 };
 template <typename C> struct PowF {
@@ -329,6 +360,13 @@ TV bprop_fmod(const TV& in, const TV& out, const TV& g, const Attrs&) {
   Tensor bs = ops::select(zero, ops::ones_like(b), b);
   Tensor q = ops::select(zero, ops::zeros_like(out[0]), ops::div(ops::sub(a, out[0]), bs));
   return {reduce_grad(g[0], a), reduce_grad(ops::neg(ops::mul(g[0], q)), b)};
+}
+// d zeta(s, q)/dq = −s·zeta(s + 1, q) (Σₖ −s (q + k)^(−s−1)); s gets no gradient (MindSpore's Zeta bprop gives
+// none, nor does PyTorch's special.zeta).
+TV bprop_zeta(const TV& in, const TV&, const TV& g, const Attrs&) {
+  const Tensor &s = in[0], &q = in[1];
+  const Tensor s1 = ops::add(s, Tensor::scalar(1.0, s.dtype(), true));
+  return {Tensor(), reduce_grad(ops::neg(ops::mul(g[0], ops::mul(s, ops::zeta(s1, q)))), q)};
 }
 // d(a^b) = g·b·a^(b-1), g·a^b·log(a) (taken as 0 where a <= 0, as MindSpore and PyTorch do for the exponent)
 TV bprop_pow(const TV& in, const TV& out, const TV& g, const Attrs&) {

@@ -462,6 +462,11 @@ void reg(OpId id, InferFn infer, KernelFn cpu, BpropFn bprop) { ew::schema_regis
 
 }  // namespace
 
+namespace special {
+// The Hurwitz zeta for s > 1, q > 0 (Euler–Maclaurin, above), for the binary Zeta op (elementwise_binary.cpp).
+double hurwitz_zeta(double s, double q) { return hurwitz_zeta_d(s, q); }
+}  // namespace special
+
 namespace ops_impl {
 void register_elementwise_unary() {
   // The ops with a generated signature: their rows in src/ops/schema/ops.yaml (kernel, dtype rule, bprop).

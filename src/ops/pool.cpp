@@ -484,6 +484,104 @@ TV bp_adaptive_grad(const TV& in, const TV&, const TV& g, const Attrs&) {
   return {ops::adaptive_avg_pool2d(g[0], {in[0].shape()[2], in[0].shape()[3]})};
 }
 
+
+// ---- AdaptiveMaxPool: adaptive max pooling of the trailing nd = len(output_size) dims (1 to 3) ----
+// x (..., *spatial) -> (values (..., *output_size), Int64 flat indices within the spatial plane). Bins as
+// AdaptiveAvgPool2D's, per dim. In each bin the first maximum in row-major order wins (ties: the first index).
+// NaN as MindSpore 2.10's CPU kernels (oracle): AdaptiveMaxPool2D/3D start from the bin's first element and take a
+// strictly greater one, so a NaN counts only when it is the first element ([[1, nan], [0, 5]] -> 5 at 3,
+// [[nan, 1], [7, 0]] -> nan at 0); skip_nan (ops.adaptive_max_pool1d, a max pool there: [nan, 1, 0] -> 1) ignores
+// NaN unless the whole bin is NaN (then its first element; MindSpore 2.10 gives the float's lowest value there, as
+// for a bin of -inf, which Kiln keeps as -inf).
+std::vector<TensorMeta> infer_adaptive_max(const TV& in, const Attrs& a) {
+  check_float(in[0], "AdaptiveMaxPool", "x");
+  const Shape& x = in[0].shape();
+  const auto& o = a.ints("output_size");
+  const size_t nd = o.size();
+  KILN_CHECK(nd >= 1 && nd <= 3 && x.size() >= nd, Value, "For 'AdaptiveMaxPool', 'output_size' must hold 1 to 3 "
+             "sizes, at most the input's rank, but got ", shape_str(o), " for an input of shape ", shape_str(x), ".");
+  Shape y(x.begin(), x.end() - std::ptrdiff_t(nd));
+  for (size_t d = 0; d < nd; ++d) {
+    KILN_CHECK(o[d] >= 1, Value, "For 'AdaptiveMaxPool', 'output_size' must be positive, but got ", shape_str(o), ".");
+    KILN_CHECK(x[x.size() - nd + d] >= 1, Value, "For 'AdaptiveMaxPool', the spatial dims must not be empty, but got ",
+               "input shape ", shape_str(x), ".");
+    y.push_back(o[d]);
+  }
+  return {{y, in[0].dtype()}, {y, DType::Int64}};
+}
+void run_adaptive_max(const TV& in, TV& out, const Attrs& a) {
+  Tensor src = in[0].contiguous();
+  const Shape& xs = src.shape();
+  const auto& o = a.ints("output_size");
+  const size_t nd = o.size(), lead = xs.size() - nd;
+  int64_t planes = 1;
+  for (size_t d = 0; d < lead; ++d) planes *= xs[d];
+  // 3 dims (D, H, W) and (OD, OH, OW), 1 where the op has fewer
+  int64_t in3[3] = {1, 1, 1}, out3[3] = {1, 1, 1};
+  for (size_t d = 0; d < nd; ++d) {
+    in3[3 - nd + d] = xs[lead + d];
+    out3[3 - nd + d] = o[d];
+  }
+  const int64_t D = in3[0], H = in3[1], W = in3[2], OD = out3[0], OH = out3[1], OW = out3[2];
+  const int64_t S = D * H * W, O = OD * OH * OW;
+  const bool skip_nan = a.b("skip_nan");
+  int64_t* pi = out[1].data<int64_t>();
+  KILN_DISPATCH(src.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    if constexpr (std::is_floating_point_v<C>) {
+      const T* ps = src.data<T>();
+      T* pv = out[0].data<T>();
+      for_planes(planes, S, [&](int64_t p) {
+        const T* xp = ps + p * S;
+        for (int64_t od = 0; od < OD; ++od) {
+          const int64_t ds = bin_start(od, D, OD), de = bin_end(od, D, OD);
+          for (int64_t oh = 0; oh < OH; ++oh) {
+            const int64_t hs = bin_start(oh, H, OH), he = bin_end(oh, H, OH);
+            for (int64_t ow = 0; ow < OW; ++ow) {
+              const int64_t ws = bin_start(ow, W, OW), we = bin_end(ow, W, OW);
+              int64_t bi = (ds * H + hs) * W + ws;
+              C best = C(xp[bi]);
+              for (int64_t id = ds; id < de; ++id)
+                for (int64_t ih = hs; ih < he; ++ih) {
+                  const int64_t row = (id * H + ih) * W;
+                  for (int64_t iw = ws; iw < we; ++iw) {
+                    const C v = C(xp[row + iw]);
+                    if (v > best || (skip_nan && best != best && v == v)) {
+                      best = v;
+                      bi = row + iw;
+                    }
+                  }
+                }
+              const int64_t k = p * O + (od * OH + oh) * OW + ow;
+              pv[k] = xp[bi];
+              pi[k] = bi;
+            }
+          }
+        }
+      });
+    }
+  });
+}
+// d x: the values' gradient added at the flat indices (GatherDGrad over the flattened spatial plane).
+TV bp_adaptive_max(const TV& in, const TV& out, const TV& g, const Attrs& a) {
+  const Tensor& x = in[0];
+  if (!g[0].defined()) return {ops::zeros_like(x)};
+  const Shape& xs = x.shape();
+  const auto& o = a.ints("output_size");
+  const size_t nd = o.size(), lead = xs.size() - nd;
+  Shape gflat(xs.begin(), xs.begin() + std::ptrdiff_t(lead)), xflat = gflat;
+  int64_t O = 1, S = 1;
+  for (int64_t v : o) O *= v;
+  gflat.push_back(O);
+  for (size_t d = lead; d < xs.size(); ++d) S *= xs[d];
+  xflat.push_back(S);
+  const Tensor gv = g[0].dtype() == x.dtype() ? g[0] : ops::cast(g[0], x.dtype());
+  const Tensor dx = apply1(OpId::GatherDGrad, {ops::reshape(gv, gflat), ops::reshape(out[1], gflat)},
+                           {{"dim", int64_t(lead)}, {"shape", xflat}});
+  return {ops::reshape(dx, xs)};
+}
+
 void reg(OpId id, InferFn infer, KernelFn k, BpropFn bp) {
   OpDef d;
   d.id = id;
@@ -515,6 +613,7 @@ void register_pool() {
   reg(OpId::AvgPoolGrad, infer_avg_pool_grad, run_avg_pool_grad, bp_avg_pool_grad);
   reg(OpId::AdaptiveAvgPool2D, infer_adaptive, run_adaptive<false>, bp_adaptive);
   reg(OpId::AdaptiveAvgPool2DGrad, infer_adaptive_grad, run_adaptive<true>, bp_adaptive_grad);
+  reg(OpId::AdaptiveMaxPool, infer_adaptive_max, run_adaptive_max, bp_adaptive_max);
 }
 }  // namespace ops_impl
 

@@ -8,8 +8,10 @@
 // float32 (compute_t), integers in their own type (wrapping modulo 2^bits, as NumPy's cumsum in that dtype).
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "elementwise.h"
@@ -299,6 +301,82 @@ TV bp_logcumsumexp(const TV& in, const TV& out, const TV& g, const Attrs& a) {
   // the outputs are −inf too, as in the second derivative's pass through the all −inf negative part)
   return {ops::select(ops::equal(x, ninf), ops::zeros_like(x), ops::sub(part(lpos), part(lneg)))};
 }
+
+// ---- Median: the lower median along the axis and its index (MindSpore's Median, nanmedian's ignore_nan) ----
+// The k-th smallest, k = (n − 1) / 2, with equal values ordered by their index: the k-th element of a stable sort,
+// so the index is the one MindSpore 2.10's CPU kernel reports for ties ([2, 1, 2, 2, 3] -> 2 at index 2,
+// [5, 5, 1, 1, 0] -> 1 at index 3). A line holding NaN gives its first NaN; ignore_nan: the median of the non-NaN
+// values, k = (valid − 1) / 2, and an all-NaN line NaN with index 0 (MindSpore 2.10's CPU kernel gives an
+// index that depends on the length there). One std::nth_element over (value, index) per line: O(n).
+std::vector<TensorMeta> infer_median(const TV& in, const Attrs& a) {
+  const Tensor& x = in[0];
+  KILN_CHECK(x.dtype() != DType::Bool && !is_complex(x.dtype()), Type,
+             "For 'Median', the input must be a real number tensor, but got ", dtype_name(x.dtype()), ".");
+  Shape s = x.shape();
+  if (x.ndim() == 0) return {{s, x.dtype()}, {s, DType::Int64}};
+  const size_t ax = size_t(normalize_axis(a.i("axis"), x.ndim(), "Median"));
+  KILN_CHECK(s[ax] > 0, Value, "For 'Median', the axis ", a.i("axis"), " is empty (input shape ", shape_str(s), ").");
+  if (a.b("keepdims")) s[ax] = 1;
+  else s.erase(s.begin() + std::ptrdiff_t(ax));
+  return {{s, x.dtype()}, {s, DType::Int64}};
+}
+template <typename T>
+void median_lines(const T* px, T* pv, int64_t* pi, const Lines& l, bool ignore_nan) {
+  using C = compute_t<T>;
+  const int64_t n = l.n, inner = l.inner;
+  const int64_t lines = l.outer * inner;
+#pragma omp parallel for schedule(static) if (lines * n >= cpu::kParallelMin && lines > 1 && !omp_in_parallel())
+  for (int64_t li = 0; li < lines; ++li) {
+    const int64_t o = li / inner, i = li % inner;
+    const T* src = px + o * n * inner + i;
+    std::vector<std::pair<C, int64_t>> v;
+    v.reserve(size_t(n));
+    int64_t first_nan = -1;
+    for (int64_t t = 0; t < n; ++t) {
+      const C c = C(src[t * inner]);
+      if constexpr (std::is_floating_point_v<C>) {
+        if (c != c) {
+          if (first_nan < 0) first_nan = t;
+          continue;
+        }
+      }
+      v.emplace_back(c, t);
+    }
+    int64_t pick;
+    if (first_nan >= 0 && (!ignore_nan || v.empty())) {
+      pick = ignore_nan ? 0 : first_nan;
+    } else {
+      auto mid = v.begin() + std::ptrdiff_t((v.size() - 1) / 2);
+      std::nth_element(v.begin(), mid, v.end());  // pairs: by value, then by index (a stable sort's order)
+      pick = mid->second;
+    }
+    pv[li] = src[pick * inner];
+    pi[li] = pick;
+  }
+}
+void run_median(const TV& in, TV& out, const Attrs& a) {
+  Tensor x = in[0].contiguous();
+  const Lines l = lines_of(x, x.ndim() ? a.i("axis") : 0, "Median");
+  KILN_DISPATCH(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>)
+      median_lines<T>(x.data<T>(), out[0].data<T>(), out[1].data<int64_t>(), l, a.b("ignore_nan"));
+  });
+}
+// d values: the cotangent at the picked element (GatherDGrad along the axis, the indices kept as a length-1 axis).
+TV bp_median(const TV& in, const TV& out, const TV& g, const Attrs& a) {
+  const Tensor& x = in[0];
+  if (!g[0].defined()) return {ops::zeros_like(x)};
+  Tensor gv = g[0].dtype() == x.dtype() ? g[0] : ops::cast(g[0], x.dtype());
+  if (x.ndim() == 0) return {gv};
+  const int64_t ax = normalize_axis(a.i("axis"), x.ndim(), "Median");
+  Tensor idx = out[1];
+  if (!a.b("keepdims")) {
+    gv = ops::expand_dims(gv, ax);
+    idx = ops::expand_dims(idx, ax);
+  }
+  return {apply1(OpId::GatherDGrad, {gv, idx}, {{"dim", ax}, {"shape", x.shape()}})};
+}
 }  // namespace
 
 namespace ops_impl {
@@ -339,6 +417,12 @@ void register_scan() {
   lc.cpu = run_logcumsumexp;
   lc.bprop = bp_logcumsumexp;
   register_op(lc);
+  OpDef md;
+  md.id = OpId::Median;
+  md.infer = infer_median;
+  md.cpu = run_median;
+  md.bprop = bp_median;
+  register_op(md);
 }
 }  // namespace ops_impl
 }  // namespace kiln

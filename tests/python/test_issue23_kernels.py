@@ -1,5 +1,6 @@
 """Issue 23's "kernels, not chains" ops as single C++ kernels: Fmod, Lgamma, Digamma, Polygamma, CumSum, CumProd
-(+ CumProdGrad), GatherD (+ GatherDGrad), TrilIndices / TriuIndices, CumMax / CumMin, LogCumSumExp. The registry
+(+ CumProdGrad), GatherD (+ GatherDGrad), TrilIndices / TriuIndices, CumMax / CumMin, LogCumSumExp; since stop 33
+Median, MatrixDeterminant / LogMatrixDeterminant / MatrixInverse, AdaptiveMaxPool and Zeta. The registry
 rows (tests/python/op_registry) check values against NumPy/SciPy, float64 finite-difference gradients, PyNative against Graph mode and the one
 node; here: MindSpore 2.10's values at the edges (obtained with the oracle, /work/shared/tools/ms_oracle.py),
 special values against the math module, the threaded scan path against float64 NumPy, and errors."""
@@ -363,3 +364,235 @@ def test_logcumsumexp_gradients_float64():
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-6)
     second = kiln.grad(lambda a: ops.sum(ops.mul(first(a), Tensor(v))))(Tensor(x0)).asnumpy()
     np.testing.assert_allclose(second, fd2, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------- median / nanmedian
+
+def test_median_mindspore_values():
+    """MindSpore 2.10 CPU's values (oracle): the lower middle value; equal values ordered by index (a stable sort's
+    k-th: [2, 1, 2, 2, 3] -> index 2, [5, 5, 1, 1, 0] -> index 3); a line holding NaN gives its first NaN; nanmedian
+    the median of the non-NaN values."""
+    x = Tensor(np.array([[2., 1., 2., 2., 3.], [5., 5., 1., 1., 0.], [1., 1., 1., 1., 1.]], np.float32))
+    v, i = ops.median(x)
+    _same(v.asnumpy(), [2, 1, 1])
+    np.testing.assert_array_equal(i.asnumpy(), [2, 3, 2])
+    assert v.dtype == kiln.float32 and i.dtype == kiln.int64
+    v, i = ops.median(x, 0)
+    _same(v.asnumpy(), [2, 1, 1, 1, 1])
+    np.testing.assert_array_equal(i.asnumpy(), [0, 2, 2, 2, 2])
+    v, i = ops.median(Tensor(np.array([[3, 1, 3, 2], [7, 7, 7, 7]], np.int32)), 1, True)
+    assert v.dtype == kiln.int32 and v.shape == (2, 1)
+    np.testing.assert_array_equal(v.asnumpy(), [[2], [7]])
+    np.testing.assert_array_equal(i.asnumpy(), [[3], [1]])
+    xn = Tensor(np.array([[NAN, 1., 2., NAN, 0.], [NAN, NAN, 1, 1, 1], [NAN] * 5], np.float32))
+    v, i = ops.median(xn)
+    assert np.isnan(v.asnumpy()).all()
+    np.testing.assert_array_equal(i.asnumpy(), [0, 0, 0])
+    v, i = ops.nanmedian(xn)
+    _same(v.asnumpy(), [1, 1, NAN])
+    # MindSpore 2.10 reports index 2 for the all-NaN row (its CPU kernel's index there depends on the length: 0, 0, 0,
+    # 2, 2, 3, 5 for 1..7 NaN); Kiln gives the first element's index 0 (not mirrored)
+    np.testing.assert_array_equal(i.asnumpy(), [1, 3, 0])
+    v, i = ops.nanmedian(Tensor(np.array([[3., NAN, 3, 3, 1.]])))
+    assert float(v.asnumpy()[0]) == 3.0 and int(i.asnumpy()[0]) == 0
+
+
+def test_median_threaded_lines_and_edges():
+    rng = np.random.default_rng(5)
+    x = rng.integers(-20, 20, (64, 301, 3)).astype(np.float64)  # many ties; lines above the threading threshold
+    v, i = ops.median(Tensor(x), 1)
+    xs = np.sort(x, axis=1, kind="stable")
+    _same(v.asnumpy(), xs[:, 150, :], rtol=0)
+    # the index is the stable sort's: position 150 of argsort(kind="stable")
+    np.testing.assert_array_equal(i.asnumpy(), np.argsort(x, axis=1, kind="stable")[:, 150, :])
+    v, i = ops.median(Tensor(np.float32(4.5)))
+    assert float(v.asnumpy()) == 4.5 and int(i.asnumpy()) == 0
+    with pytest.raises(ValueError, match="median"):
+        ops.median(Tensor(np.zeros((2, 0), np.float32)))
+    # MindSpore 2.10's Median takes float32/float64/int16/int32/int64 only
+    for bad in (np.array([True, False]), np.array([1, 2], np.float16), np.array([1, 2], np.int8)):
+        with pytest.raises(TypeError, match="median"):
+            ops.median(Tensor(bad))
+    v, i = ops.nanmedian(Tensor(np.array([[1, 3, 2]], np.int16)))
+    assert v.dtype == kiln.int16 and int(v.asnumpy()[0]) == 2 and int(i.asnumpy()[0]) == 2
+    # the gradient goes to the picked element; PyNative and Graph mode agree
+    w = Tensor(np.array([1., -2.]))
+    xt = Tensor(np.array([[4., 1., 3., 3.], [0., 2., 2., 9.]]))
+
+    def f(t):
+        return ops.sum(ops.mul(ops.median(t, 1)[0], w))
+
+    _same(kiln.grad(f)(xt).asnumpy(), [[0, 0, 1, 0], [0, -2, 0, 0]])
+    _same(kiln.jit(kiln.grad(f))(xt).asnumpy(), [[0, 0, 1, 0], [0, -2, 0, 0]])
+
+
+# ---------------------------------------------------------------------------------------------- det / slogdet / inverse
+
+def test_lu_ops_mindspore_values():
+    # MindSpore 2.10 (oracle): a singular float32 matrix: det -0.0, slogdet (0, -inf), logdet -inf; a permutation-like
+    # float64 matrix: det -6, slogdet (-1, log 6), its inverse and the gradients below
+    a = Tensor(np.array([[1., 2.], [2., 4.]], np.float32))
+    assert float(ops.det(a).asnumpy()) == 0.0
+    s, la = ops.slogdet(a)
+    assert float(s.asnumpy()) == 0.0 and float(la.asnumpy()) == -INF
+    assert float(ops.logdet(a).asnumpy()) == -INF
+    b = np.array([[0., 2., 1.], [1., 0., 0.], [0., 0., 3.]])
+    _same(ops.det(Tensor(b)).asnumpy(), -6.0, rtol=1e-15)
+    s, la = ops.slogdet(Tensor(b))
+    assert isinstance(ops.slogdet(Tensor(b)), tuple)
+    _same(s.asnumpy(), -1.0)
+    _same(la.asnumpy(), 1.791759469228055, rtol=1e-15)
+    _same(ops.inverse(Tensor(b)).asnumpy(), [[0, 1, 0], [0.5, 0, -1 / 6], [0, 0, 1 / 3]], rtol=1e-15, atol=1e-17)
+    g = kiln.grad(lambda x: ops.det(x))(Tensor(b))
+    _same(g.asnumpy(), [[0, -3, 0], [-6, 0, 0], [0, 1, -2]], rtol=1e-14, atol=1e-14)
+    g = kiln.grad(lambda x: ops.slogdet(x)[1])(Tensor(b))
+    _same(g.asnumpy(), [[0, 0.5, 0], [1, 0, 0], [0, -1 / 6, 1 / 3]], rtol=1e-14, atol=1e-14)
+    w = Tensor(np.arange(9.).reshape(3, 3))
+    g = kiln.grad(lambda x: ops.sum(ops.mul(ops.inverse(x), w)))(Tensor(b))
+    _same(g.asnumpy(), [[-2.0, -0.33333333333333337, -0.8333333333333333],
+                        [-1.0, 0.3333333333333333, -0.6666666666666666],
+                        [-1.6666666666666665, -0.4444444444444445, -0.6111111111111112]], rtol=1e-13)
+    # errors name the op; a 0 x 0 matrix gives det 1 (MindSpore 2.10 raises ValueError there: not mirrored)
+    with pytest.raises(TypeError, match="det"):
+        ops.det(Tensor(np.eye(2, dtype=np.int32)))
+    with pytest.raises(ValueError, match="inverse"):
+        ops.inverse(Tensor(np.ones((2, 3), np.float32)))
+    assert float(ops.det(Tensor(np.zeros((0, 0), np.float32))).asnumpy()) == 1.0
+
+
+def test_lu_ops_batched_threads_and_second_derivative():
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((40, 12, 12))
+    _same(ops.det(Tensor(x)).asnumpy(), np.linalg.det(x), rtol=1e-10)
+    s, la = ops.slogdet(Tensor(x))
+    ws, wl = np.linalg.slogdet(x)
+    _same(s.asnumpy(), ws)
+    _same(la.asnumpy(), wl, rtol=1e-12)
+    _same(ops.inverse(Tensor(x)).asnumpy(), np.linalg.inv(x), rtol=1e-9, atol=1e-11)
+    _same(ops.det(Tensor(x.astype(np.float32))).asnumpy(), np.linalg.det(x), rtol=1e-4)
+    # MindSpore 2.10: det/slogdet of float16 keep Float16 (det [[2, 1], [1, 3]] = 5, log|det| 1.609); MatrixInverse
+    # refuses float16 (TypeError)
+    h = Tensor(np.array([[2., 1.], [1., 3.]], np.float16))
+    assert ops.det(h).dtype == kiln.float16 and float(ops.det(h).asnumpy()) == 5.0
+    _same(ops.slogdet(h)[1].asnumpy(), 1.609, rtol=1e-3)
+    with pytest.raises(TypeError, match="inverse"):
+        ops.inverse(h)
+    # second derivatives (the bprops are Kiln ops) against float64 central differences of the first
+    a0 = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    v = rng.standard_normal((3, 3))
+    for f in (lambda t: ops.det(t), lambda t: ops.slogdet(t)[1], lambda t: ops.sum(ops.inverse(t))):
+        def first(t, f=f):
+            return kiln.grad(f)(t)
+
+        second = kiln.grad(lambda t, first=first: ops.sum(ops.mul(first(t), Tensor(v))))(Tensor(a0)).asnumpy()
+        h, fd = 1e-6, np.zeros((3, 3))
+        for idx in np.ndindex(3, 3):
+            ap, am = a0.copy(), a0.copy()
+            ap[idx] += h
+            am[idx] -= h
+            fd[idx] = ((first(Tensor(ap)).asnumpy() - first(Tensor(am)).asnumpy()) * v).sum() / (2 * h)
+        np.testing.assert_allclose(second, fd, rtol=1e-5, atol=1e-6)
+    jf = kiln.jit(lambda t: (ops.det(t), ops.inverse(t)))
+    d, inv = jf(Tensor(x[:3]))
+    _same(d.asnumpy(), np.linalg.det(x[:3]), rtol=1e-10)
+    _same(inv.asnumpy(), np.linalg.inv(x[:3]), rtol=1e-9, atol=1e-11)
+
+
+# ---------------------------------------------------------------------------------------------- adaptive max pool
+
+def test_adaptive_max_pool_mindspore_values():
+    """MindSpore 2.10 CPU (oracle): the first maximum of each bin; 2-D/3-D count a NaN only when it is the bin's
+    first element, the 1-D op skips NaN."""
+    x = np.array([[[1., 3., 3., 0., 2.], [3., 1., NAN, 2., 2.], [0., 3., 1., NAN, 5.]]], np.float32)  # (1, 3, 5)
+    v, i = ops.adaptive_max_pool2d(Tensor(x), (2, 2), True)
+    _same(v.asnumpy(), [[[3, 3], [3, NAN]]])
+    np.testing.assert_array_equal(i.asnumpy(), [[[1, 2], [5, 7]]])
+    assert i.dtype == kiln.int64
+    x4 = np.array([[[[1., NAN], [0., 5.]], [[NAN, 1.], [7., 0.]]]], np.float32)
+    v, i = ops.adaptive_max_pool2d(Tensor(x4), 1, True)
+    _same(v.asnumpy(), [[[[5]], [[NAN]]]])
+    np.testing.assert_array_equal(i.asnumpy(), [[[[3]], [[0]]]])
+    x3 = np.zeros((1, 1, 2, 2, 3), np.float32)
+    x3[0, 0, 1, 0, 0] = NAN
+    x3[0, 0, 1, 1, 2] = 4
+    v, i = ops.adaptive_max_pool3d(Tensor(x3), (1, 1, 2), True)
+    _same(v.asnumpy(), [[[[[0, 4]]]]])
+    np.testing.assert_array_equal(i.asnumpy(), [[[[[0, 11]]]]])
+    assert i.dtype == kiln.int32
+    x1 = np.array([[[1., NAN, 3., 0., 2., 2.], [NAN, 1., 0, 2., 2., 9.]]], np.float32)
+    _same(ops.adaptive_max_pool1d(Tensor(x1), 2).asnumpy(), [[[3, 2], [1, 9]]])
+    # a 1-D bin of NaN only gives NaN; of -inf only -inf (MindSpore 2.10 gives the float's lowest value for both:
+    # not mirrored)
+    x1 = np.array([[[NAN, NAN, 3., -INF, -INF, -INF]]], np.float32)
+    _same(ops.adaptive_max_pool1d(Tensor(x1), 3).asnumpy(), [[[NAN, 3, -INF]]])
+
+
+def test_adaptive_max_pool_gradient_and_graph():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 3, 9, 7))
+    w = Tensor(rng.standard_normal((2, 3, 4, 3)))
+
+    def f(t):
+        return ops.sum(ops.mul(ops.adaptive_max_pool2d(t, (4, 3)), w))
+
+    g = kiln.grad(f)(Tensor(x)).asnumpy()
+    _, idx = ops.adaptive_max_pool2d(Tensor(x), (4, 3), True)
+    want = np.zeros((2, 3, 63))
+    np.add.at(want, (np.arange(2)[:, None, None], np.arange(3)[None, :, None], idx.asnumpy().reshape(2, 3, -1)),
+              w.asnumpy().reshape(2, 3, -1))
+    _same(g, want.reshape(x.shape), rtol=1e-15)
+    _same(kiln.jit(kiln.grad(f))(Tensor(x)).asnumpy(), g, rtol=1e-15)
+
+
+# ---------------------------------------------------------------------------------------------- zeta
+
+def test_zeta_mindspore_values():
+    # MindSpore 2.10 (oracle), float64: poles inf for an even integer s, NaN otherwise; q < 0 the series for an
+    # integer s; s = inf: 0 for q > 1, 1 at q = 1, inf below; q = inf: 0
+    s = [2.0, 3.0, 4.0, 2.5, 2.0, 3.0, 2.0, INF, INF, INF, 2.0, 1.5, 2.0, 30.0, 2.0, -INF, NAN, 1.0, 0.5]
+    q = [0.0, 0.0, -2.0, -2.0, -2.5, -20.5, INF, 1.0, 0.5, 2.0, 1e9, -INF, 1e-30, 0.5, -1e-3, 1.0, 1.0, 1.0, 1.0]
+    want = [INF, NAN, INF, NAN, 9.539246644989124, 0.0011331449598196328, 0.0, 1.0, INF, 0.0, 1.0000000004999997e-09,
+            NAN, 9.999999999999998e+59, 1073741824.0000052, 1000001.6473414316, NAN, NAN, INF, NAN]
+    # (q = -20.5: the first terms alternate in sign, so both sums round differently: 1.7e-12 apart)
+    _same(ops.zeta(Tensor(np.array(s)), Tensor(np.array(q))).asnumpy(), want, rtol=1e-11)
+    r = ops.zeta(Tensor(np.array([2.0, 3.5], np.float32)), Tensor(np.array([1.0, 0.7], np.float32)))
+    assert r.dtype == kiln.float32
+    _same(r.asnumpy(), [1.644934058189392, 3.692768096923828])
+    # the gradient (MindSpore 2.10): none for s (zeros), -s zeta(s + 1, q) for q
+    gs, gq = kiln.grad(lambda a, b: ops.sum(ops.zeta(a, b)), grad_position=(0, 1))(
+        Tensor(np.array([2.0, 3.5])), Tensor(np.array([1.5, 0.7])))
+    _same(gs.asnumpy(), [0.0, 0.0])
+    _same(gq.asnumpy(), [-0.8287966442343201, -17.800702404580683], rtol=1e-13)
+    # MindSpore 2.10's Zeta takes float32/float64 only
+    with pytest.raises(TypeError, match="zeta"):
+        ops.zeta(Tensor(np.array([2.0], np.float16)), Tensor(np.array([1.0], np.float16)))
+    with pytest.raises(TypeError, match="zeta"):
+        ops.zeta(2.0, Tensor(np.array([1.0])))
+    with pytest.raises(TypeError, match="same dtype"):
+        ops.zeta(Tensor(np.array([2.0])), Tensor(np.array([1.0], np.float32)))
+    with pytest.raises(ValueError, match="Zeta"):
+        ops.zeta(Tensor(np.ones(2)), Tensor(np.ones(3)))
+    # broadcasting, against SciPy
+    a, b = np.array([[1.5], [4.0]]), np.array([0.3, 2.0, 11.0])
+    _same(ops.zeta(Tensor(a), Tensor(b)).asnumpy(), scipy.special.zeta(a, b), rtol=1e-13)
+
+
+# ---------------------------------------------------------------------------------------------- kaiser_window
+
+def test_kaiser_window_mindspore_values():
+    # MindSpore 2.10 (np.i0 inside): periodic, beta 12, float64; symmetric float32 beta 5; a negative beta (I0 even)
+    _same(ops.kaiser_window(8).asnumpy(),
+          [5.2773441320097665e-05, 0.021278376581138674, 0.2156727447589671, 0.6945160085071692, 1.0,
+           0.6945160085071692, 0.2156727447589671, 0.021278376581138674], rtol=1e-14)
+    w = ops.kaiser_window(5, False, 5.0, dtype=kiln.float32)
+    assert w.dtype == kiln.float32
+    _same(w.asnumpy(), [0.036710891872644424, 0.5528517961502075, 1.0, 0.5528517961502075, 0.036710891872644424])
+    _same(ops.kaiser_window(6, True, -3.0).asnumpy(),
+          [0.2048847564012536, 0.5530529017405882, 0.8712418740795513, 1.0, 0.8712418740795513, 0.5530529017405882],
+          rtol=1e-14)
+    # beta = 800: I0 overflows float64; MindSpore 2.10 (np.i0(x) / np.i0(beta)) gives NaN in the middle, Kiln the
+    # ratio from the scaled i0e: e^(|x| - beta) i0e(x) / i0e(beta) (not mirrored)
+    big = ops.kaiser_window(7, False, 800.0).asnumpy()
+    assert big[3] == 1.0 and np.isfinite(big).all()
+    _same(big[2], math.exp(800 * (math.sqrt(1 - (1 / 3) ** 2) - 1)) * scipy.special.i0e(800 * math.sqrt(8 / 9))
+          / scipy.special.i0e(800.0), rtol=1e-12)

@@ -393,7 +393,6 @@ def matrix_power(input, n):
                          f"{tuple(x.shape)}.")
     n = int(n)
     if n < 0:
-        from .linalg_lu_func import inverse
         if not mstype.is_float(x.dtype):
             raise TypeError(f"For 'matrix_power', a negative n needs a float input, but got {_got(x)}.")
         if not (_core.tracing() and x._symbolic) and x.size:
@@ -404,7 +403,7 @@ def matrix_power(input, n):
                 raise ValueError(f"For 'matrix_power', a negative power n={n} needs invertible matrices, but "
                                  f"matrix {int(bad)} (flattened batch index) of the input of shape "
                                  f"{tuple(x.shape)} is singular.")
-        x, n = inverse(x), -n
+        x, n = _core.inverse(x), -n  # the MatrixInverse op (any float dtype here)
     if n == 0:
         eye = Tensor(np.eye(x.shape[-1], dtype=mstype.dtype_to_nptype(x.dtype)))
         return _core.add(_core.mul(x, 0), eye) if x.dtype != mstype.bool_ else _core.broadcast_to(eye, list(x.shape))

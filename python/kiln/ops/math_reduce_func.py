@@ -265,44 +265,30 @@ def _sorted_along(x, ax):
     return _gather_along(x, ax, idx), idx
 
 
-def _pick(t, ax, k, keepdims):
-    """t's entries at position k (a Tensor of indices, keepdims shape) along ax."""
-    out = _gather_along(t, ax, k)
-    return out if keepdims else _core.squeeze(out, [ax])
+_MEDIAN_DTYPES = (mstype.float32, mstype.float64, mstype.int16, mstype.int32, mstype.int64)
 
 
 def _median(op, input, axis, keepdims, ignore_nan):
     x = _tensor_arg(input, op)
-    if x.dtype == mstype.bool_:
-        raise TypeError(f"For '{op}', the input must be numeric, but got {_got(x)}.")
+    if x.dtype not in _MEDIAN_DTYPES:  # MindSpore 2.10's Median primitive takes these only
+        raise TypeError(f"For '{op}', the input must be a float32, float64, int16, int32 or int64 Tensor, but got "
+                        f"{_got(x)}.")
     keepdims = _bool_arg(op, "keepdims", keepdims)
     if x.ndim == 0:
         return _core.identity(x), _core.zeros_like(_core.cast(x, mstype.int64))
     ax = _axis1(op, axis, x.ndim)
     if x.shape[ax] == 0:
         raise ValueError(f"For '{op}', the axis {axis} is empty (input shape {tuple(x.shape)}).")
-    vals, idx = _sorted_along(x, ax)
-    n = x.shape[ax]
-    kshape = list(x.shape)
-    kshape[ax] = 1
-    half = _core.full(kshape, (n - 1) // 2, mstype.int64)
-    if mstype.is_float(x.dtype):
-        valid = _core.count_nonzero(_core.equal(x, x), [ax], True)  # NaN sorts after these
-        if ignore_nan:
-            k = _core.maximum(_core.floor_div(_core.sub(valid, 1), 2), _core.zeros_like(valid))
-        else:
-            k = _core.select(_core.less(valid, n), valid, half)  # a NaN in the slice: the first NaN
-    else:
-        k = half
-    return _pick(vals, ax, k, keepdims), _pick(idx, ax, k, keepdims)
+    v, i = _core.median(x, ax, keepdims, ignore_nan)  # one C++ Median op (src/ops/scan.cpp)
+    return v, i
 
 
 @defop(primitive=None, tensor="median")
 def median(input, axis=-1, keepdims=False):
     """MindSpore's ops.median(input, axis=-1, keepdims=False): (values, indices Int64) — the median along `axis`, the
     lower middle value for an even count, and its index; NaN (and the first NaN's index) where the slice holds NaN.
-    Same dtype. Gradient to the picked element. Raises TypeError (non-Tensor, bool input, non-int axis), ValueError
-    (axis out of range or empty)."""
+    Same dtype. One C++ Median op. Gradient to the picked element. Raises TypeError (non-Tensor; a dtype other than
+    float32/float64/int16/int32/int64, MindSpore 2.10's; non-int axis), ValueError (axis out of range or empty)."""
     return _median("median", input, axis, keepdims, False)
 
 

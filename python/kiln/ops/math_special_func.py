@@ -10,9 +10,9 @@ the accuracy of the formulas). float16/bfloat16 compute in float32. Written for 
       lgamma_r; ψ by the recurrence ψ(x) = ψ(x + 1) − 1/x up to x ≥ 10 and the asymptotic series ln x − 1/(2x) −
       Σₖ₌₁⁷ B₂ₖ/(2k·x²ᵏ) (DLMF 5.11.2), the reflection ψ(x) = ψ(1 − x) − π·cot(πx) for x < 0 (DLMF 5.5.4); ψ⁽ⁿ⁾ by
       the zeta route below (Note [gamma family] in src/ops/elementwise_unary.cpp).
-  zeta(s, q) (Hurwitz): Euler–Maclaurin summation, Σₖ₌₀⁸ (q + k)^−s + (q + 9)^(1−s)/(s − 1) + (q + 9)^−s/2 +
-      Σⱼ₌₁¹² B₂ⱼ/(2j)!·s(s + 1)…(s + 2j − 2)·(q + 9)^(−s−2j+1) (the scheme of Cephes' zeta.c; the Bernoulli numbers
-      are computed exactly here with fractions); polygamma(n, x) = (−1)ⁿ⁺¹ n! ζ(n + 1, x) for x > 0, and for
+  zeta(s, q) (Hurwitz): one C++ op (Zeta, in double): Euler–Maclaurin summation, Σₖ₌₀⁸ (q + k)^−s +
+      (q + 9)^(1−s)/(s − 1) + (q + 9)^−s/2 + Σⱼ₌₁¹² B₂ⱼ/(2j)!·s(s + 1)…(s + 2j − 2)·(q + 9)^(−s−2j+1) (the scheme of
+      Cephes' zeta.c); polygamma(n, x) = (−1)ⁿ⁺¹ n! ζ(n + 1, x) for x > 0, and for
       x < 0 the reflection ψ⁽ⁿ⁾(x) = (−1)ⁿ ψ⁽ⁿ⁾(1 − x) − πⁿ⁺¹ Pₙ(cot πx) (DLMF 5.15.6, A&S 6.4.7), in C++.
   I0, I1 (modified Bessel functions of the first kind): the power series Σₖ (x²/4)ᵏ/(k!·(k + ν)!)·(x/2)^ν (50 terms)
       for |x| ≤ 30, and the asymptotic series e^|x|/√(2π|x|)·Σₖ (−1)ᵏ Πⱼ₌₁ᵏ (4ν² − (2j − 1)²)/(8j)/|x|ᵏ (20 terms)
@@ -20,8 +20,6 @@ the accuracy of the formulas). float16/bfloat16 compute in float32. Written for 
       These four are C++ ops (BesselI0/I0e/I1/I1e, computed in double: Note [Bessel I] in
       src/ops/elementwise_unary.cpp); the others are compositions of Kiln ops.
 """
-import math
-from fractions import Fraction
 
 from .._loader import _core
 from .._args import _got, _is_int
@@ -41,18 +39,6 @@ def _float_only(x, op, name="input"):
     if not mstype.is_float(x.dtype):
         raise TypeError(f"For '{op}', '{name}' must be a float Tensor, but got {_got(x)}.")
     return x
-
-
-def _up(x):
-    return _core.cast(x, mstype.float32) if x.dtype in _LOW else x
-
-
-def _down(y, dtype):
-    return y if y.dtype == dtype else _core.cast(y, dtype)
-
-
-def _full_like(x, v):
-    return _core.full(list(x.shape), v, x.dtype)
 
 
 # ---------------------------------------------------------------------------------------------- erfc, erfinv
@@ -93,22 +79,6 @@ def lgamma(input):
     return _core.lgamma(_gamma_arg("lgamma", input, True))
 
 
-def _bernoulli(n):
-    """B_0 .. B_n as Fractions (Akiyama–Tanigawa)."""
-    a = [Fraction(0)] * (n + 1)
-    out = []
-    for m in range(n + 1):
-        a[m] = Fraction(1, m + 1)
-        for j in range(m, 0, -1):
-            a[j - 1] = j * (a[j - 1] - a[j])
-        out.append(a[0])
-    out[1] = -out[1] if out[1] > 0 else out[1]  # B1 = −1/2 convention (unused)
-    return out
-
-
-_B = _bernoulli(26)
-
-
 @defop(primitive="Digamma", tensor="digamma")
 def digamma(input):
     """MindSpore's ops.digamma(input): ψ(x) = d/dx lgamma(x) (−inf at +0, +inf at −0, NaN at the negative integers
@@ -118,58 +88,25 @@ def digamma(input):
     return _core.digamma(_gamma_arg("digamma", input, False))
 
 
-_ZETA_N = 9
-_ZETA_M = 12
-_ZETA_C = [float(_B[2 * j] / math.factorial(2 * j)) for j in range(1, _ZETA_M + 1)]  # B_2j / (2j)!
-
-
-def _zeta(s, q):
-    """Hurwitz ζ(s, q) for s > 1, q > 0 (Euler–Maclaurin); NaN for s < 1, inf at s == 1; inf at non-positive
-    integer q; NaN for other q <= 0."""
-    ok = _core.logical_and(_core.greater(s, 1.0), _core.greater(q, 0.0))
-    ss = _core.select(ok, s, _full_like(s, 2.0))
-    qs = _core.select(ok, q, _full_like(q, 1.0))
-    acc = _core.zeros_like(_core.add(ss, qs))
-    for k in range(_ZETA_N):
-        acc = _core.add(acc, _core.pow(_core.add(qs, float(k)), _core.neg(ss)))
-    a = _core.add(qs, float(_ZETA_N))
-    a_s = _core.pow(a, _core.neg(ss))
-    acc = _core.add(acc, _core.div(_core.mul(a_s, a), _core.sub(ss, 1.0)))
-    acc = _core.add(acc, _core.mul(a_s, 0.5))
-    # term_j = s(s+1)…(s+2j−2)·a^(−s−2j+1) as one running product (the factorial-like factor alone overflows
-    # float32 for s ≳ 35: inf·0 = NaN)
-    term = _core.mul(_core.div(a_s, a), ss)
-    inv_a2 = _core.div(1.0, _core.square(a))
-    for j in range(1, _ZETA_M + 1):
-        acc = _core.add(acc, _core.mul(term, _ZETA_C[j - 1]))
-        step = _core.mul(_core.mul(_core.add(ss, float(2 * j - 1)), inv_a2), _core.add(ss, float(2 * j)))
-        term = _core.mul(term, step)
-    out = _core.select(ok, acc, _full_like(acc, math.nan))
-    out = _core.select(_core.equal(s, 1.0), _full_like(out, math.inf), out)
-    q_pole = _core.logical_and(_core.less_equal(q, 0.0), _core.equal(q, _core.floor(q)))
-    return _core.select(_core.logical_and(q_pole, _core.greater(s, 1.0)), _full_like(out, math.inf), out)
-
-
 @defop(primitive="Zeta")
 def zeta(input, other):
     """MindSpore's ops.zeta(input, other): the Hurwitz zeta function ζ(s = input, q = other) = Σₖ (q + k)^−s, for
-    s > 1 and q > 0 (inf at s = 1 and at q = 0, −1, ...; NaN elsewhere outside the domain). Float Tensors of one
-    dtype, broadcasting. Method: module docstring. Raises TypeError (non-Tensor, integer input, different dtypes),
-    ValueError (shapes that do not broadcast)."""
-    s, q = _float_only(input, "zeta"), _float_only(other, "zeta", "other")
+    s > 1 and q > 0 (MindSpore 2.10's values outside it: inf at s = 1; NaN for s < 1; at the poles q = 0, −1, ...
+    inf for an even integer s, NaN otherwise; q < 0 elsewhere: the sum for an integer s, NaN for other s). Float32
+    or float64 Tensors of one dtype, broadcasting. One C++ op (Zeta, in double: the Euler–Maclaurin sum that
+    Polygamma uses, Note [gamma family] in src/ops/elementwise_unary.cpp). Gradient for q only (−s·ζ(s + 1, q); MindSpore's Zeta has none for s).
+    Raises TypeError (non-Tensor, non-float32/64 input, different dtypes), ValueError (shapes that do not broadcast)."""
+    s, q = input, other
+    for name, t in (("input", s), ("other", q)):
+        if not isinstance(t, Tensor) or t.dtype not in _ZETA_DTYPES:  # MindSpore 2.10's Zeta: float32/float64 only
+            raise TypeError(f"For 'zeta', '{name}' must be a float32 or float64 Tensor, but got {_got(t)}.")
     if s.dtype != q.dtype:
         raise TypeError(f"For 'zeta', 'input' and 'other' must have the same dtype, but got {s.dtype} and {q.dtype}.")
-    shape = _bshape("zeta", s, q)
-    s, q = _core.broadcast_to(s, shape), _core.broadcast_to(q, shape)
-    return _down(_zeta(_up(s), _up(q)), s.dtype)
+    # one C++ Zeta op (src/ops/elementwise_binary.cpp, in double); shapes that do not broadcast raise its ValueError
+    return _core.zeta(s, q)
 
 
-def _bshape(op, a, b):
-    import numpy as np
-    try:
-        return list(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
-    except ValueError:
-        raise ValueError(f"For '{op}', the shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast.") from None
+_ZETA_DTYPES = (mstype.float32, mstype.float64)
 
 
 @defop(primitive="Polygamma")

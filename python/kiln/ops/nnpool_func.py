@@ -222,42 +222,6 @@ def _adaptive_out(output_size, spatial, op):
     return out
 
 
-def _bins(size, out):
-    return [((i * size) // out, -(-((i + 1) * size) // out)) for i in range(out)]
-
-
-def _adaptive_argmax(x, out_sizes):
-    """Flat indices (Int64, over the trailing len(out_sizes) dims) of the maxima of the adaptive bins of x
-    (..., *spatial): per dim from the last, max and argmax of each bin, then the index of the earlier dims'
-    winner carried along with gather_elements."""
-    from .index_func import gather_elements
-    nd = len(out_sizes)
-    lead = list(x.shape[:x.ndim - nd])
-    spatial = list(x.shape[x.ndim - nd:])
-    vals = _core.stop_gradient(x)
-    flat = None  # flat index within the dims already reduced (the trailing ones)
-    inner = 1
-    for j in range(nd - 1, -1, -1):
-        axis = len(lead) + j
-        vs, ids = [], []
-        for lo, hi in _bins(spatial[j], out_sizes[j]):
-            begin = [0] * vals.ndim
-            end = list(vals.shape)
-            begin[axis], end[axis] = lo, hi
-            sl = _core.strided_slice(vals, begin, end, [1] * vals.ndim)
-            a = _core.argmax(sl, axis, True)  # the first maximum (NaN wins)
-            vs.append(gather_elements(sl, axis, a))
-            pos = _core.add(_core.cast(a, mstype.int64), lo)
-            if flat is not None:
-                fsl = _core.strided_slice(flat, begin, end, [1] * flat.ndim)
-                pos = _core.add(_core.mul(pos, inner), gather_elements(fsl, axis, a))
-            ids.append(pos)
-        vals = _core.concat(vs, axis)
-        flat = _core.concat(ids, axis)
-        inner *= spatial[j]
-    return flat
-
-
 def _adaptive_max(x, output_size, nd, return_indices, op, index_dtype=mstype.int64):
     _check_ndim(x, (nd + 1, nd + 2), op)
     if x.dtype not in _FLOATS:
@@ -267,12 +231,9 @@ def _adaptive_max(x, output_size, nd, return_indices, op, index_dtype=mstype.int
     out_sizes = _adaptive_out(output_size, list(x.shape[x.ndim - nd:]), op)
     if x.size == 0:
         raise ValueError(f"For '{op}', the input must not be empty, but got shape {tuple(x.shape)}.")
-    from .index_func import gather_elements
-    idx = _core.stop_gradient(_adaptive_argmax(x, out_sizes))
-    lead = list(x.shape[:x.ndim - nd])
-    flat_x = _core.reshape(x, lead + [-1])
-    y = gather_elements(flat_x, len(lead), _core.reshape(idx, lead + [-1]))
-    y = _core.reshape(y, lead + out_sizes)
+    # one C++ AdaptiveMaxPool op (src/ops/pool.cpp); the 1-D op skips NaN, the 2-D/3-D ones count a NaN only as a
+    # bin's first element (MindSpore 2.10's CPU kernels)
+    y, idx = _core.adaptive_max_pool(x, out_sizes, nd == 1)
     if not return_indices:
         return y
     return y, (idx if index_dtype == mstype.int64 else _core.cast(idx, index_dtype))

@@ -419,13 +419,12 @@ class UniformCandidateSampler(Primitive):
 def matrix_solve(matrix, rhs, adjoint=False):
     """MindSpore's ops.matrix_solve(matrix, rhs, adjoint=False): X with matrix·X = rhs (adjoint=True: matrixᴴ·X =
     rhs, the transpose for real dtypes), for matrix (..., M, M) and rhs (..., M, K) of the same float dtype and
-    rank; X has rhs's shape and dtype. Computed as ops.inverse(matrix)·rhs (Kiln's pivoted LU), so its gradient is
+    rank; X has rhs's shape and dtype. Computed as MatrixInverse(matrix)·rhs (Kiln's pivoted LU), so its gradient is
     the inverse's and the product's.
 
     Raises TypeError (adjoint not a bool, a non-float dtype, matrix and rhs of different dtypes), ValueError (rank
     below 2, ranks that differ, a non-square matrix, rhs's M different from matrix's, and in PyNative a matrix that
     is not invertible)."""
-    from .linalg_lu_func import inverse
     from . import transpose
     op = "MatrixSolve"
     _check_type(op, "adjoint", adjoint, (bool,), "bool")
@@ -449,7 +448,7 @@ def matrix_solve(matrix, rhs, adjoint=False):
     if adjoint:
         perm = list(range(a.ndim - 2)) + [a.ndim - 1, a.ndim - 2]
         a = transpose(a, tuple(perm))
-    inv = inverse(a)
+    inv = _core.inverse(a)  # the MatrixInverse op (pivoted LU in double); float16 too, as MatrixSolve takes it
     if not _core.tracing():
         vals = np.asarray(_core.stop_gradient(inv).asnumpy())
         if not np.all(np.isfinite(vals)) and np.all(np.isfinite(np.asarray(a.asnumpy()))):

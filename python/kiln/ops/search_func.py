@@ -17,6 +17,7 @@ from ..common.tensor import Tensor
 from ._opdef import defop
 from .array_func import _take_along, sort as _sort, topk as _topk
 from .function import _tensor_arg, assign
+from .index_func import gather_elements as _gather_elements
 
 __all__ = ["index_select", "index_fill", "index_add", "masked_select", "argwhere", "msort", "top_k", "searchsorted",
            "bucketize", "unique", "unique_consecutive", "unique_with_pad", "gather_d", "inplace_update", "inplace_add",
@@ -346,8 +347,7 @@ def unique_with_pad(x, pad_num):
 def gather_d(x, dim, index):
     """MindSpore's ops.gather_d(x, dim, index): the same op as ops.gather_elements(x, dim, index) (the GatherD
     primitive): out[i][j] = x[index[i][j]][j] for dim 0, and so on. Errors as gather_elements."""
-    from .index_func import gather_elements
-    return gather_elements(x, dim, index)
+    return _gather_elements(x, dim, index)
 
 
 def _inplace_rows(x, v, indices, op, kind):

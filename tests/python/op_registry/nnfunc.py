@@ -277,6 +277,16 @@ register(OpInfo("avg_pool1d", ("AvgPool", "AvgPoolGrad"), ops.avg_pool1d, _np_av
                 out_dtype=_same_dtype, differentiable=True, tol={F16: (3e-3, 3e-3)}))
 
 
+def _bin_argmax(v, skip_nan):
+    """MindSpore 2.10's CPU kernels: start from the bin's first element, take a strictly greater one (a NaN counts
+    only as the first element); skip_nan (the 1-D op): a NaN first element gives way to any number."""
+    best = 0
+    for k in range(1, len(v)):
+        if v[k] > v[best] or (skip_nan and np.isnan(v[best]) and not np.isnan(v[k])):
+            best = k
+    return best
+
+
 def _np_adaptive(x, out, kind):
     nd = len(out)
     spatial = x.shape[-nd:]
@@ -287,7 +297,7 @@ def _np_adaptive(x, out, kind):
         pos = list(itertools.product(*ranges))
         vals = np.stack([x[(...,) + p] for p in pos], -1)
         if kind == "max":
-            arg = np.argmax(vals, -1)
+            arg = np.apply_along_axis(_bin_argmax, -1, vals, nd == 1)
             res[(...,) + o] = np.take_along_axis(vals, arg[..., None], -1)[..., 0]
             idx[(...,) + o] = np.array([np.ravel_multi_index(p, spatial) for p in pos])[arg]
         else:
@@ -318,16 +328,17 @@ def _np_adaptive_max(nd, index_dtype=np.int64):
 
 
 for _nd, _name in ((1, "adaptive_max_pool1d"), (2, "adaptive_max_pool2d"), (3, "adaptive_max_pool3d")):
-    register(OpInfo(_name, ("Argmax", "GatherD", "StridedSlice", "Concat"), getattr(ops, _name), _np_adaptive_max(_nd),
+    register(OpInfo(_name, ("AdaptiveMaxPool",), getattr(ops, _name), _np_adaptive_max(_nd),
                     _adaptive_samples(_nd), FLOATS, differentiable=True,
-                    notes="the argmax of each bin per dim, the values gathered (gradient to the chosen element)"))
-register(OpInfo("adaptive_max_pool2d_indices", ("Argmax", "GatherD"),
+                    notes="one AdaptiveMaxPool op (gradient to the chosen element: GatherDGrad)"))
+register(OpInfo("adaptive_max_pool2d_indices", ("AdaptiveMaxPool",),
                 lambda x, output_size: ops.adaptive_max_pool2d(x, output_size, True),
-                lambda x, output_size: _np_adaptive_max(2)(x, output_size, True), _adaptive_samples(2), FLOATS))
-register(OpInfo("adaptive_max_pool3d_indices", ("Argmax", "GatherD"),
+                lambda x, output_size: _np_adaptive_max(2)(x, output_size, True), _adaptive_samples(2), FLOATS,
+                differentiable=True))
+register(OpInfo("adaptive_max_pool3d_indices", ("AdaptiveMaxPool", "Cast"),
                 lambda x, output_size: ops.adaptive_max_pool3d(x, output_size, True),
                 lambda x, output_size: _np_adaptive_max(3, np.int32)(x, output_size, True), _adaptive_samples(3),
-                FLOATS, notes="Int32 indices (MindSpore's dtype for the 3-D op)"))
+                FLOATS, differentiable=True, notes="Int32 indices (MindSpore's dtype for the 3-D op)"))
 
 
 def _np_fractional_starts(u, length, k, out):

@@ -292,7 +292,7 @@ _lin("cross", ("Mul", "Sub", "Concat"), lambda a, b, dim=None: ops.cross(a, b, d
 _lin("matrix_power", "BatchMatMul", lambda a, n: ops.matrix_power(a, n),
      lambda a, n: np.linalg.matrix_power(a, n),
      [(((3, 3),), dict(n=3)), (((2, 2, 2),), dict(n=0)), (((2, 2),), dict(n=1)), (((2, 3, 3),), dict(n=6))])
-register(OpInfo("matrix_power_negative", ("GatherD", "Div", "BatchMatMul"), lambda a, n: ops.matrix_power(a, n),
+register(OpInfo("matrix_power_negative", ("MatrixInverse", "BatchMatMul"), lambda a, n: ops.matrix_power(a, n),
                 lambda a, n: np.linalg.matrix_power(a, n),
                 lambda dtype, rng: iter([Sample((arr(rng, (3, 3), dtype) + 3 * np.eye(3, dtype=dtype),), dict(n=-2)),
                                          Sample((arr(rng, (2, 2, 2), dtype) + 3 * np.eye(2, dtype=dtype),),
@@ -320,16 +320,18 @@ def _spd_samples(dtype, rng):
     yield Sample((np.diag([-1.0, 2.0]).astype(dtype),), desc="negative det", grad=False)
 
 
-def _lu_entry(name, ref, samples=_lu_samples, claims=("Gather", "Div", "Sub", "Concat"), **kw):
+def _lu_entry(name, ref, claims, samples=_lu_samples, **kw):
     register(OpInfo(name, claims, getattr(ops, name), ref, samples, FL,
-                    differentiable=True, special_skip="LU arithmetic: Div's, Mul's and Sub's special values",
+                    differentiable=True, special_skip="a pivoted LU in double: inf/NaN entries give NaN (LAPACK's)",
                     tol={F32: (1e-4, 1e-5)}, **kw))
 
 
-_lu_entry("det", np.linalg.det)
-_lu_entry("slogdet", lambda a: tuple(np.linalg.slogdet(a)))
-_lu_entry("logdet", lambda a: (lambda s, l: np.where(s < 0, np.nan, l))(*np.linalg.slogdet(a)), _spd_samples)
-_lu_entry("inverse", np.linalg.inv, claims=("GatherD", "Div", "Sub", "Concat"))
+# one C++ op each since issue 23's stop 33 (src/ops/linalg.cpp); the gradients are MatrixInverse, MatMul, Mul
+_lu_entry("det", np.linalg.det, ("MatrixDeterminant", "MatrixInverse"))
+_lu_entry("slogdet", lambda a: tuple(np.linalg.slogdet(a)), ("LogMatrixDeterminant", "MatrixInverse"))
+_lu_entry("logdet", lambda a: (lambda s, l: np.where(s < 0, np.nan, l))(*np.linalg.slogdet(a)),
+          ("LogMatrixDeterminant", "Select", "MatrixInverse"), _spd_samples)
+_lu_entry("inverse", np.linalg.inv, ("MatrixInverse",))
 
 
 def _matrix_solve_samples(dtype, rng):
@@ -342,7 +344,7 @@ def _matrix_solve_samples(dtype, rng):
                  dict(adjoint=True), desc="adjoint")
 
 
-register(OpInfo("matrix_solve", ("GatherD", "Div", "Sub", "Concat"), ops.matrix_solve,
+register(OpInfo("matrix_solve", ("MatrixInverse", "BatchMatMul"), ops.matrix_solve,
                 lambda a, b, adjoint=False: np.linalg.solve(np.swapaxes(a, -1, -2) if adjoint else a, b),
                 _matrix_solve_samples, FL, differentiable=True,
                 special_skip="LU arithmetic: Div's, Mul's and Sub's special values", tol={F32: (1e-4, 1e-5)}))

@@ -217,10 +217,10 @@ def _median_samples(dtype, rng):
         yield Sample((x,), {}, desc="NaN", grad=False)
 
 
-register(OpInfo("median", ("ArgSort", "GatherD"), lambda x, **k: ops.median(x, **k),
+register(OpInfo("median", ("Median",), lambda x, **k: ops.median(x, **k),
                 lambda x, **k: _np_median(x, **k), _median_samples, FL + (I32,), differentiable=True,
                 out_dtype=None, special_skip="the samples hold NaN"))
-register(OpInfo("nanmedian", ("ArgSort", "GatherD"), lambda x, **k: ops.nanmedian(x, **k),
+register(OpInfo("nanmedian", ("Median",), lambda x, **k: ops.nanmedian(x, **k),
                 lambda x, **k: _np_median(x, nan=True, **k), _median_samples, FL, differentiable=True,
                 special_skip="the samples hold NaN"))
 
