@@ -7,14 +7,21 @@ kiln._core.mul) are not listed: callers use kiln.ops. The list holds exactly the
 tests/python/test_import_boundaries.py checks; each line gives the kernel's signature."""
 from .._loader import _core
 
+_view_select = _core._view_select  # _view_select(x: object | None, dim: object | None, index: object | None)
 # adam(param: Tensor, m: Tensor, v: Tensor, beta1_power: Tensor, beta2_power: Tensor, lr: Tensor, ...)
 adam = _core.adam
+adaptive_avg_pool2d = _core.adaptive_avg_pool2d  # adaptive_avg_pool2d(x: Tensor, output_size: Sequence[int])
 all_gather = _core.all_gather  # all_gather(x: Tensor, group: str)
 all_reduce = _core.all_reduce  # all_reduce(x: Tensor, op: int, group: str)
+amax = _core.amax  # amax(x: Tensor, axis: object | None = None, keep_dims: bool = False)
+amin = _core.amin  # amin(x: Tensor, axis: object | None = None, keep_dims: bool = False)
 # apply_momentum(param: Tensor, accum: Tensor, lr: Tensor, grad: Tensor, momentum: float, use_nest...)
 apply_momentum = _core.apply_momentum
 arange = _core.arange  # arange(start: float, end: float, step: float, dtype: DType)
+argmax = _core.argmax  # argmax(x: Tensor, axis: object | None = None, keep_dims: bool = False)
+argmin = _core.argmin  # argmin(x: Tensor, axis: object | None = None, keep_dims: bool = False)
 assign = _core.assign  # assign(variable: object, value: Tensor)
+atan2 = _core.atan2  # atan2(x: Tensor, y: Tensor)
 # avg_pool2d(x: Tensor, kernel: Sequence[int], stride: Sequence[int], pad: Sequence[int], ceil_mod...)
 avg_pool2d = _core.avg_pool2d
 # batch_norm(x: Tensor, scale: Tensor, bias: Tensor, mean: Tensor, variance: Tensor, training: boo...)
@@ -25,6 +32,7 @@ cast = _core.cast  # cast(x: Tensor, dtype: DType)
 ceil = _core.ceil  # ceil(x: Tensor)
 # check_range(x: Tensor, op: str, what: str, lower: float, upper: float, upper_closed: bool = Fals...)
 check_range = _core.check_range
+clip = _core.clip  # clip(x: Tensor, lo: Tensor | None, hi: Tensor | None)
 concat = _core.concat  # concat(tensors: object, axis: int = 0)
 # conv2d(x: Tensor, weight: Tensor, stride: Sequence[int], pad: Sequence[int], dilation: Sequence[...)
 conv2d = _core.conv2d
@@ -35,24 +43,29 @@ count_nonzero = _core.count_nonzero  # count_nonzero(x: Tensor, axis: object | N
 depend = _core.depend  # depend(value: Tensor, expr: Tensor)
 detach = _core.detach  # detach(arg: Tensor, /)
 div = _core.div  # div(x: Tensor, y: Tensor)
+erfinv = _core.erfinv  # erfinv(x: Tensor)
 expand_dims = _core.expand_dims  # expand_dims(x: Tensor, axis: int)
 floor = _core.floor  # floor(x: Tensor)
 full = _core.full  # full(shape: object, value: float, dtype: DType)
 gather = _core.gather  # gather(x: Tensor, indices: Tensor, axis: int = 0)
 gelu = _core.gelu  # gelu(x: Tensor, approximate: bool = False)
+identity = _core.identity  # identity(x: Tensor)
 # layer_norm(x: Tensor, gamma: Tensor | None, beta: Tensor | None, begin_norm_axis: int, begin_par...)
 layer_norm = _core.layer_norm
+log1p = _core.log1p  # log1p(x: Tensor)
 log_softmax = _core.log_softmax  # log_softmax(x: Tensor, axis: int = -1)
 matmul = _core.matmul  # matmul(a: Tensor, b: Tensor, transpose_a: bool = False, transpose_b: bool = False)
 # max_pool2d(x: Tensor, kernel: Sequence[int], stride: Sequence[int], pad: Sequence[int], dilation...)
 max_pool2d = _core.max_pool2d
 mean = _core.mean  # mean(x: Tensor, axis: object | None = None, keep_dims: bool = False)
+mod = _core.mod  # mod(x: Tensor, y: Tensor)
 ones_like = _core.ones_like  # ones_like(arg: Tensor, /)
 pow = _core.pow  # pow(x: Tensor, y: Tensor)
 reduce_scatter = _core.reduce_scatter  # reduce_scatter(x: Tensor, op: int, group: str)
 reshape = _core.reshape  # reshape(x: Tensor, shape: object)
 select = _core.select  # select(cond: Tensor, x: Tensor, y: Tensor)
 sgd = _core.sgd  # sgd(param: Tensor, grad: Tensor, lr: Tensor, accum: Tensor, stat: Tensor, momentum: float = 0.0,...)
+sin = _core.sin  # sin(x: Tensor)
 softmax = _core.softmax  # softmax(x: Tensor, axis: int = -1)
 split = _core.split  # split(x: Tensor, sizes: Sequence[int], axis: int = 0)
 squeeze = _core.squeeze  # squeeze(x: Tensor, axis: object | None = None)
@@ -61,5 +74,6 @@ stop_gradient = _core.stop_gradient  # stop_gradient(x: Tensor)
 # strided_slice(x: Tensor, begin: Sequence[int], end: Sequence[int], step: Sequence[int])
 strided_slice = _core.strided_slice
 sum = _core.sum  # sum(x: Tensor, axis: object | None = None, keep_dims: bool = False)
+tensor_copy = _core.tensor_copy  # tensor_copy(x: Tensor)
 transpose = _core.transpose  # transpose(x: Tensor, perm: object)
 zeros_like = _core.zeros_like  # zeros_like(arg: Tensor, /)

@@ -9,11 +9,11 @@ from contextlib import ExitStack
 
 import numpy as np
 
-from ..._loader import _core
+from ...common.tensor import Tensor as _Tensor
 
 __all__ = ["Callback", "RunContext"]
 
-_Tensor = _core.Tensor
+_Tensor = _Tensor
 
 
 class Callback:
