@@ -7,7 +7,11 @@ kiln._core.mul) are not listed: callers use kiln.ops. The list holds exactly the
 tests/python/test_import_boundaries.py checks; each line gives the kernel's signature."""
 from .._loader import _core
 
+# _cond(arg0: Tensor, arg1: SubGraph, arg2: Sequence[Tensor], arg3: SubGraph, arg4: Sequence[Tenso...)
+_cond = _core._cond
 _view_select = _core._view_select  # _view_select(x: object | None, dim: object | None, index: object | None)
+# _while_loop(arg0: SubGraph, arg1: SubGraph, arg2: Sequence[Tensor], arg3: Sequence[Tensor], arg4...)
+_while_loop = _core._while_loop
 # adam(param: Tensor, m: Tensor, v: Tensor, beta1_power: Tensor, beta2_power: Tensor, lr: Tensor, ...)
 adam = _core.adam
 adaptive_avg_pool2d = _core.adaptive_avg_pool2d  # adaptive_avg_pool2d(x: Tensor, output_size: Sequence[int])
@@ -61,6 +65,8 @@ mean = _core.mean  # mean(x: Tensor, axis: object | None = None, keep_dims: bool
 mod = _core.mod  # mod(x: Tensor, y: Tensor)
 ones_like = _core.ones_like  # ones_like(arg: Tensor, /)
 pow = _core.pow  # pow(x: Tensor, y: Tensor)
+print_ = _core.print_  # print_(text: str, tensors: Sequence[Tensor])
+prod = _core.prod  # prod(x: Tensor, axis: object | None = None, keep_dims: bool = False)
 reduce_scatter = _core.reduce_scatter  # reduce_scatter(x: Tensor, op: int, group: str)
 reshape = _core.reshape  # reshape(x: Tensor, shape: object)
 select = _core.select  # select(cond: Tensor, x: Tensor, y: Tensor)
@@ -70,10 +76,17 @@ softmax = _core.softmax  # softmax(x: Tensor, axis: int = -1)
 split = _core.split  # split(x: Tensor, sizes: Sequence[int], axis: int = 0)
 squeeze = _core.squeeze  # squeeze(x: Tensor, axis: object | None = None)
 stack = _core.stack  # stack(tensors: object, axis: int = 0)
+# standard_normal(shape: object, dtype: DType, seed: int, offset: int, stream: int = -1)
+standard_normal = _core.standard_normal
 stop_gradient = _core.stop_gradient  # stop_gradient(x: Tensor)
 # strided_slice(x: Tensor, begin: Sequence[int], end: Sequence[int], step: Sequence[int])
 strided_slice = _core.strided_slice
 sum = _core.sum  # sum(x: Tensor, axis: object | None = None, keep_dims: bool = False)
 tensor_copy = _core.tensor_copy  # tensor_copy(x: Tensor)
+# tensor_scatter_update(input_x: Tensor, indices: Tensor, updates: Tensor)
+tensor_scatter_update = _core.tensor_scatter_update
 transpose = _core.transpose  # transpose(x: Tensor, perm: object)
+# uniform_int(shape: object, low: int, high: int, dtype: DType, seed: int, offset: int, stream: in...)
+uniform_int = _core.uniform_int
+uniform_real = _core.uniform_real  # uniform_real(shape: object, dtype: DType, seed: int, offset: int, stream: int = -1)
 zeros_like = _core.zeros_like  # zeros_like(arg: Tensor, /)
