@@ -24,7 +24,6 @@ __all__ = ["DynamicLossScaleManager", "LossScaleManager", "FixedLossScaleManager
            "DynamicLossScaler", "StaticLossScaler", "LossScaler", "auto_mixed_precision", "all_finite",
            "custom_mixed_precision", "get_white_list", "get_black_list"]
 
-_Tensor = _Tensor
 
 
 def _tensor_seq(inputs, api):

@@ -34,7 +34,6 @@ from ._cell_extra import _pipeline_hook
 from . import _cell_buffers
 
 _PLACEHOLDER = "Parameter"
-_Tensor = _Tensor
 # construct function -> inspect.Signature (computed once per class, only for keyword calls; weak, so that classes
 # made at run time are freed)
 _SIGNATURES = weakref.WeakKeyDictionary()

@@ -3,7 +3,6 @@ import numbers
 
 from ..common.tensor import Tensor as _Tensor
 
-_Tensor = _Tensor
 
 
 def _check_int(value, name, api, minimum=None):

@@ -35,7 +35,6 @@ from .loss_scale_manager import LossScaleManager, DynamicLossScaleManager
 __all__ = ["auto_mixed_precision", "custom_mixed_precision", "get_white_list", "get_black_list",
            "build_train_network"]
 
-_Tensor = _Tensor
 _logger = logging.getLogger("kiln.amp")
 _LEVELS = ("O0", "O1", "O2", "O3", "auto")
 

@@ -28,7 +28,6 @@ from ._model_utils import (_check_int, _check_bool, _check_dataset, _as_tuple, _
 __all__ = ["Model"]
 
 _logger = logging.getLogger("kiln.train")
-_Tensor = _Tensor
 _KWARGS = ("loss_scale_manager", "keep_batchnorm_fp32", "boost_config_dict", "acc_level")
 _MAX_SINKS = 4  # data_sink functions kept per Model (train and eval datasets of the last calls)
 _OLD_HOOKS = {"begin", "end", "epoch_begin", "epoch_end", "step_begin", "step_end"}

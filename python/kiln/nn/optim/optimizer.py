@@ -39,7 +39,6 @@ from . import _parallel
 
 __all__ = ["Optimizer", "opt_init_args_register"]
 
-_Tensor = _Tensor
 _GROUP_KEYS = ("params", "lr", "weight_decay", "order_params", "grad_centralization")
 
 

@@ -15,7 +15,6 @@ from ..cell import Cell
 
 __all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell"]
 
-_Tensor = _Tensor
 
 
 def _check_cell(api, name, value):

@@ -28,7 +28,6 @@ from .cell_wrapper import TrainOneStepCell
 
 __all__ = ["TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell", "FixedLossScaleUpdateCell"]
 
-_Tensor = _Tensor
 
 
 def _scalar(value, dtype):

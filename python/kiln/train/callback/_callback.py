@@ -13,7 +13,6 @@ from ...common.tensor import Tensor as _Tensor
 
 __all__ = ["Callback", "RunContext"]
 
-_Tensor = _Tensor
 
 
 class Callback:
