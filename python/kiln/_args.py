@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 
-from ._loader import _core
+from . import _engine
 from .common import dtype as mstype
 
 
@@ -21,7 +21,7 @@ def _is_int(v):
 
 def _got(value):
     """Short description of a value for an error message (a Tensor by shape and dtype, never its data)."""
-    if isinstance(value, _core.Tensor):
+    if isinstance(value, _engine.Tensor):
         return f"Tensor(shape={list(value.shape)}, dtype={value.dtype})"
     if isinstance(value, (bool, int, float, str)) or value is None:
         return f"{type(value).__name__} {value!r}"
@@ -57,7 +57,7 @@ def shape_arg(op, name, value, minimum=None):
         dims = tuple(value)
     elif _is_int(value):
         dims = (int(value),)
-    elif isinstance(value, _core.Tensor):
+    elif isinstance(value, _engine.Tensor):
         if value.dtype not in mstype.int_type or value.ndim > 1:
             raise TypeError(f"For '{op}', the '{name}' must be an int, a tuple/list of ints or a 1-D integer Tensor, "
                             f"but got {_got(value)}.")
@@ -95,10 +95,10 @@ def dtype_arg(op, name, value, default=None):
 
 def tensors_arg(op, name, value):
     """A sequence-of-Tensors argument (concat, stack...) as a list. TypeError naming the first bad element."""
-    if isinstance(value, _core.Tensor) or not isinstance(value, (tuple, list)):
+    if isinstance(value, _engine.Tensor) or not isinstance(value, (tuple, list)):
         raise TypeError(f"For '{op}', the '{name}' must be a tuple or list of Tensors, but got {_got(value)}.")
     for i, v in enumerate(value):
-        if not isinstance(v, _core.Tensor):
+        if not isinstance(v, _engine.Tensor):
             raise TypeError(f"For '{op}', the '{name}' must be a tuple or list of Tensors, but element {i} is "
                             f"{_got(v)}.")
     return list(value)

@@ -14,7 +14,7 @@ value of x's dtype and reducing x directly gives the same numbers, the cast is a
 The result is returned in `dtype` (cast from the kernel's Int64/UInt64/double result), as MindSpore's "desired data
 type of the returned Tensor" and NumPy's `dtype=`. Every other combination (a narrowing or value-changing cast, floats to a wider float, whose sum would be rounded to
 the narrow dtype first) keeps the explicit cast."""
-from ._loader import _core
+from .ops import _kernels
 from .common import dtype as mstype
 
 _RANGE = {mstype.bool_: (0, 1), mstype.uint8: (0, 2**8 - 1), mstype.int8: (-2**7, 2**7 - 1),
@@ -32,9 +32,9 @@ def _int_holds(src, dst):
 
 def reduce_as(kind, x, dtype, axes, keep_dims):
     """`kind` ('sum', 'prod' or 'mean') of x cast to `dtype` (a Kiln dtype, or None: x's own) over `axes` (a list,
-    None or [] for all axes) with keep_dims: the value and dtype of `_core.<kind>(_core.cast(x, dtype), axes,
+    None or [] for all axes) with keep_dims: the value and dtype of `_core.<kind>(_kernels.cast(x, dtype), axes,
     keep_dims)` returned in `dtype`, without the cast's copy of x where the rules above allow."""
-    fn = {"sum": _core.sum, "prod": _core.prod, "mean": _core.mean}[kind]
+    fn = {"sum": _kernels.sum, "prod": _kernels.prod, "mean": _kernels.mean}[kind]
     src = x.dtype
     if dtype is None:
         return fn(x, axes, keep_dims)
@@ -47,7 +47,7 @@ def reduce_as(kind, x, dtype, axes, keep_dims):
         direct = True
     elif kind == "mean" and src in _NARROW and dtype == mstype.float32:
         direct = True
-    out = fn(x, axes, keep_dims) if direct else fn(_core.cast(x, dtype), axes, keep_dims)
+    out = fn(x, axes, keep_dims) if direct else fn(_kernels.cast(x, dtype), axes, keep_dims)
     # MindSpore's `dtype` is "the desired data type of the returned Tensor" (ops.sum, mint.prod/mean), as NumPy's:
     # an integer sum accumulated in 64 bits is returned in the asked dtype (wrapping as NumPy's does).
-    return out if out.dtype == dtype else _core.cast(out, dtype)
+    return out if out.dtype == dtype else _kernels.cast(out, dtype)

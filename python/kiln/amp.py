@@ -11,7 +11,8 @@ ops.assign, so a training step compiled with kiln.jit updates them in the graph 
 import numbers
 from abc import ABC, abstractmethod
 
-from ._loader import _core
+from .common.tensor import Tensor as _Tensor
+from .ops import _kernels
 from .common import dtype as mstype
 from .common.parameter import Parameter
 from . import ops as F
@@ -23,7 +24,6 @@ __all__ = ["DynamicLossScaleManager", "LossScaleManager", "FixedLossScaleManager
            "DynamicLossScaler", "StaticLossScaler", "LossScaler", "auto_mixed_precision", "all_finite",
            "custom_mixed_precision", "get_white_list", "get_black_list"]
 
-_Tensor = _core.Tensor
 
 
 def _tensor_seq(inputs, api):
@@ -41,13 +41,13 @@ def _tensor_seq(inputs, api):
 def _all_finite_one(t):
     """0-d bool: no inf/NaN in float Tensor `t`. x·0 is 0 for finite x and NaN for ±inf/NaN, so the sum of t·0 is
     0 exactly when every element is finite (one multiply and one reduction; NaN compares unequal to 0)."""
-    zero = _core.full([], 0.0, t.dtype)
-    return F.equal(F.sum(F.cast(t * zero, mstype.float32)), _core.full([], 0.0, mstype.float32))
+    zero = _kernels.full([], 0.0, t.dtype)
+    return F.equal(F.sum(F.cast(t * zero, mstype.float32)), _kernels.full([], 0.0, mstype.float32))
 
 
 def _is_finite_scalar(x):
     """0-d bool: |x| ≤ the largest finite float32 (False for ±inf and NaN)."""
-    return F.less_equal(F.abs(x), _core.full([], 3.4028234663852886e38, mstype.float32))
+    return F.less_equal(F.abs(x), _kernels.full([], 3.4028234663852886e38, mstype.float32))
 
 
 def all_finite(inputs):
@@ -72,7 +72,7 @@ def all_finite(inputs):
         ok = _all_finite_one(t)
         status = ok if status is None else F.logical_and(status, ok)
     if status is None:
-        return _core.full([], True, mstype.bool_)
+        return _kernels.full([], True, mstype.bool_)
     return status
 
 
@@ -132,7 +132,7 @@ class StaticLossScaler(LossScaler):
 
     def __init__(self, scale_value):
         _check_scale_value(scale_value, "StaticLossScaler")
-        self.scale_value = Parameter(_core.full([], float(scale_value), mstype.float32), name="scale_value")
+        self.scale_value = Parameter(_kernels.full([], float(scale_value), mstype.float32), name="scale_value")
 
     def scale(self, inputs):
         """inputs × scale_value (each Tensor in its own dtype)."""
@@ -167,10 +167,10 @@ class DynamicLossScaler(LossScaler):
 
     def __init__(self, scale_value, scale_factor, scale_window):
         _check_scale_value(scale_value, "DynamicLossScaler")
-        self.scale_value = Parameter(_core.full([], float(scale_value), mstype.float32), name="scale_value")
+        self.scale_value = Parameter(_kernels.full([], float(scale_value), mstype.float32), name="scale_value")
         self.scale_window = _check_positive_int(scale_window, "scale_window", "DynamicLossScaler")
         self.scale_factor = _check_positive_int(scale_factor, "scale_factor", "DynamicLossScaler")
-        self.counter = Parameter(_core.full([], 0, mstype.int32), name="counter")
+        self.counter = Parameter(_kernels.full([], 0, mstype.int32), name="counter")
 
     def scale(self, inputs):
         """inputs × scale_value (each Tensor in its own dtype)."""
@@ -186,14 +186,14 @@ class DynamicLossScaler(LossScaler):
             raise TypeError(f"For 'DynamicLossScaler.adjust', the 'grads_finite' must be a bool Tensor, but got "
                             f"{type(grads_finite).__name__}.")
         finite = F.cast(F.reshape(grads_finite, ()), mstype.bool_)
-        one = _core.full([], 1.0, mstype.float32)
-        factor = _core.full([], float(self.scale_factor), mstype.float32)
+        one = _kernels.full([], 1.0, mstype.float32)
+        factor = _kernels.full([], float(self.scale_factor), mstype.float32)
         grown = self.scale_value * factor
-        at_window = F.equal(self.counter, _core.full([], self.scale_window - 1, mstype.int32))
+        at_window = F.equal(self.counter, _kernels.full([], self.scale_window - 1, mstype.int32))
         on_finite = F.select(at_window, F.select(_is_finite_scalar(grown), grown, self.scale_value), self.scale_value)
         new_scale = F.select(finite, on_finite, F.maximum(one, self.scale_value / factor))
-        window = _core.full([], self.scale_window, mstype.int32)
-        counter = ((self.counter + _core.full([], 1, mstype.int32)) % window) * F.cast(finite, mstype.int32)
+        window = _kernels.full([], self.scale_window, mstype.int32)
+        counter = ((self.counter + _kernels.full([], 1, mstype.int32)) % window) * F.cast(finite, mstype.int32)
         F.assign(self.scale_value, new_scale)
         F.assign(self.counter, counter)
         return True

@@ -11,7 +11,7 @@ the concatenated batch when the loss is a mean (tests/python/test_ms_module_layo
 gradients with HyperMap; model zoos (mindcv's TrainStep, mindone) import them to write their own accumulation cell.
 They write the accumulators in place (AssignAdd / Assign) and return them.
 """
-from .._loader import _core
+from .. import _engine
 from ..common import dtype as mstype
 from ..common.parameter import Parameter
 from ..common.tensor import Tensor
@@ -82,7 +82,7 @@ class GradientAccumulation(Cell):
         loss = F.depend(loss, accumulated)
         step = F.depend(self._accumulation_step + 1, accumulated)
         update = step >= self._max_accumulation_step
-        if _core.tracing():
+        if _engine.tracing():
             # No data-dependent branch in a graph (as TrainOneStepWithLossScaleCell): the optimizer runs on every
             # step and its state (weights, moments, step counters) is put back unless this step ends the cycle.
             olds = [F.depend(p * 1, accumulated) for p in self._opt_state]

@@ -34,7 +34,7 @@ import sys
 import sysconfig
 import types
 
-from .._loader import _core
+from .. import _engine
 from . import _call_depth, _control_flow, _graph_builtins
 from ._ast_analysis import (_RET, _assigned, _written_in_place, _at_path_ends_only, _fold, _has, _has_not, _read_first,
                             _walk_local, _walk_loop_local)
@@ -111,7 +111,7 @@ def callee(f):
     in helpers compiles) and gets the graph built-ins (print, max, ...: kiln/common/_graph_builtins.py), anything else
     is called as it is. Rewritten code that runs eagerly (jit_syntax_level=LAX's PyNative run of a function that
     reads tensor values, a function defined while tracing and called later) calls everything as it is."""
-    if not _core.tracing():
+    if not _engine.tracing():
         if getattr(type(f), "__ms_class__", False) and not isinstance(f, type) and \
                 not any("__call__" in c.__dict__ for c in type(f).__mro__):
             raise ValueError(f"MsClassObject: '{type(f).__name__}' has no __call__ function, please check the code.")

@@ -21,7 +21,7 @@ a live writer's file, another host's or container's, and files not in this patte
 import os
 import re
 
-from .._loader import _core
+from .. import _engine
 
 __all__ = ["write_file", "host_tag", "TEMP_PATTERN"]
 
@@ -41,9 +41,9 @@ def write_file(path, data, mode=0o666, *, _before_step=None):
     `_before_step(name)` (tests only) is called before each system call of the writer."""
     if not isinstance(data, bytes):
         data = bytes(data)
-    _core.write_file_atomic(os.fsencode(os.path.abspath(os.fspath(path))), data, mode, _CHUNK, _before_step)
+    _engine.write_file_atomic(os.fsencode(os.path.abspath(os.fspath(path))), data, mode, _CHUNK, _before_step)
 
 
 def host_tag():
     """The 8 hex digits naming this host and pid namespace in temporary names."""
-    return _core.atomic_write_host_tag()
+    return _engine.atomic_write_host_tag()

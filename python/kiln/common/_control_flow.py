@@ -16,7 +16,8 @@ a NameError that names it); a variable first assigned inside a compiled loop bod
 """
 import threading
 
-from .._loader import _core
+from .. import _engine
+from ..ops import _kernels
 from . import _deferred_writes
 from .tensor import Tensor
 from ._graph_python import GraphText, joined, method, scalar, sequence  # noqa: F401 (called by rewritten code as _kiln_cf.*)
@@ -54,11 +55,11 @@ _local = threading.local()
 
 def is_symbolic(x):
     """True for a tensor computed by the graph being traced (its value is not known while compiling)."""
-    return isinstance(x, Tensor) and _core.tracing() and x._symbolic
+    return isinstance(x, Tensor) and _engine.tracing() and x._symbolic
 
 
 def _location():
-    loc = _core._user_location()
+    loc = _engine._user_location()
     return f" (at {loc})" if loc else ""
 
 
@@ -116,7 +117,7 @@ def _shape_key(struct):
 def _trace(name, fn, in_tensors, in_struct, post=None):
     """Traces fn(*unflatten(in_struct, symbolic inputs)) into a closed sub-graph. `post` maps fn's result before it
     is flattened (run inside the trace). Returns (graph, lifted tensors, output structure, output tensors' metas)."""
-    with _core.Trace(name, lift=True) as tr, _deferred_writes.scope(False):
+    with _engine.Trace(name, lift=True) as tr, _deferred_writes.scope(False):
         sym = [tr.input(t.shape, t.dtype) for t in in_tensors]
         ids = [t._id for t in sym]
         out = fn(*_unflatten(in_struct, sym))
@@ -231,7 +232,7 @@ def _compiled_if(pred, then_fn, else_fn, vals, names, what):
             raise ValueError(f"In a tensor-dependent {what}{loc}, {var} is {b[1]}{list(b[0])} in the false branch but "
                              f"{a[1]}{list(a[0])} in the true branch: both branches must give it the same shape and "
                              "dtype.")
-    outs = _core._cond(pred, _core.SubGraph(gt), list(in_tensors) + list(lt), _core.SubGraph(ge),
+    outs = _kernels._cond(pred, _engine.SubGraph(gt), list(in_tensors) + list(lt), _engine.SubGraph(ge),
                        list(in_tensors) + list(le))
     res = list(_unflatten(st, outs))
     if keep is not None:
@@ -308,7 +309,7 @@ def cond(pred, true_fn, false_fn, *operands):
 def and_(a, b_fn):
     """`a and b`: a tensor `a` gives logical_and(a, b) (both evaluated, as in a graph); a Python value short-circuits
     as Python does."""
-    if isinstance(a, Tensor) and (is_symbolic(a) or _core.tracing()):
+    if isinstance(a, Tensor) and (is_symbolic(a) or _engine.tracing()):
         b = b_fn()
         return _logical("logical_and", a, b)
     return a and b_fn()
@@ -316,7 +317,7 @@ def and_(a, b_fn):
 
 def or_(a, b_fn):
     """`a or b` (see and_)."""
-    if isinstance(a, Tensor) and (is_symbolic(a) or _core.tracing()):
+    if isinstance(a, Tensor) and (is_symbolic(a) or _engine.tracing()):
         b = b_fn()
         return _logical("logical_or", a, b)
     return a or b_fn()
@@ -324,7 +325,7 @@ def or_(a, b_fn):
 
 def not_(a):
     """`not a`: logical_not for a tensor in a graph, Python's `not` otherwise."""
-    if isinstance(a, Tensor) and (is_symbolic(a) or _core.tracing()):
+    if isinstance(a, Tensor) and (is_symbolic(a) or _engine.tracing()):
         from .. import ops
         if a.size != 1:
             _check_pred(a, "`not`")
@@ -441,7 +442,7 @@ def _compiled_while(cond_fn, body_fn, vals, names, what):
                              "loop variable must keep its shape and dtype.")
         if not retry:
             break
-    outs = _core._while_loop(_core.SubGraph(gc), _core.SubGraph(gb), init, lc, lb, _core.grad_level() > 0)
+    outs = _kernels._while_loop(_engine.SubGraph(gc), _engine.SubGraph(gb), init, lc, lb, _engine.grad_level() > 0)
     res = list(vals)
     for j, i in enumerate(carried_idx):
         res[i] = outs[j]

@@ -1,7 +1,7 @@
 """Gradients given in Python instead of derived by autodiff: a Cell's custom `bprop`, `ops.HookBackward`,
 `Tensor.register_hook` and the Cell backward (pre-)hooks.
 
-All of them are one mechanism: `_core.record_custom(inputs, values, bprop)` returns aliases of `values` whose tape
+All of them are one mechanism: `_engine.record_custom(inputs, values, bprop)` returns aliases of `values` whose tape
 history is ONE node over `inputs`; the reverse pass calls `bprop(inputs, outputs, gouts)` there instead of
 differentiating what produced `values` (kiln/autodiff.h, record_custom). The Python bprop is written with Kiln ops,
 so it is itself recorded when an outer transform differentiates the reverse pass (grad of grad), and, in Graph mode,
@@ -16,7 +16,8 @@ import threading
 
 import numpy as np
 
-from .._loader import _core
+from .. import _engine
+from ..ops import _kernels
 from .tensor import Tensor
 from .parameter import Parameter
 
@@ -24,7 +25,7 @@ _hook_ids = itertools.count(1)
 
 
 def _zeros_for(gouts, outs):
-    return [g if g is not None else _core.zeros_like(o) for g, o in zip(gouts, outs)]
+    return [g if g is not None else _kernels.zeros_like(o) for g, o in zip(gouts, outs)]
 
 
 def _walk_leaves(v, leaves):
@@ -99,12 +100,12 @@ def call_with_bprop(cell, args, kwargs, run):
     bprop gets the original arguments (non-Tensors as they are), the output and its cotangent (same structure as the
     output; zeros where nothing flows back) and returns one gradient per positional argument (a tuple; a Tensor is
     accepted for a single argument). Gradients of the cell's own Parameters are zero (as MindSpore)."""
-    if _core.grad_level() == 0:
+    if _engine.grad_level() == 0:
         return run(args, kwargs)
     tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
     detached = list(args)
     for i in tensor_pos:
-        detached[i] = _core.detach(args[i])
+        detached[i] = _kernels.detach(args[i])
     out = run(tuple(detached), kwargs)
     leaves, rebuild = _flatten(out)
     if not leaves or not tensor_pos:
@@ -124,7 +125,7 @@ def call_with_bprop(cell, args, kwargs, run):
                       f"The bprop of Cell '{type(cell).__name__}'")
         return [grads[i] for i in tensor_pos]
 
-    new = _core.record_custom([args[i] for i in tensor_pos], leaves, bprop)
+    new = _engine.record_custom([args[i] for i in tensor_pos], leaves, bprop)
     return rebuild(new)
 
 
@@ -170,7 +171,7 @@ def backward_hook_inputs(cell, args):
     state = {"grad_output": (), "from_output": 0}
     hooks = cell._backward_hooks
     tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-    if _core.grad_level() == 0 or not hooks:
+    if _engine.grad_level() == 0 or not hooks:
         return args, state
     tracked = [args[i]._tracked for i in tensor_pos]
     if not any(tracked):
@@ -181,7 +182,7 @@ def backward_hook_inputs(cell, args):
     name = type(cell).__name__
 
     def in_bprop(ins, outs, gouts):
-        grad_input = tuple(None if not tr else (g if g is not None else _core.zeros_like(o))
+        grad_input = tuple(None if not tr else (g if g is not None else _kernels.zeros_like(o))
                            for tr, g, o in zip(tracked, gouts, outs))
         for h in list(hooks.values()):
             res = h(cell, grad_input, state["grad_output"])
@@ -191,7 +192,7 @@ def backward_hook_inputs(cell, args):
                               f"The backward hook {_hook_name(h)} of Cell '{name}'")
         return list(grad_input)
     a = list(args)
-    new = _core.record_custom([args[i] for i in tensor_pos], [args[i] for i in tensor_pos], in_bprop)
+    new = _engine.record_custom([args[i] for i in tensor_pos], [args[i] for i in tensor_pos], in_bprop)
     for i, t in zip(tensor_pos, new):
         a[i] = t
     return tuple(a), state
@@ -200,7 +201,7 @@ def backward_hook_inputs(cell, args):
 def backward_hook_outputs(cell, out, state):
     """The backward hooks' output boundary (after the forward hooks): its reverse pass saves the cotangents of the
     call's Tensor outputs (a tuple) as the grad_output the input boundary's hooks get."""
-    if _core.grad_level() == 0 or not cell._backward_hooks:
+    if _engine.grad_level() == 0 or not cell._backward_hooks:
         return out
     leaves, rebuild = _flatten(out)
     if not leaves:
@@ -213,7 +214,7 @@ def backward_hook_outputs(cell, out, state):
             for h in list(cell._backward_hooks.values()):
                 h(cell, (None,) * state["from_output"], state["grad_output"])
         return g
-    return rebuild(_core.record_custom(leaves, leaves, out_bprop))
+    return rebuild(_engine.record_custom(leaves, leaves, out_bprop))
 
 
 def backward_pre_hook_outputs(cell, out):
@@ -221,7 +222,7 @@ def backward_pre_hook_outputs(cell, out):
     cotangents of the call's Tensor outputs (a tuple); a non-None result (a tuple, or a Tensor for one output)
     replaces them."""
     pre_hooks = cell._backward_pre_hooks
-    if _core.grad_level() == 0 or not pre_hooks:
+    if _engine.grad_level() == 0 or not pre_hooks:
         return out
     leaves, rebuild = _flatten(out)
     if not leaves:
@@ -237,7 +238,7 @@ def backward_pre_hook_outputs(cell, out):
                 _check_shapes(grad_output, {k: tuple(o.shape) for k, o in enumerate(outs)},
                               f"The backward pre-hook {_hook_name(h)} of Cell '{name}'", "output")
         return list(grad_output)
-    return rebuild(_core.record_custom(leaves, leaves, pre_bprop))
+    return rebuild(_engine.record_custom(leaves, leaves, pre_bprop))
 
 
 # ------------------------------------------------------------------------------------------- HookBackward
@@ -286,7 +287,7 @@ class HookBackward:
             _check_shapes(grads, {k: tuple(o.shape) for k, o in enumerate(outs)},
                           f"The hook_fn {_hook_name(hook_fn)} of HookBackward")
             return grads
-        out = _core.record_custom(list(inputs), list(inputs), bprop)
+        out = _engine.record_custom(list(inputs), list(inputs), bprop)
         return out[0] if n == 1 else tuple(out)
 
 
@@ -311,14 +312,14 @@ class InsertGradientOf:
         f = self.f
 
         def bprop(ins, outs, gouts):
-            g = gouts[0] if gouts[0] is not None else _core.zeros_like(outs[0])
+            g = gouts[0] if gouts[0] is not None else _kernels.zeros_like(outs[0])
             r = f(g)
             if not isinstance(r, Tensor):
                 raise TypeError(f"For 'InsertGradientOf', the function must return a Tensor, but got "
                                 f"{type(r).__name__}.")
             _check_shapes([r], {0: tuple(outs[0].shape)}, f"The function {_hook_name(f)} of InsertGradientOf")
             return [r]
-        return _core.record_custom([x], [x], bprop)[0]
+        return _engine.record_custom([x], [x], bprop)[0]
 
 
 # ----------------------------------------------------------------------------------------- Tensor hooks
@@ -358,16 +359,16 @@ def register_hook(self, hook):
     origin = getattr(self, "__dict__", {}).get("_hook_origin")
     if origin is not None:  # an input of a grad transform, inside fn: the hook goes on the caller's Tensor
         return register_hook(origin, hook)
-    if _core.grad_level() > 0 and self._tracked and not isinstance(self, Parameter):
+    if _engine.grad_level() > 0 and self._tracked and not isinstance(self, Parameter):
         # Inside a transform, on a Tensor with history (or a watched input): later uses of this object go through a
         # node that runs the hook on the gradient flowing back (unless the handle was removed by then).
         node_hooks = {}
         handle = register(node_hooks, hook, "Tensor.register_hook")
 
         def bprop(ins, outs, gouts):
-            g = gouts[0] if gouts[0] is not None else _core.zeros_like(outs[0])
+            g = gouts[0] if gouts[0] is not None else _kernels.zeros_like(outs[0])
             return [_apply_tensor_hooks(node_hooks, g, tuple(outs[0].shape))]
-        self._rebind(_core.record_custom([self], [self], bprop)[0])
+        self._rebind(_engine.record_custom([self], [self], bprop)[0])
         return handle
     with _leaf_lock:
         hooks = self.__dict__.get("_grad_hooks")

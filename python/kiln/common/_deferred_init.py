@@ -102,14 +102,15 @@ def materialize(tensor):
     spec = pending(tensor)
     if spec is None:
         return tensor
-    from .._loader import _core
-    if _core.tracing():
+    from .. import _engine
+    from ..ops import _kernels
+    if _engine.tracing():
         raise RuntimeError("init_data: a Parameter whose initialization was deferred (nn.no_init_parameters) can not "
                            "be initialized inside a function being compiled; call init_data() or "
                            "net.init_parameters_data() before.")
     from .initializer import _draw
     init, shape, dtype = spec
-    _core.assign(tensor, _draw(init, shape, dtype))
+    _kernels.assign(tensor, _draw(init, shape, dtype))
     clear(tensor)
     return tensor
 

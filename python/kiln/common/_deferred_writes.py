@@ -18,7 +18,8 @@ import threading
 
 import numpy as np
 
-from .._loader import _core
+from .. import _engine
+from ..ops import _kernels
 
 _local = threading.local()
 
@@ -75,18 +76,18 @@ def defer(target, new, what):
                 raise RuntimeError(
                     f"{what}: this Parameter was written under a gradient earlier in the compiled function, so it "
                     f"can not be written again inside a tensor-dependent branch or loop, at "
-                    f"{_core._user_location()}. Compute the new value with ops.select / the loop's result and "
+                    f"{_engine._user_location()}. Compute the new value with ops.select / the loop's result and "
                     "assign it once after the branch or loop.")
         return False
     known = id(target) in frame and frame[id(target)][0] is target
-    if not known and _core.grad_level() == 0:
+    if not known and _engine.grad_level() == 0:
         return False
     if not known:
-        real = _core.Tensor._from_numpy(np.zeros((), np.float32))
+        real = _engine.Tensor._from_numpy(np.zeros((), np.float32))
         real._rebind(target)
         frame[id(target)] = (target, real)
     # MindSpore's reads after an Assign load the Parameter: no gradient flows back through the assigned value.
-    target._rebind(_core.stop_gradient(new))
+    target._rebind(_kernels.stop_gradient(new))
     return True
 
 
@@ -98,7 +99,7 @@ def flush(frame):
     items = list(frame.values())
     frame.clear()
     for obj, real in items:
-        final = _core.Tensor._from_numpy(np.zeros((), np.float32))
+        final = _engine.Tensor._from_numpy(np.zeros((), np.float32))
         final._rebind(obj)
         obj._rebind(real)
-        _core.assign(obj, final)
+        _kernels.assign(obj, final)

@@ -35,7 +35,7 @@ import sysconfig
 import threading
 import warnings
 
-from .._loader import _core
+from .. import _engine
 from .. import context
 from . import seed as _seed
 from . import _atomic_write
@@ -156,7 +156,7 @@ def kiln_fingerprint():
     version, which is read on every call."""
     if _kiln_fp[0] is None:
         h = hashlib.sha256(f"format {FORMAT}".encode())
-        files = [os.path.abspath(_core.__file__)]
+        files = [os.path.abspath(_engine.core_file)]
         for root, dirs, names in os.walk(_KILN_DIR):
             dirs.sort()
             files += [os.path.join(root, n) for n in sorted(names) if n.endswith(".py")]
@@ -395,7 +395,7 @@ def load(lookup, recorded_out):
         streams = [(int(s), str(op), int(op_seed)) for s, op, op_seed in header["streams"]]
         recorded_paths = [str(p) for p in header["recorded"]]
         sources = [(str(p), str(h)) for p, h in header["sources"]]
-        graph, names = _core.deserialize_graph(graph_bytes)
+        graph, names = _engine.deserialize_graph(graph_bytes)
     except _Untrusted as e:  # refused like a folder others can write; the rewrite gives an owner-only file
         _warn(f"{e}: whoever can write a cache file can change the graphs this program runs, so Kiln does not use "
               "it; compiling again and replacing it with a file only you can write.")

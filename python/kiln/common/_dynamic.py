@@ -34,7 +34,7 @@ import threading
 
 import numpy as np
 
-from .._loader import _core
+from .. import _engine
 from .. import _convert
 from ._symint import SymInt, common_guards, guard_locations  # noqa: F401  (used by kiln.common.jit)
 from . import _symint
@@ -84,7 +84,7 @@ def spec_of(signature):
     sig = list(signature) if isinstance(signature, (tuple, list)) else [signature]
     shapes, dtypes = [], []
     for t in sig:
-        if not isinstance(t, _core.Tensor):
+        if not isinstance(t, _engine.Tensor):
             return None  # a non-tensor signature entry: keyed per value as before
         dyn = _convert.dynamic_shape(t)
         shapes.append(tuple(dyn) if dyn is not None else tuple(t.shape))
@@ -265,7 +265,7 @@ def build_template(name, descs, axes):
                 _fail(name, f"the traces with different sizes differ at the op '{node['op']}' vs '{o['op']}'", node)
         for key, v0 in node["attrs"].items():
             vals = [v0] + [o["attrs"][key] for o in others]
-            if isinstance(v0, _core.SubGraph):  # a branch or loop body of an If/While/WhileGrad node
+            if isinstance(v0, _engine.SubGraph):  # a branch or loop body of an If/While/WhileGrad node
                 fit = _subgraph_fit(name, vals, axes, node)
                 if fit is not None:
                     attr_fits.append((j, key, fit))
@@ -341,7 +341,7 @@ def _subgraph_fit(name, sgs, axes, node):
         shapes = [[int(d(sizes)) for d in dims] for dims in in_fits]
         g = template.specialize(shapes, [(j, key, fit(sizes)) for j, key, fit in attr_fits],
                                 [(vid, fit(sizes)) for vid, fit in const_fits])
-        return _core.SubGraph(g)  # optimized again for these shapes, with its own Executable
+        return _engine.SubGraph(g)  # optimized again for these shapes, with its own Executable
     return make
 
 
@@ -487,7 +487,7 @@ def _cast_value(v, npdt):
 
 
 def _tensor(arr, npdt, dtype):
-    return _core.Tensor._from_numpy(np.array(np.asarray(arr).astype(npdt), order="C"))  # keeps 0-d (ascontiguous
+    return _engine.Tensor._from_numpy(np.array(np.asarray(arr).astype(npdt), order="C"))  # keeps 0-d (ascontiguous
     # would make it 1-d)
 
 
@@ -545,7 +545,7 @@ class DynamicExecutable:
         attrs = [(j, key, fit(sizes)) for j, key, fit in self._attr_fits]
         consts = [(vid, fit(sizes)) for vid, fit in self._const_fits]
         graph = self.template.specialize([list(s) for s in shapes], attrs, consts)
-        exe = _core.Executable(graph)
+        exe = _engine.Executable(graph)
         with self._lock:
             other = self._plans.get(shapes)
             if other is not None:  # another thread made it meanwhile

@@ -9,7 +9,8 @@ cotangent u, and the reverse pass of g with seed v gives J v (the "double vjp" c
 ops, so the reverse pass can be differentiated). Works the same inside compiled functions (kiln.jit, Graph mode):
 the transforms then run while tracing and the graph gets the unrolled ops.
 """
-from .._loader import _core
+from .. import _engine
+from ..ops import _kernels
 from .tensor import Tensor
 from .api import _normalize_positions, _normalize_weights, _tensors_of, _detach_tree, _stop_gradient_tree
 
@@ -75,8 +76,8 @@ def vjp(fn, *inputs, weights=None, has_aux=False):
     _check_tensors(inputs, api)
     _check_has_aux(has_aux, api)
     weight_list, single_weight = _normalize_weights(weights, api)
-    outermost = _core.grad_level() == 0
-    with _core.GradScope() as scope:
+    outermost = _engine.grad_level() == 0
+    with _engine.GradScope() as scope:
         call = [scope.watch_input(x) for x in inputs]
         leaves = [Tensor(c) for c in call]
         for w in weight_list or []:
@@ -99,11 +100,11 @@ def vjp(fn, *inputs, weights=None, has_aux=False):
             if tuple(s.shape) != tuple(t.shape):
                 raise ValueError(f"For 'vjp_fn', each v must have its output's shape: output {tuple(t.shape)}, v "
                                  f"{tuple(s.shape)}.")
-        outer = _core.grad_level() == 0
-        with _core.GradScope() as s2:
+        outer = _engine.grad_level() == 0
+        with _engine.GradScope() as s2:
             for w in weight_list or []:
                 s2.watch(w)
-            grads = _core.gradient(targets, sens, leaves)
+            grads = _engine.gradient(targets, sens, leaves)
         grads = [_detach_tree(g, outer) for g in grads]
         gi = tuple(grads[:n_in])
         if weight_list is not None:  # a single Parameter: its gradient alone (MindSpore 2.10)
@@ -138,10 +139,10 @@ def _transposed(fn, xs, api, has_aux):
     """Runs fn(*xs) with the reverse pass recorded as a function of the output cotangents u.
     Returns (res, targets, us, gxs, outer_scope_exit): gxs[i] = (J^T u)_i with history from us; call the returned
     closer once done (it ends the two GradScopes)."""
-    outer = _core.GradScope()
+    outer = _engine.GradScope()
     scope_o = outer.__enter__()
     try:
-        inner = _core.GradScope()
+        inner = _engine.GradScope()
         scope_i = inner.__enter__()
         try:
             call = [scope_i.watch_input(x) for x in xs]
@@ -152,8 +153,8 @@ def _transposed(fn, xs, api, has_aux):
             if not targets:
                 raise TypeError(f"For '{api}', 'fn' must return a Tensor or a tuple of Tensors, but got "
                                 f"{type(out).__name__}.")
-            us = [scope_o.watch_input(_core.ones_like(t)) for t in targets]
-            gxs = _core.gradient(targets, us, leaves)
+            us = [scope_o.watch_input(_kernels.ones_like(t)) for t in targets]
+            gxs = _engine.gradient(targets, us, leaves)
         finally:
             inner.__exit__(None, None, None)
     except BaseException:
@@ -174,10 +175,10 @@ def jvp(fn, inputs, v, has_aux=False):
     _check_fn(fn, api)
     _check_has_aux(has_aux, api)
     xs, vs = _as_inputs(inputs, v, api)
-    outermost = _core.grad_level() == 0
+    outermost = _engine.grad_level() == 0
     res, targets, us, gxs, close = _transposed(fn, xs, api, has_aux)
     try:
-        jv = _core.gradient(gxs, vs, us)
+        jv = _engine.gradient(gxs, vs, us)
     finally:
         close()
     out, aux = _split_aux(res, has_aux, api)
@@ -204,7 +205,7 @@ def _basis(shape, dtype, j):
     size = int(np.prod(shape)) if len(shape) else 1
     e = np.zeros(size, dtype=np.float64)
     e[j] = 1.0
-    return _core.cast(Tensor(e.reshape(tuple(shape))), dtype)
+    return _kernels.cast(Tensor(e.reshape(tuple(shape))), dtype)
 
 
 def _numel(shape):
@@ -252,8 +253,8 @@ def jacrev(fn, grad_position=0, has_aux=False):
 
     def wrapper(*args):
         _positions_check(args, positions, api)
-        outermost = _core.grad_level() == 0
-        with _core.GradScope() as scope:
+        outermost = _engine.grad_level() == 0
+        with _engine.GradScope() as scope:
             call = list(args)
             leaves = []
             for p in positions:
@@ -269,7 +270,7 @@ def jacrev(fn, grad_position=0, has_aux=False):
             for t in targets:
                 rows = [[] for _ in positions]
                 for j in range(_numel(t.shape)):
-                    gs = _core.gradient([t], [_basis(t.shape, t.dtype, j)], leaves)
+                    gs = _engine.gradient([t], [_basis(t.shape, t.dtype, j)], leaves)
                     for r, g in zip(rows, gs):
                         r.append(g)
                 blocks.append([_stack_rows(r, t.shape, leaves[i].shape) for i, r in enumerate(rows)])
@@ -291,7 +292,7 @@ def jacfwd(fn, grad_position=0, has_aux=False):
 
     def wrapper(*args):
         _positions_check(args, positions, api)
-        outermost = _core.grad_level() == 0
+        outermost = _engine.grad_level() == 0
         xs = [args[p] for p in positions]
 
         def sub(*vals):
@@ -306,7 +307,7 @@ def jacfwd(fn, grad_position=0, has_aux=False):
             for i, x in enumerate(xs):
                 per_in = []
                 for j in range(_numel(x.shape)):
-                    per_in.append(_core.gradient([gxs[i]], [_basis(x.shape, x.dtype, j)], us))
+                    per_in.append(_engine.gradient([gxs[i]], [_basis(x.shape, x.dtype, j)], us))
                 cols.append(per_in)
         finally:
             close()
@@ -319,7 +320,7 @@ def jacfwd(fn, grad_position=0, has_aux=False):
                     st = F.stack([c[k] for c in cols[i]], -1)  # t.shape + (numel x,)
                     bl.append(_detach_tree(st.reshape(tuple(t.shape) + tuple(x.shape)), outermost))
                 else:
-                    bl.append(_core.zeros_like(_core.reshape(t, (-1,)))[:0].reshape(tuple(t.shape) + tuple(x.shape)))
+                    bl.append(_kernels.zeros_like(_kernels.reshape(t, (-1,)))[:0].reshape(tuple(t.shape) + tuple(x.shape)))
             blocks.append(bl)
         out, aux = _split_aux(res, has_aux, api)
         jac = _jac_structure(out, positions, blocks, single)

@@ -14,7 +14,9 @@ gives, the same in both modes.
 """
 import re
 
-from .._loader import _core
+from .. import _engine
+from .. import ops as _ops
+from ..ops import _kernels
 from .tensor import Tensor
 
 _OP = "assert"
@@ -23,12 +25,12 @@ _PATTERN = re.compile(r"^For 'assert', every condition of `assert` at (.*?) \[me
 
 
 def _symbolic(x):
-    return isinstance(x, Tensor) and _core.tracing() and x._symbolic
+    return isinstance(x, Tensor) and _engine.tracing() and x._symbolic
 
 
 def _check_one(c, what):
     if c.size != 1:
-        loc = _core._user_location()
+        loc = _engine._user_location()
         raise ValueError(f"For {what}, the condition must be a tensor with one element, but got shape "
                          f"{list(c.shape)}{f' (at {loc})' if loc else ''}: the truth value of a tensor with several "
                          "elements is ambiguous (reduce it first, e.g. x.max() > 0 or x.min() > 0).")
@@ -47,9 +49,9 @@ def assert_(test, msg_fn=None):
     if msg_fn is not None:
         m = msg_fn()
         msg = str(m)
-    loc = _core._user_location() or "<unknown>"
-    c = _core.cast(_core.cast(_core.reshape(test, []), _core.DType.Bool), _core.DType.Float64)  # truth value: 1/0
-    _core.check_range(c, _OP, f"condition of `assert` at {loc} [message: {msg}]", 1.0, 1.0, True, None)
+    loc = _engine._user_location() or "<unknown>"
+    c = _kernels.cast(_kernels.cast(_kernels.reshape(test, []), _engine.DType.Bool), _engine.DType.Float64)  # truth value: 1/0
+    _kernels.check_range(c, _OP, f"condition of `assert` at {loc} [message: {msg}]", 1.0, 1.0, True, None)
 
 
 def assertion_from(err):
@@ -72,8 +74,8 @@ def contains_(x, seq):
         eq = x == e
         if _symbolic(eq):
             _check_one(eq, "`in`")
-            eq = _core.reshape(_core.cast(eq, _core.DType.Bool), [])
-            acc = eq if acc is None else _core.logical_or(acc, eq)
+            eq = _kernels.reshape(_kernels.cast(eq, _engine.DType.Bool), [])
+            acc = eq if acc is None else _ops.logical_or(acc, eq)
         elif bool(eq):
             return True
     return False if acc is None else acc

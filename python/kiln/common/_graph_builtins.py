@@ -32,7 +32,8 @@ import traceback
 import types
 import warnings
 
-from .._loader import _core
+from .. import _engine
+from ..ops import _kernels
 from .tensor import Tensor
 
 _local = threading.local()  # .copies: {id(module globals): (module globals, overlay globals)} of the current trace
@@ -42,7 +43,7 @@ _max, _min, _sum, _all, _any, _print = _bi.max, _bi.min, _bi.sum, _bi.all, _bi.a
 
 
 def _tracing():
-    return _core.tracing()
+    return _engine.tracing()
 
 
 # ---------------------------------------------------------------------------------------------- sequences
@@ -301,7 +302,7 @@ def _print_g(*values, sep=" ", end="\n", file=None, flush=False):
     tensors, lines = [], []
     for v in values:
         _print_lines(v, tensors, lines)
-    _core.print_("\x1d" + "\n".join(lines), tensors)  # \x1d: MindSpore's graph-print tensor format (print.cpp)
+    _kernels.print_("\x1d" + "\n".join(lines), tensors)  # \x1d: MindSpore's graph-print tensor format (print.cpp)
 
 
 def _GraphText():

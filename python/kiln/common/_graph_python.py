@@ -2,13 +2,13 @@
 tracing: f-strings and str.format of graph tensors (GraphText, printed with the tensors' run-time values), dict
 keys/values/items/has_key, tuple()/list() of a NumPy array and float()/int()/bool() of a one-element NumPy array.
 Called by rewritten code through _control_flow (`_kiln_cf.joined`, `.method`, `.sequence`, `.scalar`)."""
-from .._loader import _core
+from .. import _engine
 from .tensor import Tensor
 
 
 def is_symbolic(x):
     """True for a tensor computed by the graph being traced."""
-    return isinstance(x, Tensor) and _core.tracing() and x._symbolic
+    return isinstance(x, Tensor) and _engine.tracing() and x._symbolic
 
 
 def callee(f):

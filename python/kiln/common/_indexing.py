@@ -13,13 +13,15 @@ import numbers
 
 import numpy as np
 
-from .._loader import _core
+from .. import _engine
+from .. import ops as _ops
+from ..ops import _kernels
 from . import _deferred_writes, _views
 from ._symint import SymInt
 
 
 def _is_tensor(x):
-    return isinstance(x, _core.Tensor)
+    return isinstance(x, _engine.Tensor)
 
 
 def _is_advanced(k):
@@ -48,7 +50,7 @@ def _normalize_key(key, ndim):
             items.append(_symbolic_index(k))  # kept as a Tensor: an integer index array of unknown values
             continue
         if _is_tensor(k):
-            k = k.asnumpy() if k.ndim > 0 or k.dtype == _core.DType.Bool else int(k._item())
+            k = k.asnumpy() if k.ndim > 0 or k.dtype == _engine.DType.Bool else int(k._item())
         elif isinstance(k, list):
             k = _list_index(k)
         elif isinstance(k, np.generic):
@@ -75,8 +77,8 @@ def _normalize_key(key, ndim):
     return items
 
 
-_INT_DTYPES = frozenset((_core.DType.Int8, _core.DType.Int16, _core.DType.Int32, _core.DType.Int64,
-                         _core.DType.UInt8, _core.DType.UInt16, _core.DType.UInt32, _core.DType.UInt64))
+_INT_DTYPES = frozenset((_engine.DType.Int8, _engine.DType.Int16, _engine.DType.Int32, _engine.DType.Int64,
+                         _engine.DType.UInt8, _engine.DType.UInt16, _engine.DType.UInt32, _engine.DType.UInt64))
 
 
 def _symbolic_index(k):
@@ -84,13 +86,13 @@ def _symbolic_index(k):
     returned (an advanced index whose values are known only when the graph runs). A Bool tensor raises IndexError
     (x[mask] has as many elements as the mask has True values: a shape that depends on the data), another dtype
     IndexError as for concrete index arrays."""
-    if k.dtype == _core.DType.Bool and k.ndim == 0:
+    if k.dtype == _engine.DType.Bool and k.ndim == 0:
         raise IndexError(
             "Indexing with a 0-d Bool tensor of a compiled (graph-mode) function (an input of the function, or "
             "computed in it) adds an axis of length 1 (True) or 0 (False): the result's shape depends on its value, "
             "and Kiln's graph mode needs every shape while compiling. Pass a Python bool (a constant of the "
             "function), or keep the shape with ops.select(flag, x, other); x[flag] = value compiles.")
-    if k.dtype == _core.DType.Bool:
+    if k.dtype == _engine.DType.Bool:
         return k  # a mask: its shape is checked against the indexed dims, then _graph_mask_error (_getitem)
     if k.dtype not in _INT_DTYPES:
         raise IndexError(f"Tensor index arrays must be integer or bool, but got dtype {k.dtype}.")
@@ -109,12 +111,12 @@ def _graph_mask_error(k):
 
 
 def _is_bool_tensor(k):
-    return _is_tensor(k) and k.dtype == _core.DType.Bool
+    return _is_tensor(k) and k.dtype == _engine.DType.Bool
 
 
 def _i64(v):
     """A constant Int64 tensor with the value(s) v (a Python int or NumPy integer array)."""
-    return _core.Tensor._from_numpy(np.asarray(v, dtype=np.int64, order="C"))  # (ascontiguousarray makes 0-d 1-d)
+    return _engine.Tensor._from_numpy(np.asarray(v, dtype=np.int64, order="C"))  # (ascontiguousarray makes 0-d 1-d)
 
 
 def _checked_index(k, dim, n, shape):
@@ -122,14 +124,14 @@ def _checked_index(k, dim, n, shape):
     Int64 in [0, n): checked when the graph runs (IndexError naming the bad value, the dim and its size, for a value
     outside [-n, n), as NumPy raises for a known index; CheckRange, so it is never folded away) and wrapped (i + n
     where i < 0)."""
-    i = k if k.dtype == _core.DType.Int64 else _core.cast(k, _core.DType.Int64)
+    i = k if k.dtype == _engine.DType.Int64 else _kernels.cast(k, _engine.DType.Int64)
     if any(isinstance(d, SymInt) for d in shape):  # a dynamic size: the text is the same at every probe trace
         what = f"index into dimension {dim} (a dynamic size)"
     else:
         what = f"index into dimension {dim} (size {n}) of the tensor of shape {tuple(shape)}"
     # The bounds are attributes: in a graph with dynamic shapes they are fitted to the run-time size.
-    i = _core.check_range(i, "Tensor indexing", what, float(-n), float(n), False, None, True)
-    return _core.select(_core.less(i, _i64(0)), _core.add(i, _i64(n)), i)
+    i = _kernels.check_range(i, "Tensor indexing", what, float(-n), float(n), False, None, True)
+    return _kernels.select(_ops.less(i, _i64(0)), _ops.add(i, _i64(n)), i)
 
 
 def getitem(x, key):
@@ -179,11 +181,11 @@ def _symbolic_scalar_index(x, k):
     compiled loop): a Gather along axis 0 (no CheckRange: Gather itself raises IndexError for k outside [-n, n)).
     Returns None for any other key (the general path in _getitem handles every other graph index)."""
     if not (_is_tensor(k) and k._symbolic and k.size == 1 and k.ndim <= 1 and x.ndim >= 1
-            and k.dtype in (_core.DType.Int32, _core.DType.Int64)):
+            and k.dtype in (_engine.DType.Int32, _engine.DType.Int64)):
         return None
     # Gather takes [-n, n) (negative counts from the end) and raises IndexError for any other value when it runs.
-    out = _core.gather(x, _core.reshape(k, [1]), 0)
-    return _core.reshape(out, list(x.shape[1:])) if k.ndim == 0 else out
+    out = _kernels.gather(x, _kernels.reshape(k, [1]), 0)
+    return _kernels.reshape(out, list(x.shape[1:])) if k.ndim == 0 else out
 
 
 def _getitem(x, key):
@@ -212,7 +214,7 @@ def _getitem(x, key):
         if k is _SEPARATOR:
             continue
         if k is None or isinstance(k, bool):
-            x = _core.expand_dims(x, dim)
+            x = _kernels.expand_dims(x, dim)
             if isinstance(k, bool) and bool_adv:  # index [0] (True) or [] (False) on the new axis of length 1
                 plain.append(np.zeros((1 if k else 0,), np.int64))
             else:
@@ -283,11 +285,11 @@ def _getitem(x, key):
                          f"but got {type(k).__name__}.")
     y = x
     if any(_maybe_ne(b, 0) or _maybe_ne(e, n) or s != 1 for b, e, s, n in zip(begin, end, step, shape)):
-        y = _core.strided_slice(x, begin, end, step)
+        y = _kernels.strided_slice(x, begin, end, step)
     if adv:
         y = _gather_advanced(y, adv, separated)
     if squeeze_axes:
-        y = _core.squeeze(y, squeeze_axes)
+        y = _kernels.squeeze(y, squeeze_axes)
     return y
 
 
@@ -321,7 +323,7 @@ def _gather_advanced(y, adv, separated=False):
     lin = np.zeros(bshape, dtype=np.int64)
     for arr, d in zip(arrays, dims):
         lin = lin * d + arr
-    return _gather_linear(y, axes, dims, _core.Tensor._from_numpy(np.asarray(lin, order="C")), bshape, separated)
+    return _gather_linear(y, axes, dims, _engine.Tensor._from_numpy(np.asarray(lin, order="C")), bshape, separated)
 
 
 def _gather_symbolic(y, adv, separated):
@@ -339,12 +341,12 @@ def _gather_symbolic(y, adv, separated):
         raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
                          + " ".join(str(tuple(i.shape)) for i in idxs)) from None
     if len(idxs) == 1:
-        return _core.gather(y, idxs[0], axes[0])
+        return _kernels.gather(y, idxs[0], axes[0])
     lin = None
     for i, d in zip(idxs, dims):
         if tuple(i.shape) != bshape:
-            i = _core.broadcast_to(i, list(bshape))
-        lin = i if lin is None else _core.add(_core.mul(lin, _i64(d)), i)
+            i = _kernels.broadcast_to(i, list(bshape))
+        lin = i if lin is None else _ops.add(_ops.mul(lin, _i64(d)), i)
     return _gather_linear(y, axes, dims, lin, bshape, separated)
 
 
@@ -355,14 +357,14 @@ def _gather_linear(y, axes, dims, lin, bshape, separated):
     rest = [i for i in range(y.ndim) if i not in axes]
     adjacent = not separated and axes == list(range(axes[0], axes[0] + len(axes)))
     perm = axes + rest
-    t = _core.transpose(y, perm) if perm != list(range(y.ndim)) else y
-    t = _core.reshape(t, [math.prod(dims)] + [y.shape[i] for i in rest])  # math.prod keeps a SymInt
-    out = _core.gather(t, lin, 0)  # shape: bshape + rest
+    t = _kernels.transpose(y, perm) if perm != list(range(y.ndim)) else y
+    t = _kernels.reshape(t, [math.prod(dims)] + [y.shape[i] for i in rest])  # math.prod keeps a SymInt
+    out = _kernels.gather(t, lin, 0)  # shape: bshape + rest
     if adjacent and axes[0] != 0:
         nb = len(bshape)
         first = axes[0]
         order = list(range(nb, nb + first)) + list(range(nb)) + list(range(nb + first, out.ndim))
-        out = _core.transpose(out, order)
+        out = _kernels.transpose(out, order)
     return out
 
 
@@ -397,7 +399,7 @@ def _region_positions(shape, key):
     wrapped indices, NumPy's placement) applied to an arange made by the graph."""
     size = int(np.prod(shape, dtype=np.int64))
     if _has_graph_tensor(key):
-        base = _core.reshape(_core.arange(0.0, float(size), 1.0, _core.DType.Int64), list(shape))
+        base = _kernels.reshape(_kernels.arange(0.0, float(size), 1.0, _engine.DType.Int64), list(shape))
         return _getitem(base, key)
     try:
         return np.arange(size, dtype=np.int64).reshape(shape)[_numpy_key(key)]
@@ -416,12 +418,12 @@ def _value_for(value, region_shape, dtype):
         v = make_tensor(value, dtype)
     else:
         try:
-            v = _core.Tensor._from_numpy(np.ascontiguousarray(np.asarray(value)))
+            v = _engine.Tensor._from_numpy(np.ascontiguousarray(np.asarray(value)))
         except (TypeError, ValueError) as e:
             raise TypeError(f"Tensor setitem: the value of type {type(value).__name__} can not be converted to a "
                             f"Tensor ({e}).") from None
     if v.dtype != dtype:
-        v = _core.cast(v, dtype)
+        v = _kernels.cast(v, dtype)
     vs = tuple(v.shape)
     while len(vs) > len(region_shape) and vs[0] == 1:
         vs = vs[1:]
@@ -433,9 +435,9 @@ def _value_for(value, region_shape, dtype):
         raise ValueError(f"Tensor setitem: the value of shape {tuple(v.shape)} can not be broadcast to the indexed "
                          f"region of shape {tuple(region_shape)}.")
     if vs != tuple(v.shape):
-        v = _core.reshape(v, list(vs))
+        v = _kernels.reshape(v, list(vs))
     if vs != tuple(region_shape):
-        v = _core.broadcast_to(v, list(region_shape))
+        v = _kernels.broadcast_to(v, list(region_shape))
     return v
 
 
@@ -443,11 +445,11 @@ def _updated(x, pos, v):
     """A new tensor: x with the flat positions `pos` (region-shaped; a NumPy array, or an Int64 Tensor of the graph)
     set to `v` (region-shaped), through the TensorScatterUpdate op (differentiable in x and v, traceable; a repeated
     position keeps the last value in row-major order, as NumPy, and only that value gets a gradient)."""
-    flat = _core.reshape(x, [-1])
-    idx = _core.reshape(pos, [-1, 1]) if _is_tensor(pos) else \
-        _core.Tensor._from_numpy(np.ascontiguousarray(pos.reshape(-1, 1)))
-    out = _core.tensor_scatter_update(flat, idx, _core.reshape(v, [-1]))
-    return _core.reshape(out, list(x.shape))
+    flat = _kernels.reshape(x, [-1])
+    idx = _kernels.reshape(pos, [-1, 1]) if _is_tensor(pos) else \
+        _engine.Tensor._from_numpy(np.ascontiguousarray(pos.reshape(-1, 1)))
+    out = _kernels.tensor_scatter_update(flat, idx, _kernels.reshape(v, [-1]))
+    return _kernels.reshape(out, list(x.shape))
 
 
 def setitem(x, key, value):
@@ -472,12 +474,12 @@ def setitem(x, key, value):
     None, Ellipsis) with a Python float/bool/int or a concrete Tensor value, outside a grad transform and a trace,
     is done there (the same Assign into the view); it calls this function for everything else."""
     from .parameter import Parameter  # noqa: F401 (import cycle: parameter imports tensor)
-    if (isinstance(value, int) and not isinstance(value, bool) and x.dtype == _core.DType.UInt64
+    if (isinstance(value, int) and not isinstance(value, bool) and x.dtype == _engine.DType.UInt64
             and 2**63 <= value < 2**64):  # a Python int only UInt64 holds (Python ints are Int64 scalars otherwise)
-        value = _core.Tensor._from_numpy(np.array(value, np.uint64))
+        value = _engine.Tensor._from_numpy(np.array(value, np.uint64))
     symbolic = x._symbolic or (_is_tensor(value) and value._symbolic)
-    tracing = _core.tracing()
-    recorded = _core.grad_level() > 0 and (x._tracked or (_is_tensor(value) and value._tracked) or
+    tracing = _engine.tracing()
+    recorded = _engine.grad_level() > 0 and (x._tracked or (_is_tensor(value) and value._tracked) or
                                            _is_recorded_view(x))
     mask = _symbolic_mask(key, x.ndim)
     if not (symbolic or tracing or recorded or mask is not None):
@@ -510,8 +512,8 @@ def _symbolic_index_of_key(key, ndim):
         return None
     j = syms[0]
     k = items[j]
-    if k.size != 1 or k.ndim > 1 or k.dtype not in (_core.DType.Int32, _core.DType.Int64, _core.DType.Int16,
-                                                      _core.DType.Int8, _core.DType.UInt8):
+    if k.size != 1 or k.ndim > 1 or k.dtype not in (_engine.DType.Int32, _engine.DType.Int64, _engine.DType.Int16,
+                                                      _engine.DType.Int8, _engine.DType.UInt8):
         return None
     if not all(i == j or m is None or m is Ellipsis or isinstance(m, (slice, numbers.Integral))
                for i, m in enumerate(items)):
@@ -536,9 +538,9 @@ def _updated_at(x, pos, v, dim, k):
     coords = np.stack(np.unravel_index(pos.reshape(-1), tuple(x.shape)), -1).astype(np.int64)
     onehot = np.zeros((x.ndim,), np.int64)
     onehot[dim] = 1
-    i = _core.reshape(_checked_index(k, dim, n, tuple(x.shape)), [])
-    idx = _core.Tensor._from_numpy(np.ascontiguousarray(coords)) + _core.Tensor._from_numpy(onehot) * i
-    return _core.tensor_scatter_update(x, idx, _core.reshape(v, [-1]))
+    i = _kernels.reshape(_checked_index(k, dim, n, tuple(x.shape)), [])
+    idx = _engine.Tensor._from_numpy(np.ascontiguousarray(coords)) + _engine.Tensor._from_numpy(onehot) * i
+    return _kernels.tensor_scatter_update(x, idx, _kernels.reshape(v, [-1]))
 
 
 def _is_recorded_view(x):
@@ -556,18 +558,18 @@ def commit_write(x, out, what):
     from .parameter import Parameter  # import cycle: parameter imports tensor
     if out is x:
         return
-    tracing = _core.tracing()
+    tracing = _engine.tracing()
     target, new, chain = _views.write_through(x, out)
     keeps_identity = isinstance(target, Parameter) or (tracing and target._is_state_while_tracing)
     real = _deferred_writes.real_tensor(target) if tracing else target
     if real is not target:  # rebound by a deferred write earlier in this trace
         keeps_identity = True
-    if keeps_identity and real._tracked and _core.grad_level() > 0:
+    if keeps_identity and real._tracked and _engine.grad_level() > 0:
         name = getattr(target, "name", "")
         via = " through a view of it" if target is not x else ""
         raise RuntimeError(f"{what}: {'Parameter ' + repr(name) if name else 'this tensor'} is being "
                            f"differentiated, so it can not be written in place{via} (its gradient would ignore the "
-                           f"write), at {_core._user_location()}. Write into a copy instead: y = x.copy(); "
+                           f"write), at {_engine._user_location()}. Write into a copy instead: y = x.copy(); "
                            "y[...] = value.")
     if keeps_identity and tracing and target is x and new is not target and \
             _deferred_writes.defer(target, new, what):
@@ -575,7 +577,7 @@ def commit_write(x, out, what):
         _views.refresh_views(target, new, skip_storage_sharing=False)
     elif keeps_identity:
         if new is not target:
-            _core.assign(target, new)
+            _kernels.assign(target, new)
         if tracing:
             if target is not x and not x._is_state_while_tracing:  # a view made outside shares the storage
                 x._rebind(_views.derive(new, chain))
@@ -594,7 +596,7 @@ def _symbolic_mask(key, ndim):
     """(first axis, mask) when `key` is one boolean tensor computed inside the function being compiled, alone or
     after full slices / an Ellipsis (x[m], x[:, m], x[..., m]); else None."""
     items = key if isinstance(key, tuple) else (key,)
-    masks = [k for k in items if _is_tensor(k) and k._symbolic and k.dtype == _core.DType.Bool]
+    masks = [k for k in items if _is_tensor(k) and k._symbolic and k.dtype == _engine.DType.Bool]
     if len(masks) != 1:
         return None
     mask = masks[0]
@@ -616,17 +618,17 @@ def _masked_fill(x, mask, axis, value):
     if axis < 0 or axis + mask.ndim > x.ndim or tuple(mask.shape) != dims:
         raise IndexError(f"The boolean index of shape {tuple(mask.shape)} does not match the indexed dimensions "
                          f"{dims} of the tensor of shape {tuple(x.shape)}.")
-    v = value if _is_tensor(value) else _core.Tensor._from_numpy(np.ascontiguousarray(np.asarray(value)))
+    v = value if _is_tensor(value) else _engine.Tensor._from_numpy(np.ascontiguousarray(np.asarray(value)))
     if v.size != 1:
         raise IndexError("Item assignment with a boolean mask computed inside a compiled (graph-mode) function "
                          f"needs a one-element value (its number of selected elements is not known while "
                          f"compiling), but got a value of shape {tuple(v.shape)}.")
     if v.dtype != x.dtype:
-        v = _core.cast(v, x.dtype)
-    v = _core.reshape(v, [])
+        v = _kernels.cast(v, x.dtype)
+    v = _kernels.reshape(v, [])
     m = mask if mask.ndim == x.ndim else \
-        _core.reshape(mask, [1] * axis + list(mask.shape) + [1] * (x.ndim - axis - mask.ndim))
-    return _core.select(m, v, x)
+        _kernels.reshape(mask, [1] * axis + list(mask.shape) + [1] * (x.ndim - axis - mask.ndim))
+    return _kernels.select(m, v, x)
 
 
 def _setitem_in_place(x, key, value):
@@ -639,12 +641,12 @@ def _setitem_in_place(x, key, value):
         basic = False
     if basic:
         view = x[key]  # (Tensor.__getitem__: C++ for the common keys)
-        _core.assign(view, value)
+        _kernels.assign(view, value)
         return
     pos = _region_positions(tuple(x.shape), key)
     v = _value_for(value, pos.shape, x.dtype)  # checked also when nothing is selected (NumPy's shape error)
     if pos.size:
-        _core.assign(x, _updated(x, pos, v))
+        _kernels.assign(x, _updated(x, pos, v))
 
 
 def assign(variable, value, what="Assign"):
@@ -655,16 +657,16 @@ def assign(variable, value, what="Assign"):
     compiled. Used by Tensor.assign_value, ops.assign and ops.Assign. Raises ValueError (shapes), RuntimeError (a
     Parameter being differentiated)."""
     if not _is_tensor(variable):
-        return _core.assign(variable, value)  # its TypeError names the op and the argument
+        return _kernels.assign(variable, value)  # its TypeError names the op and the argument
     value_t = _is_tensor(value)
-    functional = (variable._symbolic or (value_t and value._symbolic) or _core.tracing() or
-                  (_core.grad_level() > 0 and (variable._tracked or (value_t and value._tracked) or
+    functional = (variable._symbolic or (value_t and value._symbolic) or _engine.tracing() or
+                  (_engine.grad_level() > 0 and (variable._tracked or (value_t and value._tracked) or
                                                _is_recorded_view(variable))))
     if not functional:
-        return _core.assign(variable, value)
-    v = value if value_t else _core.Tensor._from_numpy(np.asarray(value, order="C"))  # (ascontiguousarray makes 0-d 1-d)
+        return _kernels.assign(variable, value)
+    v = value if value_t else _engine.Tensor._from_numpy(np.asarray(value, order="C"))  # (ascontiguousarray makes 0-d 1-d)
     if v.dtype != variable.dtype:
-        v = _core.cast(v, variable.dtype)
+        v = _kernels.cast(v, variable.dtype)
     try:
         ok = np.broadcast_shapes(tuple(v.shape), tuple(variable.shape)) == tuple(variable.shape)
     except ValueError:
@@ -672,7 +674,7 @@ def assign(variable, value, what="Assign"):
     if not ok:
         raise ValueError(f"For '{what}', the shape of 'value' {list(v.shape)} can not be broadcast to the shape of "
                          f"'variable' {list(variable.shape)}.")
-    out = _core.broadcast_to(v, list(variable.shape)) if tuple(v.shape) != tuple(variable.shape) else \
-        _core.tensor_copy(v)
+    out = _kernels.broadcast_to(v, list(variable.shape)) if tuple(v.shape) != tuple(variable.shape) else \
+        _kernels.tensor_copy(v)
     commit_write(variable, out, f"For '{what}'")
     return variable

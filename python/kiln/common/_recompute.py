@@ -2,7 +2,7 @@
 (`Primitive.recompute()`, Graph mode only in MindSpore, is not provided: docs/distributed.md).
 
 A recomputed call runs its forward without keeping anything for the backward pass but its inputs and its outputs:
-`_core.record_custom` gives the outputs ONE tape node over the call's Tensor arguments and the Parameters it reads,
+`_engine.record_custom` gives the outputs ONE tape node over the call's Tensor arguments and the Parameters it reads,
 whose bprop runs the forward again (recorded, under a fresh tape) and differentiates that copy with the cotangents
 that reached the outputs. So the activations inside the call live only while the forward runs through it, and
 again, briefly, when the reverse pass gets there (Chen et al. 2016, "Training deep nets with sublinear memory cost";
@@ -27,7 +27,8 @@ recomputation is then recorded as well.
 """
 import threading
 
-from .._loader import _core
+from .. import _engine
+from ..ops import _kernels
 from .tensor import Tensor
 from ._custom_grad import _flatten
 
@@ -57,17 +58,23 @@ class _Frame:
         return False
 
 
+def _draw_kernel(kind):
+    """The random kernel `draw` runs for `kind`."""
+    return {"uniform_real": _kernels.uniform_real, "standard_normal": _kernels.standard_normal,
+            "uniform_int": _kernels.uniform_int}[kind]
+
+
 def draw(kind, *args):
-    """A random draw: `_core.uniform_real / standard_normal / uniform_int(*args)` (kind names it). Inside the
+    """A random draw: `kiln._core.uniform_real / standard_normal / uniform_int(*args)` (kind names it). Inside the
     recomputation of a recomputed call, the draw the forward made at this point instead; inside a recomputed call's
     forward the draw is also kept for that recomputation. Raises RuntimeError when the recomputation draws more (or
     other shapes) than the forward did (the call is not deterministic in its structure)."""
     frames = getattr(_tls, "frames", None)
     if not frames:
-        return getattr(_core, kind)(*args)
+        return _draw_kernel(kind)(*args)
     replay = next((f for f in reversed(frames) if f.mode == "replay"), None)
     if replay is None:
-        out = getattr(_core, kind)(*args)
+        out = _draw_kernel(kind)(*args)
     else:
         if replay.next >= len(replay.draws):
             raise RuntimeError(f"recompute: the recomputation of a recomputed Cell draws more random numbers "
@@ -105,7 +112,7 @@ def call(run, args, kwargs, params, who, context_fn=None, check_params=False):
     TypeError when the forward reads a differentiated Tensor that is neither an argument nor in `params` (a plain
     function given to kiln.recompute). Outside a grad transform, or when neither a Tensor argument nor a Parameter
     is differentiated, it is a plain call."""
-    if _core.grad_level() == 0:
+    if _engine.grad_level() == 0:
         return run(args, kwargs)
     # the Tensor arguments, positional (int) and keyword (str) alike: before, a keyword Tensor was used as a
     # constant inside the recomputation and its gradient was silently 0 (MindSpore differentiates it)
@@ -127,7 +134,7 @@ def call(run, args, kwargs, params, who, context_fn=None, check_params=False):
 
     if not params and not any(get(i)._tracked for i in tensor_pos):
         return run(args, kwargs)
-    detached_args, detached_kwargs = with_tensors([_core.detach(get(i)) for i in tensor_pos])
+    detached_args, detached_kwargs = with_tensors([_kernels.detach(get(i)) for i in tensor_pos])
     draws = []
     fwd_ctx, rec_ctx = _contexts(context_fn, who) if context_fn is not None else (None, None)
     with _Frame("record", draws):
@@ -151,17 +158,17 @@ def call(run, args, kwargs, params, who, context_fn=None, check_params=False):
         anchor = next(g for g in gouts if g is not None)
         # The reverse pass is recorded (an outer transform differentiates it): recompute on that tape, so that the
         # recomputation is differentiated too. Else a fresh tape (the outermost reverse pass records nothing).
-        isolated = _core.IsolatedTape() if _core.grad_level() == 0 else None
+        isolated = _engine.IsolatedTape() if _engine.grad_level() == 0 else None
         if isolated is not None:
             isolated.__enter__()
         try:
-            with _core.GradScope() as scope:
+            with _engine.GradScope() as scope:
                 watched = []
                 inner = []
                 for k in range(n_args):
                     x = ins[k]
-                    if _core.tracing():  # a new graph value: CSE keeps the copy apart, and it runs after the forward
-                        x = _core.depend(x, anchor)
+                    if _engine.tracing():  # a new graph value: CSE keeps the copy apart, and it runs after the forward
+                        x = _kernels.depend(x, anchor)
                     c = scope.watch_input(x)
                     watched.append(c)
                     inner.append(Tensor(c))
@@ -180,13 +187,13 @@ def call(run, args, kwargs, params, who, context_fn=None, check_params=False):
                     raise RuntimeError(f"recompute: the recomputation of {who} returned {len(targets)} Tensors, "
                                        f"but its forward returned {len(gouts)}.")
                 pairs = [(t, g) for t, g in zip(targets, gouts) if g is not None]
-                grads = _core.gradient([t for t, _ in pairs], [g for _, g in pairs], inner)
+                grads = _engine.gradient([t for t, _ in pairs], [g for _, g in pairs], inner)
         finally:
             if isolated is not None:
                 isolated.__exit__(None, None, None)
         return list(grads[:n_args]) + list(grads[n_args:])
 
-    new = _core.record_custom([get(i) for i in tensor_pos] + params, leaves, bprop)
+    new = _engine.record_custom([get(i) for i in tensor_pos] + params, leaves, bprop)
     return rebuild(new)
 
 

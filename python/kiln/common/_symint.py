@@ -7,7 +7,7 @@ import collections
 import operator
 import threading
 
-from .._loader import _core
+from .. import _engine
 
 _local = threading.local()  # .probe: the _ProbeState of the probe trace running on this thread (None: none)
 
@@ -107,7 +107,7 @@ def _text_of(v):
 def _guard(text, fn, result):
     st = getattr(_local, "probe", None)
     if st is not None:
-        st.guards.append((_core._user_location(), text, fn, result))
+        st.guards.append((_engine._user_location(), text, fn, result))
 
 
 def _shape_hook(tensor, shape):
@@ -120,7 +120,7 @@ def _shape_hook(tensor, shape):
     return tuple(SymInt(v, (lambda s, a=vals[v]: s[a]), f"dim{vals[v]}") if v in vals else v for v in shape)
 
 
-_core._set_symbolic_shape_hook(_shape_hook)
+_engine._set_symbolic_shape_hook(_shape_hook)
 
 
 class probing:

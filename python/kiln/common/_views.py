@@ -24,7 +24,8 @@ import weakref
 
 import numpy as np
 
-from .._loader import _core
+from .. import _engine
+from ..ops import _kernels
 
 
 def _getitem_step(t, key):
@@ -35,16 +36,16 @@ def _getitem_step(t, key):
 # kind -> (NumPy function of (index array, args...), Kiln function of (tensor, args...)). A step is (kind, args...).
 STEPS = {
     "getitem": (lambda a, key: a[key], _getitem_step),
-    "reshape": (lambda a, out: a.reshape(out), lambda t, out: _core.reshape(t, list(out))),
-    "transpose": (lambda a, perm: a.transpose(perm), lambda t, perm: _core.transpose(t, list(perm))),
-    "squeeze": (lambda a, axes, out: a.reshape(out), lambda t, axes, out: _core.squeeze(t, axes)),
-    "expand_dims": (lambda a, axis, out: a.reshape(out), lambda t, axis, out: _core.expand_dims(t, axis)),
+    "reshape": (lambda a, out: a.reshape(out), lambda t, out: _kernels.reshape(t, list(out))),
+    "transpose": (lambda a, perm: a.transpose(perm), lambda t, perm: _kernels.transpose(t, list(perm))),
+    "squeeze": (lambda a, axes, out: a.reshape(out), lambda t, axes, out: _kernels.squeeze(t, axes)),
+    "expand_dims": (lambda a, axis, out: a.reshape(out), lambda t, axis, out: _kernels.expand_dims(t, axis)),
 }
 
 
 def tracking():
     """True where writes are functional (a grad transform is active, or a function is being compiled)."""
-    return _core.grad_level() > 0 or _core.tracing()
+    return _engine.grad_level() > 0 or _engine.tracing()
 
 
 def note_view(x, y, step):
@@ -52,13 +53,13 @@ def note_view(x, y, step):
     function maps an index array of x's shape to y's layout, its Kiln function re-derives y from a tensor like x).
     Returns y. Does nothing when y is a copy rather than a view. Views are recorded in plain PyNative too: a view
     taken there and written under a gradient later must reach its base."""
-    if y is x or not isinstance(y, _core.Tensor):
+    if y is x or not isinstance(y, _engine.Tensor):
         return y
     if not (x._symbolic or y._symbolic) and not y._shares_storage(x):
         return y  # the op copied (not a view): a write to y is not a write to x, as in PyNative
     info = view_info(x)
     root, chain = info if info is not None else (x, ())
-    if _core.tracing() and root._is_state_while_tracing:
+    if _engine.tracing() and root._is_state_while_tracing:
         # A view of a Parameter / outside tensor inside a compiled function: the write through it is an Assign of the
         # root; the relation lives on the (traced) view only, nothing of the trace is stored on the outside tensor.
         y._kiln_view = (root, tuple(root.shape), chain + (step,))
@@ -102,7 +103,7 @@ def refresh_views(root, value, skip_storage_sharing):
     `skip_storage_sharing` (a write into the root's storage in PyNative) views that share that storage already see
     it and are left alone. While compiling, views made outside the function are left alone too (nothing of the trace
     may be bound to them; they share the storage that the root's Assign writes at run time)."""
-    tracing = _core.tracing()
+    tracing = _engine.tracing()
     for r in list(root.__dict__.get("_kiln_views", ())):
         w = r()
         if w is None:
@@ -129,7 +130,7 @@ def write_through(x, out):
     pos = positions(tuple(root.shape), chain)
     if pos.size == 0:
         return root, root, chain
-    flat = _core.reshape(root, [-1])
-    idx = _core.Tensor._from_numpy(np.ascontiguousarray(pos.reshape(-1, 1)))
-    new = _core.tensor_scatter_update(flat, idx, _core.reshape(out, [-1]))
-    return root, _core.reshape(new, list(root.shape)), chain
+    flat = _kernels.reshape(root, [-1])
+    idx = _engine.Tensor._from_numpy(np.ascontiguousarray(pos.reshape(-1, 1)))
+    new = _kernels.tensor_scatter_update(flat, idx, _kernels.reshape(out, [-1]))
+    return root, _kernels.reshape(new, list(root.shape)), chain

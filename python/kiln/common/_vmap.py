@@ -8,7 +8,7 @@ docs/decisions/vjp-jvp-vmap.md).
 """
 import threading
 
-from .._loader import _core
+from .. import _engine
 from .tensor import Tensor
 from .api import _detach_tree
 
@@ -85,7 +85,7 @@ def _same_for_all(results):
     when no outer transform runs; inside one the check is skipped)."""
     first = results[0]
     if first._symbolic:
-        return not (_core.grad_level() == 1 and first._tracked) if getattr(_check_tape, "on", False) else True
+        return not (_engine.grad_level() == 1 and first._tracked) if getattr(_check_tape, "on", False) else True
     import numpy as np
     a = first.asnumpy()
     for r in results[1:]:
@@ -159,11 +159,11 @@ def vmap(fn, in_axes=0, out_axes=0):
             axes = list(in_axes)
         else:
             axes = [in_axes] * len(args)
-        if not (_has_none(out_axes) and _core.tracing() and _core.grad_level() == 0):
+        if not (_has_none(out_axes) and _engine.tracing() and _engine.grad_level() == 0):
             return run(args, axes, lambda t: t)
         # Tracing (values unknown): an output with out_axes None must not depend on a mapped input, which the tape
         # tells when the mapped inputs are the only watched leaves.
-        with _core.GradScope() as scope:
+        with _engine.GradScope() as scope:
             _check_tape.on = True
             try:
                 res = run(args, axes, scope.watch_input)

@@ -5,7 +5,8 @@ PyNative: the forward runs eagerly under a kiln._core.GradScope that records a t
 bprops (written with Kiln ops, so gradients of gradients work when transforms nest)."""
 import functools
 
-from .._loader import _core
+from .. import _engine
+from ..ops import _kernels
 from .parameter import Parameter, ParameterTuple
 from .tensor import Tensor
 from .jit import JitFunction
@@ -72,7 +73,7 @@ def _detach_tree(x, outermost):
     if not outermost:
         return x
     if isinstance(x, Tensor):
-        return _core.detach(x)
+        return _kernels.detach(x)
     if isinstance(x, tuple):
         return tuple(_detach_tree(v, True) for v in x)
     if isinstance(x, list):
@@ -158,7 +159,7 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value, sens
     def wrapper(*args, **kwargs):
         # GRAPH_MODE: the grad function is compiled (once per signature; keyword arguments are part of the key).
         # The JitFunction lives as long as this wrapper: dropping the wrapper frees its graphs.
-        if _graph_flag[0] and not _core.tracing() and not _inputs_have_hooks(args, positions):
+        if _graph_flag[0] and not _engine.tracing() and not _inputs_have_hooks(args, positions):
             if not compiled:
                 compiled.append(JitFunction(run, name=f"grad({getattr(fn, '__qualname__', type(fn).__name__)})"))
             return compiled[0](*args, **kwargs)
@@ -174,8 +175,8 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value, sens
         sel = positions
         if sel is not None:
             sel = _check_positional_inputs(args, sel, api)
-        outermost = _core.grad_level() == 0
-        with _core.GradScope() as scope:
+        outermost = _engine.grad_level() == 0
+        with _engine.GradScope() as scope:
             call_args = list(args)
             leaves = []
             kinds = []  # ("pos", index) or ("w", param)
@@ -196,7 +197,7 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value, sens
                 kinds.append(("w", w))
             # While tracing, fn's tensor-dependent control flow compiles (kiln/common/_ast_rewrite.py) and its
             # built-ins are the graph ones (kiln/common/_graph_builtins.py), as for the function jit compiles.
-            if _core.tracing():
+            if _engine.tracing():
                 out = _graph_builtins.call(_ast_rewrite.converted(fn), call_args, kwargs)
             else:
                 out = fn(*call_args, **kwargs)
@@ -211,7 +212,7 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value, sens
                 raise TypeError(f"For '{api}', the function must return a Tensor (or a tuple starting with one), "
                                 f"but got {type(out).__name__}.")
             cots = [None] * len(targets) if sens is None else _cotangents(sens, targets, api)
-            grads = _core.gradient(targets, cots, leaves) if leaves else []
+            grads = _engine.gradient(targets, cots, leaves) if leaves else []
             # Hooks registered on the differentiated inputs/Parameters (Tensor.register_hook) see their gradients.
             grads = [_custom_grad.apply_leaf_hooks(args[k[1]] if k[0] == "pos" else k[1], g)
                      for g, k in zip(grads, kinds)]

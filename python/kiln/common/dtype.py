@@ -3,9 +3,9 @@
 A dtype is a member of `kiln._core.DType`; `str(kiln.float32)` is "Float32" as in MindSpore."""
 import numpy as np
 
-from .._loader import _core
+from .. import _engine
 
-DType = _core.DType
+DType = _engine.DType
 Type = DType  # MindSpore's base class name for dtypes
 
 bool_ = DType.Bool
@@ -47,7 +47,7 @@ _FROM_NUMPY = {np.dtype(v): k for k, v in _TO_NUMPY.items()}
 
 def dtype_numpy_name(dtype):
     """NumPy's spelling of a dtype ('float32', 'bfloat16', ...)."""
-    return _core.dtype_numpy_name(dtype)
+    return _engine.dtype_numpy_name(dtype)
 
 
 def dtype_to_nptype(dtype):
@@ -71,7 +71,7 @@ def pytype_to_dtype(obj):
         return float32
     if obj is complex:
         return complex128
-    if isinstance(obj, _core.Tensor) or obj is None:  # np.dtype() would take a Tensor's .dtype / None as float64
+    if isinstance(obj, _engine.Tensor) or obj is None:  # np.dtype() would take a Tensor's .dtype / None as float64
         raise TypeError(f"The data type {type(obj).__name__} is not supported by Kiln.")
     try:
         return _FROM_NUMPY[np.dtype(obj)]
@@ -90,7 +90,7 @@ def as_float_input(x, op):
     if x.dtype in float_type:
         return x
     refuse_complex(x, op)
-    return _core.cast(x, float32)
+    return _kernels.cast(x, float32)
 
 
 def refuse_complex(x, op):
@@ -113,9 +113,12 @@ def to_dtype(dtype, what="dtype", op=None):
     try:
         return pytype_to_dtype(dtype)
     except TypeError:
-        got = (f"Tensor(shape={list(dtype.shape)}, dtype={dtype.dtype})" if isinstance(dtype, _core.Tensor)
+        got = (f"Tensor(shape={list(dtype.shape)}, dtype={dtype.dtype})" if isinstance(dtype, _engine.Tensor)
                else f"{type(dtype).__name__} {dtype!r}" if isinstance(dtype, (str, int, float)) or dtype is None
                else type(dtype).__name__)
         prefix = f"For '{op}', the" if op else "The argument"
         raise TypeError(f"{prefix} '{what}' must be a Kiln/MindSpore dtype such as mindspore.float32, "
                         f"but got {got}.") from None
+
+
+from ..ops import _kernels  # noqa: E402 (last: kiln.ops imports this module; the functions above use it at call time)

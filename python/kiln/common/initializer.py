@@ -18,7 +18,8 @@ import numbers
 
 import numpy as np
 
-from .._loader import _core
+from .. import _engine
+from ..ops import _kernels
 from . import dtype as mstype
 from . import _deferred_init
 
@@ -372,7 +373,7 @@ def initializer(init, shape=None, dtype=mstype.float32):
         TypeError: `init` of another type, or a bad `shape` type.
         ValueError: unknown initializer name, negative dims, or a Tensor `init` whose shape differs.
     """
-    if isinstance(init, _core.Tensor):
+    if isinstance(init, _engine.Tensor):
         if shape is not None:
             want = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
             if tuple(init.shape) != want:
@@ -392,7 +393,7 @@ def initializer(init, shape=None, dtype=mstype.float32):
     elif isinstance(init, numbers.Number):
         init = Constant(init)
     if _deferred_init.active():  # nn.no_init_parameters(): zeros now, the values at init_data()
-        return _deferred_init.mark_pending(_core.full(list(shape), 0, dtype), init, shape, dtype)
+        return _deferred_init.mark_pending(_kernels.full(list(shape), 0, dtype), init, shape, dtype)
     return _deferred_init.mark_initialized(_draw(init, shape, dtype), init)
 
 
@@ -406,7 +407,7 @@ def _draw(init, shape, dtype):
         raise OverflowError(f"For 'initializer', {e} (dtype {dtype}).") from None
     if isinstance(out, np.ndarray) and out is not arr and out.shape == arr.shape:
         arr = out  # an Initializer whose _initialize returns the data instead of filling arr
-    t = _core.Tensor._from_numpy(np.asarray(arr, order="C"))
+    t = _engine.Tensor._from_numpy(np.asarray(arr, order="C"))
     if t.dtype != dtype:
-        t = _core.cast(t, dtype)
+        t = _kernels.cast(t, dtype)
     return t

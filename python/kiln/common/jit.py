@@ -34,7 +34,7 @@ tensor, and an in-place write to it (ops.assign & co., add_/copy_/zero_..., x[i]
 compiled if/while) rebinds it to a new graph value, so reads follow program order. _trace compares each input's
 value at the end with the one it started as; the final values of the written inputs become extra graph outputs
 (out = (result, attribute values, input values)), and after every run _write_back copies them into the caller's
-tensors (`_core.assign`: a Parameter, a plain Tensor, a view of a caller's tensor all keep their identity and
+tensors (`_kernels.assign`: a Parameter, a plain Tensor, a view of a caller's tensor all keep their identity and
 storage). One tensor object passed twice is traced as one symbolic input (a write through one name is read through
 the other), and the key records that aliasing (key[6]); such a graph is never on the fast path nor on disk, and a
 graph that writes inputs leaves the fast path for a call that passes one tensor twice."""
@@ -46,7 +46,8 @@ import time
 import warnings
 import weakref
 
-from .._loader import _core
+from .. import _engine
+from ..ops import _kernels
 from .. import context
 from .tensor import Tensor
 from . import seed as _seed
@@ -60,7 +61,7 @@ from . import _call_depth
 from . import _deferred_init
 from . import mutable as _mutable
 
-_tensor_signature = _core._tensor_signature
+_tensor_signature = _engine._tensor_signature
 _lock = threading.Lock()
 _flags_epoch = [0]  # bumped (under _lock) after any Cell's training flag changed: memoized flag tuples are stale
 _clock = itertools.count(1)  # use stamps for the LRU (next() is atomic under the GIL)
@@ -382,7 +383,7 @@ class JitFunction:
         ref = self._self_ref
         # While tracing: the Python built-ins with graph semantics (Note [graph built-ins]), and the function's
         # tensor-dependent control flow compiled (kiln/common/_ast_rewrite.py).
-        fn = (_graph_builtins.graph_function(_ast_rewrite.converted(self.fn)) if _core.tracing()
+        fn = (_graph_builtins.graph_function(_ast_rewrite.converted(self.fn)) if _engine.tracing()
               else _ast_rewrite.converted(self.fn) if eager_graph else self.fn)
         if ref is None:
             return fn(*args, **kwargs)
@@ -430,7 +431,7 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         # Inside another compiled function: inline. Under a PyNative grad transform (value_and_grad of a function
         # that calls this one): run eagerly, so that the tape sees the ops and gradients flow through.
-        if _core.tracing() or _core.grad_level() > 0:
+        if _engine.tracing() or _engine.grad_level() > 0:
             return self._python(args, kwargs)
         g = self._guard
         flags = g[2] if g[1] == _flags_epoch[0] else self._train_flags()
@@ -465,7 +466,7 @@ class JitFunction:
         call with arguments of the same signature runs that graph without compiling. Returns the CompiledGraph
         (None when jit_syntax_level=LAX made the function run eagerly). Errors of tracing (a shape mismatch, an
         unsupported construct) are raised here. Inside a function being compiled it is an error (RuntimeError)."""
-        if _core.tracing():
+        if _engine.tracing():
             raise RuntimeError(f"'{self.name}.compile' can not be called inside a function being compiled.")
         g = self._guard
         flags = g[2] if g[1] == _flags_epoch[0] else self._train_flags()
@@ -540,7 +541,7 @@ class JitFunction:
             try:
                 loaded = _disk_cache.load(lookup, recorded)
                 if loaded is not None:
-                    loaded = loaded + (_core.Executable(loaded[0]),)
+                    loaded = loaded + (_engine.Executable(loaded[0]),)
             except Exception as e:  # noqa: BLE001 — the cache must never break a program: compile instead
                 warnings.warn(f"Kiln compile cache: could not use {lookup.path} ({type(e).__name__}: {e}); "
                               "compiling.", RuntimeWarning, stacklevel=3)
@@ -573,7 +574,7 @@ class JitFunction:
                 self.compile_count += 1
             if spec is None:
                 log = graph.optimize()
-                exe = _core.Executable(graph)
+                exe = _engine.Executable(graph)
             entry = CompiledGraph(self.name, before, graph, exe, log, time.perf_counter() - t0, out_struct)
             entry._writes = tuple((_weak_or_strong(o), n) for o, n in writes)
             entry._in_writes = in_writes
@@ -630,7 +631,7 @@ class JitFunction:
             stands = _local.param_inputs = []
         depth = len(stands)
         try:
-            with _core.Trace(self.name) as tr, _graph_builtins.trace_scope(), _call_depth.trace_scope(), \
+            with _engine.Trace(self.name) as tr, _graph_builtins.trace_scope(), _call_depth.trace_scope(), \
                     _deferred_writes.scope(True) as dw:
                 sym = [tr.input(t.shape, t.dtype) for t in tensors]
                 alias = _aliases(tensors)
@@ -795,7 +796,7 @@ def _write_back(entry, outs, tensors):
             setattr(obj, name, v)
     if tensors is not None:
         for i, v in zip(entry._in_writes, inputs):
-            _core.assign(tensors[i], v)
+            _kernels.assign(tensors[i], v)
     return res
 
 
@@ -888,7 +889,7 @@ def jit(function=None, *args, input_signature=None, hash_args=None, jit_config=N
 
 def symbolic_error(what):
     """The error for reading a tensor's value while compiling, naming the user's line."""
-    loc = _core._user_location()
+    loc = _engine._user_location()
     if what.startswith("`if`") or "bool" in what:  # control flow: a choice between values can be compiled
         advice = ("Kiln compiles `if`/`while`/`for`, `x if c else y` and and/or/not on tensors in the compiled "
                   "function, Cell constructs and the functions of your program they call (docs/graph_mode.md); this "

@@ -11,14 +11,14 @@ import functools
 import inspect
 import types
 
-from .._loader import _core
+from .. import _engine
 from . import _ast_rewrite, _graph_builtins
 
 
 def _graph_method(fn):
     @functools.wraps(fn)
     def method(*args, **kwargs):
-        if _core.tracing():
+        if _engine.tracing():
             # graph built-ins, and the method's tensor-dependent control flow compiled (kiln/common/_ast_rewrite.py)
             return _graph_builtins.graph_function(_ast_rewrite.converted(fn))(*args, **kwargs)
         return fn(*args, **kwargs)

@@ -6,7 +6,8 @@ import numbers
 
 import numpy as np
 
-from .._loader import _core
+from .. import _engine
+from ..ops import _kernels
 from . import dtype as mstype
 from .tensor import Tensor
 from . import _deferred_init
@@ -95,7 +96,7 @@ class Parameter(Tensor):
 
     def __reduce__(self):
         return (_rebuild_parameter, (self.asnumpy() if self.dtype != mstype.bfloat16 else
-                                     _core.cast(self, mstype.float32).asnumpy(), self.name, self.requires_grad))
+                                     _kernels.cast(self, mstype.float32).asnumpy(), self.name, self.requires_grad))
 
     @property
     def data(self):
@@ -104,7 +105,7 @@ class Parameter(Tensor):
 
     def value(self):
         """The current value, as a Tensor sharing storage."""
-        return _core.identity(self)
+        return _kernels.identity(self)
 
     def set_data(self, data, slice_shape=False):
         """Replaces the values in place (same shape; dtype cast like MindSpore). Returns self.
@@ -123,14 +124,14 @@ class Parameter(Tensor):
             if isinstance(data, float) and self.dtype in mstype.int_type:
                 raise TypeError("Parameter.set_data: a float can not be set into an integer Parameter.")
             data = Tensor(data, self.dtype)
-        elif data.dtype != self.dtype and _core.promote_types(data.dtype, self.dtype) != self.dtype:
+        elif data.dtype != self.dtype and _engine.promote_types(data.dtype, self.dtype) != self.dtype:
             raise TypeError(f"Incoming Parameter dtype can not be converted to current dtype implicitly. Current "
                             f"dtype is {self.dtype}, and incoming is {data.dtype}. Use .set_dtype(xxx) to change the "
                             "dtype, or cast the data first.")
         if tuple(data.shape) != tuple(self.shape) and not (data.ndim == 0 or slice_shape):
             raise ValueError(f"Can not change the shape of Parameter which has been initialized. Current shape is "
                              f"{self.shape}, and incoming is {data.shape}.")
-        _core.assign(self, data)
+        _kernels.assign(self, data)
         _deferred_init.clear(self)  # new values: a deferred initialization must not overwrite them
         return self
 
@@ -167,8 +168,8 @@ class Parameter(Tensor):
 
 
 def _copy_tensor(t):
-    out = _core.full(list(t.shape), 0.0, t.dtype)
-    _core.assign(out, t)
+    out = _kernels.full(list(t.shape), 0.0, t.dtype)
+    _kernels.assign(out, t)
     return out
 
 
@@ -228,6 +229,6 @@ class _Buffer(Tensor):
             raise ValueError("For create Buffer, input data should not be None")
         if not isinstance(data, Tensor):
             raise TypeError("For create Buffer, type of input data should be Tensor")
-        super().__init__(_core.stop_gradient(data))
+        super().__init__(_kernels.stop_gradient(data))
         self._is_buffer = True
         self.persistent = persistent

@@ -4,7 +4,8 @@ sparse gradient (an Embedding's rows). `dense[indices[i], ...] = values[i, ...]`
 A container, as MindSpore's: it holds the three parts and gives them back (`indices`, `values`, `dense_shape`).
 Kiln adds `to_dense()` (the dense tensor, through a scatter-add, so repeated indices add up as gradients do) and
 checks the parts at construction (MindSpore accepts inconsistent parts and fails later, sometimes with a crash)."""
-from .._loader import _core
+from .. import _engine
+from ..ops import _kernels
 from .._args import _got, _is_int
 from . import dtype as mstype
 
@@ -32,7 +33,7 @@ class RowTensor:
             if indices is not None or values is not None or shape is not None:
                 raise ValueError("For 'RowTensor', give either 'row_tensor' or 'indices', 'values' and 'shape'.")
             indices, values, shape = row_tensor.indices, row_tensor.values, row_tensor.dense_shape
-        if not isinstance(indices, _core.Tensor) or not isinstance(values, _core.Tensor):
+        if not isinstance(indices, _engine.Tensor) or not isinstance(values, _engine.Tensor):
             raise TypeError(f"For 'RowTensor', 'indices' and 'values' must be Tensors, but got {_got(indices)} and "
                             f"{_got(values)}.")
         if indices.dtype not in mstype.int_type:
@@ -71,8 +72,8 @@ class RowTensor:
         indices add up). A Kiln addition (MindSpore's RowTensor has no to_dense). Raises IndexError (from the
         scatter) for an index outside [0, rows)."""
         from .. import ops
-        dense = _core.full(list(self._shape), 0, self._values.dtype)
-        idx = _core.reshape(_core.cast(self._indices, mstype.int64), [-1, 1])
+        dense = _kernels.full(list(self._shape), 0, self._values.dtype)
+        idx = _kernels.reshape(_kernels.cast(self._indices, mstype.int64), [-1, 1])
         return ops.tensor_scatter_add(dense, idx, self._values)
 
     def __repr__(self):

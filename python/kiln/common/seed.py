@@ -10,7 +10,7 @@ import zlib
 
 import numpy as np
 
-from .._loader import _core
+from .. import _engine
 
 _global_seed = None
 _counters = {}
@@ -35,7 +35,7 @@ def set_seed(seed):
     _global_seed = seed
     with _counters_lock:
         _counters.clear()
-        _core.reset_random_streams()
+        _engine.reset_random_streams()
 
 
 def get_seed():

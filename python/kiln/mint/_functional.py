@@ -8,7 +8,7 @@ with `mint=` on their @defop, or listed in kiln/mint/__init__.py's table of same
 import builtins
 import numbers
 
-from .._loader import _core
+from ..ops import _kernels
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from .._args import dtype_arg, int_arg, shape_arg
@@ -42,20 +42,20 @@ def _alpha(other, alpha, op):
         return other
     if isinstance(other, numbers.Number) and not isinstance(other, bool):
         return other * alpha  # a Python number stays weak (does not widen the tensor's dtype)
-    return _core.mul(other, alpha)
+    return ops.mul(other, alpha)
 
 
 @defop(name="mint.add")
 def add(input, other, *, alpha=1):
     """mint.add(input, other, *, alpha=1): input + alpha·other, broadcasting (either may be a Python number; the
     result dtype is ops.add's of the two). alpha a Python number (TypeError otherwise); alpha == 1 is ops.add."""
-    return _core.add(input, _alpha(other, alpha, "add"))
+    return ops.add(input, _alpha(other, alpha, "add"))
 
 
 @defop(name="mint.sub")
 def sub(input, other, *, alpha=1):
     """mint.sub(input, other, *, alpha=1): input − alpha·other, broadcasting (as mint.add)."""
-    return _core.sub(input, _alpha(other, alpha, "sub"))
+    return ops.sub(input, _alpha(other, alpha, "sub"))
 
 
 # ---------------------------------------------------------------------------------------------- reductions
@@ -104,14 +104,14 @@ def _extreme(op, input, dim, keepdim, args, kw):
         other = kw.pop("other") if "other" in kw else dim
         if kw or args or keepdim is not False:
             raise TypeError(f"mint.{op}(input, other) takes no further arguments")
-        return (_core.maximum if op == "max" else _core.minimum)(input, other)
+        return (ops.maximum if op == "max" else ops.minimum)(input, other)
     if kw or args:
         raise TypeError(f"mint.{op}() got unexpected arguments {args or ''}{sorted(kw) or ''}; it takes (input), "
                         f"(input, dim, keepdim=False) or (input, other)")
     if dim is None:
         if keepdim is not False:
             raise TypeError(f"mint.{op}(input) takes no 'keepdim' (give a 'dim')")
-        return (_core.amax if op == "max" else _core.amin)(input, None, False)
+        return (_kernels.amax if op == "max" else _kernels.amin)(input, None, False)
     fn = _fn.max if op == "max" else _fn.min
     return fn(input, int_arg(f"mint.{op}", "dim", dim), bool(keepdim))
 
@@ -183,7 +183,7 @@ def sort(input, *, dim=-1, descending=False, stable=False):
     satisfies stable=True and stable=False alike. NaN sorts last (ascending)."""
     _stable(stable, "sort")
     values, indices = ops.sort(_t(input, "sort"), int_arg("mint.sort", "dim", dim), descending)
-    return values, _core.cast(indices, mstype.int64)
+    return values, _kernels.cast(indices, mstype.int64)
 
 
 @defop(name="mint.argsort")
@@ -191,7 +191,8 @@ def argsort(input, dim=-1, descending=False, stable=False):
     """mint.argsort(input, dim=-1, descending=False, stable=False): the Int64 indices that sort `input` along `dim`
     (stable, as mint.sort)."""
     _stable(stable, "argsort")
-    return _core.cast(ops.argsort(_t(input, "argsort"), int_arg("mint.argsort", "dim", dim), descending), mstype.int64)
+    out = ops.argsort(_t(input, "argsort"), int_arg("mint.argsort", "dim", dim), descending)
+    return _kernels.cast(out, mstype.int64)
 
 
 # ---------------------------------------------------------------------------------------------- shapes
@@ -283,7 +284,7 @@ def gather(input, dim, index):
 def select(input, dim, index):
     """mint.select(input, dim, index): the slice of `input` at position `index` (an int, negative from the end) of
     dim `dim`; that dim is removed (input[..., index, ...]). IndexError for an index out of range."""
-    y = _core._view_select(input, dim, index)  # C++ for a concrete tensor and valid plain ints (the same view)
+    y = _kernels._view_select(input, dim, index)  # C++ for a concrete tensor and valid plain ints (the same view)
     if y is not NotImplemented:
         return y
     x = _t(input, "select")
@@ -325,7 +326,7 @@ def linspace(start, end, steps, *, dtype=None):
     """mint.linspace(start, end, steps, *, dtype=None): `steps` evenly spaced values from start to end inclusive,
     Float32 unless `dtype` (an integer dtype truncates the values toward zero, as PyTorch) (ops.linspace)."""
     out = ops.linspace(start, end, steps)
-    return out if dtype is None else _core.cast(out, dtype_arg("mint.linspace", "dtype", dtype))
+    return out if dtype is None else _kernels.cast(out, dtype_arg("mint.linspace", "dtype", dtype))
 
 
 def _no_generator(generator, device, op):
@@ -419,7 +420,7 @@ def empty_like(input, *, dtype=None, device=None):
 def clone(input):
     """mint.clone(input): a new tensor with input's values (TensorCopy: differentiable, traced in Graph mode); a
     write into it does not reach input."""
-    return _core.tensor_copy(_t(input, "clone"))
+    return _kernels.tensor_copy(_t(input, "clone"))
 
 
 @defop(name="mint.item")
@@ -445,7 +446,7 @@ def var(input, dim=None, *, correction=1, keepdim=False):
 def std(input, dim=None, *, correction=1, keepdim=False):
     """mint.std(input, dim=None, *, correction=1, keepdim=False): √mint.var(...) (Bessel's correction by
     default, as PyTorch)."""
-    return _core.sqrt(_statistic(input, dim, correction, keepdim, "std"))
+    return ops.sqrt(_statistic(input, dim, correction, keepdim, "std"))
 
 
 @defop(name="mint.var_mean")
@@ -453,11 +454,11 @@ def var_mean(input, dim=None, *, correction=1, keepdim=False):
     """mint.var_mean(input, dim=None, *, correction=1, keepdim=False): the tuple (mint.var(...), mean over dim)."""
     x = _t(input, "var_mean")
     xf = mstype.as_float_input(x, "var_mean")
-    return _statistic(x, dim, correction, keepdim, "var_mean"), _core.mean(xf, _dim(dim, "var_mean"), keepdim)
+    return _statistic(x, dim, correction, keepdim, "var_mean"), _kernels.mean(xf, _dim(dim, "var_mean"), keepdim)
 
 
 @defop(name="mint.std_mean")
 def std_mean(input, dim=None, *, correction=1, keepdim=False):
     """mint.std_mean(input, dim=None, *, correction=1, keepdim=False): the tuple (mint.std(...), mean over dim)."""
     v, m = var_mean(input, dim, correction=correction, keepdim=keepdim)
-    return _core.sqrt(v), m
+    return ops.sqrt(v), m

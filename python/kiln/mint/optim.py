@@ -6,7 +6,9 @@ on kiln.experimental.optim's Optimizer base (groups, lr Parameters, one compiled
 
 The formulas are PyTorch's (torch.optim.AdamW / Adam / SGD, which MindSpore's mint.optim follows); t is the step
 count including this step."""
-from .._loader import _core
+from .. import ops as _ops
+from ..common.tensor import Tensor as _Tensor
+from ..ops import _kernels
 from ..common import dtype as mstype
 from ..common.parameter import Parameter
 from ..experimental.optim.adamw import AdamW as _ExperimentalAdamW
@@ -44,8 +46,8 @@ class Adam(_ExperimentalAdamW):
 
     def construct(self, gradients):
         self._check_gradients(gradients)
-        step = _core.add(_core.cast(self.state_step, mstype.float32), 1.0)
-        _core.assign(self.state_step, _core.add(self.state_step, 1))
+        step = _ops.add(_kernels.cast(self.state_step, mstype.float32), 1.0)
+        _kernels.assign(self.state_step, _ops.add(self.state_step, 1))
         for group, start, end in self._group_ranges():
             beta1, beta2 = (float(b) for b in group["betas"])
             for i in range(start, end):
@@ -74,7 +76,7 @@ class SGD(_Optimizer):
     TypeError for non-bool nesterov/maximize; the Optimizer errors."""
 
     def __init__(self, params, lr, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False):
-        if not isinstance(lr, _core.Tensor) and lr < 0.0:
+        if not isinstance(lr, _Tensor) and lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
@@ -89,12 +91,12 @@ class SGD(_Optimizer):
                         nesterov=nesterov, maximize=maximize)
         super().__init__(params, defaults)
         self._param_state("momentum_buffer", "momentum_buffer")
-        self.state_step = Parameter(_core.full([], 0, mstype.int32), "state_step")
+        self.state_step = Parameter(_kernels.full([], 0, mstype.int32), "state_step")
 
     def construct(self, gradients):
         self._check_gradients(gradients)
-        first = _core.equal(self.state_step, 0)
-        _core.assign(self.state_step, _core.add(self.state_step, 1))
+        first = _ops.equal(self.state_step, 0)
+        _kernels.assign(self.state_step, _ops.add(self.state_step, 1))
         for group, start, end in self._group_ranges():
             mu, tau = group["momentum"], group["dampening"]
             for i in range(start, end):
@@ -102,8 +104,8 @@ class SGD(_Optimizer):
                 g = self._prepared_gradient(p, gradients[i], group["weight_decay"], group["maximize"])
                 if mu != 0.0:
                     buf = self.momentum_buffer[i]
-                    new = _core.select(first, g, _core.add(_core.mul(buf, mu), _core.mul(g, 1.0 - tau)))
-                    _core.assign(buf, new)
-                    g = _core.add(g, _core.mul(new, mu)) if group["nesterov"] else new
-                _core.assign(p, _core.sub(p, _core.mul(g, self._group_lr(group, p.dtype))))
+                    new = _kernels.select(first, g, _ops.add(_ops.mul(buf, mu), _ops.mul(g, 1.0 - tau)))
+                    _kernels.assign(buf, new)
+                    g = _ops.add(g, _ops.mul(new, mu)) if group["nesterov"] else new
+                _kernels.assign(p, _ops.sub(p, _ops.mul(g, self._group_lr(group, p.dtype))))
         return True

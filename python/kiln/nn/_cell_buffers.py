@@ -18,7 +18,7 @@ it, a _Buffer replaces it, anything else raises TypeError (MindSpore 2.10's rule
 """
 from collections import OrderedDict
 
-from .._loader import _core
+from ..common.tensor import Tensor as _Tensor
 from ..common.parameter import _Buffer
 
 
@@ -48,7 +48,7 @@ def register_buffer(self, name, tensor, persistent=True):
     buffers = d.get("_buffers")
     if hasattr(self, name) and (buffers is None or name not in buffers):
         raise KeyError(f"attribute '{name}' already exists")
-    if tensor is not None and not isinstance(tensor, _core.Tensor):
+    if tensor is not None and not isinstance(tensor, _Tensor):
         raise TypeError(f"cannot assign '{type(tensor)}' object to buffer '{name}' (mindspore Tensor or None required)")
     if buffers is None:
         buffers = d["_buffers"] = OrderedDict()

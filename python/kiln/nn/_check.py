@@ -1,5 +1,5 @@
 """Input checks shared by the layers and losses: MindSpore-style messages instead of Python's attribute errors."""
-from .._loader import _core
+from ..common.tensor import Tensor as _Tensor
 
 
 def check_input(x, cls_name, name="x", min_ndim=None):
@@ -9,7 +9,7 @@ def check_input(x, cls_name, name="x", min_ndim=None):
         TypeError: x is not a Tensor ("For 'Dense', the input 'x' must be a Tensor, but got NoneType.").
         ValueError: x has fewer than min_ndim dims.
     """
-    if not isinstance(x, _core.Tensor):
+    if not isinstance(x, _Tensor):
         raise TypeError(f"For '{cls_name}', the input '{name}' must be a Tensor, but got {type(x).__name__}.")
     if min_ndim is not None and x.ndim < min_ndim:
         raise ValueError(f"For '{cls_name}', the dimension of '{name}' should not be less than {min_ndim}, but got "

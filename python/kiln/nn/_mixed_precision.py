@@ -16,7 +16,7 @@ statistics) must stay the Parameter itself.
 import threading
 import weakref
 
-from .._loader import _core
+from ..ops import _kernels
 from ..common import dtype as mstype
 from ..common.parameter import Parameter
 
@@ -33,7 +33,7 @@ def _cast_getattribute(self, name):
         if active and id(self) in active and value.requires_grad:
             dt = _get(self, "__dict__").get("_mp_dtype")
             if dt is not None and value.dtype != dt and mstype.is_float(value.dtype):
-                return _core.cast(value, dt)
+                return _kernels.cast(value, dt)
     return value
 
 

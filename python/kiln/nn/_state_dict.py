@@ -8,7 +8,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .._loader import _core
+from ..common.tensor import Tensor as _Tensor
+from ..ops import _kernels
 from ..common import dtype as mstype
 
 
@@ -63,7 +64,7 @@ def _state_items(cell):
 
 
 def _as_array(value, key):
-    if isinstance(value, _core.Tensor):
+    if isinstance(value, _Tensor):
         return value
     if isinstance(value, (np.ndarray, np.generic, int, float)) and not isinstance(value, bool):
         from ..common.tensor import Tensor
@@ -106,7 +107,7 @@ def load_state_dict(cell, state_dict, strict=True):
     if errors:
         raise RuntimeError(f"Error(s) in loading state_dict for {type(cell).__name__}:\n\t" + "\n\t".join(errors))
     for param, value in updates:
-        _core.assign(param, value if value.dtype == param.dtype else _core.cast(value, param.dtype))
+        _kernels.assign(param, value if value.dtype == param.dtype else _kernels.cast(value, param.dtype))
     return _IncompatibleKeys(missing, unexpected)
 
 
@@ -122,7 +123,7 @@ def _parse_to_args(args, kwargs):
     if kwargs:
         raise TypeError(f"Cell.to() got unexpected keyword argument(s) {sorted(kwargs)}.")
     rest = list(args)
-    if rest and isinstance(rest[0], _core.Tensor):
+    if rest and isinstance(rest[0], _Tensor):
         t = rest.pop(0)
         dtype = t.dtype
     elif rest and isinstance(rest[0], str):
@@ -161,14 +162,14 @@ def to(cell, *args, **kwargs):
         changed = False
         for _, p in cell.parameters_and_names():
             if mstype.is_float(p.dtype) and p.dtype != dtype:
-                p._rebind(_core.cast(p, dtype))
+                p._rebind(_kernels.cast(p, dtype))
                 changed = True
         from ._cell_buffers import own_buffers, register_buffer
         for _, sub in cell.cells_and_names():  # floating buffers: replaced by cast copies, as MindSpore's _apply
             persistent_off = sub.__dict__.get("_non_persistent_buffers", ())
             for name, buf in own_buffers(sub):
                 if mstype.is_float(buf.dtype) and buf.dtype != dtype:
-                    register_buffer(sub, name, _core.cast(buf, dtype), persistent=name not in persistent_off)
+                    register_buffer(sub, name, _kernels.cast(buf, dtype), persistent=name not in persistent_off)
                     changed = True
         if changed:
             from ..common.jit import _bump_train_state

@@ -15,7 +15,9 @@ import inspect
 import weakref
 from collections import OrderedDict
 
-from .._loader import _core
+from .. import _engine
+from ..common.tensor import Tensor as _Tensor
+from ..ops import _kernels
 from ..common import dtype as mstype
 from ..common.parameter import Parameter, ParameterTuple, _Buffer
 from ..ops.primitives import Primitive
@@ -32,7 +34,6 @@ from ._cell_extra import _pipeline_hook
 from . import _cell_buffers
 
 _PLACEHOLDER = "Parameter"
-_Tensor = _core.Tensor
 # construct function -> inspect.Signature (computed once per class, only for keyword calls; weak, so that classes
 # made at run time are freed)
 _SIGNATURES = weakref.WeakKeyDictionary()
@@ -53,7 +54,7 @@ def _cast_inputs(args, dtype):
     for a in args:
         if isinstance(a, _Tensor):
             if a.dtype != dtype and mstype.is_float(a.dtype):
-                a = _core.cast(a, dtype)
+                a = _kernels.cast(a, dtype)
         elif isinstance(a, (tuple, list)):
             a = type(a)(_cast_inputs(a, dtype))
         out.append(a)
@@ -85,7 +86,7 @@ class Cell(_CellHooks):
         d["_primitives"] = OrderedDict()
         d["_auto_prefix"] = bool(auto_prefix)
         d["training"] = False
-        d["_made_in_trace"] = _core.tracing()  # made by the traced code itself: not a guard of the graph
+        d["_made_in_trace"] = _engine.tracing()  # made by the traced code itself: not a guard of the graph
         d["requires_grad"] = False
         d["_phase"] = "predict"
         d["_mp_dtype"] = None
@@ -188,7 +189,7 @@ class Cell(_CellHooks):
         elif params and name in params:
             if isinstance(value, _Tensor) and params[name] is not None:
                 params[name].set_data(value)
-            elif (_core.tracing() and isinstance(value, (int, float)) and not isinstance(value, bool)
+            elif (_engine.tracing() and isinstance(value, (int, float)) and not isinstance(value, bool)
                   and params[name] is not None):  # graph mode: `self.w = 1` assigns the number (MindSpore)
                 params[name].set_data(_Tensor(value, params[name].dtype))
             elif value is None:
@@ -330,7 +331,7 @@ class Cell(_CellHooks):
             args, kwargs = self._bind_kwargs(args, kwargs)
         if not d["_checked"]:
             self._check_construct()
-            if not _core.tracing():  # values deferred by nn.no_init_parameters(): drawn before the first run
+            if not _engine.tracing():  # values deferred by nn.no_init_parameters(): drawn before the first run
                 self.init_parameters_data()  # (a compile draws them all before tracing: kiln/common/jit.py)
             self._init_check()
         if d["_mp_dtype"] is not None:
@@ -350,14 +351,14 @@ class Cell(_CellHooks):
         """Runs construct on (already bound) args. This is the one place where a Cell's computation is executed:
         PyNative runs it eagerly; in GRAPH_MODE the call compiles construct (once per signature, see kiln.jit)
         and runs the graph; inside a function being compiled it is traced inline."""
-        if _graph_flag[0] and not _core.tracing():
+        if _graph_flag[0] and not _engine.tracing():
             return self._compiled_construct()(*args, **kwargs)
         if _recording[0] and not self.__dict__.get("_made_in_trace"):
             # some thread is compiling: this cell's training flag keys that graph. A Cell made while tracing (a
             # functional op that builds its layer, ops.kl_div) is part of the traced code: guarding on it would
             # make every call trace again.
             _record_cell(self)
-        if _core.tracing():  # inside a compiled function: graph built-ins, and tensor control flow compiles too
+        if _engine.tracing():  # inside a compiled function: graph built-ins, and tensor control flow compiles too
             return _graph_builtins.call(_ast_rewrite.converted(self.construct), args, kwargs)
         return self.construct(*args, **kwargs)
 

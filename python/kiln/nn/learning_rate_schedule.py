@@ -14,7 +14,8 @@ Formulas (p = global_step / decay_steps, floored when is_stair):
 """
 import math
 
-from .._loader import _core
+from .. import ops as _ops
+from ..ops import _kernels
 from ..common import dtype as mstype
 from .cell import Cell
 
@@ -47,7 +48,7 @@ def _check_positive_int(value, name, cls):
 
 
 def _step_f32(global_step):
-    return _core.cast(global_step, mstype.float32)
+    return _kernels.cast(global_step, mstype.float32)
 
 
 class LearningRateSchedule(Cell):
@@ -76,9 +77,9 @@ class _DecayBase(LearningRateSchedule):
         self.is_stair = is_stair
 
     def _p(self, global_step):
-        p = _core.div(_step_f32(global_step), float(self.decay_steps))
+        p = _kernels.div(_step_f32(global_step), float(self.decay_steps))
         if self.is_stair:
-            p = _core.floor(p)
+            p = _kernels.floor(p)
         return p
 
 
@@ -86,21 +87,21 @@ class ExponentialDecayLR(_DecayBase):
     """lr · decay_rate^(step/decay_steps) (exponent floored when is_stair)."""
 
     def construct(self, global_step):
-        return _core.mul(_core.pow(self.decay_rate, self._p(global_step)), self.learning_rate)
+        return _ops.mul(_kernels.pow(self.decay_rate, self._p(global_step)), self.learning_rate)
 
 
 class NaturalExpDecayLR(_DecayBase):
     """lr · exp(−decay_rate · step/decay_steps) (floored when is_stair)."""
 
     def construct(self, global_step):
-        return _core.mul(_core.exp(_core.mul(self._p(global_step), -self.decay_rate)), self.learning_rate)
+        return _ops.mul(_ops.exp(_ops.mul(self._p(global_step), -self.decay_rate)), self.learning_rate)
 
 
 class InverseDecayLR(_DecayBase):
     """lr / (1 + decay_rate · step/decay_steps) (floored when is_stair)."""
 
     def construct(self, global_step):
-        return _core.div(self.learning_rate, _core.add(_core.mul(self._p(global_step), self.decay_rate), 1.0))
+        return _kernels.div(self.learning_rate, _ops.add(_ops.mul(self._p(global_step), self.decay_rate), 1.0))
 
 
 class CosineDecayLR(LearningRateSchedule):
@@ -122,9 +123,9 @@ class CosineDecayLR(LearningRateSchedule):
         self.__dict__["_delta"] = 0.5 * (self.max_lr - self.min_lr)
 
     def construct(self, global_step):
-        p = _core.minimum(_step_f32(global_step), float(self.decay_steps))
-        cos = _core.cos(_core.mul(p, math.pi / self.decay_steps))
-        return _core.add(_core.mul(_core.add(cos, 1.0), self._delta), self.min_lr)
+        p = _ops.minimum(_step_f32(global_step), float(self.decay_steps))
+        cos = _kernels.cos(_ops.mul(p, math.pi / self.decay_steps))
+        return _ops.add(_ops.mul(_ops.add(cos, 1.0), self._delta), self.min_lr)
 
 
 class PolynomialDecayLR(LearningRateSchedule):
@@ -151,11 +152,11 @@ class PolynomialDecayLR(LearningRateSchedule):
         step = _step_f32(global_step)
         steps = float(self.decay_steps)
         if self.update_decay_steps:
-            decay = _core.mul(_core.maximum(_core.ceil(_core.div(step, steps)), 1.0), steps)
-            p = _core.div(step, decay)
+            decay = _ops.mul(_ops.maximum(_kernels.ceil(_kernels.div(step, steps)), 1.0), steps)
+            p = _kernels.div(step, decay)
         else:
-            p = _core.div(_core.minimum(step, steps), steps)
-        return _core.add(_core.mul(_core.pow(_core.sub(1.0, p), self.power), self._diff), self.end_learning_rate)
+            p = _kernels.div(_ops.minimum(step, steps), steps)
+        return _ops.add(_ops.mul(_kernels.pow(_ops.sub(1.0, p), self.power), self._diff), self.end_learning_rate)
 
 
 class WarmUpLR(LearningRateSchedule):
@@ -168,5 +169,5 @@ class WarmUpLR(LearningRateSchedule):
         self.warmup_steps = _check_positive_int(warmup_steps, "warmup_steps", cls)
 
     def construct(self, global_step):
-        p = _core.div(_core.minimum(_step_f32(global_step), float(self.warmup_steps)), float(self.warmup_steps))
-        return _core.mul(p, self.learning_rate)
+        p = _kernels.div(_ops.minimum(_step_f32(global_step), float(self.warmup_steps)), float(self.warmup_steps))
+        return _ops.mul(p, self.learning_rate)

@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 
-from .._loader import _core
+from ..ops import _kernels
 from .._args import _got
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
@@ -48,9 +48,9 @@ def asarray(a, dtype=None):
     other inputs (strings, ragged lists)."""
     dt = _dtype(dtype, "asarray")
     if isinstance(a, Tensor):
-        return a if dt is None or dt == a.dtype else _core.cast(a, dt)
+        return a if dt is None or dt == a.dtype else _kernels.cast(a, dt)
     t = Tensor(_np_of_python(a, "asarray"))
-    return t if dt is None or dt == t.dtype else _core.cast(t, dt)
+    return t if dt is None or dt == t.dtype else _kernels.cast(t, dt)
 
 
 def array(obj, dtype=None, copy=True, ndmin=0):
@@ -58,9 +58,9 @@ def array(obj, dtype=None, copy=True, ndmin=0):
     Tensor and copy=True), with at least `ndmin` dims (size-1 dims prepended). Dtypes as asarray."""
     t = asarray(obj, dtype)
     if copy and t is obj:
-        t = _core.identity(t)
+        t = _kernels.identity(t)
     if ndmin > t.ndim:
-        t = _core.reshape(t, [1] * (ndmin - t.ndim) + list(t.shape))
+        t = _kernels.reshape(t, [1] * (ndmin - t.ndim) + list(t.shape))
     return t
 
 
@@ -87,7 +87,7 @@ def arange(start, stop=None, step=None, dtype=None):
     dt = _dtype(dtype, "arange")
     if dt is None:
         dt = mstype.float32 if builtins.any(isinstance(v, float) for v in (start, stop, step)) else mstype.int32
-    return _core.arange(float(start), float(stop), float(step), dt)
+    return _kernels.arange(float(start), float(stop), float(step), dt)
 
 
 def _shape(shape, op):
@@ -102,12 +102,12 @@ def _shape(shape, op):
 
 def zeros(shape, dtype=mstype.float32):
     """mindspore.numpy.zeros(shape, dtype=float32): a Tensor of zeros."""
-    return _core.full(_shape(shape, "zeros"), 0.0, _dtype(dtype, "zeros"))
+    return _kernels.full(_shape(shape, "zeros"), 0.0, _dtype(dtype, "zeros"))
 
 
 def ones(shape, dtype=mstype.float32):
     """mindspore.numpy.ones(shape, dtype=float32): a Tensor of ones."""
-    return _core.full(_shape(shape, "ones"), 1.0, _dtype(dtype, "ones"))
+    return _kernels.full(_shape(shape, "ones"), 1.0, _dtype(dtype, "ones"))
 
 
 def empty(shape, dtype=mstype.float32):
@@ -121,14 +121,14 @@ def full(shape, fill_value, dtype=None):
     shp = _shape(shape, "full")
     dt = _dtype(dtype, "full")
     if isinstance(fill_value, Tensor):
-        t = fill_value if dt is None else _core.cast(fill_value, dt)
-        return _core.broadcast_to(t, shp)
+        t = fill_value if dt is None else _kernels.cast(fill_value, dt)
+        return _kernels.broadcast_to(t, shp)
     if not isinstance(fill_value, (numbers.Number, np.bool_)):
         raise TypeError(f"For 'full', 'fill_value' must be a number, bool or Tensor, but got {_got(fill_value)}.")
     if dt is None:
         dt = mstype.bool_ if isinstance(fill_value, (bool, np.bool_)) else (
             mstype.int32 if isinstance(fill_value, numbers.Integral) else mstype.float32)
-    return _core.full(shp, float(fill_value), dt)
+    return _kernels.full(shp, float(fill_value), dt)
 
 
 def _like(a, dtype, shape, op):
@@ -139,13 +139,13 @@ def _like(a, dtype, shape, op):
 def zeros_like(a, dtype=None, shape=None):
     """mindspore.numpy.zeros_like(a, dtype=None, shape=None): zeros with a's shape and dtype unless given."""
     s, d = _like(a, dtype, shape, "zeros_like")
-    return _core.full(s, 0.0, d)
+    return _kernels.full(s, 0.0, d)
 
 
 def ones_like(a, dtype=None, shape=None):
     """mindspore.numpy.ones_like(a, dtype=None, shape=None): ones with a's shape and dtype unless given."""
     s, d = _like(a, dtype, shape, "ones_like")
-    return _core.full(s, 1.0, d)
+    return _kernels.full(s, 1.0, d)
 
 
 def empty_like(prototype, dtype=None, shape=None):

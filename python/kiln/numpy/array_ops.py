@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-from .._loader import _core
+from ..ops import _kernels
 from .._args import _got
 from .. import ops
 from ..common import dtype as mstype
@@ -34,7 +34,7 @@ def reshape(x, new_shape):
 
 def ravel(x):
     """mindspore.numpy.ravel(x): x flattened to 1-D."""
-    return _core.reshape(asarray(x), [-1])
+    return _kernels.reshape(asarray(x), [-1])
 
 
 def expand_dims(a, axis):
@@ -45,7 +45,7 @@ def expand_dims(a, axis):
     shape = list(t.shape)
     for ax in sorted(_axis(v, nd, "expand_dims") for v in axes):
         shape.insert(ax, 1)
-    return _core.reshape(t, shape)
+    return _kernels.reshape(t, shape)
 
 
 def squeeze(a, axis=None):
@@ -65,7 +65,7 @@ def swapaxes(x, axis1, axis2):
     perm = list(range(t.ndim))
     a, b = _axis(axis1, t.ndim, "swapaxes", "axis1"), _axis(axis2, t.ndim, "swapaxes", "axis2")
     perm[a], perm[b] = perm[b], perm[a]
-    return _core.transpose(t, perm)
+    return _kernels.transpose(t, perm)
 
 
 def moveaxis(a, source, destination):
@@ -81,11 +81,11 @@ def moveaxis(a, source, destination):
     order = [i for i in range(t.ndim) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
-    return _core.transpose(t, order)
+    return _kernels.transpose(t, order)
 
 
 def _arrays(arrays, op):
-    if isinstance(arrays, _core.Tensor):
+    if isinstance(arrays, Tensor):
         return list(ops.unstack(arrays, 0))
     if not isinstance(arrays, (tuple, list)) or not arrays:
         raise TypeError(f"For '{op}', the input must be a non-empty tuple or list of arrays, but got "
@@ -97,7 +97,7 @@ def concatenate(arrays, axis=0):
     """mindspore.numpy.concatenate(arrays, axis=0): the arrays joined along `axis` (axis=None flattens them first)."""
     ts = _arrays(arrays, "concatenate")
     if axis is None:
-        ts, axis = [_core.reshape(t, [-1]) for t in ts], 0
+        ts, axis = [_kernels.reshape(t, [-1]) for t in ts], 0
     return ops.concat(ts, axis)
 
 
@@ -108,13 +108,13 @@ def stack(arrays, axis=0):
 
 def atleast_1d(*arys):
     """mindspore.numpy.atleast_1d(*arys): each input with at least 1 dim (a list when several are given)."""
-    out = [t if t.ndim >= 1 else _core.reshape(t, [1]) for t in map(asarray, arys)]
+    out = [t if t.ndim >= 1 else _kernels.reshape(t, [1]) for t in map(asarray, arys)]
     return out[0] if len(out) == 1 else out
 
 
 def atleast_2d(*arys):
     """mindspore.numpy.atleast_2d(*arys): each input with at least 2 dims (leading size-1 dims added)."""
-    out = [t if t.ndim >= 2 else _core.reshape(t, [1] * (2 - t.ndim) + list(t.shape)) for t in map(asarray, arys)]
+    out = [t if t.ndim >= 2 else _kernels.reshape(t, [1] * (2 - t.ndim) + list(t.shape)) for t in map(asarray, arys)]
     return out[0] if len(out) == 1 else out
 
 
@@ -123,11 +123,11 @@ def atleast_3d(*arys):
     (M, N) → (M, N, 1))."""
     def up(t):
         if t.ndim == 0:
-            return _core.reshape(t, [1, 1, 1])
+            return _kernels.reshape(t, [1, 1, 1])
         if t.ndim == 1:
-            return _core.reshape(t, [1, t.shape[0], 1])
+            return _kernels.reshape(t, [1, t.shape[0], 1])
         if t.ndim == 2:
-            return _core.reshape(t, list(t.shape) + [1])
+            return _kernels.reshape(t, list(t.shape) + [1])
         return t
     out = [up(t) for t in map(asarray, arys)]
     return out[0] if len(out) == 1 else out
@@ -142,7 +142,7 @@ def hstack(tup):
 def vstack(tup):
     """mindspore.numpy.vstack(tup): arrays joined along axis 0, 1-D arrays as rows."""
     ts = _arrays(tup, "vstack")
-    return ops.concat([t if t.ndim >= 2 else _core.reshape(t, [1] * (2 - t.ndim) + list(t.shape)) for t in ts], 0)
+    return ops.concat([t if t.ndim >= 2 else _kernels.reshape(t, [1] * (2 - t.ndim) + list(t.shape)) for t in ts], 0)
 
 
 def split(x, indices_or_sections, axis=0):
@@ -179,7 +179,7 @@ def repeat(a, repeats, axis=None):
     (on the flattened array when axis is None)."""
     t = asarray(a)
     if axis is None:
-        t, axis = _core.reshape(t, [-1]), 0
+        t, axis = _kernels.reshape(t, [-1]), 0
     ax = _axis(axis, t.ndim, "repeat")
     if isinstance(repeats, (tuple, list)):  # one count per element along the axis: a Gather of repeated indices
         n = t.shape[ax]
@@ -188,7 +188,7 @@ def repeat(a, repeats, axis=None):
             raise ValueError(f"For 'repeat', 'repeats' must be an int or {n} non-negative ints (the length of axis "
                              f"{ax}), but got {_got(repeats)}.")
         idx = np.repeat(np.arange(n, dtype=np.int64), [int(r) for r in repeats])
-        return _core.gather(t, Tensor(idx), ax)
+        return _kernels.gather(t, Tensor(idx), ax)
     if isinstance(repeats, bool) or not isinstance(repeats, numbers.Integral) or repeats < 0:
         raise TypeError(f"For 'repeat', 'repeats' must be a non-negative int or a list of them, but got "
                         f"{_got(repeats)}.")
@@ -242,9 +242,9 @@ def where(condition, x=None, y=None):
                          "kiln.ops.nonzero).")
     c = asarray(condition)
     if c.dtype != mstype.bool_:
-        c = _core.not_equal(c, 0)
-    xt = x if isinstance(x, (_core.Tensor, int, float, bool)) else asarray(x)
-    yt = y if isinstance(y, (_core.Tensor, int, float, bool)) else asarray(y)
+        c = ops.not_equal(c, 0)
+    xt = x if isinstance(x, (Tensor, int, float, bool)) else asarray(x)
+    yt = y if isinstance(y, (Tensor, int, float, bool)) else asarray(y)
     return ops.where(c, xt, yt)
 
 
@@ -253,7 +253,7 @@ def meshgrid(*xi, sparse=False, indexing="xy"):
     sparse=True keeps each with size-1 axes instead of broadcasting."""
     ts = [asarray(t) for t in xi]
     if len(ts) < 2:
-        return [_core.reshape(t, [-1]) for t in ts]
+        return [_kernels.reshape(t, [-1]) for t in ts]
     grids = list(ops.meshgrid(*ts, indexing=indexing))
     if not sparse:
         return grids
@@ -263,7 +263,7 @@ def meshgrid(*xi, sparse=False, indexing="xy"):
         shape = [1] * n
         pos = i if indexing == "ij" or n < 2 else ({0: 1, 1: 0}.get(i, i))
         shape[pos] = t.shape[0]
-        out.append(_core.reshape(t, shape))
+        out.append(_kernels.reshape(t, shape))
     return out
 
 

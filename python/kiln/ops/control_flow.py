@@ -59,7 +59,7 @@ class ForiLoop(Primitive):
         _check_fn("loop_func", loop_func, "ForiLoop")
         if not isinstance(unroll, bool):
             raise TypeError(f"For 'ForiLoop', the argument 'unroll' must be bool, but got {type(unroll).__name__}.")
-        compiled = _cf.is_symbolic(lower) or _cf.is_symbolic(upper) or (not unroll and _cf._core.tracing())
+        compiled = _cf.is_symbolic(lower) or _cf.is_symbolic(upper) or (not unroll and _cf._engine.tracing())
         if not compiled:
             val = init_val
             for i in range(int(lower), int(upper)):
@@ -98,7 +98,7 @@ class Scan(Primitive):
                 raise TypeError(f"For 'Scan', the argument 'length' must be int when xs is None, but got "
                                 f"{type(length).__name__}.")
             xs = [None] * length
-        if not unroll and _cf._core.tracing() and len(xs) > 0:
+        if not unroll and _cf._engine.tracing() and len(xs) > 0:
             compiled = _scan_loop(loop_func, init, xs)
             if compiled is not None:
                 return compiled

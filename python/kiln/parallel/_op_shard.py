@@ -38,7 +38,8 @@ import itertools
 import threading
 import weakref
 
-from .._loader import _core
+from .. import _engine
+from ..ops import _kernels
 from ..common.parameter import Parameter
 from ..common.tensor import Tensor
 
@@ -59,12 +60,12 @@ def release_history():
     """Drops the autodiff history of Parameters sliced during a grad transform (their block was computed from the
     whole Parameter, whose storage that history keeps alive). Called after the step's gradient (by an optimizer's
     next step, merge_parameters), never while a grad transform runs."""
-    if _core.grad_level() > 0:
+    if _engine.grad_level() > 0:
         return
     for key in list(_pending_detach.keys()):
         p = _pending_detach.pop(key, None)
         if p is not None:
-            p._rebind(_core.detach(p))
+            p._rebind(_kernels.detach(p))
 
 
 # ------------------------------------------------------------------------------------------------ activation
@@ -72,7 +73,7 @@ def _world():
     from ..communication.management import GlobalComm
     if not GlobalComm.INITED:
         return 1, 0
-    return _core.comm_group_size("world"), _core.comm_group_rank("world")
+    return _engine.comm_group_size("world"), _engine.comm_group_rank("world")
 
 
 def active():
@@ -311,8 +312,8 @@ def _group(ranks):
     name = _groups.get(ranks)
     if name is None:
         name = "kiln_op_shard_" + "_".join(map(str, ranks))
-        if not _core.comm_has_group(name):
-            _core.comm_create_group(name, list(ranks))
+        if not _engine.comm_has_group(name):
+            _engine.comm_create_group(name, list(ranks))
         _groups[ranks] = name
     return name
 
@@ -346,7 +347,7 @@ def _allreduce(t, plan, axes, rank):
         return t
     ranks = plan.ranks_along(rank, set(axes))
     comm_bytes[0] += 2 * (len(ranks) - 1) * int(t.nbytes) // len(ranks)
-    return _core.all_reduce(t, _SUM, _group(ranks))
+    return _kernels.all_reduce(t, _SUM, _group(ranks))
 
 
 def _gather(t, plan, tmap, rank):
@@ -356,10 +357,10 @@ def _gather(t, plan, tmap, rank):
         return t
     ranks = plan.ranks_along(rank, set(axes))
     comm_bytes[0] += (len(ranks) - 1) * int(t.nbytes)
-    g = _core.all_gather(t, _group(ranks))
+    g = _kernels.all_gather(t, _group(ranks))
     block = list(t.shape)
     counts = [plan.dev[a] for a in axes]
-    g = _core.reshape(g, counts + block)
+    g = _kernels.reshape(g, counts + block)
     # dims: [axis 0..k-1 counts] + [block dims]; put each count in front of the tensor dim it cuts
     perm, shape = [], []
     for d, a in enumerate(tmap):
@@ -370,27 +371,27 @@ def _gather(t, plan, tmap, rank):
             shape.append(block[d])
         perm.append(len(axes) + d)
     if perm != sorted(perm):
-        g = _core.transpose(g, perm)
-    return _core.reshape(g, shape)
+        g = _kernels.transpose(g, perm)
+    return _kernels.reshape(g, shape)
 
 
 def _record(inputs, values, bprop):
-    if _core.grad_level() == 0:
+    if _engine.grad_level() == 0:
         return values
-    return _core.record_custom(inputs, values, bprop)
+    return _engine.record_custom(inputs, values, bprop)
 
 
 # --------------------------------------------------------------------------------- redistribution with gradients
 def _to_block(x, plan, tmap, rank):
     """The block of a whole (replicated) tensor; backward: the whole gradient on every process (AllReduce over the
     holders of the same block, AllGather over the blocks)."""
-    out = _take(_core.detach(x), plan, tmap, rank)
+    out = _take(_kernels.detach(x), plan, tmap, rank)
     if out is x:
-        out = _core.detach(x)
+        out = _kernels.detach(x)
     holders = [a for a in range(len(plan.dev)) if a not in _split_axes(plan, tmap)]
 
     def bprop(ins, outs, gouts):
-        g = gouts[0] if gouts[0] is not None else _core.zeros_like(outs[0])
+        g = gouts[0] if gouts[0] is not None else _kernels.zeros_like(outs[0])
         return [_gather(_allreduce(g, plan, holders, rank), plan, tmap, rank)]
 
     return _record([x], [out], bprop)[0]
@@ -404,16 +405,16 @@ def _mirror(p, plan, tmap, rank):
         return p
 
     def bprop(ins, outs, gouts):
-        g = gouts[0] if gouts[0] is not None else _core.zeros_like(outs[0])
+        g = gouts[0] if gouts[0] is not None else _kernels.zeros_like(outs[0])
         return [_allreduce(g, plan, holders, rank)]
 
-    return _record([p], [_core.identity(p)], bprop)[0]
+    return _record([p], [_kernels.identity(p)], bprop)[0]
 
 
 def _to_whole(y, plan, rank):
     """The whole output from this process's block (a partial sum over plan.partial): AllReduce, then AllGather;
     backward: this process's block of the (whole, replicated) cotangent."""
-    v = _gather(_allreduce(_core.detach(y), plan, plan.partial, rank), plan, plan.out_map, rank)
+    v = _gather(_allreduce(_kernels.detach(y), plan, plan.partial, rank), plan, plan.out_map, rank)
     full_shape = tuple(v.shape)
 
     def bprop(ins, outs, gouts):
@@ -448,7 +449,7 @@ def _slice_parameter(p, plan, tmap, rank, op):
     Under a grad transform the block is computed from the watched whole Parameter, so this step's gradient reaches
     it."""
     lay = _ParamLayout(p.shape, plan, tmap, rank, op)
-    if _core.tracing():
+    if _engine.tracing():
         raise RuntimeError(f"For '{op}', the Parameter '{p.name}' (shape {list(p.shape)}) must be sliced by its first "
                            f"sharded use, which Kiln cannot do inside a compiled function (GRAPH_MODE, kiln.jit): run "
                            f"the first step in PyNative (AutoParallel does so by itself in GRAPH_MODE); later steps "
@@ -458,10 +459,10 @@ def _slice_parameter(p, plan, tmap, rank, op):
         _deferred_init.materialize(p)
     idx = _block_index(plan, tmap, p.shape, rank)
     # a copy (not a view: the whole storage is freed), recorded from the watched whole Parameter under a grad
-    block = p[idx] * 1 if _core.grad_level() > 0 else _core.detach(p[idx]) * 1
+    block = p[idx] * 1 if _engine.grad_level() > 0 else _kernels.detach(p[idx]) * 1
     p._rebind(block)
     p.__dict__["_kiln_op_layout"] = lay
-    if _core.grad_level() > 0:  # the block's history holds the whole tensor: cut it once the step's grad is done
+    if _engine.grad_level() > 0:  # the block's history holds the whole tensor: cut it once the step's grad is done
         _pending_detach[id(p)] = p
     _sliced[id(p)] = p
     _generation[0] += 1
@@ -526,8 +527,8 @@ def merge_parameter(p):
     release_history()
     lay = _layout_of(p)
     if lay is None:
-        return _core.detach(p) * 1
-    return _gather(_core.detach(p), lay.plan, lay.tmap, lay.rank)
+        return _kernels.detach(p) * 1
+    return _gather(_kernels.detach(p), lay.plan, lay.tmap, lay.rank)
 
 
 def take_slice(p, whole):
@@ -572,7 +573,7 @@ def sync_optimizer(opt):
         for name, (p, lay) in changed.items():
             if state.name.endswith("." + name) and tuple(state.shape) == lay.full_shape:
                 idx = _block_index(lay.plan, lay.tmap, lay.full_shape, lay.rank)
-                state._rebind(_core.detach(state[idx]) * 1)
+                state._rebind(_kernels.detach(state[idx]) * 1)
                 state.__dict__["_kiln_op_layout"] = _ParamLayout(lay.full_shape, lay.plan, lay.tmap, lay.rank, lay.op)
 
 

@@ -1,7 +1,8 @@
 """mindspore.parallel.auto_parallel.AutoParallel: runs a network or a training-step function in semi-auto parallel
 mode (operator sharding by Primitive.shard strategies; kiln/parallel/_op_shard.py, docs/distributed.md "Operator
 parallel")."""
-from .._loader import _core
+from .. import _engine
+from ..ops import _kernels
 from ..common.tensor import Tensor
 from ..nn.cell import Cell
 from . import _op_shard
@@ -82,7 +83,7 @@ class AutoParallel(Cell):
 
     def _run_construct(self, args, kwargs):
         from ..context import _graph as graph_flag
-        if _core.tracing():
+        if _engine.tracing():
             raise RuntimeError("For 'AutoParallel', Kiln cannot call it inside a compiled function (kiln.jit / "
                                "ms.jit): its first call must run eagerly to slice the Parameters; call it directly "
                                "(in GRAPH_MODE it compiles its network from the second call on; docs/distributed.md, "
@@ -130,7 +131,7 @@ def _batch_gather(t):
     backward: this process's rows of the cotangent."""
     _, rank = _op_shard._world()
     rows = t.shape[0]
-    whole = _core.all_gather(_core.detach(t), "world")
+    whole = _kernels.all_gather(_kernels.detach(t), "world")
 
     def bprop(ins, outs, gouts):
         g = gouts[0]

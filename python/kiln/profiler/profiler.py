@@ -24,7 +24,7 @@ import socket
 import threading
 import time
 
-from .._loader import _core
+from .. import _engine
 from .. import log as _log
 from . import _trace
 from . import _mstx as _mstx_mod
@@ -48,7 +48,7 @@ _PID_KERNEL, _PID_STEP, _PID_MSTX = 2, 3, 4
 def _counters():
     """The raw cumulative counters [(op, mode, calls, ns)]: one C++ call; turned into differences only when the
     data is read (`_diff`), so that a step boundary costs one snapshot."""
-    return _core._profiler_snapshot()
+    return _engine._profiler_snapshot()
 
 
 def _diff(end, start):
@@ -183,7 +183,7 @@ class Profiler:
         if self._session is None:
             self._init()
         self._recording = True
-        _core._profiler_enable()
+        _engine._profiler_enable()
         _trace.add_sink(self._session.events)
         if self._mstx:
             _mstx_mod._enable(self._session.events, *self._mstx_domains)
@@ -196,7 +196,7 @@ class Profiler:
         if self._mstx:
             _mstx_mod._disable(self._session.events)
         _trace.remove_sink(self._session.events)
-        _core._profiler_disable()
+        _engine._profiler_disable()
         self._recording = False
 
     def _clear(self):

@@ -11,7 +11,7 @@ KILN_LOW_PRECISION pick, `low_precision()` and `cpu_info()["low_precision"]` rep
 import os
 
 from .. import _cpu
-from .._loader import _core
+from .. import _engine
 
 
 def cpu_info():
@@ -32,7 +32,7 @@ def cpu_info():
     return {
         "model": model,
         "flags": [f for f in _cpu.REPORTED_FLAGS if flags and f in flags],
-        "onednn_isa": _core._onednn_isa(),
+        "onednn_isa": _engine._onednn_isa(),
         "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA"),
         "kiln_kernels": "x86-64-v3",
         "low_precision": low_precision(),
@@ -63,10 +63,10 @@ def low_precision():
     """
     dts = ("bfloat16", "float16")
     return {
-        "mode": _core._low_precision_mode(),
-        **{d: _core._low_precision_path(d) for d in dts},
-        "supported": {d: _core._native_low_precision_supported(d) for d in dts},
-        "fast": {d: _core._native_low_precision_fast(d) for d in dts},
+        "mode": _engine._low_precision_mode(),
+        **{d: _engine._low_precision_path(d) for d in dts},
+        "supported": {d: _engine._native_low_precision_supported(d) for d in dts},
+        "fast": {d: _engine._native_low_precision_fast(d) for d in dts},
     }
 
 
@@ -87,4 +87,4 @@ def set_low_precision(mode):
     if not isinstance(mode, str) or mode.lower() not in _MODES:
         raise ValueError(f"kiln.runtime.set_low_precision: mode must be one of {_MODES} (any case, as "
                          f"KILN_LOW_PRECISION), but got {mode!r}.")
-    _core._set_low_precision_mode(mode.lower())
+    _engine._set_low_precision_mode(mode.lower())

@@ -11,11 +11,11 @@ memory beyond it goes back to the system without `empty_cache()`. `set_cache_lim
 KILN_ALLOC_CACHE_LIMIT (read at the first allocation: bytes, with an optional K, M, G or T suffix in binary units,
 e.g. 512M; 0 disables the cache) fix the bound instead.
 """
-from .._loader import _core
+from .. import _engine
 
 
 def _stats():
-    return _core._allocator_stats()
+    return _engine._allocator_stats()
 
 
 def memory_allocated():
@@ -60,23 +60,23 @@ def max_memory_reserved():
 def empty_cache():
     """Returns every cached (free) block to the system; tensors in use are untouched. Afterwards
     `memory_reserved() == memory_allocated()`."""
-    _core._empty_cache()
+    _engine._empty_cache()
 
 
 def reset_peak_memory_stats():
     """Restarts both peaks (`max_memory_allocated`, `max_memory_reserved`) from the current values."""
-    _core._reset_peak_in_use()
-    _core._reset_peak_reserved()
+    _engine._reset_peak_in_use()
+    _engine._reset_peak_reserved()
 
 
 def reset_max_memory_allocated():
     """Restarts `max_memory_allocated()` from the current `memory_allocated()`."""
-    _core._reset_peak_in_use()
+    _engine._reset_peak_in_use()
 
 
 def reset_max_memory_reserved():
     """Restarts `max_memory_reserved()` from the current `memory_reserved()`."""
-    _core._reset_peak_reserved()
+    _engine._reset_peak_reserved()
 
 
 def memory_stats():
@@ -145,7 +145,7 @@ def set_cache_limit(limit):
             raise TypeError(f"For 'set_cache_limit', 'limit' must be an int or None, but got {type(limit).__name__}.")
         if limit < 0:
             raise ValueError(f"For 'set_cache_limit', 'limit' must be >= 0, but got {limit}.")
-    return _core._set_cache_limit(limit)
+    return _engine._set_cache_limit(limit)
 
 
 _set_memory_done = [False]

@@ -16,13 +16,13 @@ shape inference, output allocation, tape recording) and all Python code: `wall_m
 """
 import time
 
-from .._loader import _core
+from .. import _engine
 
 __all__ = ["profile", "OpProfile", "is_profiling"]
 
 
 def _counters():
-    return {(name, mode): (calls, ns) for name, mode, calls, ns in _core._profiler_snapshot()}
+    return {(name, mode): (calls, ns) for name, mode, calls, ns in _engine._profiler_snapshot()}
 
 
 class OpProfile:
@@ -43,7 +43,7 @@ class OpProfile:
         if self._start is not None:
             raise RuntimeError("For 'profile', a profile object can be entered only once; make a new one with "
                                "kiln.runtime.profile().")
-        _core._profiler_enable()
+        _engine._profiler_enable()
         self._start = _counters()
         self._t0 = time.perf_counter()
         return self
@@ -51,7 +51,7 @@ class OpProfile:
     def __exit__(self, *exc):
         wall = time.perf_counter() - self._t0
         end = _counters()
-        _core._profiler_disable()
+        _engine._profiler_disable()
         self.wall_ms = wall * 1e3
         rows = []
         for key, (calls, ns) in end.items():
@@ -154,5 +154,5 @@ def profile():
 
 def is_profiling():
     """True while some `kiln.runtime.profile()` block is open (in any thread)."""
-    return bool(_core._profiler_enabled())
+    return bool(_engine._profiler_enabled())
 

@@ -9,7 +9,7 @@ MindIR files written by MindSpore load in Kiln (docs/export.md lists the operato
 """
 import os
 
-from .._loader import _core
+from .. import _engine
 from ..common import _atomic_write
 from ..common.tensor import Tensor
 from . import _kiln_export, _mindir_export, _onnx_export
@@ -50,7 +50,7 @@ def _trace(net, inputs, shapes=None, flatten=False):
     if isinstance(net, Cell):
         net.set_train(False)
     try:
-        with _core.Trace(getattr(net, "__name__", type(net).__name__)) as tr:
+        with _engine.Trace(getattr(net, "__name__", type(net).__name__)) as tr:
             shapes = iter(shapes) if shapes is not None else None
             args = [tr.input(x.shape if shapes is None else next(shapes), x.dtype) if isinstance(x, Tensor) else x
                     for x in inputs]

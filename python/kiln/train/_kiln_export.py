@@ -7,7 +7,7 @@ See docs/export.md, "C++ deployment".
 """
 import os
 
-from .._loader import _core
+from .. import _engine
 from ..common import _atomic_write
 
 EXTENSION = ".kiln"
@@ -44,7 +44,7 @@ def write(net, inputs, file_name, kwargs):
         file_name += EXTENSION
     os.makedirs(os.path.dirname(os.path.realpath(file_name)), exist_ok=True)
     try:
-        data = _core.deploy_to_bytes(graph, weight_names, list(input_names), output_names)
+        data = _engine.deploy_to_bytes(graph, weight_names, list(input_names), output_names)
     except ValueError as e:
         raise ValueError(f"For 'export', the network cannot be written as a Kiln model: {e}") from None
     _atomic_write.write_file(file_name, data)

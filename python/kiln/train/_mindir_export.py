@@ -19,7 +19,8 @@ A Kiln op with no mapping raises ValueError naming the op and the user's line th
 """
 import numpy as np
 
-from .._loader import _core
+from .. import _engine
+from ..ops import _kernels
 from ..common import dtype as mstype
 from ..ops import _schema
 from . import _mindir_proto as P
@@ -92,7 +93,7 @@ def _dtype_of(arr):
 def _numpy(tensor):
     """NumPy array of a Kiln Tensor (bfloat16 as float32)."""
     if tensor.dtype == mstype.bfloat16:
-        return _core.cast(tensor, mstype.float32).asnumpy()
+        return _kernels.cast(tensor, mstype.float32).asnumpy()
     return tensor.asnumpy()
 
 
@@ -153,7 +154,7 @@ class _Writer:
             key = ("as", vid, as_dtype)
             if key not in self.names:
                 if kind == "constant" and len(v["shape"]) == 0:
-                    self.names[key] = self._constant(_numpy(_core.cast(v["tensor"], as_dtype)), as_dtype)
+                    self.names[key] = self._constant(_numpy(_kernels.cast(v["tensor"], as_dtype)), as_dtype)
                 else:
                     if as_dtype not in P.TYPE_IDS:
                         raise ValueError(f"no MindSpore type id for {as_dtype}")
@@ -249,7 +250,7 @@ def _compare(op):
         elif vb["kind"] == "constant" and not vb["shape"]:
             dt = va["dtype"]
         else:
-            dt = _core.promote_types(va["dtype"], vb["dtype"])
+            dt = _engine.promote_types(va["dtype"], vb["dtype"])
         return [w.cnode(op, [w.name_of(a, as_dtype=dt), w.name_of(b, as_dtype=dt)])]
     return emit
 

@@ -5,7 +5,8 @@ inputs the node's input values (Tensors, Python scalars/tuples from Constant nod
 MindSpore 2.x primitive functions take their arguments as inputs (MatMul(x, w, transpose_a, transpose_b)); older
 primitives (Conv2D, MaxPool) keep them in `attrs`. Semantics follow MindSpore's operator docs (mindspore.ops.<Name>).
 """
-from .._loader import _core
+from .. import ops as _ops
+from ..ops import _kernels
 from ..common.tensor import Tensor
 
 
@@ -66,14 +67,14 @@ def _conv2d(a, x, w, *_):
         pad = pad * 4 if len(pad) == 1 else pad
     else:
         pad = [0, 0, 0, 0]
-    return _core.conv2d(x, w, stride, pad, dilation, int(a.get("group", a.get("groups", 1))))
+    return _kernels.conv2d(x, w, stride, pad, dilation, int(a.get("group", a.get("groups", 1))))
 
 
 def _bias_add(a, x, b, data_format=0, *_):
     fmt = a.get("data_format", data_format)
     if fmt in (0, "NCHW", "NCDHW") and x.ndim > 2:
-        return _core.add(x, _core.reshape(b, [1, -1] + [1] * (x.ndim - 2)))
-    return _core.add(x, b)
+        return _ops.add(x, _kernels.reshape(b, [1, -1] + [1] * (x.ndim - 2)))
+    return _ops.add(x, b)
 
 
 def _batch_norm(a, x, scale, bias, mean, var, is_training=False, epsilon=1e-5, momentum=0.1, data_format=0, *_):
@@ -81,7 +82,7 @@ def _batch_norm(a, x, scale, bias, mean, var, is_training=False, epsilon=1e-5, m
     eps = float(a.get("epsilon", epsilon))
     if data_format not in (0, "NCHW") or a.get("format", a.get("data_format", "NCHW")) not in ("NCHW", 0):
         raise ValueError("BatchNorm data_format NHWC is not supported (NCHW only).")
-    y, m, v = _core.batch_norm(x, scale, bias, mean, var, training, eps)
+    y, m, v = _kernels.batch_norm(x, scale, bias, mean, var, training, eps)
     return (y, m, v, m, v)
 
 
@@ -104,7 +105,7 @@ def _pool_window(a, x, kind):
 
 def _max_pool(a, x, *_):
     kernel, stride, pad = _pool_window(a, x, "MaxPool")
-    return _core.max_pool2d(x, kernel, stride, pad, [1, 1], False, False)
+    return _kernels.max_pool2d(x, kernel, stride, pad, [1, 1], False, False)
 
 
 def _avg_pool(a, x, kernel_size=None, strides=None, pad_mode=None, data_format=None, *_):
@@ -115,11 +116,11 @@ def _avg_pool(a, x, kernel_size=None, strides=None, pad_mode=None, data_format=N
             b[k] = v
     kernel, stride, pad = _pool_window(b, x, "AvgPool")
     # MindSpore's AvgPool divides by the number of real (unpadded) elements in "same" mode.
-    return _core.avg_pool2d(x, kernel, stride, pad, False, not any(pad), 0)
+    return _kernels.avg_pool2d(x, kernel, stride, pad, False, not any(pad), 0)
 
 
 def _matmul(a, x, y, transpose_a=False, transpose_b=False, *_):
-    return _core.matmul(x, y, bool(a.get("transpose_a", transpose_a)), bool(a.get("transpose_b", transpose_b)))
+    return _kernels.matmul(x, y, bool(a.get("transpose_a", transpose_a)), bool(a.get("transpose_b", transpose_b)))
 
 
 def _reduce(fn, name):
@@ -134,7 +135,7 @@ def _reduce_ext(fn, name):
     def run(a, x, dim=None, keepdim=False, dtype=None, *_):
         if dtype is not None:
             from ._mindir_proto import TYPE_ID_DTYPES
-            x = _core.cast(x, TYPE_ID_DTYPES[dtype]) if dtype in TYPE_ID_DTYPES else x
+            x = _kernels.cast(x, TYPE_ID_DTYPES[dtype]) if dtype in TYPE_ID_DTYPES else x
         axis = None if dim is None else (_ints(dim, f"{name} dim") or None)
         return fn(x, axis, bool(keepdim))
     return run
@@ -144,26 +145,26 @@ def _layer_norm(a, x, gamma, beta, begin_norm_axis=1, begin_params_axis=1, epsil
     bna = int(a.get("begin_norm_axis", begin_norm_axis))
     bpa = int(a.get("begin_params_axis", begin_params_axis))
     eps = float(a.get("epsilon", epsilon))
-    y = _core.layer_norm(x, gamma, beta, bna, bpa, eps)
+    y = _kernels.layer_norm(x, gamma, beta, bna, bpa, eps)
     axes = list(range(bna % x.ndim, x.ndim))
-    mean = _core.mean(x, axes, True)
-    var = _core.mean(_core.square(_core.sub(x, mean)), axes, True)
-    return (y, mean, _core.rsqrt(_core.add(var, eps)))
+    mean = _kernels.mean(x, axes, True)
+    var = _kernels.mean(_ops.square(_ops.sub(x, mean)), axes, True)
+    return (y, mean, _ops.rsqrt(_ops.add(var, eps)))
 
 
 def _softmax(a, x, axis=-1, *_):
     ax = _ints(a.get("axis", axis), "Softmax axis")
     if len(ax) != 1:
         raise ValueError(f"Softmax over several axes {ax} is not supported.")
-    return _core.softmax(x, ax[0])
+    return _kernels.softmax(x, ax[0])
 
 
 def _log_softmax(a, x, axis=-1, *_):
-    return _core.log_softmax(x, _ints(a.get("axis", axis), "LogSoftmax axis")[0])
+    return _kernels.log_softmax(x, _ints(a.get("axis", axis), "LogSoftmax axis")[0])
 
 
 def _flatten(a, x, *_):
-    return _core.reshape(x, [x.shape[0] if x.ndim else 1, -1])
+    return _kernels.reshape(x, [x.shape[0] if x.ndim else 1, -1])
 
 
 def _tuple_get_item(a, t, i, *_):
@@ -183,7 +184,7 @@ def _cast(a, x, dst_type, *_):
     dt = TYPE_ID_DTYPES.get(dst_type) if isinstance(dst_type, int) else None
     if dt is None:
         raise ValueError(f"Cast to MindSpore type id {dst_type!r} is not supported.")
-    return _core.cast(x, dt)
+    return _kernels.cast(x, dt)
 
 
 def _strided_slice(a, x, begin, end, strides, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
@@ -213,12 +214,12 @@ def _strided_slice(a, x, begin, end, strides, begin_mask=0, end_mask=0, ellipsis
         start, stop, step = slice(lo, hi, strides[i]).indices(dim)
         b.append(start), e.append(stop), st.append(step)
         keep.append(len(range(start, stop, step)))
-    y = _core.strided_slice(x, b, e, st)
-    return _core.reshape(y, keep) if masks["shrink_axis_mask"] else y
+    y = _kernels.strided_slice(x, b, e, st)
+    return _kernels.reshape(y, keep) if masks["shrink_axis_mask"] else y
 
 
 def _concat(a, tensors, axis=0, *_):
-    return _core.concat(list(tensors), int(a.get("axis", axis)))
+    return _kernels.concat(list(tensors), int(a.get("axis", axis)))
 
 
 PRIMITIVES = {
@@ -228,53 +229,53 @@ PRIMITIVES = {
     "Depend": lambda a, x, *_: x,
     "MakeTuple": lambda a, *xs: tuple(xs),
     "TupleGetItem": _tuple_get_item,
-    "Identity": _unary(_core.identity),
-    "StopGradient": _unary(_core.stop_gradient),
+    "Identity": _unary(_kernels.identity),
+    "StopGradient": _unary(_kernels.stop_gradient),
     # neural-network layers
     "Conv2D": _conv2d,
     "BiasAdd": _bias_add,
     "BatchNorm": _batch_norm,
     "MaxPool": _max_pool,
     "AvgPool": _avg_pool,
-    "AdaptiveAvgPool2D": lambda a, x, size=None, *_: _core.adaptive_avg_pool2d(
+    "AdaptiveAvgPool2D": lambda a, x, size=None, *_: _kernels.adaptive_avg_pool2d(
         x, _hw(a.get("output_size", size), "AdaptiveAvgPool2D output_size")),
     "MatMul": _matmul,
     "BatchMatMul": _matmul,
     "Flatten": _flatten,
     "Softmax": _softmax,
     "LogSoftmax": _log_softmax,
-    "ReLU": _unary(_core.relu),
-    "Sigmoid": _unary(_core.sigmoid),
-    "Tanh": _unary(_core.tanh),
-    "GeLU": _unary(lambda x: _core.gelu(x, True)),
+    "ReLU": _unary(_ops.relu),
+    "Sigmoid": _unary(_ops.sigmoid),
+    "Tanh": _unary(_ops.tanh),
+    "GeLU": _unary(lambda x: _kernels.gelu(x, True)),
     # arithmetic
-    "Add": _binary(_core.add), "Sub": _binary(_core.sub), "Mul": _binary(_core.mul), "Div": _binary(_core.div),
-    "RealDiv": _binary(_core.div), "Muls": _binary(_core.mul), "Adds": _binary(_core.add),
-    "Maximum": _binary(_core.maximum), "Minimum": _binary(_core.minimum), "Pow": _binary(_core.pow),
-    "Atan2": _binary(_core.atan2), "Erfinv": _unary(_core.erfinv),
-    "Neg": _unary(_core.neg), "Exp": _unary(_core.exp), "Log": _unary(_core.log), "Sqrt": _unary(_core.sqrt),
-    "Rsqrt": _unary(_core.rsqrt), "Abs": _unary(_core.abs), "Square": _unary(_core.square),
-    "Erf": _unary(_core.erf), "Sin": _unary(_core.sin), "Cos": _unary(_core.cos), "Floor": _unary(_core.floor),
-    "Ceil": _unary(_core.ceil), "Sign": _unary(_core.sign), "Log1p": _unary(_core.log1p),
+    "Add": _binary(_ops.add), "Sub": _binary(_ops.sub), "Mul": _binary(_ops.mul), "Div": _binary(_kernels.div),
+    "RealDiv": _binary(_kernels.div), "Muls": _binary(_ops.mul), "Adds": _binary(_ops.add),
+    "Maximum": _binary(_ops.maximum), "Minimum": _binary(_ops.minimum), "Pow": _binary(_kernels.pow),
+    "Atan2": _binary(_kernels.atan2), "Erfinv": _unary(_kernels.erfinv),
+    "Neg": _unary(_ops.neg), "Exp": _unary(_ops.exp), "Log": _unary(_ops.log), "Sqrt": _unary(_ops.sqrt),
+    "Rsqrt": _unary(_ops.rsqrt), "Abs": _unary(_ops.abs), "Square": _unary(_ops.square),
+    "Erf": _unary(_ops.erf), "Sin": _unary(_kernels.sin), "Cos": _unary(_kernels.cos), "Floor": _unary(_kernels.floor),
+    "Ceil": _unary(_kernels.ceil), "Sign": _unary(_ops.sign), "Log1p": _unary(_kernels.log1p),
     # reductions and shapes
-    "ReduceSum": _reduce(_core.sum, "ReduceSum"), "ReduceMean": _reduce(_core.mean, "ReduceMean"),
-    "ReduceMax": _reduce(_core.amax, "ReduceMax"), "ReduceMin": _reduce(_core.amin, "ReduceMin"),
-    "SumExt": _reduce_ext(_core.sum, "SumExt"), "MeanExt": _reduce_ext(_core.mean, "MeanExt"),
-    "Squeeze": lambda a, x, axis=(), *_: _core.squeeze(x, _ints(a.get("axis", axis), "Squeeze axis") or None),
-    "ExpandDims": lambda a, x, axis, *_: _core.expand_dims(x, int(axis)),
+    "ReduceSum": _reduce(_kernels.sum, "ReduceSum"), "ReduceMean": _reduce(_kernels.mean, "ReduceMean"),
+    "ReduceMax": _reduce(_kernels.amax, "ReduceMax"), "ReduceMin": _reduce(_kernels.amin, "ReduceMin"),
+    "SumExt": _reduce_ext(_kernels.sum, "SumExt"), "MeanExt": _reduce_ext(_kernels.mean, "MeanExt"),
+    "Squeeze": lambda a, x, axis=(), *_: _kernels.squeeze(x, _ints(a.get("axis", axis), "Squeeze axis") or None),
+    "ExpandDims": lambda a, x, axis, *_: _kernels.expand_dims(x, int(axis)),
     "LayerNorm": _layer_norm,
-    "Gather": lambda a, x, indices, axis=0, *_: _core.gather(x, indices, int(axis)),
-    "Reshape": lambda a, x, shape, *_: _core.reshape(x, _ints(shape, "Reshape shape")),
-    "Transpose": lambda a, x, perm, *_: _core.transpose(x, _ints(perm, "Transpose perm")),
-    "BroadcastTo": lambda a, x, shape=None, *_: _core.broadcast_to(
+    "Gather": lambda a, x, indices, axis=0, *_: _kernels.gather(x, indices, int(axis)),
+    "Reshape": lambda a, x, shape, *_: _kernels.reshape(x, _ints(shape, "Reshape shape")),
+    "Transpose": lambda a, x, perm, *_: _kernels.transpose(x, _ints(perm, "Transpose perm")),
+    "BroadcastTo": lambda a, x, shape=None, *_: _kernels.broadcast_to(
         x, _ints(a.get("shape", shape), "BroadcastTo shape")),
     "Concat": _concat,
     "Cast": _cast,
     "StridedSlice": _strided_slice,
     # comparisons and selection
-    "Equal": _binary(_core.equal), "NotEqual": _binary(_core.not_equal), "Greater": _binary(_core.greater),
-    "GreaterEqual": _binary(_core.greater_equal), "Less": _binary(_core.less), "LessEqual": _binary(_core.less_equal),
-    "LogicalAnd": _binary(_core.logical_and), "LogicalOr": _binary(_core.logical_or),
-    "LogicalNot": _unary(_core.logical_not),
-    "Select": lambda a, c, x, y, *_: _core.select(c, x, y),
+    "Equal": _binary(_ops.equal), "NotEqual": _binary(_ops.not_equal), "Greater": _binary(_ops.greater),
+    "GreaterEqual": _binary(_ops.greater_equal), "Less": _binary(_ops.less), "LessEqual": _binary(_ops.less_equal),
+    "LogicalAnd": _binary(_ops.logical_and), "LogicalOr": _binary(_ops.logical_or),
+    "LogicalNot": _unary(_ops.logical_not),
+    "Select": lambda a, c, x, y, *_: _kernels.select(c, x, y),
 }

@@ -1,9 +1,8 @@
 """Helpers of kiln.train.model: argument checks, dataset rows, ahead-of-time compilation."""
 import numbers
 
-from .._loader import _core
+from ..common.tensor import Tensor as _Tensor
 
-_Tensor = _core.Tensor
 
 
 def _check_int(value, name, api, minimum=None):

@@ -19,7 +19,7 @@ ValueError: export it with fixed shapes.
 """
 import numpy as np
 
-from .._loader import _core
+from ..ops import _kernels
 from ..common import dtype as mstype
 from ..ops import _schema
 
@@ -77,7 +77,7 @@ def _tensor_proto(arr, kdtype, name):
 
 def _numpy(tensor):
     if tensor.dtype == mstype.bfloat16:
-        return _core.cast(tensor, mstype.float32).asnumpy()
+        return _kernels.cast(tensor, mstype.float32).asnumpy()
     return tensor.asnumpy()
 
 
@@ -150,7 +150,7 @@ class OnnxWriter:
             key = ("as", vid, as_dtype)
             if key not in self.names:
                 if v["kind"] == "constant" and not v["shape"] and len(self.descs) == 1:
-                    self.names[key] = self.const(_numpy(_core.cast(v["tensor"], as_dtype)), as_dtype)
+                    self.names[key] = self.const(_numpy(_kernels.cast(v["tensor"], as_dtype)), as_dtype)
                 else:
                     self.names[key] = self.node("Cast", [self.name_of(vid)], to=onnx_dtype(as_dtype))
             return self.names[key]

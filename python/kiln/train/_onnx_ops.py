@@ -34,14 +34,14 @@ def _same(op):
 
 def _common_dtype(w, node):
     """Operand dtype of a comparison: a 0-d constant takes the other operand's dtype (Kiln's weak scalars)."""
-    from .._loader import _core
+    from .. import _engine
     a, b = node["inputs"]
     va, vb = w.values[a], w.values[b]
     if va["kind"] == "constant" and not va["shape"]:
         return vb["dtype"]
     if vb["kind"] == "constant" and not vb["shape"]:
         return va["dtype"]
-    return _core.promote_types(va["dtype"], vb["dtype"])
+    return _engine.promote_types(va["dtype"], vb["dtype"])
 
 
 def _compare(op, negate=False):

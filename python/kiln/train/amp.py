@@ -24,7 +24,8 @@ Kiln's op dispatch has no per-primitive cast hook.
 import logging
 
 from .. import nn
-from .._loader import _core
+from ..common.tensor import Tensor as _Tensor
+from ..ops import _kernels
 from ..common import dtype as mstype
 from ..nn.cell import Cell
 from ..ops.primitives import Primitive
@@ -34,7 +35,6 @@ from .loss_scale_manager import LossScaleManager, DynamicLossScaleManager
 __all__ = ["auto_mixed_precision", "custom_mixed_precision", "get_white_list", "get_black_list",
            "build_train_network"]
 
-_Tensor = _core.Tensor
 _logger = logging.getLogger("kiln.amp")
 _LEVELS = ("O0", "O1", "O2", "O3", "auto")
 
@@ -57,7 +57,7 @@ def _cast_floats(value, dtype):
     mixed_precision_cast); other values unchanged."""
     if isinstance(value, _Tensor):
         if mstype.is_float(value.dtype) and value.dtype != dtype:
-            return _core.cast(value, dtype)
+            return _kernels.cast(value, dtype)
         return value
     if isinstance(value, (tuple, list)) and not hasattr(value, "_fields"):
         return type(value)(_cast_floats(v, dtype) for v in value)

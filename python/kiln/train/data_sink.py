@@ -21,7 +21,7 @@ import functools
 import threading
 import weakref
 
-from .._loader import _core
+from .. import _engine
 from .. import context
 from ..common import jit as _jit
 from ..common import seed as _seed
@@ -29,7 +29,7 @@ from ..common.tensor import Tensor
 
 __all__ = ["data_sink"]
 
-_tensors_from_arrays = _core._tensors_from_arrays
+_tensors_from_arrays = _engine._tensors_from_arrays
 
 QUEUE_CAPACITY = 16  # batches prefetched at most (MindSpore's device queue: 100 batches / 2 GB)
 QUEUE_MAX_BYTES = 512 << 20  # bytes of batch data prefetched at most (a single larger batch still passes)
@@ -141,7 +141,7 @@ class _Sink:
     def start(self):
         if self.queue is not None:
             return
-        self.queue = _core.BatchQueue(QUEUE_CAPACITY, QUEUE_MAX_BYTES)
+        self.queue = _engine.BatchQueue(QUEUE_CAPACITY, QUEUE_MAX_BYTES)
         self.thread = threading.Thread(target=_produce, args=(self.dataset, self.queue, self.box), daemon=True,
                                        name=f"kiln-data-sink[{self.name}]")
         self.thread.start()
@@ -187,7 +187,7 @@ class _Sink:
         result = None
         while steps > 0:
             entries = list(self.table.values())
-            status, n, k, outs, pending = _core.run_sink([e.executable for e, _ in entries], self.queue, steps,
+            status, n, k, outs, pending = _engine.run_sink([e.executable for e, _ in entries], self.queue, steps,
                                                          check_signals)
             steps -= n
             self.consumed += n
@@ -242,7 +242,7 @@ class _Sink:
         entry = _fast_entry(self.jf, batch)
         self._refresh_table()
         if entry is not None:
-            sig = _core._tensor_signature(*batch)
+            sig = _engine._tensor_signature(*batch)
             self.table.pop(sig, None)
             self.table[sig] = (entry, _describe(batch))
             while len(self.table) > MAX_SIGNATURES:
@@ -258,7 +258,7 @@ def _fast_entry(jf, batch):
         return None
     g = jf._guard
     flags = g[2] if g[1] == _jit._flags_epoch[0] else jf._train_flags()
-    key = (_core._tensor_signature(*batch), flags, context._context["device_target"], _seed._global_seed)
+    key = (_engine._tensor_signature(*batch), flags, context._context["device_target"], _seed._global_seed)
     return jf._fast.get(key)
 
 

@@ -14,7 +14,7 @@ import logging
 import numpy as np
 
 
-from .._loader import _core
+from ..common.tensor import Tensor as _Tensor
 from .. import context
 from .._parallel_context import ParallelMode  # noqa: F401  (MindSpore's module has it: `from ...train.model import ParallelMode`)
 from ..nn.cell import Cell
@@ -28,7 +28,6 @@ from ._model_utils import (_check_int, _check_bool, _check_dataset, _as_tuple, _
 __all__ = ["Model"]
 
 _logger = logging.getLogger("kiln.train")
-_Tensor = _core.Tensor
 _KWARGS = ("loss_scale_manager", "keep_batchnorm_fp32", "boost_config_dict", "acc_level")
 _MAX_SINKS = 4  # data_sink functions kept per Model (train and eval datasets of the last calls)
 _OLD_HOOKS = {"begin", "end", "epoch_begin", "epoch_end", "step_begin", "step_end"}

@@ -23,7 +23,7 @@ import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 
-from .._loader import _core
+from ..ops import _kernels
 from . import _ckpt_formats as _fmt
 from ..common import _atomic_write, _damage
 from ..common import dtype as mstype
@@ -86,7 +86,7 @@ def _stored_array(name, data):
     if type_name is None:
         raise TypeError(f"For 'save_checkpoint', the dtype {dt} of '{name}' can not be saved.")
     if dt == mstype.bfloat16:  # exact: every bfloat16 is a float32 whose low 16 bits are zero
-        arr = (np.ascontiguousarray(_core.cast(data, mstype.float32).asnumpy(), "<f4").view("<u4") >> 16)
+        arr = (np.ascontiguousarray(_kernels.cast(data, mstype.float32).asnumpy(), "<f4").view("<u4") >> 16)
         arr = arr.astype("<u2")
     else:
         arr = np.ascontiguousarray(data.asnumpy(), _TYPES[type_name][1])
@@ -335,7 +335,7 @@ def _stored_to_tensor(arr, kdtype):
     uint16 bits). The values are copied: the Tensor never aliases the file's buffer."""
     if kdtype == mstype.bfloat16:
         f32 = np.left_shift(arr.astype("<u4"), np.uint32(16)).view("<f4").reshape(arr.shape)  # exact widening
-        return _core.cast(Tensor(f32.astype(np.float32)), mstype.bfloat16)
+        return _kernels.cast(Tensor(f32.astype(np.float32)), mstype.bfloat16)
     return Tensor(arr.astype(arr.dtype.newbyteorder("="), copy=True))
 
 
@@ -669,10 +669,10 @@ def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundanc
             _log.warning("The type of %s:%s in 'parameter_dict' is different from the type of it in 'net':%s, then "
                          "the type convert from %s to %s in the network. May consume additional memory and time",
                          name, new.dtype, param.dtype, new.dtype, param.dtype)
-            new = _core.cast(new, param.dtype)
+            new = _kernels.cast(new, param.dtype)
         updates.append((param, new))
     for param, new in updates:  # all checks passed: nothing is half loaded on an error
-        _core.assign(param, new)
+        _kernels.assign(param, new)
     ckpt_not_load = [name for name in parameter_dict if name not in loaded_by_name]
     if param_not_load:
         from .. import log as _log

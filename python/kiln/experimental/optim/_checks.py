@@ -2,7 +2,7 @@
 TypeError where MindSpore fails inside a comparison)."""
 import numbers
 
-from ..._loader import _core
+from ...common.tensor import Tensor as _Tensor
 
 __all__ = ["number", "lr_value", "beta_pair", "flag", "pair"]
 
@@ -24,7 +24,7 @@ def number(value, name, cls_name, lower=None, strict=False, upper=None, upper_st
 
 def lr_value(lr, cls_name, strict=False):
     """Checks a learning rate: an int/float, or a 0-d Tensor (its value is checked); ≥ 0 (> 0 with strict)."""
-    if isinstance(lr, _core.Tensor):
+    if isinstance(lr, _Tensor):
         if lr.ndim != 0:
             raise ValueError(f"For '{cls_name}', a Tensor 'lr' must be a scalar (0-d) Tensor, but got shape "
                              f"{tuple(lr.shape)}.")

@@ -12,7 +12,10 @@ import numbers
 
 import numpy as np
 
-from ..._loader import _core
+from ... import _engine
+from ... import ops as _ops
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...common.parameter import Parameter
 from .optimizer import Optimizer
@@ -22,32 +25,32 @@ __all__ = ["LRScheduler"]
 
 def _copy(t):
     """A float32 Tensor holding t's current value (not sharing its storage)."""
-    return _core.cast(_core.mul(t, 1.0), mstype.float32) if isinstance(t, _core.Tensor) else \
-        _core.full([], float(t), mstype.float32)
+    return _kernels.cast(_ops.mul(t, 1.0), mstype.float32) if isinstance(t, _Tensor) else \
+        _kernels.full([], float(t), mstype.float32)
 
 
 def _scalar(v):
     """A Python float from a number or a one-element Tensor."""
-    if isinstance(v, _core.Tensor):
+    if isinstance(v, _Tensor):
         return float(np.asarray(v.asnumpy()).reshape(-1)[0])
     return float(v)
 
 
 def _assign_lr(param, value):
     """Writes `value` (a number or a Tensor) into the 0-d float32 lr Parameter."""
-    if isinstance(value, _core.Tensor):
+    if isinstance(value, _Tensor):
         if value.ndim:
-            value = _core.reshape(value, [])
-        value = value if value.dtype == mstype.float32 else _core.cast(value, mstype.float32)
+            value = _kernels.reshape(value, [])
+        value = value if value.dtype == mstype.float32 else _kernels.cast(value, mstype.float32)
     else:
-        value = _core.full([], float(value), mstype.float32)
-    _core.assign(param, value)
+        value = _kernels.full([], float(value), mstype.float32)
+    _kernels.assign(param, value)
 
 
 def check_eager(scheduler):
     """RuntimeError when a scheduler is stepped while a function is being compiled (the built-in schedules read
     the current lr values in Python)."""
-    if _core.tracing():
+    if _engine.tracing():
         raise RuntimeError(f"For '{type(scheduler).__name__}', step() runs eagerly: call it outside the compiled "
                            f"(@jit) function, between training steps; the optimizer inside the compiled step reads "
                            f"the lr Parameters it sets.")
@@ -120,7 +123,7 @@ class LRScheduler:
         self.optimizer = optimizer
         self._last_lr = list(optimizer.lrs)
         self.groups_num = len(optimizer.param_groups)
-        self.last_epoch = Parameter(_core.full([], float(last_epoch), mstype.float32), name="last_epoch_" + name)
+        self.last_epoch = Parameter(_kernels.full([], float(last_epoch), mstype.float32), name="last_epoch_" + name)
         self.step()
 
     def get_lr(self):
@@ -147,13 +150,13 @@ class LRScheduler:
         Raises RuntimeError inside a function being compiled."""
         check_eager(self)
         if epoch is None:
-            _core.assign(self.last_epoch, _core.add(self.last_epoch, 1.0))
+            _kernels.assign(self.last_epoch, _ops.add(self.last_epoch, 1.0))
             values = self.get_lr()
         else:
-            if not isinstance(epoch, (numbers.Real, _core.Tensor)) or isinstance(epoch, bool):
+            if not isinstance(epoch, (numbers.Real, _Tensor)) or isinstance(epoch, bool):
                 raise TypeError(f"For '{type(self).__name__}.step', the 'epoch' must be a number, but got "
                                 f"{type(epoch).__name__}.")
-            _core.assign(self.last_epoch, _core.full([], _scalar(epoch), mstype.float32))
+            _kernels.assign(self.last_epoch, _kernels.full([], _scalar(epoch), mstype.float32))
             closed = getattr(self, "_get_closed_form_lr", None)
             values = closed() if closed is not None else self.get_lr()
         for i in range(self.groups_num):

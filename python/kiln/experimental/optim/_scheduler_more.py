@@ -4,7 +4,9 @@ from bisect import bisect_right
 import math
 import numbers
 
-from ..._loader import _core
+from ... import ops as _ops
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...common.parameter import Parameter
 from ._scheduler_base import (LRScheduler, _assign_lr, _copy, _scalar, check_eager, check_float, check_int,
@@ -14,7 +16,7 @@ __all__ = ["CyclicLR", "CosineAnnealingWarmRestarts", "SequentialLR", "ReduceLRO
 
 
 def _f32(value):
-    return _core.full([], float(value), mstype.float32)
+    return _kernels.full([], float(value), mstype.float32)
 
 
 class CyclicLR(LRScheduler):
@@ -135,9 +137,9 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                     t_i = t_0 * self.T_mult ** n
             else:
                 t_i, t_cur = t_0, epoch
-        _core.assign(self.T_cur, _f32(t_cur))
-        _core.assign(self.T_i, _f32(t_i))
-        _core.assign(self.last_epoch, _f32(math.floor(epoch)))
+        _kernels.assign(self.T_cur, _f32(t_cur))
+        _kernels.assign(self.T_i, _f32(t_i))
+        _kernels.assign(self.last_epoch, _f32(math.floor(epoch)))
         for lr, value in zip(self._last_lr, self.get_lr()):
             _assign_lr(lr, value)
         return True
@@ -177,14 +179,14 @@ class SequentialLR:
         for group in optimizer.param_groups:
             _assign_lr(group["lr"], group["initial_lr"])
         for s in schedulers:
-            _core.assign(s.last_epoch, _core.sub(s.last_epoch, 1.0))
+            _kernels.assign(s.last_epoch, _ops.sub(s.last_epoch, 1.0))
         schedulers[0].step()
         self._last_lr = schedulers[0]._last_lr
 
     def step(self):
         """Advances one epoch on the scheduler whose span holds it. Returns True."""
         check_eager(self)
-        _core.assign(self.last_epoch, _core.add(self.last_epoch, 1.0))
+        _kernels.assign(self.last_epoch, _ops.add(self.last_epoch, 1.0))
         e = int(_scalar(self.last_epoch))
         idx = bisect_right(self.milestones, e)
         if idx > 0 and self.milestones[idx - 1] == e:
@@ -231,7 +233,7 @@ class ReduceLROnPlateau:
         self.mode, self.threshold_mode = mode, threshold_mode
         self.patience, self.threshold, self.cooldown, self.eps = patience, float(threshold), cooldown, float(eps)
         self.mode_worse = math.inf if mode == "min" else -math.inf
-        self.last_epoch = Parameter(_core.full([], 0, mstype.int32), name="last_epoch_ReduceLROnPlateau")
+        self.last_epoch = Parameter(_kernels.full([], 0, mstype.int32), name="last_epoch_ReduceLROnPlateau")
         self.best = Parameter(_f32(self.mode_worse), name="best")
         self.cooldown_counter = Parameter(_f32(0), name="cooldown_counter")
         self.wait = Parameter(_f32(0), name="wait")
@@ -248,19 +250,19 @@ class ReduceLROnPlateau:
     def step(self, metrics):
         """Takes the epoch's metric (a number or a one-element Tensor). Returns True."""
         check_eager(self)
-        if not isinstance(metrics, (numbers.Real, _core.Tensor)) or isinstance(metrics, bool):
+        if not isinstance(metrics, (numbers.Real, _Tensor)) or isinstance(metrics, bool):
             raise TypeError(f"For 'ReduceLROnPlateau.step', the 'metrics' must be a number or a one-element Tensor, "
                             f"but got {type(metrics).__name__}.")
         current = float(_scalar(_f32(_scalar(metrics))))  # compared in float32, as MindSpore's
-        _core.assign(self.last_epoch, _core.add(self.last_epoch, 1))
+        _kernels.assign(self.last_epoch, _ops.add(self.last_epoch, 1))
         wait = _scalar(self.wait)
         if self._is_improvement(current, _scalar(self.best)):
-            _core.assign(self.best, _f32(current))
+            _kernels.assign(self.best, _f32(current))
             wait = 0.0
         else:
             wait += 1
         if self.in_cooldown():
-            _core.assign(self.cooldown_counter, _f32(_scalar(self.cooldown_counter) - 1))
+            _kernels.assign(self.cooldown_counter, _f32(_scalar(self.cooldown_counter) - 1))
             wait = 0.0
         if wait > self.patience:
             for lr, min_lr in zip(self._last_lr, self.min_lrs):
@@ -268,9 +270,9 @@ class ReduceLROnPlateau:
                 new = max(old * self.factor, min_lr)
                 if old > new + self.eps:
                     _assign_lr(lr, new)
-            _core.assign(self.cooldown_counter, _f32(self.cooldown))
+            _kernels.assign(self.cooldown_counter, _f32(self.cooldown))
             wait = 0.0
-        _core.assign(self.wait, _f32(wait))
+        _kernels.assign(self.wait, _f32(wait))
         return True
 
     def get_last_lr(self):

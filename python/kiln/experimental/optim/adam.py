@@ -1,5 +1,6 @@
 """kiln.experimental.optim.Adam (MindSpore's mindspore.experimental.optim.Adam)."""
-from ..._loader import _core
+from ... import ops as _ops
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...nn.optim.adam import _amsgrad_update
 from . import _checks
@@ -51,14 +52,14 @@ class Adam(Optimizer):
 
     def construct(self, gradients):
         self._check_gradients(gradients)
-        step_i = _core.add(self.state_step, 1)
-        _core.assign(self.state_step, step_i)
-        step = _core.cast(step_i, mstype.float32)
+        step_i = _ops.add(self.state_step, 1)
+        _kernels.assign(self.state_step, step_i)
+        step = _kernels.cast(step_i, mstype.float32)
         for group, start, end in self._group_ranges():
             beta1, beta2 = (float(b) for b in group["betas"])
             eps = float(group["eps"])
-            b1p = _core.pow(_core.full([], beta1, mstype.float32), step)
-            b2p = _core.pow(_core.full([], beta2, mstype.float32), step)
+            b1p = _kernels.pow(_kernels.full([], beta1, mstype.float32), step)
+            b2p = _kernels.pow(_kernels.full([], beta2, mstype.float32), step)
             for i in range(start, end):
                 p = self.parameters[i]
                 g = self._prepared_gradient(p, gradients[i], group["weight_decay"], group["maximize"])
@@ -67,5 +68,5 @@ class Adam(Optimizer):
                     _amsgrad_update(p, self.exp_avg[i], self.exp_avg_sq[i], self.max_exp_avg_sq[i], b1p, b2p, lr,
                                     beta1, beta2, eps, g)
                 else:
-                    _core.adam(p, self.exp_avg[i], self.exp_avg_sq[i], b1p, b2p, lr, beta1, beta2, eps, g)
+                    _kernels.adam(p, self.exp_avg[i], self.exp_avg_sq[i], b1p, b2p, lr, beta1, beta2, eps, g)
         return True

@@ -1,5 +1,7 @@
 """kiln.experimental.optim.AdamW (MindSpore's mindspore.experimental.optim.AdamW)."""
-from ..._loader import _core
+from ... import ops as _ops
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...nn.optim.adamw import adamw_update
 from .optimizer import Optimizer
@@ -32,7 +34,7 @@ class AdamW(Optimizer):
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
                  maximize=False):
-        if not isinstance(lr, _core.Tensor) and lr < 0.0:
+        if not isinstance(lr, _Tensor) and lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if eps < 0.0:
             raise ValueError(f"Invalid epsilon value: {eps}")
@@ -52,8 +54,8 @@ class AdamW(Optimizer):
     def construct(self, gradients):
         self._check_gradients(gradients)
         # t is computed before the increment is assigned (the same value in PyNative and in a graph).
-        step = _core.add(_core.cast(self.state_step, mstype.float32), 1.0)
-        _core.assign(self.state_step, _core.add(self.state_step, 1))
+        step = _ops.add(_kernels.cast(self.state_step, mstype.float32), 1.0)
+        _kernels.assign(self.state_step, _ops.add(self.state_step, 1))
         for group, start, end in self._group_ranges():
             beta1, beta2 = (float(b) for b in group["betas"])
             for i in range(start, end):

@@ -1,7 +1,8 @@
 """kiln.experimental.optim's Adadelta, Adagrad, Adamax, NAdam and RAdam (MindSpore 2.10's
 mindspore.experimental.optim classes of those names: PyTorch's formulas, composed of Kiln ops, so that one update
 runs eagerly, compiled, and inside a compiled training step)."""
-from ..._loader import _core
+from ... import ops as _ops
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...common.parameter import Parameter
 from . import _checks
@@ -13,23 +14,23 @@ _F32 = mstype.float32
 
 
 def _as(t, dtype):
-    return t if t.dtype == dtype else _core.cast(t, dtype)
+    return t if t.dtype == dtype else _kernels.cast(t, dtype)
 
 
 def _pow(base, exponent):
     """base (a float) ** exponent (a float32 Tensor), float32."""
-    return _core.pow(_core.full([], float(base), _F32), exponent)
+    return _kernels.pow(_kernels.full([], float(base), _F32), exponent)
 
 
 def _step_counter(opt):
-    opt.step_t = Parameter(_core.full([], 0, mstype.int32), "step_t")
+    opt.step_t = Parameter(_kernels.full([], 0, mstype.int32), "step_t")
 
 
 def _advance(opt):
     """Increments `step_t` and returns the new count t as a float32 Tensor."""
-    t = _core.add(opt.step_t, 1)
-    _core.assign(opt.step_t, t)
-    return _core.cast(t, _F32)
+    t = _ops.add(opt.step_t, 1)
+    _kernels.assign(opt.step_t, t)
+    return _kernels.cast(t, _F32)
 
 
 class Adadelta(Optimizer):
@@ -68,11 +69,11 @@ class Adadelta(Optimizer):
                 p = self.parameters[i]
                 g = self._prepared_gradient(p, gradients[i], group["weight_decay"], group["maximize"])
                 a, u = self.accum[i], self.accum_update[i]
-                a_new = _core.add(_core.mul(a, rho), _core.mul(_core.square(g), 1.0 - rho))
-                delta = _core.mul(_core.div(_core.sqrt(_core.add(u, eps)), _core.sqrt(_core.add(a_new, eps))), g)
-                _core.assign(a, a_new)
-                _core.assign(u, _core.add(_core.mul(u, rho), _core.mul(_core.square(delta), 1.0 - rho)))
-                _core.assign(p, _core.sub(p, _core.mul(delta, self._group_lr(group, p.dtype))))
+                a_new = _ops.add(_ops.mul(a, rho), _ops.mul(_ops.square(g), 1.0 - rho))
+                delta = _ops.mul(_kernels.div(_ops.sqrt(_ops.add(u, eps)), _ops.sqrt(_ops.add(a_new, eps))), g)
+                _kernels.assign(a, a_new)
+                _kernels.assign(u, _ops.add(_ops.mul(u, rho), _ops.mul(_ops.square(delta), 1.0 - rho)))
+                _kernels.assign(p, _ops.sub(p, _ops.mul(delta, self._group_lr(group, p.dtype))))
         return True
 
 
@@ -110,18 +111,18 @@ class Adagrad(Optimizer):
 
     def construct(self, gradients):
         self._check_gradients(gradients)
-        done = _core.cast(self.step_t, _F32)  # t − 1
-        _core.assign(self.step_t, _core.add(self.step_t, 1))
+        done = _kernels.cast(self.step_t, _F32)  # t − 1
+        _kernels.assign(self.step_t, _ops.add(self.step_t, 1))
         for group, start, end in self._group_ranges():
             eps = float(group["eps"])
-            lr = _core.div(self._group_lr(group, _F32), _core.add(_core.mul(done, float(group["lr_decay"])), 1.0))
+            lr = _kernels.div(self._group_lr(group, _F32), _ops.add(_ops.mul(done, float(group["lr_decay"])), 1.0))
             for i in range(start, end):
                 p = self.parameters[i]
                 g = self._prepared_gradient(p, gradients[i], group["weight_decay"], group["maximize"])
-                s = _core.add(self.accum[i], _core.square(g))
-                _core.assign(self.accum[i], s)
-                step = _core.div(g, _core.add(_core.sqrt(s), eps))
-                _core.assign(p, _core.sub(p, _core.mul(step, _as(lr, p.dtype))))
+                s = _ops.add(self.accum[i], _ops.square(g))
+                _kernels.assign(self.accum[i], s)
+                step = _kernels.div(g, _ops.add(_ops.sqrt(s), eps))
+                _kernels.assign(p, _ops.sub(p, _ops.mul(step, _as(lr, p.dtype))))
         return True
 
 
@@ -158,15 +159,15 @@ class Adamax(Optimizer):
         for group, start, end in self._group_ranges():
             beta1, beta2 = (float(b) for b in group["betas"])
             eps = float(group["eps"])
-            clr = _core.div(self._group_lr(group, _F32), _core.sub(1.0, _pow(beta1, t)))
+            clr = _kernels.div(self._group_lr(group, _F32), _ops.sub(1.0, _pow(beta1, t)))
             for i in range(start, end):
                 p = self.parameters[i]
                 g = self._prepared_gradient(p, gradients[i], group["weight_decay"], group["maximize"])
-                m = _core.add(_core.mul(self.exp_avg[i], beta1), _core.mul(g, 1.0 - beta1))
-                u = _core.maximum(_core.mul(self.exp_inf[i], beta2), _core.add(_core.abs(g), eps))
-                _core.assign(self.exp_avg[i], m)
-                _core.assign(self.exp_inf[i], u)
-                _core.assign(p, _core.sub(p, _core.mul(_core.div(m, u), _as(clr, p.dtype))))
+                m = _ops.add(_ops.mul(self.exp_avg[i], beta1), _ops.mul(g, 1.0 - beta1))
+                u = _ops.maximum(_ops.mul(self.exp_inf[i], beta2), _ops.add(_ops.abs(g), eps))
+                _kernels.assign(self.exp_avg[i], m)
+                _kernels.assign(self.exp_inf[i], u)
+                _kernels.assign(p, _ops.sub(p, _ops.mul(_kernels.div(m, u), _as(clr, p.dtype))))
         return True
 
 
@@ -206,25 +207,25 @@ class NAdam(Optimizer):
         for group, start, end in self._group_ranges():
             beta1, beta2 = (float(b) for b in group["betas"])
             eps, psi = float(group["eps"]), float(group["momentum_decay"])
-            bc2 = _core.sub(1.0, _pow(beta2, t))
-            mu = _core.mul(_core.sub(1.0, _core.mul(_pow(0.96, _core.mul(t, psi)), 0.5)), beta1)
-            mu_next = _core.mul(_core.sub(1.0, _core.mul(_pow(0.96, _core.mul(_core.add(t, 1.0), psi)), 0.5)), beta1)
+            bc2 = _ops.sub(1.0, _pow(beta2, t))
+            mu = _ops.mul(_ops.sub(1.0, _ops.mul(_pow(0.96, _ops.mul(t, psi)), 0.5)), beta1)
+            mu_next = _ops.mul(_ops.sub(1.0, _ops.mul(_pow(0.96, _ops.mul(_ops.add(t, 1.0), psi)), 0.5)), beta1)
             lr = self._group_lr(group, _F32)
             for i in range(start, end):
                 p = self.parameters[i]
                 dt = p.dtype
                 g = self._prepared_gradient(p, gradients[i], group["weight_decay"])
-                prod = _core.mul(self.mu_product[i], mu)
-                _core.assign(self.mu_product[i], prod)
-                m = _core.add(_core.mul(self.exp_avg[i], beta1), _core.mul(g, 1.0 - beta1))
-                v = _core.add(_core.mul(self.exp_avg_sq[i], beta2), _core.mul(_core.square(g), 1.0 - beta2))
-                _core.assign(self.exp_avg[i], m)
-                _core.assign(self.exp_avg_sq[i], v)
-                denom = _core.add(_core.sqrt(_core.div(v, _as(bc2, dt))), eps)
-                c_grad = _core.div(_core.mul(lr, _core.sub(1.0, mu)), _core.sub(1.0, prod))
-                c_avg = _core.div(_core.mul(lr, mu_next), _core.sub(1.0, _core.mul(prod, mu_next)))
-                w = _core.sub(p, _core.mul(_core.div(g, denom), _as(c_grad, dt)))
-                _core.assign(p, _core.sub(w, _core.mul(_core.div(m, denom), _as(c_avg, dt))))
+                prod = _ops.mul(self.mu_product[i], mu)
+                _kernels.assign(self.mu_product[i], prod)
+                m = _ops.add(_ops.mul(self.exp_avg[i], beta1), _ops.mul(g, 1.0 - beta1))
+                v = _ops.add(_ops.mul(self.exp_avg_sq[i], beta2), _ops.mul(_ops.square(g), 1.0 - beta2))
+                _kernels.assign(self.exp_avg[i], m)
+                _kernels.assign(self.exp_avg_sq[i], v)
+                denom = _ops.add(_ops.sqrt(_kernels.div(v, _as(bc2, dt))), eps)
+                c_grad = _kernels.div(_ops.mul(lr, _ops.sub(1.0, mu)), _ops.sub(1.0, prod))
+                c_avg = _kernels.div(_ops.mul(lr, mu_next), _ops.sub(1.0, _ops.mul(prod, mu_next)))
+                w = _ops.sub(p, _ops.mul(_kernels.div(g, denom), _as(c_grad, dt)))
+                _kernels.assign(p, _ops.sub(w, _ops.mul(_kernels.div(m, denom), _as(c_avg, dt))))
         return True
 
 
@@ -261,24 +262,24 @@ class RAdam(Optimizer):
         for group, start, end in self._group_ranges():
             beta1, beta2 = (float(b) for b in group["betas"])
             eps = float(group["eps"])
-            bc1 = _core.sub(1.0, _pow(beta1, t))
+            bc1 = _ops.sub(1.0, _pow(beta1, t))
             b2t = _pow(beta2, t)
-            bc2 = _core.sub(1.0, b2t)
+            bc2 = _ops.sub(1.0, b2t)
             rho_inf = 2.0 / (1.0 - beta2) - 1.0
-            rho_t = _core.sub(rho_inf, _core.div(_core.mul(_core.mul(t, b2t), 2.0), bc2))
-            rect = _core.sqrt(_core.div(_core.mul(_core.mul(_core.sub(rho_t, 4.0), _core.sub(rho_t, 2.0)), rho_inf),
-                                        _core.mul(rho_t, (rho_inf - 4.0) * (rho_inf - 2.0))))
-            rectified = _core.greater(rho_t, _core.full([], 5.0, _F32))
+            rho_t = _ops.sub(rho_inf, _kernels.div(_ops.mul(_ops.mul(t, b2t), 2.0), bc2))
+            rect = _ops.sqrt(_kernels.div(_ops.mul(_ops.mul(_ops.sub(rho_t, 4.0), _ops.sub(rho_t, 2.0)), rho_inf),
+                                        _ops.mul(rho_t, (rho_inf - 4.0) * (rho_inf - 2.0))))
+            rectified = _ops.greater(rho_t, _kernels.full([], 5.0, _F32))
             lr = self._group_lr(group, _F32)
             for i in range(start, end):
                 p = self.parameters[i]
                 dt = p.dtype
                 g = self._prepared_gradient(p, gradients[i], group["weight_decay"])
-                m = _core.add(_core.mul(self.exp_avg[i], beta1), _core.mul(g, 1.0 - beta1))
-                v = _core.add(_core.mul(self.exp_avg_sq[i], beta2), _core.mul(_core.square(g), 1.0 - beta2))
-                _core.assign(self.exp_avg[i], m)
-                _core.assign(self.exp_avg_sq[i], v)
-                m_hat_lr = _core.mul(_core.div(m, _as(bc1, dt)), _as(lr, dt))
-                adaptive = _core.div(_as(_core.mul(_core.sqrt(bc2), rect), dt), _core.add(_core.sqrt(v), eps))
-                _core.assign(p, _core.sub(p, _core.select(rectified, _core.mul(m_hat_lr, adaptive), m_hat_lr)))
+                m = _ops.add(_ops.mul(self.exp_avg[i], beta1), _ops.mul(g, 1.0 - beta1))
+                v = _ops.add(_ops.mul(self.exp_avg_sq[i], beta2), _ops.mul(_ops.square(g), 1.0 - beta2))
+                _kernels.assign(self.exp_avg[i], m)
+                _kernels.assign(self.exp_avg_sq[i], v)
+                m_hat_lr = _ops.mul(_kernels.div(m, _as(bc1, dt)), _as(lr, dt))
+                adaptive = _kernels.div(_as(_ops.mul(_ops.sqrt(bc2), rect), dt), _ops.add(_ops.sqrt(v), eps))
+                _kernels.assign(p, _ops.sub(p, _kernels.select(rectified, _ops.mul(m_hat_lr, adaptive), m_hat_lr)))
         return True

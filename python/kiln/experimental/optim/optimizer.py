@@ -14,7 +14,10 @@ nn.Optimizer's, and compiled again when a group's other options (betas, eps, wei
 from collections import defaultdict
 import numbers
 
-from ..._loader import _core
+from ... import _engine
+from ... import ops as _ops
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...common._format import shortest_float
 from ...common.initializer import initializer
@@ -28,7 +31,7 @@ __all__ = ["Optimizer"]
 def _frozen(value):
     """A comparable stand-in for a group option (Tensors and Parameters by identity: their values are read at run
     time, not baked into the compiled update)."""
-    if isinstance(value, _core.Tensor):
+    if isinstance(value, _Tensor):
         return ("tensor", id(value))
     if isinstance(value, (list, tuple)):
         return tuple(_frozen(v) for v in value)
@@ -137,7 +140,7 @@ class Optimizer(Cell):
     @staticmethod
     def _new_state(params, prefix, init, scalar):
         if scalar:  # one 0-d float32 value per parameter, named prefix_<name> (MindSpore's names)
-            return tuple(Parameter(_core.full([], float(init), mstype.float32), prefix + "_" + p.name)
+            return tuple(Parameter(_kernels.full([], float(init), mstype.float32), prefix + "_" + p.name)
                          for p in params)
         return tuple(Parameter(initializer(init, p.shape, p.dtype), prefix + "." + p.name) for p in params)
 
@@ -147,7 +150,7 @@ class Optimizer(Cell):
         self._param_state("exp_avg", "exp_avg")
         self._param_state("exp_avg_sq", "exp_avg_sq")
         self._param_state("max_exp_avg_sq", "max_exp_avg_sq")
-        self.state_step = Parameter(_core.full([], 0, mstype.int32), "state_step")
+        self.state_step = Parameter(_kernels.full([], 0, mstype.int32), "state_step")
 
     def _param_state(self, attr, prefix, init="zeros"):
         """Creates `self.<attr>`: a ParameterTuple of one state Parameter per parameter (its shape and dtype,
@@ -171,10 +174,10 @@ class Optimizer(Cell):
             if learning_rate < 0:
                 raise ValueError(f"For '{self.cls_name}', the 'learning rate' must be at least 0.0, but got "
                                  f"{learning_rate}.")
-            return Parameter(_core.full([], float(learning_rate), mstype.float32), name)
-        if isinstance(learning_rate, _core.Tensor):
+            return Parameter(_kernels.full([], float(learning_rate), mstype.float32), name)
+        if isinstance(learning_rate, _Tensor):
             if learning_rate.ndim == 0:
-                return Parameter(_core.cast(learning_rate, mstype.float32), name)
+                return Parameter(_kernels.cast(learning_rate, mstype.float32), name)
             raise ValueError(f"For '{self.cls_name}', if 'learning_rate' is a Tensor, then it should be a scalar "
                              f"Tensor, but got shape {tuple(learning_rate.shape)}.")
         raise TypeError(f"For '{self.cls_name}', the argument 'learning_rate' must be int, float or Tensor, but got "
@@ -195,22 +198,22 @@ class Optimizer(Cell):
         """The group's lr as a 0-d Tensor of `dtype` (its Parameter, read when the update runs; a float set on the
         group by hand is a constant, as MindSpore's)."""
         lr = group["lr"]
-        if not isinstance(lr, _core.Tensor):
-            return _core.full([], float(lr), dtype)
+        if not isinstance(lr, _Tensor):
+            return _kernels.full([], float(lr), dtype)
         if lr.ndim:
-            lr = _core.reshape(lr, [])
-        return lr if lr.dtype == dtype else _core.cast(lr, dtype)
+            lr = _kernels.reshape(lr, [])
+        return lr if lr.dtype == dtype else _kernels.cast(lr, dtype)
 
     @staticmethod
     def _prepared_gradient(param, grad, weight_decay=0.0, maximize=False):
         """The gradient in the parameter's dtype, negated for maximize, plus weight_decay·param (L2 decay; the
         first steps of MindSpore's experimental optimizers, as PyTorch's)."""
         if grad.dtype != param.dtype:
-            grad = _core.cast(grad, param.dtype)
+            grad = _kernels.cast(grad, param.dtype)
         if maximize:
-            grad = _core.neg(grad)
+            grad = _ops.neg(grad)
         if weight_decay != 0.0:
-            grad = _core.add(grad, _core.mul(param, float(weight_decay)))
+            grad = _ops.add(grad, _ops.mul(param, float(weight_decay)))
         return grad
 
     def _group_ranges(self):
@@ -226,7 +229,7 @@ class Optimizer(Cell):
             raise ValueError(f"For '{self.cls_name}', the number of gradients ({len(gradients)}) must be the same as "
                              f"the number of parameters ({len(self.parameters)}).")
         for i, (g, p) in enumerate(zip(gradients, self.parameters)):
-            if not isinstance(g, _core.Tensor):
+            if not isinstance(g, _Tensor):
                 raise TypeError(f"For '{self.cls_name}', gradient {i} (for parameter '{p.name}') must be a Tensor, "
                                 f"but got {type(g).__name__}.")
             if tuple(g.shape) != tuple(p.shape):
@@ -242,7 +245,7 @@ class Optimizer(Cell):
         inside a compiled function. The group options other than the lr Parameters are constants of the compiled
         update: when one changes (`param_groups[i]['weight_decay'] = 0.02`) or a group is added, it is compiled
         again."""
-        if _core.tracing():
+        if _engine.tracing():
             return self.construct(*args, **kwargs)
         d = self.__dict__
         key = self._hyper_key()

@@ -1,5 +1,5 @@
 """kiln.experimental.optim.SGD (MindSpore's mindspore.experimental.optim.SGD)."""
-from ..._loader import _core
+from ...ops import _kernels
 from ...common import dtype as mstype
 from . import _checks
 from .optimizer import Optimizer
@@ -55,7 +55,7 @@ class SGD(Optimizer):
             for i in range(start, end):
                 p = self.parameters[i]
                 g = self._prepared_gradient(p, gradients[i], 0.0, group["maximize"])
-                _core.sgd(p, g, self._group_lr(group, mstype.float32), self.accum[i], self.stat[i],
+                _kernels.sgd(p, g, self._group_lr(group, mstype.float32), self.accum[i], self.stat[i],
                           float(group["momentum"]), float(group["dampening"]), float(group["weight_decay"]),
                           bool(group["nesterov"]))
         return True

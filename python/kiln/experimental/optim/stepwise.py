@@ -1,7 +1,8 @@
 """kiln.experimental.optim's ASGD, RMSprop and Rprop (MindSpore 2.10's mindspore.experimental.optim classes of
 those names: PyTorch's formulas, composed of Kiln ops; the first-step and threshold cases are selects, so that one
 update runs eagerly, compiled, and inside a compiled training step)."""
-from ..._loader import _core
+from ... import ops as _ops
+from ...ops import _kernels
 from ...common import dtype as mstype
 from . import _checks
 from .adaptive import _advance, _as, _step_counter
@@ -47,7 +48,7 @@ class ASGD(Optimizer):
     def construct(self, gradients):
         self._check_gradients(gradients)
         t = _advance(self)
-        first = _core.equal(t, _core.full([], 1.0, _F32))
+        first = _ops.equal(t, _kernels.full([], 1.0, _F32))
         for group, start, end in self._group_ranges():
             lambd, alpha, t0 = float(group["lambd"]), float(group["alpha"]), float(group["t0"])
             lr = self._group_lr(group, _F32)
@@ -55,17 +56,17 @@ class ASGD(Optimizer):
                 p = self.parameters[i]
                 dt = p.dtype
                 g = self._prepared_gradient(p, gradients[i], group["weight_decay"], group["maximize"])
-                eta = _core.select(first, lr, self.eta[i])
-                w = _core.sub(_core.mul(p, _as(_core.sub(1.0, _core.mul(eta, lambd)), dt)),
-                              _core.mul(g, _as(eta, dt)))
-                _core.assign(p, w)
+                eta = _kernels.select(first, lr, self.eta[i])
+                w = _ops.sub(_ops.mul(p, _as(_ops.sub(1.0, _ops.mul(eta, lambd)), dt)),
+                              _ops.mul(g, _as(eta, dt)))
+                _kernels.assign(p, w)
                 mu = self.mu[i]
                 ax = self.ax[i]
-                averaged = _core.add(ax, _core.mul(_core.sub(w, ax), _as(mu, dt)))
-                _core.assign(ax, _core.select(_core.equal(mu, _core.full([], 1.0, _F32)), w, averaged))
-                base = _core.add(_core.mul(_core.mul(lr, t), lambd), 1.0)
-                _core.assign(self.eta[i], _core.div(lr, _core.pow(base, _core.full([], alpha, _F32))))
-                _core.assign(mu, _core.div(1.0, _core.maximum(_core.sub(t, t0), _core.full([], 1.0, _F32))))
+                averaged = _ops.add(ax, _ops.mul(_ops.sub(w, ax), _as(mu, dt)))
+                _kernels.assign(ax, _kernels.select(_ops.equal(mu, _kernels.full([], 1.0, _F32)), w, averaged))
+                base = _ops.add(_ops.mul(_ops.mul(lr, t), lambd), 1.0)
+                _kernels.assign(self.eta[i], _kernels.div(lr, _kernels.pow(base, _kernels.full([], alpha, _F32))))
+                _kernels.assign(mu, _kernels.div(1.0, _ops.maximum(_ops.sub(t, t0), _kernels.full([], 1.0, _F32))))
         return True
 
 
@@ -108,17 +109,17 @@ class RMSprop(Optimizer):
             for i in range(start, end):
                 p = self.parameters[i]
                 g = self._prepared_gradient(p, gradients[i], group["weight_decay"], group["maximize"])
-                s = _core.add(_core.mul(self.mean_square[i], alpha), _core.mul(_core.square(g), 1.0 - alpha))
-                _core.assign(self.mean_square[i], s)
+                s = _ops.add(_ops.mul(self.mean_square[i], alpha), _ops.mul(_ops.square(g), 1.0 - alpha))
+                _kernels.assign(self.mean_square[i], s)
                 if group["centered"]:
-                    gbar = _core.add(_core.mul(self.mean_grad[i], alpha), _core.mul(g, 1.0 - alpha))
-                    _core.assign(self.mean_grad[i], gbar)
-                    s = _core.sub(s, _core.square(gbar))
-                step = _core.div(g, _core.add(_core.sqrt(s), eps))
+                    gbar = _ops.add(_ops.mul(self.mean_grad[i], alpha), _ops.mul(g, 1.0 - alpha))
+                    _kernels.assign(self.mean_grad[i], gbar)
+                    s = _ops.sub(s, _ops.square(gbar))
+                step = _kernels.div(g, _ops.add(_ops.sqrt(s), eps))
                 if mom > 0:
-                    step = _core.add(_core.mul(self.moment[i], mom), step)
-                    _core.assign(self.moment[i], step)
-                _core.assign(p, _core.sub(p, _core.mul(step, self._group_lr(group, p.dtype))))
+                    step = _ops.add(_ops.mul(self.moment[i], mom), step)
+                    _kernels.assign(self.moment[i], step)
+                _kernels.assign(p, _ops.sub(p, _ops.mul(step, self._group_lr(group, p.dtype))))
         return True
 
 
@@ -154,7 +155,7 @@ class Rprop(Optimizer):
     def construct(self, gradients):
         self._check_gradients(gradients)
         t = _advance(self)
-        first = _core.equal(t, _core.full([], 1.0, _F32))
+        first = _ops.equal(t, _kernels.full([], 1.0, _F32))
         for group, start, end in self._group_ranges():
             eta_minus, eta_plus = (float(e) for e in group["etas"])
             lo, hi = (float(s) for s in group["step_sizes"])
@@ -163,16 +164,16 @@ class Rprop(Optimizer):
                 p = self.parameters[i]
                 dt = p.dtype
                 g = self._prepared_gradient(p, gradients[i], 0.0, group["maximize"])
-                size = _core.select(first, _core.add(_core.zeros_like(self.step_size[i]), _as(lr, dt)),
+                size = _kernels.select(first, _ops.add(_kernels.zeros_like(self.step_size[i]), _as(lr, dt)),
                                     self.step_size[i])
-                s = _core.sign(_core.mul(g, self.prev[i]))
-                zero = _core.zeros_like(s)
-                factor = _core.select(_core.greater(s, zero), _core.add(zero, eta_plus),
-                                      _core.select(_core.less(s, zero), _core.add(zero, eta_minus),
-                                                   _core.add(zero, 1.0)))
-                size = _core.clip(_core.mul(size, factor), lo, hi)
-                _core.assign(self.step_size[i], size)
-                g = _core.select(_core.less(s, zero), zero, g)
-                _core.assign(self.prev[i], g)
-                _core.assign(p, _core.sub(p, _core.mul(_core.sign(g), size)))
+                s = _ops.sign(_ops.mul(g, self.prev[i]))
+                zero = _kernels.zeros_like(s)
+                factor = _kernels.select(_ops.greater(s, zero), _ops.add(zero, eta_plus),
+                                      _kernels.select(_ops.less(s, zero), _ops.add(zero, eta_minus),
+                                                   _ops.add(zero, 1.0)))
+                size = _kernels.clip(_ops.mul(size, factor), lo, hi)
+                _kernels.assign(self.step_size[i], size)
+                g = _kernels.select(_ops.less(s, zero), zero, g)
+                _kernels.assign(self.prev[i], g)
+                _kernels.assign(p, _ops.sub(p, _ops.mul(_ops.sign(g), size)))
         return True

@@ -6,7 +6,7 @@ its @defop, or listed in SAME), else a thin adapter declared here with `@defop(n
 `inplace=True` (relu, relu6, dropout, ...) writes the result into `input` (Tensor's in-place rule: in place in
 PyNative and for Parameters, a functional write that `input` is rebound to under a gradient or in a graph) and
 returns `input`."""
-from ..._loader import _core
+from ...ops import _kernels
 from ...common import _indexing
 from ...common.tensor import Tensor
 from ..._args import dtype_arg, int_arg
@@ -37,7 +37,7 @@ def _inplace(input, out, inplace, op):
 @defop(name=_P + "relu")
 def relu(input, inplace=False):
     """F.relu(input, inplace=False): max(input, 0) (gradient 0 at 0); inplace=True writes it into input."""
-    return _inplace(input, _core.relu(_t(input, "relu")), inplace, "relu")
+    return _inplace(input, ops.relu(_t(input, "relu")), inplace, "relu")
 
 
 @defop(name=_P + "relu6")
@@ -80,7 +80,7 @@ def log_softmax(input, dim=None, *, dtype=None):
     `dtype` first when given (ops.log_softmax)."""
     x = _t(input, "log_softmax")
     if dtype is not None:
-        x = _core.cast(x, dtype_arg(_P + "log_softmax", "dtype", dtype))
+        x = _kernels.cast(x, dtype_arg(_P + "log_softmax", "dtype", dtype))
     return _fn.log_softmax(x, _legacy_dim(x, dim, "log_softmax"))
 
 
@@ -109,8 +109,8 @@ def linear(input, weight, bias=None):
     if weight.ndim != 2:
         raise ValueError(f"For '{_P}linear', 'weight' must be 2-D (out_features, in_features), but got shape "
                          f"{tuple(weight.shape)}.")
-    y = _core.matmul(input, _core.transpose(weight, [1, 0]))
-    return y if bias is None else _core.add(y, bias)
+    y = _kernels.matmul(input, _kernels.transpose(weight, [1, 0]))
+    return y if bias is None else ops.add(y, bias)
 
 
 @defop(name=_P + "conv2d")
@@ -161,9 +161,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise ValueError(f"For '{_P}batch_norm', 'input' must have at least 2 dims (N, C, ...), but got shape "
                          f"{tuple(x.shape)}.")
     if weight is None:
-        weight = _core.full([c], 1.0, x.dtype)
+        weight = _kernels.full([c], 1.0, x.dtype)
     if bias is None:
-        bias = _core.full([c], 0.0, x.dtype)
+        bias = _kernels.full([c], 0.0, x.dtype)
     return ops.batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
@@ -251,14 +251,14 @@ def kl_div(input, target, reduction="mean", log_target=False):
     if reduction not in ("none", "sum", "mean", "batchmean"):
         raise ValueError(f"For '{_P}kl_div', 'reduction' must be 'none', 'sum', 'mean' or 'batchmean', but got "
                          f"{reduction!r}.")
-    loss = _core.mul(_core.exp(target), _core.sub(target, input))
+    loss = ops.mul(ops.exp(target), ops.sub(target, input))
     if reduction == "none":
         return loss
-    total = _core.sum(loss, None, False)
+    total = _kernels.sum(loss, None, False)
     if reduction == "sum":
         return total
     n = loss.size if reduction == "mean" else (loss.shape[0] if loss.ndim else 1)
-    return _core.div(total, float(n))
+    return _kernels.div(total, float(n))
 
 
 # mint.nn.functional name -> ops name: the same signature and semantics in MindSpore 2.10.

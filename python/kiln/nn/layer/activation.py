@@ -5,7 +5,9 @@ import numbers
 
 import numpy as np
 
-from ..._loader import _core
+from ... import ops as _ops
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...common.parameter import Parameter
 from ...ops import activation_func as _act
 from ...ops import nnact_func as _nnact
@@ -19,7 +21,7 @@ class ReLU(Cell):
     """max(x, 0) element-wise; gradient dy·[x > 0] (0 at x = 0)."""
 
     def construct(self, x):
-        return _core.relu(x)
+        return _ops.relu(x)
 
 
 class ReLU6(Cell):
@@ -33,14 +35,14 @@ class Sigmoid(Cell):
     """1 / (1 + exp(−x))."""
 
     def construct(self, x):
-        return _core.sigmoid(x)
+        return _ops.sigmoid(x)
 
 
 class Tanh(Cell):
     """tanh(x)."""
 
     def construct(self, x):
-        return _core.tanh(x)
+        return _ops.tanh(x)
 
 
 class GELU(Cell):
@@ -54,7 +56,7 @@ class GELU(Cell):
         self.approximate = approximate
 
     def construct(self, x):
-        return _core.gelu(x, self.approximate)
+        return _kernels.gelu(x, self.approximate)
 
 
 class FastGelu(Cell):
@@ -79,7 +81,7 @@ class Softmax(Cell):
         self.axis = axis
 
     def construct(self, x):
-        return _core.softmax(x, self.axis)
+        return _kernels.softmax(x, self.axis)
 
 
 class LogSoftmax(Cell):
@@ -92,7 +94,7 @@ class LogSoftmax(Cell):
         self.axis = axis
 
     def construct(self, x):
-        return _core.log_softmax(x, self.axis)
+        return _kernels.log_softmax(x, self.axis)
 
 
 class LeakyReLU(Cell):
@@ -186,7 +188,7 @@ class PReLU(Cell):
         name = self.cls_name
         if isinstance(channel, bool) or not isinstance(channel, numbers.Integral) or channel < 1:
             raise ValueError(f"For '{name}', the 'channel' must be a positive int, but got {channel!r}.")
-        if isinstance(w, _core.Tensor):
+        if isinstance(w, _Tensor):
             init = w.asnumpy().astype(np.float32).reshape(-1)
         elif isinstance(w, (list, tuple)):
             init = np.asarray(w, dtype=np.float32).reshape(-1)
@@ -198,10 +200,10 @@ class PReLU(Cell):
         if init.shape != (channel,):
             raise ValueError(f"For '{name}', the 'w' must have {channel} values (channel), but got {init.size}.")
         self.channel = int(channel)
-        self.w = Parameter(_core.Tensor(init), name="a")
+        self.w = Parameter(_Tensor(init), name="a")
 
     def construct(self, x):
-        if not isinstance(x, _core.Tensor):
+        if not isinstance(x, _Tensor):
             raise TypeError(f"For '{self.cls_name}', the input must be a Tensor, but got {type(x).__name__}.")
         if self.channel > 1 and (x.ndim < 2 or x.shape[1] != self.channel):
             raise ValueError(f"For '{self.cls_name}', the input's axis 1 must have {self.channel} channels, but "

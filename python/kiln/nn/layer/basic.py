@@ -3,7 +3,9 @@
 import math
 import numbers
 
-from ..._loader import _core
+from ... import ops as _ops
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...common.initializer import HeUniform, Uniform, initializer
 from ...common.parameter import Parameter
@@ -60,7 +62,7 @@ class Dense(Cell):
         if not isinstance(has_bias, bool):
             raise TypeError(f"For '{name}', the 'has_bias' must be bool, but got {type(has_bias).__name__}.")
         self.has_bias = has_bias
-        if isinstance(weight_init, _core.Tensor):
+        if isinstance(weight_init, _Tensor):
             if weight_init.ndim != 2 or weight_init.shape[0] != out_channels or weight_init.shape[1] != in_channels:
                 raise ValueError(f"For '{name}', weight init shape error. The ndim of 'weight_init' must be equal "
                                  f"to 2, and the first dim must be equal to 'out_channels', and the second dim must be "
@@ -71,7 +73,7 @@ class Dense(Cell):
         self.weight = Parameter(initializer(weight_init, [out_channels, in_channels], dtype=dtype), name="weight")
         self.bias = None
         if self.has_bias:
-            if isinstance(bias_init, _core.Tensor):
+            if isinstance(bias_init, _Tensor):
                 if bias_init.ndim != 1 or bias_init.shape[0] != out_channels:
                     raise ValueError(f"For '{name}', bias init shape error. The ndim of 'bias_init' must be equal "
                                      f"to 1, and the first dim must be equal to 'out_channels'. But got 'bias_init' "
@@ -101,13 +103,13 @@ class Dense(Cell):
         w = self.weight
         b = self.bias
         if self._mp_dtype is not None:
-            w = _core.cast(w, self._mp_dtype)
+            w = _kernels.cast(w, self._mp_dtype)
             if b is not None:
-                b = _core.cast(b, self._mp_dtype)
+                b = _kernels.cast(b, self._mp_dtype)
         if nd == 2:
-            y = _core.matmul(x, w, False, True)
+            y = _kernels.matmul(x, w, False, True)
             if b is not None:
-                y = _core.add(y, b)
+                y = _ops.add(y, b)
             if self.activation_flag:
                 y = self.activation(y)
             return y
@@ -115,12 +117,12 @@ class Dense(Cell):
             raise ValueError(f"For '{type(self).__name__}', the dimension of 'x' should not be less than 2, but got "
                              f"{nd}.")
         shape = x.shape
-        y = _core.matmul(_core.reshape(x, [-1, shape[-1]]), w, False, True)
+        y = _kernels.matmul(_kernels.reshape(x, [-1, shape[-1]]), w, False, True)
         if b is not None:
-            y = _core.add(y, b)
+            y = _ops.add(y, b)
         if self.activation_flag:
             y = self.activation(y)
-        return _core.reshape(y, list(shape[:-1]) + [y.shape[-1]])
+        return _kernels.reshape(y, list(shape[:-1]) + [y.shape[-1]])
 
     def extend_repr(self):
         s = f"input_channels={self.in_channels}, output_channels={self.out_channels}"
@@ -155,9 +157,9 @@ class Flatten(Cell):
         if s > e:
             raise ValueError("For 'Flatten', 'start_dim' cannot come after 'end_dim'.")
         if x.ndim == 0:
-            return _core.reshape(x, [1])
+            return _kernels.reshape(x, [1])
         shape = x.shape
-        return _core.reshape(x, list(shape[:s]) + [-1] + list(shape[e + 1:]))
+        return _kernels.reshape(x, list(shape[:s]) + [-1] + list(shape[e + 1:]))
 
 
 class Identity(Cell):
@@ -206,8 +208,8 @@ class Dropout(Cell):
             return x
         keep = self.keep_prob
         u = F.rand(*check_input(x, "Dropout").shape, dtype=mstype.float32)
-        mask = _core.cast(_core.less(u, keep), x.dtype)
-        return _core.mul(x, _core.mul(mask, 1.0 / keep))
+        mask = _kernels.cast(_ops.less(u, keep), x.dtype)
+        return _ops.mul(x, _ops.mul(mask, 1.0 / keep))
 
     def extend_repr(self):
         if self.p is None:
@@ -295,15 +297,15 @@ class ClipByNorm(Cell):
         self.axis = axis
 
     def construct(self, x, clip_norm):
-        if not isinstance(x, _core.Tensor) or not isinstance(clip_norm, _core.Tensor):
+        if not isinstance(x, _Tensor) or not isinstance(clip_norm, _Tensor):
             raise TypeError("For 'ClipByNorm', the input args must be tensor.")
-        x = _core.cast(x, mstype.float32)
+        x = _kernels.cast(x, mstype.float32)
         axis = None if self.axis is None else ([self.axis] if isinstance(self.axis, int) else list(self.axis))
         # The floor keeps the gradient finite at x = 0 (sqrt' is infinite at 0); it changes no value unless
         # clip_norm < 1e-15, since max(norm, clip_norm) then picks clip_norm either way.
-        norm = _core.sqrt(_core.maximum(_core.sum(_core.square(x), axis, True), 1e-30))
-        limit = _core.cast(clip_norm, mstype.float32)
-        return _core.div(_core.mul(x, limit), _core.maximum(norm, limit))
+        norm = _ops.sqrt(_ops.maximum(_kernels.sum(_ops.square(x), axis, True), 1e-30))
+        limit = _kernels.cast(clip_norm, mstype.float32)
+        return _kernels.div(_ops.mul(x, limit), _ops.maximum(norm, limit))
 
 
 class Unfold(Cell):

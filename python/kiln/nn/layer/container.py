@@ -7,7 +7,7 @@ where <prefix> is the container's own prefix, found from the names its children 
 by MindSpore load by name (see _prefix_and_index)."""
 from collections import OrderedDict
 
-from ..._loader import _core
+from ...common.tensor import Tensor as _Tensor
 from ..cell import Cell
 
 __all__ = ["SequentialCell", "CellList", "CellDict"]
@@ -20,7 +20,7 @@ def _valid_cell(cell, op_name):
 
 
 def _valid_index(n, index, op_name):
-    if isinstance(index, _core.Tensor):
+    if isinstance(index, _Tensor):
         index = int(index)
     if isinstance(index, bool) or not isinstance(index, int):
         raise TypeError(f"For '{op_name}', the type of 'index' must be int or slice, but got "

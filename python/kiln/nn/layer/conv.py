@@ -9,7 +9,9 @@ shape. The bias is added with a broadcast Add after the convolution op (kiln.ops
 import math
 import numbers
 
-from ..._loader import _core
+from ... import ops as _ops
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...common.initializer import HeUniform, Uniform, _calculate_fan_in_and_fan_out, initializer
 from ...common.parameter import Parameter
@@ -104,13 +106,13 @@ class _Conv(Cell):
         """(weight, bias) cast to the mixed-precision dtype when set (Cell.to_float)."""
         w, b = self.weight, self.bias
         if self._mp_dtype is not None:
-            w = _core.cast(w, self._mp_dtype)
-            b = _core.cast(b, self._mp_dtype) if b is not None else None
+            w = _kernels.cast(w, self._mp_dtype)
+            b = _kernels.cast(b, self._mp_dtype) if b is not None else None
         return w, b
 
     def _check_input(self, x, ndim, layout):
         name = self.cls_name
-        if not isinstance(x, _core.Tensor):
+        if not isinstance(x, _Tensor):
             raise TypeError(f"For '{name}', the input must be a Tensor, but got {type(x).__name__}.")
         if x.ndim != ndim:
             raise ValueError(f"For '{name}', the input must be a {ndim}-D tensor {layout}, but got {x.ndim}-D with "
@@ -122,7 +124,7 @@ class _Conv(Cell):
     def _add_bias(self, y, b):
         if b is None:
             return y
-        return _core.add(y, _core.reshape(b, [1, -1] + [1] * (y.ndim - 2)))
+        return _ops.add(y, _kernels.reshape(b, [1, -1] + [1] * (y.ndim - 2)))
 
     def extend_repr(self):
         return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
@@ -179,7 +181,7 @@ class Conv2d(_Conv):
         w, b = self._params_in(x.dtype)
         pads = NF._resolve_pads(self.pad_mode, self._pads, x.shape[2:], self.kernel_size, self.stride, self.dilation,
                                 self.cls_name)
-        y = _core.conv2d(x, w, list(self.stride), list(pads), list(self.dilation), self.group)
+        y = _kernels.conv2d(x, w, list(self.stride), list(pads), list(self.dilation), self.group)
         return self._add_bias(y, b)
 
 
@@ -209,11 +211,11 @@ class Conv1d(_Conv):
     def construct(self, x):
         self._check_input(x, 3, "(N, C_in, L)")
         w, b = self._params_in(x.dtype)
-        x4 = _core.expand_dims(x, 2)
+        x4 = _kernels.expand_dims(x, 2)
         pads = NF._resolve_pads(self.pad_mode, self._pads, x4.shape[2:], self.kernel_size, self.stride,
                                 self.dilation, self.cls_name)
-        y = _core.conv2d(x4, w, list(self.stride), list(pads), list(self.dilation), self.group)
-        return _core.squeeze(self._add_bias(y, b), [2])
+        y = _kernels.conv2d(x4, w, list(self.stride), list(pads), list(self.dilation), self.group)
+        return _kernels.squeeze(self._add_bias(y, b), [2])
 
 
 def _deconv_len(mode, size, k, s, d, pad):
@@ -269,15 +271,15 @@ class Conv2dTranspose(_Conv):
         oh, ow = self._out_hw(x.shape[2:])
         pads = NF._resolve_pads(self.pad_mode, self._pads, (oh, ow), self.kernel_size, self.stride, self.dilation,
                                 self.cls_name)
-        return _core.conv2d_backprop_input(x, w, [x.shape[0], self.out_channels, oh, ow], list(self.stride),
+        return _kernels.conv2d_backprop_input(x, w, [x.shape[0], self.out_channels, oh, ow], list(self.stride),
                                            list(pads), list(self.dilation), self.group)
 
     def _pad_output(self, y):
         oph, opw = self._out_pad
         if oph:
-            y = _core.concat([y, _core.full([y.shape[0], y.shape[1], oph, y.shape[3]], 0.0, y.dtype)], 2)
+            y = _kernels.concat([y, _kernels.full([y.shape[0], y.shape[1], oph, y.shape[3]], 0.0, y.dtype)], 2)
         if opw:
-            y = _core.concat([y, _core.full([y.shape[0], y.shape[1], y.shape[2], opw], 0.0, y.dtype)], 3)
+            y = _kernels.concat([y, _kernels.full([y.shape[0], y.shape[1], y.shape[2], opw], 0.0, y.dtype)], 3)
         return y
 
     def construct(self, x):
@@ -288,8 +290,8 @@ class Conv2dTranspose(_Conv):
 
 def _weight_1d(weight_init):
     """A 3-D weight_init Tensor (C0, C1, K) of Conv1d/Conv1dTranspose as the (C0, C1, 1, K) weight (MindSpore)."""
-    if isinstance(weight_init, _core.Tensor) and weight_init.ndim == 3:
-        return _core.expand_dims(weight_init, 2)
+    if isinstance(weight_init, _Tensor) and weight_init.ndim == 3:
+        return _kernels.expand_dims(weight_init, 2)
     return weight_init
 
 
@@ -313,5 +315,5 @@ class Conv1dTranspose(Conv2dTranspose):
     def construct(self, x):
         self._check_input(x, 3, "(N, C_in, L)")
         w, b = self._params_in(x.dtype)
-        y = self._add_bias(self._transpose(_core.expand_dims(x, 2), w), b)
-        return _core.squeeze(y, [2])
+        y = self._add_bias(self._transpose(_kernels.expand_dims(x, 2), w), b)
+        return _kernels.squeeze(y, [2])

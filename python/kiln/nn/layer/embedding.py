@@ -3,7 +3,9 @@ import numbers
 
 import numpy as np
 
-from ..._loader import _core
+from ... import ops as _ops
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...common.initializer import initializer
 from ...common.parameter import Parameter
@@ -54,25 +56,25 @@ class Embedding(Cell):
                                  f"{padding_idx}.")
             arr = np.array(table.asnumpy(), copy=True)
             arr[padding_idx] = 0
-            table = _core.Tensor._from_numpy(arr)
+            table = _Tensor._from_numpy(arr)
         self.embedding_table = Parameter(table, name="embedding_table")
 
     def construct(self, ids):
-        if not isinstance(ids, _core.Tensor) or ids.dtype not in mstype.int_type:
-            got = ids.dtype if isinstance(ids, _core.Tensor) else type(ids).__name__
+        if not isinstance(ids, _Tensor) or ids.dtype not in mstype.int_type:
+            got = ids.dtype if isinstance(ids, _Tensor) else type(ids).__name__
             raise TypeError(f"For '{self.cls_name}', the input ids must be an integer Tensor, but got {got}.")
         table = self.embedding_table
-        flat = _core.reshape(ids, [-1])
+        flat = _kernels.reshape(ids, [-1])
         if self.use_one_hot:
             # One-hot rows of out-of-range ids would be all zero: check them as Gather does (also in graphs).
             if flat.size:
-                flat = _core.check_range(flat, self.cls_name, "id", 0.0, float(self.vocab_size))
-            classes = _core.arange(0.0, float(self.vocab_size), 1.0, ids.dtype)
-            one_hot = _core.cast(_core.equal(_core.expand_dims(flat, 1), classes), table.dtype)
-            out = _core.matmul(one_hot, table, False, False)
+                flat = _kernels.check_range(flat, self.cls_name, "id", 0.0, float(self.vocab_size))
+            classes = _kernels.arange(0.0, float(self.vocab_size), 1.0, ids.dtype)
+            one_hot = _kernels.cast(_ops.equal(_kernels.expand_dims(flat, 1), classes), table.dtype)
+            out = _kernels.matmul(one_hot, table, False, False)
         else:
-            out = _core.gather(table, flat, 0)
-        return _core.reshape(out, list(ids.shape) + [self.embedding_size])
+            out = _kernels.gather(table, flat, 0)
+        return _kernels.reshape(out, list(ids.shape) + [self.embedding_size])
 
     def extend_repr(self):
         return (f"vocab_size={self.vocab_size}, embedding_size={self.embedding_size}, use_one_hot={self.use_one_hot}, "
@@ -147,18 +149,18 @@ class EmbeddingLookup(Cell):
             if max_norm <= 0:
                 raise ValueError(f"For '{name}', the 'max_norm' must be float and must > 0, but got '{max_norm}' "
                                  f"with type 'float'.")
-            self.max_norm = _core.Tensor._from_numpy(np.array(max_norm, np.float32))
+            self.max_norm = _Tensor._from_numpy(np.array(max_norm, np.float32))
 
     def construct(self, indices):
         if self.target == "CPU":
             from ...ops.lookup_func import embedding_lookup
             out = embedding_lookup(self.embedding_table, indices, 0)
         else:
-            if not isinstance(indices, _core.Tensor) or indices.dtype not in mstype.int_type:
-                got = indices.dtype if isinstance(indices, _core.Tensor) else type(indices).__name__
+            if not isinstance(indices, _Tensor) or indices.dtype not in mstype.int_type:
+                got = indices.dtype if isinstance(indices, _Tensor) else type(indices).__name__
                 raise TypeError(f"For '{self.cls_name}', the indices must be an integer Tensor, but got {got}.")
-            flat = _core.reshape(indices, [-1])
-            out = _core.reshape(_core.gather(self.embedding_table, flat, 0),
+            flat = _kernels.reshape(indices, [-1])
+            out = _kernels.reshape(_kernels.gather(self.embedding_table, flat, 0),
                                 list(indices.shape) + [self.embedding_size])
         if self.max_norm is not None:
             from .basic import ClipByNorm

@@ -4,7 +4,9 @@ import numbers
 
 import numpy as np
 
-from ..._loader import _core
+from ... import ops as _ops
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...ops.nn_func import conv2d
 from ...ops.resize_func import interpolate
@@ -40,7 +42,7 @@ def _check_real(value, name, cls, positive=True):
 
 def _check_images(img1, img2, cls):
     for n, v in (("img1", img1), ("img2", img2)):
-        if not isinstance(v, _core.Tensor):
+        if not isinstance(v, _Tensor):
             raise TypeError(f"For '{cls}', '{n}' must be a Tensor, but got {type(v).__name__}.")
     if img1.ndim != 4 or tuple(img1.shape) != tuple(img2.shape):
         raise ValueError(f"For '{cls}', 'img1' and 'img2' must be 4-D (N, C, H, W) of one shape, but got "
@@ -61,8 +63,8 @@ class PSNR(Cell):
 
     def construct(self, img1, img2):
         _check_images(img1, img2, "PSNR")
-        mse = _core.mean(_core.square(_core.sub(img1, img2)), [1, 2, 3], False)
-        return _core.mul(_core.log(_core.div(self.max_val ** 2, mse)), 10.0 / math.log(10.0))
+        mse = _kernels.mean(_ops.square(_ops.sub(img1, img2)), [1, 2, 3], False)
+        return _ops.mul(_ops.log(_kernels.div(self.max_val ** 2, mse)), 10.0 / math.log(10.0))
 
 
 class SSIM(Cell):
@@ -88,7 +90,7 @@ class SSIM(Cell):
         g = np.exp(-(x * x) / (2.0 * self.filter_sigma ** 2))
         g /= g.sum()
         w = np.outer(g, g)[None, None].repeat(channels, 0)  # depthwise: (C, 1, k, k)
-        return _core.Tensor(w.astype(np_dtype))
+        return _Tensor(w.astype(np_dtype))
 
     def construct(self, img1, img2):
         _check_images(img1, img2, "SSIM")
@@ -99,14 +101,14 @@ class SSIM(Cell):
         win = self._window(c, mstype.dtype_to_nptype(img1.dtype))
         blur = lambda t: conv2d(t, win, groups=c)
         mu1, mu2 = blur(img1), blur(img2)
-        mu1_sq, mu2_sq, mu12 = _core.square(mu1), _core.square(mu2), _core.mul(mu1, mu2)
-        s1 = _core.sub(blur(_core.square(img1)), mu1_sq)
-        s2 = _core.sub(blur(_core.square(img2)), mu2_sq)
-        s12 = _core.sub(blur(_core.mul(img1, img2)), mu12)
+        mu1_sq, mu2_sq, mu12 = _ops.square(mu1), _ops.square(mu2), _ops.mul(mu1, mu2)
+        s1 = _ops.sub(blur(_ops.square(img1)), mu1_sq)
+        s2 = _ops.sub(blur(_ops.square(img2)), mu2_sq)
+        s12 = _ops.sub(blur(_ops.mul(img1, img2)), mu12)
         c1, c2 = (self.k1 * self.max_val) ** 2, (self.k2 * self.max_val) ** 2
-        num = _core.mul(_core.add(_core.mul(mu12, 2.0), c1), _core.add(_core.mul(s12, 2.0), c2))
-        den = _core.mul(_core.add(_core.add(mu1_sq, mu2_sq), c1), _core.add(_core.add(s1, s2), c2))
-        return _core.mean(_core.div(num, den), [1, 2, 3], False)
+        num = _ops.mul(_ops.add(_ops.mul(mu12, 2.0), c1), _ops.add(_ops.mul(s12, 2.0), c2))
+        den = _ops.mul(_ops.add(_ops.add(mu1_sq, mu2_sq), c1), _ops.add(_ops.add(s1, s2), c2))
+        return _kernels.mean(_kernels.div(num, den), [1, 2, 3], False)
 
 
 class PixelShuffle(Cell):

@@ -14,7 +14,9 @@ statistics normalize.
 """
 import numbers
 
-from ..._loader import _core
+from ... import ops as _ops
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...common.initializer import initializer
 from ...common.parameter import Parameter
@@ -73,7 +75,7 @@ class _BatchNorm(Cell):
 
     def _check_input(self, x):
         name = self.cls_name
-        if not isinstance(x, _core.Tensor):
+        if not isinstance(x, _Tensor):
             raise TypeError(f"For '{name}', the input must be a Tensor, but got {type(x).__name__}.")
         if x.ndim not in self._dims:
             raise ValueError(f"For '{name}', the input must have {' or '.join(map(str, self._dims))} dims, but got "
@@ -88,11 +90,11 @@ class _BatchNorm(Cell):
         mm, mv = self.moving_mean, self.moving_variance
         if use_batch:
             unbias = NF._unbias_factor(x, self.cls_name)
-        y, bm, bv = _core.batch_norm(x, self.gamma, self.beta, mm, mv, use_batch, self.eps)
+        y, bm, bv = _kernels.batch_norm(x, self.gamma, self.beta, mm, mv, use_batch, self.eps)
         if use_batch:
             m = self.momentum
-            _core.assign(mm, _core.add(_core.mul(mm, m), _core.mul(_core.stop_gradient(bm), 1.0 - m)))
-            _core.assign(mv, _core.add(_core.mul(mv, m), _core.mul(_core.stop_gradient(bv), (1.0 - m) * unbias)))
+            _kernels.assign(mm, _ops.add(_ops.mul(mm, m), _ops.mul(_kernels.stop_gradient(bm), 1.0 - m)))
+            _kernels.assign(mv, _ops.add(_ops.mul(mv, m), _ops.mul(_kernels.stop_gradient(bv), (1.0 - m) * unbias)))
         return y
 
     def extend_repr(self):
@@ -172,7 +174,7 @@ class LayerNorm(Cell):
 
     def construct(self, input_x):
         check_input(input_x, self.cls_name, "input_x")
-        return _core.layer_norm(input_x, self.gamma, self.beta, self.begin_norm_axis, self.begin_params_axis,
+        return _kernels.layer_norm(input_x, self.gamma, self.beta, self.begin_norm_axis, self.begin_params_axis,
                                 self.epsilon)
 
     def extend_repr(self):
@@ -268,14 +270,14 @@ class _InstanceNorm(Cell):
             if m < 2:
                 raise ValueError(f"For '{name}', each plane needs more than 1 value in training, but got input shape "
                                  f"{tuple(x.shape)}.")
-            xs = _core.stop_gradient(x)
-            mean = _core.mean(xs, axes, True)
-            var = _core.div(_core.sum(_core.square(_core.sub(xs, mean)), axes, False), float(m - 1))
+            xs = _kernels.stop_gradient(x)
+            mean = _kernels.mean(xs, axes, True)
+            var = _kernels.div(_kernels.sum(_ops.square(_ops.sub(xs, mean)), axes, False), float(m - 1))
             mom = self.momentum
             mm, mv = self.moving_mean, self.moving_variance
-            _core.assign(mm, _core.add(_core.mul(mm, 1.0 - mom), _core.mul(_core.mean(_core.squeeze(mean, axes),
+            _kernels.assign(mm, _ops.add(_ops.mul(mm, 1.0 - mom), _ops.mul(_kernels.mean(_kernels.squeeze(mean, axes),
                                                                                        [0], False), mom)))
-            _core.assign(mv, _core.add(_core.mul(mv, 1.0 - mom), _core.mul(_core.mean(var, [0], False), mom)))
+            _kernels.assign(mv, _ops.add(_ops.mul(mv, 1.0 - mom), _ops.mul(_kernels.mean(var, [0], False), mom)))
         return y
 
     def extend_repr(self):

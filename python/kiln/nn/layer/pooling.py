@@ -9,7 +9,8 @@ ceil_mode/count_include_pad/divisor_override (avg)). 3-D inputs (C, H, W) are ac
 """
 import numbers
 
-from ..._loader import _core
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...ops import nn_func as NF
 from ...ops import nnpool_func as PF
 from ..cell import Cell
@@ -63,12 +64,12 @@ class _PoolNd(Cell):
         return value
 
     def _as4d(self, x, allowed=(3, 4)):
-        if not isinstance(x, _core.Tensor):
+        if not isinstance(x, _Tensor):
             raise TypeError(f"For '{self.cls_name}', the input must be a Tensor, but got {type(x).__name__}.")
         if x.ndim not in allowed:
             raise ValueError(f"For '{self.cls_name}', the input must be a {' or '.join(map(str, allowed))}-D tensor, "
                              f"but got {x.ndim}-D with shape {tuple(x.shape)}.")
-        return (_core.expand_dims(x, 0), True) if x.ndim == allowed[0] else (x, False)
+        return (_kernels.expand_dims(x, 0), True) if x.ndim == allowed[0] else (x, False)
 
     def _pads(self, hw, k, s, d=(1, 1)):
         if self.pad_mode == "SAME":
@@ -143,10 +144,10 @@ class MaxPool2d(_PoolNd):
     def construct(self, x):
         x4, squeeze = self._as4d(x)
         pads = self._pads(x4.shape[2:], self._k, self._s, self._d)
-        r = _core.max_pool2d(x4, list(self._k), list(self._s), pads, list(self._d), self.ceil_mode,
+        r = _kernels.max_pool2d(x4, list(self._k), list(self._s), pads, list(self._d), self.ceil_mode,
                              bool(self.return_indices))
         if squeeze:
-            r = tuple(_core.squeeze(t, [0]) for t in r) if self.return_indices else _core.squeeze(r, [0])
+            r = tuple(_kernels.squeeze(t, [0]) for t in r) if self.return_indices else _kernels.squeeze(r, [0])
         return r
 
 
@@ -187,9 +188,9 @@ class AvgPool2d(_PoolNd):
     def construct(self, x):
         x4, squeeze = self._as4d(x)
         pads = self._pads(x4.shape[2:], self._k, self._s)
-        y = _core.avg_pool2d(x4, list(self._k), list(self._s), pads, self.ceil_mode, self.count_include_pad,
+        y = _kernels.avg_pool2d(x4, list(self._k), list(self._s), pads, self.ceil_mode, self.count_include_pad,
                              self.divisor_override)
-        return _core.squeeze(y, [0]) if squeeze else y
+        return _kernels.squeeze(y, [0]) if squeeze else y
 
 
 class MaxPool1d(MaxPool2d):
@@ -210,10 +211,10 @@ class MaxPool1d(MaxPool2d):
 
     def construct(self, x):
         x3, squeeze = self._as4d(x, (2, 3))
-        r = super().construct(_core.expand_dims(x3, 2))
-        r = tuple(_core.squeeze(t, [2]) for t in r) if self.return_indices else _core.squeeze(r, [2])
+        r = super().construct(_kernels.expand_dims(x3, 2))
+        r = tuple(_kernels.squeeze(t, [2]) for t in r) if self.return_indices else _kernels.squeeze(r, [2])
         if squeeze:
-            r = tuple(_core.squeeze(t, [0]) for t in r) if self.return_indices else _core.squeeze(r, [0])
+            r = tuple(_kernels.squeeze(t, [0]) for t in r) if self.return_indices else _kernels.squeeze(r, [0])
         return r
 
 
@@ -231,8 +232,8 @@ class AvgPool1d(AvgPool2d):
 
     def construct(self, x):
         x3, squeeze = self._as4d(x, (2, 3))
-        y = _core.squeeze(super().construct(_core.expand_dims(x3, 2)), [2])
-        return _core.squeeze(y, [0]) if squeeze else y
+        y = _kernels.squeeze(super().construct(_kernels.expand_dims(x3, 2)), [2])
+        return _kernels.squeeze(y, [0]) if squeeze else y
 
 
 class AdaptiveAvgPool2d(Cell):

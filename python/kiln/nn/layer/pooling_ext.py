@@ -10,7 +10,9 @@ divisor unless count_include_pad=False, as MindSpore's CPU kernel) or 'pad' (the
 import math
 import numbers
 
-from ..._loader import _core
+from ... import ops as _ops
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...common.initializer import HeUniform, Uniform, _calculate_fan_in_and_fan_out, initializer
 from ...common.parameter import Parameter
@@ -97,15 +99,15 @@ class Conv3d(Cell):
     def _checked_weights(self, x):
         """(weight, bias) for input x — cast to the cell's to_float dtype — after checking x is a 5-D Tensor with
         in_channels channels (TypeError / ValueError naming the cell)."""
-        if not isinstance(x, _core.Tensor):
+        if not isinstance(x, _Tensor):
             raise TypeError(f"For '{self.cls_name}', the input must be a Tensor, but got {type(x).__name__}.")
         if x.ndim != 5 or x.shape[1] != self.in_channels:
             raise ValueError(f"For '{self.cls_name}', the input must be 5-D (N, {self.in_channels}, D, H, W), but got "
                              f"shape {tuple(x.shape)}.")
         w, b = self.weight, self.bias
         if self._mp_dtype is not None:
-            w = _core.cast(w, self._mp_dtype)
-            b = _core.cast(b, self._mp_dtype) if b is not None else None
+            w = _kernels.cast(w, self._mp_dtype)
+            b = _kernels.cast(b, self._mp_dtype) if b is not None else None
         return w, b
 
     def construct(self, x):
@@ -141,7 +143,7 @@ class Conv3dTranspose(Conv3d):
         w, b = self._checked_weights(x)
         y = C.conv3d_transpose(x, w, self.pad_mode, self._pads, self.stride, self.dilation, self.group,
                                self.output_padding)
-        return y if b is None else _core.add(y, _core.reshape(b, [1, -1, 1, 1, 1]))
+        return y if b is None else _ops.add(y, _kernels.reshape(b, [1, -1, 1, 1, 1]))
 
 
 class _Pool3d(Cell):
@@ -195,8 +197,8 @@ class MaxPool3d(_Pool3d):
         y, idx = P._max_pool3d(x5, self.kernel_size, self.stride, pads, self.dilation, self.ceil_mode,
                                self.return_indices)
         if squeeze:
-            y = _core.squeeze(y, [0])
-            idx = _core.squeeze(idx, [0]) if idx is not None else None
+            y = _kernels.squeeze(y, [0])
+            idx = _kernels.squeeze(idx, [0]) if idx is not None else None
         return (y, idx) if self.return_indices else y
 
 
@@ -224,7 +226,7 @@ class AvgPool3d(_Pool3d):
                              f"{self.kernel_size}.")
         y = P._avg_pool3d(x5, self.kernel_size, self.stride, pads, self.ceil_mode, self.count_include_pad,
                           self.divisor_override)
-        return _core.squeeze(y, [0]) if squeeze else y
+        return _kernels.squeeze(y, [0]) if squeeze else y
 
 
 class _Adaptive(Cell):

@@ -13,7 +13,9 @@ Gate orders and formulas follow MindSpore (and PyTorch, which uses the same layo
 import math
 import numbers
 
-from ..._loader import _core
+from ... import ops as _ops
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...common.initializer import Uniform, initializer
 from ...common.parameter import Parameter
@@ -49,7 +51,7 @@ def _check_param_dtype(dtype, cls_name):
 
 def _check_tensor(x, name, cls_name, ndim=None, dtype=None):
     """x must be a float Tensor (of rank `ndim` and dtype `dtype` when given)."""
-    if not isinstance(x, _core.Tensor):
+    if not isinstance(x, _Tensor):
         raise TypeError(f"For '{cls_name}', the '{name}' must be a Tensor, but got {type(x).__name__}.")
     if x.dtype not in _FLOAT_INPUTS:
         raise TypeError(f"For '{cls_name}', the '{name}' must be a float16, bfloat16, float32 or float64 Tensor, but got "
@@ -81,28 +83,28 @@ def _check_lstm_state(hx, cls_name):
 # ------------------------------------------------------------------------------------------- step functions
 def _linear(x, w, b):
     """x Wᵀ (+ b): (N, in) × (out, in) → (N, out)."""
-    y = _core.matmul(x, w, False, True)
-    return y if b is None else _core.add(y, b)
+    y = _kernels.matmul(x, w, False, True)
+    return y if b is None else _ops.add(y, b)
 
 
 def rnn_tanh_step(gi, h, w_hh, b_hh):
     """One Elman step with tanh, given the input projection gi = x Wihᵀ + b_ih of shape (batch, hidden)."""
-    return _core.tanh(_core.add(gi, _linear(h, w_hh, b_hh)))
+    return _ops.tanh(_ops.add(gi, _linear(h, w_hh, b_hh)))
 
 
 def rnn_relu_step(gi, h, w_hh, b_hh):
     """One Elman step with ReLU (see rnn_tanh_step)."""
-    return _core.relu(_core.add(gi, _linear(h, w_hh, b_hh)))
+    return _ops.relu(_ops.add(gi, _linear(h, w_hh, b_hh)))
 
 
 def lstm_step(gi, state, w_hh, b_hh):
     """One LSTM step: gi (batch, 4·hidden) = x Wihᵀ + b_ih; state = (h, c). Returns (h', c')."""
     h, c = state
-    gates = _core.add(gi, _linear(h, w_hh, b_hh))
+    gates = _ops.add(gi, _linear(h, w_hh, b_hh))
     n = h.shape[-1]
-    i, f, g, o = _core.split(gates, [n, n, n, n], 1)
-    c2 = _core.add(_core.mul(_core.sigmoid(f), c), _core.mul(_core.sigmoid(i), _core.tanh(g)))
-    h2 = _core.mul(_core.sigmoid(o), _core.tanh(c2))
+    i, f, g, o = _kernels.split(gates, [n, n, n, n], 1)
+    c2 = _ops.add(_ops.mul(_ops.sigmoid(f), c), _ops.mul(_ops.sigmoid(i), _ops.tanh(g)))
+    h2 = _ops.mul(_ops.sigmoid(o), _ops.tanh(c2))
     return h2, c2
 
 
@@ -110,12 +112,12 @@ def gru_step(gi, h, w_hh, b_hh):
     """One GRU step: gi (batch, 3·hidden) = x Wihᵀ + b_ih. Returns h'."""
     gh = _linear(h, w_hh, b_hh)
     n = h.shape[-1]
-    i_r, i_z, i_n = _core.split(gi, [n, n, n], 1)
-    h_r, h_z, h_n = _core.split(gh, [n, n, n], 1)
-    r = _core.sigmoid(_core.add(i_r, h_r))
-    z = _core.sigmoid(_core.add(i_z, h_z))
-    new = _core.tanh(_core.add(i_n, _core.mul(r, h_n)))
-    return _core.add(new, _core.mul(z, _core.sub(h, new)))
+    i_r, i_z, i_n = _kernels.split(gi, [n, n, n], 1)
+    h_r, h_z, h_n = _kernels.split(gh, [n, n, n], 1)
+    r = _ops.sigmoid(_ops.add(i_r, h_r))
+    z = _ops.sigmoid(_ops.add(i_z, h_z))
+    new = _ops.tanh(_ops.add(i_n, _ops.mul(r, h_n)))
+    return _ops.add(new, _ops.mul(z, _ops.sub(h, new)))
 
 
 STEPS = {"RNN_TANH": rnn_tanh_step, "RNN_RELU": rnn_relu_step, "LSTM": lstm_step, "GRU": gru_step}
@@ -154,7 +156,7 @@ class _RNNCellBase(Cell):
 
     def _weights(self, dtype):
         ws = [self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh]
-        return [w if w is None or w.dtype == dtype else _core.cast(w, dtype) for w in ws]
+        return [w if w is None or w.dtype == dtype else _kernels.cast(w, dtype) for w in ws]
 
     def _check_x(self, x):
         _check_tensor(x, "x", self.cls_name, ndim=2)

@@ -9,7 +9,9 @@ zeros, and the reverse direction reads each sequence's first `seq_length[b]` ste
 import logging
 import math
 
-from ..._loader import _core
+from ... import ops as _ops
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...common.initializer import Uniform, initializer
 from ...common.parameter import Parameter, ParameterTuple
@@ -27,20 +29,20 @@ def _reverse_index(seq_length, steps, batch):
     """Row indices into x.reshape(steps·batch, F) that reverse each sequence's first seq_length[b] steps and keep the
     rest in place (MindSpore's ReverseSequence(seq_dim=0, batch_dim=1)). Lengths are clamped to [0, steps]."""
     dt = seq_length.dtype
-    lengths = _core.reshape(seq_length, [1, batch])
-    lengths = _core.minimum(_core.maximum(lengths, _core.full([], 0, dt)), _core.full([], steps, dt))
-    t = _core.reshape(_core.arange(0, steps, 1, dt), [steps, 1])
-    t_full = _core.broadcast_to(t, [steps, batch])
-    rev = _core.sub(_core.sub(lengths, _core.full([], 1, dt)), t)
-    src_t = _core.select(_core.less(t, lengths), rev, t_full)
-    cols = _core.reshape(_core.arange(0, batch, 1, dt), [1, batch])
-    return _core.reshape(_core.add(_core.mul(src_t, _core.full([], batch, dt)), cols), [steps * batch])
+    lengths = _kernels.reshape(seq_length, [1, batch])
+    lengths = _ops.minimum(_ops.maximum(lengths, _kernels.full([], 0, dt)), _kernels.full([], steps, dt))
+    t = _kernels.reshape(_kernels.arange(0, steps, 1, dt), [steps, 1])
+    t_full = _kernels.broadcast_to(t, [steps, batch])
+    rev = _ops.sub(_ops.sub(lengths, _kernels.full([], 1, dt)), t)
+    src_t = _kernels.select(_ops.less(t, lengths), rev, t_full)
+    cols = _kernels.reshape(_kernels.arange(0, batch, 1, dt), [1, batch])
+    return _kernels.reshape(_ops.add(_ops.mul(src_t, _kernels.full([], batch, dt)), cols), [steps * batch])
 
 
 def _reverse_sequence(x, index):
     """x (steps, batch, F) with rows taken by `index` (from _reverse_index)."""
     steps, batch, feat = x.shape
-    return _core.reshape(_core.gather(_core.reshape(x, [steps * batch, feat]), index, 0), [steps, batch, feat])
+    return _kernels.reshape(_kernels.gather(_kernels.reshape(x, [steps * batch, feat]), index, 0), [steps, batch, feat])
 
 
 def _split_steps(x, steps):
@@ -53,16 +55,16 @@ def _split_steps(x, steps):
         return [x]
     half = steps // 2
     n = x.shape[0] // steps
-    a, b = _core.split(x, [half * n, (steps - half) * n], 0)
+    a, b = _kernels.split(x, [half * n, (steps - half) * n], 0)
     return _split_steps(a, half) + _split_steps(b, steps - half)
 
 
 def _step_masks(seq_length, steps, batch):
     """steps Tensors (batch, 1) of bool: True where t < seq_length[b]."""
     dt = seq_length.dtype
-    t = _core.reshape(_core.arange(0, steps, 1, dt), [steps, 1, 1])
-    valid = _core.less(t, _core.reshape(seq_length, [1, batch, 1]))
-    return [_core.reshape(m, [batch, 1]) for m in _core.split(valid, [1] * steps, 0)]
+    t = _kernels.reshape(_kernels.arange(0, steps, 1, dt), [steps, 1, 1])
+    valid = _ops.less(t, _kernels.reshape(seq_length, [1, batch, 1]))
+    return [_kernels.reshape(m, [batch, 1]) for m in _kernels.split(valid, [1] * steps, 0)]
 
 
 class _RNNBase(Cell):
@@ -148,7 +150,7 @@ class _RNNBase(Cell):
                 _check_tensor(hx, "hx", name, dtype=x.dtype)
                 _check_shape(hx, "hx", expected, name, meaning)
         if seq_length is not None:
-            if not isinstance(seq_length, _core.Tensor):
+            if not isinstance(seq_length, _Tensor):
                 raise TypeError(f"For '{name}', the 'seq_length' must be a Tensor, but got "
                                 f"{type(seq_length).__name__}.")
             if seq_length.dtype not in (mstype.int32, mstype.int64):
@@ -164,7 +166,7 @@ class _RNNBase(Cell):
         """One direction of one layer over x (steps, batch, F). state: h or (h, c) of (batch, hidden).
         Returns (outputs (steps, batch, hidden) in time order, final state)."""
         steps, batch, feat = x.shape
-        gi = _linear(_core.reshape(x, [steps * batch, feat]), w_ih, b_ih)
+        gi = _linear(_kernels.reshape(x, [steps * batch, feat]), w_ih, b_ih)
         gis = _split_steps(gi, steps)  # steps Tensors (batch, gates·hidden)
         step = STEPS[self.mode]
         order = range(steps - 1, -1, -1) if backward else range(steps)
@@ -177,30 +179,30 @@ class _RNNBase(Cell):
             else:
                 m = masks[t]
                 if self.is_lstm:
-                    state = (_core.select(m, new[0], state[0]), _core.select(m, new[1], state[1]))
+                    state = (_kernels.select(m, new[0], state[0]), _kernels.select(m, new[1], state[1]))
                     out = new[0]
                 else:
-                    state = _core.select(m, new, state)
+                    state = _kernels.select(m, new, state)
                     out = new
-                outs[t] = _core.select(m, out, _core.zeros_like(out))
-        return _core.stack(outs, 0), state
+                outs[t] = _kernels.select(m, out, _kernels.zeros_like(out))
+        return _kernels.stack(outs, 0), state
 
     def construct(self, x, hx=None, seq_length=None):
         steps, batch = self._check_inputs(x, hx, seq_length)
         dt = x.dtype
         n_states = self.num_layers * self.num_directions
         if hx is None:
-            zeros = _core.full([n_states, batch, self.hidden_size], 0.0, dt)
+            zeros = _kernels.full([n_states, batch, self.hidden_size], 0.0, dt)
             hx = (zeros, zeros) if self.is_lstm else zeros
 
         def per_layer(h):
-            return [_core.reshape(p, [batch, self.hidden_size]) for p in _core.split(h, [1] * n_states, 0)]
+            return [_kernels.reshape(p, [batch, self.hidden_size]) for p in _kernels.split(h, [1] * n_states, 0)]
         if self.is_lstm:
             init = list(zip(per_layer(hx[0]), per_layer(hx[1])))
         else:
             init = per_layer(hx)
         if self.batch_first:
-            x = _core.transpose(x, [1, 0, 2])
+            x = _kernels.transpose(x, [1, 0, 2])
         masks = rev_index = None
         if seq_length is not None:
             masks = _step_masks(seq_length, steps, batch)
@@ -208,7 +210,7 @@ class _RNNBase(Cell):
                 rev_index = _reverse_index(seq_length, steps, batch)
 
         def cast(w):
-            return w if w.dtype == dt else _core.cast(w, dt)
+            return w if w.dtype == dt else _kernels.cast(w, dt)
         finals = []
         layer_in = x
         for layer in range(self.num_layers):
@@ -226,13 +228,13 @@ class _RNNBase(Cell):
                     out, fin = self._run(layer_in, init[k], masks, w_ih, w_hh, b_ih, b_hh, backward=d == 1)
                 outs.append(out)
                 finals.append(fin)
-            layer_in = outs[0] if len(outs) == 1 else _core.concat(outs, 2)
+            layer_in = outs[0] if len(outs) == 1 else _kernels.concat(outs, 2)
             if self.dropout != 0 and layer < self.num_layers - 1:
                 layer_in = self.dropout_op(layer_in)
-        output = _core.transpose(layer_in, [1, 0, 2]) if self.batch_first else layer_in
+        output = _kernels.transpose(layer_in, [1, 0, 2]) if self.batch_first else layer_in
         if self.is_lstm:
-            return output, (_core.stack([f[0] for f in finals], 0), _core.stack([f[1] for f in finals], 0))
-        return output, _core.stack(finals, 0)
+            return output, (_kernels.stack([f[0] for f in finals], 0), _kernels.stack([f[1] for f in finals], 0))
+        return output, _kernels.stack(finals, 0)
 
     def extend_repr(self):
         return (f"input_size={self.input_size}, hidden_size={self.hidden_size}, num_layers={self.num_layers}, "

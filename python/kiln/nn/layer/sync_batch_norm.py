@@ -15,7 +15,8 @@ BatchNorm.
 """
 import hashlib
 
-from ..._loader import _core
+from ... import ops as _ops
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...ops.comm_ops import AllReduce
 from .normalization import _BatchNorm
@@ -103,23 +104,23 @@ class SyncBatchNorm(_BatchNorm):
         c = self.num_features
         local = x.size // c
         # pass 1: the global sum and count -> mean (one all-reduce of [Σx (C values), count])
-        sums = _core.concat([_core.sum(x, axes, False), _core.full([1], float(local), x.dtype)], 0)
+        sums = _kernels.concat([_kernels.sum(x, axes, False), _kernels.full([1], float(local), x.dtype)], 0)
         sums = reduce(sums)
-        count = _core.strided_slice(sums, [c], [c + 1], [1])
-        mean = _core.div(_core.strided_slice(sums, [0], [c], [1]), count)
+        count = _kernels.strided_slice(sums, [c], [c + 1], [1])
+        mean = _kernels.div(_kernels.strided_slice(sums, [0], [c], [1]), count)
         stat_shape = [1, c] + [1] * (x.ndim - 2)
-        centered = _core.sub(x, _core.reshape(mean, stat_shape))
+        centered = _ops.sub(x, _kernels.reshape(mean, stat_shape))
         # pass 2: the global sum of squared deviations -> the biased variance
-        var = _core.div(reduce(_core.sum(_core.square(centered), axes, False)), count)
-        inv_std = _core.rsqrt(_core.add(var, self.eps))
-        y = _core.mul(centered, _core.reshape(_core.mul(inv_std, self.gamma), stat_shape))
-        y = _core.add(y, _core.reshape(self.beta, stat_shape))
+        var = _kernels.div(reduce(_kernels.sum(_ops.square(centered), axes, False)), count)
+        inv_std = _ops.rsqrt(_ops.add(var, self.eps))
+        y = _ops.mul(centered, _kernels.reshape(_ops.mul(inv_std, self.gamma), stat_shape))
+        y = _ops.add(y, _kernels.reshape(self.beta, stat_shape))
         m = self.momentum
         mm, mv = self.moving_mean, self.moving_variance
-        n = _core.stop_gradient(count)
-        unbiased = _core.div(_core.mul(_core.stop_gradient(var), n), _core.sub(n, 1.0))
-        _core.assign(mm, _core.add(_core.mul(mm, m), _core.mul(_core.stop_gradient(mean), 1.0 - m)))
-        _core.assign(mv, _core.add(_core.mul(mv, m), _core.mul(unbiased, 1.0 - m)))
+        n = _kernels.stop_gradient(count)
+        unbiased = _kernels.div(_ops.mul(_kernels.stop_gradient(var), n), _ops.sub(n, 1.0))
+        _kernels.assign(mm, _ops.add(_ops.mul(mm, m), _ops.mul(_kernels.stop_gradient(mean), 1.0 - m)))
+        _kernels.assign(mv, _ops.add(_ops.mul(mv, m), _ops.mul(unbiased, 1.0 - m)))
         return y
 
     def extend_repr(self):

@@ -2,7 +2,8 @@
 kept): applies a layer to every time step of an input."""
 import numbers
 
-from ..._loader import _core
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...ops.primitives import Primitive
 from ..cell import Cell
 
@@ -52,7 +53,7 @@ class TimeDistributed(Cell):
 
     @staticmethod
     def _check_tensor(value):
-        if not isinstance(value, _core.Tensor):
+        if not isinstance(value, _Tensor):
             raise TypeError("For 'TimeDistributed', the inputs and outputs must be a Tensor.")
 
     def construct(self, inputs):
@@ -65,7 +66,7 @@ class TimeDistributed(Cell):
         if self.reshape_with_axis is None:
             steps = []
             for i in range(shape[t]):
-                item = _core.squeeze(_core.strided_slice(inputs, [0] * t + [i] + [0] * (rank - t - 1),
+                item = _kernels.squeeze(_kernels.strided_slice(inputs, [0] * t + [i] + [0] * (rank - t - 1),
                                                          list(shape[:t]) + [i + 1] + list(shape[t + 1:]),
                                                          [1] * rank), [t])
                 out = self.layer(item)
@@ -74,7 +75,7 @@ class TimeDistributed(Cell):
                     raise ValueError(f"For 'TimeDistributed', the value of 'time_axis' must be in range of "
                                      f"[{-out.ndim - 1}, {out.ndim}], but got {t}.")
                 steps.append(out)
-            return _core.stack(steps, t)
+            return _kernels.stack(steps, t)
         r = self.reshape_with_axis % rank
         if r == rank - 1:
             t_new = rank - 2
@@ -84,9 +85,9 @@ class TimeDistributed(Cell):
         lo, hi = (t_new, t) if t_new < t else (t, t_new)
         perm = tuple(range(rank))
         perm = perm[:lo] + (perm[hi],) + perm[lo:hi] + perm[hi + 1:]
-        moved = _core.transpose(inputs, list(perm))
+        moved = _kernels.transpose(inputs, list(perm))
         moved_shape = tuple(moved.shape)
-        merged = _core.reshape(moved, list(moved_shape[:pos]) + [-1] + list(moved_shape[pos + 2:]))
+        merged = _kernels.reshape(moved, list(moved_shape[:pos]) + [-1] + list(moved_shape[pos + 2:]))
         out = self.layer(merged)
         self._check_tensor(out)
         out_shape = tuple(out.shape)
@@ -100,4 +101,4 @@ class TimeDistributed(Cell):
         new_shape = out_shape[:pos] + moved_shape[pos:pos + 2]
         if pos + 1 < len(out_shape):
             new_shape += out_shape[pos + 1:]
-        return _core.reshape(out, [-1] + list(new_shape[1:]))
+        return _kernels.reshape(out, [-1] + list(new_shape[1:]))

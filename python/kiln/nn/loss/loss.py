@@ -16,7 +16,6 @@ a −inf class gives +inf, the true value.
 
 Precision note: MindSpore's get_loss computes in float32 and casts back. Kiln computes float16/bfloat16 losses in
 float32 the same way, and keeps float64 inputs in float64 (MindSpore would round them to float32)."""
-from ..._loader import _core
 from ...ops import _loss_terms as F
 from ..cell import Cell
 
@@ -24,7 +23,6 @@ __all__ = ["LossBase", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "Softma
            "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss"]
 __all__ += ["MarginRankingLoss", "HingeEmbeddingLoss"]
 
-_Tensor = _core.Tensor
 
 
 def _check_is_tensor(name, value, cls_name):

@@ -98,13 +98,14 @@ class CTCLoss(LossBase):
         self.blank, self.zero_infinity = blank, zero_infinity
 
     def construct(self, log_probs, targets, input_lengths, target_lengths):
-        from ..._loader import _core
-        if isinstance(log_probs, _core.Tensor) and log_probs.ndim == 2:
-            if isinstance(targets, _core.Tensor) and targets.ndim == 1:
-                targets = _core.expand_dims(targets, 0)
-            loss, _ = _F.ctc_loss(_core.expand_dims(log_probs, 1), targets, input_lengths, target_lengths,
+        from ...common.tensor import Tensor as _Tensor
+        from ...ops import _kernels
+        if isinstance(log_probs, _Tensor) and log_probs.ndim == 2:
+            if isinstance(targets, _Tensor) and targets.ndim == 1:
+                targets = _kernels.expand_dims(targets, 0)
+            loss, _ = _F.ctc_loss(_kernels.expand_dims(log_probs, 1), targets, input_lengths, target_lengths,
                                   self.blank, self.reduction, self.zero_infinity)
-            return _core.squeeze(loss, [0]) if loss.ndim == 1 else loss
+            return _kernels.squeeze(loss, [0]) if loss.ndim == 1 else loss
         loss, _ = _F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
                               self.zero_infinity)
         return loss

@@ -25,7 +25,8 @@ size, and the result is the same as plain data parallel.
 Checkpoints: save_checkpoint all-gathers the sliced state Parameters (a collective: every process must save), so a
 file holds whole tensors and loads into a one-process run; load_param_into_net cuts whole values to the slice.
 """
-from ..._loader import _core
+from ... import _engine
+from ...ops import _kernels
 from ...common.parameter import Parameter
 
 __all__ = []
@@ -53,7 +54,7 @@ class _Shard:
     def gather(self, t):
         """The whole tensor from every process's slice `t` (an all-gather over the world; with size < world the
         first `size` slices are one copy of the whole)."""
-        whole = _core.all_gather(t, "world")
+        whole = _kernels.all_gather(t, "world")
         if self.size < self.world:
             whole = whole[:self.full_shape[0]]
         return whole
@@ -77,7 +78,7 @@ def _shard_size(fn):
                            "to 'data_parallel' (set_auto_parallel_context(parallel_mode=ParallelMode.DATA_PARALLEL)).")
     if not GlobalComm.INITED:
         return None
-    world = _core.comm_group_size("world")
+    world = _engine.comm_group_size("world")
     if world == 1:
         return None
     size = get_auto_parallel_context("optimizer_weight_shard_size")
@@ -109,7 +110,7 @@ def plan(params, fn, optimizer=None):
                            "optimizer (its update needs whole parameters, e.g. LAMB's norms).")
     from ..._parallel_context import _parallel_optimizer_config
     threshold = _parallel_optimizer_config("parallel_optimizer_threshold") * 1024
-    rank = _core.comm_group_rank("world")
+    rank = _engine.comm_group_rank("world")
     out = []
     for p in params:
         shape = tuple(p.shape)
@@ -121,7 +122,7 @@ def plan(params, fn, optimizer=None):
 
 def local_parameter(param, shard):
     """The slice-shaped working Parameter of `param` (same name, dtype, flags); marked with `_opt_shard`."""
-    local = Parameter(_core.full(list(shard.local_shape), 0, param.dtype), name=param.name,
+    local = Parameter(_kernels.full(list(shard.local_shape), 0, param.dtype), name=param.name,
                       requires_grad=param.requires_grad)
     local._opt_shard = shard
     return local
@@ -154,7 +155,7 @@ def pull(opt):
     have been changed since the last step: load_checkpoint, set_data, rank 0's broadcast)."""
     for p, local, shard in zip(opt.parameters, opt._parameters, opt._opt_shards):
         if shard is not None:
-            _core.assign(local, shard.take(p))
+            _kernels.assign(local, shard.take(p))
 
 
 def _gather_buckets(opt):
@@ -179,17 +180,17 @@ def push(opt, done):
     for bucket in _gather_buckets(opt):
         if len(bucket) == 1:
             i = bucket[0]
-            _core.assign(whole_params[i], shards[i].gather(depend(locals_[i], done)))
+            _kernels.assign(whole_params[i], shards[i].gather(depend(locals_[i], done)))
             continue
-        row = _core.concat([_core.reshape(depend(locals_[i], done), [1, -1]) for i in bucket], 1)
-        rows = _core.all_gather(row, "world")
+        row = _kernels.concat([_kernels.reshape(depend(locals_[i], done), [1, -1]) for i in bucket], 1)
+        rows = _kernels.all_gather(row, "world")
         first = shards[bucket[0]]
         if first.size < first.world:
             rows = rows[:first.size]
         start = 0
         for i in bucket:
             n = int(locals_[i].size)
-            _core.assign(whole_params[i], _core.reshape(rows[:, start:start + n], list(shards[i].full_shape)))
+            _kernels.assign(whole_params[i], _kernels.reshape(rows[:, start:start + n], list(shards[i].full_shape)))
             start += n
 
 

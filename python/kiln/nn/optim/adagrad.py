@@ -1,5 +1,6 @@
 """nn.Adagrad with MindSpore's formula (ApplyAdagrad)."""
-from ..._loader import _core
+from ... import ops as _ops
+from ...ops import _kernels
 from ._validate import check_non_negative, check_type
 from .optimizer import Optimizer
 from .rmsprop import _step_lr
@@ -43,11 +44,11 @@ class Adagrad(Optimizer):
         for p, h, g, lr in zip(self._parameters, self.accum, grads, lrs):
             dt = p.dtype
             if g.dtype != dt:
-                g = _core.cast(g, dt)
+                g = _kernels.cast(g, dt)
             if update:
-                h_new = _core.add(h, _core.square(g))
-                _core.assign(h, h_new)
+                h_new = _ops.add(h, _ops.square(g))
+                _kernels.assign(h, h_new)
             else:
                 h_new = h
-            _core.assign(p, _core.sub(p, _core.div(_core.mul(g, _step_lr(lr, dt)), _core.sqrt(h_new))))
+            _kernels.assign(p, _ops.sub(p, _kernels.div(_ops.mul(g, _step_lr(lr, dt)), _ops.sqrt(h_new))))
         return True

@@ -1,5 +1,6 @@
 """nn.Adam and nn.AdamWeightDecay with MindSpore's formulas (../shared/reference/mindspore_api.md §5.2–5.3)."""
-from ..._loader import _core
+from ... import ops as _ops
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...common.initializer import initializer
 from ...common.parameter import Parameter
@@ -71,9 +72,9 @@ class Adam(Optimizer):
             raise ValueError(f"For '{name}', 'use_amsgrad' can not be used with 'use_lazy' or 'use_offload'.")
         self.use_lazy, self.use_offload = use_lazy, use_offload
         self.use_locking, self.use_nesterov, self.use_amsgrad = use_locking, use_nesterov, use_amsgrad
-        self.beta1 = _core.full([], beta1, mstype.float32)
-        self.beta2 = _core.full([], beta2, mstype.float32)
-        self.eps = _core.full([], eps, mstype.float32)
+        self.beta1 = _kernels.full([], beta1, mstype.float32)
+        self.beta2 = _kernels.full([], beta2, mstype.float32)
+        self.eps = _kernels.full([], eps, mstype.float32)
         self.beta1_power = Parameter(initializer(1, [], mstype.float32), name="beta1_power")
         self.beta2_power = Parameter(initializer(1, [], mstype.float32), name="beta2_power")
         self.moment1 = self._parameters.clone(prefix="moment1", init="zeros")
@@ -85,16 +86,16 @@ class Adam(Optimizer):
 
     def construct(self, gradients):
         grads, lrs = self._prepare(gradients)
-        b1p = _core.mul(self.beta1_power, self.beta1)
-        _core.assign(self.beta1_power, b1p)
-        b2p = _core.mul(self.beta2_power, self.beta2)
-        _core.assign(self.beta2_power, b2p)
+        b1p = _ops.mul(self.beta1_power, self.beta1)
+        _kernels.assign(self.beta1_power, b1p)
+        b2p = _ops.mul(self.beta2_power, self.beta2)
+        _kernels.assign(self.beta2_power, b2p)
         beta1, beta2, eps = self._hyper
         if self.use_amsgrad:
             for p, m, v, vh, g, lr in zip(self._parameters, self.moment1, self.moment2, self.vhat, grads, lrs):
                 _amsgrad_update(p, m, v, vh, b1p, b2p, lr, beta1, beta2, eps, g)
             return True
-        adam = _core.adam
+        adam = _kernels.adam
         nesterov = self.use_nesterov
         for p, m, v, g, lr in zip(self._parameters, self.moment1, self.moment2, grads, lrs):
             adam(p, m, v, b1p, b2p, lr, beta1, beta2, eps, g, nesterov)
@@ -105,18 +106,18 @@ def _amsgrad_update(p, m, v, vhat, b1p, b2p, lr, beta1, beta2, eps, g):
     """AMSGrad (MindSpore's ApplyAdamWithAmsgrad), composed of Kiln ops, in place."""
     dt = p.dtype
     if g.dtype != dt:
-        g = _core.cast(g, dt)
-    m_new = _core.add(_core.mul(m, beta1), _core.mul(g, 1.0 - beta1))
-    v_new = _core.add(_core.mul(v, beta2), _core.mul(_core.square(g), 1.0 - beta2))
-    vh_new = _core.maximum(vhat, v_new)
-    lr_t = _core.div(_core.mul(lr, _core.sqrt(_core.sub(1.0, b2p))), _core.sub(1.0, b1p))
+        g = _kernels.cast(g, dt)
+    m_new = _ops.add(_ops.mul(m, beta1), _ops.mul(g, 1.0 - beta1))
+    v_new = _ops.add(_ops.mul(v, beta2), _ops.mul(_ops.square(g), 1.0 - beta2))
+    vh_new = _ops.maximum(vhat, v_new)
+    lr_t = _kernels.div(_ops.mul(lr, _ops.sqrt(_ops.sub(1.0, b2p))), _ops.sub(1.0, b1p))
     if lr_t.dtype != dt:
-        lr_t = _core.cast(lr_t, dt)
-    step = _core.div(m_new, _core.add(_core.sqrt(vh_new), eps))
-    _core.assign(m, m_new)
-    _core.assign(v, v_new)
-    _core.assign(vhat, vh_new)
-    _core.assign(p, _core.sub(p, _core.mul(lr_t, step)))
+        lr_t = _kernels.cast(lr_t, dt)
+    step = _kernels.div(m_new, _ops.add(_ops.sqrt(vh_new), eps))
+    _kernels.assign(m, m_new)
+    _kernels.assign(v, v_new)
+    _kernels.assign(vhat, vh_new)
+    _kernels.assign(p, _ops.sub(p, _ops.mul(lr_t, step)))
 
 
 class AdamWeightDecay(Optimizer):
@@ -135,9 +136,9 @@ class AdamWeightDecay(Optimizer):
     def __init__(self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-6, weight_decay=0.0):
         super().__init__(learning_rate, params, weight_decay)
         _check_param_value(beta1, beta2, eps, self.cls_name)
-        self.beta1 = _core.full([], beta1, mstype.float32)
-        self.beta2 = _core.full([], beta2, mstype.float32)
-        self.eps = _core.full([], eps, mstype.float32)
+        self.beta1 = _kernels.full([], beta1, mstype.float32)
+        self.beta2 = _kernels.full([], beta2, mstype.float32)
+        self.eps = _kernels.full([], eps, mstype.float32)
         self.moments1 = self._parameters.clone(prefix="adam_m", init="zeros")
         self.moments2 = self._parameters.clone(prefix="adam_v", init="zeros")
         self.__dict__["_hyper"] = (float(beta1), float(beta2), float(eps))
@@ -152,14 +153,14 @@ class AdamWeightDecay(Optimizer):
         for i, (p, m, v, g, lr) in enumerate(zip(self._parameters, self.moments1, self.moments2, grads, lrs)):
             dt = p.dtype
             if g.dtype != dt:
-                g = _core.cast(g, dt)
-            m_new = _core.add(_core.mul(m, beta1), _core.mul(g, 1.0 - beta1))
-            v_new = _core.add(_core.mul(v, beta2), _core.mul(_core.square(g), 1.0 - beta2))
-            u = _core.div(m_new, _core.add(_core.sqrt(v_new), eps))
+                g = _kernels.cast(g, dt)
+            m_new = _ops.add(_ops.mul(m, beta1), _ops.mul(g, 1.0 - beta1))
+            v_new = _ops.add(_ops.mul(v, beta2), _ops.mul(_ops.square(g), 1.0 - beta2))
+            u = _kernels.div(m_new, _ops.add(_ops.sqrt(v_new), eps))
             if flags[i]:
-                u = _core.add(u, _core.mul(p, wds[i]))
-            lr_c = lr if lr.dtype == dt else _core.cast(lr, dt)
-            _core.assign(m, m_new)
-            _core.assign(v, v_new)
-            _core.assign(p, _core.sub(p, _core.mul(u, lr_c)))
+                u = _ops.add(u, _ops.mul(p, wds[i]))
+            lr_c = lr if lr.dtype == dt else _kernels.cast(lr, dt)
+            _kernels.assign(m, m_new)
+            _kernels.assign(v, v_new)
+            _kernels.assign(p, _ops.sub(p, _ops.mul(u, lr_c)))
         return True

@@ -3,7 +3,9 @@
 MindSpore offers AdamW as `mindspore.experimental.optim.AdamW` (a PyTorch-like optimizer with param_groups), which
 Kiln provides as kiln.experimental.optim.AdamW on top of `adamw_update` below; mindspore.nn has no AdamW class.
 `nn.AdamWeightDecay` is MindSpore's other flavour (no bias correction, the decay added to the Adam update)."""
-from ..._loader import _core
+from ... import ops as _ops
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 
 __all__ = ["adamw_update"]
 
@@ -23,27 +25,27 @@ def adamw_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, weight_de
     or a number); amsgrad, maximize bools. Written with Kiln ops, so it runs eagerly and inside graphs."""
     dt = param.dtype
     if grad.dtype != dt:
-        grad = _core.cast(grad, dt)
+        grad = _kernels.cast(grad, dt)
     if maximize:
-        grad = _core.neg(grad)
-    if isinstance(lr, _core.Tensor):
+        grad = _ops.neg(grad)
+    if isinstance(lr, _Tensor):
         if lr.ndim:
-            lr = _core.reshape(lr, [])
+            lr = _kernels.reshape(lr, [])
         if lr.dtype != dt:
-            lr = _core.cast(lr, dt)
-    decayed = _core.mul(param, _core.sub(1.0, _core.mul(lr, weight_decay))) if weight_decay != 0.0 else param
-    m = _core.add(_core.mul(exp_avg, beta1), _core.mul(grad, 1.0 - beta1))
-    v = _core.add(_core.mul(exp_avg_sq, beta2), _core.mul(_core.square(grad), 1.0 - beta2))
-    bc1 = _core.sub(1.0, _core.pow(beta1, step))
-    bc2 = _core.sub(1.0, _core.pow(beta2, step))
-    if isinstance(bc1, _core.Tensor) and bc1.dtype != dt:
-        bc1, bc2 = _core.cast(bc1, dt), _core.cast(bc2, dt)
-    _core.assign(exp_avg, m)
-    _core.assign(exp_avg_sq, v)
+            lr = _kernels.cast(lr, dt)
+    decayed = _ops.mul(param, _ops.sub(1.0, _ops.mul(lr, weight_decay))) if weight_decay != 0.0 else param
+    m = _ops.add(_ops.mul(exp_avg, beta1), _ops.mul(grad, 1.0 - beta1))
+    v = _ops.add(_ops.mul(exp_avg_sq, beta2), _ops.mul(_ops.square(grad), 1.0 - beta2))
+    bc1 = _ops.sub(1.0, _kernels.pow(beta1, step))
+    bc2 = _ops.sub(1.0, _kernels.pow(beta2, step))
+    if isinstance(bc1, _Tensor) and bc1.dtype != dt:
+        bc1, bc2 = _kernels.cast(bc1, dt), _kernels.cast(bc2, dt)
+    _kernels.assign(exp_avg, m)
+    _kernels.assign(exp_avg_sq, v)
     if amsgrad:
-        v = _core.maximum(max_exp_avg_sq, v)
-        _core.assign(max_exp_avg_sq, v)
-    denom = _core.add(_core.div(_core.sqrt(v), _core.sqrt(bc2)), eps)
-    step_size = _core.div(lr, bc1)
-    _core.assign(param, _core.sub(decayed, _core.mul(_core.div(m, denom), step_size)))
+        v = _ops.maximum(max_exp_avg_sq, v)
+        _kernels.assign(max_exp_avg_sq, v)
+    denom = _ops.add(_kernels.div(_ops.sqrt(v), _ops.sqrt(bc2)), eps)
+    step_size = _kernels.div(lr, bc1)
+    _kernels.assign(param, _ops.sub(decayed, _ops.mul(_kernels.div(m, denom), step_size)))
     return True

@@ -1,5 +1,7 @@
 """nn.Lamb with MindSpore's formula (its Lamb kernel)."""
-from ..._loader import _core
+from ... import ops as _ops
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ._validate import check_open_unit, check_positive, check_type
 from .optimizer import Optimizer
@@ -11,7 +13,7 @@ _LOW = (mstype.float16, mstype.bfloat16)
 
 
 def _norm(x):
-    return _core.sqrt(_core.sum(_core.square(x), None, False))
+    return _ops.sqrt(_kernels.sum(_ops.square(x), None, False))
 
 
 class Lamb(Optimizer):
@@ -46,9 +48,9 @@ class Lamb(Optimizer):
         check_open_unit(beta1, "beta1", name)
         check_open_unit(beta2, "beta2", name)
         check_positive(eps, "eps", name)
-        self.beta1 = _core.full([], beta1, mstype.float32)
-        self.beta2 = _core.full([], beta2, mstype.float32)
-        self.eps = _core.full([], eps, mstype.float32)
+        self.beta1 = _kernels.full([], beta1, mstype.float32)
+        self.beta2 = _kernels.full([], beta2, mstype.float32)
+        self.eps = _kernels.full([], eps, mstype.float32)
         self.params = self._parameters
         self.moments1 = self._parameters.clone(prefix="lamb_m", init="zeros")
         self.moments2 = self._parameters.clone(prefix="lamb_v", init="zeros")
@@ -57,39 +59,39 @@ class Lamb(Optimizer):
     def construct(self, gradients):
         # t and a dynamic weight decay are read before _prepare increments global_step (as MindSpore, which calls
         # get_weight_decay before get_lr; the same values in PyNative and in a graph).
-        t = _core.reshape(_core.add(_core.cast(self.global_step, mstype.float32), 1.0), [])
+        t = _kernels.reshape(_ops.add(_kernels.cast(self.global_step, mstype.float32), 1.0), [])
         wds = self.get_weight_decay() if self.exec_weight_decay else 0.0
         grads, lrs = self._prepare(gradients, decay=False)
         beta1, beta2, eps = self._hyper
-        bc1 = _core.sub(1.0, _core.pow(beta1, t))
-        bc2 = _core.sub(1.0, _core.pow(beta2, t))
+        bc1 = _ops.sub(1.0, _kernels.pow(beta1, t))
+        bc2 = _ops.sub(1.0, _kernels.pow(beta2, t))
         flags = self.decay_flags
         if not isinstance(wds, tuple):
             wds = (wds,) * self.param_length
         for i, (p, m, v, g, lr) in enumerate(zip(self._parameters, self.moments1, self.moments2, grads, lrs)):
             dt = p.dtype
             ct = mstype.float32 if dt in _LOW else dt
-            w = p if dt == ct else _core.cast(p, ct)
-            g = g if g.dtype == ct else _core.cast(g, ct)
-            mc = m if m.dtype == ct else _core.cast(m, ct)
-            vc = v if v.dtype == ct else _core.cast(v, ct)
-            m_new = _core.add(_core.mul(mc, beta1), _core.mul(g, 1.0 - beta1))
-            v_new = _core.add(_core.mul(vc, beta2), _core.mul(_core.square(g), 1.0 - beta2))
-            m_hat = _core.div(m_new, _step_lr(bc1, ct))
-            v_hat = _core.div(v_new, _step_lr(bc2, ct))
-            u = _core.div(m_hat, _core.add(_core.sqrt(v_hat), eps))
+            w = p if dt == ct else _kernels.cast(p, ct)
+            g = g if g.dtype == ct else _kernels.cast(g, ct)
+            mc = m if m.dtype == ct else _kernels.cast(m, ct)
+            vc = v if v.dtype == ct else _kernels.cast(v, ct)
+            m_new = _ops.add(_ops.mul(mc, beta1), _ops.mul(g, 1.0 - beta1))
+            v_new = _ops.add(_ops.mul(vc, beta2), _ops.mul(_ops.square(g), 1.0 - beta2))
+            m_hat = _kernels.div(m_new, _step_lr(bc1, ct))
+            v_hat = _kernels.div(v_new, _step_lr(bc2, ct))
+            u = _kernels.div(m_hat, _ops.add(_ops.sqrt(v_hat), eps))
             if flags[i]:
                 wd = wds[i]
-                if isinstance(wd, _core.Tensor):
+                if isinstance(wd, _Tensor):
                     wd = _step_lr(wd, ct)
-                u = _core.add(u, _core.mul(w, wd))
+                u = _ops.add(u, _ops.mul(w, wd))
             w_norm = _norm(w)
             u_norm = _norm(u)
-            one = _core.ones_like(w_norm)
-            trust = _core.select(_core.greater(w_norm, 0.0),
-                                 _core.select(_core.greater(u_norm, 0.0), _core.div(w_norm, u_norm), one), one)
-            w_new = _core.sub(w, _core.mul(_core.mul(trust, _step_lr(lr, ct)), u))
-            _core.assign(m, m_new)
-            _core.assign(v, v_new)
-            _core.assign(p, w_new)
+            one = _kernels.ones_like(w_norm)
+            trust = _kernels.select(_ops.greater(w_norm, 0.0),
+                                 _kernels.select(_ops.greater(u_norm, 0.0), _kernels.div(w_norm, u_norm), one), one)
+            w_new = _ops.sub(w, _ops.mul(_ops.mul(trust, _step_lr(lr, ct)), u))
+            _kernels.assign(m, m_new)
+            _kernels.assign(v, v_new)
+            _kernels.assign(p, w_new)
         return True

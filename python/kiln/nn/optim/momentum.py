@@ -1,5 +1,5 @@
 """nn.Momentum with MindSpore's formulas (../shared/reference/mindspore_api.md §5.3)."""
-from ..._loader import _core
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...common.parameter import Parameter
 from ._validate import check_type
@@ -34,7 +34,7 @@ class Momentum(Optimizer):
         if momentum < 0.0:
             raise ValueError(f"For '{name}', the argument 'momentum' must be at least 0.0, but got {momentum}.")
         check_type(use_nesterov, (bool,), "use_nesterov", name)
-        self.momentum = Parameter(_core.full([], momentum, mstype.float32), name="momentum")
+        self.momentum = Parameter(_kernels.full([], momentum, mstype.float32), name="momentum")
         self.params = self.parameters
         self.use_nesterov = use_nesterov
         self.moments = self._parameters.clone(prefix="moments", init="zeros")
@@ -42,7 +42,7 @@ class Momentum(Optimizer):
 
     def construct(self, gradients):
         grads, lrs = self._prepare(gradients)
-        apply = _core.apply_momentum
+        apply = _kernels.apply_momentum
         mom, nest = self._momentum_value, self.use_nesterov
         for p, acc, g, lr in zip(self._parameters, self.moments, grads, lrs):
             apply(p, acc, lr, g, mom, nest)

@@ -25,7 +25,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..._loader import _core
+from ... import _engine
+from ... import ops as _ops
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...common.initializer import initializer
 from ...common.parameter import Parameter, ParameterTuple
@@ -37,7 +40,6 @@ from ...parallel import _op_shard
 
 __all__ = ["Optimizer", "opt_init_args_register"]
 
-_Tensor = _core.Tensor
 _GROUP_KEYS = ("params", "lr", "weight_decay", "order_params", "grad_centralization")
 
 
@@ -105,7 +107,7 @@ class _IteratorLearningRate(LearningRateSchedule):
         self.__dict__["_last"] = learning_rate.shape[0] - 1
 
     def construct(self, global_step):
-        return _core.gather(self.learning_rate, _core.minimum(global_step, self._last), 0)
+        return _kernels.gather(self.learning_rate, _ops.minimum(global_step, self._last), 0)
 
 
 class _WrappedWeightDecay(Cell):
@@ -118,7 +120,7 @@ class _WrappedWeightDecay(Cell):
 
     def construct(self, global_step):
         wd = self.weight_decay(global_step)
-        return wd if self._loss_scale == 1.0 else _core.mul(wd, self._loss_scale)
+        return wd if self._loss_scale == 1.0 else _ops.mul(wd, self._loss_scale)
 
 
 
@@ -245,12 +247,12 @@ class Optimizer(Cell):
             return learning_rate
         if isinstance(learning_rate, _Tensor):
             if learning_rate.ndim == 0:
-                return _core.cast(learning_rate, mstype.float32)
+                return _kernels.cast(learning_rate, mstype.float32)
             if learning_rate.ndim > 1:
                 raise ValueError(f"For 'Optimizer', if 'learning_rate' is Tensor type, then the dimension of it "
                                  f"should be 0 or 1, but got {learning_rate.ndim}.")
             self.dynamic_lr = True
-            return _core.cast(learning_rate, mstype.float32)
+            return _kernels.cast(learning_rate, mstype.float32)
         if isinstance(learning_rate, LearningRateSchedule):
             self.dynamic_lr = True
             return learning_rate
@@ -264,14 +266,14 @@ class Optimizer(Cell):
                 raise ValueError(f"For 'Optimizer', a list 'learning_rate' must be a non-empty 1-D sequence of "
                                  f"numbers, but got shape {arr.shape}.")
             self.dynamic_lr = True
-            return _core.Tensor._from_numpy(np.asarray(arr, order="C"))
+            return _Tensor._from_numpy(np.asarray(arr, order="C"))
         raise TypeError(f"For 'Optimizer', the argument 'learning_rate' must be int, float, Tensor, Iterable or "
                         f"LearningRateSchedule, but got {type(learning_rate)}.")
 
     def _build_single_lr(self, learning_rate, name):
         """A fixed lr → a 0-d float32 Parameter `name`; a 1-D Tensor → an iterator schedule; schedules as is."""
         if isinstance(learning_rate, float):
-            lr = Parameter(_core.full([], learning_rate, mstype.float32), name)
+            lr = Parameter(_kernels.full([], learning_rate, mstype.float32), name)
         elif isinstance(learning_rate, _Tensor) and learning_rate.ndim == 0:
             lr = Parameter(learning_rate, name)
         elif isinstance(learning_rate, _Tensor):
@@ -452,12 +454,12 @@ class Optimizer(Cell):
             for i in self._decay_index:
                 wd = wds[i]
                 if isinstance(wd, _Tensor) and wd.dtype != params[i].dtype:
-                    wd = _core.cast(wd, params[i].dtype)
-                grads[i] = _core.add(_core.mul(params[i], wd), grads[i])
+                    wd = _kernels.cast(wd, params[i].dtype)
+                grads[i] = _ops.add(_ops.mul(params[i], wd), grads[i])
         else:
             wds = self._wd_per_param
             for i in self._decay_index:
-                grads[i] = _core.add(_core.mul(params[i], wds[i]), grads[i])
+                grads[i] = _ops.add(_ops.mul(params[i], wds[i]), grads[i])
         return tuple(grads)
 
     def gradients_centralization(self, gradients):
@@ -469,7 +471,7 @@ class Optimizer(Cell):
         for i, flag in enumerate(self.grad_centralization_flags):
             g = grads[i]
             if flag and g.ndim >= 2:
-                grads[i] = _core.sub(g, _core.mean(g, tuple(range(1, g.ndim)), True))
+                grads[i] = _ops.sub(g, _kernels.mean(g, tuple(range(1, g.ndim)), True))
         return tuple(grads)
 
     def scale_grad(self, gradients):
@@ -477,7 +479,7 @@ class Optimizer(Cell):
         if not self.need_scale:
             return gradients
         r = self.reciprocal_scale
-        return tuple(_core.mul(g, r) for g in gradients)
+        return tuple(_ops.mul(g, r) for g in gradients)
 
     def get_weight_decay(self):
         """The weight decay of this step (λ·loss_scale): a float, a Tensor from a schedule, or a tuple per
@@ -491,7 +493,7 @@ class Optimizer(Cell):
 
     def _increment_step(self):
         gs = self.global_step
-        _core.assign(gs, _core.add(gs, 1))
+        _kernels.assign(gs, _ops.add(gs, 1))
 
     def _lrs_for_step(self):
         """The learning rate of each parameter for this step (a list), then global_step += 1."""
@@ -526,9 +528,9 @@ class Optimizer(Cell):
         if self.dynamic_lr:
             gs = self.global_step
             if self.is_group_lr:
-                lr = tuple(_core.reshape(c(gs), []) for c in self.learning_rate)
+                lr = tuple(_kernels.reshape(c(gs), []) for c in self.learning_rate)
             else:
-                lr = _core.reshape(self.learning_rate(gs), [])
+                lr = _kernels.reshape(self.learning_rate(gs), [])
         elif self.is_group_lr:
             lr = tuple(self.learning_rate)
         if self.dynamic_lr or self.dynamic_weight_decay:
@@ -583,13 +585,13 @@ class Optimizer(Cell):
             if args:
                 args = (_parallel.local_gradients(self, args[0]),) + tuple(args[1:])
             _parallel.pull(self)
-            if _core.tracing() or host:
+            if _engine.tracing() or host:
                 done = self.construct(*args, **kwargs)
             else:
                 done = self._compiled_construct()(*args, **kwargs)
             _parallel.push(self, done)
             return done
-        if _core.tracing() or host:
+        if _engine.tracing() or host:
             return self.construct(*args, **kwargs)
         return self._compiled_construct()(*args, **kwargs)
 

@@ -1,5 +1,6 @@
 """nn.RMSProp with MindSpore's formulas (ApplyRMSProp / ApplyCenteredRMSProp)."""
-from ..._loader import _core
+from ... import ops as _ops
+from ...ops import _kernels
 from ._validate import check_non_negative, check_positive, check_type
 from .optimizer import Optimizer
 
@@ -9,8 +10,8 @@ __all__ = ["RMSProp"]
 def _step_lr(lr, dtype):
     """A learning rate (0-d or shape (1,) Tensor) as a 0-d tensor of `dtype`."""
     if lr.ndim:
-        lr = _core.reshape(lr, [])
-    return lr if lr.dtype == dtype else _core.cast(lr, dtype)
+        lr = _kernels.reshape(lr, [])
+    return lr if lr.dtype == dtype else _kernels.cast(lr, dtype)
 
 
 class RMSProp(Optimizer):
@@ -65,16 +66,16 @@ class RMSProp(Optimizer):
         for p, ms, mom, mg, g, lr in zip(self._parameters, self.ms, self.moment, mgs, grads, lrs):
             dt = p.dtype
             if g.dtype != dt:
-                g = _core.cast(g, dt)
-            ms_new = _core.add(_core.mul(ms, rho), _core.mul(_core.square(g), 1.0 - rho))
+                g = _kernels.cast(g, dt)
+            ms_new = _ops.add(_ops.mul(ms, rho), _ops.mul(_ops.square(g), 1.0 - rho))
             denom = ms_new
             if mg is not None:
-                mg_new = _core.add(_core.mul(mg, rho), _core.mul(g, 1.0 - rho))
-                denom = _core.sub(ms_new, _core.square(mg_new))
-                _core.assign(mg, mg_new)
-            step = _core.div(_core.mul(g, _step_lr(lr, dt)), _core.sqrt(_core.add(denom, eps)))
-            mom_new = _core.add(_core.mul(mom, beta), step) if beta != 0.0 else step
-            _core.assign(ms, ms_new)
-            _core.assign(mom, mom_new)
-            _core.assign(p, _core.sub(p, mom_new))
+                mg_new = _ops.add(_ops.mul(mg, rho), _ops.mul(g, 1.0 - rho))
+                denom = _ops.sub(ms_new, _ops.square(mg_new))
+                _kernels.assign(mg, mg_new)
+            step = _kernels.div(_ops.mul(g, _step_lr(lr, dt)), _ops.sqrt(_ops.add(denom, eps)))
+            mom_new = _ops.add(_ops.mul(mom, beta), step) if beta != 0.0 else step
+            _kernels.assign(ms, ms_new)
+            _kernels.assign(mom, mom_new)
+            _kernels.assign(p, _ops.sub(p, mom_new))
         return True

@@ -1,5 +1,5 @@
 """nn.SGD with MindSpore's formulas (../shared/reference/mindspore_api.md §5.3)."""
-from ..._loader import _core
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...common.parameter import Parameter
 from ..cell import Cell
@@ -59,7 +59,7 @@ class SGD(Optimizer):
                             "'weight_decay' or 'weight_decay' set in grouped 'params' must be float or int type.")
         self.dampening = dampening
         self.nesterov = nesterov
-        self.momentum = Parameter(_core.full([], momentum, mstype.float32), name="momentum")
+        self.momentum = Parameter(_kernels.full([], momentum, mstype.float32), name="momentum")
         self.accum = self._parameters.clone(prefix="accum", init="zeros")
         self.stat = self._parameters.clone(prefix="stat", init="ones")
         # The kernel applies the decay itself, with the λ given by the user, to the parameters that nn.Optimizer's
@@ -70,7 +70,7 @@ class SGD(Optimizer):
 
     def construct(self, gradients):
         grads, lrs = self._prepare(gradients, decay=False)
-        sgd = _core.sgd
+        sgd = _kernels.sgd
         mom, damp, nest = self._momentum_value, self.dampening, self.nesterov
         for p, g, lr, acc, st, wd in zip(self._parameters, grads, lrs, self.accum, self.stat, self._sgd_wd):
             sgd(p, g, lr, acc, st, mom, damp, wd, nest)

@@ -5,7 +5,9 @@ graph (kiln.nn.Cell compiles `construct`; the gradient transform and the optimiz
 PyNative it runs them eagerly; both give the same numbers."""
 import numbers
 
-from ..._loader import _core
+from ... import ops as _ops
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...common.api import value_and_grad
 from ...ops.function import depend
@@ -13,7 +15,6 @@ from ..cell import Cell
 
 __all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell"]
 
-_Tensor = _core.Tensor
 
 
 def _check_cell(api, name, value):
@@ -81,8 +82,8 @@ class WithEvalCell(Cell):
         outputs = self._network(data)
         if self.add_cast_fp32:
             if isinstance(label, _Tensor) and mstype.is_float(label.dtype):
-                label = _core.cast(label, mstype.float32)
-            outputs = _core.cast(outputs, mstype.float32)
+                label = _kernels.cast(label, mstype.float32)
+            outputs = _kernels.cast(outputs, mstype.float32)
         loss = self._loss_fn(outputs, label)
         return loss, outputs, label
 
@@ -150,7 +151,7 @@ class TrainOneStepCell(Cell):
                 raise TypeError(f"For 'TrainOneStepCell', the network must return the loss as a Tensor, but got "
                                 f"{type(loss).__name__}.")
             # Back-propagation starts from sens (MindSpore's sens = fill(loss.dtype, loss.shape, sens)).
-            return _core.mul(loss, _core.cast(_core.full([], sens_value, mstype.float32), loss.dtype)), loss
+            return _ops.mul(loss, _kernels.cast(_kernels.full([], sens_value, mstype.float32), loss.dtype)), loss
 
         if self.sense_flag:
             self.__dict__["_grad_fn"] = value_and_grad(scaled, None, self.weights, has_aux=True)

@@ -10,7 +10,7 @@ Under a grad transform (TrainOneStepCell, value_and_grad, Model.train) the micro
 after the other: micro-batch i's forward and backward run (on a closed tape) before micro-batch i+1's forward, and
 its gradients (Parameters and differentiated inputs) are added to an accumulator. So only one micro-batch's
 activations are alive at a time — the point of gradient accumulation. The accumulated gradient goes back through
-one tape node (`_core.record_custom`) whose bprop multiplies it by the cotangent of the summed output; that is
+one tape node (`_engine.record_custom`) whose bprop multiplies it by the cotangent of the summed output; that is
 exact because the output is a sum of scalars (a network that returns a non-scalar keeps each micro-batch's tape
 until the backward instead, which is exact but saves no memory). In Graph mode the same happens while tracing: the
 graph holds micro-batch 0's forward and backward, then micro-batch 1's, ..., and the executor's liveness plan reuses
@@ -20,7 +20,9 @@ Gradients are those of the summed output, as MindSpore's TrainOneStepCell gives 
 optimizer=...)` scales them by 1/micro_size (MindSpore's _TrainGradAccuStepCell: sens = 1/micro_size), so with a
 mean-reduced loss one Model step equals one step on the whole batch.
 """
-from ..._loader import _core
+from ... import _engine
+from ... import ops as _ops
+from ...ops import _kernels
 from ...common.tensor import Tensor
 from ...common import dtype as mstype
 from ..cell import Cell
@@ -64,7 +66,7 @@ def _add_output(total, out, api):
     if isinstance(out, bool) or not isinstance(out, (Tensor, int, float)):
         raise TypeError(f"For '{api}', the network must return a Tensor or a number (the outputs of the micro-batches "
                         f"are summed with Add), but got {type(out).__name__}.")
-    return out if total is None else _core.add(total, out)
+    return out if total is None else _ops.add(total, out)
 
 
 def _accumulate(cell, inputs):
@@ -73,7 +75,7 @@ def _accumulate(cell, inputs):
     _micro_inputs(inputs, 0, k, api)  # types and shapes checked before anything runs
     params = [p for p in net.get_parameters() if p._tracked]
     tensor_pos = [j for j, x in enumerate(inputs) if isinstance(x, Tensor) and x._tracked]
-    if _core.grad_level() != 1 or (not params and not tensor_pos):
+    if _engine.grad_level() != 1 or (not params and not tensor_pos):
         # No transform (inference), or a transform of a transform (grad of grad: differentiate the sum as written).
         total = None
         for i in range(k):
@@ -83,8 +85,8 @@ def _accumulate(cell, inputs):
     acc = None          # accumulated gradients of the scalar micro-batch outputs
     kept = []           # (output, leaves) of micro-batches whose output is not a scalar: differentiated later
     total = None
-    with _core.IsolatedTape():
-        with _core.GradScope() as scope:
+    with _engine.IsolatedTape():
+        with _engine.GradScope() as scope:
             call = list(inputs)
             leaves = []
             for j in tensor_pos:
@@ -93,7 +95,7 @@ def _accumulate(cell, inputs):
             for p in params:
                 scope.watch(p)
                 leaves.append(p)
-            tracing = _core.tracing()
+            tracing = _engine.tracing()
             for i in range(k):
                 micro = _micro_inputs(call, i, k, api)
                 if tracing and acc is not None:
@@ -101,16 +103,16 @@ def _accumulate(cell, inputs):
                     # so the elementwise fusion pass cannot merge the k additions into one node at the end, which
                     # would keep every micro-batch's gradients alive until then.
                     for a in acc:
-                        micro[0] = _core.depend(micro[0], a)
+                        micro[0] = _kernels.depend(micro[0], a)
                 out = net(*micro)
                 if not isinstance(out, Tensor):
                     raise TypeError(f"For '{api}', the network must return a Tensor (summed over the micro-batches), "
                                     f"but got {type(out).__name__}.")
-                value = _core.detach(out)
-                total = value if total is None else _core.add(total, value)
+                value = _kernels.detach(out)
+                total = value if total is None else _ops.add(total, value)
                 if out.size == 1 and out.dtype in _FLOATS:
-                    g = _core.gradient([out], [None], leaves)
-                    acc = g if acc is None else [_core.add(a, b) for a, b in zip(acc, g)]
+                    g = _engine.gradient([out], [None], leaves)
+                    acc = g if acc is None else [_ops.add(a, b) for a, b in zip(acc, g)]
                 else:
                     kept.append(out)
                 del out
@@ -123,17 +125,17 @@ def _accumulate(cell, inputs):
             return [None] * len(ins)
         grads = None
         if acc is not None:
-            grads = [_core.mul(a, _core.cast(gout, a.dtype)) for a in acc]
+            grads = [_ops.mul(a, _kernels.cast(gout, a.dtype)) for a in acc]
         if kept:
-            with _core.IsolatedTape():
-                with _core.GradScope() as s2:
+            with _engine.IsolatedTape():
+                with _engine.GradScope() as s2:
                     for p in params:
                         s2.watch(p)
-                    g2 = _core.gradient(kept, [gout] * len(kept), leaves)
-            grads = g2 if grads is None else [_core.add(a, b) for a, b in zip(grads, g2)]
+                    g2 = _engine.gradient(kept, [gout] * len(kept), leaves)
+            grads = g2 if grads is None else [_ops.add(a, b) for a, b in zip(grads, g2)]
         return grads[:n_in] + grads[n_in:]
 
-    return _core.record_custom(targets, [total], bprop)[0]
+    return _engine.record_custom(targets, [total], bprop)[0]
 
 
 class GradAccumulation(Cell):

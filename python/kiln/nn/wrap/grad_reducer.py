@@ -3,7 +3,10 @@ buckets: gradients of one dtype are flattened and concatenated up to `bucket_byt
 DDP and MindSpore's fusion do), so a model with many small parameters makes few collectives."""
 import bisect
 
-from ..._loader import _core
+from ... import _engine
+from ... import ops as _ops
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ..._parallel_context import get_auto_parallel_context
 from ..cell import Cell
@@ -95,7 +98,7 @@ class DistributedGradReducer(Cell):
             mean = get_auto_parallel_context("gradients_mean")
         if not isinstance(mean, bool):
             raise TypeError(f"For '{fn}', 'mean' must be a bool, but got {type(mean).__name__}.")
-        size = _core.comm_group_size(g)
+        size = _engine.comm_group_size(g)
         if degree is None:
             degree = size
         if isinstance(degree, bool) or not isinstance(degree, int):
@@ -139,27 +142,27 @@ class DistributedGradReducer(Cell):
         size, world = shards[bucket[0]].size, shards[bucket[0]].world
         if size < world:
             for i in bucket:
-                out[i] = shards[i].take(self._finish(_core.all_reduce(grads[i], 0, self._g)))
+                out[i] = shards[i].take(self._finish(_kernels.all_reduce(grads[i], 0, self._g)))
             return
         if len(bucket) == 1:
             i = bucket[0]
-            out[i] = self._finish(_core.reduce_scatter(grads[i], 0, self._g))
+            out[i] = self._finish(_kernels.reduce_scatter(grads[i], 0, self._g))
             return
-        rows = _core.concat([_core.reshape(grads[i], [size, -1]) for i in bucket], 1)
-        mine = self._finish(_core.reduce_scatter(rows, 0, self._g))
+        rows = _kernels.concat([_kernels.reshape(grads[i], [size, -1]) for i in bucket], 1)
+        mine = self._finish(_kernels.reduce_scatter(rows, 0, self._g))
         start = 0
         for i in bucket:
             shape = shards[i].local_shape
             n = 1
             for dim in shape:
                 n *= dim
-            out[i] = _core.reshape(mine[:, start:start + n], list(shape))
+            out[i] = _kernels.reshape(mine[:, start:start + n], list(shape))
             start += n
 
     def _any(self, flag):
         """A 0-d bool that is True when `flag` is True on any process of the group (an all-reduce of max)."""
-        as_float = _core.cast(flag, mstype.float32)
-        return _core.greater(_core.all_reduce(as_float, 1, self._g), _core.full([], 0.0, mstype.float32))
+        as_float = _kernels.cast(flag, mstype.float32)
+        return _ops.greater(_kernels.all_reduce(as_float, 1, self._g), _kernels.full([], 0.0, mstype.float32))
 
     def _broadcast(self, params):
         """Every process takes group rank 0's values of the parameters (eagerly, now). Parameters made under
@@ -169,7 +172,7 @@ class DistributedGradReducer(Cell):
         if any(_deferred_init.pending(p) is not None for p in params):
             _deferred_init.materialize_all()
         for p in params:
-            _core.assign(p, _core.broadcast(p, 0, self._g))
+            _kernels.assign(p, _kernels.broadcast(p, 0, self._g))
 
     def construct(self, grads):
         fn = "DistributedGradReducer"
@@ -178,7 +181,7 @@ class DistributedGradReducer(Cell):
         if len(grads) != len(self._metas):
             raise ValueError(f"For '{fn}', got {len(grads)} gradients for {len(self._metas)} parameters.")
         for i, (gr, (shape, dtype)) in enumerate(zip(grads, self._metas)):
-            if not isinstance(gr, _core.Tensor):
+            if not isinstance(gr, _Tensor):
                 raise TypeError(f"For '{fn}', gradient {i} must be a Tensor, but got {type(gr).__name__}.")
             if tuple(gr.shape) != shape or gr.dtype != dtype:
                 raise ValueError(f"For '{fn}', gradient {i} has shape {tuple(gr.shape)} and dtype {gr.dtype}, but its "
@@ -189,17 +192,17 @@ class DistributedGradReducer(Cell):
         for bucket in self._buckets:
             if len(bucket) == 1:
                 i = bucket[0]
-                out[i] = self._finish(_core.all_reduce(grads[i], 0, self._g))
+                out[i] = self._finish(_kernels.all_reduce(grads[i], 0, self._g))
                 continue
-            flat = _core.concat([_core.reshape(grads[i], [-1]) for i in bucket], 0)
-            summed = self._finish(_core.all_reduce(flat, 0, self._g))
+            flat = _kernels.concat([_kernels.reshape(grads[i], [-1]) for i in bucket], 0)
+            summed = self._finish(_kernels.all_reduce(flat, 0, self._g))
             start = 0
             for i in bucket:
                 shape = self._metas[i][0]
                 n = 1
                 for d in shape:
                     n *= d
-                out[i] = _core.reshape(summed[start:start + n], list(shape))
+                out[i] = _kernels.reshape(summed[start:start + n], list(shape))
                 start += n
         if self._rs_buckets:
             return _SlicedGrads(out, self, [i for b in self._rs_buckets for i in b])
@@ -214,11 +217,11 @@ class DistributedGradReducer(Cell):
         for i, sq in parts.items():
             sh = self._shards[i]
             if sh.size != sh.world:
-                sq = _core.mul(sq, _core.cast(_core.full([], sh.size / sh.world, mstype.float64), sq.dtype))
-            total = sq if total is None else _core.add(total, sq)
-        return _core.all_reduce(total, 0, self._g)
+                sq = _ops.mul(sq, _kernels.cast(_kernels.full([], sh.size / sh.world, mstype.float64), sq.dtype))
+            total = sq if total is None else _ops.add(total, sq)
+        return _kernels.all_reduce(total, 0, self._g)
 
     def _finish(self, t):
         if not self.mean:
             return t
-        return _core.mul(t, _core.cast(_core.full([], 1.0 / self.degree, mstype.float64), t.dtype))
+        return _ops.mul(t, _kernels.cast(_kernels.full([], 1.0 / self.degree, mstype.float64), t.dtype))

@@ -16,7 +16,9 @@ import numbers
 
 import numpy as np
 
-from ..._loader import _core
+from ... import _engine
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...common.api import value_and_grad
 from ...common.parameter import Parameter
@@ -26,11 +28,10 @@ from .cell_wrapper import TrainOneStepCell
 
 __all__ = ["TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell", "FixedLossScaleUpdateCell"]
 
-_Tensor = _core.Tensor
 
 
 def _scalar(value, dtype):
-    return _core.full([], value, dtype)
+    return _kernels.full([], value, dtype)
 
 
 def _finite_max(dtype):
@@ -42,10 +43,10 @@ def _grads_overflow(grads):
     bad = None
     for g in grads:
         finite = F.less_equal(F.abs(g), _scalar(_finite_max(g.dtype), g.dtype))
-        n_bad = F.cast(_core.count_nonzero(F.logical_not(finite), None, False), mstype.float32)
+        n_bad = F.cast(_kernels.count_nonzero(F.logical_not(finite), None, False), mstype.float32)
         bad = n_bad if bad is None else bad + n_bad
     if bad is None:
-        return _core.full([], False, mstype.bool_)
+        return _kernels.full([], False, mstype.bool_)
     return F.less_equal(_scalar(1.0, mstype.float32), bad)
 
 
@@ -78,8 +79,8 @@ class DynamicLossScaleUpdateCell(Cell):
         self.loss_scale_value = loss_scale_value
         self.__dict__["_window"] = int(scale_window)
         self.__dict__["_factor"] = float(scale_factor)
-        self.cur_iter = Parameter(_core.full([], 1, mstype.int32), name="current_iterator_step")
-        self.last_overflow_iter = Parameter(_core.full([], 0, mstype.int32), name="last_overflow_iterator_step")
+        self.cur_iter = Parameter(_kernels.full([], 1, mstype.int32), name="current_iterator_step")
+        self.last_overflow_iter = Parameter(_kernels.full([], 0, mstype.int32), name="last_overflow_iterator_step")
 
     def get_loss_scale(self):
         """The initial loss scale."""
@@ -152,7 +153,7 @@ class TrainOneStepWithLossScaleCell(TrainOneStepCell):
         self.loss_scaling_manager = None
         if isinstance(scale_sense, Cell):
             self.loss_scaling_manager = scale_sense
-            self.scale_sense = Parameter(_core.full([], float(scale_sense.get_loss_scale()), mstype.float32),
+            self.scale_sense = Parameter(_kernels.full([], float(scale_sense.get_loss_scale()), mstype.float32),
                                          name="scale_sense")
         elif isinstance(scale_sense, _Tensor):
             if scale_sense.shape not in ((1,), ()):
@@ -188,7 +189,7 @@ class TrainOneStepWithLossScaleCell(TrainOneStepCell):
         overflow = cond
         if self.loss_scaling_manager is not None:
             overflow = self.loss_scaling_manager(self.scale_sense, cond)
-        if _core.tracing():
+        if _engine.tracing():
             # No data-dependent branch in a graph: copy the optimizer state, update, put it back on overflow.
             olds = [F.depend(p * 1, grads) for p in self._opt_state]
             done = self.optimizer(F.depend(grads, olds))

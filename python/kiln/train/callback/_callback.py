@@ -9,11 +9,10 @@ from contextlib import ExitStack
 
 import numpy as np
 
-from ..._loader import _core
+from ...common.tensor import Tensor as _Tensor
 
 __all__ = ["Callback", "RunContext"]
 
-_Tensor = _core.Tensor
 
 
 class Callback:

@@ -6,7 +6,7 @@ nothing reads it back when loading a checkpoint)."""
 import os
 import time
 
-from ..._loader import _core
+from ...common.tensor import Tensor as _Tensor
 from .. import serialization
 from ._callback import Callback
 from ._checks import non_negative_int, check_bool
@@ -228,7 +228,7 @@ class CheckpointConfig:
                     raise TypeError(f"For 'CheckpointConfig', the element of 'append_info' must has only one dict, "
                                     f"but got {dicts}.")
                 for key, value in element.items():
-                    if not isinstance(key, str) or not isinstance(value, (int, float, bool, _core.Tensor)):
+                    if not isinstance(key, str) or not isinstance(value, (int, float, bool, _Tensor)):
                         raise TypeError(f"For 'CheckpointConfig', the key type of the dict 'append_info' must be "
                                         f"string, the value type must be int, float, bool or Tensor, but got key "
                                         f"type {type(key)}, value type {type(value)}.")

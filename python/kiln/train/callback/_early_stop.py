@@ -4,7 +4,8 @@ import logging
 
 import numpy as np
 
-from ..._loader import _core
+from ...common.tensor import Tensor as _Tensor
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...common.parameter import Parameter
 from ._callback import Callback, _handle_loss
@@ -24,7 +25,7 @@ def _monitor_value(cb_params, monitor, api):
     candidates = {}
     if monitor == "loss":
         value = _handle_loss(cb_params.get("net_outputs"))
-        if isinstance(value, _core.Tensor):
+        if isinstance(value, _Tensor):
             value = float(np.mean(value.asnumpy()))
     else:
         candidates = cb_params.get("eval_results", {}) or {}
@@ -33,7 +34,7 @@ def _monitor_value(cb_params, monitor, api):
         _logger.warning("%s is conditioned on %s, which is not available. Available choices are: %s", api, monitor,
                         sorted({"loss", *candidates}))
         return None
-    value = np.asarray(value.asnumpy() if isinstance(value, _core.Tensor) else value)
+    value = np.asarray(value.asnumpy() if isinstance(value, _Tensor) else value)
     if value.shape != ():
         raise ValueError(f"{api} only supports scalar monitor now, but the monitored '{monitor}' has shape "
                          f"{value.shape}.")
@@ -107,7 +108,7 @@ class EarlyStopping(_Plateau):
 
     @staticmethod
     def _snapshot(network):
-        return {name: Parameter(_core.Tensor._from_numpy(np.array(p.asnumpy(), copy=True)), name=name)
+        return {name: Parameter(_Tensor._from_numpy(np.array(p.asnumpy(), copy=True)), name=name)
                 for name, p in network.parameters_dict().items()}
 
     def on_train_epoch_end(self, run_context):
@@ -209,7 +210,7 @@ class ReduceLROnPlateau(_Plateau):
                 lr = np.float32(cur_lr.asnumpy())
                 if lr > self.min_lr:  # the product in float32, as MindSpore's Parameter * factor
                     new_lr = max(float(lr * np.float32(self.factor)), self.min_lr)
-                    cur_lr.set_data(_core.full([], new_lr, mstype.float32))
+                    cur_lr.set_data(_kernels.full([], new_lr, mstype.float32))
                     if self.verbose:
                         print("Epoch %05d: ReduceLROnPlateau reducing learning rate to %s." %
                               (cb_params.cur_epoch_num, np.float32(new_lr)))  # "0.15", as MindSpore prints

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ..._loader import _core
+from ...common.tensor import Tensor as _Tensor
 from ._callback import Callback
 
 __all__ = ["History", "LambdaCallback"]
@@ -62,9 +62,9 @@ class History(Callback):
             self.epoch = {"epoch": []}
         self.epoch["epoch"].append(cb_params.get("cur_epoch_num", 1))
         out = cb_params.get("net_outputs")
-        if isinstance(out, (tuple, list)) and out and isinstance(out[0], _core.Tensor):
+        if isinstance(out, (tuple, list)) and out and isinstance(out[0], _Tensor):
             out = out[0]
-        if isinstance(out, _core.Tensor):
+        if isinstance(out, _Tensor):
             out = np.mean(out.asnumpy())
         current = {"net_output": out}
         metrics = cb_params.get("metrics")

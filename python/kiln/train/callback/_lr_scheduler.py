@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from ..._loader import _core
+from ...ops import _kernels
 from ...common import dtype as mstype
 from ...common.parameter import Parameter
 from ... import log as _log
@@ -47,5 +47,5 @@ class LearningRateScheduler(Callback):
             raise ValueError(f"For 'LearningRateScheduler', the learning_rate_function must return a real number, "
                              f"but got {type(new_lr).__name__}.")
         if not math.isclose(lr, float(new_lr), rel_tol=1e-10):
-            cur.set_data(_core.full([], float(new_lr), mstype.float32))
+            cur.set_data(_kernels.full([], float(new_lr), mstype.float32))
             _log.info(f"At step {cb_params.cur_step_num}, learning_rate change to {new_lr}")

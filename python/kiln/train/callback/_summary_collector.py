@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from ..._loader import _core
+from ...common.tensor import Tensor as _Tensor
 from .._utils import check_value_type as _check_value_type
 from ._callback import Callback
 
@@ -282,7 +282,7 @@ class SummaryCollector(Callback):
         data = getattr(cb_params, 'train_dataset_element', None)
         if isinstance(data, (list, tuple)) and data:
             data = data[0]
-        shape = tuple(data.shape) if isinstance(data, _core.Tensor) else None
+        shape = tuple(data.shape) if isinstance(data, _Tensor) else None
         if shape is None or len(shape) != 4 or shape[1] not in (1, 3) or 0 in shape:
             _logger.warning("The input data of network are not image, so will not collect by SummaryCollector.")
             self._collect_specified_data['collect_input_data'] = False
@@ -297,7 +297,7 @@ class SummaryCollector(Callback):
             _logger.warning("Can not find any output by this network, so SummaryCollector will not collect loss.")
             self._is_parse_loss_success = False
             return None
-        if isinstance(output, (int, float, _core.Tensor)):
+        if isinstance(output, (int, float, _Tensor)):
             loss = output
         elif isinstance(output, (list, tuple)) and output:
             loss = output[0]
@@ -306,7 +306,7 @@ class SummaryCollector(Callback):
                             "list, tuple], so no loss was recorded in SummaryCollector.")
             self._is_parse_loss_success = False
             return None
-        arr = loss.asnumpy() if isinstance(loss, _core.Tensor) else np.asarray(loss)
+        arr = loss.asnumpy() if isinstance(loss, _Tensor) else np.asarray(loss)
         from ...common.tensor import Tensor
         return Tensor(np.mean(arr))
 
@@ -352,7 +352,7 @@ class SummaryCollector(Callback):
         if isinstance(lr, (list, tuple)):
             lr = lr[0]
         from ...common.tensor import Tensor
-        value = np.atleast_1d(lr.asnumpy() if isinstance(lr, _core.Tensor) else np.asarray(lr)).reshape(-1)[0]
+        value = np.atleast_1d(lr.asnumpy() if isinstance(lr, _Tensor) else np.asarray(lr)).reshape(-1)[0]
         self._record.add_value("scalar", "learning_rate/auto", Tensor(np.asarray(value)))
 
     def _collect_histogram(self, cb_params):

@@ -4,7 +4,7 @@ from abc import ABCMeta, abstractmethod
 
 import numpy as np
 
-from ..._loader import _core
+from ...common.tensor import Tensor as _Tensor
 
 __all__ = ["Metric", "EvaluationBase", "rearrange_inputs"]
 
@@ -33,7 +33,7 @@ class Metric(metaclass=ABCMeta):
 
     def _convert_data(self, data):
         """A NumPy array from a Tensor, list or NumPy array. Raises TypeError for another type."""
-        if isinstance(data, _core.Tensor):
+        if isinstance(data, _Tensor):
             return data.asnumpy()
         if isinstance(data, list):
             return np.array(data)

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import numpy as np
 
-from ..._loader import _core
+from ...common.tensor import Tensor as _Tensor
 from ...ops import summary_ops as _summary_ops
 from .._utils import _make_directory
 from ._event_file import EventFile, FileFull
@@ -233,7 +233,7 @@ class SummaryRecord:
             if not name or not isinstance(name, str):
                 raise ValueError(f'For "{type(self).__name__}", the parameter "name" type should be str, but got '
                                  f'{type(name)}.')
-            if not isinstance(value, _core.Tensor):
+            if not isinstance(value, _Tensor):
                 raise TypeError(f'For "{type(self).__name__}", the parameter "value" expect to be Tensor, but got '
                                 f'{type(value).__name__}')
             arr = _to_numpy(plugin, value)
