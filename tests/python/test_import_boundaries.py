@@ -67,7 +67,6 @@ CORE_IMPORTERS = {
 CORE_IMPORTERS_LEFT = {
     "communication/comm_func.py",  # edited by another branch at the time of the change
     "communication/management.py",  # edited by another branch at the time of the change
-    "nn/wrap/pipeline.py",  # edited by another branch at the time of the change
 }
 
 

@@ -174,7 +174,7 @@ def test_auto_parallel_one_process_runs_the_step_and_checks_arguments():
 
 def test_auto_parallel_in_graph_mode_runs_eagerly_first_then_compiled():
     """GRAPH_MODE: AutoParallel's first call runs the network eagerly (it slices the Parameters), the later ones
-    compiled; inside kiln.jit it raises."""
+    compiled; a kiln.jit function that calls it runs in PyNative."""
     net = nn.Dense(4, 2)
     x = Tensor(np.ones((3, 4), np.float32))
     want = x.asnumpy() @ net.weight.asnumpy().T + net.bias.asnumpy()
@@ -184,8 +184,9 @@ def test_auto_parallel_in_graph_mode_runs_eagerly_first_then_compiled():
         for _ in range(2):
             np.testing.assert_allclose(ap(x).asnumpy(), want, rtol=1e-6)
         assert ap._ran_eagerly and ap.__dict__.get("_jit_construct") is not None
-        with pytest.raises(RuntimeError, match="cannot call it inside a compiled function"):
-            kiln.jit(lambda t: AutoParallel(net)(t))(x)
+        # inside kiln.jit: the compiled function runs in PyNative (a RuntimeWarning), with the same values
+        with pytest.warns(RuntimeWarning, match="does not compile a call of it inside another compiled function"):
+            np.testing.assert_allclose(kiln.jit(lambda t: AutoParallel(net)(t))(x).asnumpy(), want, rtol=1e-6)
     finally:
         kiln.set_context(mode=kiln.PYNATIVE_MODE)
 

@@ -476,6 +476,13 @@ _DYNAMIC_SHAPES = ("output shape depends on", "shape depends on the data", "shap
 _KILN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+class EagerOnly(RuntimeError):
+    """Raised while tracing by a Kiln construct that runs in PyNative only (an AutoParallel call, a PipelineCell with
+    pipeline_stages > 1): the jit function (or Graph-mode Cell) being compiled then runs in PyNative for this
+    signature, with one RuntimeWarning, whatever jit_syntax_level is (runs_eagerly). MindSpore compiles these; Kiln
+    gives the same values without compiling."""
+
+
 class EagerEntry:
     """A compile-cache entry of a signature that runs in PyNative (see runs_eagerly): no graph, no executable."""
     executable = None
@@ -502,9 +509,12 @@ def runs_eagerly(exc, name):
     (MindSpore's default, where such code runs in the Python interpreter at run time, and its dynamic-shape ops
     compile): the function then runs in PyNative for this signature — the same values, not compiled — with one
     RuntimeWarning naming the line: returned here as its text (warn_eager issues it, once per signature, from the
-    thread whose EagerEntry enters the compile cache). Under STRICT (and for every other error) None: the error
-    propagates."""
+    thread whose EagerEntry enters the compile cache). An EagerOnly error runs eagerly at either level. Under STRICT
+    (and for every other error) None: the error propagates."""
     from .. import context
+    if isinstance(exc, EagerOnly):
+        return (f"Kiln: '{name}' runs in PyNative mode (not compiled) for these argument types: "
+                f"{str(exc).splitlines()[0]}")
     if context._context.get("jit_syntax_level") != context.LAX:
         return None
     msg = str(exc)

@@ -18,6 +18,7 @@ from . import _ast_rewrite
 from . import _graph_builtins
 from . import _custom_grad  # also attaches Tensor.register_hook
 from ..context import _graph as _graph_flag
+from ..parallel import _semi_auto_dp
 
 
 def _normalize_positions(grad_position, api="grad"):
@@ -217,6 +218,9 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value, sens
             grads = [_custom_grad.apply_leaf_hooks(args[k[1]] if k[0] == "pos" else k[1], g)
                      for g, k in zip(grads, kinds)]
         grads = [_detach_tree(g, outermost) for g in grads]
+        if outermost and weight_list and _semi_auto_dp.applies():  # semi-auto's data-parallel gradient all-reduce
+            grads = _semi_auto_dp.average(grads) if sel is None else \
+                [g if k[0] == "pos" else _semi_auto_dp.average([g])[0] for g, k in zip(grads, kinds)]
         gi = [g for g, k in zip(grads, kinds) if k[0] == "pos"]
         gw = [g for g, k in zip(grads, kinds) if k[0] == "w"]
         if return_ids:

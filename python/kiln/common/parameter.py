@@ -67,6 +67,28 @@ class Parameter(Tensor):
         self._name = value
 
     @property
+    def comm_fusion(self):
+        """The fusion type (int >= 0, default 1) of the communication operators inserted for this parameter's
+        gradient (MindSpore's Parameter.comm_fusion). Kiln keeps it but fuses by its own buckets (the gradient
+        reducer's bucket size), so it changes nothing.
+
+        Raises:
+            TypeError: a value that is not an int (or is a bool).
+            ValueError: a negative value.
+        """
+        return getattr(self, "_comm_fusion", 1)
+
+    @comm_fusion.setter
+    def comm_fusion(self, value):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"For 'Parameter.comm_fusion', the input value must be int, but got "
+                            f"'{type(value).__name__}'.")
+        if value < 0:
+            raise ValueError(f"For 'Parameter.comm_fusion', the input value must be int and must >= 0, but got "
+                             f"'{value}'.")
+        self._comm_fusion = value
+
+    @property
     def requires_grad(self):
         """Whether the optimizer/trainable_params include this parameter (bool)."""
         return self._requires_grad

@@ -451,6 +451,14 @@ class Cell(_CellHooks):
         """List of the Parameters with requires_grad=True."""
         return [p for p in self.get_parameters(expand=recurse) if p.requires_grad]
 
+    def set_comm_fusion(self, fusion_type, recurse=True):
+        """Sets `comm_fusion` (an int >= 0) of this Cell's trainable Parameters (with `recurse`, its sub-Cells'
+        too) and returns the Cell (MindSpore's Cell.set_comm_fusion). Kiln keeps the value; its gradient reducer
+        fuses by bucket size (Parameter.comm_fusion). Raises TypeError / ValueError as Parameter.comm_fusion."""
+        for p in self.trainable_params(recurse):
+            p.comm_fusion = fusion_type
+        return self
+
     def untrainable_params(self, recurse=True):
         """List of the Parameters with requires_grad=False."""
         return [p for p in self.get_parameters(expand=recurse) if not p.requires_grad]

@@ -67,6 +67,7 @@ ones_like = _core.ones_like  # ones_like(arg: Tensor, /)
 pow = _core.pow  # pow(x: Tensor, y: Tensor)
 print_ = _core.print_  # print_(text: str, tensors: Sequence[Tensor])
 prod = _core.prod  # prod(x: Tensor, axis: object | None = None, keep_dims: bool = False)
+recv = _core.recv  # recv(shape, dtype, src: int, tag: int, group: str) -> Tensor: a point-to-point receive
 reduce_scatter = _core.reduce_scatter  # reduce_scatter(x: Tensor, op: int, group: str)
 reshape = _core.reshape  # reshape(x: Tensor, shape: object)
 select = _core.select  # select(cond: Tensor, x: Tensor, y: Tensor)

@@ -90,13 +90,26 @@ def active():
 
 
 class auto_scope:
-    """Context manager: sharded primitives run sharded inside (AutoParallel's call)."""
+    """Context manager: sharded primitives run sharded inside (AutoParallel's call). `hsdp`: AutoParallel.hsdp's
+    (shard_size, threshold), which an optimizer stepping inside applies to itself (hsdp_config)."""
+
+    def __init__(self, hsdp=None):
+        self.hsdp = hsdp
 
     def __enter__(self):
         _state.auto = getattr(_state, "auto", 0) + 1
+        self.outer = getattr(_state, "hsdp", None)
+        if self.hsdp is not None:
+            _state.hsdp = self.hsdp
 
     def __exit__(self, *exc):
         _state.auto -= 1
+        _state.hsdp = self.outer
+
+
+def hsdp_config():
+    """AutoParallel.hsdp's (shard_size, threshold) of the innermost AutoParallel call running, or None."""
+    return getattr(_state, "hsdp", None)
 
 
 # ------------------------------------------------------------------------------------------------ strategies

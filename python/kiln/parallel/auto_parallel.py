@@ -25,8 +25,8 @@ class AutoParallel(Cell):
     a scalar loss comes back whole); with "full_batch" every process passes and gets the whole batch.
 
     In GRAPH_MODE the first call runs `network` eagerly (it slices the Parameters, which a trace cannot do) and the
-    later calls run it compiled (the collectives and their gradients are graph nodes); called inside a compiled
-    function (kiln.jit) it raises RuntimeError.
+    later calls run it compiled (the collectives and their gradients are graph nodes); a compiled function (kiln.jit,
+    a GRAPH_MODE Cell such as Model's training step) that calls it runs in PyNative instead, with a RuntimeWarning.
 
     Args:
         network (Cell or function): what to run.
@@ -69,6 +69,33 @@ class AutoParallel(Cell):
                              f"'full_batch', but got {config!r}.")
         self.__dict__["_dataset_strategy"] = config
 
+    def hsdp(self, shard_size=-1, threshold=64, optimizer_level="level1"):
+        """Optimizer parallel (ZeRO-1) for the optimizer that steps this network (MindSpore's AutoParallel.hsdp):
+        with N processes each keeps and updates 1/S of every large parameter's optimizer state and slice (S = N,
+        or shard_size when it divides N), then all-gathers the weights (kiln/nn/optim/_parallel.py). It applies to
+        the optimizer of a TrainOneStepCell / Model made over this AutoParallel, and to an optimizer that steps
+        inside this AutoParallel's call (a wrapped train_step function), before its first step.
+
+        Args:
+            shard_size (int): the slice count, in (0, device_num] or -1 (all processes). Default -1.
+            threshold (int): parameters smaller than this many KB stay whole (>= 0). Default 64.
+            optimizer_level (str): "level1" (weights and optimizer state: what Kiln does); "level2" (also the
+                gradients) is kept and runs as level1; "level3" raises ValueError (not supported).
+        Raises:
+            ValueError: shard_size not a positive int or -1; threshold not an int >= 0; optimizer_level not one of
+                level1/level2/level3, or level3.
+        """
+        if isinstance(shard_size, bool) or not isinstance(shard_size, int) or (shard_size <= 0 and shard_size != -1):
+            raise ValueError(f"shard_size must be a positive integer or -1, but got {shard_size}.")
+        if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 0:
+            raise ValueError(f"threshold must be a positive integer or 0, but got {threshold}.")
+        if optimizer_level not in ("level1", "level2", "level3"):
+            raise ValueError(f"Optimizer level should in ['level1', 'level2', 'level3'], but got {optimizer_level}")
+        if optimizer_level == "level3":
+            raise ValueError("For 'AutoParallel.hsdp', optimizer_level='level3' (weights also sliced during the "
+                             "forward pass) is not supported by Kiln; use 'level1' or 'level2'.")
+        self.__dict__["_hsdp"] = (shard_size, threshold)
+
     def _gather_inputs(self, args):
         world, _ = _op_shard._world()
         if world == 1 or self._dataset_strategy == "full_batch":
@@ -83,14 +110,15 @@ class AutoParallel(Cell):
 
     def _run_construct(self, args, kwargs):
         from ..context import _graph as graph_flag
-        if _engine.tracing():
-            raise RuntimeError("For 'AutoParallel', Kiln cannot call it inside a compiled function (kiln.jit / "
-                               "ms.jit): its first call must run eagerly to slice the Parameters; call it directly "
-                               "(in GRAPH_MODE it compiles its network from the second call on; docs/distributed.md, "
-                               "'Operator parallel').")
+        if _engine.tracing():  # the compiled function runs in PyNative instead (_graph_builtins.EagerOnly)
+            from ..common._graph_builtins import EagerOnly
+            raise EagerOnly("For 'AutoParallel', Kiln does not compile a call of it inside another compiled "
+                            "function (kiln.jit / ms.jit, a GRAPH_MODE Cell): that function runs in PyNative, and "
+                            "the AutoParallel call compiles its own network from its second call on "
+                            "(docs/distributed.md, 'Operator parallel').")
         graph = graph_flag[0]
         compiled = graph and self.__dict__.get("_ran_eagerly", False)
-        with _op_shard.auto_scope():
+        with _op_shard.auto_scope(self.__dict__.get("_hsdp")):
             gathered = self._gather_inputs(args)
             if compiled:  # GRAPH_MODE after the first step: the Parameters are sliced, the step compiles
                 out = self._compiled_construct()(*gathered, **kwargs)

@@ -73,9 +73,14 @@ def _shard_size(fn):
     if not _enabled():
         return None
     mode = get_auto_parallel_context("parallel_mode")
-    if mode != ParallelMode.DATA_PARALLEL:
+    # semi_auto_parallel without full_batch or pipeline stages is data parallel (kiln/parallel/_semi_auto_dp.py)
+    semi_auto_dp = (mode == ParallelMode.SEMI_AUTO_PARALLEL and get_auto_parallel_context("pipeline_stages") == 1
+                    and not get_auto_parallel_context("full_batch")
+                    and get_auto_parallel_context("dataset_strategy") != "full_batch")
+    if mode != ParallelMode.DATA_PARALLEL and not semi_auto_dp:
         raise RuntimeError(f"For '{fn}', parallel optimizer is not supported in {mode}, you should set parallel mode "
-                           "to 'data_parallel' (set_auto_parallel_context(parallel_mode=ParallelMode.DATA_PARALLEL)).")
+                           "to 'data_parallel' (set_auto_parallel_context(parallel_mode=ParallelMode.DATA_PARALLEL)), or to "
+                           "'semi_auto_parallel' without full_batch and pipeline stages.")
     if not GlobalComm.INITED:
         return None
     world = _engine.comm_group_size("world")
@@ -118,6 +123,56 @@ def plan(params, fn, optimizer=None):
               and int(p.nbytes) >= threshold)
         out.append(_Shard(shape, size, rank % size, world) if ok else None)
     return out if any(s is not None for s in out) else None
+
+
+def enable_late(opt, shard_size=-1, threshold=64):
+    """Turns optimizer parallel on for an optimizer made without it (mindspore.parallel.auto_parallel.AutoParallel's
+    hsdp(shard_size, threshold), which applies to the optimizer that steps the network it wraps): the same slicing
+    rules as plan() with these settings, then the optimizer's per-parameter state Parameters ('<prefix>.<name>' of a
+    parameter's whole shape, e.g. Adam's moment1/moment2, SGD's accum/stat) are cut to the slice. Must run before
+    the optimizer's first step; does nothing when the optimizer already slices, in one process, or when no
+    parameter qualifies. RuntimeError for an optimizer that cannot slice (as plan()); ValueError for shard_size >
+    the number of processes."""
+    from ...communication.management import GlobalComm
+    from ...common.parameter import ParameterTuple
+    from ...common import _deferred_init
+    d = opt.__dict__
+    if d.get("_opt_shards") is not None or not GlobalComm.INITED:
+        return
+    world = _engine.comm_group_size("world")
+    if world == 1:
+        return
+    fn = opt.cls_name
+    if not getattr(type(opt), "_support_parallel_optimizer", False):
+        raise RuntimeError(f"For '{fn}', parallel optimizer (AutoParallel.hsdp) supports the element-wise optimizers "
+                           "SGD, Momentum, Adam, AdamWeightDecay, Adagrad and RMSProp of mindspore.nn, but got "
+                           f"{type(opt).__name__}.")
+    if shard_size > world:
+        raise ValueError(f"For '{fn}', the hsdp shard_size must be in (0, device_num] = (0, {world}] or -1, but got "
+                         f"{shard_size}.")
+    size = world if shard_size == -1 or world % shard_size else shard_size
+    _deferred_init.materialize_all()  # nn.no_init_parameters(): the states get their values before being cut
+    rank = _engine.comm_group_rank("world")
+    shards = []
+    for p in opt.parameters:
+        shape = tuple(p.shape)
+        ok = (p.parallel_optimizer and p.requires_grad and len(shape) >= 1 and shape[0] % size == 0
+              and int(p.nbytes) >= threshold * 1024)
+        shards.append(_Shard(shape, size, rank % size, world) if ok else None)
+    if not any(s is not None for s in shards):
+        return
+    whole = {id(p) for p in opt.parameters}
+    by_name = {p.name: s for p, s in zip(opt.parameters, shards) if s is not None}
+    for _, state in opt.parameters_and_names():
+        if id(state) in whole or "." not in state.name:
+            continue
+        shard = by_name.get(state.name.split(".", 1)[1])
+        if shard is not None and tuple(state.shape) == shard.full_shape:
+            state._rebind(_kernels.detach(shard.take(state)) * 1)
+    d["_opt_shards"] = shards
+    d["_parameters"] = ParameterTuple([p if s is None else local_parameter(p, s)
+                                       for p, s in zip(opt.parameters, shards)])
+    d["_param_shapes"] = [tuple(p.shape) for p in d["_parameters"]]
 
 
 def local_parameter(param, shard):

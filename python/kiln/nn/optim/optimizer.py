@@ -574,6 +574,10 @@ class Optimizer(Cell):
         optimizer construct): one graph of fused update nodes, run by the C++ executor. A learning-rate schedule
         that computes on the host (`_host_side`) runs eagerly instead."""
         d = self.__dict__
+        hsdp = _op_shard.hsdp_config()
+        if hsdp is not None and not d.get("_hsdp_applied"):  # stepping inside AutoParallel(...).hsdp()'s call
+            d["_hsdp_applied"] = True
+            _parallel.enable_late(self, *hsdp)
         if d.get("_kiln_op_gen", 0) != _op_shard._generation[0]:  # operator parallel sliced Parameters since
             _op_shard.sync_optimizer(self)  # the last step: slice their states the same way
         host = d.get("_host_schedules")

@@ -3,11 +3,11 @@ for evaluation (WithEvalCell), and a whole training step (TrainOneStepCell; with
 from .cell_wrapper import WithLossCell, WithEvalCell, TrainOneStepCell
 from .grad_reducer import DistributedGradReducer
 from .grad_accumulation import GradAccumulationCell, MicroBatchInterleaved
-from .pipeline import PipelineCell
+from .pipeline import PipelineCell, PipelineGradReducer
 from .loss_scale import (
     TrainOneStepWithLossScaleCell, DynamicLossScaleUpdateCell, FixedLossScaleUpdateCell,
 )
 
 __all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell", "DistributedGradReducer", "TrainOneStepWithLossScaleCell",
            "DynamicLossScaleUpdateCell", "FixedLossScaleUpdateCell", "GradAccumulationCell",
-           "MicroBatchInterleaved", "PipelineCell"]
+           "MicroBatchInterleaved", "PipelineCell", "PipelineGradReducer"]

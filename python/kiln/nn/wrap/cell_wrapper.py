@@ -143,6 +143,14 @@ class TrainOneStepCell(Cell):
                                                        get_auto_parallel_context("device_num"))
             # optimizer parallel: reduce-scatter exactly the gradients of the parameters the optimizer slices
             self.grad_reducer._set_shards(getattr(optimizer, "_opt_shards", None))
+        # AutoParallel(network).hsdp(): optimizer parallel for this optimizer (kiln/nn/optim/_parallel.py)
+        hsdp = next((c.__dict__["_hsdp"] for _, c in network.cells_and_names() if "_hsdp" in c.__dict__), None)
+        if hsdp is not None and hasattr(optimizer, "_opt_shards"):
+            from ..optim import _parallel
+            _parallel.enable_late(optimizer, *hsdp)
+            optimizer.__dict__["_hsdp_applied"] = True
+            if self.grad_reducer is not None:
+                self.grad_reducer._set_shards(optimizer._opt_shards)
         sens_value = self.sens
 
         def scaled(*inputs):

@@ -3,7 +3,10 @@
 docs/decisions/pipeline-parallel.md).
 
 With set_auto_parallel_context(parallel_mode="semi_auto_parallel", pipeline_stages=S) and S processes (kiln.msrun),
-process r is stage r. Every process builds the whole model (the same seed gives the same initial weights) and calls
+process r is stage r. With N = D*S processes, stage s is the D processes s*D .. s*D+D-1 (MindSpore's layout):
+replica j of each stage exchanges with replica j of its neighbours ("process r-1 / r+1" below are those), and after
+the backward the Parameters' gradients are averaged over the stage's D replicas (data parallel inside a stage; each
+replica's loss is its own). Every process builds the whole model (the same seed gives the same initial weights) and calls
 the same script; while a PipelineCell runs, every Cell call goes through `_StageRun.call` (the hook of
 Cell.__call__), which decides where the Cell runs:
 
@@ -17,10 +20,10 @@ Cell.__call__), which decides where the Cell runs:
 
 The schedule is GPipe: the forwards of all micro-batches (in order), then their backwards in reverse order. In the
 backward of micro-batch i, stage r receives from r+1 the cotangents of the activations it sent, differentiates its
-part (one `_core.gradient` call on the kept tape) with respect to its received activations and the Parameters, and
+part (one `_engine.gradient` call on the kept tape) with respect to its received activations and the Parameters, and
 sends the activations' cotangents to r-1; the Parameter gradients are summed over the micro-batches. The last
 stage starts from d(loss_i) = 1. The whole schedule runs inside the PipelineCell's forward; the result goes back
-through one tape node (`_core.record_custom`) whose bprop multiplies the accumulated gradients by the loss's
+through one tape node (`_engine.record_custom`) whose bprop multiplies the accumulated gradients by the loss's
 cotangent (the pipeline is linear in the seed, and every process runs the same training step, so every stage sees
 the same cotangent as the last one). So TrainOneStepCell, ops.value_and_grad and ops.grad work unchanged.
 
@@ -28,14 +31,16 @@ Output: the sum of the micro-batch losses (MindSpore's PipelineCell adds them), 
 to the other stages, so every process returns it. Parameters of other stages stay in each process (materialized,
 initialized as in one process) and get zero gradients; only the owning stage's copy is trained.
 """
-from ..._loader import _core
+from ... import _engine
+from ... import ops
+from ...ops import _kernels
 from ...common.tensor import Tensor
 from ...common import dtype as mstype
 from ..cell import Cell
 from .._cell_extra import _pipeline_hook
 from .grad_accumulation import _FLOATS, _accumulate, _check, _micro_inputs
 
-__all__ = ["PipelineCell", "Pipeline"]
+__all__ = ["PipelineCell", "Pipeline", "PipelineGradReducer"]
 
 _DTYPES = (mstype.float32, mstype.float64, mstype.float16, mstype.bfloat16, mstype.int32, mstype.int64,
            mstype.int16, mstype.int8, mstype.uint8, mstype.bool_)
@@ -105,8 +110,9 @@ class _StageRun:
     """One PipelineCell call on one process: routes the Cell calls (see the module docstring) and exchanges the
     activations and cotangents with the neighbouring stages."""
 
-    def __init__(self, pcell, stage, stages, names, containers, scope):
+    def __init__(self, pcell, stage, stages, names, containers, scope, per_stage=1, replica=0):
         self.pcell, self.stage, self.stages = pcell, stage, stages
+        self.per_stage, self.replica = per_stage, replica
         self.names, self.containers, self.scope = names, containers, scope
         self.inside = 0            # > 0 while a Cell of this stage runs (its children run as they are)
         self.seq = {}              # peer rank -> number of messages exchanged this call (the tags)
@@ -120,6 +126,10 @@ class _StageRun:
         self.sent = []             # the activations sent to stage+1 (their cotangents come back)
 
     # ---- messages
+    def rank_of(self, stage):
+        """The rank of this process's replica on `stage` (the peer messages go to / come from)."""
+        return stage * self.per_stage + self.replica
+
     def _tag(self, peer):
         n = self.seq.get(peer, 0)
         self.seq[peer] = n + 1
@@ -141,11 +151,11 @@ class _StageRun:
         from ...ops import comm_ops
         group = comm_ops._group(GlobalComm.WORLD_COMM_GROUP, "PipelineCell")  # world: group rank == rank
         if like is None:
-            h = _core.recv((_MAX_DIMS + 2,), mstype.int64, peer, self._tag(peer), group).asnumpy()
+            h = _kernels.recv((_MAX_DIMS + 2,), mstype.int64, peer, self._tag(peer), group).asnumpy()
             shape, dtype = tuple(int(v) for v in h[2:2 + int(h[0])]), _DTYPES[int(h[1])]
         else:
             shape, dtype = tuple(like.shape), like.dtype
-        return _core.recv(shape, dtype, peer, self._tag(peer), group)
+        return _kernels.recv(shape, dtype, peer, self._tag(peer), group)
 
     # ---- routing (the Cell.__call__ hook)
     def call(self, cell, args, kwargs):
@@ -186,7 +196,7 @@ class _StageRun:
                                  f"({self.stage + 1}).")
             if id(t) not in self.sent_ids:
                 self.sent_ids.add(id(t))
-                self.send(t, self.stage + 1)
+                self.send(t, self.rank_of(self.stage + 1))
                 if self.scope is not None and t.dtype in _FLOATS:  # its cotangent comes back in the backward
                     self.sent.append(t)
         return _Remote(st, name)
@@ -201,7 +211,7 @@ class _StageRun:
         hit = self.received.get(id(v))
         if hit is not None:
             return hit[1]
-        t = self.recv(self.stage - 1)
+        t = self.recv(self.rank_of(self.stage - 1))
         if self.scope is not None and t.dtype in _FLOATS:
             t = Tensor(self.scope.watch_input(t))
             self.recv_leaves.append(t)
@@ -256,10 +266,11 @@ def _pipeline_forward(pcell, inputs):
     if mode != ParallelMode.SEMI_AUTO_PARALLEL:
         raise ValueError(f"For '{api}', pipeline_stages={stages} needs parallel_mode='semi_auto_parallel', but it is "
                          f"{mode!r}.")
-    if _core.tracing():
-        raise RuntimeError(f"For '{api}', pipeline parallelism (pipeline_stages={stages}) runs in PyNative mode "
-                           f"only: Kiln cannot compile it (GRAPH_MODE, kiln.jit) yet; call the training step "
-                           f"eagerly (docs/distributed.md, 'Pipeline parallel').")
+    if _engine.tracing():  # the compiled function runs in PyNative instead (_graph_builtins.EagerOnly)
+        from ...common._graph_builtins import EagerOnly
+        raise EagerOnly(f"For '{api}', pipeline parallelism (pipeline_stages={stages}) runs in PyNative mode "
+                        f"only: Kiln cannot compile it (GRAPH_MODE, kiln.jit) yet; a compiled step that calls it "
+                        f"runs in PyNative (docs/distributed.md, 'Pipeline parallel').")
     names, containers = _check_stages(pcell, stages)
     _micro_inputs(inputs, 0, k, api)  # types and divisibility checked before anything is sent
     if not GlobalComm.INITED:
@@ -269,22 +280,25 @@ def _pipeline_forward(pcell, inputs):
     world = get_group_size()
     if device_num % stages != 0:
         raise ValueError(f"For '{api}', device_num ({device_num}) must be divisible by pipeline_stages ({stages}).")
-    if device_num != stages or world != stages:
-        raise ValueError(f"For '{api}', Kiln runs one process per pipeline stage: device_num ({device_num}) and the "
-                         f"number of processes ({world}) must equal pipeline_stages ({stages}) (data parallelism "
-                         f"inside a stage is not supported).")
-    stage = get_rank()
+    if device_num != world or world % stages != 0:
+        raise ValueError(f"For '{api}', device_num ({device_num}) must equal the number of processes ({world}), and it "
+                         f"must be divisible by pipeline_stages ({stages}).")
+    # MindSpore's layout: stage s holds ranks s*D .. s*D+D-1 (D = world / stages processes per stage, data parallel
+    # among them); process r is replica r % D of stage r // D and exchanges with the same replica of the neighbours
+    per_stage = world // stages
+    replica = get_rank() % per_stage
+    stage = get_rank() // per_stage
     last = stage == stages - 1
     params = [p for p in net.get_parameters() if p._tracked]
-    grad = _core.grad_level() == 1 and params
-    if _core.grad_level() > 1:
+    grad = _engine.grad_level() == 1 and params
+    if _engine.grad_level() > 1:
         raise RuntimeError(f"For '{api}', a higher-order gradient through pipeline stages is not supported.")
     total, acc = None, None
     hook_before = _pipeline_hook[0]
 
     def forward_all(scope):
         nonlocal total
-        run = _StageRun(pcell, stage, stages, names, containers, scope)
+        run = _StageRun(pcell, stage, stages, names, containers, scope, per_stage, replica)
         kept = []
         _pipeline_hook[0] = run.call
         try:
@@ -295,8 +309,8 @@ def _pipeline_forward(pcell, inputs):
                     if not isinstance(out, Tensor):
                         raise ValueError(f"For '{api}', the network's output must be computed on the last pipeline "
                                          f"stage ({stages - 1}), but it comes from {out!r}.")
-                    value = _core.detach(out)
-                    total = value if total is None else _core.add(total, value)
+                    value = _kernels.detach(out)
+                    total = value if total is None else ops.add(total, value)
                 elif not isinstance(out, _Remote):
                     raise ValueError(f"For '{api}', the network's output is computed on stage {stage}, not on the "
                                      f"last pipeline stage ({stages - 1}): set the pipeline_stage of the Cells that "
@@ -309,8 +323,8 @@ def _pipeline_forward(pcell, inputs):
     if not grad:
         run, _ = forward_all(None)
     else:
-        with _core.IsolatedTape():
-            with _core.GradScope() as scope:
+        with _engine.IsolatedTape():
+            with _engine.GradScope() as scope:
                 for p in params:
                     scope.watch(p)
                 run, kept = forward_all(scope)
@@ -320,19 +334,26 @@ def _pipeline_forward(pcell, inputs):
                         outs, cots = [out], [None]
                     else:
                         outs = sent
-                        cots = [run.recv(stage + 1, like=t) for t in sent]
-                    g = _core.gradient(outs, cots, list(leaves) + params)
+                        cots = [run.recv(run.rank_of(stage + 1), like=t) for t in sent]
+                    g = _engine.gradient(outs, cots, list(leaves) + params)
                     for leaf, gl in zip(leaves, g[:len(leaves)]):
-                        run.send(gl if gl is not None else _core.zeros_like(leaf), stage - 1, header=False)
+                        run.send(gl if gl is not None else _kernels.zeros_like(leaf), run.rank_of(stage - 1),
+                                 header=False)
                     gp = g[len(leaves):]
-                    acc = gp if acc is None else [_core.add(a, b) for a, b in zip(acc, gp)]
+                    acc = gp if acc is None else [ops.add(a, b) for a, b in zip(acc, gp)]
                 del kept
     # the loss, from the last stage to every stage
     if last:
         for r in range(stages - 1):
-            run.send(total, r)
+            run.send(total, run.rank_of(r))
     else:
-        total = run.recv(stages - 1)
+        total = run.recv(run.rank_of(stages - 1))
+    if grad and per_stage > 1:  # data parallel inside the stage: the gradients averaged over its D replicas
+        from ...parallel._op_shard import _group
+        group = _group(range(stage * per_stage, (stage + 1) * per_stage))
+        scale = 1.0 / per_stage
+        acc = [ops.mul(_kernels.all_reduce(a, 0, group), _kernels.cast(_kernels.full([], scale, mstype.float64), a.dtype))
+               for a in acc]
     if not grad:
         return total
 
@@ -340,9 +361,9 @@ def _pipeline_forward(pcell, inputs):
         gout = gouts[0]
         if gout is None:
             return [None] * len(ins)
-        return [_core.mul(a, _core.cast(gout, a.dtype)) for a in acc]
+        return [ops.mul(a, _kernels.cast(gout, a.dtype)) for a in acc]
 
-    return _core.record_custom(params, [total], bprop)[0]
+    return _engine.record_custom(params, [total], bprop)[0]
 
 
 class PipelineCell(Cell):
@@ -366,10 +387,11 @@ class PipelineCell(Cell):
         TypeError: network not a Cell; micro_size not an int; an input that is not a Tensor.
         ValueError: micro_size <= 0; an input whose dimension 0 is not divisible by micro_size; segment_config set;
             at call time: a pipeline_stage >= pipeline_stages, a stage with no Cell, device_num not divisible by
-            pipeline_stages (or different from it: one process per stage), the loss not computed on the last stage,
+            pipeline_stages or different from the number of processes, the loss not computed on the last stage,
             an activation that skips a stage or goes backwards.
         KeyError: a stage_config name that is not a Cell of network.
-        RuntimeError: pipeline_stages > 1 in GRAPH_MODE / under kiln.jit, or before communication.init().
+        RuntimeError: pipeline_stages > 1 before communication.init(). (Under GRAPH_MODE / kiln.jit the compiled
+            step runs in PyNative, with a RuntimeWarning.)
     """
 
     def __init__(self, network, micro_size, stage_config=None, segment_config=None):
@@ -405,3 +427,53 @@ class PipelineCell(Cell):
 class Pipeline(PipelineCell):
     """mindspore.parallel.nn.Pipeline(network, micro_size, stage_config=None, segment_config=None): the newer name of
     nn.PipelineCell (the same behaviour and errors, naming 'Pipeline')."""
+
+
+class PipelineGradReducer(Cell):
+    """mindspore.nn.PipelineGradReducer(parameters, scale_sense=1.0, opt_shard=None) (also
+    mindspore.parallel.nn.PipelineGradReducer): the gradient step of MindSpore's functional pipeline training
+    (`grads = pp_grad_reducer(grads)` between `value_and_grad` through a PipelineCell and the optimizer).
+
+    MindSpore's graph pass accumulates the micro-batches' gradients into `accu_grads` buffers, and the reducer returns
+    them divided by scale_sense (then zeroes the buffers). In Kiln, value_and_grad through a PipelineCell already
+    returns the gradients summed over the micro-batches, so the reducer returns each gradient divided by
+    scale_sense (a Parameter named 'scale_sense', as MindSpore's); it keeps no accu_grads buffers. opt_shard (the
+    optimizer-parallel variant) changes nothing: optimizer parallel with pipeline stages is not supported.
+
+    Args:
+        parameters (ParameterTuple, list or tuple of Parameter): the optimizer's parameters (optimizer.parameters).
+        scale_sense (float or int): the loss scale the gradients are divided by. Default 1.0.
+        opt_shard (bool, optional): accepted (None or bool).
+    Inputs:
+        grads (tuple of Tensor): one gradient per parameter.
+    Outputs:
+        tuple of Tensor: grads[i] / scale_sense.
+    Raises:
+        TypeError: parameters not Parameters; scale_sense not a number; opt_shard not None or a bool; grads not a
+            tuple/list of Tensors.
+        ValueError: len(grads) != len(parameters).
+    """
+
+    def __init__(self, parameters, scale_sense=1.0, opt_shard=None):
+        super().__init__(auto_prefix=False)
+        from ...common.parameter import Parameter
+        api = "PipelineGradReducer"
+        if not isinstance(parameters, (list, tuple)) or not all(isinstance(p, Parameter) for p in parameters):
+            raise TypeError(f"For '{api}', 'parameters' must be a ParameterTuple or a list/tuple of Parameters "
+                            f"(optimizer.parameters), but got {type(parameters).__name__}.")
+        if isinstance(scale_sense, bool) or not isinstance(scale_sense, (int, float)):
+            raise TypeError(f"For '{api}', 'scale_sense' must be a float or int, but got {type(scale_sense).__name__}.")
+        if opt_shard is not None and not isinstance(opt_shard, bool):
+            raise TypeError(f"For '{api}', 'opt_shard' must be None or a bool, but got {type(opt_shard).__name__}.")
+        self.__dict__["_n"] = len(parameters)
+        self.opt_shard = opt_shard
+        self.scale_sense = Parameter(_kernels.full([], float(scale_sense), mstype.float32), name="scale_sense")
+
+    def construct(self, grads):
+        api = "PipelineGradReducer"
+        if not isinstance(grads, (tuple, list)) or not all(isinstance(g, _engine.Tensor) for g in grads):
+            raise TypeError(f"For '{api}', 'grads' must be a tuple of Tensors (one per parameter), but got "
+                            f"{type(grads).__name__}.")
+        if len(grads) != self._n:
+            raise ValueError(f"For '{api}', got {len(grads)} gradients for {self._n} parameters.")
+        return tuple(_kernels.div(g, _kernels.cast(self.scale_sense, g.dtype)) for g in grads)
