@@ -349,6 +349,11 @@ NOT_LAYERS = {
     "PipelineCell": "one stage: GradAccumulation, compiled in test_pipeline_parallel.py (GRAPH_MODE); more stages "
                     "refuse compilation (RuntimeError, tested there)",
     "Pipeline": "PipelineCell's newer name (test_pipeline_parallel.py)",
+    "PipelineGradReducer": "takes the tuple of gradients of its parameters: run in PyNative and compiled (jit) in "
+                           "test_parallel_samples.py::test_pipeline_grad_reducer_divides_by_scale_sense",
+    "AutoParallel": "shards Parameters on its first, eager call (communication.init() and several processes): its "
+                    "GRAPH_MODE compilation from the second call on is tested in test_operator_parallel.py (2 and 4 "
+                    "processes)",
 }
 
 
