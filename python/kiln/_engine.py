@@ -53,6 +53,11 @@ comm_group_size = _core.comm_group_size
 comm_has_group = _core.comm_has_group  # comm_has_group(name) -> bool: whether a communication group exists
 # comm_create_group(name, ranks): creates a communication group of these world ranks (collective: every member calls it)
 comm_create_group = _core.comm_create_group
+comm_destroy_group = _core.comm_destroy_group  # comm_destroy_group(name): forgets a group made by comm_create_group
+comm_group_ranks = _core.comm_group_ranks  # comm_group_ranks(name) -> list[int]: a group's world ranks, in group order
+# comm_init(rank, size, host, port, iface, timeout_ms, backend, token): joins the world group (blocks for every rank)
+comm_init = _core.comm_init
+comm_release = _core.comm_release  # comm_release(): leaves the world group and drops every group
 
 # ---- kiln.runtime: allocator, CPU, low precision, profiler
 _allocator_stats = _core._allocator_stats  # _allocator_stats() -> dict: the host allocator's counters (runtime.memory)

@@ -4,7 +4,8 @@ work eagerly and inside compiled functions (as side effects, in program order). 
 
 async_op=True returns (output, CommHandle) as MindSpore does; Kiln's collectives complete before returning, so
 CommHandle.wait() returns at once."""
-from .._loader import _core
+from .. import _engine
+from ..ops import _kernels
 from ..ops import comm_ops as _c
 from .management import GlobalComm
 
@@ -29,20 +30,20 @@ def all_reduce(tensor, op=_c.ReduceOp.SUM, group=GlobalComm.WORLD_COMM_GROUP, as
     """The element-wise reduction ('sum', 'max', 'min', 'prod') of `tensor` over `group`: a new Tensor, same shape
     and dtype. Errors as ops.AllReduce."""
     fn = "all_reduce"
-    out = _core.all_reduce(_c._tensor(tensor, fn), _c._reduce_op(op, fn), _c._group(group, fn))
+    out = _kernels.all_reduce(_c._tensor(tensor, fn), _c._reduce_op(op, fn), _c._group(group, fn))
     return _ret(out, async_op, fn)
 
 
 def all_gather_into_tensor(tensor, group=GlobalComm.WORLD_COMM_GROUP, async_op=False):
     """Every process's `tensor` concatenated along axis 0 in rank order: shape [size·d0, ...]."""
     fn = "all_gather_into_tensor"
-    return _ret(_core.all_gather(_c._tensor(tensor, fn), _c._group(group, fn)), async_op, fn)
+    return _ret(_kernels.all_gather(_c._tensor(tensor, fn), _c._group(group, fn)), async_op, fn)
 
 
 def reduce_scatter_tensor(tensor, op=_c.ReduceOp.SUM, group=GlobalComm.WORLD_COMM_GROUP, async_op=False):
     """The reduction of `tensor` over `group`, chunk `rank` of its split along axis 0: shape [d0/size, ...]."""
     fn = "reduce_scatter_tensor"
-    out = _core.reduce_scatter(_c._tensor(tensor, fn), _c._reduce_op(op, fn), _c._group(group, fn))
+    out = _kernels.reduce_scatter(_c._tensor(tensor, fn), _c._reduce_op(op, fn), _c._group(group, fn))
     return _ret(out, async_op, fn)
 
 
@@ -51,12 +52,12 @@ def broadcast(tensor, src=0, group=GlobalComm.WORLD_COMM_GROUP):
     ValueError if src is not a member of the group."""
     fn = "broadcast"
     g = _c._group(group, fn)
-    return _core.broadcast(_c._tensor(tensor, fn), _c._group_rank(src, g, "src", fn), g)
+    return _kernels.broadcast(_c._tensor(tensor, fn), _c._group_rank(src, g, "src", fn), g)
 
 
 def barrier(group=GlobalComm.WORLD_COMM_GROUP):
     """Returns (None) once every process of `group` has called it."""
-    _core.barrier(_c._group(group, "barrier"))
+    _kernels.barrier(_c._group(group, "barrier"))
 
 
 def _tag(tag, fn):
@@ -73,9 +74,9 @@ def send(tensor, dst=0, group=GlobalComm.WORLD_COMM_GROUP, tag=0):
     fn = "send"
     g = _c._group(group, fn)
     d = _c._group_rank(dst, g, "dst", fn)
-    if d == _core.comm_group_rank(g):
+    if d == _engine.comm_group_rank(g):
         raise ValueError(f"For '{fn}', 'dst' must be another process, but got this process's rank {dst}.")
-    _core.send(_c._tensor(tensor, fn), d, _tag(tag, fn), g)
+    _kernels.send(_c._tensor(tensor, fn), d, _tag(tag, fn), g)
 
 
 def recv(tensor, src=0, group=GlobalComm.WORLD_COMM_GROUP, tag=0):
@@ -84,7 +85,7 @@ def recv(tensor, src=0, group=GlobalComm.WORLD_COMM_GROUP, tag=0):
     fn = "recv"
     g = _c._group(group, fn)
     s = _c._group_rank(src, g, "src", fn)
-    if s == _core.comm_group_rank(g):
+    if s == _engine.comm_group_rank(g):
         raise ValueError(f"For '{fn}', 'src' must be another process, but got this process's rank {src}.")
     t = _c._tensor(tensor, fn)
-    return _core.recv(tuple(t.shape), t.dtype, s, _tag(tag, fn), g)
+    return _kernels.recv(tuple(t.shape), t.dtype, s, _tag(tag, fn), g)

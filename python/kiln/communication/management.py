@@ -21,7 +21,7 @@ import socket
 import threading
 import warnings
 
-from .._loader import _core
+from .. import _engine
 
 __all__ = ["GlobalComm", "HCCL_WORLD_COMM_GROUP", "NCCL_WORLD_COMM_GROUP", "MCCL_WORLD_COMM_GROUP", "init", "release",
            "get_rank", "get_local_rank", "get_group_size", "get_local_rank_size", "get_world_rank_from_group_rank",
@@ -194,7 +194,7 @@ def init(backend_name=None):
             from ._store import StoreServer
             store = StoreServer(host, port, token)
         try:
-            _core.comm_init(rank, size, host if size > 1 else "", port, _local_address(host, port) if size > 1
+            _engine.comm_init(rank, size, host if size > 1 else "", port, _local_address(host, port) if size > 1
                             else "", int(timeout * 1000), "gloo", token)
         except BaseException:
             if store is not None:
@@ -215,7 +215,7 @@ def release():
             # Rank 0 serves the store: wait until every peer has joined the world (done: init returned), then stop.
             _state["store"].close()
             _state["store"] = None
-        _core.comm_release()
+        _engine.comm_release()
         GlobalComm.INITED = False
         GlobalComm.BACKEND = "hccl"
         GlobalComm.WORLD_COMM_GROUP = HCCL_WORLD_COMM_GROUP
@@ -227,14 +227,14 @@ def get_rank(group=GlobalComm.WORLD_COMM_GROUP):
     Raises RuntimeError before init(), TypeError for a non-str group, ValueError for an unknown group."""
     g = _group(group, "get_rank")
     _check_init("get_rank")
-    return _core.comm_group_rank(g)
+    return _engine.comm_group_rank(g)
 
 
 def get_group_size(group=GlobalComm.WORLD_COMM_GROUP):
     """The number of processes in `group` (default the world). Errors as get_rank."""
     g = _group(group, "get_group_size")
     _check_init("get_group_size")
-    return _core.comm_group_size(g)
+    return _engine.comm_group_size(g)
 
 
 def _world_only(group, fn):
@@ -261,7 +261,7 @@ def get_process_group_ranks(group=GlobalComm.WORLD_COMM_GROUP):
     """The world ranks of `group`'s members, in group-rank order (a list of ints)."""
     g = _group(group, "get_process_group_ranks")
     _check_init("get_process_group_ranks")
-    return list(_core.comm_group_ranks(g))
+    return list(_engine.comm_group_ranks(g))
 
 
 def _int_arg(v, name, fn):
@@ -279,7 +279,7 @@ def get_world_rank_from_group_rank(group, group_rank_id):
     _check_init(fn)
     if g == "world":
         raise ValueError(f"For '{fn}', the group must not be the world group '{group}'.")
-    ranks = _core.comm_group_ranks(g)
+    ranks = _engine.comm_group_ranks(g)
     if not 0 <= group_rank_id < len(ranks):
         raise ValueError(f"For '{fn}', 'group_rank_id' must be in [0, {len(ranks)}), but got {group_rank_id}.")
     return int(ranks[group_rank_id])
@@ -294,7 +294,7 @@ def get_group_rank_from_world_rank(world_rank_id, group):
     _check_init(fn)
     if g == "world":
         raise ValueError(f"For '{fn}', the group must not be the world group '{group}'.")
-    ranks = list(_core.comm_group_ranks(g))
+    ranks = list(_engine.comm_group_ranks(g))
     if world_rank_id not in ranks:
         raise ValueError(f"For '{fn}', world rank {world_rank_id} is not a member of group '{group}' "
                          f"(members: {ranks}).")
@@ -326,7 +326,7 @@ def create_group(group, rank_ids, options=None):
         raise ValueError(f"For '{fn}', 'options' (HCCL/NCCL configuration) is not supported by Kiln's Gloo backend; "
                          f"pass None.")
     _check_init(fn)
-    _core.comm_create_group(group, list(rank_ids))
+    _engine.comm_create_group(group, list(rank_ids))
 
 
 def destroy_group(group):
@@ -337,4 +337,4 @@ def destroy_group(group):
     _check_init(fn)
     if g == "world":
         raise ValueError(f"For '{fn}', the world group {group!r} cannot be destroyed.")
-    _core.comm_destroy_group(g)
+    _engine.comm_destroy_group(g)

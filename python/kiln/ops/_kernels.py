@@ -28,6 +28,7 @@ assign = _core.assign  # assign(variable: object, value: Tensor)
 atan2 = _core.atan2  # atan2(x: Tensor, y: Tensor)
 # avg_pool2d(x: Tensor, kernel: Sequence[int], stride: Sequence[int], pad: Sequence[int], ceil_mod...)
 avg_pool2d = _core.avg_pool2d
+barrier = _core.barrier  # barrier(group: str): returns when every process of the group has called it
 # batch_norm(x: Tensor, scale: Tensor, bias: Tensor, mean: Tensor, variance: Tensor, training: boo...)
 batch_norm = _core.batch_norm
 broadcast = _core.broadcast  # broadcast(x: Tensor, root: int, group: str)
@@ -71,6 +72,7 @@ recv = _core.recv  # recv(shape, dtype, src: int, tag: int, group: str) -> Tenso
 reduce_scatter = _core.reduce_scatter  # reduce_scatter(x: Tensor, op: int, group: str)
 reshape = _core.reshape  # reshape(x: Tensor, shape: object)
 select = _core.select  # select(cond: Tensor, x: Tensor, y: Tensor)
+send = _core.send  # send(x: Tensor, dst: int, tag: int, group: str): a point-to-point send
 sgd = _core.sgd  # sgd(param: Tensor, grad: Tensor, lr: Tensor, accum: Tensor, stat: Tensor, momentum: float = 0.0,...)
 sin = _core.sin  # sin(x: Tensor)
 softmax = _core.softmax  # softmax(x: Tensor, axis: int = -1)
