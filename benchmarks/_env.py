@@ -121,6 +121,40 @@ def child_env(threads=None, path=(), **variables):
     return env
 
 
+def run_msrun_workers(script, n, worker_args, timeout=1800):
+    """Runs `script --worker worker_args...` in n processes under `python -m kiln.msrun` (this interpreter, a free
+    local port, OMP/MKL/OPENBLAS_NUM_THREADS = cpu_count // n each) and returns (rank 0's log text, threads).
+
+    Raises RuntimeError with the launcher's stderr and rank 0's log when the run fails, and
+    subprocess.TimeoutExpired after `timeout` seconds."""
+    import socket
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as logs:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        threads = max(1, (os.cpu_count() or 1) // n)
+        r = subprocess.run([sys.executable, "-m", "kiln.msrun", f"--worker_num={n}", f"--local_worker_num={n}",
+                            f"--master_port={port}", f"--log_dir={logs}", os.path.abspath(script), "--worker",
+                            *worker_args],
+                           env=child_env(OMP_NUM_THREADS=threads), cwd=CHILD_CWD, capture_output=True, text=True,
+                           timeout=timeout)
+        log = os.path.join(logs, "worker_0.log")
+        text = open(log).read() if os.path.exists(log) else ""
+        if r.returncode:
+            raise RuntimeError(f"{n} processes failed:\n{r.stderr}\n{text}")
+    return text, threads
+
+
+def warn_if_busy():
+    """Prints a warning when the 1-minute load average exceeds half the cores: figures taken then are not
+    representative of the machine."""
+    load = os.getloadavg()[0]
+    if load > (os.cpu_count() or 1) / 2:
+        print(f"warning: load average {load:.1f} on {os.cpu_count()} cores: figures are not representative")
+
+
 def missing_python(python):
     """None when `python` is an executable file; otherwise the reason to report for the framework it was to run
     (a peer's venv that is not there is skipped, never fatal)."""

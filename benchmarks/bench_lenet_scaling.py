@@ -13,13 +13,10 @@ oversubscribe the cores.
 """
 import argparse
 import os
-import socket
-import subprocess
 import sys
-import tempfile
 import time
 
-from _env import CHILD_CWD, EXAMPLES, child_env, require_kiln
+from _env import EXAMPLES, require_kiln, run_msrun_workers, warn_if_busy
 
 
 def _worker(args):
@@ -79,19 +76,8 @@ def _worker(args):
 
 
 def _run(n, args):
-    with tempfile.TemporaryDirectory() as logs, socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()
-        threads = max(1, (os.cpu_count() or 1) // n)
-        env = child_env(OMP_NUM_THREADS=threads)
-        r = subprocess.run([sys.executable, "-m", "kiln.msrun", f"--worker_num={n}", f"--local_worker_num={n}",
-                            f"--master_port={port}", f"--log_dir={logs}", os.path.abspath(__file__), "--worker",
-                            f"--epochs={args.epochs}", f"--batch={args.batch}", f"--mode={args.mode}"],
-                           env=env, cwd=CHILD_CWD, capture_output=True, text=True, timeout=1800)
-        text = open(os.path.join(logs, "worker_0.log")).read()
-        if r.returncode:
-            raise RuntimeError(f"{n} processes failed:\n{r.stderr}\n{text}")
+    text, threads = run_msrun_workers(__file__, n, [f"--epochs={args.epochs}", f"--batch={args.batch}",
+                                                    f"--mode={args.mode}"])
     line = next(l for l in text.splitlines() if l.startswith("RESULT"))
     _, size, ips, share, acc, ms_reduce = line.split()
     return float(ips), float(share), float(acc), float(ms_reduce), threads
@@ -111,9 +97,7 @@ def main():
         _worker(args)
         return 0
     require_kiln()  # kiln.msrun and the workers run in this python
-    load = os.getloadavg()[0]
-    if load > (os.cpu_count() or 1) / 2:
-        print(f"warning: load average {load:.1f} on {os.cpu_count()} cores: figures are not representative")
+    warn_if_busy()
     base = None
     print(f"LeNet digits, global batch {args.batch}, mode {args.mode}, {os.cpu_count()} cores")
     print(f"{'procs':>5} {'threads':>7} {'images/s':>9} {'speed-up':>8} {'all-reduce':>10} {'ms/reduce':>9} {'acc':>6}")

@@ -19,13 +19,10 @@ Each process gets OMP_NUM_THREADS = cores / N.
 """
 import argparse
 import os
-import socket
-import subprocess
 import sys
-import tempfile
 import time
 
-from _env import CHILD_CWD, child_env, require_kiln
+from _env import require_kiln, run_msrun_workers, warn_if_busy
 
 
 def _worker(args):
@@ -81,20 +78,8 @@ def _worker(args):
 
 
 def _run(n, args):
-    with tempfile.TemporaryDirectory() as logs, socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()
-        threads = max(1, (os.cpu_count() or 1) // n)
-        env = child_env(OMP_NUM_THREADS=threads)
-        r = subprocess.run([sys.executable, "-m", "kiln.msrun", f"--worker_num={n}", f"--local_worker_num={n}",
-                            f"--master_port={port}", f"--log_dir={logs}", os.path.abspath(__file__), "--worker",
-                            f"--hidden={args.hidden}", f"--layers={args.layers}", f"--batch={args.batch}",
-                            f"--steps={args.steps}"],
-                           env=env, cwd=CHILD_CWD, capture_output=True, text=True, timeout=1800)
-        text = open(os.path.join(logs, "worker_0.log")).read()
-        if r.returncode:
-            raise RuntimeError(f"{n} processes failed:\n{r.stderr}\n{text}")
+    text, threads = run_msrun_workers(__file__, n, [f"--hidden={args.hidden}", f"--layers={args.layers}",
+                                                    f"--batch={args.batch}", f"--steps={args.steps}"])
     return [line.split()[1:] for line in text.splitlines() if line.startswith("RESULT")][0], threads
 
 
@@ -114,9 +99,7 @@ def main():
         _worker(args)
         return 0
     require_kiln()
-    load = os.getloadavg()[0]
-    if load > (os.cpu_count() or 1) / 2:
-        print(f"warning: load average {load:.1f} on {os.cpu_count()} cores: figures are not representative")
+    warn_if_busy()
     print(f"{args.layers} MatMul layers {args.hidden}x{args.hidden} (Megatron-style cuts), Adam, batch {args.batch}, "
           f"PyNative, {os.cpu_count()} cores")
     print(f"{'procs':>5} {'threads':>7} {'param+state MB':>14} {'alloc MB':>9} {'peak MB':>8} {'ms/step':>9} "
