@@ -41,6 +41,14 @@ class Communicator {
   virtual void all_gather(const Tensor& in, const Tensor& out) = 0;
   // out (n elements) = this rank's n-element chunk of (op over ranks of in) (size·n elements).
   virtual void reduce_scatter(const Tensor& in, const Tensor& out, ReduceOp op) = 0;
+  // Equal all-to-all: in and out hold size·n elements; chunk j of in (n elements) goes to rank j, and chunk j of out
+  // is rank j's chunk `rank` (out is not in).
+  virtual void all_to_all(const Tensor& in, const Tensor& out) = 0;
+  // Uneven all-to-all: in holds send_counts[j] elements for rank j, consecutive in rank order; out receives
+  // recv_counts[j] elements from rank j, consecutive in rank order (counts: `size` entries, ≥ 0; recv_counts[j] must
+  // equal rank j's send_counts[rank]). Every rank takes part, even one with nothing to send or receive.
+  virtual void all_to_all_v(const Tensor& in, const std::vector<int64_t>& send_counts, const Tensor& out,
+                            const std::vector<int64_t>& recv_counts) = 0;
   // out = root's in on every rank (out may be in).
   virtual void broadcast(const Tensor& in, const Tensor& out, int root) = 0;
   virtual void barrier() = 0;
@@ -102,6 +110,14 @@ namespace kiln::ops {
 Tensor all_reduce(const Tensor& x, comm::ReduceOp op, const std::string& group);   // same shape
 Tensor all_gather(const Tensor& x, const std::string& group);          // [size·d0, ...]: concatenated along axis 0
 Tensor reduce_scatter(const Tensor& x, comm::ReduceOp op, const std::string& group);  // [d0/size, ...]
+// AlltoAll (MindSpore's): x split along split_dim into split_count (= group size) blocks, block j to group rank j;
+// the blocks received concatenated along concat_dim in rank order. Dims may be negative (counted from the end).
+Tensor all_to_all(const Tensor& x, int64_t split_count, int64_t split_dim, int64_t concat_dim,
+                  const std::string& group);
+// Uneven all-to-all of a 1-D x: send_counts[j] elements to group rank j, recv_counts[j] elements from it; the result
+// is 1-D with sum(recv_counts) elements, in rank order.
+Tensor all_to_all_v(const Tensor& x, const std::vector<int64_t>& send_counts, const std::vector<int64_t>& recv_counts,
+                    const std::string& group);
 Tensor broadcast(const Tensor& x, int64_t root, const std::string& group);  // root's x (root: a group rank)
 Tensor barrier(const std::string& group);                               // an Int32 0-d token
 Tensor send(const Tensor& x, int64_t dst, int64_t tag, const std::string& group);  // an Int32 0-d token

@@ -67,6 +67,18 @@ void bind_comm(nb::module_& m) {
           return collective([&] { return ops::reduce_scatter(x, comm::ReduceOp(op), g); });
         },
         nb::arg("x"), nb::arg("op"), nb::arg("group"));
+  m.def("all_to_all",
+        [](TL x, int64_t split_count, int64_t split_dim, int64_t concat_dim, const std::string& g) {
+          return collective([&] { return ops::all_to_all(x, split_count, split_dim, concat_dim, g); });
+        },
+        nb::arg("x"), nb::arg("split_count"), nb::arg("split_dim"), nb::arg("concat_dim"), nb::arg("group"));
+  m.def("all_to_all_v",
+        [](TL x, const std::vector<int64_t>& send_counts, const std::vector<int64_t>& recv_counts,
+           const std::string& g) {
+          return collective([&] { return ops::all_to_all_v(x, send_counts, recv_counts, g); });
+        },
+        nb::arg("x"), nb::arg("send_counts"), nb::arg("recv_counts"), nb::arg("group"),
+        "A 1-D x: send_counts[j] elements to group rank j; returns the recv_counts[j] elements from each, in order.");
   m.def("broadcast",
         [](TL x, int64_t root, const std::string& g) { return collective([&] { return ops::broadcast(x, root, g); }); },
         nb::arg("x"), nb::arg("root"), nb::arg("group"));

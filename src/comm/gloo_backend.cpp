@@ -1,10 +1,13 @@
 // The CPU collective backend: Gloo (Debian's libgloo-dev; docs/decisions/collectives-gloo.md). Each group is a
 // gloo::rendezvous::Context connected as a full mesh over Gloo's TCP transport; the collectives are Gloo's own
-// (allreduce: ring / bcube chosen by Gloo; allgather; broadcast; barrier; unbound-buffer send/recv). Kiln adds
+// (allreduce: ring / bcube chosen by Gloo; allgather; alltoall; alltoallv; broadcast; barrier; unbound-buffer
+// send/recv). Kiln adds
 // only the element-wise reduce functions for its dtypes and reduce-scatter as allreduce + this rank's chunk (the
 // 2022 Gloo snapshot has no options-style reduce-scatter).
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
+#include <gloo/alltoallv.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
 #include <gloo/common/error.h>
@@ -142,6 +145,41 @@ class GlooCommunicator : public Communicator {
           std::memcpy(out.raw_data(), work.data() + size_t(r) * cb, cb);
         }
       });
+    });
+  }
+
+  // Gloo's alltoall moves bytes: any dtype. Every rank has the same shape, so an empty tensor is empty everywhere.
+  void all_to_all(const Tensor& in, const Tensor& out) override {
+    if (in.numel() == 0) return;
+    guarded("AlltoAll", rank(), size(), [&] {
+      gloo::AlltoallOptions o(ctx_);
+      size_t nb = size_t(in.numel()) * itemsize(in.dtype());
+      o.setInput<char>(static_cast<char*>(in.raw_data()), nb);
+      o.setOutput<char>(static_cast<char*>(out.raw_data()), nb);
+      o.setTag(next_tag());
+      o.setTimeout(timeout_);
+      gloo::alltoall(o);
+    });
+  }
+
+  // Gloo's alltoallv, counted in bytes. Ranks with nothing to move still take part (their peers expect the
+  // zero-length exchange); an empty tensor gets a placeholder byte as its buffer.
+  void all_to_all_v(const Tensor& in, const std::vector<int64_t>& send_counts, const Tensor& out,
+                    const std::vector<int64_t>& recv_counts) override {
+    guarded("AlltoAllV", rank(), size(), [&] {
+      const int64_t isz = int64_t(itemsize(in.dtype()));
+      std::vector<int64_t> sb(send_counts), rb(recv_counts);
+      for (auto& c : sb) c *= isz;
+      for (auto& c : rb) c *= isz;
+      char placeholder[2] = {0, 0};
+      char* ip = in.numel() ? static_cast<char*>(in.raw_data()) : placeholder;
+      char* op = out.numel() ? static_cast<char*>(out.raw_data()) : placeholder + 1;
+      gloo::AlltoallvOptions o(ctx_);
+      o.setInput<char>(ip, sb);
+      o.setOutput<char>(op, rb);
+      o.setTag(next_tag());
+      o.setTimeout(timeout_);
+      gloo::alltoallv(o);
     });
   }
 

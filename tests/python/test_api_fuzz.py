@@ -162,7 +162,7 @@ def _primitives():
 
 # Collective primitives need communication.init(): they are fuzzed in a world of one process (tests/python/
 # test_distributed.py tests them on several).
-_COLLECTIVES = ("AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Barrier")
+_COLLECTIVES = ("AllReduce", "AllGather", "ReduceScatter", "AlltoAll", "AlltoAllV", "Broadcast", "Barrier")
 
 
 @pytest.mark.parametrize("name", _primitives())

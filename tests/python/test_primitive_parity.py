@@ -100,6 +100,7 @@ NOT_IN_REGISTRY = {
     "AllGather": "collective: tests/python/test_distributed.py", "AllReduce": "collective: test_distributed.py",
     "Broadcast": "collective: test_distributed.py", "ReduceScatter": "collective: test_distributed.py",
     "Barrier": "collective: test_distributed.py",
+    "AlltoAll": "collective: tests/python/test_alltoall.py", "AlltoAllV": "collective: test_alltoall.py",
     "ForiLoop": "control flow: tests/python/test_control_flow*.py", "WhileLoop": "control flow: test_control_flow*.py",
     "Scan": "control flow: test_control_flow*.py",
     "ScalarSummary": "summary op: tests/python/test_summary.py", "TensorSummary": "summary op: test_summary.py",

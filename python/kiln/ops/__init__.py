@@ -15,7 +15,7 @@ from .nn_func import *  # noqa: F403, E402  (conv2d, max_pool2d, avg_pool2d, bat
 from .activation_func import *  # noqa: F403, E402  (log1p, softplus, logsigmoid, relu6, hardsigmoid)
 from .array_func import *  # noqa: F403, E402  (tile, one_hot, gather_nd, repeat_elements, reciprocal, dtype)
 from .primitives_array import *  # noqa: F403, E402  (Primitive classes of array/comparison/creation ops)
-from .comm_ops import ReduceOp, AllReduce, AllGather, ReduceScatter, Broadcast, Barrier  # noqa: F401,E402 (re-export; kiln.ops is assembled in order)
+from .comm_ops import ReduceOp, AllReduce, AllGather, ReduceScatter, AlltoAll, AlltoAllV, Broadcast, Barrier  # noqa: F401,E402 (re-export; kiln.ops is assembled in order)
 from . import composite  # noqa: E402 (kiln.ops is assembled in order)
 from .composite import GradOperation, MultitypeFuncGraph, HyperMap, Map, partial, constexpr, add_flags  # noqa: F401,E402 (re-export; kiln.ops is assembled in order)
 C = composite

@@ -17,6 +17,8 @@ adam = _core.adam
 adaptive_avg_pool2d = _core.adaptive_avg_pool2d  # adaptive_avg_pool2d(x: Tensor, output_size: Sequence[int])
 all_gather = _core.all_gather  # all_gather(x: Tensor, group: str)
 all_reduce = _core.all_reduce  # all_reduce(x: Tensor, op: int, group: str)
+# all_to_all_v(x: Tensor, send_counts: Sequence[int], recv_counts: Sequence[int], group: str)
+all_to_all_v = _core.all_to_all_v
 amax = _core.amax  # amax(x: Tensor, axis: object | None = None, keep_dims: bool = False)
 amin = _core.amin  # amin(x: Tensor, axis: object | None = None, keep_dims: bool = False)
 # apply_momentum(param: Tensor, accum: Tensor, lr: Tensor, grad: Tensor, momentum: float, use_nest...)

@@ -44,6 +44,7 @@ PASS_ONLY_OPS = {
 # collectives.py on 2 processes under the launcher, and a one-process world). {op: reason}
 MULTI_PROCESS_OPS = {n: "collective: tested by tests/python/test_distributed.py" for n in
                      ("AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Barrier", "Send", "Receive")}
+MULTI_PROCESS_OPS.update({n: "collective: tested by tests/python/test_alltoall.py" for n in ("AlltoAll", "AlltoAllV")})
 # Ops with sub-graphs (control flow): not functions of tensors alone, so no registry entry; their values, gradients and
 # Graph parity are tested in tests/python/test_control_flow*.py.
 CONTROL_FLOW_OPS = {
