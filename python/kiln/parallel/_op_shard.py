@@ -34,9 +34,12 @@ the cotangent of a whole tensor is whole and the same on every process, so
 
 The result equals one process running the whole model (tests/python/test_operator_parallel.py).
 """
+import hashlib
 import itertools
 import threading
 import weakref
+
+import numpy as np
 
 from .. import _engine
 from ..ops import _kernels
@@ -87,6 +90,41 @@ def active():
     if get_auto_parallel_context("pipeline_stages") > 1:
         return False
     return _world()[0] > 1
+
+
+def agree(op, desc, what, group="world"):
+    """Checks, before a collective whose sizes follow from what each process passes, that every process of `group`
+    passes the same thing: `desc` (a str, e.g. the shapes and dtypes of the inputs) is compared over the processes
+    (with `op`: an AllGather of its length and a 128-bit digest; a second AllGather of the texts only when they
+    differ, so the common case costs one small collective). A
+    collective of mismatched sizes would make Gloo abort the process (SIGABRT) or pair unrelated data, so this raises
+    first, in every process of the group alike.
+
+    Args:
+        op (str): the API named in the error (e.g. 'AutoParallel', 'merge_parameters').
+        desc (str): what this process passes.
+        what (str): what must be the same, for the message (e.g. 'the shapes and dtypes of its Tensor arguments').
+        group (str): the communication group of the collective that follows. Default 'world'.
+    Raises:
+        ValueError: the processes passed different `desc`, naming each rank's.
+    """
+    n = _engine.comm_group_size(group) if _world()[0] > 1 else 1
+    if n == 1:
+        return
+    data = f"{op} {desc}".encode()  # the API too: two different collective calls must not pass as one
+    digest = np.frombuffer(hashlib.sha256(data).digest()[:16], np.int64)
+    head = Tensor(np.concatenate([np.array([len(data)], np.int64), digest]))
+    heads = _kernels.all_gather(head, group).asnumpy().reshape(n, 3)
+    if (heads == heads[0]).all():
+        return
+    width = int(heads[:, 0].max())
+    buf = np.zeros(max(width, 1), np.int32)
+    buf[:len(data)] = np.frombuffer(data, np.uint8)
+    texts = _kernels.all_gather(Tensor(buf), group).asnumpy().reshape(n, -1)
+    ranks = _engine.comm_group_ranks(group)
+    per_rank = "; ".join(f"rank {ranks[i]}: {bytes(texts[i, :int(heads[i, 0])].astype(np.uint8)).decode()}"
+                         for i in range(n))
+    raise ValueError(f"For '{op}', every process must pass the same {what}, but they differ ({per_rank}).")
 
 
 class auto_scope:
@@ -510,6 +548,12 @@ def call(prim, base_call, args):
                              f"its slice of the batch, which Kiln gathers only for a step wrapped in "
                              f"mindspore.parallel.auto_parallel.AutoParallel.")
     world, rank = _world()
+    from .._parallel_context import get_auto_parallel_context
+    device_num = get_auto_parallel_context("device_num")
+    if device_num != world:  # as the pipeline checks it: Kiln's device matrix is the processes of the job
+        raise ValueError(f"For '{name}', device_num ({device_num}, set by set_auto_parallel_context) must equal the "
+                         f"number of processes ({world}): operator parallel cuts the strategy {strategies!r} over the "
+                         f"processes of the job.")
     tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
     shapes = []  # the whole shapes (a sliced Parameter's as recorded when it was sliced)
     for i in tensor_pos:
@@ -532,6 +576,26 @@ def call(prim, base_call, args):
     return _to_whole(y, plan, rank)
 
 
+def check_inactive(prim, args):
+    """A primitive with a strategy called while operator parallel is not active (one process, a mode other than
+    semi_auto_parallel, outside AutoParallel) runs whole: a Parameter it takes that an earlier sharded call left
+    stored sliced would be computed on as if it were whole (or fail on a shape mismatch that names no cause). Raises
+    ValueError naming the primitive, the Parameter, its whole and sliced shapes and the way out."""
+    for a in args:
+        lay = _layout_of(a) if isinstance(a, Parameter) else None
+        if lay is not None:
+            from .._parallel_context import get_auto_parallel_context
+            raise ValueError(
+                f"For '{getattr(prim, 'name', type(prim).__name__)}', the Parameter '{a.name}' is stored sliced by "
+                f"operator parallel (whole shape {list(lay.full_shape)}, this process's slice {list(a.shape)}, cut "
+                f"{lay.slices()} by '{lay.op}'), but operator parallel is not active now (parallel_mode "
+                f"{get_auto_parallel_context('parallel_mode')!r}, {_world()[0]} process(es), outside AutoParallel), so "
+                f"the op would run on the slice as if it were whole. Keep parallel_mode='semi_auto_parallel' (or "
+                f"call the network through the same AutoParallel) after its Parameters were sliced, e.g. do not call "
+                f"reset_auto_parallel_context() between steps; to go on in one process, save the whole values first "
+                f"(kiln.parallel.merge_parameters or save_checkpoint) and load them into a new network.")
+
+
 # ------------------------------------------------------------------------------------------------ merging
 def merge_parameter(p):
     """The whole value of a Parameter sharded by operator parallel (an AllGather of its blocks over the processes of
@@ -542,6 +606,16 @@ def merge_parameter(p):
     if lay is None:
         return _kernels.detach(p) * 1
     return _gather(_kernels.detach(p), lay.plan, lay.tmap, lay.rank)
+
+
+def describe_parameters(params):
+    """'name [whole shape] /slices dtype' of each Parameter, for agree(): what a gather of their slices depends on."""
+    out = []
+    for p in params:
+        lay = _layout_of(p)
+        shape, cut = (lay.full_shape, lay.slices()) if lay is not None else (tuple(p.shape), None)
+        out.append(f"{p.name} {list(shape)}" + (f" cut {cut}" if cut else "") + f" {p.dtype}")
+    return "[" + ", ".join(out) + "]"
 
 
 def take_slice(p, whole):
@@ -638,6 +712,7 @@ class ShardedFunction:
                 raise ValueError(f"For '{self.name}' sharded by parallel.shard, Kiln passes positional arguments "
                                  f"only while operator parallel is active, but got {sorted(kwargs)}.")
             return call(self, lambda _self, *a: self.fn(*a), args)
+        check_inactive(self, args)
         return self.fn(*args, **kwargs)
 
     def __repr__(self):

@@ -130,6 +130,17 @@ def _entries(save_obj, integrated_save=True):
     from ..nn.cell import Cell
     if isinstance(save_obj, Cell):
         out, seen = [], set()
+        if integrated_save:  # operator parallel: the gathers below need the same sliced Parameters everywhere
+            sliced, names = [], set()
+            for _, p in save_obj.parameters_and_names():
+                if p.name not in names and p.__dict__.get("_kiln_op_layout") is not None:
+                    names.add(p.name)
+                    sliced.append(p)
+            if sliced:
+                from ..parallel import _op_shard
+                _op_shard.agree("save_checkpoint", _op_shard.describe_parameters(sliced),
+                                "sliced Parameters (operator parallel; integrated_save=True gathers them: every "
+                                "process saves the same network)")
         for _, p in save_obj.parameters_and_names():
             if p.name not in seen:  # a Parameter shared between cells is saved once, under its name
                 seen.add(p.name)
