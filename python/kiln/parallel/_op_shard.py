@@ -576,11 +576,27 @@ def call(prim, base_call, args):
     return _to_whole(y, plan, rank)
 
 
+_warned_pipeline = [False]  # check_inactive's warning about strategies under pipeline stages, once
+
+
 def check_inactive(prim, args):
     """A primitive with a strategy called while operator parallel is not active (one process, a mode other than
     semi_auto_parallel, outside AutoParallel) runs whole: a Parameter it takes that an earlier sharded call left
     stored sliced would be computed on as if it were whole (or fail on a shape mismatch that names no cause). Raises
-    ValueError naming the primitive, the Parameter, its whole and sliced shapes and the way out."""
+    ValueError naming the primitive, the Parameter, its whole and sliced shapes and the way out. With pipeline stages
+    (semi_auto_parallel, pipeline_stages > 1, several processes) the strategy is ignored: a RuntimeWarning says so
+    once per process (MindSpore would shard the op inside its stage; Kiln runs it whole there)."""
+    if not _warned_pipeline[0] and _world()[0] > 1:
+        from .._parallel_context import get_auto_parallel_context
+        if get_auto_parallel_context("pipeline_stages") > 1:
+            import warnings
+            _warned_pipeline[0] = True
+            warnings.warn(f"For '{getattr(prim, 'name', type(prim).__name__)}', the shard strategy "
+                          f"{prim.__dict__.get('_kiln_in_strategy')!r} is ignored with pipeline_stages="
+                          f"{get_auto_parallel_context('pipeline_stages')}: Kiln does not combine operator parallel "
+                          f"with pipeline stages, so sharded primitives run whole in their stage (the same values, "
+                          f"without the memory saving; docs/distributed.md, 'Pipeline parallel').", RuntimeWarning,
+                          stacklevel=3)
     for a in args:
         lay = _layout_of(a) if isinstance(a, Parameter) else None
         if lay is not None:

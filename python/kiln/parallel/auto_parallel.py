@@ -107,8 +107,10 @@ class AutoParallel(Cell):
         desc = ", ".join(f"arg {i}: {list(a.shape)} {a.dtype}" for i, a in enumerate(args) if isinstance(a, Tensor))
         _op_shard.agree("AutoParallel", f"({desc})", f"shapes and dtypes of its Tensor arguments (dataset strategy "
                         f"{self._dataset_strategy!r}: " + ("each process its rows of the global batch, gathered "
-                                                           "along dimension 0)" if self._dataset_strategy ==
-                                                           "data_parallel" else "every process the whole batch)"))
+                                                           "along dimension 0; a dataset's short last batch: "
+                                                           "batch(..., drop_remainder=True))"
+                                                           if self._dataset_strategy == "data_parallel" else
+                                                           "every process the whole batch)"))
         if self._dataset_strategy == "full_batch":
             return args
         out = []

@@ -5,10 +5,12 @@ sizes (which would make Gloo abort the process or pair unrelated data), and the 
   * AutoParallel called with different row counts per process (rank 0 one row fewer);
   * merge_parameters and save_checkpoint over different Parameters per process;
   * a sharded primitive called after reset_auto_parallel_context() on a Parameter that is stored sliced;
-  * set_auto_parallel_context(device_num=...) other than the number of processes.
+  * set_auto_parallel_context(device_num=...) other than the number of processes;
+  * a strategy under pipeline stages: ignored (the op runs whole) with one RuntimeWarning per process.
 Prints "MISUSE OK <rank>" at the end."""
 import os
 import sys
+import warnings
 
 import numpy as np
 
@@ -83,4 +85,15 @@ raises(lambda: net(Tensor(np.ones((2, 4), np.float32))), "For 'MatMul'", f"devic
 ms.reset_auto_parallel_context()  # stand-alone: the sliced Parameters can no longer be used as they are
 raises(lambda: net(Tensor(np.ones((2, 4), np.float32))), "For 'MatMul'", "'w1' is stored sliced",
        "whole shape [4, 8]", f"slice [{4 // size}, 8]", "'stand_alone'")
+ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", full_batch=True, pipeline_stages=2)
+fresh = Parameter(Tensor(W1), name="fresh")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    out = ops.MatMul().shard(((1, size), (size, 1)))(Tensor(np.ones((2, 4), np.float32)), fresh)
+    ops.MatMul().shard(((1, size), (size, 1)))(Tensor(np.ones((2, 4), np.float32)), fresh)
+np.testing.assert_allclose(out.asnumpy(), np.ones((2, 4)) @ W1, rtol=1e-6)  # whole, in every process
+assert tuple(fresh.shape) == (4, 8), fresh.shape
+said = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+assert len(said) == 1 and "is ignored with pipeline_stages=2" in said[0], said  # once per process
+ms.reset_auto_parallel_context()
 print("MISUSE OK", rank)
