@@ -651,12 +651,22 @@ def sharded_layout(p):
 def sync_optimizer(opt):
     """Slices an optimizer's per-parameter state (moments, ...) like its Parameters once they were sharded after the
     optimizer was made (their first sharded use), and updates its shape table. Called by Optimizer before a step
-    when _generation moved."""
+    when _generation moved. ValueError for a Parameter the optimizer also slices by optimizer parallel."""
     d = opt.__dict__
     if d.get("_kiln_op_gen") == _generation[0]:
         return
     release_history()
     d["_kiln_op_gen"] = _generation[0]
+    opt_shards = d.get("_opt_shards")  # optimizer parallel: one entry per whole Parameter (opt.parameters)
+    for p, shard in zip(opt.parameters if opt_shards is not None else (), opt_shards or ()):
+        lay = _layout_of(p)
+        if lay is not None and shard is not None:
+            raise ValueError(f"For '{opt.cls_name}', the Parameter '{p.name}' is sliced both by optimizer parallel "
+                             f"(enable_parallel_optimizer=True: its state holds 1/{shard.size} of dimension 0) "
+                             f"and by operator parallel (whole shape {list(lay.full_shape)}, cut {lay.slices()} by "
+                             f"'{lay.op}'): Kiln does not combine the two on one Parameter. Turn optimizer parallel "
+                             f"off, raise parallel_optimizer_threshold above that Parameter's size, or remove the "
+                             f"shard strategy (docs/distributed.md, 'Operator parallel').")
     params = list(d.get("_parameters") or ())
     shapes = d.get("_param_shapes")
     if shapes is None:

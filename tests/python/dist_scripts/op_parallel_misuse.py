@@ -6,6 +6,7 @@ sizes (which would make Gloo abort the process or pair unrelated data), and the 
   * merge_parameters and save_checkpoint over different Parameters per process;
   * a sharded primitive called after reset_auto_parallel_context() on a Parameter that is stored sliced;
   * set_auto_parallel_context(device_num=...) other than the number of processes;
+  * optimizer parallel (enable_parallel_optimizer, AutoParallel.hsdp) on a Parameter cut by a strategy;
   * a strategy under pipeline stages: ignored (the op runs whole) with one RuntimeWarning per process.
 Prints "MISUSE OK <rank>" at the end."""
 import os
@@ -85,6 +86,35 @@ raises(lambda: net(Tensor(np.ones((2, 4), np.float32))), "For 'MatMul'", f"devic
 ms.reset_auto_parallel_context()  # stand-alone: the sliced Parameters can no longer be used as they are
 raises(lambda: net(Tensor(np.ones((2, 4), np.float32))), "For 'MatMul'", "'w1' is stored sliced",
        "whole shape [4, 8]", f"slice [{4 // size}, 8]", "'stand_alone'")
+
+
+def adam_step(model, opt):
+    grad_fn = ms.value_and_grad(lambda a: model(a).sum(), None, opt.parameters)
+
+    def train_step(a):
+        loss, grads = grad_fn(a)
+        opt(grads)
+        return loss
+    return train_step
+
+
+# optimizer parallel and operator parallel on one Parameter: refused by name (before: Adam's compiled update failed
+# on 'm' vs 'var' shapes, or an Assign of an empty slice on one rank and a Gloo error on the other)
+ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", enable_parallel_optimizer=True,
+                             parallel_optimizer_config={"parallel_optimizer_threshold": 0})
+net = Net()
+step = AutoParallel(adam_step(net, nn.Adam(net.trainable_params(), 0.1)))
+step.dataset_strategy("full_batch")
+raises(lambda: step(Tensor(np.ones((2, 4), np.float32))), "For 'Adam'", "'w1' is sliced both by optimizer parallel",
+       "cut (" + str(size) + ", 1) by 'MatMul'")
+ms.reset_auto_parallel_context()
+net = Net()
+step = AutoParallel(adam_step(net, nn.Adam(net.trainable_params(), 0.1)))
+step.hsdp(threshold=0)
+raises(lambda: step(Tensor(np.ones((1, 4), np.float32))), "For 'Adam', AutoParallel.hsdp()",
+       "'w1', which operator parallel already stores sliced (whole shape [4, 8]" if size == 2 else
+       "'w2', which operator parallel already stores sliced (whole shape [8, 8]")  # w1's slice [1, 8]: kept whole
+
 ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", full_batch=True, pipeline_stages=2)
 fresh = Parameter(Tensor(W1), name="fresh")
 with warnings.catch_warnings(record=True) as caught:

@@ -106,6 +106,38 @@ def _stage_of(cell):
     return cell.__dict__.get("_pipeline_stage")
 
 
+def params_of_other_stages(network):
+    """The ids of the Parameters of `network` that belong to another pipeline stage than this process's: held by a
+    Cell whose pipeline_stage (its own, or the nearest enclosing Cell's) is not this process's stage, and by no Cell of
+    this stage or without a stage. Such Parameters are materialized in every process but trained only in their
+    stage's, so save_checkpoint leaves them out (as in MindSpore, whose per-rank checkpoint of a pipeline holds its
+    stage's Parameters). Empty unless semi_auto_parallel with pipeline_stages > 1 runs over several processes."""
+    from ..._parallel_context import ParallelMode, get_auto_parallel_context
+    from ...communication.management import GlobalComm, get_group_size, get_rank
+    stages = get_auto_parallel_context("pipeline_stages")
+    if (stages == 1 or not GlobalComm.INITED
+            or get_auto_parallel_context("parallel_mode") != ParallelMode.SEMI_AUTO_PARALLEL):
+        return set()
+    world = get_group_size()
+    if world % stages:
+        return set()
+    mine = get_rank() // (world // stages)
+    other, keep, seen = set(), set(), set()
+
+    def walk(cell, stage):
+        st = _stage_of(cell)
+        stage = st if st is not None else stage
+        if (id(cell), stage) in seen:
+            return
+        seen.add((id(cell), stage))
+        for p in cell.get_parameters(expand=False):
+            (other if stage is not None and stage != mine else keep).add(id(p))
+        for child in cell.cells():
+            walk(child, stage)
+    walk(network, None)
+    return other - keep
+
+
 class _StageRun:
     """One PipelineCell call on one process: routes the Cell calls (see the module docstring) and exchanges the
     activations and cotangents with the neighbouring stages."""
