@@ -92,11 +92,11 @@ def active():
     return _world()[0] > 1
 
 
-def agree(op, desc, what, group="world"):
+def agree(op, desc, what, group="world", detail=None):
     """Checks, before a collective whose sizes follow from what each process passes, that every process of `group`
     passes the same thing: `desc` (a str, e.g. the shapes and dtypes of the inputs) is compared over the processes
-    (with `op`: an AllGather of its length and a 128-bit digest; a second AllGather of the texts only when they
-    differ, so the common case costs one small collective). A
+    (with `op`: an AllGather of its length and a 128-bit digest; two more AllGathers, of the texts' lengths and of
+    the texts, only when they differ, so the common case costs one small collective). A
     collective of mismatched sizes would make Gloo abort the process (SIGABRT) or pair unrelated data, so this raises
     first, in every process of the group alike.
 
@@ -105,6 +105,8 @@ def agree(op, desc, what, group="world"):
         desc (str): what this process passes.
         what (str): what must be the same, for the message (e.g. 'the shapes and dtypes of its Tensor arguments').
         group (str): the communication group of the collective that follows. Default 'world'.
+        detail (str, optional): what the error shows for this process instead of `desc` (e.g. with the names of
+            Parameters, which need not be equal); only `desc` is compared.
     Raises:
         ValueError: the processes passed different `desc`, naming each rank's.
     """
@@ -117,12 +119,13 @@ def agree(op, desc, what, group="world"):
     heads = _kernels.all_gather(head, group).asnumpy().reshape(n, 3)
     if (heads == heads[0]).all():
         return
-    width = int(heads[:, 0].max())
-    buf = np.zeros(max(width, 1), np.int32)
-    buf[:len(data)] = np.frombuffer(data, np.uint8)
+    shown = f"{op} {detail}".encode() if detail is not None else data
+    sizes = _kernels.all_gather(Tensor(np.array([len(shown)], np.int64)), group).asnumpy()
+    buf = np.zeros(max(int(sizes.max()), 1), np.int32)
+    buf[:len(shown)] = np.frombuffer(shown, np.uint8)
     texts = _kernels.all_gather(Tensor(buf), group).asnumpy().reshape(n, -1)
     ranks = _engine.comm_group_ranks(group)
-    per_rank = "; ".join(f"rank {ranks[i]}: {bytes(texts[i, :int(heads[i, 0])].astype(np.uint8)).decode()}"
+    per_rank = "; ".join(f"rank {ranks[i]}: {bytes(texts[i, :int(sizes[i])].astype(np.uint8)).decode()}"
                          for i in range(n))
     raise ValueError(f"For '{op}', every process must pass the same {what}, but they differ ({per_rank}).")
 
