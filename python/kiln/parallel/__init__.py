@@ -17,12 +17,14 @@ shard = _op_shard.shard_function
 def merge_parameters(parameters):
     """Kiln's helper for operator parallel: the whole values of Parameters stored sliced by Primitive.shard
     strategies (a list of new Tensors, one per Parameter, in order; an unsliced Parameter gives a copy of its value).
-    A collective (AllGather of the slices): every process must call it with the same Parameters in the same order.
+    A collective (AllGather of the slices) when any of them is sliced: every process must then call it with the
+    same Parameters in the same order; Parameters none of which is sliced are copied without communicating.
 
     Raises:
         TypeError: `parameters` a Tensor or not iterable, or an element that is not a Parameter.
-        ValueError: the processes passed different Parameters (names, whole shapes, slices or dtypes, in order),
-            in every process (checked over the processes before gathering, naming each rank's list).
+        ValueError: processes passed different Parameters (names, whole shapes, slices or dtypes, in order), in
+            every process (checked over the processes before gathering, naming each rank's list; when each process
+            passes at least one sliced Parameter).
     """
     from ..common.parameter import Parameter
     from ..common.tensor import Tensor
@@ -33,6 +35,7 @@ def merge_parameters(parameters):
     for p in parameters:
         if not isinstance(p, Parameter):
             raise TypeError(f"For 'merge_parameters', every element must be a Parameter, but got {type(p).__name__}.")
-    _op_shard.agree("merge_parameters", _op_shard.describe_parameters(parameters),
-                    "Parameters in the same order (names, whole shapes, slices and dtypes)")
+    if any(_op_shard.sharded_layout(p) is not None for p in parameters):  # a collective only then (as before)
+        _op_shard.agree("merge_parameters", _op_shard.describe_parameters(parameters),
+                        "Parameters in the same order (names, whole shapes, slices and dtypes)")
     return [_op_shard.merge_parameter(p) for p in parameters]
