@@ -119,6 +119,11 @@ def test_pipeline_checkpoint_holds_the_stage_parameters(tmp_path, workers):
         assert sorted(saved) == (["0.bias", "0.weight"] if stage == 0 else ["2.bias", "2.weight"]), (rank, sorted(saved))
         for k, v in saved.items():
             np.testing.assert_allclose(v, ref[k], rtol=0, atol=TOL, err_msg=f"rank {rank}: {k}")
+        # the training network's file: this stage's weights and their SGD states (accum, stat), the scalars
+        mine = ["0.bias", "0.weight"] if stage == 0 else ["2.bias", "2.weight"]
+        want = mine + [f"{s}.{n}" for s in ("accum", "stat") for n in mine] + ["global_step", "learning_rate",
+                                                                              "momentum"]
+        assert (tmp_path / f"train{rank}.txt").read_text().split() == sorted(want), rank
 
 
 def test_pipeline_stage_property(no_launcher):

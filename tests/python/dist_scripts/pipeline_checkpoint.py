@@ -4,7 +4,8 @@ stage): a 2-stage MLP trained 3 steps through PipelineCell (summed MSE, 2 micro-
 network with save_checkpoint. Each process's file must hold its own stage's Parameters only, with their trained
 values (as MindSpore's per-rank checkpoints: before, rank 0's file also held stage 1's Parameters at their initial
 values, untrained). Rank 0 then trains the same network stand-alone on the whole batch (the reference) and writes
-OUT_DIR/ref.npz; every rank writes OUT_DIR/rank<r>.npz with the names it saved."""
+OUT_DIR/ref.npz; every rank writes OUT_DIR/rank<r>.npz with the names it saved, and OUT_DIR/train<r>.txt the
+names saved from the TrainOneStepCell (the optimizer's states of the other stage's Parameters left out too)."""
 import os
 import sys
 
@@ -38,6 +39,10 @@ path = os.path.join(out_dir, f"rank{rank}.ckpt")
 ms.save_checkpoint(net, path)
 saved = ms.load_checkpoint(path)
 np.savez(os.path.join(out_dir, f"rank{rank}.npz"), **{k: v.asnumpy() for k, v in saved.items()})
+train_path = os.path.join(out_dir, f"train{rank}.ckpt")  # the training network: its optimizer's states too
+ms.save_checkpoint(step, train_path)
+with open(os.path.join(out_dir, f"train{rank}.txt"), "w") as f:
+    f.write(" ".join(sorted(ms.load_checkpoint(train_path))))
 if rank == 0:
     ms.reset_auto_parallel_context()
     ref, body = make()
