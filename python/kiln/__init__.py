@@ -45,6 +45,7 @@ from . import amp  # noqa: F401  (mindspore.amp: mixed precision and loss scalin
 from . import mint  # noqa: F401  (mindspore.mint: the PyTorch-flavoured API; after ops and nn)
 from . import log  # noqa: F401  (mindspore.log: the framework logger scripts also use)
 from . import parallel  # noqa: F401  (mindspore.parallel: imported by `import mindspore`; under 1 ms)
+from .parallel import shard  # noqa: F401  (mindspore.shard: the same function as mindspore.parallel.shard)
 from . import boost, _checkparam  # noqa: F401  (mindspore.boost / mindspore._checkparam: imported by `import mindspore`)
 from .profiler import Profiler  # noqa: F401  (mindspore.Profiler / mindspore.profiler.Profiler)
 from .train.serialization import (save_checkpoint, load_checkpoint, load_param_into_net,  # noqa: F401 (re-export)

@@ -75,6 +75,31 @@ def test_operator_parallel_four_processes(tmp_path):
     _check(tmp_path, 4)
 
 
+@pytest.mark.parametrize("workers", [2, 4])
+def test_misuse_across_processes_is_a_clear_error(tmp_path, workers):
+    """Processes that disagree (AutoParallel rows per process, merge_parameters / save_checkpoint over different
+    Parameters) get the same ValueError naming each rank's arguments, before any collective of mismatched sizes
+    (before: Gloo aborted rank 0 with SIGABRT on `op.preamble.length <= op.nbytes`, or the merge returned on one
+    rank and failed on the other), and the job goes on; a sharded primitive called after
+    reset_auto_parallel_context() on a sliced Parameter names it (before: a shape error naming no cause, or the op
+    computed on the slice). dist_scripts/op_parallel_misuse.py."""
+    r, _ = launch("op_parallel_misuse.py", tmp_path, tmp_path, tmp_path=tmp_path, workers=workers, timeout=90)
+    assert r.returncode == 0, r.stdout + r.stderr + logs(tmp_path)
+    for rank in range(workers):
+        assert f"MISUSE OK {rank}" in (tmp_path / "logs" / f"worker_{rank}.log").read_text()
+
+
+def test_merge_parameters_argument_types():
+    w = Parameter(Tensor(np.ones((2, 3), np.float32)), name="w")
+    for bad, words in ((w, "must be a list (or another iterable) of Parameters, but got Parameter"),
+                       (3, "but got int"), ([w, Tensor(np.ones(2, np.float32))], "every element must be a Parameter")):
+        with pytest.raises(TypeError, match=r"For 'merge_parameters'") as e:
+            merge_parameters(bad)
+        assert words in str(e.value)
+    (whole,) = merge_parameters(p for p in [w])  # one process, not sliced: a copy of the value
+    np.testing.assert_array_equal(whole.asnumpy(), np.ones((2, 3), np.float32))
+
+
 def test_mindspore_sample_eight_processes_launched_as_the_tutorial(tmp_path):
     """MindSpore's operator-parallel sample and its mint variant, as run.sh starts them (8 workers, --join=True, pytest
     as the task), on a
@@ -249,3 +274,6 @@ def test_parallel_shard_of_functions():
         kiln.parallel.shard(mint.matmul, in_strategy=((1, 1), (1, 1)), parameter_plan={"w": (1, 1)})
     with pytest.raises(ValueError, match="'level' must be 0"):
         kiln.parallel.shard(mint.matmul, in_strategy=((1, 1), (1, 1)), level=1)
+    # mindspore.shard is the same function (MindSpore 2.10: `mindspore.shard is mindspore.parallel.shard`)
+    assert kiln.shard is kiln.parallel.shard
+    np.testing.assert_array_equal(kiln.shard(mint.nn.functional.relu, ((2, 1),))(x).asnumpy(), np.maximum(x.asnumpy(), 0))

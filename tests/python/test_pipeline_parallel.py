@@ -104,6 +104,28 @@ def _staged_mlp():
     return net
 
 
+@pytest.mark.parametrize("workers", [2, 4])
+def test_pipeline_checkpoint_holds_the_stage_parameters(tmp_path, workers):
+    """save_checkpoint in each process of a 2-stage pipeline writes its stage's Parameters only, trained (as
+    MindSpore's per-rank checkpoints); before, rank 0's file also held stage 1's at their initial values. The files
+    of the stages together equal one process trained on the whole batch. dist_scripts/pipeline_checkpoint.py."""
+    r, _ = launch("pipeline_checkpoint.py", tmp_path, tmp_path=tmp_path, workers=workers, timeout=90)
+    assert r.returncode == 0, r.stdout + r.stderr + logs(tmp_path)
+    ref = dict(np.load(tmp_path / "ref.npz"))
+    assert sorted(ref) == ["0.bias", "0.weight", "2.bias", "2.weight"], sorted(ref)
+    for rank in range(workers):
+        saved = dict(np.load(tmp_path / f"rank{rank}.npz"))
+        stage = rank // (workers // 2)
+        assert sorted(saved) == (["0.bias", "0.weight"] if stage == 0 else ["2.bias", "2.weight"]), (rank, sorted(saved))
+        for k, v in saved.items():
+            np.testing.assert_allclose(v, ref[k], rtol=0, atol=TOL, err_msg=f"rank {rank}: {k}")
+        # the training network's file: this stage's weights and their SGD states (accum, stat), the scalars
+        mine = ["0.bias", "0.weight"] if stage == 0 else ["2.bias", "2.weight"]
+        want = mine + [f"{s}.{n}" for s in ("accum", "stat") for n in mine] + ["global_step", "learning_rate",
+                                                                              "momentum"]
+        assert (tmp_path / f"train{rank}.txt").read_text().split() == sorted(want), rank
+
+
 def test_pipeline_stage_property(no_launcher):
     """MindSpore 2.10's checks and messages (obtained from it with the same calls)."""
     d = nn.Dense(2, 2)

@@ -60,6 +60,7 @@ def _sharded_class(base):
                                      f"supported by Kiln for this primitive{' with keyword arguments' if kwargs else ''}"
                                      f"; Kiln shards {sorted(_op_shard.supported_names())}.")
                 return _op_shard.call(self, base_call, args)
+            _op_shard.check_inactive(self, args)
             return base_call(self, *args, **kwargs)
 
         cls = type(base.__name__, (base,), {"__call__": __call__, "_kiln_sharded_class": True,

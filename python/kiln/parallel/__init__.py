@@ -17,12 +17,25 @@ shard = _op_shard.shard_function
 def merge_parameters(parameters):
     """Kiln's helper for operator parallel: the whole values of Parameters stored sliced by Primitive.shard
     strategies (a list of new Tensors, one per Parameter, in order; an unsliced Parameter gives a copy of its value).
-    A collective (AllGather of the slices): every process must call it with the same Parameters in the same order.
-    TypeError for an element that is not a Parameter."""
+    A collective (AllGather of the slices) when any of them is sliced: every process must then call it with the
+    same Parameters in the same order; Parameters none of which is sliced are copied without communicating.
+
+    Raises:
+        TypeError: `parameters` a Tensor or not iterable, or an element that is not a Parameter.
+        ValueError: processes passed different Parameters (names, whole shapes, slices or dtypes, in order), in
+            every process (checked over the processes before gathering, naming each rank's list; when each process
+            passes at least one sliced Parameter).
+    """
     from ..common.parameter import Parameter
-    out = []
+    from ..common.tensor import Tensor
+    if isinstance(parameters, Tensor) or not hasattr(parameters, "__iter__"):
+        raise TypeError(f"For 'merge_parameters', 'parameters' must be a list (or another iterable) of Parameters, "
+                        f"but got {type(parameters).__name__}.")
+    parameters = list(parameters)
     for p in parameters:
         if not isinstance(p, Parameter):
             raise TypeError(f"For 'merge_parameters', every element must be a Parameter, but got {type(p).__name__}.")
-        out.append(_op_shard.merge_parameter(p))
-    return out
+    if any(_op_shard.sharded_layout(p) is not None for p in parameters):  # a collective only then (as before)
+        _op_shard.agree("merge_parameters", _op_shard.describe_parameters(parameters),
+                        "Parameters in the same order (names, whole shapes, slices and dtypes)")
+    return [_op_shard.merge_parameter(p) for p in parameters]

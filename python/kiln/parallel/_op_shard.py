@@ -34,9 +34,12 @@ the cotangent of a whole tensor is whole and the same on every process, so
 
 The result equals one process running the whole model (tests/python/test_operator_parallel.py).
 """
+import hashlib
 import itertools
 import threading
 import weakref
+
+import numpy as np
 
 from .. import _engine
 from ..ops import _kernels
@@ -87,6 +90,44 @@ def active():
     if get_auto_parallel_context("pipeline_stages") > 1:
         return False
     return _world()[0] > 1
+
+
+def agree(op, desc, what, group="world", detail=None):
+    """Checks, before a collective whose sizes follow from what each process passes, that every process of `group`
+    passes the same thing: `desc` (a str, e.g. the shapes and dtypes of the inputs) is compared over the processes
+    (with `op`: an AllGather of its length and a 128-bit digest; two more AllGathers, of the texts' lengths and of
+    the texts, only when they differ, so the common case costs one small collective). A
+    collective of mismatched sizes would make Gloo abort the process (SIGABRT) or pair unrelated data, so this raises
+    first, in every process of the group alike.
+
+    Args:
+        op (str): the API named in the error (e.g. 'AutoParallel', 'merge_parameters').
+        desc (str): what this process passes.
+        what (str): what must be the same, for the message (e.g. 'the shapes and dtypes of its Tensor arguments').
+        group (str): the communication group of the collective that follows. Default 'world'.
+        detail (str, optional): what the error shows for this process instead of `desc` (e.g. with the names of
+            Parameters, which need not be equal); only `desc` is compared.
+    Raises:
+        ValueError: the processes passed different `desc`, naming each rank's.
+    """
+    n = _engine.comm_group_size(group) if _world()[0] > 1 else 1
+    if n == 1:
+        return
+    data = f"{op} {desc}".encode()  # the API too: two different collective calls must not pass as one
+    digest = np.frombuffer(hashlib.sha256(data).digest()[:16], np.int64)
+    head = Tensor(np.concatenate([np.array([len(data)], np.int64), digest]))
+    heads = _kernels.all_gather(head, group).asnumpy().reshape(n, 3)
+    if (heads == heads[0]).all():
+        return
+    shown = f"{op} {detail}".encode() if detail is not None else data
+    sizes = _kernels.all_gather(Tensor(np.array([len(shown)], np.int64)), group).asnumpy()
+    buf = np.zeros(max(int(sizes.max()), 1), np.int32)
+    buf[:len(shown)] = np.frombuffer(shown, np.uint8)
+    texts = _kernels.all_gather(Tensor(buf), group).asnumpy().reshape(n, -1)
+    ranks = _engine.comm_group_ranks(group)
+    per_rank = "; ".join(f"rank {ranks[i]}: {bytes(texts[i, :int(sizes[i])].astype(np.uint8)).decode()}"
+                         for i in range(n))
+    raise ValueError(f"For '{op}', every process must pass the same {what}, but they differ ({per_rank}).")
 
 
 class auto_scope:
@@ -510,6 +551,12 @@ def call(prim, base_call, args):
                              f"its slice of the batch, which Kiln gathers only for a step wrapped in "
                              f"mindspore.parallel.auto_parallel.AutoParallel.")
     world, rank = _world()
+    from .._parallel_context import get_auto_parallel_context
+    device_num = get_auto_parallel_context("device_num")
+    if device_num != world:  # as the pipeline checks it: Kiln's device matrix is the processes of the job
+        raise ValueError(f"For '{name}', device_num ({device_num}, set by set_auto_parallel_context) must equal the "
+                         f"number of processes ({world}): operator parallel cuts the strategy {strategies!r} over the "
+                         f"processes of the job.")
     tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
     shapes = []  # the whole shapes (a sliced Parameter's as recorded when it was sliced)
     for i in tensor_pos:
@@ -532,6 +579,42 @@ def call(prim, base_call, args):
     return _to_whole(y, plan, rank)
 
 
+_warned_pipeline = [False]  # check_inactive's warning about strategies under pipeline stages, once
+
+
+def check_inactive(prim, args):
+    """A primitive with a strategy called while operator parallel is not active (one process, a mode other than
+    semi_auto_parallel, outside AutoParallel) runs whole: a Parameter it takes that an earlier sharded call left
+    stored sliced would be computed on as if it were whole (or fail on a shape mismatch that names no cause). Raises
+    ValueError naming the primitive, the Parameter, its whole and sliced shapes and the way out. With pipeline stages
+    (semi_auto_parallel, pipeline_stages > 1, several processes) the strategy is ignored: a RuntimeWarning says so
+    once per process (MindSpore would shard the op inside its stage; Kiln runs it whole there)."""
+    if not _warned_pipeline[0] and _world()[0] > 1:
+        from .._parallel_context import get_auto_parallel_context
+        if get_auto_parallel_context("pipeline_stages") > 1:
+            import warnings
+            _warned_pipeline[0] = True
+            warnings.warn(f"For '{getattr(prim, 'name', type(prim).__name__)}', the shard strategy "
+                          f"{prim.__dict__.get('_kiln_in_strategy')!r} is ignored with pipeline_stages="
+                          f"{get_auto_parallel_context('pipeline_stages')}: Kiln does not combine operator parallel "
+                          f"with pipeline stages, so sharded primitives run whole in their stage (the same values, "
+                          f"without the memory saving; docs/distributed.md, 'Pipeline parallel').", RuntimeWarning,
+                          stacklevel=3)
+    for a in args:
+        lay = _layout_of(a) if isinstance(a, Parameter) else None
+        if lay is not None:
+            from .._parallel_context import get_auto_parallel_context
+            raise ValueError(
+                f"For '{getattr(prim, 'name', type(prim).__name__)}', the Parameter '{a.name}' is stored sliced by "
+                f"operator parallel (whole shape {list(lay.full_shape)}, this process's slice {list(a.shape)}, cut "
+                f"{lay.slices()} by '{lay.op}'), but operator parallel is not active now (parallel_mode "
+                f"{get_auto_parallel_context('parallel_mode')!r}, {_world()[0]} process(es), outside AutoParallel), so "
+                f"the op would run on the slice as if it were whole. Keep parallel_mode='semi_auto_parallel' (or "
+                f"call the network through the same AutoParallel) after its Parameters were sliced, e.g. do not call "
+                f"reset_auto_parallel_context() between steps; to go on in one process, save the whole values first "
+                f"(kiln.parallel.merge_parameters or save_checkpoint) and load them into a new network.")
+
+
 # ------------------------------------------------------------------------------------------------ merging
 def merge_parameter(p):
     """The whole value of a Parameter sharded by operator parallel (an AllGather of its blocks over the processes of
@@ -542,6 +625,16 @@ def merge_parameter(p):
     if lay is None:
         return _kernels.detach(p) * 1
     return _gather(_kernels.detach(p), lay.plan, lay.tmap, lay.rank)
+
+
+def describe_parameters(params):
+    """'name [whole shape] /slices dtype' of each Parameter, for agree(): what a gather of their slices depends on."""
+    out = []
+    for p in params:
+        lay = _layout_of(p)
+        shape, cut = (lay.full_shape, lay.slices()) if lay is not None else (tuple(p.shape), None)
+        out.append(f"{p.name} {list(shape)}" + (f" cut {cut}" if cut else "") + f" {p.dtype}")
+    return "[" + ", ".join(out) + "]"
 
 
 def take_slice(p, whole):
@@ -561,12 +654,22 @@ def sharded_layout(p):
 def sync_optimizer(opt):
     """Slices an optimizer's per-parameter state (moments, ...) like its Parameters once they were sharded after the
     optimizer was made (their first sharded use), and updates its shape table. Called by Optimizer before a step
-    when _generation moved."""
+    when _generation moved. ValueError for a Parameter the optimizer also slices by optimizer parallel."""
     d = opt.__dict__
     if d.get("_kiln_op_gen") == _generation[0]:
         return
     release_history()
     d["_kiln_op_gen"] = _generation[0]
+    opt_shards = d.get("_opt_shards")  # optimizer parallel: one entry per whole Parameter (opt.parameters)
+    for p, shard in zip(opt.parameters if opt_shards is not None else (), opt_shards or ()):
+        lay = _layout_of(p)
+        if lay is not None and shard is not None:
+            raise ValueError(f"For '{opt.cls_name}', the Parameter '{p.name}' is sliced both by optimizer parallel "
+                             f"(enable_parallel_optimizer=True: its state holds 1/{shard.size} of dimension 0) "
+                             f"and by operator parallel (whole shape {list(lay.full_shape)}, cut {lay.slices()} by "
+                             f"'{lay.op}'): Kiln does not combine the two on one Parameter. Turn optimizer parallel "
+                             f"off, raise parallel_optimizer_threshold above that Parameter's size, or remove the "
+                             f"shard strategy (docs/distributed.md, 'Operator parallel').")
     params = list(d.get("_parameters") or ())
     shapes = d.get("_param_shapes")
     if shapes is None:
@@ -638,6 +741,7 @@ class ShardedFunction:
                 raise ValueError(f"For '{self.name}' sharded by parallel.shard, Kiln passes positional arguments "
                                  f"only while operator parallel is active, but got {sorted(kwargs)}.")
             return call(self, lambda _self, *a: self.fn(*a), args)
+        check_inactive(self, args)
         return self.fn(*args, **kwargs)
 
     def __repr__(self):

@@ -34,7 +34,9 @@ class AutoParallel(Cell):
             "recursive_programming" (strategy search) raise ValueError: not supported by Kiln.
     Raises:
         TypeError: network not a Cell or callable; parallel_mode not a str.
-        ValueError: an unknown or unsupported parallel_mode.
+        ValueError: an unknown or unsupported parallel_mode; at a call with the dataset strategy 'data_parallel',
+            processes passing Tensor arguments of different shapes or dtypes (each process's rows must be as many:
+            checked over the processes before the inputs are gathered, so every process raises it).
     """
 
     def __init__(self, network, parallel_mode="semi_auto"):
@@ -100,6 +102,12 @@ class AutoParallel(Cell):
         world, _ = _op_shard._world()
         if world == 1 or self._dataset_strategy == "full_batch":
             return args
+        # every process's Tensor arguments must have the same shapes and dtypes (its rows of the global batch):
+        # otherwise the gathers below would pair collectives of different sizes (Gloo aborts the process)
+        desc = ", ".join(f"arg {i}: {list(a.shape)} {a.dtype}" for i, a in enumerate(args) if isinstance(a, Tensor))
+        _op_shard.agree("AutoParallel", f"({desc})", "shapes and dtypes of its Tensor arguments (dataset strategy "
+                        "'data_parallel': each process its rows of the global batch, gathered along dimension 0; a "
+                        "dataset's short last batch: batch(..., drop_remainder=True))")
         out = []
         for a in args:
             if isinstance(a, Tensor) and a.ndim > 0:

@@ -126,12 +126,26 @@ def _as_tensor(name, value):
 
 def _entries(save_obj, integrated_save=True):
     """[(name, Tensor)] of a Cell, a list of {'name', 'data'} dicts or a dict name -> value. A Parameter sliced by
-    operator parallel is gathered whole when integrated_save (a collective), else saved as this process's slice."""
+    operator parallel is gathered whole when integrated_save (a collective), else saved as this process's slice.
+    Under pipeline parallel a Cell's Parameters of the other stages are left out (pipeline.params_of_other_stages)."""
     from ..nn.cell import Cell
     if isinstance(save_obj, Cell):
+        from ..nn.wrap.pipeline import params_of_other_stages
         out, seen = [], set()
+        skip = params_of_other_stages(save_obj)  # pipeline: another stage's Parameters (untrained here) are left out
+        if integrated_save:  # operator parallel: the gathers below need the same sliced Parameters everywhere
+            sliced, names = [], set()
+            for _, p in save_obj.parameters_and_names():
+                if p.name not in names and p.__dict__.get("_kiln_op_layout") is not None:
+                    names.add(p.name)
+                    sliced.append(p)
+            if sliced:
+                from ..parallel import _op_shard
+                _op_shard.agree("save_checkpoint", _op_shard.describe_parameters(sliced),
+                                "sliced Parameters (operator parallel; integrated_save=True gathers them: every "
+                                "process saves the same network)")
         for _, p in save_obj.parameters_and_names():
-            if p.name not in seen:  # a Parameter shared between cells is saved once, under its name
+            if p.name not in seen and id(p) not in skip:  # a Parameter shared between cells is saved once
                 seen.add(p.name)
                 if getattr(p, "_opt_shard", None) is not None:  # optimizer parallel: gather the slices (collective)
                     from ..nn.optim import _parallel
@@ -212,7 +226,8 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
     Args:
         save_obj: a Cell (every Parameter of `parameters_and_names`, under its name: weights, BatchNorm moving
             statistics; an optimizer gives its `learning_rate`, `global_step`, `moments.*`, ...; with optimizer
-            parallel the sliced optimizer state is all-gathered first, so every process must save), a list of
+            parallel the sliced optimizer state is all-gathered first, so every process must save; under pipeline
+            parallel only this process's stage's Parameters, as MindSpore's per-rank checkpoints), a list of
             {"name": str, "data": Tensor} dicts, or a dict name -> Tensor/Parameter/int/float/bool/str (str: ckpt only).
         ckpt_file_name (str): the path; "." + format is appended when it does not end with the format's name
             (MindSpore's rule: "net" -> "net.ckpt", "net.safetensors" stays, so does "netckpt").
@@ -242,7 +257,8 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
         TypeError: an unsupported save_obj, entry value or dtype, append_dict not a dict, crc_check or
             remove_redundancy not a bool.
         ValueError: format not "ckpt"/"safetensors"; enc_key with "safetensors"; crc_check=True with a negative
-            0-d integer in "safetensors" (MindSpore's CRC is undefined for it).
+            0-d integer in "safetensors" (MindSpore's CRC is undefined for it); integrated_save with processes
+            saving different operator-parallel-sliced Parameters (raised in every process).
         NotImplementedError: enc_key with "ckpt".
     """
     ckpt_file_name = _check_options("save_checkpoint", ckpt_file_name, crc_check, format,

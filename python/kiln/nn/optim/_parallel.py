@@ -132,7 +132,7 @@ def enable_late(opt, shard_size=-1, threshold=64):
     parameter's whole shape, e.g. Adam's moment1/moment2, SGD's accum/stat) are cut to the slice. Must run before
     the optimizer's first step; does nothing when the optimizer already slices, in one process, or when no
     parameter qualifies. RuntimeError for an optimizer that cannot slice (as plan()); ValueError for shard_size >
-    the number of processes."""
+    the number of processes, and for a Parameter it would slice that operator parallel already stores sliced."""
     from ...communication.management import GlobalComm
     from ...common.parameter import ParameterTuple
     from ...common import _deferred_init
@@ -158,6 +158,13 @@ def enable_late(opt, shard_size=-1, threshold=64):
         shape = tuple(p.shape)
         ok = (p.parallel_optimizer and p.requires_grad and len(shape) >= 1 and shape[0] % size == 0
               and int(p.nbytes) >= threshold * 1024)
+        if ok and p.__dict__.get("_kiln_op_layout") is not None:
+            lay = p.__dict__["_kiln_op_layout"]
+            raise ValueError(f"For '{fn}', AutoParallel.hsdp() (optimizer parallel) would slice the Parameter "
+                             f"'{p.name}', which operator parallel already stores sliced (whole shape "
+                             f"{list(lay.full_shape)}, cut {lay.slices()} by '{lay.op}'): Kiln does not combine the "
+                             f"two on one Parameter. Drop hsdp(), or raise its threshold above that Parameter's size, "
+                             f"or remove the shard strategy (docs/distributed.md, 'Operator parallel').")
         shards.append(_Shard(shape, size, rank % size, world) if ok else None)
     if not any(s is not None for s in shards):
         return

@@ -79,7 +79,9 @@ class DistributedGradReducer(Cell):
         RuntimeError: communication not initialized (call mindspore.communication.init() first).
         TypeError: mean not a bool; degree not an int; parameters not a list/tuple of Parameters; grads not a
             tuple of Tensors.
-        ValueError: degree < 1; bucket_bytes < 1; grads of another count, shape or dtype than the parameters.
+        ValueError: degree < 1; bucket_bytes < 1; grads of another count, shape or dtype than the parameters;
+            processes of the group passing Parameters of another count, shapes or dtypes (checked with one small
+            all-gather before the broadcast, raised in every process naming each rank's Parameters).
     """
 
     def __init__(self, parameters, mean=None, degree=None, fusion_type=1, group=None, bucket_bytes=_BUCKET_BYTES):
@@ -115,6 +117,14 @@ class DistributedGradReducer(Cell):
         from ..optim import _parallel
         self._set_shards(_parallel.plan(params, fn) if group == GlobalComm.WORLD_COMM_GROUP else None)
         if size > 1:
+            # every process must pass Parameters of the same shapes and dtypes, in order: the broadcast below and
+            # the all-reduces of the buckets pair up by order (a mismatch would abort in Gloo or wait forever)
+            from ...parallel import _op_shard
+            _op_shard.agree(fn, "[" + ", ".join(f"{list(p.shape)} {p.dtype}" for p in params) + "]",
+                            f"number of Parameters, in order of the same shapes and dtypes (group '{group}'; one "
+                            f"model in every process)", g,
+                            detail=f"{len(params)} Parameters [" + ", ".join(f"{p.name} {list(p.shape)} {p.dtype}"
+                                                                           for p in params) + "]")
             self._broadcast(params)
 
     def _set_shards(self, shards):

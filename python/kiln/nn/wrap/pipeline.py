@@ -106,6 +106,61 @@ def _stage_of(cell):
     return cell.__dict__.get("_pipeline_stage")
 
 
+def params_of_other_stages(network):
+    """The ids of the Parameters of `network` that belong to another pipeline stage than this process's: held by a
+    Cell whose pipeline_stage (its own, or the nearest enclosing Cell's) is not this process's stage, and by no Cell of
+    this stage or without a stage; and an optimizer's state Parameters of those ('<prefix>.<name>'). Such Parameters
+    are materialized in every process but trained only in their stage's, so save_checkpoint leaves them out (as in
+    MindSpore, whose per-rank checkpoint of a pipeline holds its stage's Parameters). Empty unless semi_auto_parallel with pipeline_stages > 1 runs over several processes."""
+    from ..._parallel_context import ParallelMode, get_auto_parallel_context
+    from ...communication.management import GlobalComm, get_group_size, get_rank
+    stages = get_auto_parallel_context("pipeline_stages")
+    if (stages == 1 or not GlobalComm.INITED
+            or get_auto_parallel_context("parallel_mode") != ParallelMode.SEMI_AUTO_PARALLEL):
+        return set()
+    world = get_group_size()
+    if world % stages:
+        return set()
+    from ..optim.optimizer import Optimizer
+    mine = get_rank() // (world // stages)
+    other, keep, seen, optimizers, by_id = set(), set(), set(), [], {}
+
+    def walk(cell, stage):
+        if isinstance(cell, Optimizer):  # it holds the network's Parameters too, and their states: see below
+            optimizers.append(cell)
+            return
+        st = _stage_of(cell)
+        stage = st if st is not None else stage
+        if (id(cell), stage) in seen:
+            return
+        seen.add((id(cell), stage))
+        # a Cell without a stage above staged Cells (TrainOneStepCell's `weights`, a container) only refers to
+        # Parameters: those of its staged Cells count as theirs, its own others are saved
+        if stage is not None or not staged(cell):
+            for p in cell.get_parameters(expand=False):
+                by_id[id(p)] = p
+                (other if stage is not None and stage != mine else keep).add(id(p))
+        for child in cell.cells():
+            walk(child, stage)
+
+    memo = {}
+
+    def staged(cell):
+        if id(cell) not in memo:
+            memo[id(cell)] = False
+            memo[id(cell)] = any(_stage_of(c) is not None or staged(c) for c in cell.cells())
+        return memo[id(cell)]
+    walk(network, None)
+    out = other - keep
+    names = {by_id[i].name for i in out}
+    for opt in optimizers:  # an optimizer's state of such a Parameter: '<prefix>.<its name>' (accum.2.weight, ...)
+        for p in opt.get_parameters():
+            parts = p.name.split(".", 1)
+            if id(p) not in keep and (p.name in names or (len(parts) == 2 and parts[1] in names)):
+                out.add(id(p))
+    return out
+
+
 class _StageRun:
     """One PipelineCell call on one process: routes the Cell calls (see the module docstring) and exchanges the
     activations and cotangents with the neighbouring stages."""
