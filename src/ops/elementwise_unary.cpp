@@ -296,6 +296,10 @@ FUNCTOR(ErfcF, std::erfc(x))
 template <typename C> C floor_v(C x) { if constexpr (std::is_floating_point_v<C>) return std::floor(x); else return x; }
 template <typename C> C ceil_v(C x) { if constexpr (std::is_floating_point_v<C>) return std::ceil(x); else return x; }
 FUNCTOR(FloorF, floor_v(x))
+// round: halves to even (std::nearbyint in the default rounding mode: 0.5 → 0, 1.5 → 2, −0.5 → −0; MindSpore
+// 2.10's Round and NumPy's rint); integers and bools unchanged.
+template <typename C> C round_v(C x) { if constexpr (std::is_floating_point_v<C>) return std::nearbyint(x); else return x; }
+FUNCTOR(RoundF, round_v(x))
 // sinc(x) = sin(πx)/(πx), 1 at x = 0 (the normalised sinc), with πx formed in the compute type as MindSpore 2.10 does
 // (its float32 sinc(1) is −2.78e-8, not 0); NaN at ±inf.
 template <typename C> C sinc_v(C x) {
