@@ -300,6 +300,9 @@ FUNCTOR(FloorF, floor_v(x))
 // 2.10's Round and NumPy's rint); integers and bools unchanged.
 template <typename C> C round_v(C x) { if constexpr (std::is_floating_point_v<C>) return std::nearbyint(x); else return x; }
 FUNCTOR(RoundF, round_v(x))
+// trunc: toward zero (−2.7 → −2, −0.5 → −0); integers and bools unchanged.
+template <typename C> C trunc_v(C x) { if constexpr (std::is_floating_point_v<C>) return std::trunc(x); else return x; }
+FUNCTOR(TruncF, trunc_v(x))
 // sinc(x) = sin(πx)/(πx), 1 at x = 0 (the normalised sinc), with πx formed in the compute type as MindSpore 2.10 does
 // (its float32 sinc(1) is −2.78e-8, not 0); NaN at ±inf.
 template <typename C> C sinc_v(C x) {

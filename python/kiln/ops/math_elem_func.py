@@ -307,10 +307,11 @@ def _trunc(x):
 
 @defop(primitive="Trunc", tensor="trunc", mint="trunc")
 def trunc(input):
-    """MindSpore's ops.trunc(input): x rounded toward zero (−2.7 → −2.0); integer and bool inputs are returned
-    unchanged (a copy). Zero gradient. Raises TypeError for a non-Tensor or a complex Tensor (MindSpore 2.10)."""
+    """MindSpore's ops.trunc(input): x rounded toward zero (−2.7 → −2.0, −0.5 → −0.0), one Trunc kernel
+    (elementwise_unary.cpp: std::trunc); integer and bool inputs are returned unchanged. Zero gradient. Raises
+    TypeError for a non-Tensor or a complex Tensor (MindSpore 2.10)."""
     x = mstype.refuse_complex(_tensor_arg(input, "trunc"), "trunc")
-    return _trunc(x) if mstype.is_float(x.dtype) else _core.identity(x)
+    return _core.trunc(x) if mstype.is_float(x.dtype) else _core.identity(x)
 
 
 @defop(tensor="frac")
@@ -321,7 +322,7 @@ def frac(x):
     t = mstype.refuse_complex(_tensor_arg(x, "frac", "x"), "frac")
     if not mstype.is_float(t.dtype):
         return _core.zeros_like(t if t.dtype != mstype.bool_ else _core.cast(t, mstype.int64))
-    return _core.sub(t, _core.stop_gradient(_trunc(t)))
+    return _core.sub(t, _core.stop_gradient(_core.trunc(t)))
 
 
 def _int_trunc_div(a, b):

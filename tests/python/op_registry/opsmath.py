@@ -88,10 +88,9 @@ register(OpInfo("logit", ("Log", "Log1p"), ops.logit, _np_logit, _logit_samples,
 
 # ---------------------------------------------------------------------------------------------- rounding / remainders
 
-_JUMPS = {0.0: 0.0, 1000.0: 0.0, -1000.0: 0.0}  # trunc jumps at the integers ±1000 (derivative 0 as floor's)
-_un("trunc", ("Floor", "Ceil", "Select"), lambda x: np.trunc(x).astype(x.dtype), FLH + (I32, I64, BOOL),
-    low=-5.0, high=5.0, kinks=_JUMPS)
-_un("frac", ("Floor", "Sub"), lambda x: (x - np.trunc(x)).astype(x.dtype) if x.dtype.kind == "f"
+_un("trunc", ("Trunc",), lambda x: np.trunc(x).astype(x.dtype), FLH + (I32, I64, BOOL),
+    low=-5.0, high=5.0, differentiable=False)
+_un("frac", ("Trunc", "Sub"), lambda x: (x - np.trunc(x)).astype(x.dtype) if x.dtype.kind == "f"
     else np.zeros_like(x, dtype=np.int64 if x.dtype == BOOL else x.dtype), FLH + (I32, BOOL), low=-5.0, high=5.0,
     kinks={1000.0: 1.0, -1000.0: 1.0}, special_ref=lambda x: np.where(np.isinf(x), np.nan, x - np.trunc(x)))
 
