@@ -198,6 +198,19 @@ template <typename C> struct LogAddExp2F {
   }
 };
 
+// copysign as MindSpore 2.10 defines it (ops.copysign selects on other < 0): |x| where other >= 0 or other is NaN
+// (−0.0 counts as positive, unlike C's copysign and NumPy), −|x| where other < 0. Integer instantiations exist only
+// to compile (the promote_float rule never sends integers here).
+template <typename C> struct CopysignF {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      const C m = std::fabs(x);
+      return y < C(0) ? -m : m;
+    } else {
+      return x;
+    }
+  }
+};
 // The dtype a comparison runs in: the promoted dtype, except that a Python int outside an integer tensor's range
 // compares exactly in Int64 (NumPy 2: uint8_array == 300 is False, uint8_array < 300 is True).
 DType compare_dtype(const Tensor& a, const Tensor& b) {
@@ -426,6 +439,11 @@ TV bprop_logaddexp(const TV& in, const TV& out, const TV& g, const Attrs&) {
 }
 TV bprop_logaddexp2(const TV& in, const TV& out, const TV& g, const Attrs&) {
   return bprop_logaddexp_base(in, out, g, 0.693147180559945309417232121458176568);
+}
+// d copysign(x, y)/dx = sign(x)·(±1 as the result's sign) = sign(x)·sign(out) (0 at x = 0, MindSpore 2.10's
+// gradient through abs); y gets none (MindSpore: 0).
+TV bprop_copysign(const TV& in, const TV& out, const TV& g, const Attrs&) {
+  return {reduce_grad(ops::mul(g[0], ops::mul(ops::sign(in[0]), ops::sign(out[0]))), in[0]), Tensor()};
 }
 TV bprop_maximum(const TV& in, const TV&, const TV& g, const Attrs&) { return bprop_extreme_pair(in, g, true); }
 TV bprop_minimum(const TV& in, const TV&, const TV& g, const Attrs&) { return bprop_extreme_pair(in, g, false); }

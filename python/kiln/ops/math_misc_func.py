@@ -24,19 +24,18 @@ __all__ = ["copysign", "heaviside", "sgn", "signbit", "isfinite", "isinf", "isna
 
 @defop(tensor="copysign")
 def copysign(x, other):
-    """MindSpore's ops.copysign(x, other): |x| with the sign of other (−0.0 counts as negative); float result
-    (integers compute in float32). Gradient: sign(x)·sign(other) for x, 0 at x = 0 (PyTorch's), and 0 for other.
-    Raises TypeError (non-Tensor x, bool x), ValueError (shapes that do not broadcast)."""
+    """MindSpore's ops.copysign(x, other): |x| where other >= 0, −|x| where other < 0 (MindSpore 2.10 compares
+    other < 0, so −0.0 and NaN count as positive: copysign(1, −0.0) = 1, unlike C's copysign and NumPy); float result
+    (integers compute in float32). One Copysign kernel (elementwise_binary.cpp). Gradient: sign(x)·sign(result) for
+    x, 0 at x = 0, and 0 for other (MindSpore 2.10's). Raises TypeError (non-Tensor x, bool x), ValueError (shapes
+    that do not broadcast)."""
+    if _same_float_tensors(x, other):
+        return _core.copysign(x, other)
     t = _tensor_arg(x, "copysign", "x")
     if t.dtype == mstype.bool_:
         raise TypeError(f"For 'copysign', 'x' must not be bool, but got {_got(t)}.")
     a, b = _float_pair("copysign", t, other, ("x", "other"))
-    mag = _core.abs(a)
-    if isinstance(b, Tensor):
-        neg = _core.stop_gradient(_signbit_f(b))
-        mag = _core.broadcast_to(mag, _bshape(a, b))
-        return _core.select(neg, _core.neg(mag), mag)
-    return _core.neg(mag) if math.copysign(1.0, float(b)) < 0 else mag
+    return _core.copysign(a, b if isinstance(b, Tensor) else float(b))
 
 
 @defop(primitive="Heaviside", tensor="heaviside")

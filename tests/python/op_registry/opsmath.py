@@ -129,18 +129,22 @@ register(OpInfo("float_power", ("Pow", "Cast"), ops.float_power, lambda a, b: np
 # ---------------------------------------------------------------------------------------------- signs / predicates
 
 
-def _np_copysign(a, b):
-    r = np.copysign(a, b)
-    return r if np.asarray(r).dtype != F64 or F64 in (np.asarray(a).dtype, np.asarray(b).dtype) else r
+def _ms_copysign(a, b):
+    """MindSpore 2.10's copysign: −|a| where b < 0, else |a| (−0.0 and NaN in b count as positive)."""
+    m = np.abs(a)
+    return np.where(np.asarray(b) < 0, -m, m)
 
 
 def _copysign_samples(dtype, rng):
     for s in binary_samples()(dtype, rng):
         if isinstance(s.args[0], (np.ndarray, NC)):
             yield s
+    if dtype.kind == "f":  # MindSpore 2.10: [1, -2, 3, 0, 4] with [-0.0, 1, nan, -1, -0.0] gives [1, 2, 3, -0, 4]
+        yield Sample((np.array([1.0, -2.0, 3.0, 0.0, 4.0], dtype), np.array([-0.0, 1.0, np.nan, -1.0, -0.0], dtype)),
+                     desc="-0.0 and NaN signs", grad=False)
 
 
-register(OpInfo("copysign", ("Abs", "Select"), ops.copysign, np.copysign, _copysign_samples, FLH + (I32,),
+register(OpInfo("copysign", ("Copysign",), ops.copysign, _ms_copysign, _copysign_samples, FLH + (I32,),
                 differentiable=True, kinks={0.0: 0.0},
                 out_dtype=lambda s: _in_dtype(s) if _in_dtype(s).kind == "f" else F32))
 
