@@ -211,6 +211,18 @@ template <typename C> struct CopysignF {
     }
   }
 };
+// xlogy: x·log(y), and +0 where x == 0 and y is not NaN (SciPy's and PyTorch's rule; MindSpore 2.10's CPU kernel
+// computes x·log(y) plainly, NaN at x = 0 for y <= 0 or y = inf).
+template <typename C> struct XlogyF {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (x == C(0) && !std::isnan(y)) return C(0);
+      return x * std::log(y);
+    } else {
+      return C(0);
+    }
+  }
+};
 // The dtype a comparison runs in: the promoted dtype, except that a Python int outside an integer tensor's range
 // compares exactly in Int64 (NumPy 2: uint8_array == 300 is False, uint8_array < 300 is True).
 DType compare_dtype(const Tensor& a, const Tensor& b) {
@@ -444,6 +456,19 @@ TV bprop_logaddexp2(const TV& in, const TV& out, const TV& g, const Attrs&) {
 // gradient through abs); y gets none (MindSpore: 0).
 TV bprop_copysign(const TV& in, const TV& out, const TV& g, const Attrs&) {
   return {reduce_grad(ops::mul(g[0], ops::mul(ops::sign(in[0]), ops::sign(out[0]))), in[0]), Tensor()};
+}
+// d xlogy/dx = log(y), d/dy = x/y; both 0 where x == 0 and y <= 0 or y = inf (the points where the value is the
+// defined 0, not x·log y). At x == 0 with 0 < y < inf d/dx stays log(y) (MindSpore 2.10's gradient).
+TV bprop_xlogy(const TV& in, const TV&, const TV& g, const Attrs&) {
+  const Tensor &x = in[0], &y = in[1];
+  Tensor zero = Tensor::scalar(0.0, g[0].dtype(), true);
+  Tensor cut = ops::logical_and(ops::equal(x, Tensor::scalar(0.0, x.dtype(), true)),
+                                ops::logical_or(ops::less_equal(y, Tensor::scalar(0.0, y.dtype(), true)),
+                                                ops::equal(y, Tensor::scalar(INFINITY, y.dtype(), true))));
+  Tensor ys = ops::select(cut, Tensor::scalar(1.0, y.dtype(), true), y);
+  Tensor gx = ops::select(cut, zero, ops::mul(g[0], ops::log(ys)));
+  Tensor gy = ops::select(cut, zero, ops::div(ops::mul(g[0], x), ys));
+  return {reduce_grad(gx, x), reduce_grad(gy, y)};
 }
 TV bprop_maximum(const TV& in, const TV&, const TV& g, const Attrs&) { return bprop_extreme_pair(in, g, true); }
 TV bprop_minimum(const TV& in, const TV&, const TV& g, const Attrs&) { return bprop_extreme_pair(in, g, false); }

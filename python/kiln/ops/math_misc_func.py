@@ -220,19 +220,15 @@ def xdivy(x, y):
 @defop(primitive="Xlogy", tensor="xlogy", mint="xlogy")
 def xlogy(input, other):
     """MindSpore's ops.xlogy(input, other): x·log(y), and 0 where x == 0 unless y is NaN (SciPy's and PyTorch's rule;
-    MindSpore's CPU kernel gives NaN for x = 0, y < 0). Gradient wrt x: log(y), also at x = 0 (MindSpore 2.10), 0
-    there when y <= 0 or y = inf. Float result (integers compute in float32). Broadcasting; a
+    MindSpore 2.10's CPU kernel computes x·log(y) plainly: NaN at x = 0 for y <= 0 and y = inf, 0 for 0 < y < inf).
+    One Xlogy kernel (elementwise_binary.cpp). Gradient wrt x: log(y), also at x = 0 (MindSpore 2.10), 0 there when
+    y <= 0 or y = inf; wrt y: x/y (0 at those points). Float result (integers compute in float32). Broadcasting; a
     number may stand for one side. Raises TypeError (no Tensor), ValueError (shapes)."""
+    if _same_float_tensors(input, other):
+        return _core.xlogy(input, other)
     a, b = _float_pair("xlogy", input, other)
     dt = (a if isinstance(a, Tensor) else b).dtype
-    shape = _bshape(a, b)
-    a, b = _core.broadcast_to(_tensor(a, dt), shape), _core.broadcast_to(_tensor(b, dt), shape)
-    # x == 0 with 0 < y < inf keeps x·log(y) (= ±0, made +0 by the + 0.0), so d/dx = log(y) there (MindSpore
-    # 2.10's gradient); y <= 0 or y = inf give 0 with gradient 0 (PyTorch's rule)
-    zero = _core.logical_and(_core.equal(a, 0.0), _core.equal(b, b))
-    cut = _core.logical_and(zero, _core.logical_or(_core.less_equal(b, 0.0), _core.equal(b, math.inf)))
-    bs = _core.select(cut, _full_like(b, 1.0), b)
-    return _core.select(cut, _core.zeros_like(a), _core.add(_core.mul(a, _core.log(bs)), 0.0))
+    return _core.xlogy(_tensor(a, dt), _tensor(b, dt))
 
 
 @defop(primitive="Inv", tensor="inv")

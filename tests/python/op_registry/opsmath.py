@@ -199,7 +199,7 @@ def _xlogy_samples(dtype, rng):
         yield Sample((np.array([0.0, 0.0, 0.0, 1.5], dtype), np.array([2.0, 0.5, 3.0, 0.75], dtype)), desc="x == 0")
 
 
-register(OpInfo("xlogy", ("Log", "Mul", "Select"), ops.xlogy, scipy.special.xlogy, _xlogy_samples, FLH + (I32,),
+register(OpInfo("xlogy", ("Xlogy",), ops.xlogy, scipy.special.xlogy, _xlogy_samples, FLH + (I32,),
                 differentiable=True,
                 out_dtype=lambda s: max((np_value(a).dtype for a in s.args if isinstance(a, (np.ndarray, NC))
                                          and np_value(a).dtype.kind == "f"), key=lambda d: d.itemsize, default=F32),
