@@ -1,6 +1,7 @@
 // Binary elementwise ops: arithmetic, comparisons, logical ops and select. NumPy broadcasting; the result dtype
 // is promote_types of the inputs (true division and pow of integers: see each op).
 #include <cmath>
+#include <limits>
 
 #include "elementwise.h"
 #include "families.h"
@@ -223,6 +224,27 @@ template <typename C> struct XlogyF {
     }
   }
 };
+// truncate_div: x / y rounded toward zero. Floats: trunc(x / y) (IEEE division first: x/0 = ±inf, 0/0 = NaN).
+// Integers: C's truncating division; a zero divisor gives the dtype's largest value for x > 0, its lowest for x < 0
+// and 0 for x = 0 (MindSpore 2.10's TruncateDiv on Int32: 7/0 = 2147483647, −5/0 = −2147483648, 0/0 = 0); x / −1
+// negates with two's-complement wrap-around (it traps for the most negative x).
+template <typename C> struct TruncateDivF {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      return std::trunc(x / y);
+    } else if constexpr (std::is_same_v<C, bool>) {
+      return x;
+    } else {
+      if constexpr (std::is_signed_v<C>) {
+        if (y == 0 && x < 0) return std::numeric_limits<C>::lowest();
+        if (y == C(-1)) return C(std::make_unsigned_t<C>(0) - std::make_unsigned_t<C>(x));
+      }
+      if (y == 0) return x == 0 ? C(0) : std::numeric_limits<C>::max();
+      return C(x / y);
+    }
+  }
+};
+
 // The dtype a comparison runs in: the promoted dtype, except that a Python int outside an integer tensor's range
 // compares exactly in Int64 (NumPy 2: uint8_array == 300 is False, uint8_array < 300 is True).
 DType compare_dtype(const Tensor& a, const Tensor& b) {

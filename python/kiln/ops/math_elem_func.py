@@ -301,10 +301,6 @@ def logit(input, eps=None):
 
 # ---------------------------------------------------------------------------------------------- rounding / remainders
 
-def _trunc(x):
-    return _core.select(_core.less(x, 0.0), _core.ceil(x), _core.floor(x))
-
-
 @defop(primitive="Trunc", tensor="trunc", mint="trunc")
 def trunc(input):
     """MindSpore's ops.trunc(input): x rounded toward zero (−2.7 → −2.0, −0.5 → −0.0), one Trunc kernel
@@ -346,12 +342,34 @@ def _int_or_float_pair(op, a, b, names):
 @defop(primitive="TruncateDiv")
 def truncate_div(x, y):
     """MindSpore's ops.truncate_div(x, y): x / y rounded toward zero (7 / −4 → −1); integers stay integers, floats
-    give trunc(x / y). Broadcasting; a number may stand for one side. Raises TypeError (no Tensor, bool inputs),
-    ValueError (shapes that do not broadcast)."""
-    a, b, dt = _int_or_float_pair("truncate_div", x, y, ("x", "y"))
-    if mstype.is_float(dt):
-        return _trunc(_core.div(a, b))
-    return _int_trunc_div(a, b)
+    give trunc(x / y). One TruncateDiv kernel (elementwise_binary.cpp); an integer zero divisor gives the dtype's
+    largest value for x > 0, its lowest for x < 0 and 0 for x = 0 (MindSpore 2.10's Int32 values). Broadcasting; a
+    number may stand for one side. Not differentiable. Raises TypeError (no Tensor, bool inputs), ValueError (shapes
+    that do not broadcast)."""
+    if _same_float_tensors(x, y):
+        return _core.truncate_div(x, y)
+    a, b, dt = _numeric_pair("truncate_div", x, y, ("x", "y"))
+    return _core.truncate_div(a, b)
+
+
+def _numeric_pair(op, a, b, names):
+    """(a, b) as Tensors of their result dtype (a number becomes a 0-d Tensor; the kernels broadcast), and that dtype.
+    Raises TypeError for bool inputs or no Tensor, ValueError for shapes that do not broadcast."""
+    a, b = _pair(op, a, b, names)
+    for v in (a, b):
+        if isinstance(v, Tensor) and v.dtype == mstype.bool_:
+            raise TypeError(f"For '{op}', the inputs must be numeric, but got {_got(v)}.")
+    dt = _result_dtype(a, b)
+    return _tensor_or_int(a, dt), _tensor_or_int(b, dt), dt
+
+
+def _tensor_or_int(v, dtype):
+    """v as a Tensor of `dtype`; a Python int for an integer dtype stays exact (no float round trip)."""
+    if isinstance(v, Tensor):
+        return _cast_to(v, dtype)
+    if not mstype.is_float(dtype) and isinstance(v, numbers.Integral):
+        return _core.full([], int(v), dtype)
+    return _core.full([], float(v), dtype)
 
 
 def _trunc_mod(op, x, y, names):

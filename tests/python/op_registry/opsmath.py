@@ -102,11 +102,24 @@ def _np_trunc_div(a, b):
     dt = np.result_type(a, b)
     if dt.kind == "f":
         return np.trunc(q)
-    return np.trunc(q).astype(dt)
+    with np.errstate(invalid="ignore"):
+        q = np.trunc(np.where(np.asarray(b) == 0, 0, q)).astype(dt)
+    # an integer zero divisor: the dtype's max for a > 0, its lowest for a < 0, 0 for 0 (MindSpore 2.10's Int32
+    # values: truncate_div([7, -5, 0], 0) = [2147483647, -2147483648, 0])
+    info = np.iinfo(dt)
+    return np.where(np.asarray(b) == 0, np.where(np.asarray(a) > 0, info.max, np.where(np.asarray(a) < 0, info.min, 0)),
+                    q).astype(dt)
 
 
-_bin("truncate_div", ("Div", "Floor"), _np_trunc_div, FLH + (I32, I64), lhs=(-5.0, 5.0, 0.0),
-     rhs=_DIVISOR, differentiable=False, special_skip="trunc(x / y): Div's and trunc's special values")
+def _trunc_div_samples(dtype, rng):
+    yield from binary_samples((-5.0, 5.0, 0.0), _DIVISOR, (2.5, 3))(dtype, rng)
+    if dtype.kind == "i":  # MindSpore 2.10: 7/-4 = -1, -7/2 = -3, 7/3 = 2, -5/3 = -1 and the zero divisors above
+        yield Sample((np.array([7, -7, 7, -5, 7, -5, 0], dtype), np.array([-4, 2, 3, 3, 0, 0, 0], dtype)),
+                     desc="truncation, zero divisors")
+
+
+register(OpInfo("truncate_div", ("TruncateDiv",), ops.truncate_div, _np_trunc_div, _trunc_div_samples, FLH + (I32, I64),
+                special_skip="trunc(x / y): Div's and trunc's special values"))
 _bin("truncate_mod", ("Fmod",), np.fmod, FLH + (I32, I64), lhs=(-5.0, 5.0, 0.0), rhs=_DIVISOR,
      kinks={0.0: None, 1000.0: None, -1000.0: None}, tol={F16: (2e-3, 4e-3)})
 _bin("fmod", ("Fmod",), np.fmod, FLH + (I32, I64), lhs=(-5.0, 5.0, 0.0), rhs=_DIVISOR,
