@@ -224,6 +224,26 @@ template <typename C> struct XlogyF {
     }
   }
 };
+// fmax/fmin: the maximum/minimum ignoring NaN (NaN only where both are NaN; C's fmax, NumPy's np.fmax). Integers
+// and bool: max/min.
+template <typename C> struct FmaxF {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (std::isnan(x)) return y;
+      if (std::isnan(y)) return x;
+    }
+    return x < y ? y : x;
+  }
+};
+template <typename C> struct FminF {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (std::isnan(x)) return y;
+      if (std::isnan(y)) return x;
+    }
+    return y < x ? y : x;
+  }
+};
 // truncate_div: x / y rounded toward zero. Floats: trunc(x / y) (IEEE division first: x/0 = ±inf, 0/0 = NaN).
 // Integers: C's truncating division; a zero divisor gives the dtype's largest value for x > 0, its lowest for x < 0
 // and 0 for x = 0 (MindSpore 2.10's TruncateDiv on Int32: 7/0 = 2147483647, −5/0 = −2147483648, 0/0 = 0); x / −1
@@ -492,6 +512,16 @@ TV bprop_xlogy(const TV& in, const TV&, const TV& g, const Attrs&) {
   Tensor gy = ops::select(cut, zero, ops::div(ops::mul(g[0], x), ys));
   return {reduce_grad(gx, x), reduce_grad(gy, y)};
 }
+// fmax/fmin gradients as MindSpore 2.10's Fmax bprop (oracle): g goes to a where a is strictly selected (a > b for
+// fmax, a < b for fmin) or b is NaN, else to b (ties go to b; where both are NaN, to a).
+static TV bprop_fminmax(const TV& in, const TV& g, bool is_max) {
+  const Tensor &a = in[0], &b = in[1];
+  Tensor z = Tensor::scalar(0.0, g[0].dtype(), true);
+  Tensor a_wins = ops::logical_or(is_max ? ops::greater(a, b) : ops::less(a, b), ops::not_equal(b, b));
+  return {reduce_grad(ops::select(a_wins, g[0], z), a), reduce_grad(ops::select(a_wins, z, g[0]), b)};
+}
+TV bprop_fmax(const TV& in, const TV&, const TV& g, const Attrs&) { return bprop_fminmax(in, g, true); }
+TV bprop_fmin(const TV& in, const TV&, const TV& g, const Attrs&) { return bprop_fminmax(in, g, false); }
 TV bprop_maximum(const TV& in, const TV&, const TV& g, const Attrs&) { return bprop_extreme_pair(in, g, true); }
 TV bprop_minimum(const TV& in, const TV&, const TV& g, const Attrs&) { return bprop_extreme_pair(in, g, false); }
 

@@ -328,17 +328,6 @@ def _int_trunc_div(a, b):
     return _core.select(fix, _core.add(q, 1), q)
 
 
-def _int_or_float_pair(op, a, b, names):
-    a, b = _pair(op, a, b, names)
-    for v in (a, b):
-        if isinstance(v, Tensor) and v.dtype == mstype.bool_:
-            raise TypeError(f"For '{op}', the inputs must be numeric, but got {_got(v)}.")
-    dt = _result_dtype(a, b)
-    a, b = _cast_to(a, dt), _cast_to(b, dt)
-    shape = _bshape(a, b)
-    return _core.broadcast_to(_tensor(a, dt), shape), _core.broadcast_to(_tensor(b, dt), shape), dt
-
-
 @defop(primitive="TruncateDiv")
 def truncate_div(x, y):
     """MindSpore's ops.truncate_div(x, y): x / y rounded toward zero (7 / −4 → −1); integers stay integers, floats
@@ -402,28 +391,28 @@ def fmod(input, other):
     return _trunc_mod("fmod", input, other, ("input", "other"))
 
 
-def _fminmax(op, a, b, pick):
-    a, b, dt = _int_or_float_pair(op, a, b, ("input", "other"))
-    out = pick(a, b)
-    if not mstype.is_float(dt):
-        return out
-    out = _core.select(_core.not_equal(b, b), a, out)
-    return _core.select(_core.not_equal(a, a), b, out)
+def _fminmax(op, a, b, kernel):
+    if _same_float_tensors(a, b):
+        return kernel(a, b)  # the common case, without the promotion lookups
+    a, b, _ = _numeric_pair(op, a, b, ("input", "other"))
+    return kernel(a, b)
 
 
 @defop(primitive="Fmax", tensor="fmax")
 def fmax(input, other):
     """MindSpore's ops.fmax(input, other): the elementwise maximum ignoring NaN (NaN only where both are NaN; NumPy's
-    fmax). Broadcasting; ties share the gradient equally (as maximum). Raises TypeError (no Tensor, bool inputs),
-    ValueError (shapes that do not broadcast)."""
-    return _fminmax("fmax", input, other, _core.maximum)
+    fmax), one Fmax kernel (elementwise_binary.cpp). Broadcasting; result dtype the promoted one. Gradient as
+    MindSpore 2.10's: to input where input > other or other is NaN, else to other (ties go to other). Raises
+    TypeError (no Tensor, bool inputs), ValueError (shapes that do not broadcast)."""
+    return _fminmax("fmax", input, other, _core.fmax)
 
 
 @defop(primitive="Fmin", tensor="fmin")
 def fmin(input, other):
     """MindSpore's ops.fmin(input, other): the elementwise minimum ignoring NaN (NumPy's fmin; MindSpore 2.10's CPU
-    kernel fails, Kiln follows PyTorch). Broadcasting. Raises TypeError (no Tensor, bool inputs), ValueError."""
-    return _fminmax("fmin", input, other, _core.minimum)
+    kernel fails, Kiln follows PyTorch), one Fmin kernel. Broadcasting. Gradient fmax's rule (to input where
+    input < other or other is NaN, else to other). Raises TypeError (no Tensor, bool inputs), ValueError."""
+    return _fminmax("fmin", input, other, _core.fmin)
 
 
 @defop(tensor="float_power", mint="float_power")

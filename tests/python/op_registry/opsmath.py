@@ -124,8 +124,8 @@ _bin("truncate_mod", ("Fmod",), np.fmod, FLH + (I32, I64), lhs=(-5.0, 5.0, 0.0),
      kinks={0.0: None, 1000.0: None, -1000.0: None}, tol={F16: (2e-3, 4e-3)})
 _bin("fmod", ("Fmod",), np.fmod, FLH + (I32, I64), lhs=(-5.0, 5.0, 0.0), rhs=_DIVISOR,
      kinks={0.0: None, 1000.0: None, -1000.0: None}, tol={F16: (2e-3, 4e-3)})
-_bin("fmax", ("Maximum", "Select"), np.fmax, FLH + (I32,))
-_bin("fmin", ("Minimum", "Select"), np.fmin, FLH + (I32,))
+_bin("fmax", ("Fmax",), np.fmax, FLH + (I32,))
+_bin("fmin", ("Fmin",), np.fmin, FLH + (I32,))
 
 
 def _fp_samples(dtype, rng):
