@@ -265,6 +265,12 @@ template <typename C> struct TruncateDivF {
   }
 };
 
+// heaviside(x, v): 0 where x < 0, v where x == 0, 1 where x > 0, and 0 for NaN (MindSpore 2.10's and PyTorch's
+// kernels, which test x == 0 and x > 0; NumPy gives NaN).
+template <typename C> struct HeavisideF {
+  C operator()(C x, C v) const { return x == C(0) ? v : (x > C(0) ? C(1) : C(0)); }
+};
+
 // The dtype a comparison runs in: the promoted dtype, except that a Python int outside an integer tensor's range
 // compares exactly in Int64 (NumPy 2: uint8_array == 300 is False, uint8_array < 300 is True).
 DType compare_dtype(const Tensor& a, const Tensor& b) {

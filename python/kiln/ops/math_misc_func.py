@@ -40,21 +40,16 @@ def copysign(x, other):
 
 @defop(primitive="Heaviside", tensor="heaviside")
 def heaviside(input, values):
-    """MindSpore's ops.heaviside(input, values): 0 where input < 0, `values` where input == 0, 1 where input > 0
-    (NaN stays NaN). Both Tensors of the same dtype (MindSpore's rule); broadcasting. Not differentiable (zero
-    gradient). Raises TypeError (non-Tensor, different dtypes, bool), ValueError (shapes)."""
+    """MindSpore's ops.heaviside(input, values): 0 where input < 0, `values` where input == 0, 1 where input > 0, and
+    0 where input is NaN (MindSpore 2.10's and PyTorch's value; NumPy gives NaN). One Heaviside kernel
+    (elementwise_binary.cpp). Both Tensors of the same dtype (MindSpore's rule); broadcasting. Not differentiable
+    (zero gradient). Raises TypeError (non-Tensor, different dtypes, bool), ValueError (shapes)."""
     x, v = _tensor_arg(input, "heaviside"), _tensor_arg(values, "heaviside", "values")
     if x.dtype != v.dtype or x.dtype == mstype.bool_:
         raise TypeError(f"For 'heaviside', 'input' and 'values' must have the same numeric dtype, but got {x.dtype} "
                         f"and {v.dtype}.")
     x, v = _pair("heaviside", x, v, ("input", "values"))
-    shape = _bshape(x, v)
-    x = _core.stop_gradient(_core.broadcast_to(x, shape))
-    v = _core.stop_gradient(_core.broadcast_to(v, shape))
-    out = _core.select(_core.equal(x, 0), v, _core.cast(_core.greater(x, 0), x.dtype))
-    if mstype.is_float(x.dtype):
-        out = _core.select(_core.not_equal(x, x), x, out)
-    return out
+    return _core.heaviside(x, v)
 
 
 @defop(tensor="sgn")

@@ -169,7 +169,13 @@ def _heaviside_samples(dtype, rng):
     yield Sample((x, arr(rng, (4,), dtype)), desc="broadcast values")
 
 
-register(OpInfo("heaviside", ("Select", "Equal"), ops.heaviside, np.heaviside, _heaviside_samples, FLH + (I32,),
+def _ms_heaviside(x, v):
+    """np.heaviside with MindSpore 2.10's (and PyTorch's) 0 where x is NaN: heaviside([-1, 0, 2, nan], [5, 6, 7, 8])
+    = [0, 6, 1, 0] (MindSpore 2.10's values)."""
+    return np.where(np.isnan(x), 0, np.heaviside(x, v))
+
+
+register(OpInfo("heaviside", ("Heaviside",), ops.heaviside, _ms_heaviside, _heaviside_samples, FLH + (I32,),
                 out_dtype=_in_dtype))
 _un("sgn", "Sign", np.sign, FLH + (I32, I64), differentiable=False)
 _un("signbit", ("Less", "Div"), np.signbit, FLH + (I32, BOOL), differentiable=False)
