@@ -146,13 +146,6 @@ def _down(y, dtype):
     return y if y.dtype == dtype else _core.cast(y, dtype)
 
 
-def _signbit_f(x):
-    """x < 0, or x is −0.0 (1/x = −inf); False for NaN (Kiln cannot read a NaN's sign bit)."""
-    zero = _core.equal(x, 0.0)
-    safe = _core.select(zero, x, _full_like(x, 1.0))
-    return _core.logical_or(_core.less(x, 0.0), _core.logical_and(zero, _core.less(_core.div(1.0, safe), 0.0)))
-
-
 # ---------------------------------------------------------------------------------------------- inverse trig
 
 def _unit_sign(neg, like):

@@ -14,7 +14,7 @@ from ..common.tensor import Tensor
 from .function import _tensor_arg
 from ._opdef import defop
 from .math_elem_func import (_bshape, _float_only, _float_pair, _full_like, _int_trunc_div, _pair,
-                             _same_float_tensors, _signbit_f, _tensor)
+                             _same_float_tensors, _tensor)
 
 __all__ = ["copysign", "heaviside", "sgn", "signbit", "isfinite", "isinf", "isnan", "isneginf", "isposinf", "isreal",
            "positive", "hypot", "ldexp", "nan_to_num", "sinc", "xdivy", "xlogy", "inv"]
@@ -64,11 +64,10 @@ def sgn(input):
 
 @defop(tensor="signbit")
 def signbit(input):
-    """MindSpore's ops.signbit(input): Bool, True where the sign bit is set (x < 0, and −0.0); False for bool and
-    unsigned inputs and for NaN (Kiln cannot read a NaN's sign bit). Raises TypeError for a non-Tensor."""
+    """MindSpore's ops.signbit(input): Bool, True where input < 0 (MindSpore 2.10's definition and CPU values:
+    −0.0 and NaN give False, unlike NumPy's and PyTorch's sign-bit test, which give True for −0.0); False for bool
+    inputs. One Less node. Raises TypeError for a non-Tensor."""
     x = _tensor_arg(input, "signbit")
-    if mstype.is_float(x.dtype):
-        return _signbit_f(x)
     if x.dtype == mstype.bool_:
         return _core.full(list(x.shape), 0.0, mstype.bool_)
     return _core.less(x, 0)

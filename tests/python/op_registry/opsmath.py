@@ -178,7 +178,8 @@ def _ms_heaviside(x, v):
 register(OpInfo("heaviside", ("Heaviside",), ops.heaviside, _ms_heaviside, _heaviside_samples, FLH + (I32,),
                 out_dtype=_in_dtype))
 _un("sgn", "Sign", np.sign, FLH + (I32, I64), differentiable=False)
-_un("signbit", ("Less", "Div"), np.signbit, FLH + (I32, BOOL), differentiable=False)
+# MindSpore 2.10's signbit is x < 0: signbit([1, -1, 0, -0.0, nan, -nan, inf, -inf]) = [F, T, F, F, F, F, F, T]
+_un("signbit", ("Less",), lambda x: np.asarray(x) < 0, FLH + (I32, BOOL), differentiable=False)
 _un("isfinite", ("Sub", "Equal"), np.isfinite, FLH + (I32, BOOL), differentiable=False)
 _un("isnan", "NotEqual", np.isnan, FLH + (I32, BOOL), differentiable=False)
 _un("isinf", ("Abs", "Equal"), np.isinf, FLH + (I32, BOOL), differentiable=False)
