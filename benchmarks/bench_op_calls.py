@@ -169,6 +169,7 @@ TORCH = {
     "type_as": "lambda x, y: x.type_as(y)", "view_as": "lambda x, y: x.view_as(y)",
     "fills": "lambda x, value: torch.full_like(x, value)",
     "size": "lambda x: torch.tensor(x.numel())",
+    "Tensor.to": "lambda x: x.to(torch.float64)",  # the registry row casts to float64 (torch.Tensor.to(x) is a no-op)
     "is_floating_point": "lambda x: torch.tensor(torch.is_floating_point(x))",
     "is_complex": "lambda x: torch.tensor(torch.is_complex(x))",
     "is_tensor": "lambda x: torch.tensor(torch.is_tensor(x))",

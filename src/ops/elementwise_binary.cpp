@@ -1,6 +1,7 @@
 // Binary elementwise ops: arithmetic, comparisons, logical ops and select. NumPy broadcasting; the result dtype
 // is promote_types of the inputs (true division and pow of integers: see each op).
 #include <cmath>
+#include <limits>
 
 #include "elementwise.h"
 #include "families.h"
@@ -196,6 +197,78 @@ template <typename C> struct LogAddExp2F {
       return C(0);
     }
   }
+};
+
+// copysign as MindSpore 2.10 defines it (ops.copysign selects on other < 0): |x| where other >= 0 or other is NaN
+// (−0.0 counts as positive, unlike C's copysign and NumPy), −|x| where other < 0. Integer instantiations exist only
+// to compile (the promote_float rule never sends integers here).
+template <typename C> struct CopysignF {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      const C m = std::fabs(x);
+      return y < C(0) ? -m : m;
+    } else {
+      return x;
+    }
+  }
+};
+// xlogy: x·log(y), and +0 where x == 0 and y is not NaN (SciPy's and PyTorch's rule; MindSpore 2.10's CPU kernel
+// computes x·log(y) plainly, NaN at x = 0 for y <= 0 or y = inf).
+template <typename C> struct XlogyF {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (x == C(0) && !std::isnan(y)) return C(0);
+      return x * std::log(y);
+    } else {
+      return C(0);
+    }
+  }
+};
+// fmax/fmin: the maximum/minimum ignoring NaN (NaN only where both are NaN; C's fmax, NumPy's np.fmax). Integers
+// and bool: max/min.
+template <typename C> struct FmaxF {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (std::isnan(x)) return y;
+      if (std::isnan(y)) return x;
+    }
+    return x < y ? y : x;
+  }
+};
+template <typename C> struct FminF {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (std::isnan(x)) return y;
+      if (std::isnan(y)) return x;
+    }
+    return y < x ? y : x;
+  }
+};
+// truncate_div: x / y rounded toward zero. Floats: trunc(x / y) (IEEE division first: x/0 = ±inf, 0/0 = NaN).
+// Integers: C's truncating division; a zero divisor gives the dtype's largest value for x > 0, its lowest for x < 0
+// and 0 for x = 0 (MindSpore 2.10's TruncateDiv on Int32: 7/0 = 2147483647, −5/0 = −2147483648, 0/0 = 0); x / −1
+// negates with two's-complement wrap-around (it traps for the most negative x).
+template <typename C> struct TruncateDivF {
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      return std::trunc(x / y);
+    } else if constexpr (std::is_same_v<C, bool>) {
+      return x;
+    } else {
+      if constexpr (std::is_signed_v<C>) {
+        if (y == 0 && x < 0) return std::numeric_limits<C>::lowest();
+        if (y == C(-1)) return C(std::make_unsigned_t<C>(0) - std::make_unsigned_t<C>(x));
+      }
+      if (y == 0) return x == 0 ? C(0) : std::numeric_limits<C>::max();
+      return C(x / y);
+    }
+  }
+};
+
+// heaviside(x, v): 0 where x < 0, v where x == 0, 1 where x > 0, and 0 for NaN (MindSpore 2.10's and PyTorch's
+// kernels, which test x == 0 and x > 0; NumPy gives NaN).
+template <typename C> struct HeavisideF {
+  C operator()(C x, C v) const { return x == C(0) ? v : (x > C(0) ? C(1) : C(0)); }
 };
 
 // The dtype a comparison runs in: the promoted dtype, except that a Python int outside an integer tensor's range
@@ -427,6 +500,34 @@ TV bprop_logaddexp(const TV& in, const TV& out, const TV& g, const Attrs&) {
 TV bprop_logaddexp2(const TV& in, const TV& out, const TV& g, const Attrs&) {
   return bprop_logaddexp_base(in, out, g, 0.693147180559945309417232121458176568);
 }
+// d copysign(x, y)/dx = sign(x)·(±1 as the result's sign) = sign(x)·sign(out) (0 at x = 0, MindSpore 2.10's
+// gradient through abs); y gets none (MindSpore: 0).
+TV bprop_copysign(const TV& in, const TV& out, const TV& g, const Attrs&) {
+  return {reduce_grad(ops::mul(g[0], ops::mul(ops::sign(in[0]), ops::sign(out[0]))), in[0]), Tensor()};
+}
+// d xlogy/dx = log(y), d/dy = x/y; both 0 where x == 0 and y <= 0 or y = inf (the points where the value is the
+// defined 0, not x·log y). At x == 0 with 0 < y < inf d/dx stays log(y) (MindSpore 2.10's gradient).
+TV bprop_xlogy(const TV& in, const TV&, const TV& g, const Attrs&) {
+  const Tensor &x = in[0], &y = in[1];
+  Tensor zero = Tensor::scalar(0.0, g[0].dtype(), true);
+  Tensor cut = ops::logical_and(ops::equal(x, Tensor::scalar(0.0, x.dtype(), true)),
+                                ops::logical_or(ops::less_equal(y, Tensor::scalar(0.0, y.dtype(), true)),
+                                                ops::equal(y, Tensor::scalar(INFINITY, y.dtype(), true))));
+  Tensor ys = ops::select(cut, Tensor::scalar(1.0, y.dtype(), true), y);
+  Tensor gx = ops::select(cut, zero, ops::mul(g[0], ops::log(ys)));
+  Tensor gy = ops::select(cut, zero, ops::div(ops::mul(g[0], x), ys));
+  return {reduce_grad(gx, x), reduce_grad(gy, y)};
+}
+// fmax/fmin gradients as MindSpore 2.10's Fmax bprop (oracle): g goes to a where a is strictly selected (a > b for
+// fmax, a < b for fmin) or b is NaN, else to b (ties go to b; where both are NaN, to a).
+static TV bprop_fminmax(const TV& in, const TV& g, bool is_max) {
+  const Tensor &a = in[0], &b = in[1];
+  Tensor z = Tensor::scalar(0.0, g[0].dtype(), true);
+  Tensor a_wins = ops::logical_or(is_max ? ops::greater(a, b) : ops::less(a, b), ops::not_equal(b, b));
+  return {reduce_grad(ops::select(a_wins, g[0], z), a), reduce_grad(ops::select(a_wins, z, g[0]), b)};
+}
+TV bprop_fmax(const TV& in, const TV&, const TV& g, const Attrs&) { return bprop_fminmax(in, g, true); }
+TV bprop_fmin(const TV& in, const TV&, const TV& g, const Attrs&) { return bprop_fminmax(in, g, false); }
 TV bprop_maximum(const TV& in, const TV&, const TV& g, const Attrs&) { return bprop_extreme_pair(in, g, true); }
 TV bprop_minimum(const TV& in, const TV&, const TV& g, const Attrs&) { return bprop_extreme_pair(in, g, false); }
 

@@ -296,6 +296,25 @@ FUNCTOR(ErfcF, std::erfc(x))
 template <typename C> C floor_v(C x) { if constexpr (std::is_floating_point_v<C>) return std::floor(x); else return x; }
 template <typename C> C ceil_v(C x) { if constexpr (std::is_floating_point_v<C>) return std::ceil(x); else return x; }
 FUNCTOR(FloorF, floor_v(x))
+// round: halves to even (std::nearbyint in the default rounding mode: 0.5 → 0, 1.5 → 2, −0.5 → −0; MindSpore
+// 2.10's Round and NumPy's rint); integers and bools unchanged.
+template <typename C> C round_v(C x) { if constexpr (std::is_floating_point_v<C>) return std::nearbyint(x); else return x; }
+FUNCTOR(RoundF, round_v(x))
+// trunc: toward zero (−2.7 → −2, −0.5 → −0); integers and bools unchanged.
+template <typename C> C trunc_v(C x) { if constexpr (std::is_floating_point_v<C>) return std::trunc(x); else return x; }
+FUNCTOR(TruncF, trunc_v(x))
+// sinc(x) = sin(πx)/(πx), 1 at x = 0 (the normalised sinc), with πx formed in the compute type as MindSpore 2.10 does
+// (its float32 sinc(1) is −2.78e-8, not 0); NaN at ±inf.
+template <typename C> C sinc_v(C x) {
+  if constexpr (std::is_floating_point_v<C>) {
+    if (x == C(0)) return C(1);
+    const C px = C(M_PI) * x;
+    return std::sin(px) / px;
+  } else {
+    return C(0);  // never instantiated for a kernel: the float dtype rule sends integers as float32
+  }
+}
+FUNCTOR(SincF, sinc_v(x))
 FUNCTOR(CeilF, ceil_v(x))
 template <typename C> struct GeluF {
   const bool approximate;  // resolved once per kernel call (not looked up per element)
@@ -384,6 +403,14 @@ TV bp_gelu(const TV& in, const TV&, const TV& g, const Attrs& a) {
     d = ops::add(cdf, ops::mul(x, pdf));
   }
   return {ops::mul(g[0], d)};
+}
+// d sinc(x) = (cos(πx) − sinc(x))/x, 0 at x = 0 (MindSpore 2.10's gradient there).
+TV bp_sinc(const TV& in, const TV& o, const TV& g, const Attrs&) {
+  const Tensor x = is_floating(in[0].dtype()) ? in[0] : ops::cast(in[0], o[0].dtype());
+  Tensor zero = ops::equal(x, sc(0.0, x));
+  Tensor xs = ops::select(zero, sc(1.0, x), x);
+  Tensor d = ops::div(ops::sub(ops::cos(ops::mul(x, sc(M_PI, x))), o[0]), xs);
+  return {ops::mul(g[0], ops::select(zero, sc(0.0, x), d))};
 }
 // d cos(x) = −sin(x); d sin(x) = cos(x).
 TV bp_cos(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::neg(ops::mul(g[0], ops::sin(in[0])))}; }

@@ -140,14 +140,21 @@ def _item(self, index=None):
     if t.size != 1:
         raise ValueError("The tensor should have only one element, but got shape "
                          f"{list(t.shape)}; use item(index) or asnumpy().")
-    if t.dtype in mstype.int_type:
+    dt = t.dtype
+    if dt in _ITEM_FLOATS:  # the common case first: one identity test for float32 (no scan of the integer dtypes)
+        return t._item()
+    if dt in mstype.int_type:
         return _exact_int(t)
-    if mstype.is_complex(t.dtype):
+    if dt in mstype.complex_type:
         return complex(t.asnumpy().reshape(-1)[0])
     v = t._item()
-    if t.dtype == mstype.bool_:
+    if dt == mstype.bool_:
         return bool(v)
     return float(v)
+
+
+# float32 first: `in` on a tuple tests identity before equality, so the most common dtype costs one comparison
+_ITEM_FLOATS = (mstype.float32, mstype.float64, mstype.float16, mstype.bfloat16)
 
 
 def _astype(self, dtype, copy=True):
@@ -340,7 +347,7 @@ _METHODS = {
     "dim": lambda self: self.ndim,
     "numel": lambda self: self.size,
     "nelement": lambda self: self.size,
-    "is_floating_point": lambda self: mstype.is_float(self.dtype),
+    "is_floating_point": lambda self: self.dtype in _ITEM_FLOATS,
     "assign_value": lambda self, value: _indexing.assign(self, value, "Tensor.assign_value"),
     "set_dtype": lambda self, dtype: _set_dtype(self, dtype),
     # kiln/ops/index_func.py and math_func.py (see the functions' docstrings)

@@ -17,7 +17,7 @@ from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from ._opdef import defop
 from .array_func import pad_pairs
-from .function import _tensor_arg
+from .function import _static_tables, _tensor_arg
 
 __all__ = ["diagonal", "diagonal_scatter", "diag_embed", "diagflat", "diag", "matrix_band_part", "pixel_shuffle",
            "pixel_unshuffle", "space_to_batch_nd", "batch_to_space_nd", "mirror_pad", "unfold",
@@ -44,9 +44,29 @@ def _diag_cells(n1, n2, offset):
     return (rows * n2 + cols).astype(np.int64)
 
 
+def _diag_tables(n1, n2, offset):
+    """(k, gather index, spread tables) of the offset diagonal of n1 × n2 matrices, cached per (n1, n2, offset): k the
+    diagonal's length, the index its flat cells as a Tensor, the spread tables (where, src_of) as _spread takes them
+    (None when k = 0)."""
+    def build():
+        cells = _diag_cells(n1, n2, offset)
+        m = n1 * n2
+        spread = None
+        if len(cells):
+            where = np.zeros(m, bool)
+            where[cells] = True
+            src_of = np.zeros(m, np.int64)
+            src_of[cells] = np.arange(len(cells))
+            spread = (Tensor(where), Tensor(src_of))
+        return len(cells), Tensor(cells), spread
+    return _static_tables(("diag", n1, n2, offset), build)
+
+
 def _to_end(x, d1, d2):
-    """x with axes d1, d2 moved last (perm) and the inverse permutation."""
+    """x with axes d1, d2 moved last (perm; no Transpose when they are last already) and the inverse permutation."""
     perm = [d for d in range(x.ndim) if d not in (d1, d2)] + [d1, d2]
+    if perm == list(range(x.ndim)):
+        return x, perm
     inv = [int(i) for i in np.argsort(perm)]
     return _core.transpose(x, perm), inv
 
@@ -72,7 +92,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     n1, n2 = x.shape[d1], x.shape[d2]
     moved, _ = _to_end(x, d1, d2)
     flat = _core.reshape(moved, list(moved.shape[:-2]) + [n1 * n2])
-    return _core.gather(flat, Tensor(_diag_cells(n1, n2, offset)), flat.ndim - 1)
+    return _core.gather(flat, _diag_tables(n1, n2, offset)[1], flat.ndim - 1)
 
 
 @defop(tensor="diagonal_scatter")
@@ -85,29 +105,26 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     offset = int_arg("diagonal_scatter", "offset", offset)
     d1, d2 = _diag_dims(x, dim1, dim2, "diagonal_scatter")
     n1, n2 = x.shape[d1], x.shape[d2]
-    cells = _diag_cells(n1, n2, offset)
+    k, _, spread = _diag_tables(n1, n2, offset)
     moved, inv = _to_end(x, d1, d2)
-    want = tuple(moved.shape[:-2]) + (len(cells),)
+    want = tuple(moved.shape[:-2]) + (k,)
     if tuple(s.shape) != want:
         raise ValueError(f"For 'diagonal_scatter', 'src' must have shape {want}, but got {tuple(s.shape)}.")
     if s.dtype != x.dtype:
         raise TypeError(f"For 'diagonal_scatter', 'src' must have the input's dtype ({x.dtype}), but got "
                         f"{s.dtype}.")
     flat = _core.reshape(moved, list(moved.shape[:-2]) + [n1 * n2])
-    out = _spread(flat, s, cells, n1 * n2)
-    return _core.transpose(_core.reshape(out, list(moved.shape)), inv)
+    out = _core.reshape(_spread(flat, s, spread), list(moved.shape))
+    return out if inv == list(range(len(inv))) else _core.transpose(out, inv)
 
 
-def _spread(base, src, cells, m):
-    """base (..., m) with src's last-axis values (..., k) written at the static positions `cells` (k of them)."""
-    if len(cells) == 0:
+def _spread(base, src, tables):
+    """base (..., m) with src's last-axis values (..., k) written at the static positions of `tables` (where,
+    src_of: _diag_tables'; None when k = 0)."""
+    if tables is None:
         return _core.identity(base)
-    where = np.zeros(m, bool)
-    where[cells] = True
-    src_of = np.zeros(m, np.int64)
-    src_of[cells] = np.arange(len(cells))
-    spread = _core.gather(src, Tensor(src_of), src.ndim - 1)
-    return _core.select(Tensor(where), spread, base)
+    where, src_of = tables
+    return _core.select(where, _core.gather(src, src_of, src.ndim - 1), base)
 
 
 @defop()
@@ -125,14 +142,14 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
         raise ValueError(f"For 'diag_embed', 'dim1' and 'dim2' must differ, but both are {d1}.")
     n = x.shape[-1]
     m = n + abs(offset)
-    cells = _diag_cells(m, m, offset)
     base = _core.full(list(x.shape[:-1]) + [m * m], 0.0, x.dtype)
-    out = _core.reshape(_spread(base, x, cells, m * m), list(x.shape[:-1]) + [m, m])
+    out = _core.reshape(_spread(base, x, _diag_tables(m, m, offset)[2]), list(x.shape[:-1]) + [m, m])
     # the two new axes are last; put them at d1, d2 of the output
     rest = [d for d in range(r) if d not in (d1, d2)]
     src_of = {d: i for i, d in enumerate(rest)}
     src_of[d1], src_of[d2] = r - 2, r - 1
-    return _core.transpose(out, [src_of[d] for d in range(r)])
+    perm = [src_of[d] for d in range(r)]
+    return out if perm == list(range(r)) else _core.transpose(out, perm)
 
 
 @defop(tensor="diagflat")
@@ -484,14 +501,17 @@ def matrix_diag_part(x, k, padding_value, align="RIGHT_LEFT"):
     k0, k1 = _k_range(k, "matrix_diag_part")
     align = _align_arg(align, "matrix_diag_part")
     m, n = x.shape[-2:]
-    cells, slots, max_len = _diag_table(m, n, k0, k1, align, "matrix_diag_part")
+    def build():
+        cells, slots, max_len = _diag_table(m, n, k0, k1, align, "matrix_diag_part")
+        idx = np.full((k1 - k0 + 1) * max_len, m * n, np.int64)  # m·n: the padding slot
+        idx[slots] = cells
+        return Tensor(idx), max_len
+    idx, max_len = _static_tables(("matrix_diag_part", m, n, k0, k1, align), build)
     nd = k1 - k0 + 1
-    idx = np.full(nd * max_len, m * n, np.int64)  # m·n: the padding slot
-    idx[slots] = cells
     lead = list(x.shape[:-2])
     pad = _core.broadcast_to(_pad_value(padding_value, x.dtype, "matrix_diag_part"), lead + [1])
     flat = _core.concat([_core.reshape(x, lead + [m * n]), pad], len(lead))
-    out = _core.gather(flat, Tensor(idx), len(lead))
+    out = _core.gather(flat, idx, len(lead))
     return _core.reshape(out, lead + ([max_len] if nd == 1 else [nd, max_len]))
 
 
@@ -507,17 +527,30 @@ def _diagonals_in(diag, k0, k1, op):
     return list(diag.shape[:-2]), diag.shape[-1]
 
 
-def _scatter_diagonals(base, diag, cells, slots, lead, size):
-    """base (lead..., size) with diag's flattened (lead..., nd·max_len) values at slots written at cells."""
-    flat_d = _core.reshape(diag, lead + [-1])
-    if len(cells) == 0:
+def _diag_set_tables(m, n, k0, k1, align, op):
+    """(longest diagonal, spread tables (where, src_of) or None) of the diagonals k0 … k1 of m × n matrices in the
+    `align` layout, cached per (m, n, k0, k1, align): where marks the flat cells on them, src_of the flat slot of the
+    stacked (num_diags, max_len) diagonals each cell takes."""
+    def build():
+        cells, slots, max_len = _diag_table(m, n, k0, k1, align, op)
+        if len(cells) == 0:
+            return max_len, None
+        where = np.zeros(m * n, bool)
+        where[cells] = True
+        src_of = np.zeros(m * n, np.int64)
+        src_of[cells] = slots
+        return max_len, (Tensor(where), Tensor(src_of))
+    return _static_tables(("diag_set", m, n, k0, k1, align), build)
+
+
+def _scatter_diagonals(base, diag, tables, lead):
+    """base (lead..., size) with diag's flattened (lead..., nd·max_len) values written as `tables` (where, src_of:
+    _diag_set_tables'; None: no cell) place them."""
+    if tables is None:
         return base
-    where = np.zeros(size, bool)
-    where[cells] = True
-    src_of = np.zeros(size, np.int64)
-    src_of[cells] = slots
-    spread = _core.gather(flat_d, Tensor(src_of), len(lead))
-    return _core.select(Tensor(where), spread, base)
+    where, src_of = tables
+    spread = _core.gather(_core.reshape(diag, lead + [-1]), src_of, len(lead))
+    return _core.select(where, spread, base)
 
 
 @defop(primitive="MatrixDiagV3", prim_attrs={"align": ("align", "RIGHT_LEFT")})
@@ -541,13 +574,13 @@ def matrix_diag(x, k=0, num_rows=-1, num_cols=-1, padding_value=0, align="RIGHT_
         num_rows = min_rows
     elif num_cols == -1:
         num_cols = min_cols
-    cells, slots, want = _diag_table(num_rows, num_cols, k0, k1, align, "matrix_diag")
+    want, tables = _diag_set_tables(num_rows, num_cols, k0, k1, align, "matrix_diag")
     if want != max_len:
         raise ValueError(f"For 'matrix_diag', diagonals of length {max_len} do not fit a {num_rows} × {num_cols} "
                          f"matrix with k = ({k0}, {k1}) (its longest diagonal has length {want}).")
     size = num_rows * num_cols
     base = _core.broadcast_to(_pad_value(padding_value, x.dtype, "matrix_diag"), lead + [size])
-    out = _scatter_diagonals(base, x, cells, slots, lead, size)
+    out = _scatter_diagonals(base, x, tables, lead)
     return _core.reshape(out, lead + [num_rows, num_cols])
 
 
@@ -566,11 +599,11 @@ def matrix_set_diag(x, diagonal, k=0, align="RIGHT_LEFT"):
     k0, k1 = _k_range(k, "matrix_set_diag")
     align = _align_arg(align, "matrix_set_diag")
     m, n = x.shape[-2:]
-    cells, slots, max_len = _diag_table(m, n, k0, k1, align, "matrix_set_diag")
+    max_len, tables = _diag_set_tables(m, n, k0, k1, align, "matrix_set_diag")
     nd = k1 - k0 + 1
     lead = list(x.shape[:-2])
     want = tuple(lead) + ((max_len,) if nd == 1 else (nd, max_len))
     if tuple(dg.shape) != want:
         raise ValueError(f"For 'matrix_set_diag', 'diagonal' must have shape {want}, but got {tuple(dg.shape)}.")
-    out = _scatter_diagonals(_core.reshape(x, lead + [m * n]), dg, cells, slots, lead, m * n)
+    out = _scatter_diagonals(_core.reshape(x, lead + [m * n]), dg, tables, lead)
     return _core.reshape(out, list(x.shape))

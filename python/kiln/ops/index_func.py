@@ -14,7 +14,7 @@ from .._loader import _core
 from .._args import _got, _is_int, int_arg
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
-from .function import _tensor_arg
+from .function import _static_tables, _tensor_arg
 from .primitives import Primitive
 
 __all__ = ["slice", "strided_slice", "flip", "reverse", "roll", "tril", "triu", "masked_fill", "gather_elements",
@@ -198,9 +198,12 @@ def _triangle(x, diagonal, op, lower):
     if x.ndim < 2:
         raise ValueError(f"For '{op}', the input must have rank >= 2, but got shape {tuple(x.shape)}.")
     r, c = x.shape[-2:]
-    ii, jj = np.arange(r)[:, None], np.arange(c)[None, :]
-    keep = (jj - ii <= diagonal) if lower else (jj - ii >= diagonal)
-    return _core.select(Tensor(keep), x, _core.zeros_like(x))
+
+    def build():
+        ii, jj = np.arange(r)[:, None], np.arange(c)[None, :]
+        return Tensor((jj - ii <= diagonal) if lower else (jj - ii >= diagonal))
+    keep = _static_tables(("tril" if lower else "triu", r, c, diagonal), build)
+    return _core.select(keep, x, _core.zeros_like(x))
 
 
 def tril(input, diagonal=0):

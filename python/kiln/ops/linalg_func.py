@@ -14,7 +14,7 @@ from .._loader import _core
 from .._args import _got, _is_int
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
-from .function import _tensor_arg
+from .function import _static_tables, _tensor_arg
 from ._opdef import defop
 from .complex_func import conj as _conj
 
@@ -346,7 +346,7 @@ def trace(input):
     x = _ndim(input, "trace", "input", (2,))
     r, c = x.shape
     n = builtins.min(r, c)
-    idx = Tensor((np.arange(n) * (c + 1)).astype(np.int64))
+    idx = _static_tables(("trace", n, c), lambda: Tensor((np.arange(n) * (c + 1)).astype(np.int64)))
     return _sum(_core.gather(_core.reshape(x, [-1]), idx, 0), [0])
 
 

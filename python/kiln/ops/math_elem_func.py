@@ -146,13 +146,6 @@ def _down(y, dtype):
     return y if y.dtype == dtype else _core.cast(y, dtype)
 
 
-def _signbit_f(x):
-    """x < 0, or x is −0.0 (1/x = −inf); False for NaN (Kiln cannot read a NaN's sign bit)."""
-    zero = _core.equal(x, 0.0)
-    safe = _core.select(zero, x, _full_like(x, 1.0))
-    return _core.logical_or(_core.less(x, 0.0), _core.logical_and(zero, _core.less(_core.div(1.0, safe), 0.0)))
-
-
 # ---------------------------------------------------------------------------------------------- inverse trig
 
 def _unit_sign(neg, like):
@@ -301,16 +294,13 @@ def logit(input, eps=None):
 
 # ---------------------------------------------------------------------------------------------- rounding / remainders
 
-def _trunc(x):
-    return _core.select(_core.less(x, 0.0), _core.ceil(x), _core.floor(x))
-
-
 @defop(primitive="Trunc", tensor="trunc", mint="trunc")
 def trunc(input):
-    """MindSpore's ops.trunc(input): x rounded toward zero (−2.7 → −2.0); integer and bool inputs are returned
-    unchanged (a copy). Zero gradient. Raises TypeError for a non-Tensor or a complex Tensor (MindSpore 2.10)."""
+    """MindSpore's ops.trunc(input): x rounded toward zero (−2.7 → −2.0, −0.5 → −0.0), one Trunc kernel
+    (elementwise_unary.cpp: std::trunc); integer and bool inputs are returned unchanged. Zero gradient. Raises
+    TypeError for a non-Tensor or a complex Tensor (MindSpore 2.10)."""
     x = mstype.refuse_complex(_tensor_arg(input, "trunc"), "trunc")
-    return _trunc(x) if mstype.is_float(x.dtype) else _core.identity(x)
+    return _core.trunc(x) if mstype.is_float(x.dtype) else _core.identity(x)
 
 
 @defop(tensor="frac")
@@ -321,7 +311,7 @@ def frac(x):
     t = mstype.refuse_complex(_tensor_arg(x, "frac", "x"), "frac")
     if not mstype.is_float(t.dtype):
         return _core.zeros_like(t if t.dtype != mstype.bool_ else _core.cast(t, mstype.int64))
-    return _core.sub(t, _core.stop_gradient(_trunc(t)))
+    return _core.sub(t, _core.stop_gradient(_core.trunc(t)))
 
 
 def _int_trunc_div(a, b):
@@ -331,26 +321,37 @@ def _int_trunc_div(a, b):
     return _core.select(fix, _core.add(q, 1), q)
 
 
-def _int_or_float_pair(op, a, b, names):
+@defop(primitive="TruncateDiv")
+def truncate_div(x, y):
+    """MindSpore's ops.truncate_div(x, y): x / y rounded toward zero (7 / −4 → −1); integers stay integers, floats
+    give trunc(x / y). One TruncateDiv kernel (elementwise_binary.cpp); an integer zero divisor gives the dtype's
+    largest value for x > 0, its lowest for x < 0 and 0 for x = 0 (MindSpore 2.10's Int32 values). Broadcasting; a
+    number may stand for one side. Not differentiable. Raises TypeError (no Tensor, bool inputs), ValueError (shapes
+    that do not broadcast)."""
+    if _same_float_tensors(x, y):
+        return _core.truncate_div(x, y)
+    a, b, dt = _numeric_pair("truncate_div", x, y, ("x", "y"))
+    return _core.truncate_div(a, b)
+
+
+def _numeric_pair(op, a, b, names):
+    """(a, b) as Tensors of their result dtype (a number becomes a 0-d Tensor; the kernels broadcast), and that dtype.
+    Raises TypeError for bool inputs or no Tensor, ValueError for shapes that do not broadcast."""
     a, b = _pair(op, a, b, names)
     for v in (a, b):
         if isinstance(v, Tensor) and v.dtype == mstype.bool_:
             raise TypeError(f"For '{op}', the inputs must be numeric, but got {_got(v)}.")
     dt = _result_dtype(a, b)
-    a, b = _cast_to(a, dt), _cast_to(b, dt)
-    shape = _bshape(a, b)
-    return _core.broadcast_to(_tensor(a, dt), shape), _core.broadcast_to(_tensor(b, dt), shape), dt
+    return _tensor_or_int(a, dt), _tensor_or_int(b, dt), dt
 
 
-@defop(primitive="TruncateDiv")
-def truncate_div(x, y):
-    """MindSpore's ops.truncate_div(x, y): x / y rounded toward zero (7 / −4 → −1); integers stay integers, floats
-    give trunc(x / y). Broadcasting; a number may stand for one side. Raises TypeError (no Tensor, bool inputs),
-    ValueError (shapes that do not broadcast)."""
-    a, b, dt = _int_or_float_pair("truncate_div", x, y, ("x", "y"))
-    if mstype.is_float(dt):
-        return _trunc(_core.div(a, b))
-    return _int_trunc_div(a, b)
+def _tensor_or_int(v, dtype):
+    """v as a Tensor of `dtype`; a Python int for an integer dtype stays exact (no float round trip)."""
+    if isinstance(v, Tensor):
+        return _cast_to(v, dtype)
+    if not mstype.is_float(dtype) and isinstance(v, numbers.Integral):
+        return _core.full([], int(v), dtype)
+    return _core.full([], float(v), dtype)
 
 
 def _trunc_mod(op, x, y, names):
@@ -383,28 +384,28 @@ def fmod(input, other):
     return _trunc_mod("fmod", input, other, ("input", "other"))
 
 
-def _fminmax(op, a, b, pick):
-    a, b, dt = _int_or_float_pair(op, a, b, ("input", "other"))
-    out = pick(a, b)
-    if not mstype.is_float(dt):
-        return out
-    out = _core.select(_core.not_equal(b, b), a, out)
-    return _core.select(_core.not_equal(a, a), b, out)
+def _fminmax(op, a, b, kernel):
+    if _same_float_tensors(a, b):
+        return kernel(a, b)  # the common case, without the promotion lookups
+    a, b, _ = _numeric_pair(op, a, b, ("input", "other"))
+    return kernel(a, b)
 
 
 @defop(primitive="Fmax", tensor="fmax")
 def fmax(input, other):
     """MindSpore's ops.fmax(input, other): the elementwise maximum ignoring NaN (NaN only where both are NaN; NumPy's
-    fmax). Broadcasting; ties share the gradient equally (as maximum). Raises TypeError (no Tensor, bool inputs),
-    ValueError (shapes that do not broadcast)."""
-    return _fminmax("fmax", input, other, _core.maximum)
+    fmax), one Fmax kernel (elementwise_binary.cpp). Broadcasting; result dtype the promoted one. Gradient as
+    MindSpore 2.10's: to input where input > other or other is NaN, else to other (ties go to other). Raises
+    TypeError (no Tensor, bool inputs), ValueError (shapes that do not broadcast)."""
+    return _fminmax("fmax", input, other, _core.fmax)
 
 
 @defop(primitive="Fmin", tensor="fmin")
 def fmin(input, other):
     """MindSpore's ops.fmin(input, other): the elementwise minimum ignoring NaN (NumPy's fmin; MindSpore 2.10's CPU
-    kernel fails, Kiln follows PyTorch). Broadcasting. Raises TypeError (no Tensor, bool inputs), ValueError."""
-    return _fminmax("fmin", input, other, _core.minimum)
+    kernel fails, Kiln follows PyTorch), one Fmin kernel. Broadcasting. Gradient fmax's rule (to input where
+    input < other or other is NaN, else to other). Raises TypeError (no Tensor, bool inputs), ValueError."""
+    return _fminmax("fmin", input, other, _core.fmin)
 
 
 @defop(tensor="float_power", mint="float_power")

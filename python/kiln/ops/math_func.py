@@ -28,26 +28,22 @@ __all__ = ["round", "logsumexp", "lerp", "isclose", "norm", "addn", "linspace", 
 
 def round(input, *, decimals=0):
     """MindSpore's ops.round(input, *, decimals=0): each element rounded to `decimals` decimal places, halves to
-    even (0.5 → 0, 1.5 → 2, 2.5 → 2; NumPy's np.round). Integer inputs are returned unchanged (a copy). Same dtype;
-    zero gradient (as floor). decimals ≠ 0 scales by 10**decimals, rounds and scales back, as NumPy does.
-    Raises TypeError (non-Tensor input, non-int decimals, complex input as MindSpore 2.10)."""
+    even (0.5 → 0, 1.5 → 2, 2.5 → 2, −0.5 → −0; NumPy's np.round). One Round kernel (elementwise_unary.cpp:
+    std::nearbyint); integer inputs are returned unchanged (a copy). Same dtype; zero gradient (as floor).
+    decimals ≠ 0 (MindSpore 2.10's CPU kernel raises RuntimeError there; Kiln computes NumPy's value): decimals > 0
+    multiplies by 10**decimals, rounds and divides back, decimals < 0 divides by 10**-decimals, rounds and multiplies
+    back, as NumPy does. Raises TypeError (non-Tensor input, non-int decimals, complex input as MindSpore 2.10)."""
     x = mstype.refuse_complex(_tensor_arg(input, "round"), "round")
     decimals = int_arg("round", "decimals", decimals)
     if not mstype.is_float(x.dtype):
         return _core.identity(x)
-    if decimals:
+    if not decimals:
+        return _core.round(x)
+    if decimals > 0:
         scale = 10.0 ** decimals
-        return _core.div(_round_half_even(_core.mul(x, scale)), scale)
-    return _round_half_even(x)
-
-
-def _round_half_even(x):
-    r = _core.floor(x)
-    frac = _core.sub(x, r)
-    up = _core.add(r, 1.0)
-    r_odd = _core.not_equal(_core.sub(r, _core.mul(_core.floor(_core.mul(r, 0.5)), 2.0)), 0.0)
-    take_up = _core.logical_or(_core.greater(frac, 0.5), _core.logical_and(_core.equal(frac, 0.5), r_odd))
-    return _core.select(take_up, up, r)
+        return _core.div(_core.round(_core.mul(x, scale)), scale)
+    scale = 10.0 ** -decimals
+    return _core.mul(_core.round(_core.div(x, scale)), scale)
 
 
 def _broadcast_check(op, *ts):

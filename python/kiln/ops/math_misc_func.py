@@ -13,8 +13,8 @@ from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from .function import _tensor_arg
 from ._opdef import defop
-from .math_elem_func import (_as_float, _bshape, _float_only, _float_pair, _full_like, _int_trunc_div, _pair,
-                             _same_float_tensors, _signbit_f, _tensor)
+from .math_elem_func import (_bshape, _float_only, _float_pair, _full_like, _int_trunc_div, _pair,
+                             _same_float_tensors, _tensor)
 
 __all__ = ["copysign", "heaviside", "sgn", "signbit", "isfinite", "isinf", "isnan", "isneginf", "isposinf", "isreal",
            "positive", "hypot", "ldexp", "nan_to_num", "sinc", "xdivy", "xlogy", "inv"]
@@ -24,38 +24,32 @@ __all__ = ["copysign", "heaviside", "sgn", "signbit", "isfinite", "isinf", "isna
 
 @defop(tensor="copysign")
 def copysign(x, other):
-    """MindSpore's ops.copysign(x, other): |x| with the sign of other (−0.0 counts as negative); float result
-    (integers compute in float32). Gradient: sign(x)·sign(other) for x, 0 at x = 0 (PyTorch's), and 0 for other.
-    Raises TypeError (non-Tensor x, bool x), ValueError (shapes that do not broadcast)."""
+    """MindSpore's ops.copysign(x, other): |x| where other >= 0, −|x| where other < 0 (MindSpore 2.10 compares
+    other < 0, so −0.0 and NaN count as positive: copysign(1, −0.0) = 1, unlike C's copysign and NumPy); float result
+    (integers compute in float32). One Copysign kernel (elementwise_binary.cpp). Gradient: sign(x)·sign(result) for
+    x, 0 at x = 0, and 0 for other (MindSpore 2.10's). Raises TypeError (non-Tensor x, bool x), ValueError (shapes
+    that do not broadcast)."""
+    if _same_float_tensors(x, other):
+        return _core.copysign(x, other)
     t = _tensor_arg(x, "copysign", "x")
     if t.dtype == mstype.bool_:
         raise TypeError(f"For 'copysign', 'x' must not be bool, but got {_got(t)}.")
     a, b = _float_pair("copysign", t, other, ("x", "other"))
-    mag = _core.abs(a)
-    if isinstance(b, Tensor):
-        neg = _core.stop_gradient(_signbit_f(b))
-        mag = _core.broadcast_to(mag, _bshape(a, b))
-        return _core.select(neg, _core.neg(mag), mag)
-    return _core.neg(mag) if math.copysign(1.0, float(b)) < 0 else mag
+    return _core.copysign(a, b if isinstance(b, Tensor) else float(b))
 
 
 @defop(primitive="Heaviside", tensor="heaviside")
 def heaviside(input, values):
-    """MindSpore's ops.heaviside(input, values): 0 where input < 0, `values` where input == 0, 1 where input > 0
-    (NaN stays NaN). Both Tensors of the same dtype (MindSpore's rule); broadcasting. Not differentiable (zero
-    gradient). Raises TypeError (non-Tensor, different dtypes, bool), ValueError (shapes)."""
+    """MindSpore's ops.heaviside(input, values): 0 where input < 0, `values` where input == 0, 1 where input > 0, and
+    0 where input is NaN (MindSpore 2.10's and PyTorch's value; NumPy gives NaN). One Heaviside kernel
+    (elementwise_binary.cpp). Both Tensors of the same dtype (MindSpore's rule); broadcasting. Not differentiable
+    (zero gradient). Raises TypeError (non-Tensor, different dtypes, bool), ValueError (shapes)."""
     x, v = _tensor_arg(input, "heaviside"), _tensor_arg(values, "heaviside", "values")
     if x.dtype != v.dtype or x.dtype == mstype.bool_:
         raise TypeError(f"For 'heaviside', 'input' and 'values' must have the same numeric dtype, but got {x.dtype} "
                         f"and {v.dtype}.")
     x, v = _pair("heaviside", x, v, ("input", "values"))
-    shape = _bshape(x, v)
-    x = _core.stop_gradient(_core.broadcast_to(x, shape))
-    v = _core.stop_gradient(_core.broadcast_to(v, shape))
-    out = _core.select(_core.equal(x, 0), v, _core.cast(_core.greater(x, 0), x.dtype))
-    if mstype.is_float(x.dtype):
-        out = _core.select(_core.not_equal(x, x), x, out)
-    return out
+    return _core.heaviside(x, v)
 
 
 @defop(tensor="sgn")
@@ -70,11 +64,10 @@ def sgn(input):
 
 @defop(tensor="signbit")
 def signbit(input):
-    """MindSpore's ops.signbit(input): Bool, True where the sign bit is set (x < 0, and −0.0); False for bool and
-    unsigned inputs and for NaN (Kiln cannot read a NaN's sign bit). Raises TypeError for a non-Tensor."""
+    """MindSpore's ops.signbit(input): Bool, True where input < 0 (MindSpore 2.10's definition and CPU values:
+    −0.0 and NaN give False, unlike NumPy's and PyTorch's sign-bit test, which give True for −0.0); False for bool
+    inputs. One Less node. Raises TypeError for a non-Tensor."""
     x = _tensor_arg(input, "signbit")
-    if mstype.is_float(x.dtype):
-        return _signbit_f(x)
     if x.dtype == mstype.bool_:
         return _core.full(list(x.shape), 0.0, mstype.bool_)
     return _core.less(x, 0)
@@ -198,13 +191,11 @@ def nan_to_num(input, nan=None, posinf=None, neginf=None):
 
 @defop(primitive="Sinc", tensor="sinc", mint="sinc")
 def sinc(input):
-    """MindSpore's ops.sinc(input): sin(πx)/(πx), 1 at x = 0 (the normalised sinc; NumPy's). Integer and bool inputs
-    give float32. Raises TypeError for a non-Tensor."""
-    x = _as_float(input, "sinc")
-    zero = _core.equal(x, 0.0)
-    xs = _core.select(zero, _full_like(x, 1.0), x)
-    px = _core.mul(xs, math.pi)
-    return _core.select(zero, _full_like(x, 1.0), _core.div(_core.sin(px), px))
+    """MindSpore's ops.sinc(input): sin(πx)/(πx), 1 at x = 0 (the normalised sinc; NumPy's), NaN at ±inf; πx is
+    formed in the input's float dtype, as MindSpore 2.10 does (float32 sinc(1) = −2.78e-8). One Sinc kernel
+    (elementwise_unary.cpp). Integer and bool inputs give float32. Gradient (cos(πx) − sinc(x))/x, 0 at 0. Raises
+    TypeError for a non-Tensor."""
+    return _core.sinc(_tensor_arg(input, "sinc"))
 
 
 @defop(primitive="Xdivy", tensor="xdivy")
@@ -223,19 +214,15 @@ def xdivy(x, y):
 @defop(primitive="Xlogy", tensor="xlogy", mint="xlogy")
 def xlogy(input, other):
     """MindSpore's ops.xlogy(input, other): x·log(y), and 0 where x == 0 unless y is NaN (SciPy's and PyTorch's rule;
-    MindSpore's CPU kernel gives NaN for x = 0, y < 0). Gradient wrt x: log(y), also at x = 0 (MindSpore 2.10), 0
-    there when y <= 0 or y = inf. Float result (integers compute in float32). Broadcasting; a
+    MindSpore 2.10's CPU kernel computes x·log(y) plainly: NaN at x = 0 for y <= 0 and y = inf, 0 for 0 < y < inf).
+    One Xlogy kernel (elementwise_binary.cpp). Gradient wrt x: log(y), also at x = 0 (MindSpore 2.10), 0 there when
+    y <= 0 or y = inf; wrt y: x/y (0 at those points). Float result (integers compute in float32). Broadcasting; a
     number may stand for one side. Raises TypeError (no Tensor), ValueError (shapes)."""
+    if _same_float_tensors(input, other):
+        return _core.xlogy(input, other)
     a, b = _float_pair("xlogy", input, other)
     dt = (a if isinstance(a, Tensor) else b).dtype
-    shape = _bshape(a, b)
-    a, b = _core.broadcast_to(_tensor(a, dt), shape), _core.broadcast_to(_tensor(b, dt), shape)
-    # x == 0 with 0 < y < inf keeps x·log(y) (= ±0, made +0 by the + 0.0), so d/dx = log(y) there (MindSpore
-    # 2.10's gradient); y <= 0 or y = inf give 0 with gradient 0 (PyTorch's rule)
-    zero = _core.logical_and(_core.equal(a, 0.0), _core.equal(b, b))
-    cut = _core.logical_and(zero, _core.logical_or(_core.less_equal(b, 0.0), _core.equal(b, math.inf)))
-    bs = _core.select(cut, _full_like(b, 1.0), b)
-    return _core.select(cut, _core.zeros_like(a), _core.add(_core.mul(a, _core.log(bs)), 0.0))
+    return _core.xlogy(_tensor(a, dt), _tensor(b, dt))
 
 
 @defop(primitive="Inv", tensor="inv")

@@ -214,9 +214,10 @@ def _round_samples(dtype, rng):
     yield Sample((arr(rng, (3, 4), dtype, -50.0, 50.0),))
     if dtype.kind == "f":
         yield Sample((np.array([1.25, 1.35, -2.55], dtype),), dict(decimals=1), desc="decimals")
+        yield Sample((np.array([15.0, 25.0, -35.0, 1234.0], dtype),), dict(decimals=-1), desc="negative decimals")
 
 
-register(OpInfo("round", ("Floor", "Select"), lambda x, decimals=0: ops.round(x, decimals=decimals),
+register(OpInfo("round", ("Round",), lambda x, decimals=0: ops.round(x, decimals=decimals),
                 lambda x, decimals=0: np.round(x, decimals), _round_samples, FL + (F16,),
                 out_dtype=lambda s: s.args[0].dtype, ref_upcast=False, special_skip="rounds like floor: covered by "
                 "floor's special values"))

@@ -88,10 +88,9 @@ register(OpInfo("logit", ("Log", "Log1p"), ops.logit, _np_logit, _logit_samples,
 
 # ---------------------------------------------------------------------------------------------- rounding / remainders
 
-_JUMPS = {0.0: 0.0, 1000.0: 0.0, -1000.0: 0.0}  # trunc jumps at the integers ±1000 (derivative 0 as floor's)
-_un("trunc", ("Floor", "Ceil", "Select"), lambda x: np.trunc(x).astype(x.dtype), FLH + (I32, I64, BOOL),
-    low=-5.0, high=5.0, kinks=_JUMPS)
-_un("frac", ("Floor", "Sub"), lambda x: (x - np.trunc(x)).astype(x.dtype) if x.dtype.kind == "f"
+_un("trunc", ("Trunc",), lambda x: np.trunc(x).astype(x.dtype), FLH + (I32, I64, BOOL),
+    low=-5.0, high=5.0, differentiable=False)
+_un("frac", ("Trunc", "Sub"), lambda x: (x - np.trunc(x)).astype(x.dtype) if x.dtype.kind == "f"
     else np.zeros_like(x, dtype=np.int64 if x.dtype == BOOL else x.dtype), FLH + (I32, BOOL), low=-5.0, high=5.0,
     kinks={1000.0: 1.0, -1000.0: 1.0}, special_ref=lambda x: np.where(np.isinf(x), np.nan, x - np.trunc(x)))
 
@@ -103,17 +102,30 @@ def _np_trunc_div(a, b):
     dt = np.result_type(a, b)
     if dt.kind == "f":
         return np.trunc(q)
-    return np.trunc(q).astype(dt)
+    with np.errstate(invalid="ignore"):
+        q = np.trunc(np.where(np.asarray(b) == 0, 0, q)).astype(dt)
+    # an integer zero divisor: the dtype's max for a > 0, its lowest for a < 0, 0 for 0 (MindSpore 2.10's Int32
+    # values: truncate_div([7, -5, 0], 0) = [2147483647, -2147483648, 0])
+    info = np.iinfo(dt)
+    return np.where(np.asarray(b) == 0, np.where(np.asarray(a) > 0, info.max, np.where(np.asarray(a) < 0, info.min, 0)),
+                    q).astype(dt)
 
 
-_bin("truncate_div", ("Div", "Floor"), _np_trunc_div, FLH + (I32, I64), lhs=(-5.0, 5.0, 0.0),
-     rhs=_DIVISOR, differentiable=False, special_skip="trunc(x / y): Div's and trunc's special values")
+def _trunc_div_samples(dtype, rng):
+    yield from binary_samples((-5.0, 5.0, 0.0), _DIVISOR, (2.5, 3))(dtype, rng)
+    if dtype.kind == "i":  # MindSpore 2.10: 7/-4 = -1, -7/2 = -3, 7/3 = 2, -5/3 = -1 and the zero divisors above
+        yield Sample((np.array([7, -7, 7, -5, 7, -5, 0], dtype), np.array([-4, 2, 3, 3, 0, 0, 0], dtype)),
+                     desc="truncation, zero divisors")
+
+
+register(OpInfo("truncate_div", ("TruncateDiv",), ops.truncate_div, _np_trunc_div, _trunc_div_samples, FLH + (I32, I64),
+                special_skip="trunc(x / y): Div's and trunc's special values"))
 _bin("truncate_mod", ("Fmod",), np.fmod, FLH + (I32, I64), lhs=(-5.0, 5.0, 0.0), rhs=_DIVISOR,
      kinks={0.0: None, 1000.0: None, -1000.0: None}, tol={F16: (2e-3, 4e-3)})
 _bin("fmod", ("Fmod",), np.fmod, FLH + (I32, I64), lhs=(-5.0, 5.0, 0.0), rhs=_DIVISOR,
      kinks={0.0: None, 1000.0: None, -1000.0: None}, tol={F16: (2e-3, 4e-3)})
-_bin("fmax", ("Maximum", "Select"), np.fmax, FLH + (I32,))
-_bin("fmin", ("Minimum", "Select"), np.fmin, FLH + (I32,))
+_bin("fmax", ("Fmax",), np.fmax, FLH + (I32,))
+_bin("fmin", ("Fmin",), np.fmin, FLH + (I32,))
 
 
 def _fp_samples(dtype, rng):
@@ -130,18 +142,22 @@ register(OpInfo("float_power", ("Pow", "Cast"), ops.float_power, lambda a, b: np
 # ---------------------------------------------------------------------------------------------- signs / predicates
 
 
-def _np_copysign(a, b):
-    r = np.copysign(a, b)
-    return r if np.asarray(r).dtype != F64 or F64 in (np.asarray(a).dtype, np.asarray(b).dtype) else r
+def _ms_copysign(a, b):
+    """MindSpore 2.10's copysign: −|a| where b < 0, else |a| (−0.0 and NaN in b count as positive)."""
+    m = np.abs(a)
+    return np.where(np.asarray(b) < 0, -m, m)
 
 
 def _copysign_samples(dtype, rng):
     for s in binary_samples()(dtype, rng):
         if isinstance(s.args[0], (np.ndarray, NC)):
             yield s
+    if dtype.kind == "f":  # MindSpore 2.10: [1, -2, 3, 0, 4] with [-0.0, 1, nan, -1, -0.0] gives [1, 2, 3, -0, 4]
+        yield Sample((np.array([1.0, -2.0, 3.0, 0.0, 4.0], dtype), np.array([-0.0, 1.0, np.nan, -1.0, -0.0], dtype)),
+                     desc="-0.0 and NaN signs", grad=False)
 
 
-register(OpInfo("copysign", ("Abs", "Select"), ops.copysign, np.copysign, _copysign_samples, FLH + (I32,),
+register(OpInfo("copysign", ("Copysign",), ops.copysign, _ms_copysign, _copysign_samples, FLH + (I32,),
                 differentiable=True, kinks={0.0: 0.0},
                 out_dtype=lambda s: _in_dtype(s) if _in_dtype(s).kind == "f" else F32))
 
@@ -153,10 +169,17 @@ def _heaviside_samples(dtype, rng):
     yield Sample((x, arr(rng, (4,), dtype)), desc="broadcast values")
 
 
-register(OpInfo("heaviside", ("Select", "Equal"), ops.heaviside, np.heaviside, _heaviside_samples, FLH + (I32,),
+def _ms_heaviside(x, v):
+    """np.heaviside with MindSpore 2.10's (and PyTorch's) 0 where x is NaN: heaviside([-1, 0, 2, nan], [5, 6, 7, 8])
+    = [0, 6, 1, 0] (MindSpore 2.10's values)."""
+    return np.where(np.isnan(x), 0, np.heaviside(x, v))
+
+
+register(OpInfo("heaviside", ("Heaviside",), ops.heaviside, _ms_heaviside, _heaviside_samples, FLH + (I32,),
                 out_dtype=_in_dtype))
 _un("sgn", "Sign", np.sign, FLH + (I32, I64), differentiable=False)
-_un("signbit", ("Less", "Div"), np.signbit, FLH + (I32, BOOL), differentiable=False)
+# MindSpore 2.10's signbit is x < 0: signbit([1, -1, 0, -0.0, nan, -nan, inf, -inf]) = [F, T, F, F, F, F, F, T]
+_un("signbit", ("Less",), lambda x: np.asarray(x) < 0, FLH + (I32, BOOL), differentiable=False)
 _un("isfinite", ("Sub", "Equal"), np.isfinite, FLH + (I32, BOOL), differentiable=False)
 _un("isnan", "NotEqual", np.isnan, FLH + (I32, BOOL), differentiable=False)
 _un("isinf", ("Abs", "Equal"), np.isinf, FLH + (I32, BOOL), differentiable=False)
@@ -186,7 +209,7 @@ register(OpInfo("nan_to_num", ("Select", "Equal"), ops.nan_to_num,
                                                                             posinf=posinf, neginf=neginf),
                 _nan_to_num_samples, FLH, ref_upcast=False, differentiable=True,
                 special_skip="the samples hold NaN and ±inf"))
-_un("sinc", ("Sin", "Div", "Select"), np.sinc, FLH + (I32,), low=-3.0, high=3.0, tol={F16: (3e-3, 3e-3)},
+_un("sinc", ("Sinc",), np.sinc, FLH + (I32,), low=-3.0, high=3.0, tol={F16: (3e-3, 3e-3)},
     special_ok=lambda s: True)
 _bin("xdivy", ("Div", "Select"), lambda a, b: np.where(np.asarray(a) == 0, 0.0 * b, np.true_divide(a, b)),
      FLH, rhs=_DIVISOR, scalars=(2.5,), special_skip="x / y with 0 where x == 0: Div's special values")
@@ -196,7 +219,7 @@ def _xlogy_samples(dtype, rng):
         yield Sample((np.array([0.0, 0.0, 0.0, 1.5], dtype), np.array([2.0, 0.5, 3.0, 0.75], dtype)), desc="x == 0")
 
 
-register(OpInfo("xlogy", ("Log", "Mul", "Select"), ops.xlogy, scipy.special.xlogy, _xlogy_samples, FLH + (I32,),
+register(OpInfo("xlogy", ("Xlogy",), ops.xlogy, scipy.special.xlogy, _xlogy_samples, FLH + (I32,),
                 differentiable=True,
                 out_dtype=lambda s: max((np_value(a).dtype for a in s.args if isinstance(a, (np.ndarray, NC))
                                          and np_value(a).dtype.kind == "f"), key=lambda d: d.itemsize, default=F32),

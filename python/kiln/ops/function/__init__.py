@@ -24,6 +24,22 @@ def _tensor_arg(x, op, name="input"):
     return x
 
 
+_STATIC = {}
+
+
+def _static_tables(key, build):
+    """What `build()` returns (index or mask Tensors made with NumPy), built once per `key`: a tuple of the op's name
+    and the static values (shapes, offsets) the tables depend on. The diagonal and triangle ops index with such
+    tables; building them per call (NumPy, then a Tensor from the array) cost more than the ops' kernels on small
+    inputs. The tables are constants that no op writes. At most 1024 keys are kept (then the cache starts over)."""
+    v = _STATIC.get(key)
+    if v is None:
+        if len(_STATIC) >= 1024:
+            _STATIC.clear()
+        v = _STATIC[key] = build()
+    return v
+
+
 # ---- elementwise arithmetic ----
 add = _core.add
 sub = _core.sub

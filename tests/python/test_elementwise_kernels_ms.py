@@ -1,0 +1,126 @@
+"""Elementwise ops moved from Python compositions into one C++ kernel each (issue 23): Sinc, Round, Trunc, Copysign,
+Xlogy, Fmax, Fmin, TruncateDiv, Heaviside (and signbit, one Less). The registry rows (tests/python/op_registry)
+check values against NumPy, float64 finite-difference gradients, PyNative against Graph mode and the one node; here:
+MindSpore 2.10's values at the edges and its gradients where finite differences cannot see them (ties, zeros), in
+PyNative and Graph mode. Every expected value below is MindSpore 2.10's (CPU), obtained with the oracle
+(/work/shared/tools/ms_oracle.py)."""
+import math
+import re
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import Tensor, ops
+
+INF, NAN = math.inf, math.nan
+MODES = pytest.mark.parametrize("use_jit", [False, True], ids=["pynative", "graph"])
+
+
+def _run(fn, use_jit, *args):
+    return (kiln.jit(fn) if use_jit else fn)(*args)
+
+
+def _t(values, dtype=np.float32):
+    return Tensor(np.array(values, dtype))
+
+
+def _grads(fn, use_jit, *args):
+    g = kiln.grad(lambda *a: ops.sum(fn(*a)), grad_position=tuple(range(len(args))))
+    out = _run(g, use_jit, *args)
+    return [o.asnumpy() for o in (out if isinstance(out, tuple) else (out,))]
+
+
+def _traced_ops(fn, *args):
+    """The op names of the graph kiln.jit traces for fn(*args), in order."""
+    jf = kiln.jit(fn)
+    jf(*args)
+    return re.findall(r"= (\w+)\(", jf.graphs[0].graph_before.to_text())
+
+
+@MODES
+def test_forward_mindspore_values(use_jit):
+    f32 = lambda *v: _t(v)
+    cases = [
+        # fmax: NaN only where both are NaN
+        (ops.fmax, (f32(1.0, NAN, NAN, 2.0), f32(NAN, 3.0, NAN, 1.0)), [1.0, 3.0, NAN, 2.0]),
+        # copysign: other < 0 decides (−0.0 and NaN count as positive)
+        (ops.copysign, (f32(1.0, -2.0, 3.0, 0.0, INF), f32(-0.0, 1.0, NAN, -1.0, -1.0)), [1.0, 2.0, 3.0, -0.0, -INF]),
+        # truncate_div on floats: trunc(x / y), x / 0 = ±inf, 0 / 0 = NaN
+        (ops.truncate_div, (f32(7.0, -7.0, 7.0, 0.0, 1.0, -1.0), f32(-4.0, 2.0, 0.0, 0.0, 0.1, 0.0)),
+         [-1.0, -3.0, INF, NAN, 10.0, -INF]),
+        # round: halves to even
+        (ops.round, (f32(0.5, 1.5, 2.5, -0.5, -2.5, 1.25, 2.675, 12345.6, NAN, INF),),
+         [0.0, 2.0, 2.0, -0.0, -2.0, 1.0, 3.0, 12346.0, NAN, INF]),
+        # sinc: πx in float32, so sinc(1) is −2.78e-8, not 0
+        (ops.sinc, (f32(0.0, 0.5, 1.0, -1.5, INF, NAN, 1e-8),),
+         [1.0, 0.6366197466850281, -2.7827534054836178e-08, -0.21220658719539642, NAN, NAN, 1.0]),
+        (ops.trunc, (f32(-2.7, 2.7, -0.5, NAN, INF),), [-2.0, 2.0, -0.0, NAN, INF]),
+        # heaviside: 0 where the input is NaN (MindSpore and PyTorch; NumPy gives NaN)
+        (ops.heaviside, (f32(-1.0, 0.0, 2.0, NAN, -0.0), f32(5.0, 6.0, 7.0, 8.0, 9.0)), [0.0, 6.0, 1.0, 0.0, 9.0]),
+    ]
+    for fn, args, want in cases:
+        got = _run(fn, use_jit, *args).asnumpy()
+        np.testing.assert_allclose(got, np.array(want, np.float32), rtol=1e-6, equal_nan=True, err_msg=fn.__name__)
+        # signed zeros where MindSpore gives them
+        np.testing.assert_array_equal(np.signbit(got[np.array(want) == 0]),
+                                      np.signbit(np.array(want)[np.array(want) == 0]), err_msg=fn.__name__)
+    sb = _run(ops.signbit, use_jit, f32(1.0, -1.0, 0.0, -0.0, NAN, -NAN, INF, -INF)).asnumpy()
+    np.testing.assert_array_equal(sb, [False, True, False, False, False, False, False, True])
+
+
+def test_integer_mindspore_values():
+    a, b = _t([7, -7, 7, -5, 7, -5, 0], np.int32), _t([-4, 2, 3, 3, 0, 0, 0], np.int32)
+    out = ops.truncate_div(a, b)
+    assert out.dtype == kiln.int32
+    # an integer zero divisor: the dtype's max for a > 0, its lowest for a < 0, 0 for 0 (MindSpore 2.10, Int32)
+    np.testing.assert_array_equal(out.asnumpy(), [-1, -3, 2, -1, 2147483647, -2147483648, 0])
+    assert ops.truncate_div(_t([7, -7], np.int32), 2.0).dtype == kiln.float32
+    np.testing.assert_array_equal(ops.fmax(_t([1, 5], np.int32), _t([3, 2], np.int32)).asnumpy(), [3, 5])
+    f = ops.fmax(_t([1, 5], np.int32), _t([3.0, 2.0]))
+    assert f.dtype == kiln.float32 and f.asnumpy().tolist() == [3.0, 5.0]
+    c = ops.copysign(_t([1, -2], np.int32), _t([-1, 1], np.int32))
+    assert c.dtype == kiln.float32 and c.asnumpy().tolist() == [-1.0, 2.0]
+    s = ops.sinc(_t([0, 1, 2], np.int32))
+    assert s.dtype == kiln.float32
+    np.testing.assert_allclose(s.asnumpy(), [1.0, -2.7827534054836178e-08, 2.7827534054836178e-08], rtol=1e-6)
+    r = ops.round(_t([1, 2], np.int32))
+    assert r.dtype == kiln.int32 and r.asnumpy().tolist() == [1, 2]
+
+
+@MODES
+def test_gradients_mindspore_values(use_jit):
+    f64 = lambda *v: _t(v, np.float64)
+    # fmax: to input where input > other or other is NaN, else to other (ties go to other)
+    ga, gb = _grads(ops.fmax, use_jit, f64(1.0, 2.0, 3.0, NAN, NAN, 1.0), f64(2.0, 2.0, 1.0, 1.0, NAN, NAN))
+    np.testing.assert_array_equal(ga, [0, 0, 1, 0, 1, 1])
+    np.testing.assert_array_equal(gb, [1, 1, 0, 1, 0, 0])
+    # fmin: the mirror rule (MindSpore 2.10's CPU Fmin kernel does not run)
+    ga, gb = _grads(ops.fmin, use_jit, f64(1.0, 2.0, 3.0, NAN), f64(2.0, 2.0, 1.0, 1.0))
+    np.testing.assert_array_equal(ga, [1, 0, 0, 0])
+    np.testing.assert_array_equal(gb, [0, 1, 1, 1])
+    # copysign: sign(x)·(±1), 0 at x = 0; none for other
+    ga, gb = _grads(ops.copysign, use_jit, f64(1.0, -2.0, 0.0, 3.0), f64(-1.0, -1.0, -1.0, 2.0))
+    np.testing.assert_array_equal(ga, [-1, 1, 0, 1])
+    np.testing.assert_array_equal(gb, [0, 0, 0, 0])
+    # sinc: 0 at x = 0
+    (g,) = _grads(ops.sinc, use_jit, f64(0.0, 0.5, 1.0, -1.5))
+    np.testing.assert_allclose(g, [0.0, -1.2732395447351625, -1.0, -0.14147106052612907], rtol=1e-12)
+    # xlogy at x = 0 with 0 < y: d/dx = log(y) (MindSpore 2.10), d/dy = 0
+    ga, gb = _grads(ops.xlogy, use_jit, f64(0.0, 0.0, 1.0), f64(2.0, 0.5, 3.0))
+    np.testing.assert_allclose(ga, [math.log(2.0), math.log(0.5), math.log(3.0)], rtol=1e-12)
+    np.testing.assert_allclose(gb, [0.0, 0.0, 1.0 / 3.0], rtol=1e-12)
+    # round, trunc: zero gradient (as floor)
+    for fn in (ops.round, ops.trunc):
+        (g,) = _grads(fn, use_jit, f64(0.3, 1.7, -2.5))
+        np.testing.assert_array_equal(g, [0, 0, 0])
+
+
+@pytest.mark.parametrize("name,fn,args", [
+    ("Sinc", ops.sinc, (_t([0.5, 1.0]),)), ("Round", ops.round, (_t([0.5, 1.5]),)), ("Trunc", ops.trunc, (_t([-0.5]),)),
+    ("Copysign", ops.copysign, (_t([1.0]), _t([-1.0]))), ("Xlogy", ops.xlogy, (_t([1.0]), _t([2.0]))),
+    ("Fmax", ops.fmax, (_t([1.0]), _t([2.0]))), ("Fmin", ops.fmin, (_t([1.0]), _t([2.0]))),
+    ("TruncateDiv", ops.truncate_div, (_t([7.0]), _t([2.0]))), ("Heaviside", ops.heaviside, (_t([0.0]), _t([0.5]))),
+])
+def test_one_node_in_graph_mode(name, fn, args):
+    assert _traced_ops(fn, *args) == [name]
