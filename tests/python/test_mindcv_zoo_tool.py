@@ -123,6 +123,18 @@ def test_kink_is_a_pass_only_when_another_input_matches():
         "float64's where MindSpore's is not, 'ok (f64)'), 1 fail on Kiln" in text
 
 
+def test_kink_retry_wanted_unless_a_verdict_sides_with_mindspore():
+    # step 5 runs other inputs when the finite differences leave the mismatch open
+    assert zoo.kink_retry_wanted(["undecided", "undecided", "undecided"])
+    # inception_v4 (input seed 0): one float32 slope sided with Kiln by chance (float64 slopes: all undecided, a
+    # ReLU input of 1.5e-9 that Kiln's float32 rounds to -3.5e-10); at input seed 1 both frameworks match
+    assert zoo.kink_retry_wanted(["undecided", "kiln", "undecided"])
+    assert zoo.kink_retry_wanted(iter(["kiln", "undecided"]))
+    assert not zoo.kink_retry_wanted(["kiln", "kiln"])  # 'ms_off' already
+    assert not zoo.kink_retry_wanted(["undecided", "mindspore"])  # a slope for MindSpore keeps the mismatch
+    assert not zoo.kink_retry_wanted([])  # no finite differences ran
+
+
 def test_f64_arbitration_passes_only_when_every_float64_slope_and_the_gradient_side_with_kiln():
     fd_k = {"fd": [0.52, 0.52], "s_ms": 0.61, "s_kiln": 0.52, "verdict": "kiln"}
     fd_u = dict(fd_k, verdict="undecided")
