@@ -231,6 +231,7 @@ TORCH = {
     "upsample": "lambda x, size, mode, align_corners=None: F.interpolate(x, size, mode=mode, "
                 "align_corners=align_corners)",
     "affine_grid": "lambda theta, size: F.affine_grid(theta, size, align_corners=False)",
+    "grid_sample_3d": "F.grid_sample",
     "rms_norm": "lambda x, g: F.rms_norm(x, g.shape, g, 1e-6)",
     "add_rms_norm": "lambda a, b, g: F.rms_norm(a + b, g.shape, g, 1e-6)",
     # random entries: lambda shape, dtype
@@ -255,6 +256,7 @@ TORCH = {
                "dtype=dtype)).reshape(shape)",
     "random_gamma": "lambda shape, dtype: torch._standard_gamma(torch.full(shape, 2.5, dtype=dtype))",
     "random_gamma_small_alpha": "lambda shape, dtype: torch._standard_gamma(torch.full(shape, 0.4, dtype=dtype))",
+    "gamma": "lambda shape, dtype: torch._standard_gamma(torch.full(shape, 3.0, dtype=dtype)) * 0.5",
     "rrelu": "lambda shape, dtype: F.rrelu(-torch.ones(shape, dtype=dtype), 0.125, 0.375, training=True)",
     "gumbel_softmax": "lambda shape, dtype: F.gumbel_softmax(torch.zeros(tuple(shape) + (2,), dtype=dtype))[..., 0]",
     "dropout1d": "lambda shape, dtype: F.dropout1d(torch.ones((math.prod(shape), 1), dtype=dtype), 0.5)"

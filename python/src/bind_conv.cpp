@@ -110,6 +110,13 @@ void bind_conv(nb::module_& m) {
         },
         nb::arg("dout"), nb::arg("input_shape"), nb::arg("kernel"), nb::arg("stride"), nb::arg("pad"),
         nb::arg("ceil_mode") = false, nb::arg("count_include_pad") = true, nb::arg("divisor_override") = 0);
+  m.def("grid_sample",
+        [](TL x, TL grid, const std::string& mode, const std::string& padding_mode, bool align_corners) {
+          return apply1(x.t.ndim() == 5 ? OpId::GridSampler3D : OpId::GridSampler2D, {x, grid},
+                        {{"interpolation_mode", mode}, {"padding_mode", padding_mode}, {"align_corners", align_corners}});
+        },
+        nb::arg("x"), nb::arg("grid"), nb::arg("mode"), nb::arg("padding_mode"), nb::arg("align_corners"),
+        "x (N, C, H, W) or (N, C, D, H, W) sampled at grid's normalized coordinates (GridSampler2D / GridSampler3D).");
   m.def("adaptive_max_pool",
         [](TL x, const Ints& output_size, bool skip_nan) {
           return apply(OpId::AdaptiveMaxPool, {x}, {{"output_size", output_size}, {"skip_nan", skip_nan}});

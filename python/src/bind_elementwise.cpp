@@ -38,6 +38,22 @@ void bind_elementwise(nb::module_& m) {
           return ops::uniform_int(to_shape(shape, "randint"), lo, hi, t, seed, offset, stream);
         }, nb::arg("shape"), nb::arg("low"), nb::arg("high"), nb::arg("dtype"), nb::arg("seed"), nb::arg("offset"),
         nb::arg("stream") = -1);
+  m.def("random_gamma", [](nb::handle shape, TL alpha, std::optional<TensorLike> beta, uint64_t seed, uint64_t offset,
+                           int64_t stream) {
+          std::vector<Tensor> in{alpha.t};
+          if (beta) in.push_back(beta->t);
+          return apply1(beta ? OpId::Gamma : OpId::RandomGamma, in,
+                        {{"shape", to_shape(shape, "random_gamma")}, {"seed", int64_t(seed)}, {"offset", int64_t(offset)},
+                         {"stream", stream}});
+        }, nb::arg("shape"), nb::arg("alpha"), nb::arg("beta").none(), nb::arg("seed"), nb::arg("offset"),
+        nb::arg("stream") = -1,
+        "Gamma(alpha) samples (times the scale beta when given: the Gamma op, else RandomGamma) of `shape`, the "
+        "output shape, to which alpha and beta broadcast.");
+  m.def("kaiser_window", [](int64_t n, bool periodic, double beta, DType t) {
+          return apply1(OpId::KaiserWindow, {}, {{"window_length", n}, {"periodic", periodic}, {"beta", beta},
+                                                 {"dtype", t}});
+        }, nb::arg("window_length"), nb::arg("periodic"), nb::arg("beta"), nb::arg("dtype"),
+        "The Kaiser window (the KaiserWindow op; np.kaiser's formula in double).");
   m.def("reset_random_streams", &random::reset_streams, "Restarts every random stream at offset 0 (set_seed).");
 }
 

@@ -419,24 +419,9 @@ Attrs conv_attrs(const ops::Axes& stride, const ops::Axes& pad, const ops::Axes&
 
 namespace ops_impl {
 void register_conv() {
-  OpDef f;
-  f.id = OpId::Conv2D;
-  f.infer = infer_conv;
-  f.cpu = run_conv<kFwd>;
-  f.bprop = bp_conv;
-  register_op(f);
-  OpDef d;
-  d.id = OpId::Conv2DBackpropInput;
-  d.infer = infer_conv_input;
-  d.cpu = run_conv<kBwdData>;
-  d.bprop = bp_conv_input;
-  register_op(d);
-  OpDef w;
-  w.id = OpId::Conv2DBackpropFilter;
-  w.infer = infer_conv_filter;
-  w.cpu = run_conv<kBwdWeights>;
-  w.bprop = bp_conv_filter;
-  register_op(w);
+  register_kernel(OpId::Conv2D, infer_conv, run_conv<kFwd>, bp_conv);
+  register_kernel(OpId::Conv2DBackpropInput, infer_conv_input, run_conv<kBwdData>, bp_conv_input);
+  register_kernel(OpId::Conv2DBackpropFilter, infer_conv_filter, run_conv<kBwdWeights>, bp_conv_filter);
 }
 }  // namespace ops_impl
 

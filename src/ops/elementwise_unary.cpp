@@ -492,6 +492,8 @@ void reg(OpId id, InferFn infer, KernelFn cpu, BpropFn bprop) { ew::schema_regis
 namespace special {
 // The Hurwitz zeta for s > 1, q > 0 (Euler–Maclaurin, above), for the binary Zeta op (elementwise_binary.cpp).
 double hurwitz_zeta(double s, double q) { return hurwitz_zeta_d(s, q); }
+// e^-|x| I0(x) (Note [Bessel I]), for the KaiserWindow op (creation.cpp).
+double bessel_i0e(double x) { return bessel_i<0, true>(x); }
 }  // namespace special
 
 namespace ops_impl {

@@ -227,22 +227,13 @@ TV bp_inverse(const TV& in, const TV& out, const TV& g, const Attrs&) {
   return {ops::neg(ops::matmul(y, ops::matmul(gy, y, false, true), true, false))};
 }
 
-void reg(OpId id, InferFn infer, KernelFn k, BpropFn bp) {
-  OpDef d;
-  d.id = id;
-  d.infer = infer;
-  d.cpu = k;
-  d.bprop = bp;
-  register_op(d);
-}
-
 }  // namespace
 
 namespace ops_impl {
 void register_linalg() {
-  reg(OpId::MatrixDeterminant, infer_det, run_det, bp_det);
-  reg(OpId::LogMatrixDeterminant, infer_slogdet, run_slogdet, bp_slogdet);
-  reg(OpId::MatrixInverse, infer_inverse, run_inverse, bp_inverse);
+  register_kernel(OpId::MatrixDeterminant, infer_det, run_det, bp_det);
+  register_kernel(OpId::LogMatrixDeterminant, infer_slogdet, run_slogdet, bp_slogdet);
+  register_kernel(OpId::MatrixInverse, infer_inverse, run_inverse, bp_inverse);
 }
 }  // namespace ops_impl
 }  // namespace kiln

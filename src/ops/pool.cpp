@@ -582,15 +582,6 @@ TV bp_adaptive_max(const TV& in, const TV& out, const TV& g, const Attrs& a) {
   return {ops::reshape(dx, xs)};
 }
 
-void reg(OpId id, InferFn infer, KernelFn k, BpropFn bp) {
-  OpDef d;
-  d.id = id;
-  d.infer = infer;
-  d.cpu = k;
-  d.bprop = bp;
-  register_op(d);
-}
-
 Attrs max_attrs(const ops::Axes& kernel, const ops::Axes& stride, const ops::Axes& pad, const ops::Axes& dilation,
                 bool ceil_mode) {
   return {{"kernel", kernel}, {"stride", stride}, {"pad", pad}, {"dilation", dilation}, {"ceil_mode", ceil_mode}};
@@ -605,15 +596,17 @@ Attrs avg_attrs(const ops::Axes& kernel, const ops::Axes& stride, const ops::Axe
 
 namespace ops_impl {
 void register_pool() {
-  reg(OpId::MaxPool, infer_max_pool, run_max_pool, bp_max_pool);
-  reg(OpId::MaxPoolGrad, infer_max_pool_grad, run_max_pool_grad, bp_max_pool_grad);
-  reg(OpId::MaxPoolGradGrad, infer_max_pool_grad_grad, run_max_pool_grad_grad, bp_max_pool_grad_grad);
-  reg(OpId::MaxPoolGradWithArgmax, infer_max_pool_grad_argmax, run_max_pool_grad_argmax, bp_max_pool_grad_argmax);
-  reg(OpId::AvgPool, infer_avg_pool, run_avg_pool, bp_avg_pool);
-  reg(OpId::AvgPoolGrad, infer_avg_pool_grad, run_avg_pool_grad, bp_avg_pool_grad);
-  reg(OpId::AdaptiveAvgPool2D, infer_adaptive, run_adaptive<false>, bp_adaptive);
-  reg(OpId::AdaptiveAvgPool2DGrad, infer_adaptive_grad, run_adaptive<true>, bp_adaptive_grad);
-  reg(OpId::AdaptiveMaxPool, infer_adaptive_max, run_adaptive_max, bp_adaptive_max);
+  register_kernel(OpId::MaxPool, infer_max_pool, run_max_pool, bp_max_pool);
+  register_kernel(OpId::MaxPoolGrad, infer_max_pool_grad, run_max_pool_grad, bp_max_pool_grad);
+  register_kernel(OpId::MaxPoolGradGrad, infer_max_pool_grad_grad, run_max_pool_grad_grad,
+                  bp_max_pool_grad_grad);
+  register_kernel(OpId::MaxPoolGradWithArgmax, infer_max_pool_grad_argmax, run_max_pool_grad_argmax,
+                  bp_max_pool_grad_argmax);
+  register_kernel(OpId::AvgPool, infer_avg_pool, run_avg_pool, bp_avg_pool);
+  register_kernel(OpId::AvgPoolGrad, infer_avg_pool_grad, run_avg_pool_grad, bp_avg_pool_grad);
+  register_kernel(OpId::AdaptiveAvgPool2D, infer_adaptive, run_adaptive<false>, bp_adaptive);
+  register_kernel(OpId::AdaptiveAvgPool2DGrad, infer_adaptive_grad, run_adaptive<true>, bp_adaptive_grad);
+  register_kernel(OpId::AdaptiveMaxPool, infer_adaptive_max, run_adaptive_max, bp_adaptive_max);
 }
 }  // namespace ops_impl
 

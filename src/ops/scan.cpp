@@ -381,48 +381,13 @@ TV bp_median(const TV& in, const TV& out, const TV& g, const Attrs& a) {
 
 namespace ops_impl {
 void register_scan() {
-  OpDef s;
-  s.id = OpId::CumSum;
-  s.infer = infer_cumsum;
-  s.cpu = run_scan<false>;
-  s.bprop = bp_cumsum;
-  register_op(s);
-  OpDef p;
-  p.id = OpId::CumProd;
-  p.infer = infer_cumprod;
-  p.cpu = run_scan<true>;
-  p.bprop = bp_cumprod;
-  register_op(p);
-  OpDef pg;
-  pg.id = OpId::CumProdGrad;
-  pg.infer = infer_cumprod_grad;
-  pg.cpu = run_cumprod_grad;
-  pg.differentiable = false;  // only made by an unrecorded backward pass (bp_cumprod)
-  register_op(pg);
-  OpDef mx;
-  mx.id = OpId::CumMax;
-  mx.infer = infer_cummax;
-  mx.cpu = run_cumext<true>;
-  mx.bprop = bp_cumext;
-  register_op(mx);
-  OpDef mn;
-  mn.id = OpId::CumMin;
-  mn.infer = infer_cummin;
-  mn.cpu = run_cumext<false>;
-  mn.bprop = bp_cumext;
-  register_op(mn);
-  OpDef lc;
-  lc.id = OpId::LogCumSumExp;
-  lc.infer = infer_logcumsumexp;
-  lc.cpu = run_logcumsumexp;
-  lc.bprop = bp_logcumsumexp;
-  register_op(lc);
-  OpDef md;
-  md.id = OpId::Median;
-  md.infer = infer_median;
-  md.cpu = run_median;
-  md.bprop = bp_median;
-  register_op(md);
+  register_kernel(OpId::CumSum, infer_cumsum, run_scan<false>, bp_cumsum);
+  register_kernel(OpId::CumProd, infer_cumprod, run_scan<true>, bp_cumprod);
+  register_kernel(OpId::CumProdGrad, infer_cumprod_grad, run_cumprod_grad);  // made by bp_cumprod's unrecorded pass
+  register_kernel(OpId::CumMax, infer_cummax, run_cumext<true>, bp_cumext);
+  register_kernel(OpId::CumMin, infer_cummin, run_cumext<false>, bp_cumext);
+  register_kernel(OpId::LogCumSumExp, infer_logcumsumexp, run_logcumsumexp, bp_logcumsumexp);
+  register_kernel(OpId::Median, infer_median, run_median, bp_median);
 }
 }  // namespace ops_impl
 }  // namespace kiln

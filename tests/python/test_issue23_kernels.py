@@ -1,14 +1,17 @@
 """Issue 23's "kernels, not chains" ops as single C++ kernels: Fmod, Lgamma, Digamma, Polygamma, CumSum, CumProd
 (+ CumProdGrad), GatherD (+ GatherDGrad), TrilIndices / TriuIndices, CumMax / CumMin, LogCumSumExp; since stop 33
-Median, MatrixDeterminant / LogMatrixDeterminant / MatrixInverse, AdaptiveMaxPool and Zeta. The registry
+Median, MatrixDeterminant / LogMatrixDeterminant / MatrixInverse, AdaptiveMaxPool and Zeta; since stop 34
+RandomGamma / Gamma, GridSampler2D / GridSampler3D (+ their Grad ops) and KaiserWindow. The registry
 rows (tests/python/op_registry) check values against NumPy/SciPy, float64 finite-difference gradients, PyNative against Graph mode and the one
 node; here: MindSpore 2.10's values at the edges (obtained with the oracle, /work/shared/tools/ms_oracle.py),
 special values against the math module, the threaded scan path against float64 NumPy, and errors."""
 import math
+import re
 
 import numpy as np
 import pytest
 import scipy.special
+import scipy.stats
 
 import kiln
 from kiln import Tensor, ops
@@ -596,3 +599,219 @@ def test_kaiser_window_mindspore_values():
     assert big[3] == 1.0 and np.isfinite(big).all()
     _same(big[2], math.exp(800 * (math.sqrt(1 - (1 / 3) ** 2) - 1)) * scipy.special.i0e(800 * math.sqrt(8 / 9))
           / scipy.special.i0e(800.0), rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------- random_gamma / gamma
+
+def _check_gamma_sample(x, alpha, scale=1.0):
+    """x holds Gamma(alpha, scale) samples: mean alpha*scale and variance alpha*scale^2 within 5 standard errors
+    (the sample variance's: sqrt((mu4 - sigma^4) / n), mu4 = 3 alpha (alpha + 2) scale^4), and a KS test."""
+    x = np.asarray(x, np.float64).ravel() / scale
+    n = x.size
+    assert np.all(np.isfinite(x)) and np.all(x >= 0)
+    assert abs(x.mean() - alpha) < 5 * math.sqrt(alpha / n), (alpha, x.mean())
+    assert abs(x.var() - alpha) < 5 * math.sqrt((2 * alpha ** 2 + 6 * alpha) / n), (alpha, x.var())
+    assert scipy.stats.kstest(x, scipy.stats.gamma(alpha).cdf).pvalue > 1e-4
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.4, 1.0, 2.5, 30.0])
+def test_random_gamma_moments(alpha):
+    # 200k samples per alpha (the alpha < 1 boost for 0.05 and 0.4), float64 and float32
+    x = ops.random_gamma((200_000,), Tensor(np.array(alpha)), seed=3).asnumpy()
+    _check_gamma_sample(x, alpha)
+    x32 = ops.random_gamma((100_000,), Tensor(np.array([alpha], np.float32)), seed=4)
+    assert x32.dtype == kiln.float32 and x32.shape == (100_000, 1)
+    _check_gamma_sample(x32.asnumpy(), alpha)
+
+
+def test_random_gamma_per_element_alpha_and_gamma_scale():
+    # one draw for several alphas (output shape + alpha.shape): each column has its own distribution
+    a = np.array([[0.3, 1.7], [4.0, 9.0]])
+    x = ops.random_gamma((50_000,), Tensor(a), seed=9).asnumpy()
+    assert x.shape == (50_000, 2, 2)
+    for i in range(2):
+        for j in range(2):
+            _check_gamma_sample(x[:, i, j], a[i, j])
+    # ops.gamma: beta is the scale (MindSpore's Gamma density e^(-x/beta) / beta^alpha ...; its documented examples
+    # give means alpha * beta), shape, alpha and beta broadcast
+    g = ops.gamma((40_000, 1, 2), Tensor(np.array([[3.0, 4.0], [5.0, 0.5]])), Tensor(np.array([1.0, 2.5])), 7)
+    assert g.shape == (40_000, 2, 2) and g.dtype == kiln.float64
+    g = g.asnumpy()
+    for (i, j), (al, be) in {(0, 0): (3.0, 1.0), (0, 1): (4.0, 2.5), (1, 0): (5.0, 1.0), (1, 1): (0.5, 2.5)}.items():
+        _check_gamma_sample(g[:, i, j], al, be)
+    assert ops.Gamma(seed=2)((3,), Tensor(np.array([2.0], np.float32)), Tensor(np.array([1.0], np.float32))).shape \
+        == (3,)
+
+
+def test_random_gamma_threads_do_not_change_numbers():
+    # every element has its own Philox counters: a big draw (threaded) begins with the small draw's numbers
+    a = Tensor(np.array([0.7, 2.0], np.float32))
+    kiln.set_seed(2)  # restarts the streams: both draws take the stream's first offset
+    big = ops.random_gamma((40_000,), a, seed=11).asnumpy()
+    kiln.set_seed(2)
+    small = ops.random_gamma((3,), a, seed=11).asnumpy()
+    np.testing.assert_array_equal(big[:3], small)
+
+
+def test_random_gamma_seeds_pynative_and_graph():
+    a = Tensor(np.array([0.5, 1.5, 6.0], np.float32))
+
+    def draw():
+        return ops.random_gamma((4,), a), ops.random_gamma((4,), a, seed=5), ops.gamma((4, 3), a, a, 5)
+
+    kiln.set_seed(123)
+    first = [t.asnumpy() for t in draw()]
+    second = [t.asnumpy() for t in draw()]
+    assert not np.array_equal(first[0], second[0]) and not np.array_equal(first[1], second[1])
+    kiln.set_seed(123)
+    jf = kiln.jit(draw)
+    g1 = [t.asnumpy() for t in jf()]
+    g2 = [t.asnumpy() for t in jf()]
+    for want, got in zip(first + second, g1 + g2):
+        np.testing.assert_array_equal(got, want)
+    ops_in_graph = [n for g in jf.graphs for n in re.findall(r"= (\w+)\(", g.graph_before.to_text())]
+    assert sorted(ops_in_graph) == ["Gamma", "RandomGamma", "RandomGamma"]
+    # the Primitive with seed/seed2, and random_gamma with a Tensor shape (MindSpore's form)
+    kiln.set_seed(1)
+    p1 = ops.RandomGamma(seed=3, seed2=4)(Tensor(np.array([2, 2], np.int64)), a).asnumpy()
+    kiln.set_seed(1)
+    p2 = ops.RandomGamma(3, 4)((2, 2), a).asnumpy()
+    assert p1.shape == (2, 2, 3)
+    np.testing.assert_array_equal(p1, p2)
+
+
+def test_random_gamma_dtypes_and_errors():
+    # MindSpore 2.10: the output has alpha's dtype (Float16/32/64) and shape shape + alpha.shape
+    for dt in (np.float16, np.float32, np.float64):
+        r = ops.random_gamma((3, 2), Tensor(np.array([0.5, 1.5], dt)), seed=5)
+        assert r.shape == (3, 2, 2) and r.asnumpy().dtype == dt
+    assert ops.random_gamma((), Tensor(np.array(2.0, np.float32)), seed=5).shape == ()
+    assert ops.random_gamma((0, 2), Tensor(np.array([1.0], np.float32))).shape == (0, 2, 1)
+    # an infinite alpha gives inf (MindSpore 2.10 too)
+    assert np.isinf(ops.random_gamma((2,), Tensor(np.array([np.inf], np.float32))).asnumpy()).all()
+    with pytest.raises(TypeError, match="random_gamma.*Float16, Float32 or Float64"):
+        ops.random_gamma((2,), Tensor(np.array([1, 2], np.int32)))  # MindSpore 2.10: TypeError
+    with pytest.raises(TypeError, match="random_gamma"):
+        ops.random_gamma((2,), Tensor(np.array([1.0]), kiln.bfloat16))  # MindSpore 2.10: TypeError
+    with pytest.raises(TypeError, match="random_gamma"):
+        ops.random_gamma((2,), np.array([1.0], np.float32))
+    with pytest.raises(ValueError, match="random_gamma"):
+        ops.random_gamma((3, -2), Tensor(np.array([1.0], np.float32)))
+    # alpha <= 0 or NaN: ValueError when the op runs, in both modes (MindSpore 2.10 returns 0 / NaN: not mirrored)
+    for bad in (0.0, -1.5, np.nan):
+        with pytest.raises(ValueError, match="random_gamma.*alpha.*positive"):
+            ops.random_gamma((2,), Tensor(np.array([1.0, bad], np.float32)))
+    with pytest.raises(ValueError, match="random_gamma.*alpha.*positive"):
+        kiln.jit(lambda t: ops.random_gamma((2,), t))(Tensor(np.array([-1.0], np.float32)))
+    with pytest.raises(ValueError, match="gamma.*beta.*positive"):
+        ops.gamma((2,), Tensor(np.array([1.0])), Tensor(np.array([0.0])))
+    with pytest.raises(TypeError, match="gamma.*one dtype"):
+        ops.gamma((2,), Tensor(np.array([1.0])), Tensor(np.array([1.0], np.float32)))
+    with pytest.raises(ValueError, match="gamma.*broadcast"):
+        ops.gamma((3, 2), Tensor(np.array([3.0, 1, 1])), Tensor(np.array([1.0])))
+    with pytest.raises(ValueError, match="RandomGamma"):
+        ops.RandomGamma(seed=-3)
+    # not differentiable (MindSpore 2.10: "RandomGamma's bprop not defined"): no gradient reaches alpha
+    g = kiln.grad(lambda t: ops.sum(ops.random_gamma((4,), t, seed=5)))(Tensor(np.array([0.5, 1.5])))
+    np.testing.assert_array_equal(g.asnumpy(), [0.0, 0.0])
+
+
+# ---------------------------------------------------------------------------------------------- grid_sample
+
+def _gs_ms_inputs():
+    """The inputs of tests/python/data/grid_sample_ms210.json (MindSpore 2.10's values)."""
+    x = (np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4) ** 1.5 / 10).astype(np.float32)
+    g = np.array([[[[-1.1, -0.3], [0.25, 0.9], [1.2, -1.05]], [[0.6, 0.1], [-0.45, 1.3], [0.0, 0.0]]]], np.float32)
+    x5 = (np.arange(48, dtype=np.float32).reshape(1, 2, 2, 3, 4) ** 1.2 / 10).astype(np.float32)
+    g5 = np.array([[[[[-0.7, 0.2, -0.4], [0.5, -0.95, 0.8]], [[1.1, 0.35, 0.1], [0.05, -0.6, -1.2]]]]], np.float32)
+    return x, g, x5, g5
+
+
+def test_grid_sample_mindspore_values_and_gradients():
+    import json
+    import os
+    data = json.load(open(os.path.join(os.path.dirname(__file__), "data", "grid_sample_ms210.json")))["cases"]
+    x, g, x5, g5 = _gs_ms_inputs()
+    w = Tensor(np.arange(12, dtype=np.float32).reshape(1, 2, 2, 3) - 5)
+    assert len(data) == 16
+    for key, want in data.items():
+        nd, mode, pm, ac = key.split()
+        ac = ac == "True"
+        xi, gi = (x, g) if nd == "2d" else (x5, g5)
+        out = ops.grid_sample(Tensor(xi), Tensor(gi), mode, pm, ac)
+        _same(out.asnumpy().ravel(), want["out"], rtol=2e-6, atol=2e-6)
+
+        def loss(a, b):
+            o = ops.grid_sample(a, b, mode, pm, ac)
+            return ops.sum(ops.mul(o, w)) if nd == "2d" else ops.sum(ops.square(o))
+        dx, dg = kiln.grad(loss, grad_position=(0, 1))(Tensor(xi), Tensor(gi))
+        _same(dx.asnumpy().ravel(), want["dinput"], rtol=2e-5, atol=2e-5)
+        _same(dg.asnumpy().ravel(), want["dgrid"], rtol=2e-5, atol=2e-4)
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+def test_grid_sample_gradients_float64_and_graph(nd):
+    # the grid gradient against float64 central differences (points away from pixel boundaries and clip points),
+    # every padding mode; PyNative against Graph mode and one op each way
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3) + ((4, 5) if nd == 2 else (3, 4, 5)))
+    g = rng.uniform(-1.25, 1.25, (2,) + ((3, 4) if nd == 2 else (2, 2, 3)) + (nd,))
+    wt = rng.standard_normal((2, 3) + g.shape[1:-1])
+    for pm in ("zeros", "border", "reflection"):
+        for ac in (False, True):
+            def f(a, b):
+                return ops.sum(ops.mul(ops.grid_sample(a, b, "bilinear", pm, ac), Tensor(wt)))
+            dx, dg = kiln.grad(f, grad_position=(0, 1))(Tensor(x), Tensor(g))
+            num = np.zeros_like(g)
+            for idx in np.ndindex(*g.shape):
+                e = np.zeros_like(g)
+                e[idx] = 1e-6
+                num[idx] = (f(Tensor(x), Tensor(g + e)).asnumpy() - f(Tensor(x), Tensor(g - e)).asnumpy()) / 2e-6
+            _same(dg.asnumpy(), num, rtol=1e-6, atol=1e-7)
+            jx, jg = kiln.jit(kiln.grad(f, grad_position=(0, 1)))(Tensor(x), Tensor(g))
+            _same(jx.asnumpy(), dx.asnumpy(), rtol=0)
+            _same(jg.asnumpy(), dg.asnumpy(), rtol=0)
+    jf = kiln.jit(lambda a, b: ops.grid_sample(a, b, "nearest", "border", True))
+    _same(jf(Tensor(x), Tensor(g)).asnumpy(), ops.grid_sample(Tensor(x), Tensor(g), "nearest", "border", True).asnumpy(),
+          rtol=0)
+    assert [n for gr in jf.graphs for n in re.findall(r"= (\w+)\(", gr.graph_before.to_text())] == \
+        [f"GridSampler{nd}D"]
+
+
+def test_grid_sample_threaded_and_errors():
+    # a large grid runs on the OpenMP threads: the same numbers as point by point in NumPy (the registry reference)
+    from op_registry.nnfunc_loss import _np_grid_sample
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2, 8, 9, 10))
+    g = rng.uniform(-1.1, 1.1, (2, 20, 30, 2))
+    _same(ops.grid_sample(Tensor(x), Tensor(g), "bilinear", "reflection", False).asnumpy(),
+          _np_grid_sample(x, g, "bilinear", "reflection", False), rtol=1e-12, atol=1e-13)
+    # float16 in float32 arithmetic (MindSpore 2.10's float16 kernel gives inf for some of these points)
+    x16, g16 = x[:, :2, :4, :5].astype(np.float16), g[:, :3, :4].astype(np.float16)
+    out16 = ops.grid_sample(Tensor(x16), Tensor(g16))
+    assert out16.dtype == kiln.float16
+    _same(out16.asnumpy().astype(np.float64), _np_grid_sample(x16.astype(np.float64), g16.astype(np.float64)),
+          rtol=2e-3, atol=2e-3)
+    # a NaN coordinate reads as outside: 0 and no gradient
+    gn = g[:1, :1, :2].copy()
+    gn[0, 0, 0, 0] = np.nan
+    dx, dg = kiln.grad(lambda a, b: ops.sum(ops.grid_sample(a, b)), grad_position=(0, 1))(Tensor(x[:1]), Tensor(gn))
+    assert ops.grid_sample(Tensor(x[:1]), Tensor(gn)).asnumpy()[0, :, 0, 0].tolist() == [0.0] * 8
+    assert dg.asnumpy()[0, 0, 0].tolist() == [0.0, 0.0]
+    t = Tensor(x[:1, :1, :3, :3].astype(np.float32))
+    with pytest.raises(TypeError, match="grid_sample.*one dtype"):
+        ops.grid_sample(t, Tensor(np.zeros((1, 1, 1, 2))))  # MindSpore 2.10: TypeError
+    with pytest.raises(ValueError, match="grid_sample.*4-D .* or 5-D"):
+        ops.grid_sample(Tensor(np.zeros((1, 3, 3), np.float32)), Tensor(np.zeros((1, 1, 2), np.float32)))
+    with pytest.raises(ValueError, match="grid_sample.*grid"):
+        ops.grid_sample(t, Tensor(np.zeros((1, 1, 1, 3), np.float32)))
+    with pytest.raises(ValueError, match="grid_sample.*mode"):
+        ops.grid_sample(t, Tensor(np.zeros((1, 1, 1, 2), np.float32)), "bicubic")  # MindSpore 2.10: ValueError
+    with pytest.raises(TypeError, match="grid_sample.*align_corners"):
+        ops.grid_sample(t, Tensor(np.zeros((1, 1, 1, 2), np.float32)), align_corners=1)
+    # the Primitives
+    p = ops.GridSampler2D("bilinear", "border", True)(t, Tensor(np.full((1, 1, 1, 2), 0.5, np.float32)))
+    _same(p.asnumpy(), _np_grid_sample(x[:1, :1, :3, :3], np.full((1, 1, 1, 2), 0.5), "bilinear", "border", True),
+          rtol=1e-6)
+    with pytest.raises(ValueError, match="GridSampler3D"):
+        ops.GridSampler3D()(t, Tensor(np.zeros((1, 1, 1, 2), np.float32)))

@@ -390,8 +390,11 @@ def test_grid_sample_nearest_rounds_halves_away_as_mindspore():
     assert got[1] == 0.0 and got[2] == x[0, 0, 3, 3]  # 4.5 → 5 (outside); (2.5, 2.7) → (3, 3)
     nan_grid = T(np.full((1, 1, 1, 2), np.nan, F32))
     assert ops.grid_sample(T(x), nan_grid).asnumpy().reshape(-1)[0] == 0.0
-    with pytest.raises(ValueError, match="4-D"):
-        ops.grid_sample(T(np.ones((1, 1, 2, 2, 2), F32)), T(np.zeros((1, 1, 1, 1, 3), F32)))
+    with pytest.raises(ValueError, match="4-D .* or 5-D"):
+        ops.grid_sample(T(np.ones((1, 2, 2), F32)), T(np.zeros((1, 1, 2), F32)))
+    # 5-D input (GridSampler3D, since stop 34): the centre of a volume of ones
+    assert ops.grid_sample(T(np.ones((1, 1, 2, 2, 2), F32)), T(np.zeros((1, 1, 1, 1, 3), F32))).asnumpy().ravel() \
+        .tolist() == [1.0]
     with pytest.raises(ValueError, match="padding_mode"):
         ops.grid_sample(T(x), T(g), padding_mode="circular")
 

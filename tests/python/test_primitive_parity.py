@@ -54,6 +54,9 @@ PRIMITIVE_OF.update({
     "RealDiv": ("div", lambda cls: lambda x, y, rounding_mode=None: cls()(x, y) if rounding_mode is None
                 else _unadapted("div")(x, y, rounding_mode=rounding_mode)),
     "Concat": ("concat", lambda cls: lambda tensors, axis=0: cls(axis)(tensors)),
+    "GridSampler2D": ("grid_sample", lambda cls: lambda input, grid, mode="bilinear", padding_mode="zeros",
+                      align_corners=None: cls(mode, padding_mode, bool(align_corners))(input, grid) if input.ndim == 4
+                      else _unadapted("grid_sample")(input, grid, mode, padding_mode, align_corners)),
     "Stack": ("stack", lambda cls: lambda tensors, axis=0: cls(axis)(tensors)),
     "Unstack": ("unstack", lambda cls: lambda x, axis=0: cls(axis)(x)),
     "Softmax": ("softmax", lambda cls: lambda x, axis=-1, dtype=None: cls(axis)(x if dtype is None
@@ -136,6 +139,9 @@ NOT_IN_REGISTRY = {
     "Dropout": "random, keep_prob attribute, (output, mask): tests/python/test_dropout*.py",
     "Dropout2D": "random, (output, mask): tests/python/test_dropout*.py",
     "Dropout3D": "random, (output, mask): tests/python/test_dropout*.py",
+    "RandomGamma": "random: tests/python/test_issue23_kernels.py (moments, seeds in both modes)",
+    "Gamma": "random: tests/python/test_issue23_kernels.py (moments, seeds in both modes)",
+    "GridSampler3D": "5-D input only: tests/python/test_issue23_kernels.py",
     "ApplyMomentum": "optimizer kernel: the apply_momentum_step entry (state.py) and test_primitives_tutorial.py",
     "FusedSparseAdam": "tests/python/test_primitives_issue24.py", "FusedSparseLazyAdam": "test_primitives_issue24.py",
     "FusedSparseFtrl": "tests/python/test_primitives_issue24.py",

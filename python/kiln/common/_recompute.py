@@ -61,11 +61,12 @@ class _Frame:
 def _draw_kernel(kind):
     """The random kernel `draw` runs for `kind`."""
     return {"uniform_real": _kernels.uniform_real, "standard_normal": _kernels.standard_normal,
-            "uniform_int": _kernels.uniform_int}[kind]
+            "uniform_int": _kernels.uniform_int, "random_gamma": _kernels.random_gamma}[kind]
 
 
 def draw(kind, *args):
-    """A random draw: `kiln._core.uniform_real / standard_normal / uniform_int(*args)` (kind names it). Inside the
+    """A random draw: `kiln._core.uniform_real / standard_normal / uniform_int / random_gamma(*args)` (kind names it;
+    args[0] is the output shape). Inside the
     recomputation of a recomputed call, the draw the forward made at this point instead; inside a recomputed call's
     forward the draw is also kept for that recomputation. Raises RuntimeError when the recomputation draws more (or
     other shapes) than the forward did (the call is not deterministic in its structure)."""

@@ -70,6 +70,8 @@ ones_like = _core.ones_like  # ones_like(arg: Tensor, /)
 pow = _core.pow  # pow(x: Tensor, y: Tensor)
 print_ = _core.print_  # print_(text: str, tensors: Sequence[Tensor])
 prod = _core.prod  # prod(x: Tensor, axis: object | None = None, keep_dims: bool = False)
+# random_gamma(shape: object, alpha: Tensor, beta: Tensor | None, seed: int, offset: int, stream: int = -1)
+random_gamma = _core.random_gamma
 recv = _core.recv  # recv(shape, dtype, src: int, tag: int, group: str) -> Tensor: a point-to-point receive
 reduce_scatter = _core.reduce_scatter  # reduce_scatter(x: Tensor, op: int, group: str)
 reshape = _core.reshape  # reshape(x: Tensor, shape: object)

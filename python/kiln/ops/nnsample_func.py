@@ -1,6 +1,7 @@
-"""Spatial sampling ops of MindSpore 2.10's `ops`: affine_grid (+ the AffineGrid primitive), grid_sample and upsample
-(MindSpore's alias of ops.interpolate), compositions of Kiln's kernels (gradients w.r.t. the input and the grid /
-theta from the building blocks).
+"""Spatial sampling ops of MindSpore 2.10's `ops`: affine_grid (+ the AffineGrid primitive; a composition of Kiln's
+kernels, gradient w.r.t. theta from the building blocks), grid_sample (+ the GridSampler2D / GridSampler3D
+primitives: one C++ op each, src/ops/grid_sample.cpp, with its backward op) and upsample (MindSpore's alias of
+ops.interpolate).
 
 Coordinates (PyTorch's and MindSpore's convention): a normalized coordinate g ∈ [−1, 1] maps to the pixel
 coordinate x = (g + 1)/2·(W − 1) with align_corners=True (−1 and 1 are the centres of the corner pixels) and
@@ -17,8 +18,9 @@ from .._args import _got
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from ._opdef import defop
+from .primitives import Primitive
 
-__all__ = ["affine_grid", "grid_sample", "upsample"]
+__all__ = ["affine_grid", "grid_sample", "upsample", "GridSampler2D", "GridSampler3D"]
 
 _FLOATS = (mstype.float16, mstype.bfloat16, mstype.float32, mstype.float64)
 
@@ -73,51 +75,12 @@ def affine_grid(theta, size, align_corners=False):
     return _core.reshape(grid, [size[0]] + spatial + [nd])
 
 
-def _unnormalize(g, n, align_corners):
-    if align_corners:
-        return _core.mul(_core.add(g, 1.0), (n - 1) / 2.0)
-    return _core.div(_core.sub(_core.mul(_core.add(g, 1.0), float(n)), 1.0), 2.0)
+_MODES = ("bilinear", "nearest")
+_PADDINGS = ("zeros", "border", "reflection")
 
 
-def _reflect(x, lo, hi):
-    """x reflected into [lo, hi] (PyTorch's reflect_coordinates, twice the range as the period)."""
-    if hi <= lo:
-        return _core.zeros_like(x) if lo == 0 else _core.add(_core.zeros_like(x), lo)
-    span = hi - lo
-    d = _core.abs(_core.sub(x, lo))
-    flips = _core.floor(_core.div(d, span))
-    extra = _core.sub(d, _core.mul(flips, span))
-    even = _core.equal(_core.sub(flips, _core.mul(_core.floor(_core.div(flips, 2.0)), 2.0)), 0.0)
-    return _core.select(even, _core.add(extra, lo), _core.sub(hi, extra))
-
-
-def _source(g, n, padding_mode, align_corners):
-    x = _unnormalize(g, n, align_corners)
-    if padding_mode == "border":
-        x = _core.clip(x, _core.full([], 0.0, x.dtype), _core.full([], float(n - 1), x.dtype))
-    elif padding_mode == "reflection":
-        x = _reflect(x, 0.0, float(n - 1)) if align_corners else _reflect(x, -0.5, n - 0.5)
-        x = _core.clip(x, _core.full([], 0.0, x.dtype), _core.full([], float(n - 1), x.dtype))
-    return x
-
-
-def _round_half_away(x):
-    """round to nearest, halves away from zero (C's round, which MindSpore's CPU kernel uses)."""
-    r = _core.floor(_core.add(_core.abs(x), 0.5))
-    return _core.select(_core.less(x, 0.0), _core.neg(r), r)
-
-
-@defop(mint="nn.functional.grid_sample")
-def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
-    """MindSpore's ops.grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corners=None) for 4-D
-    input: out[n, c, i, j] = input[n, c] sampled at the normalized (x, y) = grid[n, i, j] (module docstring).
-
-    input (N, C, H, W) float; grid (N, H_out, W_out, 2) of input's dtype, x (width) first; mode 'bilinear' or
-    'nearest'; padding_mode 'zeros', 'border' or 'reflection'; align_corners None (= False) or bool. Result
-    (N, C, H_out, W_out). Gradients w.r.t. input and (bilinear) grid; NaN coordinates read as outside (zeros).
-    Raises TypeError for non-float Tensors or mismatched dtypes, ValueError for shapes (5-D volumetric input is not
-    supported by Kiln: ValueError), modes or padding modes."""
-    op = "grid_sample"
+def _grid_sample_args(op, input, grid, mode, padding_mode, align_corners):
+    """MindSpore's argument checks of grid_sample / GridSampler2D / GridSampler3D; returns align_corners as a bool."""
     for name, t in (("input", input), ("grid", grid)):
         if not isinstance(t, Tensor):
             raise TypeError(f"For '{op}', the '{name}' must be a Tensor, but got {type(t).__name__}.")
@@ -125,55 +88,75 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             raise TypeError(f"For '{op}', the '{name}' must be a float Tensor, but got {t.dtype}.")
     if input.dtype != grid.dtype:
         raise TypeError(f"For '{op}', 'input' and 'grid' must have one dtype, but got {input.dtype} and {grid.dtype}.")
-    if input.ndim != 4:
-        raise ValueError(f"For '{op}', Kiln samples 4-D input (N, C, H, W) only, but got shape {tuple(input.shape)}.")
-    if grid.ndim != 4 or grid.shape[0] != input.shape[0] or grid.shape[3] != 2:
-        raise ValueError(f"For '{op}', the 'grid' must be (N, H_out, W_out, 2) with N = {input.shape[0]}, but got "
-                         f"shape {tuple(grid.shape)}.")
-    if mode not in ("bilinear", "nearest"):
+    if input.ndim not in (4, 5):
+        raise ValueError(f"For '{op}', the 'input' must be 4-D (N, C, H, W) or 5-D (N, C, D, H, W), but got shape "
+                         f"{tuple(input.shape)}.")
+    nd = input.ndim - 2
+    if grid.ndim != input.ndim or grid.shape[0] != input.shape[0] or grid.shape[-1] != nd:
+        want = "(N, H_out, W_out, 2)" if nd == 2 else "(N, D_out, H_out, W_out, 3)"
+        raise ValueError(f"For '{op}', the 'grid' must be {want} with N = {input.shape[0]}, but got shape "
+                         f"{tuple(grid.shape)}.")
+    if mode not in _MODES:
         raise ValueError(f"For '{op}', the 'mode' must be 'bilinear' or 'nearest', but got {mode!r}.")
-    if padding_mode not in ("zeros", "border", "reflection"):
+    if padding_mode not in _PADDINGS:
         raise ValueError(f"For '{op}', the 'padding_mode' must be 'zeros', 'border' or 'reflection', but got "
                          f"{padding_mode!r}.")
     if align_corners is None:
         align_corners = False
     if not isinstance(align_corners, bool):
         raise TypeError(f"For '{op}', the 'align_corners' must be a bool or None, but got {_got(align_corners)}.")
-    n, c, h, w = input.shape
-    ho, wo = grid.shape[1], grid.shape[2]
-    gx = _core.reshape(_core.strided_slice(grid, [0, 0, 0, 0], [n, ho, wo, 1], [1, 1, 1, 1]), [n, 1, ho * wo])
-    gy = _core.reshape(_core.strided_slice(grid, [0, 0, 0, 1], [n, ho, wo, 2], [1, 1, 1, 1]), [n, 1, ho * wo])
-    x = _source(gx, w, padding_mode, align_corners)
-    y = _source(gy, h, padding_mode, align_corners)
-    # a NaN coordinate reads as outside the input (0, as PyTorch's bounds test): moved to −2, whose taps are all out
-    bad = _core.logical_or(_core.not_equal(x, x), _core.not_equal(y, y))
-    x = _core.select(bad, _core.full([], -2.0, x.dtype), x)
-    y = _core.select(bad, _core.full([], -2.0, y.dtype), y)
-    flat = _core.reshape(input, [n, c, h * w])
-    from .index_func import gather_elements
+    return align_corners
 
-    def tap(xi, yi):
-        """input at integer coordinates (xi, yi) (floats), 0 outside; and the in-bounds mask."""
-        inside = _core.logical_and(_core.logical_and(_core.greater_equal(xi, 0.0), _core.less_equal(xi, w - 1.0)),
-                                   _core.logical_and(_core.greater_equal(yi, 0.0), _core.less_equal(yi, h - 1.0)))
-        xs = _core.select(inside, xi, _core.zeros_like(xi))
-        ys = _core.select(inside, yi, _core.zeros_like(yi))
-        idx = _core.cast(_core.add(_core.mul(ys, float(w)), xs), mstype.int64)
-        v = gather_elements(flat, 2, _core.broadcast_to(idx, [n, c, ho * wo]))
-        return _core.select(_core.broadcast_to(inside, [n, c, ho * wo]), v, _core.zeros_like(v))
 
-    if mode == "nearest":
-        out = tap(_core.stop_gradient(_round_half_away(x)), _core.stop_gradient(_round_half_away(y)))
-    else:
-        x0 = _core.stop_gradient(_core.floor(x))
-        y0 = _core.stop_gradient(_core.floor(y))
-        wx1, wy1 = _core.sub(x, x0), _core.sub(y, y0)
-        wx0, wy0 = _core.sub(1.0, wx1), _core.sub(1.0, wy1)
-        x1, y1 = _core.add(x0, 1.0), _core.add(y0, 1.0)
-        top = _core.add(_core.mul(tap(x0, y0), _core.mul(wx0, wy0)), _core.mul(tap(x1, y0), _core.mul(wx1, wy0)))
-        bottom = _core.add(_core.mul(tap(x0, y1), _core.mul(wx0, wy1)), _core.mul(tap(x1, y1), _core.mul(wx1, wy1)))
-        out = _core.add(top, bottom)
-    return _core.reshape(out, [n, c, ho, wo])
+@defop(mint="nn.functional.grid_sample")
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """MindSpore's ops.grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corners=None):
+    out[n, c, *p] = input[n, c] sampled at the normalized coordinates grid[n, *p] (module docstring).
+
+    input (N, C, H, W) with grid (N, H_out, W_out, 2) -> (N, C, H_out, W_out) (the GridSampler2D op), or input
+    (N, C, D, H, W) with grid (N, D_out, H_out, W_out, 3) -> (N, C, D_out, H_out, W_out) (GridSampler3D;
+    'bilinear' is trilinear there); grid's x (width) first; one float dtype (float16/bfloat16 computed in float32:
+    MindSpore 2.10's float16 kernel overflows to inf where Kiln gives the value). mode 'bilinear' or 'nearest';
+    padding_mode 'zeros', 'border' or 'reflection'; align_corners None (= False) or bool. One C++ op
+    (src/ops/grid_sample.cpp); gradients w.r.t. input and grid (GridSampler2DGrad / 3DGrad: PyTorch's and
+    MindSpore's rules, the grid's gradient 0 for 'nearest' and where a coordinate is clipped); NaN coordinates
+    read as outside (zeros). Raises TypeError for non-float Tensors, mismatched dtypes or a non-bool
+    align_corners, ValueError for shapes, modes or padding modes."""
+    align_corners = _grid_sample_args("grid_sample", input, grid, mode, padding_mode, align_corners)
+    return _core.grid_sample(input, grid, mode, padding_mode, align_corners)
+
+
+class GridSampler2D(Primitive):
+    """MindSpore's GridSampler2D(interpolation_mode='bilinear', padding_mode='zeros', align_corners=False)(input_x,
+    grid): ops.grid_sample of 4-D input (one GridSampler2D op). Errors as grid_sample's (ValueError for 5-D)."""
+
+    def __init__(self, interpolation_mode="bilinear", padding_mode="zeros", align_corners=False):
+        super().__init__("GridSampler2D")
+        self.interpolation_mode, self.padding_mode, self.align_corners = interpolation_mode, padding_mode, \
+            align_corners
+
+    def __call__(self, input_x, grid):
+        return _sampler(self, "GridSampler2D", 4, input_x, grid)
+
+
+class GridSampler3D(Primitive):
+    """MindSpore's GridSampler3D(interpolation_mode='bilinear', padding_mode='zeros', align_corners=False)(input_x,
+    grid): ops.grid_sample of 5-D input (one GridSampler3D op). Errors as grid_sample's (ValueError for 4-D)."""
+
+    def __init__(self, interpolation_mode="bilinear", padding_mode="zeros", align_corners=False):
+        super().__init__("GridSampler3D")
+        self.interpolation_mode, self.padding_mode, self.align_corners = interpolation_mode, padding_mode, \
+            align_corners
+
+    def __call__(self, input_x, grid):
+        return _sampler(self, "GridSampler3D", 5, input_x, grid)
+
+
+def _sampler(prim, op, ndim, input_x, grid):
+    align = _grid_sample_args(op, input_x, grid, prim.interpolation_mode, prim.padding_mode, prim.align_corners)
+    if input_x.ndim != ndim:
+        raise ValueError(f"For '{op}', the 'input_x' must be {ndim}-D, but got shape {tuple(input_x.shape)}.")
+    return _core.grid_sample(input_x, grid, prim.interpolation_mode, prim.padding_mode, align)
 
 
 @defop()

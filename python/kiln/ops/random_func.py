@@ -28,9 +28,10 @@ from ..common import seed as _seed
 from ..common.tensor import Tensor
 from ._opdef import defop
 from .function import _tensor_arg
+from .primitives import Primitive
 
 __all__ = ["bernoulli", "multinomial", "rand_like", "randn_like", "randint_like", "randperm", "shuffle",
-           "standard_laplace", "laplace", "random_gamma", "logspace", "hann_window", "hamming_window",
+           "standard_laplace", "laplace", "random_gamma", "gamma", "RandomGamma", "Gamma", "logspace", "hann_window", "hamming_window",
            "blackman_window", "bartlett_window", "kaiser_window", "choice_with_mask", "random_categorical"]
 
 
@@ -235,54 +236,113 @@ def laplace(shape, mean, lambda_param, seed=None):
     return _core.add(_core.mul(z, lambda_param), mean)
 
 
-_GAMMA_TRIES = 16
+_GAMMA_DTYPES = (mstype.float16, mstype.float32, mstype.float64)
+
+
+def _gamma_param(v, op, name):
+    """alpha / beta of the gamma samplers: a Float16/32/64 Tensor (TypeError otherwise, as MindSpore's RandomGamma)."""
+    t = _tensor_arg(v, op, name)
+    if t.dtype not in _GAMMA_DTYPES:
+        raise TypeError(f"For '{op}', '{name}' must be a Float16, Float32 or Float64 Tensor, but got {t.dtype}.")
+    return t
+
+
+def _gamma_shape(op, shape):
+    """The sample shape of the gamma samplers: a tuple of non-negative ints as is (the common call, without
+    shape_arg's conversions), else shape_arg's forms (a 1-D int Tensor, a list)."""
+    if type(shape) is tuple and all(type(d) is int and d >= 0 for d in shape):
+        return shape
+    return tuple(shape_arg(op, "shape", shape, 0))
+
+
+def _broadcast(op, *shapes):
+    """The broadcast of shapes (NumPy's rule; ValueError naming the op)."""
+    nd = max(len(s) for s in shapes)
+    out = [1] * nd
+    for s in shapes:
+        for k, d in enumerate(s, nd - len(s)):
+            if d != 1:
+                if out[k] not in (1, d):
+                    raise ValueError(f"For '{op}', shapes {', '.join(str(tuple(x)) for x in shapes)} (shape, alpha's, "
+                                     f"beta's) do not broadcast.")
+                out[k] = d
+    return tuple(out)
+
+
+def _gamma_draw(op, out_shape, alpha, beta, seed):
+    s, stream = _seed._next_key(op, seed)
+    return _recompute.draw("random_gamma", list(out_shape), alpha, beta, s, 0, stream)
 
 
 @defop()
 def random_gamma(shape, alpha, seed=None):
     """MindSpore's ops.random_gamma(shape, alpha, seed=None): Gamma(alpha, 1) samples of shape `shape` +
-    alpha.shape (alpha: a positive float Tensor; its dtype is the output's). Method: Marsaglia & Tsang (module
-    docstring). TypeError for a non-Tensor or non-float alpha, ValueError for a bad shape or an alpha that is not
-    positive (or NaN)."""
-    shape = tuple(shape_arg("random_gamma", "shape", shape, 0))
-    a = _tensor_arg(alpha, "random_gamma", "alpha")
-    if not mstype.is_float(a.dtype):
-        raise TypeError(f"For 'random_gamma', 'alpha' must be a float Tensor, but got {a.dtype}.")
-    seed = _seed_arg(seed, "random_gamma")
-    if a.size:  # alpha must be positive (checked when the op runs, in both modes)
-        a = _core.check_range(a, "random_gamma", "alpha", 1e-38, float("inf"), True, None)
-    out_shape = list(shape) + list(a.shape)
-    a32 = _core.cast(a, mstype.float32) if a.dtype != mstype.float32 else a
-    a32 = _core.broadcast_to(a32, out_shape)
-    small = _core.less(a32, 1.0)
-    ab = _core.select(small, _core.add(a32, 1.0), a32)  # boost alpha < 1 to alpha + 1
-    d = _core.sub(ab, 1.0 / 3.0)
-    c = _core.div(1.0, _core.sqrt(_core.mul(d, 9.0)))
-    s, stream = _seed._next_key("random_gamma", seed)
-    z = _recompute.draw("standard_normal", [_GAMMA_TRIES] + out_shape, mstype.float32, s, 0, stream)
-    s2, stream2 = _seed._next_key("random_gamma.accept", seed)
-    u = _recompute.draw("uniform_real", [_GAMMA_TRIES + 1] + out_shape, mstype.float32, s2, 0, stream2)
-    result = None
-    for t in reversed(range(_GAMMA_TRIES)):  # the first accepted candidate wins: fill from the last one back
-        zt = _core.reshape(_core.strided_slice(z, [t] + [0] * len(out_shape), [t + 1] + out_shape,
-                                               [1] * (len(out_shape) + 1)), out_shape)
-        ut = _core.reshape(_core.strided_slice(u, [t] + [0] * len(out_shape), [t + 1] + out_shape,
-                                               [1] * (len(out_shape) + 1)), out_shape)
-        v = _core.add(_core.mul(c, zt), 1.0)
-        v3 = _core.mul(_core.mul(v, v), v)
-        pos = _core.greater(v, 0.0)
-        v3s = _core.select(pos, v3, _core.full([], 1.0, mstype.float32))
-        lhs = _core.log(_core.maximum(ut, 1e-30))
-        rhs = _core.add(_core.mul(_core.square(zt), 0.5), _core.mul(d, _core.add(_core.sub(1.0, v3s),
-                                                                                   _core.log(v3s))))
-        ok = _core.logical_and(pos, _core.less(lhs, rhs))
-        cand = _core.mul(d, v3s)
-        result = cand if result is None else _core.select(ok, cand, result)
-    last = _core.reshape(_core.strided_slice(u, [_GAMMA_TRIES] + [0] * len(out_shape),
-                                             [_GAMMA_TRIES + 1] + out_shape, [1] * (len(out_shape) + 1)), out_shape)
-    boost = _core.pow(_core.maximum(last, 1e-30), _core.div(1.0, a32))
-    result = _core.select(small, _core.mul(result, boost), result)
-    return result if a.dtype == mstype.float32 else _core.cast(result, a.dtype)
+    alpha.shape, in alpha's dtype (Float16, Float32 or Float64). shape: a 1-D int Tensor (MindSpore's) or a tuple of
+    ints. One RandomGamma op (src/ops/creation.cpp): Marsaglia & Tsang's method (ACM TOMS 26(3), 2000) with
+    Gamma(alpha) = Gamma(alpha + 1)·U^(1/alpha) for alpha < 1, on Kiln's Philox streams (module docstring). Not
+    differentiable (MindSpore's RandomGamma has no bprop). TypeError for a non-Tensor or non-float alpha (bfloat16
+    included), ValueError for a bad shape and, when the op runs, for an alpha that is not positive (or NaN;
+    MindSpore gives 0 or NaN there)."""
+    shape = _gamma_shape("random_gamma", shape)
+    a = _gamma_param(alpha, "random_gamma", "alpha")
+    return _gamma_draw("random_gamma", shape + tuple(a.shape), a, None, _seed_arg(seed, "random_gamma"))
+
+
+@defop()
+def gamma(shape, alpha, beta, seed=None):
+    """MindSpore's ops.gamma(shape, alpha, beta, seed=None): samples of the Gamma distribution with shape alpha and
+    scale beta (density x^(alpha−1)·e^(−x/beta) / (beta^alpha·Γ(alpha)), MindSpore's Gamma primitive; mean
+    alpha·beta, variance alpha·beta²) of the broadcast of `shape` (a tuple of ints) with alpha's and beta's shapes.
+    alpha and beta: Tensors of one float dtype (Float16/32/64), the output's. One Gamma op (RandomGamma's sampler
+    times beta). Not differentiable. TypeError for non-Tensor or non-float parameters or differing dtypes,
+    ValueError for shapes that do not broadcast and, when the op runs, for parameters that are not positive."""
+    shape = _gamma_shape("gamma", shape)
+    a = _gamma_param(alpha, "gamma", "alpha")
+    b = _gamma_param(beta, "gamma", "beta")
+    if a.dtype != b.dtype:
+        raise TypeError(f"For 'gamma', 'alpha' and 'beta' must have one dtype, but got {a.dtype} and {b.dtype}.")
+    return _gamma_draw("gamma", _broadcast("gamma", shape, a.shape, b.shape), a, b, _seed_arg(seed, "gamma"))
+
+
+def _op_seed(op, seed, seed2):
+    """The op-level seed of a Primitive's (seed, seed2): None when both are 0 (the global seed decides)."""
+    seed = int_arg(op, "seed", seed, 0)
+    seed2 = int_arg(op, "seed2", seed2, 0)
+    return (seed << 32) | seed2 if seed or seed2 else None
+
+
+class RandomGamma(Primitive):
+    """MindSpore's RandomGamma(seed=0, seed2=0)(shape, alpha): ops.random_gamma's samples (shape: a 1-D Int32/Int64
+    Tensor or a tuple of ints). seed and seed2 both 0 follow the global seed; otherwise they fix the stream.
+    TypeError / ValueError for negative or non-int seeds, and as random_gamma."""
+
+    def __init__(self, seed=0, seed2=0):
+        super().__init__("RandomGamma")
+        self._seed = _op_seed("RandomGamma", seed, seed2)
+        self.seed, self.seed2 = seed, seed2
+
+    def __call__(self, shape, alpha):
+        shape = _gamma_shape("RandomGamma", shape)
+        a = _gamma_param(alpha, "RandomGamma", "alpha")
+        return _gamma_draw("RandomGamma", shape + tuple(a.shape), a, None, self._seed)
+
+
+class Gamma(Primitive):
+    """MindSpore's Gamma(seed=0, seed2=0)(shape, alpha, beta): ops.gamma's samples (beta the scale); seeds as
+    RandomGamma's."""
+
+    def __init__(self, seed=0, seed2=0):
+        super().__init__("Gamma")
+        self._seed = _op_seed("Gamma", seed, seed2)
+        self.seed, self.seed2 = seed, seed2
+
+    def __call__(self, shape, alpha, beta):
+        shape = _gamma_shape("Gamma", shape)
+        a = _gamma_param(alpha, "Gamma", "alpha")
+        b = _gamma_param(beta, "Gamma", "beta")
+        if a.dtype != b.dtype:
+            raise TypeError(f"For 'Gamma', 'alpha' and 'beta' must have one dtype, but got {a.dtype} and {b.dtype}.")
+        return _gamma_draw("Gamma", _broadcast("Gamma", shape, a.shape, b.shape), a, b, self._seed)
 
 
 # ---------------------------------------------------------------------------------------------- creation
@@ -311,7 +371,8 @@ def logspace(start, end, steps, base=10, *, dtype=mstype.float32):
     return Tensor(vals.astype(mstype.dtype_to_nptype(dt)), dt)
 
 
-def _window(op, window_length, periodic, dtype, default, fn):
+def _window_args(op, window_length, periodic, dtype, default):
+    """The windows' checked (length, periodic, dtype)."""
     if isinstance(window_length, Tensor):
         if window_length.size != 1 or window_length.dtype not in mstype.int_type:
             raise TypeError(f"For '{op}', a Tensor 'window_length' must be one integer, but got "
@@ -323,6 +384,11 @@ def _window(op, window_length, periodic, dtype, default, fn):
     dt = dtype_arg(op, "dtype", dtype, default)
     if not mstype.is_float(dt):
         raise TypeError(f"For '{op}', 'dtype' must be a float type, but got {dt}.")
+    return n, bool(periodic), dt
+
+
+def _window(op, window_length, periodic, dtype, default, fn):
+    n, periodic, dt = _window_args(op, window_length, periodic, dtype, default)
     if n == 0:
         w = np.zeros((0,))
     elif n == 1:
@@ -374,21 +440,12 @@ def bartlett_window(window_length, periodic=True, *, dtype=None):
 @defop()
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None):
     """MindSpore's ops.kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None): the Kaiser window
-    I0(beta·√(1 − (2n / (N − 1) − 1)²)) / I0(beta) (np.kaiser's formula, I0 from the BesselI0e kernel; periodic as
-    hann_window's). dtype default float64 (as
-    MindSpore 2.10 gives). Errors as hann_window."""
-    beta = float(beta)
-    return _window("kaiser_window", window_length, periodic, dtype, mstype.float64, lambda m: _kaiser(m, beta))
-
-
-def _kaiser(m, beta):
-    """np.kaiser(m, beta) with I0 from Kiln's BesselI0e kernel (double; NumPy's i0 costs ~0.1 ms a call): the ratio
-    I0(x)/I0(beta) formed as i0e(x)/i0e(beta)·e^(|x| − |beta|) (I0 is even; |x| <= |beta|), so a large beta does
-    not overflow (np.kaiser gives inf/inf = NaN there)."""
-    t = np.arange(m, dtype=np.float64) * (2.0 / (m - 1)) - 1.0
-    x = beta * np.sqrt(np.maximum(1.0 - t * t, 0.0))
-    e = _core.bessel_i0e(Tensor(np.append(x, beta))).asnumpy()
-    return e[:-1] / e[-1] * np.exp(np.abs(x) - abs(beta))
+    I0(beta·√(1 − (2n / (N − 1) − 1)²)) / I0(beta) (np.kaiser's formula; periodic as hann_window's), one KaiserWindow
+    op (src/ops/creation.cpp) in double as i0e(x)/i0e(beta)·e^(|x| − |beta|), so a large beta does not overflow
+    (np.kaiser gives inf/inf = NaN there). dtype default float64 (as MindSpore 2.10 gives). Errors as
+    hann_window."""
+    n, periodic, dt = _window_args("kaiser_window", window_length, periodic, dtype, mstype.float64)
+    return _core.kaiser_window(n, periodic, float(beta), dt)
 
 
 @defop(primitive="RandomChoiceWithMask", prim_attrs={"count": ("count", 256), "seed": ("seed", 0)})

@@ -306,9 +306,11 @@ register(OpInfo("affine_grid", ("BatchMatMul", "Transpose"), ops.affine_grid, _n
 
 
 def _np_grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """grid_sample of 4-D or 5-D x at grid's normalized coordinates (x first), point by point in float64."""
     align = bool(align_corners)
-    n, c, h, w = x.shape
-    out = np.zeros((n, c) + grid.shape[1:3])
+    nd = x.ndim - 2
+    spatial = x.shape[2:]  # (H, W) or (D, H, W)
+    out = np.zeros(x.shape[:2] + grid.shape[1:-1])
 
     def coord(g, size):
         v = (g + 1) / 2 * (size - 1) if align else ((g + 1) * size - 1) / 2
@@ -327,27 +329,32 @@ def _np_grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corner
             v = min(max(v, 0.0), size - 1.0)
         return v
 
-    def at(b, xi, yi):
-        return x[b, :, yi, xi] if 0 <= xi < w and 0 <= yi < h else np.zeros(c)
+    def at(b, idx):  # idx: integer coordinates, outermost spatial dim first
+        if all(0 <= i < n for i, n in zip(idx, spatial)):
+            return x[(b, slice(None)) + tuple(idx)]
+        return np.zeros(x.shape[1])
 
-    for b in range(n):
-        for i in range(grid.shape[1]):
-            for j in range(grid.shape[2]):
-                xs, ys = coord(float(grid[b, i, j, 0]), w), coord(float(grid[b, i, j, 1]), h)
-                if mode == "nearest":
-                    rx, ry = math.copysign(math.floor(abs(xs) + 0.5), xs), math.copysign(math.floor(abs(ys) + 0.5), ys)
-                    out[b, :, i, j] = at(b, int(rx), int(ry))
-                else:
-                    x0, y0 = math.floor(xs), math.floor(ys)
-                    fx, fy = xs - x0, ys - y0
-                    out[b, :, i, j] = (at(b, x0, y0) * (1 - fx) * (1 - fy) + at(b, x0 + 1, y0) * fx * (1 - fy) +
-                                       at(b, x0, y0 + 1) * (1 - fx) * fy + at(b, x0 + 1, y0 + 1) * fx * fy)
+    for b in range(x.shape[0]):
+        for p in np.ndindex(*grid.shape[1:-1]):
+            c = [coord(float(grid[(b,) + p + (nd - 1 - k,)]), spatial[k]) for k in range(nd)]  # outermost first
+            if mode == "nearest":
+                out[(b, slice(None)) + p] = at(b, [int(math.copysign(math.floor(abs(v) + 0.5), v)) for v in c])
+                continue
+            base = [math.floor(v) for v in c]
+            acc = np.zeros(x.shape[1])
+            for corner in np.ndindex(*([2] * nd)):
+                w = 1.0
+                for k in range(nd):
+                    f = c[k] - base[k]
+                    w *= f if corner[k] else 1 - f
+                acc = acc + at(b, [base[k] + corner[k] for k in range(nd)]) * w
+            out[(b, slice(None)) + p] = acc
     return out
 
 
-def _gs_samples(dtype, rng):
-    x = arr(rng, (2, 2, 3, 4), dtype)
-    g = arr(rng, (2, 2, 3, 2), dtype, -1.3, 1.3)
+def _gs_samples(dtype, rng, nd=2):
+    x = arr(rng, (2, 2, 3, 4) if nd == 2 else (2, 2, 2, 3, 4), dtype)
+    g = arr(rng, (2, 2, 3, 2) if nd == 2 else (2, 2, 1, 3, 3), dtype, -1.3, 1.3)
     for mode in ("bilinear", "nearest"):
         for pm in ("zeros", "border", "reflection"):
             for ac in (False, True):
@@ -355,11 +362,17 @@ def _gs_samples(dtype, rng):
                              grad=(mode == "bilinear"))
 
 
-register(OpInfo("grid_sample", ("GatherD", "Floor", "Select", "Mul", "Add"), ops.grid_sample, _np_grid_sample,
-                _gs_samples, (F32, F64), differentiable=True, out_dtype=_same_dtype, tol={F32: (1e-5, 1e-5)},
+register(OpInfo("grid_sample", ("GridSampler2D", "GridSampler2DGrad"), ops.grid_sample, _np_grid_sample,
+                _gs_samples, (F32, F64, F16), differentiable=True, out_dtype=_same_dtype,
+                tol={F32: (1e-5, 1e-5), F16: (2e-2, 2e-2)},
                 special_skip="NaN/inf coordinates read as outside (zeros): checked in test_nn_functional_ext.py",
-                notes="nearest: no gradient w.r.t. the grid (piecewise constant); samples avoid exact pixel "
-                      "boundaries (random grids)"))
+                notes="one GridSampler2D op, its backward GridSampler2DGrad; nearest: no gradient w.r.t. the grid "
+                      "(piecewise constant); samples avoid exact pixel boundaries (random grids)"))
+register(OpInfo("grid_sample_3d", ("GridSampler3D", "GridSampler3DGrad"), ops.grid_sample, _np_grid_sample,
+                lambda dtype, rng: _gs_samples(dtype, rng, 3), (F32, F64), differentiable=True,
+                out_dtype=_same_dtype, tol={F32: (1e-5, 1e-5)},
+                special_skip="NaN/inf coordinates read as outside (zeros): checked in test_issue23_kernels.py",
+                notes="5-D input: one GridSampler3D op (trilinear or nearest), its backward GridSampler3DGrad"))
 
 
 from .composite import _interp_samples, _np_interpolate  # noqa: E402 (this section's own imports)

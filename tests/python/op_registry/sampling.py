@@ -87,20 +87,24 @@ register(OpInfo("laplace", ("UniformReal", "Log", "Mul", "Add"), kind="random", 
                 draw=lambda shape, dtype, seed=None: ops.laplace(tuple(shape), Tensor(np.float32(1.0)),
                                                                  Tensor(np.float32(2.0)), seed),
                 check=_check_moments(1.0, 2.0 * math.sqrt(2.0))))
-register(OpInfo("random_gamma", ("StandardNormal", "UniformReal", "Select"), kind="random", dtypes=(F32, F64),
+register(OpInfo("random_gamma", ("RandomGamma",), kind="random", dtypes=(F32, F64, F16),
                 draw=lambda shape, dtype, seed=None: ops.random_gamma(tuple(shape), Tensor(np.asarray(2.5, dtype)),
                                                                       seed),
                 check=_check_moments(2.5, math.sqrt(2.5))))
-register(OpInfo("random_gamma_small_alpha", ("StandardNormal", "UniformReal", "Pow"), kind="random",
+register(OpInfo("random_gamma_small_alpha", ("RandomGamma",), kind="random",
                 dtypes=(F32,),
                 draw=lambda shape, dtype, seed=None: ops.random_gamma(tuple(shape), Tensor(np.float32(0.4)), seed),
                 check=_check_moments(0.4, math.sqrt(0.4)), notes="alpha < 1: Gamma(alpha + 1)·U^(1/alpha)"))
+register(OpInfo("gamma", ("Gamma",), kind="random", dtypes=(F32, F64),
+                draw=lambda shape, dtype, seed=None: ops.gamma(tuple(shape), Tensor(np.asarray(3.0, dtype)),
+                                                               Tensor(np.asarray(0.5, dtype)), seed),
+                check=_check_moments(1.5, math.sqrt(3.0) * 0.5), notes="beta is the scale: mean alpha·beta"))
 
 
 # ---------------------------------------------------------------------------------------------- creation
 
-def _creation(name, op, ref, samples, dtypes, **kw):
-    register(OpInfo(name, (), op, ref, samples, dtypes, differentiable=False, graph=False,
+def _creation(name, op, ref, samples, dtypes, covers=(), **kw):
+    register(OpInfo(name, covers, op, ref, samples, dtypes, differentiable=False, graph=False,
                     graph_reason="a constant: no kernel to compile", special_skip="no tensor input", **kw))
 
 
@@ -137,7 +141,8 @@ for _kind, _default in (("hann", F64), ("hamming", F32), ("blackman", F32), ("ba
                   [Sample((7,)), Sample((6, False), desc="symmetric"), Sample((1,)), Sample((0,), desc="empty"),
                    Sample((8, True) + _extra, dict(dtype=dtype), desc="parameters, dtype")]),
               (F32, F64), tol={F32: (1e-6, 1e-6)},
-              out_dtype=lambda s, _d=_default: s.kwargs.get("dtype") or _d, ref_upcast=False)
+              out_dtype=lambda s, _d=_default: s.kwargs.get("dtype") or _d, ref_upcast=False,
+              covers=("KaiserWindow",) if _kind == "kaiser" else ())
 register(OpInfo("choice_with_mask", ("UniformReal", "ArgSort", "Gather"), kind="random", dtypes=(I32,),
                 draw=lambda shape, dtype, seed=None: ops.reshape(ops.choice_with_mask(
                     Tensor(np.ones((max(_n(shape), 1),), bool)), max(_n(shape), 1), seed)[0][:_n(shape)],
