@@ -23,7 +23,7 @@ import weakref
 
 from .. import _engine
 from .. import context
-from ..common import jit as _jit
+from .._compiler import jit as _jit
 from ..common import seed as _seed
 from ..common.tensor import Tensor
 

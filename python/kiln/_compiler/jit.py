@@ -9,7 +9,7 @@ Cache key: (input shapes/dtypes, non-tensor arguments, the training flags and mi
 kiln.amp) of the cells involved, device, seed).
 A new key traces and compiles a new graph; `input_signature` fixes the key up front. With dynamic dimensions
 (`Tensor(shape=[None, 10], dtype=...)` in input_signature or Cell.set_inputs) the key holds None for them: one graph
-serves every size (kiln/common/_dynamic.py, Note [dynamic shapes by probe traces]), with a plan per concrete shape.
+serves every size (kiln/_compiler/dynamic.py, Note [dynamic shapes by probe traces]), with a plan per concrete shape.
 
 Note [the compile cache] (docs/decisions/compile-cache.md):
 * Training flags. The key holds the actual `training` flags of the cells a function depends on — its guard
@@ -25,7 +25,7 @@ Note [the compile cache] (docs/decisions/compile-cache.md):
   happens under the function's lock. Tracing runs outside the lock (a trace is per thread), so two threads may
   compile different signatures of one function at the same time.
 * On disk. With set_context(enable_compile_cache=True) (or MS_COMPILER_CACHE_ENABLE=1) a miss first looks for the
-  graph in the cache directory (kiln/common/_disk_cache.py, docs/compile_cache.md): a usable file is loaded, its
+  graph in the cache directory (kiln/_compiler/disk_cache.py, docs/compile_cache.md): a usable file is loaded, its
   captures re-bound by name, and no trace happens; otherwise the function is traced and the optimized graph written
   (when every capture can be named).
 
@@ -49,17 +49,17 @@ import weakref
 from .. import _engine
 from ..ops import _kernels
 from .. import context
-from .tensor import Tensor
-from . import seed as _seed
-from . import _disk_cache
-from . import _dynamic
-from . import _ast_rewrite
-from . import _graph_builtins
-from . import _deferred_writes
-from . import _graph_assert
-from . import _call_depth
-from . import _deferred_init
-from . import mutable as _mutable
+from ..common.tensor import Tensor
+from ..common import seed as _seed
+from . import disk_cache as _disk_cache
+from . import dynamic as _dynamic
+from . import ast_rewrite as _ast_rewrite
+from . import graph_builtins as _graph_builtins
+from . import deferred_writes as _deferred_writes
+from . import graph_assert as _graph_assert
+from . import call_depth as _call_depth
+from ..common import _deferred_init
+from ..common import mutable as _mutable
 
 _tensor_signature = _engine._tensor_signature
 _lock = threading.Lock()
@@ -299,7 +299,7 @@ class JitFunction:
         self.evictions = 0
         self.disk_loads = 0  # graphs loaded from the compile cache on disk (no trace)
         self.disk_skipped = None  # why the last graph that could not go to disk stayed in memory (None: none)
-        self.compile_count = 0  # graphs compiled by tracing (a dynamic-shape graph counts once: _dynamic.py)
+        self.compile_count = 0  # graphs compiled by tracing (a dynamic-shape graph counts once: dynamic.py)
         # The dynamic-shape Spec of input_signature (None: none or no None dimension), computed now: the registry of
         # placeholder signatures is bounded. Without input_signature, `signature_source` (a Cell's set_inputs) gives
         # the Spec.
@@ -382,7 +382,7 @@ class JitFunction:
         run (it reads tensor values) runs the rewritten code: float()/int() of arrays mean what they compile to."""
         ref = self._self_ref
         # While tracing: the Python built-ins with graph semantics (Note [graph built-ins]), and the function's
-        # tensor-dependent control flow compiled (kiln/common/_ast_rewrite.py).
+        # tensor-dependent control flow compiled (kiln/_compiler/ast_rewrite.py).
         fn = (_graph_builtins.graph_function(_ast_rewrite.converted(self.fn)) if _engine.tracing()
               else _ast_rewrite.converted(self.fn) if eager_graph else self.fn)
         if ref is None:
@@ -638,7 +638,7 @@ class JitFunction:
                 if alias is not None:  # one tensor passed twice: one symbolic tensor, so a write is seen by both
                     sym = [sym[j] for j in alias]
                 ids = [t._id for t in sym]
-                from .parameter import Parameter
+                from ..common.parameter import Parameter
                 stands.append({id(sym[i]) for i, t in enumerate(tensors) if isinstance(t, Parameter)})
                 a, k = _unflatten(struct, sym)
                 if record_sources:
