@@ -91,18 +91,18 @@ def _check_pred(pred, what):
 
 # ------------------------------------------------------------------------------------------- tracing sub-graphs
 def _flatten(obj, tensors):
-    from .jit import _flatten as f
+    from .structure import _flatten as f
     return f(obj, tensors)
 
 
 def _unflatten(struct, tensors):
-    from .jit import _unflatten as f
+    from .structure import _unflatten as f
     return f(struct, tensors)
 
 
 def _shape_key(struct):
     """A comparable form of a flattened structure (tensor leaves as 'T')."""
-    from .jit import _Leaf
+    from .structure import _Leaf
     if isinstance(struct, _Leaf):
         return "T"
     if isinstance(struct, (tuple, list)):
@@ -240,7 +240,7 @@ def _compiled_if(pred, then_fn, else_fn, vals, names, what):
             if i not in keep:
                 res[i] = _Undefined(names[i], loc)
     if written:
-        from .jit import _Leaf
+        from .structure import _Leaf
         _write_through(vals, res, {i: s_.index for i, s_ in enumerate(in_struct) if isinstance(s_, _Leaf)}, written,
                        what)
     return tuple(res)
@@ -258,7 +258,7 @@ def _promoted(a, b):
 
 
 def _describe(struct):
-    from .jit import _Leaf
+    from .structure import _Leaf
     if isinstance(struct, _Leaf):
         return "a tensor"
     if isinstance(struct, _Undefined):
@@ -268,7 +268,7 @@ def _describe(struct):
 
 def _var_of_output(struct, k, names):
     """'variable x' for the k-th output tensor of a tuple-of-variables structure."""
-    from .jit import _Leaf
+    from .structure import _Leaf
     count = [0]
 
     def n_leaves(s):
@@ -455,7 +455,7 @@ def _compiled_while(cond_fn, body_fn, vals, names, what):
 
 
 def _leaves(n):
-    from .jit import _Leaf
+    from .structure import _Leaf
     return tuple(_Leaf(i) for i in range(n))
 
 

@@ -211,7 +211,7 @@ def _source_hashes(files):
 def encode(obj):
     """JSON form of a jit argument/output structure: _Leaf, tuples, lists, dicts, None/bool/int/float/str (Unstorable
     for anything else: such a signature or output stays in memory)."""
-    from .jit import _Leaf, _Same
+    from .structure import _Leaf, _Same
     from ..common import dtype as mstype
     if isinstance(obj, _Leaf):
         return {"L": obj.index}
@@ -235,7 +235,7 @@ def encode(obj):
 
 
 def decode(obj):
-    from .jit import _Leaf
+    from .structure import _Leaf
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if not isinstance(obj, dict) or len(obj) != 1:
@@ -266,7 +266,7 @@ def decode(obj):
 
 
 def _leaves(struct, out):
-    from .jit import _Leaf
+    from .structure import _Leaf
     if isinstance(struct, _Leaf):
         out.append(struct.index)
     elif isinstance(struct, (tuple, list)):
@@ -454,7 +454,7 @@ def _writes_struct(out_struct, n):
 # ------------------------------------------------------------------------------------------------------ saving
 def save(lookup, graph, out_struct, pass_log, recorded, source_files, input_writes=()):
     """Writes the entry (atomically). `input_writes`: the indices of the inputs the graph writes in place (their
-    final values are the last outputs, see jit's Note [writes into inputs]). Raises Unstorable when the graph
+    final values are the last outputs, see capture.py's Note [writes into inputs]). Raises Unstorable when the graph
     cannot be stored faithfully; warns (once per directory) and returns when the directory cannot be written."""
     if source_files is None:
         raise Unstorable("another profiler was active while tracing (sources could not be recorded)")

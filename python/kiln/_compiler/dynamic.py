@@ -36,7 +36,7 @@ import numpy as np
 
 from .. import _engine
 from .. import _convert
-from .symint import SymInt, common_guards, guard_locations  # noqa: F401  (used by kiln._compiler.jit)
+from .symint import SymInt, common_guards, guard_locations  # noqa: F401  (used by capture.py)
 from . import symint as _symint
 
 N_PROBES = 4
@@ -587,7 +587,7 @@ class DynamicExecutable:
 
 
 class _Probe:
-    """A stand-in for a tensor argument in a probe trace (jit's _trace reads .shape and .dtype)."""
+    """A stand-in for a tensor argument in a probe trace (capture.trace reads .shape and .dtype)."""
     __slots__ = ("shape", "dtype")
 
     def __init__(self, shape, dtype):

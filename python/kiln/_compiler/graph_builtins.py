@@ -1,6 +1,6 @@
 """Python's built-in functions inside compiled functions, with MindSpore's static-graph semantics.
 
-Graph mode traces Python by running it with symbolic tensors (kiln/_compiler/jit.py). Plain Python built-ins then
+Graph mode traces Python by running it with symbolic tensors (kiln/_compiler/capture.py). Plain Python built-ins then
 behave as in Python: `map`, `zip`, `filter`, `range`, `enumerate` return lazy iterators (MindSpore's graph mode
 returns tuples and lists), `max(t)` / `all(t)` on a tensor iterate it and ask a symbolic value for its truth (an
 error), and `print` prints once, while tracing. MindSpore's graph mode gives these built-ins graph meanings.

@@ -1,6 +1,6 @@
 """`kiln.jit_class`: a user-defined class whose objects compiled functions create, read and call.
 
-Kiln compiles by tracing the Python that runs (kiln/_compiler/jit.py), so instances of any class can be created and
+Kiln compiles by tracing the Python that runs (kiln/_compiler/capture.py), so instances of any class can be created and
 their attributes and methods used inside compiled functions; their methods run at trace time and the tensor ops
 they call become nodes of the graph. What `@jit_class` adds is MindSpore's static-graph semantics inside the
 methods: while a graph is traced they run with the graph built-ins (range/zip/map/... give tuples, print prints at

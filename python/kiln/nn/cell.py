@@ -22,7 +22,8 @@ from ..common import dtype as mstype
 from ..common.parameter import Parameter, ParameterTuple, _Buffer
 from ..ops.primitives import Primitive
 from .._compiler import graph_builtins as _graph_builtins
-from .._compiler.jit import JitFunction, _bump_train_state, _recording, _record_cell
+from .._compiler.jit import JitFunction
+from .._compiler.guards import _bump_train_state, _recording, _record_cell
 from .._compiler import ast_rewrite as _ast_rewrite
 from .._autodiff import custom_grad as _custom_grad
 from ._cell_hooks import _CellHooks

@@ -334,8 +334,8 @@ def scalar_to_tensor(input_x, dtype=mstype.float32):
 
 
 def _stands_for_parameter(x):
-    from .._compiler import jit as _jit
-    return _jit.stands_for_parameter(x)
+    from .._compiler.capture import stands_for_parameter
+    return stands_for_parameter(x)
 
 
 def _assign_op(variable, value, op, fn):
