@@ -1,5 +1,5 @@
-"""Cost of the issue-10 function transforms relative to the plain computation (kiln/common/_functional_ad.py,
-_vmap.py, _custom_grad.py).
+"""Cost of the issue-10 function transforms relative to the plain computation (kiln/_autodiff/functional_ad.py,
+vmap.py, custom_grad.py).
 
 Measured, each as the median of --repeats runs (seconds per call, after warm-up):
   grad         ms.grad of f(x) = sum(tanh(x @ W)), x (B, 64), W (64, 64)

@@ -1,4 +1,4 @@
-"""Dynamic shapes (kiln/common/_dynamic.py): what one graph for every batch size costs and saves.
+"""Dynamic shapes (kiln/_compiler/dynamic.py): what one graph for every batch size costs and saves.
 
 A LeNet-style training step (TrainOneStepCell: 2 conv+ReLU+max-pool blocks, Dense 64-32-10, Momentum, sparse softmax
 cross-entropy) on 1x16x16 images, run over batch sizes 1..N (each size once, the order shuffled):

@@ -15,7 +15,7 @@
 
 namespace kiln::autodiff {
 
-// A bprop given at run time instead of an op's (a Cell's custom `bprop`, a gradient hook: kiln/common/_custom_grad.py).
+// A bprop given at run time instead of an op's (a Cell's custom `bprop`, a gradient hook: kiln/_autodiff/custom_grad.py).
 // Gets the node's inputs, its outputs and one cotangent per output (undefined: zero); returns one cotangent per input
 // (undefined: none). Like op bprops it is written with Kiln ops, so it is recorded when the reverse pass is.
 using CustomBpropFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs,

@@ -60,7 +60,7 @@ struct AttrPatch {
 // A copy of `tmpl` for concrete input shapes: the inputs take `input_shapes` (one per graph input; dtypes kept), the
 // attributes in `attrs` and the constants in `constants` (value id, concrete tensor) are replaced, and every node's
 // output shapes and dtypes are inferred again, in program order, by the ops' own infer functions (as tracing does).
-// The graph is compiled once, with dynamic dimensions (Kiln's jit, kiln/common/_dynamic.py); this makes the plan of
+// The graph is compiled once, with dynamic dimensions (Kiln's jit, kiln/_compiler/dynamic.py); this makes the plan of
 // one concrete signature. ValueError naming the graph, the node, its op and the user's line when an op rejects the
 // shapes (e.g. a reshape that the new size does not divide), or for a patch that names no existing attribute, an
 // attribute of another type, a value id that is not a constant, or a wrong number of input shapes.

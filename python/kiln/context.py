@@ -46,7 +46,7 @@ _ASCEND_ONLY = {"precision_mode", "jit_compile", "atomic_clean_policy", "matmul_
                 "op_precision_mode"}
 _warned_targets = set()
 # Keys given to set_context explicitly: an explicit enable_compile_cache / compile_cache_path wins over MindSpore's
-# environment variables MS_COMPILER_CACHE_ENABLE / MS_COMPILER_CACHE_PATH (kiln/common/_disk_cache.py).
+# environment variables MS_COMPILER_CACHE_ENABLE / MS_COMPILER_CACHE_PATH (kiln/_compiler/disk_cache.py).
 _explicit = set()
 
 

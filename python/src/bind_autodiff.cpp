@@ -37,7 +37,7 @@ void bind_autodiff(nb::module_& m) {
            "Returns a new leaf aliasing the tensor (function inputs).");
   nb::class_<PyIsolatedTape>(m, "IsolatedTape",
                               "A fresh autodiff context (no active grad transform, recording on) for the `with` block: "
-                              "a closed differentiation inside a bprop (recompute: kiln/common/_recompute.py).")
+                              "a closed differentiation inside a bprop (recompute: kiln/_autodiff/recompute.py).")
       .def(nb::init<>())
       .def("__enter__", [](PyIsolatedTape& s) -> PyIsolatedTape& {
              s.tape = std::make_unique<autodiff::IsolatedTape>();

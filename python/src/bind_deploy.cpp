@@ -1,7 +1,7 @@
 // Files: deployable model files (kiln/deploy.h): the bytes behind kiln.export(..., file_format="KILN")
 // (kiln/train/_kiln_export.py; loading and running are C++-only: kiln::deploy::Model, examples/cpp), and Kiln's
 // one atomic file writer (core/atomic_write.h), which every Python writer of a whole file calls through
-// kiln/common/_atomic_write.py.
+// kiln/_atomic_write.py.
 #include <cerrno>
 #include <system_error>
 
@@ -23,7 +23,7 @@ void bind_deploy(nb::module_& m) {
     return nb::bytes(bytes.data(), bytes.size());
   }, nb::arg("graph"), nb::arg("weight_names"), nb::arg("input_names"), nb::arg("output_names"),
      "The bytes of a Kiln model file for `graph` (kiln/deploy.h; an inference graph; its captures are the weights, "
-     "named in value order); Python writes them with kiln.common._atomic_write. ValueError for a graph with state "
+     "named in value order); Python writes them with kiln._atomic_write. ValueError for a graph with state "
      "updates, random ops or prints, or bad names.");
   m.def("write_file_atomic", [](nb::bytes path, nb::bytes data, unsigned mode, size_t chunk_bytes,
                                 nb::object before_step) {
@@ -53,7 +53,7 @@ void bind_deploy(nb::module_& m) {
   }, nb::arg("path"), nb::arg("data"), nb::arg("mode") = 0666, nb::arg("chunk_bytes") = size_t(1) << 26,
      nb::arg("before_step") = nb::none(),
      "Replaces the file `path` (bytes, os.fsencode) by `data` atomically, leaving no temporary file behind a killed "
-     "writer (core/atomic_write.h; Python: kiln.common._atomic_write.write_file). OSError (errno, path) when it "
+     "writer (core/atomic_write.h; Python: kiln._atomic_write.write_file). OSError (errno, path) when it "
      "cannot be written; the old file is then unchanged. `before_step(name)` (tests) is called before each step.");
   m.def("atomic_write_host_tag", [] { return io::temp_host_tag(); },
         "The 8 hex digits naming this host and pid namespace in Kiln's temporary file names.");

@@ -1,4 +1,4 @@
-// The IR serializer's bindings (kiln/graph_io.h): used by the on-disk compile cache (kiln/common/_disk_cache.py).
+// The IR serializer's bindings (kiln/graph_io.h): used by the on-disk compile cache (kiln/_compiler/disk_cache.py).
 #include <nanobind/stl/pair.h>
 
 #include <type_traits>
@@ -17,7 +17,7 @@ nb::object attr_to_python(const AttrValue& v, bool subgraphs) {
       for (int64_t i : x) l.append(i);
       return l;
     } else if constexpr (std::is_same_v<T, std::shared_ptr<const graph::SubGraph>>) {
-      // (The SubGraph object itself for the dynamic-shape template, kiln/common/_dynamic.py; exporters refuse it.)
+      // (The SubGraph object itself for the dynamic-shape template, kiln/_compiler/dynamic.py; exporters refuse it.)
       if (subgraphs) return nb::cast(std::const_pointer_cast<graph::SubGraph>(x));
       KILN_FAIL(Value, "Kiln: a graph with tensor-dependent control flow (an If/While node holding ", graph::subgraph_label(*x),
                 ") cannot be described for export; export a model without tensor-dependent control flow.");
@@ -131,7 +131,7 @@ void bind_graph_io(nb::module_& m) {
             ok = nb::isinstance<nb::list>(t[2]) || nb::isinstance<nb::tuple>(t[2]) ? nb::try_cast(t[2], x) : false;
             v = std::move(x);
           } else if (std::holds_alternative<std::shared_ptr<const graph::SubGraph>>(*cur)) {
-            // A control-flow node's branch or body made for these shapes (kiln/common/_dynamic.py).
+            // A control-flow node's branch or body made for these shapes (kiln/_compiler/dynamic.py).
             std::shared_ptr<graph::SubGraph> x;
             ok = nb::try_cast(t[2], x) && x != nullptr;
             v = std::shared_ptr<const graph::SubGraph>(x);

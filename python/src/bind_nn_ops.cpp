@@ -64,7 +64,7 @@ void bind_nn_ops(nb::module_& m) {
   // '\x1e' slots (f-strings / str.format of tensors in compiled code) are str(tensor), formatted in Python.
   ops::set_print_text_sink([](const std::string& text, const std::vector<Tensor>& tensors) {
     nb::gil_scoped_acquire gil;
-    nb::module_::import_("kiln.common._graph_builtins").attr("write_text_slots")(text, tensors);
+    nb::module_::import_("kiln._compiler.graph_builtins").attr("write_text_slots")(text, tensors);
   });
 }
 

@@ -190,7 +190,7 @@ void bind_tensor(nb::module_& m) {
     g_symbolic_shape_hook = f.is_none() ? nullptr : f.release().ptr();
     Py_XDECREF(old);
   }, nb::arg("hook").none(), "Sets (None: removes) the function (tensor, shape) -> shape that Tensor.shape calls for "
-     "symbolic tensors (dynamic shapes: kiln/common/_dynamic.py). Set once at import.");
+     "symbolic tensors (dynamic shapes: kiln/_compiler/dynamic.py). Set once at import.");
   m.def("_clear_converter", []() { g_converter = nb::object(); g_factory = nb::object(); });
 
   nb::class_<Tensor>(m, "Tensor", nb::dynamic_attr(), nb::is_weak_referenceable())
@@ -223,7 +223,7 @@ void bind_tensor(nb::module_& m) {
       .def_prop_ro("shape", [](const Tensor& t) -> nb::object {
         nb::tuple r = nb::steal<nb::tuple>(PyTuple_New(Py_ssize_t(t.ndim())));
         for (int64_t i = 0; i < t.ndim(); ++i) PyTuple_SET_ITEM(r.ptr(), i, PyLong_FromLongLong(t.shape()[size_t(i)]));
-        // A symbolic tensor's shape while a hook is set (dynamic shapes, kiln/common/_dynamic.py): the hook may
+        // A symbolic tensor's shape while a hook is set (dynamic shapes, kiln/_compiler/dynamic.py): the hook may
         // return the sizes of dynamic dimensions as symbolic ints. Concrete tensors never call it.
         if (t.is_symbolic() && g_symbolic_shape_hook != nullptr)
           return nb::borrow<nb::object>(g_symbolic_shape_hook)(nb::cast(t), r);

@@ -1,6 +1,6 @@
 // Kiln — the one way Kiln replaces a file (internal header). Used by every writer of a whole file: checkpoints,
 // MINDIR/ONNX/Kiln-model exports, compile-cache entries (through kiln._core.write_file_atomic and
-// kiln/common/_atomic_write.py) and kiln::deploy::save. Decision record: docs/decisions/atomic-writes.md.
+// kiln/_atomic_write.py) and kiln::deploy::save. Decision record: docs/decisions/atomic-writes.md.
 //
 // Guarantees, whatever moment the writer is killed at (SIGKILL; power loss after the fsyncs):
 //   * the target holds its old content or the whole new content, never a mix or a prefix;

@@ -45,7 +45,7 @@ std::shared_ptr<Graph> specialize(const Graph& tmpl, const std::vector<Shape>& i
   }
   for (const auto& [v, t] : constants) {
     // (A capture too: a tensor made while tracing a sub-graph, e.g. the element count a mean's gradient divides by,
-    // is read as a capture there; kiln/common/_dynamic.py replaces it only when it is no Parameter.)
+    // is read as a capture there; kiln/_compiler/dynamic.py replaces it only when it is no Parameter.)
     KILN_CHECK(v >= 0 && size_t(v) < g->values.size() && (g->values[size_t(v)].kind == ValueKind::Constant ||
                                                            g->values[size_t(v)].kind == ValueKind::Capture),
                Value, "specialize: graph '", g->name, "': value %", v, " is not a constant.");

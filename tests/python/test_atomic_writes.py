@@ -1,5 +1,5 @@
 """Replacing a file leaves the old file or the whole new one, and nothing else, whenever the writer is killed
-(kiln/common/_atomic_write.py; docs/decisions/atomic-writes.md).
+(kiln/_atomic_write.py; docs/decisions/atomic-writes.md).
 
 A child process saves a 16 MiB checkpoint in a loop. Before each system call of the writer (open, each write of
 4 MiB, fsync, link, rename, the folder's fsync) it stops at a *pause point* (the writer's step hook), says so and
@@ -22,7 +22,7 @@ import pytest
 
 import kiln as ms
 from kiln import nn, Tensor
-from kiln.common import _atomic_write
+from kiln import _atomic_write
 
 from helpers import subprocess_env
 
@@ -30,7 +30,7 @@ CHILD = r'''
 import os, sys
 import numpy as np
 import kiln as ms
-from kiln.common import _atomic_write
+from kiln import _atomic_write
 
 _atomic_write._CHUNK = 4 << 20  # 16 MiB in 4 writes: pause points inside the data
 real_write_file = _atomic_write.write_file

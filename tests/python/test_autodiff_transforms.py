@@ -1,4 +1,4 @@
-"""vjp, jvp, jacrev, jacfwd and vmap (kiln/common/_functional_ad.py, _vmap.py): values against NumPy and float64
+"""vjp, jvp, jacrev, jacfwd and vmap (kiln/_autodiff/functional_ad.py, vmap.py): values against NumPy and float64
 finite differences, MindSpore 2.10's return structures (pinned with /work/msvenv), PyNative vs Graph, vmap vs a
 Python loop, and the errors."""
 import numpy as np

@@ -19,7 +19,7 @@ import pytest
 
 import kiln as ms
 from kiln import Tensor, nn, ops
-from kiln.common.jit import JitFunction
+from kiln._compiler.jit import JitFunction
 from kiln.parallel.nn import GradAccumulation
 
 B1, B2 = 4, 3  # the two batch sizes

@@ -26,7 +26,7 @@ import pytest
 import kiln as ms
 import kiln.experimental.optim  # AdamW, in the optimizer sweep
 from kiln import nn, ops, Tensor, context
-from kiln.common import _disk_cache, _cache_names
+from kiln._compiler import disk_cache as _disk_cache, cache_names as _cache_names
 
 from helpers import subprocess_env
 
@@ -35,7 +35,7 @@ import sys, json, hashlib
 import numpy as np
 import kiln as ms
 from kiln import nn, ops, Tensor
-from kiln.common import _disk_cache
+from kiln._compiler import disk_cache as _disk_cache
 
 mode = sys.argv[1]
 if mode != "off":

@@ -165,7 +165,7 @@ def test_cache_file_owned_by_another_user_is_refused(tmp_path, cache_at):
 
 def test_cache_file_is_checked_on_the_opened_file(tmp_path, cache_at, monkeypatch):
     """No check-then-open race: the ownership and mode checked are those of the file descriptor read from."""
-    from kiln.common import _disk_cache
+    from kiln._compiler import disk_cache as _disk_cache
     base = tmp_path / "c"
     cache_at(base)
     _run()

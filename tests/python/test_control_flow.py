@@ -1,6 +1,6 @@
 """Tensor-dependent control flow compiled into the graph: If/While nodes, their gradients, and the AST rewrite of
-`if`/`while`/`for`/break/continue/return/conditional expressions/and/or/not (kiln/common/_ast_rewrite.py,
-_control_flow.py; src/graph/control_flow.cpp). Values against NumPy, gradients against float64 finite differences,
+`if`/`while`/`for`/break/continue/return/conditional expressions/and/or/not (kiln/_compiler/ast_rewrite.py,
+control_flow.py; src/graph/control_flow.cpp). Values against NumPy, gradients against float64 finite differences,
 one compiled function reused across inputs that take different paths (the compile count is asserted)."""
 import numpy as np
 import pytest

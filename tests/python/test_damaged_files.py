@@ -25,7 +25,7 @@ import pytest
 
 import kiln as ms
 from kiln import nn, Tensor, _core
-from kiln.common import _disk_cache
+from kiln._compiler import disk_cache as _disk_cache
 from kiln.mindrecord import FileReader, FileWriter
 
 import mindrecord_helpers as mh

@@ -1,4 +1,4 @@
-"""Tensor-dependent control flow inside dynamic-shape graphs (kiln/common/_dynamic.py, Note [control flow in dynamic
+"""Tensor-dependent control flow inside dynamic-shape graphs (kiln/_compiler/dynamic.py, Note [control flow in dynamic
 graphs]): `if`/`while`/`for` on tensor values in a function compiled with `jit(input_signature=...)` /
 `Cell.set_inputs(...)` and None dimensions compile once; every batch size gives PyNative's values and gradients
 (float64 finite differences), inputs of one size take different paths through the one graph, and what cannot follow
@@ -8,7 +8,7 @@ import pytest
 
 import kiln as ms
 from kiln import nn, ops, Tensor
-from kiln.common import _dynamic
+from kiln._compiler import dynamic as _dynamic
 from helpers import central_difference
 
 F64 = ms.float64

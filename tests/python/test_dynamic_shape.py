@@ -1,4 +1,4 @@
-"""Dynamic shapes in Graph mode (kiln/common/_dynamic.py): `jit(input_signature=...)` / `Cell.set_inputs(...)` with
+"""Dynamic shapes in Graph mode (kiln/_compiler/dynamic.py): `jit(input_signature=...)` / `Cell.set_inputs(...)` with
 `Tensor(shape=[None, ...])` compile one graph for every batch size; values equal PyNative's, gradients equal float64
 finite differences, the per-shape plans stay bounded, threads share the graph, and what cannot follow a dynamic size
 is a clear ValueError naming the line."""
@@ -9,7 +9,7 @@ import pytest
 
 import kiln as ms
 from kiln import nn, ops, Tensor
-from kiln.common import _dynamic
+from kiln._compiler import dynamic as _dynamic
 from helpers import central_difference
 
 F64 = ms.float64

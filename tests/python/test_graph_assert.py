@@ -1,6 +1,6 @@
 """Graph mode: `assert` on a tensor the graph computes is a check at every run (AssertionError with the message, as
 MindSpore 2.10's graph mode raises it), and `x in [a, b]` with a graph tensor is the value PyNative gives
-(Note [run-time assert], kiln/common/_graph_assert.py)."""
+(Note [run-time assert], kiln/_compiler/graph_assert.py)."""
 import numpy as np
 import pytest
 

@@ -1,4 +1,4 @@
-"""Gradients given in Python (kiln/common/_custom_grad.py): a Cell's custom bprop, ops.HookBackward,
+"""Gradients given in Python (kiln/_autodiff/custom_grad.py): a Cell's custom bprop, ops.HookBackward,
 Tensor.register_hook and the Cell forward/backward (pre-)hooks. Expected values and call orders are MindSpore
 2.10's (pinned with /work/msvenv, incl. MindSpore's hook tutorial); PyNative and Graph mode give the same
 gradients."""
@@ -7,6 +7,7 @@ import pytest
 
 import kiln as ms
 from kiln import nn, ops, Tensor, Parameter
+from kiln._autodiff import custom_grad
 
 
 def f32(a):
@@ -183,7 +184,7 @@ def test_tensor_register_hook_cases():
         a.register_hook(th)  # registers on the caller's Tensor, as MindSpore (it stays registered)
         return a * a
     np.testing.assert_allclose(ms.grad(on_input)(x3).asnumpy(), [4.0, 8.0])
-    assert len(ms.common._custom_grad.leaf_hooks(x3)) == 1
+    assert len(custom_grad.leaf_hooks(x3)) == 1
     with pytest.raises(TypeError, match="register_hook"):
         x.register_hook(3)
 

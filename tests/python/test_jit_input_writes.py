@@ -1,4 +1,4 @@
-"""In-place writes to the inputs of a compiled function (Note [writes into inputs] in kiln/common/jit.py):
+"""In-place writes to the inputs of a compiled function (Note [writes into inputs] in kiln/_compiler/capture.py):
 ops.assign / assign_add / assign_sub, Tensor in-place methods and item assignment on a Parameter or Tensor passed
 as an argument to @jit or to a GRAPH_MODE Cell reach the caller's object after every run, as in PyNative (and as
 MindSpore 2.10 does: `x.add_(y)` in a jit function changes the caller's x; ops.assign on a Parameter argument

@@ -242,7 +242,7 @@ def _compiled(n):
 
 
 def test_set_recursion_limit_bounds_the_traced_call_depth():
-    from kiln.common import _call_depth
+    from kiln._compiler import call_depth as _call_depth
     limit0 = sys.getrecursionlimit()
     try:
         ms.set_recursion_limit(10)

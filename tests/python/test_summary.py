@@ -253,7 +253,7 @@ def test_summary_ops_in_jit_function(tmp_path):
 def test_tags_with_any_characters_and_ordinary_prints(tmp_path, capsys):
     tag = "a\x1eb\x1f/\u00fc %:[x]"
     ops.ScalarSummary()(tag, Tensor(1.5))
-    from kiln.common._graph_builtins import write_text_slots
+    from kiln._compiler.graph_builtins import write_text_slots
     write_text_slots("\x1cnot a channel \x1e\n", [Tensor(2.0)])  # a print that starts like a channel still prints
     assert summary_ops._drain() == {f"{tag}[:Scalar]": np.float32(1.5)}
     assert capsys.readouterr().out == "\x1cnot a channel 2.0\n"

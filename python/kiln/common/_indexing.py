@@ -16,8 +16,9 @@ import numpy as np
 from .. import _engine
 from .. import ops as _ops
 from ..ops import _kernels
-from . import _deferred_writes, _views
-from ._symint import SymInt
+from . import _views
+from .._compiler import deferred_writes as _deferred_writes
+from .._compiler.symint import SymInt
 
 
 def _is_tensor(x):

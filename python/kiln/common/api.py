@@ -9,14 +9,14 @@ from .. import _engine
 from ..ops import _kernels
 from .parameter import Parameter, ParameterTuple
 from .tensor import Tensor
-from .jit import JitFunction
-from .jit import jit  # noqa: F401 (mindspore.common.api.jit: MindSpore keeps jit here; the same function as kiln.jit)
+from .._compiler.jit import JitFunction
+from .._compiler.jit import jit  # noqa: F401 (mindspore.common.api.jit: MindSpore keeps jit here; the same function as kiln.jit)
 from .jit_class import jit_class  # noqa: F401 (mindspore.common.api.jit_class, as MindSpore's module)
 from .mutable import mutable  # noqa: F401 (mindspore.common.api.mutable, as MindSpore's module)
-from ._call_depth import set_recursion_limit  # noqa: F401 (mindspore.common.api.set_recursion_limit)
-from . import _ast_rewrite
-from . import _graph_builtins
-from . import _custom_grad  # also attaches Tensor.register_hook
+from .._compiler.call_depth import set_recursion_limit  # noqa: F401 (mindspore.common.api.set_recursion_limit)
+from .._compiler import ast_rewrite as _ast_rewrite
+from .._compiler import graph_builtins as _graph_builtins
+from .._autodiff import custom_grad as _custom_grad  # also attaches Tensor.register_hook
 from ..context import _graph as _graph_flag
 from ..parallel import _semi_auto_dp
 
@@ -196,8 +196,8 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value, sens
                 scope.watch(w)
                 leaves.append(w)
                 kinds.append(("w", w))
-            # While tracing, fn's tensor-dependent control flow compiles (kiln/common/_ast_rewrite.py) and its
-            # built-ins are the graph ones (kiln/common/_graph_builtins.py), as for the function jit compiles.
+            # While tracing, fn's tensor-dependent control flow compiles (kiln/_compiler/ast_rewrite.py) and its
+            # built-ins are the graph ones (kiln/_compiler/graph_builtins.py), as for the function jit compiles.
             if _engine.tracing():
                 out = _graph_builtins.call(_ast_rewrite.converted(fn), call_args, kwargs)
             else:

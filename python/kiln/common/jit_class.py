@@ -1,10 +1,10 @@
 """`kiln.jit_class`: a user-defined class whose objects compiled functions create, read and call.
 
-Kiln compiles by tracing the Python that runs (kiln/common/jit.py), so instances of any class can be created and
+Kiln compiles by tracing the Python that runs (kiln/_compiler/capture.py), so instances of any class can be created and
 their attributes and methods used inside compiled functions; their methods run at trace time and the tensor ops
 they call become nodes of the graph. What `@jit_class` adds is MindSpore's static-graph semantics inside the
 methods: while a graph is traced they run with the graph built-ins (range/zip/map/... give tuples, print prints at
-every run: kiln/common/_graph_builtins.py), as the compiled function itself does. Outside a trace the methods run as
+every run: kiln/_compiler/graph_builtins.py), as the compiled function itself does. Outside a trace the methods run as
 written.
 """
 import functools
@@ -12,14 +12,15 @@ import inspect
 import types
 
 from .. import _engine
-from . import _ast_rewrite, _graph_builtins
+from .._compiler import ast_rewrite as _ast_rewrite
+from .._compiler import graph_builtins as _graph_builtins
 
 
 def _graph_method(fn):
     @functools.wraps(fn)
     def method(*args, **kwargs):
         if _engine.tracing():
-            # graph built-ins, and the method's tensor-dependent control flow compiled (kiln/common/_ast_rewrite.py)
+            # graph built-ins, and the method's tensor-dependent control flow compiled (kiln/_compiler/ast_rewrite.py)
             return _graph_builtins.graph_function(_ast_rewrite.converted(fn))(*args, **kwargs)
         return fn(*args, **kwargs)
 

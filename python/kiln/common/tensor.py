@@ -54,7 +54,7 @@ def _check_one(self, what):
 
 
 def _symbolic_error(what):
-    from .jit import symbolic_error
+    from .._compiler.capture import symbolic_error
     return symbolic_error(what)
 
 

@@ -1,9 +1,10 @@
 """The hook side of nn.Cell: forward (pre-)hooks, backward (pre-)hooks and the custom-bprop call, as a base class
 of Cell (kept apart from cell.py to keep that module focused). The gradient machinery is in
-kiln/common/_custom_grad.py."""
+kiln/_autodiff/custom_grad.py."""
 import warnings
 
-from ..common import _custom_grad, _recompute
+from .._autodiff import custom_grad as _custom_grad
+from .._autodiff import recompute as _recompute
 
 
 class _CellHooks:

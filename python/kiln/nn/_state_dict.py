@@ -172,6 +172,6 @@ def to(cell, *args, **kwargs):
                     register_buffer(sub, name, _kernels.cast(buf, dtype), persistent=name not in persistent_off)
                     changed = True
         if changed:
-            from ..common.jit import _bump_train_state
+            from .._compiler.guards import _bump_train_state
             _bump_train_state()  # compiled graphs captured the old dtypes
     return cell

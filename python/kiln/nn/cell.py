@@ -21,10 +21,11 @@ from ..ops import _kernels
 from ..common import dtype as mstype
 from ..common.parameter import Parameter, ParameterTuple, _Buffer
 from ..ops.primitives import Primitive
-from ..common import _graph_builtins
-from ..common.jit import JitFunction, _bump_train_state, _recording, _record_cell
-from ..common import _ast_rewrite
-from ..common import _custom_grad
+from .._compiler import graph_builtins as _graph_builtins
+from .._compiler.jit import JitFunction
+from .._compiler.guards import _bump_train_state, _recording, _record_cell
+from .._compiler import ast_rewrite as _ast_rewrite
+from .._autodiff import custom_grad as _custom_grad
 from ._cell_hooks import _CellHooks
 from ..context import _graph as _graph_flag
 from . import _mixed_precision
@@ -332,7 +333,7 @@ class Cell(_CellHooks):
         if not d["_checked"]:
             self._check_construct()
             if not _engine.tracing():  # values deferred by nn.no_init_parameters(): drawn before the first run
-                self.init_parameters_data()  # (a compile draws them all before tracing: kiln/common/jit.py)
+                self.init_parameters_data()  # (a compile draws them all before tracing: kiln/_compiler/jit.py)
             self._init_check()
         if d["_mp_dtype"] is not None:
             args = _cast_inputs(args, d["_mp_dtype"])
@@ -364,7 +365,7 @@ class Cell(_CellHooks):
 
     def _compiled_construct(self):
         """The JitFunction that compiles this cell's construct (one per instance, bound to it weakly so that the
-        cell and its graphs are freed together; see kiln.common.jit)."""
+        cell and its graphs are freed together; see kiln._compiler.jit)."""
         d = self.__dict__
         jf = d.get("_jit_construct")
         if jf is None or d["_jit_owner"]() is not self:  # first call, or a copied cell
@@ -375,7 +376,7 @@ class Cell(_CellHooks):
                 jf = JitFunction(d["construct"], name=f"{type(self).__name__}.construct")
             else:
                 jf = JitFunction(construct, name=f"{type(self).__name__}.construct", bound_to=self)
-            jf._signature_source = _inputs_of(weakref.ref(self))  # set_inputs: dynamic shapes (kiln/common/_dynamic.py)
+            jf._signature_source = _inputs_of(weakref.ref(self))  # set_inputs: dynamic shapes (kiln/_compiler/dynamic.py)
             d["_jit_construct"] = jf
             d["_jit_owner"] = weakref.ref(self)
         return jf
@@ -586,7 +587,7 @@ class Cell(_CellHooks):
         shapes"); a call that does not match the signature raises ValueError naming the argument. Without None the
         signature changes nothing (one graph per shape, as before). Model.train passes the network's set_inputs on
         to its training network (MindSpore's rule). Returns None, as MindSpore."""
-        from ..common import _dynamic
+        from .._compiler import dynamic as _dynamic
         self.__dict__["_dynamic_shape_inputs"] = inputs
         self.__dict__["_dynamic_spec"] = _dynamic.spec_of(inputs)  # computed now: the placeholder registry is bounded
 
@@ -608,7 +609,7 @@ class Cell(_CellHooks):
     def recompute(self, *, use_reentrant=True, output_recompute=False, early_stop=True, context_fn=None, **kwargs):
         """MindSpore 2.10's Cell.recompute: from now on a call of this Cell inside a grad transform keeps only its
         inputs and outputs for the backward pass; everything inside it (sub-Cells included) is computed again when
-        the reverse pass reaches it (kiln/common/_recompute.py). Losses and gradients are unchanged; random draws
+        the reverse pass reaches it (kiln/_autodiff/recompute.py). Losses and gradients are unchanged; random draws
         (dropout) are reused in the recomputation, so the masks match. PyNative and Graph mode (kiln.jit,
         GRAPH_MODE), where the backward graph gets copies of the forward nodes placed just before their use.
 

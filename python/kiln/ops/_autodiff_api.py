@@ -1,8 +1,8 @@
-"""The function transforms and hook primitive of `mindspore.ops` (defined in kiln/common: _functional_ad.py,
-_vmap.py, _custom_grad.py); HookBackward is also a Primitive class of `ops.operations` (P.HookBackward)."""
-from ..common._functional_ad import vjp, jvp, jacfwd, jacrev
-from ..common._vmap import vmap
-from ..common._custom_grad import HookBackward, InsertGradientOf
+"""The function transforms and hook primitive of `mindspore.ops` (defined in kiln/common: functional_ad.py,
+vmap.py, custom_grad.py); HookBackward is also a Primitive class of `ops.operations` (P.HookBackward)."""
+from .._autodiff.functional_ad import vjp, jvp, jacfwd, jacrev
+from .._autodiff.vmap import vmap
+from .._autodiff.custom_grad import HookBackward, InsertGradientOf
 from . import operations as _operations
 
 _operations.HookBackward = HookBackward

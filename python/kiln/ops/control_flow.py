@@ -2,12 +2,12 @@
 
 In PyNative mode they run as the Python they describe. In Graph mode (inside `jit` / a GRAPH_MODE construct) a loop
 whose condition or bound is a symbolic tensor compiles into one While node and a switch on a symbolic condition into an
-If node (kiln/common/_control_flow.py; src/graph/control_flow.cpp); gradients flow through both. A loop with Python
+If node (kiln/_compiler/control_flow.py; src/graph/control_flow.cpp); gradients flow through both. A loop with Python
 bounds unrolls, as MindSpore's does with unroll=True.
 """
 import types
 
-from ..common import _control_flow as _cf
+from .._compiler import control_flow as _cf
 from ..common.tensor import Tensor
 from .primitives import Primitive
 

@@ -14,7 +14,7 @@ import numpy as np
 from .._loader import _core
 from .._args import _got, _is_int, axes_arg, dtype_arg, int_arg
 from ..common import dtype as mstype
-from ..common import _recompute
+from .._autodiff import recompute as _recompute
 from ..common import seed as _seed
 from ..common.tensor import Tensor
 from .function import _tensor_arg, assign
@@ -330,8 +330,8 @@ def scalar_to_tensor(input_x, dtype=mstype.float32):
 
 
 def _stands_for_parameter(x):
-    from ..common import jit as _jit
-    return _jit.stands_for_parameter(x)
+    from .._compiler.capture import stands_for_parameter
+    return stands_for_parameter(x)
 
 
 def _assign_op(variable, value, op, fn):

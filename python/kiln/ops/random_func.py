@@ -23,7 +23,7 @@ import numpy as np
 from .._loader import _core
 from .._args import _got, _is_int, dtype_arg, int_arg, shape_arg
 from ..common import dtype as mstype
-from ..common import _recompute
+from .._autodiff import recompute as _recompute
 from ..common import seed as _seed
 from ..common.tensor import Tensor
 from ._opdef import defop

@@ -5,7 +5,7 @@ value of every run to the open `SummaryRecord` (or `SummaryCollector`), which wr
 How the value gets out, in PyNative and in compiled code alike: the op issues Kiln's side-effect Print op
 (src/ops/print.cpp) with a text that is only a channel marker naming the kind and the tag, and one tensor slot. A
 side-effect op runs at every execution of a compiled graph, in program order, and hands its tensors to the front
-end's text sink (`kiln.common._graph_builtins.write_text_slots`), which gives texts that start with the marker to
+end's text sink (`kiln._compiler.graph_builtins.write_text_slots`), which gives texts that start with the marker to
 `_deliver` here instead of printing them. So no graph output is added and no C++ op is needed: the graph computes
 the value, the sink copies it (NumPy) into the cache below, and `SummaryRecord.record` drains the cache. In PyNative
 the Print op runs at once, so the value arrives during the call.

@@ -22,7 +22,7 @@ What runs where (one sharded call, process r):
 
 So activations between ops are whole on every process (more communication than MindSpore's graph pass, which keeps
 a producer's layout when the consumer wants it; see the decision record), and parameters, their gradients and the
-optimizer states are sliced. The gradients follow by these rules (each a custom bprop, kiln/common/_custom_grad.py):
+optimizer states are sliced. The gradients follow by these rules (each a custom bprop, kiln/_autodiff/custom_grad.py):
 the cotangent of a whole tensor is whole and the same on every process, so
 
   * AllGather's backward is the process's block of the cotangent (no communication);

@@ -119,7 +119,7 @@ class AutoParallel(Cell):
     def _run_construct(self, args, kwargs):
         from ..context import _graph as graph_flag
         if _engine.tracing():  # the compiled function runs in PyNative instead (_graph_builtins.EagerOnly)
-            from ..common._graph_builtins import EagerOnly
+            from .._compiler.graph_builtins import EagerOnly
             raise EagerOnly("For 'AutoParallel', Kiln does not compile a call of it inside another compiled "
                             "function (kiln.jit / ms.jit, a GRAPH_MODE Cell): that function runs in PyNative, and "
                             "the AutoParallel call compiles its own network from its second call on "

@@ -10,7 +10,7 @@ MindIR files written by MindSpore load in Kiln (docs/export.md lists the operato
 import os
 
 from .. import _engine
-from ..common import _atomic_write
+from .. import _atomic_write
 from ..common.tensor import Tensor
 from . import _kiln_export, _mindir_export, _onnx_export
 from ._mindir_load import MindIRGraph, MindIRError, read

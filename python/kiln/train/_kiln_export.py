@@ -8,7 +8,7 @@ See docs/export.md, "C++ deployment".
 import os
 
 from .. import _engine
-from ..common import _atomic_write
+from .. import _atomic_write
 
 EXTENSION = ".kiln"
 

@@ -15,7 +15,7 @@ NumPy arrays and Python values only: nothing from the file is executed.
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from ..common import _damage
+from .. import _damage
 from ..common.tensor import Tensor
 from ..common.parameter import Parameter
 from . import _mindir_proto as P

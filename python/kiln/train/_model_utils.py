@@ -50,7 +50,7 @@ def _first_batch(dataset):
 def _precompile(cell, args):
     """Traces and compiles cell's construct for these arguments without running it (kiln.jit's cache then holds
     the graph the first real call uses)."""
-    from ..common.jit import _flatten
+    from .._compiler.structure import _flatten
     jf = cell._compiled_construct()
     tensors = []
     struct = _flatten((tuple(args), {}), tensors)

@@ -381,7 +381,7 @@ def write(net, inputs, file_name, kwargs):
     has dynamic dimensions), checks the model with onnx.checker and writes it to `file_name` (".onnx" appended when
     missing, MindSpore's rule). Returns the path written."""
     import os
-    from ..common import _atomic_write
+    from .. import _atomic_write
     from ..common.tensor import Tensor
     from .._convert import dynamic_shape
     from ._export_load import _trace, _param_names, _arg_names

@@ -23,7 +23,7 @@ import weakref
 
 from .. import _engine
 from .. import context
-from ..common import jit as _jit
+from .._compiler import jit as _jit, guards as _guards, compiled as _compiled, structure as _structure
 from ..common import seed as _seed
 from ..common.tensor import Tensor
 
@@ -172,7 +172,7 @@ class _Sink:
     def _context(self):
         jf = self.jf
         g = jf._guard
-        flags = g[2] if g[1] == _jit._flags_epoch[0] else jf._train_flags()
+        flags = g[2] if g[1] == _guards._flags_epoch[0] else jf._train_flags()
         return (flags, context._context["device_target"], _seed._global_seed)
 
     def _refresh_table(self):
@@ -193,10 +193,10 @@ class _Sink:
             self.consumed += n
             if n:
                 entry = entries[k][0]
-                entry._used = next(_jit._clock)  # keep jit's LRU stamp fresh, as a per-step call would
+                entry._used = next(_compiled._clock)  # keep jit's LRU stamp fresh, as a per-step call would
                 # (a graph that writes attributes or its inputs: the attributes are set; the batches are the sink's)
-                result = _jit._write_back(entry, outs, None) if entry._post else \
-                    _jit._unflatten(entry._out_struct, outs)
+                result = _compiled._write_back(entry, outs, None) if entry._post else \
+                    _structure._unflatten(entry._out_struct, outs)
             if status == "done":
                 break
             if status == "needs_compile":
@@ -257,7 +257,7 @@ def _fast_entry(jf, batch):
     if jf._key_extra is not None:
         return None
     g = jf._guard
-    flags = g[2] if g[1] == _jit._flags_epoch[0] else jf._train_flags()
+    flags = g[2] if g[1] == _guards._flags_epoch[0] else jf._train_flags()
     key = (_engine._tensor_signature(*batch), flags, context._context["device_target"], _seed._global_seed)
     return jf._fast.get(key)
 

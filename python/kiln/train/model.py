@@ -630,7 +630,7 @@ def _complete_dynamic_inputs(network, element):
     dataset row has (the labels: the loss function has no set_inputs), the others get a dynamic batch axis too: the
     dataset's columns share the batch. (MindSpore derives them from the dataset; a smaller last batch
     (drop_remainder=False) then reuses the one graph.)"""
-    from ..common import _dynamic
+    from .._compiler import dynamic as _dynamic
     from ..common.tensor import Tensor
     inputs = network.get_inputs()
     if not inputs or _dynamic.spec_of(inputs) is None or len(inputs) >= len(element):

@@ -25,7 +25,7 @@ from google.protobuf.message import DecodeError
 
 from ..ops import _kernels
 from . import _ckpt_formats as _fmt
-from ..common import _atomic_write, _damage
+from .. import _atomic_write, _damage
 from ..common import dtype as mstype
 from ..common.parameter import Parameter
 from ..common.tensor import Tensor
@@ -177,7 +177,7 @@ def _entries(save_obj, integrated_save=True):
 
 
 def _write_atomic(path, payload):
-    """Writes `payload` as the file `path` with Kiln's atomic writer (kiln/common/_atomic_write.py): a crash, a kill
+    """Writes `payload` as the file `path` with Kiln's atomic writer (kiln/_atomic_write.py): a crash, a kill
     or an error mid-write leaves the old file or the whole new one, and no temporary file."""
     _atomic_write.write_file(path, payload)
 
@@ -250,7 +250,7 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
             (MindSpore's flag for checkpoints of parallel training with duplicated slices removed; a single
             device's checkpoint is always whole). Default None: not recorded.
 
-    The file is written atomically (kiln/common/_atomic_write.py): a reader, a crash or a kill at any moment sees
+    The file is written atomically (kiln/_atomic_write.py): a reader, a crash or a kill at any moment sees
     the old file or the whole new one, and no temporary file is left behind.
 
     Raises:

@@ -322,7 +322,7 @@ def _pipeline_forward(pcell, inputs):
         raise ValueError(f"For '{api}', pipeline_stages={stages} needs parallel_mode='semi_auto_parallel', but it is "
                          f"{mode!r}.")
     if _engine.tracing():  # the compiled function runs in PyNative instead (_graph_builtins.EagerOnly)
-        from ...common._graph_builtins import EagerOnly
+        from ..._compiler.graph_builtins import EagerOnly
         raise EagerOnly(f"For '{api}', pipeline parallelism (pipeline_stages={stages}) runs in PyNative mode "
                         f"only: Kiln cannot compile it (GRAPH_MODE, kiln.jit) yet; a compiled step that calls it "
                         f"runs in PyNative (docs/distributed.md, 'Pipeline parallel').")

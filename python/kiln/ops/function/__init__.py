@@ -12,7 +12,7 @@ import numpy as np
 from ..._loader import _core
 from ...common import dtype as mstype
 from ...common import seed as _seed
-from ...common import _recompute
+from ..._autodiff import recompute as _recompute
 from ...common.tensor import Tensor
 from ..._args import axes_arg, dtype_arg, int_arg, number_arg, shape_arg, tensors_arg
 from .._opdef import defop as _defop
@@ -654,7 +654,7 @@ def _print_text(x, tensors):
     if isinstance(x, Tensor):
         tensors.append(x)
         return "\x1f"
-    from ...common._graph_python import GraphText
+    from ..._compiler.graph_python import GraphText
     if isinstance(x, GraphText):  # an f-string of graph tensors: each prints as str(tensor) at run time
         text = []
         for p in x.pieces:

@@ -1,4 +1,4 @@
-"""Analyses of a function's AST for the control-flow rewrite (_ast_rewrite.py): which names a block assigns, which it
+"""Analyses of a function's AST for the control-flow rewrite (ast_rewrite.py): which names a block assigns, which it
 reads before assigning, whether every path ends in a return/break, and rest folding. Pure functions of the AST."""
 import ast
 

@@ -5,7 +5,7 @@ One file per (function, signature, configuration) in `<path>/rank_<RANK_ID>/grap
 the *key*: the function's identity (module file, qualified name, class of the bound instance), the argument
 structure with non-tensor values, input shapes/dtypes, device, global seed, jit's key_extra, and the configuration
 fingerprint: every Cell the function reaches and every value its code can read — functions by code, arrays by
-content, attributes, closures, globals (kiln/common/_cache_names.py; a value it cannot describe keeps the graph in
+content, attributes, closures, globals (kiln/_compiler/cache_names.py; a value it cannot describe keeps the graph in
 memory). Inside, a header that must also
 match before the graph is used: Kiln's fingerprint (version + the _core build + the package's Python files) and the
 SHA-256 of every source file whose Python code ran while tracing (outside Kiln and the standard library). Then the
@@ -37,9 +37,9 @@ import warnings
 
 from .. import _engine
 from .. import context
-from . import seed as _seed
-from . import _atomic_write
-from ._cache_names import Walk, Unstorable, code_digest as _code_digest  # Unstorable: re-exported
+from ..common import seed as _seed
+from .. import _atomic_write
+from .cache_names import Walk, Unstorable, code_digest as _code_digest  # Unstorable: re-exported
 
 FORMAT = 1
 _MAGIC = b"KILNCC01"
@@ -211,8 +211,8 @@ def _source_hashes(files):
 def encode(obj):
     """JSON form of a jit argument/output structure: _Leaf, tuples, lists, dicts, None/bool/int/float/str (Unstorable
     for anything else: such a signature or output stays in memory)."""
-    from .jit import _Leaf, _Same
-    from . import dtype as mstype
+    from .structure import _Leaf, _Same
+    from ..common import dtype as mstype
     if isinstance(obj, _Leaf):
         return {"L": obj.index}
     if isinstance(obj, _Same):  # a returned global list/dict: stored as its value (a new process has a new object)
@@ -235,7 +235,7 @@ def encode(obj):
 
 
 def decode(obj):
-    from .jit import _Leaf
+    from .structure import _Leaf
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if not isinstance(obj, dict) or len(obj) != 1:
@@ -256,7 +256,7 @@ def decode(obj):
     if tag == "D":
         return {decode(k): decode(x) for k, x in v}
     if tag == "dtype":
-        from . import dtype as mstype
+        from ..common import dtype as mstype
         for name in dir(mstype.DType):
             d = getattr(mstype.DType, name)
             if isinstance(d, mstype.DType) and str(d) == v:
@@ -266,7 +266,7 @@ def decode(obj):
 
 
 def _leaves(struct, out):
-    from .jit import _Leaf
+    from .structure import _Leaf
     if isinstance(struct, _Leaf):
         out.append(struct.index)
     elif isinstance(struct, (tuple, list)):
@@ -454,7 +454,7 @@ def _writes_struct(out_struct, n):
 # ------------------------------------------------------------------------------------------------------ saving
 def save(lookup, graph, out_struct, pass_log, recorded, source_files, input_writes=()):
     """Writes the entry (atomically). `input_writes`: the indices of the inputs the graph writes in place (their
-    final values are the last outputs, see jit's Note [writes into inputs]). Raises Unstorable when the graph
+    final values are the last outputs, see capture.py's Note [writes into inputs]). Raises Unstorable when the graph
     cannot be stored faithfully; warns (once per directory) and returns when the directory cannot be written."""
     if source_files is None:
         raise Unstorable("another profiler was active while tracing (sources could not be recorded)")

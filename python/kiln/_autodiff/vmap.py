@@ -9,8 +9,8 @@ docs/decisions/vjp-jvp-vmap.md).
 import threading
 
 from .. import _engine
-from .tensor import Tensor
-from .api import _detach_tree
+from ..common.tensor import Tensor
+from ..common.api import _detach_tree
 
 
 class VmapError(ValueError, RuntimeError):

@@ -36,8 +36,8 @@ import numpy as np
 
 from .. import _engine
 from .. import _convert
-from ._symint import SymInt, common_guards, guard_locations  # noqa: F401  (used by kiln.common.jit)
-from . import _symint
+from .symint import SymInt, common_guards, guard_locations  # noqa: F401  (used by capture.py)
+from . import symint as _symint
 
 N_PROBES = 4
 DEFAULT_MAX_PLANS = 8  # concrete signatures whose plans one dynamic graph keeps (least recently used dropped)
@@ -291,7 +291,7 @@ def build_template(name, descs, axes):
             _fail(name, "the traces with different sizes make different values", users.get(vid))
         if v0["kind"] == "capture":
             if any(v["tensor"]._id != v0["tensor"]._id for v in vs):
-                from .parameter import Parameter
+                from ..common.parameter import Parameter
                 if any(isinstance(v["tensor"], Parameter) for v in vs):
                     _fail(name, "the traces with different sizes read different Parameters or tensors", users.get(vid))
                 # A tensor made while tracing (in a sub-graph: the count a mean's gradient divides by): a value
@@ -587,7 +587,7 @@ class DynamicExecutable:
 
 
 class _Probe:
-    """A stand-in for a tensor argument in a probe trace (jit's _trace reads .shape and .dtype)."""
+    """A stand-in for a tensor argument in a probe trace (capture.trace reads .shape and .dtype)."""
     __slots__ = ("shape", "dtype")
 
     def __init__(self, shape, dtype):

@@ -1,9 +1,9 @@
-"""MindSpore's graph-mode meaning of some Python that the AST rewrite (_ast_rewrite.py) routes here, only while
+"""MindSpore's graph-mode meaning of some Python that the AST rewrite (ast_rewrite.py) routes here, only while
 tracing: f-strings and str.format of graph tensors (GraphText, printed with the tensors' run-time values), dict
 keys/values/items/has_key, tuple()/list() of a NumPy array and float()/int()/bool() of a one-element NumPy array.
 Called by rewritten code through _control_flow (`_kiln_cf.joined`, `.method`, `.sequence`, `.scalar`)."""
 from .. import _engine
-from .tensor import Tensor
+from ..common.tensor import Tensor
 
 
 def is_symbolic(x):
@@ -13,7 +13,7 @@ def is_symbolic(x):
 
 def callee(f):
     """See _ast_rewrite.callee."""
-    from ._ast_rewrite import callee as c
+    from .ast_rewrite import callee as c
     return c(f)
 
 
@@ -72,7 +72,7 @@ def _format_piece(value, conversion, spec):
     tensor; anything else is formatted as Python does."""
     if is_symbolic(value) and conversion in (None, "s") and not spec:
         return value
-    from ._symint import SymInt
+    from .symint import SymInt
     if isinstance(value, SymInt) and conversion in (None, "s", "r") and not spec:
         import numpy as np  # a dynamic size: printed as its run-time value (a fitted constant; _graph_builtins)
         return Tensor(np.array(int(value), np.int64))

@@ -1,7 +1,7 @@
 """Source transformation for Graph mode: the compiled function's AST, with its control flow made functional.
 
 `converted(fn)` returns a function that does what `fn` does, but whose `if`/`elif`/`else`, `while`, `for`,
-conditional expressions and `and`/`or`/`not` call kiln.common._control_flow, which decides at run time (the value of
+conditional expressions and `and`/`or`/`not` call kiln._compiler.control_flow, which decides at run time (the value of
 the condition) whether to run them as Python or to build an If/While node (see Note [run-time choice] there, and
 docs/decisions/control-flow-ast-rewrite.md). Done once per code object (cached, bounded), used only while tracing.
 
@@ -35,8 +35,10 @@ import sysconfig
 import types
 
 from .. import _engine
-from . import _call_depth, _control_flow, _graph_builtins
-from ._ast_analysis import (_RET, _assigned, _written_in_place, _at_path_ends_only, _fold, _has, _has_not, _read_first,
+from . import call_depth as _call_depth
+from . import control_flow as _control_flow
+from . import graph_builtins as _graph_builtins
+from .ast_analysis import (_RET, _assigned, _written_in_place, _at_path_ends_only, _fold, _has, _has_not, _read_first,
                             _walk_local, _walk_loop_local)
 
 _CF = "_kiln_cf"
@@ -108,7 +110,7 @@ def _user_code(code):
 
 def callee(f):
     """The function a call in rewritten code calls: a user function is rewritten too (so tensor-dependent control flow
-    in helpers compiles) and gets the graph built-ins (print, max, ...: kiln/common/_graph_builtins.py), anything else
+    in helpers compiles) and gets the graph built-ins (print, max, ...: kiln/_compiler/graph_builtins.py), anything else
     is called as it is. Rewritten code that runs eagerly (jit_syntax_level=LAX's PyNative run of a function that
     reads tensor values, a function defined while tracing and called later) calls everything as it is."""
     if not _engine.tracing():
@@ -536,7 +538,7 @@ class _Expr(ast.NodeTransformer):
         return ast.copy_location(_call(_cf("joined"), [_tuple(parts)]), node)
 
     def visit_Assert(self, node):
-        """`assert c, m` → assert_(c, lambda: m): a run-time check for a graph tensor c (_graph_assert.py)."""
+        """`assert c, m` → assert_(c, lambda: m): a run-time check for a graph tensor c (graph_assert.py)."""
         self.generic_visit(node)
         args = [node.test] + ([_lambda(node.msg)] if node.msg is not None else [])
         return ast.copy_location(ast.Expr(value=_call(_cf("assert_"), args)), node)

@@ -5,11 +5,16 @@ definitions and bprops as PyNative), Python values and `self.training` are fixed
 flow on them unrolls. The graph is verified, optimized (kiln._core.Graph.optimize: DCE, CSE, constant folding,
 simplification, fusion) and lowered to a flat instruction list run with no Python per op.
 
+This module is the front of the compiler: `jit` and the JitFunction it returns (binding, the call path, the cache
+key, the in-memory cache and its fast paths). A miss goes to the compile cache on disk (disk_cache.py), else to
+capture.py (the trace; guards.py notes the Cells it depends on); the result is a CompiledGraph (compiled.py), which
+also runs it. structure.py flattens arguments and results to tensors and back.
+
 Cache key: (input shapes/dtypes, non-tensor arguments, the training flags and mixed-precision dtypes (to_float /
 kiln.amp) of the cells involved, device, seed).
 A new key traces and compiles a new graph; `input_signature` fixes the key up front. With dynamic dimensions
 (`Tensor(shape=[None, 10], dtype=...)` in input_signature or Cell.set_inputs) the key holds None for them: one graph
-serves every size (kiln/common/_dynamic.py, Note [dynamic shapes by probe traces]), with a plan per concrete shape.
+serves every size (kiln/_compiler/dynamic.py, Note [dynamic shapes by probe traces]), with a plan per concrete shape.
 
 Note [the compile cache] (docs/decisions/compile-cache.md):
 * Training flags. The key holds the actual `training` flags of the cells a function depends on — its guard
@@ -25,62 +30,31 @@ Note [the compile cache] (docs/decisions/compile-cache.md):
   happens under the function's lock. Tracing runs outside the lock (a trace is per thread), so two threads may
   compile different signatures of one function at the same time.
 * On disk. With set_context(enable_compile_cache=True) (or MS_COMPILER_CACHE_ENABLE=1) a miss first looks for the
-  graph in the cache directory (kiln/common/_disk_cache.py, docs/compile_cache.md): a usable file is loaded, its
+  graph in the cache directory (kiln/_compiler/disk_cache.py, docs/compile_cache.md): a usable file is loaded, its
   captures re-bound by name, and no trace happens; otherwise the function is traced and the optimized graph written
-  (when every capture can be named).
-
-Note [writes into inputs] (docs/decisions/writes-into-graph-inputs.md): inside a trace an input is a symbolic
-tensor, and an in-place write to it (ops.assign & co., add_/copy_/zero_..., x[i] = v, through a view of it, inside a
-compiled if/while) rebinds it to a new graph value, so reads follow program order. _trace compares each input's
-value at the end with the one it started as; the final values of the written inputs become extra graph outputs
-(out = (result, attribute values, input values)), and after every run _write_back copies them into the caller's
-tensors (`_kernels.assign`: a Parameter, a plain Tensor, a view of a caller's tensor all keep their identity and
-storage). One tensor object passed twice is traced as one symbolic input (a write through one name is read through
-the other), and the key records that aliasing (key[6]); such a graph is never on the fast path nor on disk, and a
-graph that writes inputs leaves the fast path for a call that passes one tensor twice."""
+  (when every capture can be named)."""
 import functools
-import itertools
-import os
 import threading
 import time
 import warnings
 import weakref
 
 from .. import _engine
-from ..ops import _kernels
 from .. import context
-from .tensor import Tensor
-from . import seed as _seed
-from . import _disk_cache
-from . import _dynamic
-from . import _ast_rewrite
-from . import _graph_builtins
-from . import _deferred_writes
-from . import _graph_assert
-from . import _call_depth
-from . import _deferred_init
-from . import mutable as _mutable
+from ..common.tensor import Tensor
+from ..common import seed as _seed
+from ..common import _deferred_init
+from . import disk_cache as _disk_cache
+from . import dynamic as _dynamic
+from . import ast_rewrite as _ast_rewrite
+from . import graph_builtins as _graph_builtins
+from . import capture as _capture
+from .guards import _flags_epoch, _flag_of, _cells_named_by
+from .structure import _flatten, _key_of, _aliases, _distinct
+from .compiled import CompiledGraph, _clock, _run_entry, _weak_or_strong, _save_graphs
 
 _tensor_signature = _engine._tensor_signature
-_lock = threading.Lock()
-_flags_epoch = [0]  # bumped (under _lock) after any Cell's training flag changed: memoized flag tuples are stale
-_clock = itertools.count(1)  # use stamps for the LRU (next() is atomic under the GIL)
-_recording = [0]  # number of traces in progress on any thread: Cell calls are recorded only when non-zero
 _DYN_FAST_MAX = 256  # fast-path keys of dynamic-shape graphs kept per function (JitFunction._dyn_fast)
-_local = threading.local()  # .records: this thread's stack of lists of the Cells called while tracing
-
-
-def _bump_train_state():
-    """Called after a Cell's `training` flag changed: every function recomputes its flag tuple on its next call."""
-    with _lock:
-        _flags_epoch[0] += 1
-
-
-def _record_cell(cell):
-    """Notes that `cell` ran while this thread traces (its training flag then keys the graph being compiled)."""
-    stack = getattr(_local, "records", None)
-    if stack:
-        stack[-1].append(cell)
 
 
 def _default_cache_size():
@@ -93,181 +67,6 @@ def _check_cache_size(size, name):
     if size < 1:
         raise ValueError(f"For jit '{name}', the argument 'cache_size' must be >= 1, but got {size}.")
     return size
-
-
-def _flag_of(ref):
-    """A guard cell's part of the key: its training flag, and with mixed precision (Cell.to_float, kiln.amp) the
-    dtype it runs in too, so a network converted after a first compile is traced again (and Cell.recompute())."""
-    cell = ref()
-    if cell is None:
-        return None
-    d = cell.__dict__
-    mp = d.get("_mp_dtype")
-    flag = d.get("training") if mp is None else (d.get("training"), str(mp))
-    return flag if d.get("_recompute") is None else (flag, "recompute")  # Cell.recompute() after a compile
-
-
-def _cells_named_by(fn):
-    """The Cells a plain function names through its closure or its globals (one level; calls are recorded)."""
-    from ..nn.cell import Cell
-    out = [fn] if isinstance(fn, Cell) else []
-    self_obj = getattr(fn, "__self__", None)
-    if isinstance(self_obj, Cell):
-        out.append(self_obj)
-    fn = getattr(fn, "__func__", fn)
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return out
-    for c in getattr(fn, "__closure__", None) or ():
-        try:
-            v = c.cell_contents
-        except ValueError:  # an empty closure cell
-            continue
-        if isinstance(v, Cell):
-            out.append(v)
-    glb = getattr(fn, "__globals__", None) or {}
-    for name in code.co_names:
-        v = glb.get(name)
-        if isinstance(v, Cell):
-            out.append(v)
-    return out
-
-
-class _Leaf:
-    """Marks a tensor position in a flattened structure."""
-    __slots__ = ("index",)
-
-    def __init__(self, index):
-        self.index = index
-
-    def __repr__(self):
-        return f"<tensor {self.index}>"
-
-
-class _Same:
-    """Marks, in a compiled function's output structure, a list or dict that holds no tensor: the call returns that
-    very object (as MindSpore returns a global list the function returns: `id(out) == id(global_list)`)."""
-    __slots__ = ("obj",)
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    def __repr__(self):
-        return f"<same {type(self.obj).__name__}>"
-
-
-def _keep_identity(obj, struct, globals_ids):
-    """`struct` (obj flattened) with each list/dict of obj that holds no tensor and is a global variable of the
-    compiled function's module (its id in `globals_ids`) replaced by _Same(obj). (A list made inside the function
-    stays a fresh copy per call, so that a caller changing it does not change later results.)"""
-    if not globals_ids:
-        return struct
-    if isinstance(obj, (list, dict)) and id(obj) in globals_ids and type(struct) is type(obj) \
-            and not _has_leaf(struct):
-        return _Same(obj)
-    if isinstance(obj, (tuple, list)) and isinstance(struct, (tuple, list)) and len(obj) == len(struct):
-        out = [_keep_identity(o, st, globals_ids) for o, st in zip(obj, struct)]
-        return tuple(out) if isinstance(struct, tuple) else out
-    if isinstance(obj, dict) and isinstance(struct, dict):
-        return {k: _keep_identity(obj[k], st, globals_ids) for k, st in struct.items()}
-    return struct
-
-
-def _globals_ids(fn):
-    """ids of the lists and dicts that are global variables of fn's module (fn: a function or bound method)."""
-    g = getattr(getattr(fn, "__func__", fn), "__globals__", None)
-    if not isinstance(g, dict):
-        return set()
-    return {id(v) for v in list(g.values()) if type(v) in (list, dict)}
-
-
-def _has_leaf(struct):
-    if isinstance(struct, _Leaf):
-        return True
-    if isinstance(struct, (tuple, list)):
-        return any(_has_leaf(v) for v in struct)
-    if isinstance(struct, dict):
-        return any(_has_leaf(v) for v in struct.values())
-    return False
-
-
-def _flatten(obj, tensors):
-    """Structure of `obj` with every Tensor replaced by a _Leaf (tensors appended to `tensors`)."""
-    if isinstance(obj, Tensor):
-        tensors.append(obj)
-        return _Leaf(len(tensors) - 1)
-    if type(obj) in _mutable.SCALARS:  # kiln.mutable(number): a 0-d tensor input, not a constant of the graph
-        tensors.append(_mutable.scalar_tensor(obj))
-        return _Leaf(len(tensors) - 1)
-    if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
-        return tuple(_flatten(v, tensors) for v in obj)
-    if isinstance(obj, list):
-        return [_flatten(v, tensors) for v in obj]
-    if isinstance(obj, dict):
-        return {k: _flatten(v, tensors) for k, v in obj.items()}
-    return obj
-
-
-def _unflatten(struct, tensors):
-    if isinstance(struct, _Leaf):
-        return tensors[struct.index]
-    if isinstance(struct, _Same):
-        return struct.obj
-    if isinstance(struct, tuple):
-        return tuple(_unflatten(v, tensors) for v in struct)
-    if isinstance(struct, list):
-        return [_unflatten(v, tensors) for v in struct]
-    if isinstance(struct, dict):
-        return {k: _unflatten(v, tensors) for k, v in struct.items()}
-    return struct
-
-
-def _key_of(struct, pins):
-    """A hashable key for the non-tensor parts of an argument structure. An unhashable value is keyed by its id and
-    appended to `pins`: the compiled entry keeps it alive, so its id cannot be reused by another object while the
-    entry exists."""
-    if isinstance(struct, _Leaf):
-        return ("T",)
-    if isinstance(struct, (tuple, list)):
-        return (type(struct).__name__,) + tuple(_key_of(v, pins) for v in struct)
-    if isinstance(struct, dict):
-        return ("dict",) + tuple((k, _key_of(v, pins))
-                                 for k, v in sorted(struct.items(), key=lambda kv: repr(kv[0])))
-    try:
-        hash(struct)
-        return (type(struct).__name__, struct)
-    except TypeError:
-        pins.append(struct)
-        return (type(struct).__name__, id(struct))
-
-
-class CompiledGraph:
-    """One compiled signature of a jit function: the graph before and after the passes, and the executable."""
-
-    def __init__(self, name, graph_before, graph, executable, pass_log, compile_seconds, out_struct):
-        self.name = name
-        self.graph_before = graph_before
-        self.graph = graph
-        self.executable = executable
-        self.pass_log = pass_log
-        self.compile_seconds = compile_seconds
-        self._out_struct = out_struct
-        self._used = next(_clock)  # LRU stamp, refreshed on every hit
-        self._fast_keys = []  # the fast-path keys that lead to this entry (dropped with it)
-        self._pins = []  # unhashable non-tensor arguments keyed by id (see _key_of)
-        self.from_disk = False  # loaded from the compile cache on disk (graph_before is then the optimized graph)
-        self._writes = ()  # (object or weakref, attribute) set from the graph's extra outputs after every run
-        self._in_writes = ()  # indices (in the flattened inputs) of the inputs the graph writes in place
-        self._post = False  # _writes or _in_writes: the outputs are (result, attribute values, input values)
-
-    @property
-    def planned_peak_bytes(self):
-        """Peak bytes of intermediate buffers under the executor's liveness plan."""
-        return self.executable.planned_peak_bytes
-
-    def __repr__(self):
-        return (f"CompiledGraph({self.name}: {self.graph_before.num_nodes} → {self.graph.num_nodes} nodes, "
-                f"compiled in {self.compile_seconds * 1e3:.1f} ms)")
 
 
 class JitFunction:
@@ -299,7 +98,7 @@ class JitFunction:
         self.evictions = 0
         self.disk_loads = 0  # graphs loaded from the compile cache on disk (no trace)
         self.disk_skipped = None  # why the last graph that could not go to disk stayed in memory (None: none)
-        self.compile_count = 0  # graphs compiled by tracing (a dynamic-shape graph counts once: _dynamic.py)
+        self.compile_count = 0  # graphs compiled by tracing (a dynamic-shape graph counts once: dynamic.py)
         # The dynamic-shape Spec of input_signature (None: none or no None dimension), computed now: the registry of
         # placeholder signatures is bounded. Without input_signature, `signature_source` (a Cell's set_inputs) gives
         # the Spec.
@@ -382,7 +181,7 @@ class JitFunction:
         run (it reads tensor values) runs the rewritten code: float()/int() of arrays mean what they compile to."""
         ref = self._self_ref
         # While tracing: the Python built-ins with graph semantics (Note [graph built-ins]), and the function's
-        # tensor-dependent control flow compiled (kiln/common/_ast_rewrite.py).
+        # tensor-dependent control flow compiled (kiln/_compiler/ast_rewrite.py).
         fn = (_graph_builtins.graph_function(_ast_rewrite.converted(self.fn)) if _engine.tracing()
               else _ast_rewrite.converted(self.fn) if eager_graph else self.fn)
         if ref is None:
@@ -559,10 +358,10 @@ class JitFunction:
             try:
                 if spec is not None:
                     graph, before, out_struct, sources, writes, in_writes, log, exe = \
-                        self._trace_dynamic(struct, spec, recorded)
+                        _capture.trace_dynamic(self, struct, spec, recorded)
                 else:
-                    graph, before, out_struct, sources, writes, in_writes = self._trace(struct, tensors, recorded,
-                                                                                        lookup is not None)
+                    graph, before, out_struct, sources, writes, in_writes = _capture.trace(
+                        self, struct, tensors, recorded, lookup is not None)
             except (RuntimeError, ValueError, IndexError) as e:
                 warning = _graph_builtins.runs_eagerly(e, self.name)
                 if warning is None:
@@ -614,59 +413,6 @@ class JitFunction:
             _save_graphs(entry, index)
         return entry
 
-    def _trace(self, struct, tensors, recorded, record_sources):
-        """Traces the function: (graph, copy before passes, output structure, files of the Python code that ran
-        (None when not recorded))."""
-        with self._lock:
-            self.trace_count += 1
-        stack = getattr(_local, "records", None)
-        if stack is None:
-            stack = _local.records = []
-        stack.append(recorded)
-        with _lock:
-            _recording[0] += 1
-        sources = None
-        stands = getattr(_local, "param_inputs", None)
-        if stands is None:
-            stands = _local.param_inputs = []
-        depth = len(stands)
-        try:
-            with _engine.Trace(self.name) as tr, _graph_builtins.trace_scope(), _call_depth.trace_scope(), \
-                    _deferred_writes.scope(True) as dw:
-                sym = [tr.input(t.shape, t.dtype) for t in tensors]
-                alias = _aliases(tensors)
-                if alias is not None:  # one tensor passed twice: one symbolic tensor, so a write is seen by both
-                    sym = [sym[j] for j in alias]
-                ids = [t._id for t in sym]
-                from .parameter import Parameter
-                stands.append({id(sym[i]) for i, t in enumerate(tensors) if isinstance(t, Parameter)})
-                a, k = _unflatten(struct, sym)
-                if record_sources:
-                    with _disk_cache.SourceRecorder() as rec:
-                        out = self._python(a, k)
-                    sources = rec.files
-                else:
-                    out = self._python(a, k)
-                out = _graph_builtins.materialize(out)  # returned generators/iterators: lists/tuples, as MindSpore
-                target = self._target()
-                writes = _graph_builtins.attribute_writes(([target] if target is not None else []) + recorded)
-                # Inputs written in place (ops.assign, add_, x[i] = v, ... rebind the symbolic input to a new value,
-                # Note [writes into inputs]): their final values are extra outputs, copied into the caller's
-                # tensors after every run.
-                in_writes = tuple(i for i, t in enumerate(sym) if t._id != ids[i] and (alias is None or alias[i] == i))
-                if writes or in_writes:  # extra outputs, set after every run (_write_back)
-                    out = (out, tuple(t for _, _, t in writes), tuple(sym[i] for i in in_writes))
-                out_tensors = []
-                out_struct = _keep_identity(out, _flatten(out, out_tensors), _globals_ids(self.fn))
-                _deferred_writes.flush(dw)  # Note [deferred state writes]
-                graph = tr.finish(out_tensors)
-        finally:
-            stack.pop()
-            del stands[depth:]
-            with _lock:
-                _recording[0] -= 1
-        return graph, graph.copy(), out_struct, sources, [(o, n) for o, n, _ in writes], in_writes
-
     def _compile_shared(self, key, struct, tensors, args, kwargs):
         """_compile for a dynamic-shape key, once: a thread that finds the key being compiled by another waits for
         it (a per-key lock, dropped afterwards) instead of compiling the same graph again."""
@@ -686,36 +432,6 @@ class JitFunction:
                 if self._pending.get(key) is lk:
                     del self._pending[key]
         return entry
-
-    def _trace_dynamic(self, struct, spec, recorded):
-        """Compiles a function with dynamic input dimensions once (Note [dynamic shapes by probe traces]): traces it
-        at the probe sizes, optimizes each trace, and fits what differs. Returns _trace's tuple plus the pass log of
-        the first trace and its DynamicExecutable; ValueError when the graph depends on a size in a way that cannot
-        be fitted."""
-        descs, states = [], []
-        first = None
-        try:
-            for t in range(_dynamic.N_PROBES):
-                with _dynamic.probing(t, spec.axes) as state:
-                    states.append(state)
-                    res = self._trace(struct, _dynamic.probe_tensors(spec, t), recorded if t == 0 else [], False)
-                graph, before, out_struct, _, writes, in_writes = res
-                log = graph.optimize()
-                if first is None:
-                    first = (graph, before, out_struct, None, writes, in_writes, log)
-                    out_key = repr(_key_of(out_struct, []))
-                elif repr(_key_of(out_struct, [])) != out_key:
-                    raise _dynamic.StructureError(
-                        f"For jit '{self.name}', the function returns a Python value that depends on the size of a "
-                        f"dynamic (None) dimension ({first[2]!r} vs {out_struct!r} in traces with different sizes); "
-                        "return it as a Tensor (ops.shape / ops.tensor_shape / ops.size) or give static shapes.")
-                descs.append(_dynamic.describe(graph, self.name))
-            attr_fits, const_fits = _dynamic.build_template(self.name, descs, spec.axes)
-        except _dynamic.StructureError as e:
-            raise _dynamic.with_guards(e, states) from None
-        exe = _dynamic.DynamicExecutable(self.name, first[0], spec.axes, spec, attr_fits, const_fits,
-                                         _dynamic.common_guards(states))
-        return first + (exe,)
 
     def _disk_lookup(self, struct, tensors):
         """The compile cache's disk key of this call, or None (cache off, or a signature that cannot be stored)."""
@@ -758,68 +474,6 @@ class JitFunction:
             self.evictions += 1
 
 
-def _reraise_assert(err):
-    """Raises the AssertionError a failed run-time `assert` stands for (Note [run-time assert]), else err itself."""
-    a = _graph_assert.assertion_from(err)
-    if a is None:
-        raise err
-    raise a from None
-
-
-def _weak_or_strong(obj):
-    try:
-        return weakref.ref(obj)
-    except TypeError:
-        return lambda: obj
-
-
-def _run_entry(entry, inputs):
-    """Runs a compiled graph on the call's flat input tensors: a failed run-time assert becomes AssertionError
-    (Note [run-time assert]); attribute and input writes are applied (_write_back); returns the call's result."""
-    try:
-        out = entry.executable.run(inputs)
-    except ValueError as e:
-        _reraise_assert(e)
-    if entry._post:
-        return _write_back(entry, out, inputs)
-    return _unflatten(entry._out_struct, out)
-
-
-def _write_back(entry, outs, tensors):
-    """The result of a graph that sets object attributes or writes its inputs: sets the attributes to this run's
-    values, copies the written inputs' final values into the caller's tensors (`tensors`: the flattened inputs of
-    the call; None: inputs the caller cannot see, e.g. a data sink's batches), returns the rest."""
-    res, values, inputs = _unflatten(entry._out_struct, outs)
-    for (ref, name), v in zip(entry._writes, values):
-        obj = ref()
-        if obj is not None:
-            setattr(obj, name, v)
-    if tensors is not None:
-        for i, v in zip(entry._in_writes, inputs):
-            _kernels.assign(tensors[i], v)
-    return res
-
-
-def stands_for_parameter(x):
-    """True when x is the symbolic input that a Parameter argument of a function being compiled (on this thread) is
-    traced as: ops.assign_add & co. accept it as they accept the Parameter."""
-    return any(id(x) in s for s in getattr(_local, "param_inputs", None) or ())
-
-
-def _distinct(args):
-    """True when no tensor object occurs twice among `args`."""
-    return len(args) < 2 or len({id(a) for a in args}) == len(args)
-
-
-def _aliases(tensors):
-    """None when every tensor of a call is a distinct object; else, for each position, the first position holding
-    the same object (part of the compile key: a write through one argument must be seen through the other)."""
-    if _distinct(tensors):
-        return None
-    first = {}
-    return tuple(first.setdefault(id(t), i) for i, t in enumerate(tensors))
-
-
 def _check_signature(signature, tensors, name):
     sig = list(signature) if isinstance(signature, (tuple, list)) else [signature]
     if len(sig) != len(tensors):
@@ -830,24 +484,6 @@ def _check_signature(signature, tensors, name):
         if s.dtype != t.dtype or not shape_ok:
             raise ValueError(f"For jit '{name}', argument {i} is {t.dtype}{list(t.shape)} but input_signature says "
                              f"{s.dtype}{list(s.shape)}.")
-
-
-def _save_graphs(entry, index):
-    level = context.get_context("save_graphs")
-    if not level:
-        return
-    path = context.get_context("save_graphs_path")
-    os.makedirs(path, exist_ok=True)
-    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in entry.name)
-    for tag, g in (("before", entry.graph_before), ("after", entry.graph)):
-        base = os.path.join(path, f"{safe}_{index}_{tag}")
-        with open(base + ".ir", "w") as f:
-            f.write(g.to_text())
-            if tag == "after":
-                f.write("\n# passes: " + "; ".join(entry.pass_log))
-                f.write(f"\n# planned peak bytes: {entry.planned_peak_bytes}\n")
-        with open(base + ".dot", "w") as f:
-            f.write(g.to_dot())
 
 
 def jit(function=None, *args, input_signature=None, hash_args=None, jit_config=None, compile_once=False,
@@ -885,21 +521,3 @@ def jit(function=None, *args, input_signature=None, hash_args=None, jit_config=N
     if function is None:
         return wrap
     return wrap(function)
-
-
-def symbolic_error(what):
-    """The error for reading a tensor's value while compiling, naming the user's line."""
-    loc = _engine._user_location()
-    if what.startswith("`if`") or "bool" in what:  # control flow: a choice between values can be compiled
-        advice = ("Kiln compiles `if`/`while`/`for`, `x if c else y` and and/or/not on tensors in the compiled "
-                  "function, Cell constructs and the functions of your program they call (docs/graph_mode.md); this "
-                  "one was not: the value is converted with bool() directly, or the code is in a lambda, a library "
-                  "function or code without a source file. Write the condition as an `if`/`while` in your function, "
-                  "use ops.switch / ops.WhileLoop / ops.select(cond, x, y), or run this code in PyNative mode "
-                  "(set_context(mode=PYNATIVE_MODE)).")
-    else:  # float() / int() / item(): a Python number can not be made from a value computed later
-        advice = ("Keep the value as a Tensor (use it in tensor ops directly, e.g. x * t instead of x * t.item()), "
-                  "return it from the compiled function and convert it outside, or run this code in PyNative mode "
-                  "(set_context(mode=PYNATIVE_MODE)).")
-    return RuntimeError(f"{what} of a tensor's value is not supported in a compiled (graph-mode) function, at "
-                        f"{loc}: the value is not known while compiling. {advice}")

@@ -29,8 +29,8 @@ import threading
 
 from .. import _engine
 from ..ops import _kernels
-from .tensor import Tensor
-from ._custom_grad import _flatten
+from ..common.tensor import Tensor
+from .custom_grad import _flatten
 
 _tls = threading.local()
 

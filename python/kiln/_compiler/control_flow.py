@@ -1,4 +1,4 @@
-"""Tensor-dependent control flow compiled into the graph: the run-time half (the AST rewrite in _ast_rewrite.py turns
+"""Tensor-dependent control flow compiled into the graph: the run-time half (the AST rewrite in ast_rewrite.py turns
 `if`/`while`/`for`/`x if c else y`/`and`/`or`/`not` into calls of the functions here).
 
 Note [run-time choice] (docs/decisions/control-flow-ast-rewrite.md): every helper decides when it runs, from the
@@ -18,11 +18,11 @@ import threading
 
 from .. import _engine
 from ..ops import _kernels
-from . import _deferred_writes
-from .tensor import Tensor
-from ._graph_python import GraphText, joined, method, scalar, sequence  # noqa: F401 (called by rewritten code as _kiln_cf.*)
-from ._graph_assert import assert_, contains_  # noqa: F401 (called by rewritten code as _kiln_cf.*)
-from ._dynamic_loops import Rows, dynamic_rows, rows_of, size_bound  # noqa: F401 (rows_of: _kiln_cf.*)
+from . import deferred_writes as _deferred_writes
+from ..common.tensor import Tensor
+from .graph_python import GraphText, joined, method, scalar, sequence  # noqa: F401 (called by rewritten code as _kiln_cf.*)
+from .graph_assert import assert_, contains_  # noqa: F401 (called by rewritten code as _kiln_cf.*)
+from .dynamic_loops import Rows, dynamic_rows, rows_of, size_bound  # noqa: F401 (rows_of: _kiln_cf.*)
 
 __all__ = ["UNDEF", "if_stmt", "if_exp", "while_stmt", "for_stmt", "range_", "and_", "or_", "not_", "cond",
            "while_loop", "is_symbolic"]
@@ -91,18 +91,18 @@ def _check_pred(pred, what):
 
 # ------------------------------------------------------------------------------------------- tracing sub-graphs
 def _flatten(obj, tensors):
-    from .jit import _flatten as f
+    from .structure import _flatten as f
     return f(obj, tensors)
 
 
 def _unflatten(struct, tensors):
-    from .jit import _unflatten as f
+    from .structure import _unflatten as f
     return f(struct, tensors)
 
 
 def _shape_key(struct):
     """A comparable form of a flattened structure (tensor leaves as 'T')."""
-    from .jit import _Leaf
+    from .structure import _Leaf
     if isinstance(struct, _Leaf):
         return "T"
     if isinstance(struct, (tuple, list)):
@@ -150,7 +150,7 @@ def _write_through(vals, res, idx_of, written, what):
     """After a compiled if/while: a variable whose tensor a branch/body wrote in place (`x[i] = v`) has the new value
     written into the tensor object it held before the statement (as in PyNative, so that other names for that
     object, and a caller's argument, see the write), and keeps that object."""
-    from ._indexing import commit_write
+    from ..common._indexing import commit_write
     for i, j in idx_of.items():
         if j in written and isinstance(vals[i], Tensor) and isinstance(res[i], Tensor) and res[i] is not vals[i]:
             commit_write(vals[i], res[i], what)
@@ -240,7 +240,7 @@ def _compiled_if(pred, then_fn, else_fn, vals, names, what):
             if i not in keep:
                 res[i] = _Undefined(names[i], loc)
     if written:
-        from .jit import _Leaf
+        from .structure import _Leaf
         _write_through(vals, res, {i: s_.index for i, s_ in enumerate(in_struct) if isinstance(s_, _Leaf)}, written,
                        what)
     return tuple(res)
@@ -249,7 +249,7 @@ def _compiled_if(pred, then_fn, else_fn, vals, names, what):
 def _promoted(a, b):
     """The dtype two branches' values of one variable are cast to (a float beats an int or a bool; else the wider), or
     None when they are not both numeric."""
-    from . import dtype as mstype
+    from ..common import dtype as mstype
     order = [mstype.bool_, mstype.uint8, mstype.int8, mstype.int16, mstype.int32, mstype.int64, mstype.float16,
              mstype.bfloat16, mstype.float32, mstype.float64]
     if a not in order or b not in order:
@@ -258,7 +258,7 @@ def _promoted(a, b):
 
 
 def _describe(struct):
-    from .jit import _Leaf
+    from .structure import _Leaf
     if isinstance(struct, _Leaf):
         return "a tensor"
     if isinstance(struct, _Undefined):
@@ -268,7 +268,7 @@ def _describe(struct):
 
 def _var_of_output(struct, k, names):
     """'variable x' for the k-th output tensor of a tuple-of-variables structure."""
-    from .jit import _Leaf
+    from .structure import _Leaf
     count = [0]
 
     def n_leaves(s):
@@ -334,7 +334,7 @@ def not_(a):
 
 
 def _bool_dtype():
-    from . import dtype as mstype
+    from ..common import dtype as mstype
     return mstype.bool_
 
 
@@ -455,7 +455,7 @@ def _compiled_while(cond_fn, body_fn, vals, names, what):
 
 
 def _leaves(n):
-    from .jit import _Leaf
+    from .structure import _Leaf
     return tuple(_Leaf(i) for i in range(n))
 
 
@@ -470,7 +470,7 @@ class _SymRange:
 def range_(*args):
     """range(...) in a `for` header: a Python range unless a bound is a symbolic tensor or a dynamic size (then a
     compiled loop: one graph for every size)."""
-    from ._symint import SymInt
+    from .symint import SymInt
     if any(isinstance(a, SymInt) for a in args) and len(args) in (1, 2, 3):
         if len(args) == 3 and (isinstance(args[2], SymInt) or is_symbolic(args[2])):
             raise ValueError(f"range() with a step that depends on a tensor or a dynamic size cannot be compiled"
@@ -497,7 +497,7 @@ def range_(*args):
 
 def callee(f):
     """See _ast_rewrite.callee (a call in rewritten code)."""
-    from ._ast_rewrite import callee as c
+    from .ast_rewrite import callee as c
     return c(f)
 
 
@@ -545,7 +545,7 @@ def for_stmt(iterable, body_fn, vals, names, brk=-1):
     vals = tuple(vals)
     if isinstance(iterable, _SymRange):
         from .. import ops
-        from . import dtype as mstype
+        from ..common import dtype as mstype
         start, stop, step = iterable.start, iterable.stop, iterable.step
         i0 = start if isinstance(start, Tensor) else Tensor(int(start), dtype=mstype.int64)
         if isinstance(stop, Tensor) and stop.dtype != i0.dtype:

@@ -21,7 +21,7 @@ a live writer's file, another host's or container's, and files not in this patte
 import os
 import re
 
-from .. import _engine
+from . import _engine
 
 __all__ = ["write_file", "host_tag", "TEMP_PATTERN"]
 

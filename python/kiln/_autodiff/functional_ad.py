@@ -1,5 +1,5 @@
 """Function transforms beyond grad: `vjp`, `jvp`, `jacrev`, `jacfwd` (mindspore.vjp/jvp/jacrev/jacfwd, also in
-kiln.ops). `vmap` lives in kiln/common/_vmap.py.
+kiln.ops). `vmap` lives in kiln/_autodiff/vmap.py.
 
 All of them use the eager tape (kiln/autodiff.h): the forward runs once under a GradScope that watches the
 differentiated inputs; the recorded tape stays reachable from the outputs, so the reverse pass can run later and
@@ -11,8 +11,8 @@ the transforms then run while tracing and the graph gets the unrolled ops.
 """
 from .. import _engine
 from ..ops import _kernels
-from .tensor import Tensor
-from .api import _normalize_positions, _normalize_weights, _tensors_of, _detach_tree, _stop_gradient_tree
+from ..common.tensor import Tensor
+from ..common.api import _normalize_positions, _normalize_weights, _tensors_of, _detach_tree, _stop_gradient_tree
 
 
 def _check_tensors(values, api, what="inputs"):

@@ -2,7 +2,7 @@
 the depth of nested function calls while a function is compiled (jit / GRAPH_MODE).
 
 Kiln compiles by tracing: the function runs in Python with symbolic tensors, and every call of a user function
-(module, helper, method: kiln/common/_ast_rewrite.py's `callee`) is one level, the compiled function itself level 1.
+(module, helper, method: kiln/_compiler/ast_rewrite.py's `callee`) is one level, the compiled function itself level 1.
   - Deeper than the limit: RuntimeError "Exceed function call depth limit N, (function call depth: D)." (MindSpore's
     message; MindSpore counts some internal calls as well, so its depth for the same code is a few levels more).
   - Up to the limit the trace must not stop at Python's own recursion limit (1000 Python frames, and a traced call

@@ -1,17 +1,17 @@
 """Loops over dynamic sizes in dynamic-shape graphs (docs/decisions/graph-scalars-class-paths-dynamic-flow.md):
 while a dynamic-shape graph is compiled
-(kiln/common/_dynamic.py), `x.shape[0]` is a SymInt holding the probe trace's size. A `for` over the rows of such a
+(kiln/_compiler/dynamic.py), `x.shape[0]` is a SymInt holding the probe trace's size. A `for` over the rows of such a
 tensor, over `range(x.shape[0])`, or over `enumerate(x)` / `zip(x, y)` would unroll to the probe size (the probe
 traces then differ: a structure error); _control_flow.for_stmt compiles them into one While node over the run-time
 size instead, with the size as an int64 constant of each probe trace that the constant fit maps to the size."""
-from .tensor import Tensor
-from ._graph_python import is_symbolic
+from ..common.tensor import Tensor
+from .graph_python import is_symbolic
 
 
 def size_bound(a):
     """A start/stop of range() that is a dynamic size (a SymInt: `x.shape[0]` in a dynamic-shape graph) as an int64
     tensor holding the run-time value (a constant of this probe trace, fitted to the size); anything else as is."""
-    from ._symint import SymInt
+    from .symint import SymInt
     if isinstance(a, SymInt):
         import numpy as np
         return Tensor(np.array(int(a), np.int64))
@@ -29,7 +29,7 @@ class Rows:
 
 def dynamic_rows(t):
     """The SymInt first dimension of a symbolic tensor in a dynamic-shape graph, or None."""
-    from ._symint import SymInt
+    from .symint import SymInt
     if is_symbolic(t) and len(t.shape) > 0 and isinstance(t.shape[0], SymInt):
         return t.shape[0]
     return None
@@ -39,7 +39,7 @@ def rows_of(name, fn, *args):
     """`fn(*args)` in a `for` header where `fn` is named enumerate or zip: when it is the built-in and its sequences
     are tensors whose first dimension is one dynamic size, a Rows that for_stmt compiles into one loop over the
     run-time size; else fn(*args) as written."""
-    from . import _graph_builtins  # (imports _control_flow's helpers late)
+    from . import graph_builtins as _graph_builtins  # (imports _control_flow's helpers late)
     builtin = getattr(_graph_builtins._bi, name)
     if fn is not builtin and fn is not _graph_builtins.OVERLAY.get(name):
         return fn(*args)

@@ -1,6 +1,6 @@
 """Python's built-in functions inside compiled functions, with MindSpore's static-graph semantics.
 
-Graph mode traces Python by running it with symbolic tensors (kiln/common/jit.py). Plain Python built-ins then
+Graph mode traces Python by running it with symbolic tensors (kiln/_compiler/capture.py). Plain Python built-ins then
 behave as in Python: `map`, `zip`, `filter`, `range`, `enumerate` return lazy iterators (MindSpore's graph mode
 returns tuples and lists), `max(t)` / `all(t)` on a tensor iterate it and ask a symbolic value for its truth (an
 error), and `print` prints once, while tracing. MindSpore's graph mode gives these built-ins graph meanings.
@@ -12,7 +12,7 @@ Note [graph built-ins] (docs/decisions/graph-builtins-overlay.md):
   defaults but a globals dict whose `__builtins__` is OVERLAY (CPython binds a function's built-ins from its
   globals when the function object is made). The globals are a copy of the module's, one per module per trace
   (`trace_scope`), so the functions of one module see each other's global writes while tracing. Functions of the
-  user's program called from compiled code get the overlay too: the AST rewrite (_ast_rewrite.py) routes every call
+  user's program called from compiled code get the overlay too: the AST rewrite (ast_rewrite.py) routes every call
   through its `callee` hook, which applies graph_function.
 * Semantics (MindSpore 2.10's graph mode, checked against it): `range`, `zip`, `enumerate` give tuples; `map`
   gives a list when every sequence is a list, else a tuple; `filter` gives a list; `max`/`min` of one 1-D tensor
@@ -34,7 +34,7 @@ import warnings
 
 from .. import _engine
 from ..ops import _kernels
-from .tensor import Tensor
+from ..common.tensor import Tensor
 
 _local = threading.local()  # .copies: {id(module globals): (module globals, overlay globals)} of the current trace
 
@@ -195,7 +195,7 @@ def _truth(fname, x, reduce_all):
 
 
 def _bool_dtype():
-    from . import dtype as mstype
+    from ..common import dtype as mstype
     return mstype.bool_
 
 
@@ -273,7 +273,7 @@ def _print_lines(v, tensors, out, flat=False):
 
 
 def _is_symint(v):
-    from ._symint import SymInt
+    from .symint import SymInt
     return isinstance(v, SymInt)
 
 
@@ -306,7 +306,7 @@ def _print_g(*values, sep=" ", end="\n", file=None, flush=False):
 
 
 def _GraphText():
-    from ._graph_python import GraphText
+    from .graph_python import GraphText
     return GraphText
 
 
@@ -446,7 +446,7 @@ def attribute_writes(roots):
     computed in the graph (`self.attr = x + 1` in construct). The compiled function returns these tensors as extra
     outputs and sets the attributes to them after every run, as MindSpore does."""
     from ..nn.cell import Cell
-    from .parameter import Parameter
+    from ..common.parameter import Parameter
     out, seen = [], set()
 
     def scan(obj):

@@ -18,8 +18,8 @@ import numpy as np
 
 from .. import _engine
 from ..ops import _kernels
-from .tensor import Tensor
-from .parameter import Parameter
+from ..common.tensor import Tensor
+from ..common.parameter import Parameter
 
 _hook_ids = itertools.count(1)
 

@@ -1,4 +1,4 @@
-"""Symbolic sizes while a graph with dynamic shapes is compiled (kiln/common/_dynamic.py): `x.shape[0]` of a
+"""Symbolic sizes while a graph with dynamic shapes is compiled (kiln/_compiler/dynamic.py): `x.shape[0]` of a
 symbolic tensor is a SymInt during probe traces, and conditions on it are recorded as guards.
 
 The core calls `_shape_hook` for the shape of symbolic tensors only (Tensor.shape; concrete tensors never reach
@@ -27,7 +27,7 @@ class SymInt(int):
     computed from the dynamic sizes: `+ - * // %` and unary minus give SymInts again. A comparison or truth test
     (`if x.shape[0] > 1`) is a guard: the graph is compiled for its outcome, and a call whose sizes give the other
     outcome raises ValueError naming the line (`DynamicExecutable.plan`). A size that reaches an op (a reshape,
-    zeros((b, 3))) becomes the op's attribute or constant, which the probe traces fit (kiln/common/_dynamic.py,
+    zeros((b, 3))) becomes the op's attribute or constant, which the probe traces fit (kiln/_compiler/dynamic.py,
     Note [dynamic shapes by probe traces])."""
 
     def __new__(cls, value, fn, text):

@@ -141,8 +141,8 @@ class Walk:
     def __init__(self, jf):
         from ..nn.cell import Cell
         from .jit import JitFunction
-        from .tensor import Tensor
-        from .parameter import Parameter
+        from ..common.tensor import Tensor
+        from ..common.parameter import Parameter
         self._Cell, self._Jit, self._Tensor, self._Parameter = Cell, JitFunction, Tensor, Parameter
         self.cells = {}  # path -> Cell reached by the walk (first path to each Cell)
         self.globals = []  # (path, description of a value: repr of a plain value, a function's identity, ...)
@@ -236,7 +236,7 @@ class Walk:
                 n *= s
             if n > _MAX_ARRAY_BYTES:  # (checked before copying it to the host)
                 raise Unstorable(f"a Tensor{list(obj.shape)} at {path} is too large to fingerprint")
-            from . import dtype as mstype
+            from ..common import dtype as mstype
             if obj.dtype == mstype.bfloat16:  # (NumPy has no bfloat16; float32 holds every value exactly)
                 self._note(path, _array_digest(obj.astype(mstype.float32).asnumpy(), "tensor bf16", path))
             else:
@@ -410,8 +410,8 @@ class Walk:
     # ------------------------------------------------------------------------------------------------ names
     def _named_tensors(self):
         """(name, tensor) of every Parameter and plain Tensor attribute of the reached Cells."""
-        from .tensor import Tensor
-        from .parameter import Parameter
+        from ..common.tensor import Tensor
+        from ..common.parameter import Parameter
         for path, (subs, params) in self._trees.items():
             for name, p in params:
                 yield f"{path}::{name}", p

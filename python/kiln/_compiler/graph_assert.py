@@ -1,4 +1,4 @@
-"""`assert` and `in` on tensors computed by the graph (issue 11), routed here by the AST rewrite (_ast_rewrite.py:
+"""`assert` and `in` on tensors computed by the graph (issue 11), routed here by the AST rewrite (ast_rewrite.py:
 `assert c, m` → `_kiln_cf.assert_(c, lambda: m)`, `a in b` → `_kiln_cf.contains_(a, b)`).
 
 Note [run-time assert]. `assert c` with a condition the graph computes can not be decided while compiling. It
@@ -17,7 +17,7 @@ import re
 from .. import _engine
 from .. import ops as _ops
 from ..ops import _kernels
-from .tensor import Tensor
+from ..common.tensor import Tensor
 
 _OP = "assert"
 _PATTERN = re.compile(r"^For 'assert', every condition of `assert` at (.*?) \[message: (.*)\] must be in \[1, 1\], "
