@@ -109,7 +109,16 @@ def kiln_nets():
             e = self.emb(ids)  # (3, 4)
             return x[:, 0] * 2, x[..., ::-1], x[1:, -2:, 1::2], e[::-2] + e.sum()
 
+    class Kernels(nn.Cell):  # the one-node elementwise kernels of issue 23, written under MindSpore's names
+        def construct(self, a, b):
+            return (ops.acos(a), ops.asin(a), ops.atan(a), ops.sinh(a), ops.cosh(a), ops.tan(a), ops.asinh(a),
+                    ops.acosh(ops.abs(a) + 1.5), ops.atanh(a), ops.expm1(a), ops.erfc(a), ops.trunc(a * 3),
+                    ops.sinc(a), ops.xlogy(a, ops.abs(b) + 0.1), ops.truncate_div(a * 5, ops.abs(b) + 0.5),
+                    ops.fmax(a, b), ops.heaviside(a, b))  # Fmin is written too; MindSpore's CPU build lacks it
+
     nets = {
+        "kernels": (Kernels(), [rng.uniform(-0.9, 0.9, size=(3, 4)).astype(np.float32),
+                                rng.normal(size=(3, 4)).astype(np.float32)]),
         "lenet_digits": (LeNet(), [x8]),
         "lenet5_mnist": (LeNet5(), [rng.random((2, 1, 28, 28), dtype=np.float32)]),
         "tutorial_mlp": (mlp(), [rng.random((1, 1, 28, 28), dtype=np.float32)]),

@@ -213,6 +213,12 @@ OPS = {
                                    ops.tan(x), ops.asinh(x * 3), ops.acosh(ops.abs(x) + 1.5), ops.atanh(x * 0.9),
                                    ops.expm1(x), ops.log2(ops.abs(x) + 0.5), ops.log10(ops.abs(x) + 0.5),
                                    ops.erfc(x)), [(3, 4)]),
+    # the elementwise kernels of stop 34 (were compositions of exported ops; now one node each, written out here)
+    "rounding-sign-kernels": (lambda x, y: (ops.round(x * 3), ops.trunc(x * 3), ops.sinc(x), ops.sinc(x * 0),
+                                            ops.copysign(x, y), ops.xlogy(x, ops.abs(y) + 0.1), ops.xlogy(x * 0, y),
+                                            ops.truncate_div(x * 5, ops.abs(y) + 0.5), ops.fmax(x, y),
+                                            ops.fmin(x, y), ops.heaviside(x, y), ops.heaviside(x * 0, y)),
+                              [(3, 4), (3, 4)]),
     "cast": (lambda x: ((x * 10).astype(ms.int32), x.astype(ms.float64), (x > 0).astype(ms.float32)), [(3, 4)]),
     "reductions": (lambda x: (x.sum(), x.sum(1), x.mean((0, 2), keep_dims=True), x.max(2), x.min(0), x.prod(1),
                               ops.amax(x, 1, keepdims=True)), [(2, 3, 4)]),

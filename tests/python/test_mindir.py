@@ -184,6 +184,32 @@ def test_elementwise_shape_and_tuple_output_roundtrip(tmp_path):
     np.testing.assert_allclose(got[0], np.concatenate([t, np.sqrt(t * t + 1)], 1).sum(1), rtol=1e-5, atol=1e-5)
 
 
+def test_libm_and_elementwise_kernels_roundtrip(tmp_path):
+    """The one-node elementwise kernels of issue 23 export under MindSpore's primitive names and load back as the
+    same ops (the loader knew none of ACos ... Erfc before)."""
+    rng = np.random.default_rng(5)
+    x = Tensor(rng.uniform(-0.9, 0.9, size=(3, 4)).astype(np.float32))
+    y = Tensor(rng.normal(size=(3, 4)).astype(np.float32))
+
+    class Net(nn.Cell):
+        def construct(self, a, b):
+            return _kernels_of(a, b)
+
+    def _kernels_of(a, b):
+        return (ops.acos(a), ops.asin(a), ops.atan(a), ops.sinh(a), ops.cosh(a), ops.tan(a), ops.asinh(a),
+                ops.acosh(ops.abs(a) + 1.5), ops.atanh(a), ops.expm1(a), ops.erfc(a), ops.trunc(a * 3), ops.sinc(a),
+                ops.xlogy(a, ops.abs(b) + 0.1), ops.truncate_div(a * 5, ops.abs(b) + 0.5), ops.fmax(a, b),
+                ops.fmin(a, b), ops.heaviside(a, b))
+    want, got, _ = _roundtrip(tmp_path, Net(), x, y)
+    assert len(got) == 18
+    for w_, g_ in zip(want, got):
+        np.testing.assert_allclose(g_, w_, rtol=0, atol=0)
+    xn, yn = x.asnumpy(), y.asnumpy()
+    np.testing.assert_allclose(got[11], np.trunc(xn * 3), rtol=0, atol=0)
+    np.testing.assert_allclose(got[15], np.fmax(xn, yn), rtol=0, atol=0)
+    np.testing.assert_allclose(got[13], xn * np.log(np.abs(yn) + 0.1), rtol=1e-6, atol=1e-7)
+
+
 def test_export_of_a_function_and_file_suffix(tmp_path):
     def fn(a, b):
         return ops.matmul(a, b) + 1

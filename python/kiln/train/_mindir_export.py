@@ -453,7 +453,8 @@ EMITTERS = {
 }
 for _op in ("Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Abs",
             "Square", "Erf", "Sin", "Cos", "Floor", "Ceil", "Sign", "Log1p", "ReLU", "Sigmoid", "Tanh", "Atan2", "Erfinv",
-            "ACos", "Asin", "Atan", "Sinh", "Cosh", "Tan", "Asinh", "Acosh", "Atanh", "Expm1", "Erfc"):
+            "ACos", "Asin", "Atan", "Sinh", "Cosh", "Tan", "Asinh", "Acosh", "Atanh", "Expm1", "Erfc", "Trunc", "Sinc",
+            "Xlogy", "TruncateDiv", "Fmax", "Fmin", "Heaviside"):
     EMITTERS[_op] = _same(_op)
 for _op in ("Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd", "LogicalOr"):
     EMITTERS[_op] = _compare(_op)

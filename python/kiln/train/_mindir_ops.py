@@ -257,6 +257,12 @@ PRIMITIVES = {
     "Rsqrt": _unary(_ops.rsqrt), "Abs": _unary(_ops.abs), "Square": _unary(_ops.square),
     "Erf": _unary(_ops.erf), "Sin": _unary(_kernels.sin), "Cos": _unary(_kernels.cos), "Floor": _unary(_kernels.floor),
     "Ceil": _unary(_kernels.ceil), "Sign": _unary(_ops.sign), "Log1p": _unary(_kernels.log1p),
+    "ACos": _unary(_ops.acos), "Asin": _unary(_ops.asin), "Atan": _unary(_ops.atan), "Sinh": _unary(_ops.sinh),
+    "Cosh": _unary(_ops.cosh), "Tan": _unary(_ops.tan), "Asinh": _unary(_ops.asinh), "Acosh": _unary(_ops.acosh),
+    "Atanh": _unary(_ops.atanh), "Expm1": _unary(_ops.expm1), "Erfc": _unary(_ops.erfc),
+    "Trunc": _unary(_ops.trunc), "Sinc": _unary(_ops.sinc), "Xlogy": _binary(_ops.xlogy),
+    "TruncateDiv": _binary(_ops.truncate_div), "Fmax": _binary(_ops.fmax), "Fmin": _binary(_ops.fmin),
+    "Heaviside": _binary(_ops.heaviside),
     # reductions and shapes
     "ReduceSum": _reduce(_kernels.sum, "ReduceSum"), "ReduceMean": _reduce(_kernels.mean, "ReduceMean"),
     "ReduceMax": _reduce(_kernels.amax, "ReduceMax"), "ReduceMin": _reduce(_kernels.amin, "ReduceMin"),

@@ -176,6 +176,77 @@ def _emit_erfinv(w, node):
     return [w.node("Where", [edge, w.node("Mul", [x, c(np.inf)]), y])]
 
 
+def _float_or_alias(emit_float):
+    """An emitter for an op that rounds floats and leaves integers unchanged (Round, Trunc): ONNX's rounding
+    operators take floats only."""
+    def emit(w, node):
+        dt = _out_dtype(w, node)
+        x = w.name_of(node["inputs"][0], as_dtype=dt)
+        return [emit_float(w, x, dt) if dt in _FLOATS else x]
+    return emit
+
+
+def _trunc(w, x, dt):
+    # toward zero: Ceil below 0, Floor elsewhere (-0.5 -> -0, as Kiln's std::trunc)
+    return w.node("Where", [w.node("Less", [x, w.const(np.array(0.0), dt)]), w.node("Ceil", [x]), w.node("Floor", [x])])
+
+
+def _emit_sinc(w, node):
+    """sin(pi x)/(pi x), 1 at 0; pi x formed in the output dtype, as Kiln's Sinc kernel."""
+    dt = _out_dtype(w, node)
+    x = w.name_of(node["inputs"][0], as_dtype=dt)
+    y = w.node("Mul", [x, w.const(np.array(np.pi), dt)])
+    s = w.node("Div", [w.node("Sin", [y]), y])
+    return [w.node("Where", [w.node("Equal", [x, w.const(np.array(0.0), dt)]), w.const(np.array(1.0), dt), s])]
+
+
+def _emit_copysign(w, node):
+    """|a| with b's sign by MindSpore's rule (b < 0: −0.0 and NaN count as positive), as Kiln's Copysign."""
+    dt = _out_dtype(w, node)
+    a, b = (w.name_of(i, as_dtype=dt) for i in node["inputs"])
+    mag = w.node("Abs", [a])
+    return [w.node("Where", [w.node("Less", [b, w.const(np.array(0.0), dt)]), w.node("Neg", [mag]), mag])]
+
+
+def _emit_xlogy(w, node):
+    """x·log(y), 0 where x = 0 and y is not NaN (SciPy's xlogy, as Kiln's Xlogy)."""
+    dt = _out_dtype(w, node)
+    x, y = (w.name_of(i, as_dtype=dt) for i in node["inputs"])
+    zero = w.const(np.array(0.0), dt)
+    keep0 = w.node("And", [w.node("Equal", [x, zero]), w.node("Not", [w.node("IsNaN", [y])])])
+    return [w.node("Where", [keep0, zero, w.node("Mul", [x, w.node("Log", [y])])])]
+
+
+def _emit_truncate_div(w, node):
+    """a / b rounded toward zero: Trunc(Div) on floats; ONNX's integer Div truncates already (a zero integer
+    divisor, which Kiln maps to the dtype's limits, is left to the runtime)."""
+    dt = _out_dtype(w, node)
+    a, b = (w.name_of(i, as_dtype=dt) for i in node["inputs"])
+    q = w.node("Div", [a, b])
+    return [_trunc(w, q, dt) if dt in _FLOATS else q]
+
+
+def _fmax_fmin(op):
+    """Max/Min that ignore a NaN operand (NaN only when both are), as Kiln's Fmax/Fmin."""
+    def emit(w, node):
+        dt = _out_dtype(w, node)
+        a, b = (w.name_of(i, as_dtype=dt) for i in node["inputs"])
+        m = w.node(op, [a, b])
+        if dt not in _FLOATS:
+            return [m]
+        return [w.node("Where", [w.node("IsNaN", [b]), a, w.node("Where", [w.node("IsNaN", [a]), b, m])])]
+    return emit
+
+
+def _emit_heaviside(w, node):
+    """0 below 0 (and at NaN), 1 above, `values` at 0, as Kiln's Heaviside."""
+    dt = _out_dtype(w, node)
+    x, v = (w.name_of(i, as_dtype=dt) for i in node["inputs"])
+    zero, one = w.const(np.array(0.0), dt), w.const(np.array(1.0), dt)
+    y = w.node("Where", [w.node("Greater", [x, zero]), one, w.node("Where", [w.node("Equal", [x, zero]), v, zero])])
+    return [y]
+
+
 def _emit_select(w, node):
     c, x, y = node["inputs"]
     dt = _out_dtype(w, node)
@@ -484,7 +555,10 @@ EMITTERS = {
     "ACos": _same("Acos"), "Asin": _same("Asin"), "Atan": _same("Atan"), "Sinh": _same("Sinh"),
     "Cosh": _same("Cosh"), "Tan": _same("Tan"), "Asinh": _same("Asinh"), "Acosh": _same("Acosh"),
     "Atanh": _same("Atanh"), "Expm1": _emit_expm1, "Log2": _log_base(2.0), "Log10": _log_base(10.0),
-    "Erfc": _emit_erfc,
+    "Erfc": _emit_erfc, "Round": _float_or_alias(lambda w, x, dt: w.node("Round", [x])),
+    "Trunc": _float_or_alias(_trunc), "Sinc": _emit_sinc, "Copysign": _emit_copysign, "Xlogy": _emit_xlogy,
+    "TruncateDiv": _emit_truncate_div, "Fmax": _fmax_fmin("Max"), "Fmin": _fmax_fmin("Min"),
+    "Heaviside": _emit_heaviside,
     "Softmax": _softmax("Softmax"), "LogSoftmax": _softmax("LogSoftmax"),
     "ReduceSum": _reduce("ReduceSum"), "ReduceMean": _reduce("ReduceMean"), "ReduceMax": _reduce("ReduceMax"),
     "ReduceMin": _reduce("ReduceMin"), "ReduceProd": _reduce("ReduceProd"),
