@@ -42,14 +42,16 @@ def softplus(input, beta=1, threshold=20):
 
     input: a float16/float32/float64 Tensor. Raises TypeError for a non-number beta/threshold or an input that is
     not a float Tensor (as MindSpore 2.10)."""
-    for name, v in (("beta", beta), ("threshold", threshold)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise TypeError(f"For 'softplus', the '{name}' must be a number, but got {type(v).__name__}.")
     if not isinstance(input, _core.Tensor):
         raise TypeError(f"For 'softplus', the 'input' must be a Tensor, but got {type(input).__name__}.")
     if not _mstype.is_float(input.dtype):
         raise TypeError(f"For 'softplus', the 'input' must be a float16, float32 or float64 Tensor, but got "
                         f"{input.dtype}.")
+    if type(beta) is int and type(threshold) is int and beta == 1 and threshold == 20:  # the defaults: one kernel
+        return _core.softplus(input)
+    for name, v in (("beta", beta), ("threshold", threshold)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise TypeError(f"For 'softplus', the '{name}' must be a number, but got {type(v).__name__}.")
     if beta == 1 and threshold == 20:
         return _core.softplus(input)
     z = _core.mul(input, float(beta))
