@@ -116,9 +116,15 @@ def kiln_nets():
                     ops.sinc(a), ops.xlogy(a, ops.abs(b) + 0.1), ops.truncate_div(a * 5, ops.abs(b) + 0.5),
                     ops.fmax(a, b), ops.heaviside(a, b))  # Fmin is written too; MindSpore's CPU build lacks it
 
+    class Activations(nn.Cell):  # the activation kernels of issue 23 (LogSigmoid written as Neg(Softplus(Neg x)))
+        def construct(self, a):
+            return (ops.hardswish(a), ops.hardsigmoid(a), ops.selu(a), ops.mish(a), ops.softplus(a),
+                    ops.logsigmoid(a))
+
     nets = {
         "kernels": (Kernels(), [rng.uniform(-0.9, 0.9, size=(3, 4)).astype(np.float32),
                                 rng.normal(size=(3, 4)).astype(np.float32)]),
+        "activations": (Activations(), [rng.uniform(-5, 5, size=(3, 4)).astype(np.float32)]),
         "lenet_digits": (LeNet(), [x8]),
         "lenet5_mnist": (LeNet5(), [rng.random((2, 1, 28, 28), dtype=np.float32)]),
         "tutorial_mlp": (mlp(), [rng.random((1, 1, 28, 28), dtype=np.float32)]),

@@ -316,6 +316,30 @@ template <typename C> C sinc_v(C x) {
 }
 FUNCTOR(SincF, sinc_v(x))
 FUNCTOR(CeilF, ceil_v(x))
+// Activations (issue 23: one kernel each, were compositions). Float-only: C is float or double (float16 computes in
+// float). Comparisons with NaN are false, so NaN falls to the middle branch and propagates.
+// hardswish: x·relu6(x + 3)/6 written by branch, so −inf gives 0 (MindSpore 2.10's value), not −inf·0.
+template <typename C> C hswish_v(C x) { return x <= C(-3) ? C(0) : (x >= C(3) ? x : x * (x + C(3)) / C(6)); }
+template <typename C> C hsigmoid_v(C x) { return x <= C(-3) ? C(0) : (x >= C(3) ? C(1) : (x + C(3)) / C(6)); }
+constexpr double kSeluAlpha = 1.6732632423543772848170429916717, kSeluScale = 1.0507009873554804934193349852946;
+template <typename C> C selu_v(C x) {
+  return x >= C(0) ? to_c<C>(kSeluScale) * x : to_c<C>(kSeluScale * kSeluAlpha) * std::expm1(x);
+}
+// log(1 + eˣ) = max(x, 0) + log1p(e^−|x|) (Mächler 2012, eq. (10)): no overflow; x itself above 20 (the default
+// threshold of ops.softplus; the tail there is < 2.1e-9, below float32's rounding of x).
+template <typename C> C softplus_v(C x) {
+  if (x > C(20)) return x;
+  return (x > C(0) ? x : C(0)) + std::log1p(std::exp(-std::abs(x)));
+}
+// log σ(x) = −softplus(−x) = min(x, 0) − log1p(e^−|x|)
+template <typename C> C logsigmoid_v(C x) { return (x < C(0) ? x : C(0)) - std::log1p(std::exp(-std::abs(x))); }
+template <typename C> C mish_v(C x) { return x * std::tanh(softplus_v(x)); }
+FUNCTOR(HSwishF, hswish_v(x))
+FUNCTOR(HSigmoidF, hsigmoid_v(x))
+FUNCTOR(SeLUF, selu_v(x))
+FUNCTOR(SoftplusF, softplus_v(x))
+FUNCTOR(LogSigmoidF, logsigmoid_v(x))
+FUNCTOR(MishF, mish_v(x))
 template <typename C> struct GeluF {
   const bool approximate;  // resolved once per kernel call (not looked up per element)
   explicit GeluF(const Attrs& attrs) : approximate(attrs.b("approximate")) {}
@@ -411,6 +435,46 @@ TV bp_sinc(const TV& in, const TV& o, const TV& g, const Attrs&) {
   Tensor xs = ops::select(zero, sc(1.0, x), x);
   Tensor d = ops::div(ops::sub(ops::cos(ops::mul(x, sc(M_PI, x))), o[0]), xs);
   return {ops::mul(g[0], ops::select(zero, sc(0.0, x), d))};
+}
+// Activation gradients. The input is a float Tensor here (the row's dtype rule casts integers; the bprop receives
+// the original input, so cast it to the output's dtype first).
+static Tensor float_in(const TV& in, const TV& o) {
+  return is_floating(in[0].dtype()) ? in[0] : ops::cast(in[0], o[0].dtype());
+}
+// hardswish: 0 below −3, (2x + 3)/6 on [−3, 3] (−0.5 at −3, 1.5 at 3: MindSpore 2.10's and PyTorch's), 1 above 3.
+TV bp_hswish(const TV& in, const TV& o, const TV& g, const Attrs&) {
+  const Tensor x = float_in(in, o);
+  Tensor mid = ops::add(ops::mul(x, sc(1.0 / 3.0, x)), sc(0.5, x));
+  Tensor d = ops::select(ops::less(x, sc(-3.0, x)), sc(0.0, x), ops::select(ops::greater(x, sc(3.0, x)), sc(1.0, x), mid));
+  return {ops::mul(g[0], d)};
+}
+// hardsigmoid: 1/6 on (−3, 3), 0 elsewhere (MindSpore 2.10's HSigmoidGrad: 0 at both corners).
+TV bp_hsigmoid(const TV& in, const TV& o, const TV& g, const Attrs&) {
+  const Tensor x = float_in(in, o);
+  Tensor inside = ops::logical_and(ops::greater(x, sc(-3.0, x)), ops::less(x, sc(3.0, x)));
+  return {ops::select(inside, ops::mul(g[0], sc(1.0 / 6.0, g[0])), sc(0.0, g[0]))};
+}
+// selu: scale at and above 0 (MindSpore 2.10's value at 0), scale·α·eˣ below (the derivative).
+TV bp_selu(const TV& in, const TV& o, const TV& g, const Attrs&) {
+  const Tensor x = float_in(in, o);
+  Tensor neg = ops::mul(ops::exp(x), sc(kSeluScale * kSeluAlpha, x));
+  return {ops::mul(g[0], ops::select(ops::greater_equal(x, sc(0.0, x)), sc(kSeluScale, x), neg))};
+}
+// softplus: σ(x), 1 above the threshold 20 (where the forward is x).
+TV bp_softplus(const TV& in, const TV& o, const TV& g, const Attrs&) {
+  const Tensor x = float_in(in, o);
+  return {ops::mul(g[0], ops::select(ops::greater(x, sc(20.0, x)), sc(1.0, x), ops::sigmoid(x)))};
+}
+// logsigmoid: σ(−x).
+TV bp_logsigmoid(const TV& in, const TV& o, const TV& g, const Attrs&) {
+  return {ops::mul(g[0], ops::sigmoid(ops::neg(float_in(in, o))))};
+}
+// mish: with t = tanh(softplus(x)), t + x·(1 − t²)·σ(x).
+TV bp_mish(const TV& in, const TV& o, const TV& g, const Attrs&) {
+  const Tensor x = float_in(in, o);
+  Tensor t = ops::tanh(ops::softplus(x));
+  Tensor d = ops::add(t, ops::mul(ops::mul(x, ops::sub(sc(1.0, t), ops::square(t))), ops::sigmoid(x)));
+  return {ops::mul(g[0], d)};
 }
 // d cos(x) = −sin(x); d sin(x) = cos(x).
 TV bp_cos(const TV& in, const TV&, const TV& g, const Attrs&) { return {ops::neg(ops::mul(g[0], ops::sin(in[0])))}; }

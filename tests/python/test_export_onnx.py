@@ -219,6 +219,10 @@ OPS = {
                                             ops.truncate_div(x * 5, ops.abs(y) + 0.5), ops.fmax(x, y),
                                             ops.fmin(x, y), ops.heaviside(x, y), ops.heaviside(x * 0, y)),
                               [(3, 4), (3, 4)]),
+    # the activation kernels of issue 23 (were compositions; one node each now): HardSwish, HardSigmoid, Selu, Mish,
+    # Softplus, and LogSigmoid as Neg(Softplus(Neg x)); x * 4 reaches both corners of hardswish/hardsigmoid
+    "activation-kernels": (lambda x: (ops.hardswish(x * 4), ops.hardsigmoid(x * 4), ops.selu(x * 2), ops.mish(x * 3),
+                                      ops.softplus(x * 5), ops.logsigmoid(x * 5)), [(3, 4)]),
     "cast": (lambda x: ((x * 10).astype(ms.int32), x.astype(ms.float64), (x > 0).astype(ms.float32)), [(3, 4)]),
     "reductions": (lambda x: (x.sum(), x.sum(1), x.mean((0, 2), keep_dims=True), x.max(2), x.min(0), x.prod(1),
                               ops.amax(x, 1, keepdims=True)), [(2, 3, 4)]),

@@ -210,6 +210,29 @@ def test_libm_and_elementwise_kernels_roundtrip(tmp_path):
     np.testing.assert_allclose(got[13], xn * np.log(np.abs(yn) + 0.1), rtol=1e-6, atol=1e-7)
 
 
+def test_activation_kernels_roundtrip(tmp_path):
+    """The activation kernels of issue 23 export under MindSpore's primitive names (HSwish, HSigmoid, SeLU, Mish,
+    Softplus; LogSigmoid, which MindSpore lacks, as Neg(Softplus(Neg x))) and load back with the same values."""
+    rng = np.random.default_rng(7)
+    x = Tensor(rng.uniform(-5, 5, size=(3, 4)).astype(np.float32))
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.hswish, self.softplus = nn.HSwish(), nn.Softplus()
+
+        def construct(self, a):
+            return (ops.hardswish(a), ops.hardsigmoid(a), ops.selu(a), ops.mish(a), ops.softplus(a),
+                    ops.logsigmoid(a), self.hswish(a), self.softplus(a))
+    want, got, _ = _roundtrip(tmp_path, Net(), x)
+    assert len(got) == 8
+    for w_, g_ in zip(want, got):
+        np.testing.assert_allclose(g_, w_, rtol=1e-6, atol=1e-7)
+    xn = x.asnumpy().astype(np.float64)
+    np.testing.assert_allclose(got[0], xn * np.clip(xn + 3, 0, 6) / 6, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(got[5], -np.logaddexp(0, -xn), rtol=1e-6, atol=1e-7)
+
+
 def test_export_of_a_function_and_file_suffix(tmp_path):
     def fn(a, b):
         return ops.matmul(a, b) + 1

@@ -14,6 +14,7 @@ Numerical rules (checked by tests/python/test_op_registry.py's special-value tes
 - NaN in gives NaN out (relu and max/min propagate NaN, as NumPy).
 """
 from .._loader import _core
+from ..common import dtype as _mstype
 
 __all__ = ["log1p", "softplus", "logsigmoid", "relu6", "hardsigmoid"]
 
@@ -35,25 +36,34 @@ def _softplus(z):
 
 def softplus(input, beta=1, threshold=20):
     """Softplus: log(1 + exp(beta·x)) / beta, and x itself where beta·x > threshold (MindSpore/PyTorch's linear
-    regime). Computed stably for every x (no overflow at x = ±1000); gradient σ(beta·x), 0.5 at x = 0.
+    regime). Computed stably for every x (no overflow at x = ±1000; NaN stays NaN, where MindSpore 2.10's CPU kernel
+    gives +inf); gradient σ(beta·x), 0.5 at x = 0. beta = 1, threshold = 20 (the defaults) is one Softplus kernel
+    (elementwise_unary.cpp, whose threshold is 20); other values scale around it (Mul, Softplus, Div, Select).
 
-    Raises TypeError for a non-number beta/threshold."""
+    input: a float16/float32/float64 Tensor. Raises TypeError for a non-number beta/threshold or an input that is
+    not a float Tensor (as MindSpore 2.10)."""
+    if not isinstance(input, _core.Tensor):
+        raise TypeError(f"For 'softplus', the 'input' must be a Tensor, but got {type(input).__name__}.")
+    if not _mstype.is_float(input.dtype):
+        raise TypeError(f"For 'softplus', the 'input' must be a float16, float32 or float64 Tensor, but got "
+                        f"{input.dtype}.")
+    if type(beta) is int and type(threshold) is int and beta == 1 and threshold == 20:  # the defaults: one kernel
+        return _core.softplus(input)
     for name, v in (("beta", beta), ("threshold", threshold)):
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise TypeError(f"For 'softplus', the '{name}' must be a number, but got {type(v).__name__}.")
-    if not isinstance(input, _core.Tensor):
-        raise TypeError(f"For 'softplus', the 'input' must be a Tensor, but got {type(input).__name__}.")
-    z = input if beta == 1 else _core.mul(input, float(beta))
-    sp = _softplus(z)
-    if beta != 1:
-        sp = _core.div(sp, float(beta))
+    if beta == 1 and threshold == 20:
+        return _core.softplus(input)
+    z = _core.mul(input, float(beta))
+    sp = _core.div(_core.softplus(z), float(beta))
     return _core.select(_core.greater(z, float(threshold)), input, sp)
 
 
 def logsigmoid(x):
     """log(sigmoid(x)) = min(x, 0) − log1p(exp(−|x|)) (stable: −1000 → −1000 with gradient 1, +1000 → 0 with
-    gradient 0); gradient σ(−x), 0.5 at 0."""
-    return _core.neg(_softplus(_core.neg(x)))
+    gradient 0; MindSpore 2.10's CPU composition gives −inf at −1000); gradient σ(−x), 0.5 at 0. One LogSigmoid
+    kernel (elementwise_unary.cpp); integer inputs give float32."""
+    return _core.logsigmoid(x)
 
 
 def relu6(x):
@@ -64,7 +74,5 @@ def relu6(x):
 
 def hardsigmoid(input):
     """relu6(x + 3) / 6 (MindSpore's HSigmoid); gradient dy/6·[−3 < x < 3] (0 at both corners, as HSigmoidGrad
-    and PyTorch); NaN stays NaN."""
-    # select, not minimum: Minimum splits the gradient 0.5/0.5 at the tie x = 3
-    r = _core.div(_core.relu(_core.add(input, 3.0)), 6.0)
-    return _core.select(_core.greater_equal(input, 3.0), 1.0, r)
+    and PyTorch); NaN stays NaN. One HSigmoid kernel (elementwise_unary.cpp); integer inputs give float32."""
+    return _core.hardsigmoid(input)

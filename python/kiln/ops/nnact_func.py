@@ -24,7 +24,6 @@ from .._args import _got, int_arg
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from ._opdef import defop
-from .activation_func import _softplus
 from .trig_func import _expm1
 
 __all__ = ["celu", "elu", "selu", "silu", "mish", "glu", "swiglu", "hardshrink", "softshrink", "hardswish",
@@ -90,10 +89,6 @@ def elu(input_x, alpha=1.0):
     return _core.select(_core.greater(x, 0.0), x, _neg_part_expm1(x, alpha))
 
 
-_SELU_ALPHA = 1.6732632423543772848170429916717
-_SELU_SCALE = 1.0507009873554804934193349852946
-
-
 @defop(primitive="SeLU")
 def selu(input_x):
     """MindSpore's ops.selu(input_x) [Klambauer et al. 2017]: scale·(x for x > 0, α·(exp(x) − 1) otherwise) with
@@ -101,10 +96,9 @@ def selu(input_x):
 
     input_x: a float Tensor; result of its shape and dtype. Gradient scale at and above 0 (scale at 0, as
     MindSpore 2.10), scale·α·exp(x) below 0 (the derivative; MindSpore 2.10's CPU SeLU gradient is not, e.g. −0.117
-    at x = −1). Raises TypeError for a non-float input (MindSpore's CPU kernel truncates ints)."""
-    x = _float_in(input_x, "selu", "input_x")
-    y = _core.select(_core.greater_equal(x, 0.0), x, _neg_part_expm1(x, _SELU_ALPHA))
-    return _core.mul(y, _SELU_SCALE)
+    at x = −1). One SeLU kernel (elementwise_unary.cpp). Raises TypeError for a non-float input (MindSpore's CPU
+    kernel truncates ints)."""
+    return _core.selu(_float_in(input_x, "selu", "input_x"))
 
 
 @defop()
@@ -120,9 +114,10 @@ def silu(input):
 @defop(primitive="Mish")
 def mish(x):
     """MindSpore's ops.mish(x) [Misra 2019]: x·tanh(softplus(x)), softplus computed stably (max(x, 0) +
-    log1p(exp(−|x|))). x: a float Tensor; result of its shape and dtype. Raises TypeError for a non-float x."""
-    x = _float_in(x, "mish", "x")
-    return _core.mul(x, _core.tanh(_softplus(x)))
+    log1p(exp(−|x|))), so mish(1000) = 1000 (MindSpore 2.10's CPU kernel gives NaN there); NaN at −inf (−inf·0).
+    One Mish kernel (elementwise_unary.cpp). x: a float Tensor; result of its shape and dtype. Raises TypeError for
+    a non-float x (as MindSpore)."""
+    return _core.mish(_float_in(x, "mish", "x"))
 
 
 def _halves(x, axis, op):
@@ -194,18 +189,15 @@ def softshrink(input, lambd=0.5):
     return _core.select(_core.less_equal(_core.abs(x), lambd), _core.zeros_like(x), shifted)
 
 
-def _hardswish(x):
-    """x·relu6(x + 3)/6 (the clip's gradient gives MindSpore's/PyTorch's corner values −0.5 at −3, 1.5 at 3)."""
-    return _core.mul(x, _core.div(_core.clip(_core.add(x, 3.0), 0.0, 6.0), 6.0))
-
-
 @defop(primitive="HSwish", mint="nn.functional.hardswish")
 def hardswish(input):
     """MindSpore's ops.hardswish(input) [Howard et al. 2019, MobileNetV3]: x·relu6(x + 3)/6.
 
-    input: a float Tensor; result of its shape and dtype. Gradient 0 below −3, (2x + 3)/6 between, 1 above 3.
-    Raises TypeError for a non-float input (MindSpore's CPU kernel truncates ints)."""
-    return _hardswish(_float_in(input, "hardswish"))
+    input: a float Tensor; result of its shape and dtype; 0 at −inf (MindSpore 2.10's value), NaN stays NaN.
+    Gradient 0 below −3, (2x + 3)/6 on [−3, 3] (−0.5 at −3 and 1.5 at 3, MindSpore 2.10's and PyTorch's), 1 above
+    3. One HSwish kernel (elementwise_unary.cpp). Raises TypeError for a non-float input (MindSpore's CPU kernel
+    truncates ints)."""
+    return _core.hardswish(_float_in(input, "hardswish"))
 
 
 def _scalar_like(value, x):

@@ -240,6 +240,14 @@ def _same(op):
     return emit
 
 
+def _emit_logsigmoid(w, node):
+    """log sigmoid(x) = -softplus(-x): MindSpore 2.10 has no LogSigmoid primitive (its ops.logsigmoid composes
+    Sigmoid and Log, which gives -inf at x = -1000); Neg(Softplus(Neg x)) keeps Kiln's stable value."""
+    out_dtype = w.values[node["outputs"][0]]["dtype"]
+    x = w.name_of(node["inputs"][0], as_dtype=out_dtype)
+    return [w.cnode("Neg", [w.cnode("Softplus", [w.cnode("Neg", [x])])])]
+
+
 def _compare(op):
     """A comparison: a scalar constant is stored in the dtype of the other (tensor) operand."""
     def emit(w, node):
@@ -454,8 +462,9 @@ EMITTERS = {
 for _op in ("Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Abs",
             "Square", "Erf", "Sin", "Cos", "Floor", "Ceil", "Sign", "Log1p", "ReLU", "Sigmoid", "Tanh", "Atan2", "Erfinv",
             "ACos", "Asin", "Atan", "Sinh", "Cosh", "Tan", "Asinh", "Acosh", "Atanh", "Expm1", "Erfc", "Trunc", "Sinc",
-            "Xlogy", "TruncateDiv", "Fmax", "Fmin", "Heaviside"):
+            "Xlogy", "TruncateDiv", "Fmax", "Fmin", "Heaviside", "HSwish", "HSigmoid", "SeLU", "Mish", "Softplus"):
     EMITTERS[_op] = _same(_op)
+EMITTERS["LogSigmoid"] = _emit_logsigmoid
 for _op in ("Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd", "LogicalOr"):
     EMITTERS[_op] = _compare(_op)
 EMITTERS["LogicalNot"] = _same("LogicalNot")

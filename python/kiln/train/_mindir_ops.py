@@ -263,6 +263,8 @@ PRIMITIVES = {
     "Trunc": _unary(_ops.trunc), "Sinc": _unary(_ops.sinc), "Xlogy": _binary(_ops.xlogy),
     "TruncateDiv": _binary(_ops.truncate_div), "Fmax": _binary(_ops.fmax), "Fmin": _binary(_ops.fmin),
     "Heaviside": _binary(_ops.heaviside),
+    "HSwish": _unary(_ops.hardswish), "HSigmoid": _unary(_ops.hardsigmoid), "SeLU": _unary(_ops.selu),
+    "Mish": _unary(_ops.mish), "Softplus": _unary(_ops.softplus),
     # reductions and shapes
     "ReduceSum": _reduce(_kernels.sum, "ReduceSum"), "ReduceMean": _reduce(_kernels.mean, "ReduceMean"),
     "ReduceMax": _reduce(_kernels.amax, "ReduceMax"), "ReduceMin": _reduce(_kernels.amin, "ReduceMin"),

@@ -259,6 +259,26 @@ def _emit_gelu(w, node):
     return [w.node("Gelu", [x], approximate="tanh" if node["attrs"].get("approximate", True) else "none")]
 
 
+def _emit_hsigmoid(w, node):
+    """relu6(x + 3)/6 = ONNX HardSigmoid with alpha 1/6, beta 0.5 (max(0, min(1, x/6 + 1/2)))."""
+    dt = _out_dtype(w, node)
+    return [w.node("HardSigmoid", [w.name_of(node["inputs"][0], as_dtype=dt)], alpha=1.0 / 6.0, beta=0.5)]
+
+
+def _emit_selu(w, node):
+    """ONNX Selu with the SeLU constants of Kiln's kernel (MindSpore's: alpha 1.67326..., scale 1.05070...)."""
+    dt = _out_dtype(w, node)
+    return [w.node("Selu", [w.name_of(node["inputs"][0], as_dtype=dt)], alpha=1.6732632423543772848170429916717,
+                   gamma=1.0507009873554804934193349852946)]
+
+
+def _emit_logsigmoid(w, node):
+    """log sigmoid(x) = -softplus(-x): Neg(Softplus(Neg x)) (ONNX has no LogSigmoid)."""
+    dt = _out_dtype(w, node)
+    x = w.name_of(node["inputs"][0], as_dtype=dt)
+    return [w.node("Neg", [w.node("Softplus", [w.node("Neg", [x])])])]
+
+
 def _emit_cast(w, node):
     return [w.node("Cast", [w.name_of(node["inputs"][0])], to=onnx_dtype(node["attrs"]["dtype"]))]
 
@@ -559,6 +579,8 @@ EMITTERS = {
     "Trunc": _float_or_alias(_trunc), "Sinc": _emit_sinc, "Copysign": _emit_copysign, "Xlogy": _emit_xlogy,
     "TruncateDiv": _emit_truncate_div, "Fmax": _fmax_fmin("Max"), "Fmin": _fmax_fmin("Min"),
     "Heaviside": _emit_heaviside,
+    "HSwish": _same("HardSwish"), "HSigmoid": _emit_hsigmoid, "SeLU": _emit_selu, "Mish": _same("Mish"),
+    "Softplus": _same("Softplus"), "LogSigmoid": _emit_logsigmoid,
     "Softmax": _softmax("Softmax"), "LogSoftmax": _softmax("LogSoftmax"),
     "ReduceSum": _reduce("ReduceSum"), "ReduceMean": _reduce("ReduceMean"), "ReduceMax": _reduce("ReduceMax"),
     "ReduceMin": _reduce("ReduceMin"), "ReduceProd": _reduce("ReduceProd"),

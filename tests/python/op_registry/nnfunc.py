@@ -28,14 +28,17 @@ _act("celu", lambda x: ops.celu(x, 2.0), lambda x: np.where(x > 0, x, 2.0 * np.e
      ("Select", "Expm1", "Div"), tol=_F16_LOOSE, notes="alpha = 2; gradient exp(x/α) below 0, 1 at 0 from both sides")
 _act("elu", ops.elu, lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0))), ("Select", "Expm1"), tol=_F16_LOOSE)
 _act("selu", ops.selu, lambda x: _SELU_S * np.where(x > 0, x, _SELU_A * np.expm1(np.minimum(x, 0))),
-     ("Select", "Expm1", "Mul"), tol=_F16_LOOSE, kinks={0.0: _SELU_S},
-     notes="gradient scale at 0 (the x ≥ 0 branch, as MindSpore 2.10)")
+     ("SeLU",), tol=_F16_LOOSE, kinks={0.0: _SELU_S},
+     notes="one SeLU kernel; gradient scale at 0 (the x ≥ 0 branch, as MindSpore 2.10)")
 _act("silu", ops.silu, lambda x: x * np_sigmoid(x), ("Mul", "Sigmoid"), tol=_F16_LOOSE)
-_act("mish", ops.mish, lambda x: x * np.tanh(np.logaddexp(0, x)), ("Mul", "Tanh", "Log1p"), tol=_F16_LOOSE)
+_act("mish", ops.mish, lambda x: x * np.tanh(np.logaddexp(0, x)), ("Mish",), tol=_F16_LOOSE,
+     notes="one Mish kernel; mish(1000) = 1000 (MindSpore 2.10's CPU kernel: NaN), NaN at −inf (−inf·0, as MindSpore)")
 _act("hardshrink", ops.hardshrink, lambda x: np.where(np.abs(x) <= 0.5, 0.0, x), ("Select", "Abs", "LessEqual"))
 _act("softshrink", lambda x: ops.softshrink(x, 0.75), lambda x: np.where(np.abs(x) <= 0.75, 0.0, x - np.sign(x) * 0.75),
      ("Select", "Abs", "Sign", "Sub"))
-_act("hardswish", ops.hardswish, lambda x: x * np.clip(x + 3, 0, 6) / 6, ("Mul", "Maximum", "Minimum", "Div"))
+_act("hardswish", ops.hardswish, lambda x: x * np.clip(x + 3, 0, 6) / 6, ("HSwish",),
+     special_ref=lambda x: np.where(x <= -3, 0.0, x * np.clip(x + 3, 0, 6) / 6),
+     notes="one HSwish kernel; 0 at −inf (MindSpore 2.10's value, not −inf·0)")
 register(OpInfo("hardtanh", ("Maximum", "Minimum", "Select"), lambda x: ops.hardtanh(x, -0.5, 2.0),
                 lambda x: np.minimum(np.maximum(x, -0.5 if x.dtype.kind == "f" else 0), 2.0).astype(x.dtype),
                 _act_samples, FLOATS + (I32,), differentiable=True, ref_upcast=False,
@@ -562,8 +565,8 @@ register(OpInfo("conv3d_transpose", ("Conv2DBackpropInput", "Conv2D", "Conv2DBac
 
 _act("relu6", ops.relu6, lambda x: np.clip(x, 0, 6), ("ReLU", "Greater", "Select"), kinks={0.0: 0.0},
      notes="gradient 0 at 0 (ReLU's) and 1 up to 6 (MindSpore 2.10's ReLU6Grad)")
-_act("hardsigmoid", ops.hardsigmoid, lambda x: np.clip(x + 3, 0, 6) / 6, ("ReLU", "Add", "Div", "Select"),
-     notes="relu6(x + 3) / 6; kinks at ±3, away from the special points")
+_act("hardsigmoid", ops.hardsigmoid, lambda x: np.clip(x + 3, 0, 6) / 6, ("HSigmoid",),
+     notes="one HSigmoid kernel: relu6(x + 3) / 6; kinks at ±3, away from the special points")
 _act("soft_shrink", lambda x: ops.soft_shrink(x, 0.3), lambda x: np.where(np.abs(x) <= 0.3, 0.0,
                                                                           x - np.sign(x) * 0.3),
      ("Abs", "LessEqual", "Sign", "Sub", "Select"), notes="MindSpore's older name of softshrink (lambd 0.3 here)")

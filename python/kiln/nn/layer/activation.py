@@ -142,7 +142,7 @@ class HSwish(Cell):
     PyTorch's values at the corners: −0.5 at −3, 1.5 at 3)."""
 
     def construct(self, x):
-        return _nnact._hardswish(x)
+        return _nnact.hardswish(x)
 
 
 class Softsign(Cell):
@@ -156,7 +156,7 @@ class Softplus(Cell):
     """log(1 + exp(x)), computed stably as max(x, 0) + log1p(exp(−|x|)) (kiln.ops.softplus); gradient σ(x)."""
 
     def construct(self, x):
-        return _act._softplus(x)
+        return _act.softplus(x)
 
 
 class LogSigmoid(Cell):
