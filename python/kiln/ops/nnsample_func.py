@@ -126,37 +126,35 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     return _core.grid_sample(input, grid, mode, padding_mode, align_corners)
 
 
-class GridSampler2D(Primitive):
+class _GridSampler(Primitive):
+    """The shared body of GridSampler2D/3D: MindSpore's (interpolation_mode, padding_mode, align_corners) attributes
+    and a call that is ops.grid_sample of an input of exactly _NDIM dimensions."""
+    _NDIM = 0
+
+    def __init__(self, interpolation_mode="bilinear", padding_mode="zeros", align_corners=False):
+        super().__init__(type(self).__name__)
+        self.interpolation_mode, self.padding_mode, self.align_corners = interpolation_mode, padding_mode, \
+            align_corners
+
+    def __call__(self, input_x, grid):
+        op = type(self).__name__
+        align = _grid_sample_args(op, input_x, grid, self.interpolation_mode, self.padding_mode, self.align_corners)
+        if input_x.ndim != self._NDIM:
+            raise ValueError(f"For '{op}', the 'input_x' must be {self._NDIM}-D, but got shape "
+                             f"{tuple(input_x.shape)}.")
+        return _core.grid_sample(input_x, grid, self.interpolation_mode, self.padding_mode, align)
+
+
+class GridSampler2D(_GridSampler):
     """MindSpore's GridSampler2D(interpolation_mode='bilinear', padding_mode='zeros', align_corners=False)(input_x,
     grid): ops.grid_sample of 4-D input (one GridSampler2D op). Errors as grid_sample's (ValueError for 5-D)."""
-
-    def __init__(self, interpolation_mode="bilinear", padding_mode="zeros", align_corners=False):
-        super().__init__("GridSampler2D")
-        self.interpolation_mode, self.padding_mode, self.align_corners = interpolation_mode, padding_mode, \
-            align_corners
-
-    def __call__(self, input_x, grid):
-        return _sampler(self, "GridSampler2D", 4, input_x, grid)
+    _NDIM = 4
 
 
-class GridSampler3D(Primitive):
+class GridSampler3D(_GridSampler):
     """MindSpore's GridSampler3D(interpolation_mode='bilinear', padding_mode='zeros', align_corners=False)(input_x,
     grid): ops.grid_sample of 5-D input (one GridSampler3D op). Errors as grid_sample's (ValueError for 4-D)."""
-
-    def __init__(self, interpolation_mode="bilinear", padding_mode="zeros", align_corners=False):
-        super().__init__("GridSampler3D")
-        self.interpolation_mode, self.padding_mode, self.align_corners = interpolation_mode, padding_mode, \
-            align_corners
-
-    def __call__(self, input_x, grid):
-        return _sampler(self, "GridSampler3D", 5, input_x, grid)
-
-
-def _sampler(prim, op, ndim, input_x, grid):
-    align = _grid_sample_args(op, input_x, grid, prim.interpolation_mode, prim.padding_mode, prim.align_corners)
-    if input_x.ndim != ndim:
-        raise ValueError(f"For '{op}', the 'input_x' must be {ndim}-D, but got shape {tuple(input_x.shape)}.")
-    return _core.grid_sample(input_x, grid, prim.interpolation_mode, prim.padding_mode, align)
+    _NDIM = 5
 
 
 @defop()
