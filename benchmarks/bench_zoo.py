@@ -552,7 +552,7 @@ def main():
     ap.add_argument("--dtypes", default=",".join(DTYPES), help="comma-separated, from: fp32, bf16")
     ap.add_argument("--skip", default="", help="comma-separated VARIANT:DTYPE cells not to run, e.g. "
                     "torch:bf16,torch-compile:bf16 on a CPU without AVX512_BF16, where PyTorch's bfloat16 "
-                    "autocast runs 4-20x slower than its float32 (docs/benchmarks.md, 'Model zoo')")
+                    "autocast runs 4-20x slower than its float32 (docs/benchmarks/zoo.md)")
     ap.add_argument("--batch", type=int, help=f"batch size of every model (default {BATCH})")
     ap.add_argument("--image-size", type=int, help="image height = width of every model, a multiple of 16, at least "
                     "32 (default: 64, ViT 96)")

@@ -50,7 +50,7 @@ def test_help(script):
 
 def test_command_lines_do_not_put_python_dir_on_pythonpath():
     for path in [*glob.glob(os.path.join(BENCH, "*.py")), os.path.join(BENCH, "README.md"),
-                 os.path.join(ROOT, "docs", "benchmarks.md")]:
+                 os.path.join(ROOT, "docs", "benchmarks.md"), *glob.glob(os.path.join(ROOT, "docs", "benchmarks", "*.md"))]:
         with open(path, encoding="utf-8") as f:
             m = re.search(r"PYTHONPATH=python\s+\S*python", f.read())
         assert m is None, f"{path}: a command line says {m.group(0)!r} (use .venv/bin/python alone)"
