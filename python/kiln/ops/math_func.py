@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from .._loader import _core
-from .._args import _got, _is_int, axes_arg, dtype_arg, int_arg
+from .._args import _got, _is_int, axes_arg, dtype_arg, int_arg, shape_arg
 from ..common import dtype as mstype
 from .._autodiff import recompute as _recompute
 from ..common import seed as _seed
@@ -245,10 +245,11 @@ def linspace(start, end, steps):
     e = e if e.dtype == dt else _core.cast(e, dt)
     if steps == 1:
         return _core.reshape(s, [1])
-    i = Tensor(np.arange(steps, dtype=mstype.dtype_to_nptype(dt)), dt)
+    i = _core.arange(0, steps, 1, dt)
     delta = _core.div(_core.sub(e, s), float(steps - 1))
     out = _core.add(s, _core.mul(i, delta))
-    last = Tensor(np.arange(steps) == steps - 1)  # the last value is `end` exactly, as NumPy's linspace
+    # the last value is `end` exactly, as NumPy's linspace (the mask from integers: float16 counts are inexact)
+    last = _core.equal(_core.arange(0, steps, 1, mstype.int32), steps - 1)
     return _core.select(last, _core.broadcast_to(e, [steps]), out)
 
 
@@ -388,14 +389,14 @@ def normal(shape, mean, stddev, seed=None):
     """MindSpore's ops.normal(shape, mean, stddev, seed=None): Gaussian float32 samples with the given mean and
     standard deviation (numbers or Tensors), of the broadcast of `shape`, mean's and stddev's shapes. The stream
     follows kiln.set_seed / `seed` as the other random ops."""
-    from .function import standard_normal
     for name, v in (("mean", mean), ("stddev", stddev)):
         if not isinstance(v, Tensor) and (isinstance(v, bool) or not isinstance(v, numbers.Real)):
             raise TypeError(f"For 'normal', '{name}' must be a number or a Tensor, but got {_got(v)}.")
-    from .function import _shape_arg
-    shape = _shape_arg(shape, "normal", "shape")
-    full = np.broadcast_shapes(tuple(shape), *(tuple(v.shape) for v in (mean, stddev) if isinstance(v, Tensor)))
-    z = standard_normal(full, seed)
+    shape = shape_arg("normal", "shape", shape, minimum=0)
+    extra = [tuple(v.shape) for v in (mean, stddev) if isinstance(v, Tensor) and v.ndim]  # 0-d ones broadcast freely
+    full = np.broadcast_shapes(shape, *extra) if extra else shape
+    s, stream = _seed._next_key("standard_normal", seed)  # the stream standard_normal(full, seed) would use
+    z = _recompute.draw("standard_normal", list(full), mstype.float32, s, 0, stream)
     return _core.add(_core.mul(z, stddev), mean)
 
 

@@ -367,7 +367,14 @@ def logspace(start, end, steps, base=10, *, dtype=mstype.float32):
     steps = int_arg("logspace", "steps", steps, 0)
     base = int_arg("logspace", "base", base)
     dt = dtype_arg("logspace", "dtype", dtype, mstype.float32)
-    vals = np.power(float(base), np.linspace(s, e, steps))
+    t = np.arange(steps, dtype=np.float64)  # np.linspace(s, e, steps)'s values (its formula), without its overhead
+    if steps > 1:
+        t *= (e - s) / (steps - 1)
+        t += s
+        t[-1] = e
+    elif steps == 1:
+        t[0] = s
+    vals = np.power(float(base), t)
     return Tensor(vals.astype(mstype.dtype_to_nptype(dt)), dt)
 
 

@@ -623,16 +623,31 @@ def uniform(shape, minval, maxval, seed=None, dtype=mstype.float32):
     return _core.add(_core.mul(u, _core.sub(maxval, minval)), minval)
 
 
+_INT_LIMITS = {}
+
+
+def _int_limits(dtype):
+    """(min, max) of an integer dtype (cached: np.iinfo costs microseconds per call), None for other dtypes."""
+    lim = _INT_LIMITS.get(dtype, False)
+    if lim is False:
+        lim = None
+        if dtype in mstype.int_type:
+            info = np.iinfo(mstype.dtype_to_nptype(dtype))
+            lim = (int(info.min), int(info.max))
+        _INT_LIMITS[dtype] = lim  # a handful of dtypes: bounded
+    return lim
+
+
 def randint(low, high, size, seed=None, *, dtype=None):
     """Integers uniform in [low, high) of shape `size` (dtype default Int64). ValueError if high <= low."""
     if not isinstance(low, numbers.Integral) or not isinstance(high, numbers.Integral):
         raise TypeError("For 'randint', 'low' and 'high' must be ints.")
     s, stream = _seed._next_key("randint", seed)
     dtype = dtype_arg("randint", "dtype", dtype, mstype.int64)
-    if dtype in mstype.int_type:  # NumPy's rule: the range must fit the dtype (values would wrap otherwise)
-        info = np.iinfo(mstype.dtype_to_nptype(dtype))
+    lim = _int_limits(dtype)
+    if lim is not None:  # NumPy's rule: the range must fit the dtype (values would wrap otherwise)
         for what, v in (("low", low), ("high - 1", high - 1)):
-            if not info.min <= v <= info.max:
+            if not lim[0] <= v <= lim[1]:
                 raise ValueError(f"For 'randint', {what} = {v} is out of bounds for {dtype}.")
     return _recompute.draw("uniform_int", list(_shape_arg(size, "randint")), int(low), int(high), dtype, s, 0, stream)
 
