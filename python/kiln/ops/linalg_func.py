@@ -6,6 +6,7 @@ Result dtypes are the inputs' (promoted as BatchMatMul/Mul promote); shapes and 
 (checked against MindSpore 2.10 on CPU). A shape that does not fit raises ValueError naming the op and the shapes;
 a non-Tensor input raises TypeError."""
 import builtins
+import math
 import numbers
 
 import numpy as np
@@ -262,7 +263,7 @@ def _contract(a, b, ax_a, ax_b):
     """Σ over a's axes ax_a paired with b's ax_b: shape a's other axes + b's other axes."""
     ra = [i for i in range(a.ndim) if i not in ax_a]
     rb = [i for i in range(b.ndim) if i not in ax_b]
-    k = int(np.prod([a.shape[i] for i in ax_a], dtype=np.int64))
+    k = math.prod(a.shape[i] for i in ax_a)
     at = _core.reshape(_core.transpose(a, ra + ax_a), [-1, k])
     bt = _core.reshape(_core.transpose(b, ax_b + rb), [k, -1])
     return _core.reshape(_core.matmul(at, bt), [a.shape[i] for i in ra] + [b.shape[i] for i in rb])
@@ -316,10 +317,19 @@ def batch_dot(x1, x2, axes=None):
     _match("batch_dot", a, b, ia, ib)
     ra = [i for i in range(1, a.ndim) if i != ia]
     rb = [i for i in range(1, b.ndim) if i != ib]
-    at = _core.reshape(_core.transpose(a, [0] + ra + [ia]), [a.shape[0], -1, a.shape[ia]])
-    bt = _core.reshape(_core.transpose(b, [0, ib] + rb), [b.shape[0], b.shape[ib], -1])
+    # (batch, rows, k) @ (batch, k, cols); transposes and reshapes only where the layout needs them (the common
+    # (B, n, k) x (B, k, m) case is one MatMul)
+    at = a if ia == a.ndim - 1 else _core.transpose(a, [0] + ra + [ia])
+    if a.ndim != 3:
+        at = _core.reshape(at, [a.shape[0], -1, a.shape[ia]])
+    bt = b if ib == 1 else _core.transpose(b, [0, ib] + rb)
+    if b.ndim != 3:
+        bt = _core.reshape(bt, [b.shape[0], b.shape[ib], -1])
+    out = _core.matmul(at, bt)
     shape = [a.shape[0]] + [a.shape[i] for i in ra] + [b.shape[i] for i in rb]
-    return _core.reshape(_core.matmul(at, bt), shape if len(shape) > 1 else shape + [1])
+    if len(shape) == 1:
+        shape.append(1)
+    return out if len(shape) == 3 and a.ndim == 3 and b.ndim == 3 else _core.reshape(out, shape)
 
 
 @defop()

@@ -64,7 +64,7 @@ def _axis1(op, axis, ndim, name="axis"):
 
 
 def _count(x, axes):
-    return int(np.prod([x.shape[a] for a in axes], dtype=np.int64)) if axes else 1
+    return math.prod(x.shape[a] for a in axes) if axes else 1  # plain ints: exact, no NumPy call
 
 
 def _full_like(x, v, dtype=None):
