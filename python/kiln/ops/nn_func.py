@@ -9,21 +9,16 @@ Pad modes (MindSpore's Conv2D / MaxPool / AvgPool): "valid" — no padding; "sam
 needed padding max(0, (out − 1)·stride + dilation·(k − 1) + 1 − in) split with the odd element at the bottom/right;
 "pad" — the explicit `padding`.
 """
-import numbers
 
 from .._loader import _core
 from ..common.tensor import Tensor
-from .._args import int_arg, number_arg, shape_arg
+from .._args import _is_int, int_arg, number_arg, shape_arg
 
 __all__ = ["conv2d", "conv1d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
            "adaptive_avg_pool1d", "batch_norm", "layer_norm", "group_norm"]
 
 
 # ---- argument helpers (shared with kiln.nn) ----
-def _is_int(v):
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-
 def _int_tuple(value, n, name, op, minimum=1, allow=(1,)):
     """`value` (an int, or a tuple/list whose length is n or in `allow`) as an n-tuple of ints ≥ minimum."""
     if _is_int(value):

@@ -7,20 +7,16 @@ elements — TensorFlow's SAME semantics, which oneDNN's pooling_avg (= exclude 
 or 'PAD' (explicit symmetric `padding`, and only then dilation/return_indices/ceil_mode (max) or
 ceil_mode/count_include_pad/divisor_override (avg)). 3-D inputs (C, H, W) are accepted and returned 3-D.
 """
-import numbers
 
 from ...common.tensor import Tensor as _Tensor
 from ...ops import _kernels
 from ...ops import nn_func as NF
 from ...ops import nnpool_func as PF
+from ..._args import _is_int
 from ..cell import Cell
 
 __all__ = ["MaxPool2d", "AvgPool2d", "MaxPool1d", "AvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool1d",
            "FractionalMaxPool2d", "FractionalMaxPool3d"]
-
-
-def _is_int(v):
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
 class _PoolNd(Cell):

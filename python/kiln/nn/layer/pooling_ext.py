@@ -8,7 +8,6 @@ pad_mode of the 3-D pools (case-insensitive, as nn.MaxPool2d): 'valid' (default:
 divisor unless count_include_pad=False, as MindSpore's CPU kernel) or 'pad' (the explicit `padding`).
 """
 import math
-import numbers
 
 from ... import ops as _ops
 from ...common.tensor import Tensor as _Tensor
@@ -19,16 +18,13 @@ from ...common.parameter import Parameter
 from ...ops import nn_func as NF
 from ...ops import nnconv_func as C
 from ...ops import nnpool_func as P
+from ..._args import _is_int
 from ..cell import Cell
 from .basic import _check_positive_int
 
 __all__ = ["Conv3d", "Conv3dTranspose", "MaxPool3d", "AvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
            "AdaptiveMaxPool3d", "AdaptiveAvgPool3d", "LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
            "LRN"]
-
-
-def _is_int(v):
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
 def _pad_mode(pad_mode, name):
