@@ -380,12 +380,20 @@ def cross(input, other, dim=None):
         d = _axis_list("cross", [dim], builtins.max(len(shape), 1), "the")[0]
         if shape[d] != 3:
             raise ValueError(f"For 'cross', dim {dim} must have size 3, but got shape {tuple(shape)}.")
-    a, b = _core.broadcast_to(a, shape), _core.broadcast_to(b, shape)
-    a0, a1, a2 = _core.split(a, [1, 1, 1], d)
-    b0, b1, b2 = _core.split(b, [1, 1, 1], d)
-    return _core.concat([_core.sub(_core.mul(a1, b2), _core.mul(a2, b1)),
-                         _core.sub(_core.mul(a2, b0), _core.mul(a0, b2)),
-                         _core.sub(_core.mul(a0, b1), _core.mul(a1, b0))], d)
+    # a × b = a[yzx]·b[zxy] − a[zxy]·b[yzx] along d: four Gathers, two Muls and a Sub (broadcasting by the Muls;
+    # an input of size 1 along d is broadcast first)
+    nd = len(shape)
+    if a.ndim != nd or a.shape[d - nd] != 3:
+        a = _core.broadcast_to(a, shape)
+    if b.ndim != nd or b.shape[d - nd] != 3:
+        b = _core.broadcast_to(b, shape)
+    yzx, zxy = _static_tables(("cross",), _cross_rotations)
+    return _core.sub(_core.mul(_core.gather(a, yzx, d), _core.gather(b, zxy, d)),
+                     _core.mul(_core.gather(a, zxy, d), _core.gather(b, yzx, d)))
+
+
+def _cross_rotations():
+    return Tensor(np.array([1, 2, 0], np.int32)), Tensor(np.array([2, 0, 1], np.int32))
 
 
 @defop(tensor="matrix_power")

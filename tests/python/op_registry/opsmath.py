@@ -310,7 +310,7 @@ def _np_cross(a, b, dim=None):
     return np.cross(np.broadcast_to(a, shape), np.broadcast_to(b, shape), axis=d)
 
 
-_lin("cross", ("Mul", "Sub", "Concat"), lambda a, b, dim=None: ops.cross(a, b, dim), _np_cross,
+_lin("cross", ("Gather", "Mul", "Sub"), lambda a, b, dim=None: ops.cross(a, b, dim), _np_cross,
      [((2, 3), (2, 3)), (((3, 2), (3, 2)), dict(dim=0)), ((4, 3), (3,))])
 _lin("matrix_power", "BatchMatMul", lambda a, n: ops.matrix_power(a, n),
      lambda a, n: np.linalg.matrix_power(a, n),
