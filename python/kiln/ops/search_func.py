@@ -31,14 +31,17 @@ def _dim(op, name, axis, ndim):
     return axis % builtins.max(ndim, 1)
 
 
-def _index_vector(index, op, n, name="index", allow_0d=True):
+def _index_vector(index, op, n, name="index", allow_0d=True, wrap=True):
     """An int32/int64 index Tensor (1-D, or 0-d when allowed) as Int64 in [0, n): negative counts from the end; a
-    value outside [-n, n) is a ValueError naming the op (checked when the op runs)."""
+    value outside [-n, n) is a ValueError naming the op (checked when the op runs). wrap=False: only checked (its
+    dtype kept, negatives left for a kernel that counts them from the end itself, as Gather)."""
     idx = _tensor_arg(index, op, name)
     if idx.dtype not in (mstype.int32, mstype.int64):
         raise TypeError(f"For '{op}', '{name}' must be an int32 or int64 Tensor, but got {idx.dtype}.")
     if idx.ndim > 1 or (idx.ndim == 0 and not allow_0d):
         raise ValueError(f"For '{op}', '{name}' must be 1-D, but got shape {tuple(idx.shape)}.")
+    if not wrap:
+        return _core.check_range(idx, op, name, float(-n), float(n), False, None) if idx.size else idx
     idx = _core.cast(idx, mstype.int64) if idx.dtype != mstype.int64 else idx
     if idx.size:
         idx = _core.check_range(idx, op, name, float(-n), float(n), False, None)
@@ -55,7 +58,8 @@ def index_select(input, axis, index):
     if x.ndim == 0:
         raise ValueError("For 'index_select', the input must have rank >= 1, but got a 0-d Tensor.")
     axis = _dim("index_select", "axis", axis, x.ndim)
-    idx = _index_vector(index, "index_select", x.shape[axis], allow_0d=False)
+    # checked here (ValueError, as MindSpore); Gather counts negative indices from the end itself
+    idx = _index_vector(index, "index_select", x.shape[axis], allow_0d=False, wrap=False)
     return _core.gather(x, idx, axis)
 
 
