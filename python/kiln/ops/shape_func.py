@@ -523,11 +523,9 @@ def take(input, index):
     if idx.dtype not in (mstype.int32, mstype.int64):
         raise TypeError(f"For 'take', 'index' must be int32 or int64, but got {idx.dtype}.")
     n = x.size
-    flat = _core.reshape(x, [-1])
-    idx = _core.cast(idx, mstype.int64)
-    if idx.size:
+    flat = _core.reshape(x, [-1]) if x.ndim != 1 else x
+    if idx.size:  # ValueError naming take (as MindSpore); Gather counts negative indices from the end itself
         idx = _core.check_range(idx, "take", "index", float(-n), float(n), False, None)
-    idx = _core.select(_core.less(idx, 0), _core.add(idx, n), idx)
     return _core.gather(flat, idx, 0)
 
 
