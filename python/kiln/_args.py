@@ -102,3 +102,24 @@ def tensors_arg(op, name, value):
             raise TypeError(f"For '{op}', the '{name}' must be a tuple or list of Tensors, but element {i} is "
                             f"{_got(v)}.")
     return list(value)
+
+
+def broadcast_shapes(*shapes):
+    """The broadcast of `shapes` (tuples or lists of ints) as a tuple, by NumPy's rule (numpy.broadcast_shapes's
+    result), in plain Python: NumPy's function builds arrays and costs microseconds on every op call. Raises
+    ValueError (the shapes) when they do not broadcast; the caller names its op."""
+    first = tuple(shapes[0]) if shapes else ()
+    if all(len(s) == len(first) and tuple(s) == first for s in shapes[1:]):
+        return first
+    out = [1] * max(len(s) for s in shapes)
+    n = len(out)
+    for s in shapes:
+        off = n - len(s)
+        for i, d in enumerate(s):
+            o = out[off + i]
+            if d != o:
+                if o == 1:
+                    out[off + i] = d
+                elif d != 1:
+                    raise ValueError(f"shapes {[tuple(v) for v in shapes]} do not broadcast")
+    return tuple(out)

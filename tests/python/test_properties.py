@@ -345,3 +345,22 @@ def test_reshape_round_trip(pair, seed, view):
     g = kiln.grad(lambda a: ops.sum(ops.mul(ops.reshape(a, new), Tensor(np.arange(x.size, dtype=np.float32)
                                                                         .reshape(x.reshape(new).shape)))))(t)
     _check(g, np.arange(x.size, dtype=np.float32).reshape(shape), rtol=0, atol=0)
+
+
+_SHAPE = st.lists(st.integers(0, 3), max_size=4).map(tuple)
+
+
+@SETTINGS
+@given(st.lists(_SHAPE, min_size=1, max_size=4))
+def test_broadcast_shapes_is_numpys(shapes):
+    # kiln/_args.py's plain-Python broadcast_shapes (the ops' argument checks) against numpy.broadcast_shapes,
+    # including the shapes that do not broadcast (both raise ValueError)
+    from kiln._args import broadcast_shapes
+    try:
+        want = np.broadcast_shapes(*shapes)
+    except ValueError:
+        with pytest.raises(ValueError, match="do not broadcast"):
+            broadcast_shapes(*shapes)
+        return
+    assert broadcast_shapes(*shapes) == want
+    assert broadcast_shapes(*[list(s) for s in shapes]) == want

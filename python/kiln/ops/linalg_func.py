@@ -12,6 +12,7 @@ import numbers
 import numpy as np
 
 from .._loader import _core
+from .._args import broadcast_shapes as _broadcast_shapes
 from .._args import _got, _is_int
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
@@ -62,7 +63,7 @@ def _beta_alpha(op, inp, prod, beta, alpha):
     beta, alpha = _scalar_arg(op, "beta", beta), _scalar_arg(op, "alpha", alpha)
     inp = _tensor_arg(inp, op, "input")
     try:
-        np.broadcast_shapes(tuple(inp.shape), tuple(prod.shape))
+        _broadcast_shapes(tuple(inp.shape), tuple(prod.shape))
     except ValueError:
         raise ValueError(f"For '{op}', 'input' of shape {tuple(inp.shape)} does not broadcast to the product's "
                          f"shape {tuple(prod.shape)}.") from None
@@ -212,7 +213,7 @@ def _add_c(op, input, t1, t2, value, fn):
     a, b = _tensor_arg(t1, op, "tensor1"), _tensor_arg(t2, op, "tensor2")
     value = _scalar_arg(op, "value", value)
     try:
-        np.broadcast_shapes(tuple(x.shape), tuple(a.shape), tuple(b.shape))
+        _broadcast_shapes(tuple(x.shape), tuple(a.shape), tuple(b.shape))
     except ValueError:
         raise ValueError(f"For '{op}', the shapes {tuple(x.shape)}, {tuple(a.shape)} and {tuple(b.shape)} do not "
                          f"broadcast.") from None
@@ -339,7 +340,7 @@ def vecdot(x, y, *, axis=-1):
     (non-Tensor), ValueError (shapes that do not broadcast, axis out of range)."""
     a, b = _tensor_arg(x, "vecdot", "x"), _tensor_arg(y, "vecdot", "y")
     try:
-        shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+        shape = _broadcast_shapes(tuple(a.shape), tuple(b.shape))
     except ValueError:
         raise ValueError(f"For 'vecdot', the shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast.") \
             from None
@@ -367,7 +368,7 @@ def cross(input, other, dim=None):
     broadcast, dim not of size 3 or out of range)."""
     a, b = _tensor_arg(input, "cross"), _tensor_arg(other, "cross", "other")
     try:
-        shape = list(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+        shape = list(_broadcast_shapes(tuple(a.shape), tuple(b.shape)))
     except ValueError:
         raise ValueError(f"For 'cross', the shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast.") \
             from None

@@ -7,9 +7,9 @@ give them): one formula for both surfaces, and kiln.ops never imports kiln.nn. E
 MindSpore's functional losses (which build the Cell) do. Values checked against MindSpore 2.10 on CPU."""
 import numbers
 
-import numpy as np
 
 from .._loader import _core
+from .._args import broadcast_shapes as _broadcast_shapes
 from .._args import _got
 from ..common import dtype as mstype
 from . import _loss_terms as F
@@ -204,7 +204,7 @@ def _broadcast_shape(op, *tensors):
     """The shape the tensors broadcast to (as a list); ValueError naming `op` when they do not."""
     shapes = [tuple(t.shape) for t in tensors]
     try:
-        return [int(d) for d in np.broadcast_shapes(*shapes)]
+        return [int(d) for d in _broadcast_shapes(*shapes)]
     except ValueError:
         raise ValueError(f"For '{op}', the input shapes {', '.join(map(str, shapes))} must broadcast to each "
                          "other.") from None

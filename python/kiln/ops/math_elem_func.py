@@ -15,9 +15,9 @@ integer/bool inputs; exp2, copysign, ldexp, sinc, xlogy of integers compute in f
 import math
 import numbers
 
-import numpy as np
 
 from .._loader import _core
+from .._args import broadcast_shapes as _broadcast_shapes
 from .._args import _got
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
@@ -127,7 +127,7 @@ def _full_like(x, value, dtype=None):
 
 
 def _bshape(*vs):
-    return list(np.broadcast_shapes(*(tuple(v.shape) for v in vs if isinstance(v, Tensor))))
+    return list(_broadcast_shapes(*(tuple(v.shape) for v in vs if isinstance(v, Tensor))))
 
 
 def _tensor(v, dtype, shape=None):

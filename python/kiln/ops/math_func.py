@@ -12,6 +12,7 @@ import numbers
 import numpy as np
 
 from .._loader import _core
+from .._args import broadcast_shapes as _broadcast_shapes
 from .._args import _got, _is_int, axes_arg, dtype_arg, int_arg, shape_arg
 from ..common import dtype as mstype
 from .._autodiff import recompute as _recompute
@@ -48,7 +49,7 @@ def round(input, *, decimals=0):
 
 def _broadcast_check(op, *ts):
     try:
-        np.broadcast_shapes(*(tuple(t.shape) for t in ts if isinstance(t, Tensor)))
+        _broadcast_shapes(*(tuple(t.shape) for t in ts if isinstance(t, Tensor)))
     except ValueError:
         raise ValueError(f"For '{op}', the shapes {[tuple(t.shape) for t in ts if isinstance(t, Tensor)]} do not "
                          f"broadcast.") from None
@@ -394,7 +395,7 @@ def normal(shape, mean, stddev, seed=None):
             raise TypeError(f"For 'normal', '{name}' must be a number or a Tensor, but got {_got(v)}.")
     shape = shape_arg("normal", "shape", shape, minimum=0)
     extra = [tuple(v.shape) for v in (mean, stddev) if isinstance(v, Tensor) and v.ndim]  # 0-d ones broadcast freely
-    full = np.broadcast_shapes(shape, *extra) if extra else shape
+    full = _broadcast_shapes(shape, *extra) if extra else shape
     s, stream = _seed._next_key("standard_normal", seed)  # the stream standard_normal(full, seed) would use
     z = _recompute.draw("standard_normal", list(full), mstype.float32, s, 0, stream)
     return _core.add(_core.mul(z, stddev), mean)

@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 
 from .._loader import _core
+from .._args import broadcast_shapes as _broadcast_shapes
 from .._args import _got, dtype_arg
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
@@ -71,7 +72,7 @@ def dist(input, other, p=2):
     a, b = _float_only(input, "dist"), _float_only(other, "dist", "other")
     p = _p_arg("dist", p)
     try:
-        np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+        _broadcast_shapes(tuple(a.shape), tuple(b.shape))
     except ValueError:
         raise ValueError(f"For 'dist', the shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast.") \
             from None

@@ -21,6 +21,7 @@ import numbers
 import numpy as np
 
 from .._loader import _core
+from .._args import broadcast_shapes as _broadcast_shapes
 from .._args import _got, _is_int, dtype_arg, int_arg, shape_arg
 from ..common import dtype as mstype
 from .._autodiff import recompute as _recompute
@@ -230,7 +231,7 @@ def laplace(shape, mean, lambda_param, seed=None):
     for name, v in (("mean", mean), ("lambda_param", lambda_param)):
         if not isinstance(v, Tensor) and (isinstance(v, bool) or not isinstance(v, numbers.Real)):
             raise TypeError(f"For 'laplace', '{name}' must be a Tensor or a number, but got {_got(v)}.")
-    full = np.broadcast_shapes(tuple(shape), *(tuple(v.shape) for v in (mean, lambda_param)
+    full = _broadcast_shapes(tuple(shape), *(tuple(v.shape) for v in (mean, lambda_param)
                                                 if isinstance(v, Tensor)))
     z = _std_laplace(full, "laplace", _seed_arg(seed, "laplace"))
     return _core.add(_core.mul(z, lambda_param), mean)

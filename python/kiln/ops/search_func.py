@@ -11,6 +11,7 @@ import builtins
 import numpy as np
 
 from .._loader import _core
+from .._args import broadcast_shapes as _broadcast_shapes
 from .._args import _got, _is_int, int_arg
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
@@ -141,7 +142,7 @@ def masked_select(input, mask):
     if m.dtype != mstype.bool_:
         raise TypeError(f"For 'masked_select', 'mask' must be a Bool Tensor, but got {m.dtype}.")
     try:
-        shape = list(np.broadcast_shapes(tuple(x.shape), tuple(m.shape)))
+        shape = list(_broadcast_shapes(tuple(x.shape), tuple(m.shape)))
     except ValueError:
         raise ValueError(f"For 'masked_select', input of shape {tuple(x.shape)} and mask of shape "
                          f"{tuple(m.shape)} do not broadcast.") from None

@@ -14,6 +14,7 @@ import itertools
 import numpy as np
 
 from .._loader import _core
+from .._args import broadcast_shapes as _broadcast_shapes
 from .._args import _got, _is_int, axes_arg, dtype_arg, int_arg, shape_arg
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
@@ -252,7 +253,7 @@ def expand_as(input, other):
     x = _tensor_arg(input, "expand_as")
     o = _tensor_arg(other, "expand_as", "other")
     try:
-        np.broadcast_shapes(tuple(x.shape), tuple(o.shape))
+        _broadcast_shapes(tuple(x.shape), tuple(o.shape))
         ok = len(o.shape) >= x.ndim and builtins.all(
             a in (1, b) for a, b in zip(x.shape[::-1], o.shape[::-1]))
     except ValueError:
