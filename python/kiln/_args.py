@@ -109,7 +109,10 @@ def broadcast_shapes(*shapes):
     result), in plain Python: NumPy's function builds arrays and costs microseconds on every op call. Raises
     ValueError (the shapes) when they do not broadcast; the caller names its op."""
     first = tuple(shapes[0]) if shapes else ()
-    if all(len(s) == len(first) and tuple(s) == first for s in shapes[1:]):
+    for s in shapes[1:]:
+        if tuple(s) != first:
+            break
+    else:  # all equal: the common case
         return first
     out = [1] * max(len(s) for s in shapes)
     n = len(out)

@@ -47,13 +47,15 @@ def _sum(x, axes, keep=False):
 
 def _scaled(t, s):
     """s·t, skipping the multiply for s == 1 (a Python number) so integer products stay integer."""
-    if isinstance(s, numbers.Number) and not isinstance(s, bool) and s == 1:
+    k = type(s)
+    if ((k is int or k is float) or (isinstance(s, numbers.Number) and not isinstance(s, bool))) and s == 1:
         return t
     return _core.mul(t, s)
 
 
 def _scalar_arg(op, name, v):
-    if isinstance(v, Tensor) or (isinstance(v, numbers.Number) and not isinstance(v, bool)):
+    k = type(v)
+    if k is int or k is float or isinstance(v, Tensor) or (isinstance(v, numbers.Number) and not isinstance(v, bool)):
         return v
     raise TypeError(f"For '{op}', '{name}' must be a number or a Tensor, but got {_got(v)}.")
 
