@@ -108,9 +108,11 @@ def broadcast_shapes(*shapes):
     """The broadcast of `shapes` (tuples or lists of ints) as a tuple, by NumPy's rule (numpy.broadcast_shapes's
     result), in plain Python: NumPy's function builds arrays and costs microseconds on every op call. Raises
     ValueError (the shapes) when they do not broadcast; the caller names its op."""
-    first = tuple(shapes[0]) if shapes else ()
+    # plain ints, as NumPy's result: comparing the SymInt sizes of a dynamic-shape trace would add guards to it
+    shapes = [tuple(map(int, s)) for s in shapes]
+    first = shapes[0] if shapes else ()
     for s in shapes[1:]:
-        if tuple(s) != first:
+        if s != first:
             break
     else:  # all equal: the common case
         return first
@@ -124,5 +126,5 @@ def broadcast_shapes(*shapes):
                 if o == 1:
                     out[off + i] = d
                 elif d != 1:
-                    raise ValueError(f"shapes {[tuple(v) for v in shapes]} do not broadcast")
+                    raise ValueError(f"shapes {shapes} do not broadcast")
     return tuple(out)

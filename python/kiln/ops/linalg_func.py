@@ -266,7 +266,7 @@ def _contract(a, b, ax_a, ax_b):
     """Σ over a's axes ax_a paired with b's ax_b: shape a's other axes + b's other axes."""
     ra = [i for i in range(a.ndim) if i not in ax_a]
     rb = [i for i in range(b.ndim) if i not in ax_b]
-    k = math.prod(a.shape[i] for i in ax_a)
+    k = math.prod([int(a.shape[i]) for i in ax_a])
     at = _core.reshape(_core.transpose(a, ra + ax_a), [-1, k])
     bt = _core.reshape(_core.transpose(b, ax_b + rb), [k, -1])
     return _core.reshape(_core.matmul(at, bt), [a.shape[i] for i in ra] + [b.shape[i] for i in rb])
@@ -386,9 +386,9 @@ def cross(input, other, dim=None):
     # a × b = a[yzx]·b[zxy] − a[zxy]·b[yzx] along d: four Gathers, two Muls and a Sub (broadcasting by the Muls;
     # an input of size 1 along d is broadcast first)
     nd = len(shape)
-    if a.ndim != nd or a.shape[d - nd] != 3:
+    if a.ndim != nd or int(a.shape[d - nd]) != 3:
         a = _core.broadcast_to(a, shape)
-    if b.ndim != nd or b.shape[d - nd] != 3:
+    if b.ndim != nd or int(b.shape[d - nd]) != 3:
         b = _core.broadcast_to(b, shape)
     yzx, zxy = _static_tables(("cross",), _cross_rotations)
     return _core.sub(_core.mul(_core.gather(a, yzx, d), _core.gather(b, zxy, d)),

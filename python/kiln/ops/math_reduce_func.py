@@ -64,7 +64,8 @@ def _axis1(op, axis, ndim, name="axis"):
 
 
 def _count(x, axes):
-    return math.prod(x.shape[a] for a in axes) if axes else 1  # plain ints: exact, no NumPy call
+    # plain ints (int() of a dynamic trace's SymInt sizes, as NumPy's product gave: no guard on the count)
+    return math.prod([int(x.shape[a]) for a in axes]) if axes else 1
 
 
 def _full_like(x, v, dtype=None):
