@@ -121,7 +121,14 @@ def kiln_nets():
             return (ops.hardswish(a), ops.hardsigmoid(a), ops.selu(a), ops.mish(a), ops.softplus(a),
                     ops.logsigmoid(a))
 
+    class Gathers(nn.Cell):  # GatherD (gather_elements; sort/topk values, but MindIR lacks their ArgSort). Negative
+        # indices only along the last dim: MindSpore 2.10 PyNative refused a -1 along dim 0 of (3, 4), reporting it as 3
+        def construct(self, a, idx):
+            return ops.gather_elements(a, 1, idx), ops.gather_elements(a * 2, 0, idx[:2])
+
     nets = {
+        "gathers": (Gathers(), [rng.normal(size=(3, 4)).astype(np.float32),
+                                np.array([[2, 0, 1, 1], [0, 0, 2, 1], [-3, 1, -1, 2]], np.int32)]),
         "kernels": (Kernels(), [rng.uniform(-0.9, 0.9, size=(3, 4)).astype(np.float32),
                                 rng.normal(size=(3, 4)).astype(np.float32)]),
         "activations": (Activations(), [rng.uniform(-5, 5, size=(3, 4)).astype(np.float32)]),

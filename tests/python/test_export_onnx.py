@@ -238,6 +238,8 @@ OPS = {
                [(2, 3, 4), (2, 4, 5)]),
     "sort-topk": (lambda x: (ops.sort(x, 1)[0], ops.sort(x, 1, descending=True)[1], ops.topk(x, 2)[0]), [(2, 6)]),
     "gather": (lambda x: (ops.gather(x, Tensor(np.array([2, 0, 2], np.int32)), 1),), [(2, 3, 4)]),
+    "gather-elements": (lambda x: (ops.gather_elements(x, 1, Tensor(np.array([[[2, 0, -1, 1]] * 2] * 2, np.int32))),),
+                        [(2, 3, 4)]),
     "zeros-arange": (lambda x: (x + ops.zeros(x.shape), x * ops.arange(4).astype(ms.float32)), [(2, 3, 4)]),
     "clamp-split": (lambda x: (ops.clamp(x, -0.5, 0.5),) + tuple(ops.split(x, 2, 2)), [(2, 3, 4)]),
 }

@@ -358,6 +358,12 @@ def _emit_gather(w, node):
     return [w.cnode("Gather", [w.name_of(x), w.name_of(idx), w.const(int(node["attrs"]["axis"])), w.const(0)])]
 
 
+def _emit_gather_d(w, node):
+    """MindSpore's GatherD(x, dim, index): dim a constant input."""
+    x, idx = node["inputs"]
+    return [w.cnode("GatherD", [w.name_of(x), w.const(int(node["attrs"]["dim"])), w.name_of(idx)])]
+
+
 def _emit_conv2d(w, node):
     x, wt = node["inputs"]
     a = node["attrs"]
@@ -458,6 +464,7 @@ EMITTERS = {
     "BatchMatMul": _emit_matmul, "Conv2D": _emit_conv2d, "MaxPool": _emit_max_pool, "AvgPool": _emit_avg_pool,
     "AdaptiveAvgPool2D": _emit_adaptive_avg_pool, "BatchNorm": _emit_batch_norm, "LayerNorm": _emit_layer_norm, "GeLU": _emit_gelu,
     "Cast": _emit_cast, "StridedSlice": _emit_strided_slice, "Gather": _emit_gather,
+    "GatherD": _emit_gather_d,
 }
 for _op in ("Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Abs",
             "Square", "Erf", "Sin", "Cos", "Floor", "Ceil", "Sign", "Log1p", "ReLU", "Sigmoid", "Tanh", "Atan2", "Erfinv",

@@ -273,6 +273,7 @@ PRIMITIVES = {
     "ExpandDims": lambda a, x, axis, *_: _kernels.expand_dims(x, int(axis)),
     "LayerNorm": _layer_norm,
     "Gather": lambda a, x, indices, axis=0, *_: _kernels.gather(x, indices, int(axis)),
+    "GatherD": lambda a, x, dim, index, *_: _kernels.gather_d(x, int(dim), index),
     "Reshape": lambda a, x, shape, *_: _kernels.reshape(x, _ints(shape, "Reshape shape")),
     "Transpose": lambda a, x, perm, *_: _kernels.transpose(x, _ints(perm, "Transpose perm")),
     "BroadcastTo": lambda a, x, shape=None, *_: _kernels.broadcast_to(

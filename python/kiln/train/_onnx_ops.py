@@ -424,6 +424,13 @@ def _emit_gather(w, node):
     return [w.node("Gather", [w.name_of(x), w.name_of(idx)], axis=int(node["attrs"]["axis"]))]
 
 
+def _emit_gather_d(w, node):
+    """GatherD (take_along_axis: gather_elements, sort/topk values) = GatherElements (negative indices count from
+    the end in both)."""
+    x, idx = node["inputs"]
+    return [w.node("GatherElements", [w.name_of(x), w.name_of(idx)], axis=int(node["attrs"]["dim"]))]
+
+
 def _emit_scatter_update(w, node):
     x, idx, upd = node["inputs"]
     idx = w.name_of(idx, as_dtype=mstype.int64)
@@ -588,7 +595,7 @@ EMITTERS = {
     "Argmax": _arg("ArgMax"), "Argmin": _arg("ArgMin"), "ArgSort": _emit_argsort,
     "Reshape": _emit_reshape, "Transpose": _emit_transpose, "BroadcastTo": _emit_broadcast_to,
     "Concat": _emit_concat, "StridedSlice": _emit_strided_slice, "Gather": _emit_gather,
-    "TensorScatterUpdate": _emit_scatter_update,
+    "GatherD": _emit_gather_d, "TensorScatterUpdate": _emit_scatter_update,
     "BatchMatMul": _emit_matmul, "Conv2D": _emit_conv2d, "Conv2DBackpropInput": _emit_conv_transpose,
     "MaxPool": _emit_max_pool, "AvgPool": _emit_avg_pool, "AdaptiveAvgPool2D": _emit_adaptive_avg_pool,
     "BatchNorm": _emit_batch_norm, "LayerNorm": _emit_layer_norm,
