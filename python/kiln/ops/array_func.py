@@ -269,7 +269,10 @@ def paddings_arg(paddings, x, op):
 
 def _take_along(x, idx, axis):
     """x's elements at the Int64 `idx` (x's shape except along `axis`, where any length) along `axis` — NumPy's
-    take_along_axis — as one Gather on the flattened x, so the gradient is Gather's scatter-add."""
+    take_along_axis — as one GatherD (its gradient the scatter-add GatherDGrad); complex x, which GatherD does not
+    take, as one Gather on the flattened x."""
+    if not mstype.is_complex(x.dtype):
+        return _core.gather_d(x, axis, idx)
     shape = list(x.shape)
     outer = math.prod(shape[:axis])
     n, inner = shape[axis], math.prod(shape[axis + 1:])

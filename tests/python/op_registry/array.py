@@ -390,7 +390,7 @@ def np_sort(x, axis, descending):
     return np.take_along_axis(x, idx, axis), idx.astype(np.int32)
 
 
-register(OpInfo("sort", ("ArgSort", "Gather"), lambda x, axis, descending: ops.sort(x, axis, descending), np_sort,
+register(OpInfo("sort", ("ArgSort", "GatherD"), lambda x, axis, descending: ops.sort(x, axis, descending), np_sort,
                 _sort_samples, (F32, F64, F16, I32, I64), differentiable=True, ref_upcast=False))
 register(OpInfo("argsort", ("ArgSort",), lambda x, axis, descending: ops.argsort(x, axis, descending),
                 lambda x, axis, descending: np_sort_desc(x, axis, descending).astype(np.int32), _sort_samples,
@@ -421,7 +421,7 @@ def _topk_picked(x, k, dim, largest):
     return v, ops.gather_elements(x, -1 if dim is None else dim, i)
 
 
-register(OpInfo("topk", ("ArgSort", "Gather"), _topk_picked, np_topk,
+register(OpInfo("topk", ("ArgSort", "GatherD"), _topk_picked, np_topk,
                 _topk_samples, (F32, F64, F16, I32, I64), differentiable=True, ref_upcast=False,
                 notes="indices checked through the values they pick (ties: MindSpore 2.10's nth_element order)"))
 

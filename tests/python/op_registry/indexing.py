@@ -78,7 +78,7 @@ _row("argwhere", ("NonZero",), ops.argwhere, np.argwhere,
           lambda a, r: Sample((a(()),), desc="0-d")),
      MOVE + (BOOL,), differentiable=False, graph=False, graph_reason=PYNATIVE,
      special_skip="NaN and ±inf are non-zero: covered by the forward samples")
-_row("msort", ("ArgSort", "Gather"), ops.msort, lambda x: np.sort(x, axis=0),
+_row("msort", ("ArgSort", "GatherD"), ops.msort, lambda x: np.sort(x, axis=0),
      _gen(lambda a, r: Sample((a((4, 3)),)), lambda a, r: Sample((NC(a((2, 5)), "T"),), desc="view"),
           lambda a, r: Sample((a((5,)),), desc="1-D")))
 

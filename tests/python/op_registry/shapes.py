@@ -163,7 +163,7 @@ def _np_reverse_sequence(x, lens, seq_dim, batch_dim=0):
     return y
 
 
-_row("reverse_sequence", ("Gather", "Select"),
+_row("reverse_sequence", ("GatherD", "Select"),
      lambda x, lens, seq_dim, batch_dim=0: ops.reverse_sequence(x, lens, seq_dim, batch_dim), _np_reverse_sequence,
      _samples(lambda a, r: Sample((a((3, 4)), np.array([1, 4, 2], np.int32)), dict(seq_dim=1)),
               lambda a, r: Sample((a((4, 2, 3)), np.array([0, 3, 2], np.int64)), dict(seq_dim=0, batch_dim=2),
