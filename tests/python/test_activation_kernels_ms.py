@@ -177,6 +177,21 @@ def test_softplus_beta_threshold_mindspore_values(use_jit):
         np.testing.assert_allclose(got, np.where(b * x64 > thr, x64, np.logaddexp(0, b * x64) / b), rtol=1e-6)
 
 
+@MODES
+def test_softplus_beta_zero_raises_as_mindspore(use_jit):
+    # MindSpore 2.10: ops.softplus(x, 0) raises ValueError "For 'softplus', the value of 'beta' cannot be 0." (PyNative
+    # and Graph mode; mint.nn.functional.softplus(x, 0.0) too, "'beta' must not be 0"); Kiln gave inf everywhere
+    x = _t([-3.0, 0.0, 2.0])
+    for beta in (0, 0.0, -0.0):
+        with pytest.raises(ValueError, match=r"For 'softplus'.*'beta'.*0"):
+            _run(lambda a: ops.softplus(a, beta), use_jit, x)
+        with pytest.raises(ValueError, match=r"For 'softplus'.*'beta'.*0"):
+            _run(lambda a: kiln.mint.nn.functional.softplus(a, beta), use_jit, x)
+    # a tiny or negative beta is a value, as MindSpore: softplus(x, −1) = −softplus(−x) (−0.048587, −0.693147,
+    # −2.126928 in MindSpore 2.10)
+    np.testing.assert_allclose(ops.softplus(x, -1.0).asnumpy(), [-3.0485873, -0.6931472, -0.126928], rtol=1e-6)
+
+
 CELLS = {"hardswish": nn.HSwish, "hardsigmoid": nn.HSigmoid, "selu": nn.SeLU, "mish": nn.Mish,
          "softplus": nn.Softplus, "logsigmoid": nn.LogSigmoid}
 OPNAME = {"hardswish": "HSwish", "hardsigmoid": "HSigmoid", "selu": "SeLU", "mish": "Mish", "softplus": "Softplus",

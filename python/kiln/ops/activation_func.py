@@ -41,7 +41,7 @@ def softplus(input, beta=1, threshold=20):
     (elementwise_unary.cpp, whose threshold is 20); other values scale around it (Mul, Softplus, Div, Select).
 
     input: a float16/float32/float64 Tensor. Raises TypeError for a non-number beta/threshold or an input that is
-    not a float Tensor (as MindSpore 2.10)."""
+    not a float Tensor, ValueError for beta == 0 (as MindSpore 2.10: "the value of 'beta' cannot be 0")."""
     if not isinstance(input, _core.Tensor):
         raise TypeError(f"For 'softplus', the 'input' must be a Tensor, but got {type(input).__name__}.")
     if not _mstype.is_float(input.dtype):
@@ -52,6 +52,8 @@ def softplus(input, beta=1, threshold=20):
     for name, v in (("beta", beta), ("threshold", threshold)):
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise TypeError(f"For 'softplus', the '{name}' must be a number, but got {type(v).__name__}.")
+    if beta == 0:
+        raise ValueError(f"For 'softplus', the value of 'beta' cannot be 0, but got {beta}.")
     if beta == 1 and threshold == 20:
         return _core.softplus(input)
     z = _core.mul(input, float(beta))
