@@ -89,6 +89,29 @@ def test_integer_mindspore_values():
 
 
 @MODES
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64])
+def test_round_integers_negative_decimals_numpy(dtype, use_jit):
+    # decimals < 0 rounds integers to tens/hundreds, halves to even, as np.round (MindSpore 2.10's CPU Round raises
+    # for decimals != 0 on every dtype; Kiln computes NumPy's value, and returned integers unchanged before).
+    # Values whose rounded result fits the dtype (NumPy wraps beyond it).
+    vals = {np.int8: [-125, -115, -105, -50, -15, 0, 5, 15, 25, 45, 55, 64, 124],
+            np.uint8: [0, 4, 5, 15, 25, 49, 50, 150, 249, 250]}.get(
+        dtype, [-1550, -1250, -149, -50, 0, 49, 50, 150, 250, 1234, 1250, 1350, 32000 if dtype == np.int16 else 99999])
+    a = np.array(vals, dtype)
+    for d in (-1, -2, -3, -4, -12, 0, 2):
+        got = _run(lambda t: ops.round(t, decimals=d), use_jit, Tensor(a))
+        assert got.dtype == Tensor(a).dtype
+        want = np.round(a.astype(np.float64), d).astype(dtype)  # exact: these values and 10**-d are exact in float64
+        np.testing.assert_array_equal(got.asnumpy(), want, err_msg=f"decimals={d}")
+    if dtype == np.int64:  # beyond float64's 53 bits: exact integer rounding (NumPy goes through float64 there)
+        big = np.array([2**62 + 50, -(2**62) - 150, 9_000_000_000_000_000_049], np.int64)
+        got = ops.round(Tensor(big), decimals=-2).asnumpy()
+        # Python's round() on ints is exact and halves to even
+        np.testing.assert_array_equal(got, [round(int(v), -2) for v in big])
+        assert got.tolist() == [4611686018427388000, -4611686018427388100, 9_000_000_000_000_000_000]
+
+
+@MODES
 def test_gradients_mindspore_values(use_jit):
     f64 = lambda *v: _t(v, np.float64)
     # fmax: to input where input > other or other is NaN, else to other (ties go to other)
