@@ -114,14 +114,22 @@ def test_round_integers_negative_decimals_numpy(dtype, use_jit):
 @MODES
 def test_gradients_mindspore_values(use_jit):
     f64 = lambda *v: _t(v, np.float64)
-    # fmax: to input where input > other or other is NaN, else to other (ties go to other)
-    ga, gb = _grads(ops.fmax, use_jit, f64(1.0, 2.0, 3.0, NAN, NAN, 1.0), f64(2.0, 2.0, 1.0, 1.0, NAN, NAN))
-    np.testing.assert_array_equal(ga, [0, 0, 1, 0, 1, 1])
-    np.testing.assert_array_equal(gb, [1, 1, 0, 1, 0, 0])
-    # fmin: the mirror rule (MindSpore 2.10's CPU Fmin kernel does not run)
-    ga, gb = _grads(ops.fmin, use_jit, f64(1.0, 2.0, 3.0, NAN), f64(2.0, 2.0, 1.0, 1.0))
-    np.testing.assert_array_equal(ga, [1, 0, 0, 0])
-    np.testing.assert_array_equal(gb, [0, 1, 1, 1])
+    # fmax: to input where input >= other or other is NaN, else to other: ties (2 vs 2, 0.0 vs -0.0 either way) go
+    # to input (MindSpore 2.10: grad of fmax([1, 2, 3, nan, nan, 1, 0, -0], [2, 2, 1, 1, nan, nan, -0, 0]).sum() is
+    # [0, 1, 1, 0, 1, 1, 1, 1] and [1, 0, 0, 1, 0, 0, 0, 0], float32 and float64)
+    ga, gb = _grads(ops.fmax, use_jit, f64(1.0, 2.0, 3.0, NAN, NAN, 1.0, 0.0, -0.0),
+                    f64(2.0, 2.0, 1.0, 1.0, NAN, NAN, -0.0, 0.0))
+    np.testing.assert_array_equal(ga, [0, 1, 1, 0, 1, 1, 1, 1])
+    np.testing.assert_array_equal(gb, [1, 0, 0, 1, 0, 0, 0, 0])
+    # broadcast other: the tie's gradient stays with input, other gets the rest summed (MindSpore 2.10: [1, 1, 0], [1])
+    ga, gb = _grads(ops.fmax, use_jit, f64(3.0, 2.0, 1.0), f64(2.0))
+    np.testing.assert_array_equal(ga, [1, 1, 0])
+    np.testing.assert_array_equal(gb, [1])
+    # fmin: the mirror rule, ties to input as fmax (MindSpore 2.10's CPU Fmin kernel does not run; PyTorch's fmin
+    # backward gives a tie to input too)
+    ga, gb = _grads(ops.fmin, use_jit, f64(1.0, 2.0, 3.0, NAN, NAN), f64(2.0, 2.0, 1.0, 1.0, NAN))
+    np.testing.assert_array_equal(ga, [1, 1, 0, 0, 1])
+    np.testing.assert_array_equal(gb, [0, 0, 1, 1, 0])
     # copysign: sign(x)·(±1), 0 at x = 0; none for other
     ga, gb = _grads(ops.copysign, use_jit, f64(1.0, -2.0, 0.0, 3.0), f64(-1.0, -1.0, -1.0, 2.0))
     np.testing.assert_array_equal(ga, [-1, 1, 0, 1])
