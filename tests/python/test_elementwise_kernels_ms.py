@@ -112,6 +112,26 @@ def test_round_integers_negative_decimals_numpy(dtype, use_jit):
 
 
 @MODES
+def test_xlogy_python_number_is_float32_as_mindspore(use_jit):
+    # MindSpore 2.10's ops.xlogy makes a Python number a float32 Tensor before Xlogy's type promotion: xlogy(float16
+    # Tensor, 2.0) is Float32 [0.346574, 1.039721] (not float16), as are xlogy(2.0, float16), xlogy(f16, True) and
+    # Tensor.xlogy / mint.xlogy; float64 stays float64; a float32 0-d Tensor promotes float16 the same way
+    h = _t([0.5, 1.5], np.float16)
+    for fn in (lambda a: ops.xlogy(a, 2.0), lambda a: ops.xlogy(a, 2), lambda a: a.xlogy(2.0),
+               lambda a: kiln.mint.xlogy(a, 2.0)):
+        out = _run(fn, use_jit, h)
+        assert out.dtype == kiln.float32
+        np.testing.assert_allclose(out.asnumpy(), [0.34657359, 1.03972077], rtol=1e-6)
+    out = _run(lambda a: ops.xlogy(2.0, a), use_jit, h)
+    assert out.dtype == kiln.float32
+    np.testing.assert_allclose(out.asnumpy(), [-1.38629436, 0.81093022], rtol=1e-6)
+    assert _run(lambda a: ops.xlogy(a, True), use_jit, h).dtype == kiln.float32
+    assert _run(lambda a: ops.xlogy(a, 2.0), use_jit, _t([0.5], np.float64)).dtype == kiln.float64
+    assert ops.xlogy(_t([1, 2], np.int64), 2).dtype == kiln.float32
+    assert ops.xlogy(h, h).dtype == kiln.float16  # two float16 Tensors stay float16 (MindSpore 2.10)
+
+
+@MODES
 def test_gradients_mindspore_values(use_jit):
     f64 = lambda *v: _t(v, np.float64)
     # fmax: to input where input >= other or other is NaN, else to other: ties (2 vs 2, 0.0 vs -0.0 either way) go
