@@ -192,6 +192,30 @@ def test_softplus_beta_zero_raises_as_mindspore(use_jit):
     np.testing.assert_allclose(ops.softplus(x, -1.0).asnumpy(), [-3.0485873, -0.6931472, -0.126928], rtol=1e-6)
 
 
+@MODES
+def test_softplus_one_element_tensor_beta_threshold(use_jit):
+    # MindSpore 2.10 takes a one-element Tensor for beta / threshold (ops.softplus and mint's): softplus(x,
+    # Tensor(2.0)) is [0, 1.237826e-03, 2.429366e-02, 0.3465735, 0.8102089, 3.001239, 12] (Kiln's stable value at
+    # −25: 9.64e-23), Tensor(2), Tensor([2.0]) the same; threshold Tensor(3.0) gives x where x > 3; a 2-element
+    # Tensor raises ValueError ("only one element"), Tensor(0.0) the beta-is-0 ValueError
+    x = _t([-25.0, -3.0, -1.5, 0.0, 0.7, 3.0, 12.0])
+    want = [9.643749e-23, 1.237826e-03, 2.429366e-02, 0.3465735, 0.8102089, 3.001239, 12.0]
+    for beta in (Tensor(2.0), Tensor(np.array(2, np.int32)), Tensor(np.array([2.0], np.float32)),
+                 Tensor(np.array(2.0))):
+        got = _run(lambda a: ops.softplus(a, beta), use_jit, x).asnumpy()
+        np.testing.assert_allclose(got, np.array(want, np.float32), rtol=2e-5)
+        got = _run(lambda a: kiln.mint.nn.functional.softplus(a, beta), use_jit, x).asnumpy()
+        np.testing.assert_allclose(got, np.array(want, np.float32), rtol=2e-5)
+    got = _run(lambda a: ops.softplus(a, 1, Tensor(3.0)), use_jit, x).asnumpy()
+    np.testing.assert_allclose(got, [1.388794e-11, 0.048587, 0.201413, 0.693147, 1.103186, 3.048587, 12.0], rtol=2e-5)
+    with pytest.raises(ValueError, match=r"For 'softplus'.*'beta'.*one element"):
+        ops.softplus(x, Tensor(np.array([2.0, 1.0], np.float32)))
+    with pytest.raises(ValueError, match=r"For 'softplus'.*'beta'.*0"):
+        ops.softplus(x, Tensor(0.0))
+    with pytest.raises(TypeError, match=r"For 'softplus'.*'beta'"):
+        ops.softplus(x, Tensor(True))
+
+
 CELLS = {"hardswish": nn.HSwish, "hardsigmoid": nn.HSigmoid, "selu": nn.SeLU, "mish": nn.Mish,
          "softplus": nn.Softplus, "logsigmoid": nn.LogSigmoid}
 OPNAME = {"hardswish": "HSwish", "hardsigmoid": "HSigmoid", "selu": "SeLU", "mish": "Mish", "softplus": "Softplus",

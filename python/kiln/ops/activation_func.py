@@ -13,6 +13,7 @@ Numerical rules (checked by tests/python/test_op_registry.py's special-value tes
   dy/6·[−3 < x < 3] (PyTorch agrees except relu6 at 6).
 - NaN in gives NaN out (relu and max/min propagate NaN, as NumPy).
 """
+from .. import _engine
 from .._loader import _core
 from ..common import dtype as _mstype
 
@@ -40,8 +41,9 @@ def softplus(input, beta=1, threshold=20):
     gives +inf); gradient σ(beta·x), 0.5 at x = 0. beta = 1, threshold = 20 (the defaults) is one Softplus kernel
     (elementwise_unary.cpp, whose threshold is 20); other values scale around it (Mul, Softplus, Div, Select).
 
-    input: a float16/float32/float64 Tensor. Raises TypeError for a non-number beta/threshold or an input that is
-    not a float Tensor, ValueError for beta == 0 (as MindSpore 2.10: "the value of 'beta' cannot be 0")."""
+    input: a float16/float32/float64 Tensor; beta, threshold: numbers or one-element Tensors (as MindSpore 2.10).
+    Raises TypeError for a non-number beta/threshold or an input that is not a float Tensor, ValueError for
+    beta == 0 (as MindSpore 2.10: "the value of 'beta' cannot be 0"; a Tensor beta only in PyNative mode)."""
     if not isinstance(input, _core.Tensor):
         raise TypeError(f"For 'softplus', the 'input' must be a Tensor, but got {type(input).__name__}.")
     if not _mstype.is_float(input.dtype):
@@ -49,9 +51,12 @@ def softplus(input, beta=1, threshold=20):
                         f"{input.dtype}.")
     if type(beta) is int and type(threshold) is int and beta == 1 and threshold == 20:  # the defaults: one kernel
         return _core.softplus(input)
-    for name, v in (("beta", beta), ("threshold", threshold)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise TypeError(f"For 'softplus', the '{name}' must be a number, but got {type(v).__name__}.")
+    beta, threshold = _softplus_number("beta", beta), _softplus_number("threshold", threshold)
+    if isinstance(beta, _core.Tensor) or isinstance(threshold, _core.Tensor):  # Graph mode, Tensor arguments
+        b = _core.cast(beta, input.dtype) if isinstance(beta, _core.Tensor) else float(beta)
+        t = _core.cast(threshold, input.dtype) if isinstance(threshold, _core.Tensor) else float(threshold)
+        z = _core.mul(input, b)
+        return _core.select(_core.greater(z, t), input, _core.div(_core.softplus(z), b))
     if beta == 0:
         raise ValueError(f"For 'softplus', the value of 'beta' cannot be 0, but got {beta}.")
     if beta == 1 and threshold == 20:
@@ -59,6 +64,23 @@ def softplus(input, beta=1, threshold=20):
     z = _core.mul(input, float(beta))
     sp = _core.div(_core.softplus(z), float(beta))
     return _core.select(_core.greater(z, float(threshold)), input, sp)
+
+
+def _softplus_number(name, v):
+    """softplus's beta / threshold as a Python number: a one-element non-bool Tensor is its value (MindSpore 2.10
+    takes Tensor(2.0)); while compiling (Graph mode) such a Tensor stays a 0-d Tensor, whose value (0 included)
+    cannot be checked then. TypeError for anything else that is not an int or float, ValueError for a Tensor of
+    another size."""
+    if isinstance(v, _core.Tensor) and v.dtype != _mstype.bool_ and not _mstype.is_complex(v.dtype):
+        if v.size != 1:
+            raise ValueError(f"For 'softplus', the '{name}' Tensor must have only one element, but got shape "
+                             f"{tuple(v.shape)}.")
+        if _engine.tracing():  # its value is not known while compiling: computed with as a 0-d Tensor
+            return _core.reshape(v, [])
+        v = v.asnumpy().reshape(()).item()
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"For 'softplus', the '{name}' must be a number, but got {type(v).__name__}.")
+    return v
 
 
 def logsigmoid(x):
