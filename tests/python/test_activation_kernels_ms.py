@@ -216,6 +216,16 @@ def test_softplus_one_element_tensor_beta_threshold(use_jit):
         ops.softplus(x, Tensor(True))
 
 
+def test_non_tensor_input_raises_naming_the_op():
+    # MindSpore 2.10 raises TypeError for a list, a Python float, a NumPy array or None as the input of ops.log1p,
+    # ops.logsigmoid, ops.relu6 and ops.hardsigmoid ("Failed calling HSigmoid with HSigmoid()(input=float)"); Kiln
+    # computed them (hardsigmoid([1.0, 2.0]) was a Tensor), as no other activation of these modules does
+    for name in ("log1p", "logsigmoid", "relu6", "hardsigmoid"):
+        for v in ([1.0, 2.0], 1.5, np.array([1.0], np.float32), None):
+            with pytest.raises(TypeError, match=rf"For '{name}', the 'input' must be a Tensor"):
+                getattr(ops, name)(v)
+
+
 CELLS = {"hardswish": nn.HSwish, "hardsigmoid": nn.HSigmoid, "selu": nn.SeLU, "mish": nn.Mish,
          "softplus": nn.Softplus, "logsigmoid": nn.LogSigmoid}
 OPNAME = {"hardswish": "HSwish", "hardsigmoid": "HSigmoid", "selu": "SeLU", "mish": "Mish", "softplus": "Softplus",

@@ -20,9 +20,17 @@ from ..common import dtype as _mstype
 __all__ = ["log1p", "softplus", "logsigmoid", "relu6", "hardsigmoid"]
 
 
+def _tensor_in(x, op):
+    """x itself when it is a Tensor; TypeError naming op otherwise (MindSpore 2.10 takes no list, number or array)."""
+    if not isinstance(x, _core.Tensor):
+        raise TypeError(f"For '{op}', the 'input' must be a Tensor, but got {type(x).__name__}.")
+    return x
+
+
 def log1p(input):
-    """log(1 + x), accurate for |x| ≪ 1 (C's log1p); gradient 1 / (1 + x). Integer inputs give float32."""
-    return _core.log1p(input)
+    """log(1 + x), accurate for |x| ≪ 1 (C's log1p); gradient 1 / (1 + x). Integer inputs give float32. Raises
+    TypeError for a non-Tensor input (as MindSpore 2.10)."""
+    return _core.log1p(_tensor_in(input, "log1p"))
 
 
 def _neg_abs(z):
@@ -86,17 +94,21 @@ def _softplus_number(name, v):
 def logsigmoid(x):
     """log(sigmoid(x)) = min(x, 0) − log1p(exp(−|x|)) (stable: −1000 → −1000 with gradient 1, +1000 → 0 with
     gradient 0; MindSpore 2.10's CPU composition gives −inf at −1000); gradient σ(−x), 0.5 at 0. One LogSigmoid
-    kernel (elementwise_unary.cpp); integer inputs give float32."""
-    return _core.logsigmoid(x)
+    kernel (elementwise_unary.cpp); integer inputs give float32. Raises TypeError for a non-Tensor input (as
+    MindSpore 2.10)."""
+    return _core.logsigmoid(_tensor_in(x, "logsigmoid"))
 
 
 def relu6(x):
-    """min(max(x, 0), 6); NaN stays NaN. Gradient dy·[0 < x ≤ 6] (MindSpore's ReLU6Grad: 0 at x = 0, 1 at 6)."""
+    """min(max(x, 0), 6); NaN stays NaN. Gradient dy·[0 < x ≤ 6] (MindSpore's ReLU6Grad: 0 at x = 0, 1 at 6).
+    Raises TypeError for a non-Tensor input (as MindSpore 2.10)."""
     # select, not minimum: Minimum splits the gradient 0.5/0.5 at the tie x = 6
+    x = _tensor_in(x, "relu6")
     return _core.select(_core.greater(x, 6.0), 6.0, _core.relu(x))
 
 
 def hardsigmoid(input):
     """relu6(x + 3) / 6 (MindSpore's HSigmoid); gradient dy/6·[−3 < x < 3] (0 at both corners, as HSigmoidGrad
-    and PyTorch); NaN stays NaN. One HSigmoid kernel (elementwise_unary.cpp); integer inputs give float32."""
-    return _core.hardsigmoid(input)
+    and PyTorch); NaN stays NaN. One HSigmoid kernel (elementwise_unary.cpp); integer inputs give float32. Raises
+    TypeError for a non-Tensor input (as MindSpore 2.10)."""
+    return _core.hardsigmoid(_tensor_in(input, "hardsigmoid"))
