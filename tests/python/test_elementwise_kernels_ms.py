@@ -132,6 +132,21 @@ def test_xlogy_python_number_is_float32_as_mindspore(use_jit):
 
 
 @MODES
+def test_round_primitive_takes_decimals(use_jit):
+    # MindSpore 2.10: ops.Round()(x, 0) and ops.Round()(x, decimals=0) are [2, 2, -0] for [1.5, 2.5, -0.5] (decimals
+    # is a call input of its Round primitive); Kiln's Round took x only (TypeError)
+    x = _t([1.5, 2.5, -0.5])
+    for fn in (lambda a: ops.Round()(a, 0), lambda a: ops.Round()(a, decimals=0), lambda a: ops.Round()(a)):
+        got = _run(fn, use_jit, x).asnumpy()
+        np.testing.assert_array_equal(got, [2.0, 2.0, -0.0])
+        assert np.signbit(got[2])
+    np.testing.assert_allclose(_run(lambda a: ops.Round()(a, 1), use_jit, _t([1.25, 2.75])).asnumpy(), [1.2, 2.8],
+                               rtol=1e-6)
+    with pytest.raises(TypeError, match="round"):
+        ops.Round()(x, 0.5)
+
+
+@MODES
 def test_gradients_mindspore_values(use_jit):
     f64 = lambda *v: _t(v, np.float64)
     # fmax: to input where input >= other or other is NaN, else to other: ties (2 vs 2, 0.0 vs -0.0 either way) go

@@ -430,10 +430,11 @@ def reduce_sum(x, axis=()):
 # ---------------------------------------------------------------------------------------------- Primitive classes
 
 class Round(Primitive):
-    """Round()(x): see ops.round (halves to even)."""
+    """Round()(input, decimals=0): see ops.round (halves to even); decimals is a call input as in MindSpore 2.10
+    (Round()(x, 0) and Round()(x, decimals=0))."""
 
-    def __call__(self, x):
-        return round(x)
+    def __call__(self, input, decimals=0):
+        return round(input, decimals=decimals)
 
 
 class AddN(Primitive):
