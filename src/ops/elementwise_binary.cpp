@@ -518,12 +518,13 @@ TV bprop_xlogy(const TV& in, const TV&, const TV& g, const Attrs&) {
   Tensor gy = ops::select(cut, zero, ops::div(ops::mul(g[0], x), ys));
   return {reduce_grad(gx, x), reduce_grad(gy, y)};
 }
-// fmax/fmin gradients as MindSpore 2.10's Fmax bprop (oracle): g goes to a where a is strictly selected (a > b for
-// fmax, a < b for fmin) or b is NaN, else to b (ties go to b; where both are NaN, to a).
+// fmax/fmin gradients as MindSpore 2.10's Fmax bprop (oracle): g goes to a where a >= b (fmax; a <= b for fmin) or b
+// is NaN, else to b: ties (0.0 vs -0.0 too) go to a, where both are NaN to a (MindSpore 2.10: the gradients of
+// fmax([2, 0], [2, -0]).sum() are [1, 1] and [0, 0]; PyTorch's fmax/fmin backward give a tie to a as well).
 static TV bprop_fminmax(const TV& in, const TV& g, bool is_max) {
   const Tensor &a = in[0], &b = in[1];
   Tensor z = Tensor::scalar(0.0, g[0].dtype(), true);
-  Tensor a_wins = ops::logical_or(is_max ? ops::greater(a, b) : ops::less(a, b), ops::not_equal(b, b));
+  Tensor a_wins = ops::logical_or(is_max ? ops::greater_equal(a, b) : ops::less_equal(a, b), ops::not_equal(b, b));
   return {reduce_grad(ops::select(a_wins, g[0], z), a), reduce_grad(ops::select(a_wins, z, g[0]), b)};
 }
 TV bprop_fmax(const TV& in, const TV&, const TV& g, const Attrs&) { return bprop_fminmax(in, g, true); }

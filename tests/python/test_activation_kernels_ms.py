@@ -177,6 +177,55 @@ def test_softplus_beta_threshold_mindspore_values(use_jit):
         np.testing.assert_allclose(got, np.where(b * x64 > thr, x64, np.logaddexp(0, b * x64) / b), rtol=1e-6)
 
 
+@MODES
+def test_softplus_beta_zero_raises_as_mindspore(use_jit):
+    # MindSpore 2.10: ops.softplus(x, 0) raises ValueError "For 'softplus', the value of 'beta' cannot be 0." (PyNative
+    # and Graph mode; mint.nn.functional.softplus(x, 0.0) too, "'beta' must not be 0"); Kiln gave inf everywhere
+    x = _t([-3.0, 0.0, 2.0])
+    for beta in (0, 0.0, -0.0):
+        with pytest.raises(ValueError, match=r"For 'softplus'.*'beta'.*0"):
+            _run(lambda a: ops.softplus(a, beta), use_jit, x)
+        with pytest.raises(ValueError, match=r"For 'softplus'.*'beta'.*0"):
+            _run(lambda a: kiln.mint.nn.functional.softplus(a, beta), use_jit, x)
+    # a tiny or negative beta is a value, as MindSpore: softplus(x, −1) = −softplus(−x) (−0.048587, −0.693147,
+    # −2.126928 in MindSpore 2.10)
+    np.testing.assert_allclose(ops.softplus(x, -1.0).asnumpy(), [-3.0485873, -0.6931472, -0.126928], rtol=1e-6)
+
+
+@MODES
+def test_softplus_one_element_tensor_beta_threshold(use_jit):
+    # MindSpore 2.10 takes a one-element Tensor for beta / threshold (ops.softplus and mint's): softplus(x,
+    # Tensor(2.0)) is [0, 1.237826e-03, 2.429366e-02, 0.3465735, 0.8102089, 3.001239, 12] (Kiln's stable value at
+    # −25: 9.64e-23), Tensor(2), Tensor([2.0]) the same; threshold Tensor(3.0) gives x where x > 3; a 2-element
+    # Tensor raises ValueError ("only one element"), Tensor(0.0) the beta-is-0 ValueError
+    x = _t([-25.0, -3.0, -1.5, 0.0, 0.7, 3.0, 12.0])
+    want = [9.643749e-23, 1.237826e-03, 2.429366e-02, 0.3465735, 0.8102089, 3.001239, 12.0]
+    for beta in (Tensor(2.0), Tensor(np.array(2, np.int32)), Tensor(np.array([2.0], np.float32)),
+                 Tensor(np.array(2.0))):
+        got = _run(lambda a: ops.softplus(a, beta), use_jit, x).asnumpy()
+        np.testing.assert_allclose(got, np.array(want, np.float32), rtol=2e-5)
+        got = _run(lambda a: kiln.mint.nn.functional.softplus(a, beta), use_jit, x).asnumpy()
+        np.testing.assert_allclose(got, np.array(want, np.float32), rtol=2e-5)
+    got = _run(lambda a: ops.softplus(a, 1, Tensor(3.0)), use_jit, x).asnumpy()
+    np.testing.assert_allclose(got, [1.388794e-11, 0.048587, 0.201413, 0.693147, 1.103186, 3.048587, 12.0], rtol=2e-5)
+    with pytest.raises(ValueError, match=r"For 'softplus'.*'beta'.*one element"):
+        ops.softplus(x, Tensor(np.array([2.0, 1.0], np.float32)))
+    with pytest.raises(ValueError, match=r"For 'softplus'.*'beta'.*0"):
+        ops.softplus(x, Tensor(0.0))
+    with pytest.raises(TypeError, match=r"For 'softplus'.*'beta'"):
+        ops.softplus(x, Tensor(True))
+
+
+def test_non_tensor_input_raises_naming_the_op():
+    # MindSpore 2.10 raises TypeError for a list, a Python float, a NumPy array or None as the input of ops.log1p,
+    # ops.logsigmoid, ops.relu6 and ops.hardsigmoid ("Failed calling HSigmoid with HSigmoid()(input=float)"); Kiln
+    # computed them (hardsigmoid([1.0, 2.0]) was a Tensor), as no other activation of these modules does
+    for name in ("log1p", "logsigmoid", "relu6", "hardsigmoid"):
+        for v in ([1.0, 2.0], 1.5, np.array([1.0], np.float32), None):
+            with pytest.raises(TypeError, match=rf"For '{name}', the 'input' must be a Tensor"):
+                getattr(ops, name)(v)
+
+
 CELLS = {"hardswish": nn.HSwish, "hardsigmoid": nn.HSigmoid, "selu": nn.SeLU, "mish": nn.Mish,
          "softplus": nn.Softplus, "logsigmoid": nn.LogSigmoid}
 OPNAME = {"hardswish": "HSwish", "hardsigmoid": "HSigmoid", "selu": "SeLU", "mish": "Mish", "softplus": "Softplus",

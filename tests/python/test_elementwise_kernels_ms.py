@@ -89,16 +89,82 @@ def test_integer_mindspore_values():
 
 
 @MODES
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64])
+def test_round_integers_negative_decimals_numpy(dtype, use_jit):
+    # decimals < 0 rounds integers to tens/hundreds, halves to even, as np.round (MindSpore 2.10's CPU Round raises
+    # for decimals != 0 on every dtype; Kiln computes NumPy's value, and returned integers unchanged before).
+    # Values whose rounded result fits the dtype (NumPy wraps beyond it).
+    vals = {np.int8: [-125, -115, -105, -50, -15, 0, 5, 15, 25, 45, 55, 64, 124],
+            np.uint8: [0, 4, 5, 15, 25, 49, 50, 150, 249, 250]}.get(
+        dtype, [-1550, -1250, -149, -50, 0, 49, 50, 150, 250, 1234, 1250, 1350, 32000 if dtype == np.int16 else 99999])
+    a = np.array(vals, dtype)
+    for d in (-1, -2, -3, -4, -12, 0, 2):
+        got = _run(lambda t: ops.round(t, decimals=d), use_jit, Tensor(a))
+        assert got.dtype == Tensor(a).dtype
+        want = np.round(a.astype(np.float64), d).astype(dtype)  # exact: these values and 10**-d are exact in float64
+        np.testing.assert_array_equal(got.asnumpy(), want, err_msg=f"decimals={d}")
+    if dtype == np.int64:  # beyond float64's 53 bits: exact integer rounding (NumPy goes through float64 there)
+        big = np.array([2**62 + 50, -(2**62) - 150, 9_000_000_000_000_000_049], np.int64)
+        got = ops.round(Tensor(big), decimals=-2).asnumpy()
+        # Python's round() on ints is exact and halves to even
+        np.testing.assert_array_equal(got, [round(int(v), -2) for v in big])
+        assert got.tolist() == [4611686018427388000, -4611686018427388100, 9_000_000_000_000_000_000]
+
+
+@MODES
+def test_xlogy_python_number_is_float32_as_mindspore(use_jit):
+    # MindSpore 2.10's ops.xlogy makes a Python number a float32 Tensor before Xlogy's type promotion: xlogy(float16
+    # Tensor, 2.0) is Float32 [0.346574, 1.039721] (not float16), as are xlogy(2.0, float16), xlogy(f16, True) and
+    # Tensor.xlogy / mint.xlogy; float64 stays float64; a float32 0-d Tensor promotes float16 the same way
+    h = _t([0.5, 1.5], np.float16)
+    for fn in (lambda a: ops.xlogy(a, 2.0), lambda a: ops.xlogy(a, 2), lambda a: a.xlogy(2.0),
+               lambda a: kiln.mint.xlogy(a, 2.0)):
+        out = _run(fn, use_jit, h)
+        assert out.dtype == kiln.float32
+        np.testing.assert_allclose(out.asnumpy(), [0.34657359, 1.03972077], rtol=1e-6)
+    out = _run(lambda a: ops.xlogy(2.0, a), use_jit, h)
+    assert out.dtype == kiln.float32
+    np.testing.assert_allclose(out.asnumpy(), [-1.38629436, 0.81093022], rtol=1e-6)
+    assert _run(lambda a: ops.xlogy(a, True), use_jit, h).dtype == kiln.float32
+    assert _run(lambda a: ops.xlogy(a, 2.0), use_jit, _t([0.5], np.float64)).dtype == kiln.float64
+    assert ops.xlogy(_t([1, 2], np.int64), 2).dtype == kiln.float32
+    assert ops.xlogy(h, h).dtype == kiln.float16  # two float16 Tensors stay float16 (MindSpore 2.10)
+
+
+@MODES
+def test_round_primitive_takes_decimals(use_jit):
+    # MindSpore 2.10: ops.Round()(x, 0) and ops.Round()(x, decimals=0) are [2, 2, -0] for [1.5, 2.5, -0.5] (decimals
+    # is a call input of its Round primitive); Kiln's Round took x only (TypeError)
+    x = _t([1.5, 2.5, -0.5])
+    for fn in (lambda a: ops.Round()(a, 0), lambda a: ops.Round()(a, decimals=0), lambda a: ops.Round()(a)):
+        got = _run(fn, use_jit, x).asnumpy()
+        np.testing.assert_array_equal(got, [2.0, 2.0, -0.0])
+        assert np.signbit(got[2])
+    np.testing.assert_allclose(_run(lambda a: ops.Round()(a, 1), use_jit, _t([1.25, 2.75])).asnumpy(), [1.2, 2.8],
+                               rtol=1e-6)
+    with pytest.raises(TypeError, match="round"):
+        ops.Round()(x, 0.5)
+
+
+@MODES
 def test_gradients_mindspore_values(use_jit):
     f64 = lambda *v: _t(v, np.float64)
-    # fmax: to input where input > other or other is NaN, else to other (ties go to other)
-    ga, gb = _grads(ops.fmax, use_jit, f64(1.0, 2.0, 3.0, NAN, NAN, 1.0), f64(2.0, 2.0, 1.0, 1.0, NAN, NAN))
-    np.testing.assert_array_equal(ga, [0, 0, 1, 0, 1, 1])
-    np.testing.assert_array_equal(gb, [1, 1, 0, 1, 0, 0])
-    # fmin: the mirror rule (MindSpore 2.10's CPU Fmin kernel does not run)
-    ga, gb = _grads(ops.fmin, use_jit, f64(1.0, 2.0, 3.0, NAN), f64(2.0, 2.0, 1.0, 1.0))
-    np.testing.assert_array_equal(ga, [1, 0, 0, 0])
-    np.testing.assert_array_equal(gb, [0, 1, 1, 1])
+    # fmax: to input where input >= other or other is NaN, else to other: ties (2 vs 2, 0.0 vs -0.0 either way) go
+    # to input (MindSpore 2.10: grad of fmax([1, 2, 3, nan, nan, 1, 0, -0], [2, 2, 1, 1, nan, nan, -0, 0]).sum() is
+    # [0, 1, 1, 0, 1, 1, 1, 1] and [1, 0, 0, 1, 0, 0, 0, 0], float32 and float64)
+    ga, gb = _grads(ops.fmax, use_jit, f64(1.0, 2.0, 3.0, NAN, NAN, 1.0, 0.0, -0.0),
+                    f64(2.0, 2.0, 1.0, 1.0, NAN, NAN, -0.0, 0.0))
+    np.testing.assert_array_equal(ga, [0, 1, 1, 0, 1, 1, 1, 1])
+    np.testing.assert_array_equal(gb, [1, 0, 0, 1, 0, 0, 0, 0])
+    # broadcast other: the tie's gradient stays with input, other gets the rest summed (MindSpore 2.10: [1, 1, 0], [1])
+    ga, gb = _grads(ops.fmax, use_jit, f64(3.0, 2.0, 1.0), f64(2.0))
+    np.testing.assert_array_equal(ga, [1, 1, 0])
+    np.testing.assert_array_equal(gb, [1])
+    # fmin: the mirror rule, ties to input as fmax (MindSpore 2.10's CPU Fmin kernel does not run; PyTorch's fmin
+    # backward gives a tie to input too)
+    ga, gb = _grads(ops.fmin, use_jit, f64(1.0, 2.0, 3.0, NAN, NAN), f64(2.0, 2.0, 1.0, 1.0, NAN))
+    np.testing.assert_array_equal(ga, [1, 1, 0, 0, 1])
+    np.testing.assert_array_equal(gb, [0, 0, 1, 1, 0])
     # copysign: sign(x)·(±1), 0 at x = 0; none for other
     ga, gb = _grads(ops.copysign, use_jit, f64(1.0, -2.0, 0.0, 3.0), f64(-1.0, -1.0, -1.0, 2.0))
     np.testing.assert_array_equal(ga, [-1, 1, 0, 1])

@@ -601,6 +601,21 @@ def test_kaiser_window_mindspore_values():
           / scipy.special.i0e(800.0), rtol=1e-12)
 
 
+def test_window_number_arguments_raise_naming_the_op():
+    # MindSpore 2.10: kaiser_window(5, True, "a") and (…, None) raise TypeError (from NumPy); hamming_window's alpha /
+    # beta "must be float" (TypeError for a str, None or bool). Kiln raised ValueError/TypeError from float() without
+    # the op's name.
+    for beta in ("a", None, [1.0]):
+        with pytest.raises(TypeError, match=r"For 'kaiser_window', the 'beta' must be a number"):
+            ops.kaiser_window(5, True, beta)
+    for kw in ({"alpha": "a"}, {"beta": None}, {"alpha": True}):
+        with pytest.raises(TypeError, match=r"For 'hamming_window', the '(alpha|beta)' must be a number"):
+            ops.hamming_window(5, True, **kw)
+    # beta = True is 1.0 in MindSpore 2.10's kaiser_window (np.i0(True · …)): [0.789848, 0.92137, 0.991094, …]
+    _same(ops.kaiser_window(5, True, True).asnumpy(), ops.kaiser_window(5, True, 1.0).asnumpy(), rtol=0)
+    _same(ops.kaiser_window(5, True, np.float32(3.0)).asnumpy(), ops.kaiser_window(5, True, 3.0).asnumpy(), rtol=0)
+
+
 # ---------------------------------------------------------------------------------------------- random_gamma / gamma
 
 def _check_gamma_sample(x, alpha, scale=1.0):

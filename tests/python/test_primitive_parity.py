@@ -39,7 +39,7 @@ PRIMITIVE_OF = {name: (fn, None) for name, fn in {
     "LessEqual": "less_equal", "LinSpace": "linspace", "Log": "log", "LogicalAnd": "logical_and",
     "LogicalNot": "logical_not", "LogicalOr": "logical_or", "MaskedFill": "masked_fill", "Maximum": "maximum",
     "Minimum": "minimum", "Mul": "mul", "Neg": "neg", "NotEqual": "not_equal", "Pow": "pow", "ReLU": "relu",
-    "ReLU6": "relu6", "Reciprocal": "reciprocal", "Reshape": "reshape", "Rsqrt": "rsqrt",
+    "ReLU6": "relu6", "HSigmoid": "hardsigmoid", "Reciprocal": "reciprocal", "Reshape": "reshape", "Rsqrt": "rsqrt",
     "ScalarToTensor": "scalar_to_tensor", "ScatterNd": "scatter_nd", "Sigmoid": "sigmoid", "Sign": "sign",
     "Sin": "sin", "Slice": "slice", "Softplus": "softplus", "Sqrt": "sqrt", "Square": "square", "Erf": "erf",
     "StopGradient": "stop_gradient", "Sub": "sub", "Tanh": "tanh", "TensorScatterAdd": "tensor_scatter_add",

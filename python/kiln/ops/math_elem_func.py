@@ -395,7 +395,7 @@ def _fminmax(op, a, b, kernel):
 def fmax(input, other):
     """MindSpore's ops.fmax(input, other): the elementwise maximum ignoring NaN (NaN only where both are NaN; NumPy's
     fmax), one Fmax kernel (elementwise_binary.cpp). Broadcasting; result dtype the promoted one. Gradient as
-    MindSpore 2.10's: to input where input > other or other is NaN, else to other (ties go to other). Raises
+    MindSpore 2.10's: to input where input >= other or other is NaN, else to other (ties go to input). Raises
     TypeError (no Tensor, bool inputs), ValueError (shapes that do not broadcast)."""
     return _fminmax("fmax", input, other, _core.fmax)
 
@@ -404,7 +404,7 @@ def fmax(input, other):
 def fmin(input, other):
     """MindSpore's ops.fmin(input, other): the elementwise minimum ignoring NaN (NumPy's fmin; MindSpore 2.10's CPU
     kernel fails, Kiln follows PyTorch), one Fmin kernel. Broadcasting. Gradient fmax's rule (to input where
-    input < other or other is NaN, else to other). Raises TypeError (no Tensor, bool inputs), ValueError."""
+    input <= other or other is NaN, else to other; ties go to input, as PyTorch). Raises TypeError (no Tensor, bool inputs), ValueError."""
     return _fminmax("fmin", input, other, _core.fmin)
 
 

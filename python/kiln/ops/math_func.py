@@ -30,14 +30,16 @@ __all__ = ["round", "logsumexp", "lerp", "isclose", "norm", "addn", "linspace", 
 def round(input, *, decimals=0):
     """MindSpore's ops.round(input, *, decimals=0): each element rounded to `decimals` decimal places, halves to
     even (0.5 → 0, 1.5 → 2, 2.5 → 2, −0.5 → −0; NumPy's np.round). One Round kernel (elementwise_unary.cpp:
-    std::nearbyint); integer inputs are returned unchanged (a copy). Same dtype; zero gradient (as floor).
+    std::nearbyint); integer inputs are returned unchanged (a copy) for decimals >= 0 and, for decimals < 0, rounded
+    exactly in their dtype to a multiple of 10**-decimals (halves to even: NumPy's value where it fits the dtype).
+    Same dtype; zero gradient (as floor).
     decimals ≠ 0 (MindSpore 2.10's CPU kernel raises RuntimeError there; Kiln computes NumPy's value): decimals > 0
     multiplies by 10**decimals, rounds and divides back, decimals < 0 divides by 10**-decimals, rounds and multiplies
     back, as NumPy does. Raises TypeError (non-Tensor input, non-int decimals, complex input as MindSpore 2.10)."""
     x = mstype.refuse_complex(_tensor_arg(input, "round"), "round")
     decimals = int_arg("round", "decimals", decimals)
     if not mstype.is_float(x.dtype):
-        return _core.identity(x)
+        return _core.identity(x) if decimals >= 0 or x.dtype == mstype.bool_ else _round_int(x, 10 ** -decimals)
     if not decimals:
         return _core.round(x)
     if decimals > 0:
@@ -45,6 +47,23 @@ def round(input, *, decimals=0):
         return _core.div(_core.round(_core.mul(x, scale)), scale)
     scale = 10.0 ** -decimals
     return _core.mul(_core.round(_core.div(x, scale)), scale)
+
+
+def _round_int(x, q):
+    """Integer x rounded to a multiple of q (a power of 10 > 1), halves to even, in x's dtype and exactly (NumPy's
+    np.round(x, -k) value where the result fits the dtype): t = x truncated-divided by q, r = x − t·q (|r| < q, no
+    overflow), t moves one step away from 0 where |r| > q − |r|, or where they tie and t is odd; result t·q."""
+    if q > np.iinfo(mstype.dtype_to_nptype(x.dtype)).max:  # every |x| < q / 2: all round to 0
+        return _core.zeros_like(x)
+    qt = _core.full([], q, x.dtype)
+    t = _core.truncate_div(x, qt)
+    ar = _core.abs(_core.sub(x, _core.mul(t, qt)))
+    rest = _core.sub(qt, ar)
+    odd = _core.not_equal(_core.sub(t, _core.mul(_core.truncate_div(t, _core.full([], 2, x.dtype)),
+                                                 _core.full([], 2, x.dtype))), _core.zeros_like(t))
+    up = _core.logical_or(_core.greater(ar, rest), _core.logical_and(_core.equal(ar, rest), odd))
+    t = _core.select(up, _core.add(t, _core.sign(x)), t)
+    return _core.mul(t, qt)
 
 
 def _broadcast_check(op, *ts):
@@ -413,10 +432,11 @@ def reduce_sum(x, axis=()):
 # ---------------------------------------------------------------------------------------------- Primitive classes
 
 class Round(Primitive):
-    """Round()(x): see ops.round (halves to even)."""
+    """Round()(input, decimals=0): see ops.round (halves to even); decimals is a call input as in MindSpore 2.10
+    (Round()(x, 0) and Round()(x, decimals=0))."""
 
-    def __call__(self, x):
-        return round(x)
+    def __call__(self, input, decimals=0):
+        return round(input, decimals=decimals)
 
 
 class AddN(Primitive):

@@ -217,9 +217,13 @@ def xlogy(input, other):
     MindSpore 2.10's CPU kernel computes x·log(y) plainly: NaN at x = 0 for y <= 0 and y = inf, 0 for 0 < y < inf).
     One Xlogy kernel (elementwise_binary.cpp). Gradient wrt x: log(y), also at x = 0 (MindSpore 2.10), 0 there when
     y <= 0 or y = inf; wrt y: x/y (0 at those points). Float result (integers compute in float32). Broadcasting; a
-    number may stand for one side. Raises TypeError (no Tensor), ValueError (shapes)."""
+    Python number may stand for one side: it is a float32 Tensor, as MindSpore 2.10's scalar_to_tensor makes it, so
+    a float16/bfloat16 Tensor with a number gives float32 (float64 stays float64). Raises TypeError (no Tensor),
+    ValueError (shapes)."""
     if _same_float_tensors(input, other):
         return _core.xlogy(input, other)
+    input, other = (_core.full([], float(v), mstype.float32) if isinstance(v, numbers.Real) else v
+                    for v in (input, other))
     a, b = _float_pair("xlogy", input, other)
     dt = (a if isinstance(a, Tensor) else b).dtype
     return _core.xlogy(_tensor(a, dt), _tensor(b, dt))

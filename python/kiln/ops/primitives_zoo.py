@@ -1,5 +1,5 @@
 """Primitive classes model zoos use (issue 24), each built on Kiln's existing functional op (never a second
-formula): Erf, ReLU6, Softplus, MaskedFill, KLDivLoss, BCEWithLogitsLoss, LpNorm, Padding, ResizeLinear1D,
+formula): Erf, ReLU6, HSigmoid, Softplus, MaskedFill, KLDivLoss, BCEWithLogitsLoss, LpNorm, Padding, ResizeLinear1D,
 CropAndResize, UniformCandidateSampler, and ops.matrix_solve with its MatrixSolve primitive.
 
 The constructors check their attributes as MindSpore 2.10's do (TypeError for a wrong type, ValueError for a value
@@ -14,11 +14,12 @@ from .index_func import _tensor_to_ints
 from .primitives import Primitive
 from ._opdef import defop
 
-__all__ = ["Erf", "ReLU6", "Softplus", "MaskedFill", "KLDivLoss", "BCEWithLogitsLoss", "LpNorm", "Padding",
+__all__ = ["Erf", "ReLU6", "HSigmoid", "Softplus", "MaskedFill", "KLDivLoss", "BCEWithLogitsLoss", "LpNorm", "Padding",
            "ResizeLinear1D", "CropAndResize", "UniformCandidateSampler", "MatrixSolve", "matrix_solve"]
 
 _F16_32 = (mstype.float16, mstype.float32)
 _F16_32_64 = (mstype.float16, mstype.float32, mstype.float64)
+_FLOATS = (mstype.float16, mstype.bfloat16, mstype.float32, mstype.float64)
 
 
 def _check_dtype(op, name, x, allowed):
@@ -63,6 +64,17 @@ class ReLU6(Primitive):
     def __call__(self, x):
         from .activation_func import relu6
         return relu6(_check_dtype("ReLU6", "input_x", x, _F16_32))
+
+
+class HSigmoid(Primitive):
+    """MindSpore's HSigmoid()(input_x): relu6(x + 3) / 6 of a float16/bfloat16/float32/float64 Tensor
+    (ops.hardsigmoid: one HSigmoid kernel, gradient 1/6 strictly inside (−3, 3)); same shape and dtype. Raises
+    TypeError for another dtype (MindSpore 2.10 refuses UInt8, Bool and Complex64; its CPU kernel truncates
+    int8..int64 results to ints, which Kiln refuses as its HSwish primitive does)."""
+
+    def __call__(self, input_x):
+        from .activation_func import hardsigmoid
+        return hardsigmoid(_check_dtype("HSigmoid", "input_x", input_x, _FLOATS))
 
 
 class Softplus(Primitive):

@@ -379,6 +379,17 @@ def logspace(start, end, steps, base=10, *, dtype=mstype.float32):
     return Tensor(vals.astype(mstype.dtype_to_nptype(dt)), dt)
 
 
+def _window_number(op, name, value, allow_bool=True):
+    """A window's real-number argument as a float; TypeError naming op and argument for a non-number (MindSpore 2.10
+    raises TypeError for a str or None; its hamming_window refuses a bool, its kaiser_window takes True as 1.0). A
+    one-element Tensor is its value."""
+    if isinstance(value, Tensor) and value.size == 1 and value.dtype != mstype.bool_:
+        return float(value.asnumpy().reshape(()))
+    if (isinstance(value, bool) and not allow_bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"For '{op}', the '{name}' must be a number, but got {type(value).__name__} {value!r}.")
+    return float(value)
+
+
 def _window_args(op, window_length, periodic, dtype, default):
     """The windows' checked (length, periodic, dtype)."""
     if isinstance(window_length, Tensor):
@@ -421,8 +432,8 @@ def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype
     """MindSpore's ops.hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None): the
     generalised Hamming window alpha − beta·cos(2πn / (N − 1)) (periodic as hann_window's). dtype default float32.
     Errors as hann_window."""
-    alpha = float(alpha)
-    beta = float(beta)
+    alpha = _window_number("hamming_window", "alpha", alpha, allow_bool=False)
+    beta = _window_number("hamming_window", "beta", beta, allow_bool=False)
 
     def fn(m):
         k = np.arange(m)
@@ -453,7 +464,7 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None):
     (np.kaiser gives inf/inf = NaN there). dtype default float64 (as MindSpore 2.10 gives). Errors as
     hann_window."""
     n, periodic, dt = _window_args("kaiser_window", window_length, periodic, dtype, mstype.float64)
-    return _core.kaiser_window(n, periodic, float(beta), dt)
+    return _core.kaiser_window(n, periodic, _window_number("kaiser_window", "beta", beta), dt)
 
 
 @defop(primitive="RandomChoiceWithMask", prim_attrs={"count": ("count", 256), "seed": ("seed", 0)})

@@ -221,8 +221,11 @@ def _xlogy_samples(dtype, rng):
 
 register(OpInfo("xlogy", ("Xlogy",), ops.xlogy, scipy.special.xlogy, _xlogy_samples, FLH + (I32,),
                 differentiable=True,
-                out_dtype=lambda s: max((np_value(a).dtype for a in s.args if isinstance(a, (np.ndarray, NC))
-                                         and np_value(a).dtype.kind == "f"), key=lambda d: d.itemsize, default=F32),
+                # a Python number is a float32 Tensor (MindSpore 2.10: xlogy(float16, 2.5) is float32)
+                out_dtype=lambda s: max([np_value(a).dtype for a in s.args if isinstance(a, (np.ndarray, NC))
+                                         and np_value(a).dtype.kind == "f"]
+                                        + [np.dtype(F32) for a in s.args if isinstance(a, (int, float))],
+                                        key=lambda d: d.itemsize, default=F32),
                 special_skip="x·log y: Mul's and Log's special values"))
 _un("inv", "Div", lambda x: np.reciprocal(x) if x.dtype.kind == "f" else np.where(np.abs(x) == 1, x, 0).astype(x.dtype),
     FLH + (I32,), away=0.25)
