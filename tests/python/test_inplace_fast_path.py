@@ -236,3 +236,21 @@ def test_zero_first_called_inside_a_trace():
     assert t.zero_() is t
     np.testing.assert_array_equal(t.asnumpy(), np.zeros_like(X))
     np.testing.assert_array_equal(f(T(X)).asnumpy(), np.r_[[np.zeros(3)], [2 * X[1]]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32])
+def test_masked_fill_number_is_numpys_conversion(dtype):
+    """ops.masked_fill / Tensor.masked_fill_ with a Python number: the value NumPy's np.asarray(value, dtype) gives
+    (Float32/Float64 make it with one rounding of the exact double; the others as before)."""
+    mask = np.array([True, False, True, True])
+    values = (0.1, -1e-46, 2 ** 53, 16777217, 3, -7, float("inf")) if dtype in (np.float32, np.float64) else (3, -7)
+    for v in values:
+        x = np.arange(4).astype(dtype)
+        want = np.where(mask, np.asarray(v, dtype), x)
+        got = ops.masked_fill(T(x), T(mask), v).asnumpy()
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+        t = T(x)
+        assert t.masked_fill_(T(mask), v) is t
+        np.testing.assert_array_equal(t.asnumpy(), want)
