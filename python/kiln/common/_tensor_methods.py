@@ -171,6 +171,8 @@ def _filled(self, value, op, whole=True):
 def fill_(self, value):
     """self ← value everywhere in place (a number, or a 0-d Tensor whose gradient is the sum of self's; converted to
     self's dtype, floats truncated toward zero for an integer tensor); returns self."""
+    if value.__class__ is float or value.__class__ is int:  # (the common case, as _filled makes it)
+        return _commit(self, _core.full([], float(value), self.dtype), "Tensor.fill_")
     return _commit(self, _filled(self, value, "fill_", whole=False), "Tensor.fill_")
 
 
