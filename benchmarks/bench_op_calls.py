@@ -12,7 +12,8 @@ For each entry of tests/python/op_registry (so a new registry row is measured wi
     as torch.NAME, torch.special.NAME, torch.linalg.NAME and torch.nn.functional.NAME. Every peer call is checked
     once against Kiln's result (same shapes, values within 1e-3 relative / 1e-4 absolute; for random entries the
     shapes only): one that differs is shown as "no peer" with the reason, never with a ratio. Integer arrays that a
-    torch call refuses (index ops want int64) are retried as int64.
+    torch call refuses (index ops want int64) are retried as int64. An in-place method's row (Tensor.add_, ...)
+    writes a copy of its input, so its peer is x.clone().add_(...), the same work.
   - Graph nodes: the entry traced under kiln.jit (its first graph), counted as ops (`= Op(` lines of to_text(),
     constants not counted): "traced" (graph_before) and "compiled" (after the passes). The issue's target is one
     node for each.
@@ -241,6 +242,8 @@ TORCH = {
     "rand": "lambda shape, dtype: torch.rand(shape, dtype=dtype)",
     "UniformReal": "lambda shape, dtype: torch.rand(shape)",
     "uniform": "lambda shape, dtype: torch.empty(shape).uniform_(-1.0, 3.0)",
+    "Tensor.uniform_": "lambda shape, dtype: torch.zeros(shape, dtype=dtype).uniform_(-1.0, 3.0)",
+    "Tensor.normal_": "lambda shape, dtype: torch.zeros(shape, dtype=dtype).normal_(1.0, 2.0)",
     "randint": "lambda shape, dtype: torch.randint(-3, 5, shape, dtype=dtype)",
     "normal": "lambda shape, dtype: torch.normal(2.0, 3.0, shape)",
     "bernoulli": "lambda shape, dtype: torch.bernoulli(torch.zeros(shape, dtype=dtype), 0.3)",
@@ -563,6 +566,11 @@ def _torch_candidates(name, ns):
             prepare, call = (eval(t, ns) for t in spec)  # the table is ours (eval of trusted text)
             return [(spec[1], lambda *a, **k: call(*prepare(*a, **k)), True, (prepare, call))]
         return [(spec, eval(spec, ns), spec.lstrip().startswith("lambda"), None)]
+    if name.startswith("Tensor.") and name.endswith("_") and name[7:].isidentifier():
+        # An in-place method's registry row (op_registry/tensor_methods.py _inplace) writes a copy of its input (the
+        # sample is not mutated): the peer clones too, so that both sides time the same work.
+        text = f"lambda x, *a, **k: x.clone().{name[7:]}(*a, **k)"
+        return [(text, eval(text, ns), True, None)]
     out = []
     for prefix in ("torch", "torch.special", "torch.linalg", "F"):
         text = f"{prefix}.{name}"

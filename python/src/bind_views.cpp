@@ -1,7 +1,8 @@
 // The view ops' Python entry points dispatched in C++ (issue 23): Tensor.__getitem__ with basic indices (ints,
 // slices, None, Ellipsis) and Tensor.__setitem__'s in-place write through them, Tensor.reshape/view/transpose/
 // permute/T/mT/squeeze/expand_dims/unsqueeze/flatten/ravel, and the fast paths of ops.reshape/transpose/squeeze/
-// expand_dims/narrow/swapaxes/moveaxis/flip/slice/strided_slice/expand_as and mint.select.
+// expand_dims/narrow/swapaxes/moveaxis/flip/slice/strided_slice/expand_as and mint.select; and _write_same, the
+// write of the in-place Tensor methods (add_, mul_, exp_, zero_, ...) in plain PyNative.
 //
 // Each entry point handles the common case in one C++ call: a concrete tensor outside a trace, and arguments that
 // are plain Python ints / tuples / lists of them (slices of such ints, None, one Ellipsis). It applies the same C++
@@ -330,6 +331,30 @@ void tensor_setitem(nb::handle self, nb::handle key, nb::handle value) {
   fallback(kSetitem)(self, key, value);
 }
 
+// The fast path of every in-place Tensor method (kiln/common/_tensor_methods.py: add_, mul_, exp_, zero_, fill_,
+// copy_, masked_fill_, ...): self <- value with the Assign kernel when the general path (_write's checks, then
+// _indexing.assign) would do exactly that: plain PyNative (no grad transform active, no trace, neither tensor
+// symbolic) and a Tensor value of self's dtype whose shape broadcasts to self's without changing it (a 0-d value
+// fills self). The kernel writes self's storage through its strides (every view of self and a Parameter see the
+// write) and keeps the old bytes for a tape node that saved them (autodiff::note_write). False (nothing written) for
+// everything else: the caller takes the general path.
+bool write_same(nb::handle self, nb::handle value) {
+  if (!is_tensor(self) || !is_tensor(value)) return false;
+  Tensor& x = tensor_of(self);
+  const Tensor& v = tensor_of(value);
+  if (!fast(x) || autodiff::grad_level() != 0 || v.is_symbolic() || v.dtype() != x.dtype()) return false;
+  if (v.shape() != x.shape()) {
+    const int64_t nv = v.ndim(), nx = x.ndim();
+    if (nv > nx) return false;
+    for (int64_t i = 1; i <= nv; ++i) {
+      const int64_t dv = v.shape()[size_t(nv - i)];
+      if (dv != 1 && dv != x.shape()[size_t(nx - i)]) return false;
+    }
+  }
+  with_op_name("assign", [&] { ops::assign(x, v); });
+  return true;
+}
+
 // ---- the other views ----
 nb::object reshape_view(nb::handle self, const Shape& shape) {
   nb::object r = nb::cast(ops::reshape(tensor_of(self), shape));
@@ -420,6 +445,12 @@ void bind_views(nb::module_& m) {
     }
   }, nb::arg("fallbacks"), "Sets the Python implementations (name -> function(self, *args, **kwargs)) that the "
      "C++ Tensor view methods call for the arguments their fast path does not handle (kiln/common/tensor.py).");
+
+  m.def("_write_same", &write_same, nb::arg("tensor").none(), nb::arg("value").none(),
+        "The in-place methods' fast path: writes `value` into `tensor` (the Assign kernel) and returns True when "
+        "both are Tensors of the same dtype and value's shape broadcasts to tensor's, in plain PyNative (no grad "
+        "transform, no trace, not symbolic); else writes nothing and returns False (kiln/common/_tensor_methods.py "
+        "then takes the general path).");
 
   nb::handle cls = nb::type<Tensor>();
   nb::cpp_function_def(&tensor_getitem, nb::scope(cls), nb::name("__getitem__"), nb::is_method(), nb::arg("key").none(),

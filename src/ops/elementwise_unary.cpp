@@ -3,6 +3,7 @@
 
 #include "elementwise.h"
 #include "kiln/autodiff.h"
+#include "kiln/graph.h"
 #include "families.h"
 #include "vmath.h"
 
@@ -593,6 +594,20 @@ Tensor cast(const Tensor& x, DType dtype) {
 Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi) {
   // Value: min(max(x, lo), hi) (NaN stays NaN). Gradient (PyTorch's clamp backward, MindSpore's ops.clamp): x gets g
   // where lo <= x <= hi, bounds included, and 0 outside and at NaN; a bound gets g where it is the result.
+  //
+  // When nothing records a gradient and no graph is traced (PyNative without a grad transform: clamp_ and clamp on
+  // small tensors, issue 23), the value alone in two ops instead of seven. maximum(lo, x) and minimum(hi, r) return
+  // their second operand on ties, so the result is x itself where lo <= x <= hi (a -0.0 at a 0.0 bound stays -0.0,
+  // as the select below), the bound outside, NaN where x or a bound is NaN; dtypes and broadcasting are those of
+  // the composite. The two forms differ only for bounds that compare equal with different signs of zero, so bounds
+  // of one element each are compared (equal bounds keep the composite) and larger tensor bounds keep it too.
+  if (autodiff::grad_level() == 0 && !graph::tracing() && !x.is_symbolic() && !is_complex(x.dtype()) &&
+      (!lo.defined() || !hi.defined() || (lo.numel() == 1 && hi.numel() == 1 && lo.item() != hi.item()))) {
+    Tensor v = x;
+    if (lo.defined()) v = maximum(lo, v);
+    if (hi.defined()) v = minimum(hi, v);
+    return v;
+  }
   Tensor r = stop_gradient(x);
   Tensor inside;
   if (lo.defined()) {

@@ -656,7 +656,9 @@ def assign(variable, value, what="Assign"):
     that the Python object is rebound to, reaching the root when variable is a view) where the write must be seen by
     a gradient or a trace: variable or value recorded by a grad transform, or a tensor made inside the function being
     compiled. Used by Tensor.assign_value, ops.assign and ops.Assign. Raises ValueError (shapes), RuntimeError (a
-    Parameter being differentiated)."""
+    Parameter being differentiated). Tensor's in-place methods (_tensor_methods.py) reach the Assign kernel without
+    this function when it would only call the kernel (C++ write_same, python/src/bind_views.cpp): a change to the
+    `functional` rule below must be made there too."""
     if not _is_tensor(variable):
         return _kernels.assign(variable, value)  # its TypeError names the op and the argument
     value_t = _is_tensor(value)

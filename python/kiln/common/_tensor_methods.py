@@ -10,6 +10,12 @@ The new value keeps the tensor's dtype and shape: a result of a wider kind (a fl
 any non-Bool result for a Bool one) raises TypeError, as PyTorch ("result type Float can't be cast to Int"); a
 broadcast that would change the shape raises ValueError.
 
+Fast path (issue 23: an in-place call within 2x of PyTorch's): every method ends in _write or _commit, which first
+try _core._write_same (python/src/bind_views.cpp). In plain PyNative (no grad transform, no trace, nothing symbolic)
+a result of the tensor's own dtype whose shape broadcasts to the tensor's is exactly what the general path would
+hand to the Assign kernel after its checks, so one C++ call checks that and runs the kernel; anything else (a cast,
+an error, a gradient, a trace) takes the general path unchanged. tests/python/test_inplace_fast_path.py.
+
 Methods marked PROVISIONAL stand in for a functional op Kiln does not have yet (ops.std, ops.swapaxes, ...): when an
 op is declared with @defop(tensor="<name>"), its method replaces the provisional one (kiln/ops/_opdef.py's
 install), so Tensor.<name> is then the same op as the functional form."""
@@ -25,9 +31,14 @@ from . import dtype as mstype
 __all__ = ["INPLACE_METHODS", "PROVISIONAL_METHODS"]
 
 
+_OPS = []
+
+
 def _ops():
-    from .. import ops
-    return ops
+    if not _OPS:
+        from .. import ops
+        _OPS.append(ops)
+    return _OPS[0]
 
 
 def _kind(dtype):
@@ -38,8 +49,23 @@ def _kind(dtype):
     return 2
 
 
+_write_same = _core._write_same  # the fast path: see python/src/bind_views.cpp's write_same
+
+
+def _commit(self, value, what):
+    """_indexing.assign(self, value, what) after the fast path (_core._write_same: a value of self's dtype and
+    shape in plain PyNative goes straight to the Assign kernel); returns self."""
+    if _write_same(self, value):
+        return self
+    return _indexing.assign(self, value, what)
+
+
 def _write(self, value, op):
-    """self ← value (a Tensor) in place (module docstring); returns self."""
+    """self ← value (a Tensor) in place (module docstring); returns self. Checks that value fits self's dtype kind
+    and shape (TypeError, ValueError), then _indexing.assign; a value of self's dtype and shape in plain PyNative
+    takes the fast path of _commit."""
+    if _write_same(self, value):
+        return self
     if not isinstance(value, _core.Tensor):
         value = _core.Tensor._from_numpy(np.asarray(value, order="C")) if not isinstance(value, numbers.Number) \
             else _core.full([], float(value), self.dtype)
@@ -69,12 +95,16 @@ def _alpha_times(other, alpha, op):
 
 def add_(self, other, *, alpha=1):
     """self ← self + alpha·other in place (other a Tensor or a number, broadcast to self's shape); returns self."""
-    return _write(self, _core.add(self, _alpha_times(other, alpha, "add_")), "add_")
+    if alpha.__class__ is not int or alpha != 1:
+        other = _alpha_times(other, alpha, "add_")
+    return _write(self, _core.add(self, other), "add_")
 
 
 def sub_(self, other, *, alpha=1):
     """self ← self − alpha·other in place; returns self."""
-    return _write(self, _core.sub(self, _alpha_times(other, alpha, "sub_")), "sub_")
+    if alpha.__class__ is not int or alpha != 1:
+        other = _alpha_times(other, alpha, "sub_")
+    return _write(self, _core.sub(self, other), "sub_")
 
 
 def mul_(self, other):
@@ -85,7 +115,8 @@ def mul_(self, other):
 def div_(self, other, *, rounding_mode=None):
     """self ← self / other in place (rounding_mode None, 'floor' or 'trunc', as ops.div); an integer tensor takes
     only a rounded division (true division is a float: TypeError); returns self."""
-    return _write(self, _ops().div(self, other, rounding_mode=rounding_mode), "div_")
+    q = _core.div(self, other) if rounding_mode is None else _ops().div(self, other, rounding_mode=rounding_mode)
+    return _write(self, q, "div_")
 
 
 def floor_divide_(self, other):
@@ -98,8 +129,16 @@ def remainder_(self, other):
     return _write(self, _core.mod(self, other), "remainder_")
 
 
+_ZEROS = {}  # dtype -> a concrete 0-d zero of it: zero_'s fast path writes it (broadcast), no full-size tensor made
+
+
 def zero_(self):
     """self ← 0 in place; returns self."""
+    zero = _ZEROS.get(self.dtype)
+    if zero is None and not _core.tracing():  # (made outside a trace: a concrete tensor, never a graph node)
+        zero = _ZEROS[self.dtype] = _core.full([], 0.0, self.dtype)
+    if zero is not None and _write_same(self, zero):
+        return self
     return _write(self, _core.zeros_like(self), "zero_")
 
 
@@ -117,18 +156,24 @@ def _fill_value(value, op):
     return value
 
 
-def _filled(self, value, op):
+def _filled(self, value, op, whole=True):
+    """value (a number or a 0-d Tensor) in self's dtype: a tensor of self's shape, or (whole=False) a 0-d one that
+    assign broadcasts."""
     value = _fill_value(value, op)
     if isinstance(value, _core.Tensor):
         v = value if value.dtype == self.dtype else _core.cast(value, self.dtype)
+        if not whole:
+            return v
         return _core.broadcast_to(v, list(self.shape)) if self.ndim else _core.tensor_copy(v)
-    return _core.full(list(self.shape), float(value), self.dtype)
+    return _core.full(list(self.shape) if whole else [], float(value), self.dtype)
 
 
 def fill_(self, value):
     """self ← value everywhere in place (a number, or a 0-d Tensor whose gradient is the sum of self's; converted to
     self's dtype, floats truncated toward zero for an integer tensor); returns self."""
-    return _indexing.assign(self, _filled(self, value, "fill_"), "Tensor.fill_")
+    if value.__class__ is float or value.__class__ is int:  # (the common case, as _filled makes it)
+        return _commit(self, _core.full([], float(value), self.dtype), "Tensor.fill_")
+    return _commit(self, _filled(self, value, "fill_", whole=False), "Tensor.fill_")
 
 
 def fill(self, value):
@@ -143,7 +188,7 @@ def copy_(self, src, non_blocking=False):
     PyTorch's copy_); returns self. non_blocking has no effect (Kiln's CPU copies are synchronous)."""
     if not isinstance(src, _core.Tensor):
         raise TypeError(f"For 'Tensor.copy_', 'src' must be a Tensor, but got {type(src).__name__}.")
-    return _indexing.assign(self, src, "Tensor.copy_")
+    return _commit(self, src, "Tensor.copy_")
 
 
 def clamp_(self, min=None, max=None):
@@ -170,7 +215,7 @@ def uniform_(self, from_=0, to=1, *, generator=None):
     if from_ > to:
         raise ValueError(f"For 'Tensor.uniform_', 'from_' must be <= 'to', but got from_={from_}, to={to}.")
     u = _ops().rand(*self.shape, dtype=self.dtype) if self.ndim else _ops().rand((), dtype=self.dtype)
-    return _indexing.assign(self, _core.add(_core.mul(u, float(to - from_)), float(from_)), "Tensor.uniform_")
+    return _commit(self, _core.add(_core.mul(u, float(to - from_)), float(from_)), "Tensor.uniform_")
 
 
 def normal_(self, mean=0, std=1, *, generator=None):
@@ -186,7 +231,7 @@ def normal_(self, mean=0, std=1, *, generator=None):
     if std < 0:
         raise ValueError(f"For 'Tensor.normal_', 'std' must be >= 0, but got {std}.")
     z = _ops().randn(*self.shape, dtype=self.dtype) if self.ndim else _ops().randn((), dtype=self.dtype)
-    return _indexing.assign(self, _core.add(_core.mul(z, float(std)), float(mean)), "Tensor.normal_")
+    return _commit(self, _core.add(_core.mul(z, float(std)), float(mean)), "Tensor.normal_")
 
 
 def masked_fill_(self, mask, value):

@@ -237,7 +237,11 @@ def masked_fill(input_x, mask, value):
         if not mstype.is_float(x.dtype) and isinstance(value, (float, np.floating)) and not float(value).is_integer():
             raise TypeError(f"For 'masked_fill', a float 'value' ({value}) cannot fill an integer Tensor "
                             f"({x.dtype}).")
-        v = Tensor(np.asarray(value, dtype=mstype.dtype_to_nptype(x.dtype)), x.dtype)
+        if (x.dtype == mstype.float32 or x.dtype == mstype.float64) and \
+                (value.__class__ is float or (value.__class__ is int and -2 ** 53 <= value <= 2 ** 53)):
+            v = _core.full([], float(value), x.dtype)  # an exact double rounded once, as NumPy's (~1 us, not ~10)
+        else:
+            v = Tensor(np.asarray(value, dtype=mstype.dtype_to_nptype(x.dtype)), x.dtype)
     else:
         raise TypeError(f"For 'masked_fill', the 'value' must be a number or a 0-d Tensor, but got {_got(value)}.")
     return _core.select(m, v, x)
