@@ -190,3 +190,14 @@ def test_gradients_mindspore_values(use_jit):
 ])
 def test_one_node_in_graph_mode(name, fn, args):
     assert _traced_ops(fn, *args) == [name]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_round_huge_decimals_is_numpys_nan(dtype):
+    # |decimals| beyond float64's exponent: 10**decimals overflows; NumPy's np.round gives NaN everywhere (inf·0,
+    # inf/inf), Kiln raised a bare OverflowError without the op's name
+    x = np.array([1.5, -2.25, 0.0, np.inf, 123.456], dtype)
+    for d in (400, -400, 309, 2, -1):
+        with np.errstate(all="ignore"):
+            want = np.round(x, d)
+        np.testing.assert_array_equal(ops.round(Tensor(x), decimals=d).asnumpy(), want)

@@ -42,10 +42,12 @@ def round(input, *, decimals=0):
         return _core.identity(x) if decimals >= 0 or x.dtype == mstype.bool_ else _round_int(x, 10 ** -decimals)
     if not decimals:
         return _core.round(x)
+    try:
+        scale = 10.0 ** builtins.abs(decimals)
+    except OverflowError:  # beyond float64 (|decimals| > 308): inf, so every value is NaN, as NumPy's np.round
+        scale = math.inf
     if decimals > 0:
-        scale = 10.0 ** decimals
         return _core.div(_core.round(_core.mul(x, scale)), scale)
-    scale = 10.0 ** -decimals
     return _core.mul(_core.round(_core.div(x, scale)), scale)
 
 
