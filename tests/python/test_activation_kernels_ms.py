@@ -239,3 +239,17 @@ def test_one_node_and_cells_call_the_same_kernel(name):
     assert _traced_ops(FUNCS[name], x) == [OPNAME[name]]
     assert _traced_ops(lambda a: cell(a), x) == [OPNAME[name]]
     np.testing.assert_array_equal(cell(x).asnumpy(), FUNCS[name](x).asnumpy())
+
+
+def test_nn_softplus_takes_beta_and_threshold():
+    # Kiln's nn.Softplus (MindSpore 2.10 has none) takes PyTorch's arguments; values against NumPy's formula
+    x = np.linspace(-4, 4, 17).astype(np.float64)
+    beta, threshold = 2.0, 3.0
+    want = np.where(beta * x > threshold, x, np.log1p(np.exp(beta * x)) / beta)
+    got = nn.Softplus(beta, threshold)(Tensor(x)).asnumpy()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(nn.Softplus()(Tensor(x)).asnumpy(), np.logaddexp(0, x), rtol=1e-12)
+    with pytest.raises(ValueError, match="beta"):
+        nn.Softplus(0.0)
+    with pytest.raises(TypeError, match="threshold"):
+        nn.Softplus(1.0, "20")

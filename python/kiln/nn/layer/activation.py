@@ -153,10 +153,24 @@ class Softsign(Cell):
 
 
 class Softplus(Cell):
-    """log(1 + exp(x)), computed stably as max(x, 0) + log1p(exp(−|x|)) (kiln.ops.softplus); gradient σ(x)."""
+    """log(1 + exp(beta·x)) / beta, and x itself where beta·x > threshold (kiln.ops.softplus, computed stably;
+    gradient σ(beta·x)). MindSpore 2.10 has no such Cell (only ops.softplus); the arguments are PyTorch's
+    nn.Softplus(beta=1.0, threshold=20.0). beta and threshold: numbers (beta != 0); ValueError/TypeError as
+    ops.softplus raises them, when the Cell runs."""
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        for name, v in (("beta", beta), ("threshold", threshold)):
+            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+                raise TypeError(f"For 'Softplus', '{name}' must be a number, but got {type(v).__name__}.")
+        if beta == 0:
+            raise ValueError("For 'Softplus', the value of 'beta' cannot be 0.")
+        self.beta, self.threshold = beta, threshold
 
     def construct(self, x):
-        return _act.softplus(x)
+        if self.beta == 1 and self.threshold == 20:
+            return _act.softplus(x)
+        return _act.softplus(x, self.beta, self.threshold)
 
 
 class LogSigmoid(Cell):
