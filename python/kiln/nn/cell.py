@@ -131,7 +131,8 @@ class Cell(_CellHooks):
     def _register_param(self, name, param):
         d = self.__dict__
         d["_params"][name] = param
-        d[name] = param
+        if param is None or "_kiln_op_layout" not in param.__dict__:  # sliced by operator parallel: reads go
+            d[name] = param                                             # through __getattr__ (whole_for_read)
         if param is not None and getattr(param, "has_init", False):  # deferred values: the next call draws them
             d["_checked"] = False
             d["_fast"] = False
@@ -236,7 +237,12 @@ class Cell(_CellHooks):
         for store in ("_params", "_cells"):
             s = d.get(store)
             if s is not None and name in s:
-                return s[name]
+                v = s[name]
+                if store == "_params" and v is not None and "_kiln_op_layout" in v.__dict__:
+                    # a Parameter stored sliced by operator parallel: whole for the ops of a construct
+                    from ..parallel import _op_shard
+                    return _op_shard.whole_for_read(v, self, name)
+                return v
         raise AttributeError(f"The '{type(self).__name__}' object has no attribute '{name}'.")
 
     def __delattr__(self, name):
