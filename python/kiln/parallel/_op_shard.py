@@ -20,6 +20,10 @@ What runs where (one sharded call, process r):
   * the result is made whole on every process again: an AllReduce over the processes that hold partial sums of the
     same block (a split reduction dimension: MatMul's k), then an AllGather over those holding different blocks.
 
+A sliced Parameter read by anything else inside a construct (an op without a strategy, `self.w * 2`) is read as a
+Cell attribute, which hands it over whole (whole_for_read: an AllGather whose backward is the block of the
+cotangent); a read passed straight to a sharded op stays the block.
+
 So activations between ops are whole on every process (more communication than MindSpore's graph pass, which keeps
 a producer's layout when the consumer wants it; see the decision record), and parameters, their gradients and the
 optimizer states are sliced. The gradients follow by these rules (each a custom bprop, kiln/_autodiff/custom_grad.py):
