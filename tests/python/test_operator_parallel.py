@@ -289,11 +289,14 @@ def test_sliced_parameter_also_read_by_ops_without_strategy(tmp_path):
     (before the fix they saw this process's slice as if it were whole: a silently wrong loss). PyNative, GRAPH_MODE,
     TrainOneStepCell and AutoParallel; 2 processes. Also: a read passed straight to the sharded op moves no
     Parameter, a read by an op without strategy gathers it once, and such a read after operator parallel was turned
-    off raises ValueError naming the Parameter and the user's line."""
+    off raises ValueError naming the Parameter and the user's line; with full_batch, processes passing batches of
+    different shapes get a ValueError naming each rank's shapes (TrainOneStepCell, AutoParallel) instead of Gloo
+    aborting one."""
     r, _ = launch("op_parallel_shared.py", tmp_path, ",".join(SHARED_MODES), tmp_path=tmp_path, workers=2,
                   timeout=180)
     assert r.returncode == 0, r.stdout + r.stderr + logs(tmp_path)
     assert (tmp_path / "logs" / "worker_1.log").read_text().count("READS OK") == 1
+    assert (tmp_path / "logs" / "worker_1.log").read_text().count("SHAPES OK") == 1
     for mode in SHARED_MODES:
         ref = dict(np.load(tmp_path / f"shared_{mode}_ref.npz"))
         keys = sorted(k for k in ref if k.startswith(("loss:", "w:")))

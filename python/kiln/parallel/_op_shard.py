@@ -162,9 +162,36 @@ def hsdp_config():
 
 
 # ------------------------------------------------------------------------------------------------ strategies
+_strategies_made = [False]  # a shard strategy was given in this process (check_full_batch_inputs runs only then)
+
+
+def check_full_batch_inputs(api, args):
+    """With full_batch (every process passes the whole batch; set_auto_parallel_context(parallel_mode=
+    'semi_auto_parallel', full_batch=True)) the sharded ops cut the same whole tensors on every process, so every
+    process must pass Tensor arguments of the same shapes and dtypes; otherwise the ops' collectives differ in size
+    and Gloo aborts a process (SIGABRT). Called by the outermost grad transform (value_and_grad / grad /
+    GradOperation, so TrainOneStepCell and Model in PyNative) before it runs: one small all-gather per step
+    (agree()), only once a shard strategy exists in this process, with operator parallel active and outside an
+    AutoParallel call (which checks its own arguments) and a trace.
+
+    Raises:
+        ValueError: the processes' Tensor arguments differ, naming each rank's shapes and dtypes.
+    """
+    if not _strategies_made[0] or _engine.tracing() or getattr(_state, "auto", 0) or not active():
+        return
+    from .._parallel_context import get_auto_parallel_context
+    if not (get_auto_parallel_context("full_batch") or get_auto_parallel_context("dataset_strategy") == "full_batch"):
+        return  # a sharded op raises: it needs full_batch
+    desc = ", ".join(f"arg {i}: {list(a.shape)} {a.dtype}" for i, a in enumerate(args) if isinstance(a, Tensor))
+    agree(api, f"({desc})", "shapes and dtypes of its Tensor arguments (operator parallel with full_batch=True: "
+          "every process passes the whole batch, which the sharded ops cut alike; a dataset's short last batch: "
+          "batch(..., drop_remainder=True))")
+
+
 def check_strategy_type(name, in_strategy, out_strategy):
     """The type checks of Primitive.shard (at shard() time): in_strategy a tuple of tuples of ints >= 1;
     out_strategy None. TypeError / ValueError naming the primitive."""
+    _strategies_made[0] = True
     if not isinstance(in_strategy, tuple):
         raise TypeError(f"For '{name}', the 'in_strategy' should be a tuple(tuple(int)), but got "
                         f"{type(in_strategy).__name__}.")
