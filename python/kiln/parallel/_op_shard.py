@@ -70,7 +70,9 @@ _pending_detach = weakref.WeakValueDictionary()  # Parameters sliced under a gra
 def release_history():
     """Drops the autodiff history of Parameters sliced during a grad transform (their block was computed from the
     whole Parameter, whose storage that history keeps alive). Called after the step's gradient (by an optimizer's
-    next step, merge_parameters), never while a grad transform runs."""
+    next step, merge_parameters), never while a grad transform runs. Also finishes hiding the Parameters sliced
+    since the last call from every Cell that mirrors them (_hide_everywhere)."""
+    _hide_everywhere()
     if _engine.grad_level() > 0:
         return
     for key in list(_pending_detach.keys()):
@@ -574,20 +576,60 @@ def _param_block(p, plan, tmap, rank, op):
 
 # ------------------------------------------------------------------------------- reads by ops without strategy
 def _hide_from_cells(p):
-    """Removes the mirror of a just-sliced Parameter from the instance __dict__ of every Cell that registered it
+    """Removes the mirror of a just-sliced Parameter from the instance __dict__ of the Cells that registered it
     (nn/cell.py, Note [attribute storage]), so that reading it as a Cell attribute (`self.w`) goes through
-    Cell.__getattr__, which hands ops without a strategy the whole tensor (whole_for_read). The Cell's `_params`
-    keeps it: iteration, names and checkpoints are unchanged. Cells that register it later skip the mirror
-    (Cell._register_param)."""
-    for r in gc.get_referrers(p):
-        if type(r) is dict:
-            params = r.get("_params")
-            if isinstance(params, dict):
-                for k, v in list(params.items()):
-                    if v is p and r.get(k) is p:
-                        del r[k]
+    Cell.__getattr__, which hands ops without a strategy the whole tensor (whole_for_read). The Cells' `_params`
+    keep it: iteration, names and checkpoints are unchanged. At once: the Cells whose construct runs now and their
+    descendants (the network being called: a dictionary check per Cell); the step after (release_history): every
+    other holder, with one heap scan for all the Parameters sliced in the step. Cells that register it later skip
+    the mirror (Cell._register_param)."""
+    if not _run_construct_code:
+        from ..nn.cell import Cell
+        _run_construct_code.append(Cell._run_construct.__code__)
+    code, roots, f = _run_construct_code[0], {}, sys._getframe(1)
+    while f is not None:
+        if f.f_code is code:
+            cell = f.f_locals.get("self")
+            if cell is not None:
+                roots[id(cell)] = cell
+        f = f.f_back
+    seen = set()
+    for root in roots.values():
+        stack = [root]
+        while stack:
+            c = stack.pop()
+            if id(c) in seen:
+                continue
+            seen.add(id(c))
+            _unmirror(c.__dict__, p)
+            stack.extend(v for v in c.__dict__.get("_cells", {}).values() if v is not None)
+    _to_hide.append(p)
+    if not roots:  # sliced outside any construct (a sharded op called directly): look everywhere now
+        _hide_everywhere()
 
 
+def _unmirror(d, p):
+    params = d.get("_params")
+    if isinstance(params, dict):
+        for k, v in list(params.items()):
+            if v is p and d.get(k) is p:
+                del d[k]
+
+
+def _hide_everywhere():
+    """The deferred part of _hide_from_cells: every instance __dict__ that still mirrors a Parameter sliced since
+    the last call (one gc.get_referrers scan for them all)."""
+    if not _to_hide:
+        return
+    batch = list(_to_hide)
+    del _to_hide[:]
+    for r in gc.get_referrers(*batch):
+        if type(r) is dict and isinstance(r.get("_params"), dict):
+            for p in batch:
+                _unmirror(r, p)
+
+
+_to_hide = []  # Parameters sliced whose other holders _hide_everywhere has not looked for yet
 _run_construct_code = []  # Cell._run_construct.__code__, looked up once (nn imports this module's package)
 
 

@@ -149,6 +149,23 @@ def check_reads():
         def construct(self, x):
             return ops.matmul(x, self.w * 2)
 
+    class Twin(nn.Cell):  # holds another network's Parameter, outside that network
+        def __init__(self, w):
+            super().__init__()
+            self.tw = w
+
+        def construct(self, x):
+            return ops.matmul(x, self.tw * 1.0)
+
+    ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", full_batch=True)
+    d2 = Direct()
+    twin = Twin(d2.w)
+    step = nn.TrainOneStepCell(nn.WithLossCell(d2, nn.MSELoss()), nn.SGD(d2.trainable_params(), 0.0))
+    step(x, Tensor(np.zeros((4, 4), np.float32)))  # slices d2.w inside d2's construct (lr 0: the values stay)
+    assert tuple(d2.w.shape) == (8, 4 // size)
+    np.testing.assert_allclose(twin(x).asnumpy(), want, rtol=1e-6)  # the twin reads it whole too
+    ms.reset_auto_parallel_context()
+
     f = Foreign()
     ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", full_batch=True)
     f.mm(x, f.w)  # slices f.w (outside a construct: the Parameter itself)
