@@ -701,7 +701,9 @@ def _read_goes_to_sharded_op(frame, name):
 def whole_for_read(p, cell, name):
     """What reading the sliced Parameter `p` as the attribute `name` of `cell` returns (Cell.__getattr__).
 
-    Inside a Cell's construct while operator parallel is active: the whole Parameter, all-gathered from the blocks
+    Inside a Cell's construct, a function under a grad transform (a functional forward_fn: `loss + 0.01 *
+    ops.norm(net.w)`), a compiled function or an AutoParallel call, while operator parallel is active: the whole
+    Parameter, all-gathered from the blocks
     of the processes of one copy of its device matrix, so that an op without a strategy (a MatMul, an element-wise
     op, a reduction, `self.w * 2`, ops.norm(self.w), a tied weight read by another Cell) computes on the whole
     tensor, as MindSpore's redistribution gives an op whose default strategy wants the Parameter replicated. Its
@@ -710,15 +712,16 @@ def whole_for_read(p, cell, name):
     op that sliced it is unchanged. A read passed straight to a sharded op (`self.mm1(x, self.w1)`: the last
     positional argument, read from the bytecode of the call site) returns p itself, with no gather.
 
-    Outside a construct (user code, optimizers, checkpoints) or from an Optimizer: p itself (the block).
+    Elsewhere (user code between steps, optimizers, checkpoints) or from an Optimizer: p itself (the block).
 
     Raises:
-        ValueError: inside a construct while operator parallel is not active (reset_auto_parallel_context after
+        ValueError: in those places while operator parallel is not active (reset_auto_parallel_context after
             the Parameters were sliced, one process, outside the AutoParallel that sliced them): an op would compute
             on the block as if it were whole.
     """
     from ..nn.optim.optimizer import Optimizer
-    if isinstance(cell, Optimizer) or not _in_construct():
+    if isinstance(cell, Optimizer) or not (_in_construct() or _engine.grad_level() > 0 or _engine.tracing() or
+                                           getattr(_state, "auto", 0)):
         return p
     lay = _layout_of(p)
     if not active():
