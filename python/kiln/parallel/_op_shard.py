@@ -20,8 +20,8 @@ What runs where (one sharded call, process r):
   * the result is made whole on every process again: an AllReduce over the processes that hold partial sums of the
     same block (a split reduction dimension: MatMul's k), then an AllGather over those holding different blocks.
 
-A sliced Parameter read by anything else inside a construct (an op without a strategy, `self.w * 2`) is read as a
-Cell attribute, which hands it over whole (whole_for_read: an AllGather whose backward is the block of the
+A sliced Parameter read by anything else inside a construct, a grad transform or a compiled function (an op without
+a strategy, `self.w * 2`) is read as a Cell attribute, which hands it over whole (whole_for_read: an AllGather whose backward is the block of the
 cotangent); a read passed straight to a sharded op stays the block.
 
 So activations between ops are whole on every process (more communication than MindSpore's graph pass, which keeps
@@ -603,7 +603,7 @@ def _hide_from_cells(p):
             seen.add(id(c))
             _unmirror(c.__dict__, p)
             stack.extend(v for v in c.__dict__.get("_cells", {}).values() if v is not None)
-    _to_hide.append(p)
+    _to_hide.append(weakref.ref(p))
     if not roots:  # sliced outside any construct (a sharded op called directly): look everywhere now
         _hide_everywhere()
 
@@ -621,15 +621,15 @@ def _hide_everywhere():
     the last call (one gc.get_referrers scan for them all)."""
     if not _to_hide:
         return
-    batch = list(_to_hide)
+    batch = [p for p in (ref() for ref in _to_hide) if p is not None]
     del _to_hide[:]
-    for r in gc.get_referrers(*batch):
+    for r in gc.get_referrers(*batch) if batch else ():
         if type(r) is dict and isinstance(r.get("_params"), dict):
             for p in batch:
                 _unmirror(r, p)
 
 
-_to_hide = []  # Parameters sliced whose other holders _hide_everywhere has not looked for yet
+_to_hide = []  # weak references to the Parameters sliced whose other holders _hide_everywhere has not looked for
 _run_construct_code = []  # Cell._run_construct.__code__, looked up once (nn imports this module's package)
 
 
