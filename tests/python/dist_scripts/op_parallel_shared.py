@@ -51,7 +51,7 @@ class Net(nn.Cell):
         self.mm1 = ops.MatMul().shard(((1, size), (size, 1)))   # w1 cut by rows (the reduction dimension)
         self.relu = ops.ReLU().shard(((size, 1),))
         self.mm2 = ops.MatMul().shard(((1, 1), (1, size)))      # w2 cut by columns
-        self.add = ops.Add().shard(((1, size), (size,)))          # b cut
+        self.add = ops.Add().shard(((1, 2), (2,)))                # b cut in 2 (4 processes: 2 copies of each)
         self.plain_mm = ops.MatMul()                              # no strategy: needs the whole w1
         self.plain_mul = ops.Mul()
         self.mean = ops.ReduceMean()
