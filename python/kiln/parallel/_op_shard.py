@@ -172,7 +172,8 @@ def check_full_batch_inputs(api, args):
     'semi_auto_parallel', full_batch=True)) the sharded ops cut the same whole tensors on every process, so every
     process must pass Tensor arguments of the same shapes and dtypes; otherwise the ops' collectives differ in size
     and Gloo aborts a process (SIGABRT). Called by the outermost grad transform (value_and_grad / grad /
-    GradOperation, so TrainOneStepCell and Model in PyNative) before it runs: one small all-gather per step
+    GradOperation, so TrainOneStepCell and Model in PyNative) and by a Cell's compiled call in GRAPH_MODE before
+    they run: one small all-gather per step
     (agree()), only once a shard strategy exists in this process, with operator parallel active and outside an
     AutoParallel call (which checks its own arguments) and a trace.
 

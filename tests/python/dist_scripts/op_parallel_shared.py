@@ -211,6 +211,13 @@ def check_full_batch_shapes():
     step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params(), 0.1))
     expect(lambda: step(x, y), "value_and_grad")  # TrainOneStepCell's grad
     step(Tensor(np.ones((4, 8), np.float32)), Tensor(np.ones((4, 4), np.float32)))  # equal shapes: trains
+    ms.set_context(mode=ms.GRAPH_MODE)  # the compiled step: checked by the Cell's call
+    try:
+        expect(lambda: step(x, y), "TrainOneStepCell")
+        step(Tensor(np.ones((4, 8), np.float32)), Tensor(np.ones((4, 4), np.float32)))
+        assert step.__dict__.get("_jit_construct") is not None
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
     ms.reset_auto_parallel_context()
     ap = AutoParallel(Direct(), parallel_mode="semi_auto")
     ap.dataset_strategy("full_batch")
