@@ -361,7 +361,7 @@ class Cell(_CellHooks):
         if _graph_flag[0] and not _engine.tracing():
             from ..parallel import _op_shard
             if _op_shard._strategies_made[0]:  # operator parallel with full_batch: equal shapes on every process
-                _op_shard.check_full_batch_inputs(type(self).__name__, args)
+                _op_shard.check_full_batch_inputs(type(self).__name__, args, self.get_parameters())
             return self._compiled_construct()(*args, **kwargs)
         if _recording[0] and not self.__dict__.get("_made_in_trace"):
             # some thread is compiling: this cell's training flag keys that graph. A Cell made while tracing (a

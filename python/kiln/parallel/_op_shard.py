@@ -167,14 +167,16 @@ def hsdp_config():
 _strategies_made = [False]  # a shard strategy was given in this process (check_full_batch_inputs runs only then)
 
 
-def check_full_batch_inputs(api, args):
+def check_full_batch_inputs(api, args, params):
     """With full_batch (every process passes the whole batch; set_auto_parallel_context(parallel_mode=
     'semi_auto_parallel', full_batch=True)) the sharded ops cut the same whole tensors on every process, so every
     process must pass Tensor arguments of the same shapes and dtypes; otherwise the ops' collectives differ in size
     and Gloo aborts a process (SIGABRT). Called by the outermost grad transform (value_and_grad / grad /
     GradOperation, so TrainOneStepCell and Model in PyNative) and by a Cell's compiled call in GRAPH_MODE before
     they run: one small all-gather per step
-    (agree()), only once a shard strategy exists in this process, with operator parallel active and outside an
+    (agree()), only when some of `params` (the grad's weights, the Cell's Parameters) is sliced by operator
+    parallel (so a step that touches none — e.g. one process evaluating a metric Cell alone — runs no collective,
+    and the first step, before any slicing, is not checked), with operator parallel active and outside an
     AutoParallel call (which checks its own arguments) and a trace.
 
     Raises:
@@ -185,6 +187,8 @@ def check_full_batch_inputs(api, args):
     from .._parallel_context import get_auto_parallel_context
     if not (get_auto_parallel_context("full_batch") or get_auto_parallel_context("dataset_strategy") == "full_batch"):
         return  # a sharded op raises: it needs full_batch
+    if not any("_kiln_op_layout" in p.__dict__ for p in params):
+        return
     desc = ", ".join(f"arg {i}: {list(a.shape)} {a.dtype}" for i, a in enumerate(args) if isinstance(a, Tensor))
     agree(api, f"({desc})", "shapes and dtypes of its Tensor arguments (operator parallel with full_batch=True: "
           "every process passes the whole batch, which the sharded ops cut alike; a dataset's short last batch: "
@@ -721,8 +725,8 @@ def whole_for_read(p, cell, name):
             on the block as if it were whole.
     """
     from ..nn.optim.optimizer import Optimizer
-    if isinstance(cell, Optimizer) or not (_in_construct() or _engine.grad_level() > 0 or _engine.tracing() or
-                                           getattr(_state, "auto", 0)):
+    if isinstance(cell, Optimizer) or not (_engine.grad_level() > 0 or _engine.tracing() or
+                                           getattr(_state, "auto", 0) or _in_construct()):
         return p
     lay = _layout_of(p)
     if not active():
