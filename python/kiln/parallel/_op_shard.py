@@ -658,8 +658,9 @@ _JUMPS = set(dis.hasjrel) | set(dis.hasjabs)
 
 def _call_site(code, lasti, name):
     """When the attribute read at byte `lasti` of `code` (LOAD_ATTR `name`) is the last positional argument of a
-    call whose callee is `<local or global>.<attribute>` (`self.mm1(x, self.w1)`, `ops.matmul(x, self.w)`): that
-    (kind, base, attribute); else None. Found by walking back over the arguments' stack effects (CPython 3.11
+    call whose callee is `<local or global>.<attribute>` (`self.mm1(x, self.w1)`, `ops.matmul(x, self.w)`; in a
+    traced construct `_kiln_cf.callee(self.mm1)(x, self.w1)`): that (kind, base, attribute); else None. Eager and
+    traced code must agree (a gather on one process only would hang the others). Found by walking back over the arguments' stack effects (CPython 3.11
     bytecode; anything else, jumps inside the arguments, keywords: None)."""
     ins = list(dis.get_instructions(code))
     i = next((k for k, x in enumerate(ins) if x.offset == lasti), None)
@@ -676,7 +677,12 @@ def _call_site(code, lasti, name):
         except ValueError:
             return None
         if depth == n:  # ins[j:i+1] push exactly the n arguments: ins[j-1] loaded the callee
-            m, b = ins[j - 1], ins[j - 2]
+            k = j - 1
+            if k >= 5 and ins[k].opname == "CALL" and ins[k].arg == 1 and ins[k - 1].opname == "PRECALL" and \
+                    ins[k - 4].opname == "LOAD_METHOD" and ins[k - 4].argval == "callee" and \
+                    ins[k - 5].opname == "LOAD_DEREF" and ins[k - 5].argval == "_kiln_cf":
+                k -= 2  # a traced construct calls `_kiln_cf.callee(<base>.<attr>)(...)` (kiln/_compiler/ast_rewrite)
+            m, b = ins[k], ins[k - 1]
             if m.opname in ("LOAD_METHOD", "LOAD_ATTR") and b.opname in ("LOAD_FAST", "LOAD_GLOBAL"):
                 return ("fast" if b.opname == "LOAD_FAST" else "global", b.argval, m.argval)
             return None
