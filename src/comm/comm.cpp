@@ -148,7 +148,17 @@ void with_group(const std::string& name, const std::function<void(Communicator&)
     std::lock_guard<std::mutex> lock(s.mu);
     g = find_group(s, name);
   }
-  std::lock_guard<std::mutex> run(g->run_mu);  // the group stays alive while in use, even if destroyed meanwhile
+  // The group stays alive while in use, even if destroyed meanwhile. Two threads of this process in collectives on
+  // one group at once: the processes pair collectives by their order, so the other processes would pair unrelated
+  // ones (Gloo aborts the process on a size mismatch, or mixes the data): a clear error in the second thread
+  // instead, before it sends anything (a collective from one thread after another's has ended is not detected).
+  std::unique_lock<std::mutex> run(g->run_mu, std::try_to_lock);
+  KILN_CHECK(run.owns_lock(), Runtime, "Kiln communication: a collective on group '", name,
+             "' was started while another thread of this process is running one on the same group. The processes "
+             "pair their collectives by order, so collectives (and distributed training steps) from two threads of "
+             "one process at once would pair unrelated collectives across the processes (Gloo then aborts a "
+             "process or mixes the data): issue a process's collectives from one thread, or serialize them "
+             "(docs/distributed.md, 'mismatched calls').");
   f(*g->comm);
 }
 

@@ -18,7 +18,7 @@ from .._compiler import ast_rewrite as _ast_rewrite
 from .._compiler import graph_builtins as _graph_builtins
 from .._autodiff import custom_grad as _custom_grad  # also attaches Tensor.register_hook
 from ..context import _graph as _graph_flag
-from ..parallel import _semi_auto_dp
+from ..parallel import _op_shard, _semi_auto_dp
 
 
 def _normalize_positions(grad_position, api="grad"):
@@ -160,6 +160,8 @@ def _transform(fn, grad_position, weights, has_aux, return_ids, with_value, sens
     def wrapper(*args, **kwargs):
         # GRAPH_MODE: the grad function is compiled (once per signature; keyword arguments are part of the key).
         # The JitFunction lives as long as this wrapper: dropping the wrapper frees its graphs.
+        if _op_shard._strategies_made[0] and _engine.grad_level() == 0 and weight_list:  # operator parallel
+            _op_shard.check_full_batch_inputs(api, args, weight_list)
         if _graph_flag[0] and not _engine.tracing() and not _inputs_have_hooks(args, positions):
             if not compiled:
                 compiled.append(JitFunction(run, name=f"grad({getattr(fn, '__qualname__', type(fn).__name__)})"))

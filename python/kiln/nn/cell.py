@@ -131,7 +131,8 @@ class Cell(_CellHooks):
     def _register_param(self, name, param):
         d = self.__dict__
         d["_params"][name] = param
-        d[name] = param
+        if param is None or "_kiln_op_layout" not in param.__dict__:  # sliced by operator parallel: reads go
+            d[name] = param                                             # through __getattr__ (whole_for_read)
         if param is not None and getattr(param, "has_init", False):  # deferred values: the next call draws them
             d["_checked"] = False
             d["_fast"] = False
@@ -236,7 +237,12 @@ class Cell(_CellHooks):
         for store in ("_params", "_cells"):
             s = d.get(store)
             if s is not None and name in s:
-                return s[name]
+                v = s[name]
+                if store == "_params" and v is not None and "_kiln_op_layout" in v.__dict__:
+                    # a Parameter stored sliced by operator parallel: whole for the ops of a construct
+                    from ..parallel import _op_shard
+                    return _op_shard.whole_for_read(v, self, name)
+                return v
         raise AttributeError(f"The '{type(self).__name__}' object has no attribute '{name}'.")
 
     def __delattr__(self, name):
@@ -353,6 +359,9 @@ class Cell(_CellHooks):
         PyNative runs it eagerly; in GRAPH_MODE the call compiles construct (once per signature, see kiln.jit)
         and runs the graph; inside a function being compiled it is traced inline."""
         if _graph_flag[0] and not _engine.tracing():
+            from ..parallel import _op_shard
+            if _op_shard._strategies_made[0]:  # operator parallel with full_batch: equal shapes on every process
+                _op_shard.check_full_batch_inputs(type(self).__name__, args, self.get_parameters())
             return self._compiled_construct()(*args, **kwargs)
         if _recording[0] and not self.__dict__.get("_made_in_trace"):
             # some thread is compiling: this cell's training flag keys that graph. A Cell made while tracing (a

@@ -100,7 +100,13 @@ class AutoParallel(Cell):
 
     def _gather_inputs(self, args):
         world, _ = _op_shard._world()
-        if world == 1 or self._dataset_strategy == "full_batch":
+        if world == 1:
+            return args
+        if self._dataset_strategy == "full_batch":  # the sharded ops cut the same whole tensors on every process
+            desc = ", ".join(f"arg {i}: {list(a.shape)} {a.dtype}" for i, a in enumerate(args)
+                             if isinstance(a, Tensor))
+            _op_shard.agree("AutoParallel", f"({desc})", "shapes and dtypes of its Tensor arguments (dataset "
+                            "strategy 'full_batch': every process passes the whole batch)")
             return args
         # every process's Tensor arguments must have the same shapes and dtypes (its rows of the global batch):
         # otherwise the gathers below would pair collectives of different sizes (Gloo aborts the process)

@@ -177,6 +177,36 @@ for i, (what, wait) in enumerate(waits.items()):
         os.remove(path)
         wait()
 
+# Two threads of one process in collectives on one group at once: the second gets a RuntimeError before it sends
+# anything (the processes pair collectives by order: it would pair with an unrelated one, and Gloo would abort a
+# process or mix the data); the first completes normally. Rank 1 joins rank 0's first all_reduce only after rank 0's
+# second thread has seen its error.
+path = flag.format("threads")
+if rank == 0:
+    box = {}
+    first = threading.Thread(target=lambda: box.setdefault("sum", comm_func.all_reduce(x)))
+    first.start()
+    time.sleep(0.3)  # the first thread waits in its all_reduce for rank 1 by now
+    try:
+        comm_func.all_reduce(x)
+    except RuntimeError as e:
+        assert "a collective on group 'world' was started while another thread of this process is running one on " \
+            "the same group" in str(e), str(e)
+        assert "issue a process's collectives from one thread" in str(e), str(e)
+    else:
+        raise AssertionError("two threads' collectives on one group at once were accepted")
+    with open(path, "w") as f:
+        f.write("go")
+    first.join()
+    close(box["sum"], every[0] + every[1], "all_reduce of the first thread")
+else:
+    deadline = time.monotonic() + 20
+    while not os.path.exists(path):
+        assert time.monotonic() < deadline, "rank 0 did not get its error"
+        time.sleep(0.01)
+    os.remove(path)
+    close(comm_func.all_reduce(x), every[0] + every[1], "all_reduce after rank 0's refused one")
+
 # send / recv, both directions, with tags
 for src in (0, 1):
     payload = np.arange(7, dtype=np.float64) * (src + 1)
