@@ -240,6 +240,11 @@ OPS = {
     "gather": (lambda x: (ops.gather(x, Tensor(np.array([2, 0, 2], np.int32)), 1),), [(2, 3, 4)]),
     "zeros-arange": (lambda x: (x + ops.zeros(x.shape), x * ops.arange(4).astype(ms.float32)), [(2, 3, 4)]),
     "clamp-split": (lambda x: (ops.clamp(x, -0.5, 0.5),) + tuple(ops.split(x, 2, 2)), [(2, 3, 4)]),
+    # TensorScatterReduce (one node for tensor_scatter_add/sub/mul/div/max/min): ScatterND with a reduction; a repeated
+    # index combines in turn (rows 0 and 2 twice)
+    "scatter-reduce": (lambda x, u: tuple(f(x, Tensor(np.array([[0], [2], [0]], np.int32)), u) for f in (
+        ops.tensor_scatter_add, ops.tensor_scatter_sub, ops.tensor_scatter_mul, ops.tensor_scatter_div,
+        ops.tensor_scatter_max, ops.tensor_scatter_min)), [(3, 4), (3, 4)]),
 }
 
 

@@ -286,14 +286,12 @@ def _nd_samples(kind):
 
 
 for _kind in ("mul", "div", "max", "min"):
-    _row(f"tensor_scatter_{_kind}", ("ReduceProd", "Select") if _kind in ("mul", "div") else
-         ("ReduceMax" if _kind == "max" else "ReduceMin", "Select"),
+    _row(f"tensor_scatter_{_kind}", ("TensorScatterReduce",),
          getattr(ops, f"tensor_scatter_{_kind}"), _np_nd_reduce(_kind), _nd_samples(_kind), FL + (F16, I32),
-         grad_args=(0, 2), ref_upcast=False, special_skip="updates through a product/max grid of the dtype's "
-                                                           "identity; NaN/inf checked by the reduce kernels' entries")
-    _row(f"scatter_nd_{_kind}", (),
+         grad_args=(0, 2), ref_upcast=False)
+    _row(f"scatter_nd_{_kind}", ("TensorScatterReduce",),
          lambda x, i, u, _f=getattr(ops, f"scatter_nd_{_kind}"): _f(x, i, u), _np_nd_reduce(_kind),
-         _nd_samples(_kind), FL + (I32,), differentiable=False, ref_upcast=False, graph=False,
+         _nd_samples(_kind), FL + (I32,), grad_args=(0, 2), ref_upcast=False, graph=False,
          graph_reason="on a Tensor it is tensor_scatter_" + _kind + " (covered there); in place on a Parameter: "
                       "tests/python/test_ops_array_ext.py", special_skip="as tensor_scatter_" + _kind)
 
@@ -308,7 +306,7 @@ def _rows_samples(kind):
 
 
 for _kind in ("mul", "div", "max", "min"):
-    _row(f"scatter_{_kind}", (), lambda x, i, u, _f=getattr(ops, f"scatter_{_kind}"): _f(x, i, u),
+    _row(f"scatter_{_kind}", ("TensorScatterReduce",), lambda x, i, u, _f=getattr(ops, f"scatter_{_kind}"): _f(x, i, u),
          _np_nd_reduce(_kind, rows=True), _rows_samples(_kind), FL + (I32,), grad_args=(0, 2), ref_upcast=False,
          graph=False, graph_reason="the rows form of scatter_nd_" + _kind + " (Graph parity there)",
          special_skip="as tensor_scatter_" + _kind)
@@ -456,7 +454,7 @@ def _scatter_state(name, fn, ref, samples):
         new = ref(*(np_value(a) for a in sample.args))
         return [new, new]
 
-    register(OpInfo(name, ("TensorScatterUpdate",) if name.endswith("update") else ("UnsortedSegmentSum",),
+    register(OpInfo(name, ("TensorScatterUpdate",) if name.endswith("update") else ("TensorScatterReduce",),
                     kind="state", samples=samples, dtypes=FL + (I32,), run=run, ref=state_ref,
                     notes="in place on a Parameter; returns it (MindSpore 2.10)"))
 
