@@ -289,6 +289,156 @@ TV bp_tsr(const TV& in, const TV& out, const TV& g, const Attrs& a) {
   return {like(ops::div(gy, r), x), Tensor(), like(ops::mul(rows_of(gr, indices, upd.shape(), rw), others), upd)};
 }
 
+// ---- TensorScatterElements(x, indices, updates; axis, reduction[, slices][, op]) ----
+// MindSpore's TensorScatterElements (reduction "none" | "add"): out = x, then for every position p of indices (of
+// x's rank, no longer than x on the other axes) out[p with p[axis] = indices[p]] = (or +=) updates[p], in row-major
+// order (a repeated target keeps the last update with "none", accumulates with "add"). With the attribute slices the
+// indices are 1-D (or 0-d) and pick whole slices along axis: "add" adds updates (x's shape with len(indices) on
+// axis; MindSpore's IndexAdd), "none" fills them with the 0-d updates (MindSpore's IndexFill). Negative indices count
+// from the end; one outside [-n, n) is a ValueError naming the attribute op (both modes). One sequential pass.
+std::string tse_name(const Attrs& a) {
+  const AttrValue* op = a.find("op");
+  return op ? std::get<std::string>(*op) : std::string("TensorScatterElements");
+}
+bool tse_slices(const Attrs& a) { return a.find("slices") != nullptr && a.b("slices"); }
+
+std::vector<TensorMeta> infer_tse(const TV& in, const Attrs& a) {
+  const Tensor &x = in[0], &idx = in[1], &upd = in[2];
+  const std::string op = tse_name(a), red = a.s("reduction");
+  KILN_CHECK(red == "none" || red == "add", Value, "For '", op, "', the reduction must be 'none' or 'add', but got '",
+             red, "'.");
+  KILN_CHECK(is_integral(idx.dtype()), Type, "For '", op, "', the index must be an integer tensor, but got ",
+             dtype_name(idx.dtype()), ".");
+  KILN_CHECK(x.ndim() >= 1, Value, "For '", op, "', the input must have rank >= 1, but got a 0-d tensor.");
+  KILN_CHECK(upd.dtype() == x.dtype(), Type, "For '", op, "', the updates must have the input's dtype ",
+             dtype_name(x.dtype()), ", but got ", dtype_name(upd.dtype()), ".");
+  const int64_t ax = normalize_axis(a.i("axis"), x.ndim(), op.c_str());
+  if (tse_slices(a)) {
+    KILN_CHECK(idx.ndim() <= 1, Value, "For '", op, "', the index must be 1-D, but got shape ", shape_str(idx.shape()),
+               ".");
+    if (red == "none") {
+      KILN_CHECK(upd.ndim() == 0, Value, "For '", op, "', the fill value must be 0-d, but got shape ",
+                 shape_str(upd.shape()), ".");
+    } else {
+      Shape want = x.shape();
+      want[size_t(ax)] = idx.numel();
+      KILN_CHECK(upd.shape() == want, Value, "For '", op, "', the updates must have shape ", shape_str(want),
+                 " (the input's with len(index) on axis ", ax, "), but got ", shape_str(upd.shape()), ".");
+    }
+    return {{x.shape(), x.dtype()}};
+  }
+  KILN_CHECK(idx.ndim() == x.ndim(), Value, "For '", op, "', the index must have the input's rank (", x.ndim(),
+             "), but got shape ", shape_str(idx.shape()), ".");
+  for (int64_t d = 0; d < x.ndim(); ++d)
+    KILN_CHECK(d == ax || idx.shape()[size_t(d)] <= x.shape()[size_t(d)], Value, "For '", op, "', the index of shape ",
+               shape_str(idx.shape()), " is larger than the input of shape ", shape_str(x.shape()), " on axis ", d,
+               ".");
+  KILN_CHECK(upd.shape() == idx.shape(), Value, "For '", op, "', the updates must have the index's shape ",
+             shape_str(idx.shape()), ", but got ", shape_str(upd.shape()), ".");
+  return {{x.shape(), x.dtype()}};
+}
+
+// The indices wrapped into [0, n) (checked: ValueError naming op, the value, its position and the input's shape).
+std::vector<int64_t> wrapped(const Tensor& idx, int64_t n, const Shape& xs, int64_t ax, const std::string& op) {
+  Tensor i64 = ew::as_dtype(idx, DType::Int64).contiguous();
+  const int64_t* p = i64.data<int64_t>();
+  std::vector<int64_t> w(size_t(i64.numel()));
+  for (size_t k = 0; k < w.size(); ++k) {
+    const int64_t v = p[k];
+    if (v < -n || v >= n)
+      KILN_FAIL(Value, "For '", op, "', every index must be in [", -n, ", ", n, ") (axis ", ax, " of the input of shape ",
+                shape_str(xs), "), but got ", v, " at flat position ", k, " of the index of shape ",
+                shape_str(idx.shape()), ".");
+    w[k] = v < 0 ? v + n : v;
+  }
+  return w;
+}
+
+void run_tse(const TV& in, TV& out, const Attrs& a) {
+  const Tensor& x = in[0];
+  Tensor upd = in[2].contiguous();
+  Tensor& o = out[0];
+  copy_into(x, o);
+  const Shape& xs = x.shape();
+  const int64_t ax = normalize_axis(a.i("axis"), x.ndim(), "TensorScatterElements");
+  const int64_t n = xs[size_t(ax)];
+  const std::string op = tse_name(a);
+  const bool add = a.s("reduction") == "add";
+  const std::vector<int64_t> w = wrapped(in[1], n, xs, ax, op);
+  if (w.empty() || o.numel() == 0) return;
+  const int64_t inner = prod_of(xs, size_t(ax) + 1, xs.size()), outer = prod_of(xs, 0, size_t(ax));
+  KILN_DISPATCH_ALL(o.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    T* po = o.data<T>();
+    const T* pu = upd.data<T>();
+    auto put = [&](T* d, T v) { *d = add ? convert_value<T>(C(C(*d) + C(v))) : v; };
+    if (tse_slices(a)) {
+      const int64_t m = int64_t(w.size());
+      for (int64_t b = 0; b < outer; ++b)
+        for (int64_t j = 0; j < m; ++j) {
+          T* d = po + (b * n + w[size_t(j)]) * inner;
+          if (add) {
+            const T* u = pu + (b * m + j) * inner;
+            for (int64_t k = 0; k < inner; ++k) put(d + k, u[k]);
+          } else {
+            for (int64_t k = 0; k < inner; ++k) d[k] = pu[0];
+          }
+        }
+      return;
+    }
+    // elements: walk the index's positions in row-major order
+    const Shape& is = in[1].shape();
+    const size_t r = is.size();
+    std::vector<int64_t> xstride(r, 1), pos(r, 0);
+    for (size_t d = r - 1; d-- > 0;) xstride[d] = xstride[d + 1] * xs[d + 1];
+    for (size_t k = 0; k < w.size(); ++k) {
+      int64_t off = 0;
+      for (size_t d = 0; d < r; ++d) off += (int64_t(d) == ax ? w[k] : pos[d]) * xstride[d];
+      put(po + off, pu[k]);
+      for (size_t d = r; d-- > 0;) {
+        if (++pos[d] < is[d]) break;
+        pos[d] = 0;
+      }
+    }
+  });
+}
+
+Tensor tse(const Tensor& x, const Tensor& idx, const Tensor& upd, const Attrs& a, const char* reduction) {
+  Attrs b{{"axis", a.i("axis")}, {"reduction", std::string(reduction)}};
+  if (tse_slices(a)) b.items.push_back({"slices", true});
+  return apply1(OpId::TensorScatterElements, {x, idx, upd}, b);
+}
+
+// Gradients (those of the former compositions): "add": d x = g, d updates = g at the targets (GatherD; Gather of
+// the slices). "none": d x = g with the written places zeroed, d updates = g at its target for the update that
+// stayed there (the last of a repeated target; the others 0); a fill value: the sum of g over the filled places.
+TV bp_tse(const TV& in, const TV&, const TV& g, const Attrs& a) {
+  const Tensor &x = in[0], &idx = in[1], &upd = in[2];
+  const Tensor& gy = g[0];
+  auto like = [](const Tensor& t, const Tensor& ref) { return t.dtype() == ref.dtype() ? t : ops::cast(t, ref.dtype()); };
+  const int64_t ax = normalize_axis(a.i("axis"), x.ndim(), "TensorScatterElements");
+  const bool add = a.s("reduction") == "add";
+  if (tse_slices(a)) {
+    if (add) {
+      const double n = double(x.shape()[size_t(ax)]);
+      Tensor i64 = ops::cast(ops::reshape(idx, {idx.numel()}), DType::Int64);
+      Tensor w = ops::select(ops::less(i64, Tensor::scalar(0.0, DType::Int64, true)),
+                             ops::add(i64, Tensor::scalar(n, DType::Int64, true)), i64);
+      return {like(gy, x), Tensor(), like(ops::gather(gy, w, ax), upd)};
+    }
+    Tensor gx = tse(gy, idx, ops::zeros({}, gy.dtype()), a, "none");
+    return {like(gx, x), Tensor(), like(ops::sum(ops::sub(gy, gx)), upd)};
+  }
+  Tensor at = apply1(OpId::GatherD, {gy, idx}, {{"dim", ax}});
+  if (add) return {like(gy, x), Tensor(), like(at, upd)};
+  Tensor gx = tse(gy, idx, ops::zeros(upd.shape(), gy.dtype()), a, "none");
+  Tensor order = ops::reshape(ops::arange(0.0, double(idx.numel()), 1.0, DType::Int64), idx.shape());
+  Tensor winner = tse(ops::full(x.shape(), -1.0, DType::Int64), idx, order, a, "none");
+  Tensor keep = ops::equal(apply1(OpId::GatherD, {winner, idx}, {{"dim", ax}}), order);
+  return {like(gx, x), Tensor(), like(ops::select(keep, at, ops::zeros_like(at)), upd)};
+}
+
 // ---- TensorCopy(x): a new contiguous tensor with x's values (MindSpore's TensorMove) ----
 std::vector<TensorMeta> infer_same(const TV& in, const Attrs&) { return {{in[0].shape(), in[0].dtype()}}; }
 void run_copy(const TV& in, TV& out, const Attrs&) { copy_into(in[0], out[0]); }
@@ -354,6 +504,12 @@ void register_scatter() {
   t.cpu = run_tsr;
   t.bprop = bp_tsr;
   register_op(t);
+  OpDef e;
+  e.id = OpId::TensorScatterElements;
+  e.infer = infer_tse;
+  e.cpu = run_tse;
+  e.bprop = bp_tse;
+  register_op(e);
   OpDef c;
   c.id = OpId::TensorCopy;
   c.infer = infer_same;

@@ -245,6 +245,13 @@ OPS = {
     "scatter-reduce": (lambda x, u: tuple(f(x, Tensor(np.array([[0], [2], [0]], np.int32)), u) for f in (
         ops.tensor_scatter_add, ops.tensor_scatter_sub, ops.tensor_scatter_mul, ops.tensor_scatter_div,
         ops.tensor_scatter_max, ops.tensor_scatter_min)), [(3, 4), (3, 4)]),
+    # TensorScatterElements (tensor_scatter_elements, scatter, index_add, index_fill: one node each): ScatterElements,
+    # negative and repeated indices
+    "scatter-elements": (lambda x, u: (
+        ops.tensor_scatter_elements(x, Tensor(np.array([[0, -1, 0], [3, 1, 3]], np.int32)), u[:2, :3], 1, "add"),
+        ops.scatter(x, 0, Tensor(np.array([[2, 0, 1, 0], [1, 2, 0, 2]], np.int64)), u[:2]),
+        ops.index_add(x, Tensor(np.array([2, 0, 2], np.int32)), u[:, :3], 1),
+        ops.index_fill(x, 1, Tensor(np.array([0, -1], np.int32)), 2.5)), [(3, 4), (3, 4)]),
 }
 
 

@@ -3,8 +3,8 @@ div / max / min, scatter_mul / div / max / min (rows of axis 0), scatter_nd_mul 
 Parameter), tensor_scatter_elements, scatter, select_scatter, slice_scatter and unsorted_segment_sum / max / min /
 prod, with their Primitive classes and Tensor methods where MindSpore has them.
 
-The nd scatters (tensor_scatter_*, scatter_nd_*, scatter_* rows) are one TensorScatterReduce op each (src/ops/scatter.cpp; the
-element scatters are TensorScatterUpdate / UnsortedSegmentSum compositions over flat indices): repeated
+The nd scatters (tensor_scatter_*, scatter_nd_*, scatter_* rows) are one TensorScatterReduce op each and the
+element scatters (tensor_scatter_elements, scatter) one TensorScatterElements op (src/ops/scatter.cpp): repeated
 indices combine in row order (MindSpore's CPU kernels'); gradients to the data and the updates (max/min: shared by
 the input and the updates equal to the result, MindSpore's TensorScatterMax/Min bprop; mul/div: the exact
 derivative with repeats). The segment reductions are built from UnsortedSegmentSum, Select and ReduceMax/Min/Prod:
@@ -14,7 +14,6 @@ UnsortedSegmentMax/Min gradient).
 Indices are checked when the op runs, in both modes: an index outside the target's range is a ValueError naming
 the op (MindSpore's CPU kernels raise RuntimeError)."""
 import builtins
-import math
 
 import numpy as np
 
@@ -253,47 +252,16 @@ def scatter_min(input_x, indices, updates, *, use_locking=False):
 # ---------------------------------------------------------------------------------------------- element scatters
 
 def _element_scatter(x, idx, upd, axis, reduction, op):
-    if idx.dtype not in (mstype.int32, mstype.int64):
+    """One TensorScatterElements op (src/ops/scatter.cpp): it checks the ranks, shapes, dtypes and every index
+    (ValueError naming `op`, in both modes) and wraps the negative indices."""
+    if idx.dtype not in _INDEX_DTYPES:
         raise TypeError(f"For '{op}', the index must be an int32 or int64 Tensor, but got {idx.dtype}.")
     if x.ndim == 0:
         raise ValueError(f"For '{op}', the input must have rank >= 1, but got a 0-d Tensor.")
-    if idx.ndim != x.ndim:
-        raise ValueError(f"For '{op}', the index must have the input's rank ({x.ndim}), but got shape "
-                         f"{tuple(idx.shape)}.")
-    ax = int_arg(op, "axis", axis)
+    ax = axis if type(axis) is int else int_arg(op, "axis", axis)
     if not -x.ndim <= ax < x.ndim:
         raise ValueError(f"For '{op}', 'axis' must be in [{-x.ndim}, {x.ndim}), but got {ax}.")
-    ax %= x.ndim
-    for d, (a, b) in enumerate(zip(idx.shape, x.shape)):
-        if d != ax and a > b:
-            raise ValueError(f"For '{op}', the index of shape {tuple(idx.shape)} is larger than the input of shape "
-                             f"{tuple(x.shape)} on axis {d}.")
-    if tuple(upd.shape) != tuple(idx.shape):
-        raise ValueError(f"For '{op}', the updates must have the index's shape {tuple(idx.shape)}, but got "
-                         f"{tuple(upd.shape)}.")
-    if upd.dtype != x.dtype:
-        raise TypeError(f"For '{op}', the updates must have the input's dtype ({x.dtype}), but got {upd.dtype}.")
-    n = x.shape[ax]
-    i64 = _core.cast(idx, mstype.int64) if idx.dtype != mstype.int64 else idx
-    if i64.size:
-        i64 = _core.check_range(i64, op, "index", float(-n), float(n), False, None)
-    i64 = _core.select(_core.less(i64, 0), _core.add(i64, n), i64)
-    strides = [math.prod(x.shape[d + 1:]) for d in range(x.ndim)]
-    base = np.zeros(tuple(idx.shape), np.int64)
-    for d in range(x.ndim):
-        if d != ax:
-            shape = [1] * x.ndim
-            shape[d] = idx.shape[d]
-            base = base + np.arange(idx.shape[d], dtype=np.int64).reshape(shape) * strides[d]
-    lin = _core.add(_core.mul(i64, Tensor(np.int64(strides[ax]))), Tensor(base))
-    flat = _core.reshape(x, [-1])
-    lin = _core.reshape(lin, [-1])
-    vals = _core.reshape(upd, [-1])
-    if reduction == "add":
-        out = _core.add(flat, _core.unsorted_segment_sum(vals, lin, flat.shape[0]))
-    else:
-        out = _core.tensor_scatter_update(flat, _core.reshape(lin, [-1, 1]), vals)
-    return _core.reshape(out, list(x.shape))
+    return _core.tensor_scatter_elements(x, idx, upd, ax, reduction, False, op)
 
 
 @defop(primitive="TensorScatterElements", prim_attrs={"axis": ("axis", 0), "reduction": ("reduction", "none")})

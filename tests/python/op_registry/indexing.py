@@ -46,7 +46,7 @@ def _np_index_fill(x, axis, idx, value):
     return y
 
 
-_row("index_fill", ("Select",), lambda x, axis, idx, value: ops.index_fill(x, axis, idx, value), _np_index_fill,
+_row("index_fill", ("TensorScatterElements",), lambda x, axis, idx, value: ops.index_fill(x, axis, idx, value), _np_index_fill,
      _gen(lambda a, r: Sample((a((2, 3)), 1, _ix(0, -1), 2.0)),
           lambda a, r: Sample((a((3, 2)), 0, _ix(1, 1, dt=np.int64), -1.0), desc="repeated index"),
           lambda a, r: Sample((a((3, 2)), -1, np.array(0, np.int32), a(())), desc="0-d index, Tensor value")),
@@ -60,7 +60,7 @@ def _np_index_add(x, idx, y, axis):
     return out
 
 
-_row("index_add", ("UnsortedSegmentSum", "Add"), lambda x, idx, y, axis: ops.index_add(x, idx, y, axis),
+_row("index_add", ("TensorScatterElements",), lambda x, idx, y, axis: ops.index_add(x, idx, y, axis),
      _np_index_add,
      _gen(lambda a, r: Sample((a((2, 3)), _ix(0, 2, 0), a((2, 3)), 1), desc="duplicates accumulate"),
           lambda a, r: Sample((a((3, 2)), _ix(-1, dt=np.int64), a((1, 2)), 0), desc="negative index"),
@@ -335,10 +335,10 @@ def _se_samples(dtype, rng):
                  desc="add, duplicates")
 
 
-_row("tensor_scatter_elements", ("TensorScatterUpdate", "UnsortedSegmentSum"),
+_row("tensor_scatter_elements", ("TensorScatterElements",),
      lambda x, i, u, **kw: ops.tensor_scatter_elements(x, i, u, **kw), _np_scatter_elements, _se_samples,
      FLOATS + (I32,), grad_args=(0, 2))
-_row("scatter", ("TensorScatterUpdate",), lambda x, axis, i, src: ops.scatter(x, axis, i, src),
+_row("scatter", ("TensorScatterElements",), lambda x, axis, i, src: ops.scatter(x, axis, i, src),
      lambda x, axis, i, src: _np_scatter_elements(x, i, src if isinstance(src, np.ndarray) else
                                                   np.full(i.shape, src, x.dtype), axis),
      _gen(lambda a, r: Sample((a((2, 3)), 1, _ix([0, 2], [2, 1], dt=np.int64), a((2, 2)))),
