@@ -25,6 +25,7 @@ __all__ = ["index_select", "index_fill", "index_add", "masked_select", "argwhere
 
 
 _INDEX_DTYPES = (mstype.int32, mstype.int64)
+_FILL_FLOATS = (mstype.float16, mstype.float32, mstype.float64)
 
 
 def _dim(op, name, axis, ndim):
@@ -83,6 +84,8 @@ def index_fill(x, axis, index, value):
         if value.ndim != 0:
             raise ValueError(f"For 'index_fill', a Tensor 'value' must be 0-d, but got shape {tuple(value.shape)}.")
         v = value if value.dtype == x.dtype else _core.cast(value, x.dtype)
+    elif type(value) in (int, float) and x.dtype in _FILL_FLOATS:
+        v = _core.full([], float(value), x.dtype)  # the number rounded to x's float dtype (as NumPy's astype)
     elif isinstance(value, (bool, int, float, np.number)):
         v = Tensor(np.asarray(value).astype(mstype.dtype_to_nptype(x.dtype)), x.dtype)
     else:
