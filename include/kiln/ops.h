@@ -86,6 +86,11 @@ Tensor argsort(const Tensor& x, int64_t axis = -1, bool descending = false);
 // written slices get zero gradient) and updates (the gradient at its slice; zero for an overwritten repeat).
 // Tensor.__setitem__ is built on it (python/kiln/common/_indexing.py).
 Tensor tensor_scatter_update(const Tensor& x, const Tensor& indices, const Tensor& updates);
+// MindSpore's TensorScatterAdd/Sub/Mul/Div/Max/Min as one op (reduction "add" | "sub" | "mul" | "div" | "max" |
+// "min"): x combined in turn with every update at its index row (repeats combine). Shapes as tensor_scatter_update;
+// an index out of range is a ValueError naming `op` (default: the MindSpore primitive).
+Tensor tensor_scatter_reduce(const Tensor& x, const Tensor& indices, const Tensor& updates,
+                             const std::string& reduction, const std::string& op = "");
 // A new contiguous tensor with x's values and dtype (Tensor.copy()/clone(); MindSpore's TensorMove). Gradient: g.
 Tensor tensor_copy(const Tensor& x);
 // Returns x (an alias) after checking that every value v is in [lower, upper) ([lower, upper] if upper_closed) or

@@ -119,6 +119,29 @@ void bind_reduce_shape(nb::module_& m) {
         "indices as MindSpore's CPU TopK returns them (std::nth_element, then std::stable_sort when sorted).");
   m.def("tensor_scatter_update", [](TL x, TL idx, TL upd) { return ops::tensor_scatter_update(x, idx, upd); },
         nb::arg("input_x"), nb::arg("indices"), nb::arg("updates"));
+  m.def("tensor_scatter_reduce",
+        [](TL x, TL idx, TL upd, const std::string& reduction, const std::string& op, bool rows) {
+          Attrs a{{"reduction", std::string(reduction)}};
+          if (!op.empty()) a.items.push_back({"op", std::string(op)});
+          if (rows) a.items.push_back({"rows", true});
+          return apply1(OpId::TensorScatterReduce, {x, idx, upd}, a);
+        },
+        nb::arg("input_x"), nb::arg("indices"), nb::arg("updates"), nb::arg("reduction"), nb::arg("op") = "",
+        nb::arg("rows") = false,
+        "The TensorScatterReduce op: input_x combined in turn with updates[i] at the index rows indices[i] by "
+        "reduction ('add', 'sub', 'mul', 'div', 'max', 'min'; rows: indices of any shape holding row numbers into "
+        "axis 0, MindSpore's ScatterMax/...); ValueError naming op for an index out of range.");
+  m.def("tensor_scatter_elements",
+        [](TL x, TL idx, TL upd, int64_t axis, const std::string& reduction, bool slices, const std::string& op) {
+          Attrs a{{"axis", axis}, {"reduction", std::string(reduction)}};
+          if (slices) a.items.push_back({"slices", true});
+          if (!op.empty()) a.items.push_back({"op", std::string(op)});
+          return apply1(OpId::TensorScatterElements, {x, idx, upd}, a);
+        },
+        nb::arg("input_x"), nb::arg("indices"), nb::arg("updates"), nb::arg("axis"), nb::arg("reduction"),
+        nb::arg("slices") = false, nb::arg("op") = "",
+        "The TensorScatterElements op: updates written ('none') or added ('add') along axis at indices (of x's rank; "
+        "slices: 1-D indices picking whole slices, 'none' filling them with a 0-d value); ValueError naming op.");
   m.def("tensor_copy", [](TL x) { return ops::tensor_copy(x); }, nb::arg("x"));
   m.def("check_range",
         [](TL x, const std::string& op, const std::string& what, double lower, double upper, bool upper_closed,

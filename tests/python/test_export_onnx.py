@@ -242,6 +242,18 @@ OPS = {
                         [(2, 3, 4)]),
     "zeros-arange": (lambda x: (x + ops.zeros(x.shape), x * ops.arange(4).astype(ms.float32)), [(2, 3, 4)]),
     "clamp-split": (lambda x: (ops.clamp(x, -0.5, 0.5),) + tuple(ops.split(x, 2, 2)), [(2, 3, 4)]),
+    # TensorScatterReduce (one node for tensor_scatter_add/sub/mul/div/max/min): ScatterND with a reduction; a repeated
+    # index combines in turn (rows 0 and 2 twice)
+    "scatter-reduce": (lambda x, u: tuple(f(x, Tensor(np.array([[0], [2], [0]], np.int32)), u) for f in (
+        ops.tensor_scatter_add, ops.tensor_scatter_sub, ops.tensor_scatter_mul, ops.tensor_scatter_div,
+        ops.tensor_scatter_max, ops.tensor_scatter_min)), [(3, 4), (3, 4)]),
+    # TensorScatterElements (tensor_scatter_elements, scatter, index_add, index_fill: one node each): ScatterElements,
+    # negative and repeated indices
+    "scatter-elements": (lambda x, u: (
+        ops.tensor_scatter_elements(x, Tensor(np.array([[0, -1, 0], [3, 1, 3]], np.int32)), u[:2, :3], 1, "add"),
+        ops.scatter(x, 0, Tensor(np.array([[2, 0, 1, 0], [1, 2, 0, 2]], np.int64)), u[:2]),
+        ops.index_add(x, Tensor(np.array([2, 0, 2], np.int32)), u[:, :3], 1),
+        ops.index_fill(x, 1, Tensor(np.array([0, -1], np.int32)), 2.5)), [(3, 4), (3, 4)]),
 }
 
 

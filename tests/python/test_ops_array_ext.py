@@ -124,6 +124,44 @@ def test_segment_max_ties_share_the_gradient():
     assert g.asnumpy().tolist() == [0.5, 0.5, 0, 1]
 
 
+def test_scatter_max_min_ties_share_the_gradient_as_mindspore():
+    # MindSpore 2.10's values (TensorScatterMax/Min bprop): x and the updates equal to the result share the gradient
+    # equally at each place (x[0, 0] = 1 ties both updates 1; x[2, 1] = 6 ties the update 6)
+    x, idx = T([[1, 2], [3, 4], [5, 6]]), I([[0], [0], [2]])
+    u, w = T([[1, 7], [1, 7], [0, 6]]), T(np.arange(6).reshape(3, 2) + 1)
+    third = np.float32(1) / np.float32(3)
+    gx, gu = kiln.grad(lambda a, b: ops.sum(ops.tensor_scatter_max(a, idx, b) * w), grad_position=(0, 1))(x, u)
+    np.testing.assert_allclose(gx.asnumpy(), [[third, 0], [3, 4], [5, 3]], rtol=1e-6)
+    np.testing.assert_allclose(gu.asnumpy(), [[third, 1], [third, 1], [0, 3]], rtol=1e-6)
+    gx, gu = kiln.grad(lambda a, b: ops.sum(ops.tensor_scatter_min(a, idx, b) * w), grad_position=(0, 1))(x, u)
+    np.testing.assert_allclose(gx.asnumpy(), [[third, 2], [3, 4], [0, 3]], rtol=1e-6)
+    np.testing.assert_allclose(gu.asnumpy(), [[third, 0], [third, 0], [5, 3]], rtol=1e-6)
+
+
+def test_scatter_mul_div_gradients_with_repeats_and_zeros():
+    # the exact gradient of x * u1 * u2 (MindSpore 2.10's TensorScatterMul/Div bprop gives g * x to every update, as if
+    # it were alone on its place: 4.0 here instead of 28.0; Kiln keeps the derivative), and a zero update
+    x, idx = T([[1, 2], [3, 4]]), I([[0], [0]])
+    u = T([[0, 7], [5, 7]])
+    gx, gu = kiln.grad(lambda a, b: ops.sum(ops.tensor_scatter_mul(a, idx, b) * T([[1, 2], [3, 4]])),
+                       grad_position=(0, 1))(x, u)
+    assert gx.asnumpy().tolist() == [[0, 98], [3, 4]] and gu.asnumpy().tolist() == [[5, 28], [0, 28]]
+    gx, gu = kiln.grad(lambda a, b: ops.sum(ops.tensor_scatter_div(a, idx, b)), grad_position=(0, 1))(x, T([[2, 7],
+                                                                                                            [5, 7]]))
+    np.testing.assert_allclose(gx.asnumpy(), [[0.1, 1 / 49], [1, 1]], rtol=1e-6)
+    np.testing.assert_allclose(gu.asnumpy(), [[-1 / 20, -2 / 343], [-1 / 50, -2 / 343]], rtol=1e-6)
+
+
+def test_scatter_reduce_index_errors_name_the_op_in_both_modes():
+    for mode_jit in (False, True):
+        f = lambda a: ops.tensor_scatter_max(a, I([[0], [-1]]), T([[1, 2], [3, 4]]))
+        with pytest.raises(ValueError, match=r"tensor_scatter_max.*\[-1\].*shape \[2, 2\]"):
+            (kiln.jit(f) if mode_jit else f)(T([[1, 2], [3, 4]])).asnumpy()
+        g = lambda a: ops.index_add(a, I([0, 2]), T([[1, 2], [3, 4]]), 1)
+        with pytest.raises(ValueError, match=r"index_add.*\[-2, 2\).*got 2"):
+            (kiln.jit(g) if mode_jit else g)(T([[1, 2], [3, 4]])).asnumpy()
+
+
 def test_scatter_gradients_reach_data_and_updates():
     x, u = T([[1.0, 2.0], [3.0, 4.0]]), T([[2.0, 5.0]])
     gx, gu = kiln.grad(lambda a, b: ops.sum(ops.tensor_scatter_mul(a, I([[0]]), b)), grad_position=(0, 1))(x, u)

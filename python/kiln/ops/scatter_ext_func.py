@@ -3,17 +3,17 @@ div / max / min, scatter_mul / div / max / min (rows of axis 0), scatter_nd_mul 
 Parameter), tensor_scatter_elements, scatter, select_scatter, slice_scatter and unsorted_segment_sum / max / min /
 prod, with their Primitive classes and Tensor methods where MindSpore has them.
 
-Built from Kiln's UnsortedSegmentSum, TensorScatterUpdate, Select, ReduceMax/ReduceMin/ReduceProd, Gather and
-Concat kernels, so gradients (w.r.t. the data and the updates) and Graph mode are theirs:
-  segment max/min/prod: the updates are laid out on an (items × segments) grid (the other cells hold the
-  reduction's identity) and reduced over the items — O(items · segments) memory; a max/min's gradient is shared
-  equally by tied winners (MindSpore's UnsortedSegmentMax/Min gradient);
-  tensor_scatter_mul/div: input_x times / divided by the product of the updates landing on each place (duplicates
-  accumulate, as MindSpore's CPU kernels); max/min: the max/min of input_x and those updates.
+The nd scatters (tensor_scatter_*, scatter_nd_*, scatter_* rows) are one TensorScatterReduce op each and the
+element scatters (tensor_scatter_elements, scatter) one TensorScatterElements op (src/ops/scatter.cpp): repeated
+indices combine in row order (MindSpore's CPU kernels'); gradients to the data and the updates (max/min: shared by
+the input and the updates equal to the result, MindSpore's TensorScatterMax/Min bprop; mul/div: the exact
+derivative with repeats). The segment reductions are built from UnsortedSegmentSum, Select and ReduceMax/Min/Prod:
+the updates are laid out on an (items × segments) grid (the other cells hold the reduction's identity) and reduced
+over the items — O(items · segments) memory; a max/min's gradient is shared equally by tied winners (MindSpore's
+UnsortedSegmentMax/Min gradient).
 Indices are checked when the op runs, in both modes: an index outside the target's range is a ValueError naming
 the op (MindSpore's CPU kernels raise RuntimeError)."""
 import builtins
-import math
 
 import numpy as np
 
@@ -125,76 +125,23 @@ def unsorted_segment_prod(x, segment_ids, num_segments):
 
 # ---------------------------------------------------------------------------------------------- nd scatters
 
-def _nd_args(input_x, indices, updates, op):
+def _nd_reduce(input_x, indices, updates, kind, op, rows=False):
+    """input_x combined with `updates` at the index rows `indices` by `kind` ('add', 'sub', 'mul', 'div', 'max',
+    'min'): one TensorScatterReduce op (src/ops/scatter.cpp), which checks the shapes, the updates' dtype and every
+    index (ValueError naming `op`, in both modes)."""
     x = _tensor_arg(input_x, op, "input_x")
     idx = _tensor_arg(indices, op, "indices")
     upd = _tensor_arg(updates, op, "updates")
-    if idx.dtype not in (mstype.int32, mstype.int64):
+    if idx.dtype not in _INDEX_DTYPES:
         raise TypeError(f"For '{op}', 'indices' must be an int32 or int64 Tensor, but got {idx.dtype}.")
-    if upd.dtype != x.dtype:
-        raise TypeError(f"For '{op}', 'updates' must have the dtype of 'input_x' ({x.dtype}), but got {upd.dtype}.")
-    if x.ndim == 0:
-        raise ValueError(f"For '{op}', 'input_x' must have rank >= 1.")
-    if idx.ndim < 1 or not 1 <= idx.shape[-1] <= x.ndim:
-        raise ValueError(f"For '{op}', the last dim of 'indices' must be in [1, {x.ndim}], but got indices of shape "
-                         f"{tuple(idx.shape)}.")
-    k = idx.shape[-1]
-    expect = tuple(idx.shape[:-1]) + tuple(x.shape[k:])
-    if tuple(upd.shape) != expect:
-        raise ValueError(f"For '{op}', 'updates' must have shape {expect} (indices.shape[:-1] + "
-                         f"input_x.shape[{k}:]), but got {tuple(upd.shape)}.")
-    return x, idx, upd
+    return _core.tensor_scatter_reduce(x, idx, upd, kind, op, rows)
 
 
-def _linear(idx, shape, op):
-    """Int64 (...,) row numbers in the (prod(shape[:k]), ...) view of the index tuples idx (..., k) — each
-    coordinate checked against shape[j]."""
-    idx = _core.cast(idx, mstype.int64) if idx.dtype != mstype.int64 else idx
-    k = idx.shape[-1]
-    lin, stride = None, 1
-    for j in reversed(range(k)):
-        col = idx[..., j]
-        if col.size:
-            col = _core.check_range(col, op, f"indices[..., {j}]", 0.0, float(shape[j]), False, None)
-        term = _core.mul(col, Tensor(np.int64(stride)))
-        lin = term if lin is None else _core.add(lin, term)
-        stride *= shape[j]
-    return _core.reshape(lin, [-1])
-
-
-def _trunc_div(a, b):
-    """Integer division rounding toward zero (C's and MindSpore's integer Div)."""
-    q = _core.floor_div(a, b)
-    r = _core.mod(a, b)
-    fix = _core.logical_and(_core.not_equal(r, 0), _core.not_equal(_core.less(a, 0), _core.less(b, 0)))
-    return _core.add(q, _core.cast(fix, q.dtype))
-
-
-def _reduce_scatter(x, idx, upd, kind, op):
-    """x combined with the updates at nd `idx` by `kind` ("mul", "div", "max", "min")."""
-    k = idx.shape[-1]
-    rows = math.prod(x.shape[:k])
-    inner = list(x.shape[k:])
-    lin = _linear(idx, tuple(x.shape), op)
-    data = _core.reshape(upd, [-1] + inner)
-    red = _segment_reduce(data, lin, rows, "prod" if kind in ("mul", "div") else kind)
-    red = _core.reshape(red, list(x.shape))
-    if kind == "mul":
-        return _core.mul(x, red)
-    if kind == "div":
-        if mstype.is_float(x.dtype):
-            return _core.div(x, red)
-        return _trunc_div(x, red)
-    count = _core.unsorted_segment_sum(_core.full([data.shape[0]], 1.0, mstype.int32), lin, rows)
-    touched = _core.reshape(_core.greater(count, 0), [rows] + [1] * len(inner))
-    touched = _core.reshape(_core.broadcast_to(touched, [rows] + inner), list(x.shape))
-    best = _core.maximum(x, red) if kind == "max" else _core.minimum(x, red)
-    return _core.select(touched, best, x)
+_INDEX_DTYPES = (mstype.int32, mstype.int64)
 
 
 def _tensor_scatter(input_x, indices, updates, kind, op):
-    x, idx, upd = _nd_args(input_x, indices, updates, op)
-    return _reduce_scatter(x, idx, upd, kind, op)
+    return _nd_reduce(input_x, indices, updates, kind, op)
 
 
 @defop(primitive="TensorScatterMul")
@@ -217,14 +164,17 @@ def tensor_scatter_div(input_x, indices, updates):
 @defop(primitive="TensorScatterMax")
 def tensor_scatter_max(input_x, indices, updates):
     """MindSpore's ops.tensor_scatter_max(input_x, indices, updates): a copy of input_x where each indexed place
-    holds the maximum of its value and the updates landing there. Shapes and errors as tensor_scatter_mul."""
+    holds the maximum of its value and the updates landing there (NaN propagates). Gradient: at each place shared
+    equally by input_x and the updates equal to the result (MindSpore 2.10's). Shapes and errors as
+    tensor_scatter_mul."""
     return _tensor_scatter(input_x, indices, updates, "max", "tensor_scatter_max")
 
 
 @defop(primitive="TensorScatterMin")
 def tensor_scatter_min(input_x, indices, updates):
     """MindSpore's ops.tensor_scatter_min(input_x, indices, updates): a copy of input_x where each indexed place
-    holds the minimum of its value and the updates landing there. Shapes and errors as tensor_scatter_mul."""
+    holds the minimum of its value and the updates landing there (NaN propagates). Gradient as tensor_scatter_max.
+    Shapes and errors as tensor_scatter_mul."""
     return _tensor_scatter(input_x, indices, updates, "min", "tensor_scatter_min")
 
 
@@ -234,8 +184,7 @@ def _in_place(input_x, value):
 
 
 def _scatter_nd_kind(input_x, indices, updates, kind, op):
-    x, idx, upd = _nd_args(input_x, indices, updates, op)
-    return _in_place(input_x, _reduce_scatter(x, idx, upd, kind, op))
+    return _in_place(input_x, _nd_reduce(input_x, indices, updates, kind, op))
 
 
 @defop(primitive="ScatterNdMul", prim_attrs={"use_locking": ("use_locking", False)})
@@ -267,8 +216,8 @@ def scatter_nd_min(input_x, indices, updates, use_locking=False):
 
 
 def _scatter_rows(input_x, indices, updates, kind, op):
-    idx = _tensor_arg(indices, op, "indices")
-    return _scatter_nd_kind(input_x, _core.expand_dims(idx, idx.ndim), updates, kind, op)
+    """The rows form (MindSpore's ScatterMul/Div/Max/Min): indices of any shape holding row numbers into axis 0."""
+    return _in_place(input_x, _nd_reduce(input_x, indices, updates, kind, op, rows=True))
 
 
 @defop(primitive="ScatterMul", prim_attrs={"use_locking": ("use_locking", False)}, tensor="scatter_mul")
@@ -303,47 +252,16 @@ def scatter_min(input_x, indices, updates, *, use_locking=False):
 # ---------------------------------------------------------------------------------------------- element scatters
 
 def _element_scatter(x, idx, upd, axis, reduction, op):
-    if idx.dtype not in (mstype.int32, mstype.int64):
+    """One TensorScatterElements op (src/ops/scatter.cpp): it checks the ranks, shapes, dtypes and every index
+    (ValueError naming `op`, in both modes) and wraps the negative indices."""
+    if idx.dtype not in _INDEX_DTYPES:
         raise TypeError(f"For '{op}', the index must be an int32 or int64 Tensor, but got {idx.dtype}.")
     if x.ndim == 0:
         raise ValueError(f"For '{op}', the input must have rank >= 1, but got a 0-d Tensor.")
-    if idx.ndim != x.ndim:
-        raise ValueError(f"For '{op}', the index must have the input's rank ({x.ndim}), but got shape "
-                         f"{tuple(idx.shape)}.")
-    ax = int_arg(op, "axis", axis)
+    ax = axis if type(axis) is int else int_arg(op, "axis", axis)
     if not -x.ndim <= ax < x.ndim:
         raise ValueError(f"For '{op}', 'axis' must be in [{-x.ndim}, {x.ndim}), but got {ax}.")
-    ax %= x.ndim
-    for d, (a, b) in enumerate(zip(idx.shape, x.shape)):
-        if d != ax and a > b:
-            raise ValueError(f"For '{op}', the index of shape {tuple(idx.shape)} is larger than the input of shape "
-                             f"{tuple(x.shape)} on axis {d}.")
-    if tuple(upd.shape) != tuple(idx.shape):
-        raise ValueError(f"For '{op}', the updates must have the index's shape {tuple(idx.shape)}, but got "
-                         f"{tuple(upd.shape)}.")
-    if upd.dtype != x.dtype:
-        raise TypeError(f"For '{op}', the updates must have the input's dtype ({x.dtype}), but got {upd.dtype}.")
-    n = x.shape[ax]
-    i64 = _core.cast(idx, mstype.int64) if idx.dtype != mstype.int64 else idx
-    if i64.size:
-        i64 = _core.check_range(i64, op, "index", float(-n), float(n), False, None)
-    i64 = _core.select(_core.less(i64, 0), _core.add(i64, n), i64)
-    strides = [math.prod(x.shape[d + 1:]) for d in range(x.ndim)]
-    base = np.zeros(tuple(idx.shape), np.int64)
-    for d in range(x.ndim):
-        if d != ax:
-            shape = [1] * x.ndim
-            shape[d] = idx.shape[d]
-            base = base + np.arange(idx.shape[d], dtype=np.int64).reshape(shape) * strides[d]
-    lin = _core.add(_core.mul(i64, Tensor(np.int64(strides[ax]))), Tensor(base))
-    flat = _core.reshape(x, [-1])
-    lin = _core.reshape(lin, [-1])
-    vals = _core.reshape(upd, [-1])
-    if reduction == "add":
-        out = _core.add(flat, _core.unsorted_segment_sum(vals, lin, flat.shape[0]))
-    else:
-        out = _core.tensor_scatter_update(flat, _core.reshape(lin, [-1, 1]), vals)
-    return _core.reshape(out, list(x.shape))
+    return _core.tensor_scatter_elements(x, idx, upd, ax, reduction, False, op)
 
 
 @defop(primitive="TensorScatterElements", prim_attrs={"axis": ("axis", 0), "reduction": ("reduction", "none")})

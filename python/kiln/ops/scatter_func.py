@@ -1,14 +1,14 @@
 """Scatter ops: MindSpore 2.10's ops.tensor_scatter_update / _add / _sub (functional, a new Tensor), scatter_nd_add /
 _sub / _update and scatter_add / scatter_update (in place on a Parameter), and their Primitive classes.
 
-Built on Kiln's TensorScatterUpdate kernel and on ops.scatter_nd (UnsortedSegmentSum), so additions accumulate
-duplicate indices and gradients are those ops'. The in-place forms write with ops.assign (functional under a
+Built on Kiln's TensorScatterUpdate and TensorScatterReduce kernels (one op each; additions accumulate duplicate
+indices in row order). The in-place forms write with ops.assign (functional under a
 gradient or in compiled code, as MindSpore's Parameter updates)."""
 from .._loader import _core
 from .._args import _got
 from ..common import dtype as mstype
 from .function import _tensor_arg, assign
-from .index_func import ScatterNdUpdate, _scatter_nd
+from .index_func import ScatterNdUpdate
 from .primitives import Primitive
 
 __all__ = ["tensor_scatter_update", "tensor_scatter_add", "tensor_scatter_sub", "scatter_nd_add", "scatter_nd_sub",
@@ -38,10 +38,8 @@ def tensor_scatter_update(input_x, indices, updates):
 
 def _accumulate(input_x, indices, updates, op, sign):
     x, idx, upd = _args(input_x, indices, updates, op)
-    if x.ndim == 0:
-        raise ValueError(f"For '{op}', 'input_x' must have rank >= 1.")
-    delta = _scatter_nd(idx, upd, tuple(x.shape), op)
-    return _core.add(x, delta) if sign > 0 else _core.sub(x, delta)
+    # one TensorScatterReduce op (src/ops/scatter.cpp): it checks the shapes and every index (ValueError naming op)
+    return _core.tensor_scatter_reduce(x, idx, upd, "add" if sign > 0 else "sub", op)
 
 
 def tensor_scatter_add(input_x, indices, updates):
@@ -91,8 +89,8 @@ def scatter_add(input_x, indices, updates):
     """MindSpore's ops.scatter_add(input_x, indices, updates): rows input_x[indices[i]] += updates[i] of the
     Parameter input_x in place (indices of any shape into axis 0; updates of shape indices.shape +
     input_x.shape[1:]; duplicates accumulate). Returns input_x."""
-    _param(input_x, "scatter_add")
-    return _in_place(input_x, _rows(indices, "scatter_add"), updates, "scatter_add", 1)
+    x, idx, upd = _args(_param(input_x, "scatter_add"), indices, updates, "scatter_add")
+    return assign(input_x, _core.tensor_scatter_reduce(x, idx, upd, "add", "scatter_add", True))
 
 
 def scatter_update(input_x, indices, updates):

@@ -25,6 +25,10 @@ __all__ = ["index_select", "index_fill", "index_add", "masked_select", "argwhere
            "inplace_sub"]
 
 
+_INDEX_DTYPES = (mstype.int32, mstype.int64)
+_FILL_FLOATS = (mstype.float16, mstype.float32, mstype.float64)
+
+
 def _dim(op, name, axis, ndim):
     axis = int_arg(op, name, axis)
     if not -ndim <= axis < builtins.max(ndim, 1):
@@ -64,15 +68,6 @@ def index_select(input, axis, index):
     return _core.gather(x, idx, axis)
 
 
-def _axis_mask(idx, n, axis, ndim):
-    """Bool (1, .., n, .., 1) mask with True at the positions `idx` (Int64 in [0, n)) along `axis`."""
-    pos = Tensor(np.arange(n, dtype=np.int64).reshape(n, 1))
-    hit = _core.reduce_any(_core.equal(pos, _core.reshape(idx, [1, -1])), [1], False)
-    shape = [1] * ndim
-    shape[axis] = n
-    return _core.reshape(hit, shape)
-
-
 @defop(primitive="IndexFill", tensor="index_fill")
 def index_fill(x, axis, index, value):
     """MindSpore's ops.index_fill(x, axis, index, value): a copy of x with the slices at `index` (an int32/int64
@@ -85,16 +80,23 @@ def index_fill(x, axis, index, value):
         _dim("index_fill", "axis", axis, 1)
     else:
         x0, axis_n = x, _dim("index_fill", "axis", axis, x.ndim)
-    idx = _index_vector(index, "index_fill", x0.shape[axis_n])
+    idx = _tensor_arg(index, "index_fill", "index")
+    if idx.dtype not in _INDEX_DTYPES:
+        raise TypeError(f"For 'index_fill', 'index' must be an int32 or int64 Tensor, but got {idx.dtype}.")
+    if idx.ndim > 1:
+        raise ValueError(f"For 'index_fill', 'index' must be 1-D, but got shape {tuple(idx.shape)}.")
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise ValueError(f"For 'index_fill', a Tensor 'value' must be 0-d, but got shape {tuple(value.shape)}.")
         v = value if value.dtype == x.dtype else _core.cast(value, x.dtype)
+    elif type(value) in (int, float) and x.dtype in _FILL_FLOATS:
+        v = _core.full([], float(value), x.dtype)  # the number rounded to x's float dtype (as NumPy's astype)
     elif isinstance(value, (bool, int, float, np.number)):
         v = Tensor(np.asarray(value).astype(mstype.dtype_to_nptype(x.dtype)), x.dtype)
     else:
         raise TypeError(f"For 'index_fill', 'value' must be a number or a 0-d Tensor, but got {_got(value)}.")
-    out = _core.select(_axis_mask(idx, x0.shape[axis_n], axis_n, x0.ndim), v, x0)
+    # one TensorScatterElements op filling whole slices (it checks every index: ValueError, both modes)
+    out = _core.tensor_scatter_elements(x0, idx, v, axis_n, "none", True, "index_fill")
     return _core.reshape(out, []) if x.ndim == 0 else out
 
 
@@ -115,17 +117,13 @@ def index_add(x, indices, y, axis, use_lock=True, check_index_bound=True):
     if xt.ndim == 0:
         raise ValueError("For 'index_add', 'x' must have rank >= 1, but got a 0-d Tensor.")
     ax = _dim("index_add", "axis", axis, xt.ndim)
-    n = xt.shape[ax]
-    idx = _index_vector(indices, "index_add", n, "indices", allow_0d=False)
-    want = list(xt.shape)
-    want[ax] = idx.shape[0]
-    if list(yt.shape) != want:
-        raise ValueError(f"For 'index_add', 'y' must have shape {tuple(want)} (x's with len(indices) on axis {ax}), "
-                         f"but got {tuple(yt.shape)}.")
-    perm = [ax] + [d for d in range(xt.ndim) if d != ax]
-    inv = [int(i) for i in np.argsort(perm)]
-    delta = _core.unsorted_segment_sum(_core.transpose(yt, perm), idx, n)
-    out = _core.add(xt, _core.transpose(delta, inv))
+    idx = _tensor_arg(indices, "index_add", "indices")
+    if idx.dtype not in _INDEX_DTYPES:
+        raise TypeError(f"For 'index_add', 'indices' must be an int32 or int64 Tensor, but got {idx.dtype}.")
+    if idx.ndim != 1:
+        raise ValueError(f"For 'index_add', 'indices' must be 1-D, but got shape {tuple(idx.shape)}.")
+    # one TensorScatterElements op adding whole slices (it checks y's shape and every index: ValueError, both modes)
+    out = _core.tensor_scatter_elements(xt, idx, yt, ax, "add", True, "index_add")
     if isinstance(x, Parameter):
         return assign(x, out)
     return out

@@ -437,6 +437,51 @@ def _emit_scatter_update(w, node):
     return [w.node("ScatterND", [w.name_of(x), idx, w.name_of(upd, as_dtype=_out_dtype(w, node))])]
 
 
+def _emit_scatter_reduce(w, node):
+    """TensorScatterReduce: ScatterND with ONNX's reduction (opset 16/18: add, mul, max, min; repeats combine in
+    turn, as Kiln's kernel); sub as add of Neg(updates); div as Div(x, ScatterND(ones, reduction mul)) (x divided
+    by the product of its updates: Kiln's value for floats; integers truncate, as ONNX's Div on integers)."""
+    x, idx, upd = node["inputs"]
+    red = node["attrs"]["reduction"]
+    dt = _out_dtype(w, node)
+    ix = w.name_of(idx, as_dtype=mstype.int64)
+    u = w.name_of(upd, as_dtype=dt)
+    if red == "sub":
+        return [w.node("ScatterND", [w.name_of(x, as_dtype=dt), ix, w.node("Neg", [u])], reduction="add")]
+    if red == "div":
+        ones = w.node("ConstantOfShape", [w.node("Shape", [w.name_of(x)])],
+                      value=w.helper.make_tensor("one", onnx_dtype(dt), [1], [1]))
+        return [w.node("Div", [w.name_of(x, as_dtype=dt), w.node("ScatterND", [ones, ix, u], reduction="mul")])]
+    return [w.node("ScatterND", [w.name_of(x, as_dtype=dt), ix, u], reduction=red)]
+
+
+def _emit_scatter_elements(w, node):
+    """TensorScatterElements: ONNX ScatterElements (reduction none/add; negative indices count from the end in
+    both). The slices form (index_add, index_fill) expands its 1-D index along the axis to the updates' shape (and
+    index_fill's 0-d value to that shape) first."""
+    x, idx, upd = node["inputs"]
+    a = node["attrs"]
+    rank = _rank(w, x)
+    ax = int(a["axis"]) % rank
+    dt = _out_dtype(w, node)
+    ix = w.name_of(idx, as_dtype=mstype.int64)
+    u = w.name_of(upd, as_dtype=dt)
+    red = "add" if a["reduction"] == "add" else "none"
+    if a.get("slices"):
+        shape = list(w.values[x]["shape"])
+        m = int(np.prod(w.values[idx]["shape"], dtype=np.int64))
+        if any(not isinstance(d, (int, np.integer)) or d < 0 for d in shape):
+            raise ValueError("the slices form of TensorScatterElements needs a static input shape for ONNX export")
+        shape[ax] = m
+        col = [1] * rank
+        col[ax] = m
+        target = w.ints(shape)
+        ix = w.node("Expand", [w.node("Reshape", [ix, w.ints(col)]), target])
+        if red == "none":
+            u = w.node("Expand", [u, target])
+    return [w.node("ScatterElements", [w.name_of(x, as_dtype=dt), ix, u], axis=ax, reduction=red)]
+
+
 # --------------------------------------------------------------------------------------------- matmul, nn
 def _emit_matmul(w, node):
     a, b = node["inputs"]
@@ -595,7 +640,8 @@ EMITTERS = {
     "Argmax": _arg("ArgMax"), "Argmin": _arg("ArgMin"), "ArgSort": _emit_argsort,
     "Reshape": _emit_reshape, "Transpose": _emit_transpose, "BroadcastTo": _emit_broadcast_to,
     "Concat": _emit_concat, "StridedSlice": _emit_strided_slice, "Gather": _emit_gather,
-    "GatherD": _emit_gather_d, "TensorScatterUpdate": _emit_scatter_update,
+    "GatherD": _emit_gather_d, "TensorScatterUpdate": _emit_scatter_update, "TensorScatterReduce": _emit_scatter_reduce,
+    "TensorScatterElements": _emit_scatter_elements,
     "BatchMatMul": _emit_matmul, "Conv2D": _emit_conv2d, "Conv2DBackpropInput": _emit_conv_transpose,
     "MaxPool": _emit_max_pool, "AvgPool": _emit_avg_pool, "AdaptiveAvgPool2D": _emit_adaptive_avg_pool,
     "BatchNorm": _emit_batch_norm, "LayerNorm": _emit_layer_norm,

@@ -477,7 +477,7 @@ def _np_tensor_scatter_add(x, updates, indices, sign=1):
     return out
 
 
-register(OpInfo("tensor_scatter_add", ("UnsortedSegmentSum", "Add"),
+register(OpInfo("tensor_scatter_add", ("TensorScatterReduce",),
                 lambda x, u, indices: ops.tensor_scatter_add(x, Tensor(indices.astype(np.int32)), u),
                 lambda x, u, indices: _np_tensor_scatter_add(x, u, indices),
                 lambda dtype, rng: iter([Sample((arr(rng, (4, 3), dtype), arr(rng, (3, 3), dtype)),
@@ -485,7 +485,7 @@ register(OpInfo("tensor_scatter_add", ("UnsortedSegmentSum", "Add"),
                                          Sample((arr(rng, (2, 3), dtype), arr(rng, (2,), dtype)),
                                                 dict(indices=np.array([[0, 2], [1, 0]])), desc="elements")]),
                 FL + (I32,), differentiable=True))
-register(OpInfo("tensor_scatter_sub", ("UnsortedSegmentSum", "Sub"),
+register(OpInfo("tensor_scatter_sub", ("TensorScatterReduce",),
                 lambda x, u, indices: ops.tensor_scatter_sub(x, Tensor(indices.astype(np.int32)), u),
                 lambda x, u, indices: _np_tensor_scatter_add(x, u, indices, -1),
                 lambda dtype, rng: iter([Sample((arr(rng, (4, 3), dtype), arr(rng, (3, 3), dtype)),

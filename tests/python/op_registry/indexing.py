@@ -46,7 +46,7 @@ def _np_index_fill(x, axis, idx, value):
     return y
 
 
-_row("index_fill", ("Select",), lambda x, axis, idx, value: ops.index_fill(x, axis, idx, value), _np_index_fill,
+_row("index_fill", ("TensorScatterElements",), lambda x, axis, idx, value: ops.index_fill(x, axis, idx, value), _np_index_fill,
      _gen(lambda a, r: Sample((a((2, 3)), 1, _ix(0, -1), 2.0)),
           lambda a, r: Sample((a((3, 2)), 0, _ix(1, 1, dt=np.int64), -1.0), desc="repeated index"),
           lambda a, r: Sample((a((3, 2)), -1, np.array(0, np.int32), a(())), desc="0-d index, Tensor value")),
@@ -60,7 +60,7 @@ def _np_index_add(x, idx, y, axis):
     return out
 
 
-_row("index_add", ("UnsortedSegmentSum", "Add"), lambda x, idx, y, axis: ops.index_add(x, idx, y, axis),
+_row("index_add", ("TensorScatterElements",), lambda x, idx, y, axis: ops.index_add(x, idx, y, axis),
      _np_index_add,
      _gen(lambda a, r: Sample((a((2, 3)), _ix(0, 2, 0), a((2, 3)), 1), desc="duplicates accumulate"),
           lambda a, r: Sample((a((3, 2)), _ix(-1, dt=np.int64), a((1, 2)), 0), desc="negative index"),
@@ -286,14 +286,12 @@ def _nd_samples(kind):
 
 
 for _kind in ("mul", "div", "max", "min"):
-    _row(f"tensor_scatter_{_kind}", ("ReduceProd", "Select") if _kind in ("mul", "div") else
-         ("ReduceMax" if _kind == "max" else "ReduceMin", "Select"),
+    _row(f"tensor_scatter_{_kind}", ("TensorScatterReduce",),
          getattr(ops, f"tensor_scatter_{_kind}"), _np_nd_reduce(_kind), _nd_samples(_kind), FL + (F16, I32),
-         grad_args=(0, 2), ref_upcast=False, special_skip="updates through a product/max grid of the dtype's "
-                                                           "identity; NaN/inf checked by the reduce kernels' entries")
-    _row(f"scatter_nd_{_kind}", (),
+         grad_args=(0, 2), ref_upcast=False)
+    _row(f"scatter_nd_{_kind}", ("TensorScatterReduce",),
          lambda x, i, u, _f=getattr(ops, f"scatter_nd_{_kind}"): _f(x, i, u), _np_nd_reduce(_kind),
-         _nd_samples(_kind), FL + (I32,), differentiable=False, ref_upcast=False, graph=False,
+         _nd_samples(_kind), FL + (I32,), grad_args=(0, 2), ref_upcast=False, graph=False,
          graph_reason="on a Tensor it is tensor_scatter_" + _kind + " (covered there); in place on a Parameter: "
                       "tests/python/test_ops_array_ext.py", special_skip="as tensor_scatter_" + _kind)
 
@@ -308,7 +306,7 @@ def _rows_samples(kind):
 
 
 for _kind in ("mul", "div", "max", "min"):
-    _row(f"scatter_{_kind}", (), lambda x, i, u, _f=getattr(ops, f"scatter_{_kind}"): _f(x, i, u),
+    _row(f"scatter_{_kind}", ("TensorScatterReduce",), lambda x, i, u, _f=getattr(ops, f"scatter_{_kind}"): _f(x, i, u),
          _np_nd_reduce(_kind, rows=True), _rows_samples(_kind), FL + (I32,), grad_args=(0, 2), ref_upcast=False,
          graph=False, graph_reason="the rows form of scatter_nd_" + _kind + " (Graph parity there)",
          special_skip="as tensor_scatter_" + _kind)
@@ -337,10 +335,10 @@ def _se_samples(dtype, rng):
                  desc="add, duplicates")
 
 
-_row("tensor_scatter_elements", ("TensorScatterUpdate", "UnsortedSegmentSum"),
+_row("tensor_scatter_elements", ("TensorScatterElements",),
      lambda x, i, u, **kw: ops.tensor_scatter_elements(x, i, u, **kw), _np_scatter_elements, _se_samples,
      FLOATS + (I32,), grad_args=(0, 2))
-_row("scatter", ("TensorScatterUpdate",), lambda x, axis, i, src: ops.scatter(x, axis, i, src),
+_row("scatter", ("TensorScatterElements",), lambda x, axis, i, src: ops.scatter(x, axis, i, src),
      lambda x, axis, i, src: _np_scatter_elements(x, i, src if isinstance(src, np.ndarray) else
                                                   np.full(i.shape, src, x.dtype), axis),
      _gen(lambda a, r: Sample((a((2, 3)), 1, _ix([0, 2], [2, 1], dt=np.int64), a((2, 2)))),
@@ -456,7 +454,7 @@ def _scatter_state(name, fn, ref, samples):
         new = ref(*(np_value(a) for a in sample.args))
         return [new, new]
 
-    register(OpInfo(name, ("TensorScatterUpdate",) if name.endswith("update") else ("UnsortedSegmentSum",),
+    register(OpInfo(name, ("TensorScatterUpdate",) if name.endswith("update") else ("TensorScatterReduce",),
                     kind="state", samples=samples, dtypes=FL + (I32,), run=run, ref=state_ref,
                     notes="in place on a Parameter; returns it (MindSpore 2.10)"))
 
