@@ -371,10 +371,17 @@ def _np_b2s(x, block, crops):
 _row("batch_to_space_nd", ("Transpose", "StridedSlice"), ops.batch_to_space_nd, _np_b2s,
      _samples(lambda a, r: Sample((a((8, 1, 2, 2)), (2, 2), [[0, 0], [0, 1]])),
               lambda a, r: Sample((a((2, 2, 3)), (2,), [[1, 0]]), desc="1 spatial dim")))
-_row("mirror_pad", ("Gather",), lambda x, p, mode: ops.mirror_pad(x, p, mode),
+# MindSpore 2.10's MirrorPad gives np.pad's reflect / symmetric values, and its gradient sums every copy (checked
+# with the oracle, /work/shared/tools/ms_oracle.py, on (2, 3, 5, 6) inputs in both modes).
+_row("mirror_pad", ("MirrorPad", "MirrorPadGrad"), lambda x, p, mode: ops.mirror_pad(x, p, mode),
      lambda x, p, mode: np.pad(x, [tuple(q) for q in p], "reflect" if mode == "REFLECT" else "symmetric"),
      _samples(lambda a, r: Sample((a((2, 3)), [[1, 1], [2, 2]], "REFLECT")),
-              lambda a, r: Sample((a((2, 3)), [[2, 0], [0, 3]], "SYMMETRIC"), desc="symmetric")))
+              lambda a, r: Sample((a((2, 3)), [[2, 0], [0, 3]], "SYMMETRIC"), desc="symmetric"),
+              lambda a, r: Sample((a((2, 3, 4, 5)), [[0, 0], [1, 2], [3, 0], [4, 4]], "REFLECT"),
+                                  desc="4-D, the largest reflect counts"),
+              lambda a, r: Sample((NC(a((3, 4)), "T"), [[3, 3], [0, 4]], "SYMMETRIC"), desc="view, full symmetric"),
+              lambda a, r: Sample((a((3,)), [[0, 0]], "REFLECT"), desc="no padding")),
+     notes="one MirrorPad op; its gradient MirrorPadGrad (each padded copy adds to the cell it copies)")
 
 
 def _np_unfold(x, k, d=1, p=0, s=1):
@@ -406,14 +413,19 @@ def _np_fold(cols, size, k, d=1, p=0, s=1):
     return img[:, :, p[0]:p[0] + h, p[1]:p[1] + w]
 
 
-_row("unfold", ("Gather",), lambda x, *a: ops.unfold(x, *a), _np_unfold,
+# MindSpore 2.10's unfold / fold give these NumPy values and gradients (oracle: the "pairs, padding, dilation" and
+# "overlapping, padded" samples at (2, 3, 5, 6) and (2, 6, 12)); each op's gradient is the other one.
+_row("unfold", ("Im2Col", "Col2Im"), lambda x, *a: ops.unfold(x, *a), _np_unfold,
      _samples(lambda a, r: Sample((a((1, 2, 4, 4)), 2, 1, 0, 2)),
               lambda a, r: Sample((a((2, 1, 5, 4)), (3, 2), (1, 2), 1, (2, 1)), desc="pairs, padding, dilation"),
-              lambda a, r: Sample((NC(a((1, 1, 3, 3)), "T"), 2), desc="view, defaults")), FLOATS + (I32,))
-_row("fold", ("UnsortedSegmentSum",), lambda x, *a: ops.fold(x, *a), _np_fold,
+              lambda a, r: Sample((a((1, 2, 3, 3)), 3, 2, 2, 1), desc="padding wider than the dilated kernel's gaps"),
+              lambda a, r: Sample((NC(a((1, 1, 3, 3)), "T"), 2), desc="view, defaults")), FLOATS + (I32,),
+     notes="one Im2Col op; its gradient Col2Im")
+_row("fold", ("Col2Im", "Im2Col"), lambda x, *a: ops.fold(x, *a), _np_fold,
      _samples(lambda a, r: Sample((a((1, 8, 4)), (4, 4), 2, 1, 0, 2)),
-              lambda a, r: Sample((a((2, 6, 12)), (5, 4), (3, 2), (1, 2), 1, (2, 1)), desc="overlapping, padded")),
-     FLOATS + (I32,))
+              lambda a, r: Sample((a((2, 6, 12)), (5, 4), (3, 2), (1, 2), 1, (2, 1)), desc="overlapping, padded"),
+              lambda a, r: Sample((NC(a((1, 4, 4)), "T"), (3, 3), 2, 1, 1, 2), desc="view, padding")),
+     FLOATS + (I32,), notes="one Col2Im op; its gradient Im2Col")
 
 
 def _np_diags(m, n, k0, k1, align):
