@@ -384,6 +384,28 @@ _row("mirror_pad", ("MirrorPad", "MirrorPadGrad"), lambda x, p, mode: ops.mirror
      notes="one MirrorPad op; its gradient MirrorPadGrad (each padded copy adds to the cell it copies)")
 
 
+
+def _mirror_pad_grad(x, dy, paddings, mode):
+    """The gradient of mirror_pad(x, paddings, mode) with cotangent dy: MirrorPadGrad(dy) (linear in dy; its own
+    gradient is MirrorPad)."""
+    return kiln.grad(lambda a: ops.sum(ops.mul(ops.mirror_pad(a, paddings, mode), dy)))(x)
+
+
+def _np_mirror_pad_grad(x, dy, paddings, mode):
+    src = np.pad(np.arange(x.size).reshape(x.shape), [tuple(q) for q in paddings],
+                 "reflect" if mode == "REFLECT" else "symmetric")
+    out = np.zeros(x.size, dy.dtype)
+    np.add.at(out, src.reshape(-1), dy.reshape(-1))
+    return out.reshape(x.shape)
+
+
+_row("mirror_pad_grad", ("MirrorPadGrad", "MirrorPad"), _mirror_pad_grad, _np_mirror_pad_grad,
+     _samples(lambda a, r: Sample((a((2, 3)), a((4, 7)), [[1, 1], [2, 2]], "REFLECT")),
+              lambda a, r: Sample((a((2, 3)), a((4, 6)), [[2, 0], [0, 3]], "SYMMETRIC"), desc="symmetric")),
+     FL, grad_args=(1,),
+     notes="the gradient of mirror_pad; differentiating it w.r.t. the cotangent checks MirrorPadGrad's own bprop "
+           "(MirrorPad): a gradient of a gradient")
+
 def _np_unfold(x, k, d=1, p=0, s=1):
     k, d, p, s = ([v, v] if isinstance(v, int) else list(v) for v in (k, d, p, s))
     x = np.pad(x, [(0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])])
