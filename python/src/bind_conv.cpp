@@ -117,6 +117,30 @@ void bind_conv(nb::module_& m) {
         },
         nb::arg("x"), nb::arg("grid"), nb::arg("mode"), nb::arg("padding_mode"), nb::arg("align_corners"),
         "x (N, C, H, W) or (N, C, D, H, W) sampled at grid's normalized coordinates (GridSampler2D / GridSampler3D).");
+  m.def("im2col",
+        [](TL x, const Ints& kernel_size, const Ints& dilation, const Ints& padding, const Ints& stride) {
+          return apply1(OpId::Im2Col, {x},
+                        {{"kernel_size", kernel_size}, {"dilation", dilation}, {"padding", padding}, {"stride", stride}});
+        },
+        nb::arg("x"), nb::arg("kernel_size"), nb::arg("dilation"), nb::arg("padding"), nb::arg("stride"),
+        "x (N, C, H, W) -> its sliding blocks as columns (N, C*kH*kW, L) (Im2Col; ops.unfold).");
+  m.def("col2im",
+        [](TL x, const Ints& output_size, const Ints& kernel_size, const Ints& dilation, const Ints& padding,
+           const Ints& stride) {
+          return apply1(OpId::Col2Im, {x},
+                        {{"kernel_size", kernel_size}, {"dilation", dilation}, {"padding", padding}, {"stride", stride},
+                         {"output_size", output_size}});
+        },
+        nb::arg("x"), nb::arg("output_size"), nb::arg("kernel_size"), nb::arg("dilation"), nb::arg("padding"),
+        nb::arg("stride"), "Columns (N, C*kH*kW, L) summed back into (N, C, *output_size) (Col2Im; ops.fold).");
+  m.def("mirror_pad",
+        [](TL x, const Ints& paddings, const std::string& mode) {
+          return apply1(OpId::MirrorPad, {x}, {{"paddings", paddings}, {"mode", mode}});
+        },
+        nb::arg("x"), nb::arg("paddings"), nb::arg("mode"),
+        "x padded by reflection (MirrorPad): paddings [before_0, after_0, ...], mode 'REFLECT' or 'SYMMETRIC'.");
+  m.def("pdist", [](TL x, double p) { return apply1(OpId::Pdist, {x}, {{"p", p}}); }, nb::arg("x"), nb::arg("p"),
+        "The p-norm distances between the rows of x (N, M) for the pairs i < j (Pdist; ops.pdist).");
   m.def("adaptive_max_pool",
         [](TL x, const Ints& output_size, bool skip_nan) {
           return apply(OpId::AdaptiveMaxPool, {x}, {{"output_size", output_size}, {"skip_nan", skip_nan}});

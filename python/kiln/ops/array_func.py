@@ -167,8 +167,8 @@ def pad_pairs(x, pairs, mode, value, op):
 
     mode "constant": `value` (0 when None) fills the new elements; a negative amount crops. The index modes
     ("reflect": mirror without the edge, "symmetric": mirror with it, "replicate": repeat the edge, "circular": wrap
-    around) gather x at the indices np.pad's reflect/symmetric/edge/wrap give for arange(n), so the gradient adds up
-    every copy; their amounts must be ≥ 0, below n for reflect and at most n for symmetric and circular (ValueError
+    around) gather x at the indices np.pad's reflect/symmetric/edge/wrap give for arange(n) (reflect and symmetric:
+    one MirrorPad op), so the gradient adds up every copy; their amounts must be ≥ 0, below n for reflect and at most n for symmetric and circular (ValueError
     naming `op`, as MindSpore's MirrorPad)."""
     if mode == "replicate" and any(b < 0 or a < 0 for b, a in pairs):
         # MindSpore's PadV3 'edge' crops the negative amounts first and repeats the edges of what is left
@@ -186,6 +186,11 @@ def pad_pairs(x, pairs, mode, value, op):
         if limit is not None and (b > limit or a > limit):
             raise ValueError(f"For '{op}', '{mode}' padding of dim {i} (size {n}) must be at most {limit}, but got "
                              f"({b}, {a}).")
+    if mode in ("reflect", "symmetric"):
+        if not any(b or a for b, a in pairs):
+            return x
+        # one MirrorPad op (src/ops/im2col.cpp): the same index map, its gradient the fold-back sum
+        return _core.mirror_pad(x, [v for q in pairs for v in q], mode.upper())
     if mode != "constant":
         y = x
         for i, (b, a) in enumerate(pairs):

@@ -330,8 +330,9 @@ def batch_to_space_nd(input_x, block_shape, crops):
 def mirror_pad(input_x, paddings, mode="REFLECT"):
     """MindSpore's ops.mirror_pad(input_x, paddings, mode): input_x padded by reflection: paddings is an (rank, 2)
     integer Tensor (or nested list) of [before, after] counts per axis; 'REFLECT' mirrors without repeating the
-    edge (counts < the axis' length), 'SYMMETRIC' repeats it (counts <= the length). ValueError for a bad mode or
-    counts, TypeError for a bad paddings."""
+    edge (counts < the axis' length), 'SYMMETRIC' repeats it (counts <= the length). One C++ op, MirrorPad
+    (src/ops/im2col.cpp); gradient: MirrorPadGrad (each padded copy adds to the cell it copies). ValueError for a bad
+    mode or counts, TypeError for a bad paddings."""
     x = _tensor_arg(input_x, "mirror_pad", "input_x")
     if mode not in ("REFLECT", "SYMMETRIC"):
         raise ValueError(f"For 'mirror_pad', 'mode' must be 'REFLECT' or 'SYMMETRIC', but got {mode!r}.")
@@ -341,7 +342,7 @@ def mirror_pad(input_x, paddings, mode="REFLECT"):
         if b > limit or e > limit:
             raise ValueError(f"For 'mirror_pad', paddings {pairs[ax]} on axis {ax} (length {n}) must be <= "
                              f"{limit} in {mode} mode.")
-    return pad_pairs(x, pairs, "reflect" if mode == "REFLECT" else "symmetric", None, "mirror_pad")
+    return _core.mirror_pad(x, [v for q in pairs for v in q], mode)
 
 
 def _pair2(v, op, name, minimum):
@@ -354,29 +355,25 @@ def _pair2(v, op, name, minimum):
     return vals
 
 
-def _im2col_table(h, w, kernel, dilation, padding, stride, op):
-    """For a padded (h + 2ph) × (w + 2pw) plane: the flat source index of every (kernel cell, output position),
-    shape (kh·kw, L), and the output grid (oh, ow)."""
+def _block_grid(h, w, kernel, dilation, padding, stride, op):
+    """The block grid (oh, ow) of a kernel over an h × w plane padded by `padding` on each side; ValueError naming
+    `op` when the kernel does not fit."""
     (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel, dilation, padding, stride
     hp, wp = h + 2 * ph, w + 2 * pw
-    oh = (hp - dh * (kh - 1) - 1) // sh + 1
-    ow = (wp - dw * (kw - 1) - 1) // sw + 1
-    if oh <= 0 or ow <= 0:
+    eh, ew = hp - dh * (kh - 1) - 1, wp - dw * (kw - 1) - 1
+    if eh < 0 or ew < 0:
         raise ValueError(f"For '{op}', the kernel {kernel} (dilation {dilation}) does not fit the padded input "
                          f"{hp}×{wp}.")
-    ki, kj = np.meshgrid(np.arange(kh) * dh, np.arange(kw) * dw, indexing="ij")
-    oi, oj = np.meshgrid(np.arange(oh) * sh, np.arange(ow) * sw, indexing="ij")
-    rows = ki.reshape(-1, 1) + oi.reshape(1, -1)
-    cols = kj.reshape(-1, 1) + oj.reshape(1, -1)
-    return (rows * wp + cols).astype(np.int64), (oh, ow), (hp, wp)
+    return eh // sh + 1, ew // sw + 1
 
 
 @defop(tensor="unfold", mint="nn.functional.unfold")
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """MindSpore's ops.unfold(input, kernel_size, dilation=1, padding=0, stride=1) (im2col): the sliding kH × kW
     blocks of a 4-D (N, C, H, W) input (zero-padded by `padding` on each side) as columns: (N, C·kH·kW, L), L the
-    number of block positions, channel-major then kernel row-major. Arguments: ints or pairs. Gradient: col2im
-    (scatter-add). ValueError for a non-4-D input, non-positive sizes or a kernel larger than the input."""
+    number of block positions, channel-major then kernel row-major. Arguments: ints or pairs. One C++ op, Im2Col
+    (src/ops/im2col.cpp); gradient: Col2Im (fold). ValueError for a non-4-D input, non-positive sizes or a kernel
+    larger than the padded input; TypeError for non-int arguments."""
     x = _tensor_arg(input, "unfold")
     if x.ndim != 4:
         raise ValueError(f"For 'unfold', the input must be 4-D (N, C, H, W), but got shape {tuple(x.shape)}.")
@@ -384,21 +381,17 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     dil = _pair2(dilation, "unfold", "dilation", 1)
     pad = _pair2(padding, "unfold", "padding", 0)
     st = _pair2(stride, "unfold", "stride", 1)
-    n, c, h, w = x.shape
-    table, _, (hp, wp) = _im2col_table(h, w, kernel, dil, pad, st, "unfold")
-    if pad != [0, 0]:
-        x = pad_pairs(x, [(0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])], "constant", 0, "unfold")
-    flat = _core.reshape(x, [n, c, hp * wp])
-    cols = _core.gather(flat, Tensor(table), 2)  # (N, C, kh·kw, L)
-    return _core.reshape(cols, [n, c * table.shape[0], table.shape[1]])
+    _block_grid(x.shape[2], x.shape[3], kernel, dil, pad, st, "unfold")
+    return _core.im2col(x, kernel, dil, pad, st)
 
 
 @defop(tensor="fold", mint="nn.functional.fold")
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """MindSpore's ops.fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) (col2im): the
     adjoint of unfold: columns (N, C·kH·kW, L) summed back into an (N, C, H, W) image, H, W = output_size (a pair of
-    ints or a 2-element integer Tensor); overlapping blocks add. Gradient: unfold. ValueError for shapes that do not
-    match the block grid."""
+    ints or a 2-element integer Tensor); overlapping blocks add. One C++ op, Col2Im (src/ops/im2col.cpp); gradient:
+    Im2Col (unfold). ValueError for a non-3-D input or shapes that do not match the block grid; TypeError for
+    non-int arguments."""
     x = _tensor_arg(input, "fold")
     size = list(shape_arg("fold", "output_size", output_size, 1))
     if len(size) != 2:
@@ -409,18 +402,12 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     st = _pair2(stride, "fold", "stride", 1)
     if x.ndim != 3:
         raise ValueError(f"For 'fold', the input must be 3-D (N, C·kH·kW, L), but got shape {tuple(x.shape)}.")
-    h, w = size
-    table, _, (hp, wp) = _im2col_table(h, w, kernel, dil, pad, st, "fold")
-    kk, length = table.shape
-    n, ckk, l_in = x.shape
-    if ckk % kk or l_in != length:
+    oh, ow = _block_grid(size[0], size[1], kernel, dil, pad, st, "fold")
+    kk, length = kernel[0] * kernel[1], oh * ow
+    if x.shape[1] % kk or x.shape[2] != length:
         raise ValueError(f"For 'fold', the input of shape {tuple(x.shape)} does not match kernel {kernel} over "
                          f"output_size {size} ((N, C·{kk}, {length}) expected).")
-    c = ckk // kk
-    cols = _core.reshape(x, [n * c, kk * length])
-    plane = _core.unsorted_segment_sum(_core.transpose(cols, [1, 0]), Tensor(table.reshape(-1)), hp * wp)
-    img = _core.reshape(_core.transpose(plane, [1, 0]), [n, c, hp, wp])
-    return _core.strided_slice(img, [0, 0, pad[0], pad[1]], [n, c, pad[0] + h, pad[1] + w], [1, 1, 1, 1])
+    return _core.col2im(x, size, kernel, dil, pad, st)
 
 
 # ---------------------------------------------------------------------------------------------- matrix_diag family

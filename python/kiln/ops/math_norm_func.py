@@ -83,17 +83,15 @@ def dist(input, other, p=2):
 @defop(primitive=None)
 def pdist(input, p=2.0):
     """MindSpore's ops.pdist(input, p=2.0): the p-norm distances between the rows of a 2-D input (N, M), for the
-    pairs i < j in row-major order: N·(N − 1)/2 values. Float input. Raises TypeError (non-Tensor, integer input,
-    non-number p), ValueError (not 2-D, p < 0)."""
+    pairs i < j in row-major order: N·(N − 1)/2 values; p = 0 counts the differing coordinates, p = inf takes the
+    largest |difference|. Float input. One C++ op, Pdist (src/ops/pdist.cpp); its gradient PdistGrad follows
+    PyTorch's and MindSpore's pdist backward (0 for a pair at distance 0). Raises TypeError (non-Tensor, integer
+    input, non-number p), ValueError (not 2-D, p < 0)."""
     x = _float_only(input, "pdist")
     p = _p_arg("pdist", p)
     if x.ndim != 2:
         raise ValueError(f"For 'pdist', the input must be 2-D, but got shape {tuple(x.shape)}.")
-    n = x.shape[0]
-    i, j = np.triu_indices(n, 1)
-    a = _core.gather(x, Tensor(i.astype(np.int64)), 0)
-    b = _core.gather(x, Tensor(j.astype(np.int64)), 0)
-    return _pnorm(_core.sub(a, b), p, [1], False)
+    return _core.pdist(x, p)
 
 
 @defop(primitive=None, tensor="renorm")

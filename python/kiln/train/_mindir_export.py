@@ -454,6 +454,64 @@ def _emit_layer_norm(w, node):
     return [y, mean, rstd][:len(node["outputs"])]
 
 
+def _emit_im2col(w, node):
+    """Im2Col: x (N, C, H, W) reshaped to (N, C, H·W) (+ a Concat of one zero column for the padding's cells),
+    Gather at the constant block table, Reshape to (N, C·kh·kw, L) (the ONNX writer's form)."""
+    from ._onnx_ops import im2col_table
+    x = node["inputs"][0]
+    n, c, h, wd = (int(d) for d in w.values[x]["shape"])
+    table, padded = im2col_table(h, wd, node["attrs"])
+    y = w.cnode("Reshape", [w.name_of(x), w.const((n, c, h * wd))])
+    if padded:
+        zero = w._constant(np.zeros((n, c, 1)), w.values[x]["dtype"])
+        y = w.cnode("Concat", [w.cnode("MakeTuple", [y, zero], prim_type=_PRIM), w.const(2)])
+    y = w.cnode("Gather", [y, w._constant(table, mstype.int64), w.const(2), w.const(0)])
+    return [w.cnode("Reshape", [y, w.const(tuple(int(d) for d in w.values[node["outputs"][0]]["shape"]))])]
+
+
+def _emit_mirror_pad(w, node):
+    """MirrorPad: one Gather of constant source indices per padded axis."""
+    from ._onnx_ops import mirror_pad_indices
+    x = node["inputs"][0]
+    a = node["attrs"]
+    p = list(a["paddings"])
+    y = w.name_of(x)
+    for ax, n in enumerate(w.values[x]["shape"]):
+        b, e = p[2 * ax], p[2 * ax + 1]
+        if b or e:
+            idx = mirror_pad_indices(int(n), b, e, a["mode"])
+            y = w.cnode("Gather", [y, w._constant(idx, mstype.int64), w.const(ax), w.const(0)])
+    return [y]
+
+
+def _emit_pdist(w, node):
+    """Pdist: the differences of the rows gathered at the constant pairs, then the p-norm along axis 1 (the ONNX
+    writer's form in MindSpore primitives)."""
+    from ._onnx_ops import pdist_pairs
+    x = node["inputs"][0]
+    dt = w.values[x]["dtype"]
+    i, j = pdist_pairs(w.values[x]["shape"][0])
+    xn = w.name_of(x)
+    d = w.cnode("Sub", [w.cnode("Gather", [xn, w._constant(i, mstype.int64), w.const(0), w.const(0)]),
+                        w.cnode("Gather", [xn, w._constant(j, mstype.int64), w.const(0), w.const(0)])])
+
+    def rsum(v):
+        return w.cnode("ReduceSum", [v, w.const((1,)), w.const(False), w.const(False)])
+
+    p = float(node["attrs"]["p"])
+    if p == 2:
+        return [w.cnode("Sqrt", [rsum(w.cnode("Square", [d]))])]
+    if p == 1:
+        return [rsum(w.cnode("Abs", [d]))]
+    if np.isinf(p):
+        return [w.cnode("ReduceMax", [w.cnode("Abs", [d]), w.const((1,)), w.const(False)])]
+    if p == 0:
+        nz = w.cnode("NotEqual", [d, w._constant(np.array(0.0), dt)])
+        return [rsum(w.cnode("Cast", [nz, w.const(P.TYPE_IDS[dt])]))]
+    s = rsum(w.cnode("Pow", [w.cnode("Abs", [d]), w._constant(np.array(p), dt)]))
+    return [w.cnode("Pow", [s, w._constant(np.array(1.0 / p), dt)])]
+
+
 EMITTERS = {
     "Identity": _alias, "StopGradient": _alias, "Depend": _alias, "Print": _dropped_print,
     "Reshape": _emit_reshape, "Transpose": _emit_transpose, "BroadcastTo": _emit_broadcast_to,
@@ -465,6 +523,7 @@ EMITTERS = {
     "AdaptiveAvgPool2D": _emit_adaptive_avg_pool, "BatchNorm": _emit_batch_norm, "LayerNorm": _emit_layer_norm, "GeLU": _emit_gelu,
     "Cast": _emit_cast, "StridedSlice": _emit_strided_slice, "Gather": _emit_gather,
     "GatherD": _emit_gather_d,
+    "Im2Col": _emit_im2col, "MirrorPad": _emit_mirror_pad, "Pdist": _emit_pdist,
 }
 for _op in ("Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Abs",
             "Square", "Erf", "Sin", "Cos", "Floor", "Ceil", "Sign", "Log1p", "ReLU", "Sigmoid", "Tanh", "Atan2", "Erfinv",

@@ -589,6 +589,88 @@ def _emit_adaptive_avg_pool(w, node):
     return [y]
 
 
+def im2col_table(h, wd, attrs):
+    """Im2Col's gather table for an h × wd plane: (kh·kw, L) flat indices into the plane, the padding's cells
+    pointing at index h·wd (one zero appended to the flattened plane); and whether any cell is padding. Shared with
+    the MindIR writer."""
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (list(attrs[k]) for k in ("kernel_size", "dilation", "padding",
+                                                                        "stride"))
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    y = (np.arange(kh) * dh)[:, None, None, None] + (np.arange(oh) * sh)[None, None, :, None] - ph
+    x = (np.arange(kw) * dw)[None, :, None, None] + (np.arange(ow) * sw)[None, None, None, :] - pw
+    y, x = np.broadcast_arrays(y, x)
+    inside = (y >= 0) & (y < h) & (x >= 0) & (x < wd)
+    table = np.where(inside, y * wd + x, h * wd).reshape(kh * kw, oh * ow).astype(np.int64)
+    return table, not inside.all()
+
+
+def mirror_pad_indices(n, before, after, mode):
+    """The source index along an axis of length n of each of MirrorPad's n + before + after positions."""
+    return np.pad(np.arange(n), (int(before), int(after)), "reflect" if mode == "REFLECT" else "symmetric")
+
+
+def _emit_im2col(w, node):
+    """Im2Col: x (N, C, H, W) flattened to (N, C, H·W) (+ one zero for the padding's cells), gathered at the
+    constant block table (N, C, kh·kw, L), reshaped to (N, C·kh·kw, L)."""
+    x = node["inputs"][0]
+    _static_spatial(w, x, "Im2Col's block table")
+    h, wd = w.values[x]["shape"][2:]
+    table, padded = im2col_table(h, wd, node["attrs"])
+    y = w.node("Reshape", [w.name_of(x), w.ints([0, 0, h * wd])])
+    if padded:
+        y = w.node("Pad", [y, w.ints([0, 0, 0, 0, 0, 1])], mode="constant")
+    y = w.node("Gather", [y, w.const(table, mstype.int64)], axis=2)
+    return [w.node("Reshape", [y, w.ints([0, -1, table.shape[1]])])]
+
+
+def _emit_mirror_pad(w, node):
+    """MirrorPad: one Gather of constant source indices per padded axis (SYMMETRIC has no ONNX Pad mode)."""
+    x = node["inputs"][0]
+    a = node["attrs"]
+    p = list(a["paddings"])
+    shape = w.shape_of(x)
+    y = w.name_of(x)
+    for ax, n in enumerate(shape):
+        b, e = p[2 * ax], p[2 * ax + 1]
+        if not (b or e):
+            continue
+        if n is None:
+            raise ValueError(f"MirrorPad pads axis {ax}, which is dynamic; export with a fixed size there")
+        y = w.node("Gather", [y, w.const(mirror_pad_indices(n, b, e, a["mode"]), mstype.int64)], axis=ax)
+    return [y if y != w.name_of(x) else w.node("Identity", [y])]
+
+
+def pdist_pairs(n):
+    """Pdist's pairs i < j (row-major) of n rows: the two index vectors."""
+    i, j = np.triu_indices(int(n), 1)
+    return i.astype(np.int64), j.astype(np.int64)
+
+
+def _emit_pdist(w, node):
+    """Pdist: the differences of the rows gathered at the constant pairs, then the p-norm along axis 1."""
+    x = node["inputs"][0]
+    n = w.shape_of(x)[0]
+    if n is None:
+        raise ValueError("Pdist's pairs depend on the number of rows, which is dynamic; export with a fixed size")
+    i, j = pdist_pairs(n)
+    xn = w.name_of(x)
+    d = w.node("Sub", [w.node("Gather", [xn, w.const(i, mstype.int64)], axis=0),
+                       w.node("Gather", [xn, w.const(j, mstype.int64)], axis=0)])
+    p, ax, dt = float(node["attrs"]["p"]), w.ints([1]), _out_dtype(w, node)
+    if p == 2:
+        return [w.node("ReduceL2", [d, ax], keepdims=0)]
+    if p == 1:
+        return [w.node("ReduceL1", [d, ax], keepdims=0)]
+    if np.isinf(p):
+        return [w.node("ReduceMax", [w.node("Abs", [d]), ax], keepdims=0)]
+    if p == 0:
+        nz = w.node("Cast", [w.node("Not", [w.node("Equal", [d, w.const(np.array(0), dt)])])], to=onnx_dtype(dt))
+        return [w.node("ReduceSum", [nz, ax], keepdims=0)]
+    s = w.node("ReduceSum", [w.node("Pow", [w.node("Abs", [d]), w.const(np.array(p), dt)]), ax], keepdims=0)
+    return [w.node("Pow", [s, w.const(np.array(1.0 / p), dt)])]
+
+
 def _emit_batch_norm(w, node):
     a = node["attrs"]
     if a["training"]:
@@ -642,6 +724,8 @@ EMITTERS = {
     "Concat": _emit_concat, "StridedSlice": _emit_strided_slice, "Gather": _emit_gather,
     "GatherD": _emit_gather_d, "TensorScatterUpdate": _emit_scatter_update, "TensorScatterReduce": _emit_scatter_reduce,
     "TensorScatterElements": _emit_scatter_elements,
+    "Im2Col": _emit_im2col, "MirrorPad": _emit_mirror_pad,
+    "Pdist": _emit_pdist,
     "BatchMatMul": _emit_matmul, "Conv2D": _emit_conv2d, "Conv2DBackpropInput": _emit_conv_transpose,
     "MaxPool": _emit_max_pool, "AvgPool": _emit_avg_pool, "AdaptiveAvgPool2D": _emit_adaptive_avg_pool,
     "BatchNorm": _emit_batch_norm, "LayerNorm": _emit_layer_norm,

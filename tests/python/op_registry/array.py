@@ -359,9 +359,10 @@ def np_pad(x, padding, mode, value=None):
     return np.pad(x, pairs, mode={"reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode])
 
 
-register(OpInfo("pad", ("Gather", "Concat"), lambda x, padding, mode, value=None: ops.pad(x, padding, mode, value),
+register(OpInfo("pad", ("Gather", "Concat", "MirrorPad", "MirrorPadGrad"), lambda x, padding, mode, value=None: ops.pad(x, padding, mode, value),
                 np_pad, _pad_samples, ALL, differentiable=True,
-                notes="constant mode concatenates fills (Concat), the index modes gather (Gather)"))
+                notes="constant mode concatenates fills (Concat), reflect is one MirrorPad op, replicate and circular gather "
+                      "(Gather)"))
 
 
 def _sort_samples(dtype, rng):

@@ -388,13 +388,27 @@ register(OpInfo("dist", ("Sub", "ReduceSum"), lambda a, b, **k: ops.dist(a, b, *
                                          Sample((arr(rng, (2, 2), dtype), arr(rng, (2, 2), dtype)), dict(p=0),
                                                 grad=False)]),
                 FL, differentiable=True, special_skip="as cdist", kinks={0.0: None}))
-register(OpInfo("pdist", ("Gather", "Sub", "ReduceSum"), lambda x, **k: ops.pdist(x, **k),
-                lambda x, p=2.0: scipy.spatial.distance.pdist(x, "minkowski", p=p) if p != np.inf else
-                scipy.spatial.distance.pdist(x, "chebyshev"),
+def _np_pdist(x, p=2.0):
+    if p == 0:
+        i, j = np.triu_indices(x.shape[0], 1)
+        return (x[i] != x[j]).sum(1).astype(x.dtype)
+    return scipy.spatial.distance.pdist(x, "minkowski", p=p) if p != np.inf else \
+        scipy.spatial.distance.pdist(x, "chebyshev")
+
+
+# The gradients at a pair at distance 0, at an equal coordinate for p < 1 and at ties of the largest |difference|
+# for p = inf (not differentiable there) are MindSpore 2.10's, checked in test_issue23_fold_pdist.py.
+register(OpInfo("pdist", ("Pdist", "PdistGrad"), lambda x, **k: ops.pdist(x, **k), _np_pdist,
                 lambda dtype, rng: iter([Sample((arr(rng, (4, 3), dtype),)),
                                          Sample((arr(rng, (3, 2), dtype),), dict(p=1.0)),
-                                         Sample((arr(rng, (3, 2), dtype),), dict(p=np.inf))]),
-                FL, differentiable=True, special_skip="as cdist"))
+                                         Sample((arr(rng, (3, 2), dtype),), dict(p=np.inf)),
+                                         Sample((arr(rng, (4, 3), dtype),), dict(p=0.5), desc="p < 1"),
+                                         Sample((arr(rng, (3, 4), dtype),), dict(p=3.0), desc="p = 3"),
+                                         Sample((arr(rng, (3, 2), dtype),), dict(p=0.0), desc="p = 0: a count",
+                                                grad=False),
+                                         Sample((arr(rng, (1, 3), dtype),), desc="one row: no pairs")]),
+                FL, differentiable=True, special_skip="as cdist",
+                notes="one Pdist op; its gradient PdistGrad (PyTorch's and MindSpore's pdist backward)"))
 
 
 def _np_renorm(x, p, axis, maxnorm):

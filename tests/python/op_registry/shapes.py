@@ -371,11 +371,40 @@ def _np_b2s(x, block, crops):
 _row("batch_to_space_nd", ("Transpose", "StridedSlice"), ops.batch_to_space_nd, _np_b2s,
      _samples(lambda a, r: Sample((a((8, 1, 2, 2)), (2, 2), [[0, 0], [0, 1]])),
               lambda a, r: Sample((a((2, 2, 3)), (2,), [[1, 0]]), desc="1 spatial dim")))
-_row("mirror_pad", ("Gather",), lambda x, p, mode: ops.mirror_pad(x, p, mode),
+# MindSpore 2.10's MirrorPad gives np.pad's reflect / symmetric values, and its gradient sums every copy (checked
+# with the oracle, /work/shared/tools/ms_oracle.py, on (2, 3, 5, 6) inputs in both modes).
+_row("mirror_pad", ("MirrorPad", "MirrorPadGrad"), lambda x, p, mode: ops.mirror_pad(x, p, mode),
      lambda x, p, mode: np.pad(x, [tuple(q) for q in p], "reflect" if mode == "REFLECT" else "symmetric"),
      _samples(lambda a, r: Sample((a((2, 3)), [[1, 1], [2, 2]], "REFLECT")),
-              lambda a, r: Sample((a((2, 3)), [[2, 0], [0, 3]], "SYMMETRIC"), desc="symmetric")))
+              lambda a, r: Sample((a((2, 3)), [[2, 0], [0, 3]], "SYMMETRIC"), desc="symmetric"),
+              lambda a, r: Sample((a((2, 3, 4, 5)), [[0, 0], [1, 2], [3, 0], [4, 4]], "REFLECT"),
+                                  desc="4-D, the largest reflect counts"),
+              lambda a, r: Sample((NC(a((3, 4)), "T"), [[3, 3], [0, 4]], "SYMMETRIC"), desc="view, full symmetric"),
+              lambda a, r: Sample((a((3,)), [[0, 0]], "REFLECT"), desc="no padding")),
+     notes="one MirrorPad op; its gradient MirrorPadGrad (each padded copy adds to the cell it copies)")
 
+
+
+def _mirror_pad_grad(x, dy, paddings, mode):
+    """The gradient of mirror_pad(x, paddings, mode) with cotangent dy: MirrorPadGrad(dy) (linear in dy; its own
+    gradient is MirrorPad)."""
+    return kiln.grad(lambda a: ops.sum(ops.mul(ops.mirror_pad(a, paddings, mode), dy)))(x)
+
+
+def _np_mirror_pad_grad(x, dy, paddings, mode):
+    src = np.pad(np.arange(x.size).reshape(x.shape), [tuple(q) for q in paddings],
+                 "reflect" if mode == "REFLECT" else "symmetric")
+    out = np.zeros(x.size, dy.dtype)
+    np.add.at(out, src.reshape(-1), dy.reshape(-1))
+    return out.reshape(x.shape)
+
+
+_row("mirror_pad_grad", ("MirrorPadGrad", "MirrorPad"), _mirror_pad_grad, _np_mirror_pad_grad,
+     _samples(lambda a, r: Sample((a((2, 3)), a((4, 7)), [[1, 1], [2, 2]], "REFLECT")),
+              lambda a, r: Sample((a((2, 3)), a((4, 6)), [[2, 0], [0, 3]], "SYMMETRIC"), desc="symmetric")),
+     FL, grad_args=(1,),
+     notes="the gradient of mirror_pad; differentiating it w.r.t. the cotangent checks MirrorPadGrad's own bprop "
+           "(MirrorPad): a gradient of a gradient")
 
 def _np_unfold(x, k, d=1, p=0, s=1):
     k, d, p, s = ([v, v] if isinstance(v, int) else list(v) for v in (k, d, p, s))
@@ -406,14 +435,19 @@ def _np_fold(cols, size, k, d=1, p=0, s=1):
     return img[:, :, p[0]:p[0] + h, p[1]:p[1] + w]
 
 
-_row("unfold", ("Gather",), lambda x, *a: ops.unfold(x, *a), _np_unfold,
+# MindSpore 2.10's unfold / fold give these NumPy values and gradients (oracle: the "pairs, padding, dilation" and
+# "overlapping, padded" samples at (2, 3, 5, 6) and (2, 6, 12)); each op's gradient is the other one.
+_row("unfold", ("Im2Col", "Col2Im"), lambda x, *a: ops.unfold(x, *a), _np_unfold,
      _samples(lambda a, r: Sample((a((1, 2, 4, 4)), 2, 1, 0, 2)),
               lambda a, r: Sample((a((2, 1, 5, 4)), (3, 2), (1, 2), 1, (2, 1)), desc="pairs, padding, dilation"),
-              lambda a, r: Sample((NC(a((1, 1, 3, 3)), "T"), 2), desc="view, defaults")), FLOATS + (I32,))
-_row("fold", ("UnsortedSegmentSum",), lambda x, *a: ops.fold(x, *a), _np_fold,
+              lambda a, r: Sample((a((1, 2, 3, 3)), 3, 2, 2, 1), desc="padding wider than the dilated kernel's gaps"),
+              lambda a, r: Sample((NC(a((1, 1, 3, 3)), "T"), 2), desc="view, defaults")), FLOATS + (I32,),
+     notes="one Im2Col op; its gradient Col2Im")
+_row("fold", ("Col2Im", "Im2Col"), lambda x, *a: ops.fold(x, *a), _np_fold,
      _samples(lambda a, r: Sample((a((1, 8, 4)), (4, 4), 2, 1, 0, 2)),
-              lambda a, r: Sample((a((2, 6, 12)), (5, 4), (3, 2), (1, 2), 1, (2, 1)), desc="overlapping, padded")),
-     FLOATS + (I32,))
+              lambda a, r: Sample((a((2, 6, 12)), (5, 4), (3, 2), (1, 2), 1, (2, 1)), desc="overlapping, padded"),
+              lambda a, r: Sample((NC(a((1, 4, 4)), "T"), (3, 3), 2, 1, 1, 2), desc="view, padding")),
+     FLOATS + (I32,), notes="one Col2Im op; its gradient Im2Col")
 
 
 def _np_diags(m, n, k0, k1, align):
