@@ -56,6 +56,55 @@ void bind_nn_ops(nb::module_& m) {
         nb::arg("text"), nb::arg("tensors"),
         "Prints text with each '\\x1f' replaced by the next tensor (MindSpore graph-print format); a side effect "
         "that also runs inside compiled graphs, in program order. Returns a 0-d Int32 0.");
+  // Class-index and sequence losses (src/ops/loss.cpp); argument checks and reductions' defaults live in kiln.ops.
+  m.def("nll_loss",
+        [](TL x, TL target, const std::optional<TensorLike>& weight, int64_t ignore_index, const std::string& reduction,
+           const std::string& op) {
+          std::vector<Tensor> in{x, target};
+          if (weight) in.push_back(weight->t);
+          return apply(OpId::NLLLoss, in,
+                       {{"reduction", reduction}, {"ignore_index", ignore_index}, {"op", op}});
+        },
+        nb::arg("x"), nb::arg("target"), nb::arg("weight").none(), nb::arg("ignore_index"), nb::arg("reduction"),
+        nb::arg("op") = "NLLLoss",
+        "[loss, total_weight] of NLLLoss (MindSpore's primitive) for log-probabilities x (classes on axis 1, or 0 "
+        "for 1-D), class indices target and an optional weight (C,) of x's dtype; `op` names the caller in errors.");
+  m.def("cross_entropy_indices",
+        [](TL x, TL target, const std::optional<TensorLike>& weight, int64_t ignore_index, const std::string& reduction,
+           const std::string& op) {
+          std::vector<Tensor> in{ops::log_softmax(x, x.t.ndim() == 1 ? 0 : 1), target};
+          if (weight) in.push_back(weight->t);
+          return apply(OpId::NLLLoss, in, {{"reduction", reduction}, {"ignore_index", ignore_index}, {"op", op}})[0];
+        },
+        nb::arg("x"), nb::arg("target"), nb::arg("weight").none(), nb::arg("ignore_index"), nb::arg("reduction"),
+        nb::arg("op") = "CrossEntropyLoss",
+        "The loss of NLLLoss(LogSoftmax(x, class axis), target, weight): cross entropy of logits x against class "
+        "indices (two ops, one call).");
+  m.def("ctc_loss",
+        [](TL log_probs, TL targets, TL input_lengths, TL target_lengths, int64_t blank, const std::string& reduction,
+           bool zero_infinity, const std::string& op) {
+          return apply(OpId::CTCLossV2, {log_probs, targets, input_lengths, target_lengths},
+                       {{"blank", blank}, {"reduction", reduction}, {"zero_infinity", zero_infinity}, {"op", op}});
+        },
+        nb::arg("log_probs"), nb::arg("targets"), nb::arg("input_lengths"), nb::arg("target_lengths"),
+        nb::arg("blank"), nb::arg("reduction"), nb::arg("zero_infinity"), nb::arg("op") = "ctc_loss",
+        "[loss, log_alpha] of CTCLossV2 (the reduction applied in the kernel; see src/ops/loss.cpp).");
+  m.def("multi_margin_loss",
+        [](TL x, TL target, const std::optional<TensorLike>& weight, int64_t p, double margin,
+           const std::string& reduction, const std::string& op) {
+          std::vector<Tensor> in{x, target};
+          if (weight) in.push_back(weight->t);
+          return apply1(OpId::MultiMarginLoss, in,
+                        {{"p", p}, {"margin", margin}, {"reduction", reduction}, {"op", op}});
+        },
+        nb::arg("x"), nb::arg("target"), nb::arg("weight").none(), nb::arg("p"), nb::arg("margin"),
+        nb::arg("reduction"), nb::arg("op") = "multi_margin_loss", "The loss of MultiMarginLoss (src/ops/loss.cpp).");
+  m.def("multilabel_margin_loss",
+        [](TL x, TL target, const std::string& reduction, const std::string& op) {
+          return apply(OpId::MultilabelMarginLoss, {x, target}, {{"reduction", reduction}, {"op", op}});
+        },
+        nb::arg("x"), nb::arg("target"), nb::arg("reduction"), nb::arg("op") = "multilabel_margin_loss",
+        "[loss, is_target] of MultilabelMarginLoss (src/ops/loss.cpp).");
   // Printed text goes to Python's sys.stdout, so that it interleaves correctly with Python's own prints.
   ops::set_print_sink([](const std::string& text) {
     nb::gil_scoped_acquire gil;

@@ -240,6 +240,17 @@ OPS = {
     "gather": (lambda x: (ops.gather(x, Tensor(np.array([2, 0, 2], np.int32)), 1),), [(2, 3, 4)]),
     "gather-elements": (lambda x: (ops.gather_elements(x, 1, Tensor(np.array([[[2, 0, -1, 1]] * 2] * 2, np.int32))),),
                         [(2, 3, 4)]),
+    # NLLLoss: every reduction, weights, an ignored label (in range and -100), (N, C, d) and 1-D inputs
+    "nll_loss": (lambda x: tuple(ops.nll_loss(ops.log_softmax(x, 1), Tensor(np.array([1, ig, 3, 2], np.int32)),
+                                              w, ig, red)
+                                 for red in ("none", "mean", "sum")
+                                 for w, ig in ((None, -100), (Tensor(np.array([0.5, 2.0, 1.0, 1.5, 0.7],
+                                                                              np.float32)), 1))), [(4, 5)]),
+    "nll_loss-total_weight": (lambda x: tuple(o for red, w in (("none", None), ("sum", Tensor(np.array(
+        [0.5, 2.0, 1.0, 1.5, 0.7], np.float32)))) for o in ms._core.nll_loss(
+            x, Tensor(np.array([1, 2, 3, 1], np.int32)), w, 1, red)), [(4, 5)]),
+    "cross_entropy-3d": (lambda x: (ops.cross_entropy(x, Tensor(np.array([[1, 0, 2], [3, 3, 4]], np.int64))),),
+                         [(2, 5, 3)]),
     "zeros-arange": (lambda x: (x + ops.zeros(x.shape), x * ops.arange(4).astype(ms.float32)), [(2, 3, 4)]),
     "clamp-split": (lambda x: (ops.clamp(x, -0.5, 0.5),) + tuple(ops.split(x, 2, 2)), [(2, 3, 4)]),
     # TensorScatterReduce (one node for tensor_scatter_add/sub/mul/div/max/min): ScatterND with a reduction; a repeated
@@ -666,3 +677,11 @@ def test_print_and_summary_ops_are_dropped(tmp_path, fmt, capsys):
         got = nn.GraphCell(ms.load(path + ".mindir"))(x).asnumpy()
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
     assert "y is" not in capsys.readouterr().out
+
+
+def test_nll_loss_of_1d_input_is_refused(tmp_path):
+    """ONNX's NegativeLogLikelihoodLoss takes (N, C, ...): a 1-D NLLLoss is a clear ValueError naming the op."""
+    x = _f32(2, 5)
+    with pytest.raises(ValueError, match=r"NLLLoss.*1-D \(C,\) input"):
+        ms.export(lambda a: ops.cross_entropy(a[0], Tensor(np.array(2, np.int32))), x,
+                  file_name=str(tmp_path / "n"), file_format="ONNX")

@@ -7,8 +7,9 @@ which subclasses may override, as in MindSpore); `reduce_loss` is LossBase.get_l
 surface that raises (MindSpore's Cell name: 'MSELoss', 'CrossEntropyLoss', ...). Formulas and conventions:
 kiln/nn/loss/loss.py's module docstring (masked logits, xlogy, class-label checks in both modes).
 
-Class-index labels outside [0, C) (other than `ignore_index`) raise ValueError through the CheckRange op, eagerly
-in PyNative and at every run of a compiled function."""
+Class-index labels outside [0, C) (other than `ignore_index`) raise ValueError through the NLLLoss kernel (nll and
+cross_entropy's class-index path without label smoothing: src/ops/loss.cpp) or the CheckRange op (the other
+class-index paths), eagerly in PyNative and at every run of a compiled function."""
 from .._loader import _core
 from ..common import dtype as mstype
 from . import activation_func as _act
@@ -18,6 +19,7 @@ __all__ = []
 _Tensor = _core.Tensor
 _LOW = (mstype.float16, mstype.bfloat16)
 REDUCTIONS = ("mean", "sum", "none")
+_INDEX_DTYPES = (mstype.int32, mstype.int64)
 
 
 # ---------------------------------------------------------------------------------------------- checks, reduction
@@ -156,18 +158,6 @@ def xlogy_terms(p, logq):
     return _core.mul(p, pick(_core.not_equal(p, 0.0), logq))
 
 
-def class_weight(weight, n_classes, ndim, dtype, name):
-    """A (C,) weight reshaped to broadcast along the class axis (1, or 0 for 1-D inputs), in `dtype`."""
-    if tuple(weight.shape) != (n_classes,):
-        raise ValueError(f"For '{name}', the 'weight' must have shape ({n_classes},) (one value per class), but got "
-                         f"{tuple(weight.shape)}.")
-    if ndim > 1:
-        shape = [1] * ndim
-        shape[1] = n_classes
-        weight = _core.reshape(weight, shape)
-    return weight if weight.dtype == dtype else _core.cast(weight, dtype)
-
-
 # ---------------------------------------------------------------------------------------------- elementwise losses
 
 def mse_terms(logits, labels, name="MSELoss"):
@@ -287,8 +277,19 @@ def cross_entropy(logits, labels, weight, ignore_index, reduction, label_smoothi
                   cache=None):
     """Cross entropy of logits (classes on axis 1, or 0 for 1-D) against class indices or probabilities: see
     nn.CrossEntropyLoss for the formulas. Arguments already checked (check_cross_entropy_args)."""
-    check_is_tensor("logits", logits, name)
-    check_is_tensor("labels", labels, name)
+    if not (isinstance(logits, _Tensor) and isinstance(labels, _Tensor)):
+        check_is_tensor("logits", logits, name)
+        check_is_tensor("labels", labels, name)
+    if label_smoothing == 0.0 and labels.dtype in _INDEX_DTYPES:
+        # the common case: LogSoftmax then NLLLoss, two ops from one binding call (the kernel checks the labels)
+        if weight is not None:
+            n_classes = logits.shape[0 if logits.ndim == 1 else 1]
+            if weight.shape[0] != n_classes:
+                raise ValueError(f"For '{name}', the length of 'weight' ({weight.shape[0]}) must equal the number of "
+                                 f"classes ({n_classes}).")
+            if weight.dtype != logits.dtype:
+                weight = _core.cast(weight, logits.dtype)
+        return _core.cross_entropy_indices(logits, labels, weight, ignore_index, reduction, name)
     logp = _core.log_softmax(logits, 0 if logits.ndim == 1 else 1)
     return cross_entropy_from_log_probs(logp, labels, weight, ignore_index, reduction, label_smoothing, name, cache)
 
@@ -375,30 +376,23 @@ def _ce_indices(logp, target, w, class_axis, n_classes, eps, ignore_index, reduc
 
 def nll(logits, labels, weight, ignore_index, reduction, name="NLLLoss", cache=None):
     """ℓ_n = −w_{y_n}·x_{n,y_n} (0 where y_n == ignore_index); 'mean': Σ ℓ / Σ_n w_{y_n} over non-ignored n,
-    'sum': Σ ℓ, 'none': ℓ (the labels' shape). logits: log-probabilities with classes on axis 1 (or 0 for 1-D)."""
-    check_is_tensor("logits", logits, name)
-    check_is_tensor("labels", labels, name)
-    class_axis = 0 if logits.ndim == 1 else 1
-    n_classes = logits.shape[class_axis]
-    expect = tuple(s for i, s in enumerate(logits.shape) if i != class_axis)
-    if tuple(labels.shape) != expect:
-        raise ValueError(f"For '{name}', the labels must have shape {expect} (the logits' shape without the class "
-                         f"axis), but got {tuple(labels.shape)}.")
-    labels = check_class_labels(labels, n_classes, name, ignore_index)
-    dtype = logits.dtype
-    mask = one_hot_mask(labels, n_classes, class_axis, cache)
-    if 0 <= ignore_index < n_classes:
-        mask = _core.logical_and(mask, _core.expand_dims(_core.not_equal(labels, ignore_index), class_axis))
-    onehot = _core.cast(mask, dtype)
-    picked = pick(mask, logits)
+    'sum': Σ ℓ, 'none': ℓ (the labels' shape). logits: log-probabilities with classes on axis 1 (or 0 for 1-D).
+    One NLLLoss op (src/ops/loss.cpp), which checks the labels' dtype, shape and range (ValueError naming `name`,
+    in both modes); `cache` is unused (kept for the Cells' signature)."""
+    if not isinstance(logits, _Tensor):
+        check_is_tensor("logits", logits, name)
+    if not isinstance(labels, _Tensor):
+        check_is_tensor("labels", labels, name)
     if weight is not None:
-        w = class_weight(weight, n_classes, logits.ndim, dtype, name)
-        onehot = _core.mul(onehot, w)
-        picked = _core.mul(picked, w)
-    loss = _core.neg(_core.sum(picked, class_axis, False))
-    if reduction == "none":
-        return loss
-    total = _core.sum(loss, None, False)
-    if reduction == "sum":
-        return total
-    return _core.div(total, _core.sum(onehot, None, False))
+        weight = _class_weight_1d(weight, logits, name)
+    if labels.dtype not in _INDEX_DTYPES and labels.dtype != mstype.bool_ and not mstype.is_float(labels.dtype):
+        labels = _core.cast(labels, mstype.int64)  # other integer labels, as the former composition took them
+    return _core.nll_loss(logits, labels, weight, ignore_index, reduction, name)[0]
+
+
+def _class_weight_1d(weight, logits, name):
+    n_classes = logits.shape[0 if logits.ndim == 1 else 1] if logits.ndim else 0
+    if tuple(weight.shape) != (n_classes,):
+        raise ValueError(f"For '{name}', the 'weight' must have shape ({n_classes},) (one value per class), but got "
+                         f"{tuple(weight.shape)}.")
+    return weight if weight.dtype == logits.dtype else _core.cast(weight, logits.dtype)

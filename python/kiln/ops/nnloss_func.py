@@ -4,14 +4,14 @@ ctc_loss, dense (and the Dense primitive), embedding — compositions of Kiln's 
 blocks; Graph mode traces them). The formulas are in each docstring; semantics pinned against MindSpore 2.10 on CPU
 where its CPU kernels exist, else its documentation and PyTorch's definitions (which MindSpore's follow).
 
-ctc_loss [Graves et al. 2006] runs the forward (α) recursion in log space over the extended label sequence
-(blank, l₁, blank, l₂, …, blank), one step per frame:
-    α_t(s) = logsumexp(α_{t−1}(s), α_{t−1}(s − 1), α_{t−1}(s − 2) if l'_s ≠ blank and l'_s ≠ l'_{s−2}) + log y_t(l'_s),
-with a log-sum-exp whose shift is the (stop-gradient) maximum and whose all-(−inf) case gives −inf with zero
-gradient, so impossible alignments give loss +inf without NaN gradients. Its gradient is autodiff of that
-recursion: the exact derivative of the loss w.r.t. log_probs (−γ_t(c)/…, the posterior occupation), which equals
-MindSpore's / PyTorch's CTC gradient once taken through a log_softmax (those kernels return exp(log_probs) − γ,
-the gradient for normalized log_probs; the two differ only for direct use of unnormalized log_probs).
+ctc_loss [Graves et al. 2006] is one CTCLossV2 op (src/ops/loss.cpp): the forward (α) recursion in log space and
+double over the extended label sequence (blank, l₁, blank, l₂, …, blank), one step per frame:
+    α_t(s) = logsumexp(α_{t−1}(s), α_{t−1}(s − 1), α_{t−1}(s − 2) if l'_s ≠ blank and l'_s ≠ l'_{s−2}) + log y_t(l'_s);
+impossible alignments give loss +inf with a zero gradient. Its gradient (CTCLossV2Grad, the β recursion) is the exact
+derivative of the loss w.r.t. log_probs (−γ_t(c), the posterior occupation), which equals MindSpore's / PyTorch's
+CTC gradient once taken through a log_softmax (those kernels return exp(log_probs) − γ, the gradient for normalized
+log_probs; the two differ only for direct use of unnormalized log_probs). _lse3 is the log-sum-exp that the
+ops.CTCLoss primitive's composition (ctc_prim.py) uses.
 """
 import math
 import numbers
@@ -54,6 +54,11 @@ def _real(v, op, name):
     if isinstance(v, bool) or not isinstance(v, numbers.Real):
         raise TypeError(f"For '{op}', the '{name}' must be a float, but got {_got(v)}.")
     return float(v)
+
+
+def _check_reduction(reduction, op):
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"For '{op}', the 'reduction' must be in ['mean', 'sum', 'none'], but got {reduction!r}.")
 
 
 def _reduce(loss, reduction, op):
@@ -157,13 +162,6 @@ def gaussian_nll_loss(x, target, var, full=False, eps=1e-06, reduction="mean"):
     return _reduce(loss, reduction, op)
 
 
-def _class_index(target, n_classes, op, name="target", lower=0.0):
-    t = _int_t(target, op, name)
-    if t.size:
-        t = _core.check_range(t, op, name, lower, float(n_classes), False, None)
-    return t
-
-
 @defop()
 def multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction="mean"):
     """MindSpore's ops.multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction='mean'): the
@@ -178,29 +176,18 @@ def multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction="mean
     if isinstance(p, bool) or p not in (1, 2):
         raise ValueError(f"For '{op}', the 'p' must be 1 or 2, but got {p!r}.")
     margin = _real(margin, op, "margin")
-    x2 = x if x.ndim == 2 else _core.expand_dims(x, 0)
-    n, c = x2.shape
+    n, c = (x.shape[0], x.shape[1]) if x.ndim == 2 else (1, x.shape[0])
     t = _int_t(target, op, "target")
     if t.size != n or t.ndim > 1:
         raise ValueError(f"For '{op}', the 'target' must have shape ({n},), but got {tuple(t.shape)}.")
-    t = _class_index(_core.reshape(t, [n]), c, op)
-    t2 = _core.reshape(_core.cast(t, mstype.int64), [n, 1])
-    from .index_func import gather_elements
-    xy = gather_elements(x2, 1, t2)  # (N, 1)
-    h = _core.relu(_core.add(_core.sub(x2, xy), margin))
-    if p == 2:
-        h = _core.square(h)
-    not_y = _core.not_equal(_core.reshape(_core.arange(0, c, 1, mstype.int64), [1, c]), t2)
-    h = _core.select(not_y, h, _core.zeros_like(h))
     if weight is not None:
-        w = _float(weight, op, "weight")
-        if tuple(w.shape) != (c,):
-            raise ValueError(f"For '{op}', the 'weight' must have shape ({c},), but got {tuple(w.shape)}.")
-        h = _core.mul(h, _core.reshape(_core.gather(_same_dtype(w, x), _core.reshape(t2, [n]), 0), [n, 1]))
-    loss = _core.div(_core.sum(h, [1], False), float(c))
-    if x.ndim == 1:
-        loss = _core.reshape(loss, [])
-    return _reduce(loss, reduction, op)
+        weight = _float(weight, op, "weight")
+        if tuple(weight.shape) != (c,):
+            raise ValueError(f"For '{op}', the 'weight' must have shape ({c},), but got {tuple(weight.shape)}.")
+        weight = _same_dtype(weight, x)
+    _check_reduction(reduction, op)
+    # one MultiMarginLoss op (src/ops/loss.cpp): checks the target values when it runs (both modes)
+    return _core.multi_margin_loss(x, t, weight, int(p), margin, reduction, op)
 
 
 @defop(primitive="MultilabelMarginLoss", prim_attrs={"reduction": ("reduction", "mean")})
@@ -218,25 +205,9 @@ def multilabel_margin_loss(input, target, reduction="mean"):
     if tuple(t.shape) != tuple(x.shape):
         raise ValueError(f"For '{op}', the 'target' must have the input's shape {tuple(x.shape)}, but got "
                          f"{tuple(t.shape)}.")
-    x2 = x if x.ndim == 2 else _core.expand_dims(x, 0)
-    n, c = x2.shape
-    t2 = _core.cast(_class_index(_core.reshape(t, [n, c]), c, op, lower=-1.0), mstype.int64)
-    # valid[n, k]: k comes before the first −1 of row n (cumulative product of t != −1 as a running minimum)
-    listed = _core.cast(_core.not_equal(t2, -1), x.dtype)
-    from .scan_func import cumprod
-    valid = _core.stop_gradient(cumprod(listed, 1))  # (N, K)
-    tc = _core.select(_core.equal(t2, -1), _core.zeros_like(t2), t2)
-    classes = _core.reshape(_core.arange(0, c, 1, mstype.int64), [1, 1, c])
-    hit = _core.mul(_core.cast(_core.equal(_core.expand_dims(tc, 2), classes), x.dtype), _core.expand_dims(valid, 2))
-    is_target = _core.stop_gradient(_core.amax(hit, [1], False))  # (N, C)
-    from .index_func import gather_elements
-    xj = gather_elements(x2, 1, tc)  # (N, K)
-    pair = _core.relu(_core.add(_core.sub(_core.expand_dims(x2, 1), _core.expand_dims(xj, 2)), 1.0))  # (N, K, C)
-    pair = _core.mul(pair, _core.mul(_core.expand_dims(valid, 2), _core.expand_dims(_core.sub(1.0, is_target), 1)))
-    loss = _core.div(_core.sum(pair, [1, 2], False), float(c))
-    if x.ndim == 1:
-        loss = _core.reshape(loss, [])
-    return _reduce(loss, reduction, op)
+    _check_reduction(reduction, op)
+    # one MultilabelMarginLoss op (src/ops/loss.cpp): checks the target values when it runs (both modes)
+    return _core.multilabel_margin_loss(x, t, reduction, op)[0]
 
 
 @defop()
@@ -349,66 +320,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         raise ValueError(f"For '{op}', the 'reduction' must be in ['mean', 'sum', 'none'], but got {reduction!r}.")
     if not isinstance(zero_infinity, bool):
         raise TypeError(f"For '{op}', the 'zero_infinity' must be a bool, but got {_got(zero_infinity)}.")
-    s_max = tg.shape[1]
-    length = 2 * s_max + 1
-    i64 = mstype.int64
-    il = _core.cast(_core.check_range(il, op, "input_lengths", 1.0, float(t_max), True, None), i64) if n else \
-        _core.cast(il, i64)
-    tl = _core.cast(_core.check_range(tl, op, "target_lengths", 0.0, float(s_max), True, None), i64) if n else \
-        _core.cast(tl, i64)
-    tg = _core.cast(_core.check_range(tg, op, "targets", 0.0, float(c), False, None), i64) if tg.size else \
-        _core.cast(tg, i64)
-    # extended labels (N, L): blank at even s, targets[(s − 1)/2] at odd s
-    if s_max:
-        inter = _core.reshape(_core.stack([_core.full([n, s_max], float(blank), i64), tg], 2), [n, 2 * s_max])
-        ext = _core.concat([inter, _core.full([n, 1], float(blank), i64)], 1)
-    else:
-        ext = _core.full([n, 1], float(blank), i64)
-    ninf = float("-inf")
-    pos = _core.reshape(_core.arange(0, length, 1, i64), [1, length])
-    in_seq = _core.less_equal(pos, _core.expand_dims(_core.mul(tl, 2), 1))  # s ≤ 2·tl
-    # the s − 2 skip: allowed where l'_s is not blank and differs from l'_{s−2}
-    if length > 2:
-        prev2 = _core.concat([_core.full([n, 2], -1.0, i64), _core.strided_slice(ext, [0, 0], [n, length - 2],
-                                                                                   [1, 1])], 1)
-        skip = _core.logical_and(_core.not_equal(ext, blank), _core.not_equal(ext, prev2))
-    else:
-        skip = _core.full([n, length], 0.0, mstype.bool_)
-    from .index_func import gather_elements
-    lpe = gather_elements(lp, 2, _core.broadcast_to(_core.expand_dims(ext, 0), [t_max, n, length]))  # (T, N, L)
-    dt = lp.dtype
-    neg_row = _core.full([n, 1], ninf, dt)
-    neg_row2 = _core.full([n, 2], ninf, dt)
-    init_mask = _core.less(pos, 2)
-    alpha = _core.select(_core.logical_and(init_mask, in_seq), lpe[0], _core.full([n, length], ninf, dt))
-    alphas = [alpha]
-    t_idx = _core.expand_dims(il, 1)
-    for t in range(1, t_max):
-        a1 = _core.concat([neg_row, _core.strided_slice(alpha, [0, 0], [n, length - 1], [1, 1])], 1)
-        if length > 2:
-            a2 = _core.concat([neg_row2, _core.strided_slice(alpha, [0, 0], [n, length - 2], [1, 1])], 1)
-            a2 = _core.select(skip, a2, _core.full([n, length], ninf, dt))
-        else:
-            a2 = _core.full([n, length], ninf, dt)
-        new = _core.add(_lse3(alpha, a1, a2), lpe[t])
-        new = _core.select(in_seq, new, _core.full([n, length], ninf, dt))
-        active = _core.less(_core.full([], float(t), i64), t_idx)  # t < input_length
-        alpha = _core.select(active, new, alpha)  # frozen after the last frame
-        alphas.append(_core.select(active, new, _core.full([n, length], ninf, dt)))
-    # loss = −logsumexp(α_last(2·tl), α_last(2·tl − 1))
-    end = _core.expand_dims(_core.mul(tl, 2), 1)
-    last = gather_elements(alpha, 1, end)
-    before = gather_elements(alpha, 1, _core.select(_core.greater(end, 0), _core.sub(end, 1), end))
-    before = _core.select(_core.greater(end, 0), before, _core.full([n, 1], ninf, dt))
-    loss = _core.neg(_core.reshape(_lse3(last, before, _core.full([n, 1], ninf, dt)), [n]))
-    if zero_infinity:
-        loss = _core.select(_core.equal(loss, float("inf")), _core.zeros_like(loss), loss)
-    if reduction == "sum":
-        loss = _core.sum(loss, None, False)
-    elif reduction == "mean":
-        denom = _core.cast(_core.maximum(tl, 1), dt)
-        loss = _core.mean(_core.div(loss, denom), None, False)
-    log_alpha = _core.stack(alphas, 1)  # (N, T, L)
+    # one CTCLossV2 op (src/ops/loss.cpp): checks lengths and labels when it runs (ValueError, both modes), the
+    # alpha recursion and the reduction in double; its gradient runs the beta recursion in CTCLossV2Grad
+    loss, log_alpha = _core.ctc_loss(lp, tg, il, tl, blank, reduction, zero_infinity, op)
     return loss, log_alpha
 
 

@@ -690,6 +690,32 @@ def _emit_layer_norm(w, node):
     return outs[:len(node["outputs"])]
 
 
+def _emit_nll_loss(w, node):
+    """NLLLoss -> NegativeLogLikelihoodLoss (same reduction and ignore_index; (N, C, ...) inputs: a 1-D input is a
+    ValueError), and total_weight = ReduceSum of the kept labels' weights (Equal, Not, Gather, Where; Cast without a
+    weight). ONNX has no assertion: the kernel's check of the labels' range is dropped (as CheckRange's)."""
+    a = node["attrs"]
+    ins = node["inputs"]
+    dt = _out_dtype(w, node)
+    if _rank(w, ins[0]) < 2:
+        raise ValueError("NLLLoss of a 1-D (C,) input (ONNX's NegativeLogLikelihoodLoss takes (N, C, ...); "
+                         "give the loss a batch axis)")
+    x = w.name_of(ins[0])
+    t = w.name_of(ins[1], as_dtype=mstype.int64)
+    weight = w.name_of(ins[2], as_dtype=dt) if len(ins) == 3 else None
+    ignore = int(a["ignore_index"])
+    loss = w.node("NegativeLogLikelihoodLoss", [x, t] + ([weight] if weight else []), reduction=str(a["reduction"]),
+                  ignore_index=ignore)
+    keep = w.node("Not", [w.node("Equal", [t, w.const(np.array(ignore, np.int64), mstype.int64)])])
+    if weight:
+        safe = w.node("Where", [keep, t, w.const(np.array(0, np.int64), mstype.int64)])
+        zero = w.const(np.zeros((), mstype.dtype_to_nptype(dt)), dt)
+        kept = w.node("Where", [keep, w.node("Gather", [weight, safe], axis=0), zero])
+    else:
+        kept = w.node("Cast", [keep], to=onnx_dtype(dt))
+    return [loss, w.node("ReduceSum", [kept], keepdims=0)]
+
+
 EMITTERS = {
     "Identity": _alias, "StopGradient": _alias, "Depend": _alias, "TensorCopy": _alias, "CheckRange": _alias,
     "Print": _dropped_print,
@@ -728,7 +754,7 @@ EMITTERS = {
     "Pdist": _emit_pdist,
     "BatchMatMul": _emit_matmul, "Conv2D": _emit_conv2d, "Conv2DBackpropInput": _emit_conv_transpose,
     "MaxPool": _emit_max_pool, "AvgPool": _emit_avg_pool, "AdaptiveAvgPool2D": _emit_adaptive_avg_pool,
-    "BatchNorm": _emit_batch_norm, "LayerNorm": _emit_layer_norm,
+    "BatchNorm": _emit_batch_norm, "LayerNorm": _emit_layer_norm, "NLLLoss": _emit_nll_loss,
 }
 
 # Kiln op -> the ONNX operators it is written as: the schema's `onnx` fields (src/ops/schema/ops.yaml) of the ops

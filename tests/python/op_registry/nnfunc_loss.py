@@ -6,6 +6,7 @@ import math
 import numpy as np
 import scipy.special
 
+import kiln
 from kiln import Tensor, ops
 
 from .base import F16, F32, F64, FLOATS, I32, NC, OpInfo, Sample, arr, register
@@ -97,11 +98,13 @@ def _mml_samples(dtype, rng):
     yield Sample((a((4, 5)), rng.integers(0, 5, 4).astype(np.int32), 2, 0.5, arr(rng, (5,), dtype, 0.5, 2)),
                  desc="p = 2, weight, mean")
     yield Sample((a((5,)), np.array([2], np.int64)), dict(reduction="sum"), desc="1-D")
+    yield Sample((a((3, 4)), np.array([0, 3, 3], np.int64), 2, 1.5), dict(reduction="sum"), desc="p = 2, sum")
 
 
-register(OpInfo("multi_margin_loss", ("ReLU", "Gather", "Select", "ReduceSum"), ops.multi_margin_loss, _np_mml,
+register(OpInfo("multi_margin_loss", ("MultiMarginLoss", "MultiMarginLossGrad"), ops.multi_margin_loss, _np_mml,
                 _mml_samples, FLOATS, differentiable=True, grad_args=(0,), out_dtype=_same_dtype,
-                tol={F16: (4e-3, 4e-3)}, special_skip="hinge sums: ReLU's and ReduceSum's special values"))
+                tol={F16: (4e-3, 4e-3)}, special_skip="hinge sums in double: a NaN stays NaN, ±inf saturate",
+                notes="one MultiMarginLoss op (reduction in the kernel), its backward MultiMarginLossGrad"))
 
 
 def _np_mlml(x, t, reduction="mean"):
@@ -126,11 +129,15 @@ def _mlml_samples(dtype, rng):
     yield Sample((a((3, 4)), t), dict(reduction="none"), desc="−1 ends each row's list")
     yield Sample((a((3, 4)), t.astype(np.int32)), desc="int32, mean")
     yield Sample((a((4,)), np.array([2, 2, -1, 0], np.int64)), dict(reduction="sum"), desc="1-D, repeated label")
+    yield Sample((a((2, 3)), np.array([[0, 1, 2], [-1, -1, -1]], np.int32)), dict(reduction="none"),
+                 desc="every class listed; none listed")
 
 
-register(OpInfo("multilabel_margin_loss", ("ReLU", "GatherD", "ReduceSum", "ReduceMax"), ops.multilabel_margin_loss,
-                _np_mlml, _mlml_samples, FLOATS, differentiable=True, grad_args=(0,), out_dtype=_same_dtype,
-                tol={F16: (4e-3, 4e-3)}, special_skip="hinge sums: ReLU's and ReduceSum's special values"))
+register(OpInfo("multilabel_margin_loss", ("MultilabelMarginLoss", "MultilabelMarginLossGrad"),
+                ops.multilabel_margin_loss, _np_mlml, _mlml_samples, FLOATS, differentiable=True, grad_args=(0,),
+                out_dtype=_same_dtype, tol={F16: (4e-3, 4e-3)},
+                special_skip="hinge sums in double: a NaN stays NaN, ±inf saturate",
+                notes="one MultilabelMarginLoss op (reduction in the kernel), its backward MultilabelMarginLossGrad"))
 
 
 def _np_mlsml(x, y, weight=None, reduction="mean"):
@@ -233,12 +240,13 @@ def _ctc_samples(dtype, rng):
                   np.array([2, 2], np.int32)), dict(blank=3, reduction="none"), desc="blank = C − 1")
 
 
-register(OpInfo("ctc_loss", ("GatherD", "Exp", "Log", "Maximum", "Select", "Concat", "StridedSlice"),
+register(OpInfo("ctc_loss", ("CTCLossV2", "CTCLossV2Grad"),
                 lambda lp, tg, il, tl, **kw: ops.ctc_loss(lp, tg, il, tl, **kw)[0], _np_ctc_call, _ctc_samples,
                 (F32, F64), differentiable=True, grad_args=(0,), out_dtype=_same_dtype,
                 special_skip="log-probabilities: ±inf/NaN inputs are outside the op's domain (log_softmax outputs); "
                              "impossible alignments (+inf) are in the samples",
-                notes="gradient: autodiff of the log-space recursion (the exact derivative)"))
+                notes="one CTCLossV2 op (the reduction and zero_infinity are attributes); gradient: CTCLossV2Grad's "
+                      "beta recursion in double (the exact derivative w.r.t. log_probs)"))
 
 
 def _np_dense(x, w, b=None):
@@ -607,13 +615,56 @@ def _nll_samples(dtype, rng):
     yield Sample((a((6, 4)), tt), dict(weight=w, ignore_index=2), desc="ignore_index, weighted mean")
     yield Sample((a((3, 4, 2)), rng.integers(0, 4, (3, 2)).astype(np.int32)), dict(reduction="none"),
                  desc="(N, C, d) input")
+    t6 = t(6, 4).astype(np.int64)
+    t6[[0, 3]] = -100
+    yield Sample((a((6, 4)), t6), dict(weight=w, reduction="none"), desc="int64, default ignore_index -100 present")
+    yield Sample((a((6, 4)), t6), dict(reduction="sum"), desc="-100 present, sum")
+    yield Sample((a((2, 4, 3, 2)), rng.integers(0, 4, (2, 3, 2)).astype(np.int64)), dict(weight=w),
+                 desc="(N, C, d1, d2) input, weighted mean")
 
 
-_loss_row("nll_loss", ("Neg", "ReduceSum", "Select", "Div"),
+_loss_row("nll_loss", ("NLLLoss", "NLLLossGrad"),
           lambda x, t, weight=None, ignore_index=-100, reduction="mean":
               ops.nll_loss(x, Tensor(t), None if weight is None else Tensor(weight), ignore_index, reduction),
           _np_nll, _nll_samples, dtypes=(F32, F64), grad_args=(0,), special_args=(0,),
           special_skip="one NaN/inf picked or not depending on the drawn targets: covered by the forward samples")
+
+
+def _nll_loss_grad(x, dy, target, weight=None, ignore_index=-100, reduction="mean"):
+    """The gradient of nll_loss w.r.t. x with cotangent dy: NLLLossGrad(dy) (linear in dy; its own gradient w.r.t. dy
+    is NLLLoss of the incoming gradient)."""
+    w = None if weight is None else Tensor(weight)
+    return kiln.grad(lambda a: ops.sum(ops.mul(ops.nll_loss(a, Tensor(target), w, ignore_index, reduction), dy)))(x)
+
+
+def _np_nll_loss_grad(x, dy, target, weight=None, ignore_index=-100, reduction="mean"):
+    n, c = x.shape[0], x.shape[1]
+    w = np.ones(c, x.dtype) if weight is None else weight
+    keep = target != ignore_index
+    safe = np.where(keep, target, 0)
+    wt = np.where(keep, w[safe], 0.0)
+    g = -wt * (dy if reduction == "none" else dy / (wt.sum() if reduction == "mean" else 1.0))
+    out = np.zeros(x.shape, np.float64)
+    onehot = np.arange(c).reshape((1, c) + (1,) * (x.ndim - 2)) == safe.reshape((n, 1) + safe.shape[1:])
+    out += np.where(onehot, np.expand_dims(g, 1), 0.0)
+    return out.astype(x.dtype)
+
+
+def _nll_loss_grad_samples(dtype, rng):
+    a = lambda s: arr(rng, s, dtype, -3, 0)
+    w = arr(rng, (4,), dtype, 0.5, 2)
+    t = np.array([0, 3, 2, 2, 1], np.int32)
+    yield Sample((a((5, 4)), arr(rng, (5,), dtype)), dict(target=t, weight=w, ignore_index=2, reduction="none"),
+                 desc="none, weights, ignore_index")
+    yield Sample((a((5, 4)), arr(rng, (), dtype)), dict(target=t, weight=w), desc="weighted mean")
+    yield Sample((a((3, 4, 2)), arr(rng, (), dtype)), dict(target=rng.integers(0, 4, (3, 2)), reduction="sum"),
+                 desc="(N, C, d), sum")
+
+
+register(OpInfo("nll_loss_grad", ("NLLLossGrad", "NLLLoss"), _nll_loss_grad, _np_nll_loss_grad,
+                _nll_loss_grad_samples, (F32, F64), differentiable=True, grad_args=(1,),
+                notes="the gradient of nll_loss; differentiating it w.r.t. the cotangent checks NLLLossGrad's own "
+                      "bprop (NLLLoss) — a gradient of a gradient"))
 
 
 def _np_cross_entropy(x, t, weight=None, ignore_index=-100, reduction="mean"):
@@ -637,7 +688,7 @@ def _ce_samples(dtype, rng):
     yield Sample((a((3, 4)), prob), desc="class probabilities, mean")
 
 
-_loss_row("cross_entropy", ("LogSoftmax", "Neg", "ReduceSum", "Select", "Div"),
+_loss_row("cross_entropy", ("LogSoftmax", "NLLLoss", "NLLLossGrad"),
           lambda x, t, weight=None, ignore_index=-100, reduction="mean":
               ops.cross_entropy(x, Tensor(t), None if weight is None else Tensor(weight), ignore_index, reduction),
           _np_cross_entropy, _ce_samples, dtypes=(F32, F64), grad_args=(0,), special_args=(0,),

@@ -4,9 +4,10 @@
 the ops' bprops, and it compiles into graphs) and reduced by LossBase.get_loss. The formulas live in kiln/ops/_loss_terms.py, which kiln.ops' functional losses
 (ops.mse_loss, ops.cross_entropy, ...) call too: one formula for both surfaces, and no import of nn from ops.
 
-Class-index labels outside [0, C) (other than `ignore_index`) raise ValueError, in both modes: the check is the
-CheckRange op, which runs eagerly in PyNative and at every run of a compiled function (GRAPH_MODE / kiln.jit), where
-the error also names the user's line. BCELoss checks that its probabilities are in [0, 1] the same way.
+Class-index labels outside [0, C) (other than `ignore_index`) raise ValueError, in both modes: the check is in the
+NLLLoss kernel (NLLLoss; CrossEntropyLoss with class indices and no label smoothing, which is LogSoftmax then
+NLLLoss: src/ops/loss.cpp) or the CheckRange op (the others), which run eagerly in PyNative and at every run of a
+compiled function (GRAPH_MODE / kiln.jit), where the error also names the user's line. BCELoss checks that its probabilities are in [0, 1] the same way.
 
 Masked logits: a −inf logit (a masked class) has log-probability −inf. Every loss here picks the log-probabilities
 it needs with `select` instead of multiplying by a one-hot or probability row (0·(−inf) = NaN), and takes 0·log 0 = 0
