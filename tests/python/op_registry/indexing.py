@@ -95,7 +95,7 @@ def _top_k_picked(x, k):
     return v, ops.gather_elements(x, -1, i)
 
 
-_row("top_k", ("ArgSort", "Gather"), _top_k_picked, _np_top_k,
+_row("top_k", ("ArgSort", "GatherD"), _top_k_picked, _np_top_k,
      _gen(lambda a, r: Sample((a((3, 5)), 2)), lambda a, r: Sample((a((4,)), 4), desc="k = n")),
      ref_upcast=False, special_skip="ops.topk's entry covers NaN ordering; top_k is topk with dim=-1")
 
