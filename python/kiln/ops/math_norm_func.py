@@ -5,7 +5,6 @@ the largest/smallest |x|; with p = 2 (and any p) the gradient at a zero vector i
 import math
 import numbers
 
-import numpy as np
 
 from .._loader import _core
 from .._args import broadcast_shapes as _broadcast_shapes
