@@ -97,6 +97,18 @@ template <int B> struct Bytes {
   unsigned char b[B];
 };
 
+// Calls run(Bytes<isz>{}): Im2Col and MirrorPad only move elements, so they dispatch on the element's size (1, 2,
+// 4, 8 or 16 bytes: every dtype, complex128 included) rather than on the dtype.
+template <class F> void by_itemsize(size_t isz, F&& run) {
+  switch (isz) {
+    case 1: run(Bytes<1>{}); break;
+    case 2: run(Bytes<2>{}); break;
+    case 4: run(Bytes<4>{}); break;
+    case 8: run(Bytes<8>{}); break;
+    default: run(Bytes<16>{}); break;
+  }
+}
+
 void run_im2col(const TV& in, TV& out, const Attrs& a) {
   const Tensor x = in[0].contiguous();
   const Geom g = geometry(x.shape()[2], x.shape()[3], a, "Im2Col");
@@ -112,13 +124,7 @@ void run_im2col(const TV& in, TV& out, const Attrs& a) {
       else std::memset(&po[o], 0, sizeof(T));
     });
   };
-  switch (isz) {
-    case 1: run(Bytes<1>{}); break;
-    case 2: run(Bytes<2>{}); break;
-    case 4: run(Bytes<4>{}); break;
-    case 8: run(Bytes<8>{}); break;
-    default: run(Bytes<16>{}); break;
-  }
+  by_itemsize(isz, run);
 }
 
 void run_col2im(const TV& in, TV& out, const Attrs& a) {
@@ -266,13 +272,7 @@ void run_mirror_pad(const TV& in, TV& out, const Attrs& a) {
     T* po = static_cast<T*>(out[0].raw_data());
     for_each_padded(x.shape(), p, reflect, [&](int64_t o, int64_t s) { po[o] = px[s]; });
   };
-  switch (itemsize(x.dtype())) {
-    case 1: run(Bytes<1>{}); break;
-    case 2: run(Bytes<2>{}); break;
-    case 4: run(Bytes<4>{}); break;
-    case 8: run(Bytes<8>{}); break;
-    default: run(Bytes<16>{}); break;
-  }
+  by_itemsize(itemsize(x.dtype()), run);
 }
 
 void run_mirror_pad_grad(const TV& in, TV& out, const Attrs& a) {
