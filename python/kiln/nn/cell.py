@@ -240,8 +240,8 @@ class Cell(_CellHooks):
                 v = s[name]
                 if store == "_params" and v is not None and "_kiln_op_layout" in v.__dict__:
                     # a Parameter stored sliced by operator parallel: whole for the ops of a construct
-                    from ..parallel import _op_shard
-                    return _op_shard.whole_for_read(v, self, name)
+                    from ..parallel import _attribute_reads
+                    return _attribute_reads.whole_for_read(v, self, name)
                 return v
         raise AttributeError(f"The '{type(self).__name__}' object has no attribute '{name}'.")
 
