@@ -186,6 +186,17 @@ std::shared_ptr<ConvPlan> make_conv_plan(Kind k, const ConvGeom& g, bool plain_o
   auto plan = std::make_shared<ConvPlan>();
   const char* impl = nullptr;
   if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl) plan->impl = impl;
+  // Note [low-precision reference kernels]: on the native path (dt bf16/f16) oneDNN may have only its reference
+  // kernel for a configuration (3.2 on AVX512_FP16: every f16 backward-weights convolution is ref:any), many times
+  // slower than the float32 path: the plan is refused (nullptr) and the caller computes it in float32. A plain_only
+  // plan must multiply the padding taps (Note [conv special values]), which only the GEMM-based kernels do (3.2's
+  // f16 plain forward is ref:any, which skips them): any other is refused too, and the caller's fallback (float32
+  // GEMM for bf16/f16, conv_ref for float32) multiplies them.
+  const bool ref = plan->impl.rfind("ref", 0) == 0, gemm = plan->impl.find("gemm") != std::string::npos;
+  if ((dt != dnnl_f32 && ref) || (plain_only && !gemm)) {
+    dnnl_primitive_desc_destroy(pd);
+    return nullptr;
+  }
   std::vector<std::pair<int, const_dnnl_memory_desc_t>> args;
   bool failed = false;
   for (int i = 0; i < 3; ++i) {

@@ -10,6 +10,7 @@
 #include <exception>
 #include <limits>
 #include <mutex>
+#include <string>
 
 #include <Eigen/Core>
 #include <oneapi/dnnl/dnnl.h>
@@ -185,6 +186,14 @@ cpu::dnnl::PrimPtr make_matmul_prim(int64_t M, int64_t N, int64_t K, Layout la, 
   dnnl_primitive_desc_t pd = nullptr;
   bool ok = src && wei && dst;
   ok = ok && dnnl_matmul_primitive_desc_create(&pd, cpu::dnnl::engine(), src, wei, nullptr, dst, attr.a) == dnnl_success;
+  if (ok && dt != dnnl_f32) {  // Note [low-precision reference kernels] (conv.cpp): never oneDNN's reference kernel
+    const char* impl = nullptr;
+    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl &&
+        std::string(impl).rfind("ref", 0) == 0) {
+      dnnl_primitive_desc_destroy(pd);
+      ok = false;
+    }
+  }
   cpu::dnnl::PrimPtr p;
   if (ok) p = cpu::dnnl::make_prim(pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
   for (auto m : {src, wei, dst})
@@ -197,13 +206,13 @@ dnnl_data_type_t dnnl_type(DType t) {
 }
 
 // The product on oneDNN matmul primitives of the operands' own dtype (Float32, BFloat16 or Float16), written into
-// out[0] (contiguous). Throws RuntimeError if oneDNN has no primitive for the configuration (the native path was
-// chosen because oneDNN creates these primitives on this CPU).
+// out[0] (contiguous). Returns false, having written nothing, if oneDNN has no primitive for the configuration
+// other than its reference kernel (the caller then computes it in float32).
 // The op's name in errors of the native path: MatMul for a 2-D product, BatchMatMul for a batched one (MindSpore's
 // two primitives; Kiln runs both, and ops.matmul / ops.bmm, on this kernel).
 const char* matmul_name(const Tensor& out) { return out.ndim() > 2 ? "BatchMatMul" : "MatMul"; }
 
-void run_matmul_native(const TV& in, TV& out, const Attrs& a) {
+bool run_matmul_native(const TV& in, TV& out, const Attrs& a) {
   const DType t = out[0].dtype();
   const char* name = matmul_name(out[0]);
   Tensor x = in[0], y = in[1];
@@ -220,10 +229,10 @@ void run_matmul_native(const TV& in, TV& out, const Attrs& a) {
   Strides sx = cpu::broadcast_strides(bxs, Strides(x.strides().begin(), x.strides().end() - 2), batch);
   Strides sy = cpu::broadcast_strides(bys, Strides(y.strides().begin(), y.strides().end() - 2), batch);
   const int64_t nb = numel(batch);
-  if (M == 0 || N == 0 || nb == 0) return;
+  if (M == 0 || N == 0 || nb == 0) return true;
   const size_t es = itemsize(t);
   auto* po = static_cast<char*>(o.raw_data());
-  if (K == 0) { std::memset(po, 0, size_t(nb * M * N) * es); return; }
+  if (K == 0) { std::memset(po, 0, size_t(nb * M * N) * es); return true; }
   // One shared right operand and a row-major left operand whose batches follow each other row after row (a Dense
   // layer on a (batch, seq, d) input): one (nb·M, K)·(K, N) product, as in the float32 path.
   int64_t Mr = M, nbr = nb;
@@ -263,8 +272,8 @@ void run_matmul_native(const TV& in, TV& out, const Attrs& a) {
   };
   for_batches(nbr, par, one);
   if (err) std::rethrow_exception(err);
-  KILN_CHECK(!missing.load(), Runtime, "For '", name, "', oneDNN has no ", dtype_name(t), " matmul primitive for (", Mr,
-             ", ", K, ") x (", K, ", ", N, ") here; set KILN_LOW_PRECISION=float32 to compute it in float32.");
+  // Every batch uses the same primitive: either all of them ran or none did.
+  return !missing.load();
 }
 
 void run_matmul(const TV& in, TV& out, const Attrs& a) {
@@ -275,8 +284,9 @@ void run_matmul(const TV& in, TV& out, const Attrs& a) {
   if (((t == DType::BFloat16 || t == DType::Float16) && !empty &&
        cpu_info::use_native_low_precision(t, matmul_name(out[0]))) ||
       (t == DType::Float32 && cpu_info::route_float32_through_native())) {
-    run_matmul_native(in, out, a);
-    return;
+    if (run_matmul_native(in, out, a)) return;
+    KILN_CHECK(t != DType::Float32, Runtime, "For '", matmul_name(out[0]), "', oneDNN has no float32 matmul primitive "
+               "for this product (the test route through the native path).");
   }
   DType ct = (t == DType::Float16 || t == DType::BFloat16) ? DType::Float32 : t;
   Tensor x = ew::as_dtype(in[0], ct), y = ew::as_dtype(in[1], ct);
