@@ -27,8 +27,8 @@ namespace kiln::cpu_info {
 // - "float32": the operands are widened to float32, the float32 kernels run, the result is rounded once.
 // The setting comes from the environment variable KILN_LOW_PRECISION (auto | native | float32; read at the first
 // low-precision kernel, default auto) unless set_low_precision_mode changed it. auto takes the native path where
-// the CPU has the instructions that make it fast (bfloat16: AVX512_BF16 or AMX_BF16; float16: AVX512_FP16 or
-// AMX_FP16) and oneDNN can create the primitives (ONEDNN_MAX_CPU_ISA may cap it below them); native takes it
+// the CPU has the instructions that make it fast (bfloat16: AMX_BF16, or AVX512_BF16 on AMD cores; float16:
+// AVX512_FP16 or AMX_FP16; native_low_precision_fast) and oneDNN can create the primitives (ONEDNN_MAX_CPU_ISA may cap it below them); native takes it
 // wherever oneDNN can create the primitives (also oneDNN's emulated bf16 on plain AVX-512) and is an error
 // elsewhere; float32 never takes it.
 enum class LowPrecisionMode { Auto, Native, Float32 };
@@ -46,8 +46,9 @@ void set_low_precision_mode(LowPrecisionMode m);
 // decided once per dtype by creating two small ones; false for other dtypes. Never throws.
 bool native_low_precision_supported(DType dt);
 
-// Whether the CPU has the instructions that make `dt`'s native path fast (BFloat16: avx512_bf16 or amx_bf16;
-// Float16: avx512_fp16 or amx_fp16), read with CPUID. Never throws.
+// Whether the CPU has the instructions that make `dt`'s native path faster than the float32 path (BFloat16:
+// amx_bf16, or avx512_bf16 on an AMD core -- on Intel cores without AMX it is slower, Note [bfloat16 speed by
+// core] in cpu_info.cpp; Float16: avx512_fp16 or amx_fp16), read with CPUID. Never throws.
 bool native_low_precision_fast(DType dt);
 
 // The path a `dt` (BFloat16 or Float16) kernel takes now: true = native. Throws RuntimeError naming `op` (when

@@ -55,8 +55,8 @@ def low_precision():
           RuntimeError with that reason);
         - ``"supported"`` (dict): per dtype, whether oneDNN creates its primitives on this CPU at all;
         - ``"fast"`` (dict): per dtype, whether the CPU has the instructions that make them faster than float32
-          (bfloat16: avx512_bf16 or amx_bf16; float16: avx512_fp16 or amx_fp16). ``"auto"`` takes the native path
-          where both hold.
+          (bfloat16: amx_bf16, or avx512_bf16 on an AMD core -- Intel cores without AMX run it at half their
+          float32 rate; float16: avx512_fp16 or amx_fp16). ``"auto"`` takes the native path where both hold.
 
     Raises:
         ValueError: ``KILN_LOW_PRECISION`` holds something else than auto, native or float32.
