@@ -5,6 +5,9 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
 
 namespace kiln {
 
@@ -69,12 +72,31 @@ struct OpNameScope {
 // non-integer types; false for NaN and infinities with an integer `t`: converting them is undefined in C++).
 bool double_fits(double v, DType t);
 
-// IEEE 754 half precision, stored as bits; arithmetic goes through float.
+// IEEE 754 half precision, stored as bits; arithmetic goes through float. The conversions are inline (every
+// float16 kernel converts each element in and out): with F16C (every CPU Kiln runs on: x86-64-v3) one
+// vcvtps2ph / vcvtph2ps, otherwise (and for the cases F16C would treat differently) the bit-exact portable code
+// of half_from_float_slow / half_to_float_slow (dtype.cpp). Out of line they cost ~10 ns per element, 30x the
+// bfloat16 kernels (a float16 ReLU of 2^19 elements: 5.8 ms against 0.18 ms).
+uint16_t half_from_float_slow(float f);
+float half_to_float_slow(uint16_t h);
 struct Half {
   uint16_t bits = 0;
   Half() = default;
-  Half(float f);  // round to nearest even
-  operator float() const;
+  Half(float f) {  // round to nearest even, overflow to inf, subnormals exact; NaN -> the quiet NaN 0x7e00 (sign kept)
+#if defined(__F16C__)
+    // One vcvtps2ph; a NaN's payload is dropped as in the portable code.
+    uint16_t hw = uint16_t(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    bits = ((hw & 0x7c00u) == 0x7c00u && (hw & 0x3ffu)) ? uint16_t((hw & 0x8000u) | 0x7e00u) : hw;
+#else
+    bits = half_from_float_slow(f);
+#endif
+  }
+  operator float() const {
+#if defined(__F16C__)
+    if ((bits & 0x7c00u) != 0x7c00u) return _cvtsh_ss(bits);  // finite values: one vcvtph2ps, exact
+#endif
+    return half_to_float_slow(bits);  // ±inf and NaN (the payload kept bit for bit)
+  }
 };
 // bfloat16 (the upper 16 bits of a float32), stored as bits; arithmetic goes through float.
 struct BFloat16 {

@@ -136,44 +136,30 @@ DType promote_types(DType a, DType b, bool a_weak, bool b_weak) {
   return DType::Bool;
 }
 
-Half::Half(float f) {
-#if defined(__F16C__)
-  // One vcvtps2ph (round to nearest even, overflow to inf, subnormals exact); NaN as below (payload dropped).
-  uint16_t hw = uint16_t(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-  if ((hw & 0x7c00u) == 0x7c00u && (hw & 0x3ffu)) hw = uint16_t((hw & 0x8000u) | 0x7e00u);
-  bits = hw;
-  return;
-#endif
+uint16_t half_from_float_slow(float f) {
   uint32_t x; std::memcpy(&x, &f, 4);
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t mant = x & 0x007fffffu;
   int32_t exp = int32_t((x >> 23) & 0xff);
-  if (exp == 0xff) {  // inf or nan
-    bits = uint16_t(sign | 0x7c00u | (mant ? 0x200u : 0u));
-    return;
-  }
+  if (exp == 0xff) return uint16_t(sign | 0x7c00u | (mant ? 0x200u : 0u));  // inf or nan
   int32_t e = exp - 127 + 15;
-  if (e >= 0x1f) { bits = uint16_t(sign | 0x7c00u); return; }  // overflow → inf
-  if (e <= 0) {                                                 // subnormal or zero
-    if (e < -10) { bits = uint16_t(sign); return; }
+  if (e >= 0x1f) return uint16_t(sign | 0x7c00u);  // overflow → inf
+  if (e <= 0) {  // subnormal or zero
+    if (e < -10) return uint16_t(sign);
     mant |= 0x00800000u;
     uint32_t shift = uint32_t(14 - e);
     uint32_t half_mant = mant >> shift;
     uint32_t rem = mant & ((1u << shift) - 1u), halfway = 1u << (shift - 1);
     if (rem > halfway || (rem == halfway && (half_mant & 1u))) half_mant++;
-    bits = uint16_t(sign | half_mant);
-    return;
+    return uint16_t(sign | half_mant);
   }
   uint32_t h = sign | (uint32_t(e) << 10) | (mant >> 13);
   uint32_t rem = mant & 0x1fffu;
   if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;  // may carry into the exponent: correct rounding
-  bits = uint16_t(h);
+  return uint16_t(h);
 }
 
-Half::operator float() const {
-#if defined(__F16C__)
-  if ((bits & 0x7c00u) != 0x7c00u) return _cvtsh_ss(bits);  // finite values: one vcvtph2ps, exact
-#endif
+float half_to_float_slow(uint16_t bits) {
   uint32_t sign = uint32_t(bits & 0x8000u) << 16;
   uint32_t exp = (bits >> 10) & 0x1fu, mant = bits & 0x3ffu;
   uint32_t out;

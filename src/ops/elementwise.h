@@ -1,9 +1,14 @@
 // Shared machinery of the elementwise op families: broadcasting loops over typed functors, and the
 // inference helpers. Functors take and return values in compute_t<T> (float for the 16-bit floats).
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
+
+#if defined(__AVX2__) && defined(__F16C__)
+#include <immintrin.h>
+#endif
 
 #include "../backend/cpu/loops.h"
 #include "kiln/op.h"
@@ -36,6 +41,70 @@ template <typename T> inline T blend(bool c, T a, T b) {
   }
 }
 
+// Note [float16 blocks]: the contiguous runs of a Float16 elementwise loop are computed in blocks of kHalfBlock
+// elements: the block is widened to float32 (8 per vcvtph2ps), the functor runs over float32 buffers (vectorized as
+// for Float32 inputs) and the results are narrowed back (8 per vcvtps2ph). Element by element the scalar Half
+// conversions in the loop did the same work but kept GCC from vectorizing (no vector form of a scalar conversion):
+// a float16 ReLU of 2^19 elements took 5.8 ms against bfloat16's 0.18 ms. Results are bit for bit those of
+// Half(float) / float(Half): narrow() turns a NaN into the quiet NaN 0x7e00 with its sign, as Half(float) does.
+constexpr int64_t kHalfBlock = 256;
+// d[i] = float(s[i]) for i < n.
+inline void widen(const Half* s, float* d, int64_t n) {
+  int64_t i = 0;
+#if defined(__AVX2__) && defined(__F16C__)
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
+#endif
+  for (; i < n; ++i) d[i] = float(s[i]);
+}
+// d[i] = Half(s[i]) for i < n (round to nearest even; NaN -> sign | 0x7e00).
+inline void narrow(const float* s, Half* d, int64_t n) {
+  int64_t i = 0;
+#if defined(__AVX2__) && defined(__F16C__)
+  const __m128i expm = _mm_set1_epi16(0x7c00), mantm = _mm_set1_epi16(0x3ff), signm = _mm_set1_epi16(int16_t(0x8000)),
+                qnan = _mm_set1_epi16(0x7e00), zero = _mm_setzero_si128();
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m128i nan = _mm_andnot_si128(_mm_cmpeq_epi16(_mm_and_si128(h, mantm), zero),
+                                         _mm_cmpeq_epi16(_mm_and_si128(h, expm), expm));
+    const __m128i fixed = _mm_or_si128(_mm_and_si128(h, signm), qnan);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), _mm_blendv_epi8(h, fixed, nan));
+  }
+#endif
+  for (; i < n; ++i) d[i] = Half(s[i]);
+}
+// o[i] = f(x[i]) over a contiguous Float16 run (Note [float16 blocks]).
+template <typename O, typename F>
+void unary_half_run(const Half* x, O* o, int64_t n, F& f) {
+  alignas(32) float xb[kHalfBlock], yb[kHalfBlock];
+  for (int64_t b = 0; b < n; b += kHalfBlock) {
+    const int64_t k = std::min(kHalfBlock, n - b);
+    widen(x + b, xb, k);
+    if constexpr (std::is_same_v<O, Half>) {
+      for (int64_t j = 0; j < k; ++j) yb[j] = float(f(xb[j]));
+      narrow(yb, o + b, k);
+    } else {
+      for (int64_t j = 0; j < k; ++j) o[b + j] = convert_value<O>(f(xb[j]));
+    }
+  }
+}
+// o[i] = f(x[i], y[i]) over contiguous Float16 runs; a null x or y is the scalar xs or ys (Note [float16 blocks]).
+template <typename O, typename F>
+void binary_half_run(const Half* x, float xs, const Half* y, float ys, O* o, int64_t n, F& f) {
+  alignas(32) float xb[kHalfBlock], yb[kHalfBlock], ob[kHalfBlock];
+  for (int64_t b = 0; b < n; b += kHalfBlock) {
+    const int64_t k = std::min(kHalfBlock, n - b);
+    if (x) widen(x + b, xb, k); else std::fill(xb, xb + k, xs);
+    if (y) widen(y + b, yb, k); else std::fill(yb, yb + k, ys);
+    if constexpr (std::is_same_v<O, Half>) {
+      for (int64_t j = 0; j < k; ++j) ob[j] = float(f(xb[j], yb[j]));
+      narrow(ob, o + b, k);
+    } else {
+      for (int64_t j = 0; j < k; ++j) o[b + j] = convert_value<O>(f(xb[j], yb[j]));
+    }
+  }
+}
+
 // out[i] = f(a[i], b[i]) over the broadcast of a and b (both of dtype T) into contiguous `out` (dtype O).
 template <typename T, typename O, typename F>
 void binary_loop(const Tensor& a, const Tensor& b, const Tensor& out, F f) {
@@ -52,6 +121,15 @@ void binary_loop(const Tensor& a, const Tensor& b, const Tensor& out, F f) {
     O* o = po + off[0];
     const T* x = pa + off[1];
     const T* y = pb + off[2];
+    if constexpr (std::is_same_v<T, Half>) {
+      if (in[0] == 1 && (in[1] == 1 || in[1] == 0) && (in[2] == 1 || in[2] == 0)) {
+        const float xs = float(*x), ys = float(*y);
+        cpu::parallel_runs(n, [&](int64_t s, int64_t m) {
+          binary_half_run(in[1] ? x + s : nullptr, xs, in[2] ? y + s : nullptr, ys, o + s, m, f);
+        });
+        return;
+      }
+    }
     if (in[0] == 1 && in[1] == 1 && in[2] == 1) {
       cpu::parallel_runs(n, [&](int64_t s, int64_t m) {
         for (int64_t i = s; i < s + m; ++i) o[i] = convert_value<O>(f(C(x[i]), C(y[i])));
@@ -82,6 +160,12 @@ void unary_loop(const Tensor& x, const Tensor& out, F f) {
   cpu::strided_loop_par<2>(out.shape(), st, [&](const int64_t* off, int64_t n, const int64_t* in) {
     O* o = po + off[0];
     const T* a = px + off[1];
+    if constexpr (std::is_same_v<T, Half>) {
+      if (in[0] == 1 && in[1] == 1) {
+        cpu::parallel_runs(n, [&](int64_t s, int64_t m) { unary_half_run(a + s, o + s, m, f); });
+        return;
+      }
+    }
     if (in[0] == 1 && in[1] == 1)
       cpu::parallel_runs(n, [&](int64_t s, int64_t m) {
         for (int64_t i = s; i < s + m; ++i) o[i] = convert_value<O>(f(C(a[i])));

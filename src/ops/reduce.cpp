@@ -110,7 +110,8 @@ std::vector<TensorMeta> infer_reduce(const TV& in, const Attrs& a) {
 // acc = f(acc, x). Iterates in x's memory order; a reduction over the innermost contiguous axis is a tight loop.
 constexpr int kLanes = 8;
 // `acc_st`: the accumulator's stride per axis of x (0 on the reduced axes); see accumulate() below. `load` turns an
-// element into its accumulated value (A(compute_t<T>(e)), or CountNonZero's e != 0): in registers, as it is read.
+// element, as its compute_t<T> value, into its accumulated value (A(e), or CountNonZero's e != 0): in registers,
+// as it is read.
 template <typename T, typename A, typename F, typename L>
 void accumulate_strided(const Tensor& x, const int64_t* acc_st, A* acc, F f, L load) {
   const size_t nd = size_t(x.ndim());
@@ -134,18 +135,57 @@ void accumulate_strided(const Tensor& x, const int64_t* acc_st, A* acc, F f, L l
     sx[i] = xst[size_t(perm[i])];
     so[i] = os[size_t(perm[i])];
   }
+  using C = compute_t<T>;
   const T* px = x.data<T>();
   std::array<const int64_t*, 2> st{so.data(), sx.data()};
   cpu::strided_loop<2>(sh.data(), nd, st, [&](const int64_t* off, int64_t n, const int64_t* in) {
     const T* p = px + off[1];
     A* o = acc + off[0];
+    if constexpr (std::is_same_v<T, Half>) {
+      // Note [float16 blocks] (elementwise.h): a contiguous Float16 run is widened block by block, then reduced
+      // exactly as below (the same lanes in the same order: kHalfBlock is a multiple of kLanes).
+      if (in[1] == 1 && (in[0] == 0 || in[0] == 1)) {
+        static_assert(ew::kHalfBlock % kLanes == 0, "blocks hold whole lane groups");
+        alignas(32) float buf[ew::kHalfBlock];
+        if (in[0] == 1) {
+          for (int64_t b = 0; b < n; b += ew::kHalfBlock) {
+            const int64_t k = std::min(ew::kHalfBlock, n - b);
+            ew::widen(p + b, buf, k);
+            for (int64_t j = 0; j < k; ++j) o[b + j] = f(o[b + j], load(buf[j]));
+          }
+          return;
+        }
+        A v = *o;
+        int64_t i = 0;
+        if (n >= 2 * kLanes) {
+          A lane[kLanes];
+          const int64_t full = n / kLanes * kLanes;
+          for (int64_t b = 0; b < full; b += ew::kHalfBlock) {
+            const int64_t k = std::min(ew::kHalfBlock, full - b);
+            ew::widen(p + b, buf, k);
+            int64_t j = 0;
+            if (b == 0) {
+              for (int q = 0; q < kLanes; ++q) lane[q] = load(buf[q]);
+              j = kLanes;
+            }
+            for (; j < k; j += kLanes)
+              for (int q = 0; q < kLanes; ++q) lane[q] = f(lane[q], load(buf[j + q]));
+          }
+          for (int q = 0; q < kLanes; ++q) v = f(v, lane[q]);
+          i = full;
+        }
+        for (; i < n; ++i) v = f(v, load(C(p[i])));
+        *o = v;
+        return;
+      }
+    }
     if (in[0] == 0) {
       A v = *o;
       int64_t i = 0;
       if (in[1] == 1 && n >= 2 * kLanes) {
         // Independent partial results (f is associative) so the loop pipelines and vectorizes.
         A lane[kLanes];
-        for (int k = 0; k < kLanes; ++k) lane[k] = load(p[k]);
+        for (int k = 0; k < kLanes; ++k) lane[k] = load(C(p[k]));
         for (i = kLanes; i + kLanes <= n; i += kLanes) {
           // Note [GCC 12 narrow-integer reductions]: GCC 12.2 at -O3 (-march=x86-64-v3) vectorizes this loop
           // wrongly for 1- and 2-byte integer elements accumulated in 64 bits: 24 ones of Int8/Int16/UInt8 summed
@@ -153,17 +193,17 @@ void accumulate_strided(const Tensor& x, const int64_t* acc_st, A* acc, F f, L l
           // The empty asm keeps the loop vectorizer off this loop for those types (the body's eight lanes are
           // still vectorized as one block; as fast, measured); tests: Reduce.NarrowIntegerSums*.
           if constexpr (std::is_integral_v<T> && sizeof(T) < 4) asm volatile("" : "+r"(i));
-          for (int k = 0; k < kLanes; ++k) lane[k] = f(lane[k], load(p[i + k]));
+          for (int k = 0; k < kLanes; ++k) lane[k] = f(lane[k], load(C(p[i + k])));
         }
         for (int k = 0; k < kLanes; ++k) v = f(v, lane[k]);
       }
-      if (in[1] == 1) for (; i < n; ++i) v = f(v, load(p[i]));
-      else for (; i < n; ++i) v = f(v, load(p[i * in[1]]));
+      if (in[1] == 1) for (; i < n; ++i) v = f(v, load(C(p[i])));
+      else for (; i < n; ++i) v = f(v, load(C(p[i * in[1]])));
       *o = v;
     } else if (in[0] == 1 && in[1] == 1) {
-      for (int64_t i = 0; i < n; ++i) o[i] = f(o[i], load(p[i]));
+      for (int64_t i = 0; i < n; ++i) o[i] = f(o[i], load(C(p[i])));
     } else {
-      for (int64_t i = 0; i < n; ++i) o[i * in[0]] = f(o[i * in[0]], load(p[i * in[1]]));
+      for (int64_t i = 0; i < n; ++i) o[i * in[0]] = f(o[i * in[0]], load(C(p[i * in[1]])));
     }
   });
 }
@@ -235,7 +275,7 @@ void accumulate(const Tensor& x, const std::vector<int64_t>& ax, A* acc, F f, L 
 // The plain reductions: each element accumulated as its value.
 template <typename T, typename A, typename F>
 void accumulate(const Tensor& x, const std::vector<int64_t>& ax, A* acc, F f) {
-  accumulate<T, A>(x, ax, acc, f, [](T e) { return A(compute_t<T>(e)); });
+  accumulate<T, A>(x, ax, acc, f, [](compute_t<T> e) { return A(e); });
 }
 
 template <RKind K>
@@ -326,7 +366,7 @@ void run_nonzero(const TV& in, TV& out, const Attrs& a) {
       using T = decltype(tag);
       using C = compute_t<T>;
       accumulate<T, int64_t>(x, ax, acc.data(), [](int64_t v, int64_t e) { return v + e; },
-                             [](T e) { return int64_t(C(e) != C(0)); });
+                             [](C e) { return int64_t(e != C(0)); });
     });
   }
   if constexpr (K == NZKind::Count) {
