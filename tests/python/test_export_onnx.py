@@ -263,7 +263,7 @@ OPS = {
     "scatter-elements": (lambda x, u: (
         ops.tensor_scatter_elements(x, Tensor(np.array([[0, -1, 0], [3, 1, 3]], np.int32)), u[:2, :3], 1, "add"),
         ops.scatter(x, 0, Tensor(np.array([[2, 0, 1, 0], [1, 2, 0, 2]], np.int64)), u[:2]),
-        ops.index_add(x, Tensor(np.array([2, 0, 2], np.int32)), u[:, :3], 1),
+        ops.index_add(x + 0, Tensor(np.array([2, 0, 2], np.int32)), u[:, :3], 1),
         ops.index_fill(x, 1, Tensor(np.array([0, -1], np.int32)), 2.5)), [(3, 4), (3, 4)]),
 }
 

@@ -431,6 +431,33 @@ def amin(self, axis=None, keepdims=False):
     return _ops().amin(self, axis, keepdims)
 
 
+def scatter_add(self, *args, **kwargs):
+    """MindSpore 2.10's two overloads: Tensor.scatter_add(indices, updates) is ops.tensor_scatter_add(self, indices,
+    updates) (a new Tensor; indices of shape (..., k)); Tensor.scatter_add(dim, index, src) -- an int first, or
+    dim= -- is PyTorch's, ops.tensor_scatter_elements(self, index, src, dim, reduction="add") (a new Tensor).
+    TypeError for other argument lists."""
+    if "dim" in kwargs or (args and isinstance(args[0], numbers.Integral) and not isinstance(args[0], bool)):
+        names = ("dim", "index", "src")
+        vals = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in names or k in vals:
+                raise TypeError(f"For 'Tensor.scatter_add', got an unexpected or repeated argument '{k}'.")
+            vals[k] = v
+        if len(args) > 3 or set(vals) != set(names):
+            raise TypeError("For 'Tensor.scatter_add', use scatter_add(indices, updates) or scatter_add(dim, index, "
+                            f"src), but got {len(args)} positional arguments and keywords {sorted(kwargs)}.")
+        return _ops().tensor_scatter_elements(self, vals["index"], vals["src"], int_arg("Tensor.scatter_add", "dim",
+                                                                                         vals["dim"]),
+                                              reduction="add")
+    return _ops().tensor_scatter_add(self, *args, **kwargs)
+
+
+def scatter_sub(self, indices, updates):
+    """ops.tensor_scatter_sub(self, indices, updates): a copy of self with `updates` subtracted at the index tuples
+    `indices` (MindSpore 2.10's Tensor.scatter_sub)."""
+    return _ops().tensor_scatter_sub(self, indices, updates)
+
+
 _UNARY = {"absolute": "abs", "arccosh": "arccosh", "arcsinh": "arcsinh", "arctanh": "arctanh", "ceil": "ceil",
           "cos": "cos", "erf": "erf", "floor": "floor", "log1p": "log1p", "logical_not": "logical_not",
           "negative": "neg", "reciprocal": "reciprocal", "sin": "sin"}
@@ -443,7 +470,8 @@ _BINARY = {"divide": "div", "true_divide": "div", "multiply": "mul", "eq": "equa
 PROVISIONAL_METHODS = {"swapaxes": swapaxes, "swapdims": swapdims, "t": t, "repeat": repeat, "var": var,
                        "std": std, "fill": fill, "value": value, "subtract": subtract, "where": where,
                        "gather": gather, "view_as": view_as, "reshape_as": reshape_as, "type_as": type_as,
-                       "expand": expand, "positive": positive, "amax": amax, "amin": amin}
+                       "expand": expand, "positive": positive, "amax": amax, "amin": amin,
+                       "scatter_add": scatter_add, "scatter_sub": scatter_sub}
 PROVISIONAL_METHODS.update({m: _same_op(m, op, "elementwise, as the ops function") for m, op in _UNARY.items()})
 PROVISIONAL_METHODS.update({m: _same_op(m, op, "elementwise with broadcasting, as the ops function")
                             for m, op in _BINARY.items()})

@@ -441,10 +441,10 @@ class ScatterNd(Primitive):
 
 
 class ScatterNdUpdate(Primitive):
-    """ScatterNdUpdate(use_locking=True)(input_x, indices, updates): writes `updates` into the Parameter input_x at
-    `indices` (shape (..., k); updates of shape indices.shape[:-1] + input_x.shape[k:]) in place and returns it.
-    Functional under a gradient or in compiled code, as ops.assign. Raises TypeError (input_x not a Parameter,
-    non-integer indices), ValueError (shapes)."""
+    """ScatterNdUpdate(use_locking=True)(input_x, indices, updates): writes `updates` into input_x (a Parameter or
+    a Tensor) at `indices` (shape (..., k); updates of shape indices.shape[:-1] + input_x.shape[k:]) in place and
+    returns it (scatter_func.py, Note [scatter writes]). Raises TypeError (input_x not a Tensor, non-integer
+    indices), ValueError (shapes)."""
 
     def __init__(self, use_locking=True):
         super().__init__("ScatterNdUpdate")
@@ -453,17 +453,15 @@ class ScatterNdUpdate(Primitive):
         self.use_locking = use_locking
 
     def __call__(self, input_x, indices, updates):
-        from ..common.parameter import Parameter
-        from .function import assign
-        if not isinstance(input_x, Parameter):
-            raise TypeError(f"For 'ScatterNdUpdate', 'input_x' must be a Parameter, but got {_got(input_x)}.")
+        from .scatter_func import write_into
+        _tensor_arg(input_x, "ScatterNdUpdate", "input_x")
         idx = _tensor_arg(indices, "ScatterNdUpdate", "indices")
         if idx.dtype not in (mstype.int32, mstype.int64):
             raise TypeError(f"For 'ScatterNdUpdate', the 'indices' must be int32 or int64, but got {idx.dtype}.")
         upd = _tensor_arg(updates, "ScatterNdUpdate", "updates")
         if upd.dtype != input_x.dtype:
             upd = _core.cast(upd, input_x.dtype)
-        return assign(input_x, _core.tensor_scatter_update(input_x, idx, upd))
+        return write_into(input_x, _core.tensor_scatter_update(input_x, idx, upd), "ScatterNdUpdate")
 
 
 class Unstack(Primitive):

@@ -22,7 +22,8 @@ from .._args import _got, _is_int, int_arg
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from ._opdef import defop
-from .function import _tensor_arg, assign
+from .function import _tensor_arg
+from .scatter_func import write_into
 
 __all__ = ["tensor_scatter_mul", "tensor_scatter_div", "tensor_scatter_max", "tensor_scatter_min", "scatter_mul",
            "scatter_div", "scatter_max", "scatter_min", "scatter_nd_mul", "scatter_nd_div", "scatter_nd_max",
@@ -144,7 +145,7 @@ def _tensor_scatter(input_x, indices, updates, kind, op):
     return _nd_reduce(input_x, indices, updates, kind, op)
 
 
-@defop(primitive="TensorScatterMul")
+@defop(primitive="TensorScatterMul", tensor="scatter_mul")
 def tensor_scatter_mul(input_x, indices, updates):
     """MindSpore's ops.tensor_scatter_mul(input_x, indices, updates): a copy of input_x multiplied, at the index
     tuples `indices` (int32/int64, shape (..., k), k <= rank), by `updates` (shape indices.shape[:-1] +
@@ -153,7 +154,7 @@ def tensor_scatter_mul(input_x, indices, updates):
     return _tensor_scatter(input_x, indices, updates, "mul", "tensor_scatter_mul")
 
 
-@defop(primitive="TensorScatterDiv")
+@defop(primitive="TensorScatterDiv", tensor="scatter_div")
 def tensor_scatter_div(input_x, indices, updates):
     """MindSpore's ops.tensor_scatter_div(input_x, indices, updates): a copy of input_x divided at `indices` by
     `updates` (repeated indices divide in turn; integers round toward zero, as MindSpore). Shapes and errors as
@@ -161,7 +162,7 @@ def tensor_scatter_div(input_x, indices, updates):
     return _tensor_scatter(input_x, indices, updates, "div", "tensor_scatter_div")
 
 
-@defop(primitive="TensorScatterMax")
+@defop(primitive="TensorScatterMax", tensor="scatter_max")
 def tensor_scatter_max(input_x, indices, updates):
     """MindSpore's ops.tensor_scatter_max(input_x, indices, updates): a copy of input_x where each indexed place
     holds the maximum of its value and the updates landing there (NaN propagates). Gradient: at each place shared
@@ -170,7 +171,7 @@ def tensor_scatter_max(input_x, indices, updates):
     return _tensor_scatter(input_x, indices, updates, "max", "tensor_scatter_max")
 
 
-@defop(primitive="TensorScatterMin")
+@defop(primitive="TensorScatterMin", tensor="scatter_min")
 def tensor_scatter_min(input_x, indices, updates):
     """MindSpore's ops.tensor_scatter_min(input_x, indices, updates): a copy of input_x where each indexed place
     holds the minimum of its value and the updates landing there (NaN propagates). Gradient as tensor_scatter_max.
@@ -178,74 +179,69 @@ def tensor_scatter_min(input_x, indices, updates):
     return _tensor_scatter(input_x, indices, updates, "min", "tensor_scatter_min")
 
 
-def _in_place(input_x, value):
-    from ..common.parameter import Parameter
-    return assign(input_x, value) if isinstance(input_x, Parameter) else value
-
-
 def _scatter_nd_kind(input_x, indices, updates, kind, op):
-    return _in_place(input_x, _nd_reduce(input_x, indices, updates, kind, op))
+    return write_into(input_x, _nd_reduce(input_x, indices, updates, kind, op), op)
 
 
 @defop(primitive="ScatterNdMul", prim_attrs={"use_locking": ("use_locking", False)})
 def scatter_nd_mul(input_x, indices, updates, use_locking=False):
-    """MindSpore's ops.scatter_nd_mul(input_x, indices, updates, use_locking=False): input_x (a Parameter: in
-    place, and returned; a Tensor: a new Tensor) multiplied at `indices` by `updates`, as tensor_scatter_mul."""
+    """MindSpore's ops.scatter_nd_mul(input_x, indices, updates, use_locking=False): input_x (a Parameter or a
+    Tensor) multiplied in place (and returned; scatter_func.py, Note [scatter writes]) at `indices` by `updates`, as tensor_scatter_mul."""
     return _scatter_nd_kind(input_x, indices, updates, "mul", "scatter_nd_mul")
 
 
 @defop(primitive="ScatterNdDiv", prim_attrs={"use_locking": ("use_locking", False)})
 def scatter_nd_div(input_x, indices, updates, use_locking=False):
     """MindSpore's ops.scatter_nd_div(input_x, indices, updates, use_locking=False): input_x divided at `indices`
-    by `updates` (in place for a Parameter), as tensor_scatter_div."""
+    by `updates` (in place, Note [scatter writes]), as tensor_scatter_div."""
     return _scatter_nd_kind(input_x, indices, updates, "div", "scatter_nd_div")
 
 
 @defop(primitive="ScatterNdMax", prim_attrs={"use_locking": ("use_locking", False)})
 def scatter_nd_max(input_x, indices, updates, use_locking=False):
     """MindSpore's ops.scatter_nd_max(input_x, indices, updates, use_locking=False): the maximum of input_x and
-    the updates at `indices` (in place for a Parameter), as tensor_scatter_max."""
+    the updates at `indices` (in place, Note [scatter writes]), as tensor_scatter_max."""
     return _scatter_nd_kind(input_x, indices, updates, "max", "scatter_nd_max")
 
 
 @defop(primitive="ScatterNdMin", prim_attrs={"use_locking": ("use_locking", False)})
 def scatter_nd_min(input_x, indices, updates, use_locking=False):
     """MindSpore's ops.scatter_nd_min(input_x, indices, updates, use_locking=False): the minimum of input_x and
-    the updates at `indices` (in place for a Parameter), as tensor_scatter_min."""
+    the updates at `indices` (in place, Note [scatter writes]), as tensor_scatter_min."""
     return _scatter_nd_kind(input_x, indices, updates, "min", "scatter_nd_min")
 
 
 def _scatter_rows(input_x, indices, updates, kind, op):
     """The rows form (MindSpore's ScatterMul/Div/Max/Min): indices of any shape holding row numbers into axis 0."""
-    return _in_place(input_x, _nd_reduce(input_x, indices, updates, kind, op, rows=True))
+    return write_into(input_x, _nd_reduce(input_x, indices, updates, kind, op, rows=True), op)
 
 
-@defop(primitive="ScatterMul", prim_attrs={"use_locking": ("use_locking", False)}, tensor="scatter_mul")
+@defop(primitive="ScatterMul", prim_attrs={"use_locking": ("use_locking", False)})
 def scatter_mul(input_x, indices, updates, *, use_locking=False):
     """MindSpore's ops.scatter_mul(input_x, indices, updates): rows input_x[indices[i]] *= updates[i] (indices of
-    any shape into axis 0; updates of shape indices.shape + input_x.shape[1:]); in place for a Parameter (and
-    returned), a new Tensor otherwise. Errors as tensor_scatter_mul."""
+    any shape into axis 0; updates of shape indices.shape + input_x.shape[1:]); in place into input_x (a Parameter or
+    a Tensor; returned: scatter_func.py, Note [scatter writes]). Errors as tensor_scatter_mul."""
     return _scatter_rows(input_x, indices, updates, "mul", "scatter_mul")
 
 
-@defop(primitive="ScatterDiv", prim_attrs={"use_locking": ("use_locking", False)}, tensor="scatter_div")
+@defop(primitive="ScatterDiv", prim_attrs={"use_locking": ("use_locking", False)})
 def scatter_div(input_x, indices, updates, *, use_locking=False):
     """MindSpore's ops.scatter_div(input_x, indices, updates): rows input_x[indices[i]] /= updates[i] (integers
-    round toward zero), in place for a Parameter. Shapes and errors as scatter_mul."""
+    round toward zero), in place (Note [scatter writes]). Shapes and errors as scatter_mul."""
     return _scatter_rows(input_x, indices, updates, "div", "scatter_div")
 
 
-@defop(primitive="ScatterMax", prim_attrs={"use_locking": ("use_locking", False)}, tensor="scatter_max")
+@defop(primitive="ScatterMax", prim_attrs={"use_locking": ("use_locking", False)})
 def scatter_max(input_x, indices, updates, *, use_locking=False):
     """MindSpore's ops.scatter_max(input_x, indices, updates): rows input_x[indices[i]] = max(that row,
-    updates[i]), in place for a Parameter. Shapes and errors as scatter_mul."""
+    updates[i]), in place (Note [scatter writes]). Shapes and errors as scatter_mul."""
     return _scatter_rows(input_x, indices, updates, "max", "scatter_max")
 
 
-@defop(primitive="ScatterMin", prim_attrs={"use_locking": ("use_locking", False)}, tensor="scatter_min")
+@defop(primitive="ScatterMin", prim_attrs={"use_locking": ("use_locking", False)})
 def scatter_min(input_x, indices, updates, *, use_locking=False):
     """MindSpore's ops.scatter_min(input_x, indices, updates): rows input_x[indices[i]] = min(that row,
-    updates[i]), in place for a Parameter. Shapes and errors as scatter_mul."""
+    updates[i]), in place (Note [scatter writes]). Shapes and errors as scatter_mul."""
     return _scatter_rows(input_x, indices, updates, "min", "scatter_min")
 
 

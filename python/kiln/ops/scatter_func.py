@@ -1,9 +1,14 @@
 """Scatter ops: MindSpore 2.10's ops.tensor_scatter_update / _add / _sub (functional, a new Tensor), scatter_nd_add /
-_sub / _update and scatter_add / scatter_update (in place on a Parameter), and their Primitive classes.
+_sub / _update and scatter_add / scatter_update (in place into input_x, a Parameter or a Tensor), and their Primitive
+classes.
 
 Built on Kiln's TensorScatterUpdate and TensorScatterReduce kernels (one op each; additions accumulate duplicate
-indices in row order). The in-place forms write with ops.assign (functional under a
-gradient or in compiled code, as MindSpore's Parameter updates)."""
+indices in row order). Note [scatter writes]: every in-place scatter (these, scatter_mul/div/max/min,
+scatter_nd_mul/div/max/min, index_add) writes into input_x and returns it, whether input_x is a Parameter or a plain
+Tensor, as MindSpore 2.10 does in PyNative (checked: ops.scatter_mul(Tensor) changes the Tensor). A Parameter is
+written with ops.assign, a Tensor with the in-place rule of Tensor methods (kiln/common/_tensor_methods.py): storage
+overwritten in PyNative, functional (the object rebound) under a gradient or in compiled code, where the written
+value reaches the caller's Tensor after the run (docs/decisions/writes-into-graph-inputs.md)."""
 from .._loader import _core
 from .._args import _got
 from ..common import dtype as mstype
@@ -53,30 +58,35 @@ def tensor_scatter_sub(input_x, indices, updates):
     return _accumulate(input_x, indices, updates, "tensor_scatter_sub", -1)
 
 
-def _param(x, op):
+def write_into(input_x, value, op):
+    """input_x <- value in place (Note [scatter writes]): ops.assign for a Parameter, the Tensor-method rule for a
+    Tensor; returns input_x."""
     from ..common.parameter import Parameter
-    if not isinstance(x, Parameter):
-        raise TypeError(f"For '{op}', 'input_x' must be a Parameter, but got {_got(x)}.")
-    return x
+    if isinstance(input_x, Parameter):
+        return assign(input_x, value)
+    from ..common._tensor_methods import _commit
+    return _commit(input_x, value, op)
 
 
 def _in_place(input_x, indices, updates, op, sign):
-    return assign(_param(input_x, op), _accumulate(input_x, indices, updates, op, sign))
+    return write_into(input_x, _accumulate(input_x, indices, updates, op, sign), op)
 
 
 def scatter_nd_add(input_x, indices, updates, use_locking=False):
-    """MindSpore's ops.scatter_nd_add: input_x (a Parameter) += updates at `indices` (as tensor_scatter_add), in
-    place; returns input_x."""
+    """MindSpore's ops.scatter_nd_add: input_x (a Parameter or a Tensor) += updates at `indices` (as
+    tensor_scatter_add), in place (Note [scatter writes]); returns input_x."""
     return _in_place(input_x, indices, updates, "scatter_nd_add", 1)
 
 
 def scatter_nd_sub(input_x, indices, updates, use_locking=False):
-    """MindSpore's ops.scatter_nd_sub: input_x (a Parameter) −= updates at `indices`, in place; returns input_x."""
+    """MindSpore's ops.scatter_nd_sub: input_x (a Parameter or a Tensor) −= updates at `indices`, in place (Note
+    [scatter writes]); returns input_x."""
     return _in_place(input_x, indices, updates, "scatter_nd_sub", -1)
 
 
 def scatter_nd_update(input_x, indices, updates):
-    """MindSpore's ops.scatter_nd_update: input_x (a Parameter) gets `updates` at `indices` in place; returns it."""
+    """MindSpore's ops.scatter_nd_update: input_x (a Parameter or a Tensor) gets `updates` at `indices` in place
+    (Note [scatter writes]); returns it."""
     return ScatterNdUpdate()(input_x, indices, updates)
 
 
@@ -86,17 +96,17 @@ def _rows(indices, op):
 
 
 def scatter_add(input_x, indices, updates):
-    """MindSpore's ops.scatter_add(input_x, indices, updates): rows input_x[indices[i]] += updates[i] of the
-    Parameter input_x in place (indices of any shape into axis 0; updates of shape indices.shape +
-    input_x.shape[1:]; duplicates accumulate). Returns input_x."""
-    x, idx, upd = _args(_param(input_x, "scatter_add"), indices, updates, "scatter_add")
-    return assign(input_x, _core.tensor_scatter_reduce(x, idx, upd, "add", "scatter_add", True))
+    """MindSpore's ops.scatter_add(input_x, indices, updates): rows input_x[indices[i]] += updates[i] of input_x (a
+    Parameter or a Tensor) in place (indices of any shape into axis 0; updates of shape indices.shape +
+    input_x.shape[1:]; duplicates accumulate; Note [scatter writes]). Returns input_x."""
+    x, idx, upd = _args(input_x, indices, updates, "scatter_add")
+    return write_into(input_x, _core.tensor_scatter_reduce(x, idx, upd, "add", "scatter_add", True), "scatter_add")
 
 
 def scatter_update(input_x, indices, updates):
-    """MindSpore's ops.scatter_update(input_x, indices, updates): rows input_x[indices[i]] = updates[i] of the
-    Parameter input_x in place. Returns input_x."""
-    _param(input_x, "scatter_update")
+    """MindSpore's ops.scatter_update(input_x, indices, updates): rows input_x[indices[i]] = updates[i] of input_x
+    (a Parameter or a Tensor) in place (Note [scatter writes]). Returns input_x."""
+    _tensor_arg(input_x, "scatter_update", "input_x")
     return scatter_nd_update(input_x, _rows(indices, "scatter_update"), updates)
 
 

@@ -17,7 +17,7 @@ from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from ._opdef import defop
 from .array_func import _take_along, sort as _sort, topk as _topk
-from .function import _tensor_arg, assign
+from .function import _tensor_arg
 from .index_func import gather_elements as _gather_elements
 
 __all__ = ["index_select", "index_fill", "index_add", "masked_select", "argwhere", "msort", "top_k", "searchsorted",
@@ -105,11 +105,11 @@ def index_fill(x, axis, index, value):
 def index_add(x, indices, y, axis, use_lock=True, check_index_bound=True):
     """MindSpore's ops.index_add(x, indices, y, axis, use_lock=True, check_index_bound=True): x with the slices of y
     added at the positions `indices` (1-D int32/int64, one per slice of y along `axis`; duplicates accumulate) along
-    `axis`. y has x's shape except y.shape[axis] == len(indices). A Parameter x is updated in place (as MindSpore);
-    the result is returned in every case. Gradient: to x unchanged, to y gathered at indices. use_lock has no
+    `axis`. y has x's shape except y.shape[axis] == len(indices). x (a Parameter or a Tensor) is updated in place
+    and returned, as MindSpore 2.10 (scatter_func.py, Note [scatter writes]). Gradient: to x unchanged, to y gathered at indices. use_lock has no
     effect (Kiln's update is atomic); indices are always checked: ValueError for one outside [-n, n), a bad axis or
     shapes that differ; TypeError for non-Tensors or y of another dtype."""
-    from ..common.parameter import Parameter
+    from .scatter_func import write_into
     xt = _tensor_arg(x, "index_add", "x")
     yt = _tensor_arg(y, "index_add", "y")
     if xt.dtype != yt.dtype:
@@ -124,9 +124,7 @@ def index_add(x, indices, y, axis, use_lock=True, check_index_bound=True):
         raise ValueError(f"For 'index_add', 'indices' must be 1-D, but got shape {tuple(idx.shape)}.")
     # one TensorScatterElements op adding whole slices (it checks y's shape and every index: ValueError, both modes)
     out = _core.tensor_scatter_elements(xt, idx, yt, ax, "add", True, "index_add")
-    if isinstance(x, Parameter):
-        return assign(x, out)
-    return out
+    return write_into(x, out, "index_add")
 
 
 @defop(primitive="MaskedSelect", tensor="masked_select", mint="masked_select")

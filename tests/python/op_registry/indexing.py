@@ -60,7 +60,7 @@ def _np_index_add(x, idx, y, axis):
     return out
 
 
-_row("index_add", ("TensorScatterElements",), lambda x, idx, y, axis: ops.index_add(x, idx, y, axis),
+_row("index_add", ("TensorScatterElements",), lambda x, idx, y, axis: ops.index_add(x.copy(), idx, y, axis),
      _np_index_add,
      _gen(lambda a, r: Sample((a((2, 3)), _ix(0, 2, 0), a((2, 3)), 1), desc="duplicates accumulate"),
           lambda a, r: Sample((a((3, 2)), _ix(-1, dt=np.int64), a((1, 2)), 0), desc="negative index"),
@@ -290,10 +290,11 @@ for _kind in ("mul", "div", "max", "min"):
          getattr(ops, f"tensor_scatter_{_kind}"), _np_nd_reduce(_kind), _nd_samples(_kind), FL + (F16, I32),
          grad_args=(0, 2), ref_upcast=False)
     _row(f"scatter_nd_{_kind}", ("TensorScatterReduce",),
-         lambda x, i, u, _f=getattr(ops, f"scatter_nd_{_kind}"): _f(x, i, u), _np_nd_reduce(_kind),
+         lambda x, i, u, _f=getattr(ops, f"scatter_nd_{_kind}"): _f(x.copy(), i, u), _np_nd_reduce(_kind),
          _nd_samples(_kind), FL + (I32,), grad_args=(0, 2), ref_upcast=False, graph=False,
-         graph_reason="on a Tensor it is tensor_scatter_" + _kind + " (covered there); in place on a Parameter: "
-                      "tests/python/test_ops_array_ext.py", special_skip="as tensor_scatter_" + _kind)
+         graph_reason="the values of tensor_scatter_" + _kind + " (covered there) written into input_x: "
+                      "tests/python/test_scatter_writes.py", special_skip="as tensor_scatter_" + _kind,
+         notes="writes into input_x (a copy here, so that repeated calls see the sample's values)")
 
 
 def _rows_samples(kind):
@@ -306,10 +307,12 @@ def _rows_samples(kind):
 
 
 for _kind in ("mul", "div", "max", "min"):
-    _row(f"scatter_{_kind}", ("TensorScatterReduce",), lambda x, i, u, _f=getattr(ops, f"scatter_{_kind}"): _f(x, i, u),
+    _row(f"scatter_{_kind}", ("TensorScatterReduce",),
+         lambda x, i, u, _f=getattr(ops, f"scatter_{_kind}"): _f(x.copy(), i, u),
          _np_nd_reduce(_kind, rows=True), _rows_samples(_kind), FL + (I32,), grad_args=(0, 2), ref_upcast=False,
          graph=False, graph_reason="the rows form of scatter_nd_" + _kind + " (Graph parity there)",
-         special_skip="as tensor_scatter_" + _kind)
+         special_skip="as tensor_scatter_" + _kind,
+         notes="writes into input_x (a copy here, so that repeated calls see the sample's values)")
 
 
 # ---------------------------------------------------------------------------------------------- element scatters
@@ -404,8 +407,8 @@ for _kind in ("update", "add", "sub"):
 
 
 # ---------------------------------------------------------------------------------------------- add / sub / update
-# scatter_add, scatter_update (rows) and scatter_nd_add/sub/update: in place on a Parameter in MindSpore; on a
-# Tensor they return the updated copy (the Parameter form is tested in tests/python/test_ops_array_ext.py).
+# scatter_add, scatter_update (rows) and scatter_nd_add/sub/update: in place on a Parameter (these entries) or a
+# Tensor (tests/python/test_scatter_writes.py), as MindSpore 2.10.
 
 def _np_nd_accumulate(kind, rows=False):
     def ref(x, idx, upd):
