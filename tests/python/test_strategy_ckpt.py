@@ -74,7 +74,7 @@ def _check_merges(tmp_path, workers, ref):
     whole = _np(kiln.load_checkpoint(str(tmp_path / "whole" / "rank_0" / "w0.ckpt")))
     for n in NAMES:
         np.testing.assert_allclose(whole[n], ref[n], rtol=0, atol=TOL, err_msg=n)
-    # every block once: the lowest rank holding it (with 4 processes ranks 0 and 1 hold all blocks of w1, b1, w2)
+    # every block once, from rank 0's copy of the device matrix (with 4 processes ranks 0 and 1 hold all blocks)
     assert kiln.rank_list_for_transform(0, strategy_file, None) == [1, 0]
     # the optimizer's states too (strategy_A_all.ckpt: only_trainable_params=False)
     all_file = str(tmp_path / "strategy_A_all.ckpt")
@@ -134,6 +134,29 @@ def test_strategy_files_four_processes(tmp_path):
         ck = _np(kiln.load_checkpoint(str(tmp_path / "four" / f"rank_{r}" / f"f{r}.ckpt")))
         np.testing.assert_allclose(ck["w2"], ref["w2"][8 * r:8 * (r + 1)], rtol=0, atol=TOL)
         np.testing.assert_allclose(ck["w1"], ref["w1"], rtol=0, atol=TOL)
+    # ranks 2 and 3 read the blocks of their own copy of the device matrix (MindSpore's choice)
+    assert [kiln.rank_list_for_transform(r, strategy_file) for r in range(4)] == [[1, 0], [1, 0], [3, 2], [3, 2]]
+    if os.path.exists(MS_PYTHON):  # MindSpore: the same rank lists, and the same files from the same transform
+        script = """
+import sys, numpy as np, mindspore as ms
+d = sys.argv[1]
+a, o = f"{d}/strategy_A_rank0.ckpt", f"{d}/other.ckpt"
+ms.transform_checkpoints(f"{d}/A", f"{d}/msfour", "f", a, o)
+out = {f"ranks{r}:{k}": np.array(ms.rank_list_for_transform(r, a, dst)) for r in range(4)
+       for k, dst in (("whole", None), ("other", o))}
+for r in range(4):
+    out.update({f"{r}:{n}": v.asnumpy() for n, v in ms.load_checkpoint(f"{d}/msfour/rank_{r}/f{r}.ckpt").items()})
+np.savez(f"{d}/ms_four.npz", **out)
+"""
+        run = subprocess.run([MS_PYTHON, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-3000:]
+        ms_out = dict(np.load(tmp_path / "ms_four.npz"))
+        for r in range(4):
+            assert kiln.rank_list_for_transform(r, strategy_file) == list(ms_out[f"ranks{r}:whole"])
+            assert kiln.rank_list_for_transform(r, strategy_file, other) == list(ms_out[f"ranks{r}:other"])
+            ck = _np(kiln.load_checkpoint(str(tmp_path / "four" / f"rank_{r}" / f"f{r}.ckpt")))
+            for n in NAMES:
+                np.testing.assert_array_equal(ck[n], ms_out[f"{r}:{n}"])
 
 
 def _check_errors(tmp_path, strategy_file, files):
@@ -169,6 +192,11 @@ def _check_errors(tmp_path, strategy_file, files):
     with pytest.raises(ValueError, match=r"the slice of parameter 'w2' in the checkpoint file .*rank_1.*net.ckpt "
                                          r"\(rank 1\) has shape \[15, 8\]"):
         kiln.transform_checkpoints(str(odd), str(tmp_path / "never"), "x", strategy_file)
+    with pytest.raises(ValueError, match=r"the argument 'predict_strategy' is dict"):
+        kiln.load_distributed_checkpoint(Whole(), files, {"w1": [[2], [-1, -1]]}, strategy_file)
+    net = Whole()  # a predict strategy of the right form: one process holds whole values
+    kiln.load_distributed_checkpoint(net, files, {"w1": [[1], [-1, -1], [], 0]}, strategy_file)
+    assert net.w1.shape == (16, 32)
     with pytest.raises(ValueError, match=r"length of 'checkpoint_filenames' should be equal to the device count"):
         kiln.load_distributed_checkpoint(Whole(), files[:1], None, strategy_file)
     with pytest.raises(ValueError, match=r"must be a string ending with '.ckpt'"):

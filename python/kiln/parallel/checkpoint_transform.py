@@ -14,7 +14,7 @@ each process's slices) by the strategy files it writes (kiln/parallel/_strategy_
 
 A strategy file None means "not sliced" (whole weights in one file, rank 0's). Re-slicing is done in NumPy, one
 Parameter at a time: the destination block of a rank is assembled from the source blocks that overlap it (each
-source block read from the lowest rank that holds it, or from the destination rank itself when it holds it), so any
+read from the destination rank itself, or from a rank of its copy of the device matrix: MindSpore's choice), so any
 even layout goes to any other, whatever the device matrices (MindSpore builds the same result from a stack of
 redistribution operators). Layouts follow MindSpore's convention (dev_matrix, tensor_map counted from the right, -1
 not cut; _strategy_file.py).
@@ -24,6 +24,7 @@ fields (field > 0), optimizer-sharded weights (opt_weight_shard_size > 0), layou
 pipeline-merged strategy files (merge_pipeline_strategys), safetensors directories.
 """
 import glob
+import itertools
 import os
 import warnings
 
@@ -106,11 +107,16 @@ class _Layout:
         """Per dimension, the number of slices."""
         return [1 if t == -1 else self.dev[len(self.dev) - 1 - t] for t in self.tmap]
 
-    def block(self, rank):
-        """Per dimension, the index of rank's slice (row-major coordinates of rank in dev)."""
+    def coords(self, rank):
+        """Row-major coordinates of rank in dev."""
         c, q = [0] * len(self.dev), rank % self.devices
         for i in range(len(self.dev) - 1, -1, -1):
             c[i], q = q % self.dev[i], q // self.dev[i]
+        return c
+
+    def block(self, rank):
+        """Per dimension, the index of rank's slice."""
+        c = self.coords(rank)
         return tuple(0 if t == -1 else c[len(self.dev) - 1 - t] for t in self.tmap)
 
 
@@ -190,26 +196,31 @@ def _to_tensor(arr, dtype):
 
 
 def _source_ranks(src, full_shape, dst, dst_rank, src_devices):
-    """{src rank: [(src slice ranges, dst slice ranges)]}: the source blocks that overlap dst_rank's block, each read
-    from dst_rank itself when it holds it, else from the lowest rank that does."""
+    """{src rank: [(src slice ranges, dst slice ranges)]}: the source blocks that overlap dst_rank's block. Each is
+    read from the rank that holds it at dst_rank's own coordinates along the device axes that do not cut the
+    Parameter (its coordinates in the source device matrix being those of dst_rank % the source device count), as
+    MindSpore picks them: dst_rank itself when it holds the block, else a rank of its copy."""
     src_counts = src.counts()
     dst_counts = dst.counts() if dst is not None else [1] * len(full_shape)
     dst_blk = dst.block(dst_rank) if dst is not None else (0,) * len(full_shape)
     lo = [b * (n // c) for b, n, c in zip(dst_blk, full_shape, dst_counts)]
     hi = [(b + 1) * (n // c) for b, n, c in zip(dst_blk, full_shape, dst_counts)]
-    holder = {}
-    order = [dst_rank % src_devices] + list(range(src_devices))
-    for r in order:
-        holder.setdefault(src.block(r), r)
+    size = [n // c for n, c in zip(full_shape, src_counts)]
+    home = src.coords(dst_rank % src_devices)
     out = {}
-    for blk, r in holder.items():
-        s_lo = [b * (n // c) for b, n, c in zip(blk, full_shape, src_counts)]
-        s_hi = [(b + 1) * (n // c) for b, n, c in zip(blk, full_shape, src_counts)]
+    for blk in itertools.product(*[range(a // s, (b - 1) // s + 1) for a, b, s in zip(lo, hi, size)]):
+        c = list(home)
+        for d, t in enumerate(src.tmap):
+            if t != -1:
+                c[len(src.dev) - 1 - t] = blk[d]
+        r = 0
+        for i, v in enumerate(c):
+            r = r * src.dev[i] + v
+        s_lo = [b * s for b, s in zip(blk, size)]
         a = [max(x, y) for x, y in zip(s_lo, lo)]
-        b = [min(x, y) for x, y in zip(s_hi, hi)]
-        if all(x < y for x, y in zip(a, b)):
-            out.setdefault(r, []).append((tuple(slice(x - s, y - s) for x, y, s in zip(a, b, s_lo)),
-                                          tuple(slice(x - d, y - d) for x, y, d in zip(a, b, lo))))
+        b = [min(x + s, y) for x, s, y in zip(s_lo, size, hi)]
+        out.setdefault(r, []).append((tuple(slice(x - o, y - o) for x, y, o in zip(a, b, s_lo)),
+                                      tuple(slice(x - o, y - o) for x, y, o in zip(a, b, lo))))
     return out, [y - x for x, y in zip(lo, hi)]
 
 
