@@ -87,6 +87,15 @@ def _check_merges(tmp_path, workers, ref):
     files = [str(tmp_path / "A" / f"rank_{r}" / "net.ckpt") for r in range(workers)]
     assert kiln.load_distributed_checkpoint(net, files, None, strategy_file) is True
     np.testing.assert_allclose(net(Tensor(X)).asnumpy(), forward(ref), rtol=0, atol=1e-5)
+    # AutoParallel(train_step) with save_param_strategy_file: the same weights; load_distributed_checkpoint into an
+    # AutoParallel takes its file when train_strategy_filename is None
+    from kiln.parallel.auto_parallel import AutoParallel
+    ap_files = [str(tmp_path / "AP" / f"rank_{r}" / "net.ckpt") for r in range(workers)]
+    ap = AutoParallel(Whole())
+    ap.save_param_strategy_file(str(tmp_path / "strategy_AP_rank0.ckpt"))
+    assert kiln.load_distributed_checkpoint(ap, ap_files) is True
+    for n in NAMES:
+        np.testing.assert_allclose(getattr(ap.network, n).asnumpy(), ref[n], rtol=0, atol=TOL, err_msg=n)
     return strategy_file, files
 
 

@@ -27,7 +27,7 @@ When: Kiln plans an op's layout at its first sharded call (PyNative), not at gra
 written (whole, atomically, by every process, as MindSpore's processes each write theirs) whenever layouts were
 added since the last write, at the next optimizer step or merge (_op_shard.release_history), at save_checkpoint of
 a Cell, and at exit. The file describes the networks run sharded since the last reset_auto_parallel_context()
-(a Parameter name seen twice: the layout recorded first)."""
+(a Parameter name seen twice: the layout recorded last)."""
 import atexit
 import json
 import os
@@ -96,6 +96,7 @@ def reset():
     _ops.clear()
     _dirty[0] = False
     _written[0] = None
+    _target[0] = None
 
 
 def note_op(prim, name, strategies):
@@ -117,10 +118,12 @@ def note_sliced(p):
         if f.f_code is code:
             cell = f.f_locals.get("self")
             if cell is not None:
+                _roots.pop(id(cell), None)  # re-inserted: the Cells recorded last come first in collect()
                 _roots[id(cell)] = cell
                 found = True
         f = f.f_back
     if not found or p.requires_grad is False:
+        _extra.pop(id(p), None)
         _extra[id(p)] = p
     _dirty[0] = True
 
@@ -137,14 +140,15 @@ def layout_of_parameter(p, world):
 
 def collect(only_trainable=True):
     """[(name, dev_matrix, tensor_map)] of every Parameter of the recorded Cells and every recorded sliced
-    Parameter (requires_grad ones only when `only_trainable`), in the Cells' order, each name once."""
+    Parameter (requires_grad ones only when `only_trainable`), each name once: the Cells recorded last first (a
+    second network with the same Parameter names, run after the first, gives the layouts)."""
     from ._op_shard import _world
     world = _world()[0]
     out, seen = [], set()
     params = []
-    for cell in list(_roots.values()):
+    for cell in reversed(list(_roots.values())):
         params.extend(p for _, p in cell.parameters_and_names())
-    params.extend(_extra.values())
+    params.extend(reversed(list(_extra.values())))
     for p in params:
         if p.name in seen or (only_trainable and not p.requires_grad):
             continue
@@ -155,9 +159,21 @@ def collect(only_trainable=True):
 
 
 # ------------------------------------------------------------------------------------------------ writing
+_target = [None]  # (path, only_trainable) of AutoParallel.save_param_strategy_file, set at its calls
+
+
+def set_target(path, only_trainable):
+    """The file of the AutoParallel being called (used when strategy_ckpt_config names none)."""
+    if _target[0] != (path, only_trainable):
+        _target[0] = (path, only_trainable)
+        _dirty[0] = True
+
+
 def _options():
     from .._parallel_context import get_auto_parallel_context
     cfg = get_auto_parallel_context("strategy_ckpt_config")
+    if not cfg["save_file"] and _target[0] is not None:
+        return _target[0]
     return cfg["save_file"], cfg["only_trainable_params"]
 
 

@@ -599,8 +599,8 @@ def load_distributed_checkpoint(network, checkpoint_filenames=None, predict_stra
         predict_strategy (dict, optional): name -> [dev_matrix, tensor_map, param_split_shape, field_size, ...] of
             the predicting network (MindSpore's infer_predict_layout form); checked, and a Parameter sliced here
             must be cut as it says. None: whole values.
-        train_strategy_filename (str): the training strategy file; None: strategy_ckpt_load_file of
-            set_auto_parallel_context.
+        train_strategy_filename (str): the training strategy file; None: the save_param_strategy_file of
+            `network` when it is an AutoParallel, else strategy_ckpt_load_file of set_auto_parallel_context.
         strict_load (bool): passed to load_param_into_net.
         dec_key, dec_mode: None / 'AES-GCM' only (Kiln does not decrypt).
         format (str): 'ckpt' ('safetensors' with unified_safetensors_dir is not provided by Kiln).
@@ -646,8 +646,12 @@ def load_distributed_checkpoint(network, checkpoint_filenames=None, predict_stra
         raise ValueError("For 'load_distributed_checkpoint', encrypted checkpoints (dec_key) are not supported by "
                          "Kiln.")
     if train_strategy_filename is None:
-        from .._parallel_context import get_auto_parallel_context
-        train_strategy_filename = get_auto_parallel_context("strategy_ckpt_load_file") or None
+        from .auto_parallel import AutoParallel
+        if isinstance(network, AutoParallel):
+            train_strategy_filename = network.__dict__.get("_save_strategy_file_path")
+        else:
+            from .._parallel_context import get_auto_parallel_context
+            train_strategy_filename = get_auto_parallel_context("strategy_ckpt_load_file") or None
     if train_strategy_filename is None:
         raise ValueError("For 'load_distributed_checkpoint', 'train_strategy_filename' is None and no "
                          "strategy_ckpt_load_file is set: the training strategy file is needed.")

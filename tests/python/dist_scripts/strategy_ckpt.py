@@ -11,7 +11,10 @@ OUT/ref.ckpt. OUT/A/rank_<r>/opt.ckpt holds the optimizer too (only_trainable_pa
 Layout B (N = 2): the same MLP cut the other way (w1 by rows, w2 by columns, b1 whole); its strategy is written as
 JSON (strategy_ckpt_save_file=OUT/strategy_B.json) after one forward; rank 0 transforms OUT/A -> OUT/B with
 transform_checkpoints (src A, dst B), each rank loads OUT/B/rank_<r>/net<r>.ckpt (its B slices) into the B network,
-and writes OUT/B_rank<r>.npz: the predictions on X, and the weights merged back whole (merge_parameters)."""
+and writes OUT/B_rank<r>.npz: the predictions on X, and the weights merged back whole (merge_parameters).
+
+AutoParallel (every N): the same training through AutoParallel(train_step) with save_param_strategy_file(
+OUT/strategy_AP_rank<r>.ckpt), each process passing its rows of the batch; slices in OUT/AP/rank_<r>/net.ckpt."""
 import os
 import sys
 
@@ -21,6 +24,7 @@ import mindspore as ms
 from mindspore import Parameter, Tensor, nn, ops
 from mindspore.communication import get_group_size, get_rank, init
 from mindspore.communication.comm_func import barrier
+from mindspore.parallel.auto_parallel import AutoParallel
 
 from kiln.parallel import merge_parameters
 
@@ -78,6 +82,29 @@ if rank == 0:
     ref = MLP(layout("A"))
     train(ref)
     ms.save_checkpoint(ref, f"{out}/ref.ckpt")
+
+# MindSpore 2.10's form: AutoParallel over the functional train step, each process its rows of the batch, the file
+# named by AutoParallel.save_param_strategy_file
+os.makedirs(f"{out}/AP/rank_{rank}", exist_ok=True)
+net_ap = MLP(layout("A"))
+opt_ap = nn.Momentum(net_ap.trainable_params(), 0.1, 0.9)
+loss_fn = nn.MSELoss()
+grad_fn = ms.value_and_grad(lambda x, y: loss_fn(net_ap(x), y), None, net_ap.trainable_params())
+
+
+def train_step(x, y):
+    loss, grads = grad_fn(x, y)
+    opt_ap(grads)
+    return loss
+
+
+ap = AutoParallel(train_step, parallel_mode="semi_auto")
+ap.save_param_strategy_file(f"{out}/strategy_AP_rank{rank}.ckpt")
+rows = X.shape[0] // size
+for _ in range(3):
+    ap(Tensor(X[rank * rows:(rank + 1) * rows]), Tensor(Y[rank * rows:(rank + 1) * rows]))
+ms.save_checkpoint(net_ap, f"{out}/AP/rank_{rank}/net.ckpt", integrated_save=False)
+ms.reset_auto_parallel_context()  # a strategy file describes the networks run since the last reset
 
 if size == 2:
     ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", full_batch=True,
