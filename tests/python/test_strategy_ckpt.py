@@ -87,6 +87,12 @@ def _check_merges(tmp_path, workers, ref):
     files = [str(tmp_path / "A" / f"rank_{r}" / "net.ckpt") for r in range(workers)]
     assert kiln.load_distributed_checkpoint(net, files, None, strategy_file) is True
     np.testing.assert_allclose(net(Tensor(X)).asnumpy(), forward(ref), rtol=0, atol=1e-5)
+    # GRAPH_MODE after the first step: the same file, the same weights
+    assert (tmp_path / "strategy_G_rank0.ckpt").read_bytes() == (tmp_path / "strategy_A_rank0.ckpt").read_bytes()
+    g = [kiln.load_checkpoint(str(tmp_path / "G" / f"rank_{r}" / "net.ckpt")) for r in range(workers)]
+    for n in NAMES:
+        merged = kiln.merge_sliced_parameter([s[n] for s in g], strategy).asnumpy()
+        np.testing.assert_allclose(merged, ref[n], rtol=0, atol=TOL, err_msg=n)
     # AutoParallel(train_step) with save_param_strategy_file: the same weights; load_distributed_checkpoint into an
     # AutoParallel takes its file when train_strategy_filename is None
     from kiln.parallel.auto_parallel import AutoParallel
@@ -108,6 +114,7 @@ def test_strategy_files_two_processes(tmp_path):
     for r in range(2):
         b = dict(np.load(tmp_path / f"B_rank{r}.npz"))
         np.testing.assert_allclose(b["pred"], forward(ref), rtol=0, atol=1e-5)
+        np.testing.assert_allclose(b["pred_loaded"], forward(ref), rtol=0, atol=1e-5)
         for n in NAMES:
             np.testing.assert_allclose(b[f"w:{n}"], ref[n], rtol=0, atol=TOL, err_msg=n)
     # transform_checkpoint_by_rank gives the files transform_checkpoints wrote

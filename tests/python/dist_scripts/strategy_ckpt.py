@@ -106,6 +106,21 @@ for _ in range(3):
 ms.save_checkpoint(net_ap, f"{out}/AP/rank_{rank}/net.ckpt", integrated_save=False)
 ms.reset_auto_parallel_context()  # a strategy file describes the networks run since the last reset
 
+# GRAPH_MODE: the first step slices the Parameters in PyNative, the next ones compile; the same strategy file
+ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", full_batch=True,
+                             strategy_ckpt_config={"save_file": f"{out}/strategy_G_rank{rank}.ckpt"})
+os.makedirs(f"{out}/G/rank_{rank}", exist_ok=True)
+net_g = MLP(layout("A"))
+step_g = nn.TrainOneStepCell(nn.WithLossCell(net_g, nn.MSELoss()), nn.Momentum(net_g.trainable_params(), 0.1, 0.9))
+for s in range(3):
+    if s == 1:
+        ms.set_context(mode=ms.GRAPH_MODE)
+    step_g(Tensor(X), Tensor(Y))
+ms.set_context(mode=ms.PYNATIVE_MODE)
+assert step_g.__dict__.get("_jit_construct") is not None
+ms.save_checkpoint(net_g, f"{out}/G/rank_{rank}/net.ckpt", integrated_save=False)
+ms.reset_auto_parallel_context()
+
 if size == 2:
     ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", full_batch=True,
                                  strategy_ckpt_save_file=f"{out}/strategy_B.json")
@@ -122,6 +137,23 @@ if size == 2:
     assert {k: tuple(v.shape) for k, v in mine.items()} == shapes, (mine, shapes)
     ms.load_param_into_net(net_b, mine)
     res = {"pred": net_b(Tensor(X)).asnumpy()}
+    # load_distributed_checkpoint straight from layout A's files into another B network, already sliced, with the
+    # predict strategy read from B's strategy file (MindSpore's [dev_matrix, tensor_map, param_split_shape, field])
+    net_b2 = MLP(layout("B"))
+    net_b2(Tensor(X))
+    b_layouts = ms.build_searched_strategy(f"{out}/strategy_B.json")
+    predict = {n: [list(v.dev_matrix[0].dim), list(v.tensor_map[0].dim), [], 0] for n, v in b_layouts.items()}
+    ms.load_distributed_checkpoint(net_b2, [f"{out}/A/rank_{r}/net.ckpt" for r in range(size)], predict,
+                                   f"{out}/strategy_A_rank0.ckpt")
+    res["pred_loaded"] = net_b2(Tensor(X)).asnumpy()
+    try:  # a predict strategy that cuts w1 otherwise than this network does
+        predict["w1"] = [[2, 1], [-1, 1], [], 0]
+        ms.load_distributed_checkpoint(net_b2, [f"{out}/A/rank_{r}/net.ckpt" for r in range(size)], predict,
+                                       f"{out}/strategy_A_rank0.ckpt")
+    except ValueError as e:
+        assert "parameter 'w1' is sliced here [2, 1]" in str(e), str(e)
+    else:
+        raise AssertionError("a predict strategy that disagrees with the network's layout was accepted")
     for p, w in zip(net_b.trainable_params(), merge_parameters(net_b.trainable_params())):
         res[f"w:{p.name}"] = w.asnumpy()
     np.savez(f"{out}/B_rank{rank}.npz", **res)
