@@ -219,6 +219,14 @@ def _check_errors(tmp_path, strategy_file, files):
         kiln.load_distributed_checkpoint(Whole(), [files[0], str(tmp_path / "missing.ckpt")], None, strategy_file)
     with pytest.raises(ValueError, match=r"no such strategy file"):
         kiln.rank_list_for_transform(0, str(tmp_path / "missing_strategy.ckpt"))
+    with pytest.raises(NotADirectoryError, match="is not a directory"):
+        kiln.transform_checkpoints(str(tmp_path / "no_such_dir"), str(tmp_path / "never"), "x", strategy_file)
+    with pytest.raises(TypeError, match="ckpt_prefix should be a str"):
+        kiln.transform_checkpoints(str(tmp_path / "A"), str(tmp_path / "never"), 3, strategy_file)
+    with pytest.raises(ValueError, match="should end with .ckpt"):
+        kiln.transform_checkpoint_by_rank(0, {0: files[0], 1: files[1]}, str(tmp_path / "x.bin"), strategy_file)
+    with pytest.raises(TypeError, match="rank_id should be a int"):
+        kiln.rank_list_for_transform("0", strategy_file)
     with pytest.raises(TypeError, match=r"protobuf"):
         junk = tmp_path / "junk.ckpt"
         junk.write_bytes(b"\xff\xff\xff\xff not a strategy")

@@ -538,8 +538,8 @@ def transform_checkpoints(src_checkpoints_dir, dst_checkpoints_dir, ckpt_prefix,
 
     Raises:
         NotADirectoryError: src_checkpoints_dir not a directory, or dst_checkpoints_dir a file.
-        TypeError: ckpt_prefix not a str; a strategy file not a str.
-        ValueError: no rank_<i>/*.ckpt files; a rank whose checkpoint is needed but missing ("The checkpoint file
+        TypeError: ckpt_prefix or dst_checkpoints_dir not a str; a strategy file not a str.
+        ValueError: no rank_<i>/*.ckpt files; a blank dst_checkpoints_dir; process_num not an int >= 1; a rank whose checkpoint is needed but missing ("The checkpoint file
             of rank{i} is needed for converting rank{j}'s checkpoint, but it is missing."); output_format other
             than 'ckpt'; a strategy file of another model or checkpoints whose shapes disagree with it (naming the
             parameter and the file).
@@ -557,8 +557,10 @@ def transform_checkpoints(src_checkpoints_dir, dst_checkpoints_dir, ckpt_prefix,
     if output_format == "safetensors":
         raise ValueError(f"For '{what}', 'output_format' can not be 'safetensors' when 'src_checkpoints_dir' only "
                          f"contains ckpt file.")
-    if not isinstance(dst_checkpoints_dir, str) or not dst_checkpoints_dir.strip():
+    if not isinstance(dst_checkpoints_dir, str):
         raise TypeError("The path is invalid, the type should be string.")
+    if not dst_checkpoints_dir.strip():
+        raise ValueError("The path is invalid, it should be non-blank.")
     if os.path.exists(dst_checkpoints_dir) and not os.path.isdir(dst_checkpoints_dir):
         raise NotADirectoryError(f"The path({dst_checkpoints_dir}) is a file path, it should be a directory path.")
     _check_strategy_path(src_strategy_file, what, "src_strategy_file")
