@@ -323,3 +323,92 @@ def test_strategy_ckpt_config_checks():
     assert kiln.parallel.transform_checkpoints is ct.transform_checkpoints is kiln.transform_checkpoints
     assert kiln.train.serialization.merge_sliced_parameter is ct.merge_sliced_parameter
     assert kiln.train.load_distributed_checkpoint is ct.load_distributed_checkpoint
+
+
+def _cut(whole, dev, tmap, rank):
+    """NumPy reference: rank's slice of `whole` under (dev_matrix, tensor_map) in MindSpore's convention."""
+    coords, q = [], rank
+    for d in reversed(dev):
+        coords.insert(0, q % d)
+        q //= d
+    idx = []
+    for n, t in zip(whole.shape, tmap):
+        if t == -1:
+            idx.append(slice(None))
+        else:
+            k, c = dev[len(dev) - 1 - t], coords[len(dev) - 1 - t]
+            idx.append(slice(c * n // k, (c + 1) * n // k))
+    return whole[tuple(idx)]
+
+
+CASES = [
+    (([2, 2], [1, 0]), ([4], [0, -1])),                      # 2x2 blocks -> rows in 4
+    (([2, 1, 2], [1, 0]), ([2, 2], [-1, 1])),                 # repeated copies -> columns in 2, held twice
+    (([8], [0, -1]), ([2, 2, 2], [2, 0])),                    # 8 row slices -> 2x2 over 8 devices
+    (([2], [-1, 0]), ([2, 2, 2], [0, 1])),                    # 2 devices -> 8 (more destination ranks)
+    (([4, 2], [1, -1]), ([1], [-1, -1])),                     # -> whole
+]
+WHOLE = np.random.RandomState(5).randn(8, 16).astype(np.float32)
+BIAS = np.arange(3, dtype=np.float32)  # not in the strategies: copied as it is
+
+
+def _transform_case(d, src, dst):
+    """Writes the strategy files and the source ranks' cuts of WHOLE under d, and transforms them with Kiln into
+    d/out; returns the strategy file paths."""
+    paths = {}
+    for name, (dev, tmap) in (("src", src), ("dst", dst)):
+        paths[name] = str(d / f"{name}.ckpt")
+        with open(paths[name], "wb") as f:
+            f.write(_strategy_file.encode([("w", dev, tmap)], [], False))
+    for r in range(int(np.prod(src[0]))):
+        os.makedirs(d / "in" / f"rank_{r}")
+        kiln.save_checkpoint({"w": Tensor(_cut(WHOLE, *src, r)), "b": Tensor(BIAS)},
+                             str(d / "in" / f"rank_{r}" / "c.ckpt"))
+    kiln.transform_checkpoints(str(d / "in"), str(d / "out"), "t", paths["src"], paths["dst"])
+    return paths
+
+
+@pytest.mark.parametrize("src,dst", CASES)
+def test_transform_against_numpy_cuts(tmp_path, src, dst):
+    """transform_checkpoints / transform_checkpoint_by_rank between layouts of different device counts, repeated
+    copies and cut dimensions: every destination file equals NumPy's cut of the whole array, and merging the
+    destination slices back gives the whole array."""
+    paths = _transform_case(tmp_path, src, dst)
+    strategy = kiln.build_searched_strategy(paths["dst"])
+    got = []
+    for r in range(int(np.prod(dst[0]))):
+        ck = kiln.load_checkpoint(str(tmp_path / "out" / f"rank_{r}" / f"t{r}.ckpt"))
+        np.testing.assert_array_equal(ck["w"].asnumpy(), _cut(WHOLE, *dst, r))
+        np.testing.assert_array_equal(ck["b"].asnumpy(), BIAS)
+        got.append(ck["w"])
+        need = kiln.rank_list_for_transform(r, paths["src"], paths["dst"])
+        one = str(tmp_path / f"one{r}.ckpt")
+        kiln.transform_checkpoint_by_rank(r, {k: str(tmp_path / "in" / f"rank_{k}" / "c.ckpt") for k in need}, one,
+                                          paths["src"], paths["dst"])
+        np.testing.assert_array_equal(kiln.load_checkpoint(one)["w"].asnumpy(), _cut(WHOLE, *dst, r))
+    np.testing.assert_array_equal(kiln.merge_sliced_parameter(got, strategy).asnumpy(), WHOLE)
+
+
+@pytest.mark.skipif(not os.path.exists(MS_PYTHON), reason="MindSpore 2.10 (/work/ms-venv) is not installed")
+def test_transform_matches_mindspore(tmp_path):
+    """MindSpore 2.10's transform_checkpoints on the same files and strategy files writes the same arrays. (Its
+    rank_list_for_transform may name more ranks than Kiln's, which are the ones the blocks are read from:
+    docs/decisions/strategy-files.md.)"""
+    for i, (src, dst) in enumerate(CASES):
+        os.makedirs(tmp_path / f"c{i}")
+        _transform_case(tmp_path / f"c{i}", src, dst)
+    script = """
+import sys, numpy as np, mindspore as ms
+for i in range(int(sys.argv[2])):
+    d = f"{sys.argv[1]}/c{i}"
+    ms.transform_checkpoints(f"{d}/in", f"{d}/msout", "t", f"{d}/src.ckpt", f"{d}/dst.ckpt")
+"""
+    run = subprocess.run([MS_PYTHON, "-c", script, str(tmp_path), str(len(CASES))], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    for i, (_, dst) in enumerate(CASES):
+        for r in range(int(np.prod(dst[0]))):
+            ms_ck = kiln.load_checkpoint(str(tmp_path / f"c{i}" / "msout" / f"rank_{r}" / f"t{r}.ckpt"))
+            ck = kiln.load_checkpoint(str(tmp_path / f"c{i}" / "out" / f"rank_{r}" / f"t{r}.ckpt"))
+            for n in ("w", "b"):
+                np.testing.assert_array_equal(ck[n].asnumpy(), ms_ck[n].asnumpy(), err_msg=f"case {i} rank {r} {n}")
