@@ -52,6 +52,7 @@ class MLP(nn.Cell):
         self.w1 = Parameter(Tensor((rng.randn(16, 32) * 0.3).astype(np.float32)), name="w1")
         self.b1 = Parameter(Tensor((rng.randn(32) * 0.3).astype(np.float32)), name="b1")
         self.w2 = Parameter(Tensor((rng.randn(32, 8) * 0.3).astype(np.float32)), name="w2")
+        self.frozen = Parameter(Tensor(np.arange(4, dtype=np.float32)), name="frozen", requires_grad=False)
         self.mm1, self.bias1 = ops.MatMul().shard(st["mm1"]), ops.BiasAdd().shard(st["bias1"])
         self.act1, self.mm2 = ops.ReLU().shard(st["act1"]), ops.MatMul().shard(st["mm2"])
 
@@ -133,7 +134,7 @@ if size == 2:
                                  f"{out}/strategy_B.json")
     barrier()
     mine = ms.load_checkpoint(f"{out}/B/rank_{rank}/net{rank}.ckpt")
-    shapes = {p.name: tuple(p.shape) for p in net_b.trainable_params()}
+    shapes = {p.name: tuple(p.shape) for _, p in net_b.parameters_and_names()}
     assert {k: tuple(v.shape) for k, v in mine.items()} == shapes, (mine, shapes)
     ms.load_param_into_net(net_b, mine)
     res = {"pred": net_b(Tensor(X)).asnumpy()}
