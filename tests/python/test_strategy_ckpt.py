@@ -64,6 +64,13 @@ def _check_merges(tmp_path, workers, ref):
     for r in range(1, workers):  # every process wrote the same file
         assert (tmp_path / f"strategy_A_rank{r}.ckpt").read_bytes() == (tmp_path / "strategy_A_rank0.ckpt").read_bytes()
     assert set(NAMES) <= set(strategy)
+    # the ops that take a Parameter, with their strategies, as parallel_strategy_items (in order of first call)
+    m = _strategy_file.ParallelStrategyMap()
+    m.ParseFromString((tmp_path / "strategy_A_rank0.ckpt").read_bytes())
+    mm1 = [[1, 1], [1, 2]] if workers == 2 else [[2, 1], [1, 2]]
+    assert [(it.node_name, [list(x.dim) for x in it.parallel_strategys.parallel_strategy])
+            for it in m.parallel_strategy_item] == [("MatMul-op0", mm1), ("BiasAdd-op1", [[1, 2], [2]]),
+                                                    ("MatMul-op2", [[1, 2], [2, 1]])]
     slices = [kiln.load_checkpoint(str(tmp_path / "A" / f"rank_{r}" / "net.ckpt")) for r in range(workers)]
     for n in NAMES:
         assert tuple(slices[0][n].shape) != ref[n].shape  # each file holds a slice

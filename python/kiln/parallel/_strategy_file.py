@@ -82,7 +82,7 @@ ParallelStrategyMap, ParallelLayouts = _MSG["ParallelStrategyMap"], _MSG["Parall
 
 _roots = weakref.WeakValueDictionary()   # id -> Cell whose construct ran a first sharded call (its Parameters)
 _extra = weakref.WeakValueDictionary()   # id -> sliced Parameter not reached from a root (optimizer states, ...)
-_ops = {}                                # id(prim) -> (node name, strategies), in order of first sharded call
+_ops = {}                                # id(prim) -> (ref, node name, strategies), in order of first sharded call
 _dirty = [False]
 _written = [None]                        # (path, only_trainable) of the last write: a new target is written too
 
@@ -101,8 +101,13 @@ def reset():
 
 def note_op(prim, name, strategies):
     """Records a sharded primitive's strategy (the file's parallel_strategy_item) the first time it runs sharded."""
-    if id(prim) not in _ops:
-        _ops[id(prim)] = (f"{name}-op{len(_ops)}", tuple(tuple(int(v) for v in s) for s in strategies))
+    held = _ops.get(id(prim))
+    if held is None or held[0]() is not prim:  # new, or another object at a freed primitive's address
+        try:
+            ref = weakref.ref(prim)
+        except TypeError:  # not weak-referenceable: hold it (until reset_auto_parallel_context)
+            ref = (lambda obj: lambda: obj)(prim)
+        _ops[id(prim)] = (ref, f"{name}-op{len(_ops)}", tuple(tuple(int(v) for v in s) for s in strategies))
         _dirty[0] = True
 
 
@@ -209,7 +214,8 @@ def write(path, only_trainable=True):
     from .. import _atomic_write
     d = os.path.dirname(os.path.abspath(path))
     os.makedirs(d, exist_ok=True)
-    data = encode(collect(only_trainable), list(_ops.values()), path.endswith(".json"))
+    ops = [(n, st) for ref, n, st in _ops.values() if ref() is not None]
+    data = encode(collect(only_trainable), ops, path.endswith(".json"))
     _atomic_write.write_file(path, data)
 
 
