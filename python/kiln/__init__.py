@@ -46,6 +46,9 @@ from . import mint  # noqa: F401  (mindspore.mint: the PyTorch-flavoured API; af
 from . import log  # noqa: F401  (mindspore.log: the framework logger scripts also use)
 from . import parallel  # noqa: F401  (mindspore.parallel: imported by `import mindspore`; under 1 ms)
 from .parallel import shard  # noqa: F401  (mindspore.shard: the same function as mindspore.parallel.shard)
+from .parallel.checkpoint_transform import (  # noqa: F401  (mindspore.<name>: MindSpore exports them at top level)
+    build_searched_strategy, load_distributed_checkpoint, merge_sliced_parameter, rank_list_for_transform,
+    transform_checkpoint_by_rank, transform_checkpoints)
 from . import boost, _checkparam  # noqa: F401  (mindspore.boost / mindspore._checkparam: imported by `import mindspore`)
 from .profiler import Profiler  # noqa: F401  (mindspore.Profiler / mindspore.profiler.Profiler)
 from .train.serialization import (save_checkpoint, load_checkpoint, load_param_into_net,  # noqa: F401 (re-export)

@@ -39,6 +39,7 @@ _DEFAULTS = {
     "auto_parallel_search_mode": "recursive_programming",
     "strategy_ckpt_load_file": "",
     "strategy_ckpt_save_file": "",
+    "strategy_ckpt_config": None,  # a view of the two keys above and _only_trainable (get: a dict)
     "dataset_strategy": "data_parallel",
     "pipeline_stages": 1,
     "grad_accumulation_step": 1,
@@ -50,6 +51,7 @@ _BOOL_KEYS = ("gradients_mean", "parameter_broadcast", "gradient_fp32_sync", "lo
 _lock = threading.Lock()
 _ctx = dict(_DEFAULTS)
 _explicit = set()  # the keys set since the last reset (MindSpore's get_<key>_is_set)
+_only_trainable = [True]  # strategy_ckpt_config's only_trainable_params
 
 
 def set_auto_parallel_context(**kwargs):
@@ -79,8 +81,14 @@ def set_auto_parallel_context(**kwargs):
             (False, the default; see set_auto_parallel_context's parallel_mode).
         gradient_fp32_sync, loss_repeated_mean,
         pipeline_stages (int, 1…4096; > 1 splits an nn.PipelineCell's network by cell.pipeline_stage),
-        grad_accumulation_step (1 only), search_mode, strategy_ckpt_load_file,
-        strategy_ckpt_save_file: accepted for compatibility. dataset_strategy: 'data_parallel' or 'full_batch'
+        grad_accumulation_step (1 only), search_mode, strategy_ckpt_load_file: accepted for compatibility.
+        strategy_ckpt_save_file (str): where operator parallel writes its strategy file (the layout of each
+            Parameter, MindSpore's protobuf format, JSON for a name ending in '.json'; kiln/parallel/_strategy_file.py,
+            docs/distributed.md "Strategy files and distributed checkpoints").
+        strategy_ckpt_config (dict): keys "save_file" (the same option as strategy_ckpt_save_file), "load_file"
+            (strategy_ckpt_load_file) and "only_trainable_params" (bool, default True: the file holds the layouts of
+            Parameters with requires_grad only; False adds the optimizer states). Unknown keys: ValueError; values
+            of the wrong type: TypeError (MindSpore's messages). dataset_strategy: 'data_parallel' or 'full_batch'
             (as full_batch=True); a tuple strategy raises ValueError.
         all_reduce_fusion_config (list[int]): gradient indices where a new all-reduce bucket starts, strictly
             increasing, each in [1, 2**31) (default []: buckets by size). nn.DistributedGradReducer made afterwards
@@ -107,6 +115,9 @@ def set_auto_parallel_context(**kwargs):
         if key not in _DEFAULTS:
             raise ValueError(f"For '{fn}', the keyword argument '{key}' is not recognized (Kiln supports "
                              f"{sorted(_DEFAULTS)}).")
+        if key == "strategy_ckpt_config":
+            updates.update(_check_strategy_ckpt_config(value))
+            continue
         if key == "parallel_mode":
             if not isinstance(value, str):
                 raise TypeError(f"For '{fn}', 'parallel_mode' must be a str, but got {type(value).__name__}.")
@@ -138,6 +149,8 @@ def set_auto_parallel_context(**kwargs):
     if po_config is not None and "optimizer_weight_shard_size" in po_config:
         updates["optimizer_weight_shard_size"] = po_config.pop("optimizer_weight_shard_size")
     with _lock:
+        if "_only_trainable" in updates:
+            _only_trainable[0] = updates.pop("_only_trainable")
         _ctx.update(updates)
         _explicit.update(updates)
         if po_config is not None:
@@ -211,6 +224,31 @@ def _check_po_config(config):
     return out
 
 
+def _check_strategy_ckpt_config(config):
+    """strategy_ckpt_config checked as MindSpore 2.10 checks it; returns the updates of strategy_ckpt_load_file /
+    strategy_ckpt_save_file / _only_trainable."""
+    if not isinstance(config, dict):
+        raise TypeError(f"For 'set_auto_parallel_context', the argument 'strategy_ckpt_config' must be dict, but got "
+                        f"the type : {type(config)}.")
+    unknown = [k for k in config if k not in ("load_file", "save_file", "only_trainable_params")]
+    if unknown:
+        raise ValueError(f"Unknown config: {unknown}")
+    out = {}
+    for key, target in (("load_file", "strategy_ckpt_load_file"), ("save_file", "strategy_ckpt_save_file")):
+        if key in config:
+            if not isinstance(config[key], str):
+                raise TypeError(f"For 'set_auto_parallel_context().set_strategy_ckpt_config', the argument '{key}' "
+                                f"must be str, but got the type : {type(config[key])} .")
+            out[target] = config[key]
+    if "only_trainable_params" in config:
+        v = config["only_trainable_params"]
+        if not isinstance(v, bool):
+            raise TypeError(f"For 'set_auto_parallel_context().set_strategy_ckpt_config', the argument "
+                            f"'only_trainable_params' must be bool, but got the type : {type(v)} .")
+        out["_only_trainable"] = v
+    return out
+
+
 def _parallel_optimizer_config(key):
     """The value of one parallel_optimizer_config key (parallel_optimizer_threshold in KB,
     gradient_accumulation_shard, optimizer_level)."""
@@ -240,6 +278,10 @@ def get_auto_parallel_context(attr_key):
     communication world's size / this process's rank (1 / 0 before init()). ValueError for an unknown key."""
     if attr_key not in _DEFAULTS:
         raise ValueError(f"For 'get_auto_parallel_context', the key '{attr_key}' is not recognized.")
+    if attr_key == "strategy_ckpt_config":
+        with _lock:
+            return {"load_file": _ctx["strategy_ckpt_load_file"], "save_file": _ctx["strategy_ckpt_save_file"],
+                    "only_trainable_params": _only_trainable[0]}
     with _lock:
         value = _ctx[attr_key]
     if value is None:
@@ -262,8 +304,13 @@ def reset_auto_parallel_context():
         _ctx.clear()
         _ctx.update(_DEFAULTS)
         _explicit.clear()
+        _only_trainable[0] = True
         _po_config.clear()
         _po_config.update(_PO_DEFAULTS)
+    import sys
+    sf = sys.modules.get("kiln.parallel._strategy_file")
+    if sf is not None:  # the recorded layouts of operator parallel's strategy file
+        sf.reset()
 
 
 def _is_data_parallel():

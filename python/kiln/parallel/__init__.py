@@ -5,11 +5,17 @@ use to build their DistributedGradReducer, and set/get/reset_algo_parameters (th
 strategy search, kept and checked: see kiln/_parallel_context.py). Operator sharding by Primitive.shard
 strategies (semi-auto parallel, kiln/parallel/_op_shard.py, AutoParallel in kiln.parallel.auto_parallel) runs in
 PyNative and, after the first step, Graph mode; Cell.shard and the strategy search are not provided; pipeline stages are (kiln.parallel.nn.Pipeline, docs/distributed.md).
-kiln.parallel.nn has GradAccumulation (stand-alone and data parallel) and Pipeline."""
+kiln.parallel.nn has GradAccumulation (stand-alone and data parallel) and Pipeline. Strategy files
+(set_auto_parallel_context(strategy_ckpt_config=...)) and the distributed-checkpoint helpers (merge_sliced_parameter,
+transform_checkpoints, load_distributed_checkpoint, ...) are in kiln/parallel/checkpoint_transform.py."""
 from .._parallel_context import get_algo_parameters, reset_algo_parameters, set_algo_parameters
 from . import _op_shard
+from .checkpoint_transform import build_searched_strategy, load_distributed_checkpoint, merge_sliced_parameter, \
+    rank_list_for_transform, transform_checkpoint_by_rank, transform_checkpoints
 
-__all__ = ["set_algo_parameters", "get_algo_parameters", "reset_algo_parameters", "merge_parameters", "shard"]
+__all__ = ["set_algo_parameters", "get_algo_parameters", "reset_algo_parameters", "merge_parameters", "shard",
+           "build_searched_strategy", "load_distributed_checkpoint", "merge_sliced_parameter",
+           "rank_list_for_transform", "transform_checkpoint_by_rank", "transform_checkpoints"]
 
 shard = _op_shard.shard_function
 

@@ -69,6 +69,7 @@ def release_history():
     next step, merge_parameters), never while a grad transform runs. Also finishes hiding the Parameters sliced
     since the last call from every Cell that mirrors them (_attribute_reads.hide_everywhere)."""
     _attribute_reads.hide_everywhere()
+    _strategy_file.flush()
     if _engine.grad_level() > 0:
         return
     for key in list(_pending_detach.keys()):
@@ -559,6 +560,7 @@ def _slice_parameter(p, plan, tmap, rank, op):
     _sliced[id(p)] = p
     _generation[0] += 1
     _attribute_reads.hide_from_cells(p)
+    _strategy_file.note_sliced(p)
 
 
 def _param_block(p, plan, tmap, rank, op):
@@ -610,6 +612,8 @@ def call(prim, base_call, args):
         strat = [strat[i] for i in tensor_pos]
     _validate(name, strat, shapes, world)
     plan = _rule(prim)(prim, strat, shapes, world)
+    if any(isinstance(args[i], Parameter) for i in tensor_pos):
+        _strategy_file.note_op(prim, name, strat)
     local = list(args)
     for i, tmap in zip(tensor_pos, plan.in_maps):
         a = args[i]
@@ -733,6 +737,7 @@ def sync_optimizer(opt):
                 idx = _block_index(lay.plan, lay.tmap, lay.full_shape, lay.rank)
                 state._rebind(_kernels.detach(state[idx]) * 1)
                 state.__dict__["_kiln_op_layout"] = _ParamLayout(lay.full_shape, lay.plan, lay.tmap, lay.rank, lay.op)
+                _strategy_file.note_sliced(state)
 
 
 def supported_names():
@@ -824,3 +829,4 @@ def shard_function(fn, in_strategy, out_strategy=None, parameter_plan=None, devi
 
 # the reads of sliced Parameters by ops without a strategy (last: that module uses this one's helpers)
 from . import _attribute_reads  # noqa: E402 (after the helpers it imports from this module)
+from . import _strategy_file  # noqa: E402 (records the layouts for strategy files)

@@ -98,6 +98,23 @@ class AutoParallel(Cell):
                              "forward pass) is not supported by Kiln; use 'level1' or 'level2'.")
         self.__dict__["_hsdp"] = (shard_size, threshold)
 
+    def save_param_strategy_file(self, file_path):
+        """Where the layouts of the Parameters this AutoParallel's calls slice are written (MindSpore's strategy
+        file: protobuf, JSON for a name ending in '.json'; kiln/parallel/_strategy_file.py), from its next call on.
+        strategy_ckpt_config's save_file, when set, takes precedence. load_distributed_checkpoint(this AutoParallel,
+        ...) reads it when train_strategy_filename is None.
+
+        Raises:
+            TypeError: file_path not a str.
+        """
+        if not isinstance(file_path, str):
+            raise TypeError(f"the argument 'file_path' must be str, but got the type : {type(file_path)} .")
+        self.__dict__["_save_strategy_file_path"] = file_path
+
+    def disable_strategy_file_only_for_trainable_params(self):
+        """The strategy file (save_param_strategy_file) also lists Parameters with requires_grad=False."""
+        self.__dict__["_only_trainable_params"] = False
+
     def _gather_inputs(self, args):
         world, _ = _op_shard._world()
         if world == 1:
@@ -132,6 +149,9 @@ class AutoParallel(Cell):
                             "(docs/distributed.md, 'Operator parallel').")
         graph = graph_flag[0]
         compiled = graph and self.__dict__.get("_ran_eagerly", False)
+        if self.__dict__.get("_save_strategy_file_path"):
+            from . import _strategy_file
+            _strategy_file.set_target(self._save_strategy_file_path, self.__dict__.get("_only_trainable_params", True))
         with _op_shard.auto_scope(self.__dict__.get("_hsdp")):
             gathered = self._gather_inputs(args)
             if compiled:  # GRAPH_MODE after the first step: the Parameters are sliced, the step compiles

@@ -18,3 +18,12 @@ from .model import Model  # noqa: F401 (re-export)
 from .data_sink import data_sink  # noqa: F401 (re-export)
 from .dataset_helper import DatasetHelper, connect_network_with_dataset  # noqa: F401 (re-export)
 from .loss_scale_manager import LossScaleManager, FixedLossScaleManager, DynamicLossScaleManager  # noqa: F401 (re-export)
+
+
+def __getattr__(name):
+    """mindspore.train.merge_sliced_parameter / build_searched_strategy / load_distributed_checkpoint (kept in
+    kiln/parallel/checkpoint_transform.py)."""
+    if name in ("merge_sliced_parameter", "build_searched_strategy", "load_distributed_checkpoint"):
+        from ..parallel import checkpoint_transform
+        return getattr(checkpoint_transform, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

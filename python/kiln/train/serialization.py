@@ -31,6 +31,7 @@ from ..common.parameter import Parameter
 from ..common.tensor import Tensor
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net", "load_checkpoint_async"]
+# merge_sliced_parameter, build_searched_strategy, load_distributed_checkpoint: module __getattr__ at the end
 
 
 def _build_messages():
@@ -130,6 +131,8 @@ def _entries(save_obj, integrated_save=True):
     Under pipeline parallel a Cell's Parameters of the other stages are left out (pipeline.params_of_other_stages)."""
     from ..nn.cell import Cell
     if isinstance(save_obj, Cell):
+        from ..parallel import _strategy_file
+        _strategy_file.flush()  # operator parallel's strategy file, when layouts were added since its last write
         from ..nn.wrap.pipeline import params_of_other_stages
         out, seen = [], set()
         skip = params_of_other_stages(save_obj)  # pipeline: another stage's Parameters (untrained here) are left out
@@ -723,3 +726,13 @@ def _load_under_prefix(params, parameter_dict, param_not_load):
 
 
 from ._export_load import export, load  # noqa: E402,F401  (mindspore.train.serialization.export / load)
+
+
+def __getattr__(name):
+    """merge_sliced_parameter, build_searched_strategy, load_distributed_checkpoint: MindSpore keeps them in this
+    module too; they live in kiln/parallel/checkpoint_transform.py (imported on first use: kiln.parallel imports
+    this module's package)."""
+    if name in ("merge_sliced_parameter", "build_searched_strategy", "load_distributed_checkpoint"):
+        from ..parallel import checkpoint_transform
+        return getattr(checkpoint_transform, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
