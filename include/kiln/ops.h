@@ -85,7 +85,8 @@ Tensor argsort(const Tensor& x, int64_t axis = -1, bool descending = false);
 // indices.shape[:-1] + x.shape[N:], x's dtype. A repeated index keeps the last update. Differentiable in x (the
 // written slices get zero gradient) and updates (the gradient at its slice; zero for an overwritten repeat).
 // Tensor.__setitem__ is built on it (python/kiln/common/_indexing.py).
-Tensor tensor_scatter_update(const Tensor& x, const Tensor& indices, const Tensor& updates);
+// Errors name `op` (default: the primitive, TensorScatterUpdate).
+Tensor tensor_scatter_update(const Tensor& x, const Tensor& indices, const Tensor& updates, const std::string& op = "");
 // MindSpore's TensorScatterAdd/Sub/Mul/Div/Max/Min as one op (reduction "add" | "sub" | "mul" | "div" | "max" |
 // "min"): x combined in turn with every update at its index row (repeats combine). Shapes as tensor_scatter_update;
 // an index out of range is a ValueError naming `op` (default: the MindSpore primitive).

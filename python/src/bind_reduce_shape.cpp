@@ -117,8 +117,9 @@ void bind_reduce_shape(nb::module_& m) {
         nb::arg("x"), nb::arg("axis"), nb::arg("largest"), nb::arg("k"), nb::arg("sorted"),
         "ArgSort in MindSpore 2.10's TopK order along axis: its first k entries are the k largest (smallest) "
         "indices as MindSpore's CPU TopK returns them (std::nth_element, then std::stable_sort when sorted).");
-  m.def("tensor_scatter_update", [](TL x, TL idx, TL upd) { return ops::tensor_scatter_update(x, idx, upd); },
-        nb::arg("input_x"), nb::arg("indices"), nb::arg("updates"));
+  m.def("tensor_scatter_update",
+        [](TL x, TL idx, TL upd, const std::string& op) { return ops::tensor_scatter_update(x, idx, upd, op); },
+        nb::arg("input_x"), nb::arg("indices"), nb::arg("updates"), nb::arg("op") = "");
   m.def("tensor_scatter_reduce",
         [](TL x, TL idx, TL upd, const std::string& reduction, const std::string& op, bool rows) {
           Attrs a{{"reduction", std::string(reduction)}};

@@ -56,8 +56,15 @@ void check_nd(const TV& in, const std::string& op, bool rows = false) {
              dtype_name(x.dtype()), ", but got ", dtype_name(upd.dtype()), ".");
 }
 
-std::vector<TensorMeta> infer_tsu(const TV& in, const Attrs&) {
-  check_nd(in, "TensorScatterUpdate");
+// The name in TensorScatterUpdate's errors: the attribute "op" when the caller set one (ops.scatter_update,
+// ScatterNdUpdate, ...), else the primitive's.
+std::string tsu_name(const Attrs& a) {
+  const AttrValue* op = a.find("op");
+  return op ? std::get<std::string>(*op) : std::string("TensorScatterUpdate");
+}
+
+std::vector<TensorMeta> infer_tsu(const TV& in, const Attrs& a) {
+  check_nd(in, tsu_name(a));
   return {{in[0].shape(), in[0].dtype()}};
 }
 
@@ -87,7 +94,7 @@ std::vector<int64_t> nd_rows(const Tensor& idx, const Shape& s, const std::strin
   return lin;
 }
 
-void run_tsu(const TV& in, TV& out, const Attrs&) {
+void run_tsu(const TV& in, TV& out, const Attrs& a) {
   const Tensor& x = in[0];
   Tensor idx = ew::as_dtype(in[1], DType::Int64).contiguous();
   Tensor upd = in[2].contiguous();
@@ -95,7 +102,7 @@ void run_tsu(const TV& in, TV& out, const Attrs&) {
   copy_into(x, o);
   const Shape& s = x.shape();
   const size_t n = size_t(idx.shape().back());
-  const std::vector<int64_t> lin = nd_rows(idx, s, "TensorScatterUpdate", ErrorKind::Index);
+  const std::vector<int64_t> lin = nd_rows(idx, s, tsu_name(a), ErrorKind::Index);
   const size_t slice = size_t(prod_of(s, n, s.size())) * itemsize(x.dtype());
   const char* pu = static_cast<const char*>(upd.raw_data());
   char* po = static_cast<char*>(o.raw_data());
@@ -526,8 +533,9 @@ void register_scatter() {
 }  // namespace ops_impl
 
 namespace ops {
-Tensor tensor_scatter_update(const Tensor& x, const Tensor& indices, const Tensor& updates) {
-  return apply1(OpId::TensorScatterUpdate, {x, indices, updates});
+Tensor tensor_scatter_update(const Tensor& x, const Tensor& indices, const Tensor& updates, const std::string& op) {
+  if (op.empty()) return apply1(OpId::TensorScatterUpdate, {x, indices, updates});
+  return apply1(OpId::TensorScatterUpdate, {x, indices, updates}, Attrs{{"op", std::string(op)}});
 }
 Tensor tensor_scatter_reduce(const Tensor& x, const Tensor& indices, const Tensor& updates,
                              const std::string& reduction, const std::string& op) {

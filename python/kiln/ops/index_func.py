@@ -453,15 +453,20 @@ class ScatterNdUpdate(Primitive):
         self.use_locking = use_locking
 
     def __call__(self, input_x, indices, updates):
-        from .scatter_func import write_into
-        _tensor_arg(input_x, "ScatterNdUpdate", "input_x")
-        idx = _tensor_arg(indices, "ScatterNdUpdate", "indices")
-        if idx.dtype not in (mstype.int32, mstype.int64):
-            raise TypeError(f"For 'ScatterNdUpdate', the 'indices' must be int32 or int64, but got {idx.dtype}.")
-        upd = _tensor_arg(updates, "ScatterNdUpdate", "updates")
-        if upd.dtype != input_x.dtype:
-            upd = _core.cast(upd, input_x.dtype)
-        return write_into(input_x, _core.tensor_scatter_update(input_x, idx, upd), "ScatterNdUpdate")
+        return nd_update(input_x, indices, updates, "ScatterNdUpdate")
+
+
+def nd_update(input_x, indices, updates, op):
+    """input_x <- updates at `indices` in place (scatter_func.py, Note [scatter writes]); every error names `op`."""
+    from .scatter_func import write_into
+    _tensor_arg(input_x, op, "input_x")
+    idx = _tensor_arg(indices, op, "indices")
+    if idx.dtype not in (mstype.int32, mstype.int64):
+        raise TypeError(f"For '{op}', the 'indices' must be int32 or int64, but got {idx.dtype}.")
+    upd = _tensor_arg(updates, op, "updates")
+    if upd.dtype != input_x.dtype:
+        upd = _core.cast(upd, input_x.dtype)
+    return write_into(input_x, _core.tensor_scatter_update(input_x, idx, upd, op), op)
 
 
 class Unstack(Primitive):

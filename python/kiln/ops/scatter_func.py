@@ -13,7 +13,7 @@ from .._loader import _core
 from .._args import _got
 from ..common import dtype as mstype
 from .function import _tensor_arg, assign
-from .index_func import ScatterNdUpdate
+from .index_func import nd_update
 from .primitives import Primitive
 
 __all__ = ["tensor_scatter_update", "tensor_scatter_add", "tensor_scatter_sub", "scatter_nd_add", "scatter_nd_sub",
@@ -87,7 +87,7 @@ def scatter_nd_sub(input_x, indices, updates, use_locking=False):
 def scatter_nd_update(input_x, indices, updates):
     """MindSpore's ops.scatter_nd_update: input_x (a Parameter or a Tensor) gets `updates` at `indices` in place
     (Note [scatter writes]); returns it."""
-    return ScatterNdUpdate()(input_x, indices, updates)
+    return nd_update(input_x, indices, updates, "scatter_nd_update")
 
 
 def _rows(indices, op):
@@ -107,7 +107,7 @@ def scatter_update(input_x, indices, updates):
     """MindSpore's ops.scatter_update(input_x, indices, updates): rows input_x[indices[i]] = updates[i] of input_x
     (a Parameter or a Tensor) in place (Note [scatter writes]). Returns input_x."""
     _tensor_arg(input_x, "scatter_update", "input_x")
-    return scatter_nd_update(input_x, _rows(indices, "scatter_update"), updates)
+    return nd_update(input_x, _rows(indices, "scatter_update"), updates, "scatter_update")
 
 
 class TensorScatterUpdate(Primitive):
