@@ -167,10 +167,17 @@ std::vector<TensorMeta> infer_bwd(const TV& in, const Attrs& a, const char* op, 
   for (size_t k = 0; k < xs.size(); ++k)
     KILN_CHECK(xs[k] > 0 || (k < 2 && xs[k] == 0), Value, "For '", op, "', 'input_shape' must be positive, but got ",
                shape_str(xs), ".");
-  const Shape want = out_shape(Shape(xs.begin(), xs.end()), p);
-  KILN_CHECK(is_floating(in[0].dtype()) && in[0].shape() == want, Value, "For '", op, "', 'dy' must be a float ",
-             shape_str(want), ", but got ", dtype_name(in[0].dtype()), shape_str(in[0].shape()), ".");
-  return {{Shape(xs.begin(), xs.end()), in[0].dtype()}};
+  // N and C come from dy (a graph traced with a dynamic batch keeps working); the spatial sizes from input_shape
+  KILN_CHECK(is_floating(in[0].dtype()) && in[0].ndim() == int64_t(xs.size()), Value, "For '", op,
+             "', 'dy' must be a float tensor of ", xs.size(), " dims, but got ", dtype_name(in[0].dtype()),
+             shape_str(in[0].shape()), ".");
+  Shape xshape(xs.begin(), xs.end());
+  xshape[0] = in[0].shape()[0];
+  xshape[1] = in[0].shape()[1];
+  const Shape want = out_shape(xshape, p);
+  KILN_CHECK(in[0].shape() == want, Value, "For '", op, "', 'dy' must be ", shape_str(want), ", but got ",
+             shape_str(in[0].shape()), ".");
+  return {{xshape, in[0].dtype()}};
 }
 std::vector<TensorMeta> infer_nearest_grad(const TV& in, const Attrs& a) {
   return infer_bwd(in, a, "ResizeNearestGrad", true);

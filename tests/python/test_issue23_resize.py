@@ -326,3 +326,37 @@ def test_mindir_export_runs_in_kiln(tmp_path):
     got = nn.GraphCell(kiln.load(path + ".mindir"))(a, v)
     for g, w in zip(got, net(a, v)):
         np.testing.assert_allclose(g.asnumpy(), w.asnumpy(), rtol=1e-6, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------- dynamic batch
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+def test_graph_with_a_dynamic_batch_trains_as_pynative(graph_mode, mode):
+    """The backward ops take N and C from dy: one compiled step serves every batch size."""
+    def make():
+        kiln.set_seed(5)
+        return nn.SequentialCell([nn.Conv2d(2, 3, 3, pad_mode="same", has_bias=True),
+                                  nn.Upsample(size=(6, 7), mode=mode)])
+
+    net, ref = make(), make()
+    for p, q in zip(net.trainable_params(), ref.trainable_params()):
+        q.set_data(p.copy())
+    loss_fn = nn.MSELoss()
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, loss_fn), nn.SGD(net.trainable_params(), learning_rate=0.1))
+    step.set_inputs(Tensor(shape=[None, 2, 4, 5], dtype=kiln.float32), Tensor(shape=[None, 3, 6, 7],
+                                                                               dtype=kiln.float32))
+    rng = np.random.default_rng(9)
+    for b in (4, 2, 4):
+        x = Tensor(rng.standard_normal((b, 2, 4, 5)).astype(np.float32))
+        y = Tensor(rng.standard_normal((b, 3, 6, 7)).astype(np.float32))
+        step(x, y)
+        kiln.set_context(mode=kiln.PYNATIVE_MODE)
+        try:
+            _, g = kiln.value_and_grad(lambda a, c: loss_fn(ref(a), c), None, ref.trainable_params())(x, y)
+            for p, gp in zip(ref.trainable_params(), g):
+                p.set_data(p - 0.1 * gp)
+        finally:
+            kiln.set_context(mode=kiln.GRAPH_MODE)
+        for p, q in zip(net.trainable_params(), ref.trainable_params()):
+            np.testing.assert_allclose(p.asnumpy(), q.asnumpy(), rtol=1e-5, atol=1e-6)
+    assert step._compiled_construct().compile_count == 1
