@@ -188,9 +188,9 @@ std::vector<TensorMeta> infer_linear_grad(const TV& in, const Attrs& a) {
 
 template <typename C> inline C lerp(C a, C b, C w) { return a + (b - a) * w; }
 
-// Forward: every plane reads its taps; the weights are cast to the compute type once.
+// Linear forward: every plane reads its taps; the weights are cast to the compute type once.
 template <typename T>
-void fwd_loop(const T* px, T* py, int64_t planes, const Plan& pl, bool nearest) {
+void linear_loop(const T* px, T* py, int64_t planes, const Plan& pl) {
   using C = compute_t<T>;
   const int64_t D = pl.in[0], H = pl.in[1], W = pl.in[2];
   const int64_t Do = pl.out[0], Ho = pl.out[1], Wo = pl.out[2];
@@ -201,18 +201,13 @@ void fwd_loop(const T* px, T* py, int64_t planes, const Plan& pl, bool nearest) 
   const int64_t* h0 = pl.ax[1].i0.data(), * h1 = pl.ax[1].i1.data();
   const int64_t* w0 = pl.ax[2].i0.data(), * w1 = pl.ax[2].i1.data();
   const int nd = pl.nd;
-#pragma omp parallel for schedule(static) if (planes > 1 && planes * out_plane * (nearest ? 1 : 4) >= cpu::kParallelMin && !omp_in_parallel())
+#pragma omp parallel for schedule(static) if (planes > 1 && planes * out_plane * 4 >= cpu::kParallelMin && !omp_in_parallel())
   for (int64_t q = 0; q < planes; ++q) {
     const T* x = px + q * in_plane;
     T* y = py + q * out_plane;
     for (int64_t od = 0; od < Do; ++od) {
       for (int64_t oh = 0; oh < Ho; ++oh) {
         T* yr = y + (od * Ho + oh) * Wo;
-        if (nearest) {
-          const T* xr = x + (d0[od] * H + h0[oh]) * W;
-          for (int64_t ow = 0; ow < Wo; ++ow) yr[ow] = xr[w0[ow]];
-          continue;
-        }
         const C wd = w[0][od], wh = w[1][oh];
         const T* r00 = x + (d0[od] * H + h0[oh]) * W;  // (d, h) corner rows
         const T* r01 = x + (d0[od] * H + h1[oh]) * W;
@@ -328,7 +323,7 @@ template <bool Nearest, bool Backward> void run(const TV& in, TV& out, const Att
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
       if constexpr (Backward) bwd_loop<T>(x.data<T>(), out[0].data<T>(), planes, pl, Nearest);
-      else fwd_loop<T>(x.data<T>(), out[0].data<T>(), planes, pl, Nearest);
+      else linear_loop<T>(x.data<T>(), out[0].data<T>(), planes, pl);
     }
   });
 }
