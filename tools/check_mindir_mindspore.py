@@ -126,11 +126,20 @@ def kiln_nets():
         def construct(self, a, idx):
             return ops.gather_elements(a, 1, idx), ops.gather_elements(a * 2, 0, idx[:2])
 
+    class Resizes(nn.Cell):  # ResizeNearest / ResizeLinear of issue 23, written as their former Gather compositions
+        def construct(self, a, v):
+            return (ops.interpolate(a, size=(5, 7), mode="bilinear"), ops.interpolate(a, size=(2, 3)),
+                    ops.interpolate(a, size=(5, 3), mode="nearest-exact"),
+                    ops.interpolate(v, size=(3, 2, 5), mode="trilinear", align_corners=True),
+                    ops.ResizeNearestNeighbor((5, 6), align_corners=True)(a), ops.ResizeBilinearV2()(a, (4, 7)))
+
     nets = {
         "gathers": (Gathers(), [rng.normal(size=(3, 4)).astype(np.float32),
                                 np.array([[2, 0, 1, 1], [0, 0, 2, 1], [-3, 1, -1, 2]], np.int32)]),
         "kernels": (Kernels(), [rng.uniform(-0.9, 0.9, size=(3, 4)).astype(np.float32),
                                 rng.normal(size=(3, 4)).astype(np.float32)]),
+        "resizes": (Resizes(), [rng.normal(size=(2, 3, 3, 4)).astype(np.float32),
+                                rng.normal(size=(1, 2, 2, 3, 4)).astype(np.float32)]),
         "activations": (Activations(), [rng.uniform(-5, 5, size=(3, 4)).astype(np.float32)]),
         "lenet_digits": (LeNet(), [x8]),
         "lenet5_mnist": (LeNet5(), [rng.random((2, 1, 28, 28), dtype=np.float32)]),

@@ -139,6 +139,28 @@ void bind_conv(nb::module_& m) {
         },
         nb::arg("x"), nb::arg("paddings"), nb::arg("mode"),
         "x padded by reflection (MirrorPad): paddings [before_0, after_0, ...], mode 'REFLECT' or 'SYMMETRIC'.");
+  m.def("resize",
+        [](TL x, const Ints& size, const std::vector<double>& scales, const std::string& mode,
+           const std::string& coordinate_transformation_mode, const std::string& nearest_mode) {
+          KILN_CHECK(scales.size() == size.size() && !size.empty() && size.size() <= 3, Value,
+                     "For 'resize', 'scales' must have one value per output size (1 to 3), but got ", scales.size(),
+                     " for ", size.size(), " sizes.");
+          KILN_CHECK(mode == "nearest" || mode == "linear", Value,
+                     "For 'resize', 'mode' must be 'nearest' or 'linear', but got '", mode, "'.");
+          static const char* const names[3] = {"scale_0", "scale_1", "scale_2"};
+          Attrs a{{"size", size}, {"coordinate_transformation_mode", coordinate_transformation_mode}};
+          for (size_t k = 0; k < scales.size(); ++k) a.items.push_back({names[k], scales[k]});
+          if (mode == "nearest") {
+            a.items.push_back({"nearest_mode", nearest_mode});
+            return apply1(OpId::ResizeNearest, {x}, a);
+          }
+          return apply1(OpId::ResizeLinear, {x}, a);
+        },
+        nb::arg("x"), nb::arg("size"), nb::arg("scales"), nb::arg("mode"), nb::arg("coordinate_transformation_mode"),
+        nb::arg("nearest_mode") = "floor",
+        "x (N, C, *spatial) resized to size (ResizeNearest / ResizeLinear): scales are the per-axis coordinate "
+        "scales (n/m or 1/scale_factor); coordinate_transformation_mode asymmetric | half_pixel | align_corners; "
+        "nearest_mode floor | round_prefer_ceil.");
   m.def("pdist", [](TL x, double p) { return apply1(OpId::Pdist, {x}, {{"p", p}}); }, nb::arg("x"), nb::arg("p"),
         "The p-norm distances between the rows of x (N, M) for the pairs i < j (Pdist; ops.pdist).");
   m.def("adaptive_max_pool",

@@ -1,8 +1,9 @@
 """Resizing: MindSpore 2.10's ops.interpolate and the ResizeNearestNeighbor / ResizeBilinearV2 primitives.
 
-Each spatial axis is resampled separately with Gather: nearest modes take one source index per output index,
-(bi/tri)linear modes blend two neighbours with weights computed on the host (constants of the graph), so the gradient
-is Gather's scatter-add and Graph mode sees plain Gather/Mul/Add. 'area' is adaptive average pooling.
+Every mode but 'area' is one C++ op (src/ops/resize.cpp): ResizeNearest (nearest modes) or ResizeLinear (linear,
+bilinear, trilinear), over 1 to 3 spatial axes, with the coordinate rules below as attributes (ONNX Resize's
+coordinate_transformation_mode and nearest_mode names); their gradients are the ops ResizeNearestGrad /
+ResizeLinearGrad (scatter-adds of dy onto the taps). 'area' is adaptive average pooling. 'bicubic' is refused.
 
 Source coordinate of output index d on an axis of input length n and output length m (PyTorch's and MindSpore's
 definitions; `s` = n/m, or 1/scale_factor when a scale factor is given and not recomputed):
@@ -14,8 +15,6 @@ half_pixel_centers: floor((d + 0.5)·s). ResizeBilinearV2: d·s (legacy), (d + 0
 d·(n − 1)/(m − 1) (align_corners). Indices are clipped to [0, n − 1]."""
 import math
 import numbers
-
-import numpy as np
 
 from .._loader import _core
 from .._args import _got, _is_int
@@ -30,30 +29,9 @@ __all__ = ["interpolate", "ResizeNearestNeighbor", "ResizeBilinearV2"]
 _MODES = {"nearest": 0, "nearest-exact": 0, "linear": 1, "bilinear": 2, "trilinear": 3, "area": 0}
 
 
-def _gather(x, idx, axis):
-    return _core.gather(x, Tensor(np.ascontiguousarray(idx, dtype=np.int64)), axis)
-
-
-def _nearest_axis(x, axis, src):
-    n = x.shape[axis]
-    return _gather(x, np.clip(src, 0, n - 1), axis)
-
-
-def _linear_axis(x, axis, src):
-    n = x.shape[axis]
-    src = np.clip(src, 0.0, n - 1)
-    i0 = np.floor(src).astype(np.int64)
-    i1 = np.minimum(i0 + 1, n - 1)
-    w = (src - i0).astype(np.float64)
-    shape = [1] * x.ndim
-    shape[axis] = len(src)
-    wt = Tensor(w.reshape(shape).astype(_np_float(x)))
-    a, b = _gather(x, i0, axis), _gather(x, i1, axis)
-    return _core.add(a, _core.mul(_core.sub(b, a), wt))
-
-
-def _np_float(x):
-    return mstype.dtype_to_nptype(x.dtype)
+def _resize(x, size, scales, mode, coord, nearest_mode="floor"):
+    """One ResizeNearest / ResizeLinear op (src/ops/resize.cpp) over the trailing len(size) axes."""
+    return _core.resize(x, [int(v) for v in size], [float(v) for v in scales], mode, coord, nearest_mode)
 
 
 def _sizes(x, size, scale_factor, recompute, nsp, op):
@@ -89,7 +67,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     'trilinear' (5-D), 'area' (adaptive average pooling, 3-D/4-D). align_corners (linear modes only) maps the corner
     pixels onto each other. With scale_factor, coordinates use 1/scale_factor unless recompute_scale_factor (then
     input/output sizes), as PyTorch; MindSpore 2.10's CPU kernel refuses scale_factor with most 4-D modes, Kiln
-    computes it. Gradients flow to input. Same dtype (float).
+    computes it. One C++ op, ResizeNearest or ResizeLinear (src/ops/resize.cpp; 'area': adaptive average pooling);
+    gradients flow to input (ResizeNearestGrad / ResizeLinearGrad). Same dtype (float; float16/bfloat16 blended in
+    float32).
 
     Raises TypeError (non-Tensor, integer input), ValueError (unknown mode, a mode for another rank, both or neither
     of size/scale_factor, align_corners with a nearest/area mode)."""
@@ -117,20 +97,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if nsp == 3:
             raise ValueError("For 'interpolate', mode 'area' supports 3-D and 4-D inputs.")
         return adaptive_avg_pool1d(x, out[0]) if nsp == 1 else adaptive_avg_pool2d(x, tuple(out))
-    y = x
-    for k in range(nsp):
-        axis = x.ndim - nsp + k
-        n, m, s = x.shape[axis], out[k], scales[k]
-        d = np.arange(m, dtype=np.float64)
-        if mode == "nearest":
-            y = _nearest_axis(y, axis, np.floor(d * s).astype(np.int64))
-        elif mode == "nearest-exact":
-            y = _nearest_axis(y, axis, np.floor((d + 0.5) * s).astype(np.int64))
-        elif align_corners:
-            y = _linear_axis(y, axis, d * ((n - 1) / (m - 1)) if m > 1 else np.zeros(m))
-        else:
-            y = _linear_axis(y, axis, (d + 0.5) * s - 0.5)
-    return y
+    if mode == "nearest":
+        return _resize(x, out, scales, "nearest", "asymmetric")
+    if mode == "nearest-exact":
+        return _resize(x, out, scales, "nearest", "half_pixel", "round_prefer_ceil")
+    return _resize(x, out, scales, "linear", "align_corners" if align_corners else "half_pixel")
 
 
 def _size2(size, op):
@@ -150,6 +121,16 @@ def _check_flags(op, align_corners, half_pixel_centers):
         raise ValueError(f"For '{op}', 'align_corners' and 'half_pixel_centers' can not both be True.")
 
 
+def _tf_resize(x, size, mode, align_corners, half_pixel_centers):
+    """TensorFlow's rules (module docstring) as one ResizeNearest / ResizeLinear op; nearest rounds (half up) with
+    align_corners and half_pixel_centers, floors otherwise."""
+    coord = "align_corners" if align_corners else "half_pixel" if half_pixel_centers else "asymmetric"
+    nearest_mode = "round_prefer_ceil" if mode == "nearest" and coord != "asymmetric" else "floor"
+    # nearest with half_pixel_centers: floor((d + 0.5)·s) = floor(((d + 0.5)·s − 0.5) + 0.5), half_pixel rounded
+    scales = [n / m for n, m in zip(x.shape[2:], size)]
+    return _resize(x, size, scales, mode, coord, nearest_mode)
+
+
 def _input4(x, op):
     x = _tensor_arg(x, op, "x")
     if x.ndim != 4:
@@ -159,7 +140,8 @@ def _input4(x, op):
 
 class ResizeNearestNeighbor(Primitive):
     """ResizeNearestNeighbor(size, align_corners=False, half_pixel_centers=False)(x): x (N, C, H, W) resized to
-    `size` = (new_height, new_width) by nearest neighbour, TensorFlow's coordinate rules (module docstring)."""
+    `size` = (new_height, new_width) by nearest neighbour, TensorFlow's coordinate rules (module docstring): one
+    ResizeNearest op; any real dtype (a copy). Raises ValueError for a bad size, both flags set or a non-4-D x."""
 
     def __init__(self, size, align_corners=False, half_pixel_centers=False):
         super().__init__("ResizeNearestNeighbor")
@@ -169,23 +151,13 @@ class ResizeNearestNeighbor(Primitive):
 
     def __call__(self, x):
         x = _input4(x, "ResizeNearestNeighbor")
-        y = x
-        for axis, m in ((2, self.size[0]), (3, self.size[1])):
-            n = x.shape[axis]
-            d = np.arange(m, dtype=np.float64)
-            if self.align_corners:
-                src = np.floor(d * ((n - 1) / (m - 1)) + 0.5) if m > 1 else np.zeros(m)
-            elif self.half_pixel_centers:
-                src = np.floor((d + 0.5) * (n / m))
-            else:
-                src = np.floor(d * (n / m))
-            y = _nearest_axis(y, axis, src.astype(np.int64))
-        return y
+        return _tf_resize(x, self.size, "nearest", self.align_corners, self.half_pixel_centers)
 
 
 class ResizeBilinearV2(Primitive):
     """ResizeBilinearV2(align_corners=False, half_pixel_centers=False)(x, size): x (N, C, H, W) resized to `size` =
-    (new_height, new_width) by bilinear interpolation, TensorFlow's coordinate rules (module docstring)."""
+    (new_height, new_width) by bilinear interpolation, TensorFlow's coordinate rules (module docstring): one
+    ResizeLinear op. Raises TypeError for a non-float x, ValueError for a bad size, both flags or a non-4-D x."""
 
     def __init__(self, align_corners=False, half_pixel_centers=False):
         super().__init__("ResizeBilinearV2")
@@ -197,15 +169,4 @@ class ResizeBilinearV2(Primitive):
         if not mstype.is_float(x.dtype):
             raise TypeError(f"For 'ResizeBilinearV2', 'x' must be a float Tensor, but got {x.dtype}.")
         size = _size2(size, "ResizeBilinearV2")
-        y = x
-        for axis, m in ((2, size[0]), (3, size[1])):
-            n = x.shape[axis]
-            d = np.arange(m, dtype=np.float64)
-            if self.align_corners:
-                src = d * ((n - 1) / (m - 1)) if m > 1 else np.zeros(m)
-            elif self.half_pixel_centers:
-                src = (d + 0.5) * (n / m) - 0.5
-            else:
-                src = d * (n / m)
-            y = _linear_axis(y, axis, src)
-        return y
+        return _tf_resize(x, size, "linear", self.align_corners, self.half_pixel_centers)

@@ -512,6 +512,31 @@ def _emit_pdist(w, node):
     return [w.cnode("Pow", [s, w._constant(np.array(1.0 / p), dt)])]
 
 
+def _emit_resize(w, node):
+    """ResizeNearest / ResizeLinear: per resized axis a Gather of the constant source indices (nearest), or two
+    Gathers of the neighbour tables blended as Add(a, Mul(Sub(b, a), w)) (linear) — Kiln's former composition; the
+    taps are src/ops/resize.cpp's (kiln/train/_onnx_ops.py: resize_taps)."""
+    from ._onnx_ops import resize_taps
+    x = node["inputs"][0]
+    shape = [int(v) for v in w.values[x]["shape"]]
+    dt = w.values[x]["dtype"]
+    nearest = node["op"] == "ResizeNearest"
+    nsp = len(node["attrs"]["size"])
+    y = w.name_of(x)
+    for k, (i0, i1, wt) in enumerate(resize_taps(node["attrs"], shape[-nsp:], nearest)):
+        axis = len(shape) - nsp + k
+        a = w.cnode("Gather", [y, w._constant(i0, mstype.int64), w.const(axis), w.const(0)])
+        if nearest:
+            y = a
+            continue
+        b = w.cnode("Gather", [y, w._constant(i1, mstype.int64), w.const(axis), w.const(0)])
+        ws = [1] * len(shape)
+        ws[axis] = len(wt)
+        wv = w._constant(wt.reshape(ws).astype(mstype.dtype_to_nptype(dt)), dt)
+        y = w.cnode("Add", [a, w.cnode("Mul", [w.cnode("Sub", [b, a]), wv])])
+    return [y]
+
+
 EMITTERS = {
     "Identity": _alias, "StopGradient": _alias, "Depend": _alias, "Print": _dropped_print,
     "Reshape": _emit_reshape, "Transpose": _emit_transpose, "BroadcastTo": _emit_broadcast_to,
@@ -524,6 +549,7 @@ EMITTERS = {
     "Cast": _emit_cast, "StridedSlice": _emit_strided_slice, "Gather": _emit_gather,
     "GatherD": _emit_gather_d,
     "Im2Col": _emit_im2col, "MirrorPad": _emit_mirror_pad, "Pdist": _emit_pdist,
+    "ResizeNearest": _emit_resize, "ResizeLinear": _emit_resize,
 }
 for _op in ("Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Abs",
             "Square", "Erf", "Sin", "Cos", "Floor", "Ceil", "Sign", "Log1p", "ReLU", "Sigmoid", "Tanh", "Atan2", "Erfinv",

@@ -641,6 +641,58 @@ def _emit_mirror_pad(w, node):
     return [y if y != w.name_of(x) else w.node("Identity", [y])]
 
 
+def resize_taps(attrs, in_sizes, nearest):
+    """ResizeNearest's / ResizeLinear's per-axis taps (src/ops/resize.cpp's rules, float64 as there): a list over the
+    resized axes of (i0, i1, w) — nearest: i1 = i0, w = 0."""
+    coord = attrs["coordinate_transformation_mode"]
+    rnd = nearest and attrs.get("nearest_mode") == "round_prefer_ceil"
+    taps = []
+    for k, (n, m) in enumerate(zip(in_sizes, attrs["size"])):
+        n, m, s = int(n), int(m), float(attrs[f"scale_{k}"])
+        d = np.arange(m, dtype=np.float64)
+        if coord == "asymmetric":
+            src = d * s
+        elif coord == "half_pixel":
+            src = (d + 0.5) * s - 0.5
+        else:
+            src = d * ((n - 1) / (m - 1)) if m > 1 else np.zeros(m)
+        if nearest:
+            f = np.floor(((d + 0.5) * s) if rnd and coord == "half_pixel" else src + 0.5 if rnd else src)
+            i0 = np.clip(f, 0, n - 1).astype(np.int64)
+            taps.append((i0, i0, np.zeros(m)))
+        else:
+            c = np.clip(src, 0.0, n - 1)
+            i0 = np.floor(c).astype(np.int64)
+            taps.append((i0, np.minimum(i0 + 1, n - 1), c - i0))
+    return taps
+
+
+def _emit_resize(w, node):
+    """ResizeNearest / ResizeLinear: ONNX Resize over the trailing axes (N and C scale 1), the attrs'
+    coordinate_transformation_mode, nearest_mode floor or round_prefer_ceil (mode linear: the neighbours clamped at
+    the edges, as ONNX's reference); sizes when the coordinate scales are n/m, else the scales 1/s."""
+    x = node["inputs"][0]
+    a = node["attrs"]
+    nearest = node["op"] == "ResizeNearest"
+    shape = w.shape_of(x)
+    size = [int(v) for v in a["size"]]
+    nsp = len(size)
+    if any(v is None for v in shape[-nsp:]):
+        raise ValueError(f"{node['op']} resizes axes that are dynamic; export with a fixed size there")
+    scales = [float(a[f"scale_{k}"]) for k in range(nsp)]
+    attrs = dict(mode="nearest" if nearest else "linear",
+                 coordinate_transformation_mode=a["coordinate_transformation_mode"])
+    if nearest:
+        attrs["nearest_mode"] = a["nearest_mode"]
+    if all(s == n / m for s, n, m in zip(scales, shape[-nsp:], size)) or a["coordinate_transformation_mode"] == \
+            "align_corners":
+        sizes = w.node("Concat", [w.node("Slice", [w.node("Shape", [w.name_of(x)]), w.ints([0]), w.ints([2])]),
+                                  w.ints(size)], axis=0)
+        return [w.node("Resize", [w.name_of(x), "", "", sizes], **attrs)]
+    sc = w.const(np.asarray([1.0, 1.0] + [1.0 / s for s in scales], np.float32), mstype.float32)
+    return [w.node("Resize", [w.name_of(x), "", sc], **attrs)]
+
+
 def pdist_pairs(n):
     """Pdist's pairs i < j (row-major) of n rows: the two index vectors."""
     i, j = np.triu_indices(int(n), 1)
@@ -751,7 +803,7 @@ EMITTERS = {
     "GatherD": _emit_gather_d, "TensorScatterUpdate": _emit_scatter_update, "TensorScatterReduce": _emit_scatter_reduce,
     "TensorScatterElements": _emit_scatter_elements,
     "Im2Col": _emit_im2col, "MirrorPad": _emit_mirror_pad,
-    "Pdist": _emit_pdist,
+    "Pdist": _emit_pdist, "ResizeNearest": _emit_resize, "ResizeLinear": _emit_resize,
     "BatchMatMul": _emit_matmul, "Conv2D": _emit_conv2d, "Conv2DBackpropInput": _emit_conv_transpose,
     "MaxPool": _emit_max_pool, "AvgPool": _emit_avg_pool, "AdaptiveAvgPool2D": _emit_adaptive_avg_pool,
     "BatchNorm": _emit_batch_norm, "LayerNorm": _emit_layer_norm, "NLLLoss": _emit_nll_loss,

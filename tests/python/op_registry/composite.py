@@ -352,12 +352,16 @@ register(OpInfo("UniformReal", ("UniformReal",), kind="random", dtypes=(F32,),
 # ---------------------------------------------------------------------------------------------- resizing
 
 def _np_resize_axis(x, axis, m, mode, align=False, tf_legacy=False):
-    """Per-output-index loop (independent of Kiln's vectorised index tables)."""
+    """Per-output-index loop (independent of Kiln's kernel and its index tables). mode: 'nearest' (floor(d·n/m)),
+    'nearest-exact' (floor((d + 0.5)·n/m)) or 'linear'."""
     n = x.shape[axis]
     out = []
     for d in range(m):
         if mode == "nearest":
             out.append(np.take(x, min(int(np.floor(d * n / m)), n - 1), axis))
+            continue
+        if mode == "nearest-exact":
+            out.append(np.take(x, min(int(np.floor((d + 0.5) * n / m)), n - 1), axis))
             continue
         if align:
             src = d * (n - 1) / (m - 1) if m > 1 else 0.0
@@ -377,7 +381,7 @@ def _np_interpolate(x, size, mode, align_corners=None):
     y = x
     nsp = x.ndim - 2
     for k in range(nsp):
-        y = _np_resize_axis(y, x.ndim - nsp + k, size[k], "nearest" if mode == "nearest" else "linear",
+        y = _np_resize_axis(y, x.ndim - nsp + k, size[k], mode if mode.startswith("nearest") else "linear",
                             bool(align_corners))
     return y
 
@@ -390,19 +394,109 @@ def _interp_samples(dtype, rng):
     yield Sample((arr(rng, (2, 1, 5), dtype),), dict(size=(8,), mode="linear"), desc="linear")
     yield Sample((arr(rng, (1, 2, 3, 4), dtype),), dict(size=(5, 6), mode="nearest"), desc="nearest up")
     yield Sample((arr(rng, (1, 1, 2, 3, 2), dtype),), dict(size=(3, 2, 4), mode="trilinear"), desc="trilinear")
+    yield Sample((arr(rng, (2, 3, 5, 7), dtype),), dict(size=(3, 4), mode="nearest-exact"), desc="nearest-exact down")
+    yield Sample((arr(rng, (1, 2, 4), dtype),), dict(size=(7,), mode="nearest"), desc="nearest 1-D")
+    yield Sample((arr(rng, (1, 2, 2, 3, 2), dtype),), dict(size=(3, 5, 3), mode="nearest-exact"),
+                 desc="nearest-exact 3-D")
+    yield Sample((arr(rng, (1, 1, 2, 3, 3), dtype),), dict(size=(4, 2, 5), mode="trilinear", align_corners=True),
+                 desc="trilinear align_corners")
+    yield Sample((NC(arr(rng, (4, 3, 2, 2), dtype), "T"),), dict(size=(3, 5), mode="bilinear"), desc="view")
+    yield Sample((NC(arr(rng, (2, 1, 3, 4), dtype), "step"),), dict(size=(5, 3), mode="nearest"),
+                 desc="strided nearest")
 
 
-register(OpInfo("interpolate", ("Gather",),
+_RESIZE_OPS = ("ResizeLinear", "ResizeLinearGrad", "ResizeNearest", "ResizeNearestGrad")
+register(OpInfo("interpolate", _RESIZE_OPS,
                 lambda x, size, mode, align_corners=None: ops.interpolate(x, size, mode=mode,
                                                                           align_corners=align_corners),
                 _np_interpolate, _interp_samples, FL, differentiable=True,
-                special_skip="gathers and blends: Gather's and Mul/Add's special values"))
-register(OpInfo("ResizeBilinearV2", ("Gather",), lambda x, size: ops.ResizeBilinearV2()(x, size),
-                lambda x, size: _np_resize_axis(_np_resize_axis(x, 2, size[0], "linear", tf_legacy=True), 3,
-                                                size[1], "linear", tf_legacy=True),
+                special_skip="copies and blends: NaN/inf propagate through the taps as in any weighted sum"))
+
+
+def _np_rbl(x, size, align_corners=False, half_pixel_centers=False):
+    if half_pixel_centers:  # TensorFlow's half-pixel rule: PyTorch's align_corners=False coordinate
+        return _np_interpolate(x, size, "bilinear")
+    return _np_resize_axis(_np_resize_axis(x, 2, size[0], "linear", align_corners, not align_corners), 3, size[1],
+                           "linear", align_corners, not align_corners)
+
+
+register(OpInfo("ResizeBilinearV2", ("ResizeLinear", "ResizeLinearGrad"),
+                lambda x, size, align_corners=False, half_pixel_centers=False:
+                ops.ResizeBilinearV2(align_corners, half_pixel_centers)(x, size),
+                _np_rbl,
                 lambda dtype, rng: iter([Sample((arr(rng, (1, 2, 3, 4), dtype),), dict(size=(5, 6))),
-                                         Sample((arr(rng, (1, 1, 4, 4), dtype),), dict(size=(2, 3)), desc="down")]),
+                                         Sample((arr(rng, (1, 1, 4, 4), dtype),), dict(size=(2, 3)), desc="down"),
+                                         Sample((arr(rng, (2, 1, 3, 5), dtype),),
+                                                dict(size=(4, 7), align_corners=True), desc="align_corners"),
+                                         Sample((arr(rng, (1, 2, 5, 3), dtype),),
+                                                dict(size=(3, 4), half_pixel_centers=True), desc="half_pixel")]),
                 FL, differentiable=True, special_skip="as interpolate"))
+
+
+def _np_rnn(x, size, align_corners=False, half_pixel_centers=False):
+    """TensorFlow's nearest rules: floor(d·s), round-half-up(d·(n − 1)/(m − 1)), floor((d + 0.5)·s)."""
+    y = x
+    for axis, m in ((2, size[0]), (3, size[1])):
+        n = x.shape[axis]
+        idx = []
+        for d in range(m):
+            if align_corners:
+                i = int(np.floor(d * (n - 1) / (m - 1) + 0.5)) if m > 1 else 0
+            elif half_pixel_centers:
+                i = int(np.floor((d + 0.5) * n / m))
+            else:
+                i = int(np.floor(d * n / m))
+            idx.append(min(i, n - 1))
+        y = np.take(y, idx, axis)
+    return y
+
+
+register(OpInfo("ResizeNearestNeighbor", ("ResizeNearest", "ResizeNearestGrad"),
+                lambda x, size, align_corners=False, half_pixel_centers=False:
+                ops.ResizeNearestNeighbor(size, align_corners, half_pixel_centers)(x),
+                _np_rnn,
+                lambda dtype, rng: iter([Sample((arr(rng, (1, 2, 3, 4), dtype),), dict(size=(5, 6))),
+                                         Sample((arr(rng, (2, 1, 5, 7), dtype),), dict(size=(3, 4)), desc="down"),
+                                         Sample((arr(rng, (1, 1, 3, 5), dtype),),
+                                                dict(size=(4, 7), align_corners=True), desc="align_corners"),
+                                         Sample((arr(rng, (1, 2, 5, 3), dtype),),
+                                                dict(size=(3, 4), half_pixel_centers=True), desc="half_pixel")]),
+                FL, differentiable=True, special_skip="a copy"))
+
+
+def _interpolate_grad(x, dy, size, mode, align_corners=None):
+    """The gradient of interpolate(x, size, mode) with cotangent dy: ResizeLinearGrad / ResizeNearestGrad of dy
+    (linear in dy; differentiating it w.r.t. dy checks their own bprops, the forward ops)."""
+    return kiln.grad(lambda a: ops.sum(ops.mul(ops.interpolate(a, size, mode=mode, align_corners=align_corners),
+                                               dy)))(x)
+
+
+def _np_interpolate_grad(x, dy, size, mode, align_corners=None):
+    """The adjoint of the NumPy reference, column by column: dx[j] = Σ_i dy[i]·∂y[i]/∂x[j]."""
+    flat = np.zeros(x.size, np.float64)
+    dyf = dy.astype(np.float64).reshape(-1)
+    for j in range(x.size):
+        e = np.zeros(x.size, np.float64)
+        e[j] = 1
+        flat[j] = _np_interpolate(e.reshape(x.shape), size, mode, align_corners).reshape(-1) @ dyf
+    return flat.reshape(x.shape).astype(dy.dtype)
+
+
+register(OpInfo("interpolate_grad", _RESIZE_OPS, _interpolate_grad, _np_interpolate_grad,
+                lambda dtype, rng: iter([
+                    Sample((arr(rng, (1, 2, 3, 4), dtype), arr(rng, (1, 2, 5, 6), dtype)),
+                           dict(size=(5, 6), mode="bilinear")),
+                    Sample((arr(rng, (2, 1, 5), dtype), arr(rng, (2, 1, 3), dtype)),
+                           dict(size=(3,), mode="linear", align_corners=True), desc="linear align_corners"),
+                    Sample((arr(rng, (1, 1, 2, 2, 3), dtype), arr(rng, (1, 1, 3, 3, 2), dtype)),
+                           dict(size=(3, 3, 2), mode="trilinear"), desc="trilinear"),
+                    Sample((arr(rng, (1, 2, 3, 4), dtype), arr(rng, (1, 2, 5, 3), dtype)),
+                           dict(size=(5, 3), mode="nearest"), desc="nearest"),
+                    Sample((arr(rng, (1, 1, 4), dtype), arr(rng, (1, 1, 6), dtype)),
+                           dict(size=(6,), mode="nearest-exact"), desc="nearest-exact 1-D")]),
+                FL, differentiable=True, grad_args=(1,), special_skip="as interpolate",
+                notes="the gradient of interpolate (ResizeLinearGrad / ResizeNearestGrad, scatter-adds of dy); "
+                      "differentiating it w.r.t. dy checks those ops' own bprops (ResizeLinear / ResizeNearest)"))
 
 
 # ---------------------------------------------------------------------------------------------- scans

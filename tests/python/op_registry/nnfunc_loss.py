@@ -385,7 +385,7 @@ register(OpInfo("grid_sample_3d", ("GridSampler3D", "GridSampler3DGrad"), ops.gr
 
 from .composite import _interp_samples, _np_interpolate  # noqa: E402 (this section's own imports)
 
-register(OpInfo("upsample", ("Gather",),
+register(OpInfo("upsample", ("ResizeLinear", "ResizeLinearGrad", "ResizeNearest", "ResizeNearestGrad"),
                 lambda x, size, mode, align_corners=None: ops.upsample(x, size, mode=mode, align_corners=align_corners),
                 _np_interpolate, _interp_samples, (F32, F64), differentiable=True,
                 special_skip="ops.interpolate itself (its row)"))
