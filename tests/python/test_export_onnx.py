@@ -238,6 +238,9 @@ OPS = {
                [(2, 3, 4), (2, 4, 5)]),
     "sort-topk": (lambda x: (ops.sort(x, 1)[0], ops.sort(x, 1, descending=True)[1], ops.topk(x, 2)[0]), [(2, 6)]),
     "gather": (lambda x: (ops.gather(x, Tensor(np.array([2, 0, 2], np.int32)), 1),), [(2, 3, 4)]),
+    "diagonal-diag_embed": (lambda x: (ops.diagonal(x, 1, 2, 0), ops.diagonal(x, -1, 1, 2), ops.trace(x[0]),
+                                       ops.diag_embed(x[0], 1, 0, 2), ops.diagflat(x[1, 0], -2), ops.diag(x[0, 0]),
+                                       ops.diagonal(x, 7)), [(2, 3, 4)]),
     "gather-elements": (lambda x: (ops.gather_elements(x, 1, Tensor(np.array([[[2, 0, -1, 1]] * 2] * 2, np.int32))),),
                         [(2, 3, 4)]),
     # NLLLoss: every reduction, weights, an ignored label (in range and -100), (N, C, d) and 1-D inputs

@@ -3,7 +3,8 @@ diagflat, diag, matrix_band_part, pixel_shuffle, pixel_unshuffle, space_to_batch
 batch_to_space_nd, mirror_pad, unfold (im2col), fold (col2im), matrix_diag, matrix_diag_part and
 matrix_set_diag, with their Primitive classes and Tensor methods where MindSpore has them.
 
-Built from Kiln's Transpose, Reshape, Gather, Select, UnsortedSegmentSum and StridedSlice kernels (pads from
+diagonal is the C++ view op Diagonal; diag_embed, diagflat and diag are DiagEmbed (src/ops/shape_ops.cpp). The
+others are built from Kiln's Transpose, Reshape, Gather, Select, UnsortedSegmentSum and StridedSlice kernels (pads from
 ops.pad), so gradients and Graph mode are theirs. Index tables (which element lands where) are computed with NumPy
 from the static shapes."""
 import builtins
@@ -14,6 +15,7 @@ import numpy as np
 from .._loader import _core
 from .._args import _got, _is_int, int_arg, shape_arg
 from ..common import dtype as mstype
+from ..common import _views
 from ..common.tensor import Tensor
 from ._opdef import defop
 from .array_func import pad_pairs
@@ -84,15 +86,13 @@ def _diag_dims(x, dim1, dim2, op):
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """MindSpore's ops.diagonal(input, offset=0, dim1=0, dim2=1): the diagonal (offset > 0: above, < 0: below the
     main one) of the matrices spanned by dim1 and dim2; those axes are removed and the diagonal is appended as the
-    last axis (length 0 when offset is past the matrix). Gradient: into the diagonal. ValueError for rank < 2 or
-    bad dims."""
+    last axis (length 0 when offset is past the matrix). One C++ op, Diagonal: a view of the input (no copy, as
+    PyTorch's; recorded as a view, so a write into it reaches the input under a gradient too). Gradient: DiagEmbed
+    (into the diagonal of zeros). ValueError for rank < 2 or bad dims."""
     x = _tensor_arg(input, "diagonal")
     offset = int_arg("diagonal", "offset", offset)
     d1, d2 = _diag_dims(x, dim1, dim2, "diagonal")
-    n1, n2 = x.shape[d1], x.shape[d2]
-    moved, _ = _to_end(x, d1, d2)
-    flat = _core.reshape(moved, list(moved.shape[:-2]) + [n1 * n2])
-    return _core.gather(flat, _diag_tables(n1, n2, offset)[1], flat.ndim - 1)
+    return _views.note_view(x, _core.diagonal(x, offset, d1, d2), ("diagonal", offset, d1, d2))
 
 
 @defop(tensor="diagonal_scatter")
@@ -131,7 +131,8 @@ def _spread(base, src, tables):
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """MindSpore's ops.diag_embed(input, offset=0, dim1=-2, dim2=-1): a Tensor of rank input.ndim + 1 whose
     matrices over (dim1, dim2) (positions in the output) hold input's last axis on their offset diagonal (size
-    n + |offset| each), zeros elsewhere. Gradient: the diagonal back. ValueError for equal or out-of-range dims."""
+    n + |offset| each), zeros elsewhere. One C++ op, DiagEmbed; gradient: Diagonal (the diagonal back). ValueError
+    for equal or out-of-range dims."""
     x = _tensor_arg(input, "diag_embed")
     offset = int_arg("diag_embed", "offset", offset)
     if x.ndim == 0:
@@ -140,34 +141,33 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     d1, d2 = _dim("diag_embed", "dim1", dim1, r), _dim("diag_embed", "dim2", dim2, r)
     if d1 == d2:
         raise ValueError(f"For 'diag_embed', 'dim1' and 'dim2' must differ, but both are {d1}.")
-    n = x.shape[-1]
-    m = n + abs(offset)
-    base = _core.full(list(x.shape[:-1]) + [m * m], 0.0, x.dtype)
-    out = _core.reshape(_spread(base, x, _diag_tables(m, m, offset)[2]), list(x.shape[:-1]) + [m, m])
-    # the two new axes are last; put them at d1, d2 of the output
-    rest = [d for d in range(r) if d not in (d1, d2)]
-    src_of = {d: i for i, d in enumerate(rest)}
-    src_of[d1], src_of[d2] = r - 2, r - 1
-    perm = [src_of[d] for d in range(r)]
-    return out if perm == list(range(r)) else _core.transpose(out, perm)
+    m = x.shape[-1] + abs(offset)
+    lead = iter(x.shape[:-1])
+    shape = [m if d in (d1, d2) else next(lead) for d in range(r)]
+    return _core.diag_embed(x, shape, offset, d1, d2)
 
 
 @defop(tensor="diagflat")
 def diagflat(input, offset=0):
     """MindSpore's ops.diagflat(input, offset=0): the flattened input on the offset diagonal of a square matrix of
-    side numel + |offset|, zeros elsewhere."""
+    side numel + |offset|, zeros elsewhere (DiagEmbed of the flattened input)."""
     x = _tensor_arg(input, "diagflat")
-    return diag_embed(_core.reshape(x, [-1]), offset)
+    offset = int_arg("diagflat", "offset", offset)
+    m = x.size + abs(offset)
+    return _core.diag_embed(_core.reshape(x, [-1]), [m, m], offset, 0, 1)
 
 
 @defop(primitive="Diag", tensor="diag")
 def diag(input):
     """MindSpore's ops.diag(input): the Tensor of rank 2k (input of rank k >= 1) with out[i..., i...] = input[i...]
-    and zeros elsewhere (for a 1-D input, the diagonal matrix). ValueError for a 0-d input."""
+    and zeros elsewhere (for a 1-D input, the diagonal matrix; DiagEmbed of the flattened input, reshaped).
+    ValueError for a 0-d input."""
     x = _tensor_arg(input, "diag")
     if x.ndim == 0:
         raise ValueError("For 'diag', the input must have rank >= 1, but got a 0-d Tensor.")
-    return _core.reshape(diag_embed(_core.reshape(x, [-1])), list(x.shape) * 2)
+    n = x.size
+    out = _core.diag_embed(x if x.ndim == 1 else _core.reshape(x, [-1]), [n, n], 0, 0, 1)
+    return out if x.ndim == 1 else _core.reshape(out, list(x.shape) * 2)
 
 
 def _band_arg(v, op, name):
