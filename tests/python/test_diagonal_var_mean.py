@@ -287,3 +287,43 @@ def test_mindir_roundtrip_of_the_diagonal_ops(tmp_path):
         assert o.shape == r.shape
         np.testing.assert_allclose(o, r, rtol=1e-6, atol=1e-6)
         np.testing.assert_array_equal(w, o)
+
+
+def test_matrix_diag_part_and_matrix_diag_of_one_diagonal():
+    """One diagonal: matrix_diag_part is a copy of the Diagonal view (a write into it does not reach x, as
+    MindSpore's new tensor), matrix_diag with padding 0 one DiagEmbed; values, gradients and errors as before."""
+    a = np.sin(np.arange(24, dtype=np.float64)).reshape(2, 3, 4)
+    x = Tensor(a.copy())
+    for k in (0, 2, -2, 3):
+        d = ops.matrix_diag_part(x, k, 0.0)
+        np.testing.assert_array_equal(d.asnumpy(), np.diagonal(a, k, -2, -1))
+        assert not d.size or not d._shares_storage(x)
+    d = ops.matrix_diag_part(x, 1, 5.0)
+    d[0, 0] = 100.0
+    np.testing.assert_array_equal(x.asnumpy(), a)
+    with pytest.raises(ValueError, match="outside"):
+        ops.matrix_diag_part(x, 4, 0.0)
+    with pytest.raises(TypeError, match="padding_value"):
+        ops.matrix_diag_part(x, 0, "0")
+    v = np.arange(1.0, 4.0)
+    for k, rows, cols in ((0, -1, -1), (1, -1, -1), (-1, 4, 3), (1, 3, 5)):
+        got = ops.matrix_diag(Tensor(v), k, rows, cols).asnumpy()
+        r = rows if rows != -1 else 3 + abs(k)
+        c = cols if cols != -1 else 3 + abs(k)
+        want = np.zeros((r, c))
+        i = np.arange(3)
+        want[(i, i + k) if k >= 0 else (i - k, i)] = v
+        np.testing.assert_array_equal(got, want)
+    neg = ops.matrix_diag(Tensor(v), 0, padding_value=-0.0).asnumpy()  # -0.0 padding keeps its sign (old path)
+    assert np.signbit(neg[0, 1])
+
+    def loss(t):
+        return (ops.matrix_diag_part(t, -1, 0.0) * Tensor(np.arange(1.0, 3.0))).sum() + \
+            (ops.matrix_diag(ops.matrix_diag_part(t, 1, 0.0), 1) ** 2).sum()
+
+    def loss_np(t):
+        return float((np.diagonal(t, -1, -2, -1) * np.arange(1.0, 3.0)).sum() + (np.diagonal(t, 1, -2, -1) ** 2).sum())
+
+    t0 = a[0]
+    for g in (kiln.grad(loss), kiln.jit(kiln.grad(loss))):
+        np.testing.assert_allclose(g(Tensor(t0)).asnumpy(), central_difference(loss_np, t0), rtol=1e-6, atol=1e-8)

@@ -89,6 +89,11 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     last axis (length 0 when offset is past the matrix). One C++ op, Diagonal: a view of the input (no copy, as
     PyTorch's; recorded as a view, so a write into it reaches the input under a gradient too). Gradient: DiagEmbed
     (into the diagonal of zeros). ValueError for rank < 2 or bad dims."""
+    if isinstance(input, Tensor) and type(offset) is int and type(dim1) is int and type(dim2) is int:
+        nd = input.ndim  # fast path: plain ints in range (the checks below, without their argument conversions)
+        if nd >= 2 and -nd <= dim1 < nd and -nd <= dim2 < nd and dim1 % nd != dim2 % nd:
+            d1, d2 = dim1 % nd, dim2 % nd
+            return _views.note_view(input, _core.diagonal(input, offset, d1, d2), ("diagonal", offset, d1, d2))
     x = _tensor_arg(input, "diagonal")
     offset = int_arg("diagonal", "offset", offset)
     d1, d2 = _diag_dims(x, dim1, dim2, "diagonal")
@@ -480,14 +485,24 @@ def matrix_diag_part(x, k, padding_value, align="RIGHT_LEFT"):
     """MindSpore's ops.matrix_diag_part(x, k, padding_value, align='RIGHT_LEFT'): the diagonals k (an int, a pair
     (k0, k1) or a Tensor of them) of the last two axes of x (..., M, N): shape (..., max_len) for one diagonal,
     (..., k1 − k0 + 1, max_len) for a range (from k1 down to k0), shorter diagonals padded with padding_value as
-    `align` places them (module section). Gradient: into the diagonals. ValueError for rank < 2, k outside the
-    matrix, k0 > k1 or a bad align."""
+    `align` places them (module section); one diagonal is a copy of the Diagonal view (TensorCopy). Gradient: into
+    the diagonals. ValueError for rank < 2, k outside the matrix, k0 > k1 or a bad align."""
     x = _tensor_arg(x, "matrix_diag_part", "x")
     if x.ndim < 2:
         raise ValueError(f"For 'matrix_diag_part', x must have rank >= 2, but got shape {tuple(x.shape)}.")
     k0, k1 = _k_range(k, "matrix_diag_part")
     align = _align_arg(align, "matrix_diag_part")
     m, n = x.shape[-2:]
+    if k0 == k1:  # one diagonal: no padding, so align and padding_value (checked) play no part
+        if isinstance(padding_value, Tensor):
+            _pad_value(padding_value, x.dtype, "matrix_diag_part")
+        elif isinstance(padding_value, bool) or not isinstance(padding_value, (int, float, np.number)):
+            raise TypeError("For 'matrix_diag_part', 'padding_value' must be a number or a one-element Tensor, but "
+                            f"got {_got(padding_value)}.")
+        if not -m < k0 < n and not (m == 0 or n == 0):
+            raise ValueError(f"For 'matrix_diag_part', the diagonal {k0} is outside a {m} × {n} matrix.")
+        # a copy of the Diagonal view: MindSpore's result is a new tensor (a write into it must not reach x)
+        return _core.tensor_copy(_core.diagonal(x, k0, -2, -1))
     def build():
         cells, slots, max_len = _diag_table(m, n, k0, k1, align, "matrix_diag_part")
         idx = np.full((k1 - k0 + 1) * max_len, m * n, np.int64)  # m·n: the padding slot
@@ -545,8 +560,8 @@ def matrix_diag(x, k=0, num_rows=-1, num_cols=-1, padding_value=0, align="RIGHT_
     """MindSpore's ops.matrix_diag(x, k=0, num_rows=-1, num_cols=-1, padding_value=0, align='RIGHT_LEFT'): matrices
     (..., num_rows, num_cols) with the diagonals k taken from x ((..., max_len) for one diagonal, (..., k1 − k0 +
     1, max_len) for a range, rows from k1 down to k0, placed as `align` says) and padding_value elsewhere. -1 sizes
-    take the smallest square that holds the diagonals (TensorFlow's MatrixDiagV3 rule). Gradient: the diagonals
-    back. ValueError for shapes or sizes that do not fit."""
+    take the smallest square that holds the diagonals (TensorFlow's MatrixDiagV3 rule); one diagonal with padding 0
+    is one DiagEmbed. Gradient: the diagonals back. ValueError for shapes or sizes that do not fit."""
     x = _tensor_arg(x, "matrix_diag", "x")
     k0, k1 = _k_range(k, "matrix_diag")
     align = _align_arg(align, "matrix_diag")
@@ -565,6 +580,8 @@ def matrix_diag(x, k=0, num_rows=-1, num_cols=-1, padding_value=0, align="RIGHT_
     if want != max_len:
         raise ValueError(f"For 'matrix_diag', diagonals of length {max_len} do not fit a {num_rows} × {num_cols} "
                          f"matrix with k = ({k0}, {k1}) (its longest diagonal has length {want}).")
+    if k0 == k1 and type(padding_value) in (int, float) and padding_value == 0 and math.copysign(1.0, padding_value) > 0:
+        return _core.diag_embed(x, lead + [num_rows, num_cols], k0, -2, -1)  # one diagonal on zeros: DiagEmbed
     size = num_rows * num_cols
     base = _core.broadcast_to(_pad_value(padding_value, x.dtype, "matrix_diag"), lead + [size])
     out = _scatter_diagonals(base, x, tables, lead)

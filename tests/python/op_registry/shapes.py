@@ -493,7 +493,7 @@ def _np_matrix_diag(x, k=0, rows=-1, cols=-1, pad=0, align="RIGHT_LEFT"):
     return _np_matrix_set_diag(base, x, k, align)
 
 
-_row("matrix_diag_part", ("Gather", "Concat"), lambda x, k, pad, *a: ops.matrix_diag_part(x, k, pad, *a),
+_row("matrix_diag_part", ("Gather", "Concat", "Diagonal", "TensorCopy"), lambda x, k, pad, *a: ops.matrix_diag_part(x, k, pad, *a),
      _np_matrix_diag_part,
      _samples(lambda a, r: Sample((a((3, 4)), 0, 0.0)),
               lambda a, r: Sample((a((2, 3, 4)), (-1, 2), 9.0), desc="range, batched"),
@@ -505,7 +505,7 @@ _row("matrix_set_diag", ("Gather", "Select"), lambda x, d, k, *a: ops.matrix_set
               lambda a, r: Sample((a((2, 3, 4)), a((2, 2, 3)), (-1, 0)), desc="range, batched"),
               lambda a, r: Sample((a((4, 3)), a((3, 3)), (-1, 1), "LEFT_RIGHT"), desc="LEFT_RIGHT")),
      FLOATS + (I32,))
-_row("matrix_diag", ("Gather", "Select"), lambda x, *a: ops.matrix_diag(x, *a),
+_row("matrix_diag", ("Gather", "Select", "DiagEmbed"), lambda x, *a: ops.matrix_diag(x, *a),
      lambda x, k=0, rows=-1, cols=-1, pad=0, align="RIGHT_LEFT": _np_matrix_diag(
          x, k, *((x.shape[-1] + abs(k), x.shape[-1] + abs(k)) if rows == -1 else (rows, cols)), pad, align),
      _samples(lambda a, r: Sample((a((3,)),)),
