@@ -327,3 +327,31 @@ def test_matrix_diag_part_and_matrix_diag_of_one_diagonal():
     t0 = a[0]
     for g in (kiln.grad(loss), kiln.jit(kiln.grad(loss))):
         np.testing.assert_allclose(g(Tensor(t0)).asnumpy(), central_difference(loss_np, t0), rtol=1e-6, atol=1e-8)
+
+
+def test_tensor_and_mint_moments_take_var_mean():
+    """Tensor.var/std and mint.var/std/var_mean: an int ddof below n is one VarMean (values and gradients as
+    before); a float ddof or n − ddof <= 0 keep the composition and its NumPy values (inf)."""
+    from kiln import mint
+    a = np.sin(np.arange(1, 13, dtype=np.float64) * 1.3).reshape(3, 4)
+    x = Tensor(a)
+    np.testing.assert_allclose(x.var().asnumpy(), a.var(), rtol=1e-12)
+    np.testing.assert_allclose(x.std(axis=1, ddof=1, keepdims=True).asnumpy(), a.std(1, ddof=1, keepdims=True),
+                               rtol=1e-12)
+    np.testing.assert_allclose(mint.var(x, 0).asnumpy(), a.var(0, ddof=1), rtol=1e-12)
+    np.testing.assert_allclose(mint.var_mean(x, (0, 1))[0].asnumpy(), a.var(ddof=1), rtol=1e-12)
+    np.testing.assert_allclose(x.var(axis=0, ddof=0.5).asnumpy(), a.var(0) * 3 / 2.5, rtol=1e-12)
+    assert np.isinf(x.var(axis=0, ddof=3).asnumpy()).all()
+    np.testing.assert_allclose(Tensor(np.arange(4)).var().asnumpy(), 1.25)  # integers compute in float32
+    fn = kiln.jit(lambda t: t.var(axis=1))
+    np.testing.assert_allclose(fn(x).asnumpy(), a.var(1), rtol=1e-12)
+    assert re.findall(r"= (\w+)\(", fn.graphs[0].graph_before.to_text()) == ["VarMean"]
+
+    def loss(t):
+        return (t.std(axis=0, ddof=1) * Tensor(np.arange(1.0, 5.0))).sum() + mint.var(t, 1).sum()
+
+    def loss_np(t):
+        return float((t.std(0, ddof=1) * np.arange(1.0, 5.0)).sum() + t.var(1, ddof=1).sum())
+
+    for g in (kiln.grad(loss), kiln.jit(kiln.grad(loss))):
+        np.testing.assert_allclose(g(x).asnumpy(), central_difference(loss_np, a), rtol=1e-6, atol=1e-8)
