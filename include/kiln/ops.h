@@ -67,6 +67,13 @@ Tensor stack(const std::vector<Tensor>& xs, int64_t axis = 0);
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t axis = 0);
 // Basic slicing: per-axis begin/end/step (already normalized to the axis, step != 0). A view.
 Tensor strided_slice(const Tensor& x, const Axes& begin, const Axes& end, const Axes& step);
+// The offset diagonal (> 0 above, < 0 below) of the matrices over dim1, dim2: those dims removed, the diagonal
+// appended last (length 0 past the matrix). A view. ValueError for rank < 2, dim1 == dim2; IndexError-style axis
+// checks as normalize_axis.
+Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2);
+// Zeros of `shape` with x on their diagonal(offset, dim1, dim2) (x's shape must be that diagonal's): diag_embed,
+// and the gradient of diagonal.
+Tensor diag_embed(const Tensor& x, const Shape& shape, int64_t offset, int64_t dim1, int64_t dim2);
 
 // ---- indexing ----
 // Picks slices along `axis` by integer `indices` (any shape): out.shape = x.shape[:axis] + indices.shape + x.shape[axis+1:].

@@ -28,6 +28,14 @@ void bind_reduce_shape(nb::module_& m) {
   RED(sum, "ReduceSum") RED(mean, "ReduceMean") RED(amax, "ReduceMax") RED(amin, "ReduceMin") RED(prod, "ReduceProd")
   RED(count_nonzero, "CountNonZero") RED(reduce_all, "ReduceAll") RED(reduce_any, "ReduceAny")
 #undef RED
+  m.def("var_mean",
+        [](TL x, nb::handle axis, int64_t ddof, bool keep_dims, bool std) {
+          return apply(OpId::VarMean, {x},
+                       {{"axis", to_axes(axis, "VarMean")}, {"ddof", ddof}, {"keep_dims", keep_dims}, {"std", std}});
+        },
+        nb::arg("x"), nb::arg("axis").none() = nb::none(), nb::arg("ddof") = 0, nb::arg("keep_dims") = false,
+        nb::arg("std") = false,
+        "[var (std=True: its square root), mean] over axis, divided by N - ddof (the VarMean op; float inputs).");
   m.def("argmax", [](TL x, nb::handle axis, bool keep_dims) { return ops::argmax(x, opt_axis(axis, "Argmax"), keep_dims); },
         nb::arg("x"), nb::arg("axis").none() = nb::none(), nb::arg("keep_dims") = false);
   m.def("argmin", [](TL x, nb::handle axis, bool keep_dims) { return ops::argmin(x, opt_axis(axis, "Argmin"), keep_dims); },
@@ -54,6 +62,15 @@ void bind_reduce_shape(nb::module_& m) {
   m.def("strided_slice", [](TL x, std::vector<int64_t> b, std::vector<int64_t> e, std::vector<int64_t> s) {
           return ops::strided_slice(x, b, e, s);
         }, nb::arg("x"), nb::arg("begin"), nb::arg("end"), nb::arg("step"));
+  m.def("diagonal", [](TL x, int64_t offset, int64_t dim1, int64_t dim2) { return ops::diagonal(x, offset, dim1, dim2); },
+        nb::arg("x"), nb::arg("offset") = 0, nb::arg("dim1") = 0, nb::arg("dim2") = 1,
+        "The offset diagonal over dim1, dim2, appended as the last dim (the Diagonal op; a view).");
+  m.def("diag_embed",
+        [](TL x, nb::handle shape, int64_t offset, int64_t dim1, int64_t dim2) {
+          return ops::diag_embed(x, to_shape(shape, "DiagEmbed"), offset, dim1, dim2);
+        },
+        nb::arg("x"), nb::arg("shape"), nb::arg("offset"), nb::arg("dim1"), nb::arg("dim2"),
+        "Zeros of `shape` with x on their diagonal(offset, dim1, dim2) (the DiagEmbed op).");
 
   m.def("gather", [](TL x, TL idx, int64_t axis) { return ops::gather(x, idx, axis); }, nb::arg("x"),
         nb::arg("indices"), nb::arg("axis") = 0);

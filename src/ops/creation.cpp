@@ -90,21 +90,21 @@ uint64_t draw_offset(const Attrs& a) {
 }
 
 // Counter for element block i of a draw: (offset, i) so that successive draws with new offsets never overlap.
-std::array<uint32_t, 4> block(const Attrs& a, uint64_t off, uint64_t i) {
-  uint64_t seed = uint64_t(a.i("seed"));
+// `seed`: the draw's attr seed, read once per draw (an Attrs lookup by name per block cost more than Philox).
+std::array<uint32_t, 4> block(uint64_t seed, uint64_t off, uint64_t i) {
   return random::philox4x32({uint32_t(i), uint32_t(i >> 32), uint32_t(off), uint32_t(off >> 32)},
                             {uint32_t(seed), uint32_t(seed >> 32)});
 }
 
 // Standard normal by Box-Muller on two double uniforms per pair of outputs (computed in double, then cast).
 void run_normal(const TV&, TV& out, const Attrs& a) {
-  const uint64_t off = draw_offset(a);
+  const uint64_t off = draw_offset(a), seed = uint64_t(a.i("seed"));
   int64_t n = out[0].numel();
   KILN_DISPATCH(out[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* p = out[0].data<T>();
     for (int64_t i = 0; i < n; i += 2) {
-      auto w = block(a, off, uint64_t(i / 2));
+      auto w = block(seed, off, uint64_t(i / 2));
       double u1 = random::u01d(w[0], w[1]), u2 = random::u01d(w[2], w[3]);
       double r = std::sqrt(-2.0 * std::log1p(-u1)), th = 2.0 * M_PI * u2;  // log1p(-u1): u1 ∈ [0,1) → finite
       p[i] = convert_value<T>(r * std::cos(th));
@@ -123,13 +123,13 @@ template <typename T> T u01_as(double u) {
   else return v;
 }
 void run_uniform(const TV&, TV& out, const Attrs& a) {
-  const uint64_t off = draw_offset(a);
+  const uint64_t off = draw_offset(a), seed = uint64_t(a.i("seed"));
   int64_t n = out[0].numel();
   KILN_DISPATCH(out[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* p = out[0].data<T>();
     for (int64_t i = 0; i < n; i += 2) {
-      auto w = block(a, off, uint64_t(i / 2));
+      auto w = block(seed, off, uint64_t(i / 2));
       p[i] = u01_as<T>(random::u01d(w[0], w[1]));
       if (i + 1 < n) p[i + 1] = u01_as<T>(random::u01d(w[2], w[3]));
     }
@@ -138,14 +138,14 @@ void run_uniform(const TV&, TV& out, const Attrs& a) {
 // Integers uniform in [low, high) by rejection-free multiply-shift on 64 random bits (bias < 2^-32 for
 // ranges below 2^32).
 void run_uniform_int(const TV&, TV& out, const Attrs& a) {
-  const uint64_t off = draw_offset(a);
+  const uint64_t off = draw_offset(a), seed = uint64_t(a.i("seed"));
   int64_t n = out[0].numel(), low = a.i("low"), high = a.i("high");
   uint64_t range = uint64_t(high - low);
   KILN_DISPATCH(out[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* p = out[0].data<T>();
     for (int64_t i = 0; i < n; i += 2) {
-      auto w = block(a, off, uint64_t(i / 2));
+      auto w = block(seed, off, uint64_t(i / 2));
       for (int k = 0; k < 2 && i + k < n; ++k) {
         uint64_t r = (uint64_t(w[2 * k]) << 32) | w[2 * k + 1];
         uint64_t v = uint64_t((static_cast<unsigned __int128>(r) * range) >> 64);

@@ -437,6 +437,125 @@ TV bp_prod(const TV& in, const TV&, const TV& g, const Attrs& a) {
   return {like_dtype(ops::mul(expand_grad(g[0], x, ax), d), x)};
 }
 
+// ---- VarMean: attrs axis (a list, empty = all axes), ddof (int), keep_dims, std (bool) ----
+// [var (std: its square root), mean] over the axes, both in the input's float dtype: two passes per output slice in
+// double (the mean, then Σ(x − mean)²), divided by N − ddof (NaN where N − ddof <= 0; the mean of an empty slice is
+// NaN). One kernel for ops.var/std/var_mean/std_mean (MindSpore's ddof/correction, keepdims, axis lists).
+// Gradient: d var/dx = 2(x − mean)/(N − ddof), d std/dx = (x − mean)/((N − ddof)·std) (0 where std is 0, as
+// PyTorch's std backward masks it), d mean/dx = 1/N; each output's gradient optional.
+std::vector<TensorMeta> infer_var_mean(const TV& in, const Attrs& a) {
+  const Tensor& x = in[0];
+  KILN_CHECK(is_floating(x.dtype()), Type, "For 'VarMean', the input must be a float tensor, but got ",
+             dtype_name(x.dtype()), ".");
+  auto ax = norm_axes(a.ints("axis"), x.ndim(), "VarMean");
+  Shape s = out_shape(x.shape(), ax, a.b("keep_dims"));
+  return {{s, x.dtype()}, {s, x.dtype()}};
+}
+template <typename T>
+void var_mean_slices(const Tensor& x, const std::vector<int64_t>& ax, double* mean, double* m2) {
+  using C = compute_t<T>;
+  const T* p = x.data<T>();
+  const size_t nd = size_t(x.ndim());
+  std::vector<int64_t> ks, kst, rs, rst;
+  for (size_t i = 0; i < nd; ++i) {
+    const bool reduced = std::find(ax.begin(), ax.end(), int64_t(i)) != ax.end();
+    (reduced ? rs : ks).push_back(x.shape()[i]);
+    (reduced ? rst : kst).push_back(x.strides()[i]);
+  }
+  int64_t n_out = 1, count = 1;
+  for (int64_t v : ks) n_out *= v;
+  for (int64_t v : rs) count *= v;
+  // the innermost reduced axis is the tight loop; the others an odometer
+  const int64_t in_n = rs.empty() ? 1 : rs.back(), in_st = rs.empty() ? 0 : rst.back();
+  if (!rs.empty()) { rs.pop_back(); rst.pop_back(); }
+  const int64_t n_rows = in_n == 0 ? 0 : count / in_n;
+  auto for_slice = [&](int64_t base, auto&& fn) {
+    std::vector<int64_t> idx(rs.size(), 0);
+    int64_t off = base;
+    for (int64_t r = 0; r < n_rows; ++r) {
+      for (int64_t j = 0; j < in_n; ++j) fn(double(C(p[off + j * in_st])));
+      for (size_t d = rs.size(); d-- > 0;) {
+        off += rst[d];
+        if (++idx[d] < rs[d]) break;
+        off -= rst[d] * rs[d];
+        idx[d] = 0;
+      }
+    }
+  };
+  std::vector<int64_t> kidx(ks.size(), 0);
+  int64_t base = 0;
+  const double inv = count == 0 ? std::nan("") : 1.0 / double(count);
+  for (int64_t o = 0; o < n_out; ++o) {
+    double sum = 0.0;
+    for_slice(base, [&](double v) { sum += v; });
+    const double mu = sum * inv;  // ReduceMean's rounding
+    double ss = 0.0;
+    for_slice(base, [&](double v) { ss += (v - mu) * (v - mu); });
+    mean[o] = mu;
+    m2[o] = ss;
+    for (size_t d = ks.size(); d-- > 0;) {
+      base += kst[d];
+      if (++kidx[d] < ks[d]) break;
+      base -= kst[d] * ks[d];
+      kidx[d] = 0;
+    }
+  }
+}
+void run_var_mean(const TV& in, TV& out, const Attrs& a) {
+  const Tensor& x = in[0];
+  auto ax = norm_axes(a.ints("axis"), x.ndim(), "VarMean");
+  int64_t count = 1;
+  for (int64_t d : ax) count *= x.shape()[size_t(d)];
+  const int64_t n_out = out[0].numel();
+  std::vector<double> mean(static_cast<size_t>(n_out)), m2(static_cast<size_t>(n_out));
+  const int64_t c = count - a.i("ddof");
+  const bool sq = a.b("std");
+  KILN_DISPATCH(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<compute_t<T>>) {
+      var_mean_slices<T>(x, ax, mean.data(), m2.data());
+      T* pv = out[0].data<T>();
+      T* pm = out[1].data<T>();
+      for (int64_t i = 0; i < n_out; ++i) {
+        double v = c > 0 ? m2[size_t(i)] / double(c) : std::nan("");
+        pv[i] = convert_value<T>(sq ? std::sqrt(v) : v);
+        pm[i] = convert_value<T>(mean[size_t(i)]);
+      }
+    } else {
+      fail_unsupported_dtype(x.dtype());
+    }
+  });
+}
+TV bp_var_mean(const TV& in, const TV& out, const TV& g, const Attrs& a) {
+  const Tensor& x = in[0];
+  auto ax = norm_axes(a.ints("axis"), x.ndim(), "VarMean");
+  int64_t count = 1;
+  for (int64_t d : ax) count *= x.shape()[size_t(d)];
+  const int64_t c = count - a.i("ddof");
+  const Shape ks = keep_shape(x.shape(), ax);
+  auto keep = [&](const Tensor& t) { return t.shape() == ks ? t : ops::reshape(t, ks); };
+  auto sc = [&](double v) { return Tensor::scalar(v, x.dtype(), true); };
+  Tensor dx;
+  if (g[0].defined()) {
+    Tensor xm = ops::sub(x, keep(out[1]));
+    Tensor coef;
+    if (a.b("std")) {
+      Tensor s = keep(out[0]);
+      coef = ops::select(ops::equal(s, sc(0.0)), ops::zeros_like(s),
+                         ops::div(keep(g[0]), ops::mul(s, sc(double(c)))));
+    } else {
+      coef = ops::mul(keep(g[0]), sc(c > 0 ? 2.0 / double(c) : std::nan("")));
+    }
+    dx = ops::mul(xm, coef);
+  }
+  if (g[1].defined()) {
+    Tensor gm = ops::broadcast_to(ops::div(keep(g[1]), sc(double(count))), x.shape());
+    dx = dx.defined() ? ops::add(dx, gm) : gm;
+  }
+  if (!dx.defined()) dx = ops::zeros_like(x);
+  return {like_dtype(dx, x)};
+}
+
 // ---- Argmax / Argmin: attrs axis (int), has_axis (false: over the flattened tensor), keep_dims ----
 template <bool Max>
 std::vector<TensorMeta> infer_arg(const TV& in, const Attrs& a) {
@@ -534,6 +653,12 @@ void register_reduce() {
   reg_reduce<RKind::Max>(OpId::ReduceMax, bp_extreme);
   reg_reduce<RKind::Min>(OpId::ReduceMin, bp_extreme);
   reg_reduce<RKind::Prod>(OpId::ReduceProd, bp_prod);
+  OpDef vm;
+  vm.id = OpId::VarMean;
+  vm.infer = infer_var_mean;
+  vm.cpu = run_var_mean;
+  vm.bprop = bp_var_mean;
+  register_op(vm);
   reg_nonzero<NZKind::Count>(OpId::CountNonZero);
   reg_nonzero<NZKind::All>(OpId::ReduceAll);
   reg_nonzero<NZKind::Any>(OpId::ReduceAny);

@@ -1,5 +1,5 @@
-// Shape ops: Reshape, Transpose, BroadcastTo, StridedSlice (views: their outputs share the input's storage, built
-// by OpDef::direct, and are still recorded on the tape by apply), Concat and StridedSliceGrad (copies), and the
+// Shape ops: Reshape, Transpose, BroadcastTo, StridedSlice, Diagonal (views: their outputs share the input's storage, built
+// by OpDef::direct, and are still recorded on the tape by apply), Concat, StridedSliceGrad and DiagEmbed (copies), and the
 // composite API functions expand_dims, squeeze, stack and split built from them.
 #include <algorithm>
 #include <cstring>
@@ -213,6 +213,59 @@ TV bp_slice_grad(const TV&, const TV&, const TV& g, const Attrs& a) {
   return {ops::strided_slice(g[0], a.ints("begin"), a.ints("end"), a.ints("step"))};
 }
 
+// ---- Diagonal: attrs offset, dim1, dim2; a view (PyTorch's torch.diagonal layout) ----
+// The (offset) diagonal of the matrices spanned by dim1 and dim2: those dims are removed and the diagonal is the
+// last dim, stride stride(dim1) + stride(dim2). Offset past the matrix: length 0.
+struct DiagDims {
+  Shape shape;
+  Strides strides;
+  int64_t offset;
+};
+DiagDims diag_dims(const Shape& xs, const Strides& xst, int64_t xoff, const Attrs& a, const char* op) {
+  const int64_t nd = int64_t(xs.size());
+  KILN_CHECK(nd >= 2, Value, "For '", op, "', the input must have rank >= 2, but got shape ", shape_str(xs), ".");
+  const int64_t d1 = normalize_axis(a.i("dim1"), nd, op), d2 = normalize_axis(a.i("dim2"), nd, op);
+  KILN_CHECK(d1 != d2, Value, "For '", op, "', 'dim1' and 'dim2' must differ, but both are ", d1, ".");
+  const int64_t k = a.i("offset"), n1 = xs[size_t(d1)], n2 = xs[size_t(d2)];
+  const int64_t len = std::max<int64_t>(0, k >= 0 ? std::min(n1, n2 - k) : std::min(n1 + k, n2));
+  DiagDims r{{}, {}, xoff};
+  for (int64_t d = 0; d < nd; ++d)
+    if (d != d1 && d != d2) { r.shape.push_back(xs[size_t(d)]); r.strides.push_back(xst[size_t(d)]); }
+  r.shape.push_back(len);
+  r.strides.push_back(xst[size_t(d1)] + xst[size_t(d2)]);
+  if (len > 0) r.offset += k >= 0 ? k * xst[size_t(d2)] : -k * xst[size_t(d1)];
+  return r;
+}
+std::vector<TensorMeta> infer_diagonal(const TV& in, const Attrs& a) {
+  return {{diag_dims(in[0].shape(), in[0].strides(), 0, a, "Diagonal").shape, in[0].dtype()}};
+}
+TV direct_diagonal(const TV& in, const Attrs& a) {
+  const Tensor& x = in[0];
+  DiagDims d = diag_dims(x.shape(), x.strides(), x.offset(), a, "Diagonal");
+  return {x.view(d.shape, d.strides, d.offset)};
+}
+TV bp_diagonal(const TV& in, const TV&, const TV& g, const Attrs& a) {
+  return {ops::diag_embed(g[0], in[0].shape(), a.i("offset"), a.i("dim1"), a.i("dim2"))};
+}
+
+// ---- DiagEmbed: attrs shape, offset, dim1, dim2: zeros of `shape` with the input on that Diagonal ----
+std::vector<TensorMeta> infer_diag_embed(const TV& in, const Attrs& a) {
+  const Shape& s = a.ints("shape");
+  Shape d = diag_dims(s, contiguous_strides(s), 0, a, "DiagEmbed").shape;
+  KILN_CHECK(d == in[0].shape(), Value, "For 'DiagEmbed', the input of shape ", shape_str(in[0].shape()),
+             " does not match the diagonal shape ", shape_str(d), " of ", shape_str(s), ".");
+  return {{s, in[0].dtype()}};
+}
+void run_diag_embed(const TV& in, TV& out, const Attrs& a) {
+  Tensor& o = out[0];
+  std::memset(o.raw_data(), 0, size_t(o.numel()) * itemsize(o.dtype()));
+  DiagDims d = diag_dims(o.shape(), o.strides(), o.offset(), a, "DiagEmbed");
+  if (numel(d.shape) > 0) copy_into(in[0], o.view(d.shape, d.strides, d.offset));
+}
+TV bp_diag_embed(const TV&, const TV&, const TV& g, const Attrs& a) {
+  return {ops::diagonal(g[0], a.i("offset"), a.i("dim1"), a.i("dim2"))};
+}
+
 // ---- Concat: n inputs along attr axis; dtype = promote_types over the inputs ----
 DType concat_dtype(const TV& in) {
   DType t = in[0].dtype();
@@ -288,6 +341,13 @@ void register_shape_ops() {
   register_op(view_op(OpId::Transpose, infer_transpose, direct_transpose, bp_transpose));
   register_op(view_op(OpId::BroadcastTo, infer_broadcast, direct_broadcast, bp_broadcast));
   register_op(view_op(OpId::StridedSlice, infer_slice, direct_slice, bp_slice));
+  register_op(view_op(OpId::Diagonal, infer_diagonal, direct_diagonal, bp_diagonal));
+  OpDef de;
+  de.id = OpId::DiagEmbed;
+  de.infer = infer_diag_embed;
+  de.cpu = run_diag_embed;
+  de.bprop = bp_diag_embed;
+  register_op(de);
   OpDef c;
   c.id = OpId::Concat;
   c.infer = infer_concat;
@@ -311,6 +371,12 @@ Tensor broadcast_to(const Tensor& x, const Shape& shape) {
 }
 Tensor strided_slice(const Tensor& x, const Axes& begin, const Axes& end, const Axes& step) {
   return apply1(OpId::StridedSlice, {x}, {{"begin", begin}, {"end", end}, {"step", step}});
+}
+Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
+  return apply1(OpId::Diagonal, {x}, {{"offset", offset}, {"dim1", dim1}, {"dim2", dim2}});
+}
+Tensor diag_embed(const Tensor& x, const Shape& shape, int64_t offset, int64_t dim1, int64_t dim2) {
+  return apply1(OpId::DiagEmbed, {x}, {{"shape", shape}, {"offset", offset}, {"dim1", dim1}, {"dim2", dim2}});
 }
 Tensor concat(const std::vector<Tensor>& xs, int64_t axis) { return apply1(OpId::Concat, xs, {{"axis", axis}}); }
 

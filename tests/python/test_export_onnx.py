@@ -257,6 +257,9 @@ OPS = {
                                        ops.ResizeBilinearV2()(x, (5, 6)),
                                        ops.ResizeBilinearV2(half_pixel_centers=True)(x, (2, 7))),
                       [(2, 3, 3, 4), (1, 2, 2, 3, 4), (2, 3, 5)]),
+    "diagonal-diag_embed": (lambda x: (ops.diagonal(x, 1, 2, 0), ops.diagonal(x, -1, 1, 2), ops.trace(x[0]),
+                                       ops.diag_embed(x[0], 1, 0, 2), ops.diagflat(x[1, 0], -2), ops.diag(x[0, 0]),
+                                       ops.diagonal(x, 7)), [(2, 3, 4)]),
     "gather-elements": (lambda x: (ops.gather_elements(x, 1, Tensor(np.array([[[2, 0, -1, 1]] * 2] * 2, np.int32))),),
                         [(2, 3, 4)]),
     # NLLLoss: every reduction, weights, an ignored label (in range and -100), (N, C, d) and 1-D inputs

@@ -58,10 +58,13 @@ class _Frame:
         return False
 
 
+_DRAW_KERNELS = {"uniform_real": _kernels.uniform_real, "standard_normal": _kernels.standard_normal,
+                 "uniform_int": _kernels.uniform_int, "random_gamma": _kernels.random_gamma}
+
+
 def _draw_kernel(kind):
     """The random kernel `draw` runs for `kind`."""
-    return {"uniform_real": _kernels.uniform_real, "standard_normal": _kernels.standard_normal,
-            "uniform_int": _kernels.uniform_int, "random_gamma": _kernels.random_gamma}[kind]
+    return _DRAW_KERNELS[kind]
 
 
 def draw(kind, *args):

@@ -310,7 +310,8 @@ def repeat(self, *repeats):
 
 
 def _moments(self, axis, ddof, keepdims, op):
-    """(x − mean) squared, summed over axis / (n − ddof): the variance; n − ddof ≤ 0 gives inf/NaN as NumPy."""
+    """(x − mean) squared, summed over axis / (n − ddof): the variance; n − ddof ≤ 0 gives inf/NaN as NumPy. An int
+    ddof below n is one VarMean op; the rest (float ddof, n − ddof ≤ 0, repeated axes: their errors) the composition."""
     x = mstype.as_float_input(self, f"Tensor.{op}")
     axes = axes_arg(f"Tensor.{op}", "axis", axis)
     if isinstance(ddof, bool) or not isinstance(ddof, numbers.Real):
@@ -324,6 +325,10 @@ def _moments(self, axis, ddof, keepdims, op):
             if not -max(self.ndim, 1) <= a < max(self.ndim, 1):
                 raise ValueError(f"For 'Tensor.{op}', the axis {a} is out of range for a {self.ndim}-D tensor.")
             n *= self.shape[a] if self.ndim else 1
+    if type(ddof) is int and 0 <= ddof < n and mstype.is_float(x.dtype):  # one VarMean (two passes in double)
+        ax = None if axes is None else [axes] if isinstance(axes, int) else list(axes)
+        if ax is None or len({a % max(self.ndim, 1) for a in ax}) == len(ax):
+            return _core.var_mean(x, ax, ddof, bool(keepdims), False)[0]
     mean = _core.mean(x, axes, True)
     ss = _core.sum(_core.square(_core.sub(x, mean)), axes, bool(keepdims))
     return _core.div(ss, float(n - ddof))

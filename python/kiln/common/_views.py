@@ -6,7 +6,7 @@ and inside compiled code the write is functional instead (TensorScatterUpdate an
 so sharing storage no longer carries it. This module keeps the view relation on the Python side there:
 
 - a view (made by Tensor.__getitem__ with basic indices, reshape/view/flatten/ravel, transpose/permute/T/mT,
-  squeeze, expand_dims/unsqueeze, and the ops.* functions of the same names) remembers its ROOT (the tensor object
+  squeeze, expand_dims/unsqueeze, diagonal, and the ops.* functions of the same names) remembers its ROOT (the tensor object
   it was derived from, through any chain of views) and the chain of view steps (each a tuple (kind, args...) of
   STEPS below: a NumPy function of an index array, to find the positions, and the Kiln op, to re-derive the view);
 - the root remembers (weakly) the views derived from it;
@@ -40,6 +40,8 @@ STEPS = {
     "transpose": (lambda a, perm: a.transpose(perm), lambda t, perm: _kernels.transpose(t, list(perm))),
     "squeeze": (lambda a, axes, out: a.reshape(out), lambda t, axes, out: _kernels.squeeze(t, axes)),
     "expand_dims": (lambda a, axis, out: a.reshape(out), lambda t, axis, out: _kernels.expand_dims(t, axis)),
+    "diagonal": (lambda a, offset, d1, d2: np.diagonal(a, offset, d1, d2),
+                 lambda t, offset, d1, d2: _kernels.diagonal(t, offset, d1, d2)),
 }
 
 

@@ -15,6 +15,10 @@ from .. import _engine
 _global_seed = None
 _counters = {}
 _counters_lock = threading.Lock()  # stream ids are handed out from any thread
+# (op name, op seed, global seed) -> (seed, stream id) of _next_key: the crc32, the 64-bit arithmetic and the lock
+# of a repeated call skipped (the per-call cost of ops.standard_normal, normal, ...); a hit counts only while
+# _counters still maps the key to that stream. Filled and cleared under _counters_lock (set_seed clears it).
+_keys = {}
 
 
 def set_seed(seed):
@@ -35,6 +39,7 @@ def set_seed(seed):
     _global_seed = seed
     with _counters_lock:
         _counters.clear()
+        _keys.clear()
         _engine.reset_random_streams()
 
 
@@ -46,17 +51,25 @@ def get_seed():
 def _next_key(op_name, op_seed=None):
     """(seed, stream id) for a call of random op `op_name` with optional op-level seed; the offset is taken from
     the stream when the op runs."""
+    if op_seed is None or type(op_seed) is int:  # (not bool: True would find the key of 1)
+        hit = _keys.get((op_name, op_seed, _global_seed))
+        # valid while the stream table still maps the key to that stream (tests restore _counters by hand)
+        if hit is not None and _counters.get((op_name, op_seed or 0)) == hit[1]:
+            return hit
     if op_seed is not None and (not isinstance(op_seed, int) or isinstance(op_seed, bool) or op_seed < 0):
         raise TypeError(f"For '{op_name}', the 'seed' must be a non-negative int, but got {op_seed!r}.")
     if _global_seed is None and op_seed is None:
         return int.from_bytes(os.urandom(8), "little") >> 1, 0
-    g = _global_seed if _global_seed is not None else 0
     key = (op_name, op_seed or 0)
     with _counters_lock:  # two threads must never be handed the same stream id for different keys
         stream = _counters.get(key)
         if stream is None:
             stream = _counters[key] = len(_counters) + 1
-    seed = (g * 0x9E3779B97F4A7C15 + (op_seed or 0) * 0xBF58476D1CE4E5B9 + zlib.crc32(op_name.encode())) % (2**63)
+        g0 = _global_seed
+        g = g0 if g0 is not None else 0
+        seed = (g * 0x9E3779B97F4A7C15 + (op_seed or 0) * 0xBF58476D1CE4E5B9 + zlib.crc32(op_name.encode())) % (2**63)
+        if (type(op_seed) is int or op_seed is None) and len(_keys) < 4096:  # bounded: a few names x seeds
+            _keys[(op_name, op_seed, g0)] = (seed, stream)
     return seed, stream
 
 

@@ -47,6 +47,7 @@ conv2d = _core.conv2d
 conv2d_backprop_input = _core.conv2d_backprop_input
 cos = _core.cos  # cos(x: Tensor)
 count_nonzero = _core.count_nonzero  # count_nonzero(x: Tensor, axis: object | None = None, keep_dims: bool = False)
+diagonal = _core.diagonal  # diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1)
 depend = _core.depend  # depend(value: Tensor, expr: Tensor)
 detach = _core.detach  # detach(arg: Tensor, /)
 div = _core.div  # div(x: Tensor, y: Tensor)

@@ -3,7 +3,8 @@ diagflat, diag, matrix_band_part, pixel_shuffle, pixel_unshuffle, space_to_batch
 batch_to_space_nd, mirror_pad, unfold (im2col), fold (col2im), matrix_diag, matrix_diag_part and
 matrix_set_diag, with their Primitive classes and Tensor methods where MindSpore has them.
 
-Built from Kiln's Transpose, Reshape, Gather, Select, UnsortedSegmentSum and StridedSlice kernels (pads from
+diagonal is the C++ view op Diagonal; diag_embed, diagflat and diag are DiagEmbed (src/ops/shape_ops.cpp). The
+others are built from Kiln's Transpose, Reshape, Gather, Select, UnsortedSegmentSum and StridedSlice kernels (pads from
 ops.pad), so gradients and Graph mode are theirs. Index tables (which element lands where) are computed with NumPy
 from the static shapes."""
 import builtins
@@ -14,6 +15,7 @@ import numpy as np
 from .._loader import _core
 from .._args import _got, _is_int, int_arg, shape_arg
 from ..common import dtype as mstype
+from ..common import _views
 from ..common.tensor import Tensor
 from ._opdef import defop
 from .array_func import pad_pairs
@@ -84,15 +86,18 @@ def _diag_dims(x, dim1, dim2, op):
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """MindSpore's ops.diagonal(input, offset=0, dim1=0, dim2=1): the diagonal (offset > 0: above, < 0: below the
     main one) of the matrices spanned by dim1 and dim2; those axes are removed and the diagonal is appended as the
-    last axis (length 0 when offset is past the matrix). Gradient: into the diagonal. ValueError for rank < 2 or
-    bad dims."""
+    last axis (length 0 when offset is past the matrix). One C++ op, Diagonal: a view of the input (no copy, as
+    PyTorch's; recorded as a view, so a write into it reaches the input under a gradient too). Gradient: DiagEmbed
+    (into the diagonal of zeros). ValueError for rank < 2 or bad dims."""
+    if isinstance(input, Tensor) and type(offset) is int and type(dim1) is int and type(dim2) is int:
+        nd = input.ndim  # fast path: plain ints in range (the checks below, without their argument conversions)
+        if nd >= 2 and -nd <= dim1 < nd and -nd <= dim2 < nd and dim1 % nd != dim2 % nd:
+            d1, d2 = dim1 % nd, dim2 % nd
+            return _views.note_view(input, _core.diagonal(input, offset, d1, d2), ("diagonal", offset, d1, d2))
     x = _tensor_arg(input, "diagonal")
     offset = int_arg("diagonal", "offset", offset)
     d1, d2 = _diag_dims(x, dim1, dim2, "diagonal")
-    n1, n2 = x.shape[d1], x.shape[d2]
-    moved, _ = _to_end(x, d1, d2)
-    flat = _core.reshape(moved, list(moved.shape[:-2]) + [n1 * n2])
-    return _core.gather(flat, _diag_tables(n1, n2, offset)[1], flat.ndim - 1)
+    return _views.note_view(x, _core.diagonal(x, offset, d1, d2), ("diagonal", offset, d1, d2))
 
 
 @defop(tensor="diagonal_scatter")
@@ -131,7 +136,8 @@ def _spread(base, src, tables):
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """MindSpore's ops.diag_embed(input, offset=0, dim1=-2, dim2=-1): a Tensor of rank input.ndim + 1 whose
     matrices over (dim1, dim2) (positions in the output) hold input's last axis on their offset diagonal (size
-    n + |offset| each), zeros elsewhere. Gradient: the diagonal back. ValueError for equal or out-of-range dims."""
+    n + |offset| each), zeros elsewhere. One C++ op, DiagEmbed; gradient: Diagonal (the diagonal back). ValueError
+    for equal or out-of-range dims."""
     x = _tensor_arg(input, "diag_embed")
     offset = int_arg("diag_embed", "offset", offset)
     if x.ndim == 0:
@@ -140,34 +146,33 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     d1, d2 = _dim("diag_embed", "dim1", dim1, r), _dim("diag_embed", "dim2", dim2, r)
     if d1 == d2:
         raise ValueError(f"For 'diag_embed', 'dim1' and 'dim2' must differ, but both are {d1}.")
-    n = x.shape[-1]
-    m = n + abs(offset)
-    base = _core.full(list(x.shape[:-1]) + [m * m], 0.0, x.dtype)
-    out = _core.reshape(_spread(base, x, _diag_tables(m, m, offset)[2]), list(x.shape[:-1]) + [m, m])
-    # the two new axes are last; put them at d1, d2 of the output
-    rest = [d for d in range(r) if d not in (d1, d2)]
-    src_of = {d: i for i, d in enumerate(rest)}
-    src_of[d1], src_of[d2] = r - 2, r - 1
-    perm = [src_of[d] for d in range(r)]
-    return out if perm == list(range(r)) else _core.transpose(out, perm)
+    m = x.shape[-1] + abs(offset)
+    lead = iter(x.shape[:-1])
+    shape = [m if d in (d1, d2) else next(lead) for d in range(r)]
+    return _core.diag_embed(x, shape, offset, d1, d2)
 
 
 @defop(tensor="diagflat")
 def diagflat(input, offset=0):
     """MindSpore's ops.diagflat(input, offset=0): the flattened input on the offset diagonal of a square matrix of
-    side numel + |offset|, zeros elsewhere."""
+    side numel + |offset|, zeros elsewhere (DiagEmbed of the flattened input)."""
     x = _tensor_arg(input, "diagflat")
-    return diag_embed(_core.reshape(x, [-1]), offset)
+    offset = int_arg("diagflat", "offset", offset)
+    m = x.size + abs(offset)
+    return _core.diag_embed(_core.reshape(x, [-1]), [m, m], offset, 0, 1)
 
 
 @defop(primitive="Diag", tensor="diag")
 def diag(input):
     """MindSpore's ops.diag(input): the Tensor of rank 2k (input of rank k >= 1) with out[i..., i...] = input[i...]
-    and zeros elsewhere (for a 1-D input, the diagonal matrix). ValueError for a 0-d input."""
+    and zeros elsewhere (for a 1-D input, the diagonal matrix; DiagEmbed of the flattened input, reshaped).
+    ValueError for a 0-d input."""
     x = _tensor_arg(input, "diag")
     if x.ndim == 0:
         raise ValueError("For 'diag', the input must have rank >= 1, but got a 0-d Tensor.")
-    return _core.reshape(diag_embed(_core.reshape(x, [-1])), list(x.shape) * 2)
+    n = x.size
+    out = _core.diag_embed(x if x.ndim == 1 else _core.reshape(x, [-1]), [n, n], 0, 0, 1)
+    return out if x.ndim == 1 else _core.reshape(out, list(x.shape) * 2)
 
 
 def _band_arg(v, op, name):
@@ -480,14 +485,24 @@ def matrix_diag_part(x, k, padding_value, align="RIGHT_LEFT"):
     """MindSpore's ops.matrix_diag_part(x, k, padding_value, align='RIGHT_LEFT'): the diagonals k (an int, a pair
     (k0, k1) or a Tensor of them) of the last two axes of x (..., M, N): shape (..., max_len) for one diagonal,
     (..., k1 − k0 + 1, max_len) for a range (from k1 down to k0), shorter diagonals padded with padding_value as
-    `align` places them (module section). Gradient: into the diagonals. ValueError for rank < 2, k outside the
-    matrix, k0 > k1 or a bad align."""
+    `align` places them (module section); one diagonal is a copy of the Diagonal view (TensorCopy). Gradient: into
+    the diagonals. ValueError for rank < 2, k outside the matrix, k0 > k1 or a bad align."""
     x = _tensor_arg(x, "matrix_diag_part", "x")
     if x.ndim < 2:
         raise ValueError(f"For 'matrix_diag_part', x must have rank >= 2, but got shape {tuple(x.shape)}.")
     k0, k1 = _k_range(k, "matrix_diag_part")
     align = _align_arg(align, "matrix_diag_part")
     m, n = x.shape[-2:]
+    if k0 == k1:  # one diagonal: no padding, so align and padding_value (checked) play no part
+        if isinstance(padding_value, Tensor):
+            _pad_value(padding_value, x.dtype, "matrix_diag_part")
+        elif isinstance(padding_value, bool) or not isinstance(padding_value, (int, float, np.number)):
+            raise TypeError("For 'matrix_diag_part', 'padding_value' must be a number or a one-element Tensor, but "
+                            f"got {_got(padding_value)}.")
+        if not -m < k0 < n and not (m == 0 or n == 0):
+            raise ValueError(f"For 'matrix_diag_part', the diagonal {k0} is outside a {m} × {n} matrix.")
+        # a copy of the Diagonal view: MindSpore's result is a new tensor (a write into it must not reach x)
+        return _core.tensor_copy(_core.diagonal(x, k0, -2, -1))
     def build():
         cells, slots, max_len = _diag_table(m, n, k0, k1, align, "matrix_diag_part")
         idx = np.full((k1 - k0 + 1) * max_len, m * n, np.int64)  # m·n: the padding slot
@@ -545,8 +560,8 @@ def matrix_diag(x, k=0, num_rows=-1, num_cols=-1, padding_value=0, align="RIGHT_
     """MindSpore's ops.matrix_diag(x, k=0, num_rows=-1, num_cols=-1, padding_value=0, align='RIGHT_LEFT'): matrices
     (..., num_rows, num_cols) with the diagonals k taken from x ((..., max_len) for one diagonal, (..., k1 − k0 +
     1, max_len) for a range, rows from k1 down to k0, placed as `align` says) and padding_value elsewhere. -1 sizes
-    take the smallest square that holds the diagonals (TensorFlow's MatrixDiagV3 rule). Gradient: the diagonals
-    back. ValueError for shapes or sizes that do not fit."""
+    take the smallest square that holds the diagonals (TensorFlow's MatrixDiagV3 rule); one diagonal with padding 0
+    is one DiagEmbed. Gradient: the diagonals back. ValueError for shapes or sizes that do not fit."""
     x = _tensor_arg(x, "matrix_diag", "x")
     k0, k1 = _k_range(k, "matrix_diag")
     align = _align_arg(align, "matrix_diag")
@@ -565,6 +580,8 @@ def matrix_diag(x, k=0, num_rows=-1, num_cols=-1, padding_value=0, align="RIGHT_
     if want != max_len:
         raise ValueError(f"For 'matrix_diag', diagonals of length {max_len} do not fit a {num_rows} × {num_cols} "
                          f"matrix with k = ({k0}, {k1}) (its longest diagonal has length {want}).")
+    if k0 == k1 and type(padding_value) in (int, float) and padding_value == 0 and math.copysign(1.0, padding_value) > 0:
+        return _core.diag_embed(x, lead + [num_rows, num_cols], k0, -2, -1)  # one diagonal on zeros: DiagEmbed
     size = num_rows * num_cols
     base = _core.broadcast_to(_pad_value(padding_value, x.dtype, "matrix_diag"), lead + [size])
     out = _scatter_diagonals(base, x, tables, lead)

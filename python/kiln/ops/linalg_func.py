@@ -354,13 +354,11 @@ def vecdot(x, y, *, axis=-1):
 
 @defop(primitive="Trace", tensor="trace", mint="trace")
 def trace(input):
-    """MindSpore's ops.trace(input): the sum of the main diagonal of a 2-D tensor (0-d, input's dtype).
+    """MindSpore's ops.trace(input): the sum of the main diagonal of a 2-D tensor (0-d, input's dtype): ReduceSum
+    of the Diagonal view.
     Raises TypeError (non-Tensor), ValueError (not 2-D)."""
     x = _ndim(input, "trace", "input", (2,))
-    r, c = x.shape
-    n = builtins.min(r, c)
-    idx = _static_tables(("trace", n, c), lambda: Tensor((np.arange(n) * (c + 1)).astype(np.int64)))
-    return _sum(_core.gather(_core.reshape(x, [-1]), idx, 0), [0])
+    return _sum(_core.diagonal(x, 0, 0, 1), [0])
 
 
 @defop(tensor="cross", mint="cross")

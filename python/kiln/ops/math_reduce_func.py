@@ -95,22 +95,13 @@ def _ddof(op, ddof):
     return int(ddof)
 
 
-def _var_mean(op, input, axis, ddof, keepdims):
+def _var_mean(op, input, axis, ddof, keepdims, std=False):
+    """[var (std: its square root), mean]: one VarMean op (src/ops/reduce.cpp: two passes in double per slice)."""
     x = _float_only(input, op)
     axes = _axes(op, axis, x.ndim)
     ddof = _ddof(op, ddof)
     keepdims = _bool_arg(op, "keepdims", keepdims)
-    n = _count(x, axes)
-    mean_k = _core.mean(x, axes, True) if n else _core.sum(x, axes, True)
-    ss = _core.sum(_core.square(_core.sub(x, mean_k)), axes, keepdims)
-    if n - ddof > 0:
-        var = _core.div(ss, float(n - ddof))
-    else:  # NaN, and so is its gradient -- as a compiled graph whose batch shrank to n = ddof gives it (0 / 0)
-        var = _core.mul(ss, float("nan"))
-    mean = mean_k if keepdims else _core.reshape(mean_k, list(ss.shape))
-    if n == 0:
-        mean = _core.full(list(ss.shape), float("nan"), ss.dtype)
-    return var, mean
+    return _core.var_mean(x, axes, ddof, keepdims, std)
 
 
 @defop()  # Tensor.var: both MindSpore overloads (kiln/common/_tensor_methods.py)
@@ -127,7 +118,7 @@ def std(input, axis=None, ddof=0, keepdims=False):
     var is 0), var over `axis` (None: all; an int or a tuple), Σ(x − mean)²/(N − ddof) (ddof an int; True means 1; NaN where
     N − ddof ≤ 0); keepdims keeps the reduced axes as size 1. Same float dtype. Raises TypeError (non-Tensor,
     integer/bool input, non-int ddof), ValueError (axis out of range or repeated)."""
-    return _safe_sqrt(_var_mean("std", input, axis, ddof, keepdims)[0])
+    return _var_mean("std", input, axis, ddof, keepdims, True)[0]
 
 
 @defop()
@@ -135,7 +126,7 @@ def var_mean(input, axis=None, ddof=0, keepdims=False):
     """MindSpore's ops.var_mean(input, axis=None, ddof=0, keepdims=False): (variance, mean), the variance over `axis` (None: all; an int or a tuple), Σ(x − mean)²/(N − ddof) (ddof an int; True means 1; NaN where
     N − ddof ≤ 0); keepdims keeps the reduced axes as size 1. Same float dtype. Raises TypeError (non-Tensor,
     integer/bool input, non-int ddof), ValueError (axis out of range or repeated)."""
-    return _var_mean("var_mean", input, axis, ddof, keepdims)
+    return tuple(_var_mean("var_mean", input, axis, ddof, keepdims))
 
 
 @defop()
@@ -144,8 +135,7 @@ def std_mean(input, axis=None, ddof=0, keepdims=False):
     over `axis` (None: all; an int or a tuple), Σ(x − mean)²/(N − ddof) (ddof an int; True means 1; NaN where
     N − ddof ≤ 0); keepdims keeps the reduced axes as size 1. Same float dtype. Raises TypeError (non-Tensor,
     integer/bool input, non-int ddof), ValueError (axis out of range or repeated)."""
-    v, m = _var_mean("std_mean", input, axis, ddof, keepdims)
-    return _safe_sqrt(v), m
+    return tuple(_var_mean("std_mean", input, axis, ddof, keepdims, True))
 
 
 def _nan_zero(x):

@@ -469,6 +469,55 @@ def _emit_im2col(w, node):
     return [w.cnode("Reshape", [y, w.const(tuple(int(d) for d in w.values[node["outputs"][0]]["shape"]))])]
 
 
+def _emit_diagonal(w, node):
+    """Diagonal: the two dims moved last (Transpose, unless they are), flattened together (Reshape), the diagonal's
+    constant flat positions gathered on the last axis (the ONNX writer's form)."""
+    from ._onnx_ops import diagonal_cells
+    x = node["inputs"][0]
+    a = node["attrs"]
+    shape = [int(d) for d in w.values[x]["shape"]]
+    nd = len(shape)
+    d1, d2 = int(a["dim1"]) % nd, int(a["dim2"]) % nd
+    perm = [d for d in range(nd) if d not in (d1, d2)] + [d1, d2]
+    y = w.name_of(x)
+    if perm != list(range(nd)):
+        y = w.cnode("Transpose", [y, w.const(tuple(perm))])
+    y = w.cnode("Reshape", [y, w.const(tuple(shape[d] for d in perm[:-2]) + (shape[d1] * shape[d2],))])
+    cells = diagonal_cells(shape[d1], shape[d2], a["offset"])
+    return [w.cnode("Gather", [y, w._constant(cells, mstype.int64), w.const(nd - 2), w.const(0)])]
+
+
+def _emit_diag_embed(w, node):
+    """DiagEmbed: the input's last axis gathered at each matrix cell's diagonal slot (a constant table), Select of a
+    constant mask of the diagonal's cells (zeros elsewhere), Reshape to matrices, Transpose to dim1, dim2 (a zero
+    constant when the diagonal is empty; the ONNX writer's form)."""
+    from ._onnx_ops import diagonal_cells
+    x = node["inputs"][0]
+    a = node["attrs"]
+    out = node["outputs"][0]
+    dt = w.values[out]["dtype"]
+    shape = [int(d) for d in a["shape"]]
+    r = len(shape)
+    d1, d2 = int(a["dim1"]) % r, int(a["dim2"]) % r
+    n1, n2 = shape[d1], shape[d2]
+    rest = [d for d in range(r) if d not in (d1, d2)]
+    lead = tuple(shape[d] for d in rest)
+    cells = diagonal_cells(n1, n2, a["offset"])
+    if len(cells) == 0:
+        return [w._constant(np.zeros(shape), dt)]
+    src_of = np.zeros(n1 * n2, np.int64)
+    src_of[cells] = np.arange(len(cells))
+    where = np.zeros(lead + (n1 * n2,), bool)
+    where[..., cells] = True
+    y = w.cnode("Gather", [w.name_of(x), w._constant(src_of, mstype.int64), w.const(r - 2), w.const(0)])
+    y = w.cnode("Select", [w._constant(where, mstype.bool_), y, w._constant(np.zeros(where.shape), dt)])
+    y = w.cnode("Reshape", [y, w.const(lead + (n1, n2))])
+    src = {d: i for i, d in enumerate(rest)}
+    src[d1], src[d2] = r - 2, r - 1
+    perm = [src[d] for d in range(r)]
+    return [y if perm == list(range(r)) else w.cnode("Transpose", [y, w.const(tuple(perm))])]
+
+
 def _emit_mirror_pad(w, node):
     """MirrorPad: one Gather of constant source indices per padded axis."""
     from ._onnx_ops import mirror_pad_indices
@@ -550,6 +599,7 @@ EMITTERS = {
     "GatherD": _emit_gather_d,
     "Im2Col": _emit_im2col, "MirrorPad": _emit_mirror_pad, "Pdist": _emit_pdist,
     "ResizeNearest": _emit_resize, "ResizeLinear": _emit_resize,
+    "Diagonal": _emit_diagonal, "DiagEmbed": _emit_diag_embed,
 }
 for _op in ("Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Abs",
             "Square", "Erf", "Sin", "Cos", "Floor", "Ceil", "Sign", "Log1p", "ReLU", "Sigmoid", "Tanh", "Atan2", "Erfinv",

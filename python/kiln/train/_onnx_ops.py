@@ -624,6 +624,67 @@ def _emit_im2col(w, node):
     return [w.node("Reshape", [y, w.ints([0, -1, table.shape[1]])])]
 
 
+def diagonal_cells(n1, n2, offset):
+    """The flat positions (row * n2 + col) of the offset diagonal of an n1 x n2 matrix, in order."""
+    k = int(offset)
+    length = max(0, min(n1, n2 - k) if k >= 0 else min(n1 + k, n2))
+    i = np.arange(length, dtype=np.int64)
+    return (i * n2 + i + k) if k >= 0 else ((i - k) * n2 + i)
+
+
+def _diag_static(w, vid, d1, d2, what):
+    shape = w.shape_of(vid)
+    if shape[d1] is None or shape[d2] is None:
+        raise ValueError(f"{what} depends on the sizes of the two matrix dims, which are dynamic; export with fixed "
+                         "sizes there")
+    return shape[d1], shape[d2]
+
+
+def _emit_diagonal(w, node):
+    """Diagonal: the two dims moved last (Transpose, unless they are), flattened together (Reshape), the diagonal's
+    constant flat positions gathered on the last axis."""
+    x = node["inputs"][0]
+    a = node["attrs"]
+    nd = _rank(w, x)
+    d1, d2 = int(a["dim1"]) % nd, int(a["dim2"]) % nd
+    n1, n2 = _diag_static(w, x, d1, d2, "Diagonal's gather table")
+    perm = [d for d in range(nd) if d not in (d1, d2)] + [d1, d2]
+    y = w.name_of(x)
+    if perm != list(range(nd)):
+        y = w.node("Transpose", [y], perm=perm)
+    y = w.node("Reshape", [y, w.ints([0] * (nd - 2) + [n1 * n2])])
+    return [w.node("Gather", [y, w.const(diagonal_cells(n1, n2, a["offset"]), mstype.int64)], axis=nd - 2)]
+
+
+def _emit_diag_embed(w, node):
+    """DiagEmbed: the input's last axis gathered at each matrix cell's diagonal slot (a constant table), Where a
+    constant mask of the diagonal's cells keeps it (zeros elsewhere), reshaped to matrices and transposed to put
+    them at dim1, dim2 (Expand of a zero when the diagonal is empty)."""
+    x = node["inputs"][0]
+    a = node["attrs"]
+    out = node["outputs"][0]
+    dt = _out_dtype(w, node)
+    r = len(a["shape"])
+    d1, d2 = int(a["dim1"]) % r, int(a["dim2"]) % r
+    n1, n2 = _diag_static(w, out, d1, d2, "DiagEmbed's scatter table")
+    zero = w.const(np.zeros((), mstype.dtype_to_nptype(dt)), dt)
+    cells = diagonal_cells(n1, n2, a["offset"])
+    if len(cells) == 0:
+        return [w.node("Expand", [zero, w.shape_tensor(out)])]
+    src_of = np.zeros(n1 * n2, np.int64)
+    src_of[cells] = np.arange(len(cells))
+    where = np.zeros(n1 * n2, bool)
+    where[cells] = True
+    y = w.node("Gather", [w.name_of(x), w.const(src_of, mstype.int64)], axis=r - 2)
+    y = w.node("Where", [w.const(where, mstype.bool_), y, zero])
+    y = w.node("Reshape", [y, w.ints([0] * (r - 2) + [n1, n2])])
+    rest = [d for d in range(r) if d not in (d1, d2)]
+    src = {d: i for i, d in enumerate(rest)}
+    src[d1], src[d2] = r - 2, r - 1
+    perm = [src[d] for d in range(r)]
+    return [y if perm == list(range(r)) else w.node("Transpose", [y], perm=perm)]
+
+
 def _emit_mirror_pad(w, node):
     """MirrorPad: one Gather of constant source indices per padded axis (SYMMETRIC has no ONNX Pad mode)."""
     x = node["inputs"][0]
@@ -802,7 +863,7 @@ EMITTERS = {
     "Concat": _emit_concat, "StridedSlice": _emit_strided_slice, "Gather": _emit_gather,
     "GatherD": _emit_gather_d, "TensorScatterUpdate": _emit_scatter_update, "TensorScatterReduce": _emit_scatter_reduce,
     "TensorScatterElements": _emit_scatter_elements,
-    "Im2Col": _emit_im2col, "MirrorPad": _emit_mirror_pad,
+    "Im2Col": _emit_im2col, "MirrorPad": _emit_mirror_pad, "Diagonal": _emit_diagonal, "DiagEmbed": _emit_diag_embed,
     "Pdist": _emit_pdist, "ResizeNearest": _emit_resize, "ResizeLinear": _emit_resize,
     "BatchMatMul": _emit_matmul, "Conv2D": _emit_conv2d, "Conv2DBackpropInput": _emit_conv_transpose,
     "MaxPool": _emit_max_pool, "AvgPool": _emit_avg_pool, "AdaptiveAvgPool2D": _emit_adaptive_avg_pool,

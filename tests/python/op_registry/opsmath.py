@@ -305,7 +305,7 @@ _lin("einsum", ("BatchMatMul", "Transpose", "ReduceSum"), lambda *xs, eq: ops.ei
       (((3, 3),), dict(eq="ii->i")), (((3, 3),), dict(eq="ii")), (((3,), (4,)), dict(eq="i,j->ij")),
       (((2, 1, 2, 3), (3, 3, 2)), dict(eq="...ij,...jk")), (((2, 3, 4),), dict(eq="ijk->kij")),
       (((2, 3), (2, 3), (3,)), dict(eq="ij,ij,j->i")), (((2, 3), (3, 4)), dict(eq="ij,jk"))])
-_lin("trace", ("Gather", "ReduceSum"), ops.trace, np.trace, [((3, 3),), ((2, 4),), ((4, 2),)],
+_lin("trace", ("Diagonal", "ReduceSum"), ops.trace, np.trace, [((3, 3),), ((2, 4),), ((4, 2),)],
      out_dtype=_in_dtype)
 def _np_cross(a, b, dim=None):
     shape = np.broadcast_shapes(a.shape, b.shape)

@@ -48,17 +48,17 @@ def _mom_cases():
     return [c for c in _MOM if c[0] is not NC]
 
 
-_SKIP_MOM = "sums of squares: Sub's, Square's and ReduceSum's special values"
-_reg("var", ("ReduceMean", "ReduceSum", "Square"), lambda x, **k: ops.var(x, **k), _np_var, _mom_cases(),
+_SKIP_MOM = "sums of squares: the special values of x - mean and its square (VarMean's two passes)"
+_reg("var", ("VarMean",), lambda x, **k: ops.var(x, **k), _np_var, _mom_cases(),
      special_skip=_SKIP_MOM)
-_reg("std", ("ReduceSum", "Sqrt"), lambda x, **k: ops.std(x, **k), lambda x, **k: np.sqrt(_np_var(x, **k)),
+_reg("std", ("VarMean",), lambda x, **k: ops.std(x, **k), lambda x, **k: np.sqrt(_np_var(x, **k)),
      _mom_cases(), special_skip=_SKIP_MOM)
-_reg("var_mean", ("ReduceMean", "ReduceSum"), lambda x, **k: ops.var_mean(x, **k),
+_reg("var_mean", ("VarMean",), lambda x, **k: ops.var_mean(x, **k),
      lambda x, axis=None, ddof=0, keepdims=False: (
          _np_var(x, axis, ddof, keepdims),
          np.mean(x, axis=tuple(axis) if isinstance(axis, (tuple, list)) else axis, keepdims=keepdims)),
      _mom_cases(), special_skip=_SKIP_MOM)
-_reg("std_mean", ("ReduceMean", "Sqrt"), lambda x, **k: ops.std_mean(x, **k),
+_reg("std_mean", ("VarMean",), lambda x, **k: ops.std_mean(x, **k),
      lambda x, axis=None, ddof=0, keepdims=False: (
          np.sqrt(_np_var(x, axis, ddof, keepdims)),
          np.mean(x, axis=tuple(axis) if isinstance(axis, (tuple, list)) else axis, keepdims=keepdims)),

@@ -269,7 +269,7 @@ def _np_diag_embed(x, offset=0, dim1=-2, dim2=-1):
     return np.moveaxis(out, (-2, -1), (dim1 % r_, dim2 % r_))
 
 
-_row("diagonal", ("Gather",), lambda x, *a: ops.diagonal(x, *a), lambda x, *a: np.diagonal(x, *a).copy(),
+_row("diagonal", ("Diagonal",), lambda x, *a: ops.diagonal(x, *a), lambda x, *a: np.diagonal(x, *a).copy(),
      _samples(lambda a, r: Sample((a((3, 4)),)),
               lambda a, r: Sample((a((3, 4)), -1), desc="below"),
               lambda a, r: Sample((a((2, 3, 4)), 1, 2, 0), desc="3-D, dims reversed"),
@@ -292,14 +292,14 @@ _row("diagonal_scatter", ("Gather", "Select"), lambda x, s, *a: ops.diagonal_sca
      _np_diagonal_scatter,
      _samples(lambda a, r: Sample((a((3, 3)), a((2,)), 1)),
               lambda a, r: Sample((a((2, 3, 4)), a((4, 1)), -1, 0, 1), desc="3-D, below")))
-_row("diag_embed", ("Gather", "Select", "Transpose"), lambda x, *a: ops.diag_embed(x, *a), _np_diag_embed,
+_row("diag_embed", ("DiagEmbed",), lambda x, *a: ops.diag_embed(x, *a), _np_diag_embed,
      _samples(lambda a, r: Sample((a((2, 3)),)),
               lambda a, r: Sample((a((2, 3)), -1, 0, 2), desc="below, new dims 0 and 2"),
               lambda a, r: Sample((a((3,)), 2, 1, 0), desc="above, dims swapped")))
-_row("diagflat", ("Gather", "Select"), lambda x, offset=0: ops.diagflat(x, offset),
+_row("diagflat", ("DiagEmbed",), lambda x, offset=0: ops.diagflat(x, offset),
      lambda x, offset=0: np.diagflat(x, offset),
      _samples(lambda a, r: Sample((a((2, 2)),)), lambda a, r: Sample((a((3,)), -2), desc="below")))
-_row("diag", ("Gather", "Select"), ops.diag,
+_row("diag", ("DiagEmbed",), ops.diag,
      lambda x: np.einsum("ij,ik->ijk", np.eye(x.size), x.reshape(1, -1)).sum(1).reshape(x.shape * 2)
      if False else (np.diagflat(x.reshape(-1)).reshape(x.shape * 2)),
      _samples(lambda a, r: Sample((a((3,)),)), lambda a, r: Sample((a((2, 2)),), desc="2-D: rank 4")))
@@ -493,7 +493,7 @@ def _np_matrix_diag(x, k=0, rows=-1, cols=-1, pad=0, align="RIGHT_LEFT"):
     return _np_matrix_set_diag(base, x, k, align)
 
 
-_row("matrix_diag_part", ("Gather", "Concat"), lambda x, k, pad, *a: ops.matrix_diag_part(x, k, pad, *a),
+_row("matrix_diag_part", ("Gather", "Concat", "Diagonal", "TensorCopy"), lambda x, k, pad, *a: ops.matrix_diag_part(x, k, pad, *a),
      _np_matrix_diag_part,
      _samples(lambda a, r: Sample((a((3, 4)), 0, 0.0)),
               lambda a, r: Sample((a((2, 3, 4)), (-1, 2), 9.0), desc="range, batched"),
@@ -505,7 +505,7 @@ _row("matrix_set_diag", ("Gather", "Select"), lambda x, d, k, *a: ops.matrix_set
               lambda a, r: Sample((a((2, 3, 4)), a((2, 2, 3)), (-1, 0)), desc="range, batched"),
               lambda a, r: Sample((a((4, 3)), a((3, 3)), (-1, 1), "LEFT_RIGHT"), desc="LEFT_RIGHT")),
      FLOATS + (I32,))
-_row("matrix_diag", ("Gather", "Select"), lambda x, *a: ops.matrix_diag(x, *a),
+_row("matrix_diag", ("Gather", "Select", "DiagEmbed"), lambda x, *a: ops.matrix_diag(x, *a),
      lambda x, k=0, rows=-1, cols=-1, pad=0, align="RIGHT_LEFT": _np_matrix_diag(
          x, k, *((x.shape[-1] + abs(k), x.shape[-1] + abs(k)) if rows == -1 else (rows, cols)), pad, align),
      _samples(lambda a, r: Sample((a((3,)),)),
