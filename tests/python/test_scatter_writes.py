@@ -94,3 +94,16 @@ def test_tensor_scatter_add_pytorch_overload():
     np.testing.assert_array_equal(Tensor(x).scatter_add(dim=0, index=Tensor(index), src=Tensor(src)).asnumpy(), want)
     with pytest.raises(TypeError, match="Tensor.scatter_add"):
         Tensor(x).scatter_add(0, Tensor(index))
+
+
+def test_errors_name_the_op_called():
+    x = Tensor(np.ones((3, 2), np.float32))
+    with pytest.raises(IndexError, match="'scatter_update'"):
+        ops.scatter_update(x, Tensor(np.array([5], np.int32)), Tensor(np.ones((1, 2), np.float32)))
+    with pytest.raises(IndexError, match="'scatter_nd_update'"):
+        ops.scatter_nd_update(x, Tensor(np.array([[5]], np.int32)), Tensor(np.ones((1, 2), np.float32)))
+    with pytest.raises(ValueError, match="'ScatterNdUpdate'"):
+        ops.ScatterNdUpdate()(x, Tensor(np.array([[1]], np.int32)), Tensor(np.ones((1, 3), np.float32)))
+    with pytest.raises(IndexError, match="'TensorScatterUpdate'"):
+        ops.tensor_scatter_update(x, Tensor(np.array([[7]], np.int32)), Tensor(np.ones((1, 2), np.float32)))
+    np.testing.assert_array_equal(x.asnumpy(), np.ones((3, 2), np.float32))  # nothing written by a failed call
