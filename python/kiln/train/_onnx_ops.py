@@ -201,11 +201,14 @@ def _emit_sinc(w, node):
 
 
 def _emit_copysign(w, node):
-    """|a| with b's sign by MindSpore's rule (b < 0: −0.0 and NaN count as positive), as Kiln's Copysign."""
+    """|a| with b's sign bit, as Kiln's Copysign (C's and NumPy's copysign): b < 0, or b = −0.0 (found as
+    1/b = −inf). ONNX has no bit cast, so a NaN b counts as positive whatever its sign bit."""
     dt = _out_dtype(w, node)
     a, b = (w.name_of(i, as_dtype=dt) for i in node["inputs"])
     mag = w.node("Abs", [a])
-    return [w.node("Where", [w.node("Less", [b, w.const(np.array(0.0), dt)]), w.node("Neg", [mag]), mag])]
+    zero = w.const(np.array(0.0), dt)
+    neg = w.node("Or", [w.node("Less", [b, zero]), w.node("Less", [w.node("Reciprocal", [b]), zero])])
+    return [w.node("Where", [neg, w.node("Neg", [mag]), mag])]
 
 
 def _emit_xlogy(w, node):
