@@ -121,6 +121,10 @@ def kiln_nets():
             return (ops.hardswish(a), ops.hardsigmoid(a), ops.selu(a), ops.mish(a), ops.softplus(a),
                     ops.logsigmoid(a))
 
+    class RoundCopysign(nn.Cell):  # Round(x, decimals=0); Copysign (MindSpore has none) as Select(LogicalOr(...))
+        def construct(self, a, b):  # copysign(1, -0.0) = -1 tells Kiln's sign-bit rule from MindSpore's b < 0
+            return ops.round(a * 4), ops.copysign(a, b), ops.copysign(ops.ones_like(a), b)
+
     class Gathers(nn.Cell):  # GatherD (gather_elements; sort/topk values, but MindIR lacks their ArgSort). Negative
         # indices only along the last dim: MindSpore 2.10 PyNative refused a -1 along dim 0 of (3, 4), reporting it as 3
         def construct(self, a, idx):
@@ -140,6 +144,8 @@ def kiln_nets():
                                 rng.normal(size=(3, 4)).astype(np.float32)]),
         "resizes": (Resizes(), [rng.normal(size=(2, 3, 3, 4)).astype(np.float32),
                                 rng.normal(size=(1, 2, 2, 3, 4)).astype(np.float32)]),
+        "round_copysign": (RoundCopysign(), [np.array([0.125, 0.375, 0.625, -0.125, -0.625, 0.4], np.float32),
+                                             np.array([-0.0, 0.0, -1.0, 2.0, -np.inf, np.inf], np.float32)]),
         "activations": (Activations(), [rng.uniform(-5, 5, size=(3, 4)).astype(np.float32)]),
         "lenet_digits": (LeNet(), [x8]),
         "lenet5_mnist": (LeNet5(), [rng.random((2, 1, 28, 28), dtype=np.float32)]),

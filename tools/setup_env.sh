@@ -56,12 +56,12 @@ if [ ! -x "$py" ]; then
   "$PYTHON3" -m venv .venv
 fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
-deps=(numpy pytest hypothesis scikit-learn nanobind scikit-build-core pyyaml protobuf pillow tqdm matplotlib "safetensors>=0.8"
+deps=(numpy pytest hypothesis scikit-learn nanobind scikit-build-core pyyaml protobuf pillow tqdm matplotlib "safetensors>=0.8" "ml_dtypes>=0.3"
       opencv-python-headless onnx onnxruntime google-crc32c "tensorboardX>=2.6"
       onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0 ninja ruff==0.17.6)
 deps_stamp=.venv/.kiln-deps
 if [ "$(cat "$deps_stamp" 2>/dev/null)" != "${deps[*]}" ] || \
-   [ ! -x .venv/bin/ruff ] || ! "$py" -c 'import numpy, pytest, hypothesis, sklearn, nanobind, scikit_build_core, yaml, google.protobuf, PIL, tqdm, matplotlib, safetensors, cv2, google_crc32c, tensorboardX' >/dev/null 2>&1; then
+   [ ! -x .venv/bin/ruff ] || ! "$py" -c 'import numpy, pytest, hypothesis, sklearn, nanobind, scikit_build_core, yaml, google.protobuf, PIL, tqdm, matplotlib, safetensors, cv2, google_crc32c, tensorboardX, ml_dtypes' >/dev/null 2>&1; then
   say "pip install ${deps[*]}"
   "$py" -m pip install -q "${deps[@]}"
   echo "${deps[*]}" > "$deps_stamp"

@@ -177,6 +177,12 @@ def dynamic_shape(t):
         return _DYNAMIC.get(t._id)
 
 
+def _is_bfloat16_array(x):
+    """An ndarray or NumPy scalar of the bfloat16 dtype of the ml_dtypes package (NumPy itself has none). Converting
+    it to float32 is exact, and back to bfloat16 too."""
+    return isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind == "V" and x.dtype.name == "bfloat16"
+
+
 def make_tensor(input_data=None, dtype=None, shape=None, init=None):
     """Implements Tensor(input_data, dtype, shape, init): see kiln.Tensor."""
     if dtype is not None:
@@ -197,6 +203,9 @@ def make_tensor(input_data=None, dtype=None, shape=None, init=None):
         return _core.full(shape, 0.0, dtype if dtype is not None else mstype.float32)
     if isinstance(input_data, _core.Tensor):
         return _core.cast(input_data, dtype) if dtype is not None else _core.identity(input_data)
+    if _is_bfloat16_array(input_data):  # ml_dtypes.bfloat16 (what asnumpy() of a BFloat16 tensor gives): BFloat16
+        t = _core.cast(_core.Tensor._from_numpy(np.asarray(input_data, np.float32, order="C")), mstype.bfloat16)
+        return _core.cast(t, dtype) if dtype is not None and dtype != mstype.bfloat16 else t
     arr = _infer_array(input_data) if dtype is None else _from_python(input_data, dtype)
     t = _core.Tensor._from_numpy(np.asarray(arr, order="C"))
     if dtype is not None and dtype != t.dtype:

@@ -92,14 +92,26 @@ nb::object to_numpy(const Tensor& t) {
   check_readable(t, "asnumpy()");
   KILN_CHECK(!t.is_symbolic(), Runtime, "Kiln: asnumpy() of a tensor inside a compiled (graph-mode) function: its value "
              "is not known while compiling. Return the tensor from the function and read it outside.");
-  KILN_CHECK(t.dtype() != DType::BFloat16, Type,
-             "asnumpy: NumPy has no bfloat16; cast the tensor to float32 first (t.astype(kiln.float32)).");
+  // BFloat16: NumPy has no such dtype; MindSpore 2.10 returns an ndarray of its own registered bfloat16 dtype. Kiln
+  // returns one of ml_dtypes.bfloat16 (the NumPy bfloat16 that JAX and TensorFlow use): the uint16 bits, viewed.
+  nb::object bf16;
+  if (t.dtype() == DType::BFloat16) {
+    try {
+      bf16 = nb::module_::import_("ml_dtypes").attr("bfloat16");
+    } catch (nb::python_error&) {
+      KILN_FAIL(Type, "asnumpy() of a BFloat16 tensor needs the ml_dtypes package (NumPy has no bfloat16): "
+                "pip install ml_dtypes, or cast the tensor to float32 first (t.astype(kiln.float32)).");
+    }
+  }
   auto* keep = new std::shared_ptr<Storage>(t.impl()->storage);
   nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<Storage>*>(p); });
   std::vector<size_t> shape(t.shape().begin(), t.shape().end());
   std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
-  nb::ndarray<nb::numpy> arr(t.raw_data(), t.shape().size(), shape.data(), owner, strides.data(), dlpack_of(t.dtype()));
-  return nb::cast(arr, nb::rv_policy::reference);
+  const bool is_bf16 = t.dtype() == DType::BFloat16;
+  nb::ndarray<nb::numpy> arr(t.raw_data(), t.shape().size(), shape.data(), owner, strides.data(),
+                             dlpack_of(is_bf16 ? DType::UInt16 : t.dtype()));
+  nb::object out = nb::cast(arr, nb::rv_policy::reference);
+  return is_bf16 ? out.attr("view")(bf16) : out;
 }
 
 }  // namespace
@@ -219,7 +231,7 @@ void bind_tensor(nb::module_& m) {
                   nb::arg("array").noconvert(),
                   "A Tensor sharing the memory of a C-contiguous, aligned, writable NumPy array of a Kiln dtype "
                   "(no copy; kiln.Tensor.from_numpy checks these conditions and copies otherwise).")
-      .def("asnumpy", &to_numpy, "A NumPy array sharing this tensor's storage (BFloat16: TypeError).")
+      .def("asnumpy", &to_numpy, "A NumPy array sharing this tensor's storage (BFloat16: of dtype ml_dtypes.bfloat16, as MindSpore's bfloat16 array).")
       .def_prop_ro("shape", [](const Tensor& t) -> nb::object {
         nb::tuple r = nb::steal<nb::tuple>(PyTuple_New(Py_ssize_t(t.ndim())));
         for (int64_t i = 0; i < t.ndim(); ++i) PyTuple_SET_ITEM(r.ptr(), i, PyLong_FromLongLong(t.shape()[size_t(i)]));

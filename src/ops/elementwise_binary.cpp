@@ -199,14 +199,14 @@ template <typename C> struct LogAddExp2F {
   }
 };
 
-// copysign as MindSpore 2.10 defines it (ops.copysign selects on other < 0): |x| where other >= 0 or other is NaN
-// (−0.0 counts as positive, unlike C's copysign and NumPy), −|x| where other < 0. Integer instantiations exist only
-// to compile (the promote_float rule never sends integers here).
+// copysign as C, NumPy and PyTorch define it: |x| with the sign bit of other, so copysign(1, −0.0) = −1 and a NaN
+// other gives its sign bit. (MindSpore 2.10 selects on other < 0 instead, counting −0.0 and −NaN as positive:
+// docs/decisions/differences-from-mindspore.md.) Integer instantiations exist only to compile (the promote_float
+// rule never sends integers here).
 template <typename C> struct CopysignF {
   C operator()(C x, C y) const {
     if constexpr (std::is_floating_point_v<C>) {
-      const C m = std::fabs(x);
-      return y < C(0) ? -m : m;
+      return std::copysign(x, y);
     } else {
       return x;
     }

@@ -7,7 +7,10 @@
 // it at the corner centres (align_corners) or the outer edges, then clips; 'zeros' leaves it (taps outside read 0).
 // 'bilinear' weights the 2^d neighbours (floor(x) + {0, 1} per axis) by the products of (1 - frac) / frac; 'nearest'
 // reads the pixel at round(x), halves away from zero (C's round, as MindSpore's CPU kernel; PyTorch rounds halves to
-// even). A NaN coordinate reads as outside (0; gradient 0).
+// even). NaN and infinite coordinates (MindSpore 2.10's values, which PyTorch's 3-D CPU kernel shares): 'zeros' reads
+// them as outside (0; gradient 0); 'border' and 'reflection' clip a NaN to S - 1 (C's min(S - 1, max(x, 0)) order),
+// and reflection turns ±inf into NaN (fmod), so those land on S - 1 too. No coordinate is cast to an integer before
+// it is known to be finite and near the input (a huge or infinite one is outside), so none reads out of bounds.
 // The backward follows PyTorch's *_set_grad rules (aten/src/ATen/native/GridSampler.h), which MindSpore's kernels
 // share: the unnormalization's factor (S - 1)/2 or S/2, clipping's 0 outside the range (and at a clipped value), and
 // reflection's sign flips multiply the derivative of the interpolation weights.
@@ -49,14 +52,15 @@ Params params(const Attrs& a, const char* op) {
   return p;
 }
 
-// x clipped into [0, size - 1]; *grad = d clip / dx (0 outside, PyTorch's clip_coordinates_set_grad).
+// x clipped into [0, size - 1]; *grad = d clip / dx (0 outside, PyTorch's clip_coordinates_set_grad). A NaN x gives
+// size - 1 (MindSpore 2.10's min(size - 1, max(x, 0)) order), gradient 0.
 template <typename C> C clip_set_grad(C x, int64_t size, C* grad) {
   if (x <= C(0)) {
     *grad = C(0);
     return C(0);
   }
   const C hi = C(size - 1);
-  if (x >= hi) {
+  if (!(x < hi)) {
     *grad = C(0);
     return hi;
   }
@@ -76,9 +80,9 @@ template <typename C> C reflect_set_grad(C x, int64_t twice_low, int64_t twice_h
     g = C(-1);
     x = -x;
   }
-  const C extra = std::fmod(x, span);
-  const int64_t flips = int64_t(std::floor(x / span));
-  if (flips % 2 == 0) {
+  const C extra = std::fmod(x, span);  // NaN for x = inf or NaN (clip_set_grad then gives size - 1)
+  // the parity of the number of flips, in floating point: x / span can exceed int64's range (x = 1e30)
+  if (!(std::fmod(std::floor(x / span), C(2)) == C(1))) {
     *grad = g;
     return extra + lo;
   }
@@ -129,7 +133,8 @@ void make_taps(const C* g, const int64_t* S, const Params& p, Taps<ND, C>& t) {
   for (int k = 0; k < ND; ++k) {
     const int64_t size = S[ND - 1 - k];  // axis k = x, y, z reads spatial dim ND-1-k
     x[k] = source_index(g[k], size, p, &t.mult[k]);
-    if (x[k] != x[k]) bad = true;
+    // NaN, infinite or far outside ('zeros' padding): no tap can be inside, and floor(x) may not fit an int64
+    if (!(x[k] > C(-2) && x[k] < C(size + 1))) bad = true;
   }
   t.n = 0;
   if (bad) {

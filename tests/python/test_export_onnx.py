@@ -707,3 +707,16 @@ def test_nll_loss_of_1d_input_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"NLLLoss.*1-D \(C,\) input"):
         ms.export(lambda a: ops.cross_entropy(a[0], Tensor(np.array(2, np.int32))), x,
                   file_name=str(tmp_path / "n"), file_format="ONNX")
+
+
+def test_copysign_sign_bit_of_zero(tmp_path):
+    # Copysign exports as Where(Or(Less(b, 0), Less(Reciprocal(b), 0)), ...): copysign(1, -0.0) = -1 under
+    # onnxruntime too (NumPy's value; only a NaN b's sign bit is lost: ONNX has no bit cast)
+    a = Tensor(np.array([1.0, -2.0, 3.0, 0.0, 4.0, -5.0], np.float32))
+    b = Tensor(np.array([-0.0, 0.0, -np.inf, -1.0, np.inf, 1e-30], np.float32))
+    check(tmp_path, Fn(lambda x, y: ops.copysign(x, y)), a, b)
+    _, sess = _session(str(tmp_path / "net.onnx"))
+    got = sess.run(None, _feed(sess, (a, b)))[0]
+    want = np.copysign(a.asnumpy(), b.asnumpy())
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

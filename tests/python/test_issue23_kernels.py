@@ -793,6 +793,53 @@ def test_grid_sample_gradients_float64_and_graph(nd):
         [f"GridSampler{nd}D"]
 
 
+# MindSpore 2.10 CPU (oracle, /tmp scripts run in /work/ms-venv): points NaN-x, NaN-y, NaN-both, (0.2, 0.3), +inf-x,
+# -inf-x, 1e30-x (y = 0 where not given) on a 1x1x3x4 input 1..12; for (mode, padding_mode, align_corners)
+_GS_NAN_MS210 = {
+    ("bilinear", "zeros", False): [0, 0, 0, 8.7, 0, 0, 0],
+    ("bilinear", "zeros", True): [0, 0, 0, 8.0, 0, 0, 0],
+    ("bilinear", "border", False): [8, 10.5, 12, 8.7, 8, 5, 8],
+    ("bilinear", "border", True): [8, 10.5, 12, 8.0, 8, 5, 8],
+    ("bilinear", "reflection", False): [8, 10.5, 12, 8.7, 8, 8, 5],
+    ("bilinear", "reflection", True): [8, 10.5, 12, 8.0, 8, 8, 6],
+    ("nearest", "zeros", False): [0, 0, 0, 7, 0, 0, 0],
+    ("nearest", "zeros", True): [0, 0, 0, 7, 0, 0, 0],
+    ("nearest", "border", False): [8, 11, 12, 7, 8, 5, 8],
+    ("nearest", "border", True): [8, 11, 12, 7, 8, 5, 8],
+    ("nearest", "reflection", False): [8, 11, 12, 7, 8, 8, 5],
+    ("nearest", "reflection", True): [8, 11, 12, 7, 8, 8, 6],
+}
+# 3-D, align_corners=False, input 1..24 of shape 1x1x2x3x4: (NaN, 0, 0), (0, NaN, 0), (0, 0, NaN), (inf, -inf, NaN),
+# (0.2, 0.3, -0.1)
+_GS3_NAN_MS210 = {
+    ("bilinear", "zeros"): [0, 0, 0, 0, 13.5], ("bilinear", "border"): [14, 16.5, 18.5, 16, 13.5],
+    ("bilinear", "reflection"): [14, 16.5, 18.5, 24, 13.5], ("nearest", "zeros"): [0, 0, 0, 0, 7],
+    ("nearest", "border"): [20, 23, 19, 16, 7], ("nearest", "reflection"): [20, 23, 19, 24, 7],
+}
+
+
+@pytest.mark.parametrize("use_jit", [False, True], ids=["pynative", "graph"])
+def test_grid_sample_nan_and_inf_coordinates_mindspore_values(use_jit):
+    """NaN and infinite grid coordinates give MindSpore 2.10's values (no crash, no out-of-bounds read): 'zeros' reads
+    them as outside; 'border'/'reflection' clip a NaN to the last pixel (PyTorch's 3-D CPU kernel does the same; its
+    2-D one clips to the first); reflection turns ±inf into NaN first. Gradients stay finite."""
+    x = Tensor(np.arange(1, 13, dtype=np.float32).reshape(1, 1, 3, 4))
+    g = Tensor(np.array([[[[NAN, 0], [0, NAN], [NAN, NAN], [0.2, 0.3], [INF, 0], [-INF, 0], [1e30, 0]]]], np.float32))
+    for (mode, pm, ac), want in _GS_NAN_MS210.items():
+        f = lambda a, b, mode=mode, pm=pm, ac=ac: ops.grid_sample(a, b, mode, pm, ac)
+        out = (kiln.jit(f) if use_jit else f)(x, g).asnumpy().ravel()
+        _same(out, want, rtol=1e-6, atol=1e-6)
+        dx, dg = kiln.grad(lambda a, b: ops.sum(f(a, b)), grad_position=(0, 1))(x, g)
+        assert np.isfinite(dx.asnumpy()).all() and np.isfinite(dg.asnumpy()[0, 0, :3]).all(), (mode, pm, ac)
+        assert dg.asnumpy()[0, 0, :3].tolist() == [[0.0, 0.0]] * 3 or pm != "zeros"
+    x5 = Tensor(np.arange(1, 25, dtype=np.float32).reshape(1, 1, 2, 3, 4))
+    g5 = Tensor(np.array([[[[[NAN, 0, 0], [0, NAN, 0], [0, 0, NAN], [INF, -INF, NAN], [0.2, 0.3, -0.1]]]]],
+                         np.float32))
+    for (mode, pm), want in _GS3_NAN_MS210.items():
+        f = lambda a, b, mode=mode, pm=pm: ops.grid_sample(a, b, mode, pm, False)
+        _same((kiln.jit(f) if use_jit else f)(x5, g5).asnumpy().ravel(), want, rtol=1e-6, atol=1e-6)
+
+
 def test_grid_sample_threaded_and_errors():
     # a large grid runs on the OpenMP threads: the same numbers as point by point in NumPy (the registry reference)
     from op_registry.nnfunc_loss import _np_grid_sample

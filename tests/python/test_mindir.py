@@ -210,6 +210,34 @@ def test_libm_and_elementwise_kernels_roundtrip(tmp_path):
     np.testing.assert_allclose(got[13], xn * np.log(np.abs(yn) + 0.1), rtol=1e-6, atol=1e-7)
 
 
+def test_round_and_copysign_roundtrip(tmp_path):
+    """Round exports as MindSpore 2.10's Round(x, decimals=0) (halves to even) and Copysign, which MindSpore lacks,
+    as Select(LogicalOr(Less(b, 0), Less(Reciprocal(b), 0)), Neg(Abs a), Abs a): the sign of −0.0 survives (NumPy's
+    values, bit for bit). tools/check_mindir_mindspore.py runs the same file in MindSpore."""
+    x = Tensor(np.array([0.5, 1.5, 2.5, -0.5, -2.5, 0.4, -1e-45, 3.7], np.float32))
+    y = Tensor(np.array([-0.0, 0.0, -1.0, 2.0, -np.inf, np.inf, -0.0, 1e-30], np.float32))
+
+    class Net(nn.Cell):
+        def construct(self, a, b):
+            return ops.round(a), ops.copysign(a, b), ops.copysign(ops.ones_like(a), b)
+    want, got, _ = _roundtrip(tmp_path, Net(), x, y)
+    xn, yn = x.asnumpy(), y.asnumpy()
+    refs = (np.round(xn), np.copysign(xn, yn), np.copysign(np.ones_like(xn), yn))
+    for w_, g_, r in zip(want, got, refs):
+        np.testing.assert_array_equal(g_, r)
+        np.testing.assert_array_equal(np.signbit(g_), np.signbit(r))
+        np.testing.assert_array_equal(w_, g_)
+    ops_written = [n.op_type for n in _mindir_proto_model(tmp_path / "net.mindir").primitives]
+    assert "Round" in ops_written and "Reciprocal" in ops_written and "Copysign" not in ops_written
+
+
+def _mindir_proto_model(path):
+    from kiln.train import _mindir_proto as P
+    m = P.ModelProto()
+    m.ParseFromString(open(path, "rb").read())
+    return m
+
+
 def test_activation_kernels_roundtrip(tmp_path):
     """The activation kernels of issue 23 export under MindSpore's primitive names (HSwish, HSigmoid, SeLU, Mish,
     Softplus; LogSigmoid, which MindSpore lacks, as Neg(Softplus(Neg x))) and load back with the same values."""

@@ -1,6 +1,7 @@
 """MindSpore's Tensor repr: `Tensor(shape=[2], dtype=Float32, value= [ 1.00000000e+00,  2.00000000e+00])`.
 
-Layout as ../shared/reference/mindspore_api.md §2.1: floats `% .8e` (float16 `%11.4e`), ints right-aligned to the widest,
+Layout as ../shared/reference/mindspore_api.md §2.1: floats `% .8e` (float16 `%11.4e`, bfloat16 `%g` right-aligned to
+the widest, as MindSpore 2.10 prints it), ints right-aligned to the widest,
 bools width 5; rows `[[a, b],\n [c, d]]`; dimensions with more than 6 entries (ndim > 1) or 1-D tensors with more than
 1000 entries show the first 3, ` ... `, and the last 3; 1-D floats wrap every 12 elements (ints 24).
 
@@ -51,6 +52,9 @@ def _elem_formatter(arr, dtype_name):
     if arr.dtype.kind == "f":
         if dtype_name == "Float16":
             return lambda v: f"{float(v):11.4e}"
+        if dtype_name == "BFloat16":  # MindSpore 2.10: "%g" (6 significant digits) right-aligned to the widest
+            width = max((len(f"{float(v):g}") for v in arr.flat), default=1)
+            return lambda v: f"{float(v):>{width}g}"
         return lambda v: f"{float(v): .8e}"
     width = max((len(str(int(v))) for v in arr.flat), default=1)
     return lambda v: f"{int(v):>{width}}"

@@ -34,13 +34,14 @@ def _repr(self):
 
 
 def _str(self):
-    """NumPy's str of the values (MindSpore's Tensor.__str__): float32 0.1 prints as 0.1. BFloat16 values print
-    with the fewest digits that identify them in bfloat16."""
+    """NumPy's str of the values (MindSpore's Tensor.__str__): float32 0.1 prints as 0.1. BFloat16 values print as
+    MindSpore 2.10 prints them (NumPy's str of its bfloat16 array): each as C's "%f", one space apart, unpadded:
+    `[1.500000 -2.250000 0.100098]`."""
     if self._symbolic:
         return _repr(self)
     a = _asnumpy_for_print(self)
-    if self.dtype == mstype.bfloat16:  # NumPy's layout of the values' shortest bfloat16 forms
-        a = np.array([shortest_float(v, "BFloat16") for v in a.reshape(-1).tolist()]).reshape(a.shape)
+    if self.dtype == mstype.bfloat16:
+        return np.array2string(a, separator=" ", formatter={"float_kind": lambda v: "%f" % v})
     return str(a)
 
 
@@ -214,7 +215,7 @@ def _expand_dims(self, axis):
 
 
 def _array(self, dtype=None, copy=None):
-    a = _asnumpy_for_print(self)
+    a = self.asnumpy()  # a BFloat16 tensor gives an ml_dtypes.bfloat16 array (MindSpore 2.10: its own bfloat16)
     return a.astype(dtype) if dtype is not None else a
 
 

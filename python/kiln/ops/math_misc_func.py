@@ -24,9 +24,9 @@ __all__ = ["copysign", "heaviside", "sgn", "signbit", "isfinite", "isinf", "isna
 
 @defop(tensor="copysign")
 def copysign(x, other):
-    """MindSpore's ops.copysign(x, other): |x| where other >= 0, −|x| where other < 0 (MindSpore 2.10 compares
-    other < 0, so −0.0 and NaN count as positive: copysign(1, −0.0) = 1, unlike C's copysign and NumPy); float result
-    (integers compute in float32). One Copysign kernel (elementwise_binary.cpp). Gradient: sign(x)·sign(result) for
+    """MindSpore's ops.copysign(x, other): |x| with the sign bit of other, as C's copysign, NumPy and PyTorch:
+    copysign(1, −0.0) = −1 (MindSpore 2.10 compares other < 0 and gives 1; docs/decisions/differences-from-mindspore.md).
+    Float result (integers compute in float32). One Copysign kernel (elementwise_binary.cpp). Gradient: sign(x)·sign(result) for
     x, 0 at x = 0, and 0 for other (MindSpore 2.10's). Raises TypeError (non-Tensor x, bool x), ValueError (shapes
     that do not broadcast)."""
     if _same_float_tensors(x, other):

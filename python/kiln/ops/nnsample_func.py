@@ -120,7 +120,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     padding_mode 'zeros', 'border' or 'reflection'; align_corners None (= False) or bool. One C++ op
     (src/ops/grid_sample.cpp); gradients w.r.t. input and grid (GridSampler2DGrad / 3DGrad: PyTorch's and
     MindSpore's rules, the grid's gradient 0 for 'nearest' and where a coordinate is clipped); NaN coordinates
-    read as outside (zeros). Raises TypeError for non-float Tensors, mismatched dtypes or a non-bool
+    read as outside with 'zeros' and clip to the last pixel with 'border'/'reflection' (reflection makes ±inf NaN
+    first): MindSpore 2.10's values, never an out-of-bounds read. Raises TypeError for non-float Tensors, mismatched dtypes or a non-bool
     align_corners, ValueError for shapes, modes or padding modes."""
     align_corners = _grid_sample_args("grid_sample", input, grid, mode, padding_mode, align_corners)
     return _core.grid_sample(input, grid, mode, padding_mode, align_corners)

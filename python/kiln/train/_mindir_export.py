@@ -248,6 +248,25 @@ def _emit_logsigmoid(w, node):
     return [w.cnode("Neg", [w.cnode("Softplus", [w.cnode("Neg", [x])])])]
 
 
+def _emit_round(w, node):
+    """Round (halves to even): MindSpore 2.10's Round primitive takes `decimals` as a second input (an Int64 scalar
+    constant, 0 here: Kiln's ops.round with decimals != 0 traces Mul/Round/Div)."""
+    return [w.cnode("Round", [w.name_of(node["inputs"][0]), w.const(0)])]
+
+
+def _emit_copysign(w, node):
+    """|a| with b's sign bit, as Kiln's Copysign: MindSpore 2.10 has no Copysign primitive (its ops.copysign writes
+    Select(LessScalar(b, 0), ...), which drops the sign of −0.0), so Select(LogicalOr(Less(b, 0),
+    Less(Reciprocal(b), 0)), Neg(Abs a), Abs a): 1/−0.0 = −inf finds −0.0 (Reciprocal, not Div: MindSpore's CPU Div
+    gives 1/−0.0 = +inf). A NaN b counts as positive whatever its sign bit (no bit cast in MindSpore's primitives)."""
+    dt = w.values[node["outputs"][0]]["dtype"]
+    a, b = (w.name_of(i, as_dtype=dt) for i in node["inputs"])
+    zero = w._constant(np.array(0.0), dt)
+    neg = w.cnode("LogicalOr", [w.cnode("Less", [b, zero]), w.cnode("Less", [w.cnode("Reciprocal", [b]), zero])])
+    mag = w.cnode("Abs", [a])
+    return [w.cnode("Select", [neg, w.cnode("Neg", [mag]), mag])]
+
+
 def _compare(op):
     """A comparison: a scalar constant is stored in the dtype of the other (tensor) operand."""
     def emit(w, node):
@@ -607,6 +626,8 @@ for _op in ("Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "Neg", "Exp
             "Xlogy", "TruncateDiv", "Fmax", "Fmin", "Heaviside", "HSwish", "HSigmoid", "SeLU", "Mish", "Softplus"):
     EMITTERS[_op] = _same(_op)
 EMITTERS["LogSigmoid"] = _emit_logsigmoid
+EMITTERS["Round"] = _emit_round
+EMITTERS["Copysign"] = _emit_copysign
 for _op in ("Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd", "LogicalOr"):
     EMITTERS[_op] = _compare(_op)
 EMITTERS["LogicalNot"] = _same("LogicalNot")

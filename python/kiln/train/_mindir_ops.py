@@ -262,7 +262,8 @@ PRIMITIVES = {
     "Atanh": _unary(_ops.atanh), "Expm1": _unary(_ops.expm1), "Erfc": _unary(_ops.erfc),
     "Trunc": _unary(_ops.trunc), "Sinc": _unary(_ops.sinc), "Xlogy": _binary(_ops.xlogy),
     "TruncateDiv": _binary(_ops.truncate_div), "Fmax": _binary(_ops.fmax), "Fmin": _binary(_ops.fmin),
-    "Heaviside": _binary(_ops.heaviside),
+    "Heaviside": _binary(_ops.heaviside), "Reciprocal": _unary(_ops.reciprocal),
+    "Round": lambda a, x, decimals=0, *_: _ops.round(x, decimals=int(decimals)),
     "HSwish": _unary(_ops.hardswish), "HSigmoid": _unary(_ops.hardsigmoid), "SeLU": _unary(_ops.selu),
     "Mish": _unary(_ops.mish), "Softplus": _unary(_ops.softplus),
     # reductions and shapes

@@ -201,11 +201,18 @@ def _emit_sinc(w, node):
 
 
 def _emit_copysign(w, node):
-    """|a| with b's sign by MindSpore's rule (b < 0: −0.0 and NaN count as positive), as Kiln's Copysign."""
+    """|a| with b's sign bit, as Kiln's Copysign (C's and NumPy's copysign): b < 0, or b = −0.0 (found as
+    1/b = −inf): Mul(Abs(a), 1 − 2·Cast(Or(Less(b, 0), Less(Reciprocal(b), 0)))). ONNX has no bit cast, so a NaN b counts as positive whatever its sign bit."""
     dt = _out_dtype(w, node)
     a, b = (w.name_of(i, as_dtype=dt) for i in node["inputs"])
     mag = w.node("Abs", [a])
-    return [w.node("Where", [w.node("Less", [b, w.const(np.array(0.0), dt)]), w.node("Neg", [mag]), mag])]
+    zero = w.const(np.array(0.0), dt)
+    neg = w.node("Or", [w.node("Less", [b, zero]), w.node("Less", [w.node("Reciprocal", [b]), zero])])
+    # |a| * (1 - 2 [b negative]), not a Where: onnxruntime's Where drops the sign of a selected -0.0, which would
+    # lose copysign(0, -1) = -0.0
+    flag = w.node("Cast", [neg], to=onnx_dtype(dt))
+    sgn = w.node("Sub", [w.const(np.array(1.0), dt), w.node("Mul", [w.const(np.array(2.0), dt), flag])])
+    return [w.node("Mul", [mag, sgn])]
 
 
 def _emit_xlogy(w, node):

@@ -142,22 +142,24 @@ register(OpInfo("float_power", ("Pow", "Cast"), ops.float_power, lambda a, b: np
 # ---------------------------------------------------------------------------------------------- signs / predicates
 
 
-def _ms_copysign(a, b):
-    """MindSpore 2.10's copysign: −|a| where b < 0, else |a| (−0.0 and NaN in b count as positive)."""
-    m = np.abs(a)
-    return np.where(np.asarray(b) < 0, -m, m)
+def _np_copysign(a, b):
+    """NumPy's copysign (the sign bit of b: −0.0 counts as negative; MindSpore 2.10 tests b < 0 instead)."""
+    a = np.asarray(a)
+    a = a if a.dtype.kind == "f" else a.astype(np.float32)
+    return np.copysign(a, np.asarray(b, dtype=np.float64)).astype(a.dtype)
 
 
 def _copysign_samples(dtype, rng):
     for s in binary_samples()(dtype, rng):
         if isinstance(s.args[0], (np.ndarray, NC)):
             yield s
-    if dtype.kind == "f":  # MindSpore 2.10: [1, -2, 3, 0, 4] with [-0.0, 1, nan, -1, -0.0] gives [1, 2, 3, -0, 4]
+    if dtype.kind == "f":  # NumPy: [1, -2, 3, 0, 4] with [-0.0, 1, nan, -1, -0.0] gives [-1, 2, 3, -0, -4]
+        # (MindSpore 2.10: [1, 2, 3, -0, 4])
         yield Sample((np.array([1.0, -2.0, 3.0, 0.0, 4.0], dtype), np.array([-0.0, 1.0, np.nan, -1.0, -0.0], dtype)),
                      desc="-0.0 and NaN signs", grad=False)
 
 
-register(OpInfo("copysign", ("Copysign",), ops.copysign, _ms_copysign, _copysign_samples, FLH + (I32,),
+register(OpInfo("copysign", ("Copysign",), ops.copysign, _np_copysign, _copysign_samples, FLH + (I32,),
                 differentiable=True, kinks={0.0: 0.0},
                 out_dtype=lambda s: _in_dtype(s) if _in_dtype(s).kind == "f" else F32))
 
