@@ -471,3 +471,10 @@ for _kind in ("add", "update"):
 _row("ops.tensor_scatter_update", ("TensorScatterUpdate",), lambda x, i, u: ops.tensor_scatter_update(x, i, u),
      _np_nd_accumulate("update"), _acc_nd_samples("update"), FL + (F16, I32, BOOL), grad_args=(0, 2),
      ref_upcast=False, notes="the public function over the TensorScatterUpdate kernel (entry tensor_scatter_update)")
+# MindSpore 2.10's Tensor.scatter_add(indices, updates) / scatter_sub: tensor_scatter_add / _sub (a new Tensor); the
+# (dim, index, src) overload of scatter_add is tested in tests/python/test_scatter_writes.py.
+for _kind in ("add", "sub"):
+    _row(f"Tensor.scatter_{_kind}", ("TensorScatterReduce",),
+         lambda x, i, u, _m=f"scatter_{_kind}": getattr(x, _m)(i, u),
+         _np_nd_accumulate(_kind), _acc_nd_samples(_kind), FL + (I32,), grad_args=(0, 2), ref_upcast=False,
+         notes="tensor_scatter_" + _kind + " as a method")
