@@ -118,6 +118,47 @@ inline int64_t window_argmax(const PoolGeom& g, const T* xp, int64_t oh, int64_t
   return bi;
 }
 
+// Note [max pool rows]: the windows of one output row that lie inside the plane, taken together: for each tap (i, j)
+// of the window, a pass over the row's outputs keeps the running maximum and its index in arrays (a conditional
+// move per element, no branch), which GCC vectorizes -- the per-window loop (window_argmax) ran a data-dependent
+// branch per tap, 3.9 ms of CPU for ResNet's stem pool (3x3/2 over 8x64x32x32). Same result: the first maximum in
+// window order (rows, then columns), the first NaN if any. SW is the column stride when it is 1 or 2 (a constant
+// the vectorizer can use), else 0 and g.sw is used. Indices as int32: planes of 2^31 elements or more take the
+// per-window path.
+template <int SW, typename C, typename T>
+void max_pool_row(const PoolGeom& g, const T* xp, int64_t ih0, int64_t ow0, int64_t n, T* py, int64_t* idx) {
+  constexpr int64_t kChunk = 256;
+  const int64_t sw = SW ? SW : g.sw;
+  alignas(32) C best[kChunk];
+  alignas(32) int32_t bi[kChunk];
+  for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
+    const int64_t m = std::min(kChunk, n - c0);
+    for (int64_t i = 0; i < g.KH; ++i)
+      for (int64_t j = 0; j < g.KW; ++j) {
+        const int32_t base = int32_t((ih0 + i * g.dh) * g.W + (ow0 + c0) * sw - g.pl + j * g.dw);
+        const T* src = xp + base;
+        if (i == 0 && j == 0) {
+          for (int64_t k = 0; k < m; ++k) {
+            best[k] = C(src[k * sw]);
+            bi[k] = base + int32_t(k * sw);
+          }
+          continue;
+        }
+        for (int64_t k = 0; k < m; ++k) {
+          const C v = C(src[k * sw]);
+          const C b = best[k];
+          const bool take = (v > b) | ((v != v) & (b == b));
+          best[k] = take ? v : b;
+          bi[k] = take ? base + int32_t(k * sw) : bi[k];
+        }
+      }
+    for (int64_t k = 0; k < m; ++k) {
+      py[c0 + k] = xp[bi[k]];
+      if (idx) idx[c0 + k] = bi[k];
+    }
+  }
+}
+
 Attrs max_attrs(const ops::Axes& kernel, const ops::Axes& stride, const ops::Axes& pad, const ops::Axes& dilation,
                 bool ceil_mode);
 
@@ -140,15 +181,33 @@ void run_max_pool(const TV& in, TV& out, const Attrs& a) {
     if constexpr (std::is_floating_point_v<C>) {
       const T* px = x.data<T>();
       T* py = out[0].data<T>();
+      // Note [max pool rows]: the output columns whose windows lie inside the plane horizontally.
+      const int64_t ow_lo = std::min(g.OW, (g.pl + g.sw - 1) / g.sw);
+      const int64_t last = g.W - 1 - (g.KW - 1) * g.dw + g.pl;  // the largest ow·sw whose window fits
+      const int64_t ow_hi = last < 0 ? ow_lo : std::max(ow_lo, std::min(g.OW, last / g.sw + 1));
+      const bool rows = g.H * g.W < (int64_t(1) << 31) && ow_hi > ow_lo;
       for_planes(g.N * g.C, g.OH * g.OW * g.KH * g.KW, [&, g](int64_t p) {  // g by value: stores can't alias it
         const T* xp = px + p * g.H * g.W;
-        for (int64_t oh = 0; oh < g.OH; ++oh)
-          for (int64_t ow = 0; ow < g.OW; ++ow) {
-            const int64_t o = (p * g.OH + oh) * g.OW + ow;
-            const int64_t bi = window_argmax<C>(g, xp, oh, ow);
-            py[o] = bi < 0 ? T(-std::numeric_limits<float>::infinity()) : xp[bi];
-            if (idx) idx[o] = bi;
+        auto one = [&](int64_t oh, int64_t ow) {
+          const int64_t o = (p * g.OH + oh) * g.OW + ow;
+          const int64_t bi = window_argmax<C>(g, xp, oh, ow);
+          py[o] = bi < 0 ? T(-std::numeric_limits<float>::infinity()) : xp[bi];
+          if (idx) idx[o] = bi;
+        };
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          const int64_t ih0 = oh * g.sh - g.pt;
+          if (!rows || ih0 < 0 || ih0 + (g.KH - 1) * g.dh >= g.H) {
+            for (int64_t ow = 0; ow < g.OW; ++ow) one(oh, ow);
+            continue;
           }
+          for (int64_t ow = 0; ow < ow_lo; ++ow) one(oh, ow);
+          const int64_t o = (p * g.OH + oh) * g.OW + ow_lo;
+          int64_t* io = idx ? idx + o : nullptr;
+          if (g.sw == 1) max_pool_row<1, C>(g, xp, ih0, ow_lo, ow_hi - ow_lo, py + o, io);
+          else if (g.sw == 2) max_pool_row<2, C>(g, xp, ih0, ow_lo, ow_hi - ow_lo, py + o, io);
+          else max_pool_row<0, C>(g, xp, ih0, ow_lo, ow_hi - ow_lo, py + o, io);
+          for (int64_t ow = ow_hi; ow < g.OW; ++ow) one(oh, ow);
+        }
       });
     }
   });
