@@ -106,9 +106,11 @@ def index_add(x, indices, y, axis, use_lock=True, check_index_bound=True):
     """MindSpore's ops.index_add(x, indices, y, axis, use_lock=True, check_index_bound=True): x with the slices of y
     added at the positions `indices` (1-D int32/int64, one per slice of y along `axis`; duplicates accumulate) along
     `axis`. y has x's shape except y.shape[axis] == len(indices). x (a Parameter or a Tensor) is updated in place
-    and returned, as MindSpore 2.10 (scatter_func.py, Note [scatter writes]). Gradient: to x unchanged, to y gathered at indices. use_lock has no
-    effect (Kiln's update is atomic); indices are always checked: ValueError for one outside [-n, n), a bad axis or
-    shapes that differ; TypeError for non-Tensors or y of another dtype."""
+    and returned, as MindSpore 2.10 (scatter_func.py, Note [scatter writes]). Gradient: to x unchanged, to y
+    gathered at indices. use_lock has no effect: the read-modify-write is not atomic across Python threads (guard
+    a Tensor that two threads update, as in PyTorch; docs/robustness.md, "Threads"). Indices are always checked:
+    ValueError for one outside [-n, n), a bad axis or shapes that differ; TypeError for non-Tensors or y of another
+    dtype."""
     from .scatter_func import write_into
     xt = _tensor_arg(x, "index_add", "x")
     yt = _tensor_arg(y, "index_add", "y")
