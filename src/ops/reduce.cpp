@@ -439,8 +439,8 @@ TV bp_prod(const TV& in, const TV&, const TV& g, const Attrs& a) {
 
 // ---- VarMean: attrs axis (a list, empty = all axes), ddof (int), keep_dims, std (bool) ----
 // [var (std: its square root), mean] over the axes, both in the input's float dtype: two passes per output slice in
-// double (the mean, then Σ(x − mean)²), divided by N − ddof (NaN where N − ddof <= 0; the mean of an empty slice is
-// NaN). One kernel for ops.var/std/var_mean/std_mean (MindSpore's ddof/correction, keepdims, axis lists).
+// double (the mean, then Σ(x − mean)²), divided by max(N − ddof, 0) (NumPy's: inf where N − ddof <= 0, NaN for
+// 0/0; the mean of an empty slice is NaN). One kernel for ops.var/std/var_mean/std_mean (MindSpore's ddof/correction, keepdims, axis lists).
 // Gradient: d var/dx = 2(x − mean)/(N − ddof), d std/dx = (x − mean)/((N − ddof)·std) (0 where std is 0, as
 // PyTorch's std backward masks it), d mean/dx = 1/N; each output's gradient optional.
 std::vector<TensorMeta> infer_var_mean(const TV& in, const Attrs& a) {
@@ -517,7 +517,8 @@ void run_var_mean(const TV& in, TV& out, const Attrs& a) {
       T* pv = out[0].data<T>();
       T* pm = out[1].data<T>();
       for (int64_t i = 0; i < n_out; ++i) {
-        double v = c > 0 ? m2[size_t(i)] / double(c) : std::nan("");
+        // N - ddof <= 0 divides by 0, as NumPy (max(N - ddof, 0)) and MindSpore 2.10: inf, or NaN for 0/0
+        double v = m2[size_t(i)] / double(std::max<int64_t>(c, 0));
         pv[i] = convert_value<T>(sq ? std::sqrt(v) : v);
         pm[i] = convert_value<T>(mean[size_t(i)]);
       }

@@ -164,7 +164,8 @@ def _np_var(x, axis=None, ddof=0, keepdims=False):
     ax = tuple(axis) if isinstance(axis, (tuple, list)) else axis
     n = x.size if ax is None else int(np.prod([x.shape[a] for a in np.atleast_1d(ax)]))
     v = np.var(x.astype(np.float64), axis=ax, keepdims=keepdims) * n
-    return v / (n - int(ddof)) if n - int(ddof) > 0 else np.full_like(v, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):  # NumPy's rule: divided by max(n - ddof, 0)
+        return v / max(n - int(ddof), 0)
 
 
 MOM_CASES = [((2, 3), {}), ((2, 3), dict(axis=1, ddof=1, keepdims=True)), ((3, 2, 4), dict(axis=(0, 2), ddof=True)),
@@ -203,7 +204,12 @@ def test_moments_accumulate_in_double():
 
 def test_moments_edge_cases():
     x = Tensor(np.ones((1, 3), np.float32))
-    assert np.isnan(ops.var(x, 0, ddof=1).asnumpy()).all()  # N - ddof = 0 (MindSpore 2.10: NaN)
+    assert np.isnan(ops.var(x, 0, ddof=1).asnumpy()).all()  # N - ddof = 0 and 0/0 (MindSpore 2.10: NaN)
+    # N - ddof <= 0 with a nonzero sum of squares: inf (NumPy; MindSpore 2.10 gives inf for ddof = N)
+    assert np.isposinf(ops.var(Tensor(np.array([1.0, 2, 3], np.float32)), ddof=3).asnumpy())
+    np.testing.assert_array_equal(ops.var(Tensor(np.array([[1.0, 2], [3, 5]], np.float32)), 1, ddof=2).asnumpy(),
+                                  [np.inf, np.inf])
+    assert np.isposinf(ops.var(Tensor(np.array([1.0, 2, 3])), ddof=5).asnumpy())  # NumPy: max(N - ddof, 0) = 0
     std, mean = ops.std_mean(Tensor(np.zeros((0, 2), np.float32)), 0)
     assert std.shape == (2,) and np.isnan(std.asnumpy()).all() and np.isnan(mean.asnumpy()).all()
     with pytest.raises(TypeError):
